@@ -1,0 +1,11 @@
+#include "common/clock.h"
+
+#include <errno.h>
+
+void iof_sleep_until(uint64_t deadline_ns)
+{
+    struct timespec ts = {.tv_sec = (time_t)(deadline_ns / IOF_NS_PER_S),
+                          .tv_nsec = (long)(deadline_ns % IOF_NS_PER_S)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+        ;
+}

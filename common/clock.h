@@ -1,0 +1,31 @@
+/* common/clock.h - the one time source: CLOCK_MONOTONIC in nanoseconds. */
+#ifndef IOF_COMMON_CLOCK_H
+#define IOF_COMMON_CLOCK_H
+
+#include <stdint.h>
+#include <time.h>
+
+#define IOF_NS_PER_US 1000ULL
+#define IOF_NS_PER_MS 1000000ULL
+#define IOF_NS_PER_S 1000000000ULL
+
+/* Monotonic time in ns. Cheap (vDSO); safe from any thread. */
+static inline uint64_t iof_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * IOF_NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+/* Wall-clock time in ns since the epoch (for result timestamps only). */
+static inline uint64_t iof_wall_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * IOF_NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+/* Sleeps until monotonic time `deadline_ns` (absolute); returns early never. */
+void iof_sleep_until(uint64_t deadline_ns);
+
+#endif

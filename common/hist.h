@@ -1,0 +1,87 @@
+/* common/hist.h - log-linear latency histogram (nanoseconds).
+ *
+ * Layout (HDR-style): values below 2*IOF_HIST_SUB are counted exactly; above,
+ * every power-of-two octave is split into IOF_HIST_SUB equal sub-buckets. A
+ * bucket's width is at most 1/IOF_HIST_SUB of its lower bound, so reporting the
+ * bucket midpoint is within 1/(2*IOF_HIST_SUB) = 0.78 % of any value in it.
+ * Values at or above 2^(IOF_HIST_MAX_BITS+1) ns (~2.4 h) land in the last bucket;
+ * exact count, sum, min and max are kept beside the buckets, so means and maxima
+ * are exact whatever the bucket resolution.
+ *
+ * Recording is O(1) and allocation-free (hot path). Histograms with the same
+ * layout merge by addition, so cluster percentiles are computed from merged
+ * buckets, never by averaging percentiles.
+ */
+#ifndef IOF_COMMON_HIST_H
+#define IOF_COMMON_HIST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define IOF_HIST_SUB_BITS 6
+#define IOF_HIST_SUB (1u << IOF_HIST_SUB_BITS)
+#define IOF_HIST_MAX_BITS 42
+#define IOF_HIST_BUCKETS ((IOF_HIST_MAX_BITS - IOF_HIST_SUB_BITS + 2) * IOF_HIST_SUB)
+
+struct iof_hist {
+    uint64_t count;  /* values recorded */
+    uint64_t sum_ns; /* exact sum */
+    uint64_t min_ns; /* UINT64_MAX when empty */
+    uint64_t max_ns; /* 0 when empty */
+    uint64_t buckets[IOF_HIST_BUCKETS];
+};
+
+/* Empties h (count 0, min UINT64_MAX). */
+void iof_hist_reset(struct iof_hist *h);
+
+/* Bucket index of value v (ns); always < IOF_HIST_BUCKETS. */
+static inline unsigned iof_hist_index(uint64_t v)
+{
+    unsigned msb, shift;
+    if (v < 2 * IOF_HIST_SUB)
+        return (unsigned)v;
+    msb = 63u - (unsigned)__builtin_clzll(v);
+    if (msb > IOF_HIST_MAX_BITS)
+        return IOF_HIST_BUCKETS - 1;
+    shift = msb - IOF_HIST_SUB_BITS;
+    return shift * IOF_HIST_SUB + (unsigned)(v >> shift);
+}
+
+/* Records one value. O(1), no allocation, not thread-safe (one writer). */
+static inline void iof_hist_record(struct iof_hist *h, uint64_t v)
+{
+    h->buckets[iof_hist_index(v)]++;
+    h->count++;
+    h->sum_ns += v;
+    if (v < h->min_ns)
+        h->min_ns = v;
+    if (v > h->max_ns)
+        h->max_ns = v;
+}
+
+/* Lowest value mapping to bucket idx, and the bucket's width. */
+uint64_t iof_hist_bucket_low(unsigned idx);
+uint64_t iof_hist_bucket_width(unsigned idx);
+
+/* dst += src (buckets, count, sum; min/max combined). */
+void iof_hist_merge(struct iof_hist *dst, const struct iof_hist *src);
+
+/* Value at quantile q (0..1, e.g. 0.99): the midpoint of the bucket holding the
+ * ceil(q*count)-th smallest value, clamped to [min, max]. 0 when empty. */
+uint64_t iof_hist_percentile(const struct iof_hist *h, double q);
+
+/* Exact mean in ns (0 when empty). */
+double iof_hist_mean(const struct iof_hist *h);
+
+/* Sparse wire encoding: count, sum, min, max and the non-empty buckets as
+ * (index delta, count) pairs, all as LEB128 varints.
+ * iof_hist_encode writes at most iof_hist_encoded_max(h) bytes into buf and
+ * returns the length, or -ENOBUFS when cap is too small.
+ * iof_hist_decode parses exactly len bytes into h (overwritten), validating
+ * every field (indices in range and increasing, bucket sum == count, no
+ * trailing bytes, min <= max); returns 0 or -IOF_EPROTO style negative code. */
+size_t iof_hist_encoded_max(const struct iof_hist *h);
+long iof_hist_encode(const struct iof_hist *h, uint8_t *buf, size_t cap);
+int iof_hist_decode(struct iof_hist *h, const uint8_t *buf, size_t len);
+
+#endif

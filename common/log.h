@@ -1,0 +1,16 @@
+/* common/log.h - leveled logging to stderr, thread-safe (one write per line). */
+#ifndef IOF_COMMON_LOG_H
+#define IOF_COMMON_LOG_H
+
+enum iof_log_level { IOF_LOG_ERROR, IOF_LOG_WARN, IOF_LOG_INFO, IOF_LOG_DEBUG };
+
+/* Sets the threshold (default INFO) and the program name printed as prefix. */
+void iof_log_init(const char *prog, enum iof_log_level level);
+void iof_log(enum iof_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define IOF_ERROR(...) iof_log(IOF_LOG_ERROR, __VA_ARGS__)
+#define IOF_WARN(...) iof_log(IOF_LOG_WARN, __VA_ARGS__)
+#define IOF_INFO(...) iof_log(IOF_LOG_INFO, __VA_ARGS__)
+#define IOF_DEBUG(...) iof_log(IOF_LOG_DEBUG, __VA_ARGS__)
+
+#endif

@@ -1,0 +1,119 @@
+/* common/spec.h - a plan as plain C structs: access specifications, workers,
+ * targets, run timing and cycling. Produced by the plan loader
+ * (manager/plan.c), consumed by the dynamo engine (dynamo/run.h) and, later,
+ * carried in plan-assignment messages. No cJSON here.
+ */
+#ifndef IOF_COMMON_SPEC_H
+#define IOF_COMMON_SPEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define IOF_NAME_MAX 128
+#define IOF_PATH_MAX 4096
+#define IOF_ENGINE_NAME_MAX 16
+
+/* One line of an access specification (Iometer's "access spec" row). */
+struct iof_line {
+    uint64_t size;       /* transfer size in bytes, > 0 */
+    uint32_t share;      /* % of spec: probability this line is picked for a burst */
+    uint32_t read_pct;   /* 0..100: probability an I/O is a read */
+    uint32_t random_pct; /* 0..100: probability an I/O goes to a random offset */
+    uint64_t align;      /* offset alignment in bytes; 0 = the target's logical block size */
+    uint64_t delay_ns;   /* pause between bursts (submission only; reaping goes on) */
+    uint32_t burst;      /* I/Os per burst, >= 1 */
+};
+
+struct iof_spec {
+    char name[IOF_NAME_MAX];
+    struct iof_line *lines; /* owned */
+    size_t nlines;
+};
+
+enum iof_pattern {
+    IOF_PATTERN_REPEAT, /* one repeating byte pattern (highly compressible) */
+    IOF_PATTERN_PSEUDO, /* pseudo-random buffer generated once, reused */
+    IOF_PATTERN_RANDOM, /* fresh random data for every write (incompressible) */
+};
+
+struct iof_target_cfg {
+    char path[IOF_PATH_MAX]; /* relative: test file in the workdir; absolute: file or device */
+    uint64_t size;           /* test-file size; 0 = existing file / whole device */
+    uint64_t range_offset;   /* start of the region used (Iometer's starting sector) */
+    uint64_t range_size;     /* size of the region; 0 = to the end */
+};
+
+/* A worker group: `count` identical worker threads on every selected node. */
+struct iof_worker_cfg {
+    char **nodes; /* owned; node names or "*" */
+    size_t nnodes;
+    uint32_t count;
+    char engine[IOF_ENGINE_NAME_MAX]; /* "libaio", "sync", "null" */
+    uint32_t queue_depth;             /* outstanding I/Os per target */
+    struct iof_target_cfg *targets;   /* owned */
+    size_t ntargets;
+    enum iof_pattern pattern;
+    uint64_t seed; /* meaningful when has_seed */
+    bool has_seed;
+};
+
+struct iof_run_cfg {
+    uint64_t ramp_ns;
+    uint64_t duration_ns;
+    uint64_t interval_ns;
+};
+
+enum iof_cycle_param {
+    IOF_CYCLE_NONE,
+    IOF_CYCLE_QUEUE_DEPTH,
+    IOF_CYCLE_WORKERS, /* worker count of every group */
+    IOF_CYCLE_TARGETS, /* first N targets of every group */
+};
+
+struct iof_cycle {
+    enum iof_cycle_param param;
+    uint64_t from, to, step; /* step: addend, or factor when exponential */
+    bool exponential;
+};
+
+struct iof_plan {
+    char name[IOF_NAME_MAX];
+    struct iof_run_cfg run;
+    struct iof_spec *specs; /* owned */
+    size_t nspecs;
+    struct iof_worker_cfg *workers; /* owned */
+    size_t nworkers;
+    struct iof_cycle cycle;
+};
+
+/* One expanded test: a spec at one cycle step. */
+struct iof_test {
+    unsigned index;      /* 0-based position in the run */
+    unsigned spec_index; /* into plan->specs */
+    enum iof_cycle_param cycle_param;
+    uint64_t cycle_value; /* meaningful when cycle_param != IOF_CYCLE_NONE */
+};
+
+/* Frees everything the plan owns (not p itself). Accepts NULL. */
+void iof_plan_free(struct iof_plan *p);
+
+/* Number of cycle steps (1 when there is no cycle). */
+size_t iof_plan_cycle_steps(const struct iof_plan *p);
+
+/* Expands the plan into tests: spec-major, cycle-minor (every cycle step of
+ * spec 0, then of spec 1, ...), Iometer's order. Returns a new array (caller
+ * frees) and its length in *n, or NULL on ENOMEM. */
+struct iof_test *iof_plan_expand(const struct iof_plan *p, size_t *n);
+
+/* The worker group `g` as it runs in `t` (cycle overrides applied) - a
+ * shallow copy whose pointers borrow from the plan. */
+struct iof_worker_cfg iof_test_worker(const struct iof_plan *p, const struct iof_test *t, size_t g);
+
+/* "queue_depth=8", "workers=4", "targets=2" or "" for the test's cycle step. */
+void iof_test_cycle_label(const struct iof_test *t, char *buf, size_t cap);
+
+const char *iof_pattern_name(enum iof_pattern p);
+const char *iof_cycle_param_name(enum iof_cycle_param c);
+
+#endif

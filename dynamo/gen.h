@@ -1,0 +1,109 @@
+/* dynamo/gen.h - the access-spec generator: decides, per I/O, which line,
+ * read or write, random or sequential, and the offset - with Iometer's
+ * semantics:
+ *   - a line is drawn per burst with probability share/100;
+ *   - read vs write is drawn per I/O with probability read_pct/100;
+ *   - random vs sequential is drawn per I/O with probability random_pct/100;
+ *   - a sequential I/O starts where the previous I/O on the same target (by
+ *     this worker) ended, rounded up to the alignment, wrapping to the start of
+ *     the range when it would cross the end;
+ *   - a random offset is uniform over the aligned offsets that fit the range;
+ *   - after `burst` I/Os, submission pauses for `delay` before the next burst.
+ * One generator per worker thread; not thread-safe; deterministic for a seed.
+ */
+#ifndef IOF_DYNAMO_GEN_H
+#define IOF_DYNAMO_GEN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/spec.h"
+
+/* xoshiro256** - fast, 256-bit state, good statistical quality. */
+struct dyn_rng {
+    uint64_t s[4];
+};
+
+void dyn_rng_seed(struct dyn_rng *r, uint64_t seed);
+
+static inline uint64_t dyn_rng_rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+static inline uint64_t dyn_rng_next(struct dyn_rng *r)
+{
+    uint64_t *s = r->s;
+    uint64_t result = dyn_rng_rotl(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = dyn_rng_rotl(s[3], 45);
+    return result;
+}
+
+/* Uniform in [0, n), unbiased (Lemire's multiply-and-reject). n > 0. */
+static inline uint64_t dyn_rng_below(struct dyn_rng *r, uint64_t n)
+{
+    unsigned __int128 m = (unsigned __int128)dyn_rng_next(r) * n;
+    uint64_t lo = (uint64_t)m;
+    if (lo < n) {
+        uint64_t thresh = -n % n;
+        while (lo < thresh) {
+            m = (unsigned __int128)dyn_rng_next(r) * n;
+            lo = (uint64_t)m;
+        }
+    }
+    return (uint64_t)(m >> 64);
+}
+
+/* Region of one target as one worker walks it. */
+struct dyn_gen_region {
+    uint64_t start;    /* first byte of the range */
+    uint64_t end;      /* one past the last byte */
+    uint64_t min_align; /* the target's logical block size (align 0 means this) */
+    uint64_t next_seq; /* where the next sequential I/O starts */
+};
+
+struct dyn_gen {
+    const struct iof_spec *spec;
+    struct dyn_rng rng;
+    uint32_t cum_share[64]; /* cumulative shares of lines with share > 0 */
+    uint32_t line_of[64];   /* line index for each cum_share entry */
+    unsigned nshare;
+    unsigned line;       /* current burst's line */
+    uint32_t burst_left; /* I/Os left in the current burst */
+};
+
+struct dyn_io_desc {
+    uint64_t offset;
+    uint32_t size;
+    uint32_t line;
+    bool write;
+};
+
+#define DYN_GEN_MAX_LINES 64
+
+/* Prepares g for spec (borrowed; must outlive g). -EINVAL if the spec has no
+ * line with a positive share or more than DYN_GEN_MAX_LINES lines. */
+int dyn_gen_init(struct dyn_gen *g, const struct iof_spec *spec, uint64_t seed);
+
+/* Sets up a region; start/end are absolute byte offsets. */
+void dyn_gen_region_init(struct dyn_gen_region *r, uint64_t start, uint64_t end, uint64_t min_align);
+
+/* Next I/O on region r. Returns the pause in ns that must pass before the
+ * *next* call (non-zero only when this I/O ended a burst whose line has a
+ * delay). The caller checks beforehand that the line's size fits the region
+ * (dyn_gen_check). */
+uint64_t dyn_gen_next(struct dyn_gen *g, struct dyn_gen_region *r, struct dyn_io_desc *out);
+
+/* 0 when every line of spec fits region r with its alignment, else -IOF_EALIGN
+ * style error with a message naming the line. */
+struct iof_diag;
+int dyn_gen_check(const struct iof_spec *spec, const struct dyn_gen_region *r,
+                  struct iof_diag *diag);
+
+#endif
