@@ -1,0 +1,267 @@
+/* common/hist.c - log-linear latency histogram; layout and contracts in hist.h.
+ *
+ * Wire format (all fields unsigned LEB128, at most 10 bytes each, minimal
+ * length so that every histogram has exactly one encoding):
+ *
+ *   count sum min max n  (delta count){n}
+ *
+ * n is the number of non-empty buckets. The first delta is the bucket index
+ * itself, every later one the distance from the previous index, so it is >= 1.
+ * An empty histogram is encoded with its reset values: 0 0 UINT64_MAX 0 0.
+ */
+#include "common/hist.h"
+
+#include "common/err.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define HIST_VARINT_MAX 10 /* ceil(64 / 7) */
+
+void iof_hist_reset(struct iof_hist *h)
+{
+    memset(h, 0, sizeof(*h));
+    h->min_ns = UINT64_MAX;
+}
+
+/* Buckets below 2*SUB hold one value each. Above, index = shift*SUB + m with
+ * m = v >> shift in [SUB, 2*SUB), so shift = idx/SUB - 1 and the bucket spans
+ * [m << shift, (m + 1) << shift). The last bucket also collects every value at
+ * or above 2^(MAX_BITS+1); its low and width describe its nominal range only.
+ * Out-of-range indices return 0. */
+uint64_t iof_hist_bucket_low(unsigned idx)
+{
+    unsigned shift;
+    if (idx >= IOF_HIST_BUCKETS)
+        return 0;
+    if (idx < 2 * IOF_HIST_SUB)
+        return idx;
+    shift = (idx >> IOF_HIST_SUB_BITS) - 1;
+    return (uint64_t)((idx & (IOF_HIST_SUB - 1)) + IOF_HIST_SUB) << shift;
+}
+
+uint64_t iof_hist_bucket_width(unsigned idx)
+{
+    if (idx >= IOF_HIST_BUCKETS)
+        return 0;
+    if (idx < 2 * IOF_HIST_SUB)
+        return 1;
+    return (uint64_t)1 << ((idx >> IOF_HIST_SUB_BITS) - 1);
+}
+
+void iof_hist_merge(struct iof_hist *dst, const struct iof_hist *src)
+{
+    unsigned i;
+    for (i = 0; i < IOF_HIST_BUCKETS; i++)
+        dst->buckets[i] += src->buckets[i];
+    dst->count += src->count;
+    dst->sum_ns += src->sum_ns;
+    if (src->min_ns < dst->min_ns)
+        dst->min_ns = src->min_ns;
+    if (src->max_ns > dst->max_ns)
+        dst->max_ns = src->max_ns;
+}
+
+/* Rank is ceil(q*count) in [1, count], computed without libm. q*count is
+ * below 2^64 for q < 1, so the conversion is defined. NaN is treated as 0.
+ * If the buckets hold fewer than count values (a corrupted histogram; decode
+ * never produces one) the result is max. */
+uint64_t iof_hist_percentile(const struct iof_hist *h, double q)
+{
+    uint64_t rank, seen = 0, mid;
+    double r;
+    unsigned i;
+
+    if (h->count == 0)
+        return 0;
+    if (!(q > 0.0))
+        return h->min_ns;
+    if (q >= 1.0)
+        return h->max_ns;
+
+    r = q * (double)h->count;
+    rank = (uint64_t)r;
+    if ((double)rank < r)
+        rank++;
+    if (rank < 1)
+        rank = 1;
+    if (rank > h->count)
+        rank = h->count;
+
+    for (i = 0; i < IOF_HIST_BUCKETS; i++) {
+        seen += h->buckets[i];
+        if (seen >= rank)
+            break;
+    }
+    if (i == IOF_HIST_BUCKETS)
+        return h->max_ns;
+
+    mid = iof_hist_bucket_low(i) + iof_hist_bucket_width(i) / 2;
+    if (mid < h->min_ns)
+        mid = h->min_ns;
+    if (mid > h->max_ns)
+        mid = h->max_ns;
+    return mid;
+}
+
+double iof_hist_mean(const struct iof_hist *h)
+{
+    if (h->count == 0)
+        return 0.0;
+    return (double)h->sum_ns / (double)h->count;
+}
+
+static size_t varint_len(uint64_t v)
+{
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+/* Caller guarantees room for varint_len(v) bytes. Returns the byte after. */
+static uint8_t *varint_put(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+struct hist_reader {
+    const uint8_t *p;
+    const uint8_t *end;
+};
+
+/* Reads one varint. Rejects truncation, more than 10 bytes, values above
+ * 64 bits and non-minimal encodings (a final 0x00 after a continuation). */
+static int varint_get(struct hist_reader *r, uint64_t *out)
+{
+    uint64_t v = 0;
+    unsigned n;
+
+    for (n = 0; n < HIST_VARINT_MAX; n++) {
+        uint8_t b;
+        if (r->p == r->end)
+            return IOF_EPROTO;
+        b = *r->p++;
+        if (n == HIST_VARINT_MAX - 1 && b > 1)
+            return IOF_EPROTO;
+        v |= (uint64_t)(b & 0x7f) << (7 * n);
+        if (!(b & 0x80)) {
+            if (b == 0 && n > 0)
+                return IOF_EPROTO;
+            *out = v;
+            return 0;
+        }
+    }
+    return IOF_EPROTO;
+}
+
+/* Exact length iof_hist_encode produces for h (so also its upper bound). */
+size_t iof_hist_encoded_max(const struct iof_hist *h)
+{
+    size_t len, nnz = 0;
+    unsigned i, prev = 0;
+
+    len = varint_len(h->count) + varint_len(h->sum_ns) + varint_len(h->min_ns) +
+          varint_len(h->max_ns);
+    for (i = 0; i < IOF_HIST_BUCKETS; i++) {
+        if (!h->buckets[i])
+            continue;
+        len += varint_len(i - prev) + varint_len(h->buckets[i]);
+        prev = i;
+        nnz++;
+    }
+    return len + varint_len(nnz);
+}
+
+/* Nothing is written when cap is too small. h is encoded as is; an
+ * inconsistent h (bucket sum != count) encodes but will not decode. */
+long iof_hist_encode(const struct iof_hist *h, uint8_t *buf, size_t cap)
+{
+    size_t need = iof_hist_encoded_max(h), nnz = 0;
+    uint8_t *p = buf;
+    unsigned i, prev = 0;
+
+    if (cap < need)
+        return -ENOBUFS;
+    for (i = 0; i < IOF_HIST_BUCKETS; i++)
+        nnz += h->buckets[i] != 0;
+
+    p = varint_put(p, h->count);
+    p = varint_put(p, h->sum_ns);
+    p = varint_put(p, h->min_ns);
+    p = varint_put(p, h->max_ns);
+    p = varint_put(p, nnz);
+    for (i = 0; i < IOF_HIST_BUCKETS; i++) {
+        if (!h->buckets[i])
+            continue;
+        p = varint_put(p, i - prev);
+        p = varint_put(p, h->buckets[i]);
+        prev = i;
+    }
+    return (long)(p - buf);
+}
+
+/* Beyond the checks listed in hist.h, an empty histogram must carry exactly
+ * the reset values, and a non-empty one must have min in its first non-empty
+ * bucket and max in its last, as recording and merging guarantee; percentile
+ * clamping relies on that. Any violation yields IOF_EPROTO with h reset. */
+static int hist_decode(struct iof_hist *h, struct hist_reader *r)
+{
+    uint64_t count, sum, min, max, nnz, total = 0, k;
+    unsigned idx = 0, first = 0;
+
+    if (varint_get(r, &count) || varint_get(r, &sum) || varint_get(r, &min) ||
+        varint_get(r, &max) || varint_get(r, &nnz))
+        return IOF_EPROTO;
+    if (nnz > IOF_HIST_BUCKETS)
+        return IOF_EPROTO;
+    if (count == 0 && (sum != 0 || min != UINT64_MAX || max != 0 || nnz != 0))
+        return IOF_EPROTO;
+    if (count != 0 && min > max)
+        return IOF_EPROTO;
+
+    for (k = 0; k < nnz; k++) {
+        uint64_t delta, c;
+        if (varint_get(r, &delta) || varint_get(r, &c))
+            return IOF_EPROTO;
+        if (k > 0 && delta == 0)
+            return IOF_EPROTO;
+        if (delta > IOF_HIST_BUCKETS - 1 - idx)
+            return IOF_EPROTO;
+        idx += (unsigned)delta;
+        if (c == 0 || __builtin_add_overflow(total, c, &total))
+            return IOF_EPROTO;
+        if (k == 0)
+            first = idx;
+        h->buckets[idx] = c;
+    }
+    if (total != count || r->p != r->end)
+        return IOF_EPROTO;
+    if (count != 0 && (iof_hist_index(min) != first || iof_hist_index(max) != idx))
+        return IOF_EPROTO;
+
+    h->count = count;
+    h->sum_ns = sum;
+    h->min_ns = min;
+    h->max_ns = max;
+    return 0;
+}
+
+int iof_hist_decode(struct iof_hist *h, const uint8_t *buf, size_t len)
+{
+    struct hist_reader r = {buf, buf ? buf + len : buf};
+    int err;
+
+    iof_hist_reset(h);
+    err = hist_decode(h, &r);
+    if (err)
+        iof_hist_reset(h);
+    return err;
+}

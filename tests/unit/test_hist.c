@@ -1,0 +1,538 @@
+/* tests/unit/test_hist.c - common/hist: layout, error bound, merge, wire format.
+ *
+ * Random samples come from a fixed-seed splitmix64 so every run sees the same
+ * data. The error-bound test prints the measured worst relative error per
+ * distribution and percentile. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "common/err.h"
+#include "common/hist.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TOP_NS ((uint64_t)1 << (IOF_HIST_MAX_BITS + 1)) /* first overflow value */
+#define LAST_BUCKET (IOF_HIST_BUCKETS - 1)
+#define BOUND (1.0 / (2.0 * IOF_HIST_SUB)) /* the 0.78 % hist.h promises */
+#define NSAMPLES 1000000
+
+struct rng {
+    uint64_t s;
+};
+
+static uint64_t rng_next(struct rng *r)
+{
+    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Uniform in (0, 1): never 0, so log() is safe. */
+static double rng_unit(struct rng *r)
+{
+    return ((double)(rng_next(r) >> 11) + 0.5) * 0x1p-53;
+}
+
+static double rng_normal(struct rng *r)
+{
+    return sqrt(-2.0 * log(rng_unit(r))) * cos(2.0 * M_PI * rng_unit(r));
+}
+
+static uint64_t to_ns(double v)
+{
+    return v < 1.0 ? 1 : (uint64_t)llround(v);
+}
+
+static struct iof_hist *hist_new(void)
+{
+    struct iof_hist *h = test_malloc(sizeof(*h));
+    iof_hist_reset(h);
+    return h;
+}
+
+/* ---- layout -------------------------------------------------------------- */
+
+static void check_value(uint64_t v)
+{
+    unsigned i = iof_hist_index(v);
+    uint64_t lo, w;
+
+    assert_true(i < IOF_HIST_BUCKETS);
+    lo = iof_hist_bucket_low(i);
+    w = iof_hist_bucket_width(i);
+    assert_true(v >= lo);
+    if (v < TOP_NS)
+        assert_true(v - lo < w);
+    else
+        assert_int_equal(i, LAST_BUCKET);
+}
+
+static void test_layout_buckets(void **state)
+{
+    unsigned i;
+    (void)state;
+
+    assert_int_equal(IOF_HIST_BUCKETS, 2432);
+    assert_int_equal(iof_hist_bucket_low(0), 0);
+    for (i = 0; i < IOF_HIST_BUCKETS; i++) {
+        uint64_t lo = iof_hist_bucket_low(i), w = iof_hist_bucket_width(i);
+        assert_true(w >= 1);
+        if (i < 2 * IOF_HIST_SUB) {
+            assert_int_equal(lo, i);
+            assert_int_equal(w, 1);
+        } else {
+            assert_true(w * IOF_HIST_SUB <= lo);
+        }
+        if (i + 1 < IOF_HIST_BUCKETS)
+            assert_int_equal(lo + w, iof_hist_bucket_low(i + 1));
+        else
+            assert_int_equal(lo + w, TOP_NS);
+        assert_int_equal(iof_hist_index(lo), i);
+        assert_int_equal(iof_hist_index(lo + w - 1), i);
+    }
+    assert_int_equal(iof_hist_bucket_low(IOF_HIST_BUCKETS), 0);
+    assert_int_equal(iof_hist_bucket_width(IOF_HIST_BUCKETS), 0);
+}
+
+static void test_layout_values(void **state)
+{
+    struct rng r = {1};
+    uint64_t v;
+    unsigned k;
+    (void)state;
+
+    for (v = 0; v < 2 * IOF_HIST_SUB; v++)
+        assert_int_equal(iof_hist_index(v), v);
+    for (v = 0; v < (1u << 18); v++)
+        check_value(v);
+    for (k = 1; k < 64; k++) {
+        uint64_t p = (uint64_t)1 << k;
+        check_value(p - 1);
+        check_value(p);
+        check_value(p + 1);
+        check_value(p + (p >> 1));
+    }
+    for (k = 0; k < 1000000; k++) {
+        uint64_t x = rng_next(&r);
+        check_value(x >> (x & 63));
+    }
+    assert_int_equal(iof_hist_index(TOP_NS - 1), LAST_BUCKET);
+    assert_int_equal(iof_hist_index(TOP_NS), LAST_BUCKET);
+    assert_int_equal(iof_hist_index(UINT64_MAX), LAST_BUCKET);
+}
+
+/* ---- percentiles and the error bound ------------------------------------- */
+
+static void test_percentile_basics(void **state)
+{
+    struct iof_hist *h = hist_new();
+    uint64_t v;
+    (void)state;
+
+    assert_int_equal(iof_hist_percentile(h, 0.5), 0);
+    assert_true(iof_hist_mean(h) == 0.0);
+
+    for (v = 1; v <= 100; v++)
+        iof_hist_record(h, v);
+    assert_int_equal(iof_hist_percentile(h, 0.5), 50);
+    assert_int_equal(iof_hist_percentile(h, 0.505), 51);
+    assert_int_equal(iof_hist_percentile(h, 0.001), 1);
+    assert_int_equal(iof_hist_percentile(h, 0.999), 100);
+    assert_int_equal(iof_hist_percentile(h, 0.0), 1);
+    assert_int_equal(iof_hist_percentile(h, -3.0), 1);
+    assert_int_equal(iof_hist_percentile(h, NAN), 1);
+    assert_int_equal(iof_hist_percentile(h, 1.0), 100);
+    assert_int_equal(iof_hist_percentile(h, 7.0), 100);
+    assert_true(iof_hist_mean(h) == 50.5);
+
+    /* One value: every percentile is clamped to it, even in the overflow bucket. */
+    iof_hist_reset(h);
+    iof_hist_record(h, 123456789);
+    assert_int_equal(iof_hist_percentile(h, 0.5), 123456789);
+    assert_int_equal(iof_hist_percentile(h, 0.99), 123456789);
+    iof_hist_reset(h);
+    iof_hist_record(h, UINT64_MAX / 3);
+    assert_int_equal(iof_hist_percentile(h, 0.5), UINT64_MAX / 3);
+    assert_int_equal(h->max_ns, UINT64_MAX / 3);
+    test_free(h);
+}
+
+static uint64_t gen_uniform(struct rng *r)
+{
+    return 20 + rng_next(r) % 5000000; /* 20 ns .. 5 ms, covers the exact range */
+}
+
+static uint64_t gen_exponential(struct rng *r)
+{
+    return to_ns(-log(rng_unit(r)) * 250e3); /* mean 250 us */
+}
+
+static uint64_t gen_lognormal(struct rng *r)
+{
+    return to_ns(exp(log(400e3) + 1.2 * rng_normal(r))); /* median 400 us */
+}
+
+static uint64_t gen_bimodal(struct rng *r)
+{
+    if (rng_next(r) % 10 < 8)
+        return to_ns(150e3 + 15e3 * rng_normal(r)); /* cache hits */
+    return to_ns(25e6 + 3e6 * rng_normal(r));       /* media */
+}
+
+static uint64_t gen_span(struct rng *r)
+{
+    return to_ns(100.0 * exp(rng_unit(r) * log(60e9 / 100.0))); /* 100 ns .. 60 s */
+}
+
+struct dist {
+    const char *name;
+    uint64_t (*gen)(struct rng *r);
+};
+
+static const struct dist dists[] = {
+    {"uniform", gen_uniform}, {"exponential", gen_exponential}, {"lognormal", gen_lognormal},
+    {"bimodal", gen_bimodal}, {"100ns-60s", gen_span},
+};
+
+static const double quantiles[] = {0.5, 0.9, 0.99, 0.999, 0.9999};
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The exact percentile under the same rank definition: ceil(q*n)-th smallest. */
+static uint64_t exact_percentile(const uint64_t *sorted, size_t n, double q)
+{
+    size_t rank = (size_t)ceil(q * (double)n);
+    if (rank < 1)
+        rank = 1;
+    if (rank > n)
+        rank = n;
+    return sorted[rank - 1];
+}
+
+static double rel_error(uint64_t got, uint64_t want)
+{
+    if (want == 0)
+        return got == 0 ? 0.0 : INFINITY;
+    return fabs((double)got - (double)want) / (double)want;
+}
+
+static void test_error_bound(void **state)
+{
+    uint64_t *s = test_malloc(NSAMPLES * sizeof(*s));
+    struct iof_hist *h = hist_new();
+    size_t d, i;
+    (void)state;
+
+    print_message("max relative error (bound %.4f%%):\n", 100.0 * BOUND);
+    for (d = 0; d < sizeof(dists) / sizeof(dists[0]); d++) {
+        struct rng r = {0x10f1ee7 + d};
+        uint64_t sum = 0;
+        double err[5], sweep = 0.0;
+        int k;
+
+        iof_hist_reset(h);
+        for (i = 0; i < NSAMPLES; i++) {
+            s[i] = dists[d].gen(&r);
+            sum += s[i];
+            iof_hist_record(h, s[i]);
+        }
+        qsort(s, NSAMPLES, sizeof(*s), cmp_u64);
+
+        assert_int_equal(h->count, NSAMPLES);
+        assert_int_equal(h->sum_ns, sum);
+        assert_int_equal(h->min_ns, s[0]);
+        assert_int_equal(h->max_ns, s[NSAMPLES - 1]);
+        assert_true(iof_hist_mean(h) == (double)sum / (double)NSAMPLES);
+
+        for (k = 0; k < 5; k++) {
+            double q = quantiles[k];
+            err[k] = rel_error(iof_hist_percentile(h, q), exact_percentile(s, NSAMPLES, q));
+            assert_true(err[k] <= 0.01);
+            assert_true(err[k] <= BOUND + 1e-12);
+        }
+        /* Every per-mille quantile, so the bound is not only met at the usual points. */
+        for (k = 1; k < 1000; k++) {
+            double q = k / 1000.0;
+            double e = rel_error(iof_hist_percentile(h, q), exact_percentile(s, NSAMPLES, q));
+            assert_true(e <= BOUND + 1e-12);
+            if (e > sweep)
+                sweep = e;
+        }
+        print_message("  %-12s p50 %.4f%%  p90 %.4f%%  p99 %.4f%%  p99.9 %.4f%%  p99.99 %.4f%%"
+                      "  (all per-mille: %.4f%%)\n",
+                      dists[d].name, 100 * err[0], 100 * err[1], 100 * err[2], 100 * err[3],
+                      100 * err[4], 100 * sweep);
+    }
+    test_free(h);
+    test_free(s);
+}
+
+/* ---- merge ----------------------------------------------------------------- */
+
+static void test_merge(void **state)
+{
+    struct iof_hist *all = hist_new(), *part[3], *m = hist_new();
+    struct rng r = {7};
+    int i;
+    (void)state;
+
+    for (i = 0; i < 3; i++)
+        part[i] = hist_new();
+    /* part[2] stays empty: merging an empty histogram must change nothing. */
+    for (i = 0; i < 200000; i++) {
+        uint64_t x = rng_next(&r), v = x >> (x & 63);
+        iof_hist_record(all, v);
+        iof_hist_record(part[(x >> 8) & 1], v);
+    }
+    for (i = 0; i < 3; i++)
+        iof_hist_merge(m, part[i]);
+    assert_memory_equal(m, all, sizeof(*m));
+    assert_int_equal(iof_hist_percentile(m, 0.99), iof_hist_percentile(all, 0.99));
+
+    iof_hist_reset(m);
+    iof_hist_merge(m, part[2]);
+    iof_hist_reset(all);
+    assert_memory_equal(m, all, sizeof(*m));
+
+    for (i = 0; i < 3; i++)
+        test_free(part[i]);
+    test_free(all);
+    test_free(m);
+}
+
+/* ---- wire format ----------------------------------------------------------- */
+
+static void roundtrip(const struct iof_hist *h)
+{
+    size_t max = iof_hist_encoded_max(h);
+    uint8_t *buf = test_malloc(max + 1), *again = test_malloc(max + 1);
+    struct iof_hist *out = hist_new();
+    long len;
+
+    buf[max] = 0xa5;
+    len = iof_hist_encode(h, buf, max);
+    assert_true(len > 0);
+    assert_int_equal((size_t)len, max);
+    assert_int_equal(buf[max], 0xa5);
+
+    memset(out, 0x5a, sizeof(*out));
+    assert_int_equal(iof_hist_decode(out, buf, (size_t)len), 0);
+    assert_memory_equal(out, h, sizeof(*h));
+
+    /* One encoding per histogram: re-encoding gives the same bytes. */
+    assert_int_equal(iof_hist_encode(out, again, max), len);
+    assert_memory_equal(again, buf, (size_t)len);
+
+    memset(again, 0x77, max);
+    assert_int_equal(iof_hist_encode(h, again, max - 1), -ENOBUFS);
+    assert_int_equal(again[0], 0x77);
+
+    test_free(out);
+    test_free(again);
+    test_free(buf);
+}
+
+static void test_roundtrip_empty(void **state)
+{
+    struct iof_hist *h = hist_new();
+    uint8_t buf[32];
+    (void)state;
+
+    roundtrip(h);
+    assert_int_equal(iof_hist_encode(h, buf, sizeof(buf)), 14);
+    assert_int_equal(iof_hist_encode(h, NULL, 0), -ENOBUFS);
+    test_free(h);
+}
+
+static void test_roundtrip_one(void **state)
+{
+    struct iof_hist *h = hist_new();
+    (void)state;
+
+    iof_hist_record(h, 0);
+    roundtrip(h);
+    iof_hist_reset(h);
+    iof_hist_record(h, 987654);
+    roundtrip(h);
+    iof_hist_reset(h);
+    iof_hist_record(h, UINT64_MAX);
+    roundtrip(h);
+    test_free(h);
+}
+
+static void test_roundtrip_dense(void **state)
+{
+    struct iof_hist *h = hist_new();
+    unsigned i, k;
+    (void)state;
+
+    for (i = 0; i < IOF_HIST_BUCKETS; i++)
+        for (k = 0; k <= i % 7; k++)
+            iof_hist_record(h, iof_hist_bucket_low(i) + k % iof_hist_bucket_width(i));
+    iof_hist_record(h, UINT64_MAX);
+    /* A count that needs a 9-byte varint. */
+    h->buckets[300] += (uint64_t)1 << 62;
+    h->count += (uint64_t)1 << 62;
+    roundtrip(h);
+    test_free(h);
+}
+
+static size_t put_varint(uint8_t *p, uint64_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (uint8_t)v;
+    return n;
+}
+
+static size_t craft(uint8_t *buf, const uint64_t *f, size_t nf)
+{
+    size_t i, n = 0;
+    for (i = 0; i < nf; i++)
+        n += put_varint(buf + n, f[i]);
+    return n;
+}
+
+#define CRAFT(buf, ...)                                                                            \
+    craft(buf, (const uint64_t[]){__VA_ARGS__},                                                    \
+          sizeof((const uint64_t[]){__VA_ARGS__}) / sizeof(uint64_t))
+
+/* True when decode refuses buf with IOF_EPROTO and leaves a reset histogram. */
+static bool rejects(const uint8_t *buf, size_t len)
+{
+    struct iof_hist *h = hist_new(), *empty = hist_new();
+    bool ok;
+
+    memset(h, 0x5a, sizeof(*h));
+    ok = iof_hist_decode(h, buf, len) == IOF_EPROTO && memcmp(h, empty, sizeof(*h)) == 0;
+    test_free(empty);
+    test_free(h);
+    return ok;
+}
+
+static bool accepts(const uint8_t *buf, size_t len)
+{
+    struct iof_hist *h = hist_new();
+    bool ok = iof_hist_decode(h, buf, len) == 0;
+    test_free(h);
+    return ok;
+}
+
+static void test_decode_rejects(void **state)
+{
+    /* Base message: 10 ns twice and 1000 ns once. */
+    const unsigned i1000 = iof_hist_index(1000);
+    const uint64_t top = iof_hist_bucket_low(LAST_BUCKET);
+    uint8_t b[256];
+    size_t n, cut;
+    (void)state;
+
+    n = CRAFT(b, 3, 1020, 10, 1000, 2, 10, 2, i1000 - 10, 1);
+    assert_true(accepts(b, n));
+
+    /* Truncated anywhere, including no input at all. */
+    for (cut = 0; cut < n; cut++)
+        assert_true(rejects(b, cut));
+    assert_true(rejects(NULL, 0));
+
+    /* Trailing bytes. */
+    b[n] = 0;
+    assert_true(rejects(b, n + 1));
+
+    /* Varints: 11 bytes; a 10-byte min carrying a 65th bit (UINT64_MAX without
+     * it); a non-minimal nnz. */
+    memcpy(b, "\xff\xff\xff\xff\xff\xff\xff\xff\xff\x81\x00", 11);
+    assert_true(rejects(b, 11));
+    n = 0;
+    b[n++] = 0;
+    b[n++] = 0;
+    memcpy(b + n, "\xff\xff\xff\xff\xff\xff\xff\xff\xff\x03", 10);
+    n += 10;
+    b[n++] = 0;
+    b[n++] = 0;
+    assert_true(rejects(b, n));
+    b[n - 3] = 0x01;
+    assert_true(accepts(b, n));
+    n = CRAFT(b, 0, 0, UINT64_MAX, 0, 0);
+    assert_true(accepts(b, n));
+    b[n - 1] = 0x80;
+    b[n] = 0x00;
+    assert_true(rejects(b, n + 1));
+
+    /* Bucket index out of range: as the first index, and reached by a delta. */
+    n = CRAFT(b, 1, top, top, top, 1, IOF_HIST_BUCKETS, 1);
+    assert_true(rejects(b, n));
+    n = CRAFT(b, 1, top, top, top, 1, LAST_BUCKET, 1);
+    assert_true(accepts(b, n));
+    n = CRAFT(b, 2, 2 * top, top, top, 2, LAST_BUCKET, 1, 1, 1);
+    assert_true(rejects(b, n));
+    n = CRAFT(b, 3, 1020, 10, 1000, IOF_HIST_BUCKETS + 1, 10, 2, i1000 - 10, 1);
+    assert_true(rejects(b, n));
+
+    /* Indices not strictly increasing. */
+    n = CRAFT(b, 3, 30, 10, 10, 2, 10, 2, 0, 1);
+    assert_true(rejects(b, n));
+
+    /* A listed bucket with count 0. */
+    n = CRAFT(b, 3, 1020, 10, 1000, 3, 10, 2, 5, 0, i1000 - 15, 1);
+    assert_true(rejects(b, n));
+
+    /* Bucket sum != count: short, long, and equal only after 64-bit wrap-around. */
+    n = CRAFT(b, 4, 1020, 10, 1000, 2, 10, 2, i1000 - 10, 1);
+    assert_true(rejects(b, n));
+    n = CRAFT(b, 2, 1020, 10, 1000, 2, 10, 2, i1000 - 10, 1);
+    assert_true(rejects(b, n));
+    n = CRAFT(b, 5, 50, 10, 1000, 3, 10, (uint64_t)1 << 63, 1, (uint64_t)1 << 63, i1000 - 11, 5);
+    assert_true(rejects(b, n));
+
+    /* min > max with values present, both inside the one bucket [1000, 1008). */
+    n = CRAFT(b, 2, 2006, 1001, 1005, 1, i1000, 2);
+    assert_true(accepts(b, n));
+    n = CRAFT(b, 2, 2006, 1005, 1001, 1, i1000, 2);
+    assert_true(rejects(b, n));
+
+    /* min or max outside the first or last non-empty bucket. */
+    n = CRAFT(b, 3, 1020, 11, 1000, 2, 10, 2, i1000 - 10, 1);
+    assert_true(rejects(b, n));
+    n = CRAFT(b, 3, 1020, 10, 2000, 2, 10, 2, i1000 - 10, 1);
+    assert_true(rejects(b, n));
+
+    /* Empty histogram not in its reset state. */
+    n = CRAFT(b, 0, 5, UINT64_MAX, 0, 0);
+    assert_true(rejects(b, n));
+    n = CRAFT(b, 0, 0, 0, 0, 0);
+    assert_true(rejects(b, n));
+    n = CRAFT(b, 0, 0, UINT64_MAX, 0, 1, 10, 1);
+    assert_true(rejects(b, n));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_layout_buckets),
+        cmocka_unit_test(test_layout_values),
+        cmocka_unit_test(test_percentile_basics),
+        cmocka_unit_test(test_error_bound),
+        cmocka_unit_test(test_merge),
+        cmocka_unit_test(test_roundtrip_empty),
+        cmocka_unit_test(test_roundtrip_one),
+        cmocka_unit_test(test_roundtrip_dense),
+        cmocka_unit_test(test_decode_rejects),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
