@@ -20,7 +20,8 @@ struct iof_line {
     uint32_t share;      /* % of spec: probability this line is picked for a burst */
     uint32_t read_pct;   /* 0..100: probability an I/O is a read */
     uint32_t random_pct; /* 0..100: probability an I/O goes to a random offset */
-    uint64_t align;      /* offset alignment in bytes; 0 = the target's logical block size */
+    uint64_t align;      /* offset alignment in bytes; 0 = the transfer size (as fio; Iometer
+                          * users wanting sector alignment set the block size) */
     uint64_t delay_ns;   /* pause between bursts (submission only; reaping goes on) */
     uint32_t burst;      /* I/Os per burst, >= 1 */
 };

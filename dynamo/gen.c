@@ -85,7 +85,7 @@ uint64_t dyn_gen_next(struct dyn_gen *g, struct dyn_gen_region *r, struct dyn_io
     if (g->burst_left == 0)
         gen_pick_line(g);
     l = &g->spec->lines[g->line];
-    align = l->align ? l->align : r->min_align;
+    align = l->align ? l->align : l->size;
 
     out->size = (uint32_t)l->size;
     out->line = g->line;
@@ -95,10 +95,14 @@ uint64_t dyn_gen_next(struct dyn_gen *g, struct dyn_gen_region *r, struct dyn_io
         uint64_t slots = (r->end - r->start - l->size) / align + 1;
         off = r->start + dyn_rng_below(&g->rng, slots) * align;
     } else {
+        /* Sequential I/O follows on contiguously: only an explicit alignment
+         * (or the device's block size) moves it forward. */
+        uint64_t salign = l->align ? l->align : r->min_align;
+        uint64_t rel;
         off = r->next_seq;
-        uint64_t rel = off - r->start;
-        if (rel % align)
-            off += align - rel % align;
+        rel = off - r->start;
+        if (rel % salign)
+            off += salign - rel % salign;
         if (off + l->size > r->end || off < r->start)
             off = r->start;
     }
@@ -115,7 +119,7 @@ int dyn_gen_check(const struct iof_spec *spec, const struct dyn_gen_region *r,
 {
     for (size_t i = 0; i < spec->nlines; i++) {
         const struct iof_line *l = &spec->lines[i];
-        uint64_t align = l->align ? l->align : r->min_align;
+        uint64_t align = l->align ? l->align : l->size;
         if (l->size > r->end - r->start)
             return iof_diag_set(diag, IOF_EALIGN,
                                 "spec '%s' line %zu: transfer size %" PRIu64

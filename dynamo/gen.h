@@ -5,9 +5,11 @@
  *   - read vs write is drawn per I/O with probability read_pct/100;
  *   - random vs sequential is drawn per I/O with probability random_pct/100;
  *   - a sequential I/O starts where the previous I/O on the same target (by
- *     this worker) ended, rounded up to the alignment, wrapping to the start of
- *     the range when it would cross the end;
+ *     this worker) ended, rounded up to the line's explicit alignment (or the
+ *     target's logical block size), wrapping to the start of the range when
+ *     it would cross the end;
  *   - a random offset is uniform over the aligned offsets that fit the range;
+ *     the alignment defaults to the transfer size (as fio does);
  *   - after `burst` I/Os, submission pauses for `delay` before the next burst.
  * One generator per worker thread; not thread-safe; deterministic for a seed.
  */

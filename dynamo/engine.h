@@ -1,0 +1,58 @@
+/* dynamo/engine.h - the I/O engine interface: one ops table per engine
+ * (dynamo/engines/<name>.c), found by name in a static registry. Engines are
+ * called only through this table, by one worker thread each; an engine
+ * instance is never shared between threads.
+ */
+#ifndef IOF_DYNAMO_ENGINE_H
+#define IOF_DYNAMO_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct iof_diag;
+
+/* One I/O slot. The worker owns the slots and fills the request fields;
+ * the engine fills `result` at completion and may use `priv` freely. */
+struct dyn_io {
+    int fd;
+    void *buf;
+    uint64_t offset;
+    uint32_t len;
+    bool write;
+    uint32_t target; /* worker-local target index */
+    uint64_t submit_ns;
+    int64_t result; /* bytes transferred, or -errno */
+    void *priv;     /* engine-private per-slot state */
+};
+
+struct dyn_engine; /* an engine instance, private to each engine */
+
+struct io_engine {
+    const char *name;
+    bool direct;   /* targets are opened with O_DIRECT, buffers aligned */
+    bool touches_files; /* false for null: targets are never opened */
+    /* Creates an instance able to hold `depth` I/Os in flight. Slots are
+     * passed so the engine can attach per-slot state (e.g. an iocb). */
+    int (*open)(struct dyn_engine **out, struct dyn_io *slots, unsigned depth,
+                struct iof_diag *diag);
+    /* Destroys an instance; all I/O must have been reaped. Accepts NULL. */
+    void (*close)(struct dyn_engine *e);
+    /* Starts n I/Os. Returns how many were accepted (a prefix of ios, possibly
+     * fewer than n when the kernel is out of resources: the caller reaps and
+     * retries the rest), or a negative error for a fatal failure. */
+    int (*submit)(struct dyn_engine *e, struct dyn_io **ios, unsigned n);
+    /* Waits up to timeout_ns for at least `min` completions and stores up to
+     * `max` completed slots in done[]. Returns the count (possibly 0 on
+     * timeout) or a negative error. */
+    int (*reap)(struct dyn_engine *e, unsigned min, unsigned max, uint64_t timeout_ns,
+                struct dyn_io **done);
+};
+
+extern const struct io_engine dyn_engine_libaio;
+extern const struct io_engine dyn_engine_sync;
+extern const struct io_engine dyn_engine_null;
+
+/* The engine called `name`, or NULL. */
+const struct io_engine *dyn_engine_find(const char *name);
+
+#endif

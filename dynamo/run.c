@@ -1,0 +1,664 @@
+#include "dynamo/run.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "dynamo/engine.h"
+#include "dynamo/gen.h"
+#include "dynamo/target.h"
+
+/* Interval slots per worker: the driver may fall this many intervals behind
+ * before an interval is lost for the time series (never for the totals). */
+#define RUN_RING 8
+/* How long a stopping worker waits for in-flight I/O before giving up. */
+#define RUN_DRAIN_NS (30ULL * IOF_NS_PER_S)
+/* Most I/Os handed to the engine in one submit call. One io_submit of a
+ * whole queue depth plugs the block layer until the last iocb is set up,
+ * which idles the device; chunks of 8 keep it busy while still sharing each
+ * syscall among several I/Os (measured in docs/performance.md). */
+#define RUN_SUBMIT_CHUNK 8u
+/* Memory alignment of I/O buffers: satisfies O_DIRECT on every device. */
+#define RUN_BUF_ALIGN 4096u
+
+struct run_worker {
+    struct dyn_test *test;
+    size_t index;
+    size_t group;
+    const struct io_engine *eng;
+    struct dyn_engine *ctx;
+    uint32_t qd;
+    size_t ntargets;
+    struct dyn_target **targets; /* borrowed from the test */
+    const struct iof_target_cfg *tcfg;
+    struct dyn_gen gen;
+    struct dyn_gen_region *regions;
+    unsigned depth;          /* ntargets * qd */
+    struct dyn_io *slots;    /* depth */
+    struct dyn_io **freelist; /* per target: qd entries, a stack */
+    unsigned *nfree;
+    struct dyn_io **batch; /* prepared I/Os: [0, npending) are not yet accepted */
+    struct dyn_io **done;
+    uint8_t *rbufs;  /* read buffers, one per slot */
+    uint8_t *wbuf;   /* write source */
+    size_t wbuf_len;
+    size_t maxsize;
+    enum iof_pattern pattern;
+
+    struct iof_stats *ring; /* RUN_RING * ntargets */
+    uint64_t ring_interval[RUN_RING];
+    struct iof_stats *scratch; /* ntargets: used when the ring is full */
+    struct iof_stats *totals;  /* ntargets */
+    _Atomic uint64_t published; /* intervals [0, published) are readable */
+    _Atomic uint64_t released;  /* intervals [0, released) are back to the worker */
+    _Atomic bool done_flag;
+
+    int error;
+    struct iof_diag diag;
+    uint64_t cpu_ns;
+    pthread_t thread;
+    bool started;
+    /* Separate the worker's hot state from its neighbour's. */
+    char pad[64];
+};
+
+struct dyn_test {
+    struct dyn_test_params p;
+    uint64_t measure_start;
+    uint64_t end;
+    uint64_t nintervals;
+    _Atomic bool stop;
+    struct dyn_target ***group_targets; /* [group][target], borrowed by workers */
+    size_t *group_ntargets;
+    size_t ngroups;
+    struct run_worker *workers;
+    size_t nworkers;
+    bool joined;
+};
+
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * IOF_NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+static bool spec_writes(const struct iof_spec *s)
+{
+    for (size_t i = 0; i < s->nlines; i++)
+        if (s->lines[i].share && s->lines[i].read_pct < 100)
+            return true;
+    return false;
+}
+
+/* --- worker side ------------------------------------------------------- */
+
+static struct iof_stats *worker_slot(struct run_worker *w, uint64_t k)
+{
+    uint64_t rel = atomic_load_explicit(&w->released, memory_order_acquire);
+    struct iof_stats *s;
+
+    if (k - rel >= RUN_RING) {
+        /* The driver fell behind: count into scratch; the interval is lost
+         * for the time series only (totals still get it at the cut). */
+        s = w->scratch;
+    } else {
+        s = &w->ring[(k % RUN_RING) * w->ntargets];
+        w->ring_interval[k % RUN_RING] = k;
+    }
+    for (size_t i = 0; i < w->ntargets; i++)
+        iof_stats_reset(&s[i]);
+    return s;
+}
+
+/* Closes interval k (held in cur): folds it into the totals and publishes it. */
+static void worker_cut(struct run_worker *w, uint64_t k, struct iof_stats *cur)
+{
+    for (size_t i = 0; i < w->ntargets; i++)
+        iof_stats_merge(&w->totals[i], &cur[i]);
+    /* A scratch cut leaves the ring slot's tag alone: it still names an
+     * older, unreleased interval, so the driver sees k as lost. */
+    atomic_store_explicit(&w->published, k + 1, memory_order_release);
+}
+
+/* Where a worker is in the measured window. */
+struct run_cursor {
+    uint64_t k;        /* interval being counted */
+    uint64_t next_cut; /* its end */
+    struct iof_stats *cur;
+    bool measuring;
+    uint64_t cpu0;
+};
+
+static uint64_t interval_end(const struct dyn_test *t, uint64_t k)
+{
+    uint64_t e = t->measure_start + (k + 1) * t->p.interval_ns;
+    return e < t->end ? e : t->end;
+}
+
+/* Cuts every interval boundary that `now` has passed. */
+static void worker_advance(struct run_worker *w, uint64_t now, struct run_cursor *c)
+{
+    const struct dyn_test *t = w->test;
+
+    if (now < t->measure_start)
+        return;
+    if (!c->measuring) {
+        c->measuring = true;
+        c->cpu0 = thread_cpu_ns();
+    }
+    while (now >= c->next_cut && c->k < t->nintervals) {
+        worker_cut(w, c->k, c->cur);
+        c->k++;
+        if (c->k < t->nintervals) {
+            c->cur = worker_slot(w, c->k);
+            c->next_cut = interval_end(t, c->k);
+        }
+    }
+}
+
+static void worker_complete(struct iof_stats *cur, struct dyn_io *io, uint64_t lat)
+{
+    struct iof_stats *s = &cur[io->target];
+    struct iof_dirstats *d = io->write ? &s->wr : &s->rd;
+
+    if (io->result == (int64_t)io->len) {
+        d->ios++;
+        d->bytes += io->len;
+        iof_hist_record(&d->lat, lat);
+        return;
+    }
+    d->errors++;
+    if (!s->first_error) {
+        s->first_error = io->result < 0 ? (int)io->result : -EIO; /* short transfer */
+        s->first_error_offset = io->offset;
+    }
+}
+
+/* Makes a `random`-pattern write buffer unique: a fresh random word in every
+ * 512-byte sector (the rest is random from setup), so no block written is
+ * ever the same twice - neither compressible nor dedupable - for a cost of
+ * one PRNG step per sector. */
+static void worker_stamp(struct run_worker *w, uint8_t *buf, uint32_t len)
+{
+    for (uint32_t off = 0; off < len; off += 512) {
+        uint64_t v = dyn_rng_next(&w->gen.rng);
+        memcpy(buf + off, &v, sizeof(v));
+    }
+}
+
+/* Fills the batch with new I/Os for every free slot, round-robin over the
+ * targets, until a burst ends with a delay. Returns the pause (0 if none). */
+static uint64_t worker_fill(struct run_worker *w, unsigned *npending)
+{
+    unsigned n = *npending;
+    uint64_t pause = 0;
+
+    for (size_t t = 0; t < w->ntargets && !pause; t++) {
+        while (w->nfree[t] && !pause) {
+            struct dyn_io *io = w->freelist[t * w->qd + --w->nfree[t]];
+            struct dyn_io_desc d;
+            pause = dyn_gen_next(&w->gen, &w->regions[t], &d);
+            io->offset = d.offset;
+            io->len = d.size;
+            io->write = d.write;
+            if (d.write) {
+                if (w->pattern == IOF_PATTERN_RANDOM) {
+                    io->buf = w->wbuf + (size_t)(io - w->slots) * w->maxsize;
+                    worker_stamp(w, io->buf, d.size);
+                } else {
+                    io->buf = w->wbuf;
+                }
+            } else {
+                io->buf = w->rbufs + (size_t)(io - w->slots) * w->maxsize;
+            }
+            w->batch[n++] = io;
+        }
+    }
+    *npending = n;
+    return pause;
+}
+
+static void worker_fail(struct run_worker *w, int err, const char *what)
+{
+    if (!w->error) {
+        w->error = err;
+        iof_diag_set(&w->diag, err, "worker %zu: %s: %s", w->index, what, iof_strerror(err));
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    struct run_worker *w = arg;
+    struct dyn_test *t = w->test;
+    const uint64_t ms = t->measure_start, end = t->end;
+    uint64_t now, paused_until = 0;
+    unsigned inflight = 0, npending = 0;
+    struct run_cursor c = {.cur = worker_slot(w, 0), .next_cut = interval_end(t, 0)};
+
+    /* Wait for the common start, staying responsive to stop. */
+    while ((now = iof_now_ns()) < t->p.start_ns && !atomic_load(&t->stop)) {
+        uint64_t until = t->p.start_ns - now > 50 * IOF_NS_PER_MS ? now + 50 * IOF_NS_PER_MS
+                                                                   : t->p.start_ns;
+        iof_sleep_until(until);
+    }
+
+    for (;;) {
+        int r;
+
+        worker_advance(w, now, &c);
+        if (now >= end || atomic_load_explicit(&t->stop, memory_order_relaxed))
+            break;
+
+        if (now >= paused_until) {
+            uint64_t pause = 0;
+            if (npending == 0)
+                pause = worker_fill(w, &npending);
+            if (pause)
+                paused_until = now + pause;
+            if (npending) {
+                unsigned off = 0;
+                r = 0;
+                while (off < npending) {
+                    unsigned n = npending - off < RUN_SUBMIT_CHUNK ? npending - off : RUN_SUBMIT_CHUNK;
+                    uint64_t ts = off ? iof_now_ns() : now;
+                    for (unsigned i = off; i < off + n; i++)
+                        w->batch[i]->submit_ns = ts;
+                    r = w->eng->submit(w->ctx, w->batch + off, n);
+                    if (r < 0)
+                        break;
+                    off += (unsigned)r;
+                    if ((unsigned)r < n)
+                        break;
+                }
+                if (r < 0) {
+                    worker_fail(w, r, "submit failed");
+                    break;
+                }
+                inflight += off;
+                npending -= off;
+                if (npending)
+                    memmove(w->batch, w->batch + off, npending * sizeof(*w->batch));
+            }
+        }
+
+        {
+            uint64_t wake = end;
+            if (ms > now && ms < wake)
+                wake = ms;
+            else if (now >= ms && c.next_cut < wake)
+                wake = c.next_cut;
+            if (paused_until > now && paused_until < wake)
+                wake = paused_until;
+            if (inflight) {
+                r = w->eng->reap(w->ctx, 1, w->depth, wake > now ? wake - now : 0, w->done);
+                if (r < 0) {
+                    worker_fail(w, r, "reap failed");
+                    break;
+                }
+            } else {
+                r = 0;
+                if (wake > now && (npending == 0 || paused_until > now))
+                    iof_sleep_until(wake);
+            }
+            now = iof_now_ns();
+            /* Completions after a boundary belong to the next interval. */
+            worker_advance(w, now, &c);
+            for (int i = 0; i < r; i++) {
+                struct dyn_io *io = w->done[i];
+                if (now >= ms && now < end)
+                    worker_complete(c.cur, io, now - io->submit_ns);
+                w->freelist[io->target * w->qd + w->nfree[io->target]++] = io;
+            }
+            inflight -= (unsigned)r;
+        }
+    }
+
+    /* Stopped early: publish the partial interval so nothing counted is lost. */
+    if (c.measuring && c.k < t->nintervals)
+        worker_cut(w, c.k, c.cur);
+    if (c.measuring)
+        w->cpu_ns = thread_cpu_ns() - c.cpu0;
+
+    /* Drain: completions after the window are not counted. */
+    {
+        uint64_t deadline = iof_now_ns() + RUN_DRAIN_NS;
+        while (inflight) {
+            uint64_t n2 = iof_now_ns();
+            int r;
+            if (n2 >= deadline) {
+                IOF_ERROR("worker %zu: %u I/Os still in flight after %llu s; giving up",
+                          w->index, inflight, RUN_DRAIN_NS / IOF_NS_PER_S);
+                break;
+            }
+            r = w->eng->reap(w->ctx, 1, w->depth, deadline - n2, w->done);
+            if (r < 0) {
+                worker_fail(w, r, "reap failed while draining");
+                break;
+            }
+            inflight -= (unsigned)r;
+        }
+    }
+    atomic_store_explicit(&w->done_flag, true, memory_order_release);
+    return NULL;
+}
+
+/* --- driver side -------------------------------------------------------- */
+
+static void worker_destroy(struct run_worker *w)
+{
+    if (w->eng)
+        w->eng->close(w->ctx);
+    free(w->regions);
+    free(w->slots);
+    free(w->freelist);
+    free(w->nfree);
+    free(w->batch);
+    free(w->done);
+    free(w->rbufs);
+    free(w->wbuf);
+    free(w->ring);
+    free(w->scratch);
+    free(w->totals);
+}
+
+static int worker_setup(struct dyn_test *t, struct run_worker *w, struct iof_diag *diag)
+{
+    const struct iof_worker_cfg *g = &t->p.groups[w->group];
+    uint64_t seed = g->has_seed ? g->seed : t->p.seed;
+    int r;
+
+    w->test = t;
+    w->eng = dyn_engine_find(g->engine);
+    if (!w->eng)
+        return iof_diag_set(diag, IOF_EENGINE, "unknown engine '%s'", g->engine);
+    w->qd = g->queue_depth ? g->queue_depth : 1;
+    w->ntargets = t->group_ntargets[w->group];
+    w->targets = t->group_targets[w->group];
+    w->tcfg = g->targets;
+    w->pattern = g->pattern;
+    w->depth = (unsigned)(w->ntargets * w->qd);
+    w->maxsize = 0;
+    for (size_t i = 0; i < t->p.spec->nlines; i++)
+        if (t->p.spec->lines[i].size > w->maxsize)
+            w->maxsize = t->p.spec->lines[i].size;
+    w->maxsize = (w->maxsize + RUN_BUF_ALIGN - 1) / RUN_BUF_ALIGN * RUN_BUF_ALIGN;
+
+    /* Every worker gets its own stream; the same seed gives the same run. */
+    r = dyn_gen_init(&w->gen, t->p.spec, seed ^ ((uint64_t)(w->index + 1) * 0x9e3779b97f4a7c15ULL));
+    if (r)
+        return iof_diag_set(diag, IOF_EPLAN, "spec '%s': no line with a positive share",
+                            t->p.spec->name);
+
+    w->regions = calloc(w->ntargets, sizeof(*w->regions));
+    w->slots = calloc(w->depth, sizeof(*w->slots));
+    w->freelist = calloc(w->depth, sizeof(*w->freelist));
+    w->nfree = calloc(w->ntargets, sizeof(*w->nfree));
+    w->batch = calloc(w->depth, sizeof(*w->batch));
+    w->done = calloc(w->depth, sizeof(*w->done));
+    w->ring = calloc((size_t)RUN_RING * w->ntargets, sizeof(*w->ring));
+    w->scratch = calloc(w->ntargets, sizeof(*w->scratch));
+    w->totals = calloc(w->ntargets, sizeof(*w->totals));
+    /* repeat/pseudo: one shared, read-only write source; random: one per slot. */
+    w->wbuf_len = w->pattern == IOF_PATTERN_RANDOM ? (size_t)w->depth * w->maxsize : w->maxsize;
+    if (posix_memalign((void **)&w->rbufs, RUN_BUF_ALIGN, (size_t)w->depth * w->maxsize))
+        w->rbufs = NULL;
+    if (posix_memalign((void **)&w->wbuf, RUN_BUF_ALIGN, w->wbuf_len))
+        w->wbuf = NULL;
+    if (!w->regions || !w->slots || !w->freelist || !w->nfree || !w->batch || !w->done ||
+        !w->ring || !w->scratch || !w->totals || !w->rbufs || !w->wbuf)
+        return iof_diag_set(diag, -ENOMEM, "worker %zu: out of memory for %u I/O buffers of %zu bytes",
+                            w->index, w->depth, w->maxsize);
+    for (size_t i = 0; i < w->ntargets; i++)
+        iof_stats_reset(&w->totals[i]);
+
+    if (w->pattern == IOF_PATTERN_REPEAT) {
+        for (size_t i = 0; i < w->wbuf_len; i++)
+            w->wbuf[i] = (uint8_t)(i & 0xff);
+    } else {
+        struct dyn_rng rng;
+        dyn_rng_seed(&rng, seed + w->index);
+        for (size_t i = 0; i + 8 <= w->wbuf_len; i += 8) {
+            uint64_t v = dyn_rng_next(&rng);
+            memcpy(w->wbuf + i, &v, 8);
+        }
+    }
+    memset(w->rbufs, 0, (size_t)w->depth * w->maxsize);
+
+    for (size_t ti = 0; ti < w->ntargets; ti++) {
+        struct dyn_target *tg = w->targets[ti];
+        dyn_gen_region_init(&w->regions[ti], tg->start, tg->end, tg->lbs);
+        for (uint32_t q = 0; q < w->qd; q++) {
+            struct dyn_io *io = &w->slots[ti * w->qd + q];
+            io->fd = tg->fd;
+            io->target = (uint32_t)ti;
+            w->freelist[ti * w->qd + q] = io;
+        }
+        w->nfree[ti] = w->qd;
+    }
+    return w->eng->open(&w->ctx, w->slots, w->depth, diag);
+}
+
+static int test_open_targets(struct dyn_test *t, struct iof_diag *diag)
+{
+    bool writes = spec_writes(t->p.spec);
+
+    t->ngroups = t->p.ngroups;
+    t->group_targets = calloc(t->ngroups, sizeof(*t->group_targets));
+    t->group_ntargets = calloc(t->ngroups, sizeof(*t->group_ntargets));
+    if (!t->group_targets || !t->group_ntargets)
+        return iof_diag_set(diag, -ENOMEM, "out of memory");
+    for (size_t g = 0; g < t->ngroups; g++) {
+        const struct iof_worker_cfg *gc = &t->p.groups[g];
+        const struct io_engine *eng = dyn_engine_find(gc->engine);
+        if (!eng)
+            return iof_diag_set(diag, IOF_EENGINE, "workers[%zu]: unknown engine '%s'", g,
+                                gc->engine);
+        t->group_targets[g] = calloc(gc->ntargets ? gc->ntargets : 1, sizeof(**t->group_targets));
+        if (!t->group_targets[g])
+            return iof_diag_set(diag, -ENOMEM, "out of memory");
+        for (size_t i = 0; i < gc->ntargets; i++) {
+            struct dyn_target *tg;
+            struct dyn_gen_region reg;
+            int r = dyn_target_open(&gc->targets[i], t->p.workdir, eng->direct, writes,
+                                    eng->touches_files, &tg, diag);
+            if (r)
+                return r;
+            t->group_targets[g][t->group_ntargets[g]++] = tg;
+            dyn_gen_region_init(&reg, tg->start, tg->end, tg->lbs);
+            r = dyn_gen_check(t->p.spec, &reg, diag);
+            if (r) {
+                char msg[sizeof(diag->msg)];
+                if (!diag)
+                    return r;
+                snprintf(msg, sizeof(msg), "%s", diag->msg);
+                return iof_diag_set(diag, r, "target '%s': %s", tg->path, msg);
+            }
+        }
+    }
+    return 0;
+}
+
+int dyn_test_start(const struct dyn_test_params *p, struct dyn_test **out, struct iof_diag *diag)
+{
+    struct dyn_test *t = calloc(1, sizeof(*t));
+    size_t w = 0;
+    int r;
+
+    if (!t)
+        return iof_diag_set(diag, -ENOMEM, "out of memory");
+    t->p = *p;
+    if (t->p.interval_ns == 0 || t->p.duration_ns == 0) {
+        free(t);
+        return iof_diag_set(diag, -EINVAL, "test needs a positive duration and interval");
+    }
+    t->measure_start = p->start_ns + p->ramp_ns;
+    t->end = t->measure_start + p->duration_ns;
+    t->nintervals = (p->duration_ns + p->interval_ns - 1) / p->interval_ns;
+    atomic_init(&t->stop, false);
+    t->joined = true; /* nothing to join until threads exist */
+
+    r = test_open_targets(t, diag);
+    if (r)
+        goto fail;
+    for (size_t g = 0; g < p->ngroups; g++)
+        t->nworkers += p->groups[g].count;
+    t->workers = calloc(t->nworkers ? t->nworkers : 1, sizeof(*t->workers));
+    if (!t->workers) {
+        r = iof_diag_set(diag, -ENOMEM, "out of memory");
+        goto fail;
+    }
+    for (size_t g = 0; g < p->ngroups; g++) {
+        for (uint32_t c = 0; c < p->groups[g].count; c++, w++) {
+            t->workers[w].index = w;
+            t->workers[w].group = g;
+            atomic_init(&t->workers[w].published, 0);
+            atomic_init(&t->workers[w].released, 0);
+            atomic_init(&t->workers[w].done_flag, false);
+            r = worker_setup(t, &t->workers[w], diag);
+            if (r)
+                goto fail;
+        }
+    }
+    t->joined = false;
+    for (w = 0; w < t->nworkers; w++) {
+        r = -pthread_create(&t->workers[w].thread, NULL, worker_main, &t->workers[w]);
+        if (r) {
+            iof_diag_set(diag, r, "cannot start worker thread: %s", strerror(-r));
+            dyn_test_stop(t);
+            goto fail;
+        }
+        t->workers[w].started = true;
+    }
+    *out = t;
+    return 0;
+fail:
+    dyn_test_free(t);
+    return r;
+}
+
+size_t dyn_test_nworkers(const struct dyn_test *t)
+{
+    return t->nworkers;
+}
+
+size_t dyn_test_ntargets(const struct dyn_test *t, size_t w)
+{
+    return t->workers[w].ntargets;
+}
+
+size_t dyn_test_worker_group(const struct dyn_test *t, size_t w)
+{
+    return t->workers[w].group;
+}
+
+const struct iof_target_cfg *dyn_test_target_cfg(const struct dyn_test *t, size_t w, size_t i)
+{
+    return &t->workers[w].tcfg[i];
+}
+
+uint64_t dyn_test_nintervals(const struct dyn_test *t)
+{
+    return t->nintervals;
+}
+
+int dyn_test_interval(struct dyn_test *t, size_t wi, uint64_t k, const struct iof_stats **stats)
+{
+    struct run_worker *w = &t->workers[wi];
+    uint64_t pub = atomic_load_explicit(&w->published, memory_order_acquire);
+
+    if (pub <= k) {
+        if (!atomic_load_explicit(&w->done_flag, memory_order_acquire))
+            return 0;
+        pub = atomic_load_explicit(&w->published, memory_order_acquire);
+        if (pub <= k)
+            return -ENOENT;
+    }
+    if (w->ring_interval[k % RUN_RING] != k)
+        return -EOVERFLOW;
+    *stats = &w->ring[(k % RUN_RING) * w->ntargets];
+    return 1;
+}
+
+void dyn_test_interval_release(struct dyn_test *t, size_t wi, uint64_t k)
+{
+    struct run_worker *w = &t->workers[wi];
+    if (atomic_load_explicit(&w->released, memory_order_relaxed) < k + 1)
+        atomic_store_explicit(&w->released, k + 1, memory_order_release);
+}
+
+bool dyn_test_finished(const struct dyn_test *t)
+{
+    for (size_t w = 0; w < t->nworkers; w++)
+        if (!atomic_load_explicit(&t->workers[w].done_flag, memory_order_acquire))
+            return false;
+    return true;
+}
+
+void dyn_test_stop(struct dyn_test *t)
+{
+    atomic_store(&t->stop, true);
+}
+
+int dyn_test_join(struct dyn_test *t, struct iof_diag *diag)
+{
+    int err = 0;
+
+    if (!t->joined) {
+        for (size_t w = 0; w < t->nworkers; w++)
+            if (t->workers[w].started)
+                pthread_join(t->workers[w].thread, NULL);
+        t->joined = true;
+    }
+    for (size_t w = 0; w < t->nworkers; w++) {
+        if (t->workers[w].error && !err) {
+            err = t->workers[w].error;
+            if (diag)
+                *diag = t->workers[w].diag;
+        }
+    }
+    return err;
+}
+
+const struct iof_stats *dyn_test_totals(const struct dyn_test *t, size_t w)
+{
+    return t->workers[w].totals;
+}
+
+uint64_t dyn_test_cpu_ns(const struct dyn_test *t)
+{
+    uint64_t sum = 0;
+    for (size_t w = 0; w < t->nworkers; w++)
+        sum += t->workers[w].cpu_ns;
+    return sum;
+}
+
+void dyn_test_free(struct dyn_test *t)
+{
+    if (!t)
+        return;
+    if (!t->joined) {
+        dyn_test_stop(t);
+        dyn_test_join(t, NULL);
+    }
+    if (t->workers)
+        for (size_t w = 0; w < t->nworkers; w++)
+            worker_destroy(&t->workers[w]);
+    free(t->workers);
+    for (size_t g = 0; g < t->ngroups && t->group_targets; g++) {
+        if (!t->group_targets[g])
+            continue;
+        for (size_t i = 0; i < t->group_ntargets[g]; i++)
+            dyn_target_close(t->group_targets[g][i]);
+        free(t->group_targets[g]);
+    }
+    free(t->group_targets);
+    free(t->group_ntargets);
+    free(t);
+}

@@ -1,0 +1,84 @@
+/* dynamo/run.h - one test on this node: worker threads driving targets with
+ * an access spec, measured over a ramp-up and a measured window.
+ *
+ * Independent of how it is driven (in-process by `iofleet run`, or by the
+ * agent daemon on behalf of a remote manager). The driver starts a test,
+ * polls interval snapshots from its own thread, and joins it:
+ *
+ *   start_ns ---- ramp ---- measure_start ---- interval 0 | 1 | ... ---- end
+ *
+ * I/Os completing before measure_start or after end are not counted.
+ * Interval k covers completions in [measure_start + k*interval, +interval),
+ * the last one cut at end. Each worker records straight into its own ring of
+ * interval slots; it publishes a slot with a release store of its counter,
+ * so the per-I/O path takes no lock and shares no cache line.
+ */
+#ifndef IOF_DYNAMO_RUN_H
+#define IOF_DYNAMO_RUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "common/spec.h"
+#include "common/stats.h"
+
+struct dyn_test_params {
+    const struct iof_spec *spec;         /* borrowed; outlives the test */
+    const struct iof_worker_cfg *groups; /* borrowed; cycle overrides applied */
+    size_t ngroups;
+    const char *workdir;  /* test files live here */
+    uint64_t start_ns;    /* local CLOCK_MONOTONIC time the ramp-up begins */
+    uint64_t ramp_ns;
+    uint64_t duration_ns; /* measured window */
+    uint64_t interval_ns;
+    uint64_t seed; /* for groups without a seed of their own */
+};
+
+struct dyn_test;
+
+/* Opens the targets, allocates buffers and starts the worker threads, which
+ * wait for start_ns. Returns 0 and a new test in *out, or an error with a
+ * message naming the target or engine (no thread left running). */
+int dyn_test_start(const struct dyn_test_params *p, struct dyn_test **out,
+                   struct iof_diag *diag);
+
+size_t dyn_test_nworkers(const struct dyn_test *t);
+size_t dyn_test_ntargets(const struct dyn_test *t, size_t w);
+/* Group index of worker w, and the target config of its target i (borrowed). */
+size_t dyn_test_worker_group(const struct dyn_test *t, size_t w);
+const struct iof_target_cfg *dyn_test_target_cfg(const struct dyn_test *t, size_t w, size_t i);
+/* Number of intervals in the measured window: ceil(duration / interval). */
+uint64_t dyn_test_nintervals(const struct dyn_test *t);
+
+/* Interval k of worker w: returns 1 and points *stats at its per-target
+ * stats (dyn_test_ntargets entries, valid until dyn_test_interval_release);
+ * 0 when not published yet; -ENOENT when the worker finished without it
+ * (stopped early or failed); -EOVERFLOW when the worker had to reuse the slot
+ * because the driver fell behind (the interval is lost for the time series,
+ * never for the totals). Only the driver thread calls this. */
+int dyn_test_interval(struct dyn_test *t, size_t w, uint64_t k, const struct iof_stats **stats);
+void dyn_test_interval_release(struct dyn_test *t, size_t w, uint64_t k);
+
+/* True once every worker has finished (window over, stopped or failed). */
+bool dyn_test_finished(const struct dyn_test *t);
+
+/* Asks every worker to stop submitting now; in-flight I/O is reaped, what
+ * completed inside the window stays counted. Async-signal-safe. */
+void dyn_test_stop(struct dyn_test *t);
+
+/* Waits for every worker thread. Returns 0, or the first fatal worker error
+ * with its message (I/O errors are not fatal: they are counted). */
+int dyn_test_join(struct dyn_test *t, struct iof_diag *diag);
+
+/* After join: totals of worker w over the whole measured window, per target. */
+const struct iof_stats *dyn_test_totals(const struct dyn_test *t, size_t w);
+
+/* CPU time (user+system, ns) consumed by the worker threads, after join. */
+uint64_t dyn_test_cpu_ns(const struct dyn_test *t);
+
+/* Joins if needed and frees everything. Accepts NULL. */
+void dyn_test_free(struct dyn_test *t);
+
+#endif

@@ -1,0 +1,256 @@
+#include "dynamo/target.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "dynamo/gen.h"
+
+#define PREP_CHUNK (1u << 20)
+
+static bool path_has_dotdot(const char *p)
+{
+    const char *s = p;
+    while ((s = strstr(s, "..")) != NULL) {
+        bool at_start = s == p || s[-1] == '/';
+        bool at_end = s[2] == '\0' || s[2] == '/';
+        if (at_start && at_end)
+            return true;
+        s += 2;
+    }
+    return false;
+}
+
+int dyn_target_resolve(const struct iof_target_cfg *cfg, const char *workdir, char *out,
+                       struct iof_diag *diag)
+{
+    int n;
+
+    if (cfg->path[0] == '/') {
+        n = snprintf(out, IOF_PATH_MAX, "%s", cfg->path);
+    } else {
+        if (path_has_dotdot(cfg->path))
+            return iof_diag_set(diag, IOF_EDENIED,
+                                "target '%s': '..' is not allowed in a test-file path",
+                                cfg->path);
+        n = snprintf(out, IOF_PATH_MAX, "%s/%s", workdir ? workdir : ".", cfg->path);
+    }
+    if (n < 0 || n >= IOF_PATH_MAX)
+        return iof_diag_set(diag, -ENAMETOOLONG, "target '%s': path too long", cfg->path);
+    return 0;
+}
+
+static void fill_pattern(uint8_t *buf, size_t len, enum iof_pattern pattern, struct dyn_rng *rng)
+{
+    if (pattern == IOF_PATTERN_REPEAT) {
+        for (size_t i = 0; i < len; i++)
+            buf[i] = (uint8_t)(i & 0xff);
+        return;
+    }
+    for (size_t i = 0; i + 8 <= len; i += 8) {
+        uint64_t v = dyn_rng_next(rng);
+        memcpy(buf + i, &v, 8);
+    }
+}
+
+int dyn_target_prepare(const struct iof_target_cfg *cfg, const char *workdir,
+                       enum iof_pattern pattern, dyn_progress_fn progress, void *arg,
+                       struct iof_diag *diag)
+{
+    char path[IOF_PATH_MAX];
+    struct stat st;
+    struct statvfs vfs;
+    struct dyn_rng rng;
+    uint8_t *buf = NULL;
+    uint64_t done = 0;
+    int fd, r;
+
+    r = dyn_target_resolve(cfg, workdir, path, diag);
+    if (r)
+        return r;
+    if (cfg->path[0] == '/') {
+        if (stat(path, &st) < 0)
+            return iof_diag_set(diag, -errno, "target '%s': %s", path, strerror(errno));
+        if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
+            return iof_diag_set(diag, IOF_ETARGET,
+                                "target '%s': not a regular file or block device", path);
+        return 0;
+    }
+    if (cfg->size == 0)
+        return iof_diag_set(diag, IOF_ETARGET,
+                            "target '%s': a test file needs a size", cfg->path);
+    if (stat(path, &st) == 0) {
+        if (!S_ISREG(st.st_mode))
+            return iof_diag_set(diag, IOF_ETARGET, "target '%s': exists and is not a regular file",
+                                path);
+        /* Reuse only a file that holds real blocks: a sparse one would read zeros fast. */
+        if ((uint64_t)st.st_size == cfg->size && (uint64_t)st.st_blocks * 512 >= cfg->size)
+            return 0;
+    }
+    if (statvfs(workdir ? workdir : ".", &vfs) == 0) {
+        uint64_t avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+        uint64_t have = stat(path, &st) == 0 ? (uint64_t)st.st_blocks * 512 : 0;
+        if (avail + have < cfg->size)
+            return iof_diag_set(diag, -ENOSPC,
+                                "target '%s': needs %" PRIu64 " bytes, only %" PRIu64
+                                " free in '%s'",
+                                path, cfg->size, avail + have, workdir ? workdir : ".");
+    }
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return iof_diag_set(diag, -errno, "target '%s': cannot create: %s", path,
+                            strerror(errno));
+    buf = malloc(PREP_CHUNK);
+    if (!buf) {
+        close(fd);
+        return iof_diag_set(diag, -ENOMEM, "target '%s': out of memory", path);
+    }
+    dyn_rng_seed(&rng, 0x10f1ee7);
+    fill_pattern(buf, PREP_CHUNK, pattern, &rng);
+    while (done < cfg->size) {
+        size_t n = cfg->size - done < PREP_CHUNK ? (size_t)(cfg->size - done) : PREP_CHUNK;
+        ssize_t w;
+        if (pattern == IOF_PATTERN_RANDOM)
+            fill_pattern(buf, n, pattern, &rng);
+        w = pwrite(fd, buf, n, (off_t)done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            int e = w < 0 ? errno : ENOSPC;
+            free(buf);
+            close(fd);
+            unlink(path);
+            return iof_diag_set(diag, -e, "target '%s': write failed at %" PRIu64 " of %" PRIu64
+                                " bytes: %s", path, done, cfg->size, strerror(e));
+        }
+        done += (uint64_t)w;
+        if (progress && (done % (64u * PREP_CHUNK) == 0 || done == cfg->size))
+            progress(arg, path, done, cfg->size);
+    }
+    free(buf);
+    if (fsync(fd) < 0) {
+        int e = errno;
+        close(fd);
+        return iof_diag_set(diag, -e, "target '%s': fsync failed: %s", path, strerror(e));
+    }
+    close(fd);
+    return 0;
+}
+
+/* Smallest size among 512..4096 that an O_DIRECT read accepts: the alignment
+ * the file's filesystem and device need. */
+static uint64_t probe_dio_align(int fd, uint64_t size)
+{
+    void *buf;
+    uint64_t a = 4096;
+
+    if (posix_memalign(&buf, 4096, 4096))
+        return 4096;
+    for (uint64_t s = 512; s <= 4096; s *= 2) {
+        if (s > size)
+            break;
+        if (pread(fd, buf, s, 0) == (ssize_t)s) {
+            a = s;
+            break;
+        }
+    }
+    free(buf);
+    return a;
+}
+
+int dyn_target_open(const struct iof_target_cfg *cfg, const char *workdir, bool direct,
+                    bool write, bool touch, struct dyn_target **out, struct iof_diag *diag)
+{
+    struct dyn_target *t = calloc(1, sizeof(*t));
+    struct stat st;
+    int r, flags;
+
+    if (!t)
+        return iof_diag_set(diag, -ENOMEM, "out of memory");
+    t->fd = -1;
+    r = dyn_target_resolve(cfg, workdir, t->path, diag);
+    if (r)
+        goto fail;
+    if (!touch) {
+        t->size = cfg->size ? cfg->size : cfg->range_offset + cfg->range_size;
+        t->lbs = 512;
+        if (t->size == 0) {
+            r = iof_diag_set(diag, IOF_ETARGET,
+                             "target '%s': the null engine needs a size or range", cfg->path);
+            goto fail;
+        }
+    } else {
+        flags = (write ? O_RDWR : O_RDONLY) | O_CLOEXEC | (direct ? O_DIRECT : 0);
+        t->fd = open(t->path, flags);
+        if (t->fd < 0) {
+            r = -errno;
+            iof_diag_set(diag, r, "target '%s': cannot open%s: %s", t->path,
+                         direct ? " with O_DIRECT" : "", strerror(errno));
+            goto fail;
+        }
+        if (fstat(t->fd, &st) < 0) {
+            r = -errno;
+            iof_diag_set(diag, r, "target '%s': %s", t->path, strerror(errno));
+            goto fail;
+        }
+        if (S_ISBLK(st.st_mode)) {
+            int lbs = 512;
+            t->blockdev = true;
+            if (ioctl(t->fd, BLKGETSIZE64, &t->size) < 0 || ioctl(t->fd, BLKSSZGET, &lbs) < 0) {
+                r = -errno;
+                iof_diag_set(diag, r, "target '%s': cannot read device geometry: %s", t->path,
+                             strerror(errno));
+                goto fail;
+            }
+            t->lbs = (uint64_t)lbs;
+        } else if (S_ISREG(st.st_mode)) {
+            t->size = (uint64_t)st.st_size;
+            t->lbs = direct ? probe_dio_align(t->fd, t->size) : 512;
+        } else {
+            r = iof_diag_set(diag, IOF_ETARGET, "target '%s': not a regular file or block device",
+                             t->path);
+            goto fail;
+        }
+        if (t->lbs < 512 && direct)
+            t->lbs = 512;
+    }
+    t->start = cfg->range_offset;
+    t->end = cfg->range_size ? cfg->range_offset + cfg->range_size : t->size;
+    if (t->end > t->size || t->start >= t->end) {
+        r = iof_diag_set(diag, IOF_ETARGET,
+                         "target '%s': range %" PRIu64 "+%" PRIu64 " does not fit its size of %"
+                         PRIu64 " bytes",
+                         t->path, cfg->range_offset, cfg->range_size, t->size);
+        goto fail;
+    }
+    if (direct && (t->start % t->lbs)) {
+        r = iof_diag_set(diag, IOF_EALIGN,
+                         "target '%s': range offset %" PRIu64
+                         " is not a multiple of the logical block size %" PRIu64
+                         " (required for O_DIRECT)",
+                         t->path, t->start, t->lbs);
+        goto fail;
+    }
+    *out = t;
+    return 0;
+fail:
+    dyn_target_close(t);
+    return r;
+}
+
+void dyn_target_close(struct dyn_target *t)
+{
+    if (!t)
+        return;
+    if (t->fd >= 0)
+        close(t->fd);
+    free(t);
+}

@@ -1,0 +1,49 @@
+/* dynamo/target.h - what a worker drives: a test file in the workdir, a file
+ * by absolute path or a block device, and the region of it that is used. */
+#ifndef IOF_DYNAMO_TARGET_H
+#define IOF_DYNAMO_TARGET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "common/spec.h"
+
+struct dyn_target {
+    char path[IOF_PATH_MAX]; /* the path opened (workdir joined for test files) */
+    int fd;                  /* -1 when the engine touches no file */
+    bool blockdev;
+    uint64_t size;      /* file or device size in bytes */
+    uint64_t lbs;       /* logical block size: minimum O_DIRECT alignment */
+    uint64_t start;     /* first byte of the region */
+    uint64_t end;       /* one past the last byte of the region */
+};
+
+/* Called during preparation with bytes done out of total. */
+typedef void (*dyn_progress_fn)(void *arg, const char *path, uint64_t done, uint64_t total);
+
+/* Resolves cfg->path against workdir into out (IOF_PATH_MAX). Relative paths
+ * must not contain ".." components. */
+int dyn_target_resolve(const struct iof_target_cfg *cfg, const char *workdir, char *out,
+                       struct iof_diag *diag);
+
+/* Makes sure a relative test file exists with cfg->size bytes of real data
+ * (not sparse), filled with `pattern`: reuses it when the size already
+ * matches, otherwise (re)creates it, checking free space first. Absolute
+ * paths must already exist; nothing is written to them. */
+int dyn_target_prepare(const struct iof_target_cfg *cfg, const char *workdir,
+                       enum iof_pattern pattern, dyn_progress_fn progress, void *arg,
+                       struct iof_diag *diag);
+
+/* Opens a prepared target for a test. `direct`: O_DIRECT; `write`: the spec
+ * writes (otherwise the target is opened read-only); `touch`: false for the
+ * null engine, which only needs the region. Returns 0 and a new target in
+ * *out (free with dyn_target_close), or an error with a message naming the
+ * path and the reason. */
+int dyn_target_open(const struct iof_target_cfg *cfg, const char *workdir, bool direct,
+                    bool write, bool touch, struct dyn_target **out, struct iof_diag *diag);
+
+/* Closes and frees. Accepts NULL. */
+void dyn_target_close(struct dyn_target *t);
+
+#endif
