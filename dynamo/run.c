@@ -304,7 +304,13 @@ static void *worker_main(void *arg)
                 }
             } else {
                 r = 0;
-                if (wake > now && (npending == 0 || paused_until > now))
+                if (npending && paused_until <= now) {
+                    /* The kernel refused the whole batch (EAGAIN) with nothing
+                     * in flight to wait for: back off briefly, then retry. */
+                    if (now + IOF_NS_PER_MS < wake)
+                        wake = now + IOF_NS_PER_MS;
+                }
+                if (wake > now)
                     iof_sleep_until(wake);
             }
             now = iof_now_ns();
