@@ -1,0 +1,156 @@
+/* common/spec.c - plan structs: freeing, cycle arithmetic and expansion into
+ * tests. Pure functions over struct iof_plan; no I/O, no cJSON. */
+#include "common/spec.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void iof_plan_free(struct iof_plan *p)
+{
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->nspecs && p->specs; i++)
+        free(p->specs[i].lines);
+    free(p->specs);
+    for (size_t g = 0; g < p->nworkers && p->workers; g++) {
+        struct iof_worker_cfg *w = &p->workers[g];
+        for (size_t i = 0; i < w->nnodes && w->nodes; i++)
+            free(w->nodes[i]);
+        free(w->nodes);
+        free(w->targets);
+    }
+    free(p->workers);
+    memset(p, 0, sizeof(*p));
+}
+
+/* The value of cycle step k (k < iof_plan_cycle_steps()). */
+static uint64_t cycle_value(const struct iof_cycle *c, size_t k)
+{
+    uint64_t v = c->from;
+
+    if (!c->exponential)
+        return c->from + (uint64_t)k * c->step;
+    while (k--)
+        v *= c->step;
+    return v;
+}
+
+size_t iof_plan_cycle_steps(const struct iof_plan *p)
+{
+    const struct iof_cycle *c = &p->cycle;
+    size_t n = 0;
+
+    if (c->param == IOF_CYCLE_NONE)
+        return 1;
+    if (c->from > c->to)
+        return 0;
+    if (!c->exponential) {
+        /* A zero step would never advance: treat it as a single step. */
+        if (c->step == 0)
+            return 1;
+        return (size_t)((c->to - c->from) / c->step) + 1;
+    }
+    if (c->step < 2 || c->from == 0)
+        return 1;
+    for (uint64_t v = c->from; v <= c->to; v *= c->step) {
+        n++;
+        if (v > c->to / c->step)
+            break; /* next value would exceed `to` (or overflow) */
+    }
+    return n;
+}
+
+struct iof_test *iof_plan_expand(const struct iof_plan *p, size_t *n)
+{
+    size_t steps = iof_plan_cycle_steps(p);
+    size_t total, k = 0;
+    struct iof_test *t;
+
+    *n = 0;
+    if (steps && p->nspecs > SIZE_MAX / sizeof(*t) / steps)
+        return NULL;
+    total = p->nspecs * steps;
+    /* calloc(0) may return NULL; always return a real (possibly unused)
+     * allocation so NULL means only ENOMEM. */
+    t = calloc(total ? total : 1, sizeof(*t));
+    if (!t)
+        return NULL;
+    for (size_t s = 0; s < p->nspecs; s++) {
+        for (size_t c = 0; c < steps; c++, k++) {
+            t[k].index = (unsigned)k;
+            t[k].spec_index = (unsigned)s;
+            t[k].cycle_param = p->cycle.param;
+            t[k].cycle_value = p->cycle.param == IOF_CYCLE_NONE ? 0 : cycle_value(&p->cycle, c);
+        }
+    }
+    *n = total;
+    return t;
+}
+
+struct iof_worker_cfg iof_test_worker(const struct iof_plan *p, const struct iof_test *t, size_t g)
+{
+    struct iof_worker_cfg w;
+    uint64_t v = t->cycle_value > UINT32_MAX ? UINT32_MAX : t->cycle_value;
+
+    if (g >= p->nworkers) {
+        memset(&w, 0, sizeof(w));
+        return w;
+    }
+    w = p->workers[g];
+    switch (t->cycle_param) {
+    case IOF_CYCLE_QUEUE_DEPTH:
+        w.queue_depth = (uint32_t)v;
+        break;
+    case IOF_CYCLE_WORKERS:
+        w.count = (uint32_t)v;
+        break;
+    case IOF_CYCLE_TARGETS:
+        if (v < w.ntargets)
+            w.ntargets = (size_t)v;
+        break;
+    case IOF_CYCLE_NONE:
+        break;
+    }
+    return w;
+}
+
+void iof_test_cycle_label(const struct iof_test *t, char *buf, size_t cap)
+{
+    if (!cap)
+        return;
+    if (t->cycle_param == IOF_CYCLE_NONE) {
+        buf[0] = '\0';
+        return;
+    }
+    snprintf(buf, cap, "%s=%" PRIu64, iof_cycle_param_name(t->cycle_param), t->cycle_value);
+}
+
+const char *iof_pattern_name(enum iof_pattern p)
+{
+    switch (p) {
+    case IOF_PATTERN_REPEAT:
+        return "repeat";
+    case IOF_PATTERN_PSEUDO:
+        return "pseudo";
+    case IOF_PATTERN_RANDOM:
+        return "random";
+    }
+    return "unknown";
+}
+
+const char *iof_cycle_param_name(enum iof_cycle_param c)
+{
+    switch (c) {
+    case IOF_CYCLE_NONE:
+        return "none";
+    case IOF_CYCLE_QUEUE_DEPTH:
+        return "queue_depth";
+    case IOF_CYCLE_WORKERS:
+        return "workers";
+    case IOF_CYCLE_TARGETS:
+        return "targets";
+    }
+    return "unknown";
+}

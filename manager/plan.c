@@ -1,0 +1,1914 @@
+/* manager/plan.c - the plan loader: JSON text -> struct iof_plan.
+ *
+ * Pipeline: bounded read -> refuse NUL bytes and \u0000 escapes (C strings
+ * cannot carry them; a path cut at a NUL would name another file) -> cJSON
+ * parse -> apply --set overrides to the tree -> validate field by field while
+ * filling the struct -> cross-field checks. The tree is freed on every path
+ * out of mgr_plan_parse(); on error the half-filled plan is freed too.
+ *
+ * Messages: "<name>: <json path>: <reason>". The path is tracked in a small
+ * stack (struct pctx) pushed and popped around each member; on failure it is
+ * left in place so the message (and --set provenance) can use it.
+ */
+#include "manager/plan.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "common/clock.h"
+#include "dynamo/gen.h"
+
+_Static_assert(MGR_PLAN_MAX_LINES <= DYN_GEN_MAX_LINES, "the generator takes at most 64 lines");
+_Static_assert(MGR_PLAN_MAX_IO_SIZE <= UINT32_MAX, "dyn_io_desc.size is 32-bit");
+
+#define JSON_MAX_EXACT 9007199254740992.0   /* 2^53: larger JSON numbers lose precision */
+#define DIRECT_IO_ALIGN 512u                /* O_DIRECT granule that holds on every device */
+#define TEST_FILE_ALIGN 4096u               /* test files: whole 4 KiB blocks */
+#define NS_PER_MS ((uint64_t)IOF_NS_PER_MS) /* uint64_t, for PRIu64 */
+#define NS_PER_S ((uint64_t)IOF_NS_PER_S)
+#define NS_PER_MIN (60 * NS_PER_S)
+#define NS_PER_HOUR (3600 * NS_PER_S)
+
+/* ---- schema: which keys exist where (validation and --set share it) ---- */
+
+enum shape { SH_VALUE, SH_OBJECT, SH_ARRAY };
+
+struct objdef;
+struct field {
+    const char *name;
+    enum shape shape;
+    const struct objdef *def; /* the object, or an array's element object; NULL: values */
+};
+
+struct objdef {
+    const struct field *fields;
+    size_t nfields;
+};
+
+#define OBJDEF(var, arr) static const struct objdef var = {arr, sizeof(arr) / sizeof(arr[0])}
+
+static const struct field range_fields[] = {{"offset"}, {"size"}};
+OBJDEF(range_def, range_fields);
+static const struct field target_fields[] = {{"path"}, {"size"}, {"range", SH_OBJECT, &range_def}};
+OBJDEF(target_def, target_fields);
+static const struct field worker_fields[] = {
+    {"nodes", SH_ARRAY, NULL},          {"count"},   {"engine"}, {"queue_depth"},
+    {"targets", SH_ARRAY, &target_def}, {"pattern"}, {"seed"}};
+OBJDEF(worker_def, worker_fields);
+static const struct field line_fields[] = {{"size"},  {"share"}, {"read"}, {"random"},
+                                           {"align"}, {"delay"}, {"burst"}};
+OBJDEF(line_def, line_fields);
+static const struct field spec_fields[] = {{"name"}, {"lines", SH_ARRAY, &line_def}};
+OBJDEF(spec_def, spec_fields);
+static const struct field run_fields[] = {{"ramp"}, {"duration"}, {"interval"}};
+OBJDEF(run_def, run_fields);
+static const struct field cycle_param_fields[] = {{"from"}, {"to"}, {"step"}};
+OBJDEF(cycle_param_def, cycle_param_fields);
+static const struct field cycle_fields[] = {{"queue_depth", SH_OBJECT, &cycle_param_def},
+                                            {"workers", SH_OBJECT, &cycle_param_def},
+                                            {"targets", SH_OBJECT, &cycle_param_def}};
+OBJDEF(cycle_def, cycle_fields);
+static const struct field root_fields[] = {{"name"},
+                                           {"run", SH_OBJECT, &run_def},
+                                           {"specs", SH_ARRAY, &spec_def},
+                                           {"workers", SH_ARRAY, &worker_def},
+                                           {"cycle", SH_OBJECT, &cycle_def}};
+OBJDEF(root_def, root_fields);
+
+static const char *const engine_names[] = {"libaio", "sync", "null"};
+static const char *const pattern_names[] = {"repeat", "pseudo", "random"};
+_Static_assert(IOF_PATTERN_REPEAT == 0 && IOF_PATTERN_PSEUDO == 1 && IOF_PATTERN_RANDOM == 2,
+               "pattern_names follows enum iof_pattern");
+
+static const struct field *find_field(const struct objdef *def, const char *name)
+{
+    for (size_t i = 0; i < def->nfields; i++)
+        if (strcmp(def->fields[i].name, name) == 0)
+            return &def->fields[i];
+    return NULL;
+}
+
+/* ---- message helpers ---- */
+
+/* Copies s for a message: control bytes as \xNN, cut to fit with "...". */
+static char *sanitize(char *buf, size_t cap, const char *s)
+{
+    size_t o = 0;
+
+    for (; *s && o + 8 < cap; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch < 0x20 || ch == 0x7f)
+            o += (size_t)snprintf(buf + o, cap - o, "\\x%02x", ch);
+        else
+            buf[o++] = (char)ch;
+    }
+    if (*s && cap > 4 && o + 4 <= cap) {
+        memcpy(buf + o, "...", 3);
+        o += 3;
+    }
+    if (cap)
+        buf[o < cap ? o : cap - 1] = '\0';
+    return buf;
+}
+
+/* 'text', sanitized, for a user string inside a message. */
+static char *quote(char *buf, size_t cap, const char *s)
+{
+    char tmp[80];
+
+    snprintf(buf, cap, "'%s'", sanitize(tmp, sizeof(tmp), s));
+    return buf;
+}
+
+static const char *jtype(const cJSON *it)
+{
+    if (cJSON_IsNull(it))
+        return "null";
+    if (cJSON_IsBool(it))
+        return "boolean";
+    if (cJSON_IsNumber(it))
+        return "number";
+    if (cJSON_IsString(it))
+        return "string";
+    if (cJSON_IsArray(it))
+        return "array";
+    if (cJSON_IsObject(it))
+        return "object";
+    return "invalid";
+}
+
+/* The value as the user wrote it, for "got ...". */
+static const char *got(char *buf, size_t cap, const cJSON *it)
+{
+    if (cJSON_IsNumber(it))
+        snprintf(buf, cap, "%.15g", it->valuedouble);
+    else if (cJSON_IsString(it))
+        quote(buf, cap, it->valuestring);
+    else
+        snprintf(buf, cap, "%s", jtype(it));
+    return buf;
+}
+
+void mgr_plan_format_size(uint64_t bytes, char *buf, size_t cap)
+{
+    static const char units[] = "tgmk";
+
+    if (!cap)
+        return;
+    for (int i = 0; i < 4; i++) {
+        uint64_t u = 1ull << (10 * (4 - i));
+        if (bytes && bytes % u == 0) {
+            snprintf(buf, cap, "%" PRIu64 "%c", bytes / u, units[i]);
+            return;
+        }
+    }
+    snprintf(buf, cap, "%" PRIu64, bytes);
+}
+
+void mgr_plan_format_duration(uint64_t ns, char *buf, size_t cap)
+{
+    if (!cap)
+        return;
+    if (ns == 0)
+        snprintf(buf, cap, "0s");
+    else if (ns % NS_PER_HOUR == 0)
+        snprintf(buf, cap, "%" PRIu64 "h", ns / NS_PER_HOUR);
+    else if (ns % NS_PER_MIN == 0)
+        snprintf(buf, cap, "%" PRIu64 "m", ns / NS_PER_MIN);
+    else if (ns % NS_PER_S == 0 && ns < NS_PER_MIN)
+        snprintf(buf, cap, "%" PRIu64 "s", ns / NS_PER_S);
+    else if (ns % NS_PER_S == 0) {
+        uint64_t s = ns / NS_PER_S, h = s / 3600, m = s / 60 % 60;
+        if (h)
+            snprintf(buf, cap, "%" PRIu64 "h%" PRIu64 "m%" PRIu64 "s", h, m, s % 60);
+        else
+            snprintf(buf, cap, "%" PRIu64 "m%" PRIu64 "s", m, s % 60);
+    } else if (ns % NS_PER_MS == 0)
+        snprintf(buf, cap, "%" PRIu64 "ms", ns / NS_PER_MS);
+    else
+        snprintf(buf, cap, "%" PRIu64 "ns", ns);
+}
+
+/* ---- unit parsing ---- */
+
+static int is_digit(char ch)
+{
+    return ch >= '0' && ch <= '9';
+}
+
+static char lower(char ch)
+{
+    return ch >= 'A' && ch <= 'Z' ? (char)(ch - 'A' + 'a') : ch;
+}
+
+/* Leading decimal digits of s into *v; *end after them. -EINVAL with *why
+ * for a missing number, -ERANGE when it does not fit 64 bits. */
+static int parse_digits(const char *s, uint64_t *v, const char **end, const char **why)
+{
+    uint64_t x = 0;
+
+    if (*s == '\0') {
+        *why = "empty";
+        return -EINVAL;
+    }
+    if (*s == '-') {
+        *why = "must not be negative";
+        return -EINVAL;
+    }
+    if (!is_digit(*s)) {
+        *why = "must start with a digit";
+        return -EINVAL;
+    }
+    for (; is_digit(*s); s++) {
+        unsigned d = (unsigned)(*s - '0');
+        if (x > (UINT64_MAX - d) / 10) {
+            *why = "too large";
+            return -ERANGE;
+        }
+        x = x * 10 + d;
+    }
+    if (*s == '.' || *s == ',') {
+        *why = "fractions are not allowed; use a smaller unit";
+        return -EINVAL;
+    }
+    *v = x;
+    *end = s;
+    return 0;
+}
+
+static int parse_size(const char *s, uint64_t *out, const char **why)
+{
+    const char *end;
+    uint64_t v, mult = 1;
+    int rc = parse_digits(s, &v, &end, why);
+
+    if (rc)
+        return rc;
+    if (*end) {
+        switch (end[1] ? 0 : lower(*end)) {
+        case 'k':
+            mult = 1ull << 10;
+            break;
+        case 'm':
+            mult = 1ull << 20;
+            break;
+        case 'g':
+            mult = 1ull << 30;
+            break;
+        case 't':
+            mult = 1ull << 40;
+            break;
+        default:
+            *why = "unknown suffix (use k, m, g or t: powers of 1024)";
+            return -EINVAL;
+        }
+    }
+    if (v > UINT64_MAX / mult) {
+        *why = "too large";
+        return -ERANGE;
+    }
+    *out = v * mult;
+    return 0;
+}
+
+static int parse_duration(const char *s, uint64_t *out, const char **why)
+{
+    const char *end;
+    uint64_t v, mult;
+    int rc = parse_digits(s, &v, &end, why);
+
+    if (rc)
+        return rc;
+    if (*end == '\0') {
+        *why = "missing unit (ms, s, m or h)";
+        return -EINVAL;
+    }
+    if (lower(end[0]) == 'm' && lower(end[1]) == 's' && !end[2])
+        mult = IOF_NS_PER_MS;
+    else if (lower(end[0]) == 's' && !end[1])
+        mult = IOF_NS_PER_S;
+    else if (lower(end[0]) == 'm' && !end[1])
+        mult = NS_PER_MIN;
+    else if (lower(end[0]) == 'h' && !end[1])
+        mult = NS_PER_HOUR;
+    else {
+        *why = "unknown unit (use ms, s, m or h)";
+        return -EINVAL;
+    }
+    if (v > UINT64_MAX / mult) {
+        *why = "too large";
+        return -ERANGE;
+    }
+    *out = v * mult;
+    return 0;
+}
+
+int mgr_plan_parse_size(const char *s, uint64_t *out)
+{
+    const char *why;
+
+    return parse_size(s, out, &why);
+}
+
+int mgr_plan_parse_duration(const char *s, uint64_t *out_ns)
+{
+    const char *why;
+
+    return parse_duration(s, out_ns, &why);
+}
+
+/* ---- validation context ---- */
+
+struct pctx {
+    const char *name; /* file name for messages */
+    struct iof_diag *diag;
+    char path[256]; /* JSON path of the member being checked */
+    size_t plen;
+};
+
+static size_t path_add(struct pctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static size_t path_add(struct pctx *c, const char *fmt, ...)
+{
+    size_t old = c->plen;
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(c->path + c->plen, sizeof(c->path) - c->plen, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        c->plen +=
+            (size_t)n < sizeof(c->path) - c->plen ? (size_t)n : sizeof(c->path) - 1 - c->plen;
+    return old;
+}
+
+static size_t path_key(struct pctx *c, const char *key)
+{
+    return path_add(c, "%s%s", c->plen ? "." : "", key);
+}
+
+static size_t path_index(struct pctx *c, size_t i)
+{
+    return path_add(c, "[%zu]", i);
+}
+
+static void path_pop(struct pctx *c, size_t old)
+{
+    c->plen = old;
+    c->path[old] = '\0';
+}
+
+static int fail(struct pctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int fail(struct pctx *c, const char *fmt, ...)
+{
+    char why[400];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof(why), fmt, ap);
+    va_end(ap);
+    if (c->plen)
+        return iof_diag_set(c->diag, IOF_EPLAN, "%s: %s: %s", c->name, c->path, why);
+    return iof_diag_set(c->diag, IOF_EPLAN, "%s: %s", c->name, why);
+}
+
+static int nomem(struct pctx *c)
+{
+    return iof_diag_set(c->diag, -ENOMEM, "%s: out of memory", c->name);
+}
+
+/* Levenshtein distance for short keys (SIZE_MAX when either is long). */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), row[64];
+
+    if (la >= 64 || lb >= 64)
+        return SIZE_MAX;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j], best = diag + (lower(a[i - 1]) != lower(b[j - 1]));
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+/* "unknown key 'x' (did you mean 'y'?)" or "(expected one of: ...)" into buf. */
+static void unknown_key_msg(char *buf, size_t cap, const struct objdef *def, const char *key)
+{
+    const char *best = NULL;
+    size_t bestd = 3, o;
+    char q[96];
+
+    for (size_t i = 0; i < def->nfields; i++) {
+        size_t d = edit_distance(key, def->fields[i].name);
+        if (d < bestd && d < strlen(def->fields[i].name)) {
+            bestd = d;
+            best = def->fields[i].name;
+        }
+    }
+    quote(q, sizeof(q), key);
+    if (best) {
+        snprintf(buf, cap, "unknown key %s (did you mean '%s'?)", q, best);
+        return;
+    }
+    o = (size_t)snprintf(buf, cap, "unknown key %s (expected one of: ", q);
+    for (size_t i = 0; i < def->nfields && o < cap; i++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s%s", i ? ", " : "", def->fields[i].name);
+    if (o < cap)
+        snprintf(buf + o, cap - o, ")");
+}
+
+/* Every key of obj is in def, and none appears twice. Because unknown keys
+ * stop the scan, at most def->nfields earlier siblings are compared. */
+static int check_keys(struct pctx *c, const cJSON *obj, const struct objdef *def)
+{
+    char msg[300], q[96];
+
+    for (const cJSON *it = obj->child; it; it = it->next) {
+        const char *k = it->string ? it->string : "";
+        if (!find_field(def, k)) {
+            unknown_key_msg(msg, sizeof(msg), def, k);
+            return fail(c, "%s", msg);
+        }
+        for (const cJSON *prev = obj->child; prev != it; prev = prev->next)
+            if (strcmp(prev->string, k) == 0)
+                return fail(c, "duplicate key %s", quote(q, sizeof(q), k));
+    }
+    return 0;
+}
+
+static const cJSON *member(const cJSON *obj, const char *key)
+{
+    return cJSON_GetObjectItemCaseSensitive(obj, key);
+}
+
+/* "must be 1..64m", "must be at least 100ms", "must be at most 1h". */
+static int range_fail(struct pctx *c, const char *lo, const char *hi, bool has_lo, bool has_hi,
+                      const cJSON *it)
+{
+    char g[96];
+
+    got(g, sizeof(g), it);
+    if (has_lo && has_hi)
+        return fail(c, "must be %s..%s, got %s", lo, hi, g);
+    if (has_lo)
+        return fail(c, "must be at least %s, got %s", lo, g);
+    return fail(c, "must be at most %s, got %s", hi, g);
+}
+
+/* A JSON number holding an integer; its range is the caller's. */
+static int json_integer(struct pctx *c, const cJSON *it, const char *what, double *d)
+{
+    char g[96];
+
+    if (!cJSON_IsNumber(it))
+        return fail(c, "must be %s, got %s", what, jtype(it));
+    *d = it->valuedouble;
+    if (!isfinite(*d) || *d != trunc(*d))
+        return fail(c, "must be %s, got %s", what, got(g, sizeof(g), it));
+    return 0;
+}
+
+static int json_uint(struct pctx *c, const cJSON *it, uint64_t min, uint64_t max, uint64_t *out)
+{
+    char lo[32], hi[32];
+    double d;
+    int rc = json_integer(c, it, "an integer", &d);
+
+    if (rc)
+        return rc;
+    if (d < (double)min || d > (double)max || d > JSON_MAX_EXACT) {
+        snprintf(lo, sizeof(lo), "%" PRIu64, min);
+        snprintf(hi, sizeof(hi), "%" PRIu64, max);
+        return range_fail(c, lo, hi, true, true, it);
+    }
+    *out = (uint64_t)d;
+    return 0;
+}
+
+/* Integer member `key` in min..max; def == NULL means required. */
+static int int_field(struct pctx *c, const cJSON *obj, const char *key, const uint64_t *def,
+                     uint64_t min, uint64_t max, uint64_t *out)
+{
+    const cJSON *it = member(obj, key);
+    size_t o = path_key(c, key);
+
+    if (!it) {
+        if (!def)
+            return fail(c, "required but missing");
+        *out = *def;
+    } else {
+        int rc = json_uint(c, it, min, max, out);
+        if (rc)
+            return rc;
+    }
+    path_pop(c, o);
+    return 0;
+}
+
+static int json_size(struct pctx *c, const cJSON *it, uint64_t *out)
+{
+    char g[96];
+    const char *why;
+
+    if (cJSON_IsNumber(it)) {
+        double d;
+        int rc = json_integer(c, it, "a whole number of bytes", &d);
+        if (rc)
+            return rc;
+        if (d < 0)
+            return fail(c, "must not be negative, got %s", got(g, sizeof(g), it));
+        if (d > JSON_MAX_EXACT)
+            return fail(c, "too large for a JSON number, got %s; write it as a string like \"16t\"",
+                        got(g, sizeof(g), it));
+        *out = (uint64_t)d;
+        return 0;
+    }
+    if (!cJSON_IsString(it))
+        return fail(c, "must be a size (bytes, or a string like \"4k\"), got %s", jtype(it));
+    if (parse_size(it->valuestring, out, &why))
+        return fail(c, "invalid size %s: %s", got(g, sizeof(g), it), why);
+    return 0;
+}
+
+/* Size member `key` in min..max (max UINT64_MAX: no upper bound). */
+static int size_field(struct pctx *c, const cJSON *obj, const char *key, const uint64_t *def,
+                      uint64_t min, uint64_t max, uint64_t *out)
+{
+    const cJSON *it = member(obj, key);
+    size_t o = path_key(c, key);
+    char lo[32], hi[32];
+
+    if (!it) {
+        if (!def)
+            return fail(c, "required but missing");
+        *out = *def;
+    } else {
+        int rc = json_size(c, it, out);
+        if (rc)
+            return rc;
+        if (*out < min || *out > max) {
+            mgr_plan_format_size(min, lo, sizeof(lo));
+            mgr_plan_format_size(max, hi, sizeof(hi));
+            return range_fail(c, lo, hi, true, max != UINT64_MAX, it);
+        }
+    }
+    path_pop(c, o);
+    return 0;
+}
+
+static int json_duration(struct pctx *c, const cJSON *it, uint64_t *out)
+{
+    char g[96];
+    const char *why;
+
+    if (cJSON_IsNumber(it)) {
+        double d;
+        int rc = json_integer(c, it, "a whole number of seconds", &d);
+        if (rc)
+            return rc;
+        if (d < 0)
+            return fail(c, "must not be negative, got %s", got(g, sizeof(g), it));
+        if (d > (double)(UINT64_MAX / IOF_NS_PER_S))
+            return fail(c, "too large, got %s", got(g, sizeof(g), it));
+        *out = (uint64_t)d * IOF_NS_PER_S;
+        return 0;
+    }
+    if (!cJSON_IsString(it))
+        return fail(c, "must be a duration (a string like \"10s\", or seconds), got %s", jtype(it));
+    if (parse_duration(it->valuestring, out, &why))
+        return fail(c, "invalid duration %s: %s", got(g, sizeof(g), it), why);
+    return 0;
+}
+
+/* Duration member `key` at most max (UINT64_MAX: unbounded). */
+static int dur_field(struct pctx *c, const cJSON *obj, const char *key, const uint64_t *def,
+                     uint64_t max, uint64_t *out)
+{
+    const cJSON *it = member(obj, key);
+    size_t o = path_key(c, key);
+    char hi[32];
+
+    if (!it) {
+        if (!def)
+            return fail(c, "required but missing");
+        *out = *def;
+    } else {
+        int rc = json_duration(c, it, out);
+        if (rc)
+            return rc;
+        if (*out > max) {
+            mgr_plan_format_duration(max, hi, sizeof(hi));
+            return range_fail(c, NULL, hi, false, true, it);
+        }
+    }
+    path_pop(c, o);
+    return 0;
+}
+
+/* String value: non-empty, at most maxlen bytes. *out borrows from the tree. */
+static int json_string(struct pctx *c, const cJSON *it, size_t maxlen, const char **out)
+{
+    size_t n;
+
+    if (!cJSON_IsString(it))
+        return fail(c, "must be a string, got %s", jtype(it));
+    n = strlen(it->valuestring);
+    if (n == 0)
+        return fail(c, "must not be empty");
+    if (n > maxlen)
+        return fail(c, "is too long: %zu bytes, the maximum is %zu", n, maxlen);
+    *out = it->valuestring;
+    return 0;
+}
+
+static int str_field(struct pctx *c, const cJSON *obj, const char *key, const char *def,
+                     size_t maxlen, const char **out)
+{
+    const cJSON *it = member(obj, key);
+    size_t o = path_key(c, key);
+
+    if (!it) {
+        if (!def)
+            return fail(c, "required but missing");
+        *out = def;
+    } else {
+        int rc = json_string(c, it, maxlen, out);
+        if (rc)
+            return rc;
+    }
+    path_pop(c, o);
+    return 0;
+}
+
+static int enum_field(struct pctx *c, const cJSON *obj, const char *key, size_t def,
+                      const char *const *names, size_t n, size_t *out)
+{
+    const cJSON *it = member(obj, key);
+    size_t o = path_key(c, key);
+    char list[128], g[96];
+    size_t l = 0;
+
+    if (!it) {
+        *out = def;
+        path_pop(c, o);
+        return 0;
+    }
+    if (!cJSON_IsString(it))
+        return fail(c, "must be a string, got %s", jtype(it));
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(it->valuestring, names[i]) == 0) {
+            *out = i;
+            path_pop(c, o);
+            return 0;
+        }
+    }
+    list[0] = '\0';
+    for (size_t i = 0; i < n && l < sizeof(list); i++)
+        l += (size_t)snprintf(list + l, sizeof(list) - l, "%s%s", i ? ", " : "", names[i]);
+    return fail(c, "must be one of %s, got %s", list, got(g, sizeof(g), it));
+}
+
+static int check_object(struct pctx *c, const cJSON *it)
+{
+    if (!cJSON_IsObject(it))
+        return fail(c, "must be an object, got %s", jtype(it));
+    return 0;
+}
+
+/* An array of min..max entries; *n its length. */
+static int check_array(struct pctx *c, const cJSON *it, size_t min, size_t max, size_t *n)
+{
+    size_t k = 0;
+
+    if (!cJSON_IsArray(it))
+        return fail(c, "must be an array, got %s", jtype(it));
+    for (const cJSON *e = it->child; e; e = e->next)
+        k++;
+    if (k < min)
+        return fail(c, "must not be empty");
+    if (k > max)
+        return fail(c, "has %zu entries, the maximum is %zu", k, max);
+    *n = k;
+    return 0;
+}
+
+/* ---- the plan, member by member ---- */
+
+static const uint64_t ZERO = 0, ONE = 1, HUNDRED = 100, ONE_SECOND = IOF_NS_PER_S;
+
+static int parse_run(struct pctx *c, const cJSON *root, struct iof_run_cfg *r)
+{
+    const cJSON *run = member(root, "run");
+    size_t o = path_key(c, "run"), o2;
+    char d[32], g[96];
+    int rc;
+
+    if (!run)
+        return fail(c, "required but missing");
+    if ((rc = check_object(c, run)) || (rc = check_keys(c, run, &run_def)))
+        return rc;
+    if ((rc = dur_field(c, run, "ramp", &ZERO, UINT64_MAX, &r->ramp_ns)) ||
+        (rc = dur_field(c, run, "duration", NULL, UINT64_MAX, &r->duration_ns)) ||
+        (rc = dur_field(c, run, "interval", &ONE_SECOND, UINT64_MAX, &r->interval_ns)))
+        return rc;
+    if (r->duration_ns == 0) {
+        path_key(c, "duration");
+        return fail(c, "must be greater than 0");
+    }
+    if (r->interval_ns < MGR_PLAN_MIN_INTERVAL_NS) {
+        path_key(c, "interval");
+        return fail(c, "must be at least 100ms, got %s",
+                    got(g, sizeof(g), member(run, "interval")));
+    }
+    if (r->interval_ns > r->duration_ns) {
+        o2 = path_key(c, "interval");
+        mgr_plan_format_duration(r->duration_ns, d, sizeof(d));
+        if (member(run, "interval"))
+            return fail(c, "must not exceed run.duration (%s), got %s", d,
+                        got(g, sizeof(g), member(run, "interval")));
+        path_pop(c, o2);
+        path_key(c, "duration");
+        return fail(c, "must be at least run.interval (1s when not given), got %s",
+                    got(g, sizeof(g), member(run, "duration")));
+    }
+    path_pop(c, o);
+    return 0;
+}
+
+static int parse_line(struct pctx *c, const cJSON *jl, struct iof_line *l, size_t nlines)
+{
+    uint64_t v;
+    char g[96];
+    int rc;
+
+    if ((rc = check_object(c, jl)) || (rc = check_keys(c, jl, &line_def)))
+        return rc;
+    if ((rc = size_field(c, jl, "size", NULL, 1, MGR_PLAN_MAX_IO_SIZE, &l->size)))
+        return rc;
+    if (nlines > 1 && !member(jl, "share")) {
+        path_key(c, "share");
+        return fail(c, "required when a spec has more than one line");
+    }
+    if ((rc = int_field(c, jl, "share", &HUNDRED, 0, 100, &v)))
+        return rc;
+    l->share = (uint32_t)v;
+    if ((rc = int_field(c, jl, "read", &HUNDRED, 0, 100, &v)))
+        return rc;
+    l->read_pct = (uint32_t)v;
+    if ((rc = int_field(c, jl, "random", &HUNDRED, 0, 100, &v)))
+        return rc;
+    l->random_pct = (uint32_t)v;
+    if ((rc = size_field(c, jl, "align", &ZERO, 0, UINT64_MAX, &l->align)))
+        return rc;
+    if (l->align % DIRECT_IO_ALIGN) {
+        path_key(c, "align");
+        return fail(
+            c, "must be 0 (automatic: aligned to the transfer size) or a multiple of 512, got %s",
+            got(g, sizeof(g), member(jl, "align")));
+    }
+    if ((rc = dur_field(c, jl, "delay", &ZERO, MGR_PLAN_MAX_DELAY_NS, &l->delay_ns)))
+        return rc;
+    if ((rc = int_field(c, jl, "burst", &ONE, 1, MGR_PLAN_MAX_BURST, &v)))
+        return rc;
+    l->burst = (uint32_t)v;
+    return 0;
+}
+
+static int parse_spec(struct pctx *c, const cJSON *js, struct iof_spec *s)
+{
+    const cJSON *lines, *jl;
+    const char *name;
+    uint64_t sum = 0;
+    size_t n, k = 0, o;
+    int rc;
+
+    if ((rc = check_object(c, js)) || (rc = check_keys(c, js, &spec_def)))
+        return rc;
+    if ((rc = str_field(c, js, "name", NULL, IOF_NAME_MAX - 1, &name)))
+        return rc;
+    snprintf(s->name, sizeof(s->name), "%s", name);
+    lines = member(js, "lines");
+    o = path_key(c, "lines");
+    if (!lines)
+        return fail(c, "required but missing");
+    if ((rc = check_array(c, lines, 1, MGR_PLAN_MAX_LINES, &n)))
+        return rc;
+    s->lines = calloc(n, sizeof(*s->lines));
+    if (!s->lines)
+        return nomem(c);
+    s->nlines = n;
+    cJSON_ArrayForEach(jl, lines)
+    {
+        size_t oi = path_index(c, k);
+        if ((rc = parse_line(c, jl, &s->lines[k], n)))
+            return rc;
+        sum += s->lines[k].share;
+        path_pop(c, oi);
+        k++;
+    }
+    if (sum != 100)
+        return fail(c, "shares must add up to 100, got %" PRIu64, sum);
+    path_pop(c, o);
+    return 0;
+}
+
+static int parse_specs(struct pctx *c, const cJSON *root, struct iof_plan *p)
+{
+    const cJSON *arr = member(root, "specs"), *js;
+    size_t o = path_key(c, "specs"), n, i = 0;
+    char q[96];
+    int rc;
+
+    if (!arr)
+        return fail(c, "required but missing");
+    if ((rc = check_array(c, arr, 1, MGR_PLAN_MAX_SPECS, &n)))
+        return rc;
+    p->specs = calloc(n, sizeof(*p->specs));
+    if (!p->specs)
+        return nomem(c);
+    p->nspecs = n;
+    cJSON_ArrayForEach(js, arr)
+    {
+        size_t oi = path_index(c, i);
+        if ((rc = parse_spec(c, js, &p->specs[i])))
+            return rc;
+        for (size_t j = 0; j < i; j++) {
+            if (strcmp(p->specs[j].name, p->specs[i].name) == 0) {
+                path_key(c, "name");
+                return fail(c, "duplicate spec name %s (also specs[%zu])",
+                            quote(q, sizeof(q), p->specs[i].name), j);
+            }
+        }
+        path_pop(c, oi);
+        i++;
+    }
+    path_pop(c, o);
+    return 0;
+}
+
+struct named {
+    const char *s;
+    size_t i;
+};
+
+static int named_cmp(const void *a, const void *b)
+{
+    const struct named *x = a, *y = b;
+    int r = strcmp(x->s, y->s);
+
+    if (r)
+        return r;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static int parse_nodes(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *w)
+{
+    const cJSON *arr = member(jw, "nodes"), *e;
+    size_t o = path_key(c, "nodes"), n, i = 0;
+    struct named *sorted;
+    char q[96];
+    int rc;
+
+    if (!arr) {
+        w->nodes = calloc(1, sizeof(*w->nodes));
+        if (!w->nodes)
+            return nomem(c);
+        w->nnodes = 1;
+        w->nodes[0] = strdup("*");
+        if (!w->nodes[0])
+            return nomem(c);
+        path_pop(c, o);
+        return 0;
+    }
+    if ((rc = check_array(c, arr, 1, MGR_PLAN_MAX_NODES, &n)))
+        return rc;
+    w->nodes = calloc(n, sizeof(*w->nodes));
+    if (!w->nodes)
+        return nomem(c);
+    w->nnodes = n;
+    cJSON_ArrayForEach(e, arr)
+    {
+        const char *s;
+        size_t oi = path_index(c, i);
+        if ((rc = json_string(c, e, IOF_NAME_MAX - 1, &s)))
+            return rc;
+        w->nodes[i] = strdup(s);
+        if (!w->nodes[i])
+            return nomem(c);
+        path_pop(c, oi);
+        i++;
+    }
+    /* Duplicates: sort (name, index) pairs and compare neighbours. */
+    sorted = malloc(n * sizeof(*sorted));
+    if (!sorted)
+        return nomem(c);
+    for (i = 0; i < n; i++)
+        sorted[i] = (struct named){w->nodes[i], i};
+    qsort(sorted, n, sizeof(*sorted), named_cmp);
+    for (i = 1; i < n; i++) {
+        if (strcmp(sorted[i - 1].s, sorted[i].s) == 0) {
+            size_t first = sorted[i - 1].i, dup = sorted[i].i;
+            free(sorted);
+            path_index(c, dup);
+            return fail(c, "duplicate node %s (also nodes[%zu])",
+                        quote(q, sizeof(q), w->nodes[dup]), first);
+        }
+    }
+    free(sorted);
+    path_pop(c, o);
+    return 0;
+}
+
+/* True when the path has a ".." component. */
+static bool has_dotdot(const char *p)
+{
+    for (const char *s = p; *s;) {
+        size_t n = strcspn(s, "/");
+        if (n == 2 && s[0] == '.' && s[1] == '.')
+            return true;
+        s += n;
+        while (*s == '/')
+            s++;
+    }
+    return false;
+}
+
+static int parse_range(struct pctx *c, const cJSON *jt, struct iof_target_cfg *t)
+{
+    const cJSON *r = member(jt, "range");
+    size_t o = path_key(c, "range");
+    char a[32], b[32], s[32], g[96];
+    int rc;
+
+    if (!r) {
+        path_pop(c, o);
+        return 0;
+    }
+    if ((rc = check_object(c, r)) || (rc = check_keys(c, r, &range_def)))
+        return rc;
+    if ((rc = size_field(c, r, "offset", &ZERO, 0, UINT64_MAX, &t->range_offset)) ||
+        (rc = size_field(c, r, "size", &ZERO, 0, UINT64_MAX, &t->range_size)))
+        return rc;
+    if (t->range_offset % DIRECT_IO_ALIGN) {
+        path_key(c, "offset");
+        return fail(c, "must be a multiple of 512, got %s", got(g, sizeof(g), member(r, "offset")));
+    }
+    if (t->range_size % DIRECT_IO_ALIGN) {
+        path_key(c, "size");
+        return fail(c, "must be a multiple of 512, got %s", got(g, sizeof(g), member(r, "size")));
+    }
+    mgr_plan_format_size(t->range_offset, a, sizeof(a));
+    mgr_plan_format_size(t->range_size, b, sizeof(b));
+    mgr_plan_format_size(t->size, s, sizeof(s));
+    if (t->range_size > UINT64_MAX - t->range_offset)
+        return fail(c, "offset %s + size %s overflows", a, b);
+    if (t->size && t->range_offset >= t->size)
+        return fail(c, "offset %s is not inside the target (size %s)", a, s);
+    if (t->size && t->range_offset + t->range_size > t->size)
+        return fail(c, "offset %s + size %s goes past the end of the target (size %s)", a, b, s);
+    path_pop(c, o);
+    return 0;
+}
+
+static int parse_target(struct pctx *c, const cJSON *jt, struct iof_target_cfg *t)
+{
+    const char *path;
+    char g[96];
+    int rc;
+
+    if ((rc = check_object(c, jt)) || (rc = check_keys(c, jt, &target_def)))
+        return rc;
+    if ((rc = str_field(c, jt, "path", NULL, IOF_PATH_MAX - 1, &path)))
+        return rc;
+    snprintf(t->path, sizeof(t->path), "%s", path);
+    /* The agent enforces its own limits; refusing ".." here keeps a plan
+     * from even asking (a relative path must stay inside the workdir, an
+     * absolute one is compared with the --allow list as written). */
+    if (has_dotdot(path)) {
+        path_key(c, "path");
+        return fail(c, "must not contain a '..' component");
+    }
+    if ((rc = size_field(c, jt, "size", &ZERO, 0, UINT64_MAX, &t->size)))
+        return rc;
+    if (t->size % TEST_FILE_ALIGN) {
+        path_key(c, "size");
+        return fail(c, "must be a multiple of 4096, got %s", got(g, sizeof(g), member(jt, "size")));
+    }
+    if (path[0] != '/' && t->size == 0) {
+        path_key(c, "size");
+        return fail(c, "a relative path is a test file to create: give it a size greater than 0");
+    }
+    return parse_range(c, jt, t);
+}
+
+static int parse_worker(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *w)
+{
+    const cJSON *arr, *jt;
+    size_t n, i = 0, idx, o;
+    uint64_t v;
+    int rc;
+
+    if ((rc = check_object(c, jw)) || (rc = check_keys(c, jw, &worker_def)))
+        return rc;
+    if ((rc = parse_nodes(c, jw, w)))
+        return rc;
+    if ((rc = int_field(c, jw, "count", &ONE, 1, MGR_PLAN_MAX_COUNT, &v)))
+        return rc;
+    w->count = (uint32_t)v;
+    if ((rc = enum_field(c, jw, "engine", 0, engine_names, 3, &idx)))
+        return rc;
+    snprintf(w->engine, sizeof(w->engine), "%s", engine_names[idx]);
+    if ((rc = int_field(c, jw, "queue_depth", &ONE, 1, MGR_PLAN_MAX_QD, &v)))
+        return rc;
+    w->queue_depth = (uint32_t)v;
+
+    arr = member(jw, "targets");
+    o = path_key(c, "targets");
+    if (!arr)
+        return fail(c, "required but missing");
+    if ((rc = check_array(c, arr, 1, MGR_PLAN_MAX_TARGETS, &n)))
+        return rc;
+    w->targets = calloc(n, sizeof(*w->targets));
+    if (!w->targets)
+        return nomem(c);
+    w->ntargets = n;
+    cJSON_ArrayForEach(jt, arr)
+    {
+        size_t oi = path_index(c, i);
+        if ((rc = parse_target(c, jt, &w->targets[i])))
+            return rc;
+        path_pop(c, oi);
+        i++;
+    }
+    path_pop(c, o);
+
+    if ((rc = enum_field(c, jw, "pattern", IOF_PATTERN_RANDOM, pattern_names, 3, &idx)))
+        return rc;
+    w->pattern = (enum iof_pattern)idx;
+    if (member(jw, "seed")) {
+        if ((rc = int_field(c, jw, "seed", NULL, 0, (uint64_t)JSON_MAX_EXACT, &w->seed)))
+            return rc;
+        w->has_seed = true;
+    }
+    return 0;
+}
+
+static int parse_workers(struct pctx *c, const cJSON *root, struct iof_plan *p)
+{
+    const cJSON *arr = member(root, "workers"), *jw;
+    size_t o = path_key(c, "workers"), n, i = 0;
+    int rc;
+
+    if (!arr)
+        return fail(c, "required but missing");
+    if ((rc = check_array(c, arr, 1, MGR_PLAN_MAX_GROUPS, &n)))
+        return rc;
+    p->workers = calloc(n, sizeof(*p->workers));
+    if (!p->workers)
+        return nomem(c);
+    p->nworkers = n;
+    cJSON_ArrayForEach(jw, arr)
+    {
+        size_t oi = path_index(c, i);
+        if ((rc = parse_worker(c, jw, &p->workers[i])))
+            return rc;
+        path_pop(c, oi);
+        i++;
+    }
+    path_pop(c, o);
+    return 0;
+}
+
+/* "+N" (N >= 1) or "xN" (N >= 2). */
+static int parse_step(struct pctx *c, const cJSON *pc, struct iof_cycle *cy)
+{
+    const cJSON *it = member(pc, "step");
+    const char *s, *end, *why;
+    size_t o = path_key(c, "step");
+    char g[96];
+    uint64_t n;
+    int rc;
+
+    if (!it)
+        return fail(c, "required but missing");
+    if ((rc = json_string(c, it, 32, &s)))
+        return rc;
+    got(g, sizeof(g), it);
+    if ((s[0] != '+' && s[0] != 'x' && s[0] != 'X') || !is_digit(s[1]) ||
+        parse_digits(s + 1, &n, &end, &why) || *end)
+        return fail(c, "must be \"+N\" (linear) or \"xN\" (exponential), got %s", g);
+    cy->exponential = s[0] != '+';
+    if (!cy->exponential && n < 1)
+        return fail(c, "a linear step must be at least +1, got %s", g);
+    if (cy->exponential && n < 2)
+        return fail(c, "an exponential step must be at least x2, got %s", g);
+    cy->step = n;
+    path_pop(c, o);
+    return 0;
+}
+
+static int parse_cycle(struct pctx *c, const cJSON *root, struct iof_plan *p)
+{
+    const cJSON *cy = member(root, "cycle"), *pc;
+    size_t o = path_key(c, "cycle"), o2, min_targets = SIZE_MAX, min_group = 0;
+    struct iof_cycle *out = &p->cycle;
+    uint64_t limit;
+    int rc;
+
+    out->param = IOF_CYCLE_NONE;
+    if (!cy) {
+        path_pop(c, o);
+        return 0;
+    }
+    if ((rc = check_object(c, cy)) || (rc = check_keys(c, cy, &cycle_def)))
+        return rc;
+    pc = cy->child;
+    if (!pc)
+        return fail(c, "must name one of queue_depth, workers, targets");
+    if (pc->next)
+        return fail(c, "names both '%s' and '%s': cycle one parameter at a time", pc->string,
+                    pc->next->string);
+    for (size_t g = 0; g < p->nworkers; g++) {
+        if (p->workers[g].ntargets < min_targets) {
+            min_targets = p->workers[g].ntargets;
+            min_group = g;
+        }
+    }
+    if (strcmp(pc->string, "queue_depth") == 0) {
+        out->param = IOF_CYCLE_QUEUE_DEPTH;
+        limit = MGR_PLAN_MAX_QD;
+    } else if (strcmp(pc->string, "workers") == 0) {
+        out->param = IOF_CYCLE_WORKERS;
+        limit = MGR_PLAN_MAX_COUNT;
+    } else {
+        out->param = IOF_CYCLE_TARGETS;
+        limit = MGR_PLAN_MAX_TARGETS;
+    }
+    o2 = path_key(c, pc->string);
+    if ((rc = check_object(c, pc)) || (rc = check_keys(c, pc, &cycle_param_def)))
+        return rc;
+    if ((rc = int_field(c, pc, "from", NULL, 1, limit, &out->from)) ||
+        (rc = int_field(c, pc, "to", NULL, 1, limit, &out->to)))
+        return rc;
+    if (out->to < out->from) {
+        path_key(c, "to");
+        return fail(c, "must not be less than from (%" PRIu64 "), got %" PRIu64, out->from,
+                    out->to);
+    }
+    if (out->param == IOF_CYCLE_TARGETS && out->to > min_targets) {
+        path_key(c, "to");
+        return fail(c, "must be at most %zu: workers[%zu] has only %zu target%s, got %" PRIu64,
+                    min_targets, min_group, min_targets, min_targets == 1 ? "" : "s", out->to);
+    }
+    if ((rc = parse_step(c, pc, out)))
+        return rc;
+    path_pop(c, o2);
+    path_pop(c, o);
+    return 0;
+}
+
+/* Points the path at specs[s].lines[l].size (cross-checks run after the walk). */
+static void path_line_size(struct pctx *c, size_t s, size_t l)
+{
+    path_pop(c, 0);
+    path_add(c, "specs[%zu].lines[%zu].size", s, l);
+}
+
+static void path_target_size(struct pctx *c, size_t g, size_t i)
+{
+    path_pop(c, 0);
+    path_add(c, "workers[%zu].targets[%zu].size", g, i);
+}
+
+struct test_file {
+    const struct iof_target_cfg *t;
+    size_t g, i; /* workers[g].targets[i] */
+};
+
+static int test_file_cmp(const void *a, const void *b)
+{
+    const struct test_file *x = a, *y = b;
+    int r = strcmp(x->t->path, y->t->path);
+
+    if (r)
+        return r;
+    if (x->g != y->g)
+        return x->g < y->g ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Checks that need more than one member: O_DIRECT alignment of transfer
+ * sizes, lines that cannot fit a target region, one test file given two
+ * sizes. */
+static int cross_check(struct pctx *c, const struct iof_plan *p)
+{
+    const struct iof_target_cfg *small = NULL;
+    size_t small_g = 0, small_i = 0, direct_g = SIZE_MAX, nfiles = 0, k = 0;
+    uint64_t small_len = UINT64_MAX;
+    struct test_file *files;
+    char a[32], b[32], q[96];
+
+    for (size_t g = 0; g < p->nworkers; g++) {
+        const struct iof_worker_cfg *w = &p->workers[g];
+        if (direct_g == SIZE_MAX && strcmp(w->engine, "libaio") == 0)
+            direct_g = g;
+        for (size_t i = 0; i < w->ntargets; i++) {
+            const struct iof_target_cfg *t = &w->targets[i];
+            uint64_t len;
+            if (t->path[0] != '/')
+                nfiles++;
+            if (!t->size)
+                continue;
+            len = t->range_size ? t->range_size : t->size - t->range_offset;
+            if (len < small_len) {
+                small_len = len;
+                small = t;
+                small_g = g;
+                small_i = i;
+            }
+        }
+    }
+    for (size_t s = 0; s < p->nspecs; s++) {
+        for (size_t l = 0; l < p->specs[s].nlines; l++) {
+            uint64_t size = p->specs[s].lines[l].size;
+            mgr_plan_format_size(size, a, sizeof(a));
+            if (direct_g != SIZE_MAX && size % DIRECT_IO_ALIGN) {
+                path_line_size(c, s, l);
+                return fail(c,
+                            "size not aligned for O_DIRECT: %s is not a multiple of 512 "
+                            "(workers[%zu] uses engine libaio)",
+                            a, direct_g);
+            }
+            if (small && size > small_len) {
+                path_line_size(c, s, l);
+                mgr_plan_format_size(small_len, b, sizeof(b));
+                return fail(c, "%s does not fit workers[%zu].targets[%zu] (%s, %s usable)", a,
+                            small_g, small_i, quote(q, sizeof(q), small->path), b);
+            }
+        }
+    }
+
+    /* A relative path is one test file per agent: every mention must agree
+     * on its size. Sort (path, group, index) and compare neighbours. */
+    if (!nfiles)
+        return 0;
+    files = malloc(nfiles * sizeof(*files));
+    if (!files)
+        return nomem(c);
+    for (size_t g = 0; g < p->nworkers; g++)
+        for (size_t i = 0; i < p->workers[g].ntargets; i++)
+            if (p->workers[g].targets[i].path[0] != '/')
+                files[k++] = (struct test_file){&p->workers[g].targets[i], g, i};
+    qsort(files, nfiles, sizeof(*files), test_file_cmp);
+    for (size_t i = 1; i < nfiles; i++) {
+        const struct test_file *x = &files[i - 1], *y = &files[i];
+        if (strcmp(x->t->path, y->t->path) == 0 && x->t->size != y->t->size) {
+            struct test_file first = *x, dup = *y;
+            free(files);
+            path_target_size(c, dup.g, dup.i);
+            mgr_plan_format_size(first.t->size, a, sizeof(a));
+            mgr_plan_format_size(dup.t->size, b, sizeof(b));
+            return fail(c,
+                        "test file %s is %s in workers[%zu].targets[%zu]; one file cannot have "
+                        "two sizes, got %s",
+                        quote(q, sizeof(q), dup.t->path), a, first.g, first.i, b);
+        }
+    }
+    free(files);
+    return 0;
+}
+
+static int parse_root(struct pctx *c, const cJSON *root, struct iof_plan *p)
+{
+    const char *name;
+    int rc;
+
+    if ((rc = check_keys(c, root, &root_def)))
+        return rc;
+    if ((rc = str_field(c, root, "name", NULL, IOF_NAME_MAX - 1, &name)))
+        return rc;
+    snprintf(p->name, sizeof(p->name), "%s", name);
+    if ((rc = parse_run(c, root, &p->run)) || (rc = parse_specs(c, root, p)) ||
+        (rc = parse_workers(c, root, p)) || (rc = parse_cycle(c, root, p)))
+        return rc;
+    return cross_check(c, p);
+}
+
+/* ---- text checks ---- */
+
+static void line_col(const char *text, size_t off, size_t *line, size_t *col)
+{
+    size_t l = 1, bol = 0;
+
+    for (size_t i = 0; i < off; i++) {
+        if (text[i] == '\n') {
+            l++;
+            bol = i + 1;
+        }
+    }
+    *line = l;
+    *col = off - bol + 1;
+}
+
+/* Offset of the first raw NUL byte or \u0000 escape inside a string, or
+ * SIZE_MAX. Outside strings a backslash is a JSON syntax error anyway. */
+static size_t find_nul(const char *t, size_t len, bool *escape)
+{
+    bool in_str = false;
+
+    for (size_t i = 0; i < len; i++) {
+        if (t[i] == '\0') {
+            *escape = false;
+            return i;
+        }
+        if (!in_str) {
+            in_str = t[i] == '"';
+        } else if (t[i] == '\\') {
+            if (i + 5 < len && t[i + 1] == 'u' && memcmp(t + i + 2, "0000", 4) == 0) {
+                *escape = true;
+                return i;
+            }
+            i++; /* the escaped character, possibly a quote */
+        } else if (t[i] == '"') {
+            in_str = false;
+        }
+    }
+    return SIZE_MAX;
+}
+
+/* ---- --set overrides ---- */
+
+#define OV_MAX_STEPS 16
+
+struct ov_step {
+    bool is_index;
+    size_t index;
+    char name[64];
+};
+
+static int set_fail(struct iof_diag *diag, const char *arg, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int set_fail(struct iof_diag *diag, const char *arg, const char *fmt, ...)
+{
+    char why[400], a[96];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof(why), fmt, ap);
+    va_end(ap);
+    return iof_diag_set(diag, IOF_EPLAN, "--set %s: %s", sanitize(a, sizeof(a), arg), why);
+}
+
+static bool is_ident(char ch, bool first)
+{
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_' ||
+           (!first && is_digit(ch));
+}
+
+/* KEY (klen bytes) into steps; canon gets the path as validation prints it. */
+static int ov_parse_key(const char *key, size_t klen, struct ov_step *st, size_t *nst, char *canon,
+                        size_t ccap, const char **why)
+{
+    size_t i = 0, n = 0, co = 0;
+
+    canon[0] = '\0';
+    /* The canonical form is never longer than the key, so it fits canon. */
+    if (klen >= ccap) {
+        *why = "key is too long";
+        return -EINVAL;
+    }
+    while (i < klen) {
+        size_t start = i;
+        bool dot = false;
+        if (n == OV_MAX_STEPS) {
+            *why = "key is too deep";
+            return -EINVAL;
+        }
+        if (n && key[i] != '[') {
+            if (key[i] != '.') {
+                *why = "expected '.' or '[' between keys";
+                return -EINVAL;
+            }
+            start = ++i;
+            dot = true;
+        }
+        if (!dot && key[i] == '[') {
+            uint64_t idx = 0;
+            if (n == 0) {
+                *why = "must start with a key name";
+                return -EINVAL;
+            }
+            for (i++; i < klen && is_digit(key[i]); i++) {
+                if (idx > 1000000) {
+                    *why = "index too large";
+                    return -EINVAL;
+                }
+                idx = idx * 10 + (uint64_t)(key[i] - '0');
+            }
+            if (i == start + 1 || i >= klen || key[i] != ']') {
+                *why = "expected an index like [0]";
+                return -EINVAL;
+            }
+            i++;
+            st[n].is_index = true;
+            st[n].index = (size_t)idx;
+            co += (size_t)snprintf(canon + co, ccap - co, "[%zu]", (size_t)idx);
+        } else {
+            while (i < klen && is_ident(key[i], i == start))
+                i++;
+            if (i == start) {
+                *why = "expected a key name";
+                return -EINVAL;
+            }
+            if (i - start >= sizeof(st[n].name)) {
+                *why = "key name too long";
+                return -EINVAL;
+            }
+            st[n].is_index = false;
+            memcpy(st[n].name, key + start, i - start);
+            st[n].name[i - start] = '\0';
+            co += (size_t)snprintf(canon + co, ccap - co, "%s%s", n ? "." : "", st[n].name);
+        }
+        n++;
+    }
+    if (n == 0) {
+        *why = "empty key";
+        return -EINVAL;
+    }
+    *nst = n;
+    return 0;
+}
+
+/* The value of --set: JSON when VALUE parses as JSON, else a bare string.
+ * Returns NULL on ENOMEM or (with *nul set) when a JSON string holds \u0000. */
+static cJSON *ov_value(const char *value, bool *nul)
+{
+    const char *end = NULL;
+    size_t len = strlen(value);
+    bool esc;
+    cJSON *v;
+
+    *nul = false;
+    v = cJSON_ParseWithLengthOpts(value, len, &end, 0);
+    if (v && end) {
+        while (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r')
+            end++;
+        if (*end) {
+            cJSON_Delete(v);
+            v = NULL;
+        }
+    }
+    if (v && find_nul(value, len, &esc) != SIZE_MAX) {
+        cJSON_Delete(v);
+        *nul = true;
+        return NULL;
+    }
+    if (!v)
+        v = cJSON_CreateString(value);
+    return v;
+}
+
+/* Where the walk stands, for messages: the canonical prefix so far. */
+static void ov_prefix(const struct ov_step *st, size_t n, char *buf, size_t cap)
+{
+    size_t o = 0;
+
+    buf[0] = '\0';
+    for (size_t k = 0; k < n && o < cap; k++) {
+        if (st[k].is_index)
+            o += (size_t)snprintf(buf + o, cap - o, "[%zu]", st[k].index);
+        else
+            o += (size_t)snprintf(buf + o, cap - o, "%s%s", k ? "." : "", st[k].name);
+    }
+}
+
+static int ov_apply(cJSON *root, const char *arg, char *canon, size_t ccap, struct iof_diag *diag)
+{
+    struct ov_step st[OV_MAX_STEPS];
+    const struct objdef *def = &root_def;
+    enum shape shape = SH_OBJECT;
+    const char *eq = strchr(arg, '='), *why;
+    char pre[256], msg[300];
+    size_t nst;
+    cJSON *cur = root, *v;
+    bool nul;
+
+    if (!eq)
+        return set_fail(diag, arg, "expected KEY=VALUE");
+    if (ov_parse_key(arg, (size_t)(eq - arg), st, &nst, canon, ccap, &why))
+        return set_fail(diag, arg, "invalid key: %s", why);
+    v = ov_value(eq + 1, &nul);
+    if (!v && nul)
+        return set_fail(diag, arg, "\\u0000 (NUL) is not allowed in strings");
+    if (!v)
+        return iof_diag_set(diag, -ENOMEM, "--set: out of memory");
+
+    for (size_t k = 0; k < nst; k++) {
+        bool last = k + 1 == nst, ok;
+        cJSON *child;
+        ov_prefix(st, k, pre, sizeof(pre));
+        if (!st[k].is_index) {
+            const struct field *f;
+            if (shape == SH_ARRAY) {
+                cJSON_Delete(v);
+                return set_fail(diag, arg, "'%s' is an array: index it like %s[0]", pre, pre);
+            }
+            if (shape == SH_VALUE || !def) {
+                cJSON_Delete(v);
+                return set_fail(diag, arg, "'%s' is a single value, it has no keys", pre);
+            }
+            if (!cJSON_IsObject(cur)) {
+                cJSON_Delete(v);
+                return set_fail(diag, arg, "'%s' must be an object, the plan has %s", pre,
+                                jtype(cur));
+            }
+            f = find_field(def, st[k].name);
+            if (!f) {
+                cJSON_Delete(v);
+                unknown_key_msg(msg, sizeof(msg), def, st[k].name);
+                return set_fail(diag, arg, "%s", msg);
+            }
+            child = cJSON_GetObjectItemCaseSensitive(cur, st[k].name);
+            if (last) {
+                if (cJSON_IsNull(v)) {
+                    cJSON_Delete(v);
+                    cJSON_DeleteItemFromObjectCaseSensitive(cur, st[k].name);
+                    return 0;
+                }
+                ok = child ? cJSON_ReplaceItemInObjectCaseSensitive(cur, st[k].name, v)
+                           : cJSON_AddItemToObject(cur, st[k].name, v);
+                if (!ok) {
+                    cJSON_Delete(v);
+                    return iof_diag_set(diag, -ENOMEM, "--set: out of memory");
+                }
+                return 0;
+            }
+            if (!child && f->shape != SH_VALUE) {
+                child = f->shape == SH_OBJECT ? cJSON_CreateObject() : cJSON_CreateArray();
+                if (!child || !cJSON_AddItemToObject(cur, st[k].name, child)) {
+                    cJSON_Delete(child);
+                    cJSON_Delete(v);
+                    return iof_diag_set(diag, -ENOMEM, "--set: out of memory");
+                }
+            }
+            cur = child;
+            shape = f->shape;
+            def = f->def;
+        } else {
+            size_t size;
+            if (shape != SH_ARRAY) {
+                cJSON_Delete(v);
+                return set_fail(diag, arg, "'%s' is not an array", pre);
+            }
+            if (!cJSON_IsArray(cur)) {
+                cJSON_Delete(v);
+                return set_fail(diag, arg, "'%s' must be an array, the plan has %s", pre,
+                                jtype(cur));
+            }
+            size = (size_t)cJSON_GetArraySize(cur);
+            if (st[k].index > size) {
+                cJSON_Delete(v);
+                return set_fail(diag, arg,
+                                "index %zu is out of range: '%s' has %zu entr%s (%zu appends)",
+                                st[k].index, pre, size, size == 1 ? "y" : "ies", size);
+            }
+            if (last) {
+                ok = st[k].index == size ? cJSON_AddItemToArray(cur, v)
+                                         : cJSON_ReplaceItemInArray(cur, (int)st[k].index, v);
+                if (!ok) {
+                    cJSON_Delete(v);
+                    return iof_diag_set(diag, -ENOMEM, "--set: out of memory");
+                }
+                return 0;
+            }
+            if (st[k].index == size) {
+                if (!def) {
+                    cJSON_Delete(v);
+                    return set_fail(diag, arg, "'%s' entries are single values, they have no keys",
+                                    pre);
+                }
+                child = cJSON_CreateObject();
+                if (!child || !cJSON_AddItemToArray(cur, child)) {
+                    cJSON_Delete(child);
+                    cJSON_Delete(v);
+                    return iof_diag_set(diag, -ENOMEM, "--set: out of memory");
+                }
+            } else {
+                child = cJSON_GetArrayItem(cur, (int)st[k].index);
+            }
+            cur = child;
+            shape = def ? SH_OBJECT : SH_VALUE;
+        }
+    }
+    cJSON_Delete(v); /* not reached: the last step returns */
+    return 0;
+}
+
+/* True when one path is the other or contains it ("a.b" and "a.b[0].c"). */
+static bool path_related(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), n = la < lb ? la : lb;
+    char next;
+
+    if (!la || !lb || strncmp(a, b, n) != 0)
+        return false;
+    next = la > lb ? a[n] : b[n];
+    return next == '\0' || next == '.' || next == '[';
+}
+
+#define OV_CANON_MAX 256
+
+int mgr_plan_parse(const char *name, const char *text, size_t len, const char *const *overrides,
+                   size_t noverrides, struct iof_plan *out, struct iof_diag *diag)
+{
+    struct pctx c = {.name = name ? name : "plan", .diag = diag};
+    char(*canon)[OV_CANON_MAX] = NULL;
+    const char *end = text;
+    size_t off, line, col;
+    cJSON *root = NULL;
+    bool esc;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (diag)
+        diag->msg[0] = '\0';
+    if (len > MGR_PLAN_MAX_FILE)
+        return fail(&c, "is too large: %zu bytes, the maximum is %u", len, MGR_PLAN_MAX_FILE);
+    off = find_nul(text, len, &esc);
+    if (off != SIZE_MAX) {
+        line_col(text, off, &line, &col);
+        return fail(&c, "line %zu, column %zu: %s", line, col,
+                    esc ? "\\u0000 (NUL) is not allowed in strings" : "NUL byte in the text");
+    }
+    root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    if (!root) {
+        off = end && end >= text && end <= text + len ? (size_t)(end - text) : 0;
+        line_col(text, off, &line, &col);
+        return fail(&c, "invalid JSON near line %zu, column %zu", line, col);
+    }
+    off = (size_t)(end - text);
+    while (off < len &&
+           (text[off] == ' ' || text[off] == '\t' || text[off] == '\n' || text[off] == '\r'))
+        off++;
+    if (off < len) {
+        line_col(text, off, &line, &col);
+        rc = fail(&c, "invalid JSON at line %zu, column %zu: unexpected text after the plan", line,
+                  col);
+        goto out;
+    }
+    if (!cJSON_IsObject(root)) {
+        rc = fail(&c, "must be a JSON object, got %s", jtype(root));
+        goto out;
+    }
+    if (noverrides) {
+        canon = calloc(noverrides, sizeof(*canon));
+        if (!canon) {
+            rc = nomem(&c);
+            goto out;
+        }
+    }
+    for (size_t i = 0; i < noverrides; i++) {
+        rc = ov_apply(root, overrides[i], canon[i], sizeof(canon[i]), diag);
+        if (rc)
+            goto out;
+    }
+    rc = parse_root(&c, root, out);
+    if (rc == IOF_EPLAN && diag) {
+        /* Blame the last override that touched the failing member. */
+        for (size_t i = noverrides; i-- > 0;) {
+            if (path_related(c.path, canon[i])) {
+                char a[96];
+                size_t l = strlen(diag->msg);
+                snprintf(diag->msg + l, sizeof(diag->msg) - l, " (after --set %s)",
+                         sanitize(a, sizeof(a), overrides[i]));
+                break;
+            }
+        }
+    }
+out:
+    cJSON_Delete(root);
+    free(canon);
+    if (rc)
+        iof_plan_free(out);
+    return rc;
+}
+
+int mgr_plan_load(const char *path, const char *const *overrides, size_t noverrides,
+                  struct iof_plan *out, struct iof_diag *diag)
+{
+    size_t cap = 64 * 1024, len = 0;
+    char *buf, *nb;
+    FILE *f;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    f = fopen(path, "rb");
+    if (!f)
+        return iof_diag_set(diag, IOF_EPLAN, "%s: cannot open: %s", path, strerror(errno));
+    buf = malloc(cap);
+    if (!buf) {
+        fclose(f);
+        return iof_diag_set(diag, -ENOMEM, "%s: out of memory", path);
+    }
+    /* Read up to one byte past the limit, so "too large" is exact. */
+    for (;;) {
+        size_t n;
+        if (len == cap) {
+            if (cap > MGR_PLAN_MAX_FILE)
+                break;
+            nb = realloc(buf, cap * 2);
+            if (!nb) {
+                rc = iof_diag_set(diag, -ENOMEM, "%s: out of memory", path);
+                goto out;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        n = fread(buf + len, 1, cap - len, f);
+        len += n;
+        if (n == 0)
+            break;
+    }
+    if (ferror(f)) {
+        rc = iof_diag_set(diag, IOF_EPLAN, "%s: cannot read: %s", path, strerror(errno));
+        goto out;
+    }
+    if (len > MGR_PLAN_MAX_FILE) {
+        rc = iof_diag_set(diag, IOF_EPLAN, "%s: is too large: the maximum is %u bytes", path,
+                          MGR_PLAN_MAX_FILE);
+        goto out;
+    }
+    rc = mgr_plan_parse(path, buf, len, overrides, noverrides, out, diag);
+out:
+    free(buf);
+    fclose(f);
+    return rc;
+}
+
+/* ---- iofleet validate ---- */
+
+/* s in full, control bytes as \xNN (names and paths are not cut here). */
+static void print_raw(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch < 0x20 || ch == 0x7f)
+            fprintf(f, "\\x%02x", ch);
+        else
+            fputc(ch, f);
+    }
+}
+
+static void print_quoted(FILE *f, const char *s)
+{
+    fputc('\'', f);
+    print_raw(f, s);
+    fputc('\'', f);
+}
+
+static void print_nodes(FILE *f, const struct iof_worker_cfg *w)
+{
+    for (size_t i = 0; i < w->nnodes && i < 8; i++) {
+        if (i)
+            fputc(',', f);
+        print_raw(f, w->nodes[i]);
+    }
+    if (w->nnodes > 8)
+        fprintf(f, ",... (%zu nodes)", w->nnodes);
+}
+
+static void print_group(FILE *f, const struct iof_worker_cfg *w)
+{
+    fprintf(f, "nodes ");
+    print_nodes(f, w);
+    fprintf(f, ", %" PRIu32 " worker%s, %s, qd %" PRIu32 ", %zu target%s:", w->count,
+            w->count == 1 ? "" : "s", w->engine, w->queue_depth, w->ntargets,
+            w->ntargets == 1 ? "" : "s");
+    for (size_t i = 0; i < w->ntargets && i < 4; i++) {
+        fputc(' ', f);
+        print_quoted(f, w->targets[i].path);
+    }
+    if (w->ntargets > 4)
+        fprintf(f, " ...");
+    fprintf(f, ", pattern %s", iof_pattern_name(w->pattern));
+    if (w->has_seed)
+        fprintf(f, ", seed %" PRIu64, w->seed);
+    fprintf(f, "\n");
+}
+
+void mgr_plan_print(const struct iof_plan *p, FILE *f)
+{
+    char a[32], b[32], d[32];
+    size_t steps = iof_plan_cycle_steps(p), ntests = 0;
+    struct iof_test *tests;
+    uint64_t per, total;
+
+    mgr_plan_format_duration(p->run.ramp_ns, a, sizeof(a));
+    mgr_plan_format_duration(p->run.duration_ns, b, sizeof(b));
+    mgr_plan_format_duration(p->run.interval_ns, d, sizeof(d));
+    fprintf(f, "plan ");
+    print_quoted(f, p->name);
+    fprintf(f, "\n");
+    fprintf(f, "run: ramp %s, duration %s, interval %s\n", a, b, d);
+    if (p->cycle.param == IOF_CYCLE_NONE)
+        fprintf(f, "cycle: none\n");
+    else
+        fprintf(f, "cycle: %s %" PRIu64 "..%" PRIu64 " step %c%" PRIu64 " (%zu step%s)\n",
+                iof_cycle_param_name(p->cycle.param), p->cycle.from, p->cycle.to,
+                p->cycle.exponential ? 'x' : '+', p->cycle.step, steps, steps == 1 ? "" : "s");
+    per = p->run.ramp_ns + p->run.duration_ns;
+    total = per && p->nspecs * steps > UINT64_MAX / per ? UINT64_MAX : per * p->nspecs * steps;
+    mgr_plan_format_duration(total, a, sizeof(a));
+    fprintf(f, "tests: %zu (%zu spec%s x %zu cycle step%s), %s of ramp and measurement\n",
+            p->nspecs * steps, p->nspecs, p->nspecs == 1 ? "" : "s", steps, steps == 1 ? "" : "s",
+            a);
+
+    for (size_t s = 0; s < p->nspecs; s++) {
+        const struct iof_spec *sp = &p->specs[s];
+        fprintf(f, "\nspec %zu ", s);
+        print_quoted(f, sp->name);
+        fprintf(f, "\n");
+        fprintf(f, "  %4s %8s %6s %5s %7s %8s %8s %6s\n", "line", "size", "share", "read", "random",
+                "align", "delay", "burst");
+        for (size_t l = 0; l < sp->nlines; l++) {
+            const struct iof_line *ln = &sp->lines[l];
+            mgr_plan_format_size(ln->size, a, sizeof(a));
+            if (ln->align)
+                mgr_plan_format_size(ln->align, b, sizeof(b));
+            else
+                snprintf(b, sizeof(b), "auto");
+            mgr_plan_format_duration(ln->delay_ns, d, sizeof(d));
+            fprintf(
+                f, "  %4zu %8s %5" PRIu32 "%% %4" PRIu32 "%% %6" PRIu32 "%% %8s %8s %6" PRIu32 "\n",
+                l, a, ln->share, ln->read_pct, ln->random_pct, b, d, ln->burst);
+        }
+    }
+
+    fprintf(f, "\n");
+    for (size_t g = 0; g < p->nworkers; g++) {
+        const struct iof_worker_cfg *w = &p->workers[g];
+        fprintf(f, "workers[%zu]: ", g);
+        print_group(f, w);
+        for (size_t i = 0; i < w->ntargets; i++) {
+            const struct iof_target_cfg *t = &w->targets[i];
+            fprintf(f, "  target ");
+            print_quoted(f, t->path);
+            if (t->size) {
+                mgr_plan_format_size(t->size, a, sizeof(a));
+                fprintf(f, " size %s", a);
+            } else {
+                fprintf(f, " (existing size)");
+            }
+            if (t->range_offset || t->range_size) {
+                mgr_plan_format_size(t->range_offset, a, sizeof(a));
+                if (t->range_size)
+                    mgr_plan_format_size(t->range_size, b, sizeof(b));
+                else
+                    snprintf(b, sizeof(b), "rest");
+                fprintf(f, " range offset %s size %s", a, b);
+            }
+            fprintf(f, "\n");
+        }
+    }
+
+    tests = iof_plan_expand(p, &ntests);
+    if (!tests) {
+        fprintf(f, "\n(out of memory listing the tests)\n");
+        return;
+    }
+    for (size_t i = 0; i < ntests; i++) {
+        const struct iof_test *t = &tests[i];
+        char label[64];
+        iof_test_cycle_label(t, label, sizeof(label));
+        fprintf(f, "\ntest %zu/%zu: spec %u ", i + 1, ntests, t->spec_index);
+        print_quoted(f, p->specs[t->spec_index].name);
+        fprintf(f, "%s%s\n", label[0] ? ", " : "", label);
+        for (size_t g = 0; g < p->nworkers; g++) {
+            struct iof_worker_cfg w = iof_test_worker(p, t, g);
+            fprintf(f, "  workers[%zu]: ", g);
+            print_group(f, &w);
+        }
+    }
+    free(tests);
+}

@@ -1,0 +1,97 @@
+/* manager/plan.h - the plan loader: a JSON plan file (plus `--set` overrides)
+ * in, a validated struct iof_plan out; and the `iofleet validate` listing.
+ *
+ * Units accepted in plans:
+ *   size      JSON integer (bytes, 0..2^53) or a string "<digits>[k|m|g|t]",
+ *             suffix case-insensitive, powers of 1024 ("4k" = 4096). No
+ *             fractions, signs, spaces or other suffixes ("4KB" is refused:
+ *             KB is ambiguous between 1000 and 1024).
+ *   duration  JSON integer (seconds) or a string "<digits>(ms|s|m|h)"; a
+ *             string must carry its unit ("10" is refused, 10 is 10 s).
+ *
+ * Defaults (Iometer-like, safe): run.ramp 0s, run.interval 1s; a line's
+ * share is 100 when the spec has one line (required otherwise), read 100,
+ * random 100, align 0 (automatic, see common/spec.h: random offsets on
+ * multiples of the transfer size; printed as "auto"), delay 0, burst 1;
+ * a worker group's nodes ["*"], count 1, engine "libaio", queue_depth 1,
+ * pattern "random", no seed; a target's size 0 (existing file or whole
+ * device; required for relative paths, which name test files to create),
+ * range the whole target; no cycle.
+ *
+ * The cJSON tree never leaves plan.c.
+ */
+#ifndef IOF_MANAGER_PLAN_H
+#define IOF_MANAGER_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/err.h"
+#include "common/spec.h"
+
+/* Limits enforced by the loader. */
+#define MGR_PLAN_MAX_FILE (16u << 20) /* bytes of plan text */
+#define MGR_PLAN_MAX_SPECS 1024
+#define MGR_PLAN_MAX_LINES 64 /* per spec; the generator's limit */
+#define MGR_PLAN_MAX_GROUPS 256
+#define MGR_PLAN_MAX_NODES 10000 /* names per worker group */
+#define MGR_PLAN_MAX_TARGETS 256 /* per worker group */
+#define MGR_PLAN_MAX_COUNT 1024  /* workers per group and node */
+#define MGR_PLAN_MAX_QD 4096
+#define MGR_PLAN_MAX_IO_SIZE (64ull << 20)
+#define MGR_PLAN_MAX_BURST 65535
+#define MGR_PLAN_MIN_INTERVAL_NS 100000000ull  /* 100 ms */
+#define MGR_PLAN_MAX_DELAY_NS 3600000000000ull /* 1 h */
+
+/* Loads the plan file at `path` (borrowed; also the name used in messages),
+ * applies `overrides` ("KEY=VALUE" strings as given to --set, borrowed, in
+ * order, later ones win) and validates it.
+ *
+ * On success returns 0 and fills *out: the caller owns its contents and
+ * releases them with iof_plan_free(). On failure returns IOF_EPLAN (file
+ * unreadable, too large, bad JSON, bad override or invalid plan) or -ENOMEM,
+ * leaves *out zeroed (iof_plan_free() on it is harmless) and, when diag is
+ * not NULL, puts one line in diag->msg:
+ *   "plan.json: specs[1].lines[0].read: must be 0..100, got 170"
+ *   "--set workers[0].qd=4: unknown key 'qd' (expected one of: ...)"
+ * A validation error caused by an override says so at the end:
+ *   "... (after --set run.duration=0s)"
+ *
+ * --set semantics: KEY is a dotted path with indices, e.g. run.duration,
+ * workers[0].queue_depth, specs[0].lines[1].read. Every key is checked
+ * against the plan schema; a known key missing from the file is created
+ * (with any missing parent objects). An index may equal the array's length
+ * to append. VALUE is taken as JSON when it parses as JSON (32, "4k", {...},
+ * [...]), else as a bare string (5s, 64m, libaio); the JSON value null
+ * removes an object key. Overrides are applied to the JSON tree before
+ * validation, so bad values get the same checks as the file's. */
+int mgr_plan_load(const char *path, const char *const *overrides, size_t noverrides,
+                  struct iof_plan *out, struct iof_diag *diag);
+
+/* Same as mgr_plan_load() for plan text in memory: `text` (borrowed, `len`
+ * bytes, need not be NUL-terminated); `name` (borrowed) is used in messages
+ * in place of a file name. */
+int mgr_plan_parse(const char *name, const char *text, size_t len, const char *const *overrides,
+                   size_t noverrides, struct iof_plan *out, struct iof_diag *diag);
+
+/* Prints the plan as `iofleet validate` shows it: plan name, run timing,
+ * cycle, specs with their lines, worker groups, then one entry per expanded
+ * test with every worker group as it runs in that test. Stable text meant
+ * for humans (and for diffing between plan versions). Writes nothing else;
+ * errors of `f` are the caller's to check. */
+void mgr_plan_print(const struct iof_plan *p, FILE *f);
+
+/* Unit parsers, as used for plan strings (see the top of this file).
+ * Return 0, -EINVAL (syntax: empty, sign, fraction, unknown or missing
+ * unit) or -ERANGE (does not fit 64 bits). */
+int mgr_plan_parse_size(const char *s, uint64_t *out);
+int mgr_plan_parse_duration(const char *s, uint64_t *out_ns);
+
+/* Formatters used by mgr_plan_print(): the largest exact unit ("4k", "1536",
+ * "64m"; "500ms", "10s", "2m", "1h"; a duration that no single unit divides
+ * is written in parts, "1m30s"). Always NUL-terminate when cap > 0. */
+void mgr_plan_format_size(uint64_t bytes, char *buf, size_t cap);
+void mgr_plan_format_duration(uint64_t ns, char *buf, size_t cap);
+
+#endif

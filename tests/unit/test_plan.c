@@ -1,0 +1,1275 @@
+/* tests/unit/test_plan.c - the plan loader (manager/plan.c) and plan
+ * expansion (common/spec.c): good plans with every default checked, bad plans
+ * with their exact message, units, cycles, --set overrides, printing.
+ *
+ * Plans are written with single quotes for readability; sq() turns them into
+ * JSON. Messages are compared verbatim. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/err.h"
+#include "common/spec.h"
+#include "manager/plan.h"
+
+#define MIB (1024ull * 1024)
+#define S_NS 1000000000ull
+#define MS_NS 1000000ull
+
+/* JSON from single-quoted text (tests never need a literal apostrophe). */
+static char *sq(const char *s)
+{
+    static char buf[64 * 1024];
+    size_t n = strlen(s);
+
+    assert_true(n < sizeof(buf));
+    for (size_t i = 0; i <= n; i++)
+        buf[i] = s[i] == '\'' ? '"' : s[i];
+    return buf;
+}
+
+static int parse_ov(const char *plan, const char *const *ov, size_t nov, struct iof_plan *p,
+                    struct iof_diag *d)
+{
+    const char *text = sq(plan);
+
+    return mgr_plan_parse("plan.json", text, strlen(text), ov, nov, p, d);
+}
+
+static void load_good(const char *plan, const char *const *ov, size_t nov, struct iof_plan *p)
+{
+    struct iof_diag d = {{0}};
+    int rc = parse_ov(plan, ov, nov, p, &d);
+
+    if (rc)
+        fail_msg("unexpected error %d: %s", rc, d.msg);
+}
+
+static void expect_msg(const char *plan, const char *const *ov, size_t nov, const char *msg)
+{
+    struct iof_plan p;
+    struct iof_diag d = {{0}};
+    int rc = parse_ov(plan, ov, nov, &p, &d);
+
+    assert_int_equal(rc, IOF_EPLAN);
+    assert_string_equal(d.msg, msg);
+    /* On failure the plan is left empty. */
+    assert_null(p.specs);
+    assert_null(p.workers);
+    assert_int_equal(p.nspecs, 0);
+    iof_plan_free(&p);
+}
+
+/* Building blocks of a minimal valid plan. */
+#define NAME "'name':'p'"
+#define RUN "'run':{'duration':'5s'}"
+#define SPECS "'specs':[{'name':'a','lines':[{'size':'4k'}]}]"
+#define WORKERS "'workers':[{'targets':[{'path':'f.dat','size':'1m'}]}]"
+#define GOOD "{" NAME "," RUN "," SPECS "," WORKERS "}"
+#define PLAN_RUN(r) "{" NAME ",'run':" r "," SPECS "," WORKERS "}"
+#define PLAN_LINES(l) "{" NAME "," RUN ",'specs':[{'name':'a','lines':[" l "]}]," WORKERS "}"
+#define PLAN_SPECS(s) "{" NAME "," RUN ",'specs':" s "," WORKERS "}"
+#define PLAN_WORKERS(w) "{" NAME "," RUN "," SPECS ",'workers':" w "}"
+#define PLAN_GROUP(g) PLAN_WORKERS("[{" g "}]")
+#define PLAN_TARGETS(t) PLAN_GROUP("'targets':[" t "]")
+#define PLAN_CYCLE(c) "{" NAME "," RUN "," SPECS "," WORKERS ",'cycle':" c "}"
+
+/* One cmocka test per bad plan, so a failure names the case. */
+#define BAD(id, plan, msg)                                                                         \
+    static void bad_##id(void **state)                                                             \
+    {                                                                                              \
+        (void)state;                                                                               \
+        expect_msg(plan, NULL, 0, msg);                                                            \
+    }
+#define BAD_SET(id, plan, set, msg)                                                                \
+    static void bad_##id(void **state)                                                             \
+    {                                                                                              \
+        const char *ov[] = {set};                                                                  \
+        (void)state;                                                                               \
+        expect_msg(plan, ov, 1, msg);                                                              \
+    }
+
+/* ---- document level ---- */
+BAD(json_syntax, "{'name':", "plan.json: invalid JSON near line 1, column 8")
+BAD(json_trailing, GOOD " x",
+    "plan.json: invalid JSON at line 1, column 140: unexpected text after the plan")
+BAD(json_empty, "", "plan.json: invalid JSON near line 1, column 1")
+BAD(json_line_col, "{\n  'name': 'p',\n  'run': {'duration': '5s',}\n}",
+    "plan.json: invalid JSON near line 3, column 29")
+BAD(root_array, "[1]", "plan.json: must be a JSON object, got array")
+BAD(nul_escape, "{'name':'a\\u0000b'}",
+    "plan.json: line 1, column 11: \\u0000 (NUL) is not allowed in strings")
+BAD(root_unknown_key, "{" NAME "," RUN "," SPECS "," WORKERS ",'foo':1}",
+    "plan.json: unknown key 'foo' (expected one of: name, run, specs, workers, cycle)")
+BAD(root_typo_key, "{" NAME "," RUN "," SPECS ",'worker':[]}",
+    "plan.json: unknown key 'worker' (did you mean 'workers'?)")
+BAD(root_duplicate_key, "{" NAME "," NAME "," RUN "," SPECS "," WORKERS "}",
+    "plan.json: duplicate key 'name'")
+BAD(name_missing, "{" RUN "," SPECS "," WORKERS "}", "plan.json: name: required but missing")
+BAD(name_number, "{'name':5," RUN "," SPECS "," WORKERS "}",
+    "plan.json: name: must be a string, got number")
+BAD(name_empty, "{'name':''," RUN "," SPECS "," WORKERS "}", "plan.json: name: must not be empty")
+
+/* ---- run ---- */
+BAD(run_missing, "{" NAME "," SPECS "," WORKERS "}", "plan.json: run: required but missing")
+BAD(run_array, PLAN_RUN("[]"), "plan.json: run: must be an object, got array")
+BAD(run_unknown_key, PLAN_RUN("{'duration':'5s','time':'5s'}"),
+    "plan.json: run: unknown key 'time' (expected one of: ramp, duration, interval)")
+BAD(duration_missing, PLAN_RUN("{'ramp':'1s'}"), "plan.json: run.duration: required but missing")
+BAD(duration_zero, PLAN_RUN("{'duration':'0s'}"), "plan.json: run.duration: must be greater than 0")
+BAD(duration_no_unit, PLAN_RUN("{'duration':'10'}"),
+    "plan.json: run.duration: invalid duration '10': missing unit (ms, s, m or h)")
+BAD(duration_fraction, PLAN_RUN("{'duration':'1.5s'}"),
+    "plan.json: run.duration: invalid duration '1.5s': fractions are not allowed; use a smaller "
+    "unit")
+BAD(duration_bad_unit, PLAN_RUN("{'duration':'5x'}"),
+    "plan.json: run.duration: invalid duration '5x': unknown unit (use ms, s, m or h)")
+BAD(duration_negative, PLAN_RUN("{'duration':'-5s'}"),
+    "plan.json: run.duration: invalid duration '-5s': must not be negative")
+BAD(duration_bool, PLAN_RUN("{'duration':true}"),
+    "plan.json: run.duration: must be a duration (a string like \"10s\", or seconds), got boolean")
+BAD(duration_fraction_number, PLAN_RUN("{'duration':1.5}"),
+    "plan.json: run.duration: must be a whole number of seconds, got 1.5")
+BAD(duration_overflow, PLAN_RUN("{'duration':'99999999999h'}"),
+    "plan.json: run.duration: invalid duration '99999999999h': too large")
+BAD(ramp_negative, PLAN_RUN("{'ramp':-1,'duration':'5s'}"),
+    "plan.json: run.ramp: must not be negative, got -1")
+BAD(interval_small, PLAN_RUN("{'duration':'5s','interval':'50ms'}"),
+    "plan.json: run.interval: must be at least 100ms, got '50ms'")
+BAD(interval_long, PLAN_RUN("{'duration':'5s','interval':'10s'}"),
+    "plan.json: run.interval: must not exceed run.duration (5s), got '10s'")
+BAD(duration_below_default_interval, PLAN_RUN("{'duration':'500ms'}"),
+    "plan.json: run.duration: must be at least run.interval (1s when not given), got '500ms'")
+
+/* ---- specs and lines ---- */
+BAD(specs_missing, "{" NAME "," RUN "," WORKERS "}", "plan.json: specs: required but missing")
+BAD(specs_empty, PLAN_SPECS("[]"), "plan.json: specs: must not be empty")
+BAD(specs_object, PLAN_SPECS("{}"), "plan.json: specs: must be an array, got object")
+BAD(spec_not_object, PLAN_SPECS("['4k']"), "plan.json: specs[0]: must be an object, got string")
+BAD(spec_name_missing, PLAN_SPECS("[{'lines':[{'size':'4k'}]}]"),
+    "plan.json: specs[0].name: required but missing")
+BAD(spec_name_duplicate,
+    PLAN_SPECS("[{'name':'a','lines':[{'size':'4k'}]},{'name':'a','lines':[{'size':'8k'}]}]"),
+    "plan.json: specs[1].name: duplicate spec name 'a' (also specs[0])")
+BAD(lines_missing, PLAN_SPECS("[{'name':'a'}]"), "plan.json: specs[0].lines: required but missing")
+BAD(lines_empty, PLAN_LINES(""), "plan.json: specs[0].lines: must not be empty")
+BAD(line_not_object, PLAN_LINES("5"), "plan.json: specs[0].lines[0]: must be an object, got number")
+/* The product brief's own example. */
+BAD(read_range_brief,
+    PLAN_SPECS(
+        "[{'name':'a','lines':[{'size':'4k'}]},{'name':'b','lines':[{'size':'4k','read':170}]}]"),
+    "plan.json: specs[1].lines[0].read: must be 0..100, got 170")
+BAD(read_fraction, PLAN_LINES("{'size':'4k','read':50.5}"),
+    "plan.json: specs[0].lines[0].read: must be an integer, got 50.5")
+BAD(read_string, PLAN_LINES("{'size':'4k','read':'70'}"),
+    "plan.json: specs[0].lines[0].read: must be an integer, got string")
+BAD(random_negative, PLAN_LINES("{'size':'4k','random':-1}"),
+    "plan.json: specs[0].lines[0].random: must be 0..100, got -1")
+BAD(size_missing, PLAN_LINES("{'read':50}"),
+    "plan.json: specs[0].lines[0].size: required but missing")
+BAD(size_zero, PLAN_LINES("{'size':0}"), "plan.json: specs[0].lines[0].size: must be 1..64m, got 0")
+BAD(size_too_big, PLAN_LINES("{'size':'128m'}"),
+    "plan.json: specs[0].lines[0].size: must be 1..64m, got '128m'")
+BAD(size_fraction, PLAN_LINES("{'size':'1.5m'}"),
+    "plan.json: specs[0].lines[0].size: invalid size '1.5m': fractions are not allowed; use a "
+    "smaller unit")
+BAD(size_kb_suffix, PLAN_LINES("{'size':'4KB'}"),
+    "plan.json: specs[0].lines[0].size: invalid size '4KB': unknown suffix (use k, m, g or t: "
+    "powers of 1024)")
+BAD(size_empty, PLAN_LINES("{'size':''}"),
+    "plan.json: specs[0].lines[0].size: invalid size '': empty")
+BAD(size_negative_string, PLAN_LINES("{'size':'-4k'}"),
+    "plan.json: specs[0].lines[0].size: invalid size '-4k': must not be negative")
+BAD(size_space, PLAN_LINES("{'size':' 4k'}"),
+    "plan.json: specs[0].lines[0].size: invalid size ' 4k': must start with a digit")
+BAD(size_fraction_number, PLAN_LINES("{'size':4096.5}"),
+    "plan.json: specs[0].lines[0].size: must be a whole number of bytes, got 4096.5")
+BAD(size_negative_number, PLAN_LINES("{'size':-4096}"),
+    "plan.json: specs[0].lines[0].size: must not be negative, got -4096")
+BAD(size_beyond_2_53, PLAN_LINES("{'size':18014398509481984}"),
+    "plan.json: specs[0].lines[0].size: too large for a JSON number, got 1.8014398509482e+16; "
+    "write it as a string like \"16t\"")
+BAD(size_overflow_digits, PLAN_LINES("{'size':'99999999999999999999'}"),
+    "plan.json: specs[0].lines[0].size: invalid size '99999999999999999999': too large")
+BAD(size_overflow_suffix, PLAN_LINES("{'size':'20000000t'}"),
+    "plan.json: specs[0].lines[0].size: invalid size '20000000t': too large")
+BAD(size_type, PLAN_LINES("{'size':[4096]}"),
+    "plan.json: specs[0].lines[0].size: must be a size (bytes, or a string like \"4k\"), got array")
+BAD(size_odirect, PLAN_LINES("{'size':1000}"),
+    "plan.json: specs[0].lines[0].size: size not aligned for O_DIRECT: 1000 is not a multiple "
+    "of 512 (workers[0] uses engine libaio)")
+BAD(size_exceeds_target,
+    "{" NAME "," RUN ",'specs':[{'name':'a','lines':[{'size':'4m'}]}]," WORKERS "}",
+    "plan.json: specs[0].lines[0].size: 4m does not fit workers[0].targets[0] ('f.dat', 1m "
+    "usable)")
+BAD(share_required, PLAN_LINES("{'size':'4k'},{'size':'8k','share':50}"),
+    "plan.json: specs[0].lines[0].share: required when a spec has more than one line")
+BAD(share_sum, PLAN_LINES("{'size':'4k','share':40},{'size':'8k','share':50}"),
+    "plan.json: specs[0].lines: shares must add up to 100, got 90")
+BAD(share_range, PLAN_LINES("{'size':'4k','share':101}"),
+    "plan.json: specs[0].lines[0].share: must be 0..100, got 101")
+BAD(align_odd, PLAN_LINES("{'size':'4k','align':100}"),
+    "plan.json: specs[0].lines[0].align: must be 0 (automatic: aligned to the transfer size) "
+    "or a multiple of 512, got 100")
+BAD(burst_zero, PLAN_LINES("{'size':'4k','burst':0}"),
+    "plan.json: specs[0].lines[0].burst: must be 1..65535, got 0")
+BAD(burst_big, PLAN_LINES("{'size':'4k','burst':65536}"),
+    "plan.json: specs[0].lines[0].burst: must be 1..65535, got 65536")
+BAD(delay_long, PLAN_LINES("{'size':'4k','delay':'2h'}"),
+    "plan.json: specs[0].lines[0].delay: must be at most 1h, got '2h'")
+BAD(line_typo_key, PLAN_LINES("{'size':'4k','reed':50}"),
+    "plan.json: specs[0].lines[0]: unknown key 'reed' (did you mean 'read'?)")
+BAD(line_duplicate_key, PLAN_LINES("{'size':'4k','read':50,'read':60}"),
+    "plan.json: specs[0].lines[0]: duplicate key 'read'")
+
+/* ---- workers and targets ---- */
+BAD(workers_missing, "{" NAME "," RUN "," SPECS "}", "plan.json: workers: required but missing")
+BAD(workers_empty, PLAN_WORKERS("[]"), "plan.json: workers: must not be empty")
+BAD(worker_unknown_key, PLAN_GROUP("'qd':4,'targets':[{'path':'f.dat','size':'1m'}]"),
+    "plan.json: workers[0]: unknown key 'qd' (expected one of: nodes, count, engine, "
+    "queue_depth, targets, pattern, seed)")
+BAD(count_zero, PLAN_GROUP("'count':0,'targets':[{'path':'f.dat','size':'1m'}]"),
+    "plan.json: workers[0].count: must be 1..1024, got 0")
+BAD(count_big, PLAN_GROUP("'count':2000,'targets':[{'path':'f.dat','size':'1m'}]"),
+    "plan.json: workers[0].count: must be 1..1024, got 2000")
+BAD(engine_unknown, PLAN_GROUP("'engine':'posixaio','targets':[{'path':'f.dat','size':'1m'}]"),
+    "plan.json: workers[0].engine: must be one of libaio, sync, null, got 'posixaio'")
+BAD(engine_number, PLAN_GROUP("'engine':5,'targets':[{'path':'f.dat','size':'1m'}]"),
+    "plan.json: workers[0].engine: must be a string, got number")
+BAD(qd_big, PLAN_GROUP("'queue_depth':5000,'targets':[{'path':'f.dat','size':'1m'}]"),
+    "plan.json: workers[0].queue_depth: must be 1..4096, got 5000")
+BAD(pattern_unknown, PLAN_GROUP("'pattern':'zeros','targets':[{'path':'f.dat','size':'1m'}]"),
+    "plan.json: workers[0].pattern: must be one of repeat, pseudo, random, got 'zeros'")
+BAD(seed_negative, PLAN_GROUP("'seed':-1,'targets':[{'path':'f.dat','size':'1m'}]"),
+    "plan.json: workers[0].seed: must be 0..9007199254740992, got -1")
+BAD(nodes_empty, PLAN_GROUP("'nodes':[],'targets':[{'path':'f.dat','size':'1m'}]"),
+    "plan.json: workers[0].nodes: must not be empty")
+BAD(nodes_string, PLAN_GROUP("'nodes':'a','targets':[{'path':'f.dat','size':'1m'}]"),
+    "plan.json: workers[0].nodes: must be an array, got string")
+BAD(node_empty, PLAN_GROUP("'nodes':[''],'targets':[{'path':'f.dat','size':'1m'}]"),
+    "plan.json: workers[0].nodes[0]: must not be empty")
+BAD(node_duplicate, PLAN_GROUP("'nodes':['a','b','a'],'targets':[{'path':'f.dat','size':'1m'}]"),
+    "plan.json: workers[0].nodes[2]: duplicate node 'a' (also nodes[0])")
+BAD(targets_missing, PLAN_GROUP("'count':1"), "plan.json: workers[0].targets: required but missing")
+BAD(targets_empty, PLAN_TARGETS(""), "plan.json: workers[0].targets: must not be empty")
+BAD(target_path_missing, PLAN_TARGETS("{'size':'1m'}"),
+    "plan.json: workers[0].targets[0].path: required but missing")
+BAD(target_path_empty, PLAN_TARGETS("{'path':'','size':'1m'}"),
+    "plan.json: workers[0].targets[0].path: must not be empty")
+BAD(target_path_dotdot, PLAN_TARGETS("{'path':'data/../../etc/x','size':'1m'}"),
+    "plan.json: workers[0].targets[0].path: must not contain a '..' component")
+BAD(target_path_dotdot_absolute, PLAN_TARGETS("{'path':'/allowed/../etc/shadow'}"),
+    "plan.json: workers[0].targets[0].path: must not contain a '..' component")
+BAD(target_relative_no_size, PLAN_TARGETS("{'path':'f.dat'}"),
+    "plan.json: workers[0].targets[0].size: a relative path is a test file to create: give it a "
+    "size greater than 0")
+BAD(target_size_unaligned, PLAN_TARGETS("{'path':'/dev/sdb','size':6000}"),
+    "plan.json: workers[0].targets[0].size: must be a multiple of 4096, got 6000")
+BAD(target_unknown_key, PLAN_TARGETS("{'path':'f.dat','size':'1m','offset':0}"),
+    "plan.json: workers[0].targets[0]: unknown key 'offset' (expected one of: path, size, range)")
+BAD(range_unknown_key, PLAN_TARGETS("{'path':'f.dat','size':'1m','range':{'length':'4k'}}"),
+    "plan.json: workers[0].targets[0].range: unknown key 'length' (expected one of: offset, "
+    "size)")
+BAD(range_offset_unaligned, PLAN_TARGETS("{'path':'/dev/sdb','range':{'offset':100}}"),
+    "plan.json: workers[0].targets[0].range.offset: must be a multiple of 512, got 100")
+BAD(range_past_end,
+    PLAN_TARGETS("{'path':'f.dat','size':'1m','range':{'offset':'512k','size':'1m'}}"),
+    "plan.json: workers[0].targets[0].range: offset 512k + size 1m goes past the end of the "
+    "target (size 1m)")
+BAD(range_offset_outside, PLAN_TARGETS("{'path':'f.dat','size':'1m','range':{'offset':'1m'}}"),
+    "plan.json: workers[0].targets[0].range: offset 1m is not inside the target (size 1m)")
+BAD(test_file_two_sizes,
+    PLAN_WORKERS(
+        "[{'targets':[{'path':'f.dat','size':'1m'}]},{'targets':[{'path':'f.dat','size':'2m'}]}]"),
+    "plan.json: workers[1].targets[0].size: test file 'f.dat' is 1m in workers[0].targets[0]; "
+    "one file cannot have two sizes, got 2m")
+
+/* ---- cycle ---- */
+BAD(cycle_empty, PLAN_CYCLE("{}"),
+    "plan.json: cycle: must name one of queue_depth, workers, targets")
+BAD(cycle_two_params,
+    PLAN_CYCLE(
+        "{'queue_depth':{'from':1,'to':4,'step':'x2'},'workers':{'from':1,'to':4,'step':'+1'}}"),
+    "plan.json: cycle: names both 'queue_depth' and 'workers': cycle one parameter at a time")
+BAD(cycle_unknown_param, PLAN_CYCLE("{'qd':{'from':1,'to':4,'step':'x2'}}"),
+    "plan.json: cycle: unknown key 'qd' (expected one of: queue_depth, workers, targets)")
+BAD(cycle_from_zero, PLAN_CYCLE("{'queue_depth':{'from':0,'to':4,'step':'x2'}}"),
+    "plan.json: cycle.queue_depth.from: must be 1..4096, got 0")
+BAD(cycle_to_below_from, PLAN_CYCLE("{'queue_depth':{'from':8,'to':4,'step':'x2'}}"),
+    "plan.json: cycle.queue_depth.to: must not be less than from (8), got 4")
+BAD(cycle_step_x1, PLAN_CYCLE("{'queue_depth':{'from':1,'to':4,'step':'x1'}}"),
+    "plan.json: cycle.queue_depth.step: an exponential step must be at least x2, got 'x1'")
+BAD(cycle_step_plus0, PLAN_CYCLE("{'queue_depth':{'from':1,'to':4,'step':'+0'}}"),
+    "plan.json: cycle.queue_depth.step: a linear step must be at least +1, got '+0'")
+BAD(cycle_step_bare, PLAN_CYCLE("{'queue_depth':{'from':1,'to':4,'step':'2'}}"),
+    "plan.json: cycle.queue_depth.step: must be \"+N\" (linear) or \"xN\" (exponential), got '2'")
+BAD(cycle_step_number, PLAN_CYCLE("{'queue_depth':{'from':1,'to':4,'step':2}}"),
+    "plan.json: cycle.queue_depth.step: must be a string, got number")
+BAD(cycle_step_missing, PLAN_CYCLE("{'queue_depth':{'from':1,'to':4}}"),
+    "plan.json: cycle.queue_depth.step: required but missing")
+BAD(cycle_workers_big, PLAN_CYCLE("{'workers':{'from':1,'to':2000,'step':'x2'}}"),
+    "plan.json: cycle.workers.to: must be 1..1024, got 2000")
+BAD(cycle_targets_beyond,
+    "{" NAME "," RUN "," SPECS ",'workers':[{'targets':[{'path':'a','size':'1m'},{'path':'b','size'"
+    ":'1m'},{'path':'c','size':'1m'}]},"
+    "{'targets':[{'path':'a','size':'1m'},{'path':'b','size':'1m'}]}],"
+    "'cycle':{'targets':{'from':1,'to':3,'step':'+1'}}}",
+    "plan.json: cycle.targets.to: must be at most 2: workers[1] has only 2 targets, got 3")
+
+/* ---- --set ---- */
+BAD_SET(set_unknown_root, GOOD, "foo=1",
+        "--set foo=1: unknown key 'foo' (expected one of: name, run, specs, workers, cycle)")
+BAD_SET(set_unknown_nested, GOOD, "workers[0].qd=32",
+        "--set workers[0].qd=32: unknown key 'qd' (expected one of: nodes, count, engine, "
+        "queue_depth, targets, pattern, seed)")
+BAD_SET(set_typo, GOOD, "run.duraton=5s",
+        "--set run.duraton=5s: unknown key 'duraton' (did you mean 'duration'?)")
+BAD_SET(set_index_range, GOOD, "workers[3].count=2",
+        "--set workers[3].count=2: index 3 is out of range: 'workers' has 1 entry (1 appends)")
+BAD_SET(set_no_equals, GOOD, "run.duration", "--set run.duration: expected KEY=VALUE")
+BAD_SET(set_array_as_object, GOOD, "workers.count=2",
+        "--set workers.count=2: 'workers' is an array: index it like workers[0]")
+BAD_SET(set_object_as_array, GOOD, "run[0]=1", "--set run[0]=1: 'run' is not an array")
+BAD_SET(set_into_value, GOOD, "run.duration.x=1",
+        "--set run.duration.x=1: 'run.duration' is a single value, it has no keys")
+BAD_SET(set_into_node, GOOD, "workers[0].nodes[0].x=1",
+        "--set workers[0].nodes[0].x=1: 'workers[0].nodes' entries are single values, they have "
+        "no keys")
+BAD_SET(set_bad_syntax, GOOD, "workers[0]..count=1",
+        "--set workers[0]..count=1: invalid key: expected a key name")
+BAD_SET(set_dot_index, GOOD, "workers.[0].count=1",
+        "--set workers.[0].count=1: invalid key: expected a key name")
+BAD_SET(set_empty_key, GOOD, "=1", "--set =1: invalid key: empty key")
+BAD_SET(set_bad_index, GOOD, "workers[x].count=1",
+        "--set workers[x].count=1: invalid key: expected an index like [0]")
+BAD_SET(set_nul, GOOD, "name=\"a\\u0000\"",
+        "--set name=\"a\\u0000\": \\u0000 (NUL) is not allowed in strings")
+BAD_SET(set_bad_value, GOOD, "run.duration=0s",
+        "plan.json: run.duration: must be greater than 0 (after --set run.duration=0s)")
+BAD_SET(set_bad_read, GOOD, "specs[0].lines[0].read=170",
+        "plan.json: specs[0].lines[0].read: must be 0..100, got 170 (after --set "
+        "specs[0].lines[0].read=170)")
+BAD_SET(set_remove_required, GOOD, "name=null",
+        "plan.json: name: required but missing (after --set name=null)")
+BAD_SET(set_object_value, GOOD, "cycle={\"queue_depth\":{\"from\":4,\"to\":2,\"step\":\"x2\"}}",
+        "plan.json: cycle.queue_depth.to: must not be less than from (4), got 2 (after --set "
+        "cycle={\"queue_depth\":{\"from\":4,\"to\":2,\"step\":\"x2\"}})")
+/* The override is checked like the file: here by the cross-check of line sizes. */
+BAD_SET(set_engine_odirect,
+        "{" NAME "," RUN ",'specs':[{'name':'a','lines':[{'size':1000}]}],"
+        "'workers':[{'engine':'sync','targets':[{'path':'f.dat','size':'1m'}]}]}",
+        "workers[0].engine=libaio",
+        "plan.json: specs[0].lines[0].size: size not aligned for O_DIRECT: 1000 is not a multiple "
+        "of 512 (workers[0] uses engine libaio)")
+BAD_SET(set_engine_typo, GOOD, "workers[0].engine=libaoi",
+        "plan.json: workers[0].engine: must be one of libaio, sync, null, got 'libaoi' (after "
+        "--set workers[0].engine=libaoi)")
+
+/* ---- bad plans that need code to build ---- */
+
+static void bad_raw_nul(void **state)
+{
+    static const char text[] = "{\"name\":\"a\0b\"}";
+    struct iof_plan p;
+    struct iof_diag d;
+
+    (void)state;
+    assert_int_equal(mgr_plan_parse("plan.json", text, sizeof(text) - 1, NULL, 0, &p, &d),
+                     IOF_EPLAN);
+    assert_string_equal(d.msg, "plan.json: line 1, column 11: NUL byte in the text");
+}
+
+static void bad_too_many_lines(void **state)
+{
+    char plan[8192], lines[4096];
+    size_t o = 0;
+
+    (void)state;
+    for (int i = 0; i < 65; i++)
+        o += (size_t)snprintf(lines + o, sizeof(lines) - o, "%s{'size':'4k','share':%d}",
+                              i ? "," : "", i == 0 ? 36 : 1);
+    snprintf(plan, sizeof(plan), PLAN_LINES("%s"), lines);
+    expect_msg(plan, NULL, 0, "plan.json: specs[0].lines: has 65 entries, the maximum is 64");
+}
+
+static void bad_name_too_long(void **state)
+{
+    char plan[1024], name[201];
+
+    (void)state;
+    memset(name, 'n', 200);
+    name[200] = '\0';
+    snprintf(plan, sizeof(plan), "{'name':'%s'," RUN "," SPECS "," WORKERS "}", name);
+    expect_msg(plan, NULL, 0, "plan.json: name: is too long: 200 bytes, the maximum is 127");
+}
+
+static void bad_path_too_long(void **state)
+{
+    static char plan[8192], path[5001];
+
+    (void)state;
+    memset(path, 'p', 5000);
+    path[5000] = '\0';
+    snprintf(plan, sizeof(plan), PLAN_TARGETS("{'path':'%s','size':'1m'}"), path);
+    expect_msg(plan, NULL, 0,
+               "plan.json: workers[0].targets[0].path: is too long: 5000 bytes, the maximum is "
+               "4095");
+}
+
+static void bad_unknown_key_escaped(void **state)
+{
+    (void)state;
+    /* A key with a control character is shown escaped, never raw. */
+    expect_msg("{" NAME "," RUN "," SPECS "," WORKERS ",'a\\nb':1}", NULL, 0,
+               "plan.json: unknown key 'a\\x0ab' (expected one of: name, run, specs, workers, "
+               "cycle)");
+}
+
+static void bad_file_missing(void **state)
+{
+    struct iof_plan p;
+    struct iof_diag d;
+
+    (void)state;
+    assert_int_equal(mgr_plan_load("/nonexistent/plan.json", NULL, 0, &p, &d), IOF_EPLAN);
+    assert_string_equal(d.msg, "/nonexistent/plan.json: cannot open: No such file or directory");
+    assert_null(p.specs);
+}
+
+/* ---- good plans ---- */
+
+static void good_defaults(void **state)
+{
+    struct iof_plan p;
+    const struct iof_line *l;
+    const struct iof_worker_cfg *w;
+
+    (void)state;
+    load_good(GOOD, NULL, 0, &p);
+    assert_string_equal(p.name, "p");
+    assert_int_equal(p.run.ramp_ns, 0);
+    assert_int_equal(p.run.duration_ns, 5 * S_NS);
+    assert_int_equal(p.run.interval_ns, 1 * S_NS);
+    assert_int_equal(p.nspecs, 1);
+    assert_string_equal(p.specs[0].name, "a");
+    assert_int_equal(p.specs[0].nlines, 1);
+    l = &p.specs[0].lines[0];
+    assert_int_equal(l->size, 4096);
+    assert_int_equal(l->share, 100);
+    assert_int_equal(l->read_pct, 100);
+    assert_int_equal(l->random_pct, 100);
+    assert_int_equal(l->align, 0);
+    assert_int_equal(l->delay_ns, 0);
+    assert_int_equal(l->burst, 1);
+    assert_int_equal(p.nworkers, 1);
+    w = &p.workers[0];
+    assert_int_equal(w->nnodes, 1);
+    assert_string_equal(w->nodes[0], "*");
+    assert_int_equal(w->count, 1);
+    assert_string_equal(w->engine, "libaio");
+    assert_int_equal(w->queue_depth, 1);
+    assert_int_equal(w->ntargets, 1);
+    assert_string_equal(w->targets[0].path, "f.dat");
+    assert_int_equal(w->targets[0].size, MIB);
+    assert_int_equal(w->targets[0].range_offset, 0);
+    assert_int_equal(w->targets[0].range_size, 0);
+    assert_int_equal(w->pattern, IOF_PATTERN_RANDOM);
+    assert_false(w->has_seed);
+    assert_int_equal(p.cycle.param, IOF_CYCLE_NONE);
+    assert_int_equal(iof_plan_cycle_steps(&p), 1);
+    iof_plan_free(&p);
+    assert_null(p.specs);
+    assert_int_equal(p.nworkers, 0);
+    iof_plan_free(&p); /* twice is harmless */
+    iof_plan_free(NULL);
+}
+
+/* The example plan of the product brief, every field given. */
+static const char brief_plan[] =
+    "{\n"
+    "  'name': 'vsan-4k-70-30',\n"
+    "  'run':   {'ramp': '10s', 'duration': '60s', 'interval': '1s'},\n"
+    "  'specs': [\n"
+    "    {'name': '4K 70% read 100% random',\n"
+    "     'lines': [{'size': '4k', 'share': 100, 'read': 70, 'random': 100,\n"
+    "                'align': '4k', 'delay': '0ms', 'burst': 1}]}\n"
+    "  ],\n"
+    "  'workers': [\n"
+    "    {'nodes': ['*'], 'count': 2, 'engine': 'libaio', 'queue_depth': 16,\n"
+    "     'targets': [{'path': 'iofleet.dat', 'size': '1g'}],\n"
+    "     'pattern': 'random', 'seed': 42}\n"
+    "  ],\n"
+    "  'cycle': {'queue_depth': {'from': 1, 'to': 64, 'step': 'x2'}}\n"
+    "}\n";
+
+static void good_brief_example(void **state)
+{
+    struct iof_plan p;
+    const struct iof_line *l;
+    const struct iof_worker_cfg *w;
+
+    (void)state;
+    load_good(brief_plan, NULL, 0, &p);
+    assert_string_equal(p.name, "vsan-4k-70-30");
+    assert_int_equal(p.run.ramp_ns, 10 * S_NS);
+    assert_int_equal(p.run.duration_ns, 60 * S_NS);
+    assert_int_equal(p.run.interval_ns, S_NS);
+    assert_string_equal(p.specs[0].name, "4K 70% read 100% random");
+    l = &p.specs[0].lines[0];
+    assert_int_equal(l->size, 4096);
+    assert_int_equal(l->share, 100);
+    assert_int_equal(l->read_pct, 70);
+    assert_int_equal(l->random_pct, 100);
+    assert_int_equal(l->align, 4096);
+    assert_int_equal(l->delay_ns, 0);
+    assert_int_equal(l->burst, 1);
+    w = &p.workers[0];
+    assert_int_equal(w->count, 2);
+    assert_string_equal(w->engine, "libaio");
+    assert_int_equal(w->queue_depth, 16);
+    assert_string_equal(w->targets[0].path, "iofleet.dat");
+    assert_int_equal(w->targets[0].size, 1024 * MIB);
+    assert_int_equal(w->pattern, IOF_PATTERN_RANDOM);
+    assert_true(w->has_seed);
+    assert_int_equal(w->seed, 42);
+    assert_int_equal(p.cycle.param, IOF_CYCLE_QUEUE_DEPTH);
+    assert_int_equal(p.cycle.from, 1);
+    assert_int_equal(p.cycle.to, 64);
+    assert_int_equal(p.cycle.step, 2);
+    assert_true(p.cycle.exponential);
+    assert_int_equal(iof_plan_cycle_steps(&p), 7);
+    iof_plan_free(&p);
+}
+
+static void good_everything(void **state)
+{
+    struct iof_plan p;
+    const struct iof_worker_cfg *w;
+    const struct iof_line *l;
+
+    (void)state;
+    load_good("{'name':'full','run':{'ramp':0,'duration':90,'interval':'500ms'},"
+              "'specs':[{'name':'mix','lines':["
+              "{'size':512,'share':60,'read':0,'random':0,'align':'1m','delay':'250ms','burst':16},"
+              "{'size':'1M','share':40,'read':33,'random':50,'align':0,'delay':2}]},"
+              "{'name':'second','lines':[{'size':'64k'}]}],"
+              "'workers':[{'nodes':['node-1','node-2'],'count':4,'engine':'sync','queue_depth':32,"
+              "'targets':[{'path':'/dev/sdb','range':{'offset':'1m','size':'10g'}},"
+              "{'path':'/data/f','size':'2g','range':{'offset':'1g'}}],"
+              "'pattern':'repeat','seed':0},"
+              "{'engine':'null','targets':[{'path':'x.dat','size':'16t'}],'pattern':'pseudo',"
+              "'seed':9007199254740992}]}",
+              NULL, 0, &p);
+    assert_int_equal(p.run.ramp_ns, 0);
+    assert_int_equal(p.run.duration_ns, 90 * S_NS); /* bare integers are seconds */
+    assert_int_equal(p.run.interval_ns, 500 * MS_NS);
+    assert_int_equal(p.nspecs, 2);
+    l = &p.specs[0].lines[0];
+    assert_int_equal(l->size, 512);
+    assert_int_equal(l->share, 60);
+    assert_int_equal(l->read_pct, 0);
+    assert_int_equal(l->random_pct, 0);
+    assert_int_equal(l->align, MIB);
+    assert_int_equal(l->delay_ns, 250 * MS_NS);
+    assert_int_equal(l->burst, 16);
+    l = &p.specs[0].lines[1];
+    assert_int_equal(l->size, MIB);
+    assert_int_equal(l->share, 40);
+    assert_int_equal(l->read_pct, 33);
+    assert_int_equal(l->random_pct, 50);
+    assert_int_equal(l->delay_ns, 2 * S_NS);
+    assert_int_equal(l->burst, 1);
+    assert_int_equal(p.nworkers, 2);
+    w = &p.workers[0];
+    assert_int_equal(w->nnodes, 2);
+    assert_string_equal(w->nodes[0], "node-1");
+    assert_string_equal(w->nodes[1], "node-2");
+    assert_int_equal(w->count, 4);
+    assert_string_equal(w->engine, "sync");
+    assert_int_equal(w->queue_depth, 32);
+    assert_int_equal(w->ntargets, 2);
+    assert_string_equal(w->targets[0].path, "/dev/sdb");
+    assert_int_equal(w->targets[0].size, 0);
+    assert_int_equal(w->targets[0].range_offset, MIB);
+    assert_int_equal(w->targets[0].range_size, 10240 * MIB);
+    assert_int_equal(w->targets[1].size, 2048 * MIB);
+    assert_int_equal(w->targets[1].range_offset, 1024 * MIB);
+    assert_int_equal(w->targets[1].range_size, 0);
+    assert_int_equal(w->pattern, IOF_PATTERN_REPEAT);
+    assert_true(w->has_seed);
+    assert_int_equal(w->seed, 0);
+    w = &p.workers[1];
+    assert_string_equal(w->engine, "null");
+    assert_int_equal(w->targets[0].size, 16ull << 40);
+    assert_int_equal(w->pattern, IOF_PATTERN_PSEUDO);
+    assert_int_equal(w->seed, 9007199254740992ull);
+    iof_plan_free(&p);
+}
+
+static void good_quickstart_config(void **state)
+{
+    char path[4096];
+    const char *slash = strrchr(__FILE__, '/');
+    struct iof_plan p;
+    struct iof_diag d;
+    int rc;
+
+    (void)state;
+    /* __FILE__ is tests/unit/test_plan.c under the source tree. */
+    if (!slash || __FILE__[0] != '/')
+        skip();
+    snprintf(path, sizeof(path), "%.*s/../../configs/quickstart.json", (int)(slash - __FILE__),
+             __FILE__);
+    if (access(path, R_OK) != 0)
+        skip();
+    rc = mgr_plan_load(path, NULL, 0, &p, &d);
+    if (rc)
+        fail_msg("%s", d.msg);
+    assert_string_equal(p.name, "quickstart");
+    assert_int_equal(p.run.ramp_ns, S_NS);
+    assert_int_equal(p.run.duration_ns, 5 * S_NS);
+    assert_int_equal(p.run.interval_ns, S_NS);
+    assert_int_equal(p.nspecs, 2);
+    assert_int_equal(p.specs[0].lines[0].size, 4096);
+    assert_int_equal(p.specs[0].lines[0].read_pct, 70);
+    assert_int_equal(p.specs[0].lines[0].random_pct, 100);
+    assert_int_equal(p.specs[1].lines[0].size, 65536);
+    assert_int_equal(p.specs[1].lines[0].read_pct, 100);
+    assert_int_equal(p.specs[1].lines[0].random_pct, 0);
+    assert_int_equal(p.nworkers, 1);
+    assert_int_equal(p.workers[0].count, 2);
+    assert_string_equal(p.workers[0].engine, "libaio");
+    assert_int_equal(p.workers[0].queue_depth, 8);
+    assert_string_equal(p.workers[0].targets[0].path, "iofleet-quickstart.dat");
+    assert_int_equal(p.workers[0].targets[0].size, 64 * MIB);
+    assert_int_equal(p.workers[0].pattern, IOF_PATTERN_RANDOM);
+    assert_int_equal(p.workers[0].seed, 1);
+    iof_plan_free(&p);
+}
+
+static void good_load_file(void **state)
+{
+    char path[] = "/tmp/iof_test_plan_XXXXXX";
+    int fd = mkstemp(path);
+    const char *text = sq(GOOD);
+    const char *ov[] = {"run.duration=7s"};
+    struct iof_plan p;
+    struct iof_diag d;
+    int rc;
+
+    (void)state;
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    rc = mgr_plan_load(path, ov, 1, &p, &d);
+    unlink(path);
+    if (rc)
+        fail_msg("%s", d.msg);
+    assert_int_equal(p.run.duration_ns, 7 * S_NS);
+    iof_plan_free(&p);
+}
+
+static void good_no_diag(void **state)
+{
+    struct iof_plan p;
+    const char *text = "{}";
+
+    (void)state;
+    /* diag is optional. */
+    assert_int_equal(mgr_plan_parse("x", text, strlen(text), NULL, 0, &p, NULL), IOF_EPLAN);
+}
+
+/* ---- units ---- */
+
+static void units_sizes(void **state)
+{
+    static const struct {
+        const char *s;
+        int rc;
+        uint64_t v;
+    } cases[] = {
+        {"0", 0, 0},
+        {"512", 0, 512},
+        {"4k", 0, 4096},
+        {"4K", 0, 4096},
+        {"1m", 0, MIB},
+        {"64M", 0, 64 * MIB},
+        {"1g", 0, 1024 * MIB},
+        {"2t", 0, 2ull << 40},
+        {"16777215t", 0, 16777215ull << 40},
+        {"18446744073709551615", 0, UINT64_MAX},
+        {"18446744073709551616", -ERANGE, 0},
+        {"16777216t", -ERANGE, 0},
+        {"", -EINVAL, 0},
+        {"k", -EINVAL, 0},
+        {"1.5m", -EINVAL, 0},
+        {"-1", -EINVAL, 0},
+        {"+1", -EINVAL, 0},
+        {" 1", -EINVAL, 0},
+        {"1 ", -EINVAL, 0},
+        {"4kb", -EINVAL, 0},
+        {"4KiB", -EINVAL, 0},
+        {"4p", -EINVAL, 0},
+        {"0x10", -EINVAL, 0},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        uint64_t v = 12345;
+        int rc = mgr_plan_parse_size(cases[i].s, &v);
+        if (rc != cases[i].rc || (rc == 0 && v != cases[i].v))
+            fail_msg("size '%s': rc %d v %llu", cases[i].s, rc, (unsigned long long)v);
+    }
+}
+
+static void units_durations(void **state)
+{
+    static const struct {
+        const char *s;
+        int rc;
+        uint64_t v;
+    } cases[] = {
+        {"0s", 0, 0},
+        {"0ms", 0, 0},
+        {"500ms", 0, 500 * MS_NS},
+        {"10s", 0, 10 * S_NS},
+        {"10S", 0, 10 * S_NS},
+        {"2m", 0, 120 * S_NS},
+        {"1h", 0, 3600 * S_NS},
+        {"18446744073709ms", 0, 18446744073709ull * MS_NS},
+        {"18446744074s", -ERANGE, 0},
+        {"10", -EINVAL, 0},
+        {"", -EINVAL, 0},
+        {"s", -EINVAL, 0},
+        {"1.5s", -EINVAL, 0},
+        {"-1s", -EINVAL, 0},
+        {"10us", -EINVAL, 0},
+        {"10sec", -EINVAL, 0},
+        {"1d", -EINVAL, 0},
+        {"10 s", -EINVAL, 0},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        uint64_t v = 12345;
+        int rc = mgr_plan_parse_duration(cases[i].s, &v);
+        if (rc != cases[i].rc || (rc == 0 && v != cases[i].v))
+            fail_msg("duration '%s': rc %d v %llu", cases[i].s, rc, (unsigned long long)v);
+    }
+}
+
+static void units_format(void **state)
+{
+    char b[32];
+
+    (void)state;
+    mgr_plan_format_size(0, b, sizeof(b));
+    assert_string_equal(b, "0");
+    mgr_plan_format_size(1536, b, sizeof(b));
+    assert_string_equal(b, "1536");
+    mgr_plan_format_size(4096, b, sizeof(b));
+    assert_string_equal(b, "4k");
+    mgr_plan_format_size(1536 * 1024, b, sizeof(b));
+    assert_string_equal(b, "1536k");
+    mgr_plan_format_size(64 * MIB, b, sizeof(b));
+    assert_string_equal(b, "64m");
+    mgr_plan_format_size(3ull << 40, b, sizeof(b));
+    assert_string_equal(b, "3t");
+    mgr_plan_format_duration(0, b, sizeof(b));
+    assert_string_equal(b, "0s");
+    mgr_plan_format_duration(500 * MS_NS, b, sizeof(b));
+    assert_string_equal(b, "500ms");
+    mgr_plan_format_duration(1500 * MS_NS, b, sizeof(b));
+    assert_string_equal(b, "1500ms");
+    mgr_plan_format_duration(10 * S_NS, b, sizeof(b));
+    assert_string_equal(b, "10s");
+    mgr_plan_format_duration(120 * S_NS, b, sizeof(b));
+    assert_string_equal(b, "2m");
+    mgr_plan_format_duration(90 * S_NS, b, sizeof(b));
+    assert_string_equal(b, "1m30s");
+    mgr_plan_format_duration(3723 * S_NS, b, sizeof(b));
+    assert_string_equal(b, "1h2m3s");
+    mgr_plan_format_duration(7200 * S_NS, b, sizeof(b));
+    assert_string_equal(b, "2h");
+    mgr_plan_format_duration(5, b, sizeof(b));
+    assert_string_equal(b, "5ns");
+}
+
+static void units_in_plans(void **state)
+{
+    struct iof_plan p;
+
+    (void)state;
+    /* JSON integers: bytes for sizes, seconds for durations. */
+    load_good("{" NAME ",'run':{'ramp':2,'duration':3600,'interval':60}," SPECS
+              ",'workers':[{'targets':[{'path':'f.dat','size':1048576}]}]}",
+              NULL, 0, &p);
+    assert_int_equal(p.run.ramp_ns, 2 * S_NS);
+    assert_int_equal(p.run.duration_ns, 3600 * S_NS);
+    assert_int_equal(p.run.interval_ns, 60 * S_NS);
+    assert_int_equal(p.workers[0].targets[0].size, MIB);
+    iof_plan_free(&p);
+    /* Line sizes need not be 512-aligned when no group uses libaio. */
+    load_good("{" NAME "," RUN ",'specs':[{'name':'a','lines':[{'size':1000}]}],"
+              "'workers':[{'engine':'sync','targets':[{'path':'f.dat','size':'1m'}]}]}",
+              NULL, 0, &p);
+    assert_int_equal(p.specs[0].lines[0].size, 1000);
+    iof_plan_free(&p);
+}
+
+/* ---- cycles and expansion ---- */
+
+static void expand_exponential(void **state)
+{
+    struct iof_plan p;
+    struct iof_test *t;
+    size_t n;
+    static const uint64_t want[] = {1, 2, 4, 8, 16, 32, 64};
+
+    (void)state;
+    load_good(PLAN_CYCLE("{'queue_depth':{'from':1,'to':64,'step':'x2'}}"), NULL, 0, &p);
+    assert_int_equal(iof_plan_cycle_steps(&p), 7);
+    t = iof_plan_expand(&p, &n);
+    assert_non_null(t);
+    assert_int_equal(n, 7);
+    for (size_t i = 0; i < n; i++) {
+        struct iof_worker_cfg w = iof_test_worker(&p, &t[i], 0);
+        assert_int_equal(t[i].index, i);
+        assert_int_equal(t[i].spec_index, 0);
+        assert_int_equal(t[i].cycle_param, IOF_CYCLE_QUEUE_DEPTH);
+        assert_int_equal(t[i].cycle_value, want[i]);
+        assert_int_equal(w.queue_depth, want[i]);
+        assert_int_equal(w.count, 1);
+    }
+    free(t);
+    iof_plan_free(&p);
+}
+
+static void expand_linear(void **state)
+{
+    struct iof_plan p;
+    struct iof_test *t;
+    size_t n;
+
+    (void)state;
+    load_good(PLAN_CYCLE("{'workers':{'from':1,'to':10,'step':'+4'}}"), NULL, 0, &p);
+    assert_int_equal(iof_plan_cycle_steps(&p), 3);
+    t = iof_plan_expand(&p, &n);
+    assert_non_null(t);
+    assert_int_equal(n, 3);
+    assert_int_equal(t[0].cycle_value, 1);
+    assert_int_equal(t[1].cycle_value, 5);
+    assert_int_equal(t[2].cycle_value, 9);
+    for (size_t i = 0; i < n; i++) {
+        struct iof_worker_cfg w = iof_test_worker(&p, &t[i], 0);
+        assert_int_equal(w.count, t[i].cycle_value);
+        assert_int_equal(w.queue_depth, 1); /* untouched */
+    }
+    free(t);
+    iof_plan_free(&p);
+}
+
+static void expand_exponential_uneven(void **state)
+{
+    struct iof_plan p;
+    struct iof_test *t;
+    size_t n;
+
+    (void)state;
+    /* 3, 9, 27, 81: the next (243) is past `to`, which is not forced in. */
+    load_good(PLAN_CYCLE("{'queue_depth':{'from':3,'to':100,'step':'x3'}}"), NULL, 0, &p);
+    t = iof_plan_expand(&p, &n);
+    assert_non_null(t);
+    assert_int_equal(n, 4);
+    assert_int_equal(t[3].cycle_value, 81);
+    free(t);
+    iof_plan_free(&p);
+    /* from == to: one step. */
+    load_good(PLAN_CYCLE("{'queue_depth':{'from':4096,'to':4096,'step':'x2'}}"), NULL, 0, &p);
+    assert_int_equal(iof_plan_cycle_steps(&p), 1);
+    iof_plan_free(&p);
+}
+
+static void expand_spec_major(void **state)
+{
+    struct iof_plan p;
+    struct iof_test *t;
+    size_t n;
+    char label[32];
+
+    (void)state;
+    load_good("{" NAME "," RUN ",'specs':[{'name':'a','lines':[{'size':'4k'}]},"
+              "{'name':'b','lines':[{'size':'8k'}]}]," WORKERS
+              ",'cycle':{'queue_depth':{'from':1,'to':4,'step':'x2'}}}",
+              NULL, 0, &p);
+    t = iof_plan_expand(&p, &n);
+    assert_non_null(t);
+    assert_int_equal(n, 6);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(t[i].index, i);
+        assert_int_equal(t[i].spec_index, i / 3);
+        assert_int_equal(t[i].cycle_value, 1u << (i % 3));
+    }
+    iof_test_cycle_label(&t[5], label, sizeof(label));
+    assert_string_equal(label, "queue_depth=4");
+    free(t);
+    iof_plan_free(&p);
+
+    /* No cycle: one test per spec, empty label, workers unchanged. */
+    load_good("{" NAME "," RUN ",'specs':[{'name':'a','lines':[{'size':'4k'}]},"
+              "{'name':'b','lines':[{'size':'8k'}]}],"
+              "'workers':[{'queue_depth':7,'count':3,'targets':[{'path':'f.dat','size':'1m'}]}]}",
+              NULL, 0, &p);
+    t = iof_plan_expand(&p, &n);
+    assert_non_null(t);
+    assert_int_equal(n, 2);
+    assert_int_equal(t[1].spec_index, 1);
+    assert_int_equal(t[1].cycle_param, IOF_CYCLE_NONE);
+    iof_test_cycle_label(&t[1], label, sizeof(label));
+    assert_string_equal(label, "");
+    {
+        struct iof_worker_cfg w = iof_test_worker(&p, &t[1], 0);
+        assert_int_equal(w.queue_depth, 7);
+        assert_int_equal(w.count, 3);
+        assert_int_equal(w.ntargets, 1);
+        assert_ptr_equal(w.targets, p.workers[0].targets); /* borrowed */
+        w = iof_test_worker(&p, &t[1], 5);                 /* no such group */
+        assert_int_equal(w.count, 0);
+        assert_null(w.targets);
+    }
+    free(t);
+    iof_plan_free(&p);
+}
+
+static void expand_targets_and_workers(void **state)
+{
+    struct iof_plan p;
+    struct iof_test *t;
+    size_t n;
+    char label[32];
+
+    (void)state;
+    load_good(
+        "{" NAME "," RUN "," SPECS ",'workers':["
+        "{'count':2,'queue_depth':4,'targets':[{'path':'a','size':'1m'},{'path':'b','size':'1m'},"
+        "{'path':'c','size':'1m'}]},"
+        "{'count':5,'targets':[{'path':'a','size':'1m'},{'path':'b','size':'1m'}]}],"
+        "'cycle':{'targets':{'from':1,'to':2,'step':'+1'}}}",
+        NULL, 0, &p);
+    t = iof_plan_expand(&p, &n);
+    assert_non_null(t);
+    assert_int_equal(n, 2);
+    for (size_t i = 0; i < n; i++) {
+        for (size_t g = 0; g < 2; g++) {
+            struct iof_worker_cfg w = iof_test_worker(&p, &t[i], g);
+            assert_int_equal(w.ntargets, i + 1);
+            assert_int_equal(w.count, g ? 5 : 2);
+            assert_string_equal(w.targets[0].path, "a");
+        }
+    }
+    iof_test_cycle_label(&t[1], label, sizeof(label));
+    assert_string_equal(label, "targets=2");
+    free(t);
+    iof_plan_free(&p);
+
+    /* A hand-built worker cycle applies to every group. */
+    load_good(
+        PLAN_WORKERS(
+            "[{'targets':[{'path':'a','size':'1m'}]},{'count':9,'targets':[{'path':'/dev/x'}]}]"),
+        NULL, 0, &p);
+    p.cycle = (struct iof_cycle){IOF_CYCLE_WORKERS, 2, 16, 2, true};
+    t = iof_plan_expand(&p, &n);
+    assert_non_null(t);
+    assert_int_equal(n, 4);
+    assert_int_equal(iof_test_worker(&p, &t[3], 0).count, 16);
+    assert_int_equal(iof_test_worker(&p, &t[3], 1).count, 16);
+    iof_test_cycle_label(&t[3], label, sizeof(label));
+    assert_string_equal(label, "workers=16");
+    iof_test_cycle_label(&t[3], label, 4); /* truncates, stays terminated */
+    assert_string_equal(label, "wor");
+    free(t);
+    iof_plan_free(&p);
+}
+
+static void names(void **state)
+{
+    (void)state;
+    assert_string_equal(iof_pattern_name(IOF_PATTERN_REPEAT), "repeat");
+    assert_string_equal(iof_pattern_name(IOF_PATTERN_PSEUDO), "pseudo");
+    assert_string_equal(iof_pattern_name(IOF_PATTERN_RANDOM), "random");
+    assert_string_equal(iof_cycle_param_name(IOF_CYCLE_NONE), "none");
+    assert_string_equal(iof_cycle_param_name(IOF_CYCLE_QUEUE_DEPTH), "queue_depth");
+    assert_string_equal(iof_cycle_param_name(IOF_CYCLE_WORKERS), "workers");
+    assert_string_equal(iof_cycle_param_name(IOF_CYCLE_TARGETS), "targets");
+}
+
+/* ---- --set, good ---- */
+
+static void set_good(void **state)
+{
+    const char *ov[] = {
+        "run.duration=10s",
+        "run.ramp=2", /* JSON number: seconds */
+        "workers[0].queue_depth=32",
+        "workers[0].targets[0].size=64m",
+        "specs[0].lines[0].read=70",
+        "specs[0].name=\"quoted name\"", /* JSON string */
+        "name=bare words",               /* not JSON: a bare string */
+        "workers[0].nodes=[\"n1\",\"n2\"]",
+        "workers[0].nodes[2]=n3", /* append */
+        "workers[0].engine=sync",
+        "workers[0].engine=null", /* null removes: back to the default */
+        "workers[0].targets[1]={\"path\":\"/dev/sdc\"}",
+        "cycle.queue_depth={\"from\":1,\"to\":8,\"step\":\"x2\"}",
+        "run.interval=500ms",
+        "run.interval=2s", /* later wins */
+    };
+    struct iof_plan p;
+    const struct iof_worker_cfg *w;
+
+    (void)state;
+    load_good(GOOD, ov, sizeof(ov) / sizeof(ov[0]), &p);
+    assert_string_equal(p.name, "bare words");
+    assert_int_equal(p.run.duration_ns, 10 * S_NS);
+    assert_int_equal(p.run.ramp_ns, 2 * S_NS);
+    assert_int_equal(p.run.interval_ns, 2 * S_NS);
+    assert_string_equal(p.specs[0].name, "quoted name");
+    assert_int_equal(p.specs[0].lines[0].read_pct, 70);
+    w = &p.workers[0];
+    assert_int_equal(w->queue_depth, 32);
+    assert_string_equal(w->engine, "libaio");
+    assert_int_equal(w->nnodes, 3);
+    assert_string_equal(w->nodes[2], "n3");
+    assert_int_equal(w->ntargets, 2);
+    assert_int_equal(w->targets[0].size, 64 * MIB);
+    assert_string_equal(w->targets[1].path, "/dev/sdc");
+    assert_int_equal(p.cycle.param, IOF_CYCLE_QUEUE_DEPTH);
+    assert_int_equal(iof_plan_cycle_steps(&p), 4);
+    iof_plan_free(&p);
+}
+
+static void set_creates_and_removes(void **state)
+{
+    const char *add[] = {"cycle.workers.from=2", "cycle.workers.to=8", "cycle.workers.step=+2"};
+    const char *rm[] = {"cycle=null"};
+    const char *app[] = {"specs[1].name=b", "specs[1].lines[0].size=8k"};
+    struct iof_plan p;
+
+    (void)state;
+    /* Missing parents are created. */
+    load_good(GOOD, add, 3, &p);
+    assert_int_equal(p.cycle.param, IOF_CYCLE_WORKERS);
+    assert_int_equal(iof_plan_cycle_steps(&p), 4);
+    iof_plan_free(&p);
+    /* null removes an optional key. */
+    load_good(PLAN_CYCLE("{'queue_depth':{'from':1,'to':4,'step':'x2'}}"), rm, 1, &p);
+    assert_int_equal(p.cycle.param, IOF_CYCLE_NONE);
+    iof_plan_free(&p);
+    /* Index == length appends a new object. */
+    load_good(GOOD, app, 2, &p);
+    assert_int_equal(p.nspecs, 2);
+    assert_string_equal(p.specs[1].name, "b");
+    assert_int_equal(p.specs[1].lines[0].size, 8192);
+    iof_plan_free(&p);
+}
+
+/* ---- printing ---- */
+
+static void print_plan(void **state)
+{
+    struct iof_plan p;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f;
+
+    (void)state;
+    load_good(brief_plan, NULL, 0, &p);
+    f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    mgr_plan_print(&p, f);
+    fclose(f);
+    assert_non_null(strstr(buf, "plan 'vsan-4k-70-30'\n"));
+    assert_non_null(strstr(buf, "run: ramp 10s, duration 1m, interval 1s\n"));
+    assert_non_null(strstr(buf, "cycle: queue_depth 1..64 step x2 (7 steps)\n"));
+    assert_non_null(
+        strstr(buf, "tests: 7 (1 spec x 7 cycle steps), 8m10s of ramp and measurement\n"));
+    assert_non_null(strstr(buf, "spec 0 '4K 70% read 100% random'\n"));
+    assert_non_null(strstr(buf, "     0       4k   100%   70%    100%       4k       0s      1\n"));
+    assert_non_null(strstr(buf, "test 1/7: spec 0 '4K 70% read 100% random', queue_depth=1\n"));
+    assert_non_null(strstr(buf, "test 7/7: spec 0 '4K 70% read 100% random', queue_depth=64\n"
+                                "  workers[0]: nodes *, 2 workers, libaio, qd 64, 1 target: "
+                                "'iofleet.dat', pattern random, seed 42\n"));
+    free(buf);
+    iof_plan_free(&p);
+}
+
+int main(void)
+{
+#define T(f) cmocka_unit_test(f)
+#define B(id) cmocka_unit_test(bad_##id)
+    const struct CMUnitTest tests[] = {
+        B(json_syntax),
+        B(json_trailing),
+        B(json_empty),
+        B(json_line_col),
+        B(root_array),
+        B(nul_escape),
+        B(raw_nul),
+        B(root_unknown_key),
+        B(root_typo_key),
+        B(root_duplicate_key),
+        B(name_missing),
+        B(name_number),
+        B(name_empty),
+        B(name_too_long),
+        B(unknown_key_escaped),
+        B(run_missing),
+        B(run_array),
+        B(run_unknown_key),
+        B(duration_missing),
+        B(duration_zero),
+        B(duration_no_unit),
+        B(duration_fraction),
+        B(duration_bad_unit),
+        B(duration_negative),
+        B(duration_bool),
+        B(duration_fraction_number),
+        B(duration_overflow),
+        B(ramp_negative),
+        B(interval_small),
+        B(interval_long),
+        B(duration_below_default_interval),
+        B(specs_missing),
+        B(specs_empty),
+        B(specs_object),
+        B(spec_not_object),
+        B(spec_name_missing),
+        B(spec_name_duplicate),
+        B(lines_missing),
+        B(lines_empty),
+        B(too_many_lines),
+        B(line_not_object),
+        B(read_range_brief),
+        B(read_fraction),
+        B(read_string),
+        B(random_negative),
+        B(size_missing),
+        B(size_zero),
+        B(size_too_big),
+        B(size_fraction),
+        B(size_kb_suffix),
+        B(size_empty),
+        B(size_negative_string),
+        B(size_space),
+        B(size_fraction_number),
+        B(size_negative_number),
+        B(size_beyond_2_53),
+        B(size_overflow_digits),
+        B(size_overflow_suffix),
+        B(size_type),
+        B(size_odirect),
+        B(size_exceeds_target),
+        B(share_required),
+        B(share_sum),
+        B(share_range),
+        B(align_odd),
+        B(burst_zero),
+        B(burst_big),
+        B(delay_long),
+        B(line_typo_key),
+        B(line_duplicate_key),
+        B(workers_missing),
+        B(workers_empty),
+        B(worker_unknown_key),
+        B(count_zero),
+        B(count_big),
+        B(engine_unknown),
+        B(engine_number),
+        B(qd_big),
+        B(pattern_unknown),
+        B(seed_negative),
+        B(nodes_empty),
+        B(nodes_string),
+        B(node_empty),
+        B(node_duplicate),
+        B(targets_missing),
+        B(targets_empty),
+        B(target_path_missing),
+        B(target_path_empty),
+        B(path_too_long),
+        B(target_path_dotdot),
+        B(target_path_dotdot_absolute),
+        B(target_relative_no_size),
+        B(target_size_unaligned),
+        B(target_unknown_key),
+        B(range_unknown_key),
+        B(range_offset_unaligned),
+        B(range_past_end),
+        B(range_offset_outside),
+        B(test_file_two_sizes),
+        B(cycle_empty),
+        B(cycle_two_params),
+        B(cycle_unknown_param),
+        B(cycle_from_zero),
+        B(cycle_to_below_from),
+        B(cycle_step_x1),
+        B(cycle_step_plus0),
+        B(cycle_step_bare),
+        B(cycle_step_number),
+        B(cycle_step_missing),
+        B(cycle_workers_big),
+        B(cycle_targets_beyond),
+        B(set_unknown_root),
+        B(set_unknown_nested),
+        B(set_typo),
+        B(set_index_range),
+        B(set_no_equals),
+        B(set_array_as_object),
+        B(set_object_as_array),
+        B(set_into_value),
+        B(set_into_node),
+        B(set_bad_syntax),
+        B(set_bad_index),
+        B(set_dot_index),
+        B(set_empty_key),
+        B(set_nul),
+        B(set_bad_value),
+        B(set_bad_read),
+        B(set_remove_required),
+        B(set_object_value),
+        B(set_engine_odirect),
+        B(set_engine_typo),
+        B(file_missing),
+        T(good_defaults),
+        T(good_brief_example),
+        T(good_everything),
+        T(good_quickstart_config),
+        T(good_load_file),
+        T(good_no_diag),
+        T(units_sizes),
+        T(units_durations),
+        T(units_format),
+        T(units_in_plans),
+        T(expand_exponential),
+        T(expand_linear),
+        T(expand_exponential_uneven),
+        T(expand_spec_major),
+        T(expand_targets_and_workers),
+        T(names),
+        T(set_good),
+        T(set_creates_and_removes),
+        T(print_plan),
+    };
+#undef B
+#undef T
+    return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
+}
