@@ -1,0 +1,94 @@
+#include "manager/report.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+
+#define MIB (1024.0 * 1024.0)
+
+static double ns_to_ms(double ns)
+{
+    return ns / 1e6;
+}
+
+void mgr_metrics_compute(const struct iof_stats *s, uint64_t ns, struct mgr_metrics *m)
+{
+    struct iof_hist all;
+    double sec = (double)ns / 1e9;
+
+    memset(m, 0, sizeof(*m));
+    m->seconds = sec;
+    m->read_ios = s->rd.ios;
+    m->write_ios = s->wr.ios;
+    m->bytes_read = s->rd.bytes;
+    m->bytes_written = s->wr.bytes;
+    m->errors = s->rd.errors + s->wr.errors;
+    if (sec > 0) {
+        m->read_iops = (double)s->rd.ios / sec;
+        m->write_iops = (double)s->wr.ios / sec;
+        m->iops = (double)(s->rd.ios + s->wr.ios) / sec;
+        m->read_mibps = (double)s->rd.bytes / MIB / sec;
+        m->write_mibps = (double)s->wr.bytes / MIB / sec;
+        m->mibps = (double)(s->rd.bytes + s->wr.bytes) / MIB / sec;
+    }
+    iof_stats_lat_all(s, &all);
+    m->avg_ms = ns_to_ms(iof_hist_mean(&all));
+    m->avg_read_ms = ns_to_ms(iof_hist_mean(&s->rd.lat));
+    m->avg_write_ms = ns_to_ms(iof_hist_mean(&s->wr.lat));
+    m->p50_ms = ns_to_ms((double)iof_hist_percentile(&all, 0.50));
+    m->p90_ms = ns_to_ms((double)iof_hist_percentile(&all, 0.90));
+    m->p95_ms = ns_to_ms((double)iof_hist_percentile(&all, 0.95));
+    m->p99_ms = ns_to_ms((double)iof_hist_percentile(&all, 0.99));
+    m->p999_ms = ns_to_ms((double)iof_hist_percentile(&all, 0.999));
+    m->p9999_ms = ns_to_ms((double)iof_hist_percentile(&all, 0.9999));
+    m->max_ms = ns_to_ms((double)all.max_ns);
+}
+
+void mgr_live_init(struct mgr_live *l, bool quiet)
+{
+    l->tty = isatty(STDERR_FILENO);
+    l->quiet = quiet;
+    l->dirty = false;
+}
+
+void mgr_live_line(struct mgr_live *l, const char *phase, unsigned test, unsigned ntests,
+                   double elapsed_s, double total_s, const struct mgr_metrics *m,
+                   unsigned alive, unsigned total)
+{
+    if (l->quiet)
+        return;
+    fprintf(stderr,
+            "%s[%s] test %u/%u %6.1f/%.1fs  IOPS %10.1f (r %.1f / w %.1f)  MiB/s %9.2f  "
+            "avg %.3f ms  p99 %.3f ms  agents %u/%u%s",
+            l->tty ? "\r\033[K" : "", phase, test, ntests, elapsed_s, total_s, m->iops,
+            m->read_iops, m->write_iops, m->mibps, m->avg_ms, m->p99_ms, alive, total,
+            l->tty ? "" : "\n");
+    fflush(stderr);
+    l->dirty = l->tty;
+}
+
+void mgr_live_done(struct mgr_live *l)
+{
+    if (l->dirty)
+        fputc('\n', stderr);
+    l->dirty = false;
+}
+
+void mgr_table_header(FILE *f, unsigned test, unsigned ntests, const char *spec,
+                      const char *cycle, double seconds, const char *note)
+{
+    fprintf(f, "\n== test %u/%u: %s%s%s%s  measured %.3f s%s%s\n", test, ntests, spec,
+            cycle && *cycle ? "  [" : "", cycle && *cycle ? cycle : "",
+            cycle && *cycle ? "]" : "", seconds, note && *note ? "  " : "", note ? note : "");
+    fprintf(f, "%-7s %-24s %12s %12s %12s %10s %9s %9s %9s %9s %9s %8s\n", "row", "name",
+            "IOPS", "read_IOPS", "write_IOPS", "MiB/s", "avg_ms", "p50_ms", "p99_ms",
+            "p99.9_ms", "max_ms", "errors");
+}
+
+void mgr_table_row(FILE *f, const char *row_type, const char *name, const struct mgr_metrics *m)
+{
+    fprintf(f, "%-7s %-24s %12.1f %12.1f %12.1f %10.2f %9.4f %9.4f %9.4f %9.4f %9.4f %8llu\n",
+            row_type, name, m->iops, m->read_iops, m->write_iops, m->mibps, m->avg_ms, m->p50_ms,
+            m->p99_ms, m->p999_ms, m->max_ms, (unsigned long long)m->errors);
+}

@@ -1,0 +1,44 @@
+/* manager/report.h - figures of one entity over one interval or test, and
+ * the human-readable output of `iofleet run` (live lines, final tables). */
+#ifndef IOF_MANAGER_REPORT_H
+#define IOF_MANAGER_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/stats.h"
+
+/* Derived figures; latencies in ms. Computed from counters and merged
+ * histograms only: never an average of averages. */
+struct mgr_metrics {
+    double seconds;
+    double iops, read_iops, write_iops;
+    double mibps, read_mibps, write_mibps;
+    double avg_ms, avg_read_ms, avg_write_ms;
+    double p50_ms, p90_ms, p95_ms, p99_ms, p999_ms, p9999_ms, max_ms;
+    uint64_t read_ios, write_ios, bytes_read, bytes_written, errors;
+};
+
+/* Fills m from s measured over `ns` nanoseconds. */
+void mgr_metrics_compute(const struct iof_stats *s, uint64_t ns, struct mgr_metrics *m);
+
+/* Live line for one interval, on stderr; redrawn in place on a TTY. */
+struct mgr_live {
+    bool tty;
+    bool quiet;
+    bool dirty; /* a redrawn line is on screen */
+};
+void mgr_live_init(struct mgr_live *l, bool quiet);
+void mgr_live_line(struct mgr_live *l, const char *phase, unsigned test, unsigned ntests,
+                   double elapsed_s, double total_s, const struct mgr_metrics *m,
+                   unsigned alive, unsigned total);
+/* Ends a redrawn line so normal output can follow. */
+void mgr_live_done(struct mgr_live *l);
+
+/* Final table: header, then rows added one by one. */
+void mgr_table_header(FILE *f, unsigned test, unsigned ntests, const char *spec,
+                      const char *cycle, double seconds, const char *note);
+void mgr_table_row(FILE *f, const char *row_type, const char *name, const struct mgr_metrics *m);
+
+#endif

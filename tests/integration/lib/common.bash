@@ -1,0 +1,44 @@
+# Shared helpers for integration tests (sourced; not a test itself).
+# Tests exit 0 on success, 1 on failure, 77 when skipped (with the reason).
+set -euo pipefail
+
+IOF_SRC=${IOF_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)}
+IOF_BIN=${IOF_BIN:-$IOF_SRC/build/bin}
+IOFLEET=$IOF_BIN/iofleet
+mkdir -p "${IOF_TEST_TMPDIR:-/tmp}"
+T=$(mktemp -d "${IOF_TEST_TMPDIR:-/tmp}/it.XXXXXX")
+
+iof_cleanup_hooks=()
+iof_on_exit() { iof_cleanup_hooks+=("$1"); }
+iof_run_cleanup() {
+    local h
+    for h in "${iof_cleanup_hooks[@]}"; do eval "$h" || true; done
+    rm -rf "$T"
+}
+trap iof_run_cleanup EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "SKIP: $*" >&2; exit 77; }
+ok() { echo "ok: $*"; }
+
+# expect_rc WANT CMD... : runs CMD, stdout to $T/out, stderr to $T/err.
+expect_rc() {
+    local want=$1 rc=0
+    shift
+    "$@" >"$T/out" 2>"$T/err" || rc=$?
+    if [ "$rc" != "$want" ]; then
+        echo "--- stdout"; cat "$T/out"; echo "--- stderr"; cat "$T/err"
+        fail "'$*' exited $rc, expected $want"
+    fi
+}
+
+# expect_in FILE TEXT : FILE contains TEXT literally.
+expect_in() {
+    grep -qF -- "$2" "$1" || { echo "--- $1:"; cat "$1"; fail "'$2' not found in $1"; }
+}
+
+# Column of the first row of type $2 in table output $1 (awk field number $3).
+row_field() { awk -v r="$2" -v f="$3" '$1==r{print $f; exit}' "$1"; }
+
+# Writes a plan to $T/$1 from a here-doc on stdin.
+plan() { cat >"$T/$1"; }
