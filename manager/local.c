@@ -125,11 +125,7 @@ static void local_follow(struct local_test *lt, const struct mgr_local_opts *o,
                 gone++;
         }
         if (ready < nw) {
-            uint64_t now = iof_now_ns();
-            if (!live.quiet && now < measure_start && !live.tty && k == 0) {
-                /* nothing to show during ramp-up on a pipe */
-            }
-            iof_sleep_until(now + poll);
+            iof_sleep_until(iof_now_ns() + poll);
             continue;
         }
         if (gone == nw)

@@ -199,7 +199,7 @@ static void test_share_burst(void **state)
         assert_true(f >= want[i] - 0.005 && f <= want[i] + 0.005);
     }
     /* Lines are redrawn per burst: with these shares P(change) = 0.62. */
-    assert_true(changes > nbursts / 2);
+    assert_true(changes > (uint64_t)nbursts / 2);
 }
 
 static void test_share_mixed_bursts(void **state)
