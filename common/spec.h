@@ -1,6 +1,6 @@
 /* common/spec.h - a plan as plain C structs: access specifications, workers,
  * targets, run timing and cycling. Produced by the plan loader
- * (manager/plan.c), consumed by the dynamo engine (dynamo/run.h) and, later,
+ * (proto/plan.c), consumed by the dynamo engine (dynamo/run.h) and, later,
  * carried in plan-assignment messages. No cJSON here.
  */
 #ifndef IOF_COMMON_SPEC_H

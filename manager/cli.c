@@ -7,7 +7,7 @@
 
 #include "common/log.h"
 #include "manager/local.h"
-#include "manager/plan.h"
+#include "proto/plan.h"
 #include "proto/version.h"
 
 #define CLI_MAX_SET 256
@@ -86,7 +86,7 @@ static int cli_parse(int argc, char **argv, bool is_run, struct cli_args *a)
 static int cli_load(const struct cli_args *a, struct iof_plan *p)
 {
     struct iof_diag d = {{0}};
-    if (mgr_plan_load(a->plan, a->sets, a->nsets, p, &d)) {
+    if (proto_plan_load(a->plan, a->sets, a->nsets, p, &d)) {
         fprintf(stderr, "%s\n", d.msg);
         return 2;
     }
@@ -104,7 +104,7 @@ static int cli_validate(int argc, char **argv)
     rc = cli_load(&a, &p);
     if (rc)
         return rc;
-    mgr_plan_print(&p, stdout);
+    proto_plan_print(&p, stdout);
     iof_plan_free(&p);
     return fflush(stdout) ? 1 : 0;
 }

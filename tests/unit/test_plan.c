@@ -1,4 +1,4 @@
-/* tests/unit/test_plan.c - the plan loader (manager/plan.c) and plan
+/* tests/unit/test_plan.c - the plan loader (proto/plan.c) and plan
  * expansion (common/spec.c): good plans with every default checked, bad plans
  * with their exact message, units, cycles, --set overrides, printing.
  *
@@ -19,7 +19,7 @@
 
 #include "common/err.h"
 #include "common/spec.h"
-#include "manager/plan.h"
+#include "proto/plan.h"
 
 #define MIB (1024ull * 1024)
 #define S_NS 1000000000ull
@@ -42,7 +42,7 @@ static int parse_ov(const char *plan, const char *const *ov, size_t nov, struct 
 {
     const char *text = sq(plan);
 
-    return mgr_plan_parse("plan.json", text, strlen(text), ov, nov, p, d);
+    return proto_plan_parse("plan.json", text, strlen(text), ov, nov, p, d);
 }
 
 static void load_good(const char *plan, const char *const *ov, size_t nov, struct iof_plan *p)
@@ -383,7 +383,7 @@ static void bad_raw_nul(void **state)
     struct iof_diag d;
 
     (void)state;
-    assert_int_equal(mgr_plan_parse("plan.json", text, sizeof(text) - 1, NULL, 0, &p, &d),
+    assert_int_equal(proto_plan_parse("plan.json", text, sizeof(text) - 1, NULL, 0, &p, &d),
                      IOF_EPLAN);
     assert_string_equal(d.msg, "plan.json: line 1, column 11: NUL byte in the text");
 }
@@ -440,7 +440,7 @@ static void bad_file_missing(void **state)
     struct iof_diag d;
 
     (void)state;
-    assert_int_equal(mgr_plan_load("/nonexistent/plan.json", NULL, 0, &p, &d), IOF_EPLAN);
+    assert_int_equal(proto_plan_load("/nonexistent/plan.json", NULL, 0, &p, &d), IOF_EPLAN);
     assert_string_equal(d.msg, "/nonexistent/plan.json: cannot open: No such file or directory");
     assert_null(p.specs);
 }
@@ -631,7 +631,7 @@ static void good_quickstart_config(void **state)
              __FILE__);
     if (access(path, R_OK) != 0)
         skip();
-    rc = mgr_plan_load(path, NULL, 0, &p, &d);
+    rc = proto_plan_load(path, NULL, 0, &p, &d);
     if (rc)
         fail_msg("%s", d.msg);
     assert_string_equal(p.name, "quickstart");
@@ -670,7 +670,7 @@ static void good_load_file(void **state)
     assert_true(fd >= 0);
     assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
     close(fd);
-    rc = mgr_plan_load(path, ov, 1, &p, &d);
+    rc = proto_plan_load(path, ov, 1, &p, &d);
     unlink(path);
     if (rc)
         fail_msg("%s", d.msg);
@@ -685,7 +685,7 @@ static void good_no_diag(void **state)
 
     (void)state;
     /* diag is optional. */
-    assert_int_equal(mgr_plan_parse("x", text, strlen(text), NULL, 0, &p, NULL), IOF_EPLAN);
+    assert_int_equal(proto_plan_parse("x", text, strlen(text), NULL, 0, &p, NULL), IOF_EPLAN);
 }
 
 /* ---- units ---- */
@@ -725,7 +725,7 @@ static void units_sizes(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         uint64_t v = 12345;
-        int rc = mgr_plan_parse_size(cases[i].s, &v);
+        int rc = proto_plan_parse_size(cases[i].s, &v);
         if (rc != cases[i].rc || (rc == 0 && v != cases[i].v))
             fail_msg("size '%s': rc %d v %llu", cases[i].s, rc, (unsigned long long)v);
     }
@@ -761,7 +761,7 @@ static void units_durations(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         uint64_t v = 12345;
-        int rc = mgr_plan_parse_duration(cases[i].s, &v);
+        int rc = proto_plan_parse_duration(cases[i].s, &v);
         if (rc != cases[i].rc || (rc == 0 && v != cases[i].v))
             fail_msg("duration '%s': rc %d v %llu", cases[i].s, rc, (unsigned long long)v);
     }
@@ -772,35 +772,35 @@ static void units_format(void **state)
     char b[32];
 
     (void)state;
-    mgr_plan_format_size(0, b, sizeof(b));
+    proto_plan_format_size(0, b, sizeof(b));
     assert_string_equal(b, "0");
-    mgr_plan_format_size(1536, b, sizeof(b));
+    proto_plan_format_size(1536, b, sizeof(b));
     assert_string_equal(b, "1536");
-    mgr_plan_format_size(4096, b, sizeof(b));
+    proto_plan_format_size(4096, b, sizeof(b));
     assert_string_equal(b, "4k");
-    mgr_plan_format_size(1536 * 1024, b, sizeof(b));
+    proto_plan_format_size(1536 * 1024, b, sizeof(b));
     assert_string_equal(b, "1536k");
-    mgr_plan_format_size(64 * MIB, b, sizeof(b));
+    proto_plan_format_size(64 * MIB, b, sizeof(b));
     assert_string_equal(b, "64m");
-    mgr_plan_format_size(3ull << 40, b, sizeof(b));
+    proto_plan_format_size(3ull << 40, b, sizeof(b));
     assert_string_equal(b, "3t");
-    mgr_plan_format_duration(0, b, sizeof(b));
+    proto_plan_format_duration(0, b, sizeof(b));
     assert_string_equal(b, "0s");
-    mgr_plan_format_duration(500 * MS_NS, b, sizeof(b));
+    proto_plan_format_duration(500 * MS_NS, b, sizeof(b));
     assert_string_equal(b, "500ms");
-    mgr_plan_format_duration(1500 * MS_NS, b, sizeof(b));
+    proto_plan_format_duration(1500 * MS_NS, b, sizeof(b));
     assert_string_equal(b, "1500ms");
-    mgr_plan_format_duration(10 * S_NS, b, sizeof(b));
+    proto_plan_format_duration(10 * S_NS, b, sizeof(b));
     assert_string_equal(b, "10s");
-    mgr_plan_format_duration(120 * S_NS, b, sizeof(b));
+    proto_plan_format_duration(120 * S_NS, b, sizeof(b));
     assert_string_equal(b, "2m");
-    mgr_plan_format_duration(90 * S_NS, b, sizeof(b));
+    proto_plan_format_duration(90 * S_NS, b, sizeof(b));
     assert_string_equal(b, "1m30s");
-    mgr_plan_format_duration(3723 * S_NS, b, sizeof(b));
+    proto_plan_format_duration(3723 * S_NS, b, sizeof(b));
     assert_string_equal(b, "1h2m3s");
-    mgr_plan_format_duration(7200 * S_NS, b, sizeof(b));
+    proto_plan_format_duration(7200 * S_NS, b, sizeof(b));
     assert_string_equal(b, "2h");
-    mgr_plan_format_duration(5, b, sizeof(b));
+    proto_plan_format_duration(5, b, sizeof(b));
     assert_string_equal(b, "5ns");
 }
 
@@ -1095,7 +1095,7 @@ static void print_plan(void **state)
     load_good(brief_plan, NULL, 0, &p);
     f = open_memstream(&buf, &len);
     assert_non_null(f);
-    mgr_plan_print(&p, f);
+    proto_plan_print(&p, f);
     fclose(f);
     assert_non_null(strstr(buf, "plan 'vsan-4k-70-30'\n"));
     assert_non_null(strstr(buf, "run: ramp 10s, duration 1m, interval 1s\n"));

@@ -1,16 +1,16 @@
-/* manager/plan.c - the plan loader: JSON text -> struct iof_plan.
+/* proto/plan.c - the plan loader: JSON text -> struct iof_plan.
  *
  * Pipeline: bounded read -> refuse NUL bytes and \u0000 escapes (C strings
  * cannot carry them; a path cut at a NUL would name another file) -> cJSON
  * parse -> apply --set overrides to the tree -> validate field by field while
  * filling the struct -> cross-field checks. The tree is freed on every path
- * out of mgr_plan_parse(); on error the half-filled plan is freed too.
+ * out of proto_plan_parse(); on error the half-filled plan is freed too.
  *
  * Messages: "<name>: <json path>: <reason>". The path is tracked in a small
  * stack (struct pctx) pushed and popped around each member; on failure it is
  * left in place so the message (and --set provenance) can use it.
  */
-#include "manager/plan.h"
+#include "proto/plan.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -25,8 +25,8 @@
 #include "common/clock.h"
 #include "dynamo/gen.h"
 
-_Static_assert(MGR_PLAN_MAX_LINES <= DYN_GEN_MAX_LINES, "the generator takes at most 64 lines");
-_Static_assert(MGR_PLAN_MAX_IO_SIZE <= UINT32_MAX, "dyn_io_desc.size is 32-bit");
+_Static_assert(PROTO_PLAN_MAX_LINES <= DYN_GEN_MAX_LINES, "the generator takes at most 64 lines");
+_Static_assert(PROTO_PLAN_MAX_IO_SIZE <= UINT32_MAX, "dyn_io_desc.size is 32-bit");
 
 #define JSON_MAX_EXACT 9007199254740992.0   /* 2^53: larger JSON numbers lose precision */
 #define DIRECT_IO_ALIGN 512u                /* O_DIRECT granule that holds on every device */
@@ -156,7 +156,7 @@ static const char *got(char *buf, size_t cap, const cJSON *it)
     return buf;
 }
 
-void mgr_plan_format_size(uint64_t bytes, char *buf, size_t cap)
+void proto_plan_format_size(uint64_t bytes, char *buf, size_t cap)
 {
     static const char units[] = "tgmk";
 
@@ -172,7 +172,7 @@ void mgr_plan_format_size(uint64_t bytes, char *buf, size_t cap)
     snprintf(buf, cap, "%" PRIu64, bytes);
 }
 
-void mgr_plan_format_duration(uint64_t ns, char *buf, size_t cap)
+void proto_plan_format_duration(uint64_t ns, char *buf, size_t cap)
 {
     if (!cap)
         return;
@@ -310,14 +310,14 @@ static int parse_duration(const char *s, uint64_t *out, const char **why)
     return 0;
 }
 
-int mgr_plan_parse_size(const char *s, uint64_t *out)
+int proto_plan_parse_size(const char *s, uint64_t *out)
 {
     const char *why;
 
     return parse_size(s, out, &why);
 }
 
-int mgr_plan_parse_duration(const char *s, uint64_t *out_ns)
+int proto_plan_parse_duration(const char *s, uint64_t *out_ns)
 {
     const char *why;
 
@@ -567,8 +567,8 @@ static int size_field(struct pctx *c, const cJSON *obj, const char *key, const u
         if (rc)
             return rc;
         if (*out < min || *out > max) {
-            mgr_plan_format_size(min, lo, sizeof(lo));
-            mgr_plan_format_size(max, hi, sizeof(hi));
+            proto_plan_format_size(min, lo, sizeof(lo));
+            proto_plan_format_size(max, hi, sizeof(hi));
             return range_fail(c, lo, hi, true, max != UINT64_MAX, it);
         }
     }
@@ -617,7 +617,7 @@ static int dur_field(struct pctx *c, const cJSON *obj, const char *key, const ui
         if (rc)
             return rc;
         if (*out > max) {
-            mgr_plan_format_duration(max, hi, sizeof(hi));
+            proto_plan_format_duration(max, hi, sizeof(hi));
             return range_fail(c, NULL, hi, false, true, it);
         }
     }
@@ -735,14 +735,14 @@ static int parse_run(struct pctx *c, const cJSON *root, struct iof_run_cfg *r)
         path_key(c, "duration");
         return fail(c, "must be greater than 0");
     }
-    if (r->interval_ns < MGR_PLAN_MIN_INTERVAL_NS) {
+    if (r->interval_ns < PROTO_PLAN_MIN_INTERVAL_NS) {
         path_key(c, "interval");
         return fail(c, "must be at least 100ms, got %s",
                     got(g, sizeof(g), member(run, "interval")));
     }
     if (r->interval_ns > r->duration_ns) {
         o2 = path_key(c, "interval");
-        mgr_plan_format_duration(r->duration_ns, d, sizeof(d));
+        proto_plan_format_duration(r->duration_ns, d, sizeof(d));
         if (member(run, "interval"))
             return fail(c, "must not exceed run.duration (%s), got %s", d,
                         got(g, sizeof(g), member(run, "interval")));
@@ -763,7 +763,7 @@ static int parse_line(struct pctx *c, const cJSON *jl, struct iof_line *l, size_
 
     if ((rc = check_object(c, jl)) || (rc = check_keys(c, jl, &line_def)))
         return rc;
-    if ((rc = size_field(c, jl, "size", NULL, 1, MGR_PLAN_MAX_IO_SIZE, &l->size)))
+    if ((rc = size_field(c, jl, "size", NULL, 1, PROTO_PLAN_MAX_IO_SIZE, &l->size)))
         return rc;
     if (nlines > 1 && !member(jl, "share")) {
         path_key(c, "share");
@@ -786,9 +786,9 @@ static int parse_line(struct pctx *c, const cJSON *jl, struct iof_line *l, size_
             c, "must be 0 (automatic: aligned to the transfer size) or a multiple of 512, got %s",
             got(g, sizeof(g), member(jl, "align")));
     }
-    if ((rc = dur_field(c, jl, "delay", &ZERO, MGR_PLAN_MAX_DELAY_NS, &l->delay_ns)))
+    if ((rc = dur_field(c, jl, "delay", &ZERO, PROTO_PLAN_MAX_DELAY_NS, &l->delay_ns)))
         return rc;
-    if ((rc = int_field(c, jl, "burst", &ONE, 1, MGR_PLAN_MAX_BURST, &v)))
+    if ((rc = int_field(c, jl, "burst", &ONE, 1, PROTO_PLAN_MAX_BURST, &v)))
         return rc;
     l->burst = (uint32_t)v;
     return 0;
@@ -811,7 +811,7 @@ static int parse_spec(struct pctx *c, const cJSON *js, struct iof_spec *s)
     o = path_key(c, "lines");
     if (!lines)
         return fail(c, "required but missing");
-    if ((rc = check_array(c, lines, 1, MGR_PLAN_MAX_LINES, &n)))
+    if ((rc = check_array(c, lines, 1, PROTO_PLAN_MAX_LINES, &n)))
         return rc;
     s->lines = calloc(n, sizeof(*s->lines));
     if (!s->lines)
@@ -841,7 +841,7 @@ static int parse_specs(struct pctx *c, const cJSON *root, struct iof_plan *p)
 
     if (!arr)
         return fail(c, "required but missing");
-    if ((rc = check_array(c, arr, 1, MGR_PLAN_MAX_SPECS, &n)))
+    if ((rc = check_array(c, arr, 1, PROTO_PLAN_MAX_SPECS, &n)))
         return rc;
     p->specs = calloc(n, sizeof(*p->specs));
     if (!p->specs)
@@ -900,7 +900,7 @@ static int parse_nodes(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *w
         path_pop(c, o);
         return 0;
     }
-    if ((rc = check_array(c, arr, 1, MGR_PLAN_MAX_NODES, &n)))
+    if ((rc = check_array(c, arr, 1, PROTO_PLAN_MAX_NODES, &n)))
         return rc;
     w->nodes = calloc(n, sizeof(*w->nodes));
     if (!w->nodes)
@@ -977,9 +977,9 @@ static int parse_range(struct pctx *c, const cJSON *jt, struct iof_target_cfg *t
         path_key(c, "size");
         return fail(c, "must be a multiple of 512, got %s", got(g, sizeof(g), member(r, "size")));
     }
-    mgr_plan_format_size(t->range_offset, a, sizeof(a));
-    mgr_plan_format_size(t->range_size, b, sizeof(b));
-    mgr_plan_format_size(t->size, s, sizeof(s));
+    proto_plan_format_size(t->range_offset, a, sizeof(a));
+    proto_plan_format_size(t->range_size, b, sizeof(b));
+    proto_plan_format_size(t->size, s, sizeof(s));
     if (t->range_size > UINT64_MAX - t->range_offset)
         return fail(c, "offset %s + size %s overflows", a, b);
     if (t->size && t->range_offset >= t->size)
@@ -1032,13 +1032,13 @@ static int parse_worker(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *
         return rc;
     if ((rc = parse_nodes(c, jw, w)))
         return rc;
-    if ((rc = int_field(c, jw, "count", &ONE, 1, MGR_PLAN_MAX_COUNT, &v)))
+    if ((rc = int_field(c, jw, "count", &ONE, 1, PROTO_PLAN_MAX_COUNT, &v)))
         return rc;
     w->count = (uint32_t)v;
     if ((rc = enum_field(c, jw, "engine", 0, engine_names, 3, &idx)))
         return rc;
     snprintf(w->engine, sizeof(w->engine), "%s", engine_names[idx]);
-    if ((rc = int_field(c, jw, "queue_depth", &ONE, 1, MGR_PLAN_MAX_QD, &v)))
+    if ((rc = int_field(c, jw, "queue_depth", &ONE, 1, PROTO_PLAN_MAX_QD, &v)))
         return rc;
     w->queue_depth = (uint32_t)v;
 
@@ -1046,7 +1046,7 @@ static int parse_worker(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *
     o = path_key(c, "targets");
     if (!arr)
         return fail(c, "required but missing");
-    if ((rc = check_array(c, arr, 1, MGR_PLAN_MAX_TARGETS, &n)))
+    if ((rc = check_array(c, arr, 1, PROTO_PLAN_MAX_TARGETS, &n)))
         return rc;
     w->targets = calloc(n, sizeof(*w->targets));
     if (!w->targets)
@@ -1081,7 +1081,7 @@ static int parse_workers(struct pctx *c, const cJSON *root, struct iof_plan *p)
 
     if (!arr)
         return fail(c, "required but missing");
-    if ((rc = check_array(c, arr, 1, MGR_PLAN_MAX_GROUPS, &n)))
+    if ((rc = check_array(c, arr, 1, PROTO_PLAN_MAX_GROUPS, &n)))
         return rc;
     p->workers = calloc(n, sizeof(*p->workers));
     if (!p->workers)
@@ -1156,13 +1156,13 @@ static int parse_cycle(struct pctx *c, const cJSON *root, struct iof_plan *p)
     }
     if (strcmp(pc->string, "queue_depth") == 0) {
         out->param = IOF_CYCLE_QUEUE_DEPTH;
-        limit = MGR_PLAN_MAX_QD;
+        limit = PROTO_PLAN_MAX_QD;
     } else if (strcmp(pc->string, "workers") == 0) {
         out->param = IOF_CYCLE_WORKERS;
-        limit = MGR_PLAN_MAX_COUNT;
+        limit = PROTO_PLAN_MAX_COUNT;
     } else {
         out->param = IOF_CYCLE_TARGETS;
-        limit = MGR_PLAN_MAX_TARGETS;
+        limit = PROTO_PLAN_MAX_TARGETS;
     }
     o2 = path_key(c, pc->string);
     if ((rc = check_object(c, pc)) || (rc = check_keys(c, pc, &cycle_param_def)))
@@ -1251,7 +1251,7 @@ static int cross_check(struct pctx *c, const struct iof_plan *p)
     for (size_t s = 0; s < p->nspecs; s++) {
         for (size_t l = 0; l < p->specs[s].nlines; l++) {
             uint64_t size = p->specs[s].lines[l].size;
-            mgr_plan_format_size(size, a, sizeof(a));
+            proto_plan_format_size(size, a, sizeof(a));
             if (direct_g != SIZE_MAX && size % DIRECT_IO_ALIGN) {
                 path_line_size(c, s, l);
                 return fail(c,
@@ -1261,7 +1261,7 @@ static int cross_check(struct pctx *c, const struct iof_plan *p)
             }
             if (small && size > small_len) {
                 path_line_size(c, s, l);
-                mgr_plan_format_size(small_len, b, sizeof(b));
+                proto_plan_format_size(small_len, b, sizeof(b));
                 return fail(c, "%s does not fit workers[%zu].targets[%zu] (%s, %s usable)", a,
                             small_g, small_i, quote(q, sizeof(q), small->path), b);
             }
@@ -1286,8 +1286,8 @@ static int cross_check(struct pctx *c, const struct iof_plan *p)
             struct test_file first = *x, dup = *y;
             free(files);
             path_target_size(c, dup.g, dup.i);
-            mgr_plan_format_size(first.t->size, a, sizeof(a));
-            mgr_plan_format_size(dup.t->size, b, sizeof(b));
+            proto_plan_format_size(first.t->size, a, sizeof(a));
+            proto_plan_format_size(dup.t->size, b, sizeof(b));
             return fail(c,
                         "test file %s is %s in workers[%zu].targets[%zu]; one file cannot have "
                         "two sizes, got %s",
@@ -1639,8 +1639,9 @@ static bool path_related(const char *a, const char *b)
 
 #define OV_CANON_MAX 256
 
-int mgr_plan_parse(const char *name, const char *text, size_t len, const char *const *overrides,
-                   size_t noverrides, struct iof_plan *out, struct iof_diag *diag)
+static int plan_parse_impl(const char *name, const char *text, size_t len,
+                           const char *const *overrides, size_t noverrides, struct iof_plan *out,
+                           char **canonical, struct iof_diag *diag)
 {
     struct pctx c = {.name = name ? name : "plan", .diag = diag};
     char(*canon)[OV_CANON_MAX] = NULL;
@@ -1653,8 +1654,8 @@ int mgr_plan_parse(const char *name, const char *text, size_t len, const char *c
     memset(out, 0, sizeof(*out));
     if (diag)
         diag->msg[0] = '\0';
-    if (len > MGR_PLAN_MAX_FILE)
-        return fail(&c, "is too large: %zu bytes, the maximum is %u", len, MGR_PLAN_MAX_FILE);
+    if (len > PROTO_PLAN_MAX_FILE)
+        return fail(&c, "is too large: %zu bytes, the maximum is %u", len, PROTO_PLAN_MAX_FILE);
     off = find_nul(text, len, &esc);
     if (off != SIZE_MAX) {
         line_col(text, off, &line, &col);
@@ -1706,6 +1707,11 @@ int mgr_plan_parse(const char *name, const char *text, size_t len, const char *c
             }
         }
     }
+    if (rc == 0 && canonical) {
+        *canonical = cJSON_PrintUnformatted(root);
+        if (!*canonical)
+            rc = nomem(&c);
+    }
 out:
     cJSON_Delete(root);
     free(canon);
@@ -1714,8 +1720,20 @@ out:
     return rc;
 }
 
-int mgr_plan_load(const char *path, const char *const *overrides, size_t noverrides,
-                  struct iof_plan *out, struct iof_diag *diag)
+int proto_plan_parse(const char *name, const char *text, size_t len, const char *const *overrides,
+                     size_t noverrides, struct iof_plan *out, struct iof_diag *diag)
+{
+    return plan_parse_impl(name, text, len, overrides, noverrides, out, NULL, diag);
+}
+
+int proto_plan_load(const char *path, const char *const *overrides, size_t noverrides,
+                    struct iof_plan *out, struct iof_diag *diag)
+{
+    return proto_plan_load_canonical(path, overrides, noverrides, out, NULL, diag);
+}
+
+int proto_plan_load_canonical(const char *path, const char *const *overrides, size_t noverrides,
+                              struct iof_plan *out, char **canonical, struct iof_diag *diag)
 {
     size_t cap = 64 * 1024, len = 0;
     char *buf, *nb;
@@ -1735,7 +1753,7 @@ int mgr_plan_load(const char *path, const char *const *overrides, size_t noverri
     for (;;) {
         size_t n;
         if (len == cap) {
-            if (cap > MGR_PLAN_MAX_FILE)
+            if (cap > PROTO_PLAN_MAX_FILE)
                 break;
             nb = realloc(buf, cap * 2);
             if (!nb) {
@@ -1754,12 +1772,12 @@ int mgr_plan_load(const char *path, const char *const *overrides, size_t noverri
         rc = iof_diag_set(diag, IOF_EPLAN, "%s: cannot read: %s", path, strerror(errno));
         goto out;
     }
-    if (len > MGR_PLAN_MAX_FILE) {
+    if (len > PROTO_PLAN_MAX_FILE) {
         rc = iof_diag_set(diag, IOF_EPLAN, "%s: is too large: the maximum is %u bytes", path,
-                          MGR_PLAN_MAX_FILE);
+                          PROTO_PLAN_MAX_FILE);
         goto out;
     }
-    rc = mgr_plan_parse(path, buf, len, overrides, noverrides, out, diag);
+    rc = plan_parse_impl(path, buf, len, overrides, noverrides, out, canonical, diag);
 out:
     free(buf);
     fclose(f);
@@ -1817,16 +1835,16 @@ static void print_group(FILE *f, const struct iof_worker_cfg *w)
     fprintf(f, "\n");
 }
 
-void mgr_plan_print(const struct iof_plan *p, FILE *f)
+void proto_plan_print(const struct iof_plan *p, FILE *f)
 {
     char a[32], b[32], d[32];
     size_t steps = iof_plan_cycle_steps(p), ntests = 0;
     struct iof_test *tests;
     uint64_t per, total;
 
-    mgr_plan_format_duration(p->run.ramp_ns, a, sizeof(a));
-    mgr_plan_format_duration(p->run.duration_ns, b, sizeof(b));
-    mgr_plan_format_duration(p->run.interval_ns, d, sizeof(d));
+    proto_plan_format_duration(p->run.ramp_ns, a, sizeof(a));
+    proto_plan_format_duration(p->run.duration_ns, b, sizeof(b));
+    proto_plan_format_duration(p->run.interval_ns, d, sizeof(d));
     fprintf(f, "plan ");
     print_quoted(f, p->name);
     fprintf(f, "\n");
@@ -1839,7 +1857,7 @@ void mgr_plan_print(const struct iof_plan *p, FILE *f)
                 p->cycle.exponential ? 'x' : '+', p->cycle.step, steps, steps == 1 ? "" : "s");
     per = p->run.ramp_ns + p->run.duration_ns;
     total = per && p->nspecs * steps > UINT64_MAX / per ? UINT64_MAX : per * p->nspecs * steps;
-    mgr_plan_format_duration(total, a, sizeof(a));
+    proto_plan_format_duration(total, a, sizeof(a));
     fprintf(f, "tests: %zu (%zu spec%s x %zu cycle step%s), %s of ramp and measurement\n",
             p->nspecs * steps, p->nspecs, p->nspecs == 1 ? "" : "s", steps, steps == 1 ? "" : "s",
             a);
@@ -1853,12 +1871,12 @@ void mgr_plan_print(const struct iof_plan *p, FILE *f)
                 "align", "delay", "burst");
         for (size_t l = 0; l < sp->nlines; l++) {
             const struct iof_line *ln = &sp->lines[l];
-            mgr_plan_format_size(ln->size, a, sizeof(a));
+            proto_plan_format_size(ln->size, a, sizeof(a));
             if (ln->align)
-                mgr_plan_format_size(ln->align, b, sizeof(b));
+                proto_plan_format_size(ln->align, b, sizeof(b));
             else
                 snprintf(b, sizeof(b), "auto");
-            mgr_plan_format_duration(ln->delay_ns, d, sizeof(d));
+            proto_plan_format_duration(ln->delay_ns, d, sizeof(d));
             fprintf(
                 f, "  %4zu %8s %5" PRIu32 "%% %4" PRIu32 "%% %6" PRIu32 "%% %8s %8s %6" PRIu32 "\n",
                 l, a, ln->share, ln->read_pct, ln->random_pct, b, d, ln->burst);
@@ -1875,15 +1893,15 @@ void mgr_plan_print(const struct iof_plan *p, FILE *f)
             fprintf(f, "  target ");
             print_quoted(f, t->path);
             if (t->size) {
-                mgr_plan_format_size(t->size, a, sizeof(a));
+                proto_plan_format_size(t->size, a, sizeof(a));
                 fprintf(f, " size %s", a);
             } else {
                 fprintf(f, " (existing size)");
             }
             if (t->range_offset || t->range_size) {
-                mgr_plan_format_size(t->range_offset, a, sizeof(a));
+                proto_plan_format_size(t->range_offset, a, sizeof(a));
                 if (t->range_size)
-                    mgr_plan_format_size(t->range_size, b, sizeof(b));
+                    proto_plan_format_size(t->range_size, b, sizeof(b));
                 else
                     snprintf(b, sizeof(b), "rest");
                 fprintf(f, " range offset %s size %s", a, b);

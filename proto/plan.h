@@ -1,4 +1,4 @@
-/* manager/plan.h - the plan loader: a JSON plan file (plus `--set` overrides)
+/* proto/plan.h - the plan loader: a JSON plan file (plus `--set` overrides)
  * in, a validated struct iof_plan out; and the `iofleet validate` listing.
  *
  * Units accepted in plans:
@@ -20,8 +20,8 @@
  *
  * The cJSON tree never leaves plan.c.
  */
-#ifndef IOF_MANAGER_PLAN_H
-#define IOF_MANAGER_PLAN_H
+#ifndef IOF_PROTO_PLAN_H
+#define IOF_PROTO_PLAN_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -31,18 +31,18 @@
 #include "common/spec.h"
 
 /* Limits enforced by the loader. */
-#define MGR_PLAN_MAX_FILE (16u << 20) /* bytes of plan text */
-#define MGR_PLAN_MAX_SPECS 1024
-#define MGR_PLAN_MAX_LINES 64 /* per spec; the generator's limit */
-#define MGR_PLAN_MAX_GROUPS 256
-#define MGR_PLAN_MAX_NODES 10000 /* names per worker group */
-#define MGR_PLAN_MAX_TARGETS 256 /* per worker group */
-#define MGR_PLAN_MAX_COUNT 1024  /* workers per group and node */
-#define MGR_PLAN_MAX_QD 4096
-#define MGR_PLAN_MAX_IO_SIZE (64ull << 20)
-#define MGR_PLAN_MAX_BURST 65535
-#define MGR_PLAN_MIN_INTERVAL_NS 100000000ull  /* 100 ms */
-#define MGR_PLAN_MAX_DELAY_NS 3600000000000ull /* 1 h */
+#define PROTO_PLAN_MAX_FILE (16u << 20) /* bytes of plan text */
+#define PROTO_PLAN_MAX_SPECS 1024
+#define PROTO_PLAN_MAX_LINES 64 /* per spec; the generator's limit */
+#define PROTO_PLAN_MAX_GROUPS 256
+#define PROTO_PLAN_MAX_NODES 10000 /* names per worker group */
+#define PROTO_PLAN_MAX_TARGETS 256 /* per worker group */
+#define PROTO_PLAN_MAX_COUNT 1024  /* workers per group and node */
+#define PROTO_PLAN_MAX_QD 4096
+#define PROTO_PLAN_MAX_IO_SIZE (64ull << 20)
+#define PROTO_PLAN_MAX_BURST 65535
+#define PROTO_PLAN_MIN_INTERVAL_NS 100000000ull  /* 100 ms */
+#define PROTO_PLAN_MAX_DELAY_NS 3600000000000ull /* 1 h */
 
 /* Loads the plan file at `path` (borrowed; also the name used in messages),
  * applies `overrides` ("KEY=VALUE" strings as given to --set, borrowed, in
@@ -66,32 +66,38 @@
  * [...]), else as a bare string (5s, 64m, libaio); the JSON value null
  * removes an object key. Overrides are applied to the JSON tree before
  * validation, so bad values get the same checks as the file's. */
-int mgr_plan_load(const char *path, const char *const *overrides, size_t noverrides,
-                  struct iof_plan *out, struct iof_diag *diag);
+int proto_plan_load(const char *path, const char *const *overrides, size_t noverrides,
+                    struct iof_plan *out, struct iof_diag *diag);
 
-/* Same as mgr_plan_load() for plan text in memory: `text` (borrowed, `len`
+/* Same as proto_plan_load(), and on success *canonical (new, free()) holds
+ * the plan as compact JSON with the overrides applied: the text the manager
+ * sends to agents, which parse and validate it with proto_plan_parse(). */
+int proto_plan_load_canonical(const char *path, const char *const *overrides, size_t noverrides,
+                              struct iof_plan *out, char **canonical, struct iof_diag *diag);
+
+/* Same as proto_plan_load() for plan text in memory: `text` (borrowed, `len`
  * bytes, need not be NUL-terminated); `name` (borrowed) is used in messages
  * in place of a file name. */
-int mgr_plan_parse(const char *name, const char *text, size_t len, const char *const *overrides,
-                   size_t noverrides, struct iof_plan *out, struct iof_diag *diag);
+int proto_plan_parse(const char *name, const char *text, size_t len, const char *const *overrides,
+                     size_t noverrides, struct iof_plan *out, struct iof_diag *diag);
 
 /* Prints the plan as `iofleet validate` shows it: plan name, run timing,
  * cycle, specs with their lines, worker groups, then one entry per expanded
  * test with every worker group as it runs in that test. Stable text meant
  * for humans (and for diffing between plan versions). Writes nothing else;
  * errors of `f` are the caller's to check. */
-void mgr_plan_print(const struct iof_plan *p, FILE *f);
+void proto_plan_print(const struct iof_plan *p, FILE *f);
 
 /* Unit parsers, as used for plan strings (see the top of this file).
  * Return 0, -EINVAL (syntax: empty, sign, fraction, unknown or missing
  * unit) or -ERANGE (does not fit 64 bits). */
-int mgr_plan_parse_size(const char *s, uint64_t *out);
-int mgr_plan_parse_duration(const char *s, uint64_t *out_ns);
+int proto_plan_parse_size(const char *s, uint64_t *out);
+int proto_plan_parse_duration(const char *s, uint64_t *out_ns);
 
-/* Formatters used by mgr_plan_print(): the largest exact unit ("4k", "1536",
+/* Formatters used by proto_plan_print(): the largest exact unit ("4k", "1536",
  * "64m"; "500ms", "10s", "2m", "1h"; a duration that no single unit divides
  * is written in parts, "1m30s"). Always NUL-terminate when cap > 0. */
-void mgr_plan_format_size(uint64_t bytes, char *buf, size_t cap);
-void mgr_plan_format_duration(uint64_t ns, char *buf, size_t cap);
+void proto_plan_format_size(uint64_t bytes, char *buf, size_t cap);
+void proto_plan_format_duration(uint64_t ns, char *buf, size_t cap);
 
 #endif
