@@ -1,0 +1,977 @@
+/* proto/msg.c - message types, JSON encoding and validating decoders.
+ *
+ * Encoders and decoders share one validation vocabulary (check_*), so a
+ * message this build sends is always one it would accept. Both run with a
+ * `struct ctx` that records the first failure and turns every later step into
+ * a no-op: a codec reads as a plain list of fields, and the diag always names
+ * the first bad field.
+ */
+#include "proto/msg.h"
+#include "proto/version.h"
+
+#include <cjson/cJSON.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef IOF_VERSION
+#define IOF_VERSION "unknown"
+#endif
+
+/* Largest integer sent as a JSON number: every integer up to it is exact in
+ * the double cJSON (and JavaScript, Python's float...) parses numbers into.
+ * Larger 64-bit values travel as decimal strings. */
+#define JSON_INT_MAX ((UINT64_C(1) << 53) - 1)
+
+static const struct {
+    const char *name;
+    enum proto_msg_dir dir;
+    const char *desc;
+} msg_types[PROTO_MSG_COUNT] = {
+#define PROTO_MSG_ROW(id, name, dir, desc) [PROTO_MSG_##id] = {name, PROTO_DIR_##dir, desc},
+    PROTO_MSG_TABLE(PROTO_MSG_ROW)
+#undef PROTO_MSG_ROW
+};
+
+const char *proto_msg_type_name(enum proto_msg_type type)
+{
+    return (unsigned)type < PROTO_MSG_COUNT ? msg_types[type].name : "?";
+}
+
+const char *proto_msg_type_desc(enum proto_msg_type type)
+{
+    return (unsigned)type < PROTO_MSG_COUNT ? msg_types[type].desc : "";
+}
+
+enum proto_msg_dir proto_msg_type_dir(enum proto_msg_type type)
+{
+    return (unsigned)type < PROTO_MSG_COUNT ? msg_types[type].dir : PROTO_DIR_BOTH;
+}
+
+int proto_msg_type_from_name(const char *name)
+{
+    for (int t = 0; t < PROTO_MSG_COUNT; t++)
+        if (strcmp(msg_types[t].name, name) == 0)
+            return t;
+    return -ENOENT;
+}
+
+bool proto_msg_may_send(enum proto_msg_type type, enum proto_role sender)
+{
+    if ((unsigned)type >= PROTO_MSG_COUNT)
+        return false;
+    switch (msg_types[type].dir) {
+    case PROTO_DIR_BOTH:
+        return sender == PROTO_ROLE_MANAGER || sender == PROTO_ROLE_AGENT;
+    case PROTO_DIR_MANAGER_TO_AGENT:
+        return sender == PROTO_ROLE_MANAGER;
+    case PROTO_DIR_AGENT_TO_MANAGER:
+        return sender == PROTO_ROLE_AGENT;
+    }
+    return false;
+}
+
+const char *proto_role_name(enum proto_role role)
+{
+    switch (role) {
+    case PROTO_ROLE_MANAGER:
+        return "manager";
+    case PROTO_ROLE_AGENT:
+        return "agent";
+    }
+    return "?";
+}
+
+int proto_version_compatible(unsigned major, unsigned minor, struct iof_diag *diag)
+{
+    if (major == PROTO_VERSION_MAJOR)
+        return 0;
+    return iof_diag_set(diag, IOF_EVERSION,
+                        "protocol %u.%u is not compatible with this build's %d.%d (%s)", major,
+                        minor, PROTO_VERSION_MAJOR, PROTO_VERSION_MINOR,
+                        major > PROTO_VERSION_MAJOR ? "the peer is newer: upgrade this side"
+                                                    : "the peer is older: upgrade it");
+}
+
+/* ---- shared validation ------------------------------------------------- */
+
+struct ctx {
+    int err;               /* first failure, 0 while all is well */
+    int bad;               /* code for invalid content: IOF_EPROTO or -EINVAL */
+    struct iof_diag *diag; /* may be NULL */
+};
+
+__attribute__((format(printf, 2, 3))) static int ctx_fail(struct ctx *c, const char *fmt, ...)
+{
+    if (c->err)
+        return c->err;
+    c->err = c->bad;
+    if (c->diag) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(c->diag->msg, sizeof(c->diag->msg), fmt, ap);
+        va_end(ap);
+    }
+    return c->err;
+}
+
+static int ctx_oom(struct ctx *c)
+{
+    if (c->err)
+        return c->err;
+    c->err = iof_diag_set(c->diag, -ENOMEM, "out of memory");
+    return c->err;
+}
+
+/* Field paths in diags: "hello.inventory.targets[2].size". Prefixes are
+ * short (the deepest is "hello.inventory.targets[255]"), keys are ours. */
+#define PATH_BUF 96
+
+static void mkpath(char path[PATH_BUF], const char *prefix, const char *key)
+{
+    /* A cut path only shortens a diag; using the result keeps
+     * -Wformat-truncation quiet. */
+    if (snprintf(path, PATH_BUF, "%s.%s", prefix, key) >= PATH_BUF)
+        path[PATH_BUF - 1] = '\0';
+}
+
+enum str_kind {
+    STR_NAME,  /* node/manager name: [A-Za-z0-9._-], PROTO_NAME_MAX */
+    STR_LABEL, /* short free text (hostname, kernel, model), PROTO_NAME_MAX */
+    STR_PATH,  /* a file or device path, PROTO_PATH_MAX */
+    STR_TEXT,  /* a sentence (error message, reason), PROTO_TEXT_MAX */
+    STR_CODE,  /* an error code name: [A-Z0-9_], PROTO_CODE_MAX */
+};
+
+/* Offset of the first byte that breaks UTF-8 (overlongs, surrogates and
+ * code points above U+10FFFF included), or n when s is valid. */
+static size_t utf8_bad_offset(const unsigned char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = s[i];
+        size_t len;
+        uint32_t cp;
+        if (c < 0x80) {
+            i++;
+            continue;
+        } else if (c >= 0xc2 && c <= 0xdf) {
+            len = 2;
+            cp = c & 0x1f;
+        } else if (c >= 0xe0 && c <= 0xef) {
+            len = 3;
+            cp = c & 0x0f;
+        } else if (c >= 0xf0 && c <= 0xf4) {
+            len = 4;
+            cp = c & 0x07;
+        } else {
+            return i;
+        }
+        if (n - i < len)
+            return i;
+        for (size_t k = 1; k < len; k++) {
+            if ((s[i + k] & 0xc0) != 0x80)
+                return i;
+            cp = cp << 6 | (s[i + k] & 0x3f);
+        }
+        if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+            (cp >= 0xd800 && cp <= 0xdfff))
+            return i;
+        i += len;
+    }
+    return n;
+}
+
+static bool name_char(unsigned char ch)
+{
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+           ch == '.' || ch == '_' || ch == '-';
+}
+
+static bool code_char(unsigned char ch)
+{
+    return (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_';
+}
+
+static int check_str(struct ctx *c, const char *path, const char *s, enum str_kind kind)
+{
+    if (c->err)
+        return c->err;
+    static const size_t max[] = {
+        [STR_NAME] = PROTO_NAME_MAX, [STR_LABEL] = PROTO_NAME_MAX, [STR_PATH] = PROTO_PATH_MAX,
+        [STR_TEXT] = PROTO_TEXT_MAX, [STR_CODE] = PROTO_CODE_MAX,
+    };
+    const unsigned char *u = (const unsigned char *)s;
+    size_t n = strlen(s);
+    if (n == 0)
+        return ctx_fail(c, "%s: must not be empty", path);
+    if (n > max[kind])
+        return ctx_fail(c, "%s: longer than %zu bytes", path, max[kind]);
+    for (size_t i = 0; i < n; i++) {
+        if (kind == STR_NAME && !name_char(u[i]))
+            return ctx_fail(c,
+                            "%s: byte %zu (0x%02x) is not allowed: use ASCII letters, digits, "
+                            "'.', '_' and '-'",
+                            path, i, u[i]);
+        if (kind == STR_CODE && !code_char(u[i]))
+            return ctx_fail(c, "%s: must be an error code name like IOF_EBUSY", path);
+        if (u[i] < 0x20 || u[i] == 0x7f)
+            return ctx_fail(c, "%s: contains a control character (byte %zu)", path, i);
+    }
+    size_t bad = utf8_bad_offset(u, n);
+    if (bad != n)
+        ctx_fail(c, "%s: not valid UTF-8 (byte %zu)", path, bad);
+    return c->err;
+}
+
+static int check_range(struct ctx *c, const char *path, uint64_t v, uint64_t min, uint64_t max)
+{
+    if (!c->err && (v < min || v > max))
+        ctx_fail(c, "%s: must be %" PRIu64 "..%" PRIu64 ", got %" PRIu64, path, min, max, v);
+    return c->err;
+}
+
+static int check_block_size(struct ctx *c, const char *path, uint64_t v)
+{
+    if (!c->err && (v < 512 || v > 65536 || (v & (v - 1)) != 0))
+        ctx_fail(c, "%s: must be a power of two in 512..65536, got %" PRIu64, path, v);
+    return c->err;
+}
+
+int proto_name_check(const char *name, struct iof_diag *diag)
+{
+    struct ctx c = {.bad = -EINVAL, .diag = diag};
+    check_str(&c, "name", name ? name : "", STR_NAME);
+    return c.err;
+}
+
+/* Copies s for a diag: printable ASCII only, at most 32 bytes. */
+static const char *printable(char dst[40], const char *s)
+{
+    size_t i = 0;
+    for (; s[i] && i < 32; i++)
+        dst[i] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
+    if (s[i])
+        dst[i++] = '.', dst[i++] = '.', dst[i++] = '.';
+    dst[i] = '\0';
+    return dst;
+}
+
+/* ---- JSON reading ------------------------------------------------------ */
+
+enum {
+    OPTIONAL = 1, /* a missing field leaves the default */
+    NULLABLE = 2, /* JSON null leaves the default */
+};
+
+static const cJSON *field(const cJSON *obj, const char *key)
+{
+    return cJSON_GetObjectItemCaseSensitive(obj, key);
+}
+
+/* Integers: a JSON number that is an exact integer in 0..2^53-1, or a string
+ * of 1..20 decimal digits that fits in 64 bits. */
+static bool json_u64(const cJSON *it, uint64_t *out)
+{
+    if (cJSON_IsNumber(it)) {
+        double d = it->valuedouble;
+        if (!(d >= 0.0 && d <= (double)JSON_INT_MAX) || (double)(uint64_t)d != d)
+            return false;
+        *out = (uint64_t)d;
+        return true;
+    }
+    if (cJSON_IsString(it) && it->valuestring) {
+        const char *s = it->valuestring;
+        uint64_t v = 0;
+        size_t i = 0;
+        for (; s[i]; i++) {
+            if (s[i] < '0' || s[i] > '9' || i >= 20)
+                return false;
+            unsigned digit = (unsigned)(s[i] - '0');
+            if (v > (UINT64_MAX - digit) / 10)
+                return false;
+            v = v * 10 + digit;
+        }
+        if (i == 0)
+            return false;
+        *out = v;
+        return true;
+    }
+    return false;
+}
+
+static const cJSON *get_item(struct ctx *c, const cJSON *obj, const char *path, const char *key,
+                             unsigned flags)
+{
+    if (c->err)
+        return NULL;
+    const cJSON *it = field(obj, key);
+    if (!it && !(flags & OPTIONAL))
+        ctx_fail(c, "%s: required field missing", path);
+    if (it && (flags & NULLABLE) && cJSON_IsNull(it))
+        return NULL;
+    return it;
+}
+
+static int get_u64(struct ctx *c, const cJSON *obj, const char *prefix, const char *key,
+                   uint64_t *out)
+{
+    char path[PATH_BUF];
+    mkpath(path, prefix, key);
+    const cJSON *it = get_item(c, obj, path, key, 0);
+    if (it && !json_u64(it, out))
+        ctx_fail(c, "%s: must be a non-negative integer", path);
+    return c->err;
+}
+
+static int get_uint(struct ctx *c, const cJSON *obj, const char *prefix, const char *key,
+                    uint64_t min, uint64_t max, uint64_t *out)
+{
+    char path[PATH_BUF];
+    mkpath(path, prefix, key);
+    const cJSON *it = get_item(c, obj, path, key, 0);
+    if (!it)
+        return c->err;
+    if (!json_u64(it, out))
+        return ctx_fail(c, "%s: must be an integer in %" PRIu64 "..%" PRIu64, path, min, max);
+    check_range(c, path, *out, min, max);
+    return c->err;
+}
+
+/* The string is copied: the message owns it. */
+static int get_str(struct ctx *c, const cJSON *obj, const char *prefix, const char *key,
+                   enum str_kind kind, unsigned flags, const char **out)
+{
+    char path[PATH_BUF];
+    mkpath(path, prefix, key);
+    const cJSON *it = get_item(c, obj, path, key, flags);
+    if (!it)
+        return c->err;
+    if (!cJSON_IsString(it) || !it->valuestring)
+        return ctx_fail(
+            c, (flags & NULLABLE) ? "%s: must be a string or null" : "%s: must be a string", path);
+    check_str(c, path, it->valuestring, kind);
+    if (c->err)
+        return c->err;
+    char *copy = strdup(it->valuestring);
+    if (!copy)
+        return ctx_oom(c);
+    *out = copy;
+    return c->err;
+}
+
+/* true/false → 1/0; null or missing → -1. */
+static int get_tristate(struct ctx *c, const cJSON *obj, const char *prefix, const char *key,
+                        int *out)
+{
+    char path[PATH_BUF];
+    mkpath(path, prefix, key);
+    *out = -1;
+    const cJSON *it = get_item(c, obj, path, key, OPTIONAL | NULLABLE);
+    if (!it)
+        return c->err;
+    if (!cJSON_IsBool(it))
+        return ctx_fail(c, "%s: must be true, false or null", path);
+    *out = cJSON_IsTrue(it) ? 1 : 0;
+    return c->err;
+}
+
+static const cJSON *get_object(struct ctx *c, const cJSON *obj, const char *prefix, const char *key)
+{
+    char path[PATH_BUF];
+    mkpath(path, prefix, key);
+    const cJSON *it = get_item(c, obj, path, key, 0);
+    if (it && !cJSON_IsObject(it)) {
+        ctx_fail(c, "%s: must be an object", path);
+        return NULL;
+    }
+    return it;
+}
+
+static const cJSON *get_array(struct ctx *c, const cJSON *obj, const char *prefix, const char *key)
+{
+    char path[PATH_BUF];
+    mkpath(path, prefix, key);
+    const cJSON *it = get_item(c, obj, path, key, 0);
+    if (it && !cJSON_IsArray(it)) {
+        ctx_fail(c, "%s: must be an array", path);
+        return NULL;
+    }
+    return it;
+}
+
+/* ---- JSON writing ------------------------------------------------------ */
+
+static int put_item(struct ctx *c, cJSON *obj, const char *key, cJSON *item)
+{
+    if (!item || !cJSON_AddItemToObject(obj, key, item)) {
+        cJSON_Delete(item);
+        ctx_oom(c);
+    }
+    return c->err;
+}
+
+static int put_u64(struct ctx *c, cJSON *obj, const char *key, uint64_t v)
+{
+    if (c->err)
+        return c->err;
+    char text[24];
+    snprintf(text, sizeof(text), "%" PRIu64, v);
+    /* A raw number keeps its exact digits (cJSON would print 1e+15). */
+    put_item(c, obj, key, v <= JSON_INT_MAX ? cJSON_CreateRaw(text) : cJSON_CreateString(text));
+    return c->err;
+}
+
+static int put_uint(struct ctx *c, cJSON *obj, const char *prefix, const char *key, uint64_t v,
+                    uint64_t min, uint64_t max)
+{
+    char path[PATH_BUF];
+    mkpath(path, prefix, key);
+    check_range(c, path, v, min, max);
+    put_u64(c, obj, key, v);
+    return c->err;
+}
+
+/* NULL is written as JSON null when `flags` has NULLABLE, refused otherwise. */
+static int put_str(struct ctx *c, cJSON *obj, const char *prefix, const char *key, const char *s,
+                   enum str_kind kind, unsigned flags)
+{
+    if (c->err)
+        return c->err;
+    char path[PATH_BUF];
+    mkpath(path, prefix, key);
+    if (!s) {
+        if (flags & NULLABLE)
+            return put_item(c, obj, key, cJSON_CreateNull());
+        return ctx_fail(c, "%s: required field missing", path);
+    }
+    check_str(c, path, s, kind);
+    if (!c->err)
+        put_item(c, obj, key, cJSON_CreateString(s));
+    return c->err;
+}
+
+static int put_tristate(struct ctx *c, cJSON *obj, const char *prefix, const char *key, int v)
+{
+    if (c->err)
+        return c->err;
+    char path[PATH_BUF];
+    mkpath(path, prefix, key);
+    if (v < -1 || v > 1)
+        return ctx_fail(c, "%s: must be 1, 0 or -1 (unknown), got %d", path, v);
+    put_item(c, obj, key, v < 0 ? cJSON_CreateNull() : cJSON_CreateBool(v));
+    return c->err;
+}
+
+static cJSON *put_container(struct ctx *c, cJSON *obj, const char *key, cJSON *item)
+{
+    if (c->err) {
+        cJSON_Delete(item);
+        return NULL;
+    }
+    put_item(c, obj, key, item);
+    return c->err ? NULL : item;
+}
+
+/* ---- hello ------------------------------------------------------------- */
+
+static int hello_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
+{
+    const struct proto_hello *h = &msg->u.hello;
+    if (h->major > UINT16_MAX || h->minor > UINT16_MAX)
+        return ctx_fail(c, "hello.v: must be [major, minor] with integers 0..65535");
+    cJSON *v = put_container(c, root, "v", cJSON_CreateArray());
+    if (v) {
+        char text[8];
+        for (int i = 0; i < 2 && !c->err; i++) {
+            snprintf(text, sizeof(text), "%u", i ? h->minor : h->major);
+            cJSON *num = cJSON_CreateRaw(text);
+            if (!num || !cJSON_AddItemToArray(v, num)) {
+                cJSON_Delete(num);
+                ctx_oom(c);
+            }
+        }
+    }
+    if (!c->err && h->role != PROTO_ROLE_MANAGER && h->role != PROTO_ROLE_AGENT)
+        return ctx_fail(c, "hello.role: must be PROTO_ROLE_MANAGER or PROTO_ROLE_AGENT");
+    if (!c->err)
+        put_item(c, root, "role", cJSON_CreateString(proto_role_name(h->role)));
+    put_str(c, root, "hello", "name", h->name, STR_NAME, 0);
+    put_str(c, root, "hello", "software", h->software, STR_LABEL, 0);
+    put_uint(c, root, "hello", "heartbeat_ms", h->heartbeat_ms, PROTO_HEARTBEAT_MS_MIN,
+             PROTO_HEARTBEAT_MS_MAX);
+    if (c->err || h->role != PROTO_ROLE_AGENT)
+        return c->err;
+
+    const struct proto_inventory *inv = &h->inventory;
+    cJSON *jinv = put_container(c, root, "inventory", cJSON_CreateObject());
+    if (!jinv)
+        return c->err;
+    put_str(c, jinv, "hello.inventory", "hostname", inv->hostname, STR_LABEL, 0);
+    put_uint(c, jinv, "hello.inventory", "cpus", inv->cpus, 1, 65536);
+    put_u64(c, jinv, "memory_bytes", inv->memory_bytes);
+    put_str(c, jinv, "hello.inventory", "kernel", inv->kernel, STR_LABEL, 0);
+    if (!c->err && inv->ntargets > PROTO_TARGETS_MAX)
+        return ctx_fail(c, "hello.inventory.targets: %zu targets, at most %d fit in a hello",
+                        inv->ntargets, PROTO_TARGETS_MAX);
+    if (!c->err && inv->ntargets && !inv->targets)
+        return ctx_fail(c, "hello.inventory.targets: NULL with ntargets %zu", inv->ntargets);
+    cJSON *jtargets = put_container(c, jinv, "targets", cJSON_CreateArray());
+    for (size_t i = 0; jtargets && i < inv->ntargets && !c->err; i++) {
+        const struct proto_target_info *t = &inv->targets[i];
+        char prefix[PATH_BUF], path[PATH_BUF];
+        snprintf(prefix, sizeof(prefix), "hello.inventory.targets[%zu]", i);
+        cJSON *jt = cJSON_CreateObject();
+        if (!jt || !cJSON_AddItemToArray(jtargets, jt)) {
+            cJSON_Delete(jt);
+            return ctx_oom(c);
+        }
+        put_str(c, jt, prefix, "path", t->path, STR_PATH, 0);
+        put_u64(c, jt, "size", t->size);
+        mkpath(path, prefix, "logical_block_size");
+        check_block_size(c, path, t->logical_block_size);
+        put_u64(c, jt, "logical_block_size", t->logical_block_size);
+        put_tristate(c, jt, prefix, "rotational", t->rotational);
+        put_str(c, jt, prefix, "model", t->model, STR_LABEL, NULLABLE);
+    }
+    return c->err;
+}
+
+static int inventory_decode(struct ctx *c, const cJSON *root, struct proto_inventory *inv)
+{
+    const char *p = "hello.inventory";
+    const cJSON *jinv = get_object(c, root, "hello", "inventory");
+    uint64_t v = 0;
+    get_str(c, jinv, p, "hostname", STR_LABEL, 0, &inv->hostname);
+    get_uint(c, jinv, p, "cpus", 1, 65536, &v);
+    inv->cpus = (uint32_t)v;
+    get_u64(c, jinv, p, "memory_bytes", &inv->memory_bytes);
+    get_str(c, jinv, p, "kernel", STR_LABEL, 0, &inv->kernel);
+    const cJSON *jtargets = get_array(c, jinv, p, "targets");
+    if (c->err)
+        return c->err;
+
+    size_t n = 0;
+    const cJSON *jt;
+    cJSON_ArrayForEach(jt, jtargets) n++;
+    if (n > PROTO_TARGETS_MAX)
+        return ctx_fail(c, "hello.inventory.targets: %zu targets, at most %d allowed", n,
+                        PROTO_TARGETS_MAX);
+    if (n == 0)
+        return c->err;
+    inv->targets = calloc(n, sizeof(*inv->targets));
+    if (!inv->targets)
+        return ctx_oom(c);
+    inv->ntargets = n; /* from here on, proto_msg_clear() frees partial entries */
+
+    size_t i = 0;
+    cJSON_ArrayForEach(jt, jtargets)
+    {
+        struct proto_target_info *t = &inv->targets[i];
+        char prefix[PATH_BUF], path[PATH_BUF];
+        snprintf(prefix, sizeof(prefix), "hello.inventory.targets[%zu]", i++);
+        t->rotational = -1;
+        if (!cJSON_IsObject(jt))
+            return ctx_fail(c, "%s: must be an object", prefix);
+        get_str(c, jt, prefix, "path", STR_PATH, 0, &t->path);
+        get_u64(c, jt, prefix, "size", &t->size);
+        get_u64(c, jt, prefix, "logical_block_size", &v);
+        mkpath(path, prefix, "logical_block_size");
+        check_block_size(c, path, v);
+        t->logical_block_size = (uint32_t)v;
+        get_tristate(c, jt, prefix, "rotational", &t->rotational);
+        get_str(c, jt, prefix, "model", STR_LABEL, OPTIONAL | NULLABLE, &t->model);
+        if (c->err)
+            return c->err;
+    }
+    return c->err;
+}
+
+static int get_role(struct ctx *c, const cJSON *root, enum proto_role *role)
+{
+    const cJSON *it = get_item(c, root, "hello.role", "role", 0);
+    if (!it)
+        return c->err;
+    if (cJSON_IsString(it) && strcmp(it->valuestring, "manager") == 0)
+        *role = PROTO_ROLE_MANAGER;
+    else if (cJSON_IsString(it) && strcmp(it->valuestring, "agent") == 0)
+        *role = PROTO_ROLE_AGENT;
+    else
+        ctx_fail(c, "hello.role: must be \"manager\" or \"agent\"");
+    return c->err;
+}
+
+static int hello_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
+{
+    struct proto_hello *h = &msg->u.hello;
+    const cJSON *v = get_item(c, root, "hello.v", "v", 0);
+    if (!v)
+        return c->err;
+    const cJSON *jmajor = cJSON_IsArray(v) ? v->child : NULL;
+    const cJSON *jminor = jmajor ? jmajor->next : NULL;
+    uint64_t major, minor;
+    if (!jminor || jminor->next || !cJSON_IsNumber(jmajor) || !cJSON_IsNumber(jminor) ||
+        !json_u64(jmajor, &major) || !json_u64(jminor, &minor) || major > UINT16_MAX ||
+        minor > UINT16_MAX)
+        return ctx_fail(c, "hello.v: must be [major, minor] with integers 0..65535");
+    h->major = (unsigned)major;
+    h->minor = (unsigned)minor;
+
+    /* Before anything else: a peer of another major may lay out the rest of
+     * its hello differently, and "protocol 2.0 is not compatible" is what
+     * the user must read, not a missing field. Role and name are kept when
+     * readable (they are frozen across majors) to name the peer. */
+    int rc = proto_version_compatible(h->major, h->minor, c->diag);
+    if (rc) {
+        struct ctx quiet = {.bad = IOF_EPROTO};
+        get_role(&quiet, root, &h->role);
+        quiet.err = 0;
+        get_str(&quiet, root, "hello", "name", STR_NAME, 0, &h->name);
+        c->err = rc;
+        return c->err;
+    }
+
+    get_role(c, root, &h->role);
+    get_str(c, root, "hello", "name", STR_NAME, 0, &h->name);
+    get_str(c, root, "hello", "software", STR_LABEL, 0, &h->software);
+    uint64_t hb = 0;
+    get_uint(c, root, "hello", "heartbeat_ms", PROTO_HEARTBEAT_MS_MIN, PROTO_HEARTBEAT_MS_MAX, &hb);
+    h->heartbeat_ms = (uint32_t)hb;
+    /* A manager's hello has no inventory; one sent anyway is ignored like
+     * any unknown field. */
+    if (!c->err && h->role == PROTO_ROLE_AGENT)
+        inventory_decode(c, root, &h->inventory);
+    return c->err;
+}
+
+/* ---- welcome: no fields ------------------------------------------------ */
+
+static int welcome_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
+{
+    (void)root, (void)msg;
+    return c->err;
+}
+
+static int welcome_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
+{
+    (void)root, (void)msg;
+    return c->err;
+}
+
+/* ---- heartbeat, clock probes, start ------------------------------------ */
+
+static int heartbeat_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
+{
+    put_u64(c, root, "seq", msg->u.heartbeat.seq);
+    put_u64(c, root, "sent_ns", msg->u.heartbeat.sent_ns);
+    return c->err;
+}
+
+static int heartbeat_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
+{
+    get_u64(c, root, "heartbeat", "seq", &msg->u.heartbeat.seq);
+    get_u64(c, root, "heartbeat", "sent_ns", &msg->u.heartbeat.sent_ns);
+    return c->err;
+}
+
+static int clock_probe_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
+{
+    put_u64(c, root, "seq", msg->u.clock_probe.seq);
+    put_u64(c, root, "t0_ns", msg->u.clock_probe.t0_ns);
+    return c->err;
+}
+
+static int clock_probe_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
+{
+    get_u64(c, root, "clock_probe", "seq", &msg->u.clock_probe.seq);
+    get_u64(c, root, "clock_probe", "t0_ns", &msg->u.clock_probe.t0_ns);
+    return c->err;
+}
+
+static int clock_reply_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
+{
+    put_u64(c, root, "seq", msg->u.clock_reply.seq);
+    put_u64(c, root, "t0_ns", msg->u.clock_reply.t0_ns);
+    put_u64(c, root, "agent_ns", msg->u.clock_reply.agent_ns);
+    return c->err;
+}
+
+static int clock_reply_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
+{
+    get_u64(c, root, "clock_reply", "seq", &msg->u.clock_reply.seq);
+    get_u64(c, root, "clock_reply", "t0_ns", &msg->u.clock_reply.t0_ns);
+    get_u64(c, root, "clock_reply", "agent_ns", &msg->u.clock_reply.agent_ns);
+    return c->err;
+}
+
+static int start_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
+{
+    put_u64(c, root, "test", msg->u.start.test);
+    put_u64(c, root, "start_at_ns", msg->u.start.start_at_ns);
+    return c->err;
+}
+
+static int start_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
+{
+    uint64_t test = 0;
+    get_uint(c, root, "start", "test", 0, UINT32_MAX, &test);
+    msg->u.start.test = (uint32_t)test;
+    get_u64(c, root, "start", "start_at_ns", &msg->u.start.start_at_ns);
+    return c->err;
+}
+
+/* ---- error, bye, stop -------------------------------------------------- */
+
+/* IOF_E* names first, then errno names ("ENOENT"); IOF_EINTERNAL for a name
+ * this build does not know (a newer peer's code): the name is still shown. */
+static int err_from_name(const char *name)
+{
+#define PROTO_ERR_MATCH(n, value, m)                                                               \
+    if (strcmp(name, #n) == 0)                                                                     \
+        return value;
+    IOF_ERR_TABLE(PROTO_ERR_MATCH)
+#undef PROTO_ERR_MATCH
+    if (strcmp(name, "EUNKNOWN") != 0)
+        for (int e = 1; e < 256; e++)
+            if (strcmp(iof_errname(-e), name) == 0)
+                return -e;
+    return IOF_EINTERNAL;
+}
+
+static int error_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
+{
+    const struct proto_error *e = &msg->u.error;
+    if (e->code >= 0)
+        return ctx_fail(c, "error.code: must be a negative error code, got %d", e->code);
+    put_str(c, root, "error", "code", iof_errname(e->code), STR_CODE, 0);
+    put_str(c, root, "error", "message", e->message, STR_TEXT, 0);
+    return c->err;
+}
+
+static int error_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
+{
+    struct proto_error *e = &msg->u.error;
+    get_str(c, root, "error", "code", STR_CODE, 0, &e->code_name);
+    get_str(c, root, "error", "message", STR_TEXT, 0, &e->message);
+    if (!c->err)
+        e->code = err_from_name(e->code_name);
+    return c->err;
+}
+
+static int bye_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
+{
+    put_str(c, root, "bye", "reason", msg->u.bye.reason, STR_TEXT, 0);
+    return c->err;
+}
+
+static int bye_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
+{
+    get_str(c, root, "bye", "reason", STR_TEXT, 0, &msg->u.bye.reason);
+    return c->err;
+}
+
+static int stop_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
+{
+    put_str(c, root, "stop", "reason", msg->u.stop.reason, STR_TEXT, 0);
+    return c->err;
+}
+
+static int stop_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
+{
+    get_str(c, root, "stop", "reason", STR_TEXT, 0, &msg->u.stop.reason);
+    return c->err;
+}
+
+/* ---- dispatch ---------------------------------------------------------- */
+
+/* Bodies by type; the types left out (plan, prepare, prepare_progress,
+ * prepared, stats, result) have no body in this revision. */
+static const struct {
+    int (*encode)(struct ctx *c, cJSON *root, const struct proto_msg *msg);
+    int (*decode)(struct ctx *c, const cJSON *root, struct proto_msg *msg);
+} codecs[PROTO_MSG_COUNT] = {
+    [PROTO_MSG_HELLO] = {hello_encode, hello_decode},
+    [PROTO_MSG_WELCOME] = {welcome_encode, welcome_decode},
+    [PROTO_MSG_CLOCK_PROBE] = {clock_probe_encode, clock_probe_decode},
+    [PROTO_MSG_CLOCK_REPLY] = {clock_reply_encode, clock_reply_decode},
+    [PROTO_MSG_START] = {start_encode, start_decode},
+    [PROTO_MSG_STOP] = {stop_encode, stop_decode},
+    [PROTO_MSG_ERROR] = {error_encode, error_decode},
+    [PROTO_MSG_HEARTBEAT] = {heartbeat_encode, heartbeat_decode},
+    [PROTO_MSG_BYE] = {bye_encode, bye_decode},
+};
+
+void proto_msg_init(struct proto_msg *msg, enum proto_msg_type type)
+{
+    memset(msg, 0, sizeof(*msg));
+    msg->type = type;
+}
+
+void proto_msg_init_hello(struct proto_msg *msg, enum proto_role role, const char *name)
+{
+    proto_msg_init(msg, PROTO_MSG_HELLO);
+    msg->u.hello.role = role;
+    msg->u.hello.name = name;
+    msg->u.hello.major = PROTO_VERSION_MAJOR;
+    msg->u.hello.minor = PROTO_VERSION_MINOR;
+    msg->u.hello.software = IOF_VERSION;
+    msg->u.hello.heartbeat_ms = PROTO_HEARTBEAT_MS_DEFAULT;
+}
+
+int proto_msg_encode(const struct proto_msg *msg, char **out, size_t *out_len,
+                     struct iof_diag *diag)
+{
+    *out = NULL;
+    *out_len = 0;
+    if ((unsigned)msg->type >= PROTO_MSG_COUNT)
+        return iof_diag_set(diag, -EINVAL, "message type %d does not exist", (int)msg->type);
+    if (!codecs[msg->type].encode)
+        return iof_diag_set(diag, -ENOTSUP, "message type \"%s\" has no body in protocol %d.%d yet",
+                            msg_types[msg->type].name, PROTO_VERSION_MAJOR, PROTO_VERSION_MINOR);
+
+    struct ctx c = {.bad = -EINVAL, .diag = diag};
+    cJSON *root = cJSON_CreateObject();
+    if (!root)
+        return iof_diag_set(diag, -ENOMEM, "out of memory");
+    put_item(&c, root, "type", cJSON_CreateString(msg_types[msg->type].name));
+    if (!c.err)
+        codecs[msg->type].encode(&c, root, msg);
+    char *text = c.err ? NULL : cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    if (c.err)
+        return c.err;
+    if (!text)
+        return iof_diag_set(diag, -ENOMEM, "out of memory");
+    *out = text;
+    *out_len = strlen(text);
+    return 0;
+}
+
+int proto_msg_encode_frame(const struct proto_msg *msg, size_t max_payload, uint8_t **out,
+                           size_t *out_len, struct iof_diag *diag)
+{
+    char *text;
+    size_t len;
+    *out = NULL;
+    *out_len = 0;
+    int rc = proto_msg_encode(msg, &text, &len, diag);
+    if (rc)
+        return rc;
+    rc = proto_frame_encode_alloc(text, len, max_payload, out, out_len, diag);
+    if (rc == IOF_ETOOBIG)
+        iof_diag_set(diag, rc, "%s message of %zu bytes exceeds the frame limit of %zu",
+                     msg_types[msg->type].name, len, max_payload);
+    free(text);
+    return rc;
+}
+
+int proto_msg_decode(const void *payload, size_t len, struct proto_msg *msg, struct iof_diag *diag)
+{
+    memset(msg, 0, sizeof(*msg));
+    const char *text = payload;
+    if (len == 0)
+        return iof_diag_set(diag, IOF_EPROTO, "message is empty");
+    /* cJSON strings are C strings: a NUL, raw or escaped, would silently cut
+     * one short. Backslashes occur only inside JSON strings, so a linear
+     * scan that skips each escaped character finds every \u0000. */
+    const char *nul = memchr(text, '\0', len);
+    if (nul)
+        return iof_diag_set(diag, IOF_EPROTO, "message contains a NUL byte (byte %zu of %zu)",
+                            (size_t)(nul - text), len);
+    for (size_t i = 0; i + 1 < len; i++) {
+        if (text[i] != '\\')
+            continue;
+        if (text[i + 1] == 'u' && len - i >= 6 && memcmp(text + i + 2, "0000", 4) == 0)
+            return iof_diag_set(diag, IOF_EPROTO,
+                                "message contains a \\u0000 escape (byte %zu of %zu)", i, len);
+        i++;
+    }
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    if (!root)
+        return iof_diag_set(diag, IOF_EPROTO,
+                            "message is not valid JSON (error at byte %zu of %zu)",
+                            end ? (size_t)(end - text) : 0, len);
+    int rc = 0;
+    while (end < text + len && (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r'))
+        end++;
+    if (end != text + len) {
+        rc = iof_diag_set(diag, IOF_EPROTO,
+                          "message has data after the JSON value (byte %zu of %zu)",
+                          (size_t)(end - text), len);
+        goto out;
+    }
+    if (!cJSON_IsObject(root)) {
+        rc = iof_diag_set(diag, IOF_EPROTO, "message is not a JSON object");
+        goto out;
+    }
+    const cJSON *jtype = field(root, "type");
+    if (!jtype) {
+        rc = iof_diag_set(diag, IOF_EPROTO, "type: required field missing");
+        goto out;
+    }
+    if (!cJSON_IsString(jtype) || !jtype->valuestring) {
+        rc = iof_diag_set(diag, IOF_EPROTO, "type: must be a string");
+        goto out;
+    }
+    int type = proto_msg_type_from_name(jtype->valuestring);
+    if (type < 0) {
+        char shown[40];
+        rc = iof_diag_set(diag, IOF_EPROTO, "unknown message type \"%s\"",
+                          printable(shown, jtype->valuestring));
+        goto out;
+    }
+    if (!codecs[type].decode) {
+        rc = iof_diag_set(diag, IOF_EPROTO,
+                          "message type \"%s\" is not supported by this build (protocol %d.%d)",
+                          msg_types[type].name, PROTO_VERSION_MAJOR, PROTO_VERSION_MINOR);
+        goto out;
+    }
+    msg->type = (enum proto_msg_type)type;
+    struct ctx c = {.bad = IOF_EPROTO, .diag = diag};
+    codecs[type].decode(&c, root, msg);
+    rc = c.err;
+out:
+    cJSON_Delete(root);
+    if (rc && rc != IOF_EVERSION)
+        proto_msg_clear(msg);
+    return rc;
+}
+
+void proto_msg_clear(struct proto_msg *msg)
+{
+    if (!msg)
+        return;
+    switch (msg->type) {
+    case PROTO_MSG_HELLO: {
+        struct proto_hello *h = &msg->u.hello;
+        free((void *)h->name);
+        free((void *)h->software);
+        free((void *)h->inventory.hostname);
+        free((void *)h->inventory.kernel);
+        for (size_t i = 0; i < h->inventory.ntargets; i++) {
+            free((void *)h->inventory.targets[i].path);
+            free((void *)h->inventory.targets[i].model);
+        }
+        free(h->inventory.targets);
+        break;
+    }
+    case PROTO_MSG_ERROR:
+        free((void *)msg->u.error.code_name);
+        free((void *)msg->u.error.message);
+        break;
+    case PROTO_MSG_BYE:
+        free((void *)msg->u.bye.reason);
+        break;
+    case PROTO_MSG_STOP:
+        free((void *)msg->u.stop.reason);
+        break;
+    default:
+        break;
+    }
+    memset(msg, 0, sizeof(*msg));
+}

@@ -1,0 +1,231 @@
+/* proto/msg.h - the message layer of the iofleet wire protocol.
+ *
+ * Every frame payload is one JSON object with a "type" string naming one of
+ * the messages below; docs/protocol.md documents each with an example. The
+ * public structs are plain C: cJSON never leaves proto/.
+ *
+ * Rules shared by every message:
+ * - Unknown fields are ignored (a peer with a higher minor version may send
+ *   more); an unknown "type" is refused, naming it.
+ * - The protocol version "v": [major, minor] travels in hello only.
+ * - Every field is validated on decode and on encode (type, range, length,
+ *   charset), so we never send what a peer of the same version refuses.
+ *   Failures return IOF_EPROTO (decode) or -EINVAL (encode) with a diag that
+ *   names the message and field: "hello.inventory.targets[2].size: must be
+ *   a non-negative integer".
+ * - 64-bit integers (sizes, sequence numbers, nanosecond times) are JSON
+ *   numbers up to 2^53-1, where a double is exact, and decimal strings
+ *   ("18446744073709551615") above; decoders accept both forms.
+ * - Strings are UTF-8 without control characters, with the caps below.
+ */
+#ifndef IOF_PROTO_MSG_H
+#define IOF_PROTO_MSG_H
+
+#include "common/err.h"
+#include "proto/frame.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* X(ID, name, direction, description): the one list of message types. */
+#define PROTO_MSG_TABLE(X)                                                                         \
+    X(HELLO, "hello", BOTH,                                                                        \
+      "first message each way: role, name, protocol version, software version, heartbeat "         \
+      "period; an agent's carries its inventory")                                                  \
+    X(WELCOME, "welcome", AGENT_TO_MANAGER,                                                        \
+      "the agent accepts the manager's session (a busy agent sends error IOF_EBUSY and bye)")      \
+    X(PLAN, "plan", MANAGER_TO_AGENT,                                                              \
+      "assignment: the expanded tests with this agent's workers and targets")                      \
+    X(PREPARE, "prepare", MANAGER_TO_AGENT, "create or check the test files of the plan")          \
+    X(PREPARE_PROGRESS, "prepare_progress", AGENT_TO_MANAGER,                                      \
+      "test-file preparation progress, bytes done of total")                                       \
+    X(PREPARED, "prepared", AGENT_TO_MANAGER, "every target is ready, or why one is not")          \
+    X(CLOCK_PROBE, "clock_probe", MANAGER_TO_AGENT,                                                \
+      "clock offset probe: sequence number and the manager's send time")                           \
+    X(CLOCK_REPLY, "clock_reply", AGENT_TO_MANAGER,                                                \
+      "answer to a probe: its sequence and send time echoed, the agent's clock at receipt")        \
+    X(START, "start", MANAGER_TO_AGENT,                                                            \
+      "start test N at a time on the manager's clock, converted by the agent with its offset")     \
+    X(STATS, "stats", AGENT_TO_MANAGER,                                                            \
+      "one interval of one test: counters and sparse histogram deltas per worker and target")      \
+    X(RESULT, "result", AGENT_TO_MANAGER, "final totals and histograms of one test")               \
+    X(STOP, "stop", MANAGER_TO_AGENT, "stop the running test now (interrupt, abort)")              \
+    X(ERROR, "error", BOTH, "a refusal or failure: error code name and a message")                 \
+    X(HEARTBEAT, "heartbeat", BOTH,                                                                \
+      "liveness, every heartbeat_ms each way; 3 missed heartbeats mean the peer is lost")          \
+    X(BYE, "bye", BOTH, "orderly close with a reason; the sender closes the connection after it")
+
+enum proto_msg_type {
+#define PROTO_MSG_ENUM(id, name, dir, desc) PROTO_MSG_##id,
+    PROTO_MSG_TABLE(PROTO_MSG_ENUM)
+#undef PROTO_MSG_ENUM
+        PROTO_MSG_COUNT
+};
+
+enum proto_msg_dir {
+    PROTO_DIR_MANAGER_TO_AGENT,
+    PROTO_DIR_AGENT_TO_MANAGER,
+    PROTO_DIR_BOTH,
+};
+
+/* 0 is deliberately not a role: an unset struct fails to encode. */
+enum proto_role {
+    PROTO_ROLE_MANAGER = 1,
+    PROTO_ROLE_AGENT = 2,
+};
+
+/* String caps in bytes (without the NUL). */
+#define PROTO_NAME_MAX 255 /* names, hostname, kernel, software version, model */
+#define PROTO_PATH_MAX 4095
+#define PROTO_TEXT_MAX 1023 /* error messages, bye and stop reasons */
+#define PROTO_CODE_MAX 63   /* error code names */
+#define PROTO_TARGETS_MAX 256
+
+#define PROTO_HEARTBEAT_MS_DEFAULT 1000
+#define PROTO_HEARTBEAT_MS_MIN 100
+#define PROTO_HEARTBEAT_MS_MAX 60000
+#define PROTO_HEARTBEAT_MISSES 3 /* silent this many periods: the peer is lost */
+
+/* Static strings for a type: "hello", a one-line description. Out-of-range
+ * values give "?" and "". */
+const char *proto_msg_type_name(enum proto_msg_type type);
+const char *proto_msg_type_desc(enum proto_msg_type type);
+enum proto_msg_dir proto_msg_type_dir(enum proto_msg_type type);
+
+/* The type named `name` (>= 0), or -ENOENT when no type has that name. */
+int proto_msg_type_from_name(const char *name);
+
+/* Whether a peer in `sender` role may send `type`. */
+bool proto_msg_may_send(enum proto_msg_type type, enum proto_role sender);
+
+/* "manager" / "agent" ("?" otherwise). */
+const char *proto_role_name(enum proto_role role);
+
+/* 0 when a peer speaking protocol major.minor can talk to this build (same
+ * major; the minors may differ and the lower one is used), else
+ * IOF_EVERSION with diag "protocol 2.0 is not compatible with this build's
+ * 1.0 (...)". */
+int proto_version_compatible(unsigned major, unsigned minor, struct iof_diag *diag);
+
+/* Checks a node or manager name: 1..PROTO_NAME_MAX bytes of ASCII letters,
+ * digits, '.', '_' and '-' (it appears in CSV rows, file names and
+ * certificates). Returns 0 or -EINVAL; diag names the offending byte. */
+int proto_name_check(const char *name, struct iof_diag *diag);
+
+/* Ownership of the structs below: a message filled by proto_msg_decode()
+ * owns every string and array it points to and is released with
+ * proto_msg_clear(). A message built for proto_msg_encode() only borrows its
+ * pointers (string literals are fine); never clear such a message. */
+
+struct proto_target_info {
+    const char *path;            /* as allowed on the agent */
+    uint64_t size;               /* bytes */
+    uint32_t logical_block_size; /* power of two, 512..65536 */
+    int rotational;              /* 1, 0, or -1 unknown (JSON null) */
+    const char *model;           /* NULL when unknown (JSON null) */
+};
+
+struct proto_inventory {
+    const char *hostname;
+    uint32_t cpus;         /* online CPUs, >= 1 */
+    uint64_t memory_bytes; /* physical memory */
+    const char *kernel;    /* uname release, "6.1.0-18-amd64" */
+    size_t ntargets;       /* 0..PROTO_TARGETS_MAX */
+    struct proto_target_info *targets;
+};
+
+struct proto_hello {
+    enum proto_role role;
+    const char *name;                 /* proto_name_check() rules */
+    unsigned major, minor;            /* protocol version of the sender */
+    const char *software;             /* software version, "0.1.0" */
+    uint32_t heartbeat_ms;            /* the sender's heartbeat period */
+    struct proto_inventory inventory; /* agent only; ignored for a manager */
+};
+
+struct proto_heartbeat {
+    uint64_t seq;     /* per sender, from 0 */
+    uint64_t sent_ns; /* sender's monotonic clock */
+};
+
+struct proto_error {
+    int code;              /* -errno or IOF_E*; IOF_EINTERNAL when unknown here */
+    const char *code_name; /* decode: the name as sent ("IOF_EBUSY"); encode: unused,
+                              derived from code by iof_errname() */
+    const char *message;
+};
+
+struct proto_bye {
+    const char *reason;
+};
+
+struct proto_clock_probe {
+    uint64_t seq;
+    uint64_t t0_ns; /* manager's monotonic clock at send */
+};
+
+struct proto_clock_reply {
+    uint64_t seq;      /* echoed */
+    uint64_t t0_ns;    /* echoed */
+    uint64_t agent_ns; /* agent's monotonic clock when the probe arrived */
+};
+
+struct proto_start {
+    uint32_t test;        /* index into the plan's expanded tests */
+    uint64_t start_at_ns; /* on the manager's monotonic clock */
+};
+
+struct proto_stop {
+    const char *reason;
+};
+
+/* One message. For the types without a body in this revision (plan,
+ * prepare, prepare_progress, prepared, stats, result) encode returns
+ * -ENOTSUP and decode IOF_EPROTO; welcome has no fields. */
+struct proto_msg {
+    enum proto_msg_type type;
+    union {
+        struct proto_hello hello;
+        struct proto_heartbeat heartbeat;
+        struct proto_error error;
+        struct proto_bye bye;
+        struct proto_clock_probe clock_probe;
+        struct proto_clock_reply clock_reply;
+        struct proto_start start;
+        struct proto_stop stop;
+    } u;
+};
+
+/* Zeroes msg and sets type. */
+void proto_msg_init(struct proto_msg *msg, enum proto_msg_type type);
+
+/* A hello from this build: type, role, name (borrowed), this build's protocol
+ * version and software version, the default heartbeat period. An agent then
+ * fills u.hello.inventory. */
+void proto_msg_init_hello(struct proto_msg *msg, enum proto_role role, const char *name);
+
+/* Encodes msg (borrowed) as JSON text. *out is new and NUL-terminated, free()
+ * it; *out_len excludes the NUL. Returns 0, -EINVAL (a field breaks the
+ * rules; diag names it), -ENOTSUP (no body defined yet) or -ENOMEM. */
+int proto_msg_encode(const struct proto_msg *msg, char **out, size_t *out_len,
+                     struct iof_diag *diag);
+
+/* Encodes msg into a complete frame ready to write: *out is new, free() it.
+ * Also IOF_ETOOBIG when the JSON exceeds max_payload (the peer's limit:
+ * PROTO_FRAME_MAX_PREAUTH for a hello). */
+int proto_msg_encode_frame(const struct proto_msg *msg, size_t max_payload, uint8_t **out,
+                           size_t *out_len, struct iof_diag *diag);
+
+/* Decodes one payload (len bytes, no NUL needed; borrowed) into msg, which
+ * then owns its strings. Returns 0, IOF_EPROTO (diag names the field),
+ * IOF_EVERSION for a hello with another protocol major (diag from
+ * proto_version_compatible(); u.hello then has the version and, when they
+ * are valid, role and name, so the peer can be named) or -ENOMEM. Call
+ * proto_msg_clear() afterwards whatever the result. */
+int proto_msg_decode(const void *payload, size_t len, struct proto_msg *msg, struct iof_diag *diag);
+
+/* Frees what a decoded message owns and zeroes it. Accepts NULL. */
+void proto_msg_clear(struct proto_msg *msg);
+
+#endif
