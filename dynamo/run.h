@@ -78,6 +78,10 @@ const struct iof_stats *dyn_test_totals(const struct dyn_test *t, size_t w);
 /* CPU time (user+system, ns) consumed by the worker threads, after join. */
 uint64_t dyn_test_cpu_ns(const struct dyn_test *t);
 
+/* After join: the earliest and latest time (local monotonic ns) a worker
+ * left the start barrier - the node's own start skew; 0 when none started. */
+void dyn_test_start_spread(const struct dyn_test *t, uint64_t *first, uint64_t *last);
+
 /* Joins if needed and frees everything. Accepts NULL. */
 void dyn_test_free(struct dyn_test *t);
 
