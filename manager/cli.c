@@ -1,31 +1,44 @@
 #include "manager/cli.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/log.h"
-#include "manager/local.h"
+#include "manager/cluster.h"
 #include "proto/plan.h"
 #include "proto/version.h"
 
 #define CLI_MAX_SET 256
+#define CLI_MAX_AGENTS 100000
 
 static void cli_usage(FILE *f)
 {
-    fputs("usage: iofleet run PLAN.json [--set KEY=VALUE]... [--workdir DIR] [--quiet]\n"
+    fputs("usage: iofleet run PLAN.json [--agent HOST[:PORT]]... [--agents-file F]\n"
+          "                 [--listen [ADDR][:PORT] --expect N] [--set KEY=VALUE]...\n"
+          "                 [--workdir DIR] [--wait SECONDS] [--insecure] [--quiet]\n"
           "       iofleet validate PLAN.json [--set KEY=VALUE]...\n"
           "       iofleet --version\n"
           "\n"
-          "  run       run every test of the plan and print a result table per test\n"
-          "  validate  print the expanded list of tests, or every error of the plan\n"
-          "  --set     override a plan value before validation, e.g. --set run.duration=5s,\n"
-          "            --set workers[0].queue_depth=32\n"
-          "  --workdir directory for test files (default ./iofleet-work)\n"
-          "  --quiet   no live interval lines\n"
+          "  run          run every test of the plan and print a result table per test;\n"
+          "               without --agent or --listen, a local agent is started on loopback\n"
+          "  validate     print the expanded list of tests, or the plan's error\n"
+          "  --agent      dial a dynamo started with --listen (default port 7066)\n"
+          "  --agents-file  one HOST[:PORT] per line ('#' comments)\n"
+          "  --listen     accept dynamo agents started with --manager; wait for --expect N\n"
+          "  --set        override a plan value before validation, e.g. --set run.duration=5s,\n"
+          "               --set workers[0].queue_depth=32\n"
+          "  --workdir    test-file directory of the local agent (default ./iofleet-work)\n"
+          "  --wait       seconds to wait for agents to connect (default 15)\n"
+          "  --insecure   allow plain TCP to agents that are not on loopback\n"
+          "  --quiet      no live interval lines\n"
           "\n"
-          "exit codes: 0 clean, 1 I/O errors or failed tests, 2 usage or plan error,\n"
+          "exit codes: 0 clean, 1 I/O errors, failed or lost agents, 2 usage or plan error,\n"
           "            3 agents unreachable or refused, 130 interrupted\n",
           f);
 }
@@ -36,17 +49,118 @@ struct cli_args {
     size_t nsets;
     const char *workdir;
     bool quiet;
+    const char **agents; /* owned array of borrowed or owned strings */
+    size_t nagents, capagents;
+    char **owned; /* agent strings read from --agents-file */
+    size_t nowned;
+    const char *listen;
+    unsigned expect;
+    bool insecure;
+    uint64_t wait_ms;
+    uint32_t heartbeat_ms;
 };
+
+static void cli_args_free(struct cli_args *a)
+{
+    for (size_t i = 0; i < a->nowned; i++)
+        free(a->owned[i]);
+    free(a->owned);
+    free(a->agents);
+}
+
+static int cli_add_agent(struct cli_args *a, const char *ep, bool own)
+{
+    if (a->nagents == CLI_MAX_AGENTS) {
+        fprintf(stderr, "iofleet: too many agents (max %d)\n", CLI_MAX_AGENTS);
+        return 2;
+    }
+    if (a->nagents == a->capagents) {
+        size_t cap = a->capagents ? a->capagents * 2 : 16;
+        const char **n = realloc(a->agents, cap * sizeof(*n));
+        if (!n)
+            return 2;
+        a->agents = n;
+        a->capagents = cap;
+    }
+    if (own) {
+        char **o = realloc(a->owned, (a->nowned + 1) * sizeof(*o));
+        char *dup = strdup(ep);
+        if (!o || !dup) {
+            free(dup);
+            if (o)
+                a->owned = o;
+            return 2;
+        }
+        a->owned = o;
+        a->owned[a->nowned++] = dup;
+        ep = dup;
+    }
+    a->agents[a->nagents++] = ep;
+    return 0;
+}
+
+static int cli_agents_file(struct cli_args *a, const char *path)
+{
+    char line[512];
+    unsigned n = 0;
+    FILE *f = fopen(path, "r");
+
+    if (!f) {
+        fprintf(stderr, "iofleet: --agents-file %s: %s\n", path, strerror(errno));
+        return 2;
+    }
+    while (fgets(line, sizeof(line), f)) {
+        char *s = line, *e;
+        n++;
+        s[strcspn(s, "#\r\n")] = '\0';
+        while (*s == ' ' || *s == '\t')
+            s++;
+        for (e = s + strlen(s); e > s && (e[-1] == ' ' || e[-1] == '\t'); e--)
+            e[-1] = '\0';
+        if (!*s)
+            continue;
+        if (strchr(s, ' ') || strchr(s, '\t')) {
+            fprintf(stderr, "iofleet: %s:%u: one HOST[:PORT] per line, got '%s'\n", path, n, s);
+            fclose(f);
+            return 2;
+        }
+        if (cli_add_agent(a, s, true)) {
+            fclose(f);
+            return 2;
+        }
+    }
+    fclose(f);
+    return 0;
+}
+
+static int cli_number(const char *opt, const char *val, unsigned long min, unsigned long max,
+                      unsigned long *out)
+{
+    char *end;
+    errno = 0;
+    *out = strtoul(val, &end, 10);
+    if (!*val || *end || errno || *out < min || *out > max) {
+        fprintf(stderr, "iofleet: %s must be a number %lu..%lu, got '%s'\n", opt, min, max, val);
+        return 2;
+    }
+    return 0;
+}
 
 /* Parses the options shared by run and validate; 0 or exit code 2. */
 static int cli_parse(int argc, char **argv, bool is_run, struct cli_args *a)
 {
+    static const char *const valued[] = {"--set",    "--workdir", "--agent",       "--agents-file",
+                                         "--expect", "--wait",    "--heartbeat-ms"};
     memset(a, 0, sizeof(*a));
     a->workdir = "iofleet-work";
+    a->wait_ms = 15000;
     for (int i = 2; i < argc; i++) {
         const char *arg = argv[i];
         const char *val = NULL;
-        bool takes = !strcmp(arg, "--set") || (is_run && !strcmp(arg, "--workdir"));
+        unsigned long num;
+        bool takes = false;
+        for (size_t k = 0; k < sizeof(valued) / sizeof(valued[0]); k++)
+            takes |= !strcmp(arg, valued[k]) && (is_run || !strcmp(arg, "--set"));
         if (takes) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "iofleet: %s needs a value\n", arg);
@@ -62,9 +176,37 @@ static int cli_parse(int argc, char **argv, bool is_run, struct cli_args *a)
             a->sets[a->nsets++] = val;
         } else if (!strncmp(arg, "--set=", 6) && a->nsets < CLI_MAX_SET) {
             a->sets[a->nsets++] = arg + 6;
-        } else if (is_run && !strcmp(arg, "--workdir")) {
+        } else if (!is_run && arg[0] == '-' && arg[1]) {
+            fprintf(stderr, "iofleet: unknown option '%s'\n", arg);
+            return 2;
+        } else if (!strcmp(arg, "--workdir")) {
             a->workdir = val;
-        } else if (is_run && !strcmp(arg, "--quiet")) {
+        } else if (!strcmp(arg, "--agent")) {
+            if (cli_add_agent(a, val, false))
+                return 2;
+        } else if (!strcmp(arg, "--agents-file")) {
+            if (cli_agents_file(a, val))
+                return 2;
+        } else if (!strcmp(arg, "--listen")) {
+            /* The address is optional: "--listen" alone means all addresses, port 7066. */
+            a->listen = i + 1 < argc && argv[i + 1][0] != '-' && !strstr(argv[i + 1], ".json")
+                            ? argv[++i]
+                            : "";
+        } else if (!strcmp(arg, "--expect")) {
+            if (cli_number(arg, val, 1, CLI_MAX_AGENTS, &num))
+                return 2;
+            a->expect = (unsigned)num;
+        } else if (!strcmp(arg, "--wait")) {
+            if (cli_number(arg, val, 1, 86400, &num))
+                return 2;
+            a->wait_ms = num * 1000;
+        } else if (!strcmp(arg, "--heartbeat-ms")) {
+            if (cli_number(arg, val, 100, 60000, &num))
+                return 2;
+            a->heartbeat_ms = (uint32_t)num;
+        } else if (!strcmp(arg, "--insecure")) {
+            a->insecure = true;
+        } else if (!strcmp(arg, "--quiet")) {
             a->quiet = true;
         } else if (arg[0] == '-' && arg[1]) {
             fprintf(stderr, "iofleet: unknown option '%s'\n", arg);
@@ -80,13 +222,21 @@ static int cli_parse(int argc, char **argv, bool is_run, struct cli_args *a)
         fprintf(stderr, "iofleet: %s needs a PLAN.json\n", argv[1]);
         return 2;
     }
+    if (a->listen && !a->expect) {
+        fprintf(stderr, "iofleet: --listen needs --expect N (how many agents to wait for)\n");
+        return 2;
+    }
+    if (a->expect && !a->listen) {
+        fprintf(stderr, "iofleet: --expect only makes sense with --listen\n");
+        return 2;
+    }
     return 0;
 }
 
-static int cli_load(const struct cli_args *a, struct iof_plan *p)
+static int cli_load(const struct cli_args *a, struct iof_plan *p, char **text)
 {
     struct iof_diag d = {{0}};
-    if (proto_plan_load(a->plan, a->sets, a->nsets, p, &d)) {
+    if (proto_plan_load_canonical(a->plan, a->sets, a->nsets, p, text, &d)) {
         fprintf(stderr, "%s\n", d.msg);
         return 2;
     }
@@ -99,32 +249,61 @@ static int cli_validate(int argc, char **argv)
     struct iof_plan p;
     int rc = cli_parse(argc, argv, false, &a);
 
-    if (rc)
-        return rc;
-    rc = cli_load(&a, &p);
-    if (rc)
-        return rc;
-    proto_plan_print(&p, stdout);
-    iof_plan_free(&p);
-    return fflush(stdout) ? 1 : 0;
+    if (rc == 0)
+        rc = cli_load(&a, &p, NULL);
+    if (rc == 0) {
+        proto_plan_print(&p, stdout);
+        iof_plan_free(&p);
+        rc = fflush(stdout) ? 1 : 0;
+    }
+    cli_args_free(&a);
+    return rc;
+}
+
+/* The dynamo binary installed next to this iofleet. */
+static void cli_dynamo_path(char *buf, size_t cap)
+{
+    ssize_t n = readlink("/proc/self/exe", buf, cap - 1);
+    char *slash;
+    if (n <= 0) {
+        snprintf(buf, cap, "dynamo");
+        return;
+    }
+    buf[n] = '\0';
+    slash = strrchr(buf, '/');
+    snprintf(slash + 1, cap - (size_t)(slash + 1 - buf), "dynamo");
 }
 
 static int cli_run(int argc, char **argv)
 {
     struct cli_args a;
     struct iof_plan p;
-    struct mgr_local_opts o;
+    struct mgr_run_opts o = {0};
+    char dynamo[PATH_MAX];
+    char *text = NULL;
     int rc = cli_parse(argc, argv, true, &a);
 
-    if (rc)
+    if (rc == 0)
+        rc = cli_load(&a, &p, &text);
+    if (rc) {
+        cli_args_free(&a);
         return rc;
-    rc = cli_load(&a, &p);
-    if (rc)
-        return rc;
+    }
+    cli_dynamo_path(dynamo, sizeof(dynamo));
+    o.agents = a.agents;
+    o.nagents = a.nagents;
+    o.listen = a.listen;
+    o.expect = a.expect;
     o.workdir = a.workdir;
+    o.dynamo = dynamo;
     o.quiet = a.quiet;
-    rc = mgr_local_run(&p, &o);
+    o.insecure = a.insecure;
+    o.wait_ms = a.wait_ms;
+    o.heartbeat_ms = a.heartbeat_ms;
+    rc = mgr_cluster_run(&p, text, &o);
+    free(text);
     iof_plan_free(&p);
+    cli_args_free(&a);
     return rc;
 }
 

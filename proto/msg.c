@@ -10,6 +10,7 @@
 #include "proto/version.h"
 
 #include <cjson/cJSON.h>
+#include <openssl/evp.h>
 
 #include <errno.h>
 #include <inttypes.h>
@@ -708,10 +709,45 @@ static int clock_reply_decode(struct ctx *c, const cJSON *root, struct proto_msg
     return c->err;
 }
 
+static int err_from_name(const char *name);
+
+/* Signed 64-bit values travel as decimal strings ("-1234"): exact, and
+ * free of the 2^53 limit of JSON numbers in cJSON. */
+static int put_i64(struct ctx *c, cJSON *obj, const char *key, int64_t v)
+{
+    char text[24];
+    if (c->err)
+        return c->err;
+    snprintf(text, sizeof(text), "%" PRId64, v);
+    return put_item(c, obj, key, cJSON_CreateString(text));
+}
+
+static int get_i64(struct ctx *c, const cJSON *obj, const char *prefix, const char *key,
+                   int64_t *out)
+{
+    char path[PATH_BUF], *end;
+    long long v;
+    mkpath(path, prefix, key);
+    const cJSON *it = get_item(c, obj, path, key, 0);
+    if (!it)
+        return c->err;
+    if (!cJSON_IsString(it) || !it->valuestring || !it->valuestring[0] ||
+        strlen(it->valuestring) > 20)
+        return ctx_fail(c, "%s: must be a signed integer as a decimal string", path);
+    errno = 0;
+    v = strtoll(it->valuestring, &end, 10);
+    if (*end || errno)
+        return ctx_fail(c, "%s: must be a signed 64-bit integer as a decimal string", path);
+    *out = v;
+    return c->err;
+}
+
 static int start_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
 {
     put_u64(c, root, "test", msg->u.start.test);
     put_u64(c, root, "start_at_ns", msg->u.start.start_at_ns);
+    if (msg->u.start.offset_ns)
+        put_i64(c, root, "offset_ns", msg->u.start.offset_ns);
     return c->err;
 }
 
@@ -721,6 +757,293 @@ static int start_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
     get_uint(c, root, "start", "test", 0, UINT32_MAX, &test);
     msg->u.start.test = (uint32_t)test;
     get_u64(c, root, "start", "start_at_ns", &msg->u.start.start_at_ns);
+    /* Optional (0 when absent): a manager that measured no offset. */
+    if (field(root, "offset_ns"))
+        get_i64(c, root, "start", "offset_ns", &msg->u.start.offset_ns);
+    return c->err;
+}
+
+/* ---- plan, prepare, prepare_progress, prepared ------------------------- */
+
+static int plan_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
+{
+    const struct proto_plan *p = &msg->u.plan;
+    cJSON *obj;
+    if (!p->text)
+        return ctx_fail(c, "plan.plan: required field missing");
+    obj = cJSON_ParseWithLength(p->text, p->len);
+    if (!obj || !cJSON_IsObject(obj)) {
+        cJSON_Delete(obj);
+        return ctx_fail(c, "plan.plan: must be the text of a JSON object");
+    }
+    put_item(c, root, "plan", obj);
+    return c->err;
+}
+
+/* The plan is kept as text: the agent validates it with the plan loader,
+ * field by field, exactly as `iofleet validate` does. */
+static int plan_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
+{
+    const cJSON *obj = get_object(c, root, "plan", "plan");
+    char *text;
+    if (!obj)
+        return c->err;
+    text = cJSON_PrintUnformatted(obj);
+    if (!text)
+        return ctx_oom(c);
+    msg->u.plan.text = text;
+    msg->u.plan.len = strlen(text);
+    return c->err;
+}
+
+static int empty_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
+{
+    (void)root, (void)msg;
+    return c->err;
+}
+
+static int empty_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
+{
+    (void)root, (void)msg;
+    return c->err;
+}
+
+static int progress_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
+{
+    const struct proto_prepare_progress *p = &msg->u.prepare_progress;
+    put_str(c, root, "prepare_progress", "path", p->path, STR_PATH, 0);
+    put_u64(c, root, "done", p->done);
+    put_u64(c, root, "total", p->total);
+    return c->err;
+}
+
+static int progress_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
+{
+    struct proto_prepare_progress *p = &msg->u.prepare_progress;
+    get_str(c, root, "prepare_progress", "path", STR_PATH, 0, &p->path);
+    get_u64(c, root, "prepare_progress", "done", &p->done);
+    get_u64(c, root, "prepare_progress", "total", &p->total);
+    if (!c->err && p->done > p->total)
+        ctx_fail(c, "prepare_progress.done: %" PRIu64 " exceeds total %" PRIu64, p->done, p->total);
+    return c->err;
+}
+
+/* ---- stats and result -------------------------------------------------- */
+
+/* One direction: {"ios":n,"bytes":n,"errors":n,"lat":"<base64 of the sparse
+ * histogram>"}; left out entirely when nothing happened. */
+static int dir_encode(struct ctx *c, cJSON *obj, const char *key, const struct iof_dirstats *d)
+{
+    cJSON *j;
+    uint8_t *raw;
+    char *b64;
+    long n;
+
+    if (c->err || (!d->ios && !d->errors && !d->lat.count))
+        return c->err;
+    j = put_container(c, obj, key, cJSON_CreateObject());
+    if (!j)
+        return c->err;
+    put_u64(c, j, "ios", d->ios);
+    put_u64(c, j, "bytes", d->bytes);
+    put_u64(c, j, "errors", d->errors);
+    raw = malloc(iof_hist_encoded_max(&d->lat));
+    if (!raw)
+        return ctx_oom(c);
+    n = iof_hist_encode(&d->lat, raw, iof_hist_encoded_max(&d->lat));
+    b64 = n >= 0 ? malloc(4 * (((size_t)n + 2) / 3) + 1) : NULL;
+    if (!b64) {
+        free(raw);
+        return ctx_oom(c);
+    }
+    EVP_EncodeBlock((unsigned char *)b64, raw, (int)n);
+    free(raw);
+    put_item(c, j, "lat", cJSON_CreateString(b64));
+    free(b64);
+    return c->err;
+}
+
+static int dir_decode(struct ctx *c, const cJSON *obj, const char *prefix, const char *key,
+                      struct iof_dirstats *d)
+{
+    char path[PATH_BUF];
+    const cJSON *j, *lat;
+    size_t blen, pad = 0;
+    uint8_t *raw;
+    int n;
+
+    mkpath(path, prefix, key);
+    j = get_item(c, obj, path, key, OPTIONAL);
+    if (!j || c->err)
+        return c->err;
+    if (!cJSON_IsObject(j))
+        return ctx_fail(c, "%s: must be an object", path);
+    get_u64(c, j, path, "ios", &d->ios);
+    get_u64(c, j, path, "bytes", &d->bytes);
+    get_u64(c, j, path, "errors", &d->errors);
+    lat = get_item(c, j, path, "lat", 0);
+    if (c->err)
+        return c->err;
+    if (!cJSON_IsString(lat) || !lat->valuestring)
+        return ctx_fail(c, "%s.lat: must be a base64 string", path);
+    blen = strlen(lat->valuestring);
+    if (blen % 4 || blen > 4 * 65536)
+        return ctx_fail(c, "%s.lat: bad base64 length %zu", path, blen);
+    raw = malloc(blen / 4 * 3 + 1);
+    if (!raw)
+        return ctx_oom(c);
+    n = EVP_DecodeBlock(raw, (const unsigned char *)lat->valuestring, (int)blen);
+    if (blen >= 1 && lat->valuestring[blen - 1] == '=')
+        pad++;
+    if (blen >= 2 && lat->valuestring[blen - 2] == '=')
+        pad++;
+    if (n < 0 || (size_t)n < pad || iof_hist_decode(&d->lat, raw, (size_t)n - pad)) {
+        free(raw);
+        return ctx_fail(c, "%s.lat: not a valid histogram", path);
+    }
+    free(raw);
+    if (d->lat.count != d->ios)
+        return ctx_fail(c, "%s: %" PRIu64 " latencies for %" PRIu64 " I/Os", path, d->lat.count,
+                        d->ios);
+    return c->err;
+}
+
+static int stats_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
+{
+    const struct proto_stats *st = &msg->u.stats;
+    bool result = msg->type == PROTO_MSG_RESULT;
+    cJSON *jw;
+
+    if (st->nworkers > PROTO_STATS_MAX_WORKERS)
+        return ctx_fail(c, "%s.workers: %zu workers, at most %d", msg_types[msg->type].name,
+                        st->nworkers, PROTO_STATS_MAX_WORKERS);
+    put_u64(c, root, "test", st->test);
+    if (result) {
+        put_u64(c, root, "measured_ns", st->measured_ns);
+        put_u64(c, root, "cpu_ns", st->cpu_ns);
+        put_u64(c, root, "started_first_ns", st->started_first_ns);
+        put_u64(c, root, "started_last_ns", st->started_last_ns);
+        if (!c->err)
+            put_item(c, root, "interrupted", cJSON_CreateBool(st->interrupted));
+        put_str(c, root, "result", "error", st->error, STR_TEXT, NULLABLE);
+    } else {
+        put_u64(c, root, "interval", st->interval);
+    }
+    jw = put_container(c, root, "workers", cJSON_CreateArray());
+    for (size_t w = 0; jw && w < st->nworkers && !c->err; w++) {
+        const struct proto_worker_stats *ws = &st->workers[w];
+        cJSON *jt = cJSON_CreateArray();
+        if (!jt || !cJSON_AddItemToArray(jw, jt)) {
+            cJSON_Delete(jt);
+            return ctx_oom(c);
+        }
+        if (ws->ntargets > PROTO_STATS_MAX_TARGETS)
+            return ctx_fail(c, "workers[%zu]: %zu targets, at most %d", w, ws->ntargets,
+                            PROTO_STATS_MAX_TARGETS);
+        for (size_t t = 0; t < ws->ntargets && !c->err; t++) {
+            const struct iof_stats *ts = &ws->targets[t];
+            cJSON *o = cJSON_CreateObject();
+            if (!o || !cJSON_AddItemToArray(jt, o)) {
+                cJSON_Delete(o);
+                return ctx_oom(c);
+            }
+            dir_encode(c, o, "r", &ts->rd);
+            dir_encode(c, o, "w", &ts->wr);
+            if (ts->first_error && !c->err) {
+                cJSON *fe = put_container(c, o, "first_error", cJSON_CreateObject());
+                if (fe) {
+                    put_str(c, fe, "first_error", "code", iof_errname(ts->first_error), STR_CODE,
+                            0);
+                    put_u64(c, fe, "offset", ts->first_error_offset);
+                }
+            }
+        }
+    }
+    return c->err;
+}
+
+static int stats_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
+{
+    struct proto_stats *st = &msg->u.stats;
+    bool result = msg->type == PROTO_MSG_RESULT;
+    const char *name = msg_types[msg->type].name;
+    const cJSON *jw, *jt;
+    uint64_t v = 0;
+    size_t n = 0, w = 0;
+
+    get_uint(c, root, name, "test", 0, UINT32_MAX, &v);
+    st->test = (uint32_t)v;
+    if (result) {
+        const cJSON *it;
+        get_u64(c, root, name, "measured_ns", &st->measured_ns);
+        get_u64(c, root, name, "cpu_ns", &st->cpu_ns);
+        get_u64(c, root, name, "started_first_ns", &st->started_first_ns);
+        get_u64(c, root, name, "started_last_ns", &st->started_last_ns);
+        it = get_item(c, root, "result.interrupted", "interrupted", 0);
+        if (it && !cJSON_IsBool(it))
+            return ctx_fail(c, "result.interrupted: must be true or false");
+        st->interrupted = it && cJSON_IsTrue(it);
+        get_str(c, root, name, "error", STR_TEXT, OPTIONAL | NULLABLE, &st->error);
+    } else {
+        get_u64(c, root, name, "interval", &st->interval);
+    }
+    jw = get_array(c, root, name, "workers");
+    if (c->err)
+        return c->err;
+    cJSON_ArrayForEach(jt, jw) n++;
+    if (n > PROTO_STATS_MAX_WORKERS)
+        return ctx_fail(c, "%s.workers: %zu workers, at most %d", name, n, PROTO_STATS_MAX_WORKERS);
+    if (!n)
+        return c->err;
+    st->workers = calloc(n, sizeof(*st->workers));
+    if (!st->workers)
+        return ctx_oom(c);
+    st->nworkers = n;
+    cJSON_ArrayForEach(jt, jw)
+    {
+        struct proto_worker_stats *ws = &st->workers[w];
+        const cJSON *jo;
+        size_t nt = 0, t = 0;
+        char prefix[PATH_BUF];
+        if (!cJSON_IsArray(jt))
+            return ctx_fail(c, "%s.workers[%zu]: must be an array of targets", name, w);
+        cJSON_ArrayForEach(jo, jt) nt++;
+        if (nt > PROTO_STATS_MAX_TARGETS)
+            return ctx_fail(c, "%s.workers[%zu]: %zu targets, at most %d", name, w, nt,
+                            PROTO_STATS_MAX_TARGETS);
+        ws->targets = nt ? calloc(nt, sizeof(*ws->targets)) : NULL;
+        if (nt && !ws->targets)
+            return ctx_oom(c);
+        ws->ntargets = nt;
+        cJSON_ArrayForEach(jo, jt)
+        {
+            struct iof_stats *ts = &ws->targets[t];
+            const cJSON *fe;
+            iof_stats_reset(ts);
+            snprintf(prefix, sizeof(prefix), "%s.workers[%zu][%zu]", name, w, t++);
+            if (!cJSON_IsObject(jo))
+                return ctx_fail(c, "%s: must be an object", prefix);
+            dir_decode(c, jo, prefix, "r", &ts->rd);
+            dir_decode(c, jo, prefix, "w", &ts->wr);
+            fe = get_item(c, jo, prefix, "first_error", OPTIONAL | NULLABLE);
+            if (fe && !c->err) {
+                const char *code = NULL;
+                char fp[PATH_BUF];
+                mkpath(fp, prefix, "first_error");
+                if (!cJSON_IsObject(fe))
+                    return ctx_fail(c, "%s: must be an object", fp);
+                get_str(c, fe, fp, "code", STR_CODE, 0, &code);
+                get_u64(c, fe, fp, "offset", &ts->first_error_offset);
+                if (code) {
+                    ts->first_error = err_from_name(code);
+                    free((void *)code);
+                }
+            }
+            if (c->err)
+                return c->err;
+        }
+        w++;
+    }
     return c->err;
 }
 
@@ -788,8 +1111,7 @@ static int stop_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
 
 /* ---- dispatch ---------------------------------------------------------- */
 
-/* Bodies by type; the types left out (plan, prepare, prepare_progress,
- * prepared, stats, result) have no body in this revision. */
+/* Bodies by type. */
 static const struct {
     int (*encode)(struct ctx *c, cJSON *root, const struct proto_msg *msg);
     int (*decode)(struct ctx *c, const cJSON *root, struct proto_msg *msg);
@@ -803,6 +1125,12 @@ static const struct {
     [PROTO_MSG_ERROR] = {error_encode, error_decode},
     [PROTO_MSG_HEARTBEAT] = {heartbeat_encode, heartbeat_decode},
     [PROTO_MSG_BYE] = {bye_encode, bye_decode},
+    [PROTO_MSG_PLAN] = {plan_encode, plan_decode},
+    [PROTO_MSG_PREPARE] = {empty_encode, empty_decode},
+    [PROTO_MSG_PREPARE_PROGRESS] = {progress_encode, progress_decode},
+    [PROTO_MSG_PREPARED] = {empty_encode, empty_decode},
+    [PROTO_MSG_STATS] = {stats_encode, stats_decode},
+    [PROTO_MSG_RESULT] = {stats_encode, stats_decode},
 };
 
 void proto_msg_init(struct proto_msg *msg, enum proto_msg_type type)
@@ -969,6 +1297,19 @@ void proto_msg_clear(struct proto_msg *msg)
         break;
     case PROTO_MSG_STOP:
         free((void *)msg->u.stop.reason);
+        break;
+    case PROTO_MSG_PLAN:
+        free((void *)msg->u.plan.text);
+        break;
+    case PROTO_MSG_PREPARE_PROGRESS:
+        free((void *)msg->u.prepare_progress.path);
+        break;
+    case PROTO_MSG_STATS:
+    case PROTO_MSG_RESULT:
+        for (size_t i = 0; i < msg->u.stats.nworkers; i++)
+            free(msg->u.stats.workers[i].targets);
+        free(msg->u.stats.workers);
+        free((void *)msg->u.stats.error);
         break;
     default:
         break;

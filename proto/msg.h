@@ -22,6 +22,7 @@
 #define IOF_PROTO_MSG_H
 
 #include "common/err.h"
+#include "common/stats.h"
 #include "proto/frame.h"
 
 #include <stdbool.h>
@@ -174,15 +175,51 @@ struct proto_clock_reply {
 struct proto_start {
     uint32_t test;        /* index into the plan's expanded tests */
     uint64_t start_at_ns; /* on the manager's monotonic clock */
+    int64_t offset_ns;    /* the agent's clock minus the manager's, as measured by
+                             the manager: the agent starts at start_at_ns + offset_ns */
+};
+
+/* The plan, as the canonical JSON text of its object (proto_plan_parse()
+ * reads it). */
+struct proto_plan {
+    const char *text;
+    size_t len;
+};
+
+struct proto_prepare_progress {
+    const char *path;
+    uint64_t done, total; /* bytes */
+};
+
+/* Limits on stats and result bodies. */
+#define PROTO_STATS_MAX_WORKERS 65536
+#define PROTO_STATS_MAX_TARGETS 256 /* per worker */
+
+struct proto_worker_stats {
+    size_t ntargets;
+    struct iof_stats *targets; /* one per target of the worker, in plan order */
+};
+
+/* stats (one interval) and result (a whole test) share this body. */
+struct proto_stats {
+    uint32_t test;
+    uint64_t interval; /* stats: 0-based interval of the measured window */
+    /* result only: */
+    uint64_t measured_ns;      /* the agent's measured window (shorter when stopped) */
+    uint64_t cpu_ns;           /* CPU time of the worker threads in the window */
+    uint64_t started_first_ns; /* agent clock: first and last worker start */
+    uint64_t started_last_ns;
+    bool interrupted;  /* stopped before the end of the window */
+    const char *error; /* a worker's fatal error, or NULL */
+    size_t nworkers;
+    struct proto_worker_stats *workers;
 };
 
 struct proto_stop {
     const char *reason;
 };
 
-/* One message. For the types without a body in this revision (plan,
- * prepare, prepare_progress, prepared, stats, result) encode returns
- * -ENOTSUP and decode IOF_EPROTO; welcome has no fields. */
+/* One message; welcome, prepare and prepared have no fields. */
 struct proto_msg {
     enum proto_msg_type type;
     union {
@@ -194,6 +231,10 @@ struct proto_msg {
         struct proto_clock_reply clock_reply;
         struct proto_start start;
         struct proto_stop stop;
+        struct proto_plan plan;
+        struct proto_prepare_progress prepare_progress;
+        struct proto_stats stats;  /* PROTO_MSG_STATS */
+        struct proto_stats result; /* PROTO_MSG_RESULT */
     } u;
 };
 

@@ -19,8 +19,7 @@ plan dev.json <<P
               "targets": [{"path": "$loop"}, {"path": "$loop4k", "range": {"offset": "1m", "size": "8m"}}]}]}
 P
 expect_rc 0 "$IOFLEET" run "$T/dev.json" --workdir "$T/w" --quiet
-for t in "w0:$loop" "w0:$loop4k" "w1:$loop" "w1:$loop4k"; do
-    iops=$(row_field "$T/out" TARGET 3)
+for t in "local/w0:$loop" "local/w0:$loop4k" "local/w1:$loop" "local/w1:$loop4k"; do
     grep -qF "TARGET  $t" "$T/out" || fail "no TARGET row for $t"
 done
 awk '$1=="TARGET" && ($3 <= 0 || $12 != 0) { bad=1 } END { exit bad }' "$T/out" ||

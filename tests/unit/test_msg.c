@@ -412,7 +412,7 @@ static void test_envelope_refused(void **state)
                    "message has data after the JSON value (byte 27 of 29)");
     expect_refused("", IOF_EPROTO, "message is empty");
     expect_refused("{\"type\":\"plan\",\"tests\":[]}", IOF_EPROTO,
-                   "message type \"plan\" is not supported by this build (protocol 1.0)");
+                   "plan.plan: required field missing");
 
     struct proto_msg m;
     struct iof_diag d = {{0}};
@@ -891,8 +891,11 @@ static void test_encode_refused(void **state)
     m.u.bye.reason = "two\nlines";
     expect_encode_refused(&m, -EINVAL, "bye.reason: contains a control character (byte 3)");
 
-    proto_msg_init(&m, PROTO_MSG_STATS);
-    expect_encode_refused(&m, -ENOTSUP, "message type \"stats\" has no body in protocol 1.0 yet");
+    proto_msg_init(&m, PROTO_MSG_PLAN);
+    expect_encode_refused(&m, -EINVAL, "plan.plan: required field missing");
+    m.u.plan.text = "[1]";
+    m.u.plan.len = 3;
+    expect_encode_refused(&m, -EINVAL, "plan.plan: must be the text of a JSON object");
     proto_msg_init(&m, PROTO_MSG_COUNT);
     expect_encode_refused(&m, -EINVAL, "message type 15 does not exist");
 }

@@ -1,0 +1,910 @@
+#include "dynamo/agent.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/net.h"
+#include "dynamo/engine.h"
+#include "dynamo/run.h"
+#include "dynamo/target.h"
+#include "proto/link.h"
+#include "proto/plan.h"
+#include "proto/version.h"
+
+#define AGENT_HELLO_DEADLINE_MS 10000
+#define AGENT_BACKOFF_MIN_MS 500
+#define AGENT_BACKOFF_MAX_MS 30000
+/* How often a running test's published intervals are collected and sent. */
+#define AGENT_POLL_MS 20
+
+struct agent;
+
+struct session {
+    struct agent *a;
+    struct proto_link *link;
+    bool welcomed;
+    char manager[PROTO_NAME_MAX + 1];
+    /* The plan as assigned to this node. */
+    bool have_plan;
+    struct iof_plan plan;
+    struct iof_test *tests;
+    size_t ntests;
+    size_t *groups; /* plan group indices that run on this node */
+    size_t ngroups;
+    struct iof_worker_cfg *gcfg; /* scratch: the groups as one test runs them */
+    /* Preparation, on a libuv worker thread. */
+    uv_work_t prep_work;
+    uv_async_t prep_async;
+    bool preparing;
+    int prep_err;
+    struct iof_diag prep_diag;
+    pthread_mutex_t prep_lock;
+    char prep_path[IOF_PATH_MAX];
+    uint64_t prep_done, prep_total;
+    bool prep_dirty;
+    /* The running test. */
+    struct dyn_test *dt;
+    uint32_t test;
+    uint64_t next_interval;
+    bool stop_requested;
+    uint64_t measure_start, end;
+    struct iof_stats *zeros; /* empty stats, one per target of the widest worker */
+    uv_timer_t poll;
+    unsigned open_handles;
+    bool gone; /* the link is closed; free once the handles and work are done */
+};
+
+struct agent {
+    const struct dyn_agent_opts *o;
+    uv_loop_t *loop;
+    char name[PROTO_NAME_MAX + 1];
+    char host[PROTO_NAME_MAX + 1]; /* this machine's hostname */
+    char mhost[256];               /* the manager to dial */
+    uint16_t port;
+    struct iof_listener *listener;
+    struct session *active;
+    uv_timer_t reconnect;
+    uint64_t backoff_ms;
+    uv_signal_t sigint, sigterm;
+    bool stopping;
+    char **allow_real; /* canonical --allow paths */
+    size_t nallow;
+    char workdir_real[PATH_MAX];
+};
+
+static void agent_dial(struct agent *a);
+
+static void agent_on_reconnect(uv_timer_t *t)
+{
+    agent_dial(t->data);
+}
+
+/* --- targets the agent allows --------------------------------------------- */
+
+/* 0 when cfg's path may be opened by this agent, else IOF_EDENIED with the
+ * reason. Relative paths live in the workdir; absolute ones must resolve
+ * (symlinks followed) to an --allow entry or something below it. */
+static int agent_check_target(const struct agent *a, const struct iof_target_cfg *cfg,
+                              struct iof_diag *d)
+{
+    char real[PATH_MAX];
+
+    if (cfg->path[0] != '/')
+        return 0; /* dyn_target_resolve refuses '..' in test-file names */
+    if (!realpath(cfg->path, real))
+        return iof_diag_set(d, -errno, "target '%s': %s", cfg->path, strerror(errno));
+    for (size_t i = 0; i < a->nallow; i++) {
+        size_t n = strlen(a->allow_real[i]);
+        if (!strncmp(real, a->allow_real[i], n) &&
+            (real[n] == '\0' || real[n] == '/' || a->allow_real[i][n - 1] == '/'))
+            return 0;
+    }
+    return iof_diag_set(d, IOF_EDENIED,
+                        "target '%s'%s%s%s is not inside this agent's --allow paths", cfg->path,
+                        strcmp(real, cfg->path) ? " (resolves to '" : "",
+                        strcmp(real, cfg->path) ? real : "", strcmp(real, cfg->path) ? "')" : "");
+}
+
+/* --- inventory -------------------------------------------------------------- */
+
+static void read_sys_line(const char *path, char *buf, size_t cap)
+{
+    FILE *f = fopen(path, "r");
+    buf[0] = '\0';
+    if (!f)
+        return;
+    if (fgets(buf, (int)cap, f))
+        buf[strcspn(buf, "\n")] = '\0';
+    fclose(f);
+    /* trim trailing blanks (sysfs pads model names) */
+    for (size_t n = strlen(buf); n && buf[n - 1] == ' '; n--)
+        buf[n - 1] = '\0';
+}
+
+struct inv_strings {
+    char model[PROTO_NAME_MAX + 1];
+};
+
+static void inventory_target(const char *path, struct proto_target_info *ti, struct inv_strings *s)
+{
+    struct stat st;
+    int fd;
+
+    ti->path = path;
+    ti->logical_block_size = 512;
+    ti->rotational = -1;
+    ti->model = NULL;
+    if (stat(path, &st) < 0)
+        return;
+    if (S_ISREG(st.st_mode)) {
+        ti->size = (uint64_t)st.st_size;
+        return;
+    }
+    if (!S_ISBLK(st.st_mode))
+        return;
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        int lbs = 512;
+        uint64_t size = 0;
+        if (ioctl(fd, BLKGETSIZE64, &size) == 0)
+            ti->size = size;
+        if (ioctl(fd, BLKSSZGET, &lbs) == 0 && lbs >= 512 && lbs <= 65536)
+            ti->logical_block_size = (uint32_t)lbs;
+        close(fd);
+    }
+    {
+        char sys[128], line[64];
+        snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u/queue/rotational", major(st.st_rdev),
+                 minor(st.st_rdev));
+        read_sys_line(sys, line, sizeof(line));
+        if (line[0])
+            ti->rotational = line[0] == '1';
+        snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u/device/model", major(st.st_rdev),
+                 minor(st.st_rdev));
+        read_sys_line(sys, s->model, sizeof(s->model));
+        if (s->model[0])
+            ti->model = s->model;
+    }
+}
+
+/* --- sending ------------------------------------------------------------------ */
+
+static void session_send_error(struct session *s, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void session_send_error(struct session *s, int code, const char *fmt, ...)
+{
+    char text[PROTO_TEXT_MAX + 1];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    IOF_WARN("%s", text);
+    proto_link_send_error(s->link, code, "%s", text);
+}
+
+static void session_send_hello(struct session *s)
+{
+    struct agent *a = s->a;
+    struct proto_msg m;
+    struct utsname u;
+    struct proto_target_info *ti = NULL;
+    struct inv_strings *strs = NULL;
+    size_t n = a->nallow < PROTO_TARGETS_MAX ? a->nallow : PROTO_TARGETS_MAX;
+
+    proto_msg_init_hello(&m, PROTO_ROLE_AGENT, a->name);
+    if (a->o->heartbeat_ms)
+        m.u.hello.heartbeat_ms = a->o->heartbeat_ms;
+    uname(&u);
+    m.u.hello.inventory.hostname = a->host;
+    m.u.hello.inventory.cpus = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
+    m.u.hello.inventory.memory_bytes =
+        (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+    m.u.hello.inventory.kernel = u.release;
+    if (n) {
+        ti = calloc(n, sizeof(*ti));
+        strs = calloc(n, sizeof(*strs));
+    }
+    if (ti && strs) {
+        for (size_t i = 0; i < n; i++)
+            inventory_target(a->allow_real[i], &ti[i], &strs[i]);
+        m.u.hello.inventory.targets = ti;
+        m.u.hello.inventory.ntargets = n;
+    }
+    proto_link_send(s->link, &m);
+    free(ti);
+    free(strs);
+}
+
+/* --- running a test ------------------------------------------------------------ */
+
+static void session_fill_workers(struct session *s, const struct dyn_test *dt,
+                                 const struct iof_stats *(*get)(struct session *, size_t, void *),
+                                 void *ctx, struct proto_stats *out)
+{
+    size_t nw = dyn_test_nworkers(dt);
+    out->nworkers = nw;
+    for (size_t w = 0; w < nw; w++) {
+        out->workers[w].ntargets = dyn_test_ntargets(dt, w);
+        out->workers[w].targets = (struct iof_stats *)get(s, w, ctx);
+    }
+}
+
+static const struct iof_stats *get_interval(struct session *s, size_t w, void *ctx)
+{
+    const struct iof_stats *st = NULL;
+    uint64_t k = *(uint64_t *)ctx;
+
+    if (dyn_test_interval(s->dt, w, k, &st) == 1)
+        return st;
+    /* Lost (the agent fell behind) or the worker ended early: send zeros. */
+    return s->zeros;
+}
+
+static const struct iof_stats *get_totals(struct session *s, size_t w, void *ctx)
+{
+    (void)ctx;
+    return dyn_test_totals(s->dt, w);
+}
+
+/* Sends every interval all workers have published; then, once the test is
+ * over, joins it and sends the result. */
+static void session_poll(uv_timer_t *t)
+{
+    struct session *s = t->data;
+    struct dyn_test *dt = s->dt;
+    size_t nw;
+    struct proto_msg m;
+    struct proto_worker_stats *ws;
+
+    if (!dt)
+        return;
+    nw = dyn_test_nworkers(dt);
+    ws = calloc(nw ? nw : 1, sizeof(*ws));
+    if (!ws)
+        return;
+    while (s->next_interval < dyn_test_nintervals(dt)) {
+        size_t ready = 0, gone = 0;
+        for (size_t w = 0; w < nw; w++) {
+            const struct iof_stats *st;
+            int r = dyn_test_interval(dt, w, s->next_interval, &st);
+            if (r != 0)
+                ready++;
+            if (r == -ENOENT)
+                gone++;
+        }
+        if (ready < nw || (gone == nw && nw))
+            break;
+        proto_msg_init(&m, PROTO_MSG_STATS);
+        m.u.stats.test = s->test;
+        m.u.stats.interval = s->next_interval;
+        m.u.stats.workers = ws;
+        session_fill_workers(s, dt, get_interval, &s->next_interval, &m.u.stats);
+        proto_link_send(s->link, &m);
+        for (size_t w = 0; w < nw; w++)
+            dyn_test_interval_release(dt, w, s->next_interval);
+        s->next_interval++;
+    }
+    if (dyn_test_finished(dt)) {
+        /* Every interval the workers reached has been sent above. */
+        struct iof_diag d = {{0}};
+        uint64_t first, last, now = iof_now_ns();
+        int r = dyn_test_join(dt, &d);
+        bool complete = s->next_interval >= dyn_test_nintervals(dt);
+
+        dyn_test_start_spread(dt, &first, &last);
+        proto_msg_init(&m, PROTO_MSG_RESULT);
+        m.u.result.test = s->test;
+        m.u.result.interrupted = !complete;
+        m.u.result.measured_ns = complete ? s->end - s->measure_start
+                                 : now > s->measure_start
+                                     ? (now < s->end ? now : s->end) - s->measure_start
+                                     : 0;
+        m.u.result.cpu_ns = dyn_test_cpu_ns(dt);
+        m.u.result.started_first_ns = first;
+        m.u.result.started_last_ns = last;
+        m.u.result.error = r ? d.msg : NULL;
+        m.u.result.workers = ws;
+        session_fill_workers(s, dt, get_totals, NULL, &m.u.result);
+        proto_link_send(s->link, &m);
+        dyn_test_free(dt);
+        s->dt = NULL;
+        uv_timer_stop(&s->poll);
+        IOF_INFO("test %u done%s", s->test + 1, complete ? "" : " (stopped early)");
+    }
+    free(ws);
+}
+
+static void session_abort_test(struct session *s);
+
+static void session_start_test(struct session *s, const struct proto_start *st)
+{
+    struct dyn_test_params p = {0};
+    struct iof_diag d = {{0}};
+    const struct iof_test *t;
+    int r;
+
+    if (!s->have_plan) {
+        session_send_error(s, IOF_EPROTO, "%s: start before any plan", s->a->name);
+        return;
+    }
+    if (s->dt || s->preparing) {
+        session_send_error(s, IOF_EBUSY, "%s: start of test %u while %s", s->a->name, st->test + 1,
+                           s->dt ? "a test is running" : "preparing");
+        return;
+    }
+    if (st->test >= s->ntests) {
+        session_send_error(s, IOF_EPROTO, "%s: start of test %u, the plan has %zu", s->a->name,
+                           st->test + 1, s->ntests);
+        return;
+    }
+    t = &s->tests[st->test];
+    for (size_t g = 0; g < s->ngroups; g++)
+        s->gcfg[g] = iof_test_worker(&s->plan, t, s->groups[g]);
+    p.spec = &s->plan.specs[t->spec_index];
+    p.groups = s->gcfg;
+    p.ngroups = s->ngroups;
+    p.workdir = s->a->o->workdir;
+    p.ramp_ns = s->plan.run.ramp_ns;
+    p.duration_ns = s->plan.run.duration_ns;
+    p.interval_ns = s->plan.run.interval_ns;
+    p.seed = iof_wall_ns();
+    /* The manager's start time on this node's clock. */
+    p.start_ns = (uint64_t)((int64_t)st->start_at_ns + st->offset_ns);
+    if (p.start_ns < iof_now_ns())
+        IOF_WARN("test %u: start time already passed by %.3f ms; starting now", st->test + 1,
+                 (double)(iof_now_ns() - p.start_ns) / 1e6);
+    r = dyn_test_start(&p, &s->dt, &d);
+    if (r) {
+        session_send_error(s, r, "%s: test %u: %s", s->a->name, st->test + 1, d.msg);
+        return;
+    }
+    {
+        size_t most = 1;
+        for (size_t w = 0; w < dyn_test_nworkers(s->dt); w++)
+            if (dyn_test_ntargets(s->dt, w) > most)
+                most = dyn_test_ntargets(s->dt, w);
+        free(s->zeros);
+        s->zeros = calloc(most, sizeof(*s->zeros));
+        if (!s->zeros) {
+            session_abort_test(s);
+            session_send_error(s, -ENOMEM, "%s: test %u: out of memory", s->a->name, st->test + 1);
+            return;
+        }
+        for (size_t i = 0; i < most; i++)
+            iof_stats_reset(&s->zeros[i]);
+    }
+    s->test = st->test;
+    s->next_interval = 0;
+    s->stop_requested = false;
+    s->measure_start = p.start_ns + p.ramp_ns;
+    s->end = s->measure_start + p.duration_ns;
+    uv_timer_start(&s->poll, session_poll, AGENT_POLL_MS, AGENT_POLL_MS);
+}
+
+/* Stops I/O at once: the dead-man rule and session teardown. */
+static void session_abort_test(struct session *s)
+{
+    if (!s->dt)
+        return;
+    dyn_test_stop(s->dt);
+    dyn_test_join(s->dt, NULL);
+    dyn_test_free(s->dt);
+    s->dt = NULL;
+    uv_timer_stop(&s->poll);
+}
+
+/* --- preparation ------------------------------------------------------------- */
+
+static void prep_progress(void *arg, const char *path, uint64_t done, uint64_t total)
+{
+    struct session *s = arg;
+    pthread_mutex_lock(&s->prep_lock);
+    snprintf(s->prep_path, sizeof(s->prep_path), "%s", path);
+    s->prep_done = done;
+    s->prep_total = total;
+    s->prep_dirty = true;
+    pthread_mutex_unlock(&s->prep_lock);
+    uv_async_send(&s->prep_async);
+}
+
+static void prep_work(uv_work_t *w)
+{
+    struct session *s = w->data;
+    s->prep_err = 0;
+    for (size_t g = 0; g < s->ngroups && !s->prep_err; g++) {
+        const struct iof_worker_cfg *gc = &s->plan.workers[s->groups[g]];
+        const struct io_engine *eng = dyn_engine_find(gc->engine);
+        if (!eng || !eng->touches_files)
+            continue;
+        for (size_t i = 0; i < gc->ntargets && !s->prep_err; i++)
+            s->prep_err = dyn_target_prepare(&gc->targets[i], s->a->o->workdir, gc->pattern,
+                                             prep_progress, s, &s->prep_diag);
+    }
+}
+
+static void session_maybe_free(struct session *s);
+
+static void prep_on_async(uv_async_t *h)
+{
+    struct session *s = h->data;
+    struct proto_msg m;
+    char path[IOF_PATH_MAX];
+
+    pthread_mutex_lock(&s->prep_lock);
+    if (!s->prep_dirty) {
+        pthread_mutex_unlock(&s->prep_lock);
+        return;
+    }
+    s->prep_dirty = false;
+    snprintf(path, sizeof(path), "%s", s->prep_path);
+    proto_msg_init(&m, PROTO_MSG_PREPARE_PROGRESS);
+    m.u.prepare_progress.path = path;
+    m.u.prepare_progress.done = s->prep_done;
+    m.u.prepare_progress.total = s->prep_total;
+    pthread_mutex_unlock(&s->prep_lock);
+    if (!s->gone)
+        proto_link_send(s->link, &m);
+}
+
+static void prep_after(uv_work_t *w, int status)
+{
+    struct session *s = w->data;
+    struct proto_msg m;
+
+    s->preparing = false;
+    if (s->gone) {
+        session_maybe_free(s);
+        return;
+    }
+    prep_on_async(&s->prep_async);
+    if (status < 0 || s->prep_err) {
+        session_send_error(s, s->prep_err ? s->prep_err : status, "%s: %s", s->a->name,
+                           s->prep_err ? s->prep_diag.msg : uv_strerror(status));
+        return;
+    }
+    proto_msg_init(&m, PROTO_MSG_PREPARED);
+    proto_link_send(s->link, &m);
+}
+
+static void session_prepare(struct session *s)
+{
+    int r;
+    if (!s->have_plan || s->dt || s->preparing) {
+        session_send_error(s, IOF_EPROTO, "%s: prepare %s", s->a->name,
+                           !s->have_plan ? "before any plan" : "while busy");
+        return;
+    }
+    if (mkdir(s->a->o->workdir, 0700) < 0 && errno != EEXIST) {
+        session_send_error(s, -errno, "%s: workdir '%s': %s", s->a->name, s->a->o->workdir,
+                           strerror(errno));
+        return;
+    }
+    s->prep_work.data = s;
+    s->preparing = true;
+    r = uv_queue_work(s->a->loop, &s->prep_work, prep_work, prep_after);
+    if (r < 0) {
+        s->preparing = false;
+        session_send_error(s, r, "%s: cannot start preparation: %s", s->a->name, uv_strerror(r));
+    }
+}
+
+/* --- the plan ------------------------------------------------------------------ */
+
+static bool group_selects(const struct iof_worker_cfg *g, const char *name)
+{
+    for (size_t i = 0; i < g->nnodes; i++)
+        if (!strcmp(g->nodes[i], "*") || !strcmp(g->nodes[i], name))
+            return true;
+    return g->nnodes == 0;
+}
+
+static void session_drop_plan(struct session *s)
+{
+    if (!s->have_plan)
+        return;
+    iof_plan_free(&s->plan);
+    free(s->tests);
+    free(s->groups);
+    free(s->gcfg);
+    s->tests = NULL;
+    s->groups = NULL;
+    s->gcfg = NULL;
+    s->have_plan = false;
+}
+
+static void session_take_plan(struct session *s, const struct proto_plan *pm)
+{
+    struct iof_diag d = {{0}};
+    int r;
+
+    if (s->dt || s->preparing) {
+        session_send_error(s, IOF_EBUSY, "%s: a plan cannot change while busy", s->a->name);
+        return;
+    }
+    session_drop_plan(s);
+    r = proto_plan_parse("plan", pm->text, pm->len, NULL, 0, &s->plan, &d);
+    if (r) {
+        session_send_error(s, IOF_EPLAN, "%s: %s", s->a->name, d.msg);
+        return;
+    }
+    s->have_plan = true;
+    s->tests = iof_plan_expand(&s->plan, &s->ntests);
+    s->groups = calloc(s->plan.nworkers, sizeof(*s->groups));
+    s->gcfg = calloc(s->plan.nworkers, sizeof(*s->gcfg));
+    if (!s->tests || !s->groups || !s->gcfg) {
+        session_drop_plan(s);
+        session_send_error(s, -ENOMEM, "%s: out of memory for the plan", s->a->name);
+        return;
+    }
+    s->ngroups = 0;
+    for (size_t g = 0; g < s->plan.nworkers; g++) {
+        const struct iof_worker_cfg *gc = &s->plan.workers[g];
+        if (!group_selects(gc, s->a->name))
+            continue;
+        for (size_t i = 0; i < gc->ntargets; i++) {
+            r = agent_check_target(s->a, &gc->targets[i], &d);
+            if (r) {
+                session_drop_plan(s);
+                session_send_error(s, r, "%s: workers[%zu].targets[%zu]: %s", s->a->name, g, i,
+                                   d.msg);
+                return;
+            }
+        }
+        s->groups[s->ngroups++] = g;
+    }
+    IOF_INFO("plan '%s' from %s: %zu tests, %zu worker groups here", s->plan.name, s->manager,
+             s->ntests, s->ngroups);
+}
+
+/* --- session lifecycle ----------------------------------------------------------- */
+
+static void session_on_handle_closed(uv_handle_t *h)
+{
+    struct session *s = h->data;
+    s->open_handles--;
+    session_maybe_free(s);
+}
+
+static void session_maybe_free(struct session *s)
+{
+    if (s->open_handles || s->preparing || s->link)
+        return;
+    session_drop_plan(s);
+    pthread_mutex_destroy(&s->prep_lock);
+    free(s->zeros);
+    free(s);
+}
+
+static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void *arg)
+{
+    struct session *s = arg;
+    struct agent *a = s->a;
+    struct iof_diag d = {{0}};
+
+    if (!s->welcomed) {
+        if (m->type != PROTO_MSG_HELLO || m->u.hello.role != PROTO_ROLE_MANAGER) {
+            proto_link_send_error(l, IOF_EPROTO, "%s: expected the manager's hello, got %s",
+                                  a->name, proto_msg_type_name(m->type));
+            proto_link_close(l, IOF_EPROTO, "protocol error");
+            return;
+        }
+        if (proto_version_compatible(m->u.hello.major, m->u.hello.minor, &d)) {
+            proto_link_send_error(l, IOF_EVERSION, "agent %s: %s", a->name, d.msg);
+            proto_link_close(l, IOF_EVERSION, "incompatible protocol version");
+            return;
+        }
+        if (a->active && a->active != s) {
+            proto_link_send_error(l, IOF_EBUSY, "agent %s is busy with manager '%s' (%s)", a->name,
+                                  a->active->manager, proto_link_peer(a->active->link));
+            IOF_WARN("refused manager '%s' from %s: busy with '%s'", m->u.hello.name,
+                     proto_link_peer(l), a->active->manager);
+            proto_link_close(l, IOF_EBUSY, "busy");
+            return;
+        }
+        snprintf(s->manager, sizeof(s->manager), "%s", m->u.hello.name);
+        s->welcomed = true;
+        a->active = s;
+        a->backoff_ms = AGENT_BACKOFF_MIN_MS;
+        proto_link_set_deadline(l, 0, NULL);
+        {
+            struct proto_msg w;
+            proto_msg_init(&w, PROTO_MSG_WELCOME);
+            proto_link_send(l, &w);
+        }
+        proto_link_set_established(
+            l, m->u.hello.heartbeat_ms >
+                       (a->o->heartbeat_ms ? a->o->heartbeat_ms : PROTO_HEARTBEAT_MS_DEFAULT)
+                   ? m->u.hello.heartbeat_ms
+                   : (a->o->heartbeat_ms ? a->o->heartbeat_ms : PROTO_HEARTBEAT_MS_DEFAULT));
+        IOF_INFO("session with manager '%s' (%s)", s->manager, proto_link_peer(l));
+        return;
+    }
+    switch (m->type) {
+    case PROTO_MSG_PLAN:
+        session_take_plan(s, &m->u.plan);
+        break;
+    case PROTO_MSG_PREPARE:
+        session_prepare(s);
+        break;
+    case PROTO_MSG_CLOCK_PROBE: {
+        struct proto_msg r;
+        proto_msg_init(&r, PROTO_MSG_CLOCK_REPLY);
+        r.u.clock_reply.seq = m->u.clock_probe.seq;
+        r.u.clock_reply.t0_ns = m->u.clock_probe.t0_ns;
+        r.u.clock_reply.agent_ns = iof_now_ns();
+        proto_link_send(l, &r);
+        break;
+    }
+    case PROTO_MSG_START:
+        session_start_test(s, &m->u.start);
+        break;
+    case PROTO_MSG_STOP:
+        if (s->dt) {
+            s->stop_requested = true;
+            dyn_test_stop(s->dt);
+        }
+        break;
+    case PROTO_MSG_BYE:
+        proto_link_close(l, 0, NULL);
+        break;
+    case PROTO_MSG_ERROR:
+        IOF_WARN("manager '%s': %s", s->manager, m->u.error.message);
+        break;
+    default:
+        proto_link_send_error(l, IOF_EPROTO, "%s: unexpected %s", a->name,
+                              proto_msg_type_name(m->type));
+        break;
+    }
+}
+
+static void session_on_close(struct proto_link *l, int err, const char *why, void *arg)
+{
+    struct session *s = arg;
+    struct agent *a = s->a;
+    (void)l;
+
+    s->link = NULL;
+    s->gone = true;
+    if (a->active == s) {
+        if (s->dt)
+            IOF_WARN("manager '%s' lost (%s): stopping all I/O", s->manager, why);
+        else
+            IOF_INFO("session with manager '%s' ended (%s)", s->manager, err ? why : "closed");
+        session_abort_test(s);
+        a->active = NULL;
+        if (a->o->once)
+            a->stopping = true;
+    } else if (err && err != IOF_EBUSY) {
+        IOF_INFO("connection dropped before the session started: %s", why);
+    }
+    uv_close((uv_handle_t *)&s->poll, session_on_handle_closed);
+    uv_close((uv_handle_t *)&s->prep_async, session_on_handle_closed);
+    if (a->stopping) {
+        if (a->listener) {
+            iof_listener_close(a->listener);
+            a->listener = NULL;
+        }
+        uv_close((uv_handle_t *)&a->sigint, NULL);
+        uv_close((uv_handle_t *)&a->sigterm, NULL);
+        uv_close((uv_handle_t *)&a->reconnect, NULL);
+    } else if (a->o->manager && !a->active) {
+        uv_timer_start(&a->reconnect, agent_on_reconnect, a->backoff_ms, 0);
+    }
+    session_maybe_free(s);
+}
+
+static struct session *session_new(struct agent *a, struct iof_conn *c)
+{
+    static const struct proto_link_cbs cbs = {.on_msg = session_on_msg,
+                                              .on_close = session_on_close};
+    struct session *s = calloc(1, sizeof(*s));
+
+    if (!s) {
+        iof_conn_close(c, -ENOMEM);
+        return NULL;
+    }
+    s->a = a;
+    pthread_mutex_init(&s->prep_lock, NULL);
+    uv_timer_init(a->loop, &s->poll);
+    uv_async_init(a->loop, &s->prep_async, prep_on_async);
+    s->poll.data = s;
+    s->prep_async.data = s;
+    s->open_handles = 2;
+    s->link = proto_link_new(a->loop, c, &cbs, s);
+    if (!s->link) {
+        uv_close((uv_handle_t *)&s->poll, session_on_handle_closed);
+        uv_close((uv_handle_t *)&s->prep_async, session_on_handle_closed);
+        return NULL;
+    }
+    proto_link_set_deadline(s->link, AGENT_HELLO_DEADLINE_MS, "hello from the manager");
+    session_send_hello(s);
+    return s;
+}
+
+/* --- listening and dialling --------------------------------------------------------- */
+
+static void agent_on_accept(struct iof_listener *l, struct iof_conn *c, void *arg)
+{
+    struct agent *a = arg;
+    (void)l;
+    if (!a->o->insecure && !iof_conn_is_loopback(c)) {
+        /* TLS is not built yet: plain TCP only on loopback or with --insecure. */
+        IOF_WARN("refused plain connection from %s: not loopback and --insecure not given",
+                 iof_conn_peer(c));
+        iof_conn_close(c, IOF_EDENIED);
+        return;
+    }
+    session_new(a, c);
+}
+
+static void agent_on_connect(struct iof_conn *c, int err, void *arg)
+{
+    struct agent *a = arg;
+    if (err) {
+        IOF_WARN("cannot reach manager %s: %s; retrying in %.1f s", iof_conn_peer(c),
+                 uv_strerror(err), (double)a->backoff_ms / 1000);
+        uv_timer_start(&a->reconnect, agent_on_reconnect, a->backoff_ms, 0);
+        a->backoff_ms =
+            a->backoff_ms * 2 > AGENT_BACKOFF_MAX_MS ? AGENT_BACKOFF_MAX_MS : a->backoff_ms * 2;
+        return;
+    }
+    if (!a->o->insecure && !iof_conn_is_loopback(c)) {
+        IOF_ERROR("manager %s is not on loopback and --insecure was not given (TLS is not "
+                  "available in this build)",
+                  iof_conn_peer(c));
+        iof_conn_close(c, IOF_EDENIED);
+        return;
+    }
+    session_new(a, c);
+}
+
+static void agent_conn_closed_early(struct iof_conn *c, int err, void *arg)
+{
+    (void)c;
+    (void)err;
+    (void)arg;
+}
+
+static void agent_dial(struct agent *a)
+{
+    static const struct iof_conn_cbs cbs = {.on_connect = agent_on_connect,
+                                            .on_close = agent_conn_closed_early};
+    struct iof_conn *c;
+    int r;
+
+    if (a->stopping || a->active)
+        return;
+    r = iof_conn_connect(a->loop, a->mhost, a->port, &cbs, a, &c);
+    if (r < 0) {
+        IOF_WARN("cannot dial manager %s:%u: %s", a->mhost, a->port, uv_strerror(r));
+        uv_timer_start(&a->reconnect, agent_on_reconnect, a->backoff_ms, 0);
+    }
+}
+
+static void agent_on_signal(uv_signal_t *h, int sig)
+{
+    struct agent *a = h->data;
+    IOF_INFO("signal %d: shutting down", sig);
+    a->stopping = true;
+    if (a->active) {
+        session_abort_test(a->active);
+        proto_link_close(a->active->link, 0, "agent shutting down");
+        return; /* session_on_close finishes the shutdown */
+    }
+    if (a->listener) {
+        iof_listener_close(a->listener);
+        a->listener = NULL;
+    }
+    uv_close((uv_handle_t *)&a->sigint, NULL);
+    uv_close((uv_handle_t *)&a->sigterm, NULL);
+    uv_close((uv_handle_t *)&a->reconnect, NULL);
+}
+
+static int agent_canonical_allow(struct agent *a)
+{
+    a->allow_real = calloc(a->o->nallow ? a->o->nallow : 1, sizeof(*a->allow_real));
+    if (!a->allow_real)
+        return -ENOMEM;
+    for (size_t i = 0; i < a->o->nallow; i++) {
+        char real[PATH_MAX];
+        if (a->o->allow[i][0] != '/') {
+            fprintf(stderr, "dynamo: --allow '%s': must be an absolute path\n", a->o->allow[i]);
+            return -EINVAL;
+        }
+        if (!realpath(a->o->allow[i], real)) {
+            /* A device may appear later; until then nothing under it opens. */
+            IOF_WARN("--allow '%s': %s; ignored", a->o->allow[i], strerror(errno));
+            continue;
+        }
+        a->allow_real[a->nallow] = strdup(real);
+        if (!a->allow_real[a->nallow])
+            return -ENOMEM;
+        a->nallow++;
+    }
+    return 0;
+}
+
+int dyn_agent_main(const struct dyn_agent_opts *o)
+{
+    struct agent a = {.o = o, .backoff_ms = AGENT_BACKOFF_MIN_MS};
+    struct iof_diag d = {{0}};
+    int rc = 0;
+
+    if (!!o->listen == !!o->manager) {
+        fprintf(stderr, "dynamo: give exactly one of --listen or --manager\n");
+        return 2;
+    }
+    gethostname(a.host, sizeof(a.host) - 1);
+    snprintf(a.name, sizeof(a.name), "%s", o->name ? o->name : a.host);
+    if (proto_name_check(a.name, &d)) {
+        fprintf(stderr, "dynamo: node name '%s': %s\n", a.name, d.msg);
+        return 2;
+    }
+    if (agent_canonical_allow(&a) < 0) {
+        rc = 2;
+        goto out;
+    }
+    if (mkdir(o->workdir, 0700) < 0 && errno != EEXIST) {
+        fprintf(stderr, "dynamo: workdir '%s': %s\n", o->workdir, strerror(errno));
+        rc = 2;
+        goto out;
+    }
+    a.loop = uv_default_loop();
+    uv_timer_init(a.loop, &a.reconnect);
+    a.reconnect.data = &a;
+    uv_signal_init(a.loop, &a.sigint);
+    uv_signal_init(a.loop, &a.sigterm);
+    a.sigint.data = &a;
+    a.sigterm.data = &a;
+    uv_signal_start(&a.sigint, agent_on_signal, SIGINT);
+    uv_signal_start(&a.sigterm, agent_on_signal, SIGTERM);
+    signal(SIGPIPE, SIG_IGN);
+
+    if (o->listen) {
+        char host[256];
+        if (iof_addr_parse(o->listen, host, sizeof(host), IOF_DEFAULT_PORT, &a.port, &d) ||
+            iof_listener_start(a.loop, host, a.port, agent_on_accept, &a, &a.listener, &d)) {
+            fprintf(stderr, "dynamo: --listen %s: %s\n", o->listen, d.msg);
+            rc = 1;
+            uv_close((uv_handle_t *)&a.sigint, NULL);
+            uv_close((uv_handle_t *)&a.sigterm, NULL);
+            uv_close((uv_handle_t *)&a.reconnect, NULL);
+            uv_run(a.loop, UV_RUN_DEFAULT);
+            goto out;
+        }
+        IOF_INFO("agent '%s' listening on %s:%u (protocol %s)", a.name, host[0] ? host : "*",
+                 iof_listener_port(a.listener), proto_version_string());
+    } else {
+        if (iof_addr_parse(o->manager, a.mhost, sizeof(a.mhost), IOF_DEFAULT_PORT, &a.port, &d)) {
+            fprintf(stderr, "dynamo: --manager %s: %s\n", o->manager, d.msg);
+            rc = 2;
+            goto out;
+        }
+        IOF_INFO("agent '%s' dialling manager %s:%u", a.name, a.mhost, a.port);
+        agent_dial(&a);
+    }
+    uv_run(a.loop, UV_RUN_DEFAULT);
+out:
+    if (a.loop)
+        uv_loop_close(a.loop);
+    for (size_t i = 0; i < a.nallow; i++)
+        free(a.allow_real[i]);
+    free(a.allow_real);
+    return rc;
+}

@@ -1,0 +1,35 @@
+/* dynamo/agent.h - the dynamo agent daemon: one manager session at a time,
+ * over a listening socket (the manager dials in) or a dial-out connection
+ * with capped exponential backoff. Runs the assigned tests with the engine
+ * of dynamo/run.h and streams interval stats and final results.
+ *
+ * Dead-man rule: when the manager is silent for PROTO_HEARTBEAT_MISSES
+ * heartbeats or the connection drops, the agent stops all I/O at once,
+ * discards the session and goes back to waiting (or reconnecting).
+ */
+#ifndef IOF_DYNAMO_AGENT_H
+#define IOF_DYNAMO_AGENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct dyn_agent_opts {
+    const char *listen;       /* "[ADDR][:PORT]", or NULL */
+    const char *manager;      /* "HOST[:PORT]" to dial, or NULL */
+    const char *name;         /* node name; NULL: the hostname */
+    const char *workdir;      /* test files; created if missing */
+    const char *const *allow; /* absolute paths the agent may open */
+    size_t nallow;
+    bool insecure;
+    bool allow_destructive;
+    uint32_t heartbeat_ms; /* 0: PROTO_HEARTBEAT_MS_DEFAULT */
+    bool once;             /* exit after the first session ends (embedded agent) */
+};
+
+/* Runs the daemon until SIGINT/SIGTERM (or the first session's end with
+ * `once`). Returns the process exit code: 0, or 2 for bad options, 1 when
+ * the listening socket cannot be opened. */
+int dyn_agent_main(const struct dyn_agent_opts *o);
+
+#endif

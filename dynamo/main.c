@@ -1,0 +1,80 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "dynamo/agent.h"
+#include "proto/version.h"
+
+#define MAX_ALLOW 256
+
+static void usage(FILE *f)
+{
+    fputs("usage: dynamo --listen [ADDR][:PORT] | --manager HOST[:PORT]\n"
+          "              [--name NODE] [--allow PATH]... [--workdir DIR]\n"
+          "              [--insecure] [--allow-destructive] [--heartbeat-ms N] [--verbose]\n"
+          "\n"
+          "  --listen     wait for a manager to connect (default port 7066)\n"
+          "  --manager    dial out to a manager, reconnecting with backoff\n"
+          "  --name       node name used in plans and results (default: hostname)\n"
+          "  --allow      a file or block device (or directory) the manager may use;\n"
+          "               repeatable; test files in the workdir are always allowed\n"
+          "  --workdir    directory for test files (default ./dynamo-work)\n"
+          "  --insecure   allow plain TCP to a peer that is not on loopback\n",
+          f);
+}
+
+int main(int argc, char **argv)
+{
+    struct dyn_agent_opts o = {.workdir = "dynamo-work"};
+    const char *allow[MAX_ALLOW];
+    enum iof_log_level level = IOF_LOG_INFO;
+
+    o.allow = allow;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool has_val = i + 1 < argc;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--version")) {
+            printf("dynamo %s (protocol %s)\n", IOF_VERSION, proto_version_string());
+            return 0;
+        } else if (!strcmp(a, "--listen")) {
+            /* The address is optional: "--listen" alone means all addresses, port 7066. */
+            o.listen = has_val && argv[i + 1][0] != '-' ? argv[++i] : "";
+        } else if (!strcmp(a, "--manager") && has_val) {
+            o.manager = argv[++i];
+        } else if (!strcmp(a, "--name") && has_val) {
+            o.name = argv[++i];
+        } else if (!strcmp(a, "--workdir") && has_val) {
+            o.workdir = argv[++i];
+        } else if (!strcmp(a, "--allow") && has_val) {
+            if (o.nallow == MAX_ALLOW) {
+                fprintf(stderr, "dynamo: too many --allow (max %d)\n", MAX_ALLOW);
+                return 2;
+            }
+            allow[o.nallow++] = argv[++i];
+        } else if (!strcmp(a, "--heartbeat-ms") && has_val) {
+            o.heartbeat_ms = (uint32_t)strtoul(argv[++i], NULL, 10);
+            if (o.heartbeat_ms < 100 || o.heartbeat_ms > 60000) {
+                fprintf(stderr, "dynamo: --heartbeat-ms must be 100..60000\n");
+                return 2;
+            }
+        } else if (!strcmp(a, "--insecure")) {
+            o.insecure = true;
+        } else if (!strcmp(a, "--allow-destructive")) {
+            o.allow_destructive = true;
+        } else if (!strcmp(a, "--once")) {
+            o.once = true;
+        } else if (!strcmp(a, "--verbose")) {
+            level = IOF_LOG_DEBUG;
+        } else {
+            fprintf(stderr, "dynamo: unknown or incomplete option '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    iof_log_init("dynamo", level);
+    return dyn_agent_main(&o);
+}

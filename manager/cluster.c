@@ -1,0 +1,1054 @@
+#include "manager/cluster.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/net.h"
+#include "common/stats.h"
+#include "proto/link.h"
+#include "proto/version.h"
+#include "manager/report.h"
+
+#define CL_PROBES 8                               /* clock probes per agent and test */
+#define CL_START_LEAD_MS 300                      /* start this long after the last probe */
+#define CL_RETRY_MS 300                           /* redial an --agent that refused */
+#define CL_RESULT_GRACE_NS (30ULL * IOF_NS_PER_S) /* after the end, for results */
+#define CL_WINDOW 16                              /* intervals held open at once */
+#define CL_MANAGER_NAME "iofleet"
+
+enum cl_phase {
+    PH_CONNECT,
+    PH_PREPARE,
+    PH_CLOCK,
+    PH_RUN,
+    PH_DONE,
+};
+
+enum ag_state {
+    AG_DIALING,
+    AG_HELLO,
+    AG_READY,
+    AG_FAILED, /* refused or errored: takes no part */
+    AG_LOST,   /* vanished mid-run */
+};
+
+struct cl_row {
+    char type[8];
+    char name[64 + IOF_PATH_MAX];
+    struct mgr_metrics m;
+};
+
+struct cl_agent {
+    struct cluster *c;
+    char endpoint[256];
+    char name[PROTO_NAME_MAX + 1];
+    char host[PROTO_NAME_MAX + 1];
+    uint16_t port;
+    struct proto_link *link;
+    enum ag_state state;
+    bool welcomed, hello;
+    char why[512];
+    /* run */
+    bool prepared;
+    uint64_t best_rtt;
+    int64_t offset; /* agent clock - manager clock */
+    unsigned probes;
+    bool clock_done;
+    uint64_t next_interval;
+    bool result;
+    uint64_t started_first, started_last; /* manager clock */
+    struct cl_row *rows;
+    size_t nrows, caprows;
+    uint64_t errors;
+    uv_timer_t retry;
+    bool retry_open;
+};
+
+struct cl_interval {
+    uint64_t k;
+    bool open;
+    unsigned reported;
+    struct iof_stats sum;
+};
+
+struct cluster {
+    uv_loop_t *loop;
+    const struct iof_plan *p;
+    const char *plan_text;
+    const struct mgr_run_opts *o;
+    struct cl_agent *agents;
+    size_t nagents, capagents;
+    unsigned expect;
+    struct iof_listener *listener;
+    enum cl_phase phase;
+    int rc;
+    uv_timer_t tick;
+    uv_signal_t sigint, sigterm;
+    uint64_t deadline; /* of the current phase */
+    struct iof_test *tests;
+    size_t ntests, cur;
+    uint64_t start_at, measure_start, end;
+    struct cl_interval win[CL_WINDOW];
+    uint64_t next_publish;
+    struct iof_stats all; /* the current test's cluster totals */
+    struct mgr_live live;
+    /* embedded agent */
+    uv_process_t child;
+    bool child_running;
+    bool embedded;
+};
+
+static void cl_finish(struct cluster *c);
+static void cl_next_test(struct cluster *c);
+
+static unsigned cl_count(const struct cluster *c, enum ag_state st)
+{
+    unsigned n = 0;
+    for (size_t i = 0; i < c->nagents; i++)
+        n += c->agents[i].state == st;
+    return n;
+}
+
+static void cl_agent_fail(struct cl_agent *a, enum ag_state st, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void cl_agent_fail(struct cl_agent *a, enum ag_state st, int rc, const char *fmt, ...)
+{
+    va_list ap;
+    if (a->state == AG_FAILED || a->state == AG_LOST)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(a->why, sizeof(a->why), fmt, ap);
+    va_end(ap);
+    a->state = st;
+    mgr_live_done(&a->c->live);
+    fprintf(stderr, "iofleet: agent %s (%s): %s\n", a->name[0] ? a->name : "?", a->endpoint,
+            a->why);
+    if (a->c->rc < rc)
+        a->c->rc = rc;
+    if (a->link)
+        proto_link_close(a->link, IOF_ELOST, NULL);
+}
+
+/* --- interval aggregation ---------------------------------------------------------- */
+
+static unsigned cl_live(const struct cluster *c)
+{
+    return cl_count(c, AG_READY);
+}
+
+static void cl_publish(struct cluster *c, struct cl_interval *iv)
+{
+    const struct iof_run_cfg *run = &c->p->run;
+    uint64_t end = (iv->k + 1) * run->interval_ns;
+    struct mgr_metrics m;
+
+    if (end > run->duration_ns)
+        end = run->duration_ns;
+    mgr_metrics_compute(&iv->sum, end - iv->k * run->interval_ns, &m);
+    mgr_live_line(&c->live, "run", (unsigned)c->cur + 1, (unsigned)c->ntests, (double)end / 1e9,
+                  (double)run->duration_ns / 1e9, &m, cl_live(c),
+                  (unsigned)(c->nagents - cl_count(c, AG_FAILED)));
+    iv->open = false;
+    c->next_publish = iv->k + 1;
+}
+
+/* Publishes, in order, every interval all live agents have reported, and any
+ * whose deadline (its end plus one interval) has passed. */
+static void cl_publish_ready(struct cluster *c, bool force)
+{
+    uint64_t now = iof_now_ns();
+    uint64_t nint = (c->p->run.duration_ns + c->p->run.interval_ns - 1) / c->p->run.interval_ns;
+
+    while (c->next_publish < nint) {
+        struct cl_interval *iv = &c->win[c->next_publish % CL_WINDOW];
+        uint64_t due = c->measure_start + (c->next_publish + 2) * c->p->run.interval_ns;
+        if (!iv->open || iv->k != c->next_publish) {
+            if (!force && now < due)
+                return;
+            c->next_publish++; /* nobody reported it (all lost or stopped) */
+            continue;
+        }
+        if (iv->reported < cl_live(c) && !force && now < due)
+            return;
+        cl_publish(c, iv);
+    }
+}
+
+static void cl_on_stats(struct cl_agent *a, const struct proto_stats *st)
+{
+    struct cluster *c = a->c;
+    struct cl_interval *iv;
+
+    if (c->phase != PH_RUN || st->test != c->cur)
+        return;
+    a->next_interval = st->interval + 1;
+    if (st->interval < c->next_publish || st->interval >= c->next_publish + CL_WINDOW)
+        return; /* too late for the live view; the result still counts it */
+    iv = &c->win[st->interval % CL_WINDOW];
+    if (!iv->open || iv->k != st->interval) {
+        iv->open = true;
+        iv->k = st->interval;
+        iv->reported = 0;
+        iof_stats_reset(&iv->sum);
+    }
+    for (size_t w = 0; w < st->nworkers; w++)
+        for (size_t t = 0; t < st->workers[w].ntargets; t++)
+            iof_stats_merge(&iv->sum, &st->workers[w].targets[t]);
+    iv->reported++;
+    cl_publish_ready(c, false);
+}
+
+/* --- final results ---------------------------------------------------------------------- */
+
+static int cl_add_row(struct cl_agent *a, const char *type, const char *name,
+                      const struct iof_stats *s, uint64_t ns)
+{
+    struct cl_row *r;
+    if (a->nrows == a->caprows) {
+        size_t cap = a->caprows ? a->caprows * 2 : 16;
+        struct cl_row *n = realloc(a->rows, cap * sizeof(*n));
+        if (!n)
+            return -ENOMEM;
+        a->rows = n;
+        a->caprows = cap;
+    }
+    r = &a->rows[a->nrows++];
+    snprintf(r->type, sizeof(r->type), "%s", type);
+    snprintf(r->name, sizeof(r->name), "%s", name);
+    mgr_metrics_compute(s, ns, &r->m);
+    return 0;
+}
+
+/* Worker w of agent a: its group's index and its number within the group. */
+static void cl_worker_label(const struct cluster *c, const struct cl_agent *a, size_t w, char *buf,
+                            size_t cap)
+{
+    (void)c;
+    snprintf(buf, cap, "%s/w%zu", a->name, w);
+}
+
+static const char *cl_target_path(const struct cluster *c, const struct cl_agent *a, size_t w,
+                                  size_t t)
+{
+    const struct iof_test *test = &c->tests[c->cur];
+    size_t seen = 0;
+    for (size_t g = 0; g < c->p->nworkers; g++) {
+        struct iof_worker_cfg gc = iof_test_worker(c->p, test, g);
+        bool here = gc.nnodes == 0;
+        for (size_t i = 0; i < gc.nnodes; i++)
+            here |= !strcmp(gc.nodes[i], "*") || !strcmp(gc.nodes[i], a->name);
+        if (!here)
+            continue;
+        if (w < seen + gc.count)
+            return t < gc.ntargets ? gc.targets[t].path : "?";
+        seen += gc.count;
+    }
+    return "?";
+}
+
+static void cl_on_result(struct cl_agent *a, const struct proto_stats *st)
+{
+    struct cluster *c = a->c;
+    struct iof_stats *node = calloc(1, sizeof(*node)), *wsum = calloc(1, sizeof(*wsum));
+    char label[64 + IOF_PATH_MAX], wl[64 + PROTO_NAME_MAX];
+
+    if (c->phase != PH_RUN || st->test != c->cur || a->result || !node || !wsum) {
+        free(node);
+        free(wsum);
+        return;
+    }
+    a->result = true;
+    a->nrows = 0;
+    a->started_first =
+        st->started_first_ns ? (uint64_t)((int64_t)st->started_first_ns - a->offset) : 0;
+    a->started_last =
+        st->started_last_ns ? (uint64_t)((int64_t)st->started_last_ns - a->offset) : 0;
+    iof_stats_reset(node);
+    for (size_t w = 0; w < st->nworkers; w++) {
+        iof_stats_reset(wsum);
+        cl_worker_label(c, a, w, wl, sizeof(wl));
+        for (size_t t = 0; t < st->workers[w].ntargets; t++) {
+            const struct iof_stats *ts = &st->workers[w].targets[t];
+            iof_stats_merge(wsum, ts);
+            snprintf(label, sizeof(label), "%s:%s", wl, cl_target_path(c, a, w, t));
+            cl_add_row(a, "TARGET", label, ts, st->measured_ns);
+            if (ts->first_error) {
+                mgr_live_done(&c->live);
+                fprintf(stderr,
+                        "iofleet: node %s: target %s: %" PRIu64
+                        " I/O errors, first at offset %" PRIu64 ": %s\n",
+                        a->name, cl_target_path(c, a, w, t), ts->rd.errors + ts->wr.errors,
+                        ts->first_error_offset, iof_strerror(ts->first_error));
+            }
+        }
+        cl_add_row(a, "WORKER", wl, wsum, st->measured_ns);
+        iof_stats_merge(node, wsum);
+    }
+    cl_add_row(a, "NODE", a->name, node, st->measured_ns);
+    a->errors = node->rd.errors + node->wr.errors;
+    if (a->errors && c->rc < 1)
+        c->rc = 1;
+    iof_stats_merge(&c->all, node);
+    if (st->error) {
+        mgr_live_done(&c->live);
+        fprintf(stderr, "iofleet: node %s: test %zu: %s\n", a->name, c->cur + 1, st->error);
+        if (c->rc < 1)
+            c->rc = 1;
+    }
+    free(node);
+    free(wsum);
+}
+
+static void cl_print_test(struct cluster *c, uint64_t measured_ns)
+{
+    struct mgr_metrics m;
+    char cycle[64], note[160];
+    uint64_t first = UINT64_MAX, last = 0;
+    unsigned lost = cl_count(c, AG_LOST), nodes = 0;
+
+    for (size_t i = 0; i < c->nagents; i++) {
+        struct cl_agent *a = &c->agents[i];
+        if (!a->result)
+            continue;
+        nodes++;
+        if (a->started_first && a->started_first < first)
+            first = a->started_first;
+        if (a->started_last > last)
+            last = a->started_last;
+    }
+    iof_test_cycle_label(&c->tests[c->cur], cycle, sizeof(cycle));
+    snprintf(note, sizeof(note), "%u node%s, start skew %.3f ms%s%s", nodes, nodes == 1 ? "" : "s",
+             first != UINT64_MAX && last >= first ? (double)(last - first) / 1e6 : 0.0,
+             lost ? ", agents lost: " : "", lost ? "yes" : "");
+    if (c->rc == 130)
+        snprintf(note + strlen(note), sizeof(note) - strlen(note), ", INTERRUPTED");
+    mgr_live_done(&c->live);
+    mgr_table_header(stdout, (unsigned)c->cur + 1, (unsigned)c->ntests,
+                     c->p->specs[c->tests[c->cur].spec_index].name, cycle,
+                     (double)measured_ns / 1e9, note);
+    mgr_metrics_compute(&c->all, measured_ns, &m);
+    mgr_table_row(stdout, "ALL", "*", &m);
+    for (size_t i = 0; i < c->nagents; i++) {
+        struct cl_agent *a = &c->agents[i];
+        if (!a->result)
+            continue;
+        /* NODE first, then its workers each followed by its targets. */
+        mgr_table_row(stdout, a->rows[a->nrows - 1].type, a->rows[a->nrows - 1].name,
+                      &a->rows[a->nrows - 1].m);
+        for (size_t r = 0, start = 0; r + 1 < a->nrows; r++) {
+            if (strcmp(a->rows[r].type, "WORKER"))
+                continue;
+            mgr_table_row(stdout, "WORKER", a->rows[r].name, &a->rows[r].m);
+            for (size_t t = start; t < r; t++)
+                mgr_table_row(stdout, "TARGET", a->rows[t].name, &a->rows[t].m);
+            start = r + 1;
+        }
+    }
+    for (size_t i = 0; i < c->nagents; i++)
+        if (c->agents[i].state == AG_LOST && !c->agents[i].result)
+            printf("  node %s: no result (%s)\n", c->agents[i].name, c->agents[i].why);
+    fflush(stdout);
+}
+
+/* --- test sequencing ------------------------------------------------------------------- */
+
+static void cl_send_all(struct cluster *c, const struct proto_msg *m)
+{
+    for (size_t i = 0; i < c->nagents; i++)
+        if (c->agents[i].state == AG_READY)
+            proto_link_send(c->agents[i].link, m);
+}
+
+static void cl_end_test(struct cluster *c)
+{
+    uint64_t now = iof_now_ns(), measured = c->p->run.duration_ns;
+
+    cl_publish_ready(c, true);
+    if (c->rc == 130 && now < c->end)
+        measured = now > c->measure_start ? now - c->measure_start : 0;
+    /* An agent's own window may have been shorter (stopped): use the ALL
+     * row's window as the manager saw it; per-agent rows use their own. */
+    cl_print_test(c, measured);
+    if (c->rc == 130 || cl_live(c) == 0) {
+        cl_finish(c);
+        return;
+    }
+    c->cur++;
+    cl_next_test(c);
+}
+
+static void cl_check_results(struct cluster *c)
+{
+    for (size_t i = 0; i < c->nagents; i++)
+        if (c->agents[i].state == AG_READY && !c->agents[i].result)
+            return;
+    cl_end_test(c);
+}
+
+static void cl_start_test(struct cluster *c)
+{
+    struct proto_msg m;
+    uint64_t max_rtt = 0;
+
+    for (size_t i = 0; i < c->nagents; i++)
+        if (c->agents[i].state == AG_READY && c->agents[i].best_rtt > max_rtt)
+            max_rtt = c->agents[i].best_rtt;
+    c->start_at = iof_now_ns() + CL_START_LEAD_MS * IOF_NS_PER_MS + max_rtt;
+    c->measure_start = c->start_at + c->p->run.ramp_ns;
+    c->end = c->measure_start + c->p->run.duration_ns;
+    c->next_publish = 0;
+    memset(c->win, 0, sizeof(c->win));
+    iof_stats_reset(&c->all);
+    c->phase = PH_RUN;
+    c->deadline = c->end + CL_RESULT_GRACE_NS;
+    for (size_t i = 0; i < c->nagents; i++) {
+        struct cl_agent *a = &c->agents[i];
+        if (a->state != AG_READY)
+            continue;
+        a->result = false;
+        a->next_interval = 0;
+        proto_msg_init(&m, PROTO_MSG_START);
+        m.u.start.test = (uint32_t)c->cur;
+        m.u.start.start_at_ns = c->start_at;
+        m.u.start.offset_ns = a->offset;
+        proto_link_send(a->link, &m);
+    }
+}
+
+static void cl_send_probe(struct cl_agent *a)
+{
+    struct proto_msg m;
+    proto_msg_init(&m, PROTO_MSG_CLOCK_PROBE);
+    m.u.clock_probe.seq = a->probes;
+    m.u.clock_probe.t0_ns = iof_now_ns();
+    proto_link_send(a->link, &m);
+}
+
+static void cl_on_clock_reply(struct cl_agent *a, const struct proto_clock_reply *r)
+{
+    struct cluster *c = a->c;
+    uint64_t t1 = iof_now_ns(), rtt;
+
+    if (c->phase != PH_CLOCK || a->clock_done || r->seq != a->probes || r->t0_ns > t1)
+        return;
+    rtt = t1 - r->t0_ns;
+    /* The sample with the smallest round trip bounds the offset best. */
+    if (!a->probes || rtt < a->best_rtt) {
+        a->best_rtt = rtt;
+        a->offset = (int64_t)r->agent_ns - (int64_t)(r->t0_ns + rtt / 2);
+    }
+    if (++a->probes < CL_PROBES) {
+        cl_send_probe(a);
+        return;
+    }
+    a->clock_done = true;
+    for (size_t i = 0; i < c->nagents; i++)
+        if (c->agents[i].state == AG_READY && !c->agents[i].clock_done)
+            return;
+    cl_start_test(c);
+}
+
+static void cl_next_test(struct cluster *c)
+{
+    if (c->cur >= c->ntests || cl_live(c) == 0) {
+        cl_finish(c);
+        return;
+    }
+    c->phase = PH_CLOCK;
+    c->deadline = iof_now_ns() + 10 * IOF_NS_PER_S;
+    for (size_t i = 0; i < c->nagents; i++) {
+        struct cl_agent *a = &c->agents[i];
+        if (a->state != AG_READY)
+            continue;
+        a->probes = 0;
+        a->clock_done = false;
+        cl_send_probe(a);
+    }
+}
+
+static void cl_check_prepared(struct cluster *c)
+{
+    for (size_t i = 0; i < c->nagents; i++)
+        if (c->agents[i].state == AG_READY && !c->agents[i].prepared)
+            return;
+    mgr_live_done(&c->live);
+    if (cl_live(c) == 0) {
+        cl_finish(c);
+        return;
+    }
+    c->cur = 0;
+    cl_next_test(c);
+}
+
+/* Every plan node name must be one of the agents. */
+static int cl_check_nodes(struct cluster *c)
+{
+    for (size_t g = 0; g < c->p->nworkers; g++) {
+        const struct iof_worker_cfg *gc = &c->p->workers[g];
+        for (size_t i = 0; i < gc->nnodes; i++) {
+            bool found = !strcmp(gc->nodes[i], "*");
+            for (size_t k = 0; k < c->nagents && !found; k++)
+                found = c->agents[k].state == AG_READY && !strcmp(c->agents[k].name, gc->nodes[i]);
+            if (!found) {
+                char names[512] = "";
+                for (size_t k = 0; k < c->nagents; k++)
+                    if (c->agents[k].state == AG_READY)
+                        snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+                                 names[0] ? ", " : "", c->agents[k].name);
+                fprintf(stderr,
+                        "iofleet: workers[%zu].nodes: node '%s' does not exist (agents: %s)\n", g,
+                        gc->nodes[i], names);
+                return 2;
+            }
+        }
+    }
+    return 0;
+}
+
+static void cl_begin(struct cluster *c)
+{
+    struct proto_msg m;
+    unsigned ready = cl_live(c);
+    int r;
+
+    if (ready == 0) {
+        fprintf(stderr, "iofleet: no agent to run on\n");
+        if (c->rc < 3)
+            c->rc = 3;
+        cl_finish(c);
+        return;
+    }
+    r = cl_check_nodes(c);
+    if (r) {
+        c->rc = r;
+        cl_finish(c);
+        return;
+    }
+    if (!c->o->quiet) {
+        fprintf(stderr, "iofleet: %u agent%s ready:", ready, ready == 1 ? "" : "s");
+        for (size_t i = 0; i < c->nagents; i++)
+            if (c->agents[i].state == AG_READY)
+                fprintf(stderr, " %s", c->agents[i].name);
+        fputc('\n', stderr);
+    }
+    c->phase = PH_PREPARE;
+    c->deadline = 0; /* preparation takes as long as writing the files takes */
+    proto_msg_init(&m, PROTO_MSG_PLAN);
+    m.u.plan.text = c->plan_text;
+    m.u.plan.len = strlen(c->plan_text);
+    cl_send_all(c, &m);
+    proto_msg_init(&m, PROTO_MSG_PREPARE);
+    cl_send_all(c, &m);
+}
+
+static void cl_check_connected(struct cluster *c)
+{
+    unsigned ready = cl_live(c), pending = 0;
+    if (c->phase != PH_CONNECT)
+        return;
+    for (size_t i = 0; i < c->nagents; i++)
+        pending += c->agents[i].state == AG_DIALING || c->agents[i].state == AG_HELLO;
+    if (pending)
+        return;
+    if (c->listener && ready < c->expect)
+        return;
+    if (cl_count(c, AG_FAILED)) {
+        if (c->rc < 3)
+            c->rc = 3;
+        cl_finish(c);
+        return;
+    }
+    cl_begin(c);
+}
+
+/* --- agent links ---------------------------------------------------------------------- */
+
+static void cl_on_msg(struct proto_link *l, const struct proto_msg *m, void *arg)
+{
+    struct cl_agent *a = arg;
+    struct cluster *c = a->c;
+    (void)l;
+
+    switch (m->type) {
+    case PROTO_MSG_HELLO:
+        if (a->hello || m->u.hello.role != PROTO_ROLE_AGENT) {
+            cl_agent_fail(a, AG_FAILED, 3, "unexpected hello (role %s)",
+                          proto_role_name(m->u.hello.role));
+            return;
+        }
+        a->hello = true;
+        snprintf(a->name, sizeof(a->name), "%s", m->u.hello.name);
+        for (size_t i = 0; i < c->nagents; i++)
+            if (&c->agents[i] != a && c->agents[i].state == AG_READY &&
+                !strcmp(c->agents[i].name, a->name)) {
+                cl_agent_fail(a, AG_FAILED, 3, "another agent already uses the name '%s'", a->name);
+                return;
+            }
+        return;
+    case PROTO_MSG_WELCOME:
+        if (!a->hello) {
+            cl_agent_fail(a, AG_FAILED, 3, "welcome before hello");
+            return;
+        }
+        a->welcomed = true;
+        a->state = AG_READY;
+        proto_link_set_deadline(a->link, 0, NULL);
+        proto_link_set_established(a->link, c->o->heartbeat_ms ? c->o->heartbeat_ms
+                                                               : PROTO_HEARTBEAT_MS_DEFAULT);
+        cl_check_connected(c);
+        return;
+    case PROTO_MSG_ERROR:
+        if (c->phase == PH_CONNECT || !a->welcomed) {
+            cl_agent_fail(a, AG_FAILED, 3, "refused: %s", m->u.error.message);
+            cl_check_connected(c);
+        } else {
+            cl_agent_fail(a, AG_FAILED, m->u.error.code == IOF_EPLAN ? 2 : 1, "%s",
+                          m->u.error.message);
+            if (c->phase == PH_PREPARE)
+                cl_check_prepared(c);
+            else if (c->phase == PH_RUN)
+                cl_check_results(c);
+        }
+        return;
+    case PROTO_MSG_PREPARE_PROGRESS:
+        if (!c->o->quiet) {
+            mgr_live_done(&c->live);
+            fprintf(stderr, "%s: preparing %s: %" PRIu64 " / %" PRIu64 " MiB\n", a->name,
+                    m->u.prepare_progress.path, m->u.prepare_progress.done >> 20,
+                    m->u.prepare_progress.total >> 20);
+        }
+        return;
+    case PROTO_MSG_PREPARED:
+        a->prepared = true;
+        if (c->phase == PH_PREPARE)
+            cl_check_prepared(c);
+        return;
+    case PROTO_MSG_CLOCK_REPLY:
+        cl_on_clock_reply(a, &m->u.clock_reply);
+        return;
+    case PROTO_MSG_STATS:
+        cl_on_stats(a, &m->u.stats);
+        return;
+    case PROTO_MSG_RESULT:
+        cl_on_result(a, &m->u.result);
+        if (c->phase == PH_RUN)
+            cl_check_results(c);
+        return;
+    case PROTO_MSG_BYE:
+        return; /* the close follows */
+    default:
+        cl_agent_fail(a, AG_FAILED, 1, "unexpected %s", proto_msg_type_name(m->type));
+        return;
+    }
+}
+
+static void cl_dial(struct cl_agent *a);
+
+static void cl_on_retry(uv_timer_t *t)
+{
+    cl_dial(t->data);
+}
+
+static void cl_on_link_close(struct proto_link *l, int err, const char *why, void *arg)
+{
+    struct cl_agent *a = arg;
+    struct cluster *c = a->c;
+    (void)l;
+
+    a->link = NULL;
+    if (c->phase == PH_DONE)
+        return;
+    if (a->state == AG_READY) {
+        if (c->phase == PH_CONNECT)
+            cl_agent_fail(a, AG_FAILED, 3, "%s", why);
+        else
+            cl_agent_fail(a, AG_LOST, 1, "lost: %s", why);
+        if (c->phase == PH_PREPARE)
+            cl_check_prepared(c);
+        else if (c->phase == PH_CLOCK) {
+            bool all = true;
+            for (size_t i = 0; i < c->nagents; i++)
+                all &= c->agents[i].state != AG_READY || c->agents[i].clock_done;
+            if (all)
+                cl_start_test(c);
+        } else if (c->phase == PH_RUN) {
+            cl_publish_ready(c, false);
+            cl_check_results(c);
+        }
+    } else if (a->state == AG_DIALING || a->state == AG_HELLO) {
+        if (err == IOF_EVERSION || err == IOF_EPROTO) {
+            cl_agent_fail(a, AG_FAILED, 3, "%s", why);
+        } else if (a->retry_open && iof_now_ns() < c->deadline) {
+            /* Not up yet: try again until the wait deadline. */
+            snprintf(a->why, sizeof(a->why), "%s", why);
+            a->state = AG_DIALING;
+            a->hello = false;
+            uv_timer_start(&a->retry, cl_on_retry, CL_RETRY_MS, 0);
+            return;
+        } else {
+            cl_agent_fail(a, AG_FAILED, 3, "%s", why);
+        }
+    }
+    cl_check_connected(c);
+}
+
+static void cl_attach(struct cl_agent *a, struct iof_conn *conn)
+{
+    static const struct proto_link_cbs cbs = {.on_msg = cl_on_msg, .on_close = cl_on_link_close};
+    struct proto_msg m;
+
+    if (!a->c->o->insecure && !iof_conn_is_loopback(conn)) {
+        /* TLS is not built yet: plain TCP only on loopback or with --insecure. */
+        cl_agent_fail(
+            a, AG_FAILED, 3,
+            "refusing plain TCP to a peer not on loopback (use --insecure on both sides)");
+        iof_conn_close(conn, IOF_EDENIED);
+        return;
+    }
+    a->link = proto_link_new(a->c->loop, conn, &cbs, a);
+    if (!a->link) {
+        cl_agent_fail(a, AG_FAILED, 3, "out of memory");
+        return;
+    }
+    a->state = AG_HELLO;
+    proto_link_set_deadline(a->link, 10000, "hello and welcome from the agent");
+    proto_msg_init_hello(&m, PROTO_ROLE_MANAGER, CL_MANAGER_NAME);
+    if (a->c->o->heartbeat_ms)
+        m.u.hello.heartbeat_ms = a->c->o->heartbeat_ms;
+    proto_link_send(a->link, &m);
+}
+
+static void cl_on_connect(struct iof_conn *conn, int err, void *arg)
+{
+    struct cl_agent *a = arg;
+    if (err) {
+        snprintf(a->why, sizeof(a->why), "%s", uv_strerror(err));
+        return; /* on_close follows */
+    }
+    cl_attach(a, conn);
+}
+
+static void cl_on_dial_close(struct iof_conn *conn, int err, void *arg)
+{
+    struct cl_agent *a = arg;
+    struct cluster *c = a->c;
+    (void)conn;
+    if (a->link || a->state != AG_DIALING)
+        return; /* the link owns it now */
+    if (c->phase == PH_CONNECT && iof_now_ns() < c->deadline) {
+        uv_timer_start(&a->retry, cl_on_retry, CL_RETRY_MS, 0);
+        return;
+    }
+    cl_agent_fail(a, AG_FAILED, 3, "unreachable: %s", a->why[0] ? a->why : iof_strerror(err));
+    cl_check_connected(c);
+}
+
+static void cl_dial(struct cl_agent *a)
+{
+    static const struct iof_conn_cbs cbs = {.on_connect = cl_on_connect,
+                                            .on_close = cl_on_dial_close};
+    struct iof_conn *conn;
+    int r = iof_conn_connect(a->c->loop, a->host, a->port, &cbs, a, &conn);
+    if (r < 0)
+        cl_agent_fail(a, AG_FAILED, 3, "cannot dial: %s", uv_strerror(r));
+}
+
+static struct cl_agent *cl_agent_add(struct cluster *c, const char *endpoint)
+{
+    struct cl_agent *a;
+    if (c->nagents == c->capagents)
+        return NULL;
+    a = &c->agents[c->nagents++];
+    memset(a, 0, sizeof(*a));
+    a->c = c;
+    snprintf(a->endpoint, sizeof(a->endpoint), "%s", endpoint);
+    uv_timer_init(c->loop, &a->retry);
+    a->retry.data = a;
+    a->retry_open = true;
+    return a;
+}
+
+static void cl_on_accept(struct iof_listener *l, struct iof_conn *conn, void *arg)
+{
+    struct cluster *c = arg;
+    struct cl_agent *a;
+    (void)l;
+    if (c->phase != PH_CONNECT || !(a = cl_agent_add(c, iof_conn_peer(conn)))) {
+        iof_conn_close(conn, IOF_EBUSY);
+        return;
+    }
+    a->retry_open = false;
+    cl_attach(a, conn);
+}
+
+/* --- timers, signals, the end --------------------------------------------------------- */
+
+static void cl_on_tick(uv_timer_t *t)
+{
+    struct cluster *c = t->data;
+    uint64_t now = iof_now_ns();
+
+    if (c->phase == PH_RUN)
+        cl_publish_ready(c, false);
+    if (!c->deadline || now < c->deadline)
+        return;
+    switch (c->phase) {
+    case PH_CONNECT: {
+        unsigned ready = cl_live(c);
+        for (size_t i = 0; i < c->nagents; i++) {
+            struct cl_agent *a = &c->agents[i];
+            a->retry_open = false;
+            if (a->state == AG_DIALING || a->state == AG_HELLO) {
+                uv_timer_stop(&a->retry);
+                cl_agent_fail(a, AG_FAILED, 3, "not connected after %.1f s%s%s",
+                              (double)c->o->wait_ms / 1000, a->why[0] ? ": " : "", a->why);
+            }
+        }
+        if (c->listener && ready < c->expect) {
+            fprintf(stderr, "iofleet: %u of %u expected agents connected within %.1f s\n", ready,
+                    c->expect, (double)c->o->wait_ms / 1000);
+            if (c->rc < 3)
+                c->rc = 3;
+            cl_finish(c);
+            return;
+        }
+        cl_check_connected(c);
+        return;
+    }
+    case PH_CLOCK:
+        for (size_t i = 0; i < c->nagents; i++)
+            if (c->agents[i].state == AG_READY && !c->agents[i].clock_done)
+                cl_agent_fail(&c->agents[i], AG_LOST, 1, "no clock reply");
+        if (cl_live(c))
+            cl_start_test(c);
+        else
+            cl_finish(c);
+        return;
+    case PH_RUN:
+        for (size_t i = 0; i < c->nagents; i++)
+            if (c->agents[i].state == AG_READY && !c->agents[i].result)
+                cl_agent_fail(&c->agents[i], AG_LOST, 1, "no result for test %zu", c->cur + 1);
+        cl_end_test(c);
+        return;
+    default:
+        return;
+    }
+}
+
+static void cl_on_signal(uv_signal_t *h, int sig)
+{
+    struct cluster *c = h->data;
+    struct proto_msg m;
+    (void)sig;
+
+    if (c->rc == 130) {
+        fprintf(stderr, "iofleet: interrupted again: exiting without waiting for results\n");
+        cl_finish(c);
+        return;
+    }
+    c->rc = 130;
+    mgr_live_done(&c->live);
+    fprintf(stderr, "iofleet: interrupted: stopping the agents and collecting results\n");
+    if (c->phase != PH_RUN) {
+        cl_finish(c);
+        return;
+    }
+    proto_msg_init(&m, PROTO_MSG_STOP);
+    m.u.stop.reason = "interrupted";
+    cl_send_all(c, &m);
+    c->deadline = iof_now_ns() + 10 * IOF_NS_PER_S;
+}
+
+static void cl_close_handle(uv_handle_t *h)
+{
+    if (h->loop && !uv_is_closing(h))
+        uv_close(h, NULL);
+}
+
+static void cl_finish(struct cluster *c)
+{
+    if (c->phase == PH_DONE)
+        return;
+    c->phase = PH_DONE;
+    mgr_live_done(&c->live);
+    for (size_t i = 0; i < c->nagents; i++) {
+        struct cl_agent *a = &c->agents[i];
+        uv_timer_stop(&a->retry);
+        cl_close_handle((uv_handle_t *)&a->retry);
+        if (a->link)
+            proto_link_close(a->link, 0, "run finished");
+    }
+    if (c->listener) {
+        iof_listener_close(c->listener);
+        c->listener = NULL;
+    }
+    cl_close_handle((uv_handle_t *)&c->tick);
+    cl_close_handle((uv_handle_t *)&c->sigint);
+    cl_close_handle((uv_handle_t *)&c->sigterm);
+    /* The embedded agent ends with its session; SIGTERM makes sure it does
+     * not outlive us if the bye is lost. It stops its I/O on SIGTERM. */
+    if (c->child_running)
+        uv_process_kill(&c->child, SIGTERM);
+}
+
+/* --- the embedded agent ------------------------------------------------------------- */
+
+static void cl_on_child_exit(uv_process_t *p, int64_t status, int sig)
+{
+    struct cluster *c = p->data;
+    c->child_running = false;
+    uv_close((uv_handle_t *)p, NULL);
+    if (c->phase != PH_DONE && (status || sig)) {
+        fprintf(stderr, "iofleet: the local agent exited (status %" PRId64 ", signal %d)\n", status,
+                sig);
+        if (c->phase == PH_CONNECT) {
+            c->rc = 3;
+            cl_finish(c);
+        }
+    }
+}
+
+static int cl_spawn_local(struct cluster *c, uint16_t port)
+{
+    char **argv;
+    char portarg[32];
+    size_t n = 0, max = 16 + 2 * 1024;
+    uv_process_options_t po = {0};
+    uv_stdio_container_t stdio[3];
+    int r;
+
+    argv = calloc(max, sizeof(*argv));
+    if (!argv)
+        return -ENOMEM;
+    snprintf(portarg, sizeof(portarg), "127.0.0.1:%u", port);
+    argv[n++] = (char *)c->o->dynamo;
+    argv[n++] = "--manager";
+    argv[n++] = portarg;
+    argv[n++] = "--name";
+    argv[n++] = "local";
+    argv[n++] = "--workdir";
+    argv[n++] = (char *)c->o->workdir;
+    argv[n++] = "--once";
+    if (c->o->heartbeat_ms) {
+        static char hb[16];
+        snprintf(hb, sizeof(hb), "%u", c->o->heartbeat_ms);
+        argv[n++] = "--heartbeat-ms";
+        argv[n++] = hb;
+    }
+    /* Allowed: exactly the absolute paths the plan names. */
+    for (size_t g = 0; g < c->p->nworkers; g++)
+        for (size_t t = 0; t < c->p->workers[g].ntargets && n + 3 < max; t++)
+            if (c->p->workers[g].targets[t].path[0] == '/') {
+                argv[n++] = "--allow";
+                argv[n++] = c->p->workers[g].targets[t].path;
+            }
+    argv[n] = NULL;
+    stdio[0].flags = UV_IGNORE;
+    stdio[1].flags = UV_INHERIT_FD;
+    stdio[1].data.fd = 2;
+    stdio[2].flags = UV_INHERIT_FD;
+    stdio[2].data.fd = 2;
+    po.file = c->o->dynamo;
+    po.args = argv;
+    po.exit_cb = cl_on_child_exit;
+    po.stdio = stdio;
+    po.stdio_count = 3;
+    c->child.data = c;
+    r = uv_spawn(c->loop, &c->child, &po);
+    free(argv);
+    if (r < 0) {
+        fprintf(stderr, "iofleet: cannot start the local agent '%s': %s\n", c->o->dynamo,
+                uv_strerror(r));
+        return r;
+    }
+    c->child_running = true;
+    return 0;
+}
+
+int mgr_cluster_run(const struct iof_plan *p, const char *plan_text, const struct mgr_run_opts *o)
+{
+    struct cluster *c = calloc(1, sizeof(*c));
+    struct iof_diag d = {{0}};
+    uint16_t port = 0;
+    int rc;
+
+    if (!c) {
+        fprintf(stderr, "iofleet: out of memory\n");
+        return 1;
+    }
+    c->p = p;
+    c->plan_text = plan_text;
+    c->o = o;
+    c->embedded = !o->nagents && !o->listen;
+    c->expect = c->embedded ? 1 : o->expect;
+    c->capagents = o->nagents + c->expect + 1;
+    c->agents = calloc(c->capagents, sizeof(*c->agents));
+    c->tests = iof_plan_expand(p, &c->ntests);
+    if (!c->agents || !c->tests) {
+        fprintf(stderr, "iofleet: out of memory\n");
+        free(c->agents);
+        free(c->tests);
+        free(c);
+        return 1;
+    }
+    c->loop = uv_default_loop();
+    mgr_live_init(&c->live, o->quiet);
+    signal(SIGPIPE, SIG_IGN);
+    uv_timer_init(c->loop, &c->tick);
+    c->tick.data = c;
+    uv_timer_start(&c->tick, cl_on_tick, 50, 50);
+    uv_signal_init(c->loop, &c->sigint);
+    uv_signal_init(c->loop, &c->sigterm);
+    c->sigint.data = c;
+    c->sigterm.data = c;
+    uv_signal_start(&c->sigint, cl_on_signal, SIGINT);
+    uv_signal_start(&c->sigterm, cl_on_signal, SIGTERM);
+    c->phase = PH_CONNECT;
+    c->deadline = iof_now_ns() + o->wait_ms * IOF_NS_PER_MS;
+
+    if (c->embedded || o->listen) {
+        char host[256] = "127.0.0.1";
+        if (o->listen &&
+            iof_addr_parse(o->listen, host, sizeof(host), IOF_DEFAULT_PORT, &port, &d)) {
+            fprintf(stderr, "iofleet: --listen %s: %s\n", o->listen, d.msg);
+            c->rc = 2;
+            cl_finish(c);
+        } else if (iof_listener_start(c->loop, host, port, cl_on_accept, c, &c->listener, &d)) {
+            fprintf(stderr, "iofleet: %s\n", d.msg);
+            c->rc = 3;
+            cl_finish(c);
+        } else if (c->embedded && cl_spawn_local(c, iof_listener_port(c->listener)) < 0) {
+            c->rc = 3;
+            cl_finish(c);
+        }
+    }
+    for (size_t i = 0; i < o->nagents && c->phase != PH_DONE; i++) {
+        struct cl_agent *a = cl_agent_add(c, o->agents[i]);
+        if (iof_addr_parse(o->agents[i], a->host, sizeof(a->host), IOF_DEFAULT_PORT, &a->port,
+                           &d)) {
+            fprintf(stderr, "iofleet: --agent %s: %s\n", o->agents[i], d.msg);
+            c->rc = 2;
+            cl_finish(c);
+            break;
+        }
+        cl_dial(a);
+    }
+    uv_run(c->loop, UV_RUN_DEFAULT);
+    uv_loop_close(c->loop);
+    rc = c->rc;
+    for (size_t i = 0; i < c->nagents; i++)
+        free(c->agents[i].rows);
+    free(c->agents);
+    free(c->tests);
+    free(c);
+    return rc;
+}

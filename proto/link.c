@@ -1,0 +1,275 @@
+#include "proto/link.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+
+struct proto_link {
+    uv_loop_t *loop;
+    struct iof_conn *conn;
+    struct proto_link_cbs cbs;
+    void *arg;
+    struct proto_decoder dec;
+    uv_timer_t hb_timer;       /* heartbeat send + silence check */
+    uv_timer_t deadline_timer; /* one-shot deadline for the next message */
+    char deadline_what[64];
+    uint32_t hb_ms;
+    uint64_t hb_seq;
+    uint64_t last_rx_ns;
+    bool established;
+    bool closing;
+    int close_err;
+    char why[sizeof(((struct iof_diag *)0)->msg)];
+    unsigned open_handles;
+    char peer[80];
+    bool loopback;
+};
+
+static void link_free_if_done(struct proto_link *l)
+{
+    if (l->open_handles)
+        return;
+    if (l->cbs.on_close)
+        l->cbs.on_close(l, l->close_err, l->why, l->arg);
+    proto_decoder_free(&l->dec);
+    free(l);
+}
+
+static void link_on_handle_closed(uv_handle_t *h)
+{
+    struct proto_link *l = h->data;
+    l->open_handles--;
+    link_free_if_done(l);
+}
+
+static void link_on_conn_close(struct iof_conn *c, int err, void *arg)
+{
+    struct proto_link *l = arg;
+    (void)c;
+    l->conn = NULL;
+    if (!l->closing) {
+        /* The peer went away first. */
+        l->closing = true;
+        l->close_err = err == -EPIPE && proto_decoder_pending(&l->dec) ? IOF_EPROTO : err;
+        snprintf(l->why, sizeof(l->why), "%s",
+                 err == -EPIPE ? (proto_decoder_pending(&l->dec)
+                                      ? "connection closed in the middle of a frame"
+                                      : "connection closed by the peer")
+                               : iof_strerror(err));
+        uv_timer_stop(&l->hb_timer);
+        uv_timer_stop(&l->deadline_timer);
+        uv_close((uv_handle_t *)&l->hb_timer, link_on_handle_closed);
+        uv_close((uv_handle_t *)&l->deadline_timer, link_on_handle_closed);
+    }
+    l->open_handles--;
+    link_free_if_done(l);
+}
+
+void proto_link_close(struct proto_link *l, int err, const char *reason)
+{
+    if (!l || l->closing)
+        return;
+    if (reason && l->conn) {
+        struct proto_msg m;
+        proto_msg_init(&m, PROTO_MSG_BYE);
+        m.u.bye.reason = reason;
+        proto_link_send(l, &m);
+    }
+    if (l->closing) /* the send failed and closed it */
+        return;
+    l->closing = true;
+    l->close_err = err;
+    snprintf(l->why, sizeof(l->why), "%s", reason ? reason : iof_strerror(err));
+    uv_timer_stop(&l->hb_timer);
+    uv_timer_stop(&l->deadline_timer);
+    uv_close((uv_handle_t *)&l->hb_timer, link_on_handle_closed);
+    uv_close((uv_handle_t *)&l->deadline_timer, link_on_handle_closed);
+    if (l->conn)
+        iof_conn_close(l->conn, err);
+}
+
+/* Closes with a reason that is not sent (the peer misbehaved or vanished). */
+static void link_fail(struct proto_link *l, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void link_fail(struct proto_link *l, int err, const char *fmt, ...)
+{
+    char why[sizeof(l->why)];
+    va_list ap;
+
+    if (l->closing)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof(why), fmt, ap);
+    va_end(ap);
+    proto_link_close(l, err, NULL);
+    snprintf(l->why, sizeof(l->why), "%s", why);
+}
+
+static int link_on_frame(void *ctx, const struct proto_frame *f)
+{
+    struct proto_link *l = ctx;
+    struct proto_msg m;
+    struct iof_diag d = {{0}};
+    int r;
+
+    if (l->closing)
+        return -ECANCELED;
+    l->last_rx_ns = iof_now_ns();
+    uv_timer_stop(&l->deadline_timer);
+    r = proto_msg_decode(f->payload, f->len, &m, &d);
+    if (r && r != IOF_EVERSION) {
+        proto_msg_clear(&m);
+        link_fail(l, IOF_EPROTO, "bad message: %s", d.msg);
+        return IOF_EPROTO;
+    }
+    if (r == IOF_EVERSION) {
+        /* Let the session name the peer and both versions. */
+        proto_msg_clear(&m);
+        link_fail(l, IOF_EVERSION, "%s", d.msg);
+        return IOF_EVERSION;
+    }
+    if (m.type != PROTO_MSG_HEARTBEAT && l->cbs.on_msg)
+        l->cbs.on_msg(l, &m, l->arg);
+    proto_msg_clear(&m);
+    return l->closing ? -ECANCELED : 0;
+}
+
+static void link_on_data(struct iof_conn *c, const uint8_t *buf, size_t len, void *arg)
+{
+    struct proto_link *l = arg;
+    int r;
+    (void)c;
+
+    if (l->closing)
+        return;
+    r = proto_decoder_feed(&l->dec, buf, len, link_on_frame, l);
+    if (r && !l->closing)
+        link_fail(l, IOF_EPROTO, "%s", proto_decoder_error(&l->dec));
+}
+
+static void link_on_hb(uv_timer_t *t)
+{
+    struct proto_link *l = t->data;
+    uint64_t now = iof_now_ns();
+    struct proto_msg m;
+
+    if (now - l->last_rx_ns > (uint64_t)PROTO_HEARTBEAT_MISSES * l->hb_ms * IOF_NS_PER_MS) {
+        link_fail(l, IOF_ELOST, "no message or heartbeat for %.1f s (%d heartbeats missed)",
+                  (double)(now - l->last_rx_ns) / 1e9, PROTO_HEARTBEAT_MISSES);
+        return;
+    }
+    proto_msg_init(&m, PROTO_MSG_HEARTBEAT);
+    m.u.heartbeat.seq = l->hb_seq++;
+    m.u.heartbeat.sent_ns = now;
+    proto_link_send(l, &m);
+}
+
+static void link_on_deadline(uv_timer_t *t)
+{
+    struct proto_link *l = t->data;
+    link_fail(l, IOF_ETIMEOUT, "no %s within the deadline", l->deadline_what);
+}
+
+struct proto_link *proto_link_new(uv_loop_t *loop, struct iof_conn *conn,
+                                  const struct proto_link_cbs *cbs, void *arg)
+{
+    struct proto_link *l = calloc(1, sizeof(*l));
+    static const struct iof_conn_cbs ccbs = {.on_data = link_on_data,
+                                             .on_close = link_on_conn_close};
+
+    if (!l || proto_decoder_init(&l->dec, PROTO_FRAME_MAX_PREAUTH) < 0) {
+        free(l);
+        iof_conn_close(conn, -ENOMEM);
+        return NULL;
+    }
+    l->loop = loop;
+    l->conn = conn;
+    l->cbs = *cbs;
+    l->arg = arg;
+    l->last_rx_ns = iof_now_ns();
+    snprintf(l->peer, sizeof(l->peer), "%s", iof_conn_peer(conn));
+    l->loopback = iof_conn_is_loopback(conn);
+    uv_timer_init(loop, &l->hb_timer);
+    uv_timer_init(loop, &l->deadline_timer);
+    l->hb_timer.data = l;
+    l->deadline_timer.data = l;
+    l->open_handles = 3; /* two timers and the connection */
+    iof_conn_set_cbs(conn, &ccbs, l);
+    return l;
+}
+
+void proto_link_set_established(struct proto_link *l, uint32_t heartbeat_ms)
+{
+    if (l->closing)
+        return;
+    l->established = true;
+    l->hb_ms = heartbeat_ms ? heartbeat_ms : PROTO_HEARTBEAT_MS_DEFAULT;
+    proto_decoder_set_limit(&l->dec, PROTO_FRAME_MAX_DEFAULT);
+    l->last_rx_ns = iof_now_ns();
+    uv_timer_start(&l->hb_timer, link_on_hb, l->hb_ms, l->hb_ms);
+}
+
+void proto_link_set_deadline(struct proto_link *l, uint64_t ms, const char *what)
+{
+    if (l->closing)
+        return;
+    uv_timer_stop(&l->deadline_timer);
+    if (ms) {
+        snprintf(l->deadline_what, sizeof(l->deadline_what), "%s", what);
+        uv_timer_start(&l->deadline_timer, link_on_deadline, ms, 0);
+    }
+}
+
+int proto_link_send(struct proto_link *l, const struct proto_msg *msg)
+{
+    struct iof_diag d = {{0}};
+    uint8_t *frame;
+    size_t len;
+    int r;
+
+    if (l->closing || !l->conn)
+        return -ENOTCONN;
+    r = proto_msg_encode_frame(msg, PROTO_FRAME_MAX_DEFAULT, &frame, &len, &d);
+    if (r) {
+        IOF_ERROR("cannot encode %s for %s: %s", proto_msg_type_name(msg->type), l->peer, d.msg);
+        return r;
+    }
+    r = iof_conn_write(l->conn, frame, len);
+    free(frame);
+    return r;
+}
+
+int proto_link_send_error(struct proto_link *l, int code, const char *fmt, ...)
+{
+    struct proto_msg m;
+    char text[PROTO_TEXT_MAX + 1];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    proto_msg_init(&m, PROTO_MSG_ERROR);
+    m.u.error.code = code;
+    m.u.error.message = text;
+    return proto_link_send(l, &m);
+}
+
+const char *proto_link_peer(const struct proto_link *l)
+{
+    return l->peer;
+}
+
+bool proto_link_is_loopback(const struct proto_link *l)
+{
+    return l->loopback;
+}
+
+void proto_link_set_arg(struct proto_link *l, void *arg)
+{
+    l->arg = arg;
+}

@@ -1,0 +1,59 @@
+/* proto/link.h - a framed, heartbeated message link over a connection
+ * (common/net.h): decodes frames into messages, sends messages, sends a
+ * heartbeat every period and declares the peer lost after
+ * PROTO_HEARTBEAT_MISSES silent periods. Used by both the manager and the
+ * agent. Loop thread only.
+ *
+ * Ownership: proto_link_new() takes the connection. The link is freed after
+ * its on_close callback returns; the callback is the last use of it.
+ */
+#ifndef IOF_PROTO_LINK_H
+#define IOF_PROTO_LINK_H
+
+#include <uv.h>
+
+#include "common/net.h"
+#include "proto/msg.h"
+
+struct proto_link;
+
+struct proto_link_cbs {
+    /* One decoded message, borrowed for the call (the link clears it). */
+    void (*on_msg)(struct proto_link *l, const struct proto_msg *msg, void *arg);
+    /* The link is down: err (IOF_ELOST for silence, IOF_EPROTO for a bad
+     * frame or message, -EPIPE when the peer closed, 0 after
+     * proto_link_close) and a sentence saying why. */
+    void (*on_close)(struct proto_link *l, int err, const char *why, void *arg);
+};
+
+/* Wraps conn. Frames are limited to PROTO_FRAME_MAX_PREAUTH until
+ * proto_link_set_established(). Returns NULL on ENOMEM (conn is closed). */
+struct proto_link *proto_link_new(uv_loop_t *loop, struct iof_conn *conn,
+                                  const struct proto_link_cbs *cbs, void *arg);
+
+/* The hello exchange is done: raises the frame limit to
+ * PROTO_FRAME_MAX_DEFAULT and starts heartbeats every heartbeat_ms (the
+ * larger of both peers' periods). */
+void proto_link_set_established(struct proto_link *l, uint32_t heartbeat_ms);
+
+/* Closes the link unless a message arrives within ms (e.g. the hello
+ * deadline); 0 cancels. */
+void proto_link_set_deadline(struct proto_link *l, uint64_t ms, const char *what);
+
+/* Encodes and queues msg (borrowed). Returns 0 or a negative error; on a
+ * write error the link closes. */
+int proto_link_send(struct proto_link *l, const struct proto_msg *msg);
+
+/* Sends an error message (code, formatted text), for the peer to show. */
+int proto_link_send_error(struct proto_link *l, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Sends bye (when reason is not NULL) and closes; on_close(l, err, why)
+ * follows from the loop. Idempotent. */
+void proto_link_close(struct proto_link *l, int err, const char *reason);
+
+const char *proto_link_peer(const struct proto_link *l);
+bool proto_link_is_loopback(const struct proto_link *l);
+void proto_link_set_arg(struct proto_link *l, void *arg);
+
+#endif
