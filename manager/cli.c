@@ -37,6 +37,7 @@ static void cli_usage(FILE *f)
           "  --wait       seconds to wait for agents to connect (default 15)\n"
           "  --insecure   allow plain TCP to agents that are not on loopback\n"
           "  --quiet      no live interval lines\n"
+          "  --verbose    log when each interval is merged and how long after the last report\n"
           "\n"
           "exit codes: 0 clean, 1 I/O errors, failed or lost agents, 2 usage or plan error,\n"
           "            3 agents unreachable or refused, 130 interrupted\n",
@@ -49,6 +50,7 @@ struct cli_args {
     size_t nsets;
     const char *workdir;
     bool quiet;
+    bool verbose;
     const char **agents; /* owned array of borrowed or owned strings */
     size_t nagents, capagents;
     char **owned; /* agent strings read from --agents-file */
@@ -208,6 +210,8 @@ static int cli_parse(int argc, char **argv, bool is_run, struct cli_args *a)
             a->insecure = true;
         } else if (!strcmp(arg, "--quiet")) {
             a->quiet = true;
+        } else if (!strcmp(arg, "--verbose")) {
+            a->verbose = true;
         } else if (arg[0] == '-' && arg[1]) {
             fprintf(stderr, "iofleet: unknown option '%s'\n", arg);
             return 2;
@@ -297,6 +301,7 @@ static int cli_run(int argc, char **argv)
     o.workdir = a.workdir;
     o.dynamo = dynamo;
     o.quiet = a.quiet;
+    o.verbose = a.verbose;
     o.insecure = a.insecure;
     o.wait_ms = a.wait_ms;
     o.heartbeat_ms = a.heartbeat_ms;

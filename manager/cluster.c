@@ -77,6 +77,7 @@ struct cl_interval {
     uint64_t k;
     bool open;
     unsigned reported;
+    uint64_t last_report_ns; /* when the last agent's stats for k arrived */
     struct iof_stats sum;
 };
 
@@ -159,6 +160,11 @@ static void cl_publish(struct cluster *c, struct cl_interval *iv)
                   (unsigned)(c->nagents - cl_count(c, AG_FAILED)));
     iv->open = false;
     c->next_publish = iv->k + 1;
+    if (c->o->verbose)
+        IOF_INFO("test %zu interval %" PRIu64 ": %u of %u agents, published %.3f ms after the "
+                 "last report",
+                 c->cur + 1, iv->k, iv->reported, cl_live(c),
+                 (double)(iof_now_ns() - iv->last_report_ns) / 1e6);
 }
 
 /* Publishes, in order, every interval all live agents have reported, and any
@@ -204,6 +210,7 @@ static void cl_on_stats(struct cl_agent *a, const struct proto_stats *st)
         for (size_t t = 0; t < st->workers[w].ntargets; t++)
             iof_stats_merge(&iv->sum, &st->workers[w].targets[t]);
     iv->reported++;
+    iv->last_report_ns = iof_now_ns();
     cl_publish_ready(c, false);
 }
 

@@ -24,6 +24,7 @@ struct mgr_run_opts {
     const char *workdir; /* the embedded agent's workdir */
     const char *dynamo;  /* the dynamo binary for the embedded agent */
     bool quiet;
+    bool verbose; /* log per-interval aggregation timing */
     bool insecure;
     uint32_t heartbeat_ms; /* 0: default */
     uint64_t wait_ms;      /* how long to wait for agents */
