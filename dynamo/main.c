@@ -12,7 +12,7 @@ static void usage(FILE *f)
 {
     fputs("usage: dynamo --listen [ADDR][:PORT] | --manager HOST[:PORT]\n"
           "              [--name NODE] [--allow PATH]... [--workdir DIR]\n"
-          "              [--insecure] [--allow-destructive] [--heartbeat-ms N] [--verbose]\n"
+          "              [--insecure] [--allow-destructive] [--heartbeat-ms N] [--quiet|--verbose]\n"
           "\n"
           "  --listen     wait for a manager to connect (default port 7066)\n"
           "  --manager    dial out to a manager, reconnecting with backoff\n"
@@ -69,6 +69,8 @@ int main(int argc, char **argv)
             o.once = true;
         } else if (!strcmp(a, "--verbose")) {
             level = IOF_LOG_DEBUG;
+        } else if (!strcmp(a, "--quiet")) {
+            level = IOF_LOG_ERROR;
         } else {
             fprintf(stderr, "dynamo: unknown or incomplete option '%s'\n", a);
             usage(stderr);

@@ -204,6 +204,22 @@ int dyn_target_open(const struct iof_target_cfg *cfg, const char *workdir, bool 
         if (S_ISBLK(st.st_mode)) {
             int lbs = 512;
             t->blockdev = true;
+            if (write) {
+                /* An exclusive open fails with EBUSY while the kernel holds
+                 * the device: mounted, a mounted partition, a device-mapper,
+                 * md or swap member. Such a device is never written. */
+                int probe = open(t->path, O_RDONLY | O_EXCL | O_CLOEXEC);
+                if (probe < 0 && errno == EBUSY) {
+                    r = iof_diag_set(diag, IOF_EDENIED,
+                                     "target '%s': refusing to write: the device is in use "
+                                     "(mounted, or holds a mounted partition or a device-mapper, "
+                                     "md or swap member)",
+                                     t->path);
+                    goto fail;
+                }
+                if (probe >= 0)
+                    close(probe);
+            }
             if (ioctl(t->fd, BLKGETSIZE64, &t->size) < 0 || ioctl(t->fd, BLKSSZGET, &lbs) < 0) {
                 r = -errno;
                 iof_diag_set(diag, r, "target '%s': cannot read device geometry: %s", t->path,

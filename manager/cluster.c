@@ -342,6 +342,11 @@ static void cl_print_test(struct cluster *c, uint64_t measured_ns)
     mgr_table_header(stdout, (unsigned)c->cur + 1, (unsigned)c->ntests,
                      c->p->specs[c->tests[c->cur].spec_index].name, cycle,
                      (double)measured_ns / 1e9, note);
+    if (nodes == 0) {
+        printf("  no results: no agent completed this test\n");
+        fflush(stdout);
+        return;
+    }
     mgr_metrics_compute(&c->all, measured_ns, &m);
     mgr_table_row(stdout, "ALL", "*", &m);
     for (size_t i = 0; i < c->nagents; i++) {
@@ -928,7 +933,7 @@ static int cl_spawn_local(struct cluster *c, uint16_t port)
 {
     char **argv;
     char portarg[32];
-    size_t n = 0, max = 16 + 2 * 1024;
+    size_t n = 0, max = 20 + 2 * 1024;
     uv_process_options_t po = {0};
     uv_stdio_container_t stdio[3];
     int r;
@@ -945,6 +950,7 @@ static int cl_spawn_local(struct cluster *c, uint16_t port)
     argv[n++] = "--workdir";
     argv[n++] = (char *)c->o->workdir;
     argv[n++] = "--once";
+    argv[n++] = "--quiet"; /* the manager reports what matters */
     if (c->o->heartbeat_ms) {
         static char hb[16];
         snprintf(hb, sizeof(hb), "%u", c->o->heartbeat_ms);

@@ -35,3 +35,27 @@ P
 expect_rc 1 "$IOFLEET" run "$T/misfit.json" --workdir "$T/w"
 expect_in "$T/err" "not a multiple of the target's logical block size 4096"
 ok "O_DIRECT misfit refused with the block size named"
+
+# A mounted device is never written, and the refusal names it; reads are fine.
+command -v mkfs.ext4 >/dev/null || skip "mkfs.ext4 not installed (e2fsprogs)"
+truncate -s 32M "$shm/m.img"
+loopm=$(losetup --find --show "$shm/m.img")
+# No lazy initialisation: nothing may write to the image behind our back.
+mkfs.ext4 -q -E lazy_itable_init=0,lazy_journal_init=0 "$loopm"
+mkdir -p "$T/mnt"
+mount "$loopm" "$T/mnt"
+iof_on_exit "umount '$T/mnt'; losetup -d $loopm"
+before=$(md5sum "$shm/m.img" | cut -d' ' -f1)
+plan mounted.json <<P
+{"name": "mounted", "run": {"duration": "1s"},
+ "specs": [{"name": "write", "lines": [{"size": "4k", "read": 0}]}],
+ "workers": [{"engine": "libaio", "targets": [{"path": "$loopm"}]}]}
+P
+expect_rc 1 "$IOFLEET" run "$T/mounted.json" --workdir "$T/w" --quiet
+expect_in "$T/err" "target '$loopm': refusing to write: the device is in use"
+expect_in "$T/out" "no results"
+sync
+[ "$(md5sum "$shm/m.img" | cut -d' ' -f1)" = "$before" ] || fail "the mounted device was modified"
+sed -i 's/"read": 0/"read": 100/' "$T/mounted.json"
+expect_rc 0 "$IOFLEET" run "$T/mounted.json" --workdir "$T/w" --quiet
+ok "mounted $loopm refused for writes, read-only run allowed"
