@@ -1,4 +1,5 @@
 #include "dynamo/agent.h"
+#include "dynamo/cpustat.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -65,6 +66,7 @@ struct session {
     bool stop_requested;
     uint64_t measure_start, end;
     struct iof_stats *zeros; /* empty stats, one per target of the widest worker */
+    struct dyn_cpu_sample cpu_start, cpu_last; /* at the measure start, at the last interval */
     uv_timer_t poll;
     unsigned open_handles;
     bool gone; /* the link is closed; free once the handles and work are done */
@@ -278,6 +280,10 @@ static void session_poll(uv_timer_t *t)
     ws = calloc(nw ? nw : 1, sizeof(*ws));
     if (!ws)
         return;
+    if (!s->cpu_start.valid && iof_now_ns() >= s->measure_start) {
+        dyn_cpu_sample(&s->cpu_start);
+        s->cpu_last = s->cpu_start;
+    }
     while (s->next_interval < dyn_test_nintervals(dt)) {
         size_t ready = 0, gone = 0;
         for (size_t w = 0; w < nw; w++) {
@@ -293,6 +299,18 @@ static void session_poll(uv_timer_t *t)
         proto_msg_init(&m, PROTO_MSG_STATS);
         m.u.stats.test = s->test;
         m.u.stats.interval = s->next_interval;
+        {
+            struct dyn_cpu_sample now;
+            struct dyn_cpu_usage u;
+            dyn_cpu_sample(&now);
+            dyn_cpu_usage(&s->cpu_last, &now, &u);
+            s->cpu_last = now;
+            m.u.stats.cpu = (struct proto_cpu){.valid = now.valid && s->cpu_start.valid,
+                                               .busy_pct = u.busy_pct,
+                                               .user_pct = u.user_pct,
+                                               .sys_pct = u.sys_pct,
+                                               .agent_pct = u.agent_pct};
+        }
         m.u.stats.workers = ws;
         session_fill_workers(s, dt, get_interval, &s->next_interval, &m.u.stats);
         proto_link_send(s->link, &m);
@@ -319,6 +337,17 @@ static void session_poll(uv_timer_t *t)
         m.u.result.started_first_ns = first;
         m.u.result.started_last_ns = last;
         m.u.result.error = r ? d.msg : NULL;
+        {
+            struct dyn_cpu_usage u;
+            /* The window ends at the last interval's sample. */
+            dyn_cpu_usage(&s->cpu_start, &s->cpu_last, &u);
+            m.u.result.cpu = (struct proto_cpu){.valid = s->cpu_start.valid && s->cpu_last.valid &&
+                                                         s->cpu_last.total > s->cpu_start.total,
+                                                .busy_pct = u.busy_pct,
+                                                .user_pct = u.user_pct,
+                                                .sys_pct = u.sys_pct,
+                                                .agent_pct = u.agent_pct};
+        }
         m.u.result.workers = ws;
         session_fill_workers(s, dt, get_totals, NULL, &m.u.result);
         proto_link_send(s->link, &m);
@@ -391,6 +420,8 @@ static void session_start_test(struct session *s, const struct proto_start *st)
     }
     s->test = st->test;
     s->next_interval = 0;
+    memset(&s->cpu_start, 0, sizeof(s->cpu_start));
+    memset(&s->cpu_last, 0, sizeof(s->cpu_last));
     s->stop_requested = false;
     s->measure_start = p.start_ns + p.ramp_ns;
     s->end = s->measure_start + p.duration_ns;

@@ -908,6 +908,51 @@ static int dir_decode(struct ctx *c, const cJSON *obj, const char *prefix, const
     return c->err;
 }
 
+static int cpu_encode(struct ctx *c, cJSON *root, const struct proto_cpu *cpu)
+{
+    static const char *const keys[] = {"busy", "user", "sys", "agent"};
+    const double v[] = {cpu->busy_pct, cpu->user_pct, cpu->sys_pct, cpu->agent_pct};
+    cJSON *j;
+
+    if (!cpu->valid || c->err)
+        return c->err;
+    j = put_container(c, root, "cpu", cJSON_CreateObject());
+    for (size_t i = 0; j && i < 4; i++) {
+        /* Two decimals are plenty, and keep the text short. */
+        double r = v[i] < 0 ? 0 : v[i] > 100 ? 100 : (double)(int64_t)(v[i] * 100 + 0.5) / 100;
+        put_item(c, j, keys[i], cJSON_CreateNumber(r));
+    }
+    return c->err;
+}
+
+static int cpu_decode(struct ctx *c, const cJSON *root, const char *name, struct proto_cpu *cpu)
+{
+    static const char *const keys[] = {"busy", "user", "sys", "agent"};
+    double *v[] = {&cpu->busy_pct, &cpu->user_pct, &cpu->sys_pct, &cpu->agent_pct};
+    char prefix[PATH_BUF];
+    const cJSON *j;
+
+    mkpath(prefix, name, "cpu");
+    j = get_item(c, root, prefix, "cpu", OPTIONAL | NULLABLE);
+    if (!j || c->err)
+        return c->err;
+    if (!cJSON_IsObject(j))
+        return ctx_fail(c, "%s: must be an object", prefix);
+    for (size_t i = 0; i < 4; i++) {
+        char path[PATH_BUF];
+        const cJSON *it;
+        mkpath(path, prefix, keys[i]);
+        it = get_item(c, j, path, keys[i], 0);
+        if (c->err)
+            return c->err;
+        if (!cJSON_IsNumber(it) || !(it->valuedouble >= 0 && it->valuedouble <= 100))
+            return ctx_fail(c, "%s: must be a number 0..100", path);
+        *v[i] = it->valuedouble;
+    }
+    cpu->valid = true;
+    return c->err;
+}
+
 static int stats_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
 {
     const struct proto_stats *st = &msg->u.stats;
@@ -929,6 +974,7 @@ static int stats_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
     } else {
         put_u64(c, root, "interval", st->interval);
     }
+    cpu_encode(c, root, &st->cpu);
     jw = put_container(c, root, "workers", cJSON_CreateArray());
     for (size_t w = 0; jw && w < st->nworkers && !c->err; w++) {
         const struct proto_worker_stats *ws = &st->workers[w];
@@ -987,6 +1033,7 @@ static int stats_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
     } else {
         get_u64(c, root, name, "interval", &st->interval);
     }
+    cpu_decode(c, root, name, &st->cpu);
     jw = get_array(c, root, name, "workers");
     if (c->err)
         return c->err;

@@ -200,6 +200,13 @@ struct proto_worker_stats {
     struct iof_stats *targets; /* one per target of the worker, in plan order */
 };
 
+/* Node CPU over an interval or a test's measured window, in % of all CPUs. */
+struct proto_cpu {
+    bool valid; /* false: not measured (left out of the JSON) */
+    double busy_pct, user_pct, sys_pct;
+    double agent_pct; /* the agent process itself */
+};
+
 /* stats (one interval) and result (a whole test) share this body. */
 struct proto_stats {
     uint32_t test;
@@ -211,6 +218,7 @@ struct proto_stats {
     uint64_t started_last_ns;
     bool interrupted;  /* stopped before the end of the window */
     const char *error; /* a worker's fatal error, or NULL */
+    struct proto_cpu cpu;
     size_t nworkers;
     struct proto_worker_stats *workers;
 };
