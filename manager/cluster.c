@@ -17,6 +17,7 @@
 #include "proto/link.h"
 #include "proto/version.h"
 #include "manager/report.h"
+#include "manager/results.h"
 
 #define CL_PROBES 8                               /* clock probes per agent and test */
 #define CL_START_LEAD_MS 300                      /* start this long after the last probe */
@@ -56,6 +57,7 @@ struct cl_agent {
     struct proto_link *link;
     enum ag_state state;
     bool welcomed, hello;
+    struct proto_hello info; /* the agent's hello, kept for the result files */
     char why[512];
     /* run */
     bool prepared;
@@ -66,6 +68,7 @@ struct cl_agent {
     uint64_t next_interval;
     bool result;
     uint64_t started_first, started_last; /* manager clock */
+    struct proto_cpu cpu;                 /* of the last result */
     struct cl_row *rows;
     size_t nrows, caprows;
     uint64_t errors;
@@ -78,6 +81,7 @@ struct cl_interval {
     bool open;
     unsigned reported;
     uint64_t last_report_ns; /* when the last agent's stats for k arrived */
+    double cpu_sum;          /* busy % of the reporting nodes, summed */
     struct iof_stats sum;
 };
 
@@ -101,7 +105,12 @@ struct cluster {
     struct cl_interval win[CL_WINDOW];
     uint64_t next_publish;
     struct iof_stats all; /* the current test's cluster totals */
+    uint32_t all_workers, all_targets;
     struct mgr_live live;
+    struct mgr_test_info ti; /* the current test, for the sinks */
+    char cycle[64];
+    uint64_t run_wall_ns, run_mono_ns;
+    struct mgr_agent_info *infos;
     /* embedded agent */
     uv_process_t child;
     bool child_running;
@@ -139,6 +148,79 @@ static void cl_agent_fail(struct cl_agent *a, enum ag_state st, int rc, const ch
         proto_link_close(a->link, IOF_ELOST, NULL);
 }
 
+/* --- result files --------------------------------------------------------------------- */
+
+#define CL_SINKS(c, call)                                                                          \
+    do {                                                                                           \
+        for (size_t si_ = 0; si_ < (c)->o->nsinks; si_++) {                                        \
+            struct mgr_sink *s_ = (c)->o->sinks[si_];                                              \
+            call;                                                                                  \
+        }                                                                                          \
+    } while (0)
+
+/* Worker w of agent a in the current test: its group as it runs. */
+static bool cl_worker_group(const struct cluster *c, const struct cl_agent *a, size_t w,
+                            struct iof_worker_cfg *out)
+{
+    const struct iof_test *test = &c->tests[c->cur];
+    size_t seen = 0;
+    for (size_t g = 0; g < c->p->nworkers; g++) {
+        struct iof_worker_cfg gc = iof_test_worker(c->p, test, g);
+        bool here = gc.nnodes == 0;
+        for (size_t i = 0; i < gc.nnodes; i++)
+            here |= !strcmp(gc.nodes[i], "*") || !strcmp(gc.nodes[i], a->name);
+        if (!here)
+            continue;
+        if (w < seen + gc.count) {
+            *out = gc;
+            return true;
+        }
+        seen += gc.count;
+    }
+    return false;
+}
+
+static void cl_sinks_run_begin(struct cluster *c)
+{
+    struct mgr_run_info ri = {
+        .plan = c->p, .plan_text = c->plan_text, .start_wall_ns = c->run_wall_ns};
+    size_t n = 0;
+
+    if (!c->o->nsinks)
+        return;
+    c->infos = calloc(c->nagents ? c->nagents : 1, sizeof(*c->infos));
+    for (size_t i = 0; c->infos && i < c->nagents; i++) {
+        if (c->agents[i].state != AG_READY)
+            continue;
+        c->infos[n].name = c->agents[i].name;
+        c->infos[n].endpoint = c->agents[i].endpoint;
+        c->infos[n].hello = &c->agents[i].info;
+        n++;
+    }
+    ri.agents = c->infos;
+    ri.nagents = n;
+    CL_SINKS(c, s_->ops->run_begin(s_, &ri));
+}
+
+/* Node-level sum of one stats or result message. */
+static void cl_sum_message(const struct proto_stats *st, struct iof_stats *out)
+{
+    iof_stats_reset(out);
+    for (size_t w = 0; w < st->nworkers; w++)
+        for (size_t t = 0; t < st->workers[w].ntargets; t++)
+            iof_stats_merge(out, &st->workers[w].targets[t]);
+}
+
+static double cl_interval_end_s(const struct cluster *c, uint64_t k, uint64_t *len_ns)
+{
+    const struct iof_run_cfg *run = &c->p->run;
+    uint64_t end = (k + 1) * run->interval_ns;
+    if (end > run->duration_ns)
+        end = run->duration_ns;
+    *len_ns = end - k * run->interval_ns;
+    return (double)(c->measure_start + end - c->run_mono_ns) / 1e9;
+}
+
 /* --- interval aggregation ---------------------------------------------------------- */
 
 static unsigned cl_live(const struct cluster *c)
@@ -155,6 +237,15 @@ static void cl_publish(struct cluster *c, struct cl_interval *iv)
     if (end > run->duration_ns)
         end = run->duration_ns;
     mgr_metrics_compute(&iv->sum, end - iv->k * run->interval_ns, &m);
+    if (c->o->nsinks) {
+        struct mgr_interval mi = {.test = &c->ti,
+                                  .k = iv->k,
+                                  .stats = &iv->sum,
+                                  .reported = iv->reported,
+                                  .cpu_busy_pct = iv->reported ? iv->cpu_sum / iv->reported : 0};
+        mi.time_s = cl_interval_end_s(c, iv->k, &mi.ns);
+        CL_SINKS(c, s_->ops->interval(s_, &mi));
+    }
     mgr_live_line(&c->live, "run", (unsigned)c->cur + 1, (unsigned)c->ntests, (double)end / 1e9,
                   (double)run->duration_ns / 1e9, &m, cl_live(c),
                   (unsigned)(c->nagents - cl_count(c, AG_FAILED)));
@@ -204,11 +295,29 @@ static void cl_on_stats(struct cl_agent *a, const struct proto_stats *st)
         iv->open = true;
         iv->k = st->interval;
         iv->reported = 0;
+        iv->cpu_sum = 0;
         iof_stats_reset(&iv->sum);
     }
-    for (size_t w = 0; w < st->nworkers; w++)
-        for (size_t t = 0; t < st->workers[w].ntargets; t++)
-            iof_stats_merge(&iv->sum, &st->workers[w].targets[t]);
+    {
+        struct iof_stats *node = malloc(sizeof(*node));
+        if (!node)
+            return;
+        cl_sum_message(st, node);
+        iof_stats_merge(&iv->sum, node);
+        if (c->o->nsinks) {
+            struct mgr_interval mi = {.test = &c->ti,
+                                      .k = st->interval,
+                                      .node = a->name,
+                                      .stats = node,
+                                      .reported = 1,
+                                      .cpu = st->cpu.valid ? &st->cpu : NULL,
+                                      .cpu_busy_pct = st->cpu.busy_pct};
+            mi.time_s = cl_interval_end_s(c, st->interval, &mi.ns);
+            CL_SINKS(c, s_->ops->interval(s_, &mi));
+        }
+        free(node);
+    }
+    iv->cpu_sum += st->cpu.valid ? st->cpu.busy_pct : 0;
     iv->reported++;
     iv->last_report_ns = iof_now_ns();
     cl_publish_ready(c, false);
@@ -243,30 +352,12 @@ static void cl_worker_label(const struct cluster *c, const struct cl_agent *a, s
     snprintf(buf, cap, "%s/w%zu", a->name, w);
 }
 
-static const char *cl_target_path(const struct cluster *c, const struct cl_agent *a, size_t w,
-                                  size_t t)
-{
-    const struct iof_test *test = &c->tests[c->cur];
-    size_t seen = 0;
-    for (size_t g = 0; g < c->p->nworkers; g++) {
-        struct iof_worker_cfg gc = iof_test_worker(c->p, test, g);
-        bool here = gc.nnodes == 0;
-        for (size_t i = 0; i < gc.nnodes; i++)
-            here |= !strcmp(gc.nodes[i], "*") || !strcmp(gc.nodes[i], a->name);
-        if (!here)
-            continue;
-        if (w < seen + gc.count)
-            return t < gc.ntargets ? gc.targets[t].path : "?";
-        seen += gc.count;
-    }
-    return "?";
-}
-
 static void cl_on_result(struct cl_agent *a, const struct proto_stats *st)
 {
     struct cluster *c = a->c;
     struct iof_stats *node = calloc(1, sizeof(*node)), *wsum = calloc(1, sizeof(*wsum));
-    char label[64 + IOF_PATH_MAX], wl[64 + PROTO_NAME_MAX];
+    char label[64 + IOF_PATH_MAX], wl[64 + PROTO_NAME_MAX], wshort[32];
+    uint32_t ntargets_node = 0;
 
     if (c->phase != PH_RUN || st->test != c->cur || a->result || !node || !wsum) {
         free(node);
@@ -275,32 +366,78 @@ static void cl_on_result(struct cl_agent *a, const struct proto_stats *st)
     }
     a->result = true;
     a->nrows = 0;
+    a->cpu = st->cpu;
     a->started_first =
         st->started_first_ns ? (uint64_t)((int64_t)st->started_first_ns - a->offset) : 0;
     a->started_last =
         st->started_last_ns ? (uint64_t)((int64_t)st->started_last_ns - a->offset) : 0;
     iof_stats_reset(node);
     for (size_t w = 0; w < st->nworkers; w++) {
+        struct iof_worker_cfg gc = {0};
+        bool known = cl_worker_group(c, a, w, &gc);
         iof_stats_reset(wsum);
         cl_worker_label(c, a, w, wl, sizeof(wl));
+        snprintf(wshort, sizeof(wshort), "w%zu", w);
         for (size_t t = 0; t < st->workers[w].ntargets; t++) {
             const struct iof_stats *ts = &st->workers[w].targets[t];
+            const struct iof_target_cfg *tc = known && t < gc.ntargets ? &gc.targets[t] : NULL;
+            const char *path = tc ? tc->path : "?";
+            struct mgr_row row = {.type = MGR_ROW_TARGET,
+                                  .node = a->name,
+                                  .worker = wshort,
+                                  .target = path,
+                                  .stats = ts,
+                                  .ns = st->measured_ns,
+                                  .queue_depth = gc.queue_depth,
+                                  .nodes = 1,
+                                  .workers = 1,
+                                  .targets = 1,
+                                  .range_offset = tc ? tc->range_offset : 0,
+                                  .range_size = tc ? tc->range_size : 0};
             iof_stats_merge(wsum, ts);
-            snprintf(label, sizeof(label), "%s:%s", wl, cl_target_path(c, a, w, t));
+            snprintf(label, sizeof(label), "%s:%s", wl, path);
             cl_add_row(a, "TARGET", label, ts, st->measured_ns);
+            CL_SINKS(c, s_->ops->row(s_, &c->ti, &row));
             if (ts->first_error) {
                 mgr_live_done(&c->live);
                 fprintf(stderr,
                         "iofleet: node %s: target %s: %" PRIu64
                         " I/O errors, first at offset %" PRIu64 ": %s\n",
-                        a->name, cl_target_path(c, a, w, t), ts->rd.errors + ts->wr.errors,
-                        ts->first_error_offset, iof_strerror(ts->first_error));
+                        a->name, path, ts->rd.errors + ts->wr.errors, ts->first_error_offset,
+                        iof_strerror(ts->first_error));
             }
         }
+        {
+            struct mgr_row row = {.type = MGR_ROW_WORKER,
+                                  .node = a->name,
+                                  .worker = wshort,
+                                  .stats = wsum,
+                                  .ns = st->measured_ns,
+                                  .queue_depth = gc.queue_depth,
+                                  .nodes = 1,
+                                  .workers = 1,
+                                  .targets = (uint32_t)st->workers[w].ntargets};
+            CL_SINKS(c, s_->ops->row(s_, &c->ti, &row));
+        }
+        ntargets_node += (uint32_t)st->workers[w].ntargets;
         cl_add_row(a, "WORKER", wl, wsum, st->measured_ns);
         iof_stats_merge(node, wsum);
     }
     cl_add_row(a, "NODE", a->name, node, st->measured_ns);
+    {
+        struct mgr_row row = {.type = MGR_ROW_NODE,
+                              .node = a->name,
+                              .stats = node,
+                              .ns = st->measured_ns,
+                              .nodes = 1,
+                              .workers = (uint32_t)st->nworkers,
+                              .targets = ntargets_node,
+                              .cpu = st->cpu.valid ? &st->cpu : NULL,
+                              .cpu_busy_pct = st->cpu.busy_pct};
+        CL_SINKS(c, s_->ops->row(s_, &c->ti, &row));
+    }
+    c->all_workers += (uint32_t)st->nworkers;
+    c->all_targets += ntargets_node;
     a->errors = node->rd.errors + node->wr.errors;
     if (a->errors && c->rc < 1)
         c->rc = 1;
@@ -390,6 +527,42 @@ static void cl_end_test(struct cluster *c)
     /* An agent's own window may have been shorter (stopped): use the ALL
      * row's window as the manager saw it; per-agent rows use their own. */
     cl_print_test(c, measured);
+    if (c->o->nsinks) {
+        uint64_t first = UINT64_MAX, last = 0;
+        unsigned nodes = 0;
+        double cpu = 0;
+        uint32_t qd = c->p->nworkers ? iof_test_worker(c->p, &c->tests[c->cur], 0).queue_depth : 0;
+        for (size_t i = 0; i < c->nagents; i++) {
+            const struct cl_agent *a = &c->agents[i];
+            if (!a->result)
+                continue;
+            nodes++;
+            cpu += a->cpu.valid ? a->cpu.busy_pct : 0;
+            if (a->started_first && a->started_first < first)
+                first = a->started_first;
+            if (a->started_last > last)
+                last = a->started_last;
+        }
+        {
+            struct mgr_row all = {.type = MGR_ROW_ALL,
+                                  .stats = &c->all,
+                                  .ns = measured,
+                                  .queue_depth = qd,
+                                  .nodes = nodes,
+                                  .workers = c->all_workers,
+                                  .targets = c->all_targets,
+                                  .cpu_busy_pct = nodes ? cpu / nodes : 0};
+            struct mgr_test_end te = {.test = &c->ti,
+                                      .all = &all,
+                                      .start_skew_ms = first != UINT64_MAX && last >= first
+                                                           ? (double)(last - first) / 1e6
+                                                           : 0,
+                                      .nodes = nodes,
+                                      .lost = cl_count(c, AG_LOST),
+                                      .interrupted = c->rc == 130};
+            CL_SINKS(c, s_->ops->test_end(s_, &te));
+        }
+    }
     if (c->rc == 130 || cl_live(c) == 0) {
         cl_finish(c);
         return;
@@ -420,6 +593,14 @@ static void cl_start_test(struct cluster *c)
     c->next_publish = 0;
     memset(c->win, 0, sizeof(c->win));
     iof_stats_reset(&c->all);
+    c->all_workers = c->all_targets = 0;
+    iof_test_cycle_label(&c->tests[c->cur], c->cycle, sizeof(c->cycle));
+    c->ti = (struct mgr_test_info){.test = &c->tests[c->cur],
+                                   .ntests = c->ntests,
+                                   .spec = c->p->specs[c->tests[c->cur].spec_index].name,
+                                   .cycle = c->cycle,
+                                   .start_wall_ns = iof_wall_ns()};
+    CL_SINKS(c, s_->ops->test_begin(s_, &c->ti));
     c->phase = PH_RUN;
     c->deadline = c->end + CL_RESULT_GRACE_NS;
     for (size_t i = 0; i < c->nagents; i++) {
@@ -552,6 +733,7 @@ static void cl_begin(struct cluster *c)
                 fprintf(stderr, " %s", c->agents[i].name);
         fputc('\n', stderr);
     }
+    cl_sinks_run_begin(c);
     c->phase = PH_PREPARE;
     c->deadline = 0; /* preparation takes as long as writing the files takes */
     proto_msg_init(&m, PROTO_MSG_PLAN);
@@ -599,6 +781,11 @@ static void cl_on_msg(struct proto_link *l, const struct proto_msg *m, void *arg
         }
         a->hello = true;
         snprintf(a->name, sizeof(a->name), "%s", m->u.hello.name);
+        proto_hello_free(&a->info);
+        if (proto_hello_copy(&a->info, &m->u.hello)) {
+            cl_agent_fail(a, AG_FAILED, 3, "out of memory");
+            return;
+        }
         for (size_t i = 0; i < c->nagents; i++)
             if (&c->agents[i] != a && c->agents[i].state == AG_READY &&
                 !strcmp(c->agents[i].name, a->name)) {
@@ -1026,6 +1213,8 @@ int mgr_cluster_run(const struct iof_plan *p, const char *plan_text, const struc
     uv_signal_start(&c->sigint, cl_on_signal, SIGINT);
     uv_signal_start(&c->sigterm, cl_on_signal, SIGTERM);
     c->phase = PH_CONNECT;
+    c->run_wall_ns = iof_wall_ns();
+    c->run_mono_ns = iof_now_ns();
     c->deadline = iof_now_ns() + o->wait_ms * IOF_NS_PER_MS;
 
     if (c->embedded || o->listen) {
@@ -1058,8 +1247,12 @@ int mgr_cluster_run(const struct iof_plan *p, const char *plan_text, const struc
     uv_run(c->loop, UV_RUN_DEFAULT);
     uv_loop_close(c->loop);
     rc = c->rc;
-    for (size_t i = 0; i < c->nagents; i++)
+    CL_SINKS(c, s_->ops->run_end(s_, rc));
+    free(c->infos);
+    for (size_t i = 0; i < c->nagents; i++) {
         free(c->agents[i].rows);
+        proto_hello_free(&c->agents[i].info);
+    }
     free(c->agents);
     free(c->tests);
     free(c);

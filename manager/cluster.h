@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "common/spec.h"
+#include "manager/results.h"
 
 struct mgr_run_opts {
     const char *const *agents; /* "HOST[:PORT]" to dial */
@@ -26,8 +27,10 @@ struct mgr_run_opts {
     bool quiet;
     bool verbose; /* log per-interval aggregation timing */
     bool insecure;
-    uint32_t heartbeat_ms; /* 0: default */
-    uint64_t wait_ms;      /* how long to wait for agents */
+    uint32_t heartbeat_ms;   /* 0: default */
+    uint64_t wait_ms;        /* how long to wait for agents */
+    struct mgr_sink **sinks; /* opened result files (borrowed) */
+    size_t nsinks;
 };
 
 /* Runs plan p (plan_text: its canonical JSON, sent to agents). Returns the

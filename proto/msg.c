@@ -1363,3 +1363,59 @@ void proto_msg_clear(struct proto_msg *msg)
     }
     memset(msg, 0, sizeof(*msg));
 }
+
+static int dup_str(const char **dst, const char *src)
+{
+    *dst = NULL;
+    if (!src)
+        return 0;
+    *dst = strdup(src);
+    return *dst ? 0 : -ENOMEM;
+}
+
+void proto_hello_free(struct proto_hello *h)
+{
+    struct proto_msg m;
+    if (!h)
+        return;
+    proto_msg_init(&m, PROTO_MSG_HELLO);
+    m.u.hello = *h;
+    proto_msg_clear(&m);
+    memset(h, 0, sizeof(*h));
+}
+
+int proto_hello_copy(struct proto_hello *dst, const struct proto_hello *src)
+{
+    const struct proto_inventory *si = &src->inventory;
+    struct proto_inventory *di = &dst->inventory;
+    int r = 0;
+
+    memset(dst, 0, sizeof(*dst));
+    dst->role = src->role;
+    dst->major = src->major;
+    dst->minor = src->minor;
+    dst->heartbeat_ms = src->heartbeat_ms;
+    di->cpus = si->cpus;
+    di->memory_bytes = si->memory_bytes;
+    r |= dup_str(&dst->name, src->name);
+    r |= dup_str(&dst->software, src->software);
+    r |= dup_str(&di->hostname, si->hostname);
+    r |= dup_str(&di->kernel, si->kernel);
+    if (si->ntargets) {
+        di->targets = calloc(si->ntargets, sizeof(*di->targets));
+        if (!di->targets)
+            r = -ENOMEM;
+        else
+            di->ntargets = si->ntargets;
+        for (size_t i = 0; di->targets && i < si->ntargets; i++) {
+            di->targets[i] = si->targets[i];
+            r |= dup_str(&di->targets[i].path, si->targets[i].path);
+            r |= dup_str(&di->targets[i].model, si->targets[i].model);
+        }
+    }
+    if (r) {
+        proto_hello_free(dst);
+        return -ENOMEM;
+    }
+    return 0;
+}

@@ -277,4 +277,9 @@ int proto_msg_decode(const void *payload, size_t len, struct proto_msg *msg, str
 /* Frees what a decoded message owns and zeroes it. Accepts NULL. */
 void proto_msg_clear(struct proto_msg *msg);
 
+/* Deep copy of a hello (strings, inventory) that outlives its message:
+ * 0 or -ENOMEM. Release with proto_hello_free(). */
+int proto_hello_copy(struct proto_hello *dst, const struct proto_hello *src);
+void proto_hello_free(struct proto_hello *h);
+
 #endif

@@ -1,0 +1,122 @@
+/* manager/results.h - where a run's figures go besides the terminal: result
+ * files (plain CSV, Iometer CSV, time series CSV, JSON), each a sink fed by
+ * the run (manager/cluster.c) as figures arrive.
+ *
+ * Order of calls for a run:
+ *   open (every sink, before anything runs: an unwritable path fails the run
+ *         with exit code 2 before any I/O)
+ *   run_begin
+ *   per test: test_begin, then in any interleaving
+ *             interval (per node as each agent reports, and ALL when merged)
+ *             row (NODE, WORKER, TARGET rows as each agent's result arrives),
+ *             then test_end (with the ALL row)
+ *   run_end (also after Ctrl-C or lost agents), close.
+ * Durability: interval rows are written and flushed as they arrive; at
+ * test_end a sink writes the test's final rows, flushes and fsyncs, so an
+ * interrupted or crashed manager leaves files holding every finished test.
+ * Everything passed to a sink is borrowed for the duration of the call.
+ */
+#ifndef IOF_MANAGER_RESULTS_H
+#define IOF_MANAGER_RESULTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "common/spec.h"
+#include "common/stats.h"
+#include "proto/msg.h"
+
+/* One agent as it introduced itself. */
+struct mgr_agent_info {
+    const char *name;
+    const char *endpoint;            /* "HOST:PORT" */
+    const struct proto_hello *hello; /* software, inventory */
+};
+
+struct mgr_run_info {
+    const struct iof_plan *plan;
+    const char *plan_text; /* canonical JSON of the plan */
+    const struct mgr_agent_info *agents;
+    size_t nagents;
+    uint64_t start_wall_ns; /* CLOCK_REALTIME at run start */
+};
+
+struct mgr_test_info {
+    const struct iof_test *test;
+    size_t ntests;
+    const char *spec;  /* spec name */
+    const char *cycle; /* "queue_depth=8" or "" */
+    uint64_t start_wall_ns;
+};
+
+enum mgr_row_type { MGR_ROW_ALL, MGR_ROW_NODE, MGR_ROW_WORKER, MGR_ROW_TARGET };
+
+/* One final row of a test. Names are NULL where they do not apply (ALL has
+ * none; NODE has node; WORKER node+worker; TARGET all three). */
+struct mgr_row {
+    enum mgr_row_type type;
+    const char *node;
+    const char *worker; /* "w0" */
+    const char *target; /* the target path as in the plan */
+    const struct iof_stats *stats;
+    uint64_t ns;                      /* the measured window of this row */
+    uint32_t queue_depth;             /* outstanding I/Os per target (TARGET, WORKER: per target) */
+    uint32_t nodes, workers, targets; /* entities below this row (Iometer's # columns) */
+    uint64_t range_offset, range_size; /* TARGET: the region used (0 size: whole) */
+    const struct proto_cpu *cpu;       /* NODE: the node's CPU; ALL: NULL */
+    double cpu_busy_pct;               /* ALL: mean busy % of the nodes; NODE: that node's */
+};
+
+/* One interval of one node (node != NULL) or of the cluster (node NULL). */
+struct mgr_interval {
+    const struct mgr_test_info *test;
+    uint64_t k;       /* 0-based interval */
+    double time_s;    /* end of the interval, seconds since the run started */
+    const char *node; /* NULL for ALL */
+    const struct iof_stats *stats;
+    uint64_t ns;                 /* its length */
+    unsigned reported;           /* ALL: agents that reported; node: 1 */
+    const struct proto_cpu *cpu; /* node CPU; NULL for ALL */
+    double cpu_busy_pct;         /* ALL: mean of the reporting nodes */
+};
+
+struct mgr_test_end {
+    const struct mgr_test_info *test;
+    const struct mgr_row *all; /* the ALL row */
+    double start_skew_ms;
+    unsigned nodes; /* agents that delivered a result */
+    unsigned lost;  /* agents lost during the test */
+    bool interrupted;
+};
+
+struct mgr_sink;
+
+struct mgr_sink_ops {
+    const char *name; /* "csv", "iometer-csv", "timeseries", "json" */
+    /* Creates the file (truncating) and writes any header. */
+    int (*open)(struct mgr_sink *s, const char *path, struct iof_diag *diag);
+    void (*run_begin)(struct mgr_sink *s, const struct mgr_run_info *ri);
+    void (*test_begin)(struct mgr_sink *s, const struct mgr_test_info *ti);
+    void (*interval)(struct mgr_sink *s, const struct mgr_interval *iv);
+    void (*row)(struct mgr_sink *s, const struct mgr_test_info *ti, const struct mgr_row *r);
+    void (*test_end)(struct mgr_sink *s, const struct mgr_test_end *te);
+    void (*run_end)(struct mgr_sink *s, int exit_code);
+    /* Flushes, fsyncs, closes, frees. */
+    void (*close)(struct mgr_sink *s);
+};
+
+struct mgr_sink {
+    const struct mgr_sink_ops *ops;
+    char path[IOF_PATH_MAX];
+    int write_error; /* first write error (-errno); reported once at close */
+    void *priv;      /* the writer's state */
+};
+
+extern const struct mgr_sink_ops mgr_sink_csv;
+extern const struct mgr_sink_ops mgr_sink_iometer;
+extern const struct mgr_sink_ops mgr_sink_timeseries;
+extern const struct mgr_sink_ops mgr_sink_json;
+
+#endif
