@@ -11,16 +11,19 @@
 
 #include "common/log.h"
 #include "manager/cluster.h"
+#include "manager/results.h"
 #include "proto/plan.h"
 #include "proto/version.h"
 
 #define CLI_MAX_SET 256
 #define CLI_MAX_AGENTS 100000
+#define CLI_MAX_SINKS 8
 
 static void cli_usage(FILE *f)
 {
     fputs("usage: iofleet run PLAN.json [--agent HOST[:PORT]]... [--agents-file F]\n"
           "                 [--listen [ADDR][:PORT] --expect N] [--set KEY=VALUE]...\n"
+          "                 [--csv F] [--iometer-csv F] [--timeseries F] [--json F]\n"
           "                 [--workdir DIR] [--wait SECONDS] [--insecure] [--quiet]\n"
           "       iofleet validate PLAN.json [--set KEY=VALUE]...\n"
           "       iofleet --version\n"
@@ -34,6 +37,10 @@ static void cli_usage(FILE *f)
           "  --set        override a plan value before validation, e.g. --set run.duration=5s,\n"
           "               --set workers[0].queue_depth=32\n"
           "  --workdir    test-file directory of the local agent (default ./iofleet-work)\n"
+          "  --csv        results as CSV: one row per test and ALL/NODE/WORKER/TARGET\n"
+          "  --iometer-csv  results in Iometer 1.1.0's results.csv layout\n"
+          "  --timeseries one CSV row per interval per node, plus ALL\n"
+          "  --json       everything: plan, agents, intervals, results, histograms\n"
           "  --wait       seconds to wait for agents to connect (default 15)\n"
           "  --insecure   allow plain TCP to agents that are not on loopback\n"
           "  --quiet      no live interval lines\n"
@@ -60,6 +67,9 @@ struct cli_args {
     bool insecure;
     uint64_t wait_ms;
     uint32_t heartbeat_ms;
+    const char *sink_opt[CLI_MAX_SINKS]; /* "--csv" ... */
+    const char *sink_path[CLI_MAX_SINKS];
+    size_t nsinks;
 };
 
 static void cli_args_free(struct cli_args *a)
@@ -151,8 +161,9 @@ static int cli_number(const char *opt, const char *val, unsigned long min, unsig
 /* Parses the options shared by run and validate; 0 or exit code 2. */
 static int cli_parse(int argc, char **argv, bool is_run, struct cli_args *a)
 {
-    static const char *const valued[] = {"--set",    "--workdir", "--agent",       "--agents-file",
-                                         "--expect", "--wait",    "--heartbeat-ms"};
+    static const char *const valued[] = {
+        "--set",          "--workdir", "--agent",       "--agents-file", "--expect", "--wait",
+        "--heartbeat-ms", "--csv",     "--iometer-csv", "--timeseries",  "--json"};
     memset(a, 0, sizeof(*a));
     a->workdir = "iofleet-work";
     a->wait_ms = 15000;
@@ -206,6 +217,15 @@ static int cli_parse(int argc, char **argv, bool is_run, struct cli_args *a)
             if (cli_number(arg, val, 100, 60000, &num))
                 return 2;
             a->heartbeat_ms = (uint32_t)num;
+        } else if (!strcmp(arg, "--csv") || !strcmp(arg, "--iometer-csv") ||
+                   !strcmp(arg, "--timeseries") || !strcmp(arg, "--json")) {
+            for (size_t k = 0; k < a->nsinks; k++)
+                if (!strcmp(a->sink_opt[k], arg)) {
+                    fprintf(stderr, "iofleet: %s given twice\n", arg);
+                    return 2;
+                }
+            a->sink_opt[a->nsinks] = arg;
+            a->sink_path[a->nsinks++] = val;
         } else if (!strcmp(arg, "--insecure")) {
             a->insecure = true;
         } else if (!strcmp(arg, "--quiet")) {
@@ -283,6 +303,8 @@ static int cli_run(int argc, char **argv)
     struct cli_args a;
     struct iof_plan p;
     struct mgr_run_opts o = {0};
+    struct mgr_sink *sinks[CLI_MAX_SINKS];
+    size_t nsinks = 0;
     char dynamo[PATH_MAX];
     char *text = NULL;
     int rc = cli_parse(argc, argv, true, &a);
@@ -290,6 +312,31 @@ static int cli_run(int argc, char **argv)
     if (rc == 0)
         rc = cli_load(&a, &p, &text);
     if (rc) {
+        cli_args_free(&a);
+        return rc;
+    }
+    /* Result files are created before anything runs: a path that cannot be
+     * written fails now, not after an hour of measurement. */
+    for (size_t i = 0; i < a.nsinks; i++) {
+        const struct mgr_sink_ops *ops = mgr_sink_for_option(a.sink_opt[i]);
+        struct iof_diag d = {{0}};
+        if (!ops) {
+            fprintf(stderr, "iofleet: %s is not available in this build\n", a.sink_opt[i]);
+            rc = 2;
+            break;
+        }
+        if (mgr_sink_open(ops, a.sink_path[i], &sinks[nsinks], &d)) {
+            fprintf(stderr, "iofleet: %s %s\n", a.sink_opt[i], d.msg);
+            rc = 2;
+            break;
+        }
+        nsinks++;
+    }
+    if (rc) {
+        for (size_t i = 0; i < nsinks; i++)
+            mgr_sink_close(sinks[i]);
+        free(text);
+        iof_plan_free(&p);
         cli_args_free(&a);
         return rc;
     }
@@ -305,7 +352,12 @@ static int cli_run(int argc, char **argv)
     o.insecure = a.insecure;
     o.wait_ms = a.wait_ms;
     o.heartbeat_ms = a.heartbeat_ms;
+    o.sinks = sinks;
+    o.nsinks = nsinks;
     rc = mgr_cluster_run(&p, text, &o);
+    for (size_t i = 0; i < nsinks; i++)
+        if (mgr_sink_close(sinks[i]) && rc == 0)
+            rc = 1; /* results that could not be written are not a clean run */
     free(text);
     iof_plan_free(&p);
     cli_args_free(&a);

@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "common/err.h"
 #include "common/spec.h"
@@ -103,7 +104,8 @@ struct mgr_sink_ops {
     void (*row)(struct mgr_sink *s, const struct mgr_test_info *ti, const struct mgr_row *r);
     void (*test_end)(struct mgr_sink *s, const struct mgr_test_end *te);
     void (*run_end)(struct mgr_sink *s, int exit_code);
-    /* Flushes, fsyncs, closes, frees. */
+    /* Flushes, fsyncs and closes the file and frees the writer state (priv);
+     * mgr_sink_close() frees the sink itself. */
     void (*close)(struct mgr_sink *s);
 };
 
@@ -113,6 +115,31 @@ struct mgr_sink {
     int write_error; /* first write error (-errno); reported once at close */
     void *priv;      /* the writer's state */
 };
+
+/* Shared by the writers (manager/results.c). */
+
+/* Creates path for writing (truncating, 0644) as a stdio stream with a
+ * large buffer; NULL with diag "PATH: cannot create: REASON" on failure. */
+FILE *mgr_sink_fopen(const char *path, struct iof_diag *diag);
+/* Writes s as one RFC 4180 field: quoted when it holds a comma, quote, CR
+ * or LF, quotes doubled. NULL writes an empty field. */
+void mgr_csv_field(FILE *f, const char *s);
+/* fflush + fsync; remembers the first error in sink->write_error. */
+void mgr_sink_sync(struct mgr_sink *sink, FILE *f, bool durable);
+/* fclose (after a durable sync); reports a write error once on stderr,
+ * naming the file. Returns the first error (0 when all went well). */
+int mgr_sink_fclose(struct mgr_sink *sink, FILE *f);
+/* "ALL", "NODE", "WORKER", "TARGET". */
+const char *mgr_row_type_name(enum mgr_row_type t);
+
+/* The writer behind an option ("--csv", "--iometer-csv", "--timeseries",
+ * "--json"), or NULL. */
+const struct mgr_sink_ops *mgr_sink_for_option(const char *option);
+/* Allocates a sink and opens it: 0, or an error with diag naming the path. */
+int mgr_sink_open(const struct mgr_sink_ops *ops, const char *path, struct mgr_sink **out,
+                  struct iof_diag *diag);
+/* Closes and frees (accepts NULL); returns the sink's write error. */
+int mgr_sink_close(struct mgr_sink *s);
 
 extern const struct mgr_sink_ops mgr_sink_csv;
 extern const struct mgr_sink_ops mgr_sink_iometer;

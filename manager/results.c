@@ -1,0 +1,110 @@
+#include "manager/results.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Writers that exist, by the option that selects them. */
+static const struct {
+    const char *option;
+    const struct mgr_sink_ops *ops;
+} sink_registry[] = {
+    {NULL, NULL},
+};
+
+const struct mgr_sink_ops *mgr_sink_for_option(const char *option)
+{
+    for (size_t i = 0; i < sizeof(sink_registry) / sizeof(sink_registry[0]); i++)
+        if (sink_registry[i].option && !strcmp(sink_registry[i].option, option))
+            return sink_registry[i].ops;
+    return NULL;
+}
+
+FILE *mgr_sink_fopen(const char *path, struct iof_diag *diag)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        iof_diag_set(diag, -errno, "%s: cannot create: %s", path, strerror(errno));
+        return NULL;
+    }
+    setvbuf(f, NULL, _IOFBF, 1 << 16);
+    return f;
+}
+
+void mgr_csv_field(FILE *f, const char *s)
+{
+    if (!s)
+        return;
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+void mgr_sink_sync(struct mgr_sink *sink, FILE *f, bool durable)
+{
+    if (fflush(f) != 0 || ferror(f)) {
+        if (!sink->write_error)
+            sink->write_error = -(errno ? errno : EIO);
+        return;
+    }
+    if (durable && fsync(fileno(f)) != 0 && errno != EINVAL && !sink->write_error)
+        sink->write_error = -errno;
+}
+
+int mgr_sink_fclose(struct mgr_sink *sink, FILE *f)
+{
+    if (!f)
+        return sink->write_error;
+    mgr_sink_sync(sink, f, true);
+    if (fclose(f) != 0 && !sink->write_error)
+        sink->write_error = -errno;
+    if (sink->write_error)
+        fprintf(stderr, "iofleet: %s: write failed: %s\n", sink->path,
+                strerror(-sink->write_error));
+    return sink->write_error;
+}
+
+const char *mgr_row_type_name(enum mgr_row_type t)
+{
+    static const char *const names[] = {"ALL", "NODE", "WORKER", "TARGET"};
+    return (unsigned)t < 4 ? names[t] : "?";
+}
+
+int mgr_sink_open(const struct mgr_sink_ops *ops, const char *path, struct mgr_sink **out,
+                  struct iof_diag *diag)
+{
+    struct mgr_sink *s = calloc(1, sizeof(*s));
+    int r;
+
+    if (!s)
+        return iof_diag_set(diag, -ENOMEM, "out of memory");
+    s->ops = ops;
+    snprintf(s->path, sizeof(s->path), "%s", path);
+    r = ops->open(s, path, diag);
+    if (r) {
+        free(s);
+        return r;
+    }
+    *out = s;
+    return 0;
+}
+
+int mgr_sink_close(struct mgr_sink *s)
+{
+    int r;
+    if (!s)
+        return 0;
+    s->ops->close(s);
+    r = s->write_error;
+    free(s);
+    return r;
+}
