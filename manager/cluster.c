@@ -44,7 +44,7 @@ enum ag_state {
 
 struct cl_row {
     char type[8];
-    char name[64 + IOF_PATH_MAX];
+    char *name; /* owned */
     struct mgr_metrics m;
 };
 
@@ -180,6 +180,31 @@ static bool cl_worker_group(const struct cluster *c, const struct cl_agent *a, s
     return false;
 }
 
+/* A stats or result body must have exactly the workers and targets the plan
+ * gives this agent in the current test: anything else is a protocol error. */
+static bool cl_shape_ok(struct cl_agent *a, const struct proto_stats *st)
+{
+    size_t expect = 0;
+    struct iof_worker_cfg gc;
+
+    while (cl_worker_group(a->c, a, expect, &gc))
+        expect++;
+    if (st->nworkers != expect) {
+        cl_agent_fail(a, AG_LOST, 1, "sent %zu workers for test %u, the plan gives it %zu",
+                      st->nworkers, st->test + 1, expect);
+        return false;
+    }
+    for (size_t w = 0; w < st->nworkers; w++) {
+        cl_worker_group(a->c, a, w, &gc);
+        if (st->workers[w].ntargets != gc.ntargets) {
+            cl_agent_fail(a, AG_LOST, 1, "sent %zu targets for worker %zu, the plan gives %zu",
+                          st->workers[w].ntargets, w, gc.ntargets);
+            return false;
+        }
+    }
+    return true;
+}
+
 static void cl_sinks_run_begin(struct cluster *c)
 {
     struct mgr_run_info ri = {
@@ -285,7 +310,7 @@ static void cl_on_stats(struct cl_agent *a, const struct proto_stats *st)
     struct cluster *c = a->c;
     struct cl_interval *iv;
 
-    if (c->phase != PH_RUN || st->test != c->cur)
+    if (c->phase != PH_RUN || st->test != c->cur || !cl_shape_ok(a, st))
         return;
     a->next_interval = st->interval + 1;
     if (st->interval < c->next_publish || st->interval >= c->next_publish + CL_WINDOW)
@@ -325,21 +350,33 @@ static void cl_on_stats(struct cl_agent *a, const struct proto_stats *st)
 
 /* --- final results ---------------------------------------------------------------------- */
 
+static void cl_clear_rows(struct cl_agent *a)
+{
+    for (size_t i = 0; i < a->nrows; i++)
+        free(a->rows[i].name);
+    a->nrows = 0;
+}
+
 static int cl_add_row(struct cl_agent *a, const char *type, const char *name,
                       const struct iof_stats *s, uint64_t ns)
 {
     struct cl_row *r;
+    char *copy = strdup(name);
+    if (!copy)
+        return -ENOMEM;
     if (a->nrows == a->caprows) {
         size_t cap = a->caprows ? a->caprows * 2 : 16;
         struct cl_row *n = realloc(a->rows, cap * sizeof(*n));
-        if (!n)
+        if (!n) {
+            free(copy);
             return -ENOMEM;
+        }
         a->rows = n;
         a->caprows = cap;
     }
     r = &a->rows[a->nrows++];
     snprintf(r->type, sizeof(r->type), "%s", type);
-    snprintf(r->name, sizeof(r->name), "%s", name);
+    r->name = copy;
     mgr_metrics_compute(s, ns, &r->m);
     return 0;
 }
@@ -356,16 +393,17 @@ static void cl_on_result(struct cl_agent *a, const struct proto_stats *st)
 {
     struct cluster *c = a->c;
     struct iof_stats *node = calloc(1, sizeof(*node)), *wsum = calloc(1, sizeof(*wsum));
-    char label[64 + IOF_PATH_MAX], wl[64 + PROTO_NAME_MAX], wshort[32];
+    char label[64 + PROTO_NAME_MAX + IOF_PATH_MAX], wl[64 + PROTO_NAME_MAX], wshort[32];
     uint32_t ntargets_node = 0;
 
-    if (c->phase != PH_RUN || st->test != c->cur || a->result || !node || !wsum) {
+    if (c->phase != PH_RUN || st->test != c->cur || a->result || !node || !wsum ||
+        !cl_shape_ok(a, st)) {
         free(node);
         free(wsum);
         return;
     }
     a->result = true;
-    a->nrows = 0;
+    cl_clear_rows(a);
     a->cpu = st->cpu;
     a->started_first =
         st->started_first_ns ? (uint64_t)((int64_t)st->started_first_ns - a->offset) : 0;
@@ -801,8 +839,12 @@ static void cl_on_msg(struct proto_link *l, const struct proto_msg *m, void *arg
         a->welcomed = true;
         a->state = AG_READY;
         proto_link_set_deadline(a->link, 0, NULL);
-        proto_link_set_established(a->link, c->o->heartbeat_ms ? c->o->heartbeat_ms
-                                                               : PROTO_HEARTBEAT_MS_DEFAULT);
+        {
+            /* Both sides use the larger of the two periods. */
+            uint32_t mine = c->o->heartbeat_ms ? c->o->heartbeat_ms : PROTO_HEARTBEAT_MS_DEFAULT;
+            proto_link_set_established(a->link,
+                                       a->info.heartbeat_ms > mine ? a->info.heartbeat_ms : mine);
+        }
         cl_check_connected(c);
         return;
     case PROTO_MSG_ERROR:
@@ -857,6 +899,36 @@ static void cl_on_retry(uv_timer_t *t)
     cl_dial(t->data);
 }
 
+/* Moves the current phase on if the agents still taking part are all done
+ * with it (after one of them failed or vanished). */
+static void cl_progress(struct cluster *c)
+{
+    bool all = true;
+
+    switch (c->phase) {
+    case PH_CONNECT:
+        cl_check_connected(c);
+        return;
+    case PH_PREPARE:
+        cl_check_prepared(c);
+        return;
+    case PH_CLOCK:
+        for (size_t i = 0; i < c->nagents; i++)
+            all &= c->agents[i].state != AG_READY || c->agents[i].clock_done;
+        if (all && cl_live(c))
+            cl_start_test(c);
+        else if (!cl_live(c))
+            cl_finish(c);
+        return;
+    case PH_RUN:
+        cl_publish_ready(c, false);
+        cl_check_results(c);
+        return;
+    default:
+        return;
+    }
+}
+
 static void cl_on_link_close(struct proto_link *l, int err, const char *why, void *arg)
 {
     struct cl_agent *a = arg;
@@ -871,18 +943,6 @@ static void cl_on_link_close(struct proto_link *l, int err, const char *why, voi
             cl_agent_fail(a, AG_FAILED, 3, "%s", why);
         else
             cl_agent_fail(a, AG_LOST, 1, "lost: %s", why);
-        if (c->phase == PH_PREPARE)
-            cl_check_prepared(c);
-        else if (c->phase == PH_CLOCK) {
-            bool all = true;
-            for (size_t i = 0; i < c->nagents; i++)
-                all &= c->agents[i].state != AG_READY || c->agents[i].clock_done;
-            if (all)
-                cl_start_test(c);
-        } else if (c->phase == PH_RUN) {
-            cl_publish_ready(c, false);
-            cl_check_results(c);
-        }
     } else if (a->state == AG_DIALING || a->state == AG_HELLO) {
         if (err == IOF_EVERSION || err == IOF_EPROTO) {
             cl_agent_fail(a, AG_FAILED, 3, "%s", why);
@@ -897,7 +957,7 @@ static void cl_on_link_close(struct proto_link *l, int err, const char *why, voi
             cl_agent_fail(a, AG_FAILED, 3, "%s", why);
         }
     }
-    cl_check_connected(c);
+    cl_progress(c);
 }
 
 static void cl_attach(struct cl_agent *a, struct iof_conn *conn)
@@ -1250,6 +1310,7 @@ int mgr_cluster_run(const struct iof_plan *p, const char *plan_text, const struc
     CL_SINKS(c, s_->ops->run_end(s_, rc));
     free(c->infos);
     for (size_t i = 0; i < c->nagents; i++) {
+        cl_clear_rows(&c->agents[i]);
         free(c->agents[i].rows);
         proto_hello_free(&c->agents[i].info);
     }

@@ -7,6 +7,7 @@
  * the first bad field.
  */
 #include "proto/msg.h"
+#include "proto/json.h"
 #include "proto/version.h"
 
 #include <cjson/cJSON.h>
@@ -734,6 +735,11 @@ static int get_i64(struct ctx *c, const cJSON *obj, const char *prefix, const ch
     if (!cJSON_IsString(it) || !it->valuestring || !it->valuestring[0] ||
         strlen(it->valuestring) > 20)
         return ctx_fail(c, "%s: must be a signed integer as a decimal string", path);
+    /* Digits with an optional minus: no blanks, no plus, nothing after. */
+    if (strspn(it->valuestring + (it->valuestring[0] == '-'), "0123456789") !=
+            strlen(it->valuestring + (it->valuestring[0] == '-')) ||
+        !it->valuestring[it->valuestring[0] == '-'])
+        return ctx_fail(c, "%s: must be a signed 64-bit integer as a decimal string", path);
     errno = 0;
     v = strtoll(it->valuestring, &end, 10);
     if (*end || errno)
@@ -771,10 +777,20 @@ static int plan_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
     cJSON *obj;
     if (!p->text)
         return ctx_fail(c, "plan.plan: required field missing");
-    obj = cJSON_ParseWithLength(p->text, p->len);
-    if (!obj || !cJSON_IsObject(obj)) {
+    {
+        const char *end = NULL;
+        obj = cJSON_ParseWithLengthOpts(p->text, p->len, &end, 0);
+        while (obj && end < p->text + p->len &&
+               (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r'))
+            end++;
+        if (!obj || !cJSON_IsObject(obj) || end != p->text + p->len) {
+            cJSON_Delete(obj);
+            return ctx_fail(c, "plan.plan: must be the text of a JSON object");
+        }
+    }
+    if (proto_json_make_exact(obj)) {
         cJSON_Delete(obj);
-        return ctx_fail(c, "plan.plan: must be the text of a JSON object");
+        return ctx_oom(c);
     }
     put_item(c, root, "plan", obj);
     return c->err;
@@ -788,7 +804,7 @@ static int plan_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
     char *text;
     if (!obj)
         return c->err;
-    text = cJSON_PrintUnformatted(obj);
+    text = proto_json_print_exact(obj);
     if (!text)
         return ctx_oom(c);
     msg->u.plan.text = text;
@@ -832,15 +848,19 @@ static int progress_decode(struct ctx *c, const cJSON *root, struct proto_msg *m
 
 /* One direction: {"ios":n,"bytes":n,"errors":n,"lat":"<base64 of the sparse
  * histogram>"}; left out entirely when nothing happened. */
-static int dir_encode(struct ctx *c, cJSON *obj, const char *key, const struct iof_dirstats *d)
+static int dir_encode(struct ctx *c, cJSON *obj, const char *prefix, const char *key,
+                      const struct iof_dirstats *d)
 {
     cJSON *j;
     uint8_t *raw;
     char *b64;
     long n;
 
-    if (c->err || (!d->ios && !d->errors && !d->lat.count))
+    if (c->err || (!d->ios && !d->errors && !d->bytes && !d->lat.count))
         return c->err;
+    if (d->lat.count != d->ios)
+        return ctx_fail(c, "%s.%s: %" PRIu64 " latencies for %" PRIu64 " I/Os", prefix, key,
+                        d->lat.count, d->ios);
     j = put_container(c, obj, key, cJSON_CreateObject());
     if (!j)
         return c->err;
@@ -881,7 +901,11 @@ static int dir_decode(struct ctx *c, const cJSON *obj, const char *prefix, const
     get_u64(c, j, path, "ios", &d->ios);
     get_u64(c, j, path, "bytes", &d->bytes);
     get_u64(c, j, path, "errors", &d->errors);
-    lat = get_item(c, j, path, "lat", 0);
+    {
+        char lpath[PATH_BUF];
+        mkpath(lpath, path, "lat");
+        lat = get_item(c, j, lpath, "lat", 0);
+    }
     if (c->err)
         return c->err;
     if (!cJSON_IsString(lat) || !lat->valuestring)
@@ -919,7 +943,7 @@ static int cpu_encode(struct ctx *c, cJSON *root, const struct proto_cpu *cpu)
     j = put_container(c, root, "cpu", cJSON_CreateObject());
     for (size_t i = 0; j && i < 4; i++) {
         /* Two decimals are plenty, and keep the text short. */
-        double r = v[i] < 0 ? 0 : v[i] > 100 ? 100 : (double)(int64_t)(v[i] * 100 + 0.5) / 100;
+        double r = !(v[i] > 0) ? 0 : v[i] > 100 ? 100 : (double)(int64_t)(v[i] * 100 + 0.5) / 100;
         put_item(c, j, keys[i], cJSON_CreateNumber(r));
     }
     return c->err;
@@ -957,6 +981,7 @@ static int stats_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
 {
     const struct proto_stats *st = &msg->u.stats;
     bool result = msg->type == PROTO_MSG_RESULT;
+    size_t total = 0;
     cJSON *jw;
 
     if (st->nworkers > PROTO_STATS_MAX_WORKERS)
@@ -984,8 +1009,12 @@ static int stats_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
             return ctx_oom(c);
         }
         if (ws->ntargets > PROTO_STATS_MAX_TARGETS)
-            return ctx_fail(c, "workers[%zu]: %zu targets, at most %d", w, ws->ntargets,
-                            PROTO_STATS_MAX_TARGETS);
+            return ctx_fail(c, "%s.workers[%zu]: %zu targets, at most %d",
+                            msg_types[msg->type].name, w, ws->ntargets, PROTO_STATS_MAX_TARGETS);
+        total += ws->ntargets;
+        if (total > PROTO_STATS_MAX_TOTAL_TARGETS)
+            return ctx_fail(c, "%s.workers: more than %d targets in all", msg_types[msg->type].name,
+                            PROTO_STATS_MAX_TOTAL_TARGETS);
         for (size_t t = 0; t < ws->ntargets && !c->err; t++) {
             const struct iof_stats *ts = &ws->targets[t];
             cJSON *o = cJSON_CreateObject();
@@ -993,8 +1022,18 @@ static int stats_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
                 cJSON_Delete(o);
                 return ctx_oom(c);
             }
-            dir_encode(c, o, "r", &ts->rd);
-            dir_encode(c, o, "w", &ts->wr);
+            {
+                char prefix[PATH_BUF];
+                snprintf(prefix, sizeof(prefix), "%s.workers[%zu][%zu]", msg_types[msg->type].name,
+                         w, t);
+                dir_encode(c, o, prefix, "r", &ts->rd);
+                dir_encode(c, o, prefix, "w", &ts->wr);
+            }
+            if (ts->first_error > 0)
+                return ctx_fail(c,
+                                "%s.workers[%zu][%zu].first_error.code: must be a negative "
+                                "error code, got %d",
+                                msg_types[msg->type].name, w, t, ts->first_error);
             if (ts->first_error && !c->err) {
                 cJSON *fe = put_container(c, o, "first_error", cJSON_CreateObject());
                 if (fe) {
@@ -1015,7 +1054,7 @@ static int stats_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
     const char *name = msg_types[msg->type].name;
     const cJSON *jw, *jt;
     uint64_t v = 0;
-    size_t n = 0, w = 0;
+    size_t n = 0, w = 0, total = 0;
 
     get_uint(c, root, name, "test", 0, UINT32_MAX, &v);
     st->test = (uint32_t)v;
@@ -1058,6 +1097,12 @@ static int stats_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
         if (nt > PROTO_STATS_MAX_TARGETS)
             return ctx_fail(c, "%s.workers[%zu]: %zu targets, at most %d", name, w, nt,
                             PROTO_STATS_MAX_TARGETS);
+        /* Each target costs a whole histogram in memory: bound the sum
+         * before allocating, whatever the frame size allows. */
+        total += nt;
+        if (total > PROTO_STATS_MAX_TOTAL_TARGETS)
+            return ctx_fail(c, "%s.workers: more than %d targets in all", name,
+                            PROTO_STATS_MAX_TOTAL_TARGETS);
         ws->targets = nt ? calloc(nt, sizeof(*ws->targets)) : NULL;
         if (nt && !ws->targets)
             return ctx_oom(c);

@@ -194,6 +194,7 @@ struct proto_prepare_progress {
 /* Limits on stats and result bodies. */
 #define PROTO_STATS_MAX_WORKERS 65536
 #define PROTO_STATS_MAX_TARGETS 256 /* per worker */
+#define PROTO_STATS_MAX_TOTAL_TARGETS 1024 /* per message: each is a histogram in memory */
 
 struct proto_worker_stats {
     size_t ntargets;

@@ -11,6 +11,7 @@
  * left in place so the message (and --set provenance) can use it.
  */
 #include "proto/plan.h"
+#include "proto/json.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -1708,7 +1709,7 @@ static int plan_parse_impl(const char *name, const char *text, size_t len,
         }
     }
     if (rc == 0 && canonical) {
-        *canonical = cJSON_PrintUnformatted(root);
+        *canonical = proto_json_print_exact(root);
         if (!*canonical)
             rc = nomem(&c);
     }
