@@ -10,6 +10,7 @@ static const struct {
     const char *option;
     const struct mgr_sink_ops *ops;
 } sink_registry[] = {
+    {"--iometer-csv", &mgr_sink_iometer},
     {NULL, NULL},
 };
 
