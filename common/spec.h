@@ -40,7 +40,8 @@ enum iof_pattern {
 
 struct iof_target_cfg {
     char path[IOF_PATH_MAX]; /* relative: test file in the workdir; absolute: file or device */
-    uint64_t size;           /* test-file size; 0 = existing file / whole device */
+    uint64_t size;           /* test-file size; on an existing file or device the part
+                              * used (Iometer's maximum disk size); 0 = all of it */
     uint64_t range_offset;   /* start of the region used (Iometer's starting sector) */
     uint64_t range_size;     /* size of the region; 0 = to the end */
 };

@@ -238,6 +238,18 @@ int dyn_target_open(const struct iof_target_cfg *cfg, const char *workdir, bool 
         if (t->lbs < 512 && direct)
             t->lbs = 512;
     }
+    if (touch && cfg->size) {
+        /* A size on an existing file or device limits the part used, as
+         * Iometer's "Maximum Disk Size" does. */
+        if (cfg->size > t->size) {
+            r = iof_diag_set(diag, IOF_ETARGET,
+                             "target '%s': size %" PRIu64 " exceeds its actual size of %" PRIu64
+                             " bytes",
+                             t->path, cfg->size, t->size);
+            goto fail;
+        }
+        t->size = cfg->size;
+    }
     t->start = cfg->range_offset;
     t->end = cfg->range_size ? cfg->range_offset + cfg->range_size : t->size;
     if (t->end > t->size || t->start >= t->end) {

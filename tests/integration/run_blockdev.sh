@@ -36,6 +36,18 @@ expect_rc 1 "$IOFLEET" run "$T/misfit.json" --workdir "$T/w"
 expect_in "$T/err" "not a multiple of the target's logical block size 4096"
 ok "O_DIRECT misfit refused with the block size named"
 
+# A size on a device limits the part used; more than the device has is refused.
+plan sized.json <<P
+{"name": "sized", "run": {"duration": "1s"},
+ "specs": [{"name": "r", "lines": [{"size": "4k"}]}],
+ "workers": [{"engine": "libaio", "targets": [{"path": "$loop", "size": "200m"}]}]}
+P
+expect_rc 1 "$IOFLEET" run "$T/sized.json" --workdir "$T/w" --quiet
+expect_in "$T/err" "target '$loop': size 209715200 exceeds its actual size of 67108864 bytes"
+sed -i 's/"200m"/"8m"/' "$T/sized.json"
+expect_rc 0 "$IOFLEET" run "$T/sized.json" --workdir "$T/w" --quiet
+ok "a size on a device limits the region and is checked against the device"
+
 # A mounted device is never written, and the refusal names it; reads are fine.
 command -v mkfs.ext4 >/dev/null || skip "mkfs.ext4 not installed (e2fsprogs)"
 truncate -s 32M "$shm/m.img"
