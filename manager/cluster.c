@@ -567,15 +567,22 @@ static void cl_end_test(struct cluster *c)
     cl_print_test(c, measured);
     if (c->o->nsinks) {
         uint64_t first = UINT64_MAX, last = 0;
-        unsigned nodes = 0;
+        unsigned nodes = 0, cpu_nodes = 0;
         double cpu = 0;
+        /* One queue depth for ALL when every group has the same; else 0. */
         uint32_t qd = c->p->nworkers ? iof_test_worker(c->p, &c->tests[c->cur], 0).queue_depth : 0;
+        for (size_t g = 1; g < c->p->nworkers; g++)
+            if (iof_test_worker(c->p, &c->tests[c->cur], g).queue_depth != qd)
+                qd = 0;
         for (size_t i = 0; i < c->nagents; i++) {
             const struct cl_agent *a = &c->agents[i];
             if (!a->result)
                 continue;
             nodes++;
-            cpu += a->cpu.valid ? a->cpu.busy_pct : 0;
+            if (a->cpu.valid) {
+                cpu += a->cpu.busy_pct;
+                cpu_nodes++;
+            }
             if (a->started_first && a->started_first < first)
                 first = a->started_first;
             if (a->started_last > last)
@@ -589,8 +596,9 @@ static void cl_end_test(struct cluster *c)
                                   .nodes = nodes,
                                   .workers = c->all_workers,
                                   .targets = c->all_targets,
-                                  .cpu_busy_pct = nodes ? cpu / nodes : 0};
+                                  .cpu_busy_pct = cpu_nodes ? cpu / cpu_nodes : 0};
             struct mgr_test_end te = {.test = &c->ti,
+                                      .end_wall_ns = iof_wall_ns(),
                                       .all = &all,
                                       .start_skew_ms = first != UINT64_MAX && last >= first
                                                            ? (double)(last - first) / 1e6

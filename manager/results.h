@@ -14,7 +14,9 @@
  * Durability: interval rows are written and flushed as they arrive; at
  * test_end a sink writes the test's final rows, flushes and fsyncs, so an
  * interrupted or crashed manager leaves files holding every finished test.
- * Everything passed to a sink is borrowed for the duration of the call.
+ * Everything passed to a sink is borrowed for the duration of the call,
+ * except run_begin's plan, plan text and agent infos, which stay valid until
+ * close.
  */
 #ifndef IOF_MANAGER_RESULTS_H
 #define IOF_MANAGER_RESULTS_H
@@ -85,6 +87,7 @@ struct mgr_interval {
 
 struct mgr_test_end {
     const struct mgr_test_info *test;
+    uint64_t end_wall_ns; /* CLOCK_REALTIME when the test's results were complete */
     const struct mgr_row *all; /* the ALL row */
     double start_skew_ms;
     unsigned nodes; /* agents that delivered a result */
