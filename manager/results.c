@@ -10,6 +10,8 @@ static const struct {
     const char *option;
     const struct mgr_sink_ops *ops;
 } sink_registry[] = {
+    {"--csv", &mgr_sink_csv},
+    {"--timeseries", &mgr_sink_timeseries},
     {"--iometer-csv", &mgr_sink_iometer},
     {NULL, NULL},
 };

@@ -1,0 +1,442 @@
+/* manager/out_csv.c - the --csv writer: plain CSV, one header line, one row
+ * per test x entity (ALL, NODE, WORKER, TARGET).
+ *
+ * Format: RFC 4180 quoting (a field holding a comma, quote, CR or LF is
+ * quoted, quotes doubled), records end with LF. The columns are CSV_HEADER:
+ * the product contract's 31 first, then extras. `test` is 1-based; `cycle` is
+ * the cycle label ("queue_depth=8") or empty. A value that does not apply to a
+ * row is an empty field, never a made-up 0: node/worker/target above the
+ * row's level, CPU figures on WORKER and TARGET rows (and on NODE/ALL when the
+ * node did not measure CPU), latencies of a direction without I/O,
+ * queue_depth on NODE rows, start_skew_ms outside the ALL row (and on it when
+ * no node delivered a result). Counts are
+ * integers; rates and percentages %.3f, times in ms %.6f, duration_s %.6f.
+ * All figures come from mgr_metrics_compute() (merged histograms).
+ *
+ * cpu_pct is the node's busy % (ALL: the mean the run reports); user_pct,
+ * sys_pct and agent_cpu_pct of ALL are means over the nodes that measured
+ * CPU; cpu_effectiveness is iops / cpu_pct, as Iometer's "CPU effectiveness".
+ *
+ * Order and durability: a test's NODE/WORKER/TARGET rows arrive as each
+ * agent's result comes in; they are kept as formatted text (never as
+ * iof_stats: a 1000-node run must not hold histograms) and written when
+ * test_end brings the ALL row: ALL first, then per node (in the order NODE
+ * rows arrived) the NODE row, its WORKER rows, each followed by its TARGET
+ * rows; then the file is fsynced. Rows whose parent row never came follow, in
+ * arrival order. Rows of a test that got no test_end (the run ended first)
+ * are written in the same order without an ALL row at the next test_begin,
+ * run_end or close, so nothing received is lost.
+ */
+#include "manager/results.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "manager/report.h"
+
+#define CSV_HEADER                                                                                 \
+    "test,spec,cycle,row_type,node,worker,target,queue_depth,duration_s,iops,read_iops,"           \
+    "write_iops,mibps,read_mibps,write_mibps,avg_lat_ms,avg_read_lat_ms,avg_write_lat_ms,"         \
+    "p50_lat_ms,p90_lat_ms,p95_lat_ms,p99_lat_ms,p999_lat_ms,p9999_lat_ms,max_lat_ms,read_ios,"    \
+    "write_ios,bytes_read,bytes_written,errors,cpu_pct,read_errors,write_errors,user_pct,"         \
+    "sys_pct,agent_cpu_pct,cpu_effectiveness,start_skew_ms,nodes,workers,targets"
+
+/* CPU figures of one row; known false prints empty fields. */
+struct csv_cpu {
+    bool known;
+    double busy, user, sys, agent;
+};
+
+/* One buffered row: offsets into the test's text buffer. */
+struct csv_rec {
+    enum mgr_row_type type;
+    size_t seq;          /* arrival order */
+    size_t node, worker; /* NUL-terminated names ("" when absent) */
+    size_t text, len;    /* the formatted CSV record, LF included */
+    size_t nkey, wkey;   /* grouping keys, computed when written */
+};
+
+struct csv_writer {
+    FILE *f;
+    /* the current test's rows: text in a memory stream, records beside it */
+    FILE *mem;
+    char *membuf;
+    size_t memlen;
+    struct csv_rec *recs;
+    size_t nrecs, caprecs;
+    /* CPU of the current test's NODE rows, for the ALL row */
+    unsigned cpu_nodes;
+    double user_sum, sys_sum, agent_sum;
+};
+
+static void put_sep(FILE *f)
+{
+    fputc(',', f);
+}
+
+static void put_u64(FILE *f, uint64_t v)
+{
+    fprintf(f, ",%" PRIu64, v);
+}
+
+static void put_3(FILE *f, bool known, double v)
+{
+    if (known)
+        fprintf(f, ",%.3f", v);
+    else
+        put_sep(f);
+}
+
+static void put_6(FILE *f, bool known, double v)
+{
+    if (known)
+        fprintf(f, ",%.6f", v);
+    else
+        put_sep(f);
+}
+
+static void put_name(FILE *f, const char *s)
+{
+    put_sep(f);
+    mgr_csv_field(f, s);
+}
+
+/* Writes one record (LF-terminated). skew is printed when non-NULL. */
+static void csv_format(FILE *f, const struct mgr_test_info *ti, const struct mgr_row *r,
+                       const struct csv_cpu *cpu, const double *skew_ms)
+{
+    const struct iof_stats *st = r->stats;
+    struct mgr_metrics m;
+    bool any, rd, wr;
+
+    mgr_metrics_compute(st, r->ns, &m);
+    rd = st->rd.ios > 0;
+    wr = st->wr.ios > 0;
+    any = rd || wr;
+    if (ti && ti->test)
+        fprintf(f, "%u", ti->test->index + 1);
+    put_name(f, ti ? ti->spec : NULL);
+    put_name(f, ti ? ti->cycle : NULL);
+    put_name(f, mgr_row_type_name(r->type));
+    put_name(f, r->type == MGR_ROW_ALL ? NULL : r->node);
+    put_name(f, r->type == MGR_ROW_WORKER || r->type == MGR_ROW_TARGET ? r->worker : NULL);
+    put_name(f, r->type == MGR_ROW_TARGET ? r->target : NULL);
+    if (r->queue_depth && r->type != MGR_ROW_NODE)
+        fprintf(f, ",%" PRIu32, r->queue_depth);
+    else
+        put_sep(f);
+    put_6(f, true, m.seconds);
+    put_3(f, true, m.iops);
+    put_3(f, true, m.read_iops);
+    put_3(f, true, m.write_iops);
+    put_3(f, true, m.mibps);
+    put_3(f, true, m.read_mibps);
+    put_3(f, true, m.write_mibps);
+    put_6(f, any, m.avg_ms);
+    put_6(f, rd, m.avg_read_ms);
+    put_6(f, wr, m.avg_write_ms);
+    put_6(f, any, m.p50_ms);
+    put_6(f, any, m.p90_ms);
+    put_6(f, any, m.p95_ms);
+    put_6(f, any, m.p99_ms);
+    put_6(f, any, m.p999_ms);
+    put_6(f, any, m.p9999_ms);
+    put_6(f, any, m.max_ms);
+    put_u64(f, m.read_ios);
+    put_u64(f, m.write_ios);
+    put_u64(f, m.bytes_read);
+    put_u64(f, m.bytes_written);
+    put_u64(f, m.errors);
+    put_3(f, cpu->known, cpu->busy);
+    put_u64(f, st->rd.errors);
+    put_u64(f, st->wr.errors);
+    put_3(f, cpu->known, cpu->user);
+    put_3(f, cpu->known, cpu->sys);
+    put_3(f, cpu->known, cpu->agent);
+    put_3(f, cpu->known && cpu->busy > 0, cpu->busy > 0 ? m.iops / cpu->busy : 0);
+    put_3(f, skew_ms != NULL, skew_ms ? *skew_ms : 0);
+    put_u64(f, r->nodes);
+    put_u64(f, r->workers);
+    put_u64(f, r->targets);
+    fputc('\n', f);
+}
+
+static void csv_fail(struct mgr_sink *s, int err)
+{
+    if (!s->write_error)
+        s->write_error = err;
+}
+
+/* --- ordering of a test's buffered rows ------------------------------------------------ */
+
+static int cmp_node(const void *a, const void *b, void *arg)
+{
+    const struct csv_writer *w = arg;
+    const struct csv_rec *x = &w->recs[*(const size_t *)a], *y = &w->recs[*(const size_t *)b];
+    int c = strcmp(w->membuf + x->node, w->membuf + y->node);
+    return c ? c : (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static int cmp_worker(const void *a, const void *b, void *arg)
+{
+    const struct csv_writer *w = arg;
+    const struct csv_rec *x = &w->recs[*(const size_t *)a], *y = &w->recs[*(const size_t *)b];
+    int c = strcmp(w->membuf + x->node, w->membuf + y->node);
+    if (!c)
+        c = strcmp(w->membuf + x->worker, w->membuf + y->worker);
+    return c ? c : (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* 0 for the row that heads its group, 1 for the rows under it. */
+static int csv_rank(enum mgr_row_type t, enum mgr_row_type head)
+{
+    return t == head ? 0 : 1;
+}
+
+static int cmp_output(const void *a, const void *b)
+{
+    const struct csv_rec *x = a, *y = b;
+    int c;
+#define CSV_CMP(u, v)                                                                              \
+    if ((c = ((u) > (v)) - ((u) < (v))) != 0)                                                      \
+    return c
+    CSV_CMP(x->nkey, y->nkey);
+    CSV_CMP(csv_rank(x->type, MGR_ROW_NODE), csv_rank(y->type, MGR_ROW_NODE));
+    CSV_CMP(x->wkey, y->wkey);
+    CSV_CMP(csv_rank(x->type, MGR_ROW_WORKER), csv_rank(y->type, MGR_ROW_WORKER));
+    CSV_CMP(x->seq, y->seq);
+#undef CSV_CMP
+    return 0;
+}
+
+static bool csv_same_group(const struct csv_writer *w, size_t a, size_t b, bool by_worker)
+{
+    const struct csv_rec *x = &w->recs[a], *y = &w->recs[b];
+    if (strcmp(w->membuf + x->node, w->membuf + y->node))
+        return false;
+    return !by_worker || !strcmp(w->membuf + x->worker, w->membuf + y->worker);
+}
+
+/* idx[0..n) is sorted by name then arrival: every record of a run of equal
+ * names (node, or node+worker when by_worker) gets as key the seq of the
+ * run's first `head` row, or nrecs + seq of the run's first record when it
+ * has none (orphans go after every complete group, in arrival order). */
+static void csv_assign_keys(struct csv_writer *w, const size_t *idx, size_t n,
+                            enum mgr_row_type head, bool by_worker)
+{
+    for (size_t i = 0, j; i < n; i = j) {
+        size_t key = w->nrecs + w->recs[idx[i]].seq;
+        bool found = false;
+        for (j = i; j < n && csv_same_group(w, idx[i], idx[j], by_worker); j++) {
+            if (!found && w->recs[idx[j]].type == head) {
+                key = w->recs[idx[j]].seq;
+                found = true;
+            }
+        }
+        for (size_t k = i; k < j; k++) {
+            if (by_worker)
+                w->recs[idx[k]].wkey = key;
+            else
+                w->recs[idx[k]].nkey = key;
+        }
+    }
+}
+
+/* Writes the buffered rows in output order and forgets them. */
+static void csv_write_rows(struct mgr_sink *s, struct csv_writer *w)
+{
+    size_t *idx = NULL, n = 0;
+
+    if (!w->mem)
+        return;
+    if (fflush(w->mem) != 0 || ferror(w->mem)) {
+        csv_fail(s, -ENOMEM);
+        goto out;
+    }
+    if (w->nrecs && (idx = malloc(w->nrecs * sizeof(*idx))) != NULL) {
+        for (size_t i = 0; i < w->nrecs; i++)
+            idx[i] = i;
+        qsort_r(idx, w->nrecs, sizeof(*idx), cmp_node, w);
+        csv_assign_keys(w, idx, w->nrecs, MGR_ROW_NODE, false);
+        for (size_t i = 0; i < w->nrecs; i++)
+            if (w->recs[i].type == MGR_ROW_WORKER || w->recs[i].type == MGR_ROW_TARGET)
+                idx[n++] = i;
+            else
+                w->recs[i].wkey = 0;
+        qsort_r(idx, n, sizeof(*idx), cmp_worker, w);
+        csv_assign_keys(w, idx, n, MGR_ROW_WORKER, true);
+        qsort(w->recs, w->nrecs, sizeof(*w->recs), cmp_output);
+    } else if (w->nrecs) {
+        csv_fail(s, -ENOMEM); /* still write them, in arrival order */
+    }
+    for (size_t i = 0; i < w->nrecs; i++)
+        fwrite(w->membuf + w->recs[i].text, 1, w->recs[i].len, w->f);
+    free(idx);
+out:
+    fclose(w->mem);
+    free(w->membuf);
+    w->mem = NULL;
+    w->membuf = NULL;
+    w->memlen = 0;
+    w->nrecs = 0;
+}
+
+static void csv_reset_cpu(struct csv_writer *w)
+{
+    w->cpu_nodes = 0;
+    w->user_sum = w->sys_sum = w->agent_sum = 0;
+}
+
+/* --- sink operations -------------------------------------------------------------------- */
+
+static int csv_open(struct mgr_sink *s, const char *path, struct iof_diag *diag)
+{
+    struct csv_writer *w = calloc(1, sizeof(*w));
+    int err;
+
+    if (!w)
+        return iof_diag_set(diag, -ENOMEM, "%s: out of memory", path);
+    w->f = mgr_sink_fopen(path, diag);
+    if (!w->f) {
+        err = errno ? -errno : -EIO;
+        free(w);
+        return err;
+    }
+    fputs(CSV_HEADER "\n", w->f);
+    s->priv = w;
+    return 0;
+}
+
+static void csv_run_begin(struct mgr_sink *s, const struct mgr_run_info *ri)
+{
+    (void)s;
+    (void)ri;
+}
+
+static void csv_test_begin(struct mgr_sink *s, const struct mgr_test_info *ti)
+{
+    struct csv_writer *w = s->priv;
+
+    (void)ti;
+    if (w->mem) { /* the previous test never ended */
+        csv_write_rows(s, w);
+        mgr_sink_sync(s, w->f, true);
+    }
+    csv_reset_cpu(w);
+}
+
+static void csv_interval(struct mgr_sink *s, const struct mgr_interval *iv)
+{
+    (void)s;
+    (void)iv;
+}
+
+static bool csv_reserve(struct csv_writer *w)
+{
+    if (!w->mem && !(w->mem = open_memstream(&w->membuf, &w->memlen)))
+        return false;
+    if (w->nrecs == w->caprecs) {
+        size_t cap = w->caprecs ? w->caprecs * 2 : 64;
+        struct csv_rec *n = realloc(w->recs, cap * sizeof(*n));
+        if (!n)
+            return false;
+        w->recs = n;
+        w->caprecs = cap;
+    }
+    return true;
+}
+
+static size_t mem_put_name(FILE *mem, const char *s)
+{
+    size_t at = (size_t)ftello(mem);
+    fputs(s ? s : "", mem);
+    fputc('\0', mem);
+    return at;
+}
+
+static void csv_row(struct mgr_sink *s, const struct mgr_test_info *ti, const struct mgr_row *r)
+{
+    struct csv_writer *w = s->priv;
+    struct csv_cpu cpu = {0};
+    struct csv_rec *rec;
+
+    if (r->type == MGR_ROW_NODE && r->cpu) {
+        cpu = (struct csv_cpu){.known = true,
+                               .busy = r->cpu_busy_pct,
+                               .user = r->cpu->user_pct,
+                               .sys = r->cpu->sys_pct,
+                               .agent = r->cpu->agent_pct};
+        w->cpu_nodes++;
+        w->user_sum += cpu.user;
+        w->sys_sum += cpu.sys;
+        w->agent_sum += cpu.agent;
+    }
+    if (!csv_reserve(w)) { /* out of memory: keep the row, out of order */
+        csv_fail(s, -ENOMEM);
+        csv_format(w->f, ti, r, &cpu, NULL);
+        return;
+    }
+    rec = &w->recs[w->nrecs];
+    rec->type = r->type;
+    rec->seq = w->nrecs;
+    rec->node = mem_put_name(w->mem, r->node);
+    rec->worker = mem_put_name(w->mem, r->type == MGR_ROW_NODE ? NULL : r->worker);
+    rec->text = (size_t)ftello(w->mem);
+    csv_format(w->mem, ti, r, &cpu, NULL);
+    rec->len = (size_t)ftello(w->mem) - rec->text;
+    w->nrecs++;
+}
+
+static void csv_test_end(struct mgr_sink *s, const struct mgr_test_end *te)
+{
+    struct csv_writer *w = s->priv;
+    struct csv_cpu cpu = {0};
+
+    if (w->cpu_nodes)
+        cpu = (struct csv_cpu){.known = true,
+                               .busy = te->all->cpu_busy_pct,
+                               .user = w->user_sum / w->cpu_nodes,
+                               .sys = w->sys_sum / w->cpu_nodes,
+                               .agent = w->agent_sum / w->cpu_nodes};
+    /* no node delivered a result: the skew is unknown, not 0 */
+    csv_format(w->f, te->test, te->all, &cpu, te->nodes ? &te->start_skew_ms : NULL);
+    csv_write_rows(s, w);
+    mgr_sink_sync(s, w->f, true);
+    csv_reset_cpu(w);
+}
+
+static void csv_run_end(struct mgr_sink *s, int exit_code)
+{
+    struct csv_writer *w = s->priv;
+
+    (void)exit_code;
+    csv_write_rows(s, w);
+    mgr_sink_sync(s, w->f, true);
+}
+
+static void csv_close(struct mgr_sink *s)
+{
+    struct csv_writer *w = s->priv;
+
+    if (!w)
+        return;
+    csv_write_rows(s, w);
+    mgr_sink_fclose(s, w->f);
+    free(w->recs);
+    free(w);
+    s->priv = NULL;
+}
+
+const struct mgr_sink_ops mgr_sink_csv = {
+    .name = "csv",
+    .open = csv_open,
+    .run_begin = csv_run_begin,
+    .test_begin = csv_test_begin,
+    .interval = csv_interval,
+    .row = csv_row,
+    .test_end = csv_test_end,
+    .run_end = csv_run_end,
+    .close = csv_close,
+};

@@ -1,0 +1,166 @@
+/* manager/out_timeseries.c - the --timeseries writer: one CSV row per
+ * interval per node as each agent reports it, then the cluster's ALL row
+ * (node "ALL") once the interval is merged.
+ *
+ * Columns: TS_HEADER. The contract's 14 first, then extras: cycle, reported
+ * (ALL: agents in the merge; node rows: 1), duration_s (the interval's
+ * length: the last one of a test may be shorter) and the exact counts
+ * read_ios, write_ios, bytes_read, bytes_written, so a script can sum
+ * intervals without going through rounded rates.
+ *
+ * `interval` is 1-based, like `test`: interval n of a test covers the
+ * measured window's (n-1)*I .. n*I and time_s is its end, in seconds since
+ * the run started (so time_s - duration_s is its start). Rows of one test are
+ * in arrival order, not necessarily sorted by interval.
+ *
+ * Quoting is RFC 4180 with LF line ends, as the --csv file. Latencies are
+ * empty for an interval without I/O; cpu_pct is empty for a node that did not
+ * measure CPU, and on ALL rows until a node of the test reported CPU (ALL's
+ * value is the mean the run reports). Numbers come from mgr_metrics_compute()
+ * (merged histograms): rates and % with %.3f, ms with %.6f, time_s %.3f.
+ *
+ * Durability: every row is flushed (not fsynced) as it is written; the file
+ * is fsynced at test_end, run_end and close.
+ */
+#include "manager/results.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "manager/report.h"
+
+#define TS_HEADER                                                                                  \
+    "time_s,test,spec,interval,node,iops,read_iops,write_iops,mibps,avg_lat_ms,p99_lat_ms,"        \
+    "max_lat_ms,errors,cpu_pct,cycle,reported,duration_s,read_ios,write_ios,bytes_read,"           \
+    "bytes_written"
+
+struct ts_writer {
+    FILE *f;
+    bool cpu_seen; /* a node of the current test reported CPU */
+};
+
+static void ts_f(FILE *f, const char *lead, bool known, double v, int prec)
+{
+    fputs(lead, f);
+    if (known)
+        fprintf(f, "%.*f", prec, v);
+}
+
+static int ts_open(struct mgr_sink *s, const char *path, struct iof_diag *diag)
+{
+    struct ts_writer *w = calloc(1, sizeof(*w));
+    int err;
+
+    if (!w)
+        return iof_diag_set(diag, -ENOMEM, "%s: out of memory", path);
+    w->f = mgr_sink_fopen(path, diag);
+    if (!w->f) {
+        err = errno ? -errno : -EIO;
+        free(w);
+        return err;
+    }
+    fputs(TS_HEADER "\n", w->f);
+    s->priv = w;
+    return 0;
+}
+
+static void ts_run_begin(struct mgr_sink *s, const struct mgr_run_info *ri)
+{
+    (void)s;
+    (void)ri;
+}
+
+static void ts_test_begin(struct mgr_sink *s, const struct mgr_test_info *ti)
+{
+    struct ts_writer *w = s->priv;
+
+    (void)ti;
+    w->cpu_seen = false;
+}
+
+static void ts_interval(struct mgr_sink *s, const struct mgr_interval *iv)
+{
+    struct ts_writer *w = s->priv;
+    const struct mgr_test_info *ti = iv->test;
+    const struct iof_stats *st = iv->stats;
+    FILE *f = w->f;
+    struct mgr_metrics m;
+    bool any = st->rd.ios + st->wr.ios > 0, cpu;
+
+    if (iv->node)
+        cpu = iv->cpu != NULL;
+    else
+        cpu = w->cpu_seen;
+    w->cpu_seen |= iv->node && iv->cpu;
+    mgr_metrics_compute(st, iv->ns, &m);
+    fprintf(f, "%.3f,", iv->time_s);
+    if (ti && ti->test)
+        fprintf(f, "%u", ti->test->index + 1);
+    fputc(',', f);
+    mgr_csv_field(f, ti ? ti->spec : NULL);
+    fprintf(f, ",%" PRIu64 ",", iv->k + 1);
+    mgr_csv_field(f, iv->node ? iv->node : "ALL");
+    ts_f(f, ",", true, m.iops, 3);
+    ts_f(f, ",", true, m.read_iops, 3);
+    ts_f(f, ",", true, m.write_iops, 3);
+    ts_f(f, ",", true, m.mibps, 3);
+    ts_f(f, ",", any, m.avg_ms, 6);
+    ts_f(f, ",", any, m.p99_ms, 6);
+    ts_f(f, ",", any, m.max_ms, 6);
+    fprintf(f, ",%" PRIu64, m.errors);
+    ts_f(f, ",", cpu, iv->cpu_busy_pct, 3);
+    fputc(',', f);
+    mgr_csv_field(f, ti ? ti->cycle : NULL);
+    fprintf(f, ",%u", iv->reported);
+    ts_f(f, ",", true, m.seconds, 6);
+    fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", m.read_ios, m.write_ios,
+            m.bytes_read, m.bytes_written);
+    mgr_sink_sync(s, f, false);
+}
+
+static void ts_row(struct mgr_sink *s, const struct mgr_test_info *ti, const struct mgr_row *r)
+{
+    (void)s;
+    (void)ti;
+    (void)r;
+}
+
+static void ts_test_end(struct mgr_sink *s, const struct mgr_test_end *te)
+{
+    struct ts_writer *w = s->priv;
+
+    (void)te;
+    mgr_sink_sync(s, w->f, true);
+}
+
+static void ts_run_end(struct mgr_sink *s, int exit_code)
+{
+    struct ts_writer *w = s->priv;
+
+    (void)exit_code;
+    mgr_sink_sync(s, w->f, true);
+}
+
+static void ts_close(struct mgr_sink *s)
+{
+    struct ts_writer *w = s->priv;
+
+    if (!w)
+        return;
+    mgr_sink_fclose(s, w->f);
+    free(w);
+    s->priv = NULL;
+}
+
+const struct mgr_sink_ops mgr_sink_timeseries = {
+    .name = "timeseries",
+    .open = ts_open,
+    .run_begin = ts_run_begin,
+    .test_begin = ts_test_begin,
+    .interval = ts_interval,
+    .row = ts_row,
+    .test_end = ts_test_end,
+    .run_end = ts_run_end,
+    .close = ts_close,
+};
