@@ -715,6 +715,15 @@ static int group_teardown(void **state)
     table_free(&g_ts_t);
     for (unsigned i = 0; i < NTESTS; i++)
         free(g_sim[i]);
+    /* the files of every test, also when one failed before removing its own */
+    {
+        static const char *const extra[] = {"unfinished.csv", "noresult.csv"};
+        char path[PATH_MAX];
+        for (size_t i = 0; i < sizeof(extra) / sizeof(extra[0]); i++) {
+            snprintf(path, sizeof(path), "%.*s/%s", (int)(sizeof(path) - 32), g_dir, extra[i]);
+            unlink(path);
+        }
+    }
     unlink(g_csv);
     unlink(g_ts);
     rmdir(g_dir);
