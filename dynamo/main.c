@@ -1,6 +1,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/log.h"
 #include "dynamo/agent.h"
@@ -76,6 +77,11 @@ int main(int argc, char **argv)
             usage(stderr);
             return 2;
         }
+    }
+    if (o.name && !strcasecmp(o.name, "ALL")) {
+        /* Result files use ALL for the cluster rows. */
+        fprintf(stderr, "dynamo: --name ALL is reserved\n");
+        return 2;
     }
     iof_log_init("dynamo", level);
     return dyn_agent_main(&o);

@@ -81,7 +81,8 @@ struct cl_interval {
     bool open;
     unsigned reported;
     uint64_t last_report_ns; /* when the last agent's stats for k arrived */
-    double cpu_sum;          /* busy % of the reporting nodes, summed */
+    struct proto_cpu cpu_sum; /* CPU of the reporting nodes that measured it, summed */
+    unsigned cpu_nodes;
     struct iof_stats sum;
 };
 
@@ -227,6 +228,28 @@ static void cl_sinks_run_begin(struct cluster *c)
     CL_SINKS(c, s_->ops->run_begin(s_, &ri));
 }
 
+static void cl_cpu_add(struct proto_cpu *sum, const struct proto_cpu *c)
+{
+    sum->busy_pct += c->busy_pct;
+    sum->user_pct += c->user_pct;
+    sum->sys_pct += c->sys_pct;
+    sum->agent_pct += c->agent_pct;
+}
+
+/* Mean CPU of n nodes that measured it; invalid when none did. */
+static struct proto_cpu cl_cpu_mean(const struct proto_cpu *sum, unsigned n)
+{
+    struct proto_cpu m = {0};
+    if (!n)
+        return m;
+    m.valid = true;
+    m.busy_pct = sum->busy_pct / n;
+    m.user_pct = sum->user_pct / n;
+    m.sys_pct = sum->sys_pct / n;
+    m.agent_pct = sum->agent_pct / n;
+    return m;
+}
+
 /* Node-level sum of one stats or result message. */
 static void cl_sum_message(const struct proto_stats *st, struct iof_stats *out)
 {
@@ -267,7 +290,10 @@ static void cl_publish(struct cluster *c, struct cl_interval *iv)
                                   .k = iv->k,
                                   .stats = &iv->sum,
                                   .reported = iv->reported,
-                                  .cpu_busy_pct = iv->reported ? iv->cpu_sum / iv->reported : 0};
+                                  .cpu_busy_pct = 0};
+        struct proto_cpu mean = cl_cpu_mean(&iv->cpu_sum, iv->cpu_nodes);
+        mi.cpu = mean.valid ? &mean : NULL;
+        mi.cpu_busy_pct = mean.busy_pct;
         mi.time_s = cl_interval_end_s(c, iv->k, &mi.ns);
         CL_SINKS(c, s_->ops->interval(s_, &mi));
     }
@@ -320,7 +346,8 @@ static void cl_on_stats(struct cl_agent *a, const struct proto_stats *st)
         iv->open = true;
         iv->k = st->interval;
         iv->reported = 0;
-        iv->cpu_sum = 0;
+        memset(&iv->cpu_sum, 0, sizeof(iv->cpu_sum));
+        iv->cpu_nodes = 0;
         iof_stats_reset(&iv->sum);
     }
     {
@@ -342,7 +369,10 @@ static void cl_on_stats(struct cl_agent *a, const struct proto_stats *st)
         }
         free(node);
     }
-    iv->cpu_sum += st->cpu.valid ? st->cpu.busy_pct : 0;
+    if (st->cpu.valid) {
+        cl_cpu_add(&iv->cpu_sum, &st->cpu);
+        iv->cpu_nodes++;
+    }
     iv->reported++;
     iv->last_report_ns = iof_now_ns();
     cl_publish_ready(c, false);
@@ -568,7 +598,7 @@ static void cl_end_test(struct cluster *c)
     if (c->o->nsinks) {
         uint64_t first = UINT64_MAX, last = 0;
         unsigned nodes = 0, cpu_nodes = 0;
-        double cpu = 0;
+        struct proto_cpu cpu_sum = {0}, cpu_mean;
         /* One queue depth for ALL when every group has the same; else 0. */
         uint32_t qd = c->p->nworkers ? iof_test_worker(c->p, &c->tests[c->cur], 0).queue_depth : 0;
         for (size_t g = 1; g < c->p->nworkers; g++)
@@ -580,7 +610,7 @@ static void cl_end_test(struct cluster *c)
                 continue;
             nodes++;
             if (a->cpu.valid) {
-                cpu += a->cpu.busy_pct;
+                cl_cpu_add(&cpu_sum, &a->cpu);
                 cpu_nodes++;
             }
             if (a->started_first && a->started_first < first)
@@ -596,7 +626,10 @@ static void cl_end_test(struct cluster *c)
                                   .nodes = nodes,
                                   .workers = c->all_workers,
                                   .targets = c->all_targets,
-                                  .cpu_busy_pct = cpu_nodes ? cpu / cpu_nodes : 0};
+                                  .cpu = NULL};
+            cpu_mean = cl_cpu_mean(&cpu_sum, cpu_nodes);
+            all.cpu = cpu_mean.valid ? &cpu_mean : NULL;
+            all.cpu_busy_pct = cpu_mean.busy_pct;
             struct mgr_test_end te = {.test = &c->ti,
                                       .end_wall_ns = iof_wall_ns(),
                                       .all = &all,

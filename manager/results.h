@@ -68,8 +68,10 @@ struct mgr_row {
     uint32_t queue_depth;             /* outstanding I/Os per target (TARGET, WORKER: per target) */
     uint32_t nodes, workers, targets; /* entities below this row (Iometer's # columns) */
     uint64_t range_offset, range_size; /* TARGET: the region used (0 size: whole) */
-    const struct proto_cpu *cpu;       /* NODE: the node's CPU; ALL: NULL */
-    double cpu_busy_pct;               /* ALL: mean busy % of the nodes; NODE: that node's */
+    /* NODE: the node's CPU; ALL: the mean over the nodes that measured it;
+     * NULL when unknown. cpu_busy_pct is cpu->busy_pct (0 when NULL). */
+    const struct proto_cpu *cpu;
+    double cpu_busy_pct;
 };
 
 /* One interval of one node (node != NULL) or of the cluster (node NULL). */
@@ -81,8 +83,9 @@ struct mgr_interval {
     const struct iof_stats *stats;
     uint64_t ns;                 /* its length */
     unsigned reported;           /* ALL: agents that reported; node: 1 */
-    const struct proto_cpu *cpu; /* node CPU; NULL for ALL */
-    double cpu_busy_pct;         /* ALL: mean of the reporting nodes */
+    const struct proto_cpu *cpu; /* node CPU; ALL: the mean over the nodes that measured
+                                  * it; NULL when unknown */
+    double cpu_busy_pct;         /* cpu->busy_pct, 0 when cpu is NULL */
 };
 
 struct mgr_test_end {
