@@ -11,6 +11,7 @@
 
 #include "common/log.h"
 #include "manager/cluster.h"
+#include "manager/pki.h"
 #include "manager/results.h"
 #include "proto/plan.h"
 #include "proto/version.h"
@@ -26,11 +27,15 @@ static void cli_usage(FILE *f)
           "                 [--csv F] [--iometer-csv F] [--timeseries F] [--json F]\n"
           "                 [--workdir DIR] [--wait SECONDS] [--insecure] [--quiet]\n"
           "       iofleet validate PLAN.json [--set KEY=VALUE]...\n"
+          "       iofleet pki init DIR [--agent NAME]... [--manager-name NAME] [--days N]\n"
+          "                            [--force]\n"
           "       iofleet --version\n"
           "\n"
           "  run          run every test of the plan and print a result table per test;\n"
           "               without --agent or --listen, a local agent is started on loopback\n"
           "  validate     print the expanded list of tests, or the plan's error\n"
+          "  pki init     make a CA, the manager's and each agent's TLS certificate and key\n"
+          "               (iofleet pki --help)\n"
           "  --agent      dial a dynamo started with --listen (default port 7066)\n"
           "  --agents-file  one HOST[:PORT] per line ('#' comments)\n"
           "  --listen     accept dynamo agents started with --manager; wait for --expect N\n"
@@ -383,6 +388,8 @@ int mgr_cli_main(int argc, char **argv)
         return cli_run(argc, argv);
     if (!strcmp(argv[1], "validate"))
         return cli_validate(argc, argv);
+    if (!strcmp(argv[1], "pki"))
+        return mgr_pki_main(argc, argv);
     fprintf(stderr, "iofleet: unknown command '%s'\n", argv[1]);
     cli_usage(stderr);
     return 2;
