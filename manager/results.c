@@ -12,6 +12,7 @@ static const struct {
 } sink_registry[] = {
     {"--csv", &mgr_sink_csv},
     {"--timeseries", &mgr_sink_timeseries},
+    {"--json", &mgr_sink_json},
     {"--iometer-csv", &mgr_sink_iometer},
     {NULL, NULL},
 };

@@ -1,0 +1,1264 @@
+/* manager/out_json.c - the --json result document (layout in docs/results.md).
+ *
+ * One JSON document per run. It is rewritten whole at open, run_begin, every
+ * test_end and run_end: written to PATH.tmp, fsynced, renamed over PATH and
+ * the directory fsynced, so PATH always holds a complete, valid document with
+ * every finished test, whenever the manager stops. A failed rewrite leaves the
+ * previous document in place.
+ *
+ * What the document needs is kept as JSON text, never as iof_stats: the head
+ * (plan, agents, histogram layout) from run_begin, the text of every finished
+ * test, and the rows and intervals of the running test, each rendered when its
+ * event arrives and ordered when the test ends.
+ *
+ * The emitter writes RFC 8259 JSON itself (cJSON stays in proto/): strings
+ * escaped, invalid UTF-8 replaced by U+FFFD, numbers finite (null otherwise)
+ * in their shortest round-trip form, integers exact, commas placed by
+ * jb_sep() from the previous byte so no element ever gets a stray one.
+ */
+#include "manager/results.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/hist.h"
+#include "manager/report.h"
+
+#define JSON_FORMAT 1
+
+/* --- growable text buffer and JSON emitter ------------------------------------------- */
+
+struct jbuf {
+    char *p;
+    size_t len, cap;
+    bool oom; /* an append failed: the text is incomplete and must not be written */
+};
+
+static void jb_free(struct jbuf *b)
+{
+    free(b->p);
+    *b = (struct jbuf){0};
+}
+
+static bool jb_reserve(struct jbuf *b, size_t more)
+{
+    size_t cap;
+    char *n;
+
+    if (b->oom)
+        return false;
+    if (more < b->cap - b->len)
+        return true;
+    cap = b->cap ? b->cap : 256;
+    while (cap - b->len <= more) {
+        if (cap > SIZE_MAX / 2) {
+            b->oom = true;
+            return false;
+        }
+        cap *= 2;
+    }
+    n = realloc(b->p, cap);
+    if (!n) {
+        b->oom = true;
+        return false;
+    }
+    b->p = n;
+    b->cap = cap;
+    return true;
+}
+
+/* Appends n raw bytes; the buffer stays NUL-terminated. */
+static void jb_raw(struct jbuf *b, const char *s, size_t n)
+{
+    if (!n)
+        return;
+    if (!jb_reserve(b, n))
+        return;
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+static void jb_lit(struct jbuf *b, const char *s)
+{
+    jb_raw(b, s, strlen(s));
+}
+
+static void jb_fmt(struct jbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void jb_fmt(struct jbuf *b, const char *fmt, ...)
+{
+    char tmp[64];
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof(tmp)) { /* only short numbers go through here */
+        b->oom = true;
+        return;
+    }
+    jb_raw(b, tmp, (size_t)n);
+}
+
+/* A comma unless the value starts a container or follows a key. */
+static void jb_sep(struct jbuf *b)
+{
+    char last;
+    if (!b->len)
+        return;
+    last = b->p[b->len - 1];
+    if (last != '{' && last != '[' && last != ':')
+        jb_raw(b, ",", 1);
+}
+
+/* Length of the well-formed UTF-8 sequence at s (n bytes left), or 0 when it
+ * is not one (overlong, surrogate, above U+10FFFF, truncated). */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+    unsigned char c = s[0], lo = 0x80, hi = 0xBF;
+    size_t len;
+
+    if (c >= 0xC2 && c <= 0xDF)
+        len = 2;
+    else if (c >= 0xE0 && c <= 0xEF)
+        len = 3;
+    else if (c >= 0xF0 && c <= 0xF4)
+        len = 4;
+    else
+        return 0;
+    if (len > n)
+        return 0;
+    if (c == 0xE0)
+        lo = 0xA0;
+    else if (c == 0xED)
+        hi = 0x9F;
+    else if (c == 0xF0)
+        lo = 0x90;
+    else if (c == 0xF4)
+        hi = 0x8F;
+    if (s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < len; i++)
+        if (s[i] < 0x80 || s[i] > 0xBF)
+            return 0;
+    return len;
+}
+
+/* A JSON string (RFC 8259 section 7), or null for NULL. */
+static void jb_str(struct jbuf *b, const char *str)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    size_t n, run = 0;
+
+    jb_sep(b);
+    if (!str) {
+        jb_lit(b, "null");
+        return;
+    }
+    n = strlen(str);
+    jb_raw(b, "\"", 1);
+    for (size_t i = 0; i < n;) {
+        unsigned char c = s[i];
+        const char *esc = NULL;
+        char u[8];
+        size_t len = 1;
+
+        if (c >= 0x80) {
+            len = utf8_seq(s + i, n - i);
+            if (len) {
+                i += len;
+                run += len;
+                continue;
+            }
+            esc = "\\ufffd"; /* not UTF-8: the replacement character */
+            len = 1;
+        } else if (c == '"') {
+            esc = "\\\"";
+        } else if (c == '\\') {
+            esc = "\\\\";
+        } else if (c < 0x20) {
+            switch (c) {
+            case '\b':
+                esc = "\\b";
+                break;
+            case '\f':
+                esc = "\\f";
+                break;
+            case '\n':
+                esc = "\\n";
+                break;
+            case '\r':
+                esc = "\\r";
+                break;
+            case '\t':
+                esc = "\\t";
+                break;
+            default:
+                snprintf(u, sizeof(u), "\\u%04x", c);
+                esc = u;
+            }
+        } else {
+            i++;
+            run++;
+            continue;
+        }
+        jb_raw(b, (const char *)s + i - run, run);
+        run = 0;
+        jb_lit(b, esc);
+        i += len;
+    }
+    jb_raw(b, (const char *)s + n - run, run);
+    jb_raw(b, "\"", 1);
+}
+
+static void jb_key(struct jbuf *b, const char *key)
+{
+    jb_str(b, key);
+    jb_raw(b, ":", 1);
+}
+
+static void jb_u64(struct jbuf *b, uint64_t v)
+{
+    jb_sep(b);
+    jb_fmt(b, "%" PRIu64, v);
+}
+
+static void jb_int(struct jbuf *b, int v)
+{
+    jb_sep(b);
+    jb_fmt(b, "%d", v);
+}
+
+static void jb_null(struct jbuf *b)
+{
+    jb_sep(b);
+    jb_lit(b, "null");
+}
+
+static void jb_bool(struct jbuf *b, bool v)
+{
+    jb_sep(b);
+    jb_lit(b, v ? "true" : "false");
+}
+
+/* The shortest decimal that reads back as v; null when v is not finite. */
+static void jb_dbl(struct jbuf *b, double v)
+{
+    char tmp[40];
+
+    jb_sep(b);
+    if (!isfinite(v)) {
+        jb_lit(b, "null");
+        return;
+    }
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(tmp, sizeof(tmp), "%.*g", prec, v);
+        if (strtod(tmp, NULL) == v)
+            break;
+    }
+    for (char *p = tmp; *p; p++)
+        if (*p == ',') /* a decimal comma from an LC_NUMERIC locale */
+            *p = '.';
+    jb_lit(b, tmp);
+}
+
+static void jb_open(struct jbuf *b, char c)
+{
+    jb_sep(b);
+    jb_raw(b, &c, 1);
+}
+
+static void jb_close(struct jbuf *b, char c)
+{
+    jb_raw(b, &c, 1);
+}
+
+/* Already-valid JSON text as one value. */
+static void jb_json(struct jbuf *b, const char *text, size_t len)
+{
+    jb_sep(b);
+    jb_raw(b, text, len);
+}
+
+/* "2024-05-01T12:00:00.123456789Z" */
+static void jb_time(struct jbuf *b, uint64_t wall_ns)
+{
+    time_t t = (time_t)(wall_ns / 1000000000u);
+    struct tm tm;
+    char tmp[64];
+
+    if (!gmtime_r(&t, &tm)) {
+        jb_null(b);
+        return;
+    }
+    snprintf(tmp, sizeof(tmp), "%04d-%02d-%02dT%02d:%02d:%02d.%09uZ", tm.tm_year + 1900,
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+             (unsigned)(wall_ns % 1000000000u));
+    jb_str(b, tmp);
+}
+
+/* --- document parts ----------------------------------------------------------------- */
+
+/* {"count":..,"sum_ns":..,"min_ns":..,"max_ns":..,"buckets":[[low_ns,width_ns,count],..]} */
+static void jb_hist(struct jbuf *b, const struct iof_hist *h)
+{
+    jb_open(b, '{');
+    jb_key(b, "count");
+    jb_u64(b, h->count);
+    jb_key(b, "sum_ns");
+    jb_u64(b, h->sum_ns);
+    jb_key(b, "min_ns");
+    if (h->count)
+        jb_u64(b, h->min_ns);
+    else
+        jb_null(b);
+    jb_key(b, "max_ns");
+    if (h->count)
+        jb_u64(b, h->max_ns);
+    else
+        jb_null(b);
+    jb_key(b, "buckets");
+    jb_open(b, '[');
+    for (unsigned i = 0; i < IOF_HIST_BUCKETS; i++) {
+        if (!h->buckets[i])
+            continue;
+        jb_open(b, '[');
+        jb_u64(b, iof_hist_bucket_low(i));
+        jb_u64(b, iof_hist_bucket_width(i));
+        jb_u64(b, h->buckets[i]);
+        jb_close(b, ']');
+    }
+    jb_close(b, ']');
+    jb_close(b, '}');
+}
+
+static void jb_layout(struct jbuf *b)
+{
+    jb_open(b, '{');
+    jb_key(b, "unit");
+    jb_str(b, "ns");
+    jb_key(b, "bucket");
+    jb_str(b, "[low_ns, width_ns, count]: count values v with low_ns <= v < low_ns + width_ns; "
+              "only non-empty buckets, in ascending order");
+    jb_key(b, "exact_below_ns");
+    jb_u64(b, 2 * IOF_HIST_SUB);
+    jb_key(b, "sub_buckets_per_octave");
+    jb_u64(b, IOF_HIST_SUB);
+    jb_key(b, "max_relative_error");
+    jb_dbl(b, 1.0 / (2.0 * IOF_HIST_SUB));
+    jb_key(b, "buckets");
+    jb_u64(b, IOF_HIST_BUCKETS);
+    jb_key(b, "index");
+    jb_str(b, "v < 128: v; else with m = floor(log2(v)): (m - 6) * 64 + (v >> (m - 6))");
+    jb_key(b, "overflow_from_ns");
+    jb_u64(b, (uint64_t)1 << (IOF_HIST_MAX_BITS + 1));
+    jb_key(b, "overflow");
+    jb_str(b, "the last bucket also counts every value >= overflow_from_ns");
+    jb_key(b, "merge");
+    jb_str(b, "add the counts of buckets with equal low_ns (read + write, or rows)");
+    jb_key(b, "percentile");
+    jb_str(b, "value at quantile q: low_ns + floor(width_ns / 2) of the first bucket whose "
+              "cumulative count reaches ceil(q * count), clamped to [min_ns, max_ns]; the "
+              "*_lat_ms figures are this over read and write merged");
+    jb_close(b, '}');
+}
+
+static void jb_cpu(struct jbuf *b, const struct proto_cpu *cpu)
+{
+    if (!cpu || !cpu->valid) {
+        jb_null(b);
+        return;
+    }
+    jb_open(b, '{');
+    jb_key(b, "busy_pct");
+    jb_dbl(b, cpu->busy_pct);
+    jb_key(b, "user_pct");
+    jb_dbl(b, cpu->user_pct);
+    jb_key(b, "sys_pct");
+    jb_dbl(b, cpu->sys_pct);
+    jb_key(b, "agent_pct");
+    jb_dbl(b, cpu->agent_pct);
+    jb_close(b, '}');
+}
+
+/* The figures shared by rows and intervals, named as the CSV columns. */
+static void jb_lat(struct jbuf *b, double ms, bool have)
+{
+    if (have)
+        jb_dbl(b, ms);
+    else
+        jb_null(b);
+}
+
+static void jb_metrics(struct jbuf *b, const struct iof_stats *s, uint64_t ns)
+{
+    struct mgr_metrics m;
+    bool any = s->rd.lat.count + s->wr.lat.count > 0;
+
+    mgr_metrics_compute(s, ns, &m);
+    jb_key(b, "duration_s");
+    jb_dbl(b, m.seconds);
+    jb_key(b, "iops");
+    jb_dbl(b, m.iops);
+    jb_key(b, "read_iops");
+    jb_dbl(b, m.read_iops);
+    jb_key(b, "write_iops");
+    jb_dbl(b, m.write_iops);
+    jb_key(b, "mibps");
+    jb_dbl(b, m.mibps);
+    jb_key(b, "read_mibps");
+    jb_dbl(b, m.read_mibps);
+    jb_key(b, "write_mibps");
+    jb_dbl(b, m.write_mibps);
+    /* A latency of a direction without I/O is null, not a made-up 0. */
+    jb_key(b, "avg_lat_ms");
+    jb_lat(b, m.avg_ms, any);
+    jb_key(b, "avg_read_lat_ms");
+    jb_lat(b, m.avg_read_ms, s->rd.lat.count > 0);
+    jb_key(b, "avg_write_lat_ms");
+    jb_lat(b, m.avg_write_ms, s->wr.lat.count > 0);
+    jb_key(b, "p50_lat_ms");
+    jb_lat(b, m.p50_ms, any);
+    jb_key(b, "p90_lat_ms");
+    jb_lat(b, m.p90_ms, any);
+    jb_key(b, "p95_lat_ms");
+    jb_lat(b, m.p95_ms, any);
+    jb_key(b, "p99_lat_ms");
+    jb_lat(b, m.p99_ms, any);
+    jb_key(b, "p999_lat_ms");
+    jb_lat(b, m.p999_ms, any);
+    jb_key(b, "p9999_lat_ms");
+    jb_lat(b, m.p9999_ms, any);
+    jb_key(b, "max_lat_ms");
+    jb_lat(b, m.max_ms, any);
+    jb_key(b, "read_ios");
+    jb_u64(b, m.read_ios);
+    jb_key(b, "write_ios");
+    jb_u64(b, m.write_ios);
+    jb_key(b, "bytes_read");
+    jb_u64(b, m.bytes_read);
+    jb_key(b, "bytes_written");
+    jb_u64(b, m.bytes_written);
+    jb_key(b, "errors");
+    jb_u64(b, m.errors);
+    jb_key(b, "read_errors");
+    jb_u64(b, s->rd.errors);
+    jb_key(b, "write_errors");
+    jb_u64(b, s->wr.errors);
+}
+
+/* cpu_pct (busy %), Iometer's CPU effectiveness (IOPS per CPU %) and the
+ * CPU breakdown; all null when cpu is NULL or not measured. */
+static void jb_cpu_fields(struct jbuf *b, const struct proto_cpu *cpu, const struct iof_stats *s,
+                          uint64_t ns)
+{
+    double sec = (double)ns / 1e9;
+    bool have = cpu && cpu->valid;
+
+    jb_key(b, "cpu_pct");
+    if (have)
+        jb_dbl(b, cpu->busy_pct);
+    else
+        jb_null(b);
+    jb_key(b, "cpu_effectiveness");
+    if (have && cpu->busy_pct > 0 && sec > 0)
+        jb_dbl(b, (double)(s->rd.ios + s->wr.ios) / sec / cpu->busy_pct);
+    else
+        jb_null(b);
+    jb_key(b, "cpu");
+    jb_cpu(b, cpu);
+}
+
+static void jb_agent(struct jbuf *b, const struct mgr_agent_info *a)
+{
+    const struct proto_hello *h = a->hello;
+    char ver[32];
+
+    jb_open(b, '{');
+    jb_key(b, "name");
+    jb_str(b, a->name);
+    jb_key(b, "endpoint");
+    jb_str(b, a->endpoint);
+    jb_key(b, "software");
+    jb_str(b, h ? h->software : NULL);
+    jb_key(b, "protocol");
+    if (h) {
+        snprintf(ver, sizeof(ver), "%u.%u", h->major, h->minor);
+        jb_str(b, ver);
+    } else {
+        jb_null(b);
+    }
+    jb_key(b, "hostname");
+    jb_str(b, h ? h->inventory.hostname : NULL);
+    jb_key(b, "cpus");
+    if (h)
+        jb_u64(b, h->inventory.cpus);
+    else
+        jb_null(b);
+    jb_key(b, "memory_bytes");
+    if (h)
+        jb_u64(b, h->inventory.memory_bytes);
+    else
+        jb_null(b);
+    jb_key(b, "kernel");
+    jb_str(b, h ? h->inventory.kernel : NULL);
+    jb_key(b, "targets");
+    jb_open(b, '[');
+    for (size_t i = 0; h && i < h->inventory.ntargets; i++) {
+        const struct proto_target_info *t = &h->inventory.targets[i];
+        jb_open(b, '{');
+        jb_key(b, "path");
+        jb_str(b, t->path);
+        jb_key(b, "size");
+        jb_u64(b, t->size);
+        jb_key(b, "logical_block_size");
+        jb_u64(b, t->logical_block_size);
+        jb_key(b, "rotational");
+        if (t->rotational < 0)
+            jb_null(b);
+        else
+            jb_bool(b, t->rotational != 0);
+        jb_key(b, "model");
+        jb_str(b, t->model);
+        jb_close(b, '}');
+    }
+    jb_close(b, ']');
+    jb_close(b, '}');
+}
+
+/* --- writer state ------------------------------------------------------------------- */
+
+struct jrow {
+    enum mgr_row_type type;
+    size_t node_rank, worker_rank, seq; /* sort key, see jt_sort_rows() */
+    char *text;
+    size_t len;
+};
+
+struct jiv {
+    uint64_t k;
+    bool all;
+    size_t seq;
+    char *text;
+    size_t len;
+};
+
+struct jworker {
+    size_t node;
+    char *name;
+};
+
+/* The running test. */
+struct jtest {
+    bool active;
+    unsigned index; /* 1-based */
+    char *spec, *cycle;
+    const char *cycle_param; /* static name, NULL without cycling */
+    uint64_t cycle_value;
+    uint64_t start_wall_ns;
+    struct jrow *rows;
+    size_t nrows, caprows;
+    struct jiv *ivs;
+    size_t nivs, capivs;
+    char **nodes; /* distinct node names of the rows, in arrival order */
+    size_t nnodes, capnodes;
+    struct jworker *workers;
+    size_t nworkers, capworkers;
+};
+
+struct json_sink {
+    char *path; /* the file replaced (a symbolic link resolved) */
+    char *tmp;  /* path + ".tmp" */
+    char *dir;  /* its directory, fsynced after each rename */
+    bool begun, ended, interrupted, oom;
+    int exit_code;
+    uint64_t start_wall_ns;
+    size_t tests_planned; /* 0: unknown */
+    size_t ntests;        /* finished tests in `tests` */
+    struct jbuf head;     /* ,"plan":..,"agents":[..] (after run_begin) */
+    struct jbuf layout;   /* the histogram_layout object */
+    struct jbuf tests;    /* the finished tests' objects, comma-separated */
+    struct jtest cur;
+};
+
+static bool grow(void **p, size_t *cap, size_t n, size_t size)
+{
+    size_t c;
+    void *q;
+    if (n < *cap)
+        return true;
+    c = *cap ? *cap * 2 : 16;
+    q = realloc(*p, c * size);
+    if (!q)
+        return false;
+    *p = q;
+    *cap = c;
+    return true;
+}
+
+static void jt_clear(struct jtest *t)
+{
+    for (size_t i = 0; i < t->nrows; i++)
+        free(t->rows[i].text);
+    for (size_t i = 0; i < t->nivs; i++)
+        free(t->ivs[i].text);
+    for (size_t i = 0; i < t->nnodes; i++)
+        free(t->nodes[i]);
+    for (size_t i = 0; i < t->nworkers; i++)
+        free(t->workers[i].name);
+    free(t->rows);
+    free(t->ivs);
+    free(t->nodes);
+    free(t->workers);
+    free(t->spec);
+    free(t->cycle);
+    *t = (struct jtest){0};
+}
+
+static char *dup_or_empty(const char *s)
+{
+    return strdup(s ? s : "");
+}
+
+static unsigned test_index(const struct json_sink *js, const struct mgr_test_info *ti)
+{
+    return ti && ti->test ? ti->test->index + 1 : (unsigned)js->ntests + 1;
+}
+
+static void jt_finish(struct json_sink *js, const struct mgr_test_end *te);
+
+/* Starts the running test; one still running without its end is kept as
+ * incomplete. */
+static void jt_begin(struct json_sink *js, const struct mgr_test_info *ti)
+{
+    struct jtest *t = &js->cur;
+
+    if (t->active)
+        jt_finish(js, NULL);
+    t->active = true;
+    t->index = test_index(js, ti);
+    if (!ti)
+        return;
+    t->spec = dup_or_empty(ti->spec);
+    t->cycle = dup_or_empty(ti->cycle);
+    if (!t->spec || !t->cycle)
+        js->oom = true;
+    if (ti->test && ti->test->cycle_param != IOF_CYCLE_NONE) {
+        t->cycle_param = iof_cycle_param_name(ti->test->cycle_param);
+        t->cycle_value = ti->test->cycle_value;
+    }
+    t->start_wall_ns = ti->start_wall_ns;
+}
+
+/* The running test an event belongs to, begun from the event when the sink
+ * missed its test_begin. */
+static struct jtest *jt_for(struct json_sink *js, const struct mgr_test_info *ti)
+{
+    if (!js->cur.active || (ti && test_index(js, ti) != js->cur.index))
+        jt_begin(js, ti);
+    return &js->cur;
+}
+
+/* Rank of name among the test's nodes (added when new; searched from the
+ * newest, as one agent's rows arrive together). SIZE_MAX on ENOMEM. */
+static size_t jt_node_rank(struct jtest *t, const char *name)
+{
+    const char *n = name ? name : "";
+    for (size_t i = t->nnodes; i-- > 0;)
+        if (!strcmp(t->nodes[i], n))
+            return i;
+    if (!grow((void **)&t->nodes, &t->capnodes, t->nnodes, sizeof(*t->nodes)))
+        return SIZE_MAX;
+    if (!(t->nodes[t->nnodes] = strdup(n)))
+        return SIZE_MAX;
+    return t->nnodes++;
+}
+
+static size_t jt_worker_rank(struct jtest *t, size_t node, const char *name)
+{
+    const char *n = name ? name : "";
+    for (size_t i = t->nworkers; i-- > 0;)
+        if (t->workers[i].node == node && !strcmp(t->workers[i].name, n))
+            return i;
+    if (!grow((void **)&t->workers, &t->capworkers, t->nworkers, sizeof(*t->workers)))
+        return SIZE_MAX;
+    if (!(t->workers[t->nworkers].name = strdup(n)))
+        return SIZE_MAX;
+    t->workers[t->nworkers].node = node;
+    return t->nworkers++;
+}
+
+/* ALL first, then per node (in arrival order) its NODE row, then each of its
+ * workers followed by that worker's targets, as the CSV writers order them. */
+static int row_cmp(const void *pa, const void *pb)
+{
+    const struct jrow *a = pa, *b = pb;
+    int ta = a->type == MGR_ROW_ALL ? 0 : 1, tb = b->type == MGR_ROW_ALL ? 0 : 1;
+    size_t wa, wb;
+
+    if (ta != tb)
+        return ta - tb;
+    if (a->node_rank != b->node_rank)
+        return a->node_rank < b->node_rank ? -1 : 1;
+    ta = a->type == MGR_ROW_NODE ? 0 : 1;
+    tb = b->type == MGR_ROW_NODE ? 0 : 1;
+    if (ta != tb)
+        return ta - tb;
+    wa = a->worker_rank;
+    wb = b->worker_rank;
+    if (wa != wb)
+        return wa < wb ? -1 : 1;
+    ta = a->type == MGR_ROW_WORKER ? 0 : 1;
+    tb = b->type == MGR_ROW_WORKER ? 0 : 1;
+    if (ta != tb)
+        return ta - tb;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* By interval; within one, ALL first, then the nodes as they reported. */
+static int iv_cmp(const void *pa, const void *pb)
+{
+    const struct jiv *a = pa, *b = pb;
+    if (a->k != b->k)
+        return a->k < b->k ? -1 : 1;
+    if (a->all != b->all)
+        return a->all ? -1 : 1;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* Moves the running test into js->tests as one object and clears it. */
+static void jt_finish(struct json_sink *js, const struct mgr_test_end *te)
+{
+    struct jtest *t = &js->cur;
+    struct jbuf *b = &js->tests;
+
+    if (t->nrows)
+        qsort(t->rows, t->nrows, sizeof(*t->rows), row_cmp);
+    if (t->nivs)
+        qsort(t->ivs, t->nivs, sizeof(*t->ivs), iv_cmp);
+    jb_open(b, '{');
+    jb_key(b, "index");
+    jb_u64(b, t->index);
+    jb_key(b, "spec");
+    jb_str(b, t->spec);
+    jb_key(b, "cycle");
+    jb_str(b, t->cycle);
+    jb_key(b, "cycle_param");
+    jb_str(b, t->cycle_param);
+    jb_key(b, "cycle_value");
+    if (t->cycle_param)
+        jb_u64(b, t->cycle_value);
+    else
+        jb_null(b);
+    jb_key(b, "start_time");
+    jb_time(b, t->start_wall_ns);
+    jb_key(b, "start_unix_ns");
+    jb_u64(b, t->start_wall_ns);
+    jb_key(b, "end_time");
+    if (te && te->end_wall_ns)
+        jb_time(b, te->end_wall_ns);
+    else
+        jb_null(b);
+    jb_key(b, "end_unix_ns");
+    if (te && te->end_wall_ns)
+        jb_u64(b, te->end_wall_ns);
+    else
+        jb_null(b);
+    jb_key(b, "start_skew_ms");
+    if (te)
+        jb_dbl(b, te->start_skew_ms);
+    else
+        jb_null(b);
+    jb_key(b, "nodes");
+    if (te)
+        jb_u64(b, te->nodes);
+    else
+        jb_null(b);
+    jb_key(b, "lost");
+    if (te)
+        jb_u64(b, te->lost);
+    else
+        jb_null(b);
+    jb_key(b, "interrupted");
+    jb_bool(b, te ? te->interrupted : true);
+    jb_key(b, "complete");
+    jb_bool(b, te != NULL);
+    jb_key(b, "intervals");
+    jb_open(b, '[');
+    for (size_t i = 0; i < t->nivs; i++)
+        jb_json(b, t->ivs[i].text, t->ivs[i].len);
+    jb_close(b, ']');
+    jb_key(b, "results");
+    jb_open(b, '[');
+    for (size_t i = 0; i < t->nrows; i++)
+        jb_json(b, t->rows[i].text, t->rows[i].len);
+    jb_close(b, ']');
+    jb_close(b, '}');
+    if (!te || te->interrupted)
+        js->interrupted = true;
+    js->ntests++;
+    jt_clear(t);
+}
+
+/* --- the file ------------------------------------------------------------------------ */
+
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static void js_run(struct json_sink *js, struct jbuf *b)
+{
+    jb_open(b, '{');
+    jb_key(b, "start_time");
+    if (js->begun)
+        jb_time(b, js->start_wall_ns);
+    else
+        jb_null(b);
+    jb_key(b, "start_unix_ns");
+    if (js->begun)
+        jb_u64(b, js->start_wall_ns);
+    else
+        jb_null(b);
+    jb_key(b, "finished");
+    jb_bool(b, js->ended);
+    jb_key(b, "exit_code");
+    if (js->ended)
+        jb_int(b, js->exit_code);
+    else
+        jb_null(b);
+    jb_key(b, "interrupted");
+    jb_bool(b, js->interrupted || (js->ended && js->exit_code == 130));
+    jb_key(b, "tests_planned");
+    if (js->tests_planned)
+        jb_u64(b, js->tests_planned);
+    else
+        jb_null(b);
+    jb_key(b, "tests_written");
+    jb_u64(b, js->ntests);
+    jb_close(b, '}');
+}
+
+/* Replaces the file with the document as it stands. 0 or -errno; on failure
+ * the previous document stays. */
+static int js_write(struct json_sink *js)
+{
+    struct jbuf pre = {0};
+    static const char tail[] = "]}\n";
+    int fd, r = 0;
+
+    jb_lit(&pre, "{\"iofleet\":{\"version\":");
+    jb_str(&pre, IOF_VERSION);
+    jb_fmt(&pre, ",\"format\":%d},\"run\":", JSON_FORMAT);
+    js_run(js, &pre);
+    if (js->begun) {
+        jb_raw(&pre, js->head.p, js->head.len);
+    } else {
+        jb_lit(&pre, ",\"plan\":null,\"agents\":[]");
+    }
+    jb_lit(&pre, ",\"histogram_layout\":");
+    jb_raw(&pre, js->layout.p, js->layout.len);
+    jb_lit(&pre, ",\"tests\":[");
+    if (pre.oom || js->head.oom || js->layout.oom || js->tests.oom || js->oom) {
+        jb_free(&pre);
+        return -ENOMEM;
+    }
+    /* A fresh file, never one planted at PATH.tmp (a link to elsewhere). */
+    if (unlink(js->tmp) != 0 && errno != ENOENT) {
+        r = -errno;
+        jb_free(&pre);
+        return r;
+    }
+    fd = open(js->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        r = -errno;
+        jb_free(&pre);
+        return r;
+    }
+    r = write_all(fd, pre.p, pre.len);
+    if (!r && js->tests.len)
+        r = write_all(fd, js->tests.p, js->tests.len);
+    if (!r)
+        r = write_all(fd, tail, sizeof(tail) - 1);
+    if (!r && fsync(fd) != 0 && errno != EINVAL)
+        r = -errno;
+    if (close(fd) != 0 && !r && errno != EINTR)
+        r = -errno;
+    jb_free(&pre);
+    if (!r && rename(js->tmp, js->path) != 0)
+        r = -errno;
+    if (r) {
+        unlink(js->tmp);
+        return r;
+    }
+    /* The rename itself must reach the disk for the document to survive. */
+    fd = open(js->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        if (fsync(fd) != 0 && errno != EINVAL)
+            r = -errno;
+        close(fd);
+    }
+    return r;
+}
+
+static void js_save(struct mgr_sink *s)
+{
+    struct json_sink *js = s->priv;
+    int r = js_write(js);
+    if (r && !s->write_error)
+        s->write_error = r;
+}
+
+/* --- sink ops ------------------------------------------------------------------------ */
+
+static void js_free(struct json_sink *js)
+{
+    if (!js)
+        return;
+    jt_clear(&js->cur);
+    jb_free(&js->head);
+    jb_free(&js->layout);
+    jb_free(&js->tests);
+    free(js->path);
+    free(js->tmp);
+    free(js->dir);
+    free(js);
+}
+
+/* Where the dangling symbolic link at path points (relative targets taken
+ * from the link's directory): new, or NULL with errno. */
+static char *link_target(const char *path)
+{
+    char target[PATH_MAX], *copy, *dir, *out;
+    ssize_t n = readlink(path, target, sizeof(target) - 1);
+
+    if (n < 0)
+        return NULL;
+    target[n] = '\0';
+    if (target[0] == '/')
+        return strdup(target);
+    copy = strdup(path);
+    if (!copy)
+        return NULL;
+    dir = dirname(copy);
+    out = malloc(strlen(dir) + 1 + (size_t)n + 1);
+    if (out)
+        sprintf(out, "%s/%s", dir, target);
+    free(copy);
+    if (!out)
+        errno = ENOMEM;
+    return out;
+}
+
+/* The document is replaced by rename, so the path must name a regular file
+ * or nothing yet; a symbolic link is followed so the link survives. */
+static int js_paths(struct json_sink *js, const char *path, struct iof_diag *diag)
+{
+    struct stat st;
+    char *copy;
+
+    if (!*path)
+        return iof_diag_set(diag, -EINVAL, "empty path");
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+        js->path = realpath(path, NULL);
+        if (!js->path && errno == ENOENT)
+            js->path = link_target(path); /* a link to a file yet to be written */
+        if (!js->path)
+            return iof_diag_set(diag, -errno, "%s: cannot resolve the symbolic link: %s", path,
+                                strerror(errno));
+    } else {
+        js->path = strdup(path);
+        if (!js->path)
+            return iof_diag_set(diag, -ENOMEM, "out of memory");
+    }
+    if (stat(js->path, &st) == 0 && !S_ISREG(st.st_mode))
+        return iof_diag_set(diag, -EINVAL,
+                            "%s: not a regular file (the JSON document is replaced whole "
+                            "at every test end)",
+                            path);
+    js->tmp = malloc(strlen(js->path) + 5);
+    copy = strdup(js->path);
+    if (!js->tmp || !copy) {
+        free(copy);
+        return iof_diag_set(diag, -ENOMEM, "out of memory");
+    }
+    strcpy(js->tmp, js->path);
+    strcat(js->tmp, ".tmp");
+    js->dir = strdup(dirname(copy));
+    free(copy);
+    if (!js->dir)
+        return iof_diag_set(diag, -ENOMEM, "out of memory");
+    return 0;
+}
+
+static int js_open(struct mgr_sink *s, const char *path, struct iof_diag *diag)
+{
+    struct json_sink *js = calloc(1, sizeof(*js));
+    int r;
+
+    if (!js)
+        return iof_diag_set(diag, -ENOMEM, "out of memory");
+    r = js_paths(js, path, diag);
+    if (r) {
+        js_free(js);
+        return r;
+    }
+    jb_layout(&js->layout);
+    /* Write the empty document now: an unwritable path fails before the run. */
+    r = js_write(js);
+    if (r) {
+        iof_diag_set(diag, r, "%s: cannot create: %s", path, iof_strerror(r));
+        js_free(js);
+        return r;
+    }
+    s->priv = js;
+    return 0;
+}
+
+static void js_run_begin(struct mgr_sink *s, const struct mgr_run_info *ri)
+{
+    struct json_sink *js = s->priv;
+    struct jbuf *b = &js->head;
+    size_t len = 0;
+    const char *text = ri->plan_text;
+
+    js->begun = true;
+    js->start_wall_ns = ri->start_wall_ns;
+    if (ri->plan)
+        js->tests_planned = ri->plan->nspecs * iof_plan_cycle_steps(ri->plan);
+    /* The canonical plan text is compact JSON already: embedded as it is. */
+    if (text) {
+        while (*text == ' ' || *text == '\n' || *text == '\r' || *text == '\t')
+            text++;
+        len = strlen(text);
+        while (len && (text[len - 1] == ' ' || text[len - 1] == '\n' || text[len - 1] == '\r' ||
+                       text[len - 1] == '\t'))
+            len--;
+    }
+    b->len = 0;
+    jb_lit(b, ",\"plan\":");
+    if (len)
+        jb_raw(b, text, len);
+    else
+        jb_lit(b, "null");
+    jb_lit(b, ",\"agents\":[");
+    for (size_t i = 0; i < ri->nagents; i++)
+        jb_agent(b, &ri->agents[i]);
+    jb_lit(b, "]");
+    js_save(s);
+}
+
+static void js_test_begin(struct mgr_sink *s, const struct mgr_test_info *ti)
+{
+    jt_begin(s->priv, ti);
+}
+
+static void js_interval(struct mgr_sink *s, const struct mgr_interval *iv)
+{
+    struct json_sink *js = s->priv;
+    struct jtest *t = jt_for(js, iv->test);
+    struct jbuf b = {0};
+
+    if (!grow((void **)&t->ivs, &t->capivs, t->nivs, sizeof(*t->ivs))) {
+        js->oom = true;
+        return;
+    }
+    jb_open(&b, '{');
+    jb_key(&b, "interval");
+    jb_u64(&b, iv->k + 1); /* 1-based, as test and the --timeseries file */
+    jb_key(&b, "time_s");
+    jb_dbl(&b, iv->time_s);
+    jb_key(&b, "row_type");
+    jb_str(&b, iv->node ? "NODE" : "ALL");
+    jb_key(&b, "node");
+    jb_str(&b, iv->node ? iv->node : "ALL");
+    jb_key(&b, "reported");
+    jb_u64(&b, iv->reported);
+    jb_metrics(&b, iv->stats, iv->ns);
+    /* ALL: the mean over the nodes that measured their CPU (results.h) */
+    jb_cpu_fields(&b, iv->cpu, iv->stats, iv->ns);
+    jb_close(&b, '}');
+    if (b.oom) {
+        jb_free(&b);
+        js->oom = true;
+        return;
+    }
+    t->ivs[t->nivs] =
+        (struct jiv){.k = iv->k, .all = !iv->node, .seq = t->nivs, .text = b.p, .len = b.len};
+    t->nivs++;
+}
+
+/* One row object; ti names the test so a row stands alone like a CSV line. */
+static void jb_row(struct jbuf *b, const struct jtest *t, const struct mgr_row *r,
+                   const struct proto_cpu *cpu)
+{
+    const struct iof_stats *st = r->stats;
+
+    jb_open(b, '{');
+    jb_key(b, "test");
+    jb_u64(b, t->index);
+    jb_key(b, "spec");
+    jb_str(b, t->spec);
+    jb_key(b, "cycle");
+    jb_str(b, t->cycle);
+    jb_key(b, "row_type");
+    jb_str(b, mgr_row_type_name(r->type));
+    jb_key(b, "node");
+    jb_str(b, r->type == MGR_ROW_ALL ? NULL : r->node);
+    jb_key(b, "worker");
+    jb_str(b, r->type == MGR_ROW_WORKER || r->type == MGR_ROW_TARGET ? r->worker : NULL);
+    jb_key(b, "target");
+    jb_str(b, r->type == MGR_ROW_TARGET ? r->target : NULL);
+    jb_key(b, "queue_depth");
+    if (r->type == MGR_ROW_NODE || (r->type == MGR_ROW_ALL && !r->queue_depth))
+        jb_null(b); /* NODE, and ALL unless every group has the same */
+    else
+        jb_u64(b, r->queue_depth);
+    jb_key(b, "n_nodes");
+    jb_u64(b, r->nodes);
+    jb_key(b, "n_workers");
+    jb_u64(b, r->workers);
+    jb_key(b, "n_targets");
+    jb_u64(b, r->targets);
+    jb_key(b, "range_offset");
+    if (r->type == MGR_ROW_TARGET)
+        jb_u64(b, r->range_offset);
+    else
+        jb_null(b);
+    jb_key(b, "range_size");
+    if (r->type == MGR_ROW_TARGET)
+        jb_u64(b, r->range_size);
+    else
+        jb_null(b);
+    jb_metrics(b, st, r->ns);
+    jb_cpu_fields(b, cpu, st, r->ns);
+    jb_key(b, "first_error");
+    if (st->first_error) {
+        jb_open(b, '{');
+        jb_key(b, "code");
+        jb_str(b, iof_errname(st->first_error));
+        jb_key(b, "message");
+        jb_str(b, iof_strerror(st->first_error));
+        jb_key(b, "offset");
+        jb_u64(b, st->first_error_offset);
+        jb_close(b, '}');
+    } else {
+        jb_null(b);
+    }
+    jb_key(b, "latency");
+    jb_open(b, '{');
+    jb_key(b, "read");
+    jb_hist(b, &st->rd.lat);
+    jb_key(b, "write");
+    jb_hist(b, &st->wr.lat);
+    jb_close(b, '}');
+    jb_close(b, '}');
+}
+
+static void js_add_row(struct json_sink *js, struct jtest *t, const struct mgr_row *r)
+{
+    struct jbuf b = {0};
+    struct jrow *row;
+    size_t node = 0, worker = 0;
+
+    if (!grow((void **)&t->rows, &t->caprows, t->nrows, sizeof(*t->rows))) {
+        js->oom = true;
+        return;
+    }
+    if (r->type != MGR_ROW_ALL) {
+        node = jt_node_rank(t, r->node);
+        if (node != SIZE_MAX && (r->type == MGR_ROW_WORKER || r->type == MGR_ROW_TARGET))
+            worker = jt_worker_rank(t, node, r->worker);
+        if (node == SIZE_MAX || worker == SIZE_MAX) {
+            js->oom = true;
+            return;
+        }
+    }
+    /* CPU belongs to NODE and (as the nodes' mean) ALL rows only. */
+    jb_row(&b, t, r, r->type == MGR_ROW_NODE || r->type == MGR_ROW_ALL ? r->cpu : NULL);
+    if (b.oom) {
+        jb_free(&b);
+        js->oom = true;
+        return;
+    }
+    row = &t->rows[t->nrows];
+    *row = (struct jrow){.type = r->type,
+                         .node_rank = node,
+                         .worker_rank = worker,
+                         .seq = t->nrows,
+                         .text = b.p,
+                         .len = b.len};
+    t->nrows++;
+}
+
+static void js_row(struct mgr_sink *s, const struct mgr_test_info *ti, const struct mgr_row *r)
+{
+    struct json_sink *js = s->priv;
+    js_add_row(js, jt_for(js, ti), r);
+}
+
+static void js_test_end(struct mgr_sink *s, const struct mgr_test_end *te)
+{
+    struct json_sink *js = s->priv;
+    struct jtest *t = jt_for(js, te->test);
+
+    if (te->all)
+        js_add_row(js, t, te->all);
+    jt_finish(js, te);
+    js_save(s);
+}
+
+static void js_run_end(struct mgr_sink *s, int exit_code)
+{
+    struct json_sink *js = s->priv;
+
+    if (js->ended)
+        return;
+    /* A test cut short without its end (a second Ctrl-C) keeps what arrived. */
+    if (js->cur.active)
+        jt_finish(js, NULL);
+    js->ended = true;
+    js->exit_code = exit_code;
+    js_save(s);
+}
+
+static void js_close(struct mgr_sink *s)
+{
+    if (s->write_error)
+        fprintf(stderr, "iofleet: %s: write failed: %s\n", s->path, iof_strerror(s->write_error));
+    js_free(s->priv);
+    s->priv = NULL;
+}
+
+const struct mgr_sink_ops mgr_sink_json = {
+    .name = "json",
+    .open = js_open,
+    .run_begin = js_run_begin,
+    .test_begin = js_test_begin,
+    .interval = js_interval,
+    .row = js_row,
+    .test_end = js_test_end,
+    .run_end = js_run_end,
+    .close = js_close,
+};
