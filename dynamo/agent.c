@@ -107,8 +107,32 @@ static int agent_check_target(const struct agent *a, const struct iof_target_cfg
 {
     char real[PATH_MAX];
 
-    if (cfg->path[0] != '/')
-        return 0; /* dyn_target_resolve refuses '..' in test-file names */
+    if (cfg->path[0] != '/') {
+        /* A test file: its directory must resolve inside the workdir, and
+         * the file itself must not be a symbolic link (it would be created
+         * or written through it). dyn_target_resolve refuses "..". */
+        char joined[IOF_PATH_MAX], *slash;
+        struct stat st;
+        size_t n = strlen(a->workdir_real);
+        int r = dyn_target_resolve(cfg, a->workdir_real, joined, d);
+        if (r)
+            return r;
+        if (lstat(joined, &st) == 0 && S_ISLNK(st.st_mode))
+            return iof_diag_set(d, IOF_EDENIED,
+                                "target '%s': is a symbolic link in the workdir; test files must "
+                                "be regular files",
+                                cfg->path);
+        slash = strrchr(joined, '/');
+        *slash = '\0';
+        if (!realpath(joined, real))
+            return iof_diag_set(d, -errno, "target '%s': directory '%s': %s", cfg->path, joined,
+                                strerror(errno));
+        if (strncmp(real, a->workdir_real, n) || (real[n] != '\0' && real[n] != '/'))
+            return iof_diag_set(d, IOF_EDENIED,
+                                "target '%s': resolves to '%s', outside the agent's workdir",
+                                cfg->path, real);
+        return 0;
+    }
     if (!realpath(cfg->path, real))
         return iof_diag_set(d, -errno, "target '%s': %s", cfg->path, strerror(errno));
     for (size_t i = 0; i < a->nallow; i++) {
@@ -393,6 +417,7 @@ static void session_start_test(struct session *s, const struct proto_start *st)
     p.duration_ns = s->plan.run.duration_ns;
     p.interval_ns = s->plan.run.interval_ns;
     p.seed = iof_wall_ns();
+    p.allow_destructive = s->a->o->allow_destructive;
     /* The manager's start time on this node's clock. */
     p.start_ns = (uint64_t)((int64_t)st->start_at_ns + st->offset_ns);
     if (p.start_ns < iof_now_ns())
@@ -891,7 +916,7 @@ int dyn_agent_main(const struct dyn_agent_opts *o)
         rc = 2;
         goto out;
     }
-    if (mkdir(o->workdir, 0700) < 0 && errno != EEXIST) {
+    if ((mkdir(o->workdir, 0700) < 0 && errno != EEXIST) || !realpath(o->workdir, a.workdir_real)) {
         fprintf(stderr, "dynamo: workdir '%s': %s\n", o->workdir, strerror(errno));
         rc = 2;
         goto out;

@@ -40,22 +40,22 @@ struct run_worker {
     const struct iof_target_cfg *tcfg;
     struct dyn_gen gen;
     struct dyn_gen_region *regions;
-    unsigned depth;          /* ntargets * qd */
-    struct dyn_io *slots;    /* depth */
+    unsigned depth;           /* ntargets * qd */
+    struct dyn_io *slots;     /* depth */
     struct dyn_io **freelist; /* per target: qd entries, a stack */
     unsigned *nfree;
     struct dyn_io **batch; /* prepared I/Os: [0, npending) are not yet accepted */
     struct dyn_io **done;
-    uint8_t *rbufs;  /* read buffers, one per slot */
-    uint8_t *wbuf;   /* write source */
+    uint8_t *rbufs; /* read buffers, one per slot */
+    uint8_t *wbuf;  /* write source */
     size_t wbuf_len;
     size_t maxsize;
     enum iof_pattern pattern;
 
     struct iof_stats *ring; /* RUN_RING * ntargets */
     uint64_t ring_interval[RUN_RING];
-    struct iof_stats *scratch; /* ntargets: used when the ring is full */
-    struct iof_stats *totals;  /* ntargets */
+    struct iof_stats *scratch;  /* ntargets: used when the ring is full */
+    struct iof_stats *totals;   /* ntargets */
     _Atomic uint64_t published; /* intervals [0, published) are readable */
     _Atomic uint64_t released;  /* intervals [0, released) are back to the worker */
     _Atomic bool done_flag;
@@ -246,8 +246,8 @@ static void *worker_main(void *arg)
 
     /* Wait for the common start, staying responsive to stop. */
     while ((now = iof_now_ns()) < t->p.start_ns && !atomic_load(&t->stop)) {
-        uint64_t until = t->p.start_ns - now > 50 * IOF_NS_PER_MS ? now + 50 * IOF_NS_PER_MS
-                                                                   : t->p.start_ns;
+        uint64_t until =
+            t->p.start_ns - now > 50 * IOF_NS_PER_MS ? now + 50 * IOF_NS_PER_MS : t->p.start_ns;
         iof_sleep_until(until);
     }
     w->started_ns = now;
@@ -269,7 +269,8 @@ static void *worker_main(void *arg)
                 unsigned off = 0;
                 r = 0;
                 while (off < npending) {
-                    unsigned n = npending - off < RUN_SUBMIT_CHUNK ? npending - off : RUN_SUBMIT_CHUNK;
+                    unsigned n =
+                        npending - off < RUN_SUBMIT_CHUNK ? npending - off : RUN_SUBMIT_CHUNK;
                     uint64_t ts = off ? iof_now_ns() : now;
                     for (unsigned i = off; i < off + n; i++)
                         w->batch[i]->submit_ns = ts;
@@ -342,8 +343,8 @@ static void *worker_main(void *arg)
             uint64_t n2 = iof_now_ns();
             int r;
             if (n2 >= deadline) {
-                IOF_ERROR("worker %zu: %u I/Os still in flight after %llu s; giving up",
-                          w->index, inflight, RUN_DRAIN_NS / IOF_NS_PER_S);
+                IOF_ERROR("worker %zu: %u I/Os still in flight after %llu s; giving up", w->index,
+                          inflight, RUN_DRAIN_NS / IOF_NS_PER_S);
                 break;
             }
             r = w->eng->reap(w->ctx, 1, w->depth, deadline - n2, w->done);
@@ -422,8 +423,9 @@ static int worker_setup(struct dyn_test *t, struct run_worker *w, struct iof_dia
         w->wbuf = NULL;
     if (!w->regions || !w->slots || !w->freelist || !w->nfree || !w->batch || !w->done ||
         !w->ring || !w->scratch || !w->totals || !w->rbufs || !w->wbuf)
-        return iof_diag_set(diag, -ENOMEM, "worker %zu: out of memory for %u I/O buffers of %zu bytes",
-                            w->index, w->depth, w->maxsize);
+        return iof_diag_set(diag, -ENOMEM,
+                            "worker %zu: out of memory for %u I/O buffers of %zu bytes", w->index,
+                            w->depth, w->maxsize);
     for (size_t i = 0; i < w->ntargets; i++)
         iof_stats_reset(&w->totals[i]);
 
@@ -476,7 +478,7 @@ static int test_open_targets(struct dyn_test *t, struct iof_diag *diag)
             struct dyn_target *tg;
             struct dyn_gen_region reg;
             int r = dyn_target_open(&gc->targets[i], t->p.workdir, eng->direct, writes,
-                                    eng->touches_files, &tg, diag);
+                                    eng->touches_files, t->p.allow_destructive, &tg, diag);
             if (r)
                 return r;
             t->group_targets[g][t->group_ntargets[g]++] = tg;

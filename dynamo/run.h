@@ -28,12 +28,13 @@ struct dyn_test_params {
     const struct iof_spec *spec;         /* borrowed; outlives the test */
     const struct iof_worker_cfg *groups; /* borrowed; cycle overrides applied */
     size_t ngroups;
-    const char *workdir;  /* test files live here */
-    uint64_t start_ns;    /* local CLOCK_MONOTONIC time the ramp-up begins */
+    const char *workdir; /* test files live here */
+    uint64_t start_ns;   /* local CLOCK_MONOTONIC time the ramp-up begins */
     uint64_t ramp_ns;
     uint64_t duration_ns; /* measured window */
     uint64_t interval_ns;
-    uint64_t seed; /* for groups without a seed of their own */
+    uint64_t seed;          /* for groups without a seed of their own */
+    bool allow_destructive; /* see dyn_target_write_guard() */
 };
 
 struct dyn_test;
@@ -41,8 +42,7 @@ struct dyn_test;
 /* Opens the targets, allocates buffers and starts the worker threads, which
  * wait for start_ns. Returns 0 and a new test in *out, or an error with a
  * message naming the target or engine (no thread left running). */
-int dyn_test_start(const struct dyn_test_params *p, struct dyn_test **out,
-                   struct iof_diag *diag);
+int dyn_test_start(const struct dyn_test_params *p, struct dyn_test **out, struct iof_diag *diag);
 
 size_t dyn_test_nworkers(const struct dyn_test *t);
 size_t dyn_test_ntargets(const struct dyn_test *t, size_t w);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <blkid.h>
 #include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,8 +40,7 @@ int dyn_target_resolve(const struct iof_target_cfg *cfg, const char *workdir, ch
     } else {
         if (path_has_dotdot(cfg->path))
             return iof_diag_set(diag, IOF_EDENIED,
-                                "target '%s': '..' is not allowed in a test-file path",
-                                cfg->path);
+                                "target '%s': '..' is not allowed in a test-file path", cfg->path);
         n = snprintf(out, IOF_PATH_MAX, "%s/%s", workdir ? workdir : ".", cfg->path);
     }
     if (n < 0 || n >= IOF_PATH_MAX)
@@ -85,8 +85,7 @@ int dyn_target_prepare(const struct iof_target_cfg *cfg, const char *workdir,
         return 0;
     }
     if (cfg->size == 0)
-        return iof_diag_set(diag, IOF_ETARGET,
-                            "target '%s': a test file needs a size", cfg->path);
+        return iof_diag_set(diag, IOF_ETARGET, "target '%s': a test file needs a size", cfg->path);
     if (stat(path, &st) == 0) {
         if (!S_ISREG(st.st_mode))
             return iof_diag_set(diag, IOF_ETARGET, "target '%s': exists and is not a regular file",
@@ -104,10 +103,10 @@ int dyn_target_prepare(const struct iof_target_cfg *cfg, const char *workdir,
                                 " free in '%s'",
                                 path, cfg->size, avail + have, workdir ? workdir : ".");
     }
-    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    /* O_NOFOLLOW: never create or truncate through a symbolic link. */
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0)
-        return iof_diag_set(diag, -errno, "target '%s': cannot create: %s", path,
-                            strerror(errno));
+        return iof_diag_set(diag, -errno, "target '%s': cannot create: %s", path, strerror(errno));
     buf = malloc(PREP_CHUNK);
     if (!buf) {
         close(fd);
@@ -128,8 +127,9 @@ int dyn_target_prepare(const struct iof_target_cfg *cfg, const char *workdir,
             free(buf);
             close(fd);
             unlink(path);
-            return iof_diag_set(diag, -e, "target '%s': write failed at %" PRIu64 " of %" PRIu64
-                                " bytes: %s", path, done, cfg->size, strerror(e));
+            return iof_diag_set(diag, -e,
+                                "target '%s': write failed at %" PRIu64 " of %" PRIu64 " bytes: %s",
+                                path, done, cfg->size, strerror(e));
         }
         done += (uint64_t)w;
         if (progress && (done % (64u * PREP_CHUNK) == 0 || done == cfg->size))
@@ -166,8 +166,65 @@ static uint64_t probe_dio_align(int fd, uint64_t size)
     return a;
 }
 
-int dyn_target_open(const struct iof_target_cfg *cfg, const char *workdir, bool direct,
-                    bool write, bool touch, struct dyn_target **out, struct iof_diag *diag)
+int dyn_target_write_guard(const char *path, bool destructive, struct iof_diag *diag)
+{
+    blkid_probe pr;
+    const char *type = NULL, *what = NULL;
+    int probe, rc;
+
+    /* An exclusive open fails with EBUSY while the kernel holds the device:
+     * mounted, a mounted partition, a device-mapper, md or swap member. */
+    probe = open(path, O_RDONLY | O_EXCL | O_CLOEXEC);
+    if (probe < 0 && errno == EBUSY)
+        return iof_diag_set(diag, IOF_EDENIED,
+                            "target '%s': refusing to write: the device is in use (mounted, or "
+                            "holds a mounted partition or a device-mapper, md or swap member)",
+                            path);
+    if (probe >= 0)
+        close(probe);
+    if (destructive)
+        return 0;
+    pr = blkid_new_probe_from_filename(path);
+    if (!pr)
+        return iof_diag_set(diag, IOF_EDENIED,
+                            "target '%s': refusing to write: cannot probe it for partition "
+                            "tables or filesystems (%s)",
+                            path, strerror(errno ? errno : EIO));
+    blkid_probe_enable_partitions(pr, 1);
+    blkid_probe_set_partitions_flags(pr, BLKID_PARTS_ENTRY_DETAILS);
+    blkid_probe_enable_superblocks(pr, 1);
+    blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_USAGE);
+    rc = blkid_do_safeprobe(pr);
+    if (rc == 0) {
+        if (blkid_probe_lookup_value(pr, "PTTYPE", &type, NULL) == 0)
+            what = "partition table";
+        else if (blkid_probe_lookup_value(pr, "TYPE", &type, NULL) == 0)
+            what = "signature";
+    }
+    if (rc == 0 && what) {
+        iof_diag_set(diag, IOF_EDENIED,
+                     "target '%s': refusing to write: it holds a %s (%s); start the agent with "
+                     "--allow-destructive to overwrite it",
+                     path, what, type);
+        blkid_free_probe(pr);
+        return IOF_EDENIED;
+    }
+    blkid_free_probe(pr);
+    if (rc == -2)
+        return iof_diag_set(diag, IOF_EDENIED,
+                            "target '%s': refusing to write: ambivalent signatures found; start "
+                            "the agent with --allow-destructive to overwrite it",
+                            path);
+    if (rc < 0)
+        return iof_diag_set(diag, IOF_EDENIED,
+                            "target '%s': refusing to write: probing for partition tables and "
+                            "filesystems failed",
+                            path);
+    return 0;
+}
+
+int dyn_target_open(const struct iof_target_cfg *cfg, const char *workdir, bool direct, bool write,
+                    bool touch, bool destructive, struct dyn_target **out, struct iof_diag *diag)
 {
     struct dyn_target *t = calloc(1, sizeof(*t));
     struct stat st;
@@ -188,7 +245,8 @@ int dyn_target_open(const struct iof_target_cfg *cfg, const char *workdir, bool 
             goto fail;
         }
     } else {
-        flags = (write ? O_RDWR : O_RDONLY) | O_CLOEXEC | (direct ? O_DIRECT : 0);
+        flags = (write ? O_RDWR : O_RDONLY) | O_CLOEXEC | (direct ? O_DIRECT : 0) |
+                (cfg->path[0] == '/' ? 0 : O_NOFOLLOW);
         t->fd = open(t->path, flags);
         if (t->fd < 0) {
             r = -errno;
@@ -205,20 +263,9 @@ int dyn_target_open(const struct iof_target_cfg *cfg, const char *workdir, bool 
             int lbs = 512;
             t->blockdev = true;
             if (write) {
-                /* An exclusive open fails with EBUSY while the kernel holds
-                 * the device: mounted, a mounted partition, a device-mapper,
-                 * md or swap member. Such a device is never written. */
-                int probe = open(t->path, O_RDONLY | O_EXCL | O_CLOEXEC);
-                if (probe < 0 && errno == EBUSY) {
-                    r = iof_diag_set(diag, IOF_EDENIED,
-                                     "target '%s': refusing to write: the device is in use "
-                                     "(mounted, or holds a mounted partition or a device-mapper, "
-                                     "md or swap member)",
-                                     t->path);
+                r = dyn_target_write_guard(t->path, destructive, diag);
+                if (r)
                     goto fail;
-                }
-                if (probe >= 0)
-                    close(probe);
             }
             if (ioctl(t->fd, BLKGETSIZE64, &t->size) < 0 || ioctl(t->fd, BLKSSZGET, &lbs) < 0) {
                 r = -errno;
@@ -254,8 +301,8 @@ int dyn_target_open(const struct iof_target_cfg *cfg, const char *workdir, bool 
     t->end = cfg->range_size ? cfg->range_offset + cfg->range_size : t->size;
     if (t->end > t->size || t->start >= t->end) {
         r = iof_diag_set(diag, IOF_ETARGET,
-                         "target '%s': range %" PRIu64 "+%" PRIu64 " does not fit its size of %"
-                         PRIu64 " bytes",
+                         "target '%s': range %" PRIu64 "+%" PRIu64
+                         " does not fit its size of %" PRIu64 " bytes",
                          t->path, cfg->range_offset, cfg->range_size, t->size);
         goto fail;
     }

@@ -13,10 +13,10 @@ struct dyn_target {
     char path[IOF_PATH_MAX]; /* the path opened (workdir joined for test files) */
     int fd;                  /* -1 when the engine touches no file */
     bool blockdev;
-    uint64_t size;      /* file or device size in bytes */
-    uint64_t lbs;       /* logical block size: minimum O_DIRECT alignment */
-    uint64_t start;     /* first byte of the region */
-    uint64_t end;       /* one past the last byte of the region */
+    uint64_t size;  /* file or device size in bytes */
+    uint64_t lbs;   /* logical block size: minimum O_DIRECT alignment */
+    uint64_t start; /* first byte of the region */
+    uint64_t end;   /* one past the last byte of the region */
 };
 
 /* Called during preparation with bytes done out of total. */
@@ -37,11 +37,20 @@ int dyn_target_prepare(const struct iof_target_cfg *cfg, const char *workdir,
 
 /* Opens a prepared target for a test. `direct`: O_DIRECT; `write`: the spec
  * writes (otherwise the target is opened read-only); `touch`: false for the
- * null engine, which only needs the region. Returns 0 and a new target in
+ * null engine, which only needs the region; `destructive`: see
+ * dyn_target_write_guard(). Returns 0 and a new target in
  * *out (free with dyn_target_close), or an error with a message naming the
  * path and the reason. */
-int dyn_target_open(const struct iof_target_cfg *cfg, const char *workdir, bool direct,
-                    bool write, bool touch, struct dyn_target **out, struct iof_diag *diag);
+int dyn_target_open(const struct iof_target_cfg *cfg, const char *workdir, bool direct, bool write,
+                    bool touch, bool destructive, struct dyn_target **out, struct iof_diag *diag);
+
+/* Write guard for block devices, applied by dyn_target_open when `write`:
+ * a device the kernel holds (mounted, a mounted partition, a device-mapper,
+ * md or swap member) is always refused; one carrying a partition table or a
+ * filesystem/RAID/LVM signature (libblkid) is refused unless `destructive`
+ * (the agent's --allow-destructive). The refusal names the device and the
+ * signature found. */
+int dyn_target_write_guard(const char *path, bool destructive, struct iof_diag *diag);
 
 /* Closes and frees. Accepts NULL. */
 void dyn_target_close(struct dyn_target *t);
