@@ -8,6 +8,7 @@
 #include <linux/fs.h>
 #include <stdarg.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,7 @@ struct session {
     uv_work_t prep_work;
     uv_async_t prep_async;
     bool preparing;
+    atomic_bool prep_cancel;
     int prep_err;
     struct iof_diag prep_diag;
     pthread_mutex_t prep_lock;
@@ -81,6 +83,7 @@ struct agent {
     uint16_t port;
     struct iof_listener *listener;
     struct session *active;
+    unsigned draining; /* ended sessions whose preparation thread is still stopping */
     uv_timer_t reconnect;
     uint64_t backoff_ms;
     uv_signal_t sigint, sigterm;
@@ -467,9 +470,15 @@ static void session_abort_test(struct session *s)
 
 /* --- preparation ------------------------------------------------------------- */
 
-static void prep_progress(void *arg, const char *path, uint64_t done, uint64_t total)
+/* On the preparation thread, after every chunk: reports progress every
+ * 64 MiB and stops at once when the session is gone (dead-man rule). */
+static int prep_progress(void *arg, const char *path, uint64_t done, uint64_t total)
 {
     struct session *s = arg;
+    if (atomic_load(&s->prep_cancel))
+        return -ECANCELED;
+    if (done % (64u << 20) && done != total)
+        return 0;
     pthread_mutex_lock(&s->prep_lock);
     snprintf(s->prep_path, sizeof(s->prep_path), "%s", path);
     s->prep_done = done;
@@ -477,6 +486,7 @@ static void prep_progress(void *arg, const char *path, uint64_t done, uint64_t t
     s->prep_dirty = true;
     pthread_mutex_unlock(&s->prep_lock);
     uv_async_send(&s->prep_async);
+    return 0;
 }
 
 static void prep_work(uv_work_t *w)
@@ -525,6 +535,7 @@ static void prep_after(uv_work_t *w, int status)
 
     s->preparing = false;
     if (s->gone) {
+        s->a->draining--;
         session_maybe_free(s);
         return;
     }
@@ -651,7 +662,6 @@ static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void
 {
     struct session *s = arg;
     struct agent *a = s->a;
-    struct iof_diag d = {{0}};
 
     if (!s->welcomed) {
         if (m->type != PROTO_MSG_HELLO || m->u.hello.role != PROTO_ROLE_MANAGER) {
@@ -660,9 +670,13 @@ static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void
             proto_link_close(l, IOF_EPROTO, "protocol error");
             return;
         }
-        if (proto_version_compatible(m->u.hello.major, m->u.hello.minor, &d)) {
-            proto_link_send_error(l, IOF_EVERSION, "agent %s: %s", a->name, d.msg);
-            proto_link_close(l, IOF_EVERSION, "incompatible protocol version");
+        /* (Another protocol major never gets here: proto/link refuses it.) */
+        if (a->draining) {
+            proto_link_send_error(l, IOF_EBUSY,
+                                  "agent %s is busy: stopping the previous session's test-file "
+                                  "preparation; try again in a moment",
+                                  a->name);
+            proto_link_close(l, IOF_EBUSY, "busy");
             return;
         }
         if (a->active && a->active != s) {
@@ -737,6 +751,12 @@ static void session_on_close(struct proto_link *l, int err, const char *why, voi
 
     s->link = NULL;
     s->gone = true;
+    if (s->preparing) {
+        /* The preparation thread stops after its current chunk; a new
+         * manager is refused until it has. */
+        atomic_store(&s->prep_cancel, true);
+        a->draining++;
+    }
     if (a->active == s) {
         if (s->dt)
             IOF_WARN("manager '%s' lost (%s): stopping all I/O", s->manager, why);
@@ -776,6 +796,7 @@ static struct session *session_new(struct agent *a, struct iof_conn *c)
         return NULL;
     }
     s->a = a;
+    atomic_init(&s->prep_cancel, false);
     pthread_mutex_init(&s->prep_lock, NULL);
     uv_timer_init(a->loop, &s->poll);
     uv_async_init(a->loop, &s->prep_async, prep_on_async);

@@ -132,8 +132,15 @@ int dyn_target_prepare(const struct iof_target_cfg *cfg, const char *workdir,
                                 path, done, cfg->size, strerror(e));
         }
         done += (uint64_t)w;
-        if (progress && (done % (64u * PREP_CHUNK) == 0 || done == cfg->size))
-            progress(arg, path, done, cfg->size);
+        if (progress && progress(arg, path, done, cfg->size)) {
+            free(buf);
+            close(fd);
+            unlink(path);
+            return iof_diag_set(diag, -ECANCELED,
+                                "target '%s': preparation cancelled at %" PRIu64 " of %" PRIu64
+                                " bytes",
+                                path, done, cfg->size);
+        }
     }
     free(buf);
     if (fsync(fd) < 0) {

@@ -19,8 +19,10 @@ struct dyn_target {
     uint64_t end;   /* one past the last byte of the region */
 };
 
-/* Called during preparation with bytes done out of total. */
-typedef void (*dyn_progress_fn)(void *arg, const char *path, uint64_t done, uint64_t total);
+/* Called during preparation after every chunk written, with bytes done out
+ * of total. A non-zero return cancels the preparation (the partial file is
+ * removed and dyn_target_prepare returns -ECANCELED). */
+typedef int (*dyn_progress_fn)(void *arg, const char *path, uint64_t done, uint64_t total);
 
 /* Resolves cfg->path against workdir into out (IOF_PATH_MAX). Relative paths
  * must not contain ".." components. */

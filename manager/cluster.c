@@ -40,6 +40,7 @@ enum ag_state {
     AG_READY,
     AG_FAILED, /* refused or errored: takes no part */
     AG_LOST,   /* vanished mid-run */
+    AG_GONE,   /* an accepted connection that closed before its hello: not an agent */
 };
 
 struct cl_row {
@@ -69,6 +70,7 @@ struct cl_agent {
     bool result;
     uint64_t started_first, started_last; /* manager clock */
     struct proto_cpu cpu;                 /* of the last result */
+    uint64_t measured_ns;                 /* the agent's window in the last result */
     struct cl_row *rows;
     size_t nrows, caprows;
     uint64_t errors;
@@ -80,7 +82,7 @@ struct cl_interval {
     uint64_t k;
     bool open;
     unsigned reported;
-    uint64_t last_report_ns; /* when the last agent's stats for k arrived */
+    uint64_t last_report_ns;  /* when the last agent's stats for k arrived */
     struct proto_cpu cpu_sum; /* CPU of the reporting nodes that measured it, summed */
     unsigned cpu_nodes;
     struct iof_stats sum;
@@ -133,16 +135,21 @@ static void cl_agent_fail(struct cl_agent *a, enum ag_state st, int rc, const ch
     __attribute__((format(printf, 4, 5)));
 static void cl_agent_fail(struct cl_agent *a, enum ag_state st, int rc, const char *fmt, ...)
 {
+    char why[sizeof(a->why)];
     va_list ap;
-    if (a->state == AG_FAILED || a->state == AG_LOST)
+    if (a->state == AG_FAILED || a->state == AG_LOST || a->state == AG_GONE)
         return;
+    /* Format first: the arguments may point into a->why. */
     va_start(ap, fmt);
-    vsnprintf(a->why, sizeof(a->why), fmt, ap);
+    vsnprintf(why, sizeof(why), fmt, ap);
     va_end(ap);
+    memcpy(a->why, why, sizeof(why));
     a->state = st;
     mgr_live_done(&a->c->live);
-    fprintf(stderr, "iofleet: agent %s (%s): %s\n", a->name[0] ? a->name : "?", a->endpoint,
-            a->why);
+    if (a->name[0])
+        fprintf(stderr, "iofleet: agent %s (%s): %s\n", a->name, a->endpoint, a->why);
+    else
+        fprintf(stderr, "iofleet: agent at %s: %s\n", a->endpoint, a->why);
     if (a->c->rc < rc)
         a->c->rc = rc;
     if (a->link)
@@ -435,6 +442,7 @@ static void cl_on_result(struct cl_agent *a, const struct proto_stats *st)
     a->result = true;
     cl_clear_rows(a);
     a->cpu = st->cpu;
+    a->measured_ns = st->measured_ns;
     a->started_first =
         st->started_first_ns ? (uint64_t)((int64_t)st->started_first_ns - a->offset) : 0;
     a->started_last =
@@ -590,8 +598,16 @@ static void cl_end_test(struct cluster *c)
     uint64_t now = iof_now_ns(), measured = c->p->run.duration_ns;
 
     cl_publish_ready(c, true);
-    if (c->rc == 130 && now < c->end)
-        measured = now > c->measure_start ? now - c->measure_start : 0;
+    if (c->rc == 130 && now < c->end) {
+        /* Stopped early: the ALL row covers the longest window an agent
+         * measured (one agent: exactly its NODE row). */
+        measured = 0;
+        for (size_t i = 0; i < c->nagents; i++)
+            if (c->agents[i].result && c->agents[i].measured_ns > measured)
+                measured = c->agents[i].measured_ns;
+        if (!measured)
+            measured = now > c->measure_start ? now - c->measure_start : 0;
+    }
     /* An agent's own window may have been shorter (stopped): use the ALL
      * row's window as the manager saw it; per-agent rows use their own. */
     cl_print_test(c, measured);
@@ -866,7 +882,8 @@ static void cl_on_msg(struct proto_link *l, const struct proto_msg *m, void *arg
             return;
         }
         for (size_t i = 0; i < c->nagents; i++)
-            if (&c->agents[i] != a && c->agents[i].state == AG_READY &&
+            if (&c->agents[i] != a && c->agents[i].hello &&
+                (c->agents[i].state == AG_READY || c->agents[i].state == AG_HELLO) &&
                 !strcmp(c->agents[i].name, a->name)) {
                 cl_agent_fail(a, AG_FAILED, 3, "another agent already uses the name '%s'", a->name);
                 return;
@@ -974,8 +991,9 @@ static void cl_on_link_close(struct proto_link *l, int err, const char *why, voi
 {
     struct cl_agent *a = arg;
     struct cluster *c = a->c;
-    (void)l;
 
+    if (!a->name[0] && proto_link_refused_name(l))
+        snprintf(a->name, sizeof(a->name), "%s", proto_link_refused_name(l));
     a->link = NULL;
     if (c->phase == PH_DONE)
         return;
@@ -984,6 +1002,16 @@ static void cl_on_link_close(struct proto_link *l, int err, const char *why, voi
             cl_agent_fail(a, AG_FAILED, 3, "%s", why);
         else
             cl_agent_fail(a, AG_LOST, 1, "lost: %s", why);
+    } else if (a->state == AG_HELLO && !a->retry_open && !a->hello && err != IOF_EVERSION) {
+        /* Accepted, but never said hello (a port probe, a stray client):
+         * not an agent, and it takes no slot. */
+        a->state = AG_GONE;
+        if (err != -EPIPE && err != 0) {
+            mgr_live_done(&c->live);
+            IOF_WARN("connection from %s dropped before its hello: %s", a->endpoint, why);
+        } else if (c->o->verbose) {
+            IOF_INFO("connection from %s closed before its hello", a->endpoint);
+        }
     } else if (a->state == AG_DIALING || a->state == AG_HELLO) {
         if (err == IOF_EVERSION || err == IOF_EPROTO) {
             cl_agent_fail(a, AG_FAILED, 3, "%s", why);
@@ -1064,14 +1092,26 @@ static void cl_dial(struct cl_agent *a)
 
 static struct cl_agent *cl_agent_add(struct cluster *c, const char *endpoint)
 {
-    struct cl_agent *a;
-    if (c->nagents == c->capagents)
-        return NULL;
-    a = &c->agents[c->nagents++];
-    memset(a, 0, sizeof(*a));
+    struct cl_agent *a = NULL;
+    for (size_t i = 0; i < c->nagents && !a; i++)
+        if (c->agents[i].state == AG_GONE && !c->agents[i].link)
+            a = &c->agents[i]; /* its retry timer stays initialised */
+    if (!a) {
+        if (c->nagents == c->capagents)
+            return NULL;
+        a = &c->agents[c->nagents++];
+        memset(a, 0, sizeof(*a));
+        uv_timer_init(c->loop, &a->retry);
+    } else {
+        uv_timer_t t = a->retry;
+        proto_hello_free(&a->info);
+        cl_clear_rows(a);
+        free(a->rows);
+        memset(a, 0, sizeof(*a));
+        a->retry = t;
+    }
     a->c = c;
     snprintf(a->endpoint, sizeof(a->endpoint), "%s", endpoint);
-    uv_timer_init(c->loop, &a->retry);
     a->retry.data = a;
     a->retry_open = true;
     return a;
@@ -1291,7 +1331,8 @@ int mgr_cluster_run(const struct iof_plan *p, const char *plan_text, const struc
     c->o = o;
     c->embedded = !o->nagents && !o->listen;
     c->expect = c->embedded ? 1 : o->expect;
-    c->capagents = o->nagents + c->expect + 1;
+    /* Slack for stray connections on --listen; their slots are reused. */
+    c->capagents = o->nagents + c->expect + 64;
     c->agents = calloc(c->capagents, sizeof(*c->agents));
     c->tests = iof_plan_expand(p, &c->ntests);
     if (!c->agents || !c->tests) {

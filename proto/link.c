@@ -28,6 +28,7 @@ struct proto_link {
     unsigned open_handles;
     char peer[80];
     bool loopback;
+    char hello_name[PROTO_NAME_MAX + 1]; /* of a hello refused for its version */
 };
 
 static void link_free_if_done(struct proto_link *l)
@@ -128,9 +129,14 @@ static int link_on_frame(void *ctx, const struct proto_frame *f)
         return IOF_EPROTO;
     }
     if (r == IOF_EVERSION) {
-        /* Let the session name the peer and both versions. */
+        /* Tell the peer why, then name it (when its hello was readable) and
+         * both versions in the reason the session reports. */
+        if (m.u.hello.name)
+            snprintf(l->hello_name, sizeof(l->hello_name), "%s", m.u.hello.name);
         proto_msg_clear(&m);
-        link_fail(l, IOF_EVERSION, "%s", d.msg);
+        proto_link_send_error(l, IOF_EVERSION, "%s", d.msg);
+        proto_link_close(l, IOF_EVERSION, "incompatible protocol version");
+        snprintf(l->why, sizeof(l->why), "%s", d.msg);
         return IOF_EVERSION;
     }
     if (m.type != PROTO_MSG_HEARTBEAT && l->cbs.on_msg)
@@ -272,4 +278,9 @@ bool proto_link_is_loopback(const struct proto_link *l)
 void proto_link_set_arg(struct proto_link *l, void *arg)
 {
     l->arg = arg;
+}
+
+const char *proto_link_refused_name(const struct proto_link *l)
+{
+    return l->hello_name[0] ? l->hello_name : NULL;
 }

@@ -56,4 +56,8 @@ const char *proto_link_peer(const struct proto_link *l);
 bool proto_link_is_loopback(const struct proto_link *l);
 void proto_link_set_arg(struct proto_link *l, void *arg);
 
+/* The name in a hello refused for its protocol version (to name the peer in
+ * on_close), or NULL. */
+const char *proto_link_refused_name(const struct proto_link *l);
+
 #endif

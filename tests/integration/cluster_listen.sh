@@ -65,12 +65,12 @@ t0=$(cl_now_ms)
 expect_rc 3 "$IOFLEET" run "$T/p.json" --agent "127.0.0.1:$dead" --wait 2
 t1=$(cl_now_ms)
 if [ $((t1 - t0)) -lt 1900 ] || [ $((t1 - t0)) -ge 6000 ]; then cl_fail "unreachable agent: gave up after $((t1 - t0)) ms (--wait 2)"; fi
-expect_in "$T/err" "iofleet: agent ? (127.0.0.1:$dead): not connected after 2.0 s"
+expect_in "$T/err" "iofleet: agent at 127.0.0.1:$dead: not connected after 2.0 s"
 msg=$(head -n1 "$T/err")
 ok "unreachable agent: exit 3 after $((t1 - t0)) ms"
 # The reason must be the last connection error, said once.
 cl_expect_fixed "unreachable --agent: message garbled, expected '...not connected after 2.0 s: connection refused', got '$msg'" \
-    test "$msg" = "iofleet: agent ? (127.0.0.1:$dead): not connected after 2.0 s: connection refused"
+    test "$msg" = "iofleet: agent at 127.0.0.1:$dead: not connected after 2.0 s: connection refused"
 
 # Two agents with the same name: node names identify rows and plan nodes, so
 # the second one must be refused. Made deterministic with a fake agent

@@ -412,13 +412,14 @@ struct progress_log {
     uint64_t last_done, last_total;
 };
 
-static void on_progress(void *arg, const char *path, uint64_t done, uint64_t total)
+static int on_progress(void *arg, const char *path, uint64_t done, uint64_t total)
 {
     struct progress_log *pl = arg;
     (void)path;
     pl->calls++;
     pl->last_done = done;
     pl->last_total = total;
+    return 0;
 }
 
 static void set_old_mtime(const char *path)
