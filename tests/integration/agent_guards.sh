@@ -14,7 +14,7 @@ start_agent() {
     log=$T/$name.log
     "$DYNAMO" --listen 127.0.0.1:0 --name "$name" --workdir "$T/$name-work" "$@" 2>"$log" &
     pid=$!
-    iof_on_exit "kill $pid 2>/dev/null; wait $pid 2>/dev/null"
+    iof_on_exit "kill $pid 2>/dev/null"
     for _ in $(seq 100); do
         port=$(sed -n "s/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p" "$log")
         [ -n "$port" ] && break
