@@ -6,10 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/log.h"
+
 #define CONN_RBUF 65536
 
 struct iof_conn {
-    uv_tcp_t tcp; /* first: handle->data is not used, the cast is */
+    uv_tcp_t tcp; /* first: callbacks cast the stream to the connection */
     uv_loop_t *loop;
     uv_getaddrinfo_t gai;
     uv_connect_t creq;
@@ -19,8 +21,23 @@ struct iof_conn {
     uint16_t port;
     bool closing;
     bool loopback;
+    bool outgoing;
     int close_err;
     size_t queued;
+    /* What must end before c is freed: tcp, the handshake timer (TLS), the
+     * address resolution (outgoing, while in flight). */
+    unsigned open_handles;
+    bool resolving;
+    /* TLS transport (NULL for plain TCP). tls_ctx is referenced from the
+     * start; the session exists once TCP is connected. */
+    struct iof_tls_ctx *tls_ctx;
+    struct iof_tls_sess *tls;
+    uv_timer_t hs_timer;
+    bool secure;                    /* TLS: authenticated and announced */
+    struct iof_listener *listener;  /* TLS incoming, until announced */
+    struct iof_conn *lprev, *lnext; /* in listener->pending meanwhile */
+    char err[sizeof(((struct iof_diag *)0)->msg)];
+    /* Socket bytes; for TLS reused for plaintext once fed to the session. */
     uint8_t rbuf[CONN_RBUF];
 };
 
@@ -34,8 +51,11 @@ struct conn_wreq {
 struct iof_listener {
     uv_tcp_t tcp;
     iof_accept_fn on_accept;
+    iof_reject_fn on_reject;
     void *arg;
     uint16_t port;
+    struct iof_tls_ctx *tls;  /* referenced; NULL for plain */
+    struct iof_conn *pending; /* TLS connections still handshaking */
 };
 
 int iof_addr_parse(const char *s, char *host, size_t cap, uint16_t default_port, uint16_t *port,
@@ -127,22 +147,87 @@ static void conn_note_addresses(struct iof_conn *c)
     }
 }
 
-static void conn_on_uv_close(uv_handle_t *h)
+static void conn_release(struct iof_conn *c)
 {
-    struct iof_conn *c = (struct iof_conn *)h;
+    if (--c->open_handles)
+        return;
     if (c->cbs.on_close)
         c->cbs.on_close(c, c->close_err, c->arg);
+    iof_tls_sess_free(c->tls);
+    iof_tls_ctx_free(c->tls_ctx);
     free(c);
 }
+
+static void conn_on_handle_closed(uv_handle_t *h)
+{
+    conn_release(h->data);
+}
+
+static void conn_unlink_pending(struct iof_conn *c)
+{
+    struct iof_listener *l = c->listener;
+    if (!l)
+        return;
+    if (c->lprev)
+        c->lprev->lnext = c->lnext;
+    else
+        l->pending = c->lnext;
+    if (c->lnext)
+        c->lnext->lprev = c->lprev;
+    c->lprev = c->lnext = NULL;
+    c->listener = NULL;
+}
+
+static int conn_tls_flush(struct iof_conn *c);
 
 void iof_conn_close(struct iof_conn *c, int err)
 {
     if (!c || c->closing)
         return;
+    if (c->secure) {
+        /* An orderly end of the TLS session; like any queued write it goes
+         * out if the socket takes it now (uv_write tries at once). */
+        iof_tls_sess_shutdown(c->tls);
+        conn_tls_flush(c);
+    }
     c->closing = true;
     c->close_err = err;
+    conn_unlink_pending(c);
+    if (c->resolving) /* conn_on_resolved() still runs, then releases c */
+        uv_cancel((uv_req_t *)&c->gai);
     uv_read_stop((uv_stream_t *)&c->tcp);
-    uv_close((uv_handle_t *)&c->tcp, conn_on_uv_close);
+    uv_close((uv_handle_t *)&c->tcp, conn_on_handle_closed);
+    if (c->tls_ctx)
+        uv_close((uv_handle_t *)&c->hs_timer, conn_on_handle_closed);
+}
+
+/* Closes c because of err before or after authentication. Before it, the
+ * application hears of it once: on_connect(err) for an outgoing connection,
+ * the listener's on_reject for an incoming one. why (may be NULL) becomes
+ * iof_conn_error(). Any TLS alert for the peer is sent first. */
+static void conn_fail(struct iof_conn *c, int err, const char *why)
+{
+    struct iof_listener *l = c->listener;
+    bool announce = !c->secure;
+
+    if (c->closing)
+        return;
+    if (why && *why)
+        snprintf(c->err, sizeof(c->err), "%s", why);
+    if (c->tls && !c->secure)
+        conn_tls_flush(c);
+    iof_conn_close(c, err);
+    if (!announce)
+        return;
+    if (c->outgoing) {
+        if (c->cbs.on_connect)
+            c->cbs.on_connect(c, err, c->arg);
+    } else if (l) {
+        if (l->on_reject)
+            l->on_reject(l, c, err, l->arg);
+        else
+            IOF_WARN("refused connection from %s: %s", c->peer, iof_conn_error(c));
+    }
 }
 
 static void conn_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
@@ -153,10 +238,16 @@ static void conn_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
     buf->len = sizeof(c->rbuf);
 }
 
+static void conn_tls_on_read(struct iof_conn *c, ssize_t n);
+
 static void conn_on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 {
     struct iof_conn *c = (struct iof_conn *)s;
     (void)buf;
+    if (c->tls_ctx) {
+        conn_tls_on_read(c, n);
+        return;
+    }
     if (n > 0) {
         if (!c->closing && c->cbs.on_data)
             c->cbs.on_data(c, c->rbuf, (size_t)n, c->arg);
@@ -181,36 +272,183 @@ static void conn_on_write(uv_write_t *req, int status)
     free(w);
 }
 
-int iof_conn_write(struct iof_conn *c, const void *buf, size_t len)
+/* Sends w (len bytes of w->data), taking it. Returns 0 or a uv error (w is
+ * then freed; the caller closes). */
+static int conn_submit(struct iof_conn *c, struct conn_wreq *w, size_t len)
 {
-    struct conn_wreq *w;
-    uv_buf_t b;
+    uv_buf_t b = uv_buf_init((char *)w->data, (unsigned)len);
     int r;
 
-    if (c->closing)
-        return -ENOTCONN;
-    if (c->queued + len > IOF_CONN_WQ_MAX) {
-        iof_conn_close(c, -ENOBUFS);
-        return -ENOBUFS;
-    }
-    w = malloc(sizeof(*w) + len);
-    if (!w)
-        return -ENOMEM;
     w->conn = c;
     w->len = len;
-    memcpy(w->data, buf, len);
-    b = uv_buf_init((char *)w->data, (unsigned)len);
     r = uv_write(&w->req, (uv_stream_t *)&c->tcp, &b, 1, conn_on_write);
     if (r < 0) {
         free(w);
-        iof_conn_close(c, r);
         return r;
     }
     c->queued += len;
     return 0;
 }
 
-static struct iof_conn *conn_new(uv_loop_t *loop, const struct iof_conn_cbs *cbs, void *arg)
+/* Sends whatever ciphertext the TLS session produced. Does not close. */
+static int conn_tls_flush(struct iof_conn *c)
+{
+    size_t n;
+
+    while (c->tls && (n = iof_tls_sess_out_pending(c->tls)) > 0) {
+        struct conn_wreq *w = malloc(sizeof(*w) + n);
+        int r;
+        if (!w)
+            return -ENOMEM;
+        n = iof_tls_sess_out_take(c->tls, w->data, n);
+        if (!n) {
+            free(w);
+            break;
+        }
+        if ((r = conn_submit(c, w, n)) < 0)
+            return r;
+    }
+    return 0;
+}
+
+int iof_conn_write(struct iof_conn *c, const void *buf, size_t len)
+{
+    struct conn_wreq *w;
+    int r;
+
+    if (c->closing)
+        return -ENOTCONN;
+    if (c->tls_ctx && !c->secure)
+        return -ENOTCONN; /* nothing but the handshake before authentication */
+    if (c->queued + len > IOF_CONN_WQ_MAX) {
+        iof_conn_close(c, -ENOBUFS);
+        return -ENOBUFS;
+    }
+    if (c->tls) {
+        struct iof_diag d = {{0}};
+        r = iof_tls_sess_write(c->tls, buf, len, &d);
+        if (r == 0)
+            r = conn_tls_flush(c);
+        if (r < 0) {
+            if (d.msg[0])
+                snprintf(c->err, sizeof(c->err), "%s", d.msg);
+            iof_conn_close(c, r);
+        }
+        return r;
+    }
+    w = malloc(sizeof(*w) + len);
+    if (!w)
+        return -ENOMEM;
+    memcpy(w->data, buf, len);
+    r = conn_submit(c, w, len);
+    if (r < 0)
+        iof_conn_close(c, r);
+    return r;
+}
+
+/* ---- the TLS transport: socket bytes through the session's memory BIOs ---- */
+
+static void conn_secure(struct iof_conn *c)
+{
+    struct iof_listener *l = c->listener;
+
+    c->secure = true;
+    uv_timer_stop(&c->hs_timer);
+    if (c->outgoing) {
+        if (c->cbs.on_connect)
+            c->cbs.on_connect(c, 0, c->arg);
+    } else if (l) {
+        conn_unlink_pending(c);
+        l->on_accept(l, c, l->arg);
+    }
+}
+
+/* Advances the handshake, then hands out plaintext, with what was fed. */
+static void conn_tls_pump(struct iof_conn *c)
+{
+    struct iof_diag d = {{0}};
+    ssize_t n;
+    int r, fr;
+
+    if (!c->secure) {
+        r = iof_tls_sess_handshake(c->tls, &d);
+        fr = conn_tls_flush(c);
+        if (r < 0) {
+            conn_fail(c, r, d.msg);
+            return;
+        }
+        if (fr < 0) {
+            snprintf(d.msg, sizeof(d.msg), "cannot send to %s: %s", c->peer, uv_strerror(fr));
+            conn_fail(c, fr, d.msg);
+            return;
+        }
+        if (r == 0)
+            return;
+        conn_secure(c);
+    }
+    while (!c->closing) {
+        n = iof_tls_sess_read(c->tls, c->rbuf, sizeof(c->rbuf), &d);
+        fr = conn_tls_flush(c);
+        if (n < 0) {
+            conn_fail(c, (int)n, d.msg);
+            return;
+        }
+        if (fr < 0) {
+            iof_conn_close(c, fr);
+            return;
+        }
+        if (n == 0)
+            return;
+        if (c->cbs.on_data)
+            c->cbs.on_data(c, c->rbuf, (size_t)n, c->arg);
+    }
+}
+
+static void conn_tls_on_read(struct iof_conn *c, ssize_t n)
+{
+    struct iof_diag d = {{0}};
+    int r;
+
+    if (c->closing || n == 0 || !c->tls)
+        return;
+    if (n < 0) {
+        if (c->secure) {
+            iof_conn_close(c, n == UV_EOF ? -EPIPE : (int)n);
+        } else {
+            r = iof_tls_sess_eof(c->tls, n == UV_EOF ? 0 : (int)n, &d);
+            conn_fail(c, r, d.msg);
+        }
+        return;
+    }
+    r = iof_tls_sess_feed(c->tls, c->rbuf, (size_t)n, &d);
+    if (r < 0) {
+        conn_fail(c, r, d.msg);
+        return;
+    }
+    conn_tls_pump(c);
+}
+
+static void conn_on_hs_timeout(uv_timer_t *t)
+{
+    struct iof_conn *c = t->data;
+    char why[160];
+    snprintf(why, sizeof(why), "TLS handshake with %s did not complete within %.1f s", c->peer,
+             (double)iof_tls_ctx_handshake_ms(c->tls_ctx) / 1000);
+    conn_fail(c, IOF_ETIMEOUT, why);
+}
+
+/* TCP is up: create the session and start the handshake clock. */
+static int conn_tls_begin(struct iof_conn *c)
+{
+    c->tls = iof_tls_sess_new(c->tls_ctx, c->peer);
+    if (!c->tls)
+        return -ENOMEM;
+    return uv_timer_start(&c->hs_timer, conn_on_hs_timeout, iof_tls_ctx_handshake_ms(c->tls_ctx),
+                          0);
+}
+
+static struct iof_conn *conn_new(uv_loop_t *loop, const struct iof_conn_cbs *cbs, void *arg,
+                                 struct iof_tls_ctx *tls)
 {
     struct iof_conn *c = calloc(1, sizeof(*c));
     if (!c)
@@ -218,6 +456,14 @@ static struct iof_conn *conn_new(uv_loop_t *loop, const struct iof_conn_cbs *cbs
     if (uv_tcp_init(loop, &c->tcp) < 0) {
         free(c);
         return NULL;
+    }
+    c->tcp.data = c;
+    c->open_handles = 1;
+    if (tls) {
+        uv_timer_init(loop, &c->hs_timer);
+        c->hs_timer.data = c;
+        c->open_handles++;
+        c->tls_ctx = iof_tls_ctx_ref(tls);
     }
     c->loop = loop;
     if (cbs)
@@ -232,6 +478,17 @@ static void conn_on_connect(uv_connect_t *req, int status)
     struct iof_conn *c = req->data;
     if (status == 0)
         status = conn_start_reading(c);
+    if (status < 0 && !c->closing)
+        snprintf(c->err, sizeof(c->err), "cannot connect to %s: %s", c->peer, uv_strerror(status));
+    if (c->tls_ctx && !c->closing) {
+        if (status == 0)
+            status = conn_tls_begin(c);
+        if (status < 0)
+            conn_fail(c, status, NULL);
+        else
+            conn_tls_pump(c); /* sends the ClientHello */
+        return;
+    }
     if (c->cbs.on_connect)
         c->cbs.on_connect(c, status, c->arg);
     if (status < 0)
@@ -243,33 +500,38 @@ static void conn_on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo 
     struct iof_conn *c = req->data;
     int r = status;
 
-    if (r == 0 && !c->closing) {
+    c->resolving = false;
+    if (c->closing) {
+        r = -ECANCELED; /* closed by the application meanwhile */
+    } else if (r == 0) {
         struct sockaddr_storage ss;
         memcpy(&ss, res->ai_addr, res->ai_addrlen);
         format_sockaddr(&ss, c->peer, sizeof(c->peer));
         c->creq.data = c;
         r = uv_tcp_connect(&c->creq, &c->tcp, res->ai_addr, conn_on_connect);
-    } else if (r == 0) {
-        r = -ECANCELED;
     }
     uv_freeaddrinfo(res);
     if (r < 0) {
+        if (r != -ECANCELED)
+            snprintf(c->err, sizeof(c->err), "cannot connect to %s: %s", c->peer, uv_strerror(r));
         if (c->cbs.on_connect)
             c->cbs.on_connect(c, r, c->arg);
         iof_conn_close(c, r);
     }
+    conn_release(c); /* the resolution's hold, taken in conn_connect() */
 }
 
-int iof_conn_connect(uv_loop_t *loop, const char *host, uint16_t port,
-                     const struct iof_conn_cbs *cbs, void *arg, struct iof_conn **out)
+static int conn_connect(uv_loop_t *loop, const char *host, uint16_t port, struct iof_tls_ctx *tls,
+                        const struct iof_conn_cbs *cbs, void *arg, struct iof_conn **out)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
-    struct iof_conn *c = conn_new(loop, cbs, arg);
+    struct iof_conn *c = conn_new(loop, cbs, arg, tls);
     char ports[8];
     int r;
 
     if (!c)
         return -ENOMEM;
+    c->outgoing = true;
     c->port = port;
     snprintf(c->peer, sizeof(c->peer), "%s:%u", host, port);
     snprintf(ports, sizeof(ports), "%u", port);
@@ -280,8 +542,24 @@ int iof_conn_connect(uv_loop_t *loop, const char *host, uint16_t port,
         iof_conn_close(c, r);
         return r;
     }
+    c->resolving = true;
+    c->open_handles++;
     *out = c;
     return 0;
+}
+
+int iof_conn_connect(uv_loop_t *loop, const char *host, uint16_t port,
+                     const struct iof_conn_cbs *cbs, void *arg, struct iof_conn **out)
+{
+    return conn_connect(loop, host, port, NULL, cbs, arg, out);
+}
+
+int iof_conn_connect_tls(uv_loop_t *loop, const char *host, uint16_t port, struct iof_tls_ctx *tls,
+                         const struct iof_conn_cbs *cbs, void *arg, struct iof_conn **out)
+{
+    if (!tls || iof_tls_ctx_role(tls) != IOF_TLS_CLIENT)
+        return -EINVAL;
+    return conn_connect(loop, host, port, tls, cbs, arg, out);
 }
 
 const char *iof_conn_peer(const struct iof_conn *c)
@@ -305,6 +583,40 @@ size_t iof_conn_queued(const struct iof_conn *c)
     return c->queued;
 }
 
+const char *iof_conn_error(const struct iof_conn *c)
+{
+    if (c->err[0])
+        return c->err;
+    if (c->closing && c->close_err)
+        return iof_strerror(c->close_err);
+    return "";
+}
+
+bool iof_conn_is_tls(const struct iof_conn *c)
+{
+    return c->tls_ctx != NULL;
+}
+
+bool iof_conn_peer_has_cert(const struct iof_conn *c)
+{
+    return c->secure && iof_tls_sess_peer_has_cert(c->tls);
+}
+
+const char *iof_conn_peer_name(const struct iof_conn *c)
+{
+    return c->secure ? iof_tls_sess_peer_name(c->tls) : NULL;
+}
+
+int iof_conn_check_peer_name(const struct iof_conn *c, const char *expected, struct iof_diag *diag)
+{
+    if (!c->tls_ctx)
+        return iof_diag_set(diag, -EACCES, "%s is a plain connection: no certificate to check",
+                            c->peer);
+    if (!c->secure)
+        return iof_diag_set(diag, -EACCES, "%s is not authenticated yet", c->peer);
+    return iof_tls_sess_check_name(c->tls, expected, diag);
+}
+
 static void listener_on_conn(uv_stream_t *server, int status)
 {
     struct iof_listener *l = (struct iof_listener *)server;
@@ -312,18 +624,39 @@ static void listener_on_conn(uv_stream_t *server, int status)
 
     if (status < 0)
         return;
-    c = conn_new(server->loop, NULL, NULL);
+    c = conn_new(server->loop, NULL, NULL, l->tls);
     if (!c)
         return;
     if (uv_accept(server, (uv_stream_t *)&c->tcp) < 0 || conn_start_reading(c) < 0) {
         iof_conn_close(c, -ECONNABORTED);
         return;
     }
+    if (l->tls) {
+        /* Announced by conn_secure() once authenticated. */
+        if (conn_tls_begin(c) < 0) {
+            iof_conn_close(c, -ENOMEM);
+            return;
+        }
+        c->listener = l;
+        c->lnext = l->pending;
+        if (l->pending)
+            l->pending->lprev = c;
+        l->pending = c;
+        return;
+    }
     l->on_accept(l, c, l->arg);
 }
 
-int iof_listener_start(uv_loop_t *loop, const char *host, uint16_t port, iof_accept_fn on_accept,
-                       void *arg, struct iof_listener **out, struct iof_diag *diag)
+static void listener_on_closed(uv_handle_t *h)
+{
+    struct iof_listener *l = (struct iof_listener *)h;
+    iof_tls_ctx_free(l->tls);
+    free(l);
+}
+
+static int listener_start(uv_loop_t *loop, const char *host, uint16_t port, struct iof_tls_ctx *tls,
+                          iof_accept_fn on_accept, iof_reject_fn on_reject, void *arg,
+                          struct iof_listener **out, struct iof_diag *diag)
 {
     struct iof_listener *l = calloc(1, sizeof(*l));
     struct sockaddr_storage ss;
@@ -338,6 +671,7 @@ int iof_listener_start(uv_loop_t *loop, const char *host, uint16_t port, iof_acc
         return iof_diag_set(diag, -EINVAL, "listen address '%s' is not a numeric IP address", h);
     }
     l->on_accept = on_accept;
+    l->on_reject = on_reject;
     l->arg = arg;
     r = uv_tcp_init(loop, &l->tcp);
     if (r < 0) {
@@ -349,14 +683,32 @@ int iof_listener_start(uv_loop_t *loop, const char *host, uint16_t port, iof_acc
         r = uv_listen((uv_stream_t *)&l->tcp, 1024, listener_on_conn);
     if (r < 0) {
         iof_diag_set(diag, r, "cannot listen on %s:%u: %s", h, port, uv_strerror(r));
-        uv_close((uv_handle_t *)&l->tcp, (uv_close_cb)free);
+        uv_close((uv_handle_t *)&l->tcp, listener_on_closed);
         return r;
     }
+    if (tls)
+        l->tls = iof_tls_ctx_ref(tls);
     uv_tcp_getsockname(&l->tcp, (struct sockaddr *)&ss, &len);
     l->port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
                                             : ((struct sockaddr_in6 *)&ss)->sin6_port);
     *out = l;
     return 0;
+}
+
+int iof_listener_start(uv_loop_t *loop, const char *host, uint16_t port, iof_accept_fn on_accept,
+                       void *arg, struct iof_listener **out, struct iof_diag *diag)
+{
+    return listener_start(loop, host, port, NULL, on_accept, NULL, arg, out, diag);
+}
+
+int iof_listener_start_tls(uv_loop_t *loop, const char *host, uint16_t port,
+                           struct iof_tls_ctx *tls, iof_accept_fn on_accept,
+                           iof_reject_fn on_reject, void *arg, struct iof_listener **out,
+                           struct iof_diag *diag)
+{
+    if (!tls || iof_tls_ctx_role(tls) != IOF_TLS_SERVER)
+        return iof_diag_set(diag, -EINVAL, "a TLS listener needs a server TLS context");
+    return listener_start(loop, host, port, tls, on_accept, on_reject, arg, out, diag);
 }
 
 uint16_t iof_listener_port(const struct iof_listener *l)
@@ -366,6 +718,9 @@ uint16_t iof_listener_port(const struct iof_listener *l)
 
 void iof_listener_close(struct iof_listener *l)
 {
-    if (l)
-        uv_close((uv_handle_t *)&l->tcp, (uv_close_cb)free);
+    if (!l)
+        return;
+    while (l->pending) /* unlinks itself */
+        iof_conn_close(l->pending, -ECANCELED);
+    uv_close((uv_handle_t *)&l->tcp, listener_on_closed);
 }

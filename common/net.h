@@ -1,11 +1,45 @@
-/* common/net.h - byte-stream connections on the libuv loop: TCP today, TLS
- * as another transport under the same interface. Framing lives above this
+/* common/net.h - byte-stream connections on the libuv loop: plain TCP, or
+ * TLS 1.3 with mutual certificate authentication (common/tls.h) as another
+ * transport under the same interface. Framing lives above this
  * (proto/link.h). Only the loop thread may call these functions.
  *
- * Ownership: a connection is created by iof_conn_connect() or by a listener
- * and is freed by the library after its on_close callback has run (the
- * callback is the last use of the pointer). Callers close with
+ * Ownership: a connection is created by iof_conn_connect[_tls]() or by a
+ * listener and is freed by the library after its on_close callback has run
+ * (the callback is the last use of the pointer). Callers close with
  * iof_conn_close(), which is idempotent.
+ *
+ * TLS connections behave like plain ones once authenticated; until then the
+ * application never sees them:
+ *   - outgoing (iof_conn_connect_tls): on_connect(c, 0) fires only when the
+ *     handshake is complete on BOTH sides: we verified the server's chain,
+ *     and the server verified ours (it sent its session ticket). On any
+ *     failure (DNS, TCP, handshake, timeout) on_connect(c, err) fires, then
+ *     on_close(c, err); iof_conn_error(c) has the text in both.
+ *   - incoming (iof_listener_start_tls): on_accept fires only after the
+ *     handshake; a connection that fails it goes to on_reject instead.
+ *   - no application byte is read from or written to the peer before that.
+ * Then the application checks WHO the peer is: iof_conn_check_peer_name()
+ * (or iof_conn_peer_name()) against the name it expects.
+ *
+ * Error codes of TLS failures (on_connect/on_reject/on_close):
+ *   -EACCES       certificate refused, by us or by the peer (unknown CA,
+ *                 expired, not yet valid, no certificate);
+ *   IOF_EPROTO    the peer does not speak TLS 1.3 (plain peer on a TLS port,
+ *                 plain server answering a TLS client) or broke the protocol;
+ *   IOF_ETIMEOUT  the handshake did not complete in time;
+ *   IOF_ETOOBIG   the peer sent more than the handshake bounds;
+ *   -EPIPE / -ECONNRESET  the peer went away.
+ * After authentication a TLS connection closes like a plain one: the peer's
+ * close_notify or EOF is -EPIPE, a TLS error IOF_EPROTO; iof_conn_close()
+ * sends a close_notify.
+ * The text (iof_conn_error) names the peer and the cause, e.g.
+ *   "certificate of 10.0.0.5:7066 ("node1") is not signed by the configured CA (ca.pem)"
+ *   "certificate of 10.0.0.5:7066 ("node1") expired on 2024-01-01 00:00:00 UTC"
+ *   "10.0.0.5:40112 presented no certificate"
+ *   "10.0.0.5:7066 refused our certificate: not signed by a CA it trusts (...)"
+ *   "plain (non-TLS) connection on a TLS port from 10.0.0.5:40112 (...)"
+ *   "10.0.0.5:7066 is not speaking TLS (first bytes 0x49 0x46: a plain iofleet peer: ...)"
+ *   "TLS handshake with 10.0.0.5:7066 did not complete within 10.0 s"
  */
 #ifndef IOF_COMMON_NET_H
 #define IOF_COMMON_NET_H
@@ -16,6 +50,7 @@
 #include <uv.h>
 
 #include "common/err.h"
+#include "common/tls.h"
 
 #define IOF_DEFAULT_PORT 7066
 /* Bytes queued for writing beyond which a peer that does not read is cut off. */
@@ -25,7 +60,7 @@ struct iof_conn;
 
 struct iof_conn_cbs {
     /* Connected (outgoing only): err 0, or the reason it failed (then
-     * on_close follows). */
+     * on_close follows). For TLS: after the mutual authentication. */
     void (*on_connect)(struct iof_conn *c, int err, void *arg);
     /* Bytes from the peer, borrowed for the duration of the call. */
     void (*on_data)(struct iof_conn *c, const uint8_t *buf, size_t len, void *arg);
@@ -44,8 +79,14 @@ int iof_addr_parse(const char *s, char *host, size_t cap, uint16_t default_port,
 int iof_conn_connect(uv_loop_t *loop, const char *host, uint16_t port,
                      const struct iof_conn_cbs *cbs, void *arg, struct iof_conn **out);
 
-/* Queues a copy of buf for sending. -ENOBUFS (and the connection is closed)
- * when the peer has not read IOF_CONN_WQ_MAX bytes; -ENOTCONN after close. */
+/* Like iof_conn_connect() over TLS with tls (a client context: -EINVAL
+ * otherwise; the connection takes a reference). on_connect(c, 0) means both
+ * sides verified each other's certificate; see the top of this file. */
+int iof_conn_connect_tls(uv_loop_t *loop, const char *host, uint16_t port, struct iof_tls_ctx *tls,
+                         const struct iof_conn_cbs *cbs, void *arg, struct iof_conn **out);
+
+/* Queues a copy of buf for sending (through TLS on a TLS connection). -ENOBUFS (and the connection
+ * is closed) when the peer has not read IOF_CONN_WQ_MAX bytes; -ENOTCONN after close. */
 int iof_conn_write(struct iof_conn *c, const void *buf, size_t len);
 
 /* Starts closing; on_close(c, err) follows from the loop. Idempotent. */
@@ -60,6 +101,25 @@ bool iof_conn_is_loopback(const struct iof_conn *c);
 void iof_conn_set_cbs(struct iof_conn *c, const struct iof_conn_cbs *cbs, void *arg);
 size_t iof_conn_queued(const struct iof_conn *c);
 
+/* The text of the error that closed (or is closing) c: the TLS layer's
+ * explanation when it has one, else iof_strerror() of the code; "" while
+ * the connection is healthy. Borrowed from c, valid until on_close returns. */
+const char *iof_conn_error(const struct iof_conn *c);
+/* True for a connection made by iof_conn_connect_tls() or a TLS listener. */
+bool iof_conn_is_tls(const struct iof_conn *c);
+/* True once the peer presented a certificate that chains to our CA (always
+ * true for an authenticated TLS connection, false for plain TCP). */
+bool iof_conn_peer_has_cert(const struct iof_conn *c);
+/* The authenticated peer's name from its certificate: the first DNS
+ * subjectAltName, else the subject CN. NULL on plain connections, before
+ * the handshake, or when the name is not printable ASCII. Borrowed. */
+const char *iof_conn_peer_name(const struct iof_conn *c);
+/* 0 when the peer's verified certificate is issued to `expected` (any of
+ * its DNS subjectAltNames, or its CN when it has none; case-insensitive, no
+ * wildcards). -EACCES otherwise, with diag ("10.0.0.5:7066 presented a
+ * certificate for 'node2', expected 'node1'"), also on plain connections. */
+int iof_conn_check_peer_name(const struct iof_conn *c, const char *expected, struct iof_diag *diag);
+
 struct iof_listener;
 
 /* Called for each accepted connection; it must set callbacks with
@@ -70,6 +130,22 @@ typedef void (*iof_accept_fn)(struct iof_listener *l, struct iof_conn *c, void *
  * Returns 0 and the listener; the bound port is iof_listener_port(). */
 int iof_listener_start(uv_loop_t *loop, const char *host, uint16_t port, iof_accept_fn on_accept,
                        void *arg, struct iof_listener **out, struct iof_diag *diag);
+
+/* An incoming TLS connection failed before authentication (handshake error,
+ * timeout, plain peer). c is borrowed for the call and already closing: use
+ * iof_conn_peer(c), iof_conn_error(c), iof_conn_is_loopback(c); do not keep
+ * it. */
+typedef void (*iof_reject_fn)(struct iof_listener *l, struct iof_conn *c, int err, void *arg);
+
+/* Like iof_listener_start() for TLS (tls: a server context, else -EINVAL; the
+ * listener takes a reference). on_accept fires after the handshake, with the
+ * peer authenticated; on_reject (may be NULL: then the refusal is logged as a
+ * warning) for each connection that fails it. Closing the listener aborts
+ * the handshakes in progress (-ECANCELED, not reported). */
+int iof_listener_start_tls(uv_loop_t *loop, const char *host, uint16_t port,
+                           struct iof_tls_ctx *tls, iof_accept_fn on_accept,
+                           iof_reject_fn on_reject, void *arg, struct iof_listener **out,
+                           struct iof_diag *diag);
 uint16_t iof_listener_port(const struct iof_listener *l);
 /* Stops and frees (asynchronously). Accepts NULL. */
 void iof_listener_close(struct iof_listener *l);

@@ -1,0 +1,768 @@
+#include "common/tls.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+struct iof_tls_ctx {
+    SSL_CTX *ssl_ctx;
+    unsigned refs;
+    enum iof_tls_role role;
+    uint32_t handshake_ms;
+    char ca_file[512]; /* for messages */
+};
+
+struct iof_tls_sess {
+    struct iof_tls_ctx *ctx;
+    SSL *ssl;
+    BIO *rbio; /* ciphertext from the peer (owned by ssl) */
+    BIO *wbio; /* ciphertext for the peer (owned by ssl) */
+    bool server;
+    uint8_t first[2]; /* the first bytes of the peer's stream */
+    size_t nfirst;
+    uint64_t bytes_in;
+    bool hs_done;     /* SSL_do_handshake() returned 1 */
+    bool ticket_seen; /* client: the server sent a ticket, so it accepted us */
+    bool established; /* reported to the caller */
+    bool failed;
+    /* The first certificate verification failure, recorded by verify_cb. */
+    int vfy_err;
+    int vfy_depth;
+    char vfy_name[IOF_TLS_NAME_MAX]; /* name of the leaf being verified */
+    char vfy_subject[IOF_TLS_NAME_MAX];
+    char vfy_date[40];
+    int alert_rcvd;  /* (level << 8 | description), -1 when none */
+    X509 *peer_cert; /* verified, owned */
+    char peer_name[IOF_TLS_NAME_MAX];
+    bool peer_name_ok;
+    char peer[96]; /* address label for messages */
+};
+
+/* ---- small helpers ------------------------------------------------------------------------ */
+
+static void openssl_reason(char *buf, size_t cap)
+{
+    unsigned long e = ERR_peek_error();
+    const char *r = e ? ERR_reason_error_string(e) : NULL;
+    snprintf(buf, cap, "%s", r ? r : "unknown OpenSSL error");
+    ERR_clear_error();
+}
+
+/* A name is reported and compared only when it is printable ASCII without
+ * quotes or backslashes (it ends up in logs and messages). */
+static bool name_copy(char *dst, size_t cap, const unsigned char *src, int len)
+{
+    if (len <= 0 || (size_t)len >= cap)
+        return false;
+    for (int i = 0; i < len; i++)
+        if (src[i] < 0x20 || src[i] > 0x7e || src[i] == '"' || src[i] == '\\')
+            return false;
+    memcpy(dst, src, (size_t)len);
+    dst[len] = '\0';
+    return true;
+}
+
+/* First DNS subjectAltName, else subject CN. Returns false when neither is
+ * usable (dst is then "" ). */
+static bool cert_name(X509 *cert, char *dst, size_t cap)
+{
+    GENERAL_NAMES *sans;
+    bool ok = false;
+
+    dst[0] = '\0';
+    if (!cert)
+        return false;
+    sans = X509_get_ext_d2i(cert, NID_subject_alt_name, NULL, NULL);
+    if (sans) {
+        for (int i = 0; i < sk_GENERAL_NAME_num(sans) && !ok; i++) {
+            const GENERAL_NAME *gn = sk_GENERAL_NAME_value(sans, i);
+            if (gn->type == GEN_DNS) {
+                ok = name_copy(dst, cap, ASN1_STRING_get0_data(gn->d.dNSName),
+                               ASN1_STRING_length(gn->d.dNSName));
+                break; /* the first DNS name decides */
+            }
+        }
+        GENERAL_NAMES_free(sans);
+        if (ok)
+            return true;
+    }
+    {
+        const X509_NAME *subj = X509_get_subject_name(cert);
+        int idx = subj ? X509_NAME_get_index_by_NID(subj, NID_commonName, -1) : -1;
+        if (idx >= 0) {
+            ASN1_STRING *d = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subj, idx));
+            unsigned char *utf8 = NULL;
+            int n = ASN1_STRING_to_UTF8(&utf8, d);
+            if (n > 0)
+                ok = name_copy(dst, cap, utf8, n);
+            OPENSSL_free(utf8);
+        }
+    }
+    if (!ok)
+        dst[0] = '\0';
+    return ok;
+}
+
+static void asn1_date(const ASN1_TIME *t, char *buf, size_t cap)
+{
+    struct tm tm;
+    if (t && ASN1_TIME_to_tm(t, &tm) == 1 && strftime(buf, cap, "%Y-%m-%d %H:%M:%S UTC", &tm))
+        return;
+    snprintf(buf, cap, "?");
+}
+
+/* ---- contexts ----------------------------------------------------------------------------- */
+
+/* fopen() first so a missing or unreadable file gets the errno message
+ * rather than an OpenSSL error chain. */
+static int check_readable(const char *what, const char *path, struct iof_diag *diag)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        int e = errno;
+        return iof_diag_set(diag, -e, "cannot read %s %s: %s", what, path, strerror(e));
+    }
+    fclose(f);
+    return 0;
+}
+
+static int verify_cb(int ok, X509_STORE_CTX *store);
+static void info_cb(const SSL *ssl, int where, int ret);
+static int new_session_cb(SSL *ssl, SSL_SESSION *sess);
+
+int iof_tls_ctx_new(const struct iof_tls_config *cfg, struct iof_tls_ctx **out,
+                    struct iof_diag *diag)
+{
+    struct iof_tls_ctx *ctx;
+    SSL_CTX *sc;
+    char why[256];
+    int r;
+    bool server = cfg->role == IOF_TLS_SERVER;
+
+    *out = NULL;
+    if (!cfg->ca_file || !*cfg->ca_file)
+        return iof_diag_set(diag, -EINVAL, "TLS needs a CA certificate file");
+    if (!cfg->cert_file != !cfg->key_file)
+        return iof_diag_set(diag, -EINVAL, "TLS needs both a certificate and its key");
+    if (server && !cfg->cert_file)
+        return iof_diag_set(diag, -EINVAL, "a TLS server needs a certificate and a key");
+    if ((r = check_readable("CA certificate", cfg->ca_file, diag)) ||
+        (cfg->cert_file && (r = check_readable("certificate", cfg->cert_file, diag))) ||
+        (cfg->key_file && (r = check_readable("key", cfg->key_file, diag))))
+        return r;
+
+    ctx = calloc(1, sizeof(*ctx));
+    if (!ctx)
+        return iof_diag_set(diag, -ENOMEM, "out of memory");
+    ctx->refs = 1;
+    ctx->role = cfg->role;
+    ctx->handshake_ms = cfg->handshake_ms ? cfg->handshake_ms : IOF_TLS_HANDSHAKE_MS;
+    snprintf(ctx->ca_file, sizeof(ctx->ca_file), "%s", cfg->ca_file);
+
+    ERR_clear_error();
+    sc = ctx->ssl_ctx = SSL_CTX_new(server ? TLS_server_method() : TLS_client_method());
+    if (!sc) {
+        free(ctx);
+        return iof_diag_set(diag, -ENOMEM, "cannot create a TLS context");
+    }
+    if (!SSL_CTX_set_min_proto_version(sc, TLS1_3_VERSION) ||
+        !SSL_CTX_set_max_proto_version(sc, TLS1_3_VERSION)) {
+        openssl_reason(why, sizeof(why));
+        r = iof_diag_set(diag, -EINVAL, "this OpenSSL cannot do TLS 1.3: %s", why);
+        goto fail;
+    }
+    SSL_CTX_set_verify(sc, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, verify_cb);
+    SSL_CTX_set_verify_depth(sc, 8);
+    SSL_CTX_set_max_cert_list(sc, (long)IOF_TLS_HANDSHAKE_MAX);
+    SSL_CTX_set_info_callback(sc, info_cb);
+    SSL_CTX_set_mode(sc, SSL_MODE_RELEASE_BUFFERS);
+    if (server) {
+        /* Stateful tickets with no session cache: the one ticket sent tells
+         * the client it was accepted but can never resume a session. */
+        SSL_CTX_set_options(sc, SSL_OP_NO_TICKET);
+        SSL_CTX_set_session_cache_mode(sc, SSL_SESS_CACHE_OFF);
+        SSL_CTX_set_num_tickets(sc, 1);
+    } else {
+        /* The callback sees the server's ticket; nothing is stored. */
+        SSL_CTX_set_session_cache_mode(sc,
+                                       SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+        SSL_CTX_sess_set_new_cb(sc, new_session_cb);
+    }
+
+    if (SSL_CTX_load_verify_locations(sc, cfg->ca_file, NULL) != 1) {
+        openssl_reason(why, sizeof(why));
+        r = iof_diag_set(diag, -EBADMSG, "cannot read CA certificate %s: %s", cfg->ca_file, why);
+        goto fail;
+    }
+    if (server) {
+        STACK_OF(X509_NAME) *names = SSL_load_client_CA_file(cfg->ca_file);
+        if (names)
+            SSL_CTX_set_client_CA_list(sc, names);
+        ERR_clear_error();
+    }
+    if (cfg->cert_file) {
+        if (SSL_CTX_use_certificate_chain_file(sc, cfg->cert_file) != 1) {
+            openssl_reason(why, sizeof(why));
+            r = iof_diag_set(diag, -EBADMSG, "cannot read certificate %s: %s", cfg->cert_file, why);
+            goto fail;
+        }
+        if (SSL_CTX_use_PrivateKey_file(sc, cfg->key_file, SSL_FILETYPE_PEM) != 1) {
+            unsigned long e = ERR_peek_last_error();
+            if (ERR_GET_LIB(e) == ERR_LIB_X509 && ERR_GET_REASON(e) == X509_R_KEY_VALUES_MISMATCH) {
+                ERR_clear_error();
+                r = iof_diag_set(diag, -EBADMSG, "key %s does not match certificate %s",
+                                 cfg->key_file, cfg->cert_file);
+            } else {
+                openssl_reason(why, sizeof(why));
+                r = iof_diag_set(diag, -EBADMSG, "cannot read key %s: %s", cfg->key_file, why);
+            }
+            goto fail;
+        }
+        if (SSL_CTX_check_private_key(sc) != 1) {
+            ERR_clear_error();
+            r = iof_diag_set(diag, -EBADMSG, "key %s does not match certificate %s", cfg->key_file,
+                             cfg->cert_file);
+            goto fail;
+        }
+    }
+    *out = ctx;
+    return 0;
+fail:
+    SSL_CTX_free(sc);
+    free(ctx);
+    ERR_clear_error();
+    return r;
+}
+
+int iof_tls_config_load(struct iof_tls_config *cfg, const char *ca, const char *cert,
+                        const char *key, bool server, struct iof_tls_ctx **out,
+                        struct iof_diag *diag)
+{
+    struct iof_tls_config local = {0};
+    if (!cfg)
+        cfg = &local;
+    cfg->ca_file = ca;
+    cfg->cert_file = cert;
+    cfg->key_file = key;
+    cfg->role = server ? IOF_TLS_SERVER : IOF_TLS_CLIENT;
+    return iof_tls_ctx_new(cfg, out, diag);
+}
+
+struct iof_tls_ctx *iof_tls_ctx_ref(struct iof_tls_ctx *ctx)
+{
+    ctx->refs++;
+    return ctx;
+}
+
+void iof_tls_ctx_free(struct iof_tls_ctx *ctx)
+{
+    if (!ctx || --ctx->refs)
+        return;
+    SSL_CTX_free(ctx->ssl_ctx);
+    free(ctx);
+}
+
+enum iof_tls_role iof_tls_ctx_role(const struct iof_tls_ctx *ctx)
+{
+    return ctx->role;
+}
+
+uint32_t iof_tls_ctx_handshake_ms(const struct iof_tls_ctx *ctx)
+{
+    return ctx->handshake_ms;
+}
+
+enum iof_tls_sniff iof_tls_sniff(const uint8_t *bytes, size_t n)
+{
+    if (n < 2)
+        return IOF_TLS_SNIFF_MORE;
+    if (bytes[1] == 0x03 && bytes[0] == 0x16)
+        return IOF_TLS_SNIFF_HANDSHAKE;
+    if (bytes[1] == 0x03 && bytes[0] == 0x15)
+        return IOF_TLS_SNIFF_ALERT;
+    return IOF_TLS_SNIFF_OTHER;
+}
+
+/* ---- OpenSSL callbacks -------------------------------------------------------------------- */
+
+static int verify_cb(int ok, X509_STORE_CTX *store)
+{
+    SSL *ssl = X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx());
+    struct iof_tls_sess *s = ssl ? SSL_get_app_data(ssl) : NULL;
+    X509 *cur;
+
+    if (ok || !s || s->vfy_err)
+        return ok;
+    s->vfy_err = X509_STORE_CTX_get_error(store);
+    s->vfy_depth = X509_STORE_CTX_get_error_depth(store);
+    cur = X509_STORE_CTX_get_current_cert(store);
+    if (!cert_name(X509_STORE_CTX_get0_cert(store), s->vfy_name, sizeof(s->vfy_name)))
+        snprintf(s->vfy_name, sizeof(s->vfy_name), "?");
+    if (!cert_name(cur, s->vfy_subject, sizeof(s->vfy_subject)))
+        snprintf(s->vfy_subject, sizeof(s->vfy_subject), "?");
+    if (s->vfy_err == X509_V_ERR_CERT_NOT_YET_VALID)
+        asn1_date(cur ? X509_get0_notBefore(cur) : NULL, s->vfy_date, sizeof(s->vfy_date));
+    else
+        asn1_date(cur ? X509_get0_notAfter(cur) : NULL, s->vfy_date, sizeof(s->vfy_date));
+    return ok;
+}
+
+static void info_cb(const SSL *ssl, int where, int ret)
+{
+    struct iof_tls_sess *s = SSL_get_app_data(ssl);
+    if (s && (where & SSL_CB_READ_ALERT) == SSL_CB_READ_ALERT && s->alert_rcvd < 0)
+        s->alert_rcvd = ret & 0xffff;
+}
+
+static int new_session_cb(SSL *ssl, SSL_SESSION *sess)
+{
+    struct iof_tls_sess *s = SSL_get_app_data(ssl);
+    (void)sess;
+    if (s)
+        s->ticket_seen = true;
+    return 0; /* not kept: sessions are never resumed */
+}
+
+/* ---- sessions ----------------------------------------------------------------------------- */
+
+struct iof_tls_sess *iof_tls_sess_new(struct iof_tls_ctx *ctx, const char *peer)
+{
+    struct iof_tls_sess *s = calloc(1, sizeof(*s));
+    if (!s)
+        return NULL;
+    s->ssl = SSL_new(ctx->ssl_ctx);
+    s->rbio = BIO_new(BIO_s_mem());
+    s->wbio = BIO_new(BIO_s_mem());
+    if (!s->ssl || !s->rbio || !s->wbio) {
+        BIO_free(s->rbio);
+        BIO_free(s->wbio);
+        SSL_free(s->ssl);
+        free(s);
+        ERR_clear_error();
+        return NULL;
+    }
+    /* An empty read BIO means "retry later", not EOF. */
+    BIO_set_mem_eof_return(s->rbio, -1);
+    SSL_set_bio(s->ssl, s->rbio, s->wbio);
+    SSL_set_app_data(s->ssl, s);
+    s->server = ctx->role == IOF_TLS_SERVER;
+    if (s->server)
+        SSL_set_accept_state(s->ssl);
+    else
+        SSL_set_connect_state(s->ssl);
+    s->alert_rcvd = -1;
+    s->ctx = ctx;
+    ctx->refs++;
+    snprintf(s->peer, sizeof(s->peer), "%s", peer ? peer : "?");
+    return s;
+}
+
+void iof_tls_sess_free(struct iof_tls_sess *s)
+{
+    if (!s)
+        return;
+    SSL_free(s->ssl);
+    X509_free(s->peer_cert);
+    iof_tls_ctx_free(s->ctx);
+    free(s);
+}
+
+static int sess_fail(struct iof_tls_sess *s, int err, struct iof_diag *diag, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int sess_fail(struct iof_tls_sess *s, int err, struct iof_diag *diag, const char *fmt, ...)
+{
+    va_list ap;
+    s->failed = true;
+    if (diag) {
+        va_start(ap, fmt);
+        vsnprintf(diag->msg, sizeof(diag->msg), fmt, ap);
+        va_end(ap);
+    }
+    ERR_clear_error();
+    return err;
+}
+
+/* The peer, for messages: its address and, once known, its certificate name. */
+static const char *sess_label(const struct iof_tls_sess *s, const char *name, char *buf, size_t cap)
+{
+    if (name && *name && strcmp(name, "?"))
+        snprintf(buf, cap, "%s (\"%s\")", s->peer, name);
+    else
+        snprintf(buf, cap, "%s", s->peer);
+    return buf;
+}
+
+static const char *not_tls_hint(const uint8_t first[2])
+{
+    if (first[0] == 'I' && first[1] == 'F')
+        return "a plain iofleet peer: configure TLS on it, or pass --insecure to both sides";
+    return "not TLS at all";
+}
+
+int iof_tls_sess_feed(struct iof_tls_sess *s, const uint8_t *buf, size_t len, struct iof_diag *diag)
+{
+    static const uint8_t alert_protocol_version[] = {0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 70};
+    size_t pending;
+
+    if (s->failed)
+        return sess_fail(s, IOF_EPROTO, diag, "TLS session already failed");
+    if (s->nfirst < 2 && len > 0) {
+        /* Check the first two bytes of the stream before OpenSSL sees them. */
+        size_t take = len < 2 - s->nfirst ? len : 2 - s->nfirst;
+        memcpy(s->first + s->nfirst, buf, take);
+        s->nfirst += take;
+        if (s->nfirst == 2) {
+            enum iof_tls_sniff k = iof_tls_sniff(s->first, 2);
+            if (s->server && k != IOF_TLS_SNIFF_HANDSHAKE) {
+                /* A plain iofleet peer will see an alert record, which its
+                 * frame decoder reports as TLS on a plain connection. */
+                BIO_write(s->wbio, alert_protocol_version, sizeof(alert_protocol_version));
+                return sess_fail(s, IOF_EPROTO, diag, "%s from %s (first bytes 0x%02x 0x%02x: %s)",
+                                 IOF_TLS_MSG_PLAIN_ON_TLS, s->peer, s->first[0], s->first[1],
+                                 not_tls_hint(s->first));
+            }
+            if (!s->server && k == IOF_TLS_SNIFF_OTHER)
+                return sess_fail(s, IOF_EPROTO, diag,
+                                 "%s is not speaking TLS (first bytes 0x%02x 0x%02x: %s)", s->peer,
+                                 s->first[0], s->first[1], not_tls_hint(s->first));
+        }
+    }
+    if (!s->hs_done && s->bytes_in + len > IOF_TLS_HANDSHAKE_MAX)
+        return sess_fail(s, IOF_ETOOBIG, diag, "%s sent more than %zu KiB during the TLS handshake",
+                         s->peer, IOF_TLS_HANDSHAKE_MAX >> 10);
+    pending = BIO_ctrl_pending(s->rbio);
+    if (pending + len > IOF_TLS_INBUF_MAX)
+        return sess_fail(s, IOF_ETOOBIG, diag, "%s sent more than %zu KiB of unread TLS data",
+                         s->peer, IOF_TLS_INBUF_MAX >> 10);
+    if (len > (size_t)INT32_MAX || BIO_write(s->rbio, buf, (int)len) != (int)len)
+        return sess_fail(s, -ENOMEM, diag, "out of memory");
+    s->bytes_in += len;
+    return 0;
+}
+
+/* OpenSSL 3.0 has no names for the TLS 1.3 alerts. */
+static const char *alert_name(int alert)
+{
+    switch (alert & 0xff) {
+    case TLS13_AD_CERTIFICATE_REQUIRED:
+        return "certificate required";
+    case TLS13_AD_MISSING_EXTENSION:
+        return "missing extension";
+    default:
+        return SSL_alert_desc_string_long(alert);
+    }
+}
+
+/* Explains a received alert: the peer refused us. */
+static int alert_error(struct iof_tls_sess *s, struct iof_diag *diag)
+{
+    int desc = s->alert_rcvd & 0xff;
+    const char *name = alert_name(s->alert_rcvd);
+
+    switch (desc) {
+    case SSL_AD_UNKNOWN_CA:
+        return sess_fail(s, -EACCES, diag,
+                         "%s refused our certificate: not signed by a CA it trusts (TLS alert "
+                         "\"%s\")",
+                         s->peer, name);
+    case SSL_AD_CERTIFICATE_EXPIRED:
+        return sess_fail(s, -EACCES, diag,
+                         "%s refused our certificate as expired or not yet valid (TLS alert "
+                         "\"%s\")",
+                         s->peer, name);
+    case TLS13_AD_CERTIFICATE_REQUIRED:
+        return sess_fail(s, -EACCES, diag,
+                         "%s requires a certificate and we presented none (TLS alert \"%s\")",
+                         s->peer, name);
+    case SSL_AD_BAD_CERTIFICATE:
+    case SSL_AD_UNSUPPORTED_CERTIFICATE:
+    case SSL_AD_CERTIFICATE_REVOKED:
+    case SSL_AD_CERTIFICATE_UNKNOWN:
+    case SSL_AD_ACCESS_DENIED:
+        return sess_fail(s, -EACCES, diag, "%s refused our certificate (TLS alert \"%s\")", s->peer,
+                         name);
+    case SSL_AD_PROTOCOL_VERSION:
+        return sess_fail(s, IOF_EPROTO, diag, "%s does not accept TLS 1.3 (TLS alert \"%s\")",
+                         s->peer, name);
+    case SSL_AD_CLOSE_NOTIFY:
+        return sess_fail(s, -EPIPE, diag, "%s closed the TLS session during the handshake",
+                         s->peer);
+    default:
+        return sess_fail(s, IOF_EPROTO, diag, "%s aborted the TLS handshake (TLS alert \"%s\")",
+                         s->peer, name);
+    }
+}
+
+/* Explains our own verification failure of the peer's certificate. */
+static int verify_error(struct iof_tls_sess *s, struct iof_diag *diag)
+{
+    char who[IOF_TLS_NAME_MAX + 128];
+    char chain[IOF_TLS_NAME_MAX + 64] = "";
+
+    sess_label(s, s->vfy_name, who, sizeof(who));
+    if (s->vfy_depth > 0)
+        snprintf(chain, sizeof(chain), " (CA certificate \"%s\" in its chain)", s->vfy_subject);
+    switch (s->vfy_err) {
+    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
+    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
+    case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+    case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
+    case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
+    case X509_V_ERR_CERT_SIGNATURE_FAILURE:
+        return sess_fail(s, -EACCES, diag,
+                         "certificate of %s is not signed by the configured CA (%s)", who,
+                         s->ctx->ca_file);
+    case X509_V_ERR_CERT_HAS_EXPIRED:
+        return sess_fail(s, -EACCES, diag, "certificate of %s%s expired on %s", who, chain,
+                         s->vfy_date);
+    case X509_V_ERR_CERT_NOT_YET_VALID:
+        return sess_fail(s, -EACCES, diag,
+                         "certificate of %s%s is not valid before %s (check the clocks)", who,
+                         chain, s->vfy_date);
+    default:
+        return sess_fail(s, -EACCES, diag, "certificate of %s%s refused: %s", who, chain,
+                         X509_verify_cert_error_string(s->vfy_err));
+    }
+}
+
+/* Maps a failed SSL_do_handshake()/SSL_peek() to a message. */
+static int handshake_error(struct iof_tls_sess *s, int ret, struct iof_diag *diag)
+{
+    int e = SSL_get_error(s->ssl, ret);
+    unsigned long err = ERR_peek_error();
+    char why[256];
+
+    if (s->vfy_err)
+        return verify_error(s, diag);
+    if (s->alert_rcvd >= 0)
+        return alert_error(s, diag);
+    if (e == SSL_ERROR_ZERO_RETURN)
+        return sess_fail(s, -EPIPE, diag, "%s closed the TLS session during the handshake",
+                         s->peer);
+    if (ERR_GET_LIB(err) == ERR_LIB_SSL) {
+        switch (ERR_GET_REASON(err)) {
+        case SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE:
+            return sess_fail(s, -EACCES, diag, "%s presented no certificate", s->peer);
+        case SSL_R_UNSUPPORTED_PROTOCOL:
+        case SSL_R_NO_PROTOCOLS_AVAILABLE:
+        case SSL_R_WRONG_SSL_VERSION:
+            return sess_fail(s, IOF_EPROTO, diag, "%s does not speak TLS 1.3", s->peer);
+        case SSL_R_WRONG_VERSION_NUMBER:
+        case SSL_R_PACKET_LENGTH_TOO_LONG:
+        case SSL_R_RECORD_LENGTH_MISMATCH:
+        case SSL_R_HTTP_REQUEST:
+            return sess_fail(s, IOF_EPROTO, diag, "%s is not speaking TLS (%s)", s->peer,
+                             ERR_reason_error_string(err));
+        case SSL_R_EXCESSIVE_MESSAGE_SIZE:
+            return sess_fail(s, IOF_ETOOBIG, diag,
+                             "%s sent a TLS handshake message over the %zu KiB limit", s->peer,
+                             IOF_TLS_HANDSHAKE_MAX >> 10);
+        default:
+            break;
+        }
+    }
+    if (e == SSL_ERROR_SYSCALL && !err)
+        return sess_fail(s, -EPIPE, diag, "%s closed the connection during the TLS handshake",
+                         s->peer);
+    openssl_reason(why, sizeof(why));
+    return sess_fail(s, IOF_EPROTO, diag, "TLS handshake with %s failed: %s", s->peer, why);
+}
+
+/* The handshake is complete on our side: keep the verified certificate. */
+static int sess_accept_peer(struct iof_tls_sess *s, struct iof_diag *diag)
+{
+    X509 *cert = SSL_get1_peer_certificate(s->ssl);
+    if (!cert)
+        return sess_fail(s, -EACCES, diag, "%s presented no certificate", s->peer);
+    if (SSL_get_verify_result(s->ssl) != X509_V_OK) {
+        X509_free(cert);
+        return sess_fail(s, -EACCES, diag, "certificate of %s failed verification: %s", s->peer,
+                         X509_verify_cert_error_string(SSL_get_verify_result(s->ssl)));
+    }
+    s->peer_cert = cert;
+    s->peer_name_ok = cert_name(cert, s->peer_name, sizeof(s->peer_name));
+    return 0;
+}
+
+int iof_tls_sess_handshake(struct iof_tls_sess *s, struct iof_diag *diag)
+{
+    int r;
+
+    if (s->established)
+        return 1;
+    if (s->failed)
+        return sess_fail(s, IOF_EPROTO, diag, "TLS session already failed");
+    if (!s->hs_done) {
+        ERR_clear_error();
+        r = SSL_do_handshake(s->ssl);
+        if (r != 1) {
+            int e = SSL_get_error(s->ssl, r);
+            if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE)
+                return handshake_error(s, r, diag);
+            if (BIO_ctrl_pending(s->rbio) > IOF_TLS_HANDSHAKE_MAX)
+                return sess_fail(s, IOF_ETOOBIG, diag,
+                                 "%s sent more than %zu KiB during the TLS handshake", s->peer,
+                                 IOF_TLS_HANDSHAKE_MAX >> 10);
+            return 0;
+        }
+        s->hs_done = true;
+        if ((r = sess_accept_peer(s, diag)) < 0)
+            return r;
+    }
+    if (!s->server && !s->ticket_seen) {
+        /* In TLS 1.3 the client finishes before the server has checked its
+         * certificate. Wait for the server's ticket (sent once it accepted
+         * us) or its first data; a refusal arrives as an alert instead. */
+        uint8_t b;
+        ERR_clear_error();
+        r = SSL_peek(s->ssl, &b, 1);
+        if (r <= 0) {
+            int e = SSL_get_error(s->ssl, r);
+            if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE)
+                return handshake_error(s, r, diag);
+            if (!s->ticket_seen)
+                return 0;
+        }
+    }
+    s->established = true;
+    return 1;
+}
+
+ssize_t iof_tls_sess_read(struct iof_tls_sess *s, uint8_t *buf, size_t cap, struct iof_diag *diag)
+{
+    int r, e;
+    char why[256];
+
+    if (!s->established || s->failed)
+        return sess_fail(s, -ENOTCONN, diag, "TLS session not established");
+    ERR_clear_error();
+    r = SSL_read(s->ssl, buf, cap > INT32_MAX ? INT32_MAX : (int)cap);
+    if (r > 0)
+        return r;
+    e = SSL_get_error(s->ssl, r);
+    if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
+        return 0;
+    if (e == SSL_ERROR_ZERO_RETURN)
+        return sess_fail(s, -EPIPE, diag, "%s closed the TLS session", s->peer);
+    if (s->alert_rcvd >= 0)
+        return sess_fail(s, IOF_EPROTO, diag, "%s sent TLS alert \"%s\"", s->peer,
+                         alert_name(s->alert_rcvd));
+    openssl_reason(why, sizeof(why));
+    return sess_fail(s, IOF_EPROTO, diag, "TLS error from %s: %s", s->peer, why);
+}
+
+int iof_tls_sess_write(struct iof_tls_sess *s, const void *buf, size_t len, struct iof_diag *diag)
+{
+    const uint8_t *p = buf;
+    char why[256];
+
+    if (!s->established || s->failed)
+        return sess_fail(s, -ENOTCONN, diag, "TLS session not established");
+    while (len > 0) {
+        int chunk = len > ((size_t)1 << 20) ? 1 << 20 : (int)len;
+        int r;
+        ERR_clear_error();
+        r = SSL_write(s->ssl, p, chunk);
+        if (r <= 0) {
+            openssl_reason(why, sizeof(why));
+            return sess_fail(s, SSL_get_error(s->ssl, r) == SSL_ERROR_SSL ? IOF_EPROTO : -ENOMEM,
+                             diag, "TLS write to %s failed: %s", s->peer, why);
+        }
+        p += r;
+        len -= (size_t)r;
+    }
+    return 0;
+}
+
+void iof_tls_sess_shutdown(struct iof_tls_sess *s)
+{
+    if (s && s->established && !s->failed) {
+        ERR_clear_error();
+        SSL_shutdown(s->ssl);
+        ERR_clear_error();
+    }
+}
+
+size_t iof_tls_sess_out_pending(const struct iof_tls_sess *s)
+{
+    return BIO_ctrl_pending(s->wbio);
+}
+
+size_t iof_tls_sess_out_take(struct iof_tls_sess *s, uint8_t *buf, size_t cap)
+{
+    int n = BIO_read(s->wbio, buf, cap > INT32_MAX ? INT32_MAX : (int)cap);
+    return n > 0 ? (size_t)n : 0;
+}
+
+int iof_tls_sess_eof(struct iof_tls_sess *s, int err, struct iof_diag *diag)
+{
+    if (s->failed)
+        return IOF_EPROTO;
+    if (s->server) {
+        if (s->bytes_in == 0)
+            return sess_fail(s, err ? err : -EPIPE, diag,
+                             "%s closed the connection before the TLS handshake%s%s", s->peer,
+                             err ? ": " : "", err ? strerror(-err) : "");
+        return sess_fail(s, err ? err : -EPIPE, diag,
+                         "%s closed the connection during the TLS handshake%s%s", s->peer,
+                         err ? ": " : "", err ? strerror(-err) : "");
+    }
+    if (s->bytes_in == 0)
+        return sess_fail(s, IOF_EPROTO, diag,
+                         "%s closed the connection without answering the TLS handshake%s%s (is "
+                         "it a plain iofleet peer, or does it refuse this address?)",
+                         s->peer, err ? ": " : "", err ? strerror(-err) : "");
+    if (s->hs_done)
+        return sess_fail(s, -EACCES, diag,
+                         "%s closed the connection after the TLS handshake without accepting "
+                         "our certificate%s%s",
+                         s->peer, err ? ": " : "", err ? strerror(-err) : "");
+    return sess_fail(s, err ? err : -EPIPE, diag,
+                     "%s closed the connection during the TLS handshake%s%s", s->peer,
+                     err ? ": " : "", err ? strerror(-err) : "");
+}
+
+bool iof_tls_sess_established(const struct iof_tls_sess *s)
+{
+    return s->established;
+}
+
+const char *iof_tls_sess_peer_name(const struct iof_tls_sess *s)
+{
+    return s->established && s->peer_name_ok ? s->peer_name : NULL;
+}
+
+bool iof_tls_sess_peer_has_cert(const struct iof_tls_sess *s)
+{
+    return s->established && s->peer_cert;
+}
+
+int iof_tls_sess_check_name(const struct iof_tls_sess *s, const char *expected,
+                            struct iof_diag *diag)
+{
+    char shown[IOF_TLS_NAME_MAX];
+
+    if (!s->established || !s->peer_cert)
+        return iof_diag_set(diag, -EACCES, "%s is not authenticated", s->peer);
+    if (expected && *expected &&
+        X509_check_host(s->peer_cert, expected, strlen(expected), X509_CHECK_FLAG_NO_WILDCARDS,
+                        NULL) == 1)
+        return 0;
+    ERR_clear_error();
+    if (!s->peer_name_ok)
+        snprintf(shown, sizeof(shown), "(unprintable name)");
+    else
+        snprintf(shown, sizeof(shown), "%s", s->peer_name);
+    return iof_diag_set(diag, -EACCES, "%s presented a certificate for '%s', expected '%s'",
+                        s->peer, shown, expected ? expected : "");
+}
