@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# tests/fuzz/make_seeds.sh - (re)writes the seed inputs of tests/fuzz/corpus/.
+#
+#     tests/fuzz/make_seeds.sh
+#
+# Seeds are the files named seed-*; the others in corpus/<name>/ were found by the fuzzers
+# (a minimised corpus, and crash-* inputs that once failed) and are left alone. Sources:
+#   msg    every JSON example of docs/protocol.md, compact as sent and as pretty-printed
+#          there, and hello/stats/result in the target's template form (see fuzz_msg.c)
+#   frame  the same messages framed: alone, as one session stream, and foreign or broken
+#          streams (TLS, HTTP, SSH, oversized, bad version or flags, truncated)
+#   plan   configs/*.json, and some of them with --set overrides after a NUL byte
+#   hist   the `lat` histograms of docs/protocol.md and a few made with common/hist.c
+# Needs bash, jq, base64, xxd and a C compiler (cc). The output is deterministic.
+set -euo pipefail
+
+src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+out=$src/tests/fuzz/corpus
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$out"/{msg,frame,plan,hist}
+rm -f "$out"/*/seed-*
+
+# Every ```json block of the protocol page, one file each: $tmp/doc-N.json.
+awk -v dir="$tmp" '
+    /^```json/ { n++; f = dir "/doc-" n ".json"; inblock = 1; next }
+    /^```/ { inblock = 0; next }
+    inblock { print > f }
+' "$src/docs/protocol.md"
+
+# The 8-byte frame header for a payload of $1 bytes, as raw bytes on stdout.
+header() {
+    printf 'IF\x01\x00'
+    printf '%08x' "$1" | xxd -r -p
+}
+
+# frame CONTROL: stdin payload -> stdout frame (see fuzz_frame.c for the 2 control bytes).
+frame() {
+    local p
+    p=$(mktemp -p "$tmp")
+    cat >"$p"
+    header "$(stat -c %s "$p")"
+    cat "$p"
+}
+
+session=$tmp/session
+: >"$session"
+for ((n = 1; ; n++)); do
+    f=$tmp/doc-$n.json
+    [[ -f "$f" ]] || break
+    type=$(jq -r .type "$f")
+    name=$(printf '%02d-%s' "$n" "$type")
+    jq -cj . "$f" >"$out/msg/seed-$name"
+    if [[ $(wc -l <"$f") -gt 1 ]]; then
+        cp "$f" "$out/msg/seed-$name-pretty"
+    fi
+    case "$type" in
+    hello | stats | result)
+        sel=$(case "$type" in hello) echo 0 ;; stats) echo 1 ;; result) echo 2 ;; esac)
+        {
+            printf '%b' "\\x0$sel"
+            jq -cj . "$f" | sed "s/^{\"type\":\"$type\",//"
+        } >"$out/msg/seed-$name-template"
+        ;;
+    esac
+    # Control byte 0: limit index 5 (1 MiB) before and after the first frame (5 + 7*5);
+    # byte 1: the cut seed.
+    {
+        printf '\x28'
+        printf '%b' "\\x$(printf %02x "$n")"
+        jq -cj . "$f" | frame
+    } >"$out/frame/seed-$name"
+    jq -cj . "$f" | frame >>"$session"
+done
+
+# Whole sessions under several limits: 64 KiB -> 1 MiB as a connection does, a limit too
+# small for most frames (100 bytes), 1 byte, 64 MiB.
+printf '\x27\x01' | cat - "$session" >"$out/frame/seed-session-auth"
+printf '\x10\x02' | cat - "$session" >"$out/frame/seed-session-100b"
+printf '\x00\x03' | cat - "$session" >"$out/frame/seed-session-1b"
+printf '\x30\x00' | cat - "$session" >"$out/frame/seed-session-64m"
+printf '\x05\x01\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03' >"$out/frame/seed-tls-hello"
+printf '\x05\x01\x17\x03\x03\x00\x10' >"$out/frame/seed-tls-data"
+printf '\x05\x02GET / HTTP/1.1\r\nHost: x\r\n\r\n' >"$out/frame/seed-http"
+printf '\x05\x02SSH-2.0-OpenSSH_9.2\r\n' >"$out/frame/seed-ssh"
+{ printf '\x05\x00'; printf 'IF\x01\x00\xff\xff\xff\xff'; } >"$out/frame/seed-oversized"
+{ printf '\x05\x00'; printf 'IF\x02\x00\x00\x00\x00\x02{}'; } >"$out/frame/seed-version2"
+{ printf '\x05\x00'; printf 'IF\x01\x80\x00\x00\x00\x02{}'; } >"$out/frame/seed-flags"
+{ printf '\x05\x00'; printf 'IF\x01\x00\x00\x00\x00\x00'; header 2; printf '{}'; } \
+    >"$out/frame/seed-empty-frames"
+{ printf '\x05\x07'; header 100; printf '{"type":"welc'; } >"$out/frame/seed-truncated"
+
+# Plans: every shipped config, and overrides after a NUL (one per line).
+for f in "$src"/configs/*.json; do
+    cp "$f" "$out/plan/seed-$(basename "$f" .json)"
+done
+{
+    cat "$src/configs/quickstart.json"
+    printf '\0run.duration=10s\nworkers[0].queue_depth=32\nspecs[0].lines[0].read=50'
+} >"$out/plan/seed-quickstart-set"
+{
+    cat "$src/configs/quickstart.json"
+    printf '\0cycle.queue_depth={"from":1,"to":64,"step":"x2"}\nworkers[0].targets[1]={"path":"b.dat","size":"1m"}\nrun.ramp=null'
+} >"$out/plan/seed-quickstart-cycle"
+{
+    cat "$src/configs/fio-four-corners.json"
+    printf '\0workers[0].nodes=["node-1","node-2"]\0specs[1].name=x\0name=renamed'
+} >"$out/plan/seed-fio-set"
+
+# Histograms: the `lat` strings of the protocol page ...
+grep -o '"lat": *"[A-Za-z0-9+/=]*"' "$src/docs/protocol.md" | sed 's/.*"\([^"]*\)"$/\1/' |
+    sort -u | while read -r b64; do
+    printf '%s' "$b64" | base64 -d >"$out/hist/seed-doc-$(printf '%s' "$b64" | md5sum | cut -c1-8)"
+done
+# ... and a few recorded with common/hist.c itself.
+cat >"$tmp/gen.c" <<'CEOF'
+#include "common/hist.h"
+#include <stdio.h>
+#include <stdlib.h>
+static struct iof_hist h;
+static void put(const char *dir, const char *name)
+{
+    static uint8_t buf[IOF_HIST_BUCKETS * 20 + 64];
+    char path[4096];
+    long n = iof_hist_encode(&h, buf, sizeof(buf));
+    snprintf(path, sizeof(path), "%s/seed-gen-%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (n < 0 || !f || fwrite(buf, 1, (size_t)n, f) != (size_t)n || fclose(f))
+        exit(1);
+    iof_hist_reset(&h);
+}
+int main(int argc, char **argv)
+{
+    uint64_t x = 88172645463325252ull;
+    (void)argc;
+    iof_hist_reset(&h);
+    put(argv[1], "empty");
+    iof_hist_record(&h, 0);
+    put(argv[1], "zero");
+    iof_hist_record(&h, 127);
+    iof_hist_record(&h, 128);
+    put(argv[1], "edge-127-128");
+    iof_hist_record(&h, UINT64_MAX);
+    put(argv[1], "max");
+    iof_hist_record(&h, 1ull << 43);
+    iof_hist_record(&h, (1ull << 43) - 1);
+    put(argv[1], "top-buckets");
+    for (int i = 0; i < 5000; i++) { /* latencies of an SSD: ~20 us .. 5 ms */
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        iof_hist_record(&h, 20000 + x % 5000000);
+    }
+    put(argv[1], "ssd-5000");
+    for (unsigned s = 0; s < 64; s++)
+        iof_hist_record(&h, 1ull << s);
+    put(argv[1], "powers-of-two");
+    for (int i = 0; i < 1000; i++)
+        iof_hist_record(&h, 81234);
+    put(argv[1], "one-bucket-1000");
+    return 0;
+}
+CEOF
+cc -std=gnu11 -O1 -I"$src" "$tmp/gen.c" "$src/common/hist.c" -o "$tmp/gen"
+"$tmp/gen" "$out/hist"
+
+for d in "$out"/*/; do
+    printf '%-6s %3d seeds\n' "$(basename "$d")" "$(find "$d" -name 'seed-*' | wc -l)"
+done
