@@ -19,7 +19,8 @@ struct iof_tls_ctx {
     unsigned refs;
     enum iof_tls_role role;
     uint32_t handshake_ms;
-    char ca_file[512]; /* for messages */
+    char ca_file[512];  /* for messages */
+    char own_name[256]; /* the identity in our own certificate */
 };
 
 struct iof_tls_sess {
@@ -234,6 +235,7 @@ int iof_tls_ctx_new(const struct iof_tls_config *cfg, struct iof_tls_ctx **out,
                              cfg->cert_file);
             goto fail;
         }
+        cert_name(SSL_CTX_get0_certificate(sc), ctx->own_name, sizeof(ctx->own_name));
     }
     *out = ctx;
     return 0;
@@ -270,6 +272,11 @@ void iof_tls_ctx_free(struct iof_tls_ctx *ctx)
         return;
     SSL_CTX_free(ctx->ssl_ctx);
     free(ctx);
+}
+
+const char *iof_tls_ctx_own_name(const struct iof_tls_ctx *ctx)
+{
+    return ctx->own_name[0] ? ctx->own_name : NULL;
 }
 
 enum iof_tls_role iof_tls_ctx_role(const struct iof_tls_ctx *ctx)

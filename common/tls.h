@@ -89,6 +89,13 @@ struct iof_tls_ctx *iof_tls_ctx_ref(struct iof_tls_ctx *ctx);
 void iof_tls_ctx_free(struct iof_tls_ctx *ctx);
 
 enum iof_tls_role iof_tls_ctx_role(const struct iof_tls_ctx *ctx);
+
+/* The identity in this context's own certificate (first DNS SAN, else CN),
+ * or NULL. Borrowed from ctx. */
+const char *iof_tls_ctx_own_name(const struct iof_tls_ctx *ctx);
+
+/* The name a manager's certificate carries (iofleet pki init). */
+#define IOF_TLS_MANAGER_NAME "iofleet-manager"
 uint32_t iof_tls_ctx_handshake_ms(const struct iof_tls_ctx *ctx);
 
 /* What the first bytes of a stream are, for ports that must tell TLS from

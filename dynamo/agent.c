@@ -22,6 +22,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/net.h"
+#include "common/tls.h"
 #include "dynamo/engine.h"
 #include "dynamo/run.h"
 #include "dynamo/target.h"
@@ -88,7 +89,8 @@ struct agent {
     uint64_t backoff_ms;
     uv_signal_t sigint, sigterm;
     bool stopping;
-    char **allow_real; /* canonical --allow paths */
+    struct iof_tls_ctx *tls; /* NULL: plain TCP (loopback, or --insecure) */
+    char **allow_real;       /* canonical --allow paths */
     size_t nallow;
     char workdir_real[PATH_MAX];
 };
@@ -816,18 +818,59 @@ static struct session *session_new(struct agent *a, struct iof_conn *c)
 
 /* --- listening and dialling --------------------------------------------------------- */
 
+/* Transport policy for a new connection: TLS with the manager's name
+ * checked, or plain TCP only on loopback or with --insecure. */
+static bool agent_conn_allowed(struct agent *a, struct iof_conn *c)
+{
+    struct iof_diag d = {{0}};
+    const char *want = a->o->manager_name ? a->o->manager_name : IOF_TLS_MANAGER_NAME;
+
+    if (a->tls) {
+        if (iof_conn_check_peer_name(c, want, &d)) {
+            /* Tell the peer why before closing, so it does not retry blindly. */
+            struct proto_msg m;
+            char text[PROTO_TEXT_MAX + 1];
+            uint8_t *frame;
+            size_t len;
+            snprintf(text, sizeof(text), "agent %s accepts only a manager certificate for '%s': %s",
+                     a->name, want, d.msg);
+            proto_msg_init(&m, PROTO_MSG_ERROR);
+            m.u.error.code = IOF_EDENIED;
+            m.u.error.message = text;
+            if (proto_msg_encode_frame(&m, PROTO_FRAME_MAX_PREAUTH, &frame, &len, NULL) == 0) {
+                iof_conn_write(c, frame, len);
+                free(frame);
+            }
+            IOF_WARN("refused %s: %s", iof_conn_peer(c), d.msg);
+            iof_conn_close(c, IOF_EDENIED);
+            return false;
+        }
+        return true;
+    }
+    if (!a->o->insecure && !iof_conn_is_loopback(c)) {
+        IOF_WARN("refused plain connection %s %s: not loopback; use TLS (--tls-ca, --tls-cert, "
+                 "--tls-key) or --insecure on both sides",
+                 a->o->listen ? "from" : "to", iof_conn_peer(c));
+        iof_conn_close(c, IOF_EDENIED);
+        return false;
+    }
+    return true;
+}
+
 static void agent_on_accept(struct iof_listener *l, struct iof_conn *c, void *arg)
 {
     struct agent *a = arg;
     (void)l;
-    if (!a->o->insecure && !iof_conn_is_loopback(c)) {
-        /* TLS is not built yet: plain TCP only on loopback or with --insecure. */
-        IOF_WARN("refused plain connection from %s: not loopback and --insecure not given",
-                 iof_conn_peer(c));
-        iof_conn_close(c, IOF_EDENIED);
-        return;
-    }
-    session_new(a, c);
+    if (agent_conn_allowed(a, c))
+        session_new(a, c);
+}
+
+static void agent_on_reject(struct iof_listener *l, struct iof_conn *c, int err, void *arg)
+{
+    (void)l;
+    (void)arg;
+    IOF_WARN("TLS handshake with %s failed: %s", iof_conn_peer(c),
+             iof_conn_error(c)[0] ? iof_conn_error(c) : iof_strerror(err));
 }
 
 static void agent_on_connect(struct iof_conn *c, int err, void *arg)
@@ -835,20 +878,20 @@ static void agent_on_connect(struct iof_conn *c, int err, void *arg)
     struct agent *a = arg;
     if (err) {
         IOF_WARN("cannot reach manager %s: %s; retrying in %.1f s", iof_conn_peer(c),
-                 uv_strerror(err), (double)a->backoff_ms / 1000);
+                 iof_conn_error(c)[0] ? iof_conn_error(c) : uv_strerror(err),
+                 (double)a->backoff_ms / 1000);
         uv_timer_start(&a->reconnect, agent_on_reconnect, a->backoff_ms, 0);
         a->backoff_ms =
             a->backoff_ms * 2 > AGENT_BACKOFF_MAX_MS ? AGENT_BACKOFF_MAX_MS : a->backoff_ms * 2;
         return;
     }
-    if (!a->o->insecure && !iof_conn_is_loopback(c)) {
-        IOF_ERROR("manager %s is not on loopback and --insecure was not given (TLS is not "
-                  "available in this build)",
-                  iof_conn_peer(c));
-        iof_conn_close(c, IOF_EDENIED);
-        return;
+    if (agent_conn_allowed(a, c)) {
+        session_new(a, c);
+    } else {
+        uv_timer_start(&a->reconnect, agent_on_reconnect, a->backoff_ms, 0);
+        a->backoff_ms =
+            a->backoff_ms * 2 > AGENT_BACKOFF_MAX_MS ? AGENT_BACKOFF_MAX_MS : a->backoff_ms * 2;
     }
-    session_new(a, c);
 }
 
 static void agent_conn_closed_early(struct iof_conn *c, int err, void *arg)
@@ -867,7 +910,8 @@ static void agent_dial(struct agent *a)
 
     if (a->stopping || a->active)
         return;
-    r = iof_conn_connect(a->loop, a->mhost, a->port, &cbs, a, &c);
+    r = a->tls ? iof_conn_connect_tls(a->loop, a->mhost, a->port, a->tls, &cbs, a, &c)
+               : iof_conn_connect(a->loop, a->mhost, a->port, &cbs, a, &c);
     if (r < 0) {
         IOF_WARN("cannot dial manager %s:%u: %s", a->mhost, a->port, uv_strerror(r));
         uv_timer_start(&a->reconnect, agent_on_reconnect, a->backoff_ms, 0);
@@ -928,7 +972,35 @@ int dyn_agent_main(const struct dyn_agent_opts *o)
         return 2;
     }
     gethostname(a.host, sizeof(a.host) - 1);
-    snprintf(a.name, sizeof(a.name), "%s", o->name ? o->name : a.host);
+    if (!!o->tls_ca + !!o->tls_cert + !!o->tls_key != 0 &&
+        !!o->tls_ca + !!o->tls_cert + !!o->tls_key != 3) {
+        fprintf(stderr, "dynamo: TLS needs all of --tls-ca, --tls-cert and --tls-key\n");
+        return 2;
+    }
+    if (o->tls_ca) {
+        /* The listening agent is the TLS server; a dialling one the client. */
+        if (iof_tls_config_load(NULL, o->tls_ca, o->tls_cert, o->tls_key, o->listen != NULL, &a.tls,
+                                &d)) {
+            fprintf(stderr, "dynamo: %s\n", d.msg);
+            return 2;
+        }
+        /* The agent's identity is the name in its certificate. */
+        if (!iof_tls_ctx_own_name(a.tls)) {
+            fprintf(stderr, "dynamo: %s: the certificate carries no usable name\n", o->tls_cert);
+            iof_tls_ctx_free(a.tls);
+            return 2;
+        }
+        if (o->name && strcasecmp(o->name, iof_tls_ctx_own_name(a.tls))) {
+            fprintf(stderr, "dynamo: --name %s does not match the certificate's name '%s' (%s)\n",
+                    o->name, iof_tls_ctx_own_name(a.tls), o->tls_cert);
+            iof_tls_ctx_free(a.tls);
+            return 2;
+        }
+    }
+    snprintf(a.name, sizeof(a.name), "%s",
+             a.tls     ? iof_tls_ctx_own_name(a.tls)
+             : o->name ? o->name
+                       : a.host);
     if (proto_name_check(a.name, &d)) {
         fprintf(stderr, "dynamo: node name '%s': %s\n", a.name, d.msg);
         return 2;
@@ -956,7 +1028,10 @@ int dyn_agent_main(const struct dyn_agent_opts *o)
     if (o->listen) {
         char host[256];
         if (iof_addr_parse(o->listen, host, sizeof(host), IOF_DEFAULT_PORT, &a.port, &d) ||
-            iof_listener_start(a.loop, host, a.port, agent_on_accept, &a, &a.listener, &d)) {
+            (a.tls ? iof_listener_start_tls(a.loop, host, a.port, a.tls, agent_on_accept,
+                                            agent_on_reject, &a, &a.listener, &d)
+                   : iof_listener_start(a.loop, host, a.port, agent_on_accept, &a, &a.listener,
+                                        &d))) {
             fprintf(stderr, "dynamo: --listen %s: %s\n", o->listen, d.msg);
             rc = 1;
             uv_close((uv_handle_t *)&a.sigint, NULL);
@@ -965,8 +1040,11 @@ int dyn_agent_main(const struct dyn_agent_opts *o)
             uv_run(a.loop, UV_RUN_DEFAULT);
             goto out;
         }
-        IOF_INFO("agent '%s' listening on %s:%u (protocol %s)", a.name, host[0] ? host : "*",
-                 iof_listener_port(a.listener), proto_version_string());
+        IOF_INFO("agent '%s' listening on %s:%u (protocol %s, %s)", a.name, host[0] ? host : "*",
+                 iof_listener_port(a.listener), proto_version_string(),
+                 a.tls         ? "TLS"
+                 : o->insecure ? "plain TCP, --insecure"
+                               : "plain TCP, loopback only");
     } else {
         if (iof_addr_parse(o->manager, a.mhost, sizeof(a.mhost), IOF_DEFAULT_PORT, &a.port, &d)) {
             fprintf(stderr, "dynamo: --manager %s: %s\n", o->manager, d.msg);
@@ -980,6 +1058,7 @@ int dyn_agent_main(const struct dyn_agent_opts *o)
 out:
     if (a.loop)
         uv_loop_close(a.loop);
+    iof_tls_ctx_free(a.tls);
     for (size_t i = 0; i < a.nallow; i++)
         free(a.allow_real[i]);
     free(a.allow_real);

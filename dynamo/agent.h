@@ -23,6 +23,8 @@ struct dyn_agent_opts {
     size_t nallow;
     bool insecure;
     bool allow_destructive;
+    const char *tls_ca, *tls_cert, *tls_key; /* all three, or none */
+    const char *manager_name; /* the manager's certificate name; NULL: iofleet-manager */
     uint32_t heartbeat_ms; /* 0: PROTO_HEARTBEAT_MS_DEFAULT */
     bool once;             /* exit after the first session ends (embedded agent) */
 };

@@ -11,18 +11,24 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: dynamo --listen [ADDR][:PORT] | --manager HOST[:PORT]\n"
-          "              [--name NODE] [--allow PATH]... [--workdir DIR]\n"
-          "              [--insecure] [--allow-destructive] [--heartbeat-ms N] [--quiet|--verbose]\n"
-          "\n"
-          "  --listen     wait for a manager to connect (default port 7066)\n"
-          "  --manager    dial out to a manager, reconnecting with backoff\n"
-          "  --name       node name used in plans and results (default: hostname)\n"
-          "  --allow      a file or block device (or directory) the manager may use;\n"
-          "               repeatable; test files in the workdir are always allowed\n"
-          "  --workdir    directory for test files (default ./dynamo-work)\n"
-          "  --insecure   allow plain TCP to a peer that is not on loopback\n",
-          f);
+    fputs(
+        "usage: dynamo --listen [ADDR][:PORT] | --manager HOST[:PORT]\n"
+        "              [--name NODE] [--allow PATH]... [--workdir DIR]\n"
+        "              [--tls-ca F --tls-cert F --tls-key F] [--manager-name NAME]\n"
+        "              [--insecure] [--allow-destructive] [--heartbeat-ms N] [--quiet|--verbose]\n"
+        "\n"
+        "  --listen     wait for a manager to connect (default port 7066)\n"
+        "  --manager    dial out to a manager, reconnecting with backoff\n"
+        "  --name       node name used in plans and results (default: hostname)\n"
+        "  --allow      a file or block device (or directory) the manager may use;\n"
+        "               repeatable; test files in the workdir are always allowed\n"
+        "  --workdir    directory for test files (default ./dynamo-work)\n"
+        "  --tls-ca, --tls-cert, --tls-key\n"
+        "               TLS 1.3 with mutual authentication (iofleet pki init makes the\n"
+        "               files); the node name is the certificate's; the manager must\n"
+        "               present a certificate for iofleet-manager (or --manager-name)\n"
+        "  --insecure   allow plain TCP to a peer that is not on loopback\n",
+        f);
 }
 
 int main(int argc, char **argv)
@@ -62,6 +68,14 @@ int main(int argc, char **argv)
                 fprintf(stderr, "dynamo: --heartbeat-ms must be 100..60000\n");
                 return 2;
             }
+        } else if (!strcmp(a, "--tls-ca") && has_val) {
+            o.tls_ca = argv[++i];
+        } else if (!strcmp(a, "--tls-cert") && has_val) {
+            o.tls_cert = argv[++i];
+        } else if (!strcmp(a, "--tls-key") && has_val) {
+            o.tls_key = argv[++i];
+        } else if (!strcmp(a, "--manager-name") && has_val) {
+            o.manager_name = argv[++i];
         } else if (!strcmp(a, "--insecure")) {
             o.insecure = true;
         } else if (!strcmp(a, "--allow-destructive")) {

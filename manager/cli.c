@@ -25,7 +25,8 @@ static void cli_usage(FILE *f)
     fputs("usage: iofleet run PLAN.json [--agent HOST[:PORT]]... [--agents-file F]\n"
           "                 [--listen [ADDR][:PORT] --expect N] [--set KEY=VALUE]...\n"
           "                 [--csv F] [--iometer-csv F] [--timeseries F] [--json F]\n"
-          "                 [--workdir DIR] [--wait SECONDS] [--insecure] [--quiet]\n"
+          "                 [--tls-ca F --tls-cert F --tls-key F] [--insecure]\n"
+          "                 [--workdir DIR] [--wait SECONDS] [--quiet] [--verbose]\n"
           "       iofleet validate PLAN.json [--set KEY=VALUE]...\n"
           "       iofleet pki init DIR [--agent NAME]... [--manager-name NAME] [--days N]\n"
           "                            [--force]\n"
@@ -47,6 +48,9 @@ static void cli_usage(FILE *f)
           "  --timeseries one CSV row per interval per node, plus ALL\n"
           "  --json       everything: plan, agents, intervals, results, histograms\n"
           "  --wait       seconds to wait for agents to connect (default 15)\n"
+          "  --tls-ca, --tls-cert, --tls-key\n"
+          "               TLS 1.3 with mutual authentication to the agents (files from\n"
+          "               iofleet pki init); each agent's name must be its certificate's\n"
           "  --insecure   allow plain TCP to agents that are not on loopback\n"
           "  --quiet      no live interval lines\n"
           "  --verbose    log when each interval is merged and how long after the last report\n"
@@ -70,6 +74,7 @@ struct cli_args {
     const char *listen;
     unsigned expect;
     bool insecure;
+    const char *tls_ca, *tls_cert, *tls_key;
     uint64_t wait_ms;
     uint32_t heartbeat_ms;
     const char *sink_opt[CLI_MAX_SINKS]; /* "--csv" ... */
@@ -167,8 +172,9 @@ static int cli_number(const char *opt, const char *val, unsigned long min, unsig
 static int cli_parse(int argc, char **argv, bool is_run, struct cli_args *a)
 {
     static const char *const valued[] = {
-        "--set",          "--workdir", "--agent",       "--agents-file", "--expect", "--wait",
-        "--heartbeat-ms", "--csv",     "--iometer-csv", "--timeseries",  "--json"};
+        "--set",  "--workdir",      "--agent",    "--agents-file", "--expect",
+        "--wait", "--heartbeat-ms", "--csv",      "--iometer-csv", "--timeseries",
+        "--json", "--tls-ca",       "--tls-cert", "--tls-key"};
     memset(a, 0, sizeof(*a));
     a->workdir = "iofleet-work";
     a->wait_ms = 15000;
@@ -231,6 +237,12 @@ static int cli_parse(int argc, char **argv, bool is_run, struct cli_args *a)
                 }
             a->sink_opt[a->nsinks] = arg;
             a->sink_path[a->nsinks++] = val;
+        } else if (!strcmp(arg, "--tls-ca")) {
+            a->tls_ca = val;
+        } else if (!strcmp(arg, "--tls-cert")) {
+            a->tls_cert = val;
+        } else if (!strcmp(arg, "--tls-key")) {
+            a->tls_key = val;
         } else if (!strcmp(arg, "--insecure")) {
             a->insecure = true;
         } else if (!strcmp(arg, "--quiet")) {
@@ -249,6 +261,11 @@ static int cli_parse(int argc, char **argv, bool is_run, struct cli_args *a)
     }
     if (!a->plan) {
         fprintf(stderr, "iofleet: %s needs a PLAN.json\n", argv[1]);
+        return 2;
+    }
+    if (!!a->tls_ca + !!a->tls_cert + !!a->tls_key != 0 &&
+        !!a->tls_ca + !!a->tls_cert + !!a->tls_key != 3) {
+        fprintf(stderr, "iofleet: TLS needs all of --tls-ca, --tls-cert and --tls-key\n");
         return 2;
     }
     if (a->listen && !a->expect) {
@@ -355,6 +372,9 @@ static int cli_run(int argc, char **argv)
     o.quiet = a.quiet;
     o.verbose = a.verbose;
     o.insecure = a.insecure;
+    o.tls_ca = a.tls_ca;
+    o.tls_cert = a.tls_cert;
+    o.tls_key = a.tls_key;
     o.wait_ms = a.wait_ms;
     o.heartbeat_ms = a.heartbeat_ms;
     o.sinks = sinks;

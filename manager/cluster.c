@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/net.h"
+#include "common/tls.h"
 #include "common/stats.h"
 #include "proto/link.h"
 #include "proto/version.h"
@@ -97,6 +98,8 @@ struct cluster {
     size_t nagents, capagents;
     unsigned expect;
     struct iof_listener *listener;
+    struct iof_tls_ctx *tls_client; /* for --agent; NULL: plain TCP */
+    struct iof_tls_ctx *tls_server; /* for --listen */
     enum cl_phase phase;
     int rc;
     uv_timer_t tick;
@@ -865,7 +868,6 @@ static void cl_on_msg(struct proto_link *l, const struct proto_msg *m, void *arg
 {
     struct cl_agent *a = arg;
     struct cluster *c = a->c;
-    (void)l;
 
     switch (m->type) {
     case PROTO_MSG_HELLO:
@@ -876,6 +878,14 @@ static void cl_on_msg(struct proto_link *l, const struct proto_msg *m, void *arg
         }
         a->hello = true;
         snprintf(a->name, sizeof(a->name), "%s", m->u.hello.name);
+        if (proto_link_is_tls(l)) {
+            /* An agent's identity is the name in its certificate. */
+            struct iof_diag d = {{0}};
+            if (proto_link_check_peer_name(l, a->name, &d)) {
+                cl_agent_fail(a, AG_FAILED, 3, "calls itself '%s' but %s", a->name, d.msg);
+                return;
+            }
+        }
         proto_hello_free(&a->info);
         if (proto_hello_copy(&a->info, &m->u.hello)) {
             cl_agent_fail(a, AG_FAILED, 3, "out of memory");
@@ -1034,11 +1044,11 @@ static void cl_attach(struct cl_agent *a, struct iof_conn *conn)
     static const struct proto_link_cbs cbs = {.on_msg = cl_on_msg, .on_close = cl_on_link_close};
     struct proto_msg m;
 
-    if (!a->c->o->insecure && !iof_conn_is_loopback(conn)) {
-        /* TLS is not built yet: plain TCP only on loopback or with --insecure. */
-        cl_agent_fail(
-            a, AG_FAILED, 3,
-            "refusing plain TCP to a peer not on loopback (use --insecure on both sides)");
+    if (!iof_conn_is_tls(conn) && !a->c->o->insecure && !iof_conn_is_loopback(conn)) {
+        /* Plain TCP only on loopback or when both sides pass --insecure. */
+        cl_agent_fail(a, AG_FAILED, 3,
+                      "refusing plain TCP to a peer not on loopback: use TLS (--tls-ca, "
+                      "--tls-cert, --tls-key) or --insecure on both sides");
         iof_conn_close(conn, IOF_EDENIED);
         return;
     }
@@ -1059,7 +1069,11 @@ static void cl_on_connect(struct iof_conn *conn, int err, void *arg)
 {
     struct cl_agent *a = arg;
     if (err) {
-        snprintf(a->why, sizeof(a->why), "%s", uv_strerror(err));
+        snprintf(a->why, sizeof(a->why), "%s",
+                 iof_conn_error(conn)[0] ? iof_conn_error(conn) : uv_strerror(err));
+        /* Authentication failures do not heal by retrying. */
+        if (err == -EACCES || err == IOF_EPROTO || err == IOF_ETOOBIG)
+            a->retry_open = false;
         return; /* on_close follows */
     }
     cl_attach(a, conn);
@@ -1072,11 +1086,12 @@ static void cl_on_dial_close(struct iof_conn *conn, int err, void *arg)
     (void)conn;
     if (a->link || a->state != AG_DIALING)
         return; /* the link owns it now */
-    if (c->phase == PH_CONNECT && iof_now_ns() < c->deadline) {
+    if (c->phase == PH_CONNECT && a->retry_open && iof_now_ns() < c->deadline) {
         uv_timer_start(&a->retry, cl_on_retry, CL_RETRY_MS, 0);
         return;
     }
-    cl_agent_fail(a, AG_FAILED, 3, "unreachable: %s", a->why[0] ? a->why : iof_strerror(err));
+    cl_agent_fail(a, AG_FAILED, 3, "%s%s", a->retry_open ? "unreachable: " : "",
+                  a->why[0] ? a->why : iof_strerror(err));
     cl_check_connected(c);
 }
 
@@ -1085,7 +1100,9 @@ static void cl_dial(struct cl_agent *a)
     static const struct iof_conn_cbs cbs = {.on_connect = cl_on_connect,
                                             .on_close = cl_on_dial_close};
     struct iof_conn *conn;
-    int r = iof_conn_connect(a->c->loop, a->host, a->port, &cbs, a, &conn);
+    int r = a->c->tls_client ? iof_conn_connect_tls(a->c->loop, a->host, a->port, a->c->tls_client,
+                                                    &cbs, a, &conn)
+                             : iof_conn_connect(a->c->loop, a->host, a->port, &cbs, a, &conn);
     if (r < 0)
         cl_agent_fail(a, AG_FAILED, 3, "cannot dial: %s", uv_strerror(r));
 }
@@ -1115,6 +1132,15 @@ static struct cl_agent *cl_agent_add(struct cluster *c, const char *endpoint)
     a->retry.data = a;
     a->retry_open = true;
     return a;
+}
+
+static void cl_on_reject(struct iof_listener *l, struct iof_conn *conn, int err, void *arg)
+{
+    struct cluster *c = arg;
+    (void)l;
+    mgr_live_done(&c->live);
+    IOF_WARN("refused a connection from %s: %s", iof_conn_peer(conn),
+             iof_conn_error(conn)[0] ? iof_conn_error(conn) : iof_strerror(err));
 }
 
 static void cl_on_accept(struct iof_listener *l, struct iof_conn *conn, void *arg)
@@ -1342,6 +1368,20 @@ int mgr_cluster_run(const struct iof_plan *p, const char *plan_text, const struc
         free(c);
         return 1;
     }
+    if (o->tls_ca) {
+        struct iof_diag td = {{0}};
+        if ((o->nagents && iof_tls_config_load(NULL, o->tls_ca, o->tls_cert, o->tls_key, false,
+                                               &c->tls_client, &td)) ||
+            (o->listen && iof_tls_config_load(NULL, o->tls_ca, o->tls_cert, o->tls_key, true,
+                                              &c->tls_server, &td))) {
+            fprintf(stderr, "iofleet: %s\n", td.msg);
+            iof_tls_ctx_free(c->tls_client);
+            free(c->agents);
+            free(c->tests);
+            free(c);
+            return 2;
+        }
+    }
     c->loop = uv_default_loop();
     mgr_live_init(&c->live, o->quiet);
     signal(SIGPIPE, SIG_IGN);
@@ -1366,7 +1406,11 @@ int mgr_cluster_run(const struct iof_plan *p, const char *plan_text, const struc
             fprintf(stderr, "iofleet: --listen %s: %s\n", o->listen, d.msg);
             c->rc = 2;
             cl_finish(c);
-        } else if (iof_listener_start(c->loop, host, port, cl_on_accept, c, &c->listener, &d)) {
+        } else if (o->listen && c->tls_server
+                       ? iof_listener_start_tls(c->loop, host, port, c->tls_server, cl_on_accept,
+                                                cl_on_reject, c, &c->listener, &d)
+                       : iof_listener_start(c->loop, host, port, cl_on_accept, c, &c->listener,
+                                            &d)) {
             fprintf(stderr, "iofleet: %s\n", d.msg);
             c->rc = 3;
             cl_finish(c);
@@ -1390,6 +1434,8 @@ int mgr_cluster_run(const struct iof_plan *p, const char *plan_text, const struc
     uv_loop_close(c->loop);
     rc = c->rc;
     CL_SINKS(c, s_->ops->run_end(s_, rc));
+    iof_tls_ctx_free(c->tls_client);
+    iof_tls_ctx_free(c->tls_server);
     free(c->infos);
     for (size_t i = 0; i < c->nagents; i++) {
         cl_clear_rows(&c->agents[i]);

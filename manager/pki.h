@@ -31,8 +31,9 @@
 #include <stdio.h>
 
 #include "common/err.h"
+#include "common/tls.h"
 
-#define MGR_PKI_MANAGER_NAME "iofleet-manager" /* CN and DNS SAN of the manager */
+#define MGR_PKI_MANAGER_NAME IOF_TLS_MANAGER_NAME /* CN and DNS SAN of the manager */
 #define MGR_PKI_ORG "iofleet"                  /* O of every subject */
 #define MGR_PKI_OU_MANAGER "manager"           /* OU of the manager's subject */
 #define MGR_PKI_OU_AGENT "agent"               /* OU of an agent's subject */

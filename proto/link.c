@@ -284,3 +284,16 @@ const char *proto_link_refused_name(const struct proto_link *l)
 {
     return l->hello_name[0] ? l->hello_name : NULL;
 }
+
+bool proto_link_is_tls(const struct proto_link *l)
+{
+    return l->conn && iof_conn_is_tls(l->conn);
+}
+
+int proto_link_check_peer_name(const struct proto_link *l, const char *expected,
+                               struct iof_diag *diag)
+{
+    if (!l->conn)
+        return iof_diag_set(diag, -ENOTCONN, "%s: connection closed", l->peer);
+    return iof_conn_check_peer_name(l->conn, expected, diag);
+}

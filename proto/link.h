@@ -56,6 +56,14 @@ const char *proto_link_peer(const struct proto_link *l);
 bool proto_link_is_loopback(const struct proto_link *l);
 void proto_link_set_arg(struct proto_link *l, void *arg);
 
+/* True when the link runs over TLS (the peer's certificate was verified). */
+bool proto_link_is_tls(const struct proto_link *l);
+
+/* 0 when the peer's certificate names `expected`, else -EACCES with a
+ * message naming both (see iof_conn_check_peer_name). */
+int proto_link_check_peer_name(const struct proto_link *l, const char *expected,
+                               struct iof_diag *diag);
+
 /* The name in a hello refused for its protocol version (to name the peer in
  * on_close), or NULL. */
 const char *proto_link_refused_name(const struct proto_link *l);

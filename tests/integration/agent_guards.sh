@@ -4,24 +4,11 @@
 # reason, and no I/O reaches the protected file or device.
 source "$(dirname "$0")/lib/common.bash"
 
-DYNAMO=$IOF_BIN/dynamo
-
-# start_agent NAME EXTRA_ARGS... : starts dynamo on an ephemeral loopback port;
-# sets AGENT_EP to 127.0.0.1:PORT.
+# start_agent NAME [ARGS...]: a dynamo named NAME; sets AGENT_EP.
 start_agent() {
-    local name=$1 log pid port=
+    local name=$1
     shift
-    log=$T/$name.log
-    "$DYNAMO" --listen 127.0.0.1:0 --name "$name" --workdir "$T/$name-work" "$@" 2>"$log" &
-    pid=$!
-    iof_on_exit "kill $pid 2>/dev/null"
-    for _ in $(seq 100); do
-        port=$(sed -n "s/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p" "$log")
-        [ -n "$port" ] && break
-        sleep 0.05
-    done
-    [ -n "$port" ] || { cat "$log"; fail "agent $name did not start"; }
-    AGENT_EP=127.0.0.1:$port
+    iof_start_agent "$name" --name "$name" "$@"
 }
 
 run_plan() { # run_plan PLAN EXPECTED_RC AGENT_EP

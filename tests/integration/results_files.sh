@@ -5,19 +5,9 @@
 source "$(dirname "$0")/lib/common.bash"
 command -v jq >/dev/null || skip "jq not installed"
 
-DYNAMO=$IOF_BIN/dynamo
-start_agent() { # NAME -> appends 127.0.0.1:PORT to AGENTS
-    local log=$T/$1.log pid port=
-    "$DYNAMO" --listen 127.0.0.1:0 --name "$1" --workdir "$T/$1-work" 2>"$log" &
-    pid=$!
-    iof_on_exit "kill $pid 2>/dev/null"
-    for _ in $(seq 100); do
-        port=$(sed -n "s/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p" "$log")
-        [ -n "$port" ] && break
-        sleep 0.05
-    done
-    [ -n "$port" ] || fail "agent $1 did not start"
-    AGENTS+=(--agent "127.0.0.1:$port")
+start_agent() { # NAME -> appends its endpoint to AGENTS
+    iof_start_agent "$1" --name "$1"
+    AGENTS+=(--agent "$AGENT_EP")
 }
 AGENTS=()
 start_agent alpha

@@ -42,3 +42,23 @@ row_field() { awk -v r="$2" -v f="$3" '$1==r{print $f; exit}' "$1"; }
 
 # Writes a plan to $T/$1 from a here-doc on stdin.
 plan() { cat >"$T/$1"; }
+
+# iof_start_agent NAME [DYNAMO ARGS...]: starts dynamo --listen on an ephemeral
+# loopback port with workdir $T/NAME-work, logging to $T/NAME.log; stopped at
+# exit. Sets AGENT_EP to 127.0.0.1:PORT and AGENT_PID.
+iof_start_agent() {
+    local name=$1 log=$T/$1.log port=
+    shift
+    : >"$log"
+    "$IOF_BIN/dynamo" --listen 127.0.0.1:0 --workdir "$T/$name-work" "$@" 2>"$log" &
+    AGENT_PID=$!
+    iof_on_exit "kill $AGENT_PID 2>/dev/null"
+    for _ in $(seq 200); do
+        port=$(sed -n "s/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p" "$log")
+        [ -n "$port" ] && break
+        kill -0 "$AGENT_PID" 2>/dev/null || break
+        sleep 0.05
+    done
+    [ -n "$port" ] || { cat "$log" >&2; fail "agent $name did not start"; }
+    AGENT_EP=127.0.0.1:$port
+}
