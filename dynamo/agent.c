@@ -877,9 +877,10 @@ static void agent_on_connect(struct iof_conn *c, int err, void *arg)
 {
     struct agent *a = arg;
     if (err) {
-        IOF_WARN("cannot reach manager %s: %s; retrying in %.1f s", iof_conn_peer(c),
-                 iof_conn_error(c)[0] ? iof_conn_error(c) : uv_strerror(err),
-                 (double)a->backoff_ms / 1000);
+        IOF_WARN("cannot reach manager %s:%u: %s; retrying in %.1f s", a->mhost, a->port,
+                 uv_strerror(err), (double)a->backoff_ms / 1000);
+        if (iof_conn_error(c)[0] && err != -ECONNREFUSED)
+            IOF_WARN("(%s)", iof_conn_error(c));
         uv_timer_start(&a->reconnect, agent_on_reconnect, a->backoff_ms, 0);
         a->backoff_ms =
             a->backoff_ms * 2 > AGENT_BACKOFF_MAX_MS ? AGENT_BACKOFF_MAX_MS : a->backoff_ms * 2;

@@ -63,6 +63,11 @@ struct cl_agent {
     char why[512];
     /* run */
     bool prepared;
+    bool prep_sent;    /* plan and prepare sent on the current link */
+    bool in_test;      /* takes part in the current test (clock, start, results) */
+    bool rejoin;       /* lost; being redialled to take part in later tests */
+    bool lost_in_test; /* lost during the current test */
+    char lost_why[512];
     uint64_t best_rtt;
     int64_t offset; /* agent clock - manager clock */
     unsigned probes;
@@ -134,6 +139,15 @@ static unsigned cl_count(const struct cluster *c, enum ag_state st)
     return n;
 }
 
+/* Agents lost during the current test. */
+static unsigned cl_lost_in_test(const struct cluster *c)
+{
+    unsigned n = 0;
+    for (size_t i = 0; i < c->nagents; i++)
+        n += c->agents[i].lost_in_test;
+    return n;
+}
+
 static void cl_agent_fail(struct cl_agent *a, enum ag_state st, int rc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static void cl_agent_fail(struct cl_agent *a, enum ag_state st, int rc, const char *fmt, ...)
@@ -147,6 +161,10 @@ static void cl_agent_fail(struct cl_agent *a, enum ag_state st, int rc, const ch
     vsnprintf(why, sizeof(why), fmt, ap);
     va_end(ap);
     memcpy(a->why, why, sizeof(why));
+    if (st == AG_LOST && a->in_test && !a->result) {
+        a->lost_in_test = true;
+        snprintf(a->lost_why, sizeof(a->lost_why), "%s", why);
+    }
     a->state = st;
     mgr_live_done(&a->c->live);
     if (a->name[0])
@@ -281,9 +299,19 @@ static double cl_interval_end_s(const struct cluster *c, uint64_t k, uint64_t *l
 
 /* --- interval aggregation ---------------------------------------------------------- */
 
+/* Ready agents taking part in what is going on: during a test's clock and
+ * run phases only those that started it; otherwise every ready agent. */
+static bool cl_part(const struct cluster *c, const struct cl_agent *a)
+{
+    return a->state == AG_READY && (c->phase != PH_CLOCK && c->phase != PH_RUN ? true : a->in_test);
+}
+
 static unsigned cl_live(const struct cluster *c)
 {
-    return cl_count(c, AG_READY);
+    unsigned n = 0;
+    for (size_t i = 0; i < c->nagents; i++)
+        n += cl_part(c, &c->agents[i]);
+    return n;
 }
 
 static void cl_publish(struct cluster *c, struct cl_interval *iv)
@@ -536,7 +564,7 @@ static void cl_print_test(struct cluster *c, uint64_t measured_ns)
     struct mgr_metrics m;
     char cycle[64], note[160];
     uint64_t first = UINT64_MAX, last = 0;
-    unsigned lost = cl_count(c, AG_LOST), nodes = 0;
+    unsigned lost = cl_lost_in_test(c), nodes = 0;
 
     for (size_t i = 0; i < c->nagents; i++) {
         struct cl_agent *a = &c->agents[i];
@@ -582,8 +610,8 @@ static void cl_print_test(struct cluster *c, uint64_t measured_ns)
         }
     }
     for (size_t i = 0; i < c->nagents; i++)
-        if (c->agents[i].state == AG_LOST && !c->agents[i].result)
-            printf("  node %s: no result (%s)\n", c->agents[i].name, c->agents[i].why);
+        if (c->agents[i].lost_in_test)
+            printf("  node %s: no result (%s)\n", c->agents[i].name, c->agents[i].lost_why);
     fflush(stdout);
 }
 
@@ -656,7 +684,7 @@ static void cl_end_test(struct cluster *c)
                                                            ? (double)(last - first) / 1e6
                                                            : 0,
                                       .nodes = nodes,
-                                      .lost = cl_count(c, AG_LOST),
+                                      .lost = cl_lost_in_test(c),
                                       .interrupted = c->rc == 130};
             CL_SINKS(c, s_->ops->test_end(s_, &te));
         }
@@ -672,7 +700,7 @@ static void cl_end_test(struct cluster *c)
 static void cl_check_results(struct cluster *c)
 {
     for (size_t i = 0; i < c->nagents; i++)
-        if (c->agents[i].state == AG_READY && !c->agents[i].result)
+        if (cl_part(c, &c->agents[i]) && !c->agents[i].result)
             return;
     cl_end_test(c);
 }
@@ -683,7 +711,7 @@ static void cl_start_test(struct cluster *c)
     uint64_t max_rtt = 0;
 
     for (size_t i = 0; i < c->nagents; i++)
-        if (c->agents[i].state == AG_READY && c->agents[i].best_rtt > max_rtt)
+        if (cl_part(c, &c->agents[i]) && c->agents[i].best_rtt > max_rtt)
             max_rtt = c->agents[i].best_rtt;
     c->start_at = iof_now_ns() + CL_START_LEAD_MS * IOF_NS_PER_MS + max_rtt;
     c->measure_start = c->start_at + c->p->run.ramp_ns;
@@ -703,7 +731,7 @@ static void cl_start_test(struct cluster *c)
     c->deadline = c->end + CL_RESULT_GRACE_NS;
     for (size_t i = 0; i < c->nagents; i++) {
         struct cl_agent *a = &c->agents[i];
-        if (a->state != AG_READY)
+        if (!cl_part(c, a))
             continue;
         a->result = false;
         a->next_interval = 0;
@@ -743,14 +771,54 @@ static void cl_on_clock_reply(struct cl_agent *a, const struct proto_clock_reply
     }
     a->clock_done = true;
     for (size_t i = 0; i < c->nagents; i++)
-        if (c->agents[i].state == AG_READY && !c->agents[i].clock_done)
+        if (cl_part(c, &c->agents[i]) && !c->agents[i].clock_done)
             return;
     cl_start_test(c);
 }
 
+/* Sends the plan and the prepare request to every ready agent that has not
+ * had them on its current connection (all of them at the start; an agent
+ * that came back later). Returns how many were sent. */
+static unsigned cl_send_plan(struct cluster *c)
+{
+    struct proto_msg plan, prep;
+    unsigned n = 0;
+
+    proto_msg_init(&plan, PROTO_MSG_PLAN);
+    plan.u.plan.text = c->plan_text;
+    plan.u.plan.len = strlen(c->plan_text);
+    proto_msg_init(&prep, PROTO_MSG_PREPARE);
+    for (size_t i = 0; i < c->nagents; i++) {
+        struct cl_agent *a = &c->agents[i];
+        if (a->state != AG_READY || a->prep_sent)
+            continue;
+        proto_link_send(a->link, &plan);
+        proto_link_send(a->link, &prep);
+        a->prep_sent = true;
+        n++;
+    }
+    return n;
+}
+
 static void cl_next_test(struct cluster *c)
 {
-    if (c->cur >= c->ntests || cl_live(c) == 0) {
+    unsigned ready = 0;
+
+    if (c->cur >= c->ntests) {
+        cl_finish(c);
+        return;
+    }
+    /* An agent that came back prepares before it takes part. */
+    for (size_t i = 0; i < c->nagents; i++)
+        c->agents[i].in_test = c->agents[i].lost_in_test = false;
+    if (cl_send_plan(c)) {
+        c->phase = PH_PREPARE;
+        c->deadline = 0;
+        return;
+    }
+    for (size_t i = 0; i < c->nagents; i++)
+        ready += c->agents[i].state == AG_READY && c->agents[i].prepared;
+    if (ready == 0) {
         cl_finish(c);
         return;
     }
@@ -758,8 +826,9 @@ static void cl_next_test(struct cluster *c)
     c->deadline = iof_now_ns() + 10 * IOF_NS_PER_S;
     for (size_t i = 0; i < c->nagents; i++) {
         struct cl_agent *a = &c->agents[i];
-        if (a->state != AG_READY)
+        if (a->state != AG_READY || !a->prepared)
             continue;
+        a->in_test = true;
         a->probes = 0;
         a->clock_done = false;
         cl_send_probe(a);
@@ -772,11 +841,10 @@ static void cl_check_prepared(struct cluster *c)
         if (c->agents[i].state == AG_READY && !c->agents[i].prepared)
             return;
     mgr_live_done(&c->live);
-    if (cl_live(c) == 0) {
+    if (cl_count(c, AG_READY) == 0) {
         cl_finish(c);
         return;
     }
-    c->cur = 0;
     cl_next_test(c);
 }
 
@@ -807,7 +875,6 @@ static int cl_check_nodes(struct cluster *c)
 
 static void cl_begin(struct cluster *c)
 {
-    struct proto_msg m;
     unsigned ready = cl_live(c);
     int r;
 
@@ -834,12 +901,8 @@ static void cl_begin(struct cluster *c)
     cl_sinks_run_begin(c);
     c->phase = PH_PREPARE;
     c->deadline = 0; /* preparation takes as long as writing the files takes */
-    proto_msg_init(&m, PROTO_MSG_PLAN);
-    m.u.plan.text = c->plan_text;
-    m.u.plan.len = strlen(c->plan_text);
-    cl_send_all(c, &m);
-    proto_msg_init(&m, PROTO_MSG_PREPARE);
-    cl_send_all(c, &m);
+    c->cur = 0;
+    cl_send_plan(c);
 }
 
 static void cl_check_connected(struct cluster *c)
@@ -878,6 +941,26 @@ static void cl_on_msg(struct proto_link *l, const struct proto_msg *m, void *arg
         }
         a->hello = true;
         snprintf(a->name, sizeof(a->name), "%s", m->u.hello.name);
+        if (c->phase != PH_CONNECT && !a->host[0]) {
+            /* Accepted on --listen after the start: only a lost node may
+             * come back, in a new slot; its old one stays lost. */
+            bool was_lost = false;
+            for (size_t i = 0; i < c->nagents; i++)
+                was_lost |= &c->agents[i] != a && c->agents[i].state == AG_LOST &&
+                            !strcmp(c->agents[i].name, a->name);
+            if (!was_lost) {
+                proto_link_send_error(l, IOF_EBUSY,
+                                      "this run started without agent %s; it takes no new agents",
+                                      a->name);
+                a->state = AG_GONE;
+                proto_link_close(l, IOF_EBUSY, "not part of this run");
+                return;
+            }
+            for (size_t i = 0; i < c->nagents; i++)
+                if (&c->agents[i] != a && c->agents[i].state == AG_LOST &&
+                    !strcmp(c->agents[i].name, a->name))
+                    c->agents[i].state = AG_GONE; /* superseded by this slot */
+        }
         if (proto_link_is_tls(l)) {
             /* An agent's identity is the name in its certificate. */
             struct iof_diag d = {{0}};
@@ -906,6 +989,12 @@ static void cl_on_msg(struct proto_link *l, const struct proto_msg *m, void *arg
         }
         a->welcomed = true;
         a->state = AG_READY;
+        if (a->rejoin) {
+            a->rejoin = false;
+            mgr_live_done(&c->live);
+            fprintf(stderr, "iofleet: agent %s (%s) is back; it takes part from the next test\n",
+                    a->name, a->endpoint);
+        }
         proto_link_set_deadline(a->link, 0, NULL);
         {
             /* Both sides use the larger of the two periods. */
@@ -982,7 +1071,7 @@ static void cl_progress(struct cluster *c)
         return;
     case PH_CLOCK:
         for (size_t i = 0; i < c->nagents; i++)
-            all &= c->agents[i].state != AG_READY || c->agents[i].clock_done;
+            all &= !cl_part(c, &c->agents[i]) || c->agents[i].clock_done;
         if (all && cl_live(c))
             cl_start_test(c);
         else if (!cl_live(c))
@@ -997,6 +1086,28 @@ static void cl_progress(struct cluster *c)
     }
 }
 
+#define CL_REDIAL_MS 1000
+
+/* A lost --agent is dialled again every second until the run ends; when it
+ * answers it prepares and takes part from the next test on. */
+static void cl_on_redial(uv_timer_t *t)
+{
+    struct cl_agent *a = t->data;
+    if (a->c->phase == PH_DONE || a->state != AG_LOST)
+        return;
+    a->state = AG_DIALING;
+    a->hello = a->welcomed = a->prepared = a->prep_sent = a->in_test = a->result = false;
+    proto_hello_free(&a->info);
+    cl_dial(a);
+}
+
+static void cl_schedule_redial(struct cl_agent *a)
+{
+    a->state = AG_LOST;
+    a->rejoin = true;
+    uv_timer_start(&a->retry, cl_on_redial, CL_REDIAL_MS, 0);
+}
+
 static void cl_on_link_close(struct proto_link *l, int err, const char *why, void *arg)
 {
     struct cl_agent *a = arg;
@@ -1007,11 +1118,21 @@ static void cl_on_link_close(struct proto_link *l, int err, const char *why, voi
     a->link = NULL;
     if (c->phase == PH_DONE)
         return;
+    if (a->rejoin && a->host[0] && (a->state == AG_DIALING || a->state == AG_HELLO)) {
+        /* Still not back: keep trying quietly. */
+        cl_schedule_redial(a);
+        return;
+    }
     if (a->state == AG_READY) {
         if (c->phase == PH_CONNECT)
             cl_agent_fail(a, AG_FAILED, 3, "%s", why);
         else
             cl_agent_fail(a, AG_LOST, 1, "lost: %s", why);
+        if (a->state == AG_LOST && a->host[0])
+            cl_schedule_redial(a);
+    } else if (a->state == AG_LOST && a->host[0] && !a->rejoin) {
+        /* Failed by the manager itself (no result, bad message): redial too. */
+        cl_schedule_redial(a);
     } else if (a->state == AG_HELLO && !a->retry_open && !a->hello && err != IOF_EVERSION) {
         /* Accepted, but never said hello (a port probe, a stray client):
          * not an agent, and it takes no slot. */
@@ -1069,8 +1190,13 @@ static void cl_on_connect(struct iof_conn *conn, int err, void *arg)
 {
     struct cl_agent *a = arg;
     if (err) {
+        /* A refused or unreachable port says it in two words; TLS failures
+         * need the transport's own explanation. */
         snprintf(a->why, sizeof(a->why), "%s",
-                 iof_conn_error(conn)[0] ? iof_conn_error(conn) : uv_strerror(err));
+                 err != -ECONNREFUSED && err != -EHOSTUNREACH && err != -ETIMEDOUT &&
+                         iof_conn_error(conn)[0]
+                     ? iof_conn_error(conn)
+                     : uv_strerror(err));
         /* Authentication failures do not heal by retrying. */
         if (err == -EACCES || err == IOF_EPROTO || err == IOF_ETOOBIG)
             a->retry_open = false;
@@ -1086,6 +1212,10 @@ static void cl_on_dial_close(struct iof_conn *conn, int err, void *arg)
     (void)conn;
     if (a->link || a->state != AG_DIALING)
         return; /* the link owns it now */
+    if (a->rejoin && c->phase != PH_DONE) {
+        cl_schedule_redial(a);
+        return;
+    }
     if (c->phase == PH_CONNECT && a->retry_open && iof_now_ns() < c->deadline) {
         uv_timer_start(&a->retry, cl_on_retry, CL_RETRY_MS, 0);
         return;
@@ -1148,11 +1278,14 @@ static void cl_on_accept(struct iof_listener *l, struct iof_conn *conn, void *ar
     struct cluster *c = arg;
     struct cl_agent *a;
     (void)l;
-    if (c->phase != PH_CONNECT || !(a = cl_agent_add(c, iof_conn_peer(conn)))) {
+    if (c->phase == PH_DONE || !(a = cl_agent_add(c, iof_conn_peer(conn)))) {
         iof_conn_close(conn, IOF_EBUSY);
         return;
     }
     a->retry_open = false;
+    /* After the connect phase only an agent that was lost may come back
+     * (checked at its hello). */
+    a->rejoin = c->phase != PH_CONNECT;
     cl_attach(a, conn);
 }
 
@@ -1192,7 +1325,7 @@ static void cl_on_tick(uv_timer_t *t)
     }
     case PH_CLOCK:
         for (size_t i = 0; i < c->nagents; i++)
-            if (c->agents[i].state == AG_READY && !c->agents[i].clock_done)
+            if (cl_part(c, &c->agents[i]) && !c->agents[i].clock_done)
                 cl_agent_fail(&c->agents[i], AG_LOST, 1, "no clock reply");
         if (cl_live(c))
             cl_start_test(c);
@@ -1201,7 +1334,7 @@ static void cl_on_tick(uv_timer_t *t)
         return;
     case PH_RUN:
         for (size_t i = 0; i < c->nagents; i++)
-            if (c->agents[i].state == AG_READY && !c->agents[i].result)
+            if (cl_part(c, &c->agents[i]) && !c->agents[i].result)
                 cl_agent_fail(&c->agents[i], AG_LOST, 1, "no result for test %zu", c->cur + 1);
         cl_end_test(c);
         return;
