@@ -1,0 +1,1062 @@
+/* tests/bench/simagent.c - iof_simagent: N simulated dynamo agents in one
+ * process and one libuv loop, for tests/bench/manager-scale.
+ *
+ * Each session dials the manager and speaks the real protocol through
+ * proto/link.h, as dynamo/agent.c does: hello with a small inventory,
+ * welcome, heartbeats (the link's), the plan (parsed and expanded with the
+ * real loader to learn the run timing and this node's workers and targets),
+ * "prepared" at once, clock replies, and on start one stats message at every
+ * interval boundary (start_at + offset + ramp + (k+1) * interval on the local
+ * clock) and a result with the totals at the end. No I/O is done: every
+ * worker reports the same realistic interval, log-normal latencies recorded
+ * once at startup (SIM_SAMPLES per worker and direction, about 150 non-empty
+ * histogram buckets each).
+ *
+ * Nothing is staggered: all sessions share this machine's clock and report
+ * at the same boundary, the worst case for the manager. The time each
+ * interval's stats took to leave this process is logged (--verbose) and
+ * summarised at exit, so a slow simulator is not mistaken for a slow manager.
+ *
+ * Fan-out: encoding one stats message costs about as much CPU as the manager
+ * spends decoding it (5 passes over the 2432 buckets of each of 16
+ * histograms), so a simulator encoding per session could never produce the
+ * burst N real agents do. All sessions of a test send byte-identical stats,
+ * so each interval's frame is encoded once with proto_msg_encode_frame(), the
+ * function proto_link_send() uses, and written to every session's
+ * connection; everything else (hello, replies, heartbeats, results) goes
+ * through the link. --encode-each sends every stats message through
+ * proto_link_send() instead.
+ *
+ * Exit status: 0 when every session was welcomed and sent the result of
+ * every test it started, 1 otherwise, 2 on usage errors.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/net.h"
+#include "common/stats.h"
+#include "proto/link.h"
+#include "proto/plan.h"
+#include "proto/version.h"
+
+#define SIM_MAX_COUNT 100000
+#define SIM_DISTINCT 8   /* distinct worker histograms; more workers reuse them */
+#define SIM_SAMPLES 2000 /* latencies recorded per worker and direction */
+#define SIM_READ_MEDIAN_NS 180000.0
+#define SIM_WRITE_MEDIAN_NS 320000.0
+#define SIM_SIGMA 0.30 /* log-normal shape: about 150 non-empty buckets */
+#define SIM_IO_SIZE 4096
+#define SIM_HELLO_DEADLINE_MS 10000
+#define SIM_RETRY_MS 200
+/* Boundaries this close are one batch: sessions differ only by their clock
+ * offset as the manager estimated it, a few microseconds on one host. */
+#define SIM_BATCH_NS (2 * IOF_NS_PER_MS)
+#define SIM_LOST_LOGGED 5 /* session losses logged one by one; the rest are counted */
+
+enum sim_state {
+    SS_DIALING, /* connecting, or waiting to retry */
+    SS_HELLO,   /* link up, waiting for the manager's hello */
+    SS_READY,   /* welcomed */
+    SS_DONE,    /* closed for good */
+};
+
+struct sim;
+
+struct sim_session {
+    struct sim *sim;
+    char name[PROTO_NAME_MAX + 1];
+    enum sim_state state;
+    struct proto_link *link;
+    struct iof_conn *conn; /* the link's connection, for fan-out writes */
+    uv_timer_t retry;      /* dial retries */
+    bool welcomed;
+    /* The plan as assigned. */
+    bool have_plan;
+    struct iof_plan plan;
+    struct iof_test *tests;
+    size_t ntests;
+    /* The running test: this node's workers and its timing (local clock). */
+    bool running;
+    uint32_t test;
+    size_t nworkers;
+    uint32_t *ntargets; /* per worker */
+    uint64_t layout;    /* hash of nworkers and ntargets: sessions alike share frames */
+    uint64_t start_ns, measure_start, end, interval_ns;
+    uint64_t nint, next;
+    unsigned started, results; /* tests started and results sent */
+};
+
+/* Send times of one interval across sessions, relative to its boundary. */
+struct sim_interval {
+    unsigned sent;
+    uint64_t first_ns, last_ns; /* after the boundary */
+    uint64_t last_wall_ns;      /* CLOCK_REALTIME of the last send */
+};
+
+struct sim {
+    uv_loop_t *loop;
+    struct sim_session *sessions;
+    unsigned count;
+    const char *prefix;
+    char host[256];
+    uint16_t port;
+    uint32_t heartbeat_ms;
+    uint64_t connect_deadline;
+    bool stopping;
+    bool fanout;
+    uv_signal_t sigint, sigterm;
+    uv_timer_t tick;   /* the next interval boundary of any session */
+    uint64_t tick_due; /* 0: not armed */
+    unsigned pending;  /* sessions neither welcomed nor done: new connections may appear */
+    unsigned done, welcomed, lost;
+    uint64_t t_begin, t_all_welcomed;
+    /* Inventory strings. */
+    char hostname[PROTO_NAME_MAX + 1];
+    struct utsname uts;
+    /* Worker stats: pool[i] is distinct for i < SIM_DISTINCT and a copy of
+     * pool[i % SIM_DISTINCT] beyond, so worker w's targets are the contiguous
+     * pool + w % SIM_DISTINCT whatever its target count. */
+    struct iof_stats *pool, *totals;
+    size_t npool;
+    uint64_t totals_k;                  /* totals = pool x totals_k intervals; UINT64_MAX: stale */
+    struct proto_worker_stats *scratch; /* message body, built at each send */
+    size_t nscratch;
+    /* The fan-out frame: stats of (test, interval, layout). */
+    uint8_t *frame;
+    size_t frame_len;
+    bool frame_valid;
+    uint32_t frame_test;
+    uint64_t frame_interval, frame_layout;
+    /* Live TCP handles, sorted, collected once per boundary. */
+    uintptr_t *live;
+    size_t nlive, caplive;
+    uint64_t fanout_writes, link_sends;
+    /* The current test's intervals, for the send-spread report. */
+    uint32_t cur_test;
+    unsigned cur_started;
+    struct sim_interval *ivl;
+    uint64_t nivl;
+    double *spreads; /* last send after the boundary, ms, one per completed interval */
+    size_t nspreads, capspreads;
+};
+
+/* --- synthetic statistics ----------------------------------------------------------- */
+
+static uint64_t sim_rand(uint64_t *state)
+{
+    /* splitmix64 */
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static double sim_gauss(uint64_t *state)
+{
+    /* Box-Muller; u1 in (0, 1]. */
+    double u1 = ((double)(sim_rand(state) >> 11) + 1.0) / 9007199254740992.0;
+    double u2 = (double)(sim_rand(state) >> 11) / 9007199254740992.0;
+    return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+}
+
+static void sim_fill_dir(struct iof_dirstats *d, double median_ns, uint64_t *seed)
+{
+    for (unsigned i = 0; i < SIM_SAMPLES; i++)
+        iof_hist_record(&d->lat, (uint64_t)(median_ns * exp(SIM_SIGMA * sim_gauss(seed))));
+    d->ios = d->lat.count;
+    d->bytes = d->ios * SIM_IO_SIZE;
+}
+
+static unsigned sim_hist_nonempty(const struct iof_hist *h)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < IOF_HIST_BUCKETS; i++)
+        n += h->buckets[i] != 0;
+    return n;
+}
+
+/* dst = src x k (k intervals of the same traffic). */
+static void sim_dir_scale(struct iof_dirstats *dst, const struct iof_dirstats *src, uint64_t k)
+{
+    *dst = *src;
+    dst->ios *= k;
+    dst->bytes *= k;
+    dst->errors *= k;
+    dst->lat.count *= k;
+    dst->lat.sum_ns *= k;
+    for (unsigned i = 0; i < IOF_HIST_BUCKETS; i++)
+        dst->lat.buckets[i] *= k;
+    if (!k)
+        iof_hist_reset(&dst->lat);
+}
+
+/* Grows the pool to hold SIM_DISTINCT + widest - 1 entries. Returns 0 or -ENOMEM. */
+static int sim_pool_ensure(struct sim *s, size_t widest)
+{
+    size_t need = SIM_DISTINCT + (widest ? widest : 1) - 1;
+    struct iof_stats *p, *t;
+
+    if (need <= s->npool)
+        return 0;
+    p = realloc(s->pool, need * sizeof(*p));
+    if (!p)
+        return -ENOMEM;
+    s->pool = p;
+    t = realloc(s->totals, need * sizeof(*t));
+    if (!t)
+        return -ENOMEM;
+    s->totals = t;
+    for (size_t i = s->npool; i < need; i++)
+        p[i] = p[i % SIM_DISTINCT];
+    s->npool = need;
+    s->totals_k = UINT64_MAX;
+    return 0;
+}
+
+static int sim_stats_init(struct sim *s, uint64_t seed, bool verbose)
+{
+    unsigned lo = UINT32_MAX, hi = 0;
+
+    s->pool = calloc(SIM_DISTINCT, sizeof(*s->pool));
+    s->totals = calloc(SIM_DISTINCT, sizeof(*s->totals));
+    if (!s->pool || !s->totals)
+        return -ENOMEM;
+    s->npool = SIM_DISTINCT;
+    s->totals_k = UINT64_MAX;
+    for (unsigned i = 0; i < SIM_DISTINCT; i++) {
+        iof_stats_reset(&s->pool[i]);
+        sim_fill_dir(&s->pool[i].rd, SIM_READ_MEDIAN_NS, &seed);
+        sim_fill_dir(&s->pool[i].wr, SIM_WRITE_MEDIAN_NS, &seed);
+        for (unsigned d = 0; d < 2; d++) {
+            unsigned n = sim_hist_nonempty(d ? &s->pool[i].wr.lat : &s->pool[i].rd.lat);
+            lo = n < lo ? n : lo;
+            hi = n > hi ? n : hi;
+        }
+    }
+    if (verbose)
+        IOF_INFO("worker histograms: %u latencies per direction, %u..%u non-empty buckets",
+                 SIM_SAMPLES, lo, hi);
+    return 0;
+}
+
+/* The message body for a session's workers: from the pool (interval) or the
+ * totals of k intervals (result). */
+static int sim_body(struct sim *s, const struct sim_session *ss, bool totals, uint64_t k,
+                    struct proto_stats *out)
+{
+    if (ss->nworkers > s->nscratch) {
+        struct proto_worker_stats *w = realloc(s->scratch, ss->nworkers * sizeof(*w));
+        if (!w)
+            return -ENOMEM;
+        s->scratch = w;
+        s->nscratch = ss->nworkers;
+    }
+    if (totals && s->totals_k != k) {
+        for (size_t i = 0; i < s->npool; i++) {
+            sim_dir_scale(&s->totals[i].rd, &s->pool[i].rd, k);
+            sim_dir_scale(&s->totals[i].wr, &s->pool[i].wr, k);
+            s->totals[i].first_error = 0;
+            s->totals[i].first_error_offset = 0;
+        }
+        s->totals_k = k;
+    }
+    for (size_t w = 0; w < ss->nworkers; w++) {
+        s->scratch[w].ntargets = ss->ntargets[w];
+        s->scratch[w].targets = (totals ? s->totals : s->pool) + w % SIM_DISTINCT;
+    }
+    out->nworkers = ss->nworkers;
+    out->workers = ss->nworkers ? s->scratch : NULL;
+    return 0;
+}
+
+/* --- the send-spread report ---------------------------------------------------------- */
+
+static void sim_note_interval(struct sim *s, const struct sim_session *ss, uint64_t k,
+                              uint64_t boundary, uint64_t now)
+{
+    struct sim_interval *iv;
+    uint64_t after = now > boundary ? now - boundary : 0;
+
+    if (ss->test != s->cur_test || k >= s->nivl)
+        return;
+    iv = &s->ivl[k];
+    if (!iv->sent || after < iv->first_ns)
+        iv->first_ns = after;
+    if (after > iv->last_ns)
+        iv->last_ns = after;
+    iv->last_wall_ns = iof_wall_ns();
+    if (++iv->sent != s->cur_started)
+        return;
+    IOF_INFO("test %" PRIu32 " interval %" PRIu64 ": %u stats sent %.3f..%.3f ms after the "
+             "boundary, last at wall %.6f",
+             ss->test + 1, k, iv->sent, (double)iv->first_ns / 1e6, (double)iv->last_ns / 1e6,
+             (double)iv->last_wall_ns / 1e9);
+    if (s->nspreads == s->capspreads) {
+        size_t cap = s->capspreads ? 2 * s->capspreads : 64;
+        double *n = realloc(s->spreads, cap * sizeof(*n));
+        if (!n)
+            return;
+        s->spreads = n;
+        s->capspreads = cap;
+    }
+    s->spreads[s->nspreads++] = (double)iv->last_ns / 1e6;
+}
+
+/* A session starts test `test` of nint intervals. */
+static void sim_note_start(struct sim *s, uint32_t test, uint64_t nint)
+{
+    if (s->ivl && test == s->cur_test) {
+        s->cur_started++;
+        return;
+    }
+    free(s->ivl);
+    s->ivl = calloc(nint ? nint : 1, sizeof(*s->ivl));
+    s->nivl = s->ivl ? nint : 0;
+    s->cur_test = test;
+    s->cur_started = 1;
+}
+
+static int sim_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* --- sessions ------------------------------------------------------------------------ */
+
+static void sim_dial(struct sim_session *ss);
+static void sim_check_done(struct sim *s);
+
+static void sim_session_done(struct sim_session *ss)
+{
+    if (ss->state == SS_DONE)
+        return;
+    if (!ss->welcomed)
+        ss->sim->pending--;
+    ss->state = SS_DONE;
+    ss->running = false;
+    uv_timer_stop(&ss->retry);
+    ss->sim->done++;
+    sim_check_done(ss->sim);
+}
+
+static void sim_send_error(struct sim_session *ss, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void sim_send_error(struct sim_session *ss, int code, const char *fmt, ...)
+{
+    char text[PROTO_TEXT_MAX + 1];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    IOF_WARN("%s: %s", ss->name, text);
+    proto_link_send_error(ss->link, code, "%s: %s", ss->name, text);
+}
+
+static void sim_send_hello(struct sim_session *ss)
+{
+    struct sim *s = ss->sim;
+    struct proto_target_info ti = {.path = "/dev/sim0",
+                                   .size = 1ull << 40,
+                                   .logical_block_size = 512,
+                                   .rotational = 0,
+                                   .model = "iofleet simulated disk"};
+    struct proto_msg m;
+
+    proto_msg_init_hello(&m, PROTO_ROLE_AGENT, ss->name);
+    if (s->heartbeat_ms)
+        m.u.hello.heartbeat_ms = s->heartbeat_ms;
+    m.u.hello.inventory.hostname = s->hostname;
+    m.u.hello.inventory.cpus = 16;
+    m.u.hello.inventory.memory_bytes = 64ull << 30;
+    m.u.hello.inventory.kernel = s->uts.release;
+    m.u.hello.inventory.ntargets = 1;
+    m.u.hello.inventory.targets = &ti;
+    proto_link_send(ss->link, &m);
+}
+
+/* What a busy 16-CPU node would report, as dynamo does (dynamo/cpustat.h). */
+static const struct proto_cpu sim_cpu = {
+    .valid = true, .busy_pct = 12.5, .user_pct = 4.0, .sys_pct = 8.5, .agent_pct = 0.8};
+
+static void sim_send_result(struct sim_session *ss, bool interrupted)
+{
+    struct sim *s = ss->sim;
+    uint64_t now = iof_now_ns();
+    struct proto_msg m;
+
+    proto_msg_init(&m, PROTO_MSG_RESULT);
+    m.u.result.test = ss->test;
+    m.u.result.interrupted = interrupted;
+    m.u.result.measured_ns = !interrupted               ? ss->end - ss->measure_start
+                             : now <= ss->measure_start ? 0
+                             : now < ss->end            ? now - ss->measure_start
+                                                        : ss->end - ss->measure_start;
+    /* As if each worker kept a tenth of a core busy. */
+    m.u.result.cpu_ns = m.u.result.measured_ns / 10 * ss->nworkers;
+    m.u.result.started_first_ns = ss->start_ns;
+    m.u.result.started_last_ns = ss->start_ns + 50 * IOF_NS_PER_US;
+    m.u.result.cpu = sim_cpu;
+    if (sim_body(s, ss, true, ss->next, &m.u.result) < 0) {
+        sim_send_error(ss, -ENOMEM, "test %" PRIu32 ": out of memory", ss->test + 1);
+        return;
+    }
+    if (proto_link_send(ss->link, &m) == 0)
+        ss->results++;
+    ss->running = false;
+}
+
+/* End of interval k (0-based) on the local clock. */
+static uint64_t sim_boundary(const struct sim_session *ss, uint64_t k)
+{
+    uint64_t b = ss->measure_start + (k + 1) * ss->interval_ns;
+    return b < ss->end ? b : ss->end;
+}
+
+/* --- fan-out ---------------------------------------------------------------------------- */
+
+static int sim_cmp_uintptr(const void *a, const void *b)
+{
+    uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void sim_walk_tcp(uv_handle_t *h, void *arg)
+{
+    struct sim *s = arg;
+
+    if (h->type != UV_TCP || uv_is_closing(h))
+        return;
+    if (s->nlive == s->caplive) {
+        size_t cap = s->caplive ? 2 * s->caplive : 1024;
+        uintptr_t *n = realloc(s->live, cap * sizeof(*n));
+        if (!n)
+            return; /* the handle is left out: its session falls back to the link */
+        s->live = n;
+        s->caplive = cap;
+    }
+    s->live[s->nlive++] = (uintptr_t)h;
+}
+
+/* Collects the loop's open TCP handles. A connection is freed by common/net.c
+ * one loop turn before its link reports the close, so a session's conn
+ * pointer alone does not prove the connection is still there; its handle
+ * being open in the loop does (net.c's connection begins with its handle;
+ * were it not so, nothing would match and every session would fall back to
+ * proto_link_send). Called only while no connection is being made, so a freed
+ * connection's address cannot belong to a new one. */
+static void sim_collect_live(struct sim *s)
+{
+    s->nlive = 0;
+    uv_walk(s->loop, sim_walk_tcp, s);
+    qsort(s->live, s->nlive, sizeof(*s->live), sim_cmp_uintptr);
+}
+
+static bool sim_conn_live(const struct sim *s, const struct iof_conn *c)
+{
+    uintptr_t key = (uintptr_t)c;
+    return c && bsearch(&key, s->live, s->nlive, sizeof(*s->live), sim_cmp_uintptr);
+}
+
+/* Sends interval k of ss's test: the shared frame written to its connection
+ * when fan-out is on and the connection is live, else through the link.
+ * Returns 0 or a negative error (the link then closes). */
+static int sim_send_stats(struct sim *s, struct sim_session *ss, uint64_t k, bool live_known)
+{
+    struct iof_diag d = {{0}};
+    struct proto_msg m;
+    int r;
+
+    proto_msg_init(&m, PROTO_MSG_STATS);
+    m.u.stats.test = ss->test;
+    m.u.stats.interval = k;
+    m.u.stats.cpu = sim_cpu;
+    r = sim_body(s, ss, false, 0, &m.u.stats);
+    if (r < 0)
+        return r;
+    if (!live_known || !sim_conn_live(s, ss->conn)) {
+        s->link_sends++;
+        return proto_link_send(ss->link, &m);
+    }
+    if (!s->frame_valid || s->frame_test != ss->test || s->frame_interval != k ||
+        s->frame_layout != ss->layout) {
+        free(s->frame);
+        s->frame = NULL;
+        s->frame_valid = false;
+        r = proto_msg_encode_frame(&m, PROTO_FRAME_MAX_DEFAULT, &s->frame, &s->frame_len, &d);
+        if (r) {
+            IOF_ERROR("cannot encode stats: %s", d.msg);
+            return r;
+        }
+        s->frame_valid = true;
+        s->frame_test = ss->test;
+        s->frame_interval = k;
+        s->frame_layout = ss->layout;
+    }
+    s->fanout_writes++;
+    return iof_conn_write(ss->conn, s->frame, s->frame_len);
+}
+
+/* --- interval boundaries ------------------------------------------------------------------ */
+
+static void sim_tick(uv_timer_t *t);
+
+/* Arms the tick for `due` (local monotonic ns) unless it fires sooner. */
+static void sim_arm(struct sim *s, uint64_t due)
+{
+    uint64_t now = iof_now_ns(), ms;
+
+    if (s->stopping || (s->tick_due && s->tick_due <= due))
+        return;
+    /* Timers have millisecond resolution and the loop's clock lags: round up;
+     * sim_tick re-arms when it still fires early. Never 0: libuv before 1.45
+     * runs a timer re-armed for 0 ms from its own callback again at once,
+     * without ever reaching the I/O and close phases. */
+    ms = due > now ? (due - now + IOF_NS_PER_MS - 1) / IOF_NS_PER_MS : 1;
+    ms = ms ? ms : 1;
+    s->tick_due = due;
+    uv_timer_start(&s->tick, sim_tick, ms, 0);
+}
+
+/* Sends every due interval of every running session; then, in a second
+ * pass so that encoding them does not hold back other sessions' last stats,
+ * the result of each session past its last interval; then waits for the
+ * next boundary. */
+static void sim_tick(uv_timer_t *t)
+{
+    struct sim *s = t->data;
+    uint64_t now = iof_now_ns(), next = UINT64_MAX;
+    bool live_known = false;
+
+    s->tick_due = 0;
+    for (unsigned i = 0; i < s->count; i++) {
+        struct sim_session *ss = &s->sessions[i];
+        if (!ss->running || !ss->link)
+            continue;
+        while (ss->next < ss->nint && now + SIM_BATCH_NS >= sim_boundary(ss, ss->next)) {
+            if (!live_known && s->fanout && !s->pending) {
+                sim_collect_live(s);
+                live_known = true;
+            }
+            if (sim_send_stats(s, ss, ss->next, live_known) < 0) {
+                /* The link is closing; its on_close ends the session. */
+                ss->running = false;
+                break;
+            }
+            sim_note_interval(s, ss, ss->next, sim_boundary(ss, ss->next), iof_now_ns());
+            ss->next++;
+        }
+    }
+    for (unsigned i = 0; i < s->count; i++) {
+        struct sim_session *ss = &s->sessions[i];
+        if (!ss->running || !ss->link)
+            continue;
+        if (ss->next >= ss->nint)
+            sim_send_result(ss, false);
+        else if (sim_boundary(ss, ss->next) < next)
+            next = sim_boundary(ss, ss->next);
+    }
+    if (next != UINT64_MAX)
+        sim_arm(s, next);
+}
+
+static bool sim_group_selects(const struct iof_worker_cfg *g, const char *name)
+{
+    for (size_t i = 0; i < g->nnodes; i++)
+        if (!strcmp(g->nodes[i], "*") || !strcmp(g->nodes[i], name))
+            return true;
+    return g->nnodes == 0;
+}
+
+static void sim_drop_plan(struct sim_session *ss)
+{
+    if (!ss->have_plan)
+        return;
+    iof_plan_free(&ss->plan);
+    free(ss->tests);
+    ss->tests = NULL;
+    ss->ntests = 0;
+    ss->have_plan = false;
+}
+
+static void sim_take_plan(struct sim_session *ss, const struct proto_plan *pm)
+{
+    struct iof_diag d = {{0}};
+    int r;
+
+    if (ss->running) {
+        sim_send_error(ss, IOF_EBUSY, "a plan cannot change while a test runs");
+        return;
+    }
+    sim_drop_plan(ss);
+    r = proto_plan_parse("plan", pm->text, pm->len, NULL, 0, &ss->plan, &d);
+    if (r) {
+        sim_send_error(ss, IOF_EPLAN, "%s", d.msg);
+        return;
+    }
+    ss->have_plan = true;
+    ss->tests = iof_plan_expand(&ss->plan, &ss->ntests);
+    if (!ss->tests) {
+        sim_drop_plan(ss);
+        sim_send_error(ss, -ENOMEM, "out of memory for the plan");
+    }
+}
+
+static void sim_start(struct sim_session *ss, const struct proto_start *st)
+{
+    struct sim *s = ss->sim;
+    const struct iof_run_cfg *run = &ss->plan.run;
+    size_t nw = 0, widest = 0, w = 0;
+    uint32_t *nt;
+
+    if (!ss->have_plan || ss->running || st->test >= ss->ntests) {
+        sim_send_error(ss, IOF_EPROTO, "start of test %" PRIu32 " %s", st->test + 1,
+                       !ss->have_plan ? "before any plan"
+                       : ss->running  ? "while a test runs"
+                                      : "beyond the plan");
+        return;
+    }
+    for (size_t g = 0; g < ss->plan.nworkers; g++) {
+        struct iof_worker_cfg gc = iof_test_worker(&ss->plan, &ss->tests[st->test], g);
+        if (!sim_group_selects(&gc, ss->name))
+            continue;
+        nw += gc.count;
+        widest = gc.ntargets > widest ? gc.ntargets : widest;
+    }
+    nt = calloc(nw ? nw : 1, sizeof(*nt));
+    if (!nt || sim_pool_ensure(s, widest) < 0) {
+        free(nt);
+        sim_send_error(ss, -ENOMEM, "test %" PRIu32 ": out of memory", st->test + 1);
+        return;
+    }
+    for (size_t g = 0; g < ss->plan.nworkers; g++) {
+        struct iof_worker_cfg gc = iof_test_worker(&ss->plan, &ss->tests[st->test], g);
+        if (!sim_group_selects(&gc, ss->name))
+            continue;
+        for (uint32_t c = 0; c < gc.count; c++)
+            nt[w++] = (uint32_t)gc.ntargets;
+    }
+    free(ss->ntargets);
+    ss->ntargets = nt;
+    ss->nworkers = nw;
+    ss->test = st->test;
+    ss->start_ns = (uint64_t)((int64_t)st->start_at_ns + st->offset_ns);
+    ss->measure_start = ss->start_ns + run->ramp_ns;
+    ss->end = ss->measure_start + run->duration_ns;
+    ss->interval_ns = run->interval_ns;
+    ss->nint = (run->duration_ns + run->interval_ns - 1) / run->interval_ns;
+    ss->next = 0;
+    ss->layout = 1469598103934665603ull; /* FNV-1a over the layout */
+    for (size_t i = 0; i < nw; i++)
+        ss->layout = (ss->layout ^ nt[i]) * 1099511628211ull;
+    ss->layout = (ss->layout ^ nw) * 1099511628211ull;
+    ss->running = true;
+    ss->started++;
+    sim_note_start(s, ss->test, ss->nint);
+    sim_arm(s, sim_boundary(ss, 0));
+}
+
+static void sim_on_msg(struct proto_link *l, const struct proto_msg *m, void *arg)
+{
+    struct sim_session *ss = arg;
+    struct sim *s = ss->sim;
+    struct iof_diag d = {{0}};
+    struct proto_msg r;
+
+    if (!ss->welcomed) {
+        uint32_t hb = s->heartbeat_ms ? s->heartbeat_ms : PROTO_HEARTBEAT_MS_DEFAULT;
+        if (m->type != PROTO_MSG_HELLO || m->u.hello.role != PROTO_ROLE_MANAGER) {
+            proto_link_send_error(l, IOF_EPROTO, "%s: expected the manager's hello, got %s",
+                                  ss->name, proto_msg_type_name(m->type));
+            proto_link_close(l, IOF_EPROTO, "protocol error");
+            return;
+        }
+        if (proto_version_compatible(m->u.hello.major, m->u.hello.minor, &d)) {
+            proto_link_send_error(l, IOF_EVERSION, "agent %s: %s", ss->name, d.msg);
+            proto_link_close(l, IOF_EVERSION, "incompatible protocol version");
+            return;
+        }
+        ss->welcomed = true;
+        ss->state = SS_READY;
+        s->pending--;
+        proto_link_set_deadline(l, 0, NULL);
+        proto_msg_init(&r, PROTO_MSG_WELCOME);
+        proto_link_send(l, &r);
+        proto_link_set_established(l, m->u.hello.heartbeat_ms > hb ? m->u.hello.heartbeat_ms : hb);
+        if (++s->welcomed == s->count) {
+            s->t_all_welcomed = iof_now_ns();
+            IOF_INFO("all %u sessions welcomed %.3f s after the first dial", s->count,
+                     (double)(s->t_all_welcomed - s->t_begin) / 1e9);
+        }
+        return;
+    }
+    switch (m->type) {
+    case PROTO_MSG_PLAN:
+        sim_take_plan(ss, &m->u.plan);
+        break;
+    case PROTO_MSG_PREPARE:
+        if (!ss->have_plan || ss->running) {
+            sim_send_error(ss, IOF_EPROTO, "prepare %s",
+                           !ss->have_plan ? "before any plan" : "while busy");
+            break;
+        }
+        proto_msg_init(&r, PROTO_MSG_PREPARED);
+        proto_link_send(l, &r);
+        break;
+    case PROTO_MSG_CLOCK_PROBE:
+        proto_msg_init(&r, PROTO_MSG_CLOCK_REPLY);
+        r.u.clock_reply.seq = m->u.clock_probe.seq;
+        r.u.clock_reply.t0_ns = m->u.clock_probe.t0_ns;
+        r.u.clock_reply.agent_ns = iof_now_ns();
+        proto_link_send(l, &r);
+        break;
+    case PROTO_MSG_START:
+        sim_start(ss, &m->u.start);
+        break;
+    case PROTO_MSG_STOP:
+        if (ss->running)
+            sim_send_result(ss, true);
+        break;
+    case PROTO_MSG_BYE:
+        proto_link_close(l, 0, NULL);
+        break;
+    case PROTO_MSG_ERROR:
+        IOF_WARN("%s: manager: %s", ss->name, m->u.error.message);
+        break;
+    default:
+        proto_link_send_error(l, IOF_EPROTO, "%s: unexpected %s", ss->name,
+                              proto_msg_type_name(m->type));
+        break;
+    }
+}
+
+static void sim_on_retry(uv_timer_t *t)
+{
+    sim_dial(t->data);
+}
+
+/* Retries a dial that failed before any session began, until the deadline. */
+static void sim_retry_or_give_up(struct sim_session *ss, const char *why)
+{
+    struct sim *s = ss->sim;
+
+    if (!s->stopping && iof_now_ns() < s->connect_deadline) {
+        ss->state = SS_DIALING;
+        uv_timer_start(&ss->retry, sim_on_retry, SIM_RETRY_MS, 0);
+        return;
+    }
+    if (!s->stopping && s->lost++ < SIM_LOST_LOGGED)
+        IOF_WARN("%s: cannot reach the manager %s:%u: %s", ss->name, s->host, s->port, why);
+    sim_session_done(ss);
+}
+
+static void sim_on_link_close(struct proto_link *l, int err, const char *why, void *arg)
+{
+    struct sim_session *ss = arg;
+    struct sim *s = ss->sim;
+    (void)l;
+
+    ss->link = NULL;
+    ss->conn = NULL;
+    if (!ss->welcomed) {
+        /* Refused, or the manager was not ready: a real agent retries. */
+        if (err == IOF_EVERSION || err == IOF_EPROTO) {
+            IOF_WARN("%s: %s", ss->name, why);
+            s->lost++;
+            sim_session_done(ss);
+            return;
+        }
+        sim_retry_or_give_up(ss, why);
+        return;
+    }
+    if ((err || ss->running) && !s->stopping && s->lost++ < SIM_LOST_LOGGED)
+        IOF_WARN("%s: session ended%s: %s", ss->name, ss->running ? " mid-test" : "", why);
+    sim_session_done(ss);
+}
+
+static void sim_on_connect(struct iof_conn *c, int err, void *arg)
+{
+    static const struct proto_link_cbs cbs = {.on_msg = sim_on_msg, .on_close = sim_on_link_close};
+    struct sim_session *ss = arg;
+
+    if (err) {
+        sim_retry_or_give_up(ss, uv_strerror(err));
+        return; /* the connection's on_close follows, and does nothing */
+    }
+    if (ss->sim->stopping) {
+        iof_conn_close(c, 0);
+        sim_session_done(ss);
+        return;
+    }
+    ss->conn = c;
+    ss->link = proto_link_new(ss->sim->loop, c, &cbs, ss);
+    if (!ss->link) {
+        IOF_ERROR("%s: out of memory", ss->name);
+        ss->sim->lost++;
+        sim_session_done(ss);
+        return;
+    }
+    ss->state = SS_HELLO;
+    proto_link_set_deadline(ss->link, SIM_HELLO_DEADLINE_MS, "hello from the manager");
+    sim_send_hello(ss);
+}
+
+static void sim_on_dial_close(struct iof_conn *c, int err, void *arg)
+{
+    (void)c;
+    (void)err;
+    (void)arg;
+}
+
+static void sim_dial(struct sim_session *ss)
+{
+    static const struct iof_conn_cbs cbs = {.on_connect = sim_on_connect,
+                                            .on_close = sim_on_dial_close};
+    struct iof_conn *c;
+    int r;
+
+    if (ss->sim->stopping) {
+        sim_session_done(ss);
+        return;
+    }
+    ss->state = SS_DIALING;
+    r = iof_conn_connect(ss->sim->loop, ss->sim->host, ss->sim->port, &cbs, ss, &c);
+    if (r < 0)
+        sim_retry_or_give_up(ss, uv_strerror(r));
+}
+
+/* --- the process ------------------------------------------------------------------------ */
+
+static void sim_close_all(struct sim *s)
+{
+    uv_close((uv_handle_t *)&s->sigint, NULL);
+    uv_close((uv_handle_t *)&s->sigterm, NULL);
+    uv_close((uv_handle_t *)&s->tick, NULL);
+    for (unsigned i = 0; i < s->count; i++)
+        uv_close((uv_handle_t *)&s->sessions[i].retry, NULL);
+}
+
+static void sim_check_done(struct sim *s)
+{
+    if (s->done == s->count)
+        sim_close_all(s);
+}
+
+static void sim_on_signal(uv_signal_t *h, int sig)
+{
+    struct sim *s = h->data;
+
+    IOF_INFO("signal %d: closing %u sessions", sig, s->count - s->done);
+    if (s->stopping)
+        return;
+    s->stopping = true;
+    uv_timer_stop(&s->tick);
+    for (unsigned i = 0; i < s->count; i++) {
+        struct sim_session *ss = &s->sessions[i];
+        if (ss->link)
+            proto_link_close(ss->link, 0, "simulated agent stopping");
+        else if (ss->state == SS_DIALING && uv_is_active((uv_handle_t *)&ss->retry))
+            sim_session_done(ss);
+    }
+}
+
+/* Raises the open-file limit to fit n connections plus the loop's own. */
+static int sim_raise_nofile(unsigned n)
+{
+    struct rlimit rl;
+    rlim_t need = (rlim_t)n + 64;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return -errno;
+    if (rl.rlim_cur >= need)
+        return 0;
+    if (rl.rlim_max < need) {
+        struct rlimit up = {need, need};
+        if (setrlimit(RLIMIT_NOFILE, &up) == 0)
+            return 0;
+        fprintf(stderr,
+                "iof_simagent: --count %u needs %llu open files; the hard limit is %llu "
+                "(raise it, e.g. ulimit -Hn, as root)\n",
+                n, (unsigned long long)need, (unsigned long long)rl.rlim_max);
+        return -EMFILE;
+    }
+    rl.rlim_cur = need;
+    return setrlimit(RLIMIT_NOFILE, &rl) < 0 ? -errno : 0;
+}
+
+static void sim_usage(FILE *f)
+{
+    fputs("usage: iof_simagent --manager HOST:PORT [--count N] [--name-prefix P]\n"
+          "                    [--heartbeat-ms MS] [--connect-timeout S] [--seed N]\n"
+          "                    [--encode-each] [--verbose|--quiet]\n"
+          "\n"
+          "  --manager          the manager to dial (iofleet run --listen)\n"
+          "  --count            simulated agents, one session each (default 1)\n"
+          "  --name-prefix      node names are PREFIX-00001... (default sim)\n"
+          "  --heartbeat-ms     heartbeat period offered in hello (default 1000)\n"
+          "  --connect-timeout  seconds to keep retrying refused dials (default 60)\n"
+          "  --seed             seed of the synthetic latencies (default 1)\n"
+          "  --encode-each      encode every stats message in its session (no fan-out)\n"
+          "  --verbose          log every interval's send spread\n",
+          f);
+}
+
+static bool sim_parse_uint(const char *s, unsigned long long max, unsigned long long *out)
+{
+    char *end;
+    errno = 0;
+    *out = strtoull(s, &end, 10);
+    return s[0] >= '0' && s[0] <= '9' && !*end && !errno && *out <= max;
+}
+
+int main(int argc, char **argv)
+{
+    struct sim s = {.prefix = "sim", .count = 1};
+    const char *manager = NULL;
+    unsigned long long v, seed = 1, connect_s = 60;
+    enum iof_log_level level = IOF_LOG_INFO;
+    bool verbose = false, fanout = true;
+    struct iof_diag d = {{0}};
+    size_t ok = 0, results = 0;
+    int rc;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            sim_usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--manager") && val) {
+            manager = argv[++i];
+        } else if (!strcmp(a, "--count") && val && sim_parse_uint(val, SIM_MAX_COUNT, &v) && v) {
+            s.count = (unsigned)v;
+            i++;
+        } else if (!strcmp(a, "--name-prefix") && val) {
+            s.prefix = argv[++i];
+        } else if (!strcmp(a, "--heartbeat-ms") && val &&
+                   sim_parse_uint(val, PROTO_HEARTBEAT_MS_MAX, &v) && v >= PROTO_HEARTBEAT_MS_MIN) {
+            s.heartbeat_ms = (uint32_t)v;
+            i++;
+        } else if (!strcmp(a, "--connect-timeout") && val && sim_parse_uint(val, 86400, &v)) {
+            connect_s = v;
+            i++;
+        } else if (!strcmp(a, "--seed") && val && sim_parse_uint(val, UINT64_MAX, &v)) {
+            seed = v;
+            i++;
+        } else if (!strcmp(a, "--encode-each")) {
+            fanout = false;
+        } else if (!strcmp(a, "--verbose")) {
+            verbose = true;
+        } else if (!strcmp(a, "--quiet")) {
+            level = IOF_LOG_ERROR;
+        } else {
+            fprintf(stderr, "iof_simagent: unknown, incomplete or invalid option '%s'\n", a);
+            sim_usage(stderr);
+            return 2;
+        }
+    }
+    iof_log_init("iof_simagent", level);
+    if (!manager) {
+        fprintf(stderr, "iof_simagent: --manager HOST:PORT is required\n");
+        sim_usage(stderr);
+        return 2;
+    }
+    if (iof_addr_parse(manager, s.host, sizeof(s.host), IOF_DEFAULT_PORT, &s.port, &d)) {
+        fprintf(stderr, "iof_simagent: --manager %s: %s\n", manager, d.msg);
+        return 2;
+    }
+    {
+        char probe[PROTO_NAME_MAX + 16];
+        snprintf(probe, sizeof(probe), "%s-%05u", s.prefix, s.count);
+        if (proto_name_check(probe, &d)) {
+            fprintf(stderr, "iof_simagent: --name-prefix '%s': %s\n", s.prefix, d.msg);
+            return 2;
+        }
+    }
+    if (sim_raise_nofile(s.count) < 0)
+        return 1;
+    s.sessions = calloc(s.count, sizeof(*s.sessions));
+    if (!s.sessions || sim_stats_init(&s, seed, verbose) < 0) {
+        fprintf(stderr, "iof_simagent: out of memory\n");
+        return 1;
+    }
+    if (gethostname(s.hostname, sizeof(s.hostname) - 1) < 0 || !s.hostname[0])
+        snprintf(s.hostname, sizeof(s.hostname), "localhost");
+    uname(&s.uts);
+    signal(SIGPIPE, SIG_IGN);
+    if (!verbose && level == IOF_LOG_INFO)
+        iof_log_init("iof_simagent", IOF_LOG_WARN);
+
+    s.loop = uv_default_loop();
+    s.fanout = fanout;
+    s.pending = s.count;
+    uv_timer_init(s.loop, &s.tick);
+    s.tick.data = &s;
+    uv_signal_init(s.loop, &s.sigint);
+    uv_signal_init(s.loop, &s.sigterm);
+    s.sigint.data = &s;
+    s.sigterm.data = &s;
+    uv_signal_start(&s.sigint, sim_on_signal, SIGINT);
+    uv_signal_start(&s.sigterm, sim_on_signal, SIGTERM);
+    s.t_begin = iof_now_ns();
+    s.connect_deadline = s.t_begin + connect_s * IOF_NS_PER_S;
+    for (unsigned i = 0; i < s.count; i++) {
+        struct sim_session *ss = &s.sessions[i];
+        ss->sim = &s;
+        snprintf(ss->name, sizeof(ss->name), "%s-%05u", s.prefix, i + 1);
+        uv_timer_init(s.loop, &ss->retry);
+        ss->retry.data = ss;
+    }
+    /* All at once, as a fleet restarting together would. */
+    for (unsigned i = 0; i < s.count; i++)
+        sim_dial(&s.sessions[i]);
+    uv_run(s.loop, UV_RUN_DEFAULT);
+    uv_loop_close(s.loop);
+
+    for (unsigned i = 0; i < s.count; i++) {
+        struct sim_session *ss = &s.sessions[i];
+        ok += ss->welcomed && ss->started && ss->results == ss->started;
+        results += ss->results;
+        sim_drop_plan(ss);
+        free(ss->ntargets);
+    }
+    {
+        double med = 0, max = 0;
+        if (s.nspreads) {
+            qsort(s.spreads, s.nspreads, sizeof(*s.spreads), sim_cmp_double);
+            med = s.nspreads % 2 ? s.spreads[s.nspreads / 2]
+                                 : (s.spreads[s.nspreads / 2 - 1] + s.spreads[s.nspreads / 2]) / 2;
+            max = s.spreads[s.nspreads - 1];
+        }
+        /* One stable line for scripts (printed whatever the log level). */
+        printf("iof_simagent: sessions %u welcomed %u complete %zu results %zu lost %u "
+               "connect_s %.3f intervals %zu send_spread_ms median %.3f max %.3f "
+               "fanout_writes %" PRIu64 " link_sends %" PRIu64 "\n",
+               s.count, s.welcomed, ok, results, s.lost,
+               s.t_all_welcomed ? (double)(s.t_all_welcomed - s.t_begin) / 1e9 : -1.0, s.nspreads,
+               med, max, s.fanout_writes, s.link_sends);
+    }
+    rc = ok == s.count ? 0 : 1;
+    free(s.sessions);
+    free(s.pool);
+    free(s.totals);
+    free(s.scratch);
+    free(s.ivl);
+    free(s.spreads);
+    free(s.frame);
+    free(s.live);
+    return rc;
+}
