@@ -11,6 +11,8 @@
  */
 #include "common/hist.h"
 
+#include <stdbool.h>
+
 #include "common/err.h"
 
 #include <errno.h>
@@ -51,8 +53,15 @@ uint64_t iof_hist_bucket_width(unsigned idx)
 
 void iof_hist_merge(struct iof_hist *dst, const struct iof_hist *src)
 {
-    unsigned i;
-    for (i = 0; i < IOF_HIST_BUCKETS; i++)
+    unsigned i, hi;
+
+    if (src->count == 0)
+        return;
+    /* Every recorded value lies in [min, max], so only the buckets between
+     * theirs can be non-empty (recording, merging and decoding keep this):
+     * a few hundred instead of all 2432 for a typical latency spread. */
+    hi = iof_hist_index(src->max_ns);
+    for (i = iof_hist_index(src->min_ns); i <= hi; i++)
         dst->buckets[i] += src->buckets[i];
     dst->count += src->count;
     dst->sum_ns += src->sum_ns;
@@ -212,7 +221,8 @@ long iof_hist_encode(const struct iof_hist *h, uint8_t *buf, size_t cap)
  * the reset values, and a non-empty one must have min in its first non-empty
  * bucket and max in its last, as recording and merging guarantee; percentile
  * clamping relies on that. Any violation yields IOF_EPROTO with h reset. */
-static int hist_decode(struct iof_hist *h, struct hist_reader *r)
+/* add: merge the decoded histogram into h instead of storing it. */
+static int hist_decode(struct iof_hist *h, struct hist_reader *r, bool add)
 {
     uint64_t count, sum, min, max, nnz, total = 0, k;
     unsigned idx = 0, first = 0;
@@ -240,13 +250,27 @@ static int hist_decode(struct iof_hist *h, struct hist_reader *r)
             return IOF_EPROTO;
         if (k == 0)
             first = idx;
-        h->buckets[idx] = c;
+        if (add)
+            h->buckets[idx] += c;
+        else
+            h->buckets[idx] = c;
     }
     if (total != count || r->p != r->end)
         return IOF_EPROTO;
     if (count != 0 && (iof_hist_index(min) != first || iof_hist_index(max) != idx))
         return IOF_EPROTO;
 
+    if (add) {
+        if (count) {
+            h->count += count;
+            h->sum_ns += sum;
+            if (min < h->min_ns)
+                h->min_ns = min;
+            if (max > h->max_ns)
+                h->max_ns = max;
+        }
+        return 0;
+    }
     h->count = count;
     h->sum_ns = sum;
     h->min_ns = min;
@@ -260,8 +284,14 @@ int iof_hist_decode(struct iof_hist *h, const uint8_t *buf, size_t len)
     int err;
 
     iof_hist_reset(h);
-    err = hist_decode(h, &r);
+    err = hist_decode(h, &r, false);
     if (err)
         iof_hist_reset(h);
     return err;
+}
+
+int iof_hist_decode_add(struct iof_hist *dst, const uint8_t *buf, size_t len)
+{
+    struct hist_reader r = {buf, buf ? buf + len : buf};
+    return hist_decode(dst, &r, true);
 }

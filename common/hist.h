@@ -80,6 +80,10 @@ double iof_hist_mean(const struct iof_hist *h);
  * iof_hist_decode parses exactly len bytes into h (overwritten), validating
  * every field (indices in range and increasing, bucket sum == count, no
  * trailing bytes, min <= max); returns 0 or -IOF_EPROTO style negative code. */
+/* iof_hist_decode_add: validates like iof_hist_decode and adds the decoded
+ * histogram into dst (merge without a temporary). On error dst may hold a
+ * part of it: discard dst. */
+int iof_hist_decode_add(struct iof_hist *dst, const uint8_t *buf, size_t len);
 size_t iof_hist_encoded_max(const struct iof_hist *h);
 long iof_hist_encode(const struct iof_hist *h, uint8_t *buf, size_t cap);
 int iof_hist_decode(struct iof_hist *h, const uint8_t *buf, size_t len);

@@ -108,6 +108,7 @@ struct cluster {
     enum cl_phase phase;
     int rc;
     uv_timer_t tick;
+    unsigned live_cache; /* cl_live(), refreshed on every change of the agent set */
     uv_signal_t sigint, sigterm;
     uint64_t deadline; /* of the current phase */
     struct iof_test *tests;
@@ -363,7 +364,9 @@ static void cl_publish_ready(struct cluster *c, bool force)
             c->next_publish++; /* nobody reported it (all lost or stopped) */
             continue;
         }
-        if (iv->reported < cl_live(c) && !force && now < due)
+        /* live_cache: counting the agents per message would cost O(N^2) per
+         * interval; it is refreshed whenever an agent drops out. */
+        if (!force && now < due && iv->reported < c->live_cache)
             return;
         cl_publish(c, iv);
     }
@@ -389,10 +392,12 @@ static void cl_on_stats(struct cl_agent *a, const struct proto_stats *st)
         iof_stats_reset(&iv->sum);
     }
     {
-        struct iof_stats *node = malloc(sizeof(*node));
+        /* The link decodes intervals summed (PROTO_DECODE_SUM_STATS). */
+        struct iof_stats *node = st->sum ? st->sum : malloc(sizeof(*node));
         if (!node)
             return;
-        cl_sum_message(st, node);
+        if (!st->sum)
+            cl_sum_message(st, node);
         iof_stats_merge(&iv->sum, node);
         if (c->o->nsinks) {
             struct mgr_interval mi = {.test = &c->ti,
@@ -405,7 +410,8 @@ static void cl_on_stats(struct cl_agent *a, const struct proto_stats *st)
             mi.time_s = cl_interval_end_s(c, st->interval, &mi.ns);
             CL_SINKS(c, s_->ops->interval(s_, &mi));
         }
-        free(node);
+        if (!st->sum)
+            free(node);
     }
     if (st->cpu.valid) {
         cl_cpu_add(&iv->cpu_sum, &st->cpu);
@@ -728,6 +734,7 @@ static void cl_start_test(struct cluster *c)
                                    .start_wall_ns = iof_wall_ns()};
     CL_SINKS(c, s_->ops->test_begin(s_, &c->ti));
     c->phase = PH_RUN;
+    c->live_cache = cl_live(c);
     c->deadline = c->end + CL_RESULT_GRACE_NS;
     for (size_t i = 0; i < c->nagents; i++) {
         struct cl_agent *a = &c->agents[i];
@@ -1062,6 +1069,7 @@ static void cl_progress(struct cluster *c)
 {
     bool all = true;
 
+    c->live_cache = cl_live(c);
     switch (c->phase) {
     case PH_CONNECT:
         cl_check_connected(c);
@@ -1178,6 +1186,7 @@ static void cl_attach(struct cl_agent *a, struct iof_conn *conn)
         cl_agent_fail(a, AG_FAILED, 3, "out of memory");
         return;
     }
+    proto_link_set_decode_flags(a->link, PROTO_DECODE_SUM_STATS);
     a->state = AG_HELLO;
     proto_link_set_deadline(a->link, 10000, "hello and welcome from the agent");
     proto_msg_init_hello(&m, PROTO_ROLE_MANAGER, CL_MANAGER_NAME);
@@ -1296,6 +1305,7 @@ static void cl_on_tick(uv_timer_t *t)
     struct cluster *c = t->data;
     uint64_t now = iof_now_ns();
 
+    c->live_cache = cl_live(c);
     if (c->phase == PH_RUN)
         cl_publish_ready(c, false);
     if (!c->deadline || now < c->deadline)

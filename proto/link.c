@@ -29,6 +29,7 @@ struct proto_link {
     char peer[80];
     bool loopback;
     char hello_name[PROTO_NAME_MAX + 1]; /* of a hello refused for its version */
+    unsigned decode_flags;               /* PROTO_DECODE_* */
 };
 
 static void link_free_if_done(struct proto_link *l)
@@ -122,7 +123,7 @@ static int link_on_frame(void *ctx, const struct proto_frame *f)
         return -ECANCELED;
     l->last_rx_ns = iof_now_ns();
     uv_timer_stop(&l->deadline_timer);
-    r = proto_msg_decode(f->payload, f->len, &m, &d);
+    r = proto_msg_decode_flags(f->payload, f->len, &m, l->decode_flags, &d);
     if (r && r != IOF_EVERSION) {
         proto_msg_clear(&m);
         link_fail(l, IOF_EPROTO, "bad message: %s", d.msg);
@@ -296,4 +297,9 @@ int proto_link_check_peer_name(const struct proto_link *l, const char *expected,
     if (!l->conn)
         return iof_diag_set(diag, -ENOTCONN, "%s: connection closed", l->peer);
     return iof_conn_check_peer_name(l->conn, expected, diag);
+}
+
+void proto_link_set_decode_flags(struct proto_link *l, unsigned flags)
+{
+    l->decode_flags = flags;
 }

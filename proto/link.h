@@ -56,6 +56,9 @@ const char *proto_link_peer(const struct proto_link *l);
 bool proto_link_is_loopback(const struct proto_link *l);
 void proto_link_set_arg(struct proto_link *l, void *arg);
 
+/* Options for decoding incoming messages (PROTO_DECODE_*, proto/msg.h). */
+void proto_link_set_decode_flags(struct proto_link *l, unsigned flags);
+
 /* True when the link runs over TLS (the peer's certificate was verified). */
 bool proto_link_is_tls(const struct proto_link *l);
 

@@ -193,7 +193,7 @@ struct proto_prepare_progress {
 
 /* Limits on stats and result bodies. */
 #define PROTO_STATS_MAX_WORKERS 65536
-#define PROTO_STATS_MAX_TARGETS 256 /* per worker */
+#define PROTO_STATS_MAX_TARGETS 256        /* per worker */
 #define PROTO_STATS_MAX_TOTAL_TARGETS 1024 /* per message: each is a histogram in memory */
 
 struct proto_worker_stats {
@@ -222,6 +222,9 @@ struct proto_stats {
     struct proto_cpu cpu;
     size_t nworkers;
     struct proto_worker_stats *workers;
+    /* Decoded with PROTO_DECODE_SUM_STATS (stats only): the sum of every
+     * target, and workers[].targets are NULL (ntargets still counted). */
+    struct iof_stats *sum;
 };
 
 struct proto_stop {
@@ -274,6 +277,14 @@ int proto_msg_encode_frame(const struct proto_msg *msg, size_t max_payload, uint
  * are valid, role and name, so the peer can be named) or -ENOMEM. Call
  * proto_msg_clear() afterwards whatever the result. */
 int proto_msg_decode(const void *payload, size_t len, struct proto_msg *msg, struct iof_diag *diag);
+
+/* proto_msg_decode with options: PROTO_DECODE_SUM_STATS decodes a stats
+ * message into one summed iof_stats (u.stats.sum) instead of one per target
+ * - every field is still validated - which is all a manager needs for an
+ * interval and saves a histogram per target. */
+#define PROTO_DECODE_SUM_STATS 1u
+int proto_msg_decode_flags(const void *payload, size_t len, struct proto_msg *msg, unsigned flags,
+                           struct iof_diag *diag);
 
 /* Frees what a decoded message owns and zeroes it. Accepts NULL. */
 void proto_msg_clear(struct proto_msg *msg);
