@@ -143,12 +143,18 @@ int dyn_target_prepare(const struct iof_target_cfg *cfg, const char *workdir,
         }
     }
     free(buf);
-    if (fsync(fd) < 0) {
-        int e = errno;
-        close(fd);
-        return iof_diag_set(diag, -e, "target '%s': fsync failed: %s", path, strerror(e));
+    {
+        int e = fsync(fd) < 0 ? errno : 0;
+        if (close(fd) < 0 && !e)
+            e = errno;
+        if (e) {
+            /* The data never reached the storage (thin provisioning, a
+             * failing device): remove the file, or the next run would reuse
+             * it as if it were prepared. */
+            unlink(path);
+            return iof_diag_set(diag, -e, "target '%s': fsync failed: %s", path, strerror(e));
+        }
     }
-    close(fd);
     return 0;
 }
 
