@@ -27,6 +27,15 @@
  * through the link. --encode-each sends every stats message through
  * proto_link_send() instead.
  *
+ * TLS (--tls-dir DIR): each session loads its own client context from
+ * DIR/ca.pem, DIR/<name>.pem and DIR/<name>-key.pem (iofleet pki init DIR
+ * --agent <name>...; the manager requires the hello name to be the
+ * certificate's), all before the first dial, and dials with
+ * iof_conn_connect_tls(): 1000 sessions are 1000 full handshakes at once.
+ * Handshake failures are counted (tls_failures in the summary line) and the
+ * first few logged; like refused dials, they are retried until
+ * --connect-timeout (dynamo retries them too).
+ *
  * Exit status: 0 when every session was welcomed and sent the result of
  * every test it started, 1 otherwise, 2 on usage errors.
  */
@@ -39,6 +48,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -48,6 +58,7 @@
 #include "common/log.h"
 #include "common/net.h"
 #include "common/stats.h"
+#include "common/tls.h"
 #include "proto/link.h"
 #include "proto/plan.h"
 #include "proto/version.h"
@@ -64,7 +75,8 @@
 /* Boundaries this close are one batch: sessions differ only by their clock
  * offset as the manager estimated it, a few microseconds on one host. */
 #define SIM_BATCH_NS (2 * IOF_NS_PER_MS)
-#define SIM_LOST_LOGGED 5 /* session losses logged one by one; the rest are counted */
+#define SIM_LOST_LOGGED 5     /* session losses logged one by one; the rest are counted */
+#define SIM_TLS_FAIL_LOGGED 5 /* TLS handshake failures logged one by one */
 
 enum sim_state {
     SS_DIALING, /* connecting, or waiting to retry */
@@ -80,8 +92,9 @@ struct sim_session {
     char name[PROTO_NAME_MAX + 1];
     enum sim_state state;
     struct proto_link *link;
-    struct iof_conn *conn; /* the link's connection, for fan-out writes */
-    uv_timer_t retry;      /* dial retries */
+    struct iof_conn *conn;   /* the link's connection, for fan-out writes */
+    struct iof_tls_ctx *tls; /* --tls-dir: this session's client context */
+    uv_timer_t retry;        /* dial retries */
     bool welcomed;
     /* The plan as assigned. */
     bool have_plan;
@@ -117,6 +130,9 @@ struct sim {
     uint64_t connect_deadline;
     bool stopping;
     bool fanout;
+    const char *tls_dir;   /* NULL: plain TCP */
+    unsigned tls_failures; /* TLS dials that failed after TCP connected */
+    double tls_load_s;     /* loading every session's context */
     uv_signal_t sigint, sigterm;
     uv_timer_t tick;   /* the next interval boundary of any session */
     uint64_t tick_due; /* 0: not armed */
@@ -792,6 +808,21 @@ static void sim_on_connect(struct iof_conn *c, int err, void *arg)
     static const struct proto_link_cbs cbs = {.on_msg = sim_on_msg, .on_close = sim_on_link_close};
     struct sim_session *ss = arg;
 
+    if (err && ss->tls) {
+        struct sim *s = ss->sim;
+        const char *why = iof_conn_error(c)[0] ? iof_conn_error(c) : iof_strerror(err);
+        if (err == -ECONNREFUSED) { /* TCP: the manager is not listening yet */
+            sim_retry_or_give_up(ss, why);
+            return;
+        }
+        /* Retried whatever the cause, as dynamo does: -EACCES also covers a
+         * manager that reset the connection after our Finished (e.g. its
+         * handshake timeout under a storm), not only a refused certificate. */
+        if (s->tls_failures++ < SIM_TLS_FAIL_LOGGED)
+            IOF_WARN("%s: TLS connection failed: %s", ss->name, why);
+        sim_retry_or_give_up(ss, why);
+        return;
+    }
     if (err) {
         sim_retry_or_give_up(ss, uv_strerror(err));
         return; /* the connection's on_close follows, and does nothing */
@@ -833,7 +864,9 @@ static void sim_dial(struct sim_session *ss)
         return;
     }
     ss->state = SS_DIALING;
-    r = iof_conn_connect(ss->sim->loop, ss->sim->host, ss->sim->port, &cbs, ss, &c);
+    r = ss->tls ? iof_conn_connect_tls(ss->sim->loop, ss->sim->host, ss->sim->port, ss->tls, &cbs,
+                                       ss, &c)
+                : iof_conn_connect(ss->sim->loop, ss->sim->host, ss->sim->port, &cbs, ss, &c);
     if (r < 0)
         sim_retry_or_give_up(ss, uv_strerror(r));
 }
@@ -897,11 +930,64 @@ static int sim_raise_nofile(unsigned n)
     return setrlimit(RLIMIT_NOFILE, &rl) < 0 ? -errno : 0;
 }
 
+/* Loads every session's client context from s->tls_dir. Returns 0 or -1
+ * (reported); the caller frees what was loaded. */
+static int sim_tls_load(struct sim *s)
+{
+    uint64_t t0 = iof_now_ns();
+    size_t cap = strlen(s->tls_dir) + PROTO_NAME_MAX + 16;
+    char *ca = malloc(cap), *cert = malloc(cap), *key = malloc(cap);
+    int rc = -1;
+
+    if (!ca || !cert || !key) {
+        fprintf(stderr, "iof_simagent: out of memory\n");
+        goto out;
+    }
+    snprintf(ca, cap, "%s/ca.pem", s->tls_dir);
+    for (unsigned i = 0; i < s->count; i++) {
+        struct sim_session *ss = &s->sessions[i];
+        struct iof_diag d = {{0}};
+        const char *own;
+
+        snprintf(cert, cap, "%s/%s.pem", s->tls_dir, ss->name);
+        snprintf(key, cap, "%s/%s-key.pem", s->tls_dir, ss->name);
+        if (iof_tls_config_load(NULL, ca, cert, key, false, &ss->tls, &d)) {
+            fprintf(stderr, "iof_simagent: --tls-dir: %s\n", d.msg);
+            goto out;
+        }
+        own = iof_tls_ctx_own_name(ss->tls);
+        if (!own || strcasecmp(own, ss->name)) {
+            fprintf(stderr, "iof_simagent: %s is issued to '%s', not to %s\n", cert,
+                    own ? own : "(no usable name)", ss->name);
+            goto out;
+        }
+    }
+    s->tls_load_s = (double)(iof_now_ns() - t0) / 1e9;
+    IOF_INFO("loaded %u TLS client contexts from %s in %.3f s", s->count, s->tls_dir,
+             s->tls_load_s);
+    rc = 0;
+out:
+    free(ca);
+    free(cert);
+    free(key);
+    return rc;
+}
+
+/* Drops the sessions' contexts (connections still open keep their own
+ * references). */
+static void sim_tls_free(struct sim *s)
+{
+    for (unsigned i = 0; i < s->count; i++) {
+        iof_tls_ctx_free(s->sessions[i].tls);
+        s->sessions[i].tls = NULL;
+    }
+}
+
 static void sim_usage(FILE *f)
 {
     fputs("usage: iof_simagent --manager HOST:PORT [--count N] [--name-prefix P]\n"
           "                    [--heartbeat-ms MS] [--connect-timeout S] [--seed N]\n"
-          "                    [--encode-each] [--verbose|--quiet]\n"
+          "                    [--tls-dir DIR] [--encode-each] [--verbose|--quiet]\n"
           "\n"
           "  --manager          the manager to dial (iofleet run --listen)\n"
           "  --count            simulated agents, one session each (default 1)\n"
@@ -909,6 +995,8 @@ static void sim_usage(FILE *f)
           "  --heartbeat-ms     heartbeat period offered in hello (default 1000)\n"
           "  --connect-timeout  seconds to keep retrying refused dials (default 60)\n"
           "  --seed             seed of the synthetic latencies (default 1)\n"
+          "  --tls-dir          dial over TLS: DIR/ca.pem and DIR/NAME.pem, DIR/NAME-key.pem\n"
+          "                     per session (iofleet pki init DIR --agent NAME...)\n"
           "  --encode-each      encode every stats message in its session (no fan-out)\n"
           "  --verbose          log every interval's send spread\n",
           f);
@@ -956,6 +1044,8 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--seed") && val && sim_parse_uint(val, UINT64_MAX, &v)) {
             seed = v;
             i++;
+        } else if (!strcmp(a, "--tls-dir") && val) {
+            s.tls_dir = argv[++i];
         } else if (!strcmp(a, "--encode-each")) {
             fanout = false;
         } else if (!strcmp(a, "--verbose")) {
@@ -1011,8 +1101,6 @@ int main(int argc, char **argv)
     s.sigterm.data = &s;
     uv_signal_start(&s.sigint, sim_on_signal, SIGINT);
     uv_signal_start(&s.sigterm, sim_on_signal, SIGTERM);
-    s.t_begin = iof_now_ns();
-    s.connect_deadline = s.t_begin + connect_s * IOF_NS_PER_S;
     for (unsigned i = 0; i < s.count; i++) {
         struct sim_session *ss = &s.sessions[i];
         ss->sim = &s;
@@ -1020,6 +1108,12 @@ int main(int argc, char **argv)
         uv_timer_init(s.loop, &ss->retry);
         ss->retry.data = ss;
     }
+    if (s.tls_dir && sim_tls_load(&s) < 0) {
+        sim_tls_free(&s);
+        return 1;
+    }
+    s.t_begin = iof_now_ns();
+    s.connect_deadline = s.t_begin + connect_s * IOF_NS_PER_S;
     /* All at once, as a fleet restarting together would. */
     for (unsigned i = 0; i < s.count; i++)
         sim_dial(&s.sessions[i]);
@@ -1048,7 +1142,10 @@ int main(int argc, char **argv)
                s.count, s.welcomed, ok, results, s.lost,
                s.t_all_welcomed ? (double)(s.t_all_welcomed - s.t_begin) / 1e9 : -1.0, s.nspreads,
                med, max, s.fanout_writes, s.link_sends);
+        if (s.tls_dir)
+            printf("iof_simagent: tls_load_s %.3f tls_failures %u\n", s.tls_load_s, s.tls_failures);
     }
+    sim_tls_free(&s);
     rc = ok == s.count ? 0 : 1;
     free(s.sessions);
     free(s.pool);
