@@ -163,17 +163,18 @@ static void link_on_hb(uv_timer_t *t)
 {
     struct proto_link *l = t->data;
     uint64_t now = iof_now_ns();
-    struct proto_msg m;
 
     if (now - l->last_rx_ns > (uint64_t)PROTO_HEARTBEAT_MISSES * l->hb_ms * IOF_NS_PER_MS) {
         link_fail(l, IOF_ELOST, "no message or heartbeat for %.1f s (%d heartbeats missed)",
                   (double)(now - l->last_rx_ns) / 1e9, PROTO_HEARTBEAT_MISSES);
         return;
     }
-    proto_msg_init(&m, PROTO_MSG_HEARTBEAT);
-    m.u.heartbeat.seq = l->hb_seq++;
-    m.u.heartbeat.sent_ns = now;
-    proto_link_send(l, &m);
+    {
+        uint8_t frame[PROTO_HEARTBEAT_FRAME_MAX];
+        size_t len;
+        if (proto_msg_heartbeat_frame(l->hb_seq++, now, frame, sizeof(frame), &len) == 0 && l->conn)
+            iof_conn_write(l->conn, frame, len);
+    }
 }
 
 static void link_on_deadline(uv_timer_t *t)

@@ -897,7 +897,7 @@ static int dir_decode(struct ctx *c, const cJSON *obj, const char *prefix, const
     const cJSON *j, *lat;
     uint64_t ios = 0, bytes = 0, errors = 0, before = add ? d->lat.count : 0;
     size_t blen, pad = 0;
-    uint8_t *raw;
+    uint8_t stackbuf[4096], *raw;
     int n, r;
 
     mkpath(path, prefix, key);
@@ -929,7 +929,8 @@ static int dir_decode(struct ctx *c, const cJSON *obj, const char *prefix, const
     blen = strlen(lat->valuestring);
     if (blen % 4 || blen > 4 * 65536)
         return ctx_fail(c, "%s.lat: bad base64 length %zu", path, blen);
-    raw = malloc(blen / 4 * 3 + 1);
+    /* Typical histograms are a few hundred bytes: decode on the stack. */
+    raw = blen / 4 * 3 + 1 <= sizeof(stackbuf) ? stackbuf : malloc(blen / 4 * 3 + 1);
     if (!raw)
         return ctx_oom(c);
     n = EVP_DecodeBlock(raw, (const unsigned char *)lat->valuestring, (int)blen);
@@ -940,7 +941,8 @@ static int dir_decode(struct ctx *c, const cJSON *obj, const char *prefix, const
     r = n < 0 || (size_t)n < pad ? IOF_EPROTO
         : add                    ? iof_hist_decode_add(&d->lat, raw, (size_t)n - pad)
                                  : iof_hist_decode(&d->lat, raw, (size_t)n - pad);
-    free(raw);
+    if (raw != stackbuf)
+        free(raw);
     if (r)
         return ctx_fail(c, "%s.lat: not a valid histogram", path);
     if (d->lat.count - before != ios)
@@ -1518,5 +1520,32 @@ int proto_hello_copy(struct proto_hello *dst, const struct proto_hello *src)
         proto_hello_free(dst);
         return -ENOMEM;
     }
+    return 0;
+}
+
+/* The same text heartbeat_encode() produces, written without cJSON: a
+ * manager sends one per agent per second, so it is worth not allocating. */
+static int fmt_u64(char *buf, size_t cap, uint64_t v)
+{
+    return v <= JSON_INT_MAX ? snprintf(buf, cap, "%" PRIu64, v)
+                             : snprintf(buf, cap, "\"%" PRIu64 "\"", v);
+}
+
+int proto_msg_heartbeat_frame(uint64_t seq, uint64_t sent_ns, uint8_t *buf, size_t cap, size_t *len)
+{
+    char a[24], b[24];
+    int n;
+
+    fmt_u64(a, sizeof(a), seq);
+    fmt_u64(b, sizeof(b), sent_ns);
+    if (cap < PROTO_FRAME_HEADER_SIZE)
+        return -ENOBUFS;
+    n = snprintf((char *)buf + PROTO_FRAME_HEADER_SIZE, cap - PROTO_FRAME_HEADER_SIZE,
+                 "{\"type\":\"heartbeat\",\"seq\":%s,\"sent_ns\":%s}", a, b);
+    if (n < 0 || (size_t)n >= cap - PROTO_FRAME_HEADER_SIZE)
+        return -ENOBUFS;
+    if (proto_frame_header_encode(buf, (size_t)n, PROTO_FRAME_MAX_DEFAULT, NULL))
+        return -EINVAL;
+    *len = PROTO_FRAME_HEADER_SIZE + (size_t)n;
     return 0;
 }

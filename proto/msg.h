@@ -289,6 +289,13 @@ int proto_msg_decode_flags(const void *payload, size_t len, struct proto_msg *ms
 /* Frees what a decoded message owns and zeroes it. Accepts NULL. */
 void proto_msg_clear(struct proto_msg *msg);
 
+/* A complete heartbeat frame in buf (cap >= 96 is always enough): the same
+ * bytes proto_msg_encode_frame() would produce, without allocating.
+ * 0 or -ENOBUFS. */
+#define PROTO_HEARTBEAT_FRAME_MAX 96
+int proto_msg_heartbeat_frame(uint64_t seq, uint64_t sent_ns, uint8_t *buf, size_t cap,
+                              size_t *len);
+
 /* Deep copy of a hello (strings, inventory) that outlives its message:
  * 0 or -ENOMEM. Release with proto_hello_free(). */
 int proto_hello_copy(struct proto_hello *dst, const struct proto_hello *src);

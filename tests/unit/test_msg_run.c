@@ -1354,6 +1354,31 @@ static void test_regress_offset_ns_lenient(void **state)
     }
 }
 
+/* The allocation-free heartbeat frame is byte for byte the codec's. */
+static void test_heartbeat_frame(void **state)
+{
+    static const uint64_t vals[][2] = {{0, 0},
+                                       {41, 31536000123456789ULL},
+                                       {UINT64_MAX, (UINT64_C(1) << 53) - 1},
+                                       {UINT64_C(1) << 53, 123}};
+    (void)state;
+    for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+        struct proto_msg m;
+        uint8_t fast[PROTO_HEARTBEAT_FRAME_MAX], *slow;
+        size_t flen, slen;
+        proto_msg_init(&m, PROTO_MSG_HEARTBEAT);
+        m.u.heartbeat.seq = vals[i][0];
+        m.u.heartbeat.sent_ns = vals[i][1];
+        assert_int_equal(proto_msg_encode_frame(&m, PROTO_FRAME_MAX_DEFAULT, &slow, &slen, NULL),
+                         0);
+        assert_int_equal(
+            proto_msg_heartbeat_frame(vals[i][0], vals[i][1], fast, sizeof(fast), &flen), 0);
+        assert_int_equal(flen, slen);
+        assert_memory_equal(fast, slow, slen);
+        free(slow);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1378,6 +1403,7 @@ int main(void)
         cmocka_unit_test(test_regress_plan_number_precision),
         cmocka_unit_test(test_regress_plan_encode_trailing_data),
         cmocka_unit_test(test_regress_offset_ns_lenient),
+        cmocka_unit_test(test_heartbeat_frame),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
