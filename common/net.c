@@ -9,6 +9,12 @@
 #include "common/log.h"
 
 #define CONN_RBUF 65536
+/* One read buffer per loop thread, shared by every connection: libuv reads
+ * one stream at a time and every reader consumes (copies or decodes) the
+ * bytes before returning, so a connection costs no 64 KiB of its own - which
+ * matters for an agent flooded with connections or a manager with
+ * thousands of agents. */
+static _Thread_local uint8_t conn_rbuf[CONN_RBUF];
 
 struct iof_conn {
     uv_tcp_t tcp; /* first: callbacks cast the stream to the connection */
@@ -38,7 +44,6 @@ struct iof_conn {
     struct iof_conn *lprev, *lnext; /* in listener->pending meanwhile */
     char err[sizeof(((struct iof_diag *)0)->msg)];
     /* Socket bytes; for TLS reused for plaintext once fed to the session. */
-    uint8_t rbuf[CONN_RBUF];
 };
 
 struct conn_wreq {
@@ -234,8 +239,9 @@ static void conn_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
     struct iof_conn *c = (struct iof_conn *)h;
     (void)suggested;
-    buf->base = (char *)c->rbuf;
-    buf->len = sizeof(c->rbuf);
+    (void)c;
+    buf->base = (char *)conn_rbuf;
+    buf->len = sizeof(conn_rbuf);
 }
 
 static void conn_tls_on_read(struct iof_conn *c, ssize_t n);
@@ -250,7 +256,7 @@ static void conn_on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
     }
     if (n > 0) {
         if (!c->closing && c->cbs.on_data)
-            c->cbs.on_data(c, c->rbuf, (size_t)n, c->arg);
+            c->cbs.on_data(c, conn_rbuf, (size_t)n, c->arg);
     } else if (n < 0) {
         iof_conn_close(c, n == UV_EOF ? -EPIPE : (int)n);
     }
@@ -387,7 +393,7 @@ static void conn_tls_pump(struct iof_conn *c)
         conn_secure(c);
     }
     while (!c->closing) {
-        n = iof_tls_sess_read(c->tls, c->rbuf, sizeof(c->rbuf), &d);
+        n = iof_tls_sess_read(c->tls, conn_rbuf, sizeof(conn_rbuf), &d);
         fr = conn_tls_flush(c);
         if (n < 0) {
             conn_fail(c, (int)n, d.msg);
@@ -400,7 +406,7 @@ static void conn_tls_pump(struct iof_conn *c)
         if (n == 0)
             return;
         if (c->cbs.on_data)
-            c->cbs.on_data(c, c->rbuf, (size_t)n, c->arg);
+            c->cbs.on_data(c, conn_rbuf, (size_t)n, c->arg);
     }
 }
 
@@ -420,7 +426,7 @@ static void conn_tls_on_read(struct iof_conn *c, ssize_t n)
         }
         return;
     }
-    r = iof_tls_sess_feed(c->tls, c->rbuf, (size_t)n, &d);
+    r = iof_tls_sess_feed(c->tls, conn_rbuf, (size_t)n, &d);
     if (r < 0) {
         conn_fail(c, r, d.msg);
         return;

@@ -35,11 +35,16 @@
 #define AGENT_BACKOFF_MAX_MS 30000
 /* How often a running test's published intervals are collected and sent. */
 #define AGENT_POLL_MS 20
+/* Connections allowed to wait for their hello at once; beyond, the oldest
+ * is dropped, so a flood can neither exhaust memory nor lock the manager out. */
+#define AGENT_MAX_PENDING 64
 
 struct agent;
 
 struct session {
     struct agent *a;
+    struct session *prev, *next; /* the agent's sessions, oldest first */
+    bool evicted;                /* dropped to make room for newer connections */
     struct proto_link *link;
     bool welcomed;
     char manager[PROTO_NAME_MAX + 1];
@@ -84,6 +89,9 @@ struct agent {
     uint16_t port;
     struct iof_listener *listener;
     struct session *active;
+    struct session *sessions, *last; /* every open connection's session, oldest first */
+    unsigned pending;                /* sessions still waiting for their hello */
+    bool handles_closed;
     unsigned draining; /* ended sessions whose preparation thread is still stopping */
     uv_timer_t reconnect;
     uint64_t backoff_ms;
@@ -667,9 +675,11 @@ static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void
 
     if (!s->welcomed) {
         if (m->type != PROTO_MSG_HELLO || m->u.hello.role != PROTO_ROLE_MANAGER) {
-            proto_link_send_error(l, IOF_EPROTO, "%s: expected the manager's hello, got %s",
-                                  a->name, proto_msg_type_name(m->type));
-            proto_link_close(l, IOF_EPROTO, "protocol error");
+            char why[160];
+            snprintf(why, sizeof(why), "expected the manager's hello, got %s",
+                     proto_msg_type_name(m->type));
+            proto_link_send_error(l, IOF_EPROTO, "%s: %s", a->name, why);
+            proto_link_close(l, IOF_EPROTO, why);
             return;
         }
         /* (Another protocol major never gets here: proto/link refuses it.) */
@@ -691,6 +701,8 @@ static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void
         }
         snprintf(s->manager, sizeof(s->manager), "%s", m->u.hello.name);
         s->welcomed = true;
+        if (a->pending)
+            a->pending--;
         a->active = s;
         a->backoff_ms = AGENT_BACKOFF_MIN_MS;
         proto_link_set_deadline(l, 0, NULL);
@@ -705,6 +717,17 @@ static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void
                    ? m->u.hello.heartbeat_ms
                    : (a->o->heartbeat_ms ? a->o->heartbeat_ms : PROTO_HEARTBEAT_MS_DEFAULT));
         IOF_INFO("session with manager '%s' (%s)", s->manager, proto_link_peer(l));
+        return;
+    }
+    if (!proto_msg_may_send(m->type, PROTO_ROLE_MANAGER)) {
+        /* A manager never sends what only agents send: a broken or hostile
+         * peer. The session ends (and any test with it). */
+        char why[96];
+        snprintf(why, sizeof(why), "a manager sent %s, which only agents send",
+                 proto_msg_type_name(m->type));
+        IOF_WARN("manager '%s' (%s): %s: closing the session", s->manager, proto_link_peer(l), why);
+        proto_link_send_error(l, IOF_EPROTO, "%s: %s", a->name, why);
+        proto_link_close(l, IOF_EPROTO, why);
         return;
     }
     switch (m->type) {
@@ -745,12 +768,44 @@ static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void
     }
 }
 
+/* Closes the agent's own handles once every session is gone: the loop then
+ * ends. Idempotent. */
+static void agent_shutdown(struct agent *a)
+{
+    if (a->handles_closed)
+        return;
+    a->handles_closed = true;
+    if (a->listener) {
+        iof_listener_close(a->listener);
+        a->listener = NULL;
+    }
+    uv_close((uv_handle_t *)&a->sigint, NULL);
+    uv_close((uv_handle_t *)&a->sigterm, NULL);
+    uv_close((uv_handle_t *)&a->reconnect, NULL);
+}
+
+static void session_unlink(struct session *s)
+{
+    struct agent *a = s->a;
+    if (s->prev)
+        s->prev->next = s->next;
+    else if (a->sessions == s)
+        a->sessions = s->next;
+    if (s->next)
+        s->next->prev = s->prev;
+    else if (a->last == s)
+        a->last = s->prev;
+    s->prev = s->next = NULL;
+    if (!s->welcomed && !s->evicted && a->pending)
+        a->pending--;
+}
+
 static void session_on_close(struct proto_link *l, int err, const char *why, void *arg)
 {
     struct session *s = arg;
     struct agent *a = s->a;
-    (void)l;
 
+    session_unlink(s);
     s->link = NULL;
     s->gone = true;
     if (s->preparing) {
@@ -769,18 +824,14 @@ static void session_on_close(struct proto_link *l, int err, const char *why, voi
         if (a->o->once)
             a->stopping = true;
     } else if (err && err != IOF_EBUSY) {
-        IOF_INFO("connection dropped before the session started: %s", why);
+        IOF_WARN("connection from %s dropped before its session started: %s", proto_link_peer(l),
+                 why);
     }
     uv_close((uv_handle_t *)&s->poll, session_on_handle_closed);
     uv_close((uv_handle_t *)&s->prep_async, session_on_handle_closed);
     if (a->stopping) {
-        if (a->listener) {
-            iof_listener_close(a->listener);
-            a->listener = NULL;
-        }
-        uv_close((uv_handle_t *)&a->sigint, NULL);
-        uv_close((uv_handle_t *)&a->sigterm, NULL);
-        uv_close((uv_handle_t *)&a->reconnect, NULL);
+        if (!a->sessions)
+            agent_shutdown(a);
     } else if (a->o->manager && !a->active) {
         uv_timer_start(&a->reconnect, agent_on_reconnect, a->backoff_ms, 0);
     }
@@ -811,6 +862,25 @@ static struct session *session_new(struct agent *a, struct iof_conn *c)
         uv_close((uv_handle_t *)&s->prep_async, session_on_handle_closed);
         return NULL;
     }
+    if (a->pending >= AGENT_MAX_PENDING) {
+        struct session *old = a->sessions;
+        while (old && (old->welcomed || old->evicted || !old->link))
+            old = old->next;
+        if (old) {
+            IOF_WARN("%u connections waiting for their hello: dropping the oldest, from %s",
+                     a->pending, proto_link_peer(old->link));
+            old->evicted = true; /* no longer counted as waiting */
+            a->pending--;
+            proto_link_close(old->link, IOF_EBUSY, NULL);
+        }
+    }
+    s->prev = a->last;
+    if (a->last)
+        a->last->next = s;
+    else
+        a->sessions = s;
+    a->last = s;
+    a->pending++;
     proto_link_set_deadline(s->link, AGENT_HELLO_DEADLINE_MS, "hello from the manager");
     session_send_hello(s);
     return s;
@@ -924,18 +994,18 @@ static void agent_on_signal(uv_signal_t *h, int sig)
     struct agent *a = h->data;
     IOF_INFO("signal %d: shutting down", sig);
     a->stopping = true;
-    if (a->active) {
+    if (a->active)
         session_abort_test(a->active);
-        proto_link_close(a->active->link, 0, "agent shutting down");
-        return; /* session_on_close finishes the shutdown */
-    }
-    if (a->listener) {
+    /* Every connection closes; the last session_on_close ends the loop. */
+    for (struct session *s = a->sessions; s; s = s->next)
+        if (s->link)
+            proto_link_close(s->link, 0, s == a->active ? "agent shutting down" : NULL);
+    if (!a->sessions)
+        agent_shutdown(a);
+    else if (a->listener) {
         iof_listener_close(a->listener);
         a->listener = NULL;
     }
-    uv_close((uv_handle_t *)&a->sigint, NULL);
-    uv_close((uv_handle_t *)&a->sigterm, NULL);
-    uv_close((uv_handle_t *)&a->reconnect, NULL);
 }
 
 static int agent_canonical_allow(struct agent *a)

@@ -65,6 +65,7 @@ struct cl_agent {
     bool prepared;
     bool prep_sent;    /* plan and prepare sent on the current link */
     bool in_test;      /* takes part in the current test (clock, start, results) */
+    bool member;       /* was welcomed into this run (counted in "agents N/M") */
     bool rejoin;       /* lost; being redialled to take part in later tests */
     bool lost_in_test; /* lost during the current test */
     char lost_why[512];
@@ -176,6 +177,24 @@ static void cl_agent_fail(struct cl_agent *a, enum ag_state st, int rc, const ch
         a->c->rc = rc;
     if (a->link)
         proto_link_close(a->link, IOF_ELOST, NULL);
+}
+
+/* An accepted connection that is not behaving like an agent before its
+ * hello: logged and closed, it takes no part and costs the run nothing. */
+static void cl_drop_stray(struct cl_agent *a, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void cl_drop_stray(struct cl_agent *a, const char *fmt, ...)
+{
+    char why[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof(why), fmt, ap);
+    va_end(ap);
+    mgr_live_done(&a->c->live);
+    IOF_WARN("connection from %s dropped: %s", a->endpoint, why);
+    a->state = AG_GONE;
+    if (a->link)
+        proto_link_close(a->link, IOF_EPROTO, NULL);
 }
 
 /* --- result files --------------------------------------------------------------------- */
@@ -307,6 +326,15 @@ static bool cl_part(const struct cluster *c, const struct cl_agent *a)
     return a->state == AG_READY && (c->phase != PH_CLOCK && c->phase != PH_RUN ? true : a->in_test);
 }
 
+/* Agents of the run: welcomed at some point and not superseded. */
+static unsigned cl_members(const struct cluster *c)
+{
+    unsigned n = 0;
+    for (size_t i = 0; i < c->nagents; i++)
+        n += c->agents[i].member && c->agents[i].state != AG_GONE;
+    return n;
+}
+
 static unsigned cl_live(const struct cluster *c)
 {
     unsigned n = 0;
@@ -337,8 +365,7 @@ static void cl_publish(struct cluster *c, struct cl_interval *iv)
         CL_SINKS(c, s_->ops->interval(s_, &mi));
     }
     mgr_live_line(&c->live, "run", (unsigned)c->cur + 1, (unsigned)c->ntests, (double)end / 1e9,
-                  (double)run->duration_ns / 1e9, &m, cl_live(c),
-                  (unsigned)(c->nagents - cl_count(c, AG_FAILED)));
+                  (double)run->duration_ns / 1e9, &m, cl_live(c), cl_members(c));
     iv->open = false;
     c->next_publish = iv->k + 1;
     if (c->o->verbose)
@@ -917,8 +944,11 @@ static void cl_check_connected(struct cluster *c)
     unsigned ready = cl_live(c), pending = 0;
     if (c->phase != PH_CONNECT)
         return;
+    /* An accepted connection that has not said hello yet is not an agent:
+     * it holds up nothing (a port probe must not delay or fail the run). */
     for (size_t i = 0; i < c->nagents; i++)
-        pending += c->agents[i].state == AG_DIALING || c->agents[i].state == AG_HELLO;
+        pending += (c->agents[i].state == AG_DIALING || c->agents[i].state == AG_HELLO) &&
+                   (c->agents[i].host[0] || c->agents[i].hello);
     if (pending)
         return;
     if (c->listener && ready < c->expect)
@@ -942,6 +972,11 @@ static void cl_on_msg(struct proto_link *l, const struct proto_msg *m, void *arg
     switch (m->type) {
     case PROTO_MSG_HELLO:
         if (a->hello || m->u.hello.role != PROTO_ROLE_AGENT) {
+            if (!a->host[0] && !a->hello) {
+                cl_drop_stray(a, "its first message was the hello of a %s",
+                              proto_role_name(m->u.hello.role));
+                return;
+            }
             cl_agent_fail(a, AG_FAILED, 3, "unexpected hello (role %s)",
                           proto_role_name(m->u.hello.role));
             return;
@@ -991,10 +1026,15 @@ static void cl_on_msg(struct proto_link *l, const struct proto_msg *m, void *arg
         return;
     case PROTO_MSG_WELCOME:
         if (!a->hello) {
+            if (!a->host[0]) {
+                cl_drop_stray(a, "welcome before any hello");
+                return;
+            }
             cl_agent_fail(a, AG_FAILED, 3, "welcome before hello");
             return;
         }
         a->welcomed = true;
+        a->member = true;
         a->state = AG_READY;
         if (a->rejoin) {
             a->rejoin = false;
@@ -1287,7 +1327,15 @@ static void cl_on_accept(struct iof_listener *l, struct iof_conn *conn, void *ar
     struct cluster *c = arg;
     struct cl_agent *a;
     (void)l;
-    if (c->phase == PH_DONE || !(a = cl_agent_add(c, iof_conn_peer(conn)))) {
+    if (c->phase == PH_DONE) {
+        iof_conn_close(conn, IOF_EBUSY);
+        return;
+    }
+    if (!(a = cl_agent_add(c, iof_conn_peer(conn)))) {
+        mgr_live_done(&c->live);
+        IOF_WARN("connection from %s dropped: %zu connections are already waiting for their "
+                 "hello",
+                 iof_conn_peer(conn), c->capagents);
         iof_conn_close(conn, IOF_EBUSY);
         return;
     }
@@ -1316,7 +1364,10 @@ static void cl_on_tick(uv_timer_t *t)
         for (size_t i = 0; i < c->nagents; i++) {
             struct cl_agent *a = &c->agents[i];
             a->retry_open = false;
-            if (a->state == AG_DIALING || a->state == AG_HELLO) {
+            if (a->state == AG_HELLO && !a->host[0] && !a->hello) {
+                /* An accepted connection that never said hello: not an agent. */
+                cl_drop_stray(a, "no hello within the wait");
+            } else if (a->state == AG_DIALING || a->state == AG_HELLO) {
                 uv_timer_stop(&a->retry);
                 cl_agent_fail(a, AG_FAILED, 3, "not connected after %.1f s%s%s",
                               (double)c->o->wait_ms / 1000, a->why[0] ? ": " : "", a->why);

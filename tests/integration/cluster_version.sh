@@ -67,26 +67,26 @@ garbage() { # NAME SENDER EXPECTED-LOG-TEXT
     CL_SEND=$2
     cl_raw_session "$ap" "$T/g.$1" 3
     n=$((n + 1))
-    cl_wait_log_count "$alog" "connection dropped before the session started: " $n 3
+    cl_wait_log_count "$alog" " dropped before its session started: " $n 3
     expect_in "$alog" "$3"
     cl_alive "${CL_PIDS[0]}" || cl_fail "agent died after $1"
     # It answered with its hello only (sent at once), nothing else.
     if grep -q '"type":"welcome"' "$T/g.$1"; then cl_fail "agent welcomed $1"; fi
 }
 garbage http "printf 'GET / HTTP/1.1\r\nHost: x\r\n\r\n'" \
-    "connection dropped before the session started: bad frame magic 0x4745 (not an iofleet peer? HTTP?)"
+    " dropped before its session started: bad frame magic 0x4745 (not an iofleet peer? HTTP?)"
 garbage random "printf '\\x00\\x01'; head -c 512 /dev/urandom" \
-    "connection dropped before the session started: bad frame magic 0x0001 (not an iofleet peer?)"
+    " dropped before its session started: bad frame magic 0x0001 (not an iofleet peer?)"
 garbage tls "printf '\\x16\\x03\\x01\\x02\\x00\\x01\\x00\\x01\\xfc\\x03\\x03'; head -c 64 /dev/urandom" \
-    "connection dropped before the session started: TLS handshake received on a plain connection"
+    " dropped before its session started: TLS handshake received on a plain connection"
 garbage huge "printf 'IF\\x01\\x00\\xff\\xff\\xff\\xff'" \
-    "connection dropped before the session started: frame of 4294967295 bytes exceeds the limit of 65536"
+    " dropped before its session started: frame of 4294967295 bytes exceeds the limit of 65536"
 garbage flags "printf 'IF\\x01\\x80\\x00\\x00\\x00\\x02{}'" \
-    "connection dropped before the session started: reserved frame flags 0x80 set"
+    " dropped before its session started: reserved frame flags 0x80 set"
 garbage notjson "cl_frame 'not json at all'" \
-    "connection dropped before the session started: bad message: "
+    " dropped before its session started: bad message: "
 garbage mgr2 "cl_frame '{\"type\":\"hello\",\"v\":[2,0],\"role\":\"manager\",\"name\":\"future-mgr\",\"software\":\"9.9\",\"heartbeat_ms\":1000}'" \
-    "connection dropped before the session started: protocol 2.0 is not compatible with this build's 1.0"
+    " dropped before its session started: protocol 2.0 is not compatible with this build's 1.0"
 ok "agent logged and dropped $n bad peers"
 cl_expect_fixed "agent answers a 2.0 manager with error IOF_EVERSION naming 2.0 and 1.0, then bye (got: $(cat "$T/g.mgr2"))" \
     grep -q '"type":"error","code":"IOF_EVERSION".*2\.0.*1\.0.*"type":"bye"' "$T/g.mgr2"

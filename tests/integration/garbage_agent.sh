@@ -31,7 +31,7 @@ plan p.json <<'P'
  "workers": [{"engine": "null", "queue_depth": 2, "targets": [{"path": "n", "size": "64m"}]}]}
 P
 
-DROP="dynamo: info: connection dropped before the session started: "
+DROP=" dropped before its session started: "
 
 # gfail MSG: fail, showing the end of every log (the agent's has ~2000
 # drop lines by the end).
@@ -54,8 +54,11 @@ real_run() { # WHAT: a normal run against the agent must succeed
 }
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 nfds() { ls "/proc/$1/fd" | wc -l; }
-drops() { grep -cF -- "$DROP" "$alog" || true; }
+# Bad connections are logged as dropped, or - beyond the 64 waiting for a
+# hello - as evicted to make room: both count.
+drops() { grep -cE -- "$DROP|dropping the oldest, from" "$alog" || true; }
 fds_at_least() { [ "$(nfds "$apid")" -ge "$1" ]; }
+drops_at_least() { [ "$(drops)" -ge "$1" ]; }
 # wait_fds N: the agent is back to N open fds (10 s max).
 wait_fds() {
     local n i
@@ -205,9 +208,13 @@ flood() {
 flood hold 1000
 cl_wait_cmd 20 "1000 connections opened" test -s "$T/hold.opened"
 [ "$(cat "$T/hold.opened")" = 1000 ] || gfail "opened only $(cat "$T/hold.opened") connections"
-cl_wait_cmd 10 "the agent accepted 1000 connections ($fd0 fds at the baseline)" fds_at_least $((fd0 + 1000))
+# The agent keeps at most 64 of them waiting for a hello and drops the
+# oldest beyond that (one log line each): a flood can neither exhaust its
+# memory nor lock the manager out.
+cl_wait_log_count "$alog" "connections waiting for their hello: dropping the oldest" 900 20
 fd_held=$(nfds "$apid") rss_held=$(rss_kb "$apid")
-ok "1000 connections held: agent has $fd_held fds, VmRSS $rss_held kB"
+[ "$fd_held" -le $((fd0 + 70)) ] || gfail "the agent holds $fd_held fds during the flood (cap 64 waiting)"
+ok "1000 connections held by the client: agent keeps $fd_held fds, VmRSS $rss_held kB"
 real_run "while 1000 idle connections are held open"
 ok "a run succeeded while 1000 connections were held open"
 touch "$T/hold.go"
@@ -238,24 +245,26 @@ nbad=$((nbad + 1000))
 
 # --- the slow senders: dropped at the 10 s hello deadline ---------------------------------
 for p in "${SLOW_PIDS[@]}"; do cl_wait_exit "$p" 20 rc; done
+# (A flood of new connections may evict them earlier: the agent keeps at
+# most 64 connections waiting for their hello and drops the oldest.)
 for tag in half trickle idle; do
     ms=$(cat "$T/$tag.ms")
-    [ "$ms" -ge 9500 ] && [ "$ms" -le 13000 ] ||
-        gfail "slow sender '$tag' dropped after $ms ms, expected ~10000 (the hello deadline)"
+    [ "$ms" -le 13000 ] ||
+        gfail "slow sender '$tag' dropped after $ms ms, expected by the 10 s hello deadline"
     if grep -aq '"type":"welcome"' "$T/$tag.reply"; then gfail "agent welcomed slow sender $tag"; fi
 done
 ok "slow senders dropped after $(cat "$T/half.ms") (half a frame), $(cat "$T/trickle.ms") (trickle), $(cat "$T/idle.ms") ms (idle)"
 
 # --- one log line per bad connection, the agent back to its baseline ----------------------
-cl_wait_log_count "$alog" "$DROP" "$nbad" 20
+cl_wait_cmd 20 "one log line per bad connection ($nbad)" drops_at_least "$nbad"
 sleep 0.5
 n=$(drops)
 [ "$n" = "$nbad" ] || gfail "$n drop lines for $nbad bad connections (expected one each)"
 c=$(grep -cF -- "${DROP}no hello from the manager within the deadline" "$alog" || true)
-[ "$c" = 3 ] || gfail "$c connections dropped at the hello deadline, expected only the 3 slow senders"
+[ "$c" -le 3 ] || gfail "$c connections dropped at the hello deadline, expected at most the 3 slow senders (a flood may evict them first)"
 ok "$n bad connections, $n log lines"
 cl_expect_fixed "the agent's drop lines name the peer (e.g. '127.0.0.1:PORT'); got e.g.: $(grep -F -- "$DROP" "$alog" | head -n1)" \
-    test "$(grep -F -- "$DROP" "$alog" | grep -cE '127\.0\.0\.1:[0-9]+')" = "$n"
+    test "$(grep -E -- "$DROP|dropping the oldest, from" "$alog" | grep -cE '127\.0\.0\.1:[0-9]+')" = "$n"
 
 wait_fds "$fd0"
 real_run "after all the garbage"
@@ -268,7 +277,7 @@ cl_expect_fixed "agent VmRSS grows by less than 20 MiB through 2000 garbage conn
 # Whatever it keeps, it must not grow with every flood (a leak).
 burst 4
 nbad=$((nbad + 1000))
-cl_wait_log_count "$alog" "$DROP" "$nbad" 20
+cl_wait_cmd 20 "one log line per bad connection ($nbad)" drops_at_least "$nbad"
 wait_fds "$fd0"
 rss2=$(rss_kb "$apid")
 [ $((rss2 - rss1)) -lt 4096 ] || gfail "agent VmRSS grew by $((rss2 - rss1)) kB with another 1000 connections (${rss1} -> ${rss2} kB): a leak"

@@ -143,9 +143,13 @@ touch "$T/flood.go"
 cl_wait_exit "$flood" 10 rc
 cl_alive "$mgr" || gfail "manager exited after the flood"
 sleep 0.5
-nhttp=$(grep -cF -- "${DROP}bad frame magic 0x4745 (not an iofleet peer? HTTP?)" "$mlog" || true)
+# Each is logged: by its bad frame, or - when the connections waiting for
+# their hello already fill the manager's slots - as dropped for that.
+nmagic=$(grep -cF -- "${DROP}bad frame magic 0x4745 (not an iofleet peer? HTTP?)" "$mlog" || true)
+nfull=$(grep -cF -- "are already waiting for their hello" "$mlog" || true)
+nhttp=$((nmagic + nfull))
 ok "1000 HTTP requests at once: $nhttp warnings; manager had $fd_flood fds (baseline $fd0)"
-cl_expect_fixed "the manager logs each of 1000 simultaneous bad connections (got $nhttp 'bad frame magic' warnings; the connections beyond its agent slots are closed in cl_on_accept without a word)" \
+cl_expect_fixed "the manager logs each of 1000 simultaneous bad connections (got $nmagic 'bad frame magic' and $nfull 'already waiting' warnings)" \
     test "$nhttp" -ge 1000
 
 # 1000 connects closed at once, from 4 shells.
@@ -190,15 +194,18 @@ expect_in "$mlog" "iofleet: 1 agent ready: real"
 cl_stop "$d"
 ok "the real agent ran after the garbage: exit 0, NODE real (dialled $((t_dial - t_start)) ms after the start; welcomed after $((t_sess - t_dial)) ms, the run began $((t_ready - t_sess)) ms later (the slow senders were pending), done $((t_end - t_ready)) ms after that)"
 
-# The slow senders: dropped at the 10 s hello deadline, with a warning.
+# The slow senders: they hold nothing up; they are dropped at the 10 s hello
+# deadline (with a warning) or when the run, which did not wait for them,
+# has ended - whichever comes first.
 for p in "${SLOW_PIDS[@]}"; do cl_wait_exit "$p" 20 rc; done
+late=0
 for tag in half idle; do
     ms=$(cat "$T/$tag.ms")
-    [ "$ms" -ge 9500 ] && [ "$ms" -le 13000 ] ||
-        gfail "slow sender '$tag' dropped after $ms ms, expected ~10000 (the hello deadline)"
+    [ "$ms" -le 13000 ] || gfail "slow sender '$tag' dropped after $ms ms, expected by the 10 s hello deadline"
+    [ "$ms" -ge 9500 ] && late=$((late + 1))
 done
 c=$(grep -cF -- "${DROP}no hello and welcome from the agent within the deadline" "$mlog" || true)
-[ "$c" = 2 ] || gfail "$c deadline warnings, expected 2 (the slow senders)"
+[ "$c" = "$late" ] || gfail "$c deadline warnings, expected $late (the slow senders still open at the deadline)"
 ok "slow senders dropped after $(cat "$T/half.ms") (half a frame) and $(cat "$T/idle.ms") ms (idle)"
 # The live line counts agents, not stray connections.
 live=$(grep -F '[run] test 1/1' "$mlog" | tail -n1)
@@ -222,7 +229,7 @@ cl_wait_exit "$mgr" 15 rc
 t1=$(cl_now_ms)
 cl_stop "$holder"
 cl_stop "$d"
-ok "B: exit $rc after $((t1 - t0)) ms; $(grep -F 'iofleet: agent at' "$T/b.err" | head -n1)"
+ok "B: exit $rc after $((t1 - t0)) ms"
 cl_expect_fixed "B: a connection whose hello is still half-sent when --wait (4 s) ends neither holds nor fails a run whose expected agent is connected: expected exit 0 with NODE real-b soon after the agent's welcome; got exit $rc after $((t1 - t0)) ms, NODE rows '$(nodes "$T/b.out")', $(grep -F 'iofleet: agent at' "$T/b.err" | head -n1)" \
     test "$rc" = 0 -a "$(nodes "$T/b.out")" = real-b -a $((t1 - t0)) -lt 3500
 
@@ -239,7 +246,7 @@ for first in welcome manager-hello; do
     cl_start_dialer d "real-$first" "127.0.0.1:$port"
     cl_wait_exit "$mgr" 20 rc
     cl_stop "$d"
-    why=$(grep -F 'iofleet: agent at' "$T/c-$first.err" | head -n1)
+    why=$(grep -F 'iofleet: agent at' "$T/c-$first.err" | head -n1 || true)
     ok "C ($first first): exit $rc; $why"
     [ "$rc" = 0 ] && [ "$(nodes "$T/c-$first.out")" = "real-$first" ] || spoiled+=("$first first: exit $rc, NODE rows '$(nodes "$T/c-$first.out")', $why")
 done
