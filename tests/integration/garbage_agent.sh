@@ -272,7 +272,10 @@ wait_fds "$fd0"
 rss1=$(rss_kb "$apid")
 growth=$((rss1 - rss0))
 ok "agent after $nbad bad connections and $nruns runs: VmRSS ${rss0} -> ${rss1} kB (+${growth} kB; ${rss_held} kB with 1000 held open), fds ${fd0} -> ${fd_held} (held) -> $(nfds "$apid")"
-cl_expect_fixed "agent VmRSS grows by less than 20 MiB through 2000 garbage connections (grew by $growth kB: ${rss0} -> ${rss1} kB; ${rss_held} kB while 1000 were held)" \
+# Memory figures mean nothing under AddressSanitizer (it quarantines freed
+# memory); leaks there are LeakSanitizer's job.
+if grep -q __asan_init "$IOF_BIN/dynamo" 2>/dev/null; then asan=1; else asan=0; fi
+[ "$asan" = 1 ] || cl_expect_fixed "agent VmRSS grows by less than 20 MiB through 2000 garbage connections (grew by $growth kB: ${rss0} -> ${rss1} kB; ${rss_held} kB while 1000 were held)" \
     test "$growth" -lt $((20 * 1024))
 # Whatever it keeps, it must not grow with every flood (a leak).
 burst 4
@@ -280,7 +283,7 @@ nbad=$((nbad + 1000))
 cl_wait_cmd 20 "one log line per bad connection ($nbad)" drops_at_least "$nbad"
 wait_fds "$fd0"
 rss2=$(rss_kb "$apid")
-[ $((rss2 - rss1)) -lt 4096 ] || gfail "agent VmRSS grew by $((rss2 - rss1)) kB with another 1000 connections (${rss1} -> ${rss2} kB): a leak"
+[ "$asan" = 1 ] || [ $((rss2 - rss1)) -lt 4096 ] || gfail "agent VmRSS grew by $((rss2 - rss1)) kB with another 1000 connections (${rss1} -> ${rss2} kB): a leak"
 ok "another 1000 connections: VmRSS ${rss1} -> ${rss2} kB, fds back to $(nfds "$apid")"
 cl_alive "$apid" || gfail "agent died"
 
