@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <malloc.h>
 #include <linux/fs.h>
 #include <stdarg.h>
 #include <pthread.h>
@@ -391,6 +392,10 @@ static void session_poll(uv_timer_t *t)
         dyn_test_free(dt);
         s->dt = NULL;
         uv_timer_stop(&s->poll);
+        /* A test's buffers and interval rings (hundreds of KiB per worker,
+         * sized by the test's queue depth) are gone: give the memory back,
+         * so a long campaign does not keep the largest test's footprint. */
+        malloc_trim(0);
         IOF_INFO("test %u done%s", s->test + 1, complete ? "" : " (stopped early)");
     }
     free(ws);
