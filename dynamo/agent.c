@@ -665,12 +665,18 @@ static void session_on_handle_closed(uv_handle_t *h)
 
 static void session_maybe_free(struct session *s)
 {
+    struct agent *a = s->a;
+
     if (s->open_handles || s->preparing || s->link)
         return;
     session_drop_plan(s);
     pthread_mutex_destroy(&s->prep_lock);
     free(s->zeros);
     free(s);
+    /* Idle again (after a session, or a flood of bad connections): give
+     * the memory back rather than keep the peak. */
+    if (!a->sessions && !a->active)
+        malloc_trim(0);
 }
 
 static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void *arg)
