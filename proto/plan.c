@@ -728,8 +728,8 @@ static int parse_run(struct pctx *c, const cJSON *root, struct iof_run_cfg *r)
         return fail(c, "required but missing");
     if ((rc = check_object(c, run)) || (rc = check_keys(c, run, &run_def)))
         return rc;
-    if ((rc = dur_field(c, run, "ramp", &ZERO, UINT64_MAX, &r->ramp_ns)) ||
-        (rc = dur_field(c, run, "duration", NULL, UINT64_MAX, &r->duration_ns)) ||
+    if ((rc = dur_field(c, run, "ramp", &ZERO, PROTO_PLAN_MAX_RAMP_NS, &r->ramp_ns)) ||
+        (rc = dur_field(c, run, "duration", NULL, PROTO_PLAN_MAX_DURATION_NS, &r->duration_ns)) ||
         (rc = dur_field(c, run, "interval", &ONE_SECOND, UINT64_MAX, &r->interval_ns)))
         return rc;
     if (r->duration_ns == 0) {
@@ -1002,6 +1002,16 @@ static int parse_target(struct pctx *c, const cJSON *jt, struct iof_target_cfg *
     if ((rc = str_field(c, jt, "path", NULL, IOF_PATH_MAX - 1, &path)))
         return rc;
     snprintf(t->path, sizeof(t->path), "%s", path);
+    /* A control byte in a path forges log lines and cannot be reported
+     * back on the wire: no real target needs one. */
+    for (const char *p = path; *p; p++) {
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+            char q[96];
+            path_key(c, "path");
+            return fail(c, "must not contain control characters, got %s",
+                        quote(q, sizeof(q), path));
+        }
+    }
     /* The agent enforces its own limits; refusing ".." here keeps a plan
      * from even asking (a relative path must stay inside the workdir, an
      * absolute one is compared with the --allow list as written). */

@@ -43,6 +43,10 @@
 #define PROTO_PLAN_MAX_BURST 65535
 #define PROTO_PLAN_MIN_INTERVAL_NS 100000000ull  /* 100 ms */
 #define PROTO_PLAN_MAX_DELAY_NS 3600000000000ull /* 1 h */
+/* A test's ramp and measured window: the longest sleep or run a plan can ask
+ * of an agent is bounded (a ramp of 100000h is a typo, not a test). */
+#define PROTO_PLAN_MAX_RAMP_NS 3600000000000ull       /* 1 h */
+#define PROTO_PLAN_MAX_DURATION_NS 604800000000000ull /* 7 days (168h) */
 
 /* Loads the plan file at `path` (borrowed; also the name used in messages),
  * applies `overrides` ("KEY=VALUE" strings as given to --set, borrowed, in

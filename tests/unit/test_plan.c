@@ -133,6 +133,12 @@ BAD(duration_fraction, PLAN_RUN("{'duration':'1.5s'}"),
     "unit")
 BAD(duration_bad_unit, PLAN_RUN("{'duration':'5x'}"),
     "plan.json: run.duration: invalid duration '5x': unknown unit (use ms, s, m or h)")
+BAD(ramp_too_long, PLAN_RUN("{'ramp':'100000h','duration':'5s'}"),
+    "plan.json: run.ramp: must be at most 1h, got '100000h'")
+BAD(duration_too_long, PLAN_RUN("{'duration':'169h'}"),
+    "plan.json: run.duration: must be at most 168h, got '169h'")
+BAD(duration_too_long_seconds, PLAN_RUN("{'duration':604801}"),
+    "plan.json: run.duration: must be at most 168h, got 604801")
 BAD(duration_negative, PLAN_RUN("{'duration':'-5s'}"),
     "plan.json: run.duration: invalid duration '-5s': must not be negative")
 BAD(duration_bool, PLAN_RUN("{'duration':true}"),
@@ -265,6 +271,12 @@ BAD(target_path_missing, PLAN_TARGETS("{'size':'1m'}"),
     "plan.json: workers[0].targets[0].path: required but missing")
 BAD(target_path_empty, PLAN_TARGETS("{'path':'','size':'1m'}"),
     "plan.json: workers[0].targets[0].path: must not be empty")
+BAD(target_path_newline, PLAN_TARGETS("{'path':'f\\n2026-12-01 agent: forged.dat','size':'1m'}"),
+    "plan.json: workers[0].targets[0].path: must not contain control characters, got "
+    "'f\\x0a2026-12-01 agent: forged.dat'")
+BAD(target_path_escape, PLAN_TARGETS("{'path':'/dev/sd\\u001b[2Jb'}"),
+    "plan.json: workers[0].targets[0].path: must not contain control characters, got "
+    "'/dev/sd\\x1b[2Jb'")
 BAD(target_path_dotdot, PLAN_TARGETS("{'path':'data/../../etc/x','size':'1m'}"),
     "plan.json: workers[0].targets[0].path: must not contain a '..' component")
 BAD(target_path_dotdot_absolute, PLAN_TARGETS("{'path':'/allowed/../etc/shadow'}"),
@@ -824,6 +836,11 @@ static void units_in_plans(void **state)
               NULL, 0, &p);
     assert_int_equal(p.specs[0].lines[0].size, 1000);
     iof_plan_free(&p);
+    /* The maxima themselves are accepted: ramp 1h, duration 168h. */
+    load_good(PLAN_RUN("{'ramp':'1h','duration':'168h'}"), NULL, 0, &p);
+    assert_int_equal(p.run.ramp_ns, PROTO_PLAN_MAX_RAMP_NS);
+    assert_int_equal(p.run.duration_ns, PROTO_PLAN_MAX_DURATION_NS);
+    iof_plan_free(&p);
 }
 
 /* ---- cycles and expansion ---- */
@@ -1185,6 +1202,11 @@ int main(void)
         B(burst_zero),
         B(burst_big),
         B(delay_long),
+        B(ramp_too_long),
+        B(duration_too_long),
+        B(duration_too_long_seconds),
+        B(target_path_newline),
+        B(target_path_escape),
         B(line_typo_key),
         B(line_duplicate_key),
         B(workers_missing),
