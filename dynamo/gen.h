@@ -62,19 +62,45 @@ static inline uint64_t dyn_rng_below(struct dyn_rng *r, uint64_t n)
     return (uint64_t)(m >> 64);
 }
 
-/* Region of one target as one worker walks it. */
+#define DYN_GEN_MAX_LINES 64
+
+/* How an event of probability pct/100 is decided: without a draw at 0 and
+ * 100 %, else by one raw 64-bit draw against a precomputed threshold. */
+enum dyn_chance { DYN_CHANCE_NEVER, DYN_CHANCE_ALWAYS, DYN_CHANCE_DRAW };
+
+/* Everything about a line that is fixed for a test, precomputed by
+ * dyn_gen_init so the per-I/O path does no division. */
+struct dyn_gen_line {
+    uint64_t size;
+    uint64_t align; /* of random offsets: the line's, else its size */
+    uint64_t delay_ns;
+    uint64_t read_thr; /* read when a raw draw is below this */
+    uint64_t random_thr;
+    uint32_t burst;       /* >= 1 */
+    uint8_t read, random; /* enum dyn_chance */
+};
+
+/* Region of one target as one worker walks it, with the per-line figures
+ * that depend on the region (dyn_gen_region_init). */
 struct dyn_gen_region {
-    uint64_t start;    /* first byte of the range */
-    uint64_t end;      /* one past the last byte */
+    uint64_t start;     /* first byte of the range */
+    uint64_t end;       /* one past the last byte */
     uint64_t min_align; /* the target's logical block size (align 0 means this) */
-    uint64_t next_seq; /* where the next sequential I/O starts */
+    uint64_t next_seq;  /* where the next sequential I/O starts */
+    struct {
+        uint64_t slots;     /* aligned random offsets that fit */
+        uint64_t reject;    /* Lemire's rejection bound for slots: 2^64 mod slots */
+        uint64_t seq_align; /* sequential alignment: the line's, else min_align */
+        uint64_t seq_mask;  /* seq_align - 1 when a power of two, else 0 */
+    } line[DYN_GEN_MAX_LINES];
 };
 
 struct dyn_gen {
     const struct iof_spec *spec;
     struct dyn_rng rng;
-    uint32_t cum_share[64]; /* cumulative shares of lines with share > 0 */
-    uint32_t line_of[64];   /* line index for each cum_share entry */
+    struct dyn_gen_line lines[DYN_GEN_MAX_LINES];
+    uint64_t pick_thr[DYN_GEN_MAX_LINES]; /* line pick: raw draw below pick_thr[i] */
+    uint32_t line_of[DYN_GEN_MAX_LINES];  /* line index for each pick_thr entry */
     unsigned nshare;
     unsigned line;       /* current burst's line */
     uint32_t burst_left; /* I/Os left in the current burst */
@@ -87,14 +113,21 @@ struct dyn_io_desc {
     bool write;
 };
 
-#define DYN_GEN_MAX_LINES 64
-
 /* Prepares g for spec (borrowed; must outlive g). -EINVAL if the spec has no
  * line with a positive share or more than DYN_GEN_MAX_LINES lines. */
 int dyn_gen_init(struct dyn_gen *g, const struct iof_spec *spec, uint64_t seed);
 
-/* Sets up a region; start/end are absolute byte offsets. */
-void dyn_gen_region_init(struct dyn_gen_region *r, uint64_t start, uint64_t end, uint64_t min_align);
+/* Threshold for an event of probability pct/100 (0 < pct < 100) decided by
+ * `dyn_rng_next() < threshold`: floor(pct * 2^64 / 100), off by less than
+ * 2^-64 from pct/100. */
+uint64_t dyn_gen_threshold(uint32_t pct);
+
+/* Sets up a region of g's spec (borrowed, must outlive r); start/end are
+ * absolute byte offsets. g may be NULL for a region only given to
+ * dyn_gen_check. Lines that do not fit the region (dyn_gen_check refuses
+ * them) get one slot. */
+void dyn_gen_region_init(struct dyn_gen_region *r, const struct dyn_gen *g, uint64_t start,
+                         uint64_t end, uint64_t min_align);
 
 /* Next I/O on region r. Returns the pause in ns that must pass before the
  * *next* call (non-zero only when this I/O ended a burst whose line has a

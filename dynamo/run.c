@@ -25,6 +25,10 @@
  * at high queue depth; pairs avoid the plug and still halve the syscalls
  * (measured in docs/performance.md). */
 #define RUN_SUBMIT_CHUNK 2u
+/* Most completions taken in one reap. Every reap is stamped with its own
+ * clock read, so a burst of completions is split over several stamps instead
+ * of all sharing the one taken after the last was collected. */
+#define RUN_REAP_CHUNK 16u
 /* Memory alignment of I/O buffers: satisfies O_DIRECT on every device. */
 #define RUN_BUF_ALIGN 4096u
 
@@ -40,14 +44,17 @@ struct run_worker {
     const struct iof_target_cfg *tcfg;
     struct dyn_gen gen;
     struct dyn_gen_region *regions;
-    unsigned depth;           /* ntargets * qd */
-    struct dyn_io *slots;     /* depth */
-    struct dyn_io **freelist; /* per target: qd entries, a stack */
-    unsigned *nfree;
-    struct dyn_io **batch; /* prepared I/Os: [0, npending) are not yet accepted */
-    struct dyn_io **done;
-    uint8_t *rbufs; /* read buffers, one per slot */
-    uint8_t *wbuf;  /* write source */
+    unsigned depth;       /* ntargets * qd */
+    struct dyn_io *slots; /* depth; slot i serves target i % ntargets */
+    /* Free slots in the order they completed (a FIFO ring of depth entries):
+     * refilling them in that order treats every target alike and, with
+     * burst/delay, rotates over the targets. */
+    struct dyn_io **freeq;
+    unsigned fq_head, fq_count;
+    struct dyn_io **batch; /* issued I/Os: [0, npending) are not yet accepted */
+    struct dyn_io **done;  /* RUN_REAP_CHUNK */
+    uint8_t *rbufs;        /* read buffers, one per slot */
+    uint8_t *wbuf;         /* write source */
     size_t wbuf_len;
     size_t maxsize;
     enum iof_pattern pattern;
@@ -101,22 +108,23 @@ static bool spec_writes(const struct iof_spec *s)
 
 /* --- worker side ------------------------------------------------------- */
 
+/* The slot interval k is counted in. Ring slots come back from the driver
+ * already cleared (dyn_test_interval_release), so cutting an interval clears
+ * nothing on the I/O path; only the scratch slot, used when the driver is
+ * RUN_RING intervals behind, is cleared here. */
 static struct iof_stats *worker_slot(struct run_worker *w, uint64_t k)
 {
     uint64_t rel = atomic_load_explicit(&w->released, memory_order_acquire);
-    struct iof_stats *s;
 
     if (k - rel >= RUN_RING) {
         /* The driver fell behind: count into scratch; the interval is lost
          * for the time series only (totals still get it at the cut). */
-        s = w->scratch;
-    } else {
-        s = &w->ring[(k % RUN_RING) * w->ntargets];
-        w->ring_interval[k % RUN_RING] = k;
+        for (size_t i = 0; i < w->ntargets; i++)
+            iof_stats_reset(&w->scratch[i]);
+        return w->scratch;
     }
-    for (size_t i = 0; i < w->ntargets; i++)
-        iof_stats_reset(&s[i]);
-    return s;
+    w->ring_interval[k % RUN_RING] = k;
+    return &w->ring[(k % RUN_RING) * w->ntargets];
 }
 
 /* Closes interval k (held in cur): folds it into the totals and publishes it. */
@@ -195,33 +203,46 @@ static void worker_stamp(struct run_worker *w, uint8_t *buf, uint32_t len)
     }
 }
 
-/* Fills the batch with new I/Os for every free slot, round-robin over the
- * targets, until a burst ends with a delay. Returns the pause (0 if none). */
+static void freeq_push(struct run_worker *w, struct dyn_io *io)
+{
+    unsigned i = w->fq_head + w->fq_count++;
+    w->freeq[i < w->depth ? i : i - w->depth] = io;
+}
+
+static struct dyn_io *freeq_pop(struct run_worker *w)
+{
+    struct dyn_io *io = w->freeq[w->fq_head];
+    if (++w->fq_head == w->depth)
+        w->fq_head = 0;
+    w->fq_count--;
+    return io;
+}
+
+/* Hands every free slot a new request, longest-free first, until a burst ends
+ * with a delay; appends them to the batch. Returns the pause (0 if none). */
 static uint64_t worker_fill(struct run_worker *w, unsigned *npending)
 {
     unsigned n = *npending;
     uint64_t pause = 0;
 
-    for (size_t t = 0; t < w->ntargets && !pause; t++) {
-        while (w->nfree[t] && !pause) {
-            struct dyn_io *io = w->freelist[t * w->qd + --w->nfree[t]];
-            struct dyn_io_desc d;
-            pause = dyn_gen_next(&w->gen, &w->regions[t], &d);
-            io->offset = d.offset;
-            io->len = d.size;
-            io->write = d.write;
-            if (d.write) {
-                if (w->pattern == IOF_PATTERN_RANDOM) {
-                    io->buf = w->wbuf + (size_t)(io - w->slots) * w->maxsize;
-                    worker_stamp(w, io->buf, d.size);
-                } else {
-                    io->buf = w->wbuf;
-                }
+    while (w->fq_count && !pause) {
+        struct dyn_io *io = freeq_pop(w);
+        struct dyn_io_desc d;
+        pause = dyn_gen_next(&w->gen, &w->regions[io->target], &d);
+        io->offset = d.offset;
+        io->len = d.size;
+        io->write = d.write;
+        if (d.write) {
+            if (w->pattern == IOF_PATTERN_RANDOM) {
+                io->buf = w->wbuf + (size_t)(io - w->slots) * w->maxsize;
+                worker_stamp(w, io->buf, d.size);
             } else {
-                io->buf = w->rbufs + (size_t)(io - w->slots) * w->maxsize;
+                io->buf = w->wbuf;
             }
-            w->batch[n++] = io;
+        } else {
+            io->buf = w->rbufs + (size_t)(io - w->slots) * w->maxsize;
         }
+        w->batch[n++] = io;
     }
     *npending = n;
     return pause;
@@ -232,6 +253,48 @@ static void worker_fail(struct run_worker *w, int err, const char *what)
     if (!w->error) {
         w->error = err;
         iof_diag_set(&w->diag, err, "worker %zu: %s: %s", w->index, what, iof_strerror(err));
+    }
+}
+
+/* Issues the batch: every I/O in it gets one issue time, `issued`, taken when
+ * the free slots were handed their requests (an I/O the engine refused
+ * earlier is issued again now), then the engine is given RUN_SUBMIT_CHUNK
+ * at a time. Time spent waiting behind earlier chunks is part of the I/O's
+ * latency: the slot is busy from the application's side. Returns how many
+ * were accepted, or a negative error. */
+static int worker_submit(struct run_worker *w, uint64_t issued, unsigned *npending)
+{
+    unsigned off = 0, n = *npending;
+    int r = 0;
+
+    for (unsigned i = 0; i < n; i++)
+        w->batch[i]->submit_ns = issued;
+    while (off < n) {
+        unsigned c = n - off < RUN_SUBMIT_CHUNK ? n - off : RUN_SUBMIT_CHUNK;
+        r = w->eng->submit(w->ctx, w->batch + off, c);
+        if (r < 0)
+            return r;
+        off += (unsigned)r;
+        if ((unsigned)r < c)
+            break;
+    }
+    *npending = n - off;
+    if (*npending)
+        memmove(w->batch, w->batch + off, *npending * sizeof(*w->batch));
+    return (int)off;
+}
+
+/* Counts one reaped batch, stamped `now`, and frees its slots. */
+static void worker_collect(struct run_worker *w, struct run_cursor *c, uint64_t now, int r)
+{
+    const struct dyn_test *t = w->test;
+    bool counted = now >= t->measure_start && now < t->end;
+
+    for (int i = 0; i < r; i++) {
+        struct dyn_io *io = w->done[i];
+        if (counted)
+            worker_complete(c->cur, io, now - io->submit_ns);
+        freeq_push(w, io);
     }
 }
 
@@ -259,37 +322,17 @@ static void *worker_main(void *arg)
         if (now >= end || atomic_load_explicit(&t->stop, memory_order_relaxed))
             break;
 
-        if (now >= paused_until) {
-            uint64_t pause = 0;
-            if (npending == 0)
-                pause = worker_fill(w, &npending);
+        if (now >= paused_until && (w->fq_count || npending)) {
+            uint64_t issued = iof_now_ns();
+            uint64_t pause = worker_fill(w, &npending);
             if (pause)
                 paused_until = now + pause;
-            if (npending) {
-                unsigned off = 0;
-                r = 0;
-                while (off < npending) {
-                    unsigned n =
-                        npending - off < RUN_SUBMIT_CHUNK ? npending - off : RUN_SUBMIT_CHUNK;
-                    uint64_t ts = off ? iof_now_ns() : now;
-                    for (unsigned i = off; i < off + n; i++)
-                        w->batch[i]->submit_ns = ts;
-                    r = w->eng->submit(w->ctx, w->batch + off, n);
-                    if (r < 0)
-                        break;
-                    off += (unsigned)r;
-                    if ((unsigned)r < n)
-                        break;
-                }
-                if (r < 0) {
-                    worker_fail(w, r, "submit failed");
-                    break;
-                }
-                inflight += off;
-                npending -= off;
-                if (npending)
-                    memmove(w->batch, w->batch + off, npending * sizeof(*w->batch));
+            r = worker_submit(w, issued, &npending);
+            if (r < 0) {
+                worker_fail(w, r, "submit failed");
+                break;
             }
+            inflight += (unsigned)r;
         }
 
         {
@@ -301,13 +344,27 @@ static void *worker_main(void *arg)
             if (paused_until > now && paused_until < wake)
                 wake = paused_until;
             if (inflight) {
-                r = w->eng->reap(w->ctx, 1, w->depth, wake > now ? wake - now : 0, w->done);
+                /* Wait for one completion, then take the burst in chunks,
+                 * each with its own stamp. Completions after a boundary
+                 * belong to the next interval. */
+                unsigned min = 1;
+                do {
+                    r = w->eng->reap(w->ctx, min, RUN_REAP_CHUNK, wake > now ? wake - now : 0,
+                                     w->done);
+                    if (r < 0)
+                        break;
+                    now = iof_now_ns();
+                    worker_advance(w, now, &c);
+                    worker_collect(w, &c, now, r);
+                    inflight -= (unsigned)r;
+                    min = 0;
+                    wake = now;
+                } while ((unsigned)r == RUN_REAP_CHUNK && inflight);
                 if (r < 0) {
                     worker_fail(w, r, "reap failed");
                     break;
                 }
             } else {
-                r = 0;
                 if (npending && paused_until <= now) {
                     /* The kernel refused the whole batch (EAGAIN) with nothing
                      * in flight to wait for: back off briefly, then retry. */
@@ -316,17 +373,8 @@ static void *worker_main(void *arg)
                 }
                 if (wake > now)
                     iof_sleep_until(wake);
+                now = iof_now_ns();
             }
-            now = iof_now_ns();
-            /* Completions after a boundary belong to the next interval. */
-            worker_advance(w, now, &c);
-            for (int i = 0; i < r; i++) {
-                struct dyn_io *io = w->done[i];
-                if (now >= ms && now < end)
-                    worker_complete(c.cur, io, now - io->submit_ns);
-                w->freelist[io->target * w->qd + w->nfree[io->target]++] = io;
-            }
-            inflight -= (unsigned)r;
         }
     }
 
@@ -347,7 +395,7 @@ static void *worker_main(void *arg)
                           inflight, RUN_DRAIN_NS / IOF_NS_PER_S);
                 break;
             }
-            r = w->eng->reap(w->ctx, 1, w->depth, deadline - n2, w->done);
+            r = w->eng->reap(w->ctx, 1, RUN_REAP_CHUNK, deadline - n2, w->done);
             if (r < 0) {
                 worker_fail(w, r, "reap failed while draining");
                 break;
@@ -367,8 +415,7 @@ static void worker_destroy(struct run_worker *w)
         w->eng->close(w->ctx);
     free(w->regions);
     free(w->slots);
-    free(w->freelist);
-    free(w->nfree);
+    free(w->freeq);
     free(w->batch);
     free(w->done);
     free(w->rbufs);
@@ -408,10 +455,9 @@ static int worker_setup(struct dyn_test *t, struct run_worker *w, struct iof_dia
 
     w->regions = calloc(w->ntargets, sizeof(*w->regions));
     w->slots = calloc(w->depth, sizeof(*w->slots));
-    w->freelist = calloc(w->depth, sizeof(*w->freelist));
-    w->nfree = calloc(w->ntargets, sizeof(*w->nfree));
+    w->freeq = calloc(w->depth, sizeof(*w->freeq));
     w->batch = calloc(w->depth, sizeof(*w->batch));
-    w->done = calloc(w->depth, sizeof(*w->done));
+    w->done = calloc(RUN_REAP_CHUNK, sizeof(*w->done));
     w->ring = calloc((size_t)RUN_RING * w->ntargets, sizeof(*w->ring));
     w->scratch = calloc(w->ntargets, sizeof(*w->scratch));
     w->totals = calloc(w->ntargets, sizeof(*w->totals));
@@ -421,13 +467,15 @@ static int worker_setup(struct dyn_test *t, struct run_worker *w, struct iof_dia
         w->rbufs = NULL;
     if (posix_memalign((void **)&w->wbuf, RUN_BUF_ALIGN, w->wbuf_len))
         w->wbuf = NULL;
-    if (!w->regions || !w->slots || !w->freelist || !w->nfree || !w->batch || !w->done ||
-        !w->ring || !w->scratch || !w->totals || !w->rbufs || !w->wbuf)
+    if (!w->regions || !w->slots || !w->freeq || !w->batch || !w->done || !w->ring || !w->scratch ||
+        !w->totals || !w->rbufs || !w->wbuf)
         return iof_diag_set(diag, -ENOMEM,
                             "worker %zu: out of memory for %u I/O buffers of %zu bytes", w->index,
                             w->depth, w->maxsize);
     for (size_t i = 0; i < w->ntargets; i++)
         iof_stats_reset(&w->totals[i]);
+    for (size_t i = 0; i < (size_t)RUN_RING * w->ntargets; i++)
+        iof_stats_reset(&w->ring[i]);
 
     if (w->pattern == IOF_PATTERN_REPEAT) {
         for (size_t i = 0; i < w->wbuf_len; i++)
@@ -444,14 +492,16 @@ static int worker_setup(struct dyn_test *t, struct run_worker *w, struct iof_dia
 
     for (size_t ti = 0; ti < w->ntargets; ti++) {
         struct dyn_target *tg = w->targets[ti];
-        dyn_gen_region_init(&w->regions[ti], tg->start, tg->end, tg->lbs);
-        for (uint32_t q = 0; q < w->qd; q++) {
-            struct dyn_io *io = &w->slots[ti * w->qd + q];
-            io->fd = tg->fd;
-            io->target = (uint32_t)ti;
-            w->freelist[ti * w->qd + q] = io;
-        }
-        w->nfree[ti] = w->qd;
+        dyn_gen_region_init(&w->regions[ti], &w->gen, tg->start, tg->end, tg->lbs);
+    }
+    /* Slots interleave the targets, so the first fill (and every fill after a
+     * pause) takes them in turn. */
+    for (unsigned i = 0; i < w->depth; i++) {
+        struct dyn_io *io = &w->slots[i];
+        size_t ti = i % w->ntargets;
+        io->fd = w->targets[ti]->fd;
+        io->target = (uint32_t)ti;
+        freeq_push(w, io);
     }
     return w->eng->open(&w->ctx, w->slots, w->depth, diag);
 }
@@ -482,7 +532,7 @@ static int test_open_targets(struct dyn_test *t, struct iof_diag *diag)
             if (r)
                 return r;
             t->group_targets[g][t->group_ntargets[g]++] = tg;
-            dyn_gen_region_init(&reg, tg->start, tg->end, tg->lbs);
+            dyn_gen_region_init(&reg, NULL, tg->start, tg->end, tg->lbs);
             r = dyn_gen_check(t->p.spec, &reg, diag);
             if (r) {
                 char msg[sizeof(diag->msg)];
@@ -600,8 +650,24 @@ int dyn_test_interval(struct dyn_test *t, size_t wi, uint64_t k, const struct io
 void dyn_test_interval_release(struct dyn_test *t, size_t wi, uint64_t k)
 {
     struct run_worker *w = &t->workers[wi];
-    if (atomic_load_explicit(&w->released, memory_order_relaxed) < k + 1)
-        atomic_store_explicit(&w->released, k + 1, memory_order_release);
+    uint64_t rel = atomic_load_explicit(&w->released, memory_order_relaxed);
+
+    /* Clear the slots handed back before the worker can see them free: the
+     * worker writes the slot of interval m only once m < released + RUN_RING,
+     * and every m it may be writing now is above k, so none of these. A slot
+     * whose tag is not j still holds an older interval, cleared when that
+     * was released. */
+    if (rel > k)
+        return;
+    if (k + 1 - rel > RUN_RING)
+        rel = k + 1 - RUN_RING;
+    for (uint64_t j = rel; j <= k; j++) {
+        if (w->ring_interval[j % RUN_RING] != j)
+            continue;
+        for (size_t i = 0; i < w->ntargets; i++)
+            iof_stats_reset(&w->ring[(j % RUN_RING) * w->ntargets + i]);
+    }
+    atomic_store_explicit(&w->released, k + 1, memory_order_release);
 }
 
 bool dyn_test_finished(const struct dyn_test *t)

@@ -264,6 +264,7 @@ struct collect {
     uint64_t *got;         /* intervals collected per worker */
     bool *ended;           /* -ENOENT seen: the worker finished without the next */
     int bad;               /* first unexpected dyn_test_interval result, 0 if none */
+    uint64_t max_ios;      /* most I/Os of one target in one interval */
     uint64_t stop_ns;      /* when dyn_test_stop was called, 0 if not */
     uint64_t finished_ns;  /* when dyn_test_finished was first seen true */
 };
@@ -307,8 +308,11 @@ static void collect_poll(struct dyn_test *t, struct collect *c)
                 c->ended[w] = true;
                 break;
             }
-            for (size_t i = 0; i < c->nt; i++)
+            for (size_t i = 0; i < c->nt; i++) {
                 iof_stats_merge(&c->sum[w * c->nt + i], &st[i]);
+                if (st[i].rd.ios + st[i].wr.ios > c->max_ios)
+                    c->max_ios = st[i].rd.ios + st[i].wr.ios;
+            }
             dyn_test_interval_release(t, w, c->got[w]);
             c->got[w]++;
         }
@@ -1108,6 +1112,78 @@ static void test_burst_delay_paces_submission(void **state)
     assert_true(ios >= 30 && ios <= 64);
 }
 
+static void test_burst_delay_rotates_targets(void **state)
+{
+    /* burst 1, delay 1 ms over three targets: every pause hands the next
+     * request to the next target in turn, so each gets a third. */
+    struct setup s;
+    struct iof_target_cfg tg[3];
+    struct dyn_test *t;
+    uint64_t ios[3], all = 0;
+
+    (void)state;
+    setup_mk(&s, "null", 1, 2, "null.dat", 8 * MIB, 50, 100);
+    for (int i = 0; i < 3; i++) {
+        tg[i] = s.tgt;
+        fmt(tg[i].path, sizeof(tg[i].path), "null%d.dat", i);
+    }
+    s.grp.targets = tg;
+    s.grp.ntargets = 3;
+    s.line.burst = 1;
+    s.line.delay_ns = 1 * MS;
+    s.p.ramp_ns = 0;
+    s.p.duration_ns = 300 * MS;
+    t = start_ok(&s);
+    while (!dyn_test_finished(t))
+        iof_sleep_until(iof_now_ns() + 5 * MS);
+    join_ok(t);
+    assert_int_equal(dyn_test_ntargets(t, 0), 3);
+    for (int i = 0; i < 3; i++) {
+        const struct iof_stats *st = &dyn_test_totals(t, 0)[i];
+        ios[i] = st->rd.ios + st->wr.ios;
+        all += ios[i];
+    }
+    dyn_test_free(t);
+    print_message("burst 1 / delay 1 ms, 3 targets: %" PRIu64 " %" PRIu64 " %" PRIu64 " I/Os\n",
+                  ios[0], ios[1], ios[2]);
+    assert_true(all >= 30);
+    for (int i = 0; i < 3; i++) {
+        /* in turn: no target more than one I/O apart from another */
+        assert_true(ios[i] + 1 >= all / 3 && ios[i] <= all / 3 + 1);
+    }
+}
+
+static void test_ring_slots_reused_clean(void **state)
+{
+    /* 30 intervals through a ring of 8, the driver releasing as it goes:
+     * every slot is reused several times and must come back empty. Paced at
+     * one I/O per ms (burst 1, delay 1 ms), an interval of 10 ms holds at
+     * most 11 I/Os; a slot reused without clearing would hold its old
+     * interval's too. */
+    struct setup s;
+    struct dyn_test *t;
+    struct collect c;
+
+    (void)state;
+    setup_mk(&s, "null", 2, 4, "null.dat", 8 * MIB, 50, 100);
+    s.line.delay_ns = 1 * MS;
+    s.p.ramp_ns = 0;
+    s.p.duration_ns = 30 * 10 * MS;
+    s.p.interval_ns = 10 * MS;
+    t = start_ok(&s);
+    collect_init(&c, t);
+    drive(t, &c, 0);
+    join_ok(t);
+    assert_int_equal(c.bad, 0);
+    for (size_t w = 0; w < c.nw; w++)
+        assert_int_equal(c.got[w], 30);
+    print_message("most I/Os in one 10 ms interval: %" PRIu64 "\n", c.max_ios);
+    assert_true(c.max_ios >= 1 && c.max_ios <= 11);
+    assert_sums_match_totals(t, &c);
+    collect_free(&c);
+    dyn_test_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1131,6 +1207,8 @@ int main(void)
         cmocka_unit_test(test_pattern_random),
         cmocka_unit_test(test_pattern_pseudo),
         cmocka_unit_test(test_burst_delay_paces_submission),
+        cmocka_unit_test(test_burst_delay_rotates_targets),
+        cmocka_unit_test(test_ring_slots_reused_clean),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

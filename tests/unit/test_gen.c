@@ -17,6 +17,7 @@
 #include "dynamo/gen.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -73,7 +74,7 @@ static void test_read_mix_70(void **state)
     (void)state;
     spec_mk(&s, "70r", &l, 1);
     assert_int_equal(dyn_gen_init(&g, &s, 1), 0);
-    dyn_gen_region_init(&r, 0, 1 * TIB, 512);
+    dyn_gen_region_init(&r, &g, 0, 1 * TIB, 512);
     for (int i = 0; i < NDRAWS; i++) {
         dyn_gen_next(&g, &r, &d);
         reads += !d.write;
@@ -94,7 +95,7 @@ static void test_read_mix_extremes(void **state)
     (void)state;
     spec_mk(&s, "0r/100r", l, 2);
     assert_int_equal(dyn_gen_init(&g, &s, 2), 0);
-    dyn_gen_region_init(&r, 0, 1 * TIB, 512);
+    dyn_gen_region_init(&r, &g, 0, 1 * TIB, 512);
     for (int i = 0; i < 100000; i++) {
         dyn_gen_next(&g, &r, &d);
         /* line 0 writes only, line 1 reads only */
@@ -121,7 +122,7 @@ static void test_share_weights(void **state)
     (void)state;
     spec_mk(&s, "shares", l, 4);
     assert_int_equal(dyn_gen_init(&g, &s, 3), 0);
-    dyn_gen_region_init(&r, 0, 1 * TIB, 512);
+    dyn_gen_region_init(&r, &g, 0, 1 * TIB, 512);
     for (int i = 0; i < NDRAWS; i++) {
         assert_int_equal(dyn_gen_next(&g, &r, &d), 0);
         assert_true(d.line < 4);
@@ -150,7 +151,7 @@ static void test_share_single_line(void **state)
     (void)state;
     spec_mk(&s, "one", l, 3);
     assert_int_equal(dyn_gen_init(&g, &s, 4), 0);
-    dyn_gen_region_init(&r, 0, 1 * MIB, 512);
+    dyn_gen_region_init(&r, &g, 0, 1 * MIB, 512);
     for (int i = 0; i < 10000; i++) {
         dyn_gen_next(&g, &r, &d);
         assert_int_equal(d.line, 2);
@@ -178,7 +179,7 @@ static void test_share_burst(void **state)
         l[i].burst = 4;
     spec_mk(&s, "burst4", l, 3);
     assert_int_equal(dyn_gen_init(&g, &s, 5), 0);
-    dyn_gen_region_init(&r, 0, 1 * TIB, 512);
+    dyn_gen_region_init(&r, &g, 0, 1 * TIB, 512);
     for (int b = 0; b < nbursts; b++) {
         unsigned line;
         dyn_gen_next(&g, &r, &d);
@@ -220,7 +221,7 @@ static void test_share_mixed_bursts(void **state)
     l[2].burst = 0; /* 0 is treated as 1 */
     spec_mk(&s, "mixed", l, 3);
     assert_int_equal(dyn_gen_init(&g, &s, 6), 0);
-    dyn_gen_region_init(&r, 0, 1 * TIB, 512);
+    dyn_gen_region_init(&r, &g, 0, 1 * TIB, 512);
     while (i < 300000) {
         unsigned line, n;
         dyn_gen_next(&g, &r, &d);
@@ -249,7 +250,7 @@ static double nonseq_fraction(uint32_t random_pct, uint64_t seed)
 
     spec_mk(&s, "mix", &l, 1);
     assert_int_equal(dyn_gen_init(&g, &s, seed), 0);
-    dyn_gen_region_init(&r, 64 * KIB, 64 * KIB + 1 * TIB, 512);
+    dyn_gen_region_init(&r, &g, 64 * KIB, 64 * KIB + 1 * TIB, 512);
     prev_end = r.start;
     for (int i = 0; i < NDRAWS; i++) {
         dyn_gen_next(&g, &r, &d);
@@ -293,7 +294,7 @@ static void test_align_random(void **state)
     (void)state;
     spec_mk(&s, "align", &l, 1);
     assert_int_equal(dyn_gen_init(&g, &s, 10), 0);
-    dyn_gen_region_init(&r, start, end, 512);
+    dyn_gen_region_init(&r, &g, start, end, 512);
     assert_int_equal(dyn_gen_check(&s, &r, NULL), 0);
     for (int i = 0; i < NDRAWS; i++) {
         dyn_gen_next(&g, &r, &d);
@@ -325,7 +326,7 @@ static void test_align_zero(void **state)
     (void)state;
     spec_mk(&s, "align0", &l, 1);
     assert_int_equal(dyn_gen_init(&g, &s, 11), 0);
-    dyn_gen_region_init(&r, start, end, 512);
+    dyn_gen_region_init(&r, &g, start, end, 512);
     assert_int_equal(dyn_gen_check(&s, &r, NULL), 0);
     for (int i = 0; i < 100000; i++) {
         dyn_gen_next(&g, &r, &d);
@@ -337,7 +338,7 @@ static void test_align_zero(void **state)
 
     l.random_pct = 0;
     assert_int_equal(dyn_gen_init(&g, &s, 12), 0);
-    dyn_gen_region_init(&r, start, end, 512);
+    dyn_gen_region_init(&r, &g, start, end, 512);
     prev_end = start;
     for (int i = 0; i < 10000; i++) {
         dyn_gen_next(&g, &r, &d);
@@ -346,7 +347,7 @@ static void test_align_zero(void **state)
     }
 
     /* min_align 0 means 1 (dyn_gen_region_init) */
-    dyn_gen_region_init(&r, 0, 64 * MIB, 0);
+    dyn_gen_region_init(&r, NULL, 0, 64 * MIB, 0);
     assert_int_equal(r.min_align, 1);
 }
 
@@ -367,7 +368,7 @@ static void test_uniformity(void **state)
     (void)state;
     spec_mk(&s, "uniform", &l, 1);
     assert_int_equal(dyn_gen_init(&g, &s, 13), 0);
-    dyn_gen_region_init(&r, start, start + len, 512);
+    dyn_gen_region_init(&r, &g, start, start + len, 512);
     for (int i = 0; i < NDRAWS; i++) {
         dyn_gen_next(&g, &r, &d);
         bucket[(d.offset - start) / (len / 16)]++;
@@ -398,7 +399,7 @@ static void seq_walk(uint64_t start, uint64_t len, uint64_t size, uint64_t align
 
     spec_mk(&s, "seq", &l, 1);
     assert_int_equal(dyn_gen_init(&g, &s, 14), 0);
-    dyn_gen_region_init(&r, start, start + len, 4096);
+    dyn_gen_region_init(&r, &g, start, start + len, 4096);
     assert_int_equal(dyn_gen_check(&s, &r, NULL), 0);
     for (int k = 0; k < rounds; k++) {
         for (size_t i = 0; i < nwant; i++) {
@@ -445,7 +446,7 @@ static void test_full_region_random(void **state)
     (void)state;
     spec_mk(&s, "full", &l, 1);
     assert_int_equal(dyn_gen_init(&g, &s, 15), 0);
-    dyn_gen_region_init(&r, 12 * KIB, 76 * KIB, 4096);
+    dyn_gen_region_init(&r, &g, 12 * KIB, 76 * KIB, 4096);
     assert_int_equal(dyn_gen_check(&s, &r, NULL), 0);
     for (int i = 0; i < 1000; i++) {
         dyn_gen_next(&g, &r, &d);
@@ -468,7 +469,7 @@ static void test_burst_delay(void **state)
     l.delay_ns = 5000000;
     spec_mk(&s, "burst", &l, 1);
     assert_int_equal(dyn_gen_init(&g, &s, 16), 0);
-    dyn_gen_region_init(&r, 0, 1 * MIB, 512);
+    dyn_gen_region_init(&r, &g, 0, 1 * MIB, 512);
     for (int i = 0; i < 30000; i++) {
         uint64_t p = dyn_gen_next(&g, &r, &d);
         assert_int_equal(p, (i % 3 == 2) ? 5000000 : 0);
@@ -497,7 +498,7 @@ static void test_burst_delay_per_line(void **state)
     l[2].delay_ns = 777777;
     spec_mk(&s, "delays", l, 3);
     assert_int_equal(dyn_gen_init(&g, &s, 17), 0);
-    dyn_gen_region_init(&r, 0, 1 * MIB, 512);
+    dyn_gen_region_init(&r, &g, 0, 1 * MIB, 512);
     while (i < 100000) {
         uint64_t p = dyn_gen_next(&g, &r, &d);
         unsigned line = d.line;
@@ -529,7 +530,7 @@ static uint64_t run_digest(uint64_t seed, struct dyn_io_desc *first, size_t nfir
     l[1].delay_ns = 100;
     spec_mk(&s, "det", l, 3);
     assert_int_equal(dyn_gen_init(&g, &s, seed), 0);
-    dyn_gen_region_init(&r, 0, 256 * MIB, 512);
+    dyn_gen_region_init(&r, &g, 0, 256 * MIB, 512);
     for (size_t i = 0; i < 100000; i++) {
         uint64_t p = dyn_gen_next(&g, &r, &d);
         uint64_t v[4] = {d.offset, d.size, (uint64_t)d.line << 1 | d.write, p};
@@ -566,6 +567,107 @@ static void test_determinism(void **state)
     assert_true(same < 128); /* a different seed gives a different sequence */
 }
 
+/* --- precomputed thresholds ------------------------------------------------------ */
+
+static void test_threshold_exact(void **state)
+{
+    /* floor(pct * 2^64 / 100) for every pct, so a raw draw is below it with
+     * probability pct/100 - e, 0 <= e < 2^-64. */
+    (void)state;
+    assert_true(dyn_gen_threshold(50) == (uint64_t)1 << 63);
+    assert_true(dyn_gen_threshold(25) == (uint64_t)1 << 62);
+    assert_true(dyn_gen_threshold(1) == 0x028F5C28F5C28F5CULL);
+    for (uint32_t p = 1; p < 100; p++) {
+        unsigned __int128 t = dyn_gen_threshold(p), want = (unsigned __int128)p << 64;
+        assert_true(t * 100 <= want && (t + 1) * 100 > want);
+        assert_true(dyn_gen_threshold(p) > dyn_gen_threshold(p - 1) || p == 1);
+    }
+}
+
+/* The decisions of one I/O come from raw draws in a fixed order: read vs
+ * write (one draw, only when 0 < read < 100), random vs sequential (the same),
+ * then the random offset (dyn_rng_below's multiply, same value for the same
+ * draw). A second generator of the same seed replays them. */
+static void test_one_draw_per_decision(void **state)
+{
+    struct iof_line l = line_mk(4 * KIB, 100, 70, 40, 0);
+    const uint64_t start = 1 * MIB, len = 3 * 1000 * 4 * KIB; /* 3000 slots: rejections */
+    struct iof_spec s;
+    struct dyn_gen g;
+    struct dyn_gen_region r;
+    struct dyn_io_desc d;
+    struct dyn_rng ref;
+    uint64_t next_seq = start;
+
+    (void)state;
+    spec_mk(&s, "draws", &l, 1);
+    assert_int_equal(dyn_gen_init(&g, &s, 21), 0);
+    dyn_gen_region_init(&r, &g, start, start + len, 512);
+    dyn_rng_seed(&ref, 21);
+    for (int i = 0; i < 100000; i++) {
+        bool write = !(dyn_rng_next(&ref) < dyn_gen_threshold(70));
+        bool random = dyn_rng_next(&ref) < dyn_gen_threshold(40);
+        uint64_t off = random ? start + dyn_rng_below(&ref, 3000) * 4 * KIB : next_seq;
+        if (off + 4 * KIB > start + len)
+            off = start;
+        dyn_gen_next(&g, &r, &d);
+        assert_int_equal(d.write, write);
+        assert_int_equal(d.offset, off);
+        next_seq = off + 4 * KIB;
+    }
+    /* 0 % and 100 % take no draw: the stream is the offsets' alone. */
+    l = line_mk(4 * KIB, 100, 100, 100, 0);
+    assert_int_equal(dyn_gen_init(&g, &s, 22), 0);
+    dyn_gen_region_init(&r, &g, start, start + len, 512);
+    dyn_rng_seed(&ref, 22);
+    for (int i = 0; i < 10000; i++) {
+        dyn_gen_next(&g, &r, &d);
+        assert_false(d.write);
+        assert_int_equal(d.offset, start + dyn_rng_below(&ref, 3000) * 4 * KIB);
+    }
+}
+
+/* Frequencies over a sweep of percentages, against the exact probability and
+ * against the former decision (dyn_rng_below(100) < pct) on its own stream:
+ * both within 5 sigma. */
+static void test_pct_sweep_unchanged(void **state)
+{
+    static const uint32_t pcts[] = {1, 5, 13, 33, 50, 67, 90, 99};
+
+    (void)state;
+    for (size_t k = 0; k < sizeof(pcts) / sizeof(pcts[0]); k++) {
+        uint32_t p = pcts[k];
+        struct iof_line l = line_mk(4 * KIB, 100, p, p, 0);
+        struct iof_spec s;
+        struct dyn_gen g;
+        struct dyn_gen_region r;
+        struct dyn_io_desc d;
+        struct dyn_rng old;
+        uint64_t reads = 0, randoms = 0, old_hits = 0, prev_end = 0;
+        double want = p / 100.0, sigma = sqrt(want * (1 - want) / NDRAWS), fr, fx, fo;
+
+        spec_mk(&s, "sweep", &l, 1);
+        assert_int_equal(dyn_gen_init(&g, &s, 100 + p), 0);
+        dyn_gen_region_init(&r, &g, 0, 1 * TIB, 512);
+        dyn_rng_seed(&old, 200 + p);
+        for (int i = 0; i < NDRAWS; i++) {
+            dyn_gen_next(&g, &r, &d);
+            reads += !d.write;
+            randoms += d.offset != prev_end; /* a sequential hit at random is ~2^-28 */
+            prev_end = d.offset + d.size;
+            old_hits += dyn_rng_below(&old, 100) < p;
+        }
+        fr = (double)reads / NDRAWS;
+        fx = (double)randoms / NDRAWS;
+        fo = (double)old_hits / NDRAWS;
+        print_message("pct %2u: read %.5f random %.5f former %.5f (sigma %.5f)\n", p, fr, fx, fo,
+                      sigma);
+        assert_true(fabs(fr - want) <= 5 * sigma);
+        assert_true(fabs(fx - want) <= 5 * sigma);
+        assert_true(fabs(fr - fo) <= 5 * sigma * M_SQRT2);
+    }
+}
+
 /* --- dyn_gen_check / dyn_gen_init ------------------------------------------------------ */
 
 static void test_check(void **state)
@@ -577,7 +679,7 @@ static void test_check(void **state)
 
     (void)state;
     spec_mk(&s, "My Spec", l, 2);
-    dyn_gen_region_init(&r, 0, 64 * KIB, 4096);
+    dyn_gen_region_init(&r, NULL, 0, 64 * KIB, 4096);
     assert_int_equal(dyn_gen_check(&s, &r, &diag), 0);
 
     /* size == region fits; one byte more does not */
@@ -616,7 +718,7 @@ static void test_check(void **state)
 
     /* with min_align 512 (and align 0 = size), 6000 is still not a multiple;
      * 6144 is */
-    dyn_gen_region_init(&r, 0, 64 * KIB, 512);
+    dyn_gen_region_init(&r, NULL, 0, 64 * KIB, 512);
     l[0].size = 6000;
     assert_int_equal(dyn_gen_check(&s, &r, NULL), IOF_EALIGN);
     l[0].size = 6144;
@@ -663,7 +765,7 @@ static void test_max_lines_uniform(void **state)
         l[i] = line_mk(512 * (uint64_t)(i + 1), 1, 50, 100, 0);
     spec_mk(&s, "64", l, DYN_GEN_MAX_LINES);
     assert_int_equal(dyn_gen_init(&g, &s, 18), 0);
-    dyn_gen_region_init(&r, 0, 1 * TIB, 512);
+    dyn_gen_region_init(&r, &g, 0, 1 * TIB, 512);
     for (int i = 0; i < 640000; i++) {
         dyn_gen_next(&g, &r, &d);
         assert_int_equal(d.size, l[d.line].size);
@@ -676,15 +778,27 @@ static void test_max_lines_uniform(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_read_mix_70),   cmocka_unit_test(test_read_mix_extremes),
-        cmocka_unit_test(test_share_weights), cmocka_unit_test(test_share_single_line),
-        cmocka_unit_test(test_share_burst),   cmocka_unit_test(test_share_mixed_bursts),
-        cmocka_unit_test(test_random_pct),    cmocka_unit_test(test_align_random),
-        cmocka_unit_test(test_align_zero),    cmocka_unit_test(test_uniformity),
-        cmocka_unit_test(test_seq_wrap),      cmocka_unit_test(test_full_region_random),
-        cmocka_unit_test(test_burst_delay),   cmocka_unit_test(test_burst_delay_per_line),
-        cmocka_unit_test(test_determinism),   cmocka_unit_test(test_check),
-        cmocka_unit_test(test_init_rejects),  cmocka_unit_test(test_max_lines_uniform),
+        cmocka_unit_test(test_read_mix_70),
+        cmocka_unit_test(test_read_mix_extremes),
+        cmocka_unit_test(test_share_weights),
+        cmocka_unit_test(test_share_single_line),
+        cmocka_unit_test(test_share_burst),
+        cmocka_unit_test(test_share_mixed_bursts),
+        cmocka_unit_test(test_random_pct),
+        cmocka_unit_test(test_align_random),
+        cmocka_unit_test(test_align_zero),
+        cmocka_unit_test(test_uniformity),
+        cmocka_unit_test(test_seq_wrap),
+        cmocka_unit_test(test_full_region_random),
+        cmocka_unit_test(test_burst_delay),
+        cmocka_unit_test(test_burst_delay_per_line),
+        cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_check),
+        cmocka_unit_test(test_init_rejects),
+        cmocka_unit_test(test_max_lines_uniform),
+        cmocka_unit_test(test_threshold_exact),
+        cmocka_unit_test(test_one_draw_per_decision),
+        cmocka_unit_test(test_pct_sweep_unchanged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
