@@ -222,7 +222,8 @@ long iof_hist_encode(const struct iof_hist *h, uint8_t *buf, size_t cap)
  * bucket and max in its last, as recording and merging guarantee; percentile
  * clamping relies on that. Any violation yields IOF_EPROTO with h reset. */
 /* add: merge the decoded histogram into h instead of storing it. */
-static int hist_decode(struct iof_hist *h, struct hist_reader *r, bool add)
+static int hist_decode(struct iof_hist *h, struct hist_reader *r, bool add,
+                       struct iof_hist_summary *one)
 {
     uint64_t count, sum, min, max, nnz, total = 0, k;
     unsigned idx = 0, first = 0;
@@ -260,6 +261,8 @@ static int hist_decode(struct iof_hist *h, struct hist_reader *r, bool add)
     if (count != 0 && (iof_hist_index(min) != first || iof_hist_index(max) != idx))
         return IOF_EPROTO;
 
+    if (one)
+        *one = (struct iof_hist_summary){count, sum, min, max};
     if (add) {
         if (count) {
             h->count += count;
@@ -284,7 +287,7 @@ int iof_hist_decode(struct iof_hist *h, const uint8_t *buf, size_t len)
     int err;
 
     iof_hist_reset(h);
-    err = hist_decode(h, &r, false);
+    err = hist_decode(h, &r, false, NULL);
     if (err)
         iof_hist_reset(h);
     return err;
@@ -293,5 +296,23 @@ int iof_hist_decode(struct iof_hist *h, const uint8_t *buf, size_t len)
 int iof_hist_decode_add(struct iof_hist *dst, const uint8_t *buf, size_t len)
 {
     struct hist_reader r = {buf, buf ? buf + len : buf};
-    return hist_decode(dst, &r, true);
+    return hist_decode(dst, &r, true, NULL);
+}
+
+int iof_hist_decode_add_summary(struct iof_hist *dst, const uint8_t *buf, size_t len,
+                                struct iof_hist_summary *one)
+{
+    struct hist_reader r = {buf, buf ? buf + len : buf};
+    return hist_decode(dst, &r, true, one);
+}
+
+bool iof_hist_has_buckets(const struct iof_hist *h)
+{
+    uint64_t n = 0;
+    if (h->count == 0)
+        return true;
+    for (unsigned i = iof_hist_index(h->min_ns); i <= iof_hist_index(h->max_ns) && n < h->count;
+         i++)
+        n += h->buckets[i];
+    return n == h->count;
 }

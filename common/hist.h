@@ -15,6 +15,7 @@
 #ifndef IOF_COMMON_HIST_H
 #define IOF_COMMON_HIST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,6 +31,15 @@ struct iof_hist {
     uint64_t max_ns; /* 0 when empty */
     uint64_t buckets[IOF_HIST_BUCKETS];
 };
+
+/* count, sum, min and max of a histogram, without its buckets. */
+struct iof_hist_summary {
+    uint64_t count, sum_ns, min_ns, max_ns;
+};
+
+/* Whether h's buckets hold its count (false for a histogram reduced to its
+ * summary: its percentiles are unknown). An empty h has them. */
+bool iof_hist_has_buckets(const struct iof_hist *h);
 
 /* Empties h (count 0, min UINT64_MAX). */
 void iof_hist_reset(struct iof_hist *h);
@@ -84,6 +94,10 @@ double iof_hist_mean(const struct iof_hist *h);
  * histogram into dst (merge without a temporary). On error dst may hold a
  * part of it: discard dst. */
 int iof_hist_decode_add(struct iof_hist *dst, const uint8_t *buf, size_t len);
+/* As iof_hist_decode_add, and *one gets the decoded histogram's count, sum,
+ * min and max (its buckets are left empty). */
+int iof_hist_decode_add_summary(struct iof_hist *dst, const uint8_t *buf, size_t len,
+                                struct iof_hist_summary *one);
 size_t iof_hist_encoded_max(const struct iof_hist *h);
 long iof_hist_encode(const struct iof_hist *h, uint8_t *buf, size_t cap);
 int iof_hist_decode(struct iof_hist *h, const uint8_t *buf, size_t len);

@@ -1,4 +1,7 @@
+/* common/stats.c - I/O counters of one entity, merged by addition. */
 #include "common/stats.h"
+
+#include <stdint.h>
 
 static void dirstats_reset(struct iof_dirstats *d)
 {
@@ -39,4 +42,78 @@ void iof_stats_lat_all(const struct iof_stats *s, struct iof_hist *out)
     iof_hist_reset(out);
     iof_hist_merge(out, &s->rd.lat);
     iof_hist_merge(out, &s->wr.lat);
+}
+
+static void dircounts_reset(struct iof_dircounts *d)
+{
+    d->ios = d->bytes = d->errors = d->lat_sum_ns = d->lat_max_ns = 0;
+    d->lat_min_ns = UINT64_MAX;
+}
+
+void iof_counts_reset(struct iof_counts *c)
+{
+    dircounts_reset(&c->rd);
+    dircounts_reset(&c->wr);
+    c->first_error = 0;
+    c->first_error_offset = 0;
+}
+
+static void dircounts_merge(struct iof_dircounts *dst, const struct iof_dircounts *src)
+{
+    dst->ios += src->ios;
+    dst->bytes += src->bytes;
+    dst->errors += src->errors;
+    dst->lat_sum_ns += src->lat_sum_ns;
+    if (src->lat_min_ns < dst->lat_min_ns)
+        dst->lat_min_ns = src->lat_min_ns;
+    if (src->lat_max_ns > dst->lat_max_ns)
+        dst->lat_max_ns = src->lat_max_ns;
+}
+
+void iof_counts_merge(struct iof_counts *dst, const struct iof_counts *src)
+{
+    dircounts_merge(&dst->rd, &src->rd);
+    dircounts_merge(&dst->wr, &src->wr);
+    if (!dst->first_error && src->first_error) {
+        dst->first_error = src->first_error;
+        dst->first_error_offset = src->first_error_offset;
+    }
+}
+
+static void dircounts_from(struct iof_dircounts *d, const struct iof_dirstats *s)
+{
+    d->ios = s->ios;
+    d->bytes = s->bytes;
+    d->errors = s->errors;
+    d->lat_sum_ns = s->lat.sum_ns;
+    d->lat_min_ns = s->lat.min_ns;
+    d->lat_max_ns = s->lat.max_ns;
+}
+
+void iof_counts_from_stats(struct iof_counts *dst, const struct iof_stats *s)
+{
+    dircounts_from(&dst->rd, &s->rd);
+    dircounts_from(&dst->wr, &s->wr);
+    dst->first_error = s->first_error;
+    dst->first_error_offset = s->first_error_offset;
+}
+
+static void dircounts_to(const struct iof_dircounts *d, struct iof_dirstats *s)
+{
+    s->ios = d->ios;
+    s->bytes = d->bytes;
+    s->errors = d->errors;
+    iof_hist_reset(&s->lat);
+    s->lat.count = d->ios;
+    s->lat.sum_ns = d->lat_sum_ns;
+    s->lat.min_ns = d->lat_min_ns;
+    s->lat.max_ns = d->lat_max_ns;
+}
+
+void iof_counts_to_stats(const struct iof_counts *c, struct iof_stats *s)
+{
+    dircounts_to(&c->rd, &s->rd);
+    dircounts_to(&c->wr, &s->wr);
+    s->first_error = c->first_error;
+    s->first_error_offset = c->first_error_offset;
 }

@@ -6,17 +6,44 @@
 #include "common/hist.h"
 
 struct iof_dirstats {
-    uint64_t ios;     /* completed successfully */
-    uint64_t bytes;   /* bytes transferred by those */
-    uint64_t errors;  /* completed with an error or short transfer */
+    uint64_t ios;        /* completed successfully */
+    uint64_t bytes;      /* bytes transferred by those */
+    uint64_t errors;     /* completed with an error or short transfer */
     struct iof_hist lat; /* submit -> completion latency of successful I/Os */
 };
 
 struct iof_stats {
     struct iof_dirstats rd, wr;
-    int first_error;       /* 0 or the first I/O error seen (-errno) */
+    int first_error; /* 0 or the first I/O error seen (-errno) */
     uint64_t first_error_offset;
 };
+
+/* Counters of one entity without the latency buckets: what a manager keeps
+ * per target of every agent (a few hundred bytes instead of a histogram of
+ * 39 KiB), so a lost agent's per-target figures survive. The latency count
+ * of a direction is its ios. */
+struct iof_dircounts {
+    uint64_t ios, bytes, errors;
+    uint64_t lat_sum_ns; /* exact sum of the latencies */
+    uint64_t lat_min_ns; /* UINT64_MAX when ios is 0 */
+    uint64_t lat_max_ns; /* 0 when ios is 0 */
+};
+
+struct iof_counts {
+    struct iof_dircounts rd, wr;
+    int first_error;
+    uint64_t first_error_offset;
+};
+
+void iof_counts_reset(struct iof_counts *c);
+/* dst += src; keeps dst's first error if it has one. */
+void iof_counts_merge(struct iof_counts *dst, const struct iof_counts *src);
+/* The counters of s (its histograms reduced to count, sum, min, max). */
+void iof_counts_from_stats(struct iof_counts *dst, const struct iof_stats *s);
+/* s (overwritten) with c's counters and histograms that have count, sum, min
+ * and max but no buckets: percentiles of such a histogram are unknown
+ * (iof_hist_has_buckets() is false). */
+void iof_counts_to_stats(const struct iof_counts *c, struct iof_stats *s);
 
 void iof_stats_reset(struct iof_stats *s);
 /* dst += src; keeps dst's first error if it has one. */

@@ -81,6 +81,16 @@ struct cl_agent {
     struct cl_row *rows;
     size_t nrows, caprows;
     uint64_t errors;
+    /* The current test's intervals as they arrived, kept so that a node lost
+     * before its result still has its measured I/O in every result file:
+     * the node's sum (with histograms) and each target's counters. */
+    struct iof_stats *acc;
+    struct iof_counts *tacc;
+    size_t ntacc;
+    uint64_t acc_ns;            /* total length of the kept intervals */
+    uint64_t acc_end_ns;        /* end of the last interval that arrived, from the window start */
+    uint64_t acc_n;             /* intervals that arrived (lost ones included) */
+    enum mgr_row_status status; /* of its rows in the current test */
     uv_timer_t retry;
     bool retry_open;
 };
@@ -89,7 +99,9 @@ struct cl_interval {
     uint64_t k;
     bool open;
     unsigned reported;
-    uint64_t last_report_ns;  /* when the last agent's stats for k arrived */
+    unsigned lost;           /* nodes whose interval was lost (not in sum) */
+    uint64_t cut_ns;         /* the longest real length reported (shorter than the interval: cut) */
+    uint64_t last_report_ns; /* when the last agent's stats for k arrived */
     struct proto_cpu cpu_sum; /* CPU of the reporting nodes that measured it, summed */
     unsigned cpu_nodes;
     struct iof_stats sum;
@@ -118,7 +130,7 @@ struct cluster {
     struct cl_interval win[CL_WINDOW];
     uint64_t next_publish;
     struct iof_stats all; /* the current test's cluster totals */
-    uint32_t all_workers, all_targets;
+    uint32_t all_nodes, all_workers, all_targets;
     struct mgr_live live;
     struct mgr_test_info ti; /* the current test, for the sinks */
     char cycle[64];
@@ -163,7 +175,9 @@ static void cl_agent_fail(struct cl_agent *a, enum ag_state st, int rc, const ch
     vsnprintf(why, sizeof(why), fmt, ap);
     va_end(ap);
     memcpy(a->why, why, sizeof(why));
-    if (st == AG_LOST && a->in_test && !a->result) {
+    /* Lost in the test, or failed after some of its intervals arrived:
+     * what it measured stays (partial). */
+    if ((st == AG_LOST || (st == AG_FAILED && a->acc_n)) && a->in_test && !a->result) {
         a->lost_in_test = true;
         snprintf(a->lost_why, sizeof(a->lost_why), "%s", why);
     }
@@ -343,25 +357,37 @@ static unsigned cl_live(const struct cluster *c)
     return n;
 }
 
+/* The length of interval k as reported: a cut interval's real length. */
+static uint64_t cl_interval_ns(const struct cluster *c, uint64_t k, uint64_t reported_ns)
+{
+    uint64_t len;
+    (void)cl_interval_end_s(c, k, &len);
+    return reported_ns && reported_ns < len ? reported_ns : len;
+}
+
 static void cl_publish(struct cluster *c, struct cl_interval *iv)
 {
     const struct iof_run_cfg *run = &c->p->run;
-    uint64_t end = (iv->k + 1) * run->interval_ns;
+    uint64_t end = (iv->k + 1) * run->interval_ns, len;
     struct mgr_metrics m;
 
     if (end > run->duration_ns)
         end = run->duration_ns;
-    mgr_metrics_compute(&iv->sum, end - iv->k * run->interval_ns, &m);
+    len = cl_interval_ns(c, iv->k, iv->cut_ns);
+    mgr_metrics_compute(&iv->sum, len, &m);
     if (c->o->nsinks) {
         struct mgr_interval mi = {.test = &c->ti,
                                   .k = iv->k,
                                   .stats = &iv->sum,
                                   .reported = iv->reported,
+                                  .lost = iv->lost,
                                   .cpu_busy_pct = 0};
         struct proto_cpu mean = cl_cpu_mean(&iv->cpu_sum, iv->cpu_nodes);
         mi.cpu = mean.valid ? &mean : NULL;
         mi.cpu_busy_pct = mean.busy_pct;
         mi.time_s = cl_interval_end_s(c, iv->k, &mi.ns);
+        mi.time_s -= (double)(mi.ns - len) / 1e9;
+        mi.ns = len;
         CL_SINKS(c, s_->ops->interval(s_, &mi));
     }
     mgr_live_line(&c->live, "run", (unsigned)c->cur + 1, (unsigned)c->ntests, (double)end / 1e9,
@@ -393,58 +419,152 @@ static void cl_publish_ready(struct cluster *c, bool force)
         }
         /* live_cache: counting the agents per message would cost O(N^2) per
          * interval; it is refreshed whenever an agent drops out. */
-        if (!force && now < due && iv->reported < c->live_cache)
+        if (!force && now < due && iv->reported + iv->lost < c->live_cache)
             return;
         cl_publish(c, iv);
     }
+}
+
+/* Keeps one interval of agent a (node sum and per-target counters) for the
+ * rows it gets if it is lost before its result. */
+static void cl_keep_interval(struct cl_agent *a, const struct proto_stats *st,
+                             const struct iof_stats *node, uint64_t len)
+{
+    struct cluster *c = a->c;
+    size_t n = 0;
+    uint64_t end;
+
+    for (size_t w = 0; w < st->nworkers; w++)
+        n += st->workers[w].ntargets;
+    if (!a->acc) {
+        a->acc = malloc(sizeof(*a->acc));
+        if (!a->acc)
+            return;
+        iof_stats_reset(a->acc);
+    }
+    if (n && n != a->ntacc) {
+        struct iof_counts *t = realloc(a->tacc, n * sizeof(*t));
+        if (!t)
+            return;
+        a->tacc = t;
+        a->ntacc = n;
+        for (size_t i = 0; i < n; i++)
+            iof_counts_reset(&a->tacc[i]);
+    }
+    a->acc_n++;
+    end = st->interval * c->p->run.interval_ns + len;
+    if (end > a->acc_end_ns)
+        a->acc_end_ns = end;
+    if (st->lost)
+        return;
+    a->acc_ns += len;
+    iof_stats_merge(a->acc, node);
+    if (st->counts)
+        for (size_t i = 0; i < n; i++)
+            iof_counts_merge(&a->tacc[i], &st->counts[i]);
+    else
+        for (size_t w = 0, i = 0; w < st->nworkers; w++)
+            for (size_t t = 0; t < st->workers[w].ntargets && st->workers[w].targets; t++, i++) {
+                struct iof_counts one;
+                iof_counts_from_stats(&one, &st->workers[w].targets[t]);
+                iof_counts_merge(&a->tacc[i], &one);
+            }
+}
+
+/* Forgets what was kept of the intervals (a new test begins). */
+static void cl_forget_intervals(struct cl_agent *a)
+{
+    if (a->acc)
+        iof_stats_reset(a->acc);
+    for (size_t i = 0; i < a->ntacc; i++)
+        iof_counts_reset(&a->tacc[i]);
+    a->acc_ns = a->acc_end_ns = a->acc_n = 0;
 }
 
 static void cl_on_stats(struct cl_agent *a, const struct proto_stats *st)
 {
     struct cluster *c = a->c;
     struct cl_interval *iv;
+    struct iof_stats *node;
+    uint64_t len;
+    bool late;
 
     if (c->phase != PH_RUN || st->test != c->cur || !cl_shape_ok(a, st))
         return;
+    if (st->interval >=
+        (c->p->run.duration_ns + c->p->run.interval_ns - 1) / c->p->run.interval_ns) {
+        cl_agent_fail(a, AG_LOST, 1, "sent interval %" PRIu64 " of test %u, which has no such",
+                      st->interval + 1, st->test + 1);
+        return;
+    }
     a->next_interval = st->interval + 1;
-    if (st->interval < c->next_publish || st->interval >= c->next_publish + CL_WINDOW)
-        return; /* too late for the live view; the result still counts it */
+    len = cl_interval_ns(c, st->interval, st->duration_ns);
+    /* The link decodes intervals summed (PROTO_DECODE_SUM_STATS). */
+    node = st->sum ? st->sum : malloc(sizeof(*node));
+    if (!node)
+        return;
+    if (!st->sum)
+        cl_sum_message(st, node);
+    cl_keep_interval(a, st, node, len);
+    if (c->o->nsinks) {
+        struct mgr_interval mi = {.test = &c->ti,
+                                  .k = st->interval,
+                                  .node = a->name,
+                                  .stats = node,
+                                  .reported = 1,
+                                  .lost = st->lost,
+                                  .cpu = st->cpu.valid ? &st->cpu : NULL,
+                                  .cpu_busy_pct = st->cpu.busy_pct};
+        mi.time_s = cl_interval_end_s(c, st->interval, &mi.ns);
+        mi.time_s -= (double)(mi.ns - len) / 1e9;
+        mi.ns = len;
+        CL_SINKS(c, s_->ops->interval(s_, &mi));
+    }
+    /* Too late for its ALL row (already written) or beyond the window: it
+     * gets an ALL row of its own, so the time series still adds up. */
+    late = st->interval < c->next_publish || st->interval >= c->next_publish + CL_WINDOW;
+    if (late) {
+        if (c->o->nsinks && !st->lost) {
+            struct mgr_interval mi = {.test = &c->ti,
+                                      .k = st->interval,
+                                      .stats = node,
+                                      .reported = 1,
+                                      .late = true,
+                                      .cpu = NULL};
+            mi.time_s = cl_interval_end_s(c, st->interval, &mi.ns);
+            mi.time_s -= (double)(mi.ns - len) / 1e9;
+            mi.ns = len;
+            CL_SINKS(c, s_->ops->interval(s_, &mi));
+        }
+        if (!st->sum)
+            free(node);
+        return;
+    }
     iv = &c->win[st->interval % CL_WINDOW];
     if (!iv->open || iv->k != st->interval) {
         iv->open = true;
         iv->k = st->interval;
         iv->reported = 0;
+        iv->lost = 0;
+        iv->cut_ns = 0;
         memset(&iv->cpu_sum, 0, sizeof(iv->cpu_sum));
         iv->cpu_nodes = 0;
         iof_stats_reset(&iv->sum);
     }
-    {
-        /* The link decodes intervals summed (PROTO_DECODE_SUM_STATS). */
-        struct iof_stats *node = st->sum ? st->sum : malloc(sizeof(*node));
-        if (!node)
-            return;
-        if (!st->sum)
-            cl_sum_message(st, node);
+    if (st->lost) {
+        iv->lost++;
+    } else {
         iof_stats_merge(&iv->sum, node);
-        if (c->o->nsinks) {
-            struct mgr_interval mi = {.test = &c->ti,
-                                      .k = st->interval,
-                                      .node = a->name,
-                                      .stats = node,
-                                      .reported = 1,
-                                      .cpu = st->cpu.valid ? &st->cpu : NULL,
-                                      .cpu_busy_pct = st->cpu.busy_pct};
-            mi.time_s = cl_interval_end_s(c, st->interval, &mi.ns);
-            CL_SINKS(c, s_->ops->interval(s_, &mi));
-        }
-        if (!st->sum)
-            free(node);
+        iv->reported++;
+        if (len > iv->cut_ns)
+            iv->cut_ns = len;
     }
+    if (!st->sum)
+        free(node);
     if (st->cpu.valid) {
         cl_cpu_add(&iv->cpu_sum, &st->cpu);
         iv->cpu_nodes++;
     }
-    iv->reported++;
     iv->last_report_ns = iof_now_ns();
     cl_publish_ready(c, false);
 }
@@ -490,36 +610,79 @@ static void cl_worker_label(const struct cluster *c, const struct cl_agent *a, s
     snprintf(buf, cap, "%s/w%zu", a->name, w);
 }
 
-static void cl_on_result(struct cl_agent *a, const struct proto_stats *st)
+/* Where one node's rows come from: its result message, or (lost before
+ * its result) the intervals that arrived. */
+struct cl_node_src {
+    const struct proto_stats *msg; /* the result, or NULL */
+    const struct cl_agent *kept;   /* the intervals kept (msg NULL) */
+    struct iof_stats *tmp;         /* scratch for a kept target */
+    const struct iof_stats *node;  /* NODE stats when not the sum of the workers */
+    enum mgr_row_status status;
+    uint64_t ns, win_end_ns;
+    const struct proto_cpu *cpu;
+};
+
+static size_t cl_src_nworkers(const struct cluster *c, const struct cl_agent *a,
+                              const struct cl_node_src *src)
 {
-    struct cluster *c = a->c;
+    struct iof_worker_cfg gc;
+    size_t n = 0;
+    if (src->msg)
+        return src->msg->nworkers;
+    while (cl_worker_group(c, a, n, &gc))
+        n++;
+    return n;
+}
+
+static size_t cl_src_ntargets(const struct cluster *c, const struct cl_agent *a,
+                              const struct cl_node_src *src, size_t w)
+{
+    struct iof_worker_cfg gc;
+    if (src->msg)
+        return src->msg->workers[w].ntargets;
+    return cl_worker_group(c, a, w, &gc) ? gc.ntargets : 0;
+}
+
+/* Target t of worker w (flat index i among the node's targets). */
+static const struct iof_stats *cl_src_target(const struct cl_node_src *src, size_t w, size_t t,
+                                             size_t i)
+{
+    if (src->msg)
+        return &src->msg->workers[w].targets[t];
+    if (i < src->kept->ntacc)
+        iof_counts_to_stats(&src->kept->tacc[i], src->tmp);
+    else
+        iof_stats_reset(src->tmp);
+    return src->tmp;
+}
+
+/* Writes one node's NODE, WORKER and TARGET rows to the sinks and keeps
+ * them for the table; adds the node to the test's ALL row. */
+static void cl_node_rows(struct cluster *c, struct cl_agent *a, const struct cl_node_src *src)
+{
     struct iof_stats *node = calloc(1, sizeof(*node)), *wsum = calloc(1, sizeof(*wsum));
     char label[64 + PROTO_NAME_MAX + IOF_PATH_MAX], wl[64 + PROTO_NAME_MAX], wshort[32];
     uint32_t ntargets_node = 0;
+    size_t nw = cl_src_nworkers(c, a, src), flat = 0;
+    bool detail = src->status == MGR_STATUS_OK || src->status == MGR_STATUS_PARTIAL;
 
-    if (c->phase != PH_RUN || st->test != c->cur || a->result || !node || !wsum ||
-        !cl_shape_ok(a, st)) {
+    if (!node || !wsum) {
         free(node);
         free(wsum);
         return;
     }
-    a->result = true;
     cl_clear_rows(a);
-    a->cpu = st->cpu;
-    a->measured_ns = st->measured_ns;
-    a->started_first =
-        st->started_first_ns ? (uint64_t)((int64_t)st->started_first_ns - a->offset) : 0;
-    a->started_last =
-        st->started_last_ns ? (uint64_t)((int64_t)st->started_last_ns - a->offset) : 0;
+    a->status = src->status;
     iof_stats_reset(node);
-    for (size_t w = 0; w < st->nworkers; w++) {
+    for (size_t w = 0; w < nw && detail; w++) {
         struct iof_worker_cfg gc = {0};
         bool known = cl_worker_group(c, a, w, &gc);
+        size_t nt = cl_src_ntargets(c, a, src, w);
         iof_stats_reset(wsum);
         cl_worker_label(c, a, w, wl, sizeof(wl));
         snprintf(wshort, sizeof(wshort), "w%zu", w);
-        for (size_t t = 0; t < st->workers[w].ntargets; t++) {
-            const struct iof_stats *ts = &st->workers[w].targets[t];
+        for (size_t t = 0; t < nt; t++, flat++) {
+            const struct iof_stats *ts = cl_src_target(src, w, t, flat);
             const struct iof_target_cfg *tc = known && t < gc.ntargets ? &gc.targets[t] : NULL;
             const char *path = tc ? tc->path : "?";
             struct mgr_row row = {.type = MGR_ROW_TARGET,
@@ -527,7 +690,9 @@ static void cl_on_result(struct cl_agent *a, const struct proto_stats *st)
                                   .worker = wshort,
                                   .target = path,
                                   .stats = ts,
-                                  .ns = st->measured_ns,
+                                  .ns = src->ns,
+                                  .status = src->status,
+                                  .window_end_ns = src->win_end_ns,
                                   .queue_depth = gc.queue_depth,
                                   .nodes = 1,
                                   .workers = 1,
@@ -536,7 +701,7 @@ static void cl_on_result(struct cl_agent *a, const struct proto_stats *st)
                                   .range_size = tc ? tc->range_size : 0};
             iof_stats_merge(wsum, ts);
             snprintf(label, sizeof(label), "%s:%s", wl, path);
-            cl_add_row(a, "TARGET", label, ts, st->measured_ns);
+            cl_add_row(a, "TARGET", label, ts, src->ns);
             CL_SINKS(c, s_->ops->row(s_, &c->ti, &row));
             if (ts->first_error) {
                 mgr_live_done(&c->live);
@@ -552,55 +717,134 @@ static void cl_on_result(struct cl_agent *a, const struct proto_stats *st)
                                   .node = a->name,
                                   .worker = wshort,
                                   .stats = wsum,
-                                  .ns = st->measured_ns,
+                                  .ns = src->ns,
+                                  .status = src->status,
+                                  .window_end_ns = src->win_end_ns,
                                   .queue_depth = gc.queue_depth,
                                   .nodes = 1,
                                   .workers = 1,
-                                  .targets = (uint32_t)st->workers[w].ntargets};
+                                  .targets = (uint32_t)nt};
             CL_SINKS(c, s_->ops->row(s_, &c->ti, &row));
         }
-        ntargets_node += (uint32_t)st->workers[w].ntargets;
-        cl_add_row(a, "WORKER", wl, wsum, st->measured_ns);
+        ntargets_node += (uint32_t)nt;
+        cl_add_row(a, "WORKER", wl, wsum, src->ns);
         iof_stats_merge(node, wsum);
     }
-    cl_add_row(a, "NODE", a->name, node, st->measured_ns);
+    if (src->node) {
+        iof_stats_reset(node);
+        iof_stats_merge(node, src->node);
+    }
+    cl_add_row(a, "NODE", a->name, node, src->ns);
     {
         struct mgr_row row = {.type = MGR_ROW_NODE,
                               .node = a->name,
                               .stats = node,
-                              .ns = st->measured_ns,
+                              .ns = src->ns,
+                              .status = src->status,
+                              .window_end_ns = src->win_end_ns,
                               .nodes = 1,
-                              .workers = (uint32_t)st->nworkers,
+                              .workers = detail ? (uint32_t)nw : 0,
                               .targets = ntargets_node,
-                              .cpu = st->cpu.valid ? &st->cpu : NULL,
-                              .cpu_busy_pct = st->cpu.busy_pct};
+                              .cpu = src->cpu && src->cpu->valid ? src->cpu : NULL,
+                              .cpu_busy_pct = src->cpu ? src->cpu->busy_pct : 0};
         CL_SINKS(c, s_->ops->row(s_, &c->ti, &row));
     }
-    c->all_workers += (uint32_t)st->nworkers;
-    c->all_targets += ntargets_node;
+    if (detail) {
+        c->all_nodes++;
+        c->all_workers += (uint32_t)nw;
+        c->all_targets += ntargets_node;
+    }
     a->errors = node->rd.errors + node->wr.errors;
     if (a->errors && c->rc < 1)
         c->rc = 1;
     iof_stats_merge(&c->all, node);
+    free(node);
+    free(wsum);
+}
+
+static void cl_on_result(struct cl_agent *a, const struct proto_stats *st)
+{
+    struct cluster *c = a->c;
+    struct cl_node_src src = {0};
+
+    if (c->phase != PH_RUN || st->test != c->cur || a->result || !cl_shape_ok(a, st))
+        return;
+    a->result = true;
+    a->cpu = st->cpu;
+    a->measured_ns = st->measured_ns;
+    a->started_first =
+        st->started_first_ns ? (uint64_t)((int64_t)st->started_first_ns - a->offset) : 0;
+    a->started_last =
+        st->started_last_ns ? (uint64_t)((int64_t)st->started_last_ns - a->offset) : 0;
+    src.msg = st;
+    src.status = MGR_STATUS_OK;
+    src.ns = st->measured_ns;
+    src.win_end_ns = st->measured_ns;
+    src.cpu = &st->cpu;
+    cl_node_rows(c, a, &src);
     if (st->error) {
         mgr_live_done(&c->live);
         fprintf(stderr, "iofleet: node %s: test %zu: %s\n", a->name, c->cur + 1, st->error);
         if (c->rc < 1)
             c->rc = 1;
     }
-    free(node);
-    free(wsum);
+}
+
+/* The rows of a node lost during the test, from the intervals that arrived
+ * (partial), or a NODE row saying it measured nothing (lost-before-start). */
+static void cl_lost_rows(struct cluster *c, struct cl_agent *a)
+{
+    struct cl_node_src src = {0};
+    struct iof_stats *tmp = malloc(sizeof(*tmp)), *empty = malloc(sizeof(*empty));
+
+    if (!tmp || !empty) {
+        free(tmp);
+        free(empty);
+        return;
+    }
+    iof_stats_reset(empty);
+    src.kept = a;
+    src.tmp = tmp;
+    if (a->acc_n) {
+        src.status = MGR_STATUS_PARTIAL;
+        src.node = a->acc ? a->acc : empty;
+        src.ns = a->acc_ns;
+        src.win_end_ns = a->acc_end_ns;
+    } else {
+        src.status = MGR_STATUS_LOST_BEFORE_START;
+        src.node = empty;
+    }
+    cl_node_rows(c, a, &src);
+    free(tmp);
+    free(empty);
+}
+
+/* Agents of the run that take no part in the current test (one entry per
+ * name: an agent back in another slot, or lost in the test, is not). */
+static bool cl_absent(const struct cluster *c, const struct cl_agent *a)
+{
+    if (!a->member || a->state == AG_GONE || a->in_test || a->lost_in_test)
+        return false;
+    for (size_t i = 0; i < c->nagents; i++) {
+        const struct cl_agent *o = &c->agents[i];
+        if (o == a || strcmp(o->name, a->name))
+            continue;
+        if (o->in_test || o->lost_in_test || (o->member && o->state != AG_GONE && o < a))
+            return false;
+    }
+    return true;
 }
 
 static void cl_print_test(struct cluster *c, uint64_t measured_ns)
 {
     struct mgr_metrics m;
-    char cycle[64], note[160];
+    char cycle[64], note[160], name[PROTO_NAME_MAX + 32];
     uint64_t first = UINT64_MAX, last = 0;
-    unsigned lost = cl_lost_in_test(c), nodes = 0;
+    unsigned lost = cl_lost_in_test(c), nodes = 0, absent = 0;
 
     for (size_t i = 0; i < c->nagents; i++) {
         struct cl_agent *a = &c->agents[i];
+        absent += cl_absent(c, a);
         if (!a->result)
             continue;
         nodes++;
@@ -613,26 +857,31 @@ static void cl_print_test(struct cluster *c, uint64_t measured_ns)
     snprintf(note, sizeof(note), "%u node%s, start skew %.3f ms%s%s", nodes, nodes == 1 ? "" : "s",
              first != UINT64_MAX && last >= first ? (double)(last - first) / 1e6 : 0.0,
              lost ? ", agents lost: " : "", lost ? "yes" : "");
+    if (absent)
+        snprintf(note + strlen(note), sizeof(note) - strlen(note), ", absent: %u", absent);
     if (c->rc == 130)
         snprintf(note + strlen(note), sizeof(note) - strlen(note), ", INTERRUPTED");
     mgr_live_done(&c->live);
     mgr_table_header(stdout, (unsigned)c->cur + 1, (unsigned)c->ntests,
                      c->p->specs[c->tests[c->cur].spec_index].name, cycle,
                      (double)measured_ns / 1e9, note);
-    if (nodes == 0) {
+    if (nodes == 0 && lost == 0) {
         printf("  no results: no agent completed this test\n");
-        fflush(stdout);
-        return;
+    } else {
+        mgr_metrics_compute(&c->all, measured_ns, &m);
+        mgr_table_row(stdout, "ALL", "*", &m);
     }
-    mgr_metrics_compute(&c->all, measured_ns, &m);
-    mgr_table_row(stdout, "ALL", "*", &m);
     for (size_t i = 0; i < c->nagents; i++) {
         struct cl_agent *a = &c->agents[i];
-        if (!a->result)
+        if ((!a->result && !a->lost_in_test) || !a->nrows)
             continue;
-        /* NODE first, then its workers each followed by its targets. */
-        mgr_table_row(stdout, a->rows[a->nrows - 1].type, a->rows[a->nrows - 1].name,
-                      &a->rows[a->nrows - 1].m);
+        /* NODE first, then its workers each followed by its targets; a
+         * node that was lost says so in its name. */
+        snprintf(name, sizeof(name), "%s%s%s%s", a->rows[a->nrows - 1].name,
+                 a->status == MGR_STATUS_OK ? "" : "(",
+                 a->status == MGR_STATUS_OK ? "" : mgr_row_status_name(a->status),
+                 a->status == MGR_STATUS_OK ? "" : ")");
+        mgr_table_row(stdout, a->rows[a->nrows - 1].type, name, &a->rows[a->nrows - 1].m);
         for (size_t r = 0, start = 0; r + 1 < a->nrows; r++) {
             if (strcmp(a->rows[r].type, "WORKER"))
                 continue;
@@ -642,9 +891,22 @@ static void cl_print_test(struct cluster *c, uint64_t measured_ns)
             start = r + 1;
         }
     }
+    for (size_t i = 0; i < c->nagents; i++) {
+        struct cl_agent *a = &c->agents[i];
+        if (!a->lost_in_test)
+            continue;
+        if (a->status == MGR_STATUS_PARTIAL)
+            printf("  node %s: no result (%s): its rows hold the %.3f s of the window whose "
+                   "intervals arrived\n",
+                   a->name, a->lost_why, (double)a->acc_ns / 1e9);
+        else
+            printf("  node %s: no result (%s): lost before any interval arrived\n", a->name,
+                   a->lost_why);
+    }
     for (size_t i = 0; i < c->nagents; i++)
-        if (c->agents[i].lost_in_test)
-            printf("  node %s: no result (%s)\n", c->agents[i].name, c->agents[i].lost_why);
+        if (cl_absent(c, &c->agents[i]))
+            printf("  node %s: absent (not in this test: %s)\n", c->agents[i].name,
+                   c->agents[i].why[0] ? c->agents[i].why : "not back yet");
     fflush(stdout);
 }
 
@@ -662,6 +924,21 @@ static void cl_end_test(struct cluster *c)
     uint64_t now = iof_now_ns(), measured = c->p->run.duration_ns;
 
     cl_publish_ready(c, true);
+    /* Nothing measured is dropped: a node lost in the test keeps the
+     * intervals that arrived; an agent of the run not in it is named. */
+    for (size_t i = 0; i < c->nagents; i++)
+        if (c->agents[i].lost_in_test)
+            cl_lost_rows(c, &c->agents[i]);
+    for (size_t i = 0; i < c->nagents; i++)
+        if (cl_absent(c, &c->agents[i])) {
+            struct iof_stats *empty = malloc(sizeof(*empty));
+            struct cl_node_src src = {.status = MGR_STATUS_ABSENT, .node = empty};
+            if (!empty)
+                continue;
+            iof_stats_reset(empty);
+            cl_node_rows(c, &c->agents[i], &src);
+            free(empty);
+        }
     if (c->rc == 130 && now < c->end) {
         /* Stopped early: the ALL row covers the longest window an agent
          * measured (one agent: exactly its NODE row). */
@@ -703,14 +980,23 @@ static void cl_end_test(struct cluster *c)
                                   .stats = &c->all,
                                   .ns = measured,
                                   .queue_depth = qd,
-                                  .nodes = nodes,
+                                  .window_end_ns = measured,
+                                  .status = cl_lost_in_test(c) ? MGR_STATUS_PARTIAL : MGR_STATUS_OK,
+                                  .nodes = c->all_nodes,
                                   .workers = c->all_workers,
                                   .targets = c->all_targets,
                                   .cpu = NULL};
+            const char **absent = calloc(c->nagents ? c->nagents : 1, sizeof(*absent));
+            size_t nabsent = 0;
+            for (size_t i = 0; absent && i < c->nagents; i++)
+                if (cl_absent(c, &c->agents[i]))
+                    absent[nabsent++] = c->agents[i].name;
             cpu_mean = cl_cpu_mean(&cpu_sum, cpu_nodes);
             all.cpu = cpu_mean.valid ? &cpu_mean : NULL;
             all.cpu_busy_pct = cpu_mean.busy_pct;
             struct mgr_test_end te = {.test = &c->ti,
+                                      .absent = absent,
+                                      .nabsent = nabsent,
                                       .end_wall_ns = iof_wall_ns(),
                                       .all = &all,
                                       .start_skew_ms = first != UINT64_MAX && last >= first
@@ -720,6 +1006,7 @@ static void cl_end_test(struct cluster *c)
                                       .lost = cl_lost_in_test(c),
                                       .interrupted = c->rc == 130};
             CL_SINKS(c, s_->ops->test_end(s_, &te));
+            free(absent);
         }
     }
     if (c->rc == 130 || cl_live(c) == 0) {
@@ -752,7 +1039,7 @@ static void cl_start_test(struct cluster *c)
     c->next_publish = 0;
     memset(c->win, 0, sizeof(c->win));
     iof_stats_reset(&c->all);
-    c->all_workers = c->all_targets = 0;
+    c->all_nodes = c->all_workers = c->all_targets = 0;
     iof_test_cycle_label(&c->tests[c->cur], c->cycle, sizeof(c->cycle));
     c->ti = (struct mgr_test_info){.test = &c->tests[c->cur],
                                    .ntests = c->ntests,
@@ -769,6 +1056,7 @@ static void cl_start_test(struct cluster *c)
             continue;
         a->result = false;
         a->next_interval = 0;
+        cl_forget_intervals(a);
         proto_msg_init(&m, PROTO_MSG_START);
         m.u.start.test = (uint32_t)c->cur;
         m.u.start.start_at_ns = c->start_at;
@@ -844,7 +1132,7 @@ static void cl_next_test(struct cluster *c)
     }
     /* An agent that came back prepares before it takes part. */
     for (size_t i = 0; i < c->nagents; i++)
-        c->agents[i].in_test = c->agents[i].lost_in_test = false;
+        c->agents[i].in_test = c->agents[i].lost_in_test = c->agents[i].result = false;
     if (cl_send_plan(c)) {
         c->phase = PH_PREPARE;
         c->deadline = 0;
@@ -1039,8 +1327,19 @@ static void cl_on_msg(struct proto_link *l, const struct proto_msg *m, void *arg
         if (a->rejoin) {
             a->rejoin = false;
             mgr_live_done(&c->live);
-            fprintf(stderr, "iofleet: agent %s (%s) is back; it takes part from the next test\n",
-                    a->name, a->endpoint);
+            /* During a test it can join the next one; between tests
+             * (preparing) the one about to start. */
+            bool next = c->phase == PH_RUN || c->phase == PH_CLOCK ? c->cur + 1 < c->ntests
+                                                                   : c->cur < c->ntests;
+            if (next)
+                fprintf(stderr,
+                        "iofleet: agent %s (%s) is back; it takes part from the next test\n",
+                        a->name, a->endpoint);
+            else
+                fprintf(stderr,
+                        "iofleet: agent %s (%s) is back, but no test is left for it to take "
+                        "part in\n",
+                        a->name, a->endpoint);
         }
         proto_link_set_deadline(a->link, 0, NULL);
         {
@@ -1290,7 +1589,7 @@ static struct cl_agent *cl_agent_add(struct cluster *c, const char *endpoint)
 {
     struct cl_agent *a = NULL;
     for (size_t i = 0; i < c->nagents && !a; i++)
-        if (c->agents[i].state == AG_GONE && !c->agents[i].link)
+        if (c->agents[i].state == AG_GONE && !c->agents[i].link && !c->agents[i].lost_in_test)
             a = &c->agents[i]; /* its retry timer stays initialised */
     if (!a) {
         if (c->nagents == c->capagents)
@@ -1303,6 +1602,8 @@ static struct cl_agent *cl_agent_add(struct cluster *c, const char *endpoint)
         proto_hello_free(&a->info);
         cl_clear_rows(a);
         free(a->rows);
+        free(a->acc);
+        free(a->tacc);
         memset(a, 0, sizeof(*a));
         a->retry = t;
     }
@@ -1634,6 +1935,8 @@ int mgr_cluster_run(const struct iof_plan *p, const char *plan_text, const struc
     for (size_t i = 0; i < c->nagents; i++) {
         cl_clear_rows(&c->agents[i]);
         free(c->agents[i].rows);
+        free(c->agents[i].acc);
+        free(c->agents[i].tacc);
         proto_hello_free(&c->agents[i].info);
     }
     free(c->agents);

@@ -9,7 +9,11 @@
  * row's level, CPU figures on WORKER and TARGET rows (and on NODE/ALL when the
  * node did not measure CPU), latencies of a direction without I/O,
  * queue_depth on NODE rows, start_skew_ms outside the ALL row (and on it when
- * no node delivered a result). Counts are
+ * no node delivered a result), rates of a row without a window (absent,
+ * lost-before-start), percentiles of a row whose histograms have no buckets
+ * (WORKER and TARGET rows of a partial node). `status` is the row's
+ * mgr_row_status name, window_start_s/window_end_s the part of the test's
+ * measured window it covers (empty for absent). Counts are
  * integers; rates and percentages %.3f, times in ms %.6f, duration_s %.6f.
  * All figures come from mgr_metrics_compute() (merged histograms).
  *
@@ -41,7 +45,8 @@
     "write_iops,mibps,read_mibps,write_mibps,avg_lat_ms,avg_read_lat_ms,avg_write_lat_ms,"         \
     "p50_lat_ms,p90_lat_ms,p95_lat_ms,p99_lat_ms,p999_lat_ms,p9999_lat_ms,max_lat_ms,read_ios,"    \
     "write_ios,bytes_read,bytes_written,errors,cpu_pct,read_errors,write_errors,user_pct,"         \
-    "sys_pct,agent_cpu_pct,cpu_effectiveness,start_skew_ms,nodes,workers,targets"
+    "sys_pct,agent_cpu_pct,cpu_effectiveness,start_skew_ms,nodes,workers,targets,status,"          \
+    "window_start_s,window_end_s"
 
 /* CPU figures of one row; known false prints empty fields. */
 struct csv_cpu {
@@ -109,7 +114,7 @@ static void csv_format(FILE *f, const struct mgr_test_info *ti, const struct mgr
 {
     const struct iof_stats *st = r->stats;
     struct mgr_metrics m;
-    bool any, rd, wr;
+    bool any, rd, wr, pct;
 
     mgr_metrics_compute(st, r->ns, &m);
     rd = st->rd.ios > 0;
@@ -128,21 +133,22 @@ static void csv_format(FILE *f, const struct mgr_test_info *ti, const struct mgr
     else
         put_sep(f);
     put_6(f, true, m.seconds);
-    put_3(f, true, m.iops);
-    put_3(f, true, m.read_iops);
-    put_3(f, true, m.write_iops);
-    put_3(f, true, m.mibps);
-    put_3(f, true, m.read_mibps);
-    put_3(f, true, m.write_mibps);
+    put_3(f, m.rates, m.iops);
+    put_3(f, m.rates, m.read_iops);
+    put_3(f, m.rates, m.write_iops);
+    put_3(f, m.rates, m.mibps);
+    put_3(f, m.rates, m.read_mibps);
+    put_3(f, m.rates, m.write_mibps);
     put_6(f, any, m.avg_ms);
     put_6(f, rd, m.avg_read_ms);
     put_6(f, wr, m.avg_write_ms);
-    put_6(f, any, m.p50_ms);
-    put_6(f, any, m.p90_ms);
-    put_6(f, any, m.p95_ms);
-    put_6(f, any, m.p99_ms);
-    put_6(f, any, m.p999_ms);
-    put_6(f, any, m.p9999_ms);
+    pct = any && m.percentiles;
+    put_6(f, pct, m.p50_ms);
+    put_6(f, pct, m.p90_ms);
+    put_6(f, pct, m.p95_ms);
+    put_6(f, pct, m.p99_ms);
+    put_6(f, pct, m.p999_ms);
+    put_6(f, pct, m.p9999_ms);
     put_6(f, any, m.max_ms);
     put_u64(f, m.read_ios);
     put_u64(f, m.write_ios);
@@ -155,11 +161,15 @@ static void csv_format(FILE *f, const struct mgr_test_info *ti, const struct mgr
     put_3(f, cpu->known, cpu->user);
     put_3(f, cpu->known, cpu->sys);
     put_3(f, cpu->known, cpu->agent);
-    put_3(f, cpu->known && cpu->busy > 0, cpu->busy > 0 ? m.iops / cpu->busy : 0);
+    put_3(f, cpu->known && cpu->busy > 0 && m.rates, cpu->busy > 0 ? m.iops / cpu->busy : 0);
     put_3(f, skew_ms != NULL, skew_ms ? *skew_ms : 0);
     put_u64(f, r->nodes);
     put_u64(f, r->workers);
     put_u64(f, r->targets);
+    put_name(f, mgr_row_status_name(r->status));
+    /* absent: no window at all */
+    put_6(f, r->status != MGR_STATUS_ABSENT, (double)r->window_start_ns / 1e9);
+    put_6(f, r->status != MGR_STATUS_ABSENT, (double)r->window_end_ns / 1e9);
     fputc('\n', f);
 }
 

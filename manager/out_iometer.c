@@ -529,9 +529,15 @@ static void iom_fields(struct iom_buf *b, const struct iom_fig *g, const struct 
     f_empty(b); /* Packets/Second */
     f_empty(b); /* Packet Errors */
     f_empty(b); /* Segments Retransmitted/Second */
-    iom_bins(all, bins);
-    for (int k = 0; k < IOM_NBINS; k++)
-        f_u64(b, bins[k]);
+    if (iof_hist_has_buckets(all)) {
+        iom_bins(all, bins);
+        for (int k = 0; k < IOM_NBINS; k++)
+            f_u64(b, bins[k]);
+    } else {
+        /* kept as counters only (a partial node's WORKER and DISK rows) */
+        for (int k = 0; k < IOM_NBINS; k++)
+            f_empty(b);
+    }
     buf_printf(b, IOM_EOL);
     free(all);
 }
@@ -774,6 +780,11 @@ static void iom_row(struct mgr_sink *s, const struct mgr_test_info *ti, const st
 
     if (r->type == MGR_ROW_ALL)
         return; /* the ALL row comes with test_end */
+    /* Iometer's layout has no status: a node that measured nothing in the
+     * test (absent, lost before its first interval) has no rows here; a
+     * partial node's rows are kept (the other files mark them). */
+    if (r->status == MGR_STATUS_ABSENT || r->status == MGR_STATUS_LOST_BEFORE_START)
+        return;
     node = iom_node(w, r->node);
     if (node == SIZE_MAX)
         goto nomem;

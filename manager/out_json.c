@@ -329,6 +329,11 @@ static void jb_hist(struct jbuf *b, const struct iof_hist *h)
     else
         jb_null(b);
     jb_key(b, "buckets");
+    if (!iof_hist_has_buckets(h)) {
+        jb_null(b); /* kept as counters only: a partial node's WORKER and TARGET rows */
+        jb_close(b, '}');
+        return;
+    }
     jb_open(b, '[');
     for (unsigned i = 0; i < IOF_HIST_BUCKETS; i++) {
         if (!h->buckets[i])
@@ -401,26 +406,30 @@ static void jb_lat(struct jbuf *b, double ms, bool have)
         jb_null(b);
 }
 
-static void jb_metrics(struct jbuf *b, const struct iof_stats *s, uint64_t ns)
+/* known: the figures were measured (false for a lost interval: counters
+ * and rates null, never a made-up 0). */
+static void jb_metrics(struct jbuf *b, const struct iof_stats *s, uint64_t ns, bool known)
 {
     struct mgr_metrics m;
-    bool any = s->rd.lat.count + s->wr.lat.count > 0;
+    bool any = s->rd.lat.count + s->wr.lat.count > 0, pct;
 
     mgr_metrics_compute(s, ns, &m);
+    m.rates &= known;
+    pct = any && m.percentiles;
     jb_key(b, "duration_s");
     jb_dbl(b, m.seconds);
     jb_key(b, "iops");
-    jb_dbl(b, m.iops);
+    jb_lat(b, m.iops, m.rates);
     jb_key(b, "read_iops");
-    jb_dbl(b, m.read_iops);
+    jb_lat(b, m.read_iops, m.rates);
     jb_key(b, "write_iops");
-    jb_dbl(b, m.write_iops);
+    jb_lat(b, m.write_iops, m.rates);
     jb_key(b, "mibps");
-    jb_dbl(b, m.mibps);
+    jb_lat(b, m.mibps, m.rates);
     jb_key(b, "read_mibps");
-    jb_dbl(b, m.read_mibps);
+    jb_lat(b, m.read_mibps, m.rates);
     jb_key(b, "write_mibps");
-    jb_dbl(b, m.write_mibps);
+    jb_lat(b, m.write_mibps, m.rates);
     /* A latency of a direction without I/O is null, not a made-up 0. */
     jb_key(b, "avg_lat_ms");
     jb_lat(b, m.avg_ms, any);
@@ -429,33 +438,32 @@ static void jb_metrics(struct jbuf *b, const struct iof_stats *s, uint64_t ns)
     jb_key(b, "avg_write_lat_ms");
     jb_lat(b, m.avg_write_ms, s->wr.lat.count > 0);
     jb_key(b, "p50_lat_ms");
-    jb_lat(b, m.p50_ms, any);
+    jb_lat(b, m.p50_ms, pct);
     jb_key(b, "p90_lat_ms");
-    jb_lat(b, m.p90_ms, any);
+    jb_lat(b, m.p90_ms, pct);
     jb_key(b, "p95_lat_ms");
-    jb_lat(b, m.p95_ms, any);
+    jb_lat(b, m.p95_ms, pct);
     jb_key(b, "p99_lat_ms");
-    jb_lat(b, m.p99_ms, any);
+    jb_lat(b, m.p99_ms, pct);
     jb_key(b, "p999_lat_ms");
-    jb_lat(b, m.p999_ms, any);
+    jb_lat(b, m.p999_ms, pct);
     jb_key(b, "p9999_lat_ms");
-    jb_lat(b, m.p9999_ms, any);
+    jb_lat(b, m.p9999_ms, pct);
     jb_key(b, "max_lat_ms");
     jb_lat(b, m.max_ms, any);
-    jb_key(b, "read_ios");
-    jb_u64(b, m.read_ios);
-    jb_key(b, "write_ios");
-    jb_u64(b, m.write_ios);
-    jb_key(b, "bytes_read");
-    jb_u64(b, m.bytes_read);
-    jb_key(b, "bytes_written");
-    jb_u64(b, m.bytes_written);
-    jb_key(b, "errors");
-    jb_u64(b, m.errors);
-    jb_key(b, "read_errors");
-    jb_u64(b, s->rd.errors);
-    jb_key(b, "write_errors");
-    jb_u64(b, s->wr.errors);
+    {
+        const char *keys[] = {"read_ios", "write_ios",   "bytes_read",  "bytes_written",
+                              "errors",   "read_errors", "write_errors"};
+        uint64_t v[] = {m.read_ios, m.write_ios,  m.bytes_read, m.bytes_written,
+                        m.errors,   s->rd.errors, s->wr.errors};
+        for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+            jb_key(b, keys[i]);
+            if (known)
+                jb_u64(b, v[i]);
+            else
+                jb_null(b);
+        }
+    }
 }
 
 /* cpu_pct (busy %), Iometer's CPU effectiveness (IOPS per CPU %) and the
@@ -790,6 +798,15 @@ static void jt_finish(struct json_sink *js, const struct mgr_test_end *te)
         jb_u64(b, te->lost);
     else
         jb_null(b);
+    jb_key(b, "absent");
+    if (te) {
+        jb_open(b, '[');
+        for (size_t i = 0; i < te->nabsent; i++)
+            jb_str(b, te->absent[i]);
+        jb_close(b, ']');
+    } else {
+        jb_null(b);
+    }
     jb_key(b, "interrupted");
     jb_bool(b, te ? te->interrupted : true);
     jb_key(b, "complete");
@@ -1095,7 +1112,14 @@ static void js_interval(struct mgr_sink *s, const struct mgr_interval *iv)
     jb_str(&b, iv->node ? iv->node : "ALL");
     jb_key(&b, "reported");
     jb_u64(&b, iv->reported);
-    jb_metrics(&b, iv->stats, iv->ns);
+    jb_key(&b, "lost");
+    if (iv->node)
+        jb_bool(&b, iv->lost != 0);
+    else
+        jb_u64(&b, iv->lost);
+    jb_key(&b, "late");
+    jb_bool(&b, iv->late);
+    jb_metrics(&b, iv->stats, iv->ns, !(iv->node && iv->lost));
     /* ALL: the mean over the nodes that measured their CPU (results.h) */
     jb_cpu_fields(&b, iv->cpu, iv->stats, iv->ns);
     jb_close(&b, '}');
@@ -1151,7 +1175,19 @@ static void jb_row(struct jbuf *b, const struct jtest *t, const struct mgr_row *
         jb_u64(b, r->range_size);
     else
         jb_null(b);
-    jb_metrics(b, st, r->ns);
+    jb_key(b, "status");
+    jb_str(b, mgr_row_status_name(r->status));
+    jb_key(b, "window_start_s");
+    if (r->status == MGR_STATUS_ABSENT)
+        jb_null(b);
+    else
+        jb_dbl(b, (double)r->window_start_ns / 1e9);
+    jb_key(b, "window_end_s");
+    if (r->status == MGR_STATUS_ABSENT)
+        jb_null(b);
+    else
+        jb_dbl(b, (double)r->window_end_ns / 1e9);
+    jb_metrics(b, st, r->ns, true);
     jb_cpu_fields(b, cpu, st, r->ns);
     jb_key(b, "first_error");
     if (st->first_error) {

@@ -6,7 +6,12 @@
  * (ALL: agents in the merge; node rows: 1), duration_s (the interval's
  * length: the last one of a test may be shorter) and the exact counts
  * read_ios, write_ios, bytes_read, bytes_written, so a script can sum
- * intervals without going through rounded rates.
+ * intervals without going through rounded rates; lost (node: 1 when the
+ * agent could not keep the interval - its figures are then empty, not 0;
+ * ALL: how many nodes lost it) and late (1 on an extra ALL row holding one
+ * node's report that arrived after the interval's ALL row was written).
+ * The ALL rows of a test add up exactly to its final ALL counts, but for
+ * lost intervals.
  *
  * `interval` is 1-based, like `test`: interval n of a test covers the
  * measured window's (n-1)*I .. n*I and time_s is its end, in seconds since
@@ -33,7 +38,7 @@
 #define TS_HEADER                                                                                  \
     "time_s,test,spec,interval,node,iops,read_iops,write_iops,mibps,avg_lat_ms,p99_lat_ms,"        \
     "max_lat_ms,errors,cpu_pct,cycle,reported,duration_s,read_ios,write_ios,bytes_read,"           \
-    "bytes_written"
+    "bytes_written,lost,late"
 
 struct ts_writer {
     FILE *f;
@@ -45,6 +50,13 @@ static void ts_f(FILE *f, const char *lead, bool known, double v, int prec)
     fputs(lead, f);
     if (known)
         fprintf(f, "%.*f", prec, v);
+}
+
+static void ts_u64(FILE *f, bool known, uint64_t v)
+{
+    fputc(',', f);
+    if (known)
+        fprintf(f, "%" PRIu64, v);
 }
 
 static int ts_open(struct mgr_sink *s, const char *path, struct iof_diag *diag)
@@ -87,6 +99,8 @@ static void ts_interval(struct mgr_sink *s, const struct mgr_interval *iv)
     FILE *f = w->f;
     struct mgr_metrics m;
     bool any = st->rd.ios + st->wr.ios > 0, cpu;
+    /* A node's lost interval: its figures are unknown, not zeros. */
+    bool known = !(iv->node && iv->lost), rates;
 
     if (iv->node)
         cpu = iv->cpu != NULL;
@@ -94,6 +108,8 @@ static void ts_interval(struct mgr_sink *s, const struct mgr_interval *iv)
         cpu = w->cpu_seen;
     w->cpu_seen |= iv->node && iv->cpu;
     mgr_metrics_compute(st, iv->ns, &m);
+    rates = known && m.rates;
+    any &= known;
     fprintf(f, "%.3f,", iv->time_s);
     if (ti && ti->test)
         fprintf(f, "%u", ti->test->index + 1);
@@ -101,21 +117,24 @@ static void ts_interval(struct mgr_sink *s, const struct mgr_interval *iv)
     mgr_csv_field(f, ti ? ti->spec : NULL);
     fprintf(f, ",%" PRIu64 ",", iv->k + 1);
     mgr_csv_field(f, iv->node ? iv->node : "ALL");
-    ts_f(f, ",", true, m.iops, 3);
-    ts_f(f, ",", true, m.read_iops, 3);
-    ts_f(f, ",", true, m.write_iops, 3);
-    ts_f(f, ",", true, m.mibps, 3);
+    ts_f(f, ",", rates, m.iops, 3);
+    ts_f(f, ",", rates, m.read_iops, 3);
+    ts_f(f, ",", rates, m.write_iops, 3);
+    ts_f(f, ",", rates, m.mibps, 3);
     ts_f(f, ",", any, m.avg_ms, 6);
-    ts_f(f, ",", any, m.p99_ms, 6);
+    ts_f(f, ",", any && m.percentiles, m.p99_ms, 6);
     ts_f(f, ",", any, m.max_ms, 6);
-    fprintf(f, ",%" PRIu64, m.errors);
+    ts_u64(f, known, m.errors);
     ts_f(f, ",", cpu, iv->cpu_busy_pct, 3);
     fputc(',', f);
     mgr_csv_field(f, ti ? ti->cycle : NULL);
     fprintf(f, ",%u", iv->reported);
     ts_f(f, ",", true, m.seconds, 6);
-    fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", m.read_ios, m.write_ios,
-            m.bytes_read, m.bytes_written);
+    ts_u64(f, known, m.read_ios);
+    ts_u64(f, known, m.write_ios);
+    ts_u64(f, known, m.bytes_read);
+    ts_u64(f, known, m.bytes_written);
+    fprintf(f, ",%u,%d\n", iv->lost, iv->late ? 1 : 0);
     mgr_sink_sync(s, f, false);
 }
 

@@ -1,3 +1,5 @@
+/* manager/report.c - a row's figures from its counters and merged
+ * histograms, and what `iofleet run` prints: live lines and final tables. */
 #include "manager/report.h"
 
 #include <string.h>
@@ -24,6 +26,8 @@ void mgr_metrics_compute(const struct iof_stats *s, uint64_t ns, struct mgr_metr
     m->bytes_read = s->rd.bytes;
     m->bytes_written = s->wr.bytes;
     m->errors = s->rd.errors + s->wr.errors;
+    m->rates = sec > 0;
+    m->percentiles = iof_hist_has_buckets(&s->rd.lat) && iof_hist_has_buckets(&s->wr.lat);
     if (sec > 0) {
         m->read_iops = (double)s->rd.ios / sec;
         m->write_iops = (double)s->wr.ios / sec;
@@ -53,8 +57,8 @@ void mgr_live_init(struct mgr_live *l, bool quiet)
 }
 
 void mgr_live_line(struct mgr_live *l, const char *phase, unsigned test, unsigned ntests,
-                   double elapsed_s, double total_s, const struct mgr_metrics *m,
-                   unsigned alive, unsigned total)
+                   double elapsed_s, double total_s, const struct mgr_metrics *m, unsigned alive,
+                   unsigned total)
 {
     if (l->quiet)
         return;
@@ -75,20 +79,37 @@ void mgr_live_done(struct mgr_live *l)
     l->dirty = false;
 }
 
-void mgr_table_header(FILE *f, unsigned test, unsigned ntests, const char *spec,
-                      const char *cycle, double seconds, const char *note)
+void mgr_table_header(FILE *f, unsigned test, unsigned ntests, const char *spec, const char *cycle,
+                      double seconds, const char *note)
 {
     fprintf(f, "\n== test %u/%u: %s%s%s%s  measured %.3f s%s%s\n", test, ntests, spec,
-            cycle && *cycle ? "  [" : "", cycle && *cycle ? cycle : "",
-            cycle && *cycle ? "]" : "", seconds, note && *note ? "  " : "", note ? note : "");
-    fprintf(f, "%-7s %-24s %12s %12s %12s %10s %9s %9s %9s %9s %9s %8s\n", "row", "name",
-            "IOPS", "read_IOPS", "write_IOPS", "MiB/s", "avg_ms", "p50_ms", "p99_ms",
-            "p99.9_ms", "max_ms", "errors");
+            cycle && *cycle ? "  [" : "", cycle && *cycle ? cycle : "", cycle && *cycle ? "]" : "",
+            seconds, note && *note ? "  " : "", note ? note : "");
+    fprintf(f, "%-7s %-24s %12s %12s %12s %10s %9s %9s %9s %9s %9s %8s\n", "row", "name", "IOPS",
+            "read_IOPS", "write_IOPS", "MiB/s", "avg_ms", "p50_ms", "p99_ms", "p99.9_ms", "max_ms",
+            "errors");
+}
+
+/* A figure, or "-" in its width when it is unknown. */
+static void table_fig(FILE *f, int width, int prec, bool known, double v)
+{
+    if (known)
+        fprintf(f, " %*.*f", width, prec, v);
+    else
+        fprintf(f, " %*s", width, "-");
 }
 
 void mgr_table_row(FILE *f, const char *row_type, const char *name, const struct mgr_metrics *m)
 {
-    fprintf(f, "%-7s %-24s %12.1f %12.1f %12.1f %10.2f %9.4f %9.4f %9.4f %9.4f %9.4f %8llu\n",
-            row_type, name, m->iops, m->read_iops, m->write_iops, m->mibps, m->avg_ms, m->p50_ms,
-            m->p99_ms, m->p999_ms, m->max_ms, (unsigned long long)m->errors);
+    fprintf(f, "%-7s %-24s", row_type, name);
+    table_fig(f, 12, 1, m->rates, m->iops);
+    table_fig(f, 12, 1, m->rates, m->read_iops);
+    table_fig(f, 12, 1, m->rates, m->write_iops);
+    table_fig(f, 10, 2, m->rates, m->mibps);
+    table_fig(f, 9, 4, true, m->avg_ms);
+    table_fig(f, 9, 4, m->percentiles, m->p50_ms);
+    table_fig(f, 9, 4, m->percentiles, m->p99_ms);
+    table_fig(f, 9, 4, m->percentiles, m->p999_ms);
+    table_fig(f, 9, 4, true, m->max_ms);
+    fprintf(f, " %8llu\n", (unsigned long long)m->errors);
 }

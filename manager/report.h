@@ -17,6 +17,8 @@ struct mgr_metrics {
     double mibps, read_mibps, write_mibps;
     double avg_ms, avg_read_ms, avg_write_ms;
     double p50_ms, p90_ms, p95_ms, p99_ms, p999_ms, p9999_ms, max_ms;
+    bool rates;       /* a window to divide by (seconds > 0); else the rates are unknown */
+    bool percentiles; /* the histograms have buckets (else p* are unknown) */
     uint64_t read_ios, write_ios, bytes_read, bytes_written, errors;
 };
 
@@ -31,14 +33,14 @@ struct mgr_live {
 };
 void mgr_live_init(struct mgr_live *l, bool quiet);
 void mgr_live_line(struct mgr_live *l, const char *phase, unsigned test, unsigned ntests,
-                   double elapsed_s, double total_s, const struct mgr_metrics *m,
-                   unsigned alive, unsigned total);
+                   double elapsed_s, double total_s, const struct mgr_metrics *m, unsigned alive,
+                   unsigned total);
 /* Ends a redrawn line so normal output can follow. */
 void mgr_live_done(struct mgr_live *l);
 
 /* Final table: header, then rows added one by one. */
-void mgr_table_header(FILE *f, unsigned test, unsigned ntests, const char *spec,
-                      const char *cycle, double seconds, const char *note);
+void mgr_table_header(FILE *f, unsigned test, unsigned ntests, const char *spec, const char *cycle,
+                      double seconds, const char *note);
 void mgr_table_row(FILE *f, const char *row_type, const char *name, const struct mgr_metrics *m);
 
 #endif

@@ -1,3 +1,5 @@
+/* manager/results.c - what the result-file writers share: the registry of
+ * writers by option, file creation, CSV quoting and durable syncs. */
 #include "manager/results.h"
 
 #include <errno.h>
@@ -81,6 +83,12 @@ const char *mgr_row_type_name(enum mgr_row_type t)
 {
     static const char *const names[] = {"ALL", "NODE", "WORKER", "TARGET"};
     return (unsigned)t < 4 ? names[t] : "?";
+}
+
+const char *mgr_row_status_name(enum mgr_row_status st)
+{
+    static const char *const names[] = {"ok", "partial", "lost-before-start", "absent"};
+    return (unsigned)st < 4 ? names[st] : "?";
 }
 
 int mgr_sink_open(const struct mgr_sink_ops *ops, const char *path, struct mgr_sink **out,

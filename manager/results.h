@@ -56,15 +56,29 @@ struct mgr_test_info {
 
 enum mgr_row_type { MGR_ROW_ALL, MGR_ROW_NODE, MGR_ROW_WORKER, MGR_ROW_TARGET };
 
+/* Where a row's figures come from (docs/results.md, `status`). */
+enum mgr_row_status {
+    MGR_STATUS_OK,                /* the node's result of the whole window (ALL: every row below) */
+    MGR_STATUS_PARTIAL,           /* the node was lost mid-test: the intervals that had arrived */
+    MGR_STATUS_LOST_BEFORE_START, /* lost in the test before any interval arrived */
+    MGR_STATUS_ABSENT,            /* an agent of the run that was not in this test */
+};
+
 /* One final row of a test. Names are NULL where they do not apply (ALL has
  * none; NODE has node; WORKER node+worker; TARGET all three). */
 struct mgr_row {
     enum mgr_row_type type;
     const char *node;
-    const char *worker; /* "w0" */
-    const char *target; /* the target path as in the plan */
-    const struct iof_stats *stats;
-    uint64_t ns;                      /* the measured window of this row */
+    const char *worker;            /* "w0" */
+    const char *target;            /* the target path as in the plan */
+    const struct iof_stats *stats; /* a histogram without buckets (iof_hist_has_buckets false)
+                                    * has unknown percentiles: the WORKER and TARGET rows of a
+                                    * partial node */
+    uint64_t ns;                   /* the measured window of this row (0: none) */
+    enum mgr_row_status status;
+    /* The part of the test's measured window the row covers, from its start
+     * (ok: 0 .. the window; partial: up to the end of its last interval). */
+    uint64_t window_start_ns, window_end_ns;
     uint32_t queue_depth;             /* outstanding I/Os per target (TARGET, WORKER: per target) */
     uint32_t nodes, workers, targets; /* entities below this row (Iometer's # columns) */
     uint64_t range_offset, range_size; /* TARGET: the region used (0 size: whole) */
@@ -83,6 +97,10 @@ struct mgr_interval {
     const struct iof_stats *stats;
     uint64_t ns;                 /* its length */
     unsigned reported;           /* ALL: agents that reported; node: 1 */
+    unsigned lost;               /* node: 1 when the agent could not keep the interval (its
+                                  * figures are unknown); ALL: the nodes whose interval was lost */
+    bool late;                   /* ALL: an extra row of an interval already written, holding
+                                  * one node's report that came after it */
     const struct proto_cpu *cpu; /* node CPU; ALL: the mean over the nodes that measured
                                   * it; NULL when unknown */
     double cpu_busy_pct;         /* cpu->busy_pct, 0 when cpu is NULL */
@@ -90,11 +108,13 @@ struct mgr_interval {
 
 struct mgr_test_end {
     const struct mgr_test_info *test;
-    uint64_t end_wall_ns; /* CLOCK_REALTIME when the test's results were complete */
+    uint64_t end_wall_ns;      /* CLOCK_REALTIME when the test's results were complete */
     const struct mgr_row *all; /* the ALL row */
     double start_skew_ms;
     unsigned nodes; /* agents that delivered a result */
-    unsigned lost;  /* agents lost during the test */
+    unsigned lost;  /* agents lost during the test (their rows: partial, lost-before-start) */
+    const char *const *absent; /* agents of the run that were not in the test */
+    size_t nabsent;
     bool interrupted;
 };
 
@@ -137,6 +157,8 @@ void mgr_sink_sync(struct mgr_sink *sink, FILE *f, bool durable);
 int mgr_sink_fclose(struct mgr_sink *sink, FILE *f);
 /* "ALL", "NODE", "WORKER", "TARGET". */
 const char *mgr_row_type_name(enum mgr_row_type t);
+/* "ok", "partial", "lost-before-start", "absent". */
+const char *mgr_row_status_name(enum mgr_row_status st);
 
 /* The writer behind an option ("--csv", "--iometer-csv", "--timeseries",
  * "--json"), or NULL. */

@@ -891,8 +891,9 @@ static int dir_encode(struct ctx *c, cJSON *obj, const char *prefix, const char 
 /* Decodes one direction into d, or - with `add` - adds it to d (the sum of
  * a whole message, see PROTO_DECODE_SUM_STATS). */
 static int dir_decode(struct ctx *c, const cJSON *obj, const char *prefix, const char *key,
-                      struct iof_dirstats *d, bool add)
+                      struct iof_dirstats *d, bool add, struct iof_dircounts *one)
 {
+    struct iof_hist_summary hs = {0, 0, UINT64_MAX, 0};
     char path[PATH_BUF];
     const cJSON *j, *lat;
     uint64_t ios = 0, bytes = 0, errors = 0, before = add ? d->lat.count : 0;
@@ -902,6 +903,8 @@ static int dir_decode(struct ctx *c, const cJSON *obj, const char *prefix, const
 
     mkpath(path, prefix, key);
     j = get_item(c, obj, path, key, OPTIONAL);
+    if (one)
+        *one = (struct iof_dircounts){.lat_min_ns = UINT64_MAX};
     if (!j || c->err) {
         /* Absent: nothing happened in this direction. (A present one is
          * reset by iof_hist_decode: each histogram is zeroed once.) */
@@ -939,7 +942,7 @@ static int dir_decode(struct ctx *c, const cJSON *obj, const char *prefix, const
     if (blen >= 2 && lat->valuestring[blen - 2] == '=')
         pad++;
     r = n < 0 || (size_t)n < pad ? IOF_EPROTO
-        : add                    ? iof_hist_decode_add(&d->lat, raw, (size_t)n - pad)
+        : add                    ? iof_hist_decode_add_summary(&d->lat, raw, (size_t)n - pad, &hs)
                                  : iof_hist_decode(&d->lat, raw, (size_t)n - pad);
     if (raw != stackbuf)
         free(raw);
@@ -952,6 +955,13 @@ static int dir_decode(struct ctx *c, const cJSON *obj, const char *prefix, const
         d->ios += ios;
         d->bytes += bytes;
         d->errors += errors;
+        if (one)
+            *one = (struct iof_dircounts){.ios = ios,
+                                          .bytes = bytes,
+                                          .errors = errors,
+                                          .lat_sum_ns = hs.sum_ns,
+                                          .lat_min_ns = hs.min_ns,
+                                          .lat_max_ns = hs.max_ns};
     } else {
         d->ios = ios;
         d->bytes = bytes;
@@ -1026,6 +1036,10 @@ static int stats_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
         put_str(c, root, "result", "error", st->error, STR_TEXT, NULLABLE);
     } else {
         put_u64(c, root, "interval", st->interval);
+        if (st->lost && !c->err)
+            put_item(c, root, "lost", cJSON_CreateBool(true));
+        if (st->duration_ns)
+            put_u64(c, root, "duration_ns", st->duration_ns);
     }
     cpu_encode(c, root, &st->cpu);
     jw = put_container(c, root, "workers", cJSON_CreateArray());
@@ -1099,7 +1113,14 @@ static int stats_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
         st->interrupted = it && cJSON_IsTrue(it);
         get_str(c, root, name, "error", STR_TEXT, OPTIONAL | NULLABLE, &st->error);
     } else {
+        const cJSON *it;
         get_u64(c, root, name, "interval", &st->interval);
+        it = get_item(c, root, "stats.lost", "lost", OPTIONAL);
+        if (it && !cJSON_IsBool(it))
+            return ctx_fail(c, "stats.lost: must be true or false");
+        st->lost = it && cJSON_IsTrue(it);
+        if (field(root, "duration_ns"))
+            get_u64(c, root, name, "duration_ns", &st->duration_ns);
     }
     cpu_decode(c, root, name, &st->cpu);
     jw = get_array(c, root, name, "workers");
@@ -1120,6 +1141,22 @@ static int stats_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
             return ctx_oom(c);
         iof_stats_reset(st->sum);
         sum = st->sum;
+    }
+    if (sum) {
+        /* Counted before anything is decoded, for one allocation. */
+        size_t all = 0;
+        const cJSON *jo;
+        cJSON_ArrayForEach(jt, jw)
+        {
+            if (cJSON_IsArray(jt))
+                cJSON_ArrayForEach(jo, jt) all++;
+        }
+        if (all > PROTO_STATS_MAX_TOTAL_TARGETS)
+            return ctx_fail(c, "%s.workers: more than %d targets in all", name,
+                            PROTO_STATS_MAX_TOTAL_TARGETS);
+        st->counts = calloc(all ? all : 1, sizeof(*st->counts));
+        if (!st->counts)
+            return ctx_oom(c);
     }
     cJSON_ArrayForEach(jt, jw)
     {
@@ -1150,6 +1187,7 @@ static int stats_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
         cJSON_ArrayForEach(jo, jt)
         {
             struct iof_stats *ts = sum ? sum : &ws->targets[t];
+            struct iof_counts *one = sum ? &st->counts[total - nt + t] : NULL;
             const cJSON *fe;
             if (!sum) {
                 ts->first_error = 0;
@@ -1158,8 +1196,8 @@ static int stats_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
             snprintf(prefix, sizeof(prefix), "%s.workers[%zu][%zu]", name, w, t++);
             if (!cJSON_IsObject(jo))
                 return ctx_fail(c, "%s: must be an object", prefix);
-            dir_decode(c, jo, prefix, "r", &ts->rd, sum != NULL);
-            dir_decode(c, jo, prefix, "w", &ts->wr, sum != NULL);
+            dir_decode(c, jo, prefix, "r", &ts->rd, sum != NULL, one ? &one->rd : NULL);
+            dir_decode(c, jo, prefix, "w", &ts->wr, sum != NULL, one ? &one->wr : NULL);
             fe = get_item(c, jo, prefix, "first_error", OPTIONAL | NULLABLE);
             if (fe && !c->err) {
                 const char *code = NULL;
@@ -1175,6 +1213,10 @@ static int stats_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
                     if (!ts->first_error) {
                         ts->first_error = err_from_name(code);
                         ts->first_error_offset = off;
+                    }
+                    if (one) {
+                        one->first_error = err_from_name(code);
+                        one->first_error_offset = off;
                     }
                     free((void *)code);
                 }
@@ -1459,6 +1501,7 @@ void proto_msg_clear(struct proto_msg *msg)
             free(msg->u.stats.workers[i].targets);
         free(msg->u.stats.workers);
         free(msg->u.stats.sum);
+        free(msg->u.stats.counts);
         free((void *)msg->u.stats.error);
         break;
     default:

@@ -212,6 +212,12 @@ struct proto_cpu {
 struct proto_stats {
     uint32_t test;
     uint64_t interval; /* stats: 0-based interval of the measured window */
+    /* stats only: */
+    bool lost;            /* the agent could not keep this interval (it fell behind):
+                           * its counters are not known (sent as zeros), never an idle
+                           * interval; its I/O is still in the result */
+    uint64_t duration_ns; /* the interval's real length when it was cut short (a stop);
+                           * 0: its full length */
     /* result only: */
     uint64_t measured_ns;      /* the agent's measured window (shorter when stopped) */
     uint64_t cpu_ns;           /* CPU time of the worker threads in the window */
@@ -225,6 +231,9 @@ struct proto_stats {
     /* Decoded with PROTO_DECODE_SUM_STATS (stats only): the sum of every
      * target, and workers[].targets are NULL (ntargets still counted). */
     struct iof_stats *sum;
+    /* With PROTO_DECODE_SUM_STATS also each target's counters (no buckets),
+     * one per target in worker order (sum of workers[].ntargets entries). */
+    struct iof_counts *counts;
 };
 
 struct proto_stop {

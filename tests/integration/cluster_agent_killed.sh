@@ -1,6 +1,8 @@
 # An agent lost mid-test: the manager names it within 3 heartbeats, finishes
-# the test on the others and exits 1; the table has the survivors' NODE rows,
-# ALL = their sum, and a line saying the lost node had no result.
+# the test on the others and exits 1; the table has the survivors' NODE rows
+# and the lost node's rows marked partial (what its intervals measured), a
+# line saying it had no result, and in the result files ALL = the sum of
+# every NODE exactly and the time series adds up to ALL exactly.
 # 1. SIGKILL (the connection drops): reported at once.
 # 2. SIGSTOP (the connection stays open, the agent goes silent): reported
 #    after 3 missed heartbeats; resumed later, the agent serves again.
@@ -18,7 +20,7 @@ P
 # --- SIGKILL -----------------------------------------------------------------------------
 t_start=$(cl_now_ms)
 cl_spawn mgr "$T/k.out" "$T/k.err" "$IOFLEET" run "$T/p.json" "${CL_AGENT_ARGS[@]}" \
-    --heartbeat-ms $hb --wait 10
+    --heartbeat-ms $hb --wait 10 --csv "$T/k.csv" --timeseries "$T/k.ts"
 cl_wait_log_count "$T/k.err" "[run] test 1/1" 3 10 # ~2 s in
 victim=${CL_NAMES[1]} vport=${CL_PORTS[1]}
 kill -KILL "${CL_PIDS[1]}"
@@ -35,16 +37,26 @@ t_end=$(cl_now_ms)
 out=$T/k.out
 hdr=$(cl_header "$out")
 case "$hdr" in *"== test 1/1: 4k"*"measured 6.000 s  2 nodes, start skew "*" ms, agents lost: yes"*) ;; *) cl_fail "header: $hdr" ;; esac
-[ "$(cl_rows "$out" NODE)" = 2 ] || cl_fail "expected 2 NODE rows, got $(cl_rows "$out" NODE)"
-[ "$(cl_rows "$out" WORKER)" = 4 ] || cl_fail "expected 4 WORKER rows"
-if awk -v v="$victim" '$2==v || index($2, v "/")==1 {f=1} END{exit !f}' "$out"; then
-    cl_fail "the lost node has rows in the table"
-fi
+[ "$(cl_rows "$out" NODE)" = 3 ] || cl_fail "expected 3 NODE rows (one partial), got $(cl_rows "$out" NODE)"
+[ "$(cl_rows "$out" WORKER)" = 6 ] || cl_fail "expected 6 WORKER rows"
+awk -v v="$victim" '$1 == "NODE" && $2 == v "(partial)" && $3 > 0 {f=1} END{exit !f}' "$out" ||
+    cl_fail "the lost node's measured I/O is not in the table as a partial NODE row"
+# Exact sums from the files: ALL = sum of NODE (partial included), and the
+# time series' ALL intervals = the final ALL.
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    $c["row_type"] == "ALL" { ar = $c["read_ios"]; aw = $c["write_ios"] }
+    $c["row_type"] == "NODE" { nr += $c["read_ios"]; nw += $c["write_ios"]; if ($c["status"] == "partial") p++ }
+    END { if (ar != nr || aw != nw || p != 1 || ar + aw == 0) { printf "csv: ALL %s/%s NODE sum %s/%s partial %d\n", ar, aw, nr, nw, p; exit 1 }
+          print ar + aw > "/dev/stderr" }' "$T/k.csv" 2>"$T/k.all" || cl_fail "--csv: ALL != sum of NODE"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    $c["node"] == "ALL" { s += $c["read_ios"] + $c["write_ios"] } END { print s }' "$T/k.ts" >"$T/k.tsall"
+[ "$(cat "$T/k.tsall")" = "$(cat "$T/k.all")" ] ||
+    cl_fail "--timeseries: ALL intervals add up to $(cat "$T/k.tsall"), the final ALL is $(cat "$T/k.all")"
 for n in "${CL_NAMES[0]}" "${CL_NAMES[2]}"; do
     awk -v n="$n" '$1=="NODE" && $2==n && $3 > 0 {f=1} END{exit !f}' "$out" || cl_fail "no I/O on $n"
 done
 expect_in "$out" "  node $victim: no result (lost: connection closed by the peer)"
-sums=$(cl_check_sums "$out") || { echo "$sums"; cl_fail "ALL != sum of the survivors"; }
+sums=$(cl_check_sums "$out") || { echo "$sums"; cl_fail "table sums"; }
 # Live lines: 3/3 before the kill, 2/3 after, one per interval.
 [ "$(grep -c '^\[run\] test 1/1 ' "$T/k.err")" = 12 ] || cl_fail "expected 12 live lines"
 grep -q 'agents 3/3$' "$T/k.err" || cl_fail "no live line with 3/3 agents"
@@ -70,7 +82,7 @@ expect_in "$T/s.err" "(3 heartbeats missed)"
 cl_wait_exit "$mgr" 20 rc
 [ "$rc" = 1 ] || cl_fail "manager exited $rc after a silent agent, expected 1"
 out=$T/s.out
-[ "$(cl_rows "$out" NODE)" = 1 ] || cl_fail "expected 1 NODE row"
+[ "$(cl_rows "$out" NODE)" = 2 ] || cl_fail "expected 2 NODE rows (one partial)"
 expect_in "$out" "  node $victim: no result (lost: no message or heartbeat for "
 case "$(cl_header "$out")" in *"1 node, start skew"*"agents lost: yes"*) ;; *) cl_fail "header: $(cl_header "$out")" ;; esac
 sums=$(cl_check_sums "$out") || { echo "$sums"; cl_fail "ALL != NODE after a silent agent"; }

@@ -143,8 +143,8 @@ t_end=$(cl_now_ms)
 cat "$T/out"
 
 # Tables per test: NODE rows and "no result" lines.
-rows_of() { # TEST: the NODE names of test TEST, sorted
-    awk -v t="$1" '/^== test / { split($3, a, "/"); cur = a[1] + 0 } $1 == "NODE" && cur == t { print $2 }' "$T/out" | sort | tr '\n' ' '
+rows_of() { # TEST: the NODE names of test TEST with a result, sorted (not "NAME(partial)")
+    awk -v t="$1" '/^== test / { split($3, a, "/"); cur = a[1] + 0 } $1 == "NODE" && cur == t && $2 !~ /\(/ { print $2 }' "$T/out" | sort | tr '\n' ' '
 }
 [ "$(grep -c '^== test' "$T/out")" = 3 ] || lfail "expected 3 test tables"
 [ "$(rows_of 1)" = "node1 node3 " ] || lfail "test 1: NODE rows '$(rows_of 1)', expected node1 node3"
@@ -158,13 +158,14 @@ done
 [ "$(rows_of 3)" = "node1 node2 node3 " ] || lfail "test 3: NODE rows '$(rows_of 3)', expected node1 node2 node3 ($vname back)"
 ok "test 1 on node1+node3 only; test 2 on: $(rows_of 2); test 3 on: $(rows_of 3); $sums"
 
-# --csv: every test, ALL = sum of NODE exactly, the victim missing only in test 1.
+# --csv: every test, ALL = sum of NODE exactly (the victim's partial rows
+# included), the victim without a result (status ok) only in test 1.
 awk -F, '
     NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
     { t = $c["test"] }
     $c["row_type"] == "ALL"  { na[t]++; ar[t] = $c["read_ios"]; aw[t] = $c["write_ios"]; ae[t] = $c["errors"] }
-    $c["row_type"] == "NODE" { nn[t]++; sr[t] += $c["read_ios"]; sw[t] += $c["write_ios"]; se[t] += $c["errors"]
-                               if ($c["node"] == "'"$vname"'") v[t] = 1 }
+    $c["row_type"] == "NODE" { sr[t] += $c["read_ios"]; sw[t] += $c["write_ios"]; se[t] += $c["errors"] }
+    $c["row_type"] == "NODE" && $c["status"] == "ok" { nn[t]++; if ($c["node"] == "'"$vname"'") v[t] = 1 }
     END {
         for (t = 1; t <= 3; t++) {
             if (na[t] != 1) { printf "test %d: %d ALL rows\n", t, na[t]; bad = 1 }

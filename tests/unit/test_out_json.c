@@ -332,9 +332,9 @@ static const char *const top_keys[] = {"iofleet",          "run",   "plan", "age
 static const char *const run_keys[] = {"start_time",  "start_unix_ns", "finished",      "exit_code",
                                        "interrupted", "tests_planned", "tests_written", NULL};
 static const char *const test_keys[] = {
-    "index",         "spec",     "cycle",       "cycle_param",   "cycle_value", "start_time",
-    "start_unix_ns", "end_time", "end_unix_ns", "start_skew_ms", "nodes",       "lost",
-    "interrupted",   "complete", "intervals",   "results",       NULL};
+    "index",         "spec",        "cycle",       "cycle_param",   "cycle_value", "start_time",
+    "start_unix_ns", "end_time",    "end_unix_ns", "start_skew_ms", "nodes",       "lost",
+    "absent",        "interrupted", "complete",    "intervals",     "results",     NULL};
 #define METRIC_KEYS                                                                                \
     "duration_s", "iops", "read_iops", "write_iops", "mibps", "read_mibps", "write_mibps",         \
         "avg_lat_ms", "avg_read_lat_ms", "avg_write_lat_ms", "p50_lat_ms", "p90_lat_ms",           \
@@ -342,11 +342,12 @@ static const char *const test_keys[] = {
         "write_ios", "bytes_read", "bytes_written", "errors", "read_errors", "write_errors",       \
         "cpu_pct", "cpu_effectiveness", "cpu"
 static const char *const row_keys[] = {
-    "test",       "spec",        "cycle",       "row_type",  "node",      "worker",
-    "target",     "queue_depth", "n_nodes",     "n_workers", "n_targets", "range_offset",
-    "range_size", METRIC_KEYS,   "first_error", "latency",   NULL};
-static const char *const iv_keys[] = {"interval", "time_s",    "row_type", "node",
-                                      "reported", METRIC_KEYS, NULL};
+    "test",         "spec",         "cycle",       "row_type", "node",
+    "worker",       "target",       "queue_depth", "n_nodes",  "n_workers",
+    "n_targets",    "range_offset", "range_size",  "status",   "window_start_s",
+    "window_end_s", METRIC_KEYS,    "first_error", "latency",  NULL};
+static const char *const iv_keys[] = {"interval", "time_s", "row_type",  "node", "reported",
+                                      "lost",     "late",   METRIC_KEYS, NULL};
 static const char *const hist_keys[] = {"count", "sum_ns", "min_ns", "max_ns", "buckets", NULL};
 static const char *const cpu_keys[] = {"busy_pct", "user_pct", "sys_pct", "agent_pct", NULL};
 static const char *const agent_keys[] = {"name", "endpoint",     "software", "protocol", "hostname",
