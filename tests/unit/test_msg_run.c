@@ -716,6 +716,69 @@ static void test_stats_round_trip(void **state)
     proto_msg_clear(&out);
 }
 
+/* Summed decoding (the manager's) also gives each target's counters, and a
+ * stats message carries the lost flag and a cut interval's real length. */
+static void test_stats_sum_counts_lost(void **state)
+{
+    (void)state;
+    struct sample s;
+    struct proto_msg in, out;
+    char *text;
+    size_t len;
+    struct iof_diag d = {{0}};
+
+    sample_build(&s, 77);
+    proto_msg_init(&in, PROTO_MSG_STATS);
+    in.u.stats.interval = 3;
+    in.u.stats.nworkers = 3;
+    in.u.stats.workers = s.w;
+    in.u.stats.lost = true;
+    in.u.stats.duration_ns = 123456789;
+    assert_int_equal(proto_msg_encode(&in, &text, &len, &d), 0);
+    assert_non_null(strstr(text, "\"lost\":true"));
+    assert_non_null(strstr(text, "\"duration_ns\":123456789"));
+    memset(&out, 0, sizeof(out));
+    assert_int_equal(proto_msg_decode_flags(text, len, &out, PROTO_DECODE_SUM_STATS, &d), 0);
+    assert_true(out.u.stats.lost);
+    assert_true(out.u.stats.duration_ns == 123456789);
+    assert_non_null(out.u.stats.sum);
+    assert_non_null(out.u.stats.counts);
+    for (size_t i = 0; i < 6; i++) {
+        const struct iof_counts *c = &out.u.stats.counts[i];
+        const struct iof_stats *t = &s.t[i];
+        assert_true(c->rd.ios == t->rd.ios && c->wr.ios == t->wr.ios);
+        assert_true(c->rd.bytes == t->rd.bytes && c->wr.bytes == t->wr.bytes);
+        assert_true(c->rd.errors == t->rd.errors && c->wr.errors == t->wr.errors);
+        assert_true(c->rd.lat_sum_ns == t->rd.lat.sum_ns && c->wr.lat_sum_ns == t->wr.lat.sum_ns);
+        assert_true(c->rd.lat_min_ns == t->rd.lat.min_ns && c->wr.lat_min_ns == t->wr.lat.min_ns);
+        assert_true(c->rd.lat_max_ns == t->rd.lat.max_ns && c->wr.lat_max_ns == t->wr.lat.max_ns);
+        assert_int_equal(c->first_error, t->first_error);
+        assert_true(c->first_error_offset == t->first_error_offset);
+    }
+    {
+        /* Counters made back into stats: exact means, no percentiles. */
+        struct iof_stats *back = stats_new(1);
+        iof_counts_to_stats(&out.u.stats.counts[0], back);
+        assert_true(back->rd.lat.count == s.t[0].rd.ios);
+        assert_false(iof_hist_has_buckets(&back->rd.lat));
+        assert_true(iof_hist_has_buckets(&s.t[0].rd.lat));
+        free(back);
+    }
+    proto_msg_clear(&out);
+    free(text);
+
+    /* Absent: not lost, full length. */
+    in.u.stats.lost = false;
+    in.u.stats.duration_ns = 0;
+    text = encode_text(&in);
+    assert_null(strstr(text, "\"lost\""));
+    assert_null(strstr(text, "\"duration_ns\""));
+    free(text);
+    expect_refused("{\"type\":\"stats\",\"test\":0,\"interval\":0,\"lost\":1,\"workers\":[]}",
+                   IOF_EPROTO, "stats.lost: must be true or false");
+    free(s.t);
+}
+
 static void test_result_round_trip(void **state)
 {
     (void)state;
@@ -1390,6 +1453,7 @@ int main(void)
         cmocka_unit_test(test_start_offset_round_trip),
         cmocka_unit_test(test_start_offset_refused),
         cmocka_unit_test(test_stats_round_trip),
+        cmocka_unit_test(test_stats_sum_counts_lost),
         cmocka_unit_test(test_result_round_trip),
         cmocka_unit_test(test_stats_cpu_rounding),
         cmocka_unit_test(test_stats_refused),
