@@ -51,6 +51,7 @@ struct session {
     char manager[PROTO_NAME_MAX + 1];
     /* The plan as assigned to this node. */
     bool have_plan;
+    bool prepared; /* this plan's prepare succeeded: tests may start */
     struct iof_plan plan;
     struct iof_test *tests;
     size_t ntests;
@@ -99,9 +100,9 @@ struct agent {
     uv_signal_t sigint, sigterm;
     bool stopping;
     struct iof_tls_ctx *tls; /* NULL: plain TCP (loopback, or --insecure) */
-    char **allow_real;       /* canonical --allow paths */
+    char **allow_real;       /* canonical --allow paths (the inventory) */
     size_t nallow;
-    char workdir_real[PATH_MAX];
+    struct dyn_scope *scope; /* what targets may be: workdir and --allow, as descriptors */
 };
 
 static void agent_dial(struct agent *a);
@@ -113,52 +114,28 @@ static void agent_on_reconnect(uv_timer_t *t)
 
 /* --- targets the agent allows --------------------------------------------- */
 
-/* 0 when cfg's path may be opened by this agent, else IOF_EDENIED with the
- * reason. Relative paths live in the workdir; absolute ones must resolve
- * (symlinks followed) to an --allow entry or something below it. */
+/* 0 when cfg's path may be opened by this agent, else the reason: the
+ * scope's rules (dynamo/scope.h). A test file may not exist yet; its
+ * directory must. Checked again, on what is opened, when a test starts. */
 static int agent_check_target(const struct agent *a, const struct iof_target_cfg *cfg,
                               struct iof_diag *d)
 {
-    char real[PATH_MAX];
+    const char *base;
+    int fd;
 
     if (cfg->path[0] != '/') {
-        /* A test file: its directory must resolve inside the workdir, and
-         * the file itself must not be a symbolic link (it would be created
-         * or written through it). dyn_target_resolve refuses "..". */
-        char joined[IOF_PATH_MAX], *slash;
-        struct stat st;
-        size_t n = strlen(a->workdir_real);
-        int r = dyn_target_resolve(cfg, a->workdir_real, joined, d);
-        if (r)
-            return r;
-        if (lstat(joined, &st) == 0 && S_ISLNK(st.st_mode))
-            return iof_diag_set(d, IOF_EDENIED,
-                                "target '%s': is a symbolic link in the workdir; test files must "
-                                "be regular files",
-                                cfg->path);
-        slash = strrchr(joined, '/');
-        *slash = '\0';
-        if (!realpath(joined, real))
-            return iof_diag_set(d, -errno, "target '%s': directory '%s': %s", cfg->path, joined,
-                                strerror(errno));
-        if (strncmp(real, a->workdir_real, n) || (real[n] != '\0' && real[n] != '/'))
-            return iof_diag_set(d, IOF_EDENIED,
-                                "target '%s': resolves to '%s', outside the agent's workdir",
-                                cfg->path, real);
+        fd = dyn_scope_open_parent(a->scope, cfg->path, &base, d);
+        if (fd < 0)
+            return fd;
+        close(fd);
+    }
+    fd = dyn_scope_open(a->scope, cfg->path, O_PATH, NULL, d);
+    if (fd == -ENOENT && cfg->path[0] != '/')
         return 0;
-    }
-    if (!realpath(cfg->path, real))
-        return iof_diag_set(d, -errno, "target '%s': %s", cfg->path, strerror(errno));
-    for (size_t i = 0; i < a->nallow; i++) {
-        size_t n = strlen(a->allow_real[i]);
-        if (!strncmp(real, a->allow_real[i], n) &&
-            (real[n] == '\0' || real[n] == '/' || a->allow_real[i][n - 1] == '/'))
-            return 0;
-    }
-    return iof_diag_set(d, IOF_EDENIED,
-                        "target '%s'%s%s%s is not inside this agent's --allow paths", cfg->path,
-                        strcmp(real, cfg->path) ? " (resolves to '" : "",
-                        strcmp(real, cfg->path) ? real : "", strcmp(real, cfg->path) ? "')" : "");
+    if (fd < 0)
+        return fd;
+    close(fd);
+    return 0;
 }
 
 /* --- inventory -------------------------------------------------------------- */
@@ -414,6 +391,12 @@ static void session_start_test(struct session *s, const struct proto_start *st)
         session_send_error(s, IOF_EPROTO, "%s: start before any plan", s->a->name);
         return;
     }
+    if (!s->prepared && !s->preparing && !s->dt) {
+        session_send_error(s, IOF_EPROTO,
+                           "%s: start of test %u without a successful prepare of this plan",
+                           s->a->name, st->test + 1);
+        return;
+    }
     if (s->dt || s->preparing) {
         session_send_error(s, IOF_EBUSY, "%s: start of test %u while %s", s->a->name, st->test + 1,
                            s->dt ? "a test is running" : "preparing");
@@ -430,7 +413,7 @@ static void session_start_test(struct session *s, const struct proto_start *st)
     p.spec = &s->plan.specs[t->spec_index];
     p.groups = s->gcfg;
     p.ngroups = s->ngroups;
-    p.workdir = s->a->o->workdir;
+    p.scope = s->a->scope;
     p.ramp_ns = s->plan.run.ramp_ns;
     p.duration_ns = s->plan.run.duration_ns;
     p.interval_ns = s->plan.run.interval_ns;
@@ -514,7 +497,7 @@ static void prep_work(uv_work_t *w)
         if (!eng || !eng->touches_files)
             continue;
         for (size_t i = 0; i < gc->ntargets && !s->prep_err; i++)
-            s->prep_err = dyn_target_prepare(&gc->targets[i], s->a->o->workdir, gc->pattern,
+            s->prep_err = dyn_target_prepare(&gc->targets[i], s->a->scope, gc->pattern,
                                              prep_progress, s, &s->prep_diag);
     }
 }
@@ -560,6 +543,7 @@ static void prep_after(uv_work_t *w, int status)
                            s->prep_err ? s->prep_diag.msg : uv_strerror(status));
         return;
     }
+    s->prepared = true;
     proto_msg_init(&m, PROTO_MSG_PREPARED);
     proto_link_send(s->link, &m);
 }
@@ -578,6 +562,7 @@ static void session_prepare(struct session *s)
         return;
     }
     s->prep_work.data = s;
+    s->prepared = false;
     s->preparing = true;
     r = uv_queue_work(s->a->loop, &s->prep_work, prep_work, prep_after);
     if (r < 0) {
@@ -608,6 +593,7 @@ static void session_drop_plan(struct session *s)
     s->groups = NULL;
     s->gcfg = NULL;
     s->have_plan = false;
+    s->prepared = false;
 }
 
 static void session_take_plan(struct session *s, const struct proto_plan *pm)
@@ -620,6 +606,12 @@ static void session_take_plan(struct session *s, const struct proto_plan *pm)
         return;
     }
     session_drop_plan(s);
+    /* What --allow names now: a /dev/disk/by-* link follows its device. */
+    r = dyn_scope_refresh(s->a->scope, &d);
+    if (r) {
+        session_send_error(s, r, "%s: %s", s->a->name, d.msg);
+        return;
+    }
     r = proto_plan_parse("plan", pm->text, pm->len, NULL, 0, &s->plan, &d);
     if (r) {
         session_send_error(s, IOF_EPLAN, "%s: %s", s->a->name, d.msg);
@@ -1091,8 +1083,8 @@ int dyn_agent_main(const struct dyn_agent_opts *o)
         rc = 2;
         goto out;
     }
-    if ((mkdir(o->workdir, 0700) < 0 && errno != EEXIST) || !realpath(o->workdir, a.workdir_real)) {
-        fprintf(stderr, "dynamo: workdir '%s': %s\n", o->workdir, strerror(errno));
+    if (dyn_scope_new(o->workdir, o->allow, o->nallow, &a.scope, &d)) {
+        fprintf(stderr, "dynamo: %s\n", d.msg);
         rc = 2;
         goto out;
     }
@@ -1141,6 +1133,7 @@ out:
     if (a.loop)
         uv_loop_close(a.loop);
     iof_tls_ctx_free(a.tls);
+    dyn_scope_free(a.scope);
     for (size_t i = 0; i < a.nallow; i++)
         free(a.allow_real[i]);
     free(a.allow_real);

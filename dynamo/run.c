@@ -527,7 +527,7 @@ static int test_open_targets(struct dyn_test *t, struct iof_diag *diag)
         for (size_t i = 0; i < gc->ntargets; i++) {
             struct dyn_target *tg;
             struct dyn_gen_region reg;
-            int r = dyn_target_open(&gc->targets[i], t->p.workdir, eng->direct, writes,
+            int r = dyn_target_open(&gc->targets[i], t->p.scope, eng->direct, writes,
                                     eng->touches_files, t->p.allow_destructive, &tg, diag);
             if (r)
                 return r;

@@ -28,13 +28,14 @@ struct dyn_test_params {
     const struct iof_spec *spec;         /* borrowed; outlives the test */
     const struct iof_worker_cfg *groups; /* borrowed; cycle overrides applied */
     size_t ngroups;
-    const char *workdir; /* test files live here */
-    uint64_t start_ns;   /* local CLOCK_MONOTONIC time the ramp-up begins */
+    uint64_t start_ns; /* local CLOCK_MONOTONIC time the ramp-up begins */
     uint64_t ramp_ns;
     uint64_t duration_ns; /* measured window */
     uint64_t interval_ns;
     uint64_t seed;          /* for groups without a seed of their own */
     bool allow_destructive; /* see dyn_target_write_guard() */
+    /* Borrowed: the workdir and --allow entries every target is opened from. */
+    struct dyn_scope *scope;
 };
 
 struct dyn_test;

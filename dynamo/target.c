@@ -1,3 +1,5 @@
+/* dynamo/target.c - test files made in the workdir, and targets opened for a
+ * test through the agent's scope (dynamo/scope.h), checked and kept open. */
 #include "dynamo/target.h"
 
 #include <errno.h>
@@ -5,6 +7,7 @@
 #include <inttypes.h>
 #include <blkid.h>
 #include <linux/fs.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +17,7 @@
 #include <unistd.h>
 
 #include "dynamo/gen.h"
+#include "dynamo/scope.h"
 
 #define PREP_CHUNK (1u << 20)
 
@@ -61,59 +65,113 @@ static void fill_pattern(uint8_t *buf, size_t len, enum iof_pattern pattern, str
     }
 }
 
-int dyn_target_prepare(const struct iof_target_cfg *cfg, const char *workdir,
+/* Removes the test file `base` in dirfd if it is still the object in *st
+ * (a name swapped meanwhile is left alone). */
+static void unlink_if_same(int dirfd, const char *base, const struct stat *st)
+{
+    struct stat now;
+    if (fstatat(dirfd, base, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_dev == st->st_dev &&
+        now.st_ino == st->st_ino)
+        unlinkat(dirfd, base, 0);
+}
+
+int dyn_target_prepare(const struct iof_target_cfg *cfg, struct dyn_scope *scope,
                        enum iof_pattern pattern, dyn_progress_fn progress, void *arg,
                        struct iof_diag *diag)
 {
     char path[IOF_PATH_MAX];
+    const char *base;
     struct stat st;
     struct statvfs vfs;
     struct dyn_rng rng;
     uint8_t *buf = NULL;
-    uint64_t done = 0;
-    int fd, r;
+    uint64_t done = 0, have = 0;
+    int dirfd, fd, r;
 
-    r = dyn_target_resolve(cfg, workdir, path, diag);
+    r = dyn_target_resolve(cfg, dyn_scope_workdir(scope), path, diag);
     if (r)
         return r;
     if (cfg->path[0] == '/') {
-        if (stat(path, &st) < 0)
-            return iof_diag_set(diag, -errno, "target '%s': %s", path, strerror(errno));
-        if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
-            return iof_diag_set(diag, IOF_ETARGET,
-                                "target '%s': not a regular file or block device", path);
+        /* Must exist and be allowed; nothing is written to it here. */
+        fd = dyn_scope_open(scope, cfg->path, O_PATH, NULL, diag);
+        if (fd < 0)
+            return fd;
+        close(fd);
         return 0;
     }
     if (cfg->size == 0)
         return iof_diag_set(diag, IOF_ETARGET, "target '%s': a test file needs a size", cfg->path);
-    if (stat(path, &st) == 0) {
-        if (!S_ISREG(st.st_mode))
-            return iof_diag_set(diag, IOF_ETARGET, "target '%s': exists and is not a regular file",
-                                path);
-        /* Reuse only a file that holds real blocks: a sparse one would read zeros fast. */
-        if ((uint64_t)st.st_size == cfg->size && (uint64_t)st.st_blocks * 512 >= cfg->size)
-            return 0;
+    /* Everything below goes through the directory's descriptor, resolved
+     * once beneath the workdir: no name is looked up twice. */
+    dirfd = dyn_scope_open_parent(scope, cfg->path, &base, diag);
+    if (dirfd < 0)
+        return dirfd;
+    fd = openat(dirfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0 && errno != ENOENT) {
+        r = errno == ELOOP
+                ? iof_diag_set(diag, IOF_EDENIED,
+                               "target '%s': a symbolic link on the way; links are "
+                               "not followed in the workdir",
+                               cfg->path)
+                : iof_diag_set(diag, -errno, "target '%s': %s", cfg->path, strerror(errno));
+        close(dirfd);
+        return r;
     }
-    if (statvfs(workdir ? workdir : ".", &vfs) == 0) {
+    if (fd >= 0) {
+        r = fstat(fd, &st) < 0 ? -errno : 0;
+        close(fd);
+        if (r || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+            r = r ? iof_diag_set(diag, r, "target '%s': %s", cfg->path, strerror(-r))
+                : !S_ISREG(st.st_mode)
+                    ? iof_diag_set(diag, IOF_EDENIED,
+                                   "target '%s': not a regular file; test files in the workdir "
+                                   "must be",
+                                   cfg->path)
+                    : iof_diag_set(diag, IOF_EDENIED,
+                                   "target '%s': has %ju links; a file with more than one name "
+                                   "could be one outside the allowed paths",
+                                   cfg->path, (uintmax_t)st.st_nlink);
+            close(dirfd);
+            return r;
+        }
+        /* Reuse only a file that holds real blocks: a sparse one would read zeros fast. */
+        if ((uint64_t)st.st_size == cfg->size && (uint64_t)st.st_blocks * 512 >= cfg->size) {
+            close(dirfd);
+            return 0;
+        }
+        have = (uint64_t)st.st_blocks * 512;
+    }
+    if (fstatvfs(dirfd, &vfs) == 0) {
         uint64_t avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
-        uint64_t have = stat(path, &st) == 0 ? (uint64_t)st.st_blocks * 512 : 0;
-        if (avail + have < cfg->size)
+        if (avail + have < cfg->size) {
+            close(dirfd);
             return iof_diag_set(diag, -ENOSPC,
                                 "target '%s': needs %" PRIu64 " bytes, only %" PRIu64
                                 " free in '%s'",
-                                path, cfg->size, avail + have, workdir ? workdir : ".");
+                                path, cfg->size, avail + have, dyn_scope_workdir(scope));
+        }
     }
-    /* O_NOFOLLOW: never create or truncate through a symbolic link. */
-    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0)
-        return iof_diag_set(diag, -errno, "target '%s': cannot create: %s", path, strerror(errno));
+    if (have || fd >= 0)
+        unlink_if_same(dirfd, base, &st);
+    /* A new file, never an existing name or a link: O_EXCL | O_NOFOLLOW. */
+    fd = openat(dirfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 || fstat(fd, &st) < 0) {
+        r = iof_diag_set(diag, -errno, "target '%s': cannot create: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        close(dirfd);
+        return r;
+    }
     buf = malloc(PREP_CHUNK);
     if (!buf) {
         close(fd);
+        unlink_if_same(dirfd, base, &st);
+        close(dirfd);
         return iof_diag_set(diag, -ENOMEM, "target '%s': out of memory", path);
     }
     dyn_rng_seed(&rng, 0x10f1ee7);
     fill_pattern(buf, PREP_CHUNK, pattern, &rng);
+    r = 0;
     while (done < cfg->size) {
         size_t n = cfg->size - done < PREP_CHUNK ? (size_t)(cfg->size - done) : PREP_CHUNK;
         ssize_t w;
@@ -124,38 +182,38 @@ int dyn_target_prepare(const struct iof_target_cfg *cfg, const char *workdir,
             continue;
         if (w <= 0) {
             int e = w < 0 ? errno : ENOSPC;
-            free(buf);
-            close(fd);
-            unlink(path);
-            return iof_diag_set(diag, -e,
-                                "target '%s': write failed at %" PRIu64 " of %" PRIu64 " bytes: %s",
-                                path, done, cfg->size, strerror(e));
+            r = iof_diag_set(diag, -e,
+                             "target '%s': write failed at %" PRIu64 " of %" PRIu64 " bytes: %s",
+                             path, done, cfg->size, strerror(e));
+            break;
         }
         done += (uint64_t)w;
         if (progress && progress(arg, path, done, cfg->size)) {
-            free(buf);
-            close(fd);
-            unlink(path);
-            return iof_diag_set(diag, -ECANCELED,
-                                "target '%s': preparation cancelled at %" PRIu64 " of %" PRIu64
-                                " bytes",
-                                path, done, cfg->size);
+            r = iof_diag_set(diag, -ECANCELED,
+                             "target '%s': preparation cancelled at %" PRIu64 " of %" PRIu64
+                             " bytes",
+                             path, done, cfg->size);
+            break;
         }
     }
     free(buf);
-    {
+    if (!r) {
         int e = fsync(fd) < 0 ? errno : 0;
         if (close(fd) < 0 && !e)
             e = errno;
-        if (e) {
-            /* The data never reached the storage (thin provisioning, a
-             * failing device): remove the file, or the next run would reuse
-             * it as if it were prepared. */
-            unlink(path);
-            return iof_diag_set(diag, -e, "target '%s': fsync failed: %s", path, strerror(e));
-        }
+        fd = -1;
+        /* The data never reached the storage (thin provisioning, a failing
+         * device): remove the file, or the next run would reuse it as if it
+         * were prepared. */
+        if (e)
+            r = iof_diag_set(diag, -e, "target '%s': fsync failed: %s", path, strerror(e));
     }
-    return 0;
+    if (fd >= 0)
+        close(fd);
+    if (r)
+        unlink_if_same(dirfd, base, &st);
+    close(dirfd);
+    return r;
 }
 
 /* Smallest size among 512..4096 that an O_DIRECT read accepts: the alignment
@@ -236,8 +294,9 @@ int dyn_target_write_guard(const char *path, bool destructive, struct iof_diag *
     return 0;
 }
 
-int dyn_target_open(const struct iof_target_cfg *cfg, const char *workdir, bool direct, bool write,
-                    bool touch, bool destructive, struct dyn_target **out, struct iof_diag *diag)
+int dyn_target_open(const struct iof_target_cfg *cfg, struct dyn_scope *scope, bool direct,
+                    bool write, bool touch, bool destructive, struct dyn_target **out,
+                    struct iof_diag *diag)
 {
     struct dyn_target *t = calloc(1, sizeof(*t));
     struct stat st;
@@ -246,7 +305,7 @@ int dyn_target_open(const struct iof_target_cfg *cfg, const char *workdir, bool 
     if (!t)
         return iof_diag_set(diag, -ENOMEM, "out of memory");
     t->fd = -1;
-    r = dyn_target_resolve(cfg, workdir, t->path, diag);
+    r = dyn_target_resolve(cfg, dyn_scope_workdir(scope), t->path, diag);
     if (r)
         goto fail;
     if (!touch) {
@@ -258,18 +317,12 @@ int dyn_target_open(const struct iof_target_cfg *cfg, const char *workdir, bool 
             goto fail;
         }
     } else {
-        flags = (write ? O_RDWR : O_RDONLY) | O_CLOEXEC | (direct ? O_DIRECT : 0) |
-                (cfg->path[0] == '/' ? 0 : O_NOFOLLOW);
-        t->fd = open(t->path, flags);
+        /* Opened once, through the scope, and kept for the whole test:
+         * the workers use this descriptor, nothing reopens the name. */
+        flags = (write ? O_RDWR : O_RDONLY) | (direct ? O_DIRECT : 0);
+        t->fd = dyn_scope_open(scope, cfg->path, flags, &st, diag);
         if (t->fd < 0) {
-            r = -errno;
-            iof_diag_set(diag, r, "target '%s': cannot open%s: %s", t->path,
-                         direct ? " with O_DIRECT" : "", strerror(errno));
-            goto fail;
-        }
-        if (fstat(t->fd, &st) < 0) {
-            r = -errno;
-            iof_diag_set(diag, r, "target '%s': %s", t->path, strerror(errno));
+            r = t->fd;
             goto fail;
         }
         if (S_ISBLK(st.st_mode)) {

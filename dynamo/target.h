@@ -8,6 +8,7 @@
 
 #include "common/err.h"
 #include "common/spec.h"
+#include "dynamo/scope.h"
 
 struct dyn_target {
     char path[IOF_PATH_MAX]; /* the path opened (workdir joined for test files) */
@@ -29,22 +30,28 @@ typedef int (*dyn_progress_fn)(void *arg, const char *path, uint64_t done, uint6
 int dyn_target_resolve(const struct iof_target_cfg *cfg, const char *workdir, char *out,
                        struct iof_diag *diag);
 
-/* Makes sure a relative test file exists with cfg->size bytes of real data
- * (not sparse), filled with `pattern`: reuses it when the size already
- * matches, otherwise (re)creates it, checking free space first. Absolute
- * paths must already exist; nothing is written to them. */
-int dyn_target_prepare(const struct iof_target_cfg *cfg, const char *workdir,
+/* Makes sure a relative test file exists in the scope's workdir with
+ * cfg->size bytes of real data (not sparse), filled with `pattern`: reuses
+ * it when the size already matches, otherwise removes it and creates it
+ * anew (O_CREAT | O_EXCL | O_NOFOLLOW, through its directory's descriptor),
+ * checking free space first. A name that is not a regular file with one
+ * link is refused, never replaced. Absolute paths must already exist and be
+ * allowed by the scope; nothing is written to them. */
+int dyn_target_prepare(const struct iof_target_cfg *cfg, struct dyn_scope *scope,
                        enum iof_pattern pattern, dyn_progress_fn progress, void *arg,
                        struct iof_diag *diag);
 
-/* Opens a prepared target for a test. `direct`: O_DIRECT; `write`: the spec
+/* Opens a prepared target for a test, through the scope (dyn_scope_open:
+ * resolved beneath the workdir or an --allow entry, judged by what was
+ * opened); the descriptor is kept until dyn_target_close. `direct`: O_DIRECT; `write`: the spec
  * writes (otherwise the target is opened read-only); `touch`: false for the
  * null engine, which only needs the region; `destructive`: see
  * dyn_target_write_guard(). Returns 0 and a new target in
  * *out (free with dyn_target_close), or an error with a message naming the
  * path and the reason. */
-int dyn_target_open(const struct iof_target_cfg *cfg, const char *workdir, bool direct, bool write,
-                    bool touch, bool destructive, struct dyn_target **out, struct iof_diag *diag);
+int dyn_target_open(const struct iof_target_cfg *cfg, struct dyn_scope *scope, bool direct,
+                    bool write, bool touch, bool destructive, struct dyn_target **out,
+                    struct iof_diag *diag);
 
 /* Write guard for block devices, applied by dyn_target_open when `write`:
  * a device the kernel holds (mounted, a mounted partition, a device-mapper,

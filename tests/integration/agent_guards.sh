@@ -1,5 +1,5 @@
 # The agent decides what it touches: --allow and the workdir bound every
-# path (symlinks resolved), devices with a partition table or filesystem are
+# path (no symbolic link followed beneath them), devices with a partition table or filesystem are
 # written only with --allow-destructive. Each refusal names the path and the
 # reason, and no I/O reaches the protected file or device.
 source "$(dirname "$0")/lib/common.bash"
@@ -29,7 +29,7 @@ plan escape.json <<P
  "workers": [{"engine": "sync", "targets": [{"path": "$T/allowed/link.dat"}]}]}
 P
 run_plan escape.json 1 "$ep"
-expect_in "$T/err" "target '$T/allowed/link.dat' (resolves to '$T/outside.dat') is not inside this agent's --allow paths"
+expect_in "$T/err" "target '$T/allowed/link.dat': a symbolic link on the way; links are not followed under an --allow directory"
 [ "$(md5sum <"$T/outside.dat")" = "$sum_outside" ] || fail "the file outside --allow was modified"
 ok "symlink escape from --allow refused"
 
@@ -53,7 +53,7 @@ plan evil.json <<'P'
  "workers": [{"engine": "sync", "targets": [{"path": "evil.dat", "size": "1m"}]}]}
 P
 run_plan evil.json 1 "$AGENT_EP"
-expect_in "$T/err" "target 'evil.dat': is a symbolic link in the workdir"
+expect_in "$T/err" "target 'evil.dat': a symbolic link on the way; links are not followed in the workdir"
 [ "$(md5sum <"$T/outside.dat")" = "$sum_outside" ] || fail "the symlinked file was modified"
 ok "symlinked test file refused"
 

@@ -40,7 +40,8 @@
 #define MIB (1024 * KIB)
 #define MS IOF_NS_PER_MS
 
-static char g_dir[PATH_MAX]; /* absolute workdir of this run */
+static char g_dir[PATH_MAX];      /* absolute workdir of this run */
+static struct dyn_scope *g_scope; /* g_dir as the workdir, and allowed */
 static bool g_direct_ok;
 static char g_direct_why[PATH_MAX + 256];
 
@@ -133,6 +134,14 @@ static int group_setup(void **state)
         fprintf(stderr, "cannot create a temp dir under %s: %s\n", base, strerror(errno));
         return -1;
     }
+    {
+        const char *allow[] = {g_dir};
+        struct iof_diag d = {{0}};
+        if (dyn_scope_new(g_dir, allow, 1, &g_scope, &d)) {
+            fprintf(stderr, "%s\n", d.msg);
+            return -1;
+        }
+    }
     probe_direct();
     if (!g_direct_ok)
         print_message("libaio cases will skip: %s\n", g_direct_why);
@@ -150,6 +159,7 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 static int group_teardown(void **state)
 {
     (void)state;
+    dyn_scope_free(g_scope);
     if (g_dir[0])
         nftw(g_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     return 0;
@@ -249,7 +259,7 @@ static void setup_mk(struct setup *s, const char *engine, uint32_t workers, uint
     s->p.spec = &s->spec;
     s->p.groups = &s->grp;
     s->p.ngroups = 1;
-    s->p.workdir = g_dir;
+    s->p.scope = g_scope;
     s->p.ramp_ns = 100 * MS;
     s->p.duration_ns = 500 * MS;
     s->p.interval_ns = 100 * MS;
@@ -379,7 +389,7 @@ static void totals_all(struct dyn_test *t, struct iof_stats *out)
 static void prepare_ok(const struct iof_target_cfg *cfg, enum iof_pattern pat)
 {
     struct iof_diag diag = {{0}};
-    int r = dyn_target_prepare(cfg, g_dir, pat, NULL, NULL, &diag);
+    int r = dyn_target_prepare(cfg, g_scope, pat, NULL, NULL, &diag);
     if (r)
         print_message("prepare '%s': %s\n", cfg->path, diag.msg);
     assert_int_equal(r, 0);
@@ -446,7 +456,7 @@ static void test_prepare_create_reuse_recreate(void **state)
     (void)state;
     fmt(cfg.path, sizeof(cfg.path), "prep.dat");
     path_in_dir(path, "prep.dat");
-    assert_int_equal(dyn_target_prepare(&cfg, g_dir, IOF_PATTERN_REPEAT, on_progress, &pl, &diag),
+    assert_int_equal(dyn_target_prepare(&cfg, g_scope, IOF_PATTERN_REPEAT, on_progress, &pl, &diag),
                      0);
     assert_int_equal(stat(path, &st), 0);
     assert_true(S_ISREG(st.st_mode));
@@ -462,21 +472,21 @@ static void test_prepare_create_reuse_recreate(void **state)
 
     /* Same size: reused, not rewritten. */
     set_old_mtime(path);
-    assert_int_equal(dyn_target_prepare(&cfg, g_dir, IOF_PATTERN_REPEAT, NULL, NULL, &diag), 0);
+    assert_int_equal(dyn_target_prepare(&cfg, g_scope, IOF_PATTERN_REPEAT, NULL, NULL, &diag), 0);
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal(st.st_mtim.tv_sec, 1000000000);
     assert_int_equal(st.st_size, cfg.size);
 
     /* Size mismatch (smaller, then larger): recreated with the new size. */
     cfg.size = 1 * MIB;
-    assert_int_equal(dyn_target_prepare(&cfg, g_dir, IOF_PATTERN_RANDOM, NULL, NULL, &diag), 0);
+    assert_int_equal(dyn_target_prepare(&cfg, g_scope, IOF_PATTERN_RANDOM, NULL, NULL, &diag), 0);
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal(st.st_size, 1 * MIB);
     assert_true(st.st_mtim.tv_sec != 1000000000);
     assert_true((uint64_t)st.st_blocks * 512 >= cfg.size);
     set_old_mtime(path);
     cfg.size = 2 * MIB;
-    assert_int_equal(dyn_target_prepare(&cfg, g_dir, IOF_PATTERN_PSEUDO, NULL, NULL, &diag), 0);
+    assert_int_equal(dyn_target_prepare(&cfg, g_scope, IOF_PATTERN_PSEUDO, NULL, NULL, &diag), 0);
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal(st.st_size, 2 * MIB);
     assert_true(st.st_mtim.tv_sec != 1000000000);
@@ -506,7 +516,7 @@ static void test_prepare_sparse_recreated(void **state)
                       g_dir);
         skip();
     }
-    assert_int_equal(dyn_target_prepare(&cfg, g_dir, IOF_PATTERN_PSEUDO, NULL, NULL, &diag), 0);
+    assert_int_equal(dyn_target_prepare(&cfg, g_scope, IOF_PATTERN_PSEUDO, NULL, NULL, &diag), 0);
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal(st.st_size, cfg.size);
     assert_true((uint64_t)st.st_blocks * 512 >= cfg.size);
@@ -525,7 +535,7 @@ static void test_prepare_rejects(void **state)
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         fmt(cfg.path, sizeof(cfg.path), "%s", bad[i]);
         memset(&diag, 0, sizeof(diag));
-        r = dyn_target_prepare(&cfg, g_dir, IOF_PATTERN_REPEAT, NULL, NULL, &diag);
+        r = dyn_target_prepare(&cfg, g_scope, IOF_PATTERN_REPEAT, NULL, NULL, &diag);
         assert_int_equal(r, IOF_EDENIED);
         assert_non_null(strstr(diag.msg, bad[i]));
         assert_non_null(strstr(diag.msg, ".."));
@@ -542,7 +552,7 @@ static void test_prepare_rejects(void **state)
     /* An absolute path must already exist; the message names it. */
     fmt(cfg.path, sizeof(cfg.path), "%s/no-such-dir/missing.dat", g_dir);
     memset(&diag, 0, sizeof(diag));
-    r = dyn_target_prepare(&cfg, g_dir, IOF_PATTERN_REPEAT, NULL, NULL, &diag);
+    r = dyn_target_prepare(&cfg, g_scope, IOF_PATTERN_REPEAT, NULL, NULL, &diag);
     print_message("missing absolute path: %s (%s)\n", iof_strerror(r), diag.msg);
     assert_true(r < 0);
     assert_non_null(strstr(diag.msg, cfg.path));
@@ -552,7 +562,7 @@ static void test_prepare_rejects(void **state)
     fmt(cfg.path, sizeof(cfg.path), "nosize.dat");
     cfg.size = 0;
     memset(&diag, 0, sizeof(diag));
-    assert_int_equal(dyn_target_prepare(&cfg, g_dir, IOF_PATTERN_REPEAT, NULL, NULL, &diag),
+    assert_int_equal(dyn_target_prepare(&cfg, g_scope, IOF_PATTERN_REPEAT, NULL, NULL, &diag),
                      IOF_ETARGET);
     assert_non_null(strstr(diag.msg, "nosize.dat"));
 }
