@@ -1,4 +1,10 @@
+/* dynamo/agent.c - the agent daemon: sessions with managers, the plan as
+ * assigned to this node, and the tests it runs. Everything that can block
+ * (writing test files, starting a test's threads and buffers, joining and
+ * freeing a stopped test) runs on libuv worker threads, so the loop keeps
+ * heartbeats and new connections flowing while a device hangs. */
 #include "dynamo/agent.h"
+#include "dynamo/budget.h"
 #include "dynamo/cpustat.h"
 
 #include <errno.h>
@@ -39,6 +45,12 @@
 /* Connections allowed to wait for their hello at once; beyond, the oldest
  * is dropped, so a flood can neither exhaust memory nor lock the manager out. */
 #define AGENT_MAX_PENDING 64
+/* A manager arriving while the previous session's test or preparation is
+ * still stopping waits this long for it before being told the agent is busy
+ * (a teardown normally takes milliseconds; one waiting on a hung device can
+ * take the 30 s drain). */
+#define AGENT_BUSY_GRACE_NS (1000 * IOF_NS_PER_MS)
+#define AGENT_BUSY_RETRY_MS 20
 
 struct agent;
 
@@ -69,6 +81,18 @@ struct session {
     char prep_path[IOF_PATH_MAX];
     uint64_t prep_done, prep_total;
     bool prep_dirty;
+    /* A test being started, on a libuv worker thread (dyn_test_start opens
+     * targets, allocates buffers and creates threads: it may block). */
+    uv_work_t start_work;
+    bool starting;
+    atomic_bool start_cancel; /* the session ended: give up waiting */
+    struct dyn_test_params start_p;
+    struct dyn_test *start_dt;
+    int start_err;
+    struct iof_diag start_diag;
+    /* A hello held while the previous session stops (AGENT_BUSY_GRACE_NS). */
+    uint64_t hello_wait_until;
+    uint32_t hello_heartbeat_ms;
     /* The running test. */
     struct dyn_test *dt;
     uint32_t test;
@@ -94,7 +118,9 @@ struct agent {
     struct session *sessions, *last; /* every open connection's session, oldest first */
     unsigned pending;                /* sessions still waiting for their hello */
     bool handles_closed;
-    unsigned draining; /* ended sessions whose preparation thread is still stopping */
+    unsigned draining; /* ended sessions whose preparation or start thread is still stopping */
+    unsigned reaping;  /* stopped tests being joined and freed on a worker thread */
+    atomic_uint reaping_live; /* the same, as the worker threads see it */
     uv_timer_t reconnect;
     uint64_t backoff_ms;
     uv_signal_t sigint, sigterm;
@@ -102,7 +128,8 @@ struct agent {
     struct iof_tls_ctx *tls; /* NULL: plain TCP (loopback, or --insecure) */
     char **allow_real;       /* canonical --allow paths (the inventory) */
     size_t nallow;
-    struct dyn_scope *scope; /* what targets may be: workdir and --allow, as descriptors */
+    struct dyn_scope *scope;  /* what targets may be: workdir and --allow, as descriptors */
+    struct dyn_budget budget; /* the agent's own limits, from its flags */
 };
 
 static void agent_dial(struct agent *a);
@@ -279,6 +306,70 @@ static const struct iof_stats *get_totals(struct session *s, size_t w, void *ctx
     return dyn_test_totals(s->dt, w);
 }
 
+/* End of interval k of the running test on the local clock. */
+static uint64_t session_interval_end(const struct session *s, const struct dyn_test *dt, uint64_t k)
+{
+    uint64_t iv = s->plan.run.interval_ns;
+    uint64_t e = k + 1 < dyn_test_nintervals(dt) ? s->measure_start + (k + 1) * iv : s->end;
+    return e < s->end ? e : s->end;
+}
+
+/* --- tearing a test down, off the loop ------------------------------------ */
+
+struct reap {
+    uv_work_t work;
+    struct agent *a;
+    struct dyn_test *dt;
+};
+
+/* On a worker thread: waits for the workers (a drain may take up to 30 s,
+ * io_destroy waits on the kernel) and frees the test. */
+static void reap_work(uv_work_t *w)
+{
+    struct reap *r = w->data;
+
+    dyn_test_join(r->dt, NULL);
+    dyn_test_free(r->dt);
+    /* A test's buffers and interval rings (hundreds of KiB per worker,
+     * sized by the test's queue depth) are gone: give the memory back,
+     * so a long campaign does not keep the largest test's footprint. */
+    malloc_trim(0);
+    atomic_fetch_sub(&r->a->reaping_live, 1);
+}
+
+static void reap_after(uv_work_t *w, int status)
+{
+    struct reap *r = w->data;
+    (void)status;
+    r->a->reaping--;
+    IOF_DEBUG("a stopped test's threads are joined and its memory freed");
+    free(r);
+}
+
+/* Stops dt at once and hands it to a worker thread to join and free: the
+ * loop never waits for I/O to drain. Takes dt. */
+static void agent_reap_test(struct agent *a, struct dyn_test *dt)
+{
+    struct reap *r = calloc(1, sizeof(*r));
+
+    dyn_test_stop(dt);
+    if (r) {
+        r->a = a;
+        r->dt = dt;
+        r->work.data = r;
+        a->reaping++;
+        atomic_fetch_add(&a->reaping_live, 1);
+        if (uv_queue_work(a->loop, &r->work, reap_work, reap_after) == 0)
+            return;
+        a->reaping--;
+        atomic_fetch_sub(&a->reaping_live, 1);
+        free(r);
+    }
+    IOF_WARN("cannot hand a stopped test to a worker thread: joining it on the event loop");
+    dyn_test_join(dt, NULL);
+    dyn_test_free(dt);
+}
+
 /* Sends every interval all workers have published; then, once the test is
  * over, joins it and sends the result. */
 static void session_poll(uv_timer_t *t)
@@ -301,6 +392,11 @@ static void session_poll(uv_timer_t *t)
     }
     while (s->next_interval < dyn_test_nintervals(dt)) {
         size_t ready = 0, gone = 0;
+        /* A node without workers in this test has nothing to wait for: its
+         * (empty) intervals go out as the clock reaches their end, never
+         * all at once. */
+        if (nw == 0 && iof_now_ns() < session_interval_end(s, dt, s->next_interval))
+            break;
         for (size_t w = 0; w < nw; w++) {
             const struct iof_stats *st;
             int r = dyn_test_interval(dt, w, s->next_interval, &st);
@@ -333,7 +429,7 @@ static void session_poll(uv_timer_t *t)
             dyn_test_interval_release(dt, w, s->next_interval);
         s->next_interval++;
     }
-    if (dyn_test_finished(dt)) {
+    if (nw ? dyn_test_finished(dt) : s->stop_requested || iof_now_ns() >= s->end) {
         /* Every interval the workers reached has been sent above. */
         struct iof_diag d = {{0}};
         uint64_t first, last, now = iof_now_ns();
@@ -366,25 +462,95 @@ static void session_poll(uv_timer_t *t)
         m.u.result.workers = ws;
         session_fill_workers(s, dt, get_totals, NULL, &m.u.result);
         proto_link_send(s->link, &m);
-        dyn_test_free(dt);
         s->dt = NULL;
         uv_timer_stop(&s->poll);
-        /* A test's buffers and interval rings (hundreds of KiB per worker,
-         * sized by the test's queue depth) are gone: give the memory back,
-         * so a long campaign does not keep the largest test's footprint. */
-        malloc_trim(0);
+        agent_reap_test(s->a, dt);
         IOF_INFO("test %u done%s", s->test + 1, complete ? "" : " (stopped early)");
     }
     free(ws);
 }
 
 static void session_abort_test(struct session *s);
+static void session_maybe_free(struct session *s);
+
+/* What the groups this node runs in test t need, against the agent's budget
+ * as the host stands now. */
+static int session_check_budget(struct session *s, const struct iof_test *t, struct iof_diag *d)
+{
+    struct dyn_budget_need need = {0};
+    struct dyn_budget_limits lim;
+
+    for (size_t g = 0; g < s->ngroups; g++)
+        s->gcfg[g] = iof_test_worker(&s->plan, t, s->groups[g]);
+    dyn_budget_need_add(&need, &s->plan.specs[t->spec_index], s->gcfg, s->ngroups);
+    dyn_budget_limits(&s->a->budget, &lim);
+    return dyn_budget_check(&need, &lim, &s->a->budget, d);
+}
+
+/* On a worker thread: waits until the previous test is freed (its targets
+ * and AIO events are back), then opens targets, allocates buffers and
+ * starts the worker threads. */
+static void start_work(uv_work_t *w)
+{
+    struct session *s = w->data;
+
+    while (atomic_load(&s->a->reaping_live) && !atomic_load(&s->start_cancel))
+        iof_sleep_until(iof_now_ns() + 10 * IOF_NS_PER_MS);
+    s->start_dt = NULL;
+    if (atomic_load(&s->start_cancel)) {
+        s->start_err = -ECANCELED;
+        return;
+    }
+    s->start_err = dyn_test_start(&s->start_p, &s->start_dt, &s->start_diag);
+}
+
+static void start_after(uv_work_t *w, int status)
+{
+    struct session *s = w->data;
+    struct agent *a = s->a;
+    struct dyn_test *dt = s->start_dt;
+    size_t most = 1;
+
+    s->starting = false;
+    s->start_dt = NULL;
+    if (s->gone || a->stopping) {
+        if (dt)
+            agent_reap_test(a, dt);
+        if (s->gone) {
+            a->draining--;
+            session_maybe_free(s);
+        }
+        return;
+    }
+    if (status < 0 || s->start_err) {
+        session_send_error(s, s->start_err ? s->start_err : status, "%s: test %u: %s", a->name,
+                           s->test + 1, s->start_err ? s->start_diag.msg : uv_strerror(status));
+        return;
+    }
+    for (size_t wk = 0; wk < dyn_test_nworkers(dt); wk++)
+        if (dyn_test_ntargets(dt, wk) > most)
+            most = dyn_test_ntargets(dt, wk);
+    free(s->zeros);
+    s->zeros = calloc(most, sizeof(*s->zeros));
+    if (!s->zeros) {
+        agent_reap_test(a, dt);
+        session_send_error(s, -ENOMEM, "%s: test %u: out of memory", a->name, s->test + 1);
+        return;
+    }
+    for (size_t i = 0; i < most; i++)
+        iof_stats_reset(&s->zeros[i]);
+    s->dt = dt;
+    if (s->stop_requested) /* a stop arrived while the test was starting */
+        dyn_test_stop(dt);
+    uv_timer_start(&s->poll, session_poll, AGENT_POLL_MS, AGENT_POLL_MS);
+}
 
 static void session_start_test(struct session *s, const struct proto_start *st)
 {
-    struct dyn_test_params p = {0};
+    struct dyn_test_params *p = &s->start_p;
     struct iof_diag d = {{0}};
     const struct iof_test *t;
+    uint64_t now = iof_now_ns();
     int r;
 
     if (!s->have_plan) {
@@ -397,9 +563,9 @@ static void session_start_test(struct session *s, const struct proto_start *st)
                            s->a->name, st->test + 1);
         return;
     }
-    if (s->dt || s->preparing) {
+    if (s->dt || s->starting || s->preparing) {
         session_send_error(s, IOF_EBUSY, "%s: start of test %u while %s", s->a->name, st->test + 1,
-                           s->dt ? "a test is running" : "preparing");
+                           s->preparing ? "preparing" : "a test is running");
         return;
     }
     if (st->test >= s->ntests) {
@@ -408,62 +574,69 @@ static void session_start_test(struct session *s, const struct proto_start *st)
         return;
     }
     t = &s->tests[st->test];
-    for (size_t g = 0; g < s->ngroups; g++)
-        s->gcfg[g] = iof_test_worker(&s->plan, t, s->groups[g]);
-    p.spec = &s->plan.specs[t->spec_index];
-    p.groups = s->gcfg;
-    p.ngroups = s->ngroups;
-    p.scope = s->a->scope;
-    p.ramp_ns = s->plan.run.ramp_ns;
-    p.duration_ns = s->plan.run.duration_ns;
-    p.interval_ns = s->plan.run.interval_ns;
-    p.seed = iof_wall_ns();
-    p.allow_destructive = s->a->o->allow_destructive;
-    /* The manager's start time on this node's clock. */
-    p.start_ns = (uint64_t)((int64_t)st->start_at_ns + st->offset_ns);
-    if (p.start_ns < iof_now_ns())
-        IOF_WARN("test %u: start time already passed by %.3f ms; starting now", st->test + 1,
-                 (double)(iof_now_ns() - p.start_ns) / 1e6);
-    r = dyn_test_start(&p, &s->dt, &d);
+    /* The host may have changed since prepare: check again, still before
+     * anything is opened or allocated. */
+    r = session_check_budget(s, t, &d);
     if (r) {
         session_send_error(s, r, "%s: test %u: %s", s->a->name, st->test + 1, d.msg);
         return;
     }
-    {
-        size_t most = 1;
-        for (size_t w = 0; w < dyn_test_nworkers(s->dt); w++)
-            if (dyn_test_ntargets(s->dt, w) > most)
-                most = dyn_test_ntargets(s->dt, w);
-        free(s->zeros);
-        s->zeros = calloc(most, sizeof(*s->zeros));
-        if (!s->zeros) {
-            session_abort_test(s);
-            session_send_error(s, -ENOMEM, "%s: test %u: out of memory", s->a->name, st->test + 1);
-            return;
-        }
-        for (size_t i = 0; i < most; i++)
-            iof_stats_reset(&s->zeros[i]);
+    memset(p, 0, sizeof(*p));
+    /* The manager's start time on this node's clock. */
+    r = dyn_budget_start_time(st->start_at_ns, st->offset_ns, s->plan.run.ramp_ns, now,
+                              &p->start_ns, &d);
+    if (r) {
+        session_send_error(s, r, "%s: test %u: %s", s->a->name, st->test + 1, d.msg);
+        return;
     }
+    if (p->start_ns < now)
+        IOF_WARN("test %u: start time already passed by %.3f ms; starting now (in the ramp)",
+                 st->test + 1, (double)(now - p->start_ns) / 1e6);
+    p->spec = &s->plan.specs[t->spec_index];
+    p->groups = s->gcfg; /* filled by session_check_budget */
+    p->ngroups = s->ngroups;
+    p->scope = s->a->scope;
+    p->ramp_ns = s->plan.run.ramp_ns;
+    p->duration_ns = s->plan.run.duration_ns;
+    p->interval_ns = s->plan.run.interval_ns;
+    p->seed = iof_wall_ns();
+    p->allow_destructive = s->a->o->allow_destructive;
+    if (s->ngroups == 0)
+        IOF_INFO("test %u: no worker group selects node '%s': idle until the test ends, "
+                 "reporting no I/O",
+                 st->test + 1, s->a->name);
     s->test = st->test;
     s->next_interval = 0;
     memset(&s->cpu_start, 0, sizeof(s->cpu_start));
     memset(&s->cpu_last, 0, sizeof(s->cpu_last));
     s->stop_requested = false;
-    s->measure_start = p.start_ns + p.ramp_ns;
-    s->end = s->measure_start + p.duration_ns;
-    uv_timer_start(&s->poll, session_poll, AGENT_POLL_MS, AGENT_POLL_MS);
+    s->measure_start = p->start_ns + p->ramp_ns;
+    s->end = s->measure_start + p->duration_ns;
+    atomic_store(&s->start_cancel, false);
+    s->start_work.data = s;
+    s->starting = true;
+    r = uv_queue_work(s->a->loop, &s->start_work, start_work, start_after);
+    if (r < 0) {
+        s->starting = false;
+        session_send_error(s, r, "%s: test %u: cannot start: %s", s->a->name, st->test + 1,
+                           uv_strerror(r));
+    }
 }
 
-/* Stops I/O at once: the dead-man rule and session teardown. */
+/* Stops I/O at once: the dead-man rule and session teardown. The workers
+ * are joined and freed on a worker thread; a test still starting is
+ * stopped as soon as its start returns. */
 static void session_abort_test(struct session *s)
 {
+    if (s->starting) {
+        s->stop_requested = true;
+        atomic_store(&s->start_cancel, true);
+    }
     if (!s->dt)
         return;
-    dyn_test_stop(s->dt);
-    dyn_test_join(s->dt, NULL);
-    dyn_test_free(s->dt);
-    s->dt = NULL;
     uv_timer_stop(&s->poll);
+    agent_reap_test(s->a, s->dt);
+    s->dt = NULL;
 }
 
 /* --- preparation ------------------------------------------------------------- */
@@ -501,8 +674,6 @@ static void prep_work(uv_work_t *w)
                                              prep_progress, s, &s->prep_diag);
     }
 }
-
-static void session_maybe_free(struct session *s);
 
 static void prep_on_async(uv_async_t *h)
 {
@@ -550,11 +721,25 @@ static void prep_after(uv_work_t *w, int status)
 
 static void session_prepare(struct session *s)
 {
+    struct iof_diag d = {{0}};
     int r;
-    if (!s->have_plan || s->dt || s->preparing) {
+    if (!s->have_plan || s->dt || s->starting || s->preparing) {
         session_send_error(s, IOF_EPROTO, "%s: prepare %s", s->a->name,
                            !s->have_plan ? "before any plan" : "while busy");
         return;
+    }
+    /* The budget: every test of the plan must fit before anything is
+     * written, opened or started. */
+    for (size_t i = 0; i < s->ntests; i++) {
+        r = session_check_budget(s, &s->tests[i], &d);
+        if (r) {
+            char label[64];
+            iof_test_cycle_label(&s->tests[i], label, sizeof(label));
+            session_send_error(s, r, "%s: test %zu (spec '%s'%s%s): %s", s->a->name, i + 1,
+                               s->plan.specs[s->tests[i].spec_index].name, label[0] ? ", " : "",
+                               label, d.msg);
+            return;
+        }
     }
     if (mkdir(s->a->o->workdir, 0700) < 0 && errno != EEXIST) {
         session_send_error(s, -errno, "%s: workdir '%s': %s", s->a->name, s->a->o->workdir,
@@ -601,7 +786,7 @@ static void session_take_plan(struct session *s, const struct proto_plan *pm)
     struct iof_diag d = {{0}};
     int r;
 
-    if (s->dt || s->preparing) {
+    if (s->dt || s->starting || s->preparing) {
         session_send_error(s, IOF_EBUSY, "%s: a plan cannot change while busy", s->a->name);
         return;
     }
@@ -659,7 +844,7 @@ static void session_maybe_free(struct session *s)
 {
     struct agent *a = s->a;
 
-    if (s->open_handles || s->preparing || s->link)
+    if (s->open_handles || s->preparing || s->starting || s->link)
         return;
     session_drop_plan(s);
     pthread_mutex_destroy(&s->prep_lock);
@@ -669,6 +854,39 @@ static void session_maybe_free(struct session *s)
      * the memory back rather than keep the peak. */
     if (!a->sessions && !a->active)
         malloc_trim(0);
+}
+
+static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void *arg);
+
+static void session_on_hello_retry(uv_timer_t *t)
+{
+    struct session *s = t->data;
+    struct proto_msg h;
+
+    if (!s->link || s->welcomed)
+        return;
+    proto_msg_init_hello(&h, PROTO_ROLE_MANAGER, s->manager);
+    h.u.hello.heartbeat_ms = s->hello_heartbeat_ms;
+    session_on_msg(s->link, &h, s);
+}
+
+/* True when the manager's hello m is held for a moment (the previous
+ * session's test is still being torn down) and will be taken again from a
+ * timer; false once the grace period is over. The session's poll timer is
+ * free until a test starts. */
+static bool session_defer_hello(struct session *s, const struct proto_msg *m)
+{
+    uint64_t now = iof_now_ns();
+
+    if (!s->hello_wait_until)
+        s->hello_wait_until = now + AGENT_BUSY_GRACE_NS;
+    if (now >= s->hello_wait_until)
+        return false;
+    if (m->u.hello.name != s->manager)
+        snprintf(s->manager, sizeof(s->manager), "%s", m->u.hello.name);
+    s->hello_heartbeat_ms = m->u.hello.heartbeat_ms;
+    uv_timer_start(&s->poll, session_on_hello_retry, AGENT_BUSY_RETRY_MS, 0);
+    return true;
 }
 
 static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void *arg)
@@ -686,11 +904,15 @@ static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void
             return;
         }
         /* (Another protocol major never gets here: proto/link refuses it.) */
-        if (a->draining) {
+        if ((a->draining || a->reaping) && session_defer_hello(s, m))
+            return;
+        if (a->draining || a->reaping) {
             proto_link_send_error(l, IOF_EBUSY,
-                                  "agent %s is busy: stopping the previous session's test-file "
-                                  "preparation; try again in a moment",
-                                  a->name);
+                                  "agent %s is busy: stopping the previous session's %s; try "
+                                  "again in a moment",
+                                  a->name,
+                                  a->reaping ? "test (waiting for its I/O to drain)"
+                                             : "test-file preparation or test start");
             proto_link_close(l, IOF_EBUSY, "busy");
             return;
         }
@@ -702,7 +924,8 @@ static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void
             proto_link_close(l, IOF_EBUSY, "busy");
             return;
         }
-        snprintf(s->manager, sizeof(s->manager), "%s", m->u.hello.name);
+        if (m->u.hello.name != s->manager) /* not a held hello (session_defer_hello) */
+            snprintf(s->manager, sizeof(s->manager), "%s", m->u.hello.name);
         s->welcomed = true;
         if (a->pending)
             a->pending--;
@@ -753,10 +976,10 @@ static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void
         session_start_test(s, &m->u.start);
         break;
     case PROTO_MSG_STOP:
-        if (s->dt) {
-            s->stop_requested = true;
+        if (s->dt || s->starting)
+            s->stop_requested = true; /* a starting test stops once started */
+        if (s->dt)
             dyn_test_stop(s->dt);
-        }
         break;
     case PROTO_MSG_BYE:
         proto_link_close(l, 0, NULL);
@@ -811,10 +1034,11 @@ static void session_on_close(struct proto_link *l, int err, const char *why, voi
     session_unlink(s);
     s->link = NULL;
     s->gone = true;
-    if (s->preparing) {
-        /* The preparation thread stops after its current chunk; a new
-         * manager is refused until it has. */
+    if (s->preparing || s->starting) {
+        /* The preparation thread stops after its current chunk, a starting
+         * test once started; a new manager is refused until they have. */
         atomic_store(&s->prep_cancel, true);
+        atomic_store(&s->start_cancel, true);
         a->draining++;
     }
     if (a->active == s) {
@@ -853,6 +1077,7 @@ static struct session *session_new(struct agent *a, struct iof_conn *c)
     }
     s->a = a;
     atomic_init(&s->prep_cancel, false);
+    atomic_init(&s->start_cancel, false);
     pthread_mutex_init(&s->prep_lock, NULL);
     uv_timer_init(a->loop, &s->poll);
     uv_async_init(a->loop, &s->prep_async, prep_on_async);
@@ -1037,7 +1262,11 @@ static int agent_canonical_allow(struct agent *a)
 
 int dyn_agent_main(const struct dyn_agent_opts *o)
 {
-    struct agent a = {.o = o, .backoff_ms = AGENT_BACKOFF_MIN_MS};
+    struct agent a = {.o = o,
+                      .backoff_ms = AGENT_BACKOFF_MIN_MS,
+                      .budget = {.max_workers = o->max_workers,
+                                 .max_buffer_mem = o->max_buffer_mem,
+                                 .max_aio_events = o->max_aio_events}};
     struct iof_diag d = {{0}};
     int rc = 0;
 

@@ -25,8 +25,12 @@ struct dyn_agent_opts {
     bool allow_destructive;
     const char *tls_ca, *tls_cert, *tls_key; /* all three, or none */
     const char *manager_name; /* the manager's certificate name; NULL: iofleet-manager */
-    uint32_t heartbeat_ms; /* 0: PROTO_HEARTBEAT_MS_DEFAULT */
-    bool once;             /* exit after the first session ends (embedded agent) */
+    uint32_t heartbeat_ms;    /* 0: PROTO_HEARTBEAT_MS_DEFAULT */
+    bool once;                /* exit after the first session ends (embedded agent) */
+    /* The agent's budget (dynamo/budget.h); 0: the documented default. */
+    uint64_t max_workers;
+    uint64_t max_buffer_mem;
+    uint64_t max_aio_events;
 };
 
 /* Runs the daemon until SIGINT/SIGTERM (or the first session's end with

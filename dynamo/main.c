@@ -5,6 +5,7 @@
 
 #include "common/log.h"
 #include "dynamo/agent.h"
+#include "proto/plan.h"
 #include "proto/version.h"
 
 #define MAX_ALLOW 256
@@ -16,6 +17,7 @@ static void usage(FILE *f)
         "              [--name NODE] [--allow PATH]... [--workdir DIR]\n"
         "              [--tls-ca F --tls-cert F --tls-key F] [--manager-name NAME]\n"
         "              [--insecure] [--allow-destructive] [--heartbeat-ms N] [--quiet|--verbose]\n"
+        "              [--max-workers N] [--max-buffer-mem SIZE] [--max-aio-events N]\n"
         "\n"
         "  --listen     wait for a manager to connect (default port 7066)\n"
         "  --manager    dial out to a manager, reconnecting with backoff\n"
@@ -27,7 +29,13 @@ static void usage(FILE *f)
         "               TLS 1.3 with mutual authentication (iofleet pki init makes the\n"
         "               files); the node name is the certificate's; the manager must\n"
         "               present a certificate for iofleet-manager (or --manager-name)\n"
-        "  --insecure   allow plain TCP to a peer that is not on loopback\n",
+        "  --insecure   allow plain TCP to a peer that is not on loopback\n"
+        "  --max-workers N, --max-buffer-mem SIZE, --max-aio-events N\n"
+        "               this agent's budget: a plan needing more worker threads\n"
+        "               (default 8 x online CPUs), I/O buffer memory (default half\n"
+        "               of MemAvailable and of the cgroup's room) or AIO events\n"
+        "               (default aio-max-nr - aio-nr, less 1/8 kept for the host)\n"
+        "               is refused before anything starts\n",
         f);
 }
 
@@ -66,6 +74,24 @@ int main(int argc, char **argv)
             o.heartbeat_ms = (uint32_t)strtoul(argv[++i], NULL, 10);
             if (o.heartbeat_ms < 100 || o.heartbeat_ms > 60000) {
                 fprintf(stderr, "dynamo: --heartbeat-ms must be 100..60000\n");
+                return 2;
+            }
+        } else if ((!strcmp(a, "--max-workers") || !strcmp(a, "--max-aio-events")) && has_val) {
+            char *end;
+            unsigned long long v = strtoull(argv[++i], &end, 10);
+            if (argv[i][0] < '1' || argv[i][0] > '9' || *end || v > 1000000000ull) {
+                fprintf(stderr, "dynamo: %s must be 1..1000000000, got '%s'\n", a, argv[i]);
+                return 2;
+            }
+            if (!strcmp(a, "--max-workers"))
+                o.max_workers = v;
+            else
+                o.max_aio_events = v;
+        } else if (!strcmp(a, "--max-buffer-mem") && has_val) {
+            if (proto_plan_parse_size(argv[++i], &o.max_buffer_mem) || !o.max_buffer_mem) {
+                fprintf(stderr,
+                        "dynamo: --max-buffer-mem must be a size like 512m or 4g, got '%s'\n",
+                        argv[i]);
                 return 2;
             }
         } else if (!strcmp(a, "--tls-ca") && has_val) {

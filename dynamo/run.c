@@ -31,6 +31,9 @@
 #define RUN_REAP_CHUNK 16u
 /* Memory alignment of I/O buffers: satisfies O_DIRECT on every device. */
 #define RUN_BUF_ALIGN 4096u
+/* Longest a worker sleeps or waits for completions without looking at the
+ * stop flag: stop, the dead-man rule and SIGTERM end any wait within it. */
+#define RUN_WAIT_SLICE_NS (50 * IOF_NS_PER_MS)
 
 struct run_worker {
     struct dyn_test *test;
@@ -107,6 +110,16 @@ static bool spec_writes(const struct iof_spec *s)
 }
 
 /* --- worker side ------------------------------------------------------- */
+
+/* Sleeps until `until` or until the test is stopped, whichever is first:
+ * every wait of a worker (start time, ramp, burst delay) goes through here. */
+static void worker_wait_until(const struct dyn_test *t, uint64_t until)
+{
+    uint64_t now;
+
+    while ((now = iof_now_ns()) < until && !atomic_load_explicit(&t->stop, memory_order_relaxed))
+        iof_sleep_until(until - now > RUN_WAIT_SLICE_NS ? now + RUN_WAIT_SLICE_NS : until);
+}
 
 /* The slot interval k is counted in. Ring slots come back from the driver
  * already cleared (dyn_test_interval_release), so cutting an interval clears
@@ -308,11 +321,8 @@ static void *worker_main(void *arg)
     struct run_cursor c = {.cur = worker_slot(w, 0), .next_cut = interval_end(t, 0)};
 
     /* Wait for the common start, staying responsive to stop. */
-    while ((now = iof_now_ns()) < t->p.start_ns && !atomic_load(&t->stop)) {
-        uint64_t until =
-            t->p.start_ns - now > 50 * IOF_NS_PER_MS ? now + 50 * IOF_NS_PER_MS : t->p.start_ns;
-        iof_sleep_until(until);
-    }
+    worker_wait_until(t, t->p.start_ns);
+    now = iof_now_ns();
     w->started_ns = now;
 
     for (;;) {
@@ -343,6 +353,8 @@ static void *worker_main(void *arg)
                 wake = c.next_cut;
             if (paused_until > now && paused_until < wake)
                 wake = paused_until;
+            if (wake > now + RUN_WAIT_SLICE_NS)
+                wake = now + RUN_WAIT_SLICE_NS; /* look at the stop flag at least this often */
             if (inflight) {
                 /* Wait for one completion, then take the burst in chunks,
                  * each with its own stamp. Completions after a boundary
@@ -372,7 +384,7 @@ static void *worker_main(void *arg)
                         wake = now + IOF_NS_PER_MS;
                 }
                 if (wake > now)
-                    iof_sleep_until(wake);
+                    worker_wait_until(t, wake);
                 now = iof_now_ns();
             }
         }
