@@ -58,6 +58,12 @@ struct iof_worker_cfg {
     enum iof_pattern pattern;
     uint64_t seed; /* meaningful when has_seed */
     bool has_seed;
+    /* Where worker i (of this group on a node) starts its sequential stream
+     * in each target's range: i x offset_increment bytes, or i x
+     * offset_increment percent of the range when offset_increment_pct,
+     * wrapping in the range. 0 (default, Iometer's): all at the start. */
+    uint64_t offset_increment;
+    bool offset_increment_pct;
 };
 
 struct iof_run_cfg {

@@ -91,6 +91,17 @@ void dyn_gen_region_init(struct dyn_gen_region *r, const struct dyn_gen *g, uint
     }
 }
 
+uint64_t dyn_gen_stream_start(uint64_t len, uint64_t inc, bool pct, uint64_t i)
+{
+    unsigned __int128 step = pct ? (unsigned __int128)len * inc / 100 : inc;
+    return (uint64_t)(step * i % len);
+}
+
+void dyn_gen_region_seek(struct dyn_gen_region *r, uint64_t rel)
+{
+    r->next_seq = r->start + rel;
+}
+
 static void gen_pick_line(struct dyn_gen *g)
 {
     unsigned i = 0;

@@ -129,6 +129,15 @@ uint64_t dyn_gen_threshold(uint32_t pct);
 void dyn_gen_region_init(struct dyn_gen_region *r, const struct dyn_gen *g, uint64_t start,
                          uint64_t end, uint64_t min_align);
 
+/* Where sequential stream i starts, relative to the start of a range of len
+ * bytes (len > 0): i x inc bytes, or i x inc percent of len when pct,
+ * wrapping in the range (fio's offset_increment). */
+uint64_t dyn_gen_stream_start(uint64_t len, uint64_t inc, bool pct, uint64_t i);
+
+/* Makes the next sequential I/O on r start at (or, aligned, just after)
+ * r->start + rel; rel < r->end - r->start. */
+void dyn_gen_region_seek(struct dyn_gen_region *r, uint64_t rel);
+
 /* Next I/O on region r. Returns the pause in ns that must pass before the
  * *next* call (non-zero only when this I/O ended a burst whose line has a
  * delay). The caller checks beforehand that the line's size fits the region

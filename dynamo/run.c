@@ -39,6 +39,7 @@ struct run_worker {
     struct dyn_test *test;
     size_t index;
     size_t group;
+    uint32_t in_group; /* index among the group's workers on this node */
     const struct io_engine *eng;
     struct dyn_engine *ctx;
     uint32_t qd;
@@ -505,6 +506,10 @@ static int worker_setup(struct dyn_test *t, struct run_worker *w, struct iof_dia
     for (size_t ti = 0; ti < w->ntargets; ti++) {
         struct dyn_target *tg = w->targets[ti];
         dyn_gen_region_init(&w->regions[ti], &w->gen, tg->start, tg->end, tg->lbs);
+        if (g->offset_increment)
+            dyn_gen_region_seek(&w->regions[ti],
+                                dyn_gen_stream_start(tg->end - tg->start, g->offset_increment,
+                                                     g->offset_increment_pct, w->in_group));
     }
     /* Slots interleave the targets, so the first fill (and every fill after a
      * pause) takes them in turn. */
@@ -591,6 +596,7 @@ int dyn_test_start(const struct dyn_test_params *p, struct dyn_test **out, struc
         for (uint32_t c = 0; c < p->groups[g].count; c++, w++) {
             t->workers[w].index = w;
             t->workers[w].group = g;
+            t->workers[w].in_group = c;
             atomic_init(&t->workers[w].published, 0);
             atomic_init(&t->workers[w].released, 0);
             atomic_init(&t->workers[w].done_flag, false);

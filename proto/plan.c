@@ -61,7 +61,7 @@ static const struct field target_fields[] = {{"path"}, {"size"}, {"range", SH_OB
 OBJDEF(target_def, target_fields);
 static const struct field worker_fields[] = {
     {"nodes", SH_ARRAY, NULL},          {"count"},   {"engine"}, {"queue_depth"},
-    {"targets", SH_ARRAY, &target_def}, {"pattern"}, {"seed"}};
+    {"targets", SH_ARRAY, &target_def}, {"pattern"}, {"seed"},   {"offset_increment"}};
 OBJDEF(worker_def, worker_fields);
 static const struct field line_fields[] = {{"size"},  {"share"}, {"read"}, {"random"},
                                            {"align"}, {"delay"}, {"burst"}};
@@ -1032,6 +1032,49 @@ static int parse_target(struct pctx *c, const cJSON *jt, struct iof_target_cfg *
     return parse_range(c, jt, t);
 }
 
+/* "offset_increment": a size (a multiple of 512) or "N%" of the range. */
+static int parse_offset_increment(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *w)
+{
+    const cJSON *it = member(jw, "offset_increment");
+    size_t o = path_key(c, "offset_increment");
+    char g[96];
+    int rc;
+
+    if (!it) {
+        path_pop(c, o);
+        return 0;
+    }
+    if (cJSON_IsString(it) && it->valuestring[0] &&
+        it->valuestring[strlen(it->valuestring) - 1] == '%') {
+        const char *s = it->valuestring;
+        uint64_t v = 0;
+        size_t n = strlen(s) - 1;
+        if (n == 0 || n > 3)
+            return fail(c, "must be a whole percentage 0%%..100%%, got %s", got(g, sizeof(g), it));
+        for (size_t i = 0; i < n; i++) {
+            if (s[i] < '0' || s[i] > '9')
+                return fail(c, "must be a whole percentage 0%%..100%%, got %s",
+                            got(g, sizeof(g), it));
+            v = v * 10 + (uint64_t)(s[i] - '0');
+        }
+        if (v > 100)
+            return fail(c, "must be a whole percentage 0%%..100%%, got %s", got(g, sizeof(g), it));
+        w->offset_increment = v;
+        w->offset_increment_pct = true;
+        path_pop(c, o);
+        return 0;
+    }
+    if (!cJSON_IsString(it) && !cJSON_IsNumber(it))
+        return fail(c, "must be a size (\"64m\") or a percentage of the range (\"25%%\"), got %s",
+                    jtype(it));
+    if ((rc = json_size(c, it, &w->offset_increment)))
+        return rc;
+    if (w->offset_increment % DIRECT_IO_ALIGN)
+        return fail(c, "must be a multiple of 512, got %s", got(g, sizeof(g), it));
+    path_pop(c, o);
+    return 0;
+}
+
 static int parse_worker(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *w)
 {
     const cJSON *arr, *jt;
@@ -1081,7 +1124,7 @@ static int parse_worker(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *
             return rc;
         w->has_seed = true;
     }
-    return 0;
+    return parse_offset_increment(c, jw, w);
 }
 
 static int parse_workers(struct pctx *c, const cJSON *root, struct iof_plan *p)
@@ -1843,6 +1886,13 @@ static void print_group(FILE *f, const struct iof_worker_cfg *w)
     fprintf(f, ", pattern %s", iof_pattern_name(w->pattern));
     if (w->has_seed)
         fprintf(f, ", seed %" PRIu64, w->seed);
+    if (w->offset_increment && w->offset_increment_pct) {
+        fprintf(f, ", offset increment %" PRIu64 "%%", w->offset_increment);
+    } else if (w->offset_increment) {
+        char b[32];
+        proto_plan_format_size(w->offset_increment, b, sizeof(b));
+        fprintf(f, ", offset increment %s", b);
+    }
     fprintf(f, "\n");
 }
 

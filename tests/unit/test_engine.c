@@ -1194,6 +1194,53 @@ static void test_ring_slots_reused_clean(void **state)
     dyn_test_free(t);
 }
 
+/* Workers of a group write sequentially from 0, 1, 2 x offset_increment
+ * (wrapping in the range), paced to a few writes each: which blocks of a
+ * zeroed file hold the pattern shows where each stream started. */
+static void offset_increment_run(const char *name, uint32_t workers, uint64_t inc, bool pct,
+                                 const uint64_t *starts, const uint64_t *untouched)
+{
+    struct setup s;
+    struct dyn_test *t;
+    uint64_t len;
+    uint8_t *b;
+
+    setup_mk(&s, "sync", workers, 1, name, 1 * MIB, 0, 0);
+    s.grp.pattern = IOF_PATTERN_REPEAT;
+    s.grp.offset_increment = inc;
+    s.grp.offset_increment_pct = pct;
+    s.line.delay_ns = 10 * MS;
+    s.p.ramp_ns = 0;
+    s.p.duration_ns = 100 * MS;
+    s.p.interval_ns = 50 * MS;
+    make_zero_file(name, 1 * MIB);
+    t = start_ok(&s);
+    while (!dyn_test_finished(t))
+        iof_sleep_until(iof_now_ns() + 5 * MS);
+    join_ok(t);
+    dyn_test_free(t);
+    b = read_file(name, &len);
+    assert_int_equal(len, 1 * MIB);
+    for (uint32_t w = 0; w < workers; w++)
+        assert_true(block_is_repeat(b + starts[w], 4 * KIB));
+    for (size_t i = 0; untouched[i] != UINT64_MAX; i++)
+        assert_true(block_is_zero(b + untouched[i], 4 * KIB));
+    test_free(b);
+}
+
+static void test_offset_increment(void **state)
+{
+    const uint64_t pct_starts[] = {0, 512 * KIB};
+    const uint64_t pct_zero[] = {256 * KIB, 1 * MIB - 4 * KIB, UINT64_MAX};
+    /* 768k steps wrap in 1 MiB: 0, 768k, 512k */
+    const uint64_t size_starts[] = {0, 768 * KIB, 512 * KIB};
+    const uint64_t size_zero[] = {256 * KIB, 900 * KIB, UINT64_MAX};
+
+    (void)state;
+    offset_increment_run("inc-pct.dat", 2, 50, true, pct_starts, pct_zero);
+    offset_increment_run("inc-size.dat", 3, 768 * KIB, false, size_starts, size_zero);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1219,6 +1266,7 @@ int main(void)
         cmocka_unit_test(test_burst_delay_paces_submission),
         cmocka_unit_test(test_burst_delay_rotates_targets),
         cmocka_unit_test(test_ring_slots_reused_clean),
+        cmocka_unit_test(test_offset_increment),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -668,6 +668,47 @@ static void test_pct_sweep_unchanged(void **state)
     }
 }
 
+/* --- sequential streams per worker (offset_increment) --------------------------- */
+
+static void test_stream_start(void **state)
+{
+    const uint64_t len = 1024 * MIB;
+    struct iof_line l = line_mk(4 * KIB, 100, 0, 0, 0);
+    struct iof_spec s;
+    struct dyn_gen g;
+    struct dyn_gen_region r;
+    struct dyn_io_desc d;
+
+    (void)state;
+    /* bytes: i x 64m, wrapping at 1g */
+    assert_int_equal(dyn_gen_stream_start(len, 64 * MIB, false, 0), 0);
+    assert_int_equal(dyn_gen_stream_start(len, 64 * MIB, false, 3), 192 * MIB);
+    assert_int_equal(dyn_gen_stream_start(len, 64 * MIB, false, 16), 0);
+    assert_int_equal(dyn_gen_stream_start(len, 64 * MIB, false, 17), 64 * MIB);
+    assert_int_equal(dyn_gen_stream_start(len, 768 * MIB, false, 2), 512 * MIB);
+    /* percent of the range: 25 % of 4 000 KiB steps 1 000 KiB */
+    assert_int_equal(dyn_gen_stream_start(4000 * KIB, 25, true, 1), 1000 * KIB);
+    assert_int_equal(dyn_gen_stream_start(4000 * KIB, 25, true, 3), 3000 * KIB);
+    assert_int_equal(dyn_gen_stream_start(4000 * KIB, 25, true, 4), 0);
+    assert_int_equal(dyn_gen_stream_start(4000 * KIB, 100, true, 7), 0);
+    assert_int_equal(dyn_gen_stream_start(4000 * KIB, 0, true, 7), 0);
+    /* huge products do not overflow */
+    assert_int_equal(dyn_gen_stream_start(3 * TIB, 2 * TIB, false, 1ULL << 40), 2 * TIB);
+
+    /* A seek to an unaligned offset: the stream starts at the next aligned
+     * one, goes on sequentially and wraps to the range start. */
+    spec_mk(&s, "seq", &l, 1);
+    assert_int_equal(dyn_gen_init(&g, &s, 30), 0);
+    dyn_gen_region_init(&r, &g, 1 * MIB, 1 * MIB + 64 * KIB, 4096);
+    dyn_gen_region_seek(&r, 52 * KIB + 512);
+    for (uint64_t want = 56; want < 64; want += 4) {
+        dyn_gen_next(&g, &r, &d);
+        assert_int_equal(d.offset, 1 * MIB + want * KIB);
+    }
+    dyn_gen_next(&g, &r, &d);
+    assert_int_equal(d.offset, 1 * MIB);
+}
+
 /* --- dyn_gen_check / dyn_gen_init ------------------------------------------------------ */
 
 static void test_check(void **state)
@@ -799,6 +840,7 @@ int main(void)
         cmocka_unit_test(test_threshold_exact),
         cmocka_unit_test(test_one_draw_per_decision),
         cmocka_unit_test(test_pct_sweep_unchanged),
+        cmocka_unit_test(test_stream_start),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -242,7 +242,7 @@ BAD(workers_missing, "{" NAME "," RUN "," SPECS "}", "plan.json: workers: requir
 BAD(workers_empty, PLAN_WORKERS("[]"), "plan.json: workers: must not be empty")
 BAD(worker_unknown_key, PLAN_GROUP("'qd':4,'targets':[{'path':'f.dat','size':'1m'}]"),
     "plan.json: workers[0]: unknown key 'qd' (expected one of: nodes, count, engine, "
-    "queue_depth, targets, pattern, seed)")
+    "queue_depth, targets, pattern, seed, offset_increment)")
 BAD(count_zero, PLAN_GROUP("'count':0,'targets':[{'path':'f.dat','size':'1m'}]"),
     "plan.json: workers[0].count: must be 1..1024, got 0")
 BAD(count_big, PLAN_GROUP("'count':2000,'targets':[{'path':'f.dat','size':'1m'}]"),
@@ -257,6 +257,23 @@ BAD(pattern_unknown, PLAN_GROUP("'pattern':'zeros','targets':[{'path':'f.dat','s
     "plan.json: workers[0].pattern: must be one of repeat, pseudo, random, got 'zeros'")
 BAD(seed_negative, PLAN_GROUP("'seed':-1,'targets':[{'path':'f.dat','size':'1m'}]"),
     "plan.json: workers[0].seed: must be 0..9007199254740992, got -1")
+BAD(offset_increment_unaligned,
+    PLAN_GROUP("'offset_increment':100,'targets':[{'path':'f.dat','size':'1m'}]"),
+    "plan.json: workers[0].offset_increment: must be a multiple of 512, got 100")
+BAD(offset_increment_pct_big,
+    PLAN_GROUP("'offset_increment':'150%','targets':[{'path':'f.dat','size':'1m'}]"),
+    "plan.json: workers[0].offset_increment: must be a whole percentage 0%..100%, got '150%'")
+BAD(offset_increment_pct_fraction,
+    PLAN_GROUP("'offset_increment':'12.5%','targets':[{'path':'f.dat','size':'1m'}]"),
+    "plan.json: workers[0].offset_increment: must be a whole percentage 0%..100%, got '12.5%'")
+BAD(offset_increment_bool,
+    PLAN_GROUP("'offset_increment':true,'targets':[{'path':'f.dat','size':'1m'}]"),
+    "plan.json: workers[0].offset_increment: must be a size (\"64m\") or a percentage of the "
+    "range (\"25%\"), got boolean")
+BAD(offset_increment_bad_size,
+    PLAN_GROUP("'offset_increment':'4q','targets':[{'path':'f.dat','size':'1m'}]"),
+    "plan.json: workers[0].offset_increment: invalid size '4q': unknown suffix (use k, m, g or t: "
+    "powers of 1024)")
 BAD(nodes_empty, PLAN_GROUP("'nodes':[],'targets':[{'path':'f.dat','size':'1m'}]"),
     "plan.json: workers[0].nodes: must not be empty")
 BAD(nodes_string, PLAN_GROUP("'nodes':'a','targets':[{'path':'f.dat','size':'1m'}]"),
@@ -342,7 +359,7 @@ BAD_SET(set_unknown_root, GOOD, "foo=1",
         "--set foo=1: unknown key 'foo' (expected one of: name, run, specs, workers, cycle)")
 BAD_SET(set_unknown_nested, GOOD, "workers[0].qd=32",
         "--set workers[0].qd=32: unknown key 'qd' (expected one of: nodes, count, engine, "
-        "queue_depth, targets, pattern, seed)")
+        "queue_depth, targets, pattern, seed, offset_increment)")
 BAD_SET(set_typo, GOOD, "run.duraton=5s",
         "--set run.duraton=5s: unknown key 'duraton' (did you mean 'duration'?)")
 BAD_SET(set_index_range, GOOD, "workers[3].count=2",
@@ -459,6 +476,29 @@ static void bad_file_missing(void **state)
 
 /* ---- good plans ---- */
 
+static void good_offset_increment(void **state)
+{
+    struct iof_plan p;
+    const char *ov[] = {"workers[0].offset_increment=25%"};
+
+    (void)state;
+    load_good(PLAN_GROUP("'count':4,'offset_increment':'64m','targets':[{'path':'f.dat','size':"
+                         "'1g'}]"),
+              NULL, 0, &p);
+    assert_int_equal(p.workers[0].offset_increment, 64 * MIB);
+    assert_false(p.workers[0].offset_increment_pct);
+    iof_plan_free(&p);
+    load_good(PLAN_GROUP("'offset_increment':'25%','targets':[{'path':'f.dat','size':'1m'}]"), NULL,
+              0, &p);
+    assert_int_equal(p.workers[0].offset_increment, 25);
+    assert_true(p.workers[0].offset_increment_pct);
+    iof_plan_free(&p);
+    load_good(GOOD, ov, 1, &p);
+    assert_int_equal(p.workers[0].offset_increment, 25);
+    assert_true(p.workers[0].offset_increment_pct);
+    iof_plan_free(&p);
+}
+
 static void good_defaults(void **state)
 {
     struct iof_plan p;
@@ -496,6 +536,8 @@ static void good_defaults(void **state)
     assert_int_equal(w->targets[0].range_size, 0);
     assert_int_equal(w->pattern, IOF_PATTERN_RANDOM);
     assert_false(w->has_seed);
+    assert_int_equal(w->offset_increment, 0); /* Iometer: every worker from the start */
+    assert_false(w->offset_increment_pct);
     assert_int_equal(p.cycle.param, IOF_CYCLE_NONE);
     assert_int_equal(iof_plan_cycle_steps(&p), 1);
     iof_plan_free(&p);
@@ -1272,6 +1314,12 @@ int main(void)
         B(set_engine_typo),
         B(file_missing),
         T(good_defaults),
+        T(good_offset_increment),
+        B(offset_increment_unaligned),
+        B(offset_increment_pct_big),
+        B(offset_increment_pct_fraction),
+        B(offset_increment_bool),
+        B(offset_increment_bad_size),
         T(good_brief_example),
         T(good_everything),
         T(good_quickstart_config),
