@@ -20,6 +20,9 @@
 #   bench_fio_read FILE         "ios iops mean_us p99_us runtime_s error" from a
 #                               fio --output-format=json file (jobs[0].read;
 #                               lat_ns; p99 is "-" without --lat_percentiles=1)
+#   bench_fio_all FILE          the same over reads and writes together (mean
+#                               weighted by I/Os; p99 of reads, or of writes
+#                               when there are no reads)
 
 BENCH_NAME=${BENCH_NAME:-${0##*/}}
 BENCH_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -97,4 +100,13 @@ bench_fio_read() {
     jq -er '.jobs[0] | [.read.total_ios, .read.iops, (.read.lat_ns.mean / 1000),
         (.read.lat_ns.percentile["99.000000"] // null | if . == null then "-" else . / 1000 end), (.read.runtime / 1000),
         .error] | map(tostring) | join(" ")' "$1"
+}
+
+bench_fio_all() {
+    jq -er '.jobs[0] | (.read.total_ios + .write.total_ios) as $n |
+        (if .read.total_ios > 0 then .read else .write end) as $p |
+        [$n, (.read.iops + .write.iops),
+         (if $n > 0 then (.read.lat_ns.mean * .read.total_ios + .write.lat_ns.mean * .write.total_ios) / $n / 1000 else 0 end),
+         ($p.lat_ns.percentile["99.000000"] // null | if . == null then "-" else . / 1000 end),
+         ([.read.runtime, .write.runtime] | max / 1000), .error] | map(tostring) | join(" ")' "$1"
 }
