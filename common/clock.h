@@ -2,6 +2,7 @@
 #ifndef IOF_COMMON_CLOCK_H
 #define IOF_COMMON_CLOCK_H
 
+#include <errno.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -23,6 +24,17 @@ static inline uint64_t iof_wall_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (uint64_t)ts.tv_sec * IOF_NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+/* t + off as a time (both may come from the wire): 0 and *out, or -ERANGE
+ * when the sum is negative or past INT64_MAX (never signed overflow). */
+static inline int iof_time_add_offset(uint64_t t, int64_t off, uint64_t *out)
+{
+    int64_t r;
+    if (t > (uint64_t)INT64_MAX || __builtin_add_overflow((int64_t)t, off, &r) || r < 0)
+        return -ERANGE;
+    *out = (uint64_t)r;
+    return 0;
 }
 
 /* Sleeps until monotonic time `deadline_ns` (absolute); returns early never. */

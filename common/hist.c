@@ -1,7 +1,8 @@
 /* common/hist.c - log-linear latency histogram; layout and contracts in hist.h.
  *
- * Wire format (all fields unsigned LEB128, at most 10 bytes each, minimal
- * length so that every histogram has exactly one encoding):
+ * Wire format (all fields unsigned LEB128, at most 10 bytes each - the sum
+ * at most 19, as it is 128 bits - minimal length so that every histogram has
+ * exactly one encoding):
  *
  *   count sum min max n  (delta count){n}
  *
@@ -18,7 +19,22 @@
 #include <errno.h>
 #include <string.h>
 
-#define HIST_VARINT_MAX 10 /* ceil(64 / 7) */
+#define HIST_VARINT_MAX 10    /* ceil(64 / 7) */
+#define HIST_VARINT128_MAX 19 /* ceil(128 / 7) */
+
+char *iof_u128_str(iof_u128 v, char *buf)
+{
+    char tmp[IOF_U128_DIGITS + 1];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + (unsigned)(v % 10));
+        v /= 10;
+    } while (v);
+    for (size_t i = 0; i < n; i++)
+        buf[i] = tmp[n - 1 - i];
+    buf[n] = '\0';
+    return buf;
+}
 
 void iof_hist_reset(struct iof_hist *h)
 {
@@ -120,6 +136,26 @@ double iof_hist_mean(const struct iof_hist *h)
     return (double)h->sum_ns / (double)h->count;
 }
 
+static size_t varint128_len(iof_u128 v)
+{
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+static uint8_t *varint128_put(uint8_t *p, iof_u128 v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
 static size_t varint_len(uint64_t v)
 {
     size_t n = 1;
@@ -171,13 +207,37 @@ static int varint_get(struct hist_reader *r, uint64_t *out)
     return IOF_EPROTO;
 }
 
+/* As varint_get, for up to 128 bits. */
+static int varint128_get(struct hist_reader *r, iof_u128 *out)
+{
+    iof_u128 v = 0;
+    unsigned n;
+
+    for (n = 0; n < HIST_VARINT128_MAX; n++) {
+        uint8_t b;
+        if (r->p == r->end)
+            return IOF_EPROTO;
+        b = *r->p++;
+        if (n == HIST_VARINT128_MAX - 1 && b > 3) /* 18 * 7 = 126 bits before it */
+            return IOF_EPROTO;
+        v |= (iof_u128)(b & 0x7f) << (7 * n);
+        if (!(b & 0x80)) {
+            if (b == 0 && n > 0)
+                return IOF_EPROTO;
+            *out = v;
+            return 0;
+        }
+    }
+    return IOF_EPROTO;
+}
+
 /* Exact length iof_hist_encode produces for h (so also its upper bound). */
 size_t iof_hist_encoded_max(const struct iof_hist *h)
 {
     size_t len, nnz = 0;
     unsigned i, prev = 0;
 
-    len = varint_len(h->count) + varint_len(h->sum_ns) + varint_len(h->min_ns) +
+    len = varint_len(h->count) + varint128_len(h->sum_ns) + varint_len(h->min_ns) +
           varint_len(h->max_ns);
     for (i = 0; i < IOF_HIST_BUCKETS; i++) {
         if (!h->buckets[i])
@@ -203,7 +263,7 @@ long iof_hist_encode(const struct iof_hist *h, uint8_t *buf, size_t cap)
         nnz += h->buckets[i] != 0;
 
     p = varint_put(p, h->count);
-    p = varint_put(p, h->sum_ns);
+    p = varint128_put(p, h->sum_ns);
     p = varint_put(p, h->min_ns);
     p = varint_put(p, h->max_ns);
     p = varint_put(p, nnz);
@@ -225,10 +285,11 @@ long iof_hist_encode(const struct iof_hist *h, uint8_t *buf, size_t cap)
 static int hist_decode(struct iof_hist *h, struct hist_reader *r, bool add,
                        struct iof_hist_summary *one)
 {
-    uint64_t count, sum, min, max, nnz, total = 0, k;
+    uint64_t count, min, max, nnz, total = 0, k;
+    iof_u128 sum;
     unsigned idx = 0, first = 0;
 
-    if (varint_get(r, &count) || varint_get(r, &sum) || varint_get(r, &min) ||
+    if (varint_get(r, &count) || varint128_get(r, &sum) || varint_get(r, &min) ||
         varint_get(r, &max) || varint_get(r, &nnz))
         return IOF_EPROTO;
     if (nnz > IOF_HIST_BUCKETS)
@@ -236,6 +297,10 @@ static int hist_decode(struct iof_hist *h, struct hist_reader *r, bool add,
     if (count == 0 && (sum != 0 || min != UINT64_MAX || max != 0 || nnz != 0))
         return IOF_EPROTO;
     if (count != 0 && min > max)
+        return IOF_EPROTO;
+    /* Every value lies in [min, max]: so does the mean. (128-bit products
+     * of 64-bit values never overflow.) */
+    if (count != 0 && ((iof_u128)count * min > sum || sum > (iof_u128)count * max))
         return IOF_EPROTO;
 
     for (k = 0; k < nnz; k++) {

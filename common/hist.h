@@ -24,9 +24,18 @@
 #define IOF_HIST_MAX_BITS 42
 #define IOF_HIST_BUCKETS ((IOF_HIST_MAX_BITS - IOF_HIST_SUB_BITS + 2) * IOF_HIST_SUB)
 
+/* Sums of latencies: a cluster's merge (10^4 agents x 24 h) passes 2^64 ns,
+ * so they are kept in 128 bits and never wrap. Aligned like a uint64_t, so
+ * the structs holding one keep their layout without padding. */
+typedef unsigned __int128 iof_u128 __attribute__((aligned(8)));
+
+/* v in decimal into buf (at least IOF_U128_DIGITS + 1 bytes); returns buf. */
+#define IOF_U128_DIGITS 39
+char *iof_u128_str(iof_u128 v, char *buf);
+
 struct iof_hist {
     uint64_t count;  /* values recorded */
-    uint64_t sum_ns; /* exact sum */
+    iof_u128 sum_ns; /* exact sum */
     uint64_t min_ns; /* UINT64_MAX when empty */
     uint64_t max_ns; /* 0 when empty */
     uint64_t buckets[IOF_HIST_BUCKETS];
@@ -34,7 +43,9 @@ struct iof_hist {
 
 /* count, sum, min and max of a histogram, without its buckets. */
 struct iof_hist_summary {
-    uint64_t count, sum_ns, min_ns, max_ns;
+    uint64_t count;
+    iof_u128 sum_ns;
+    uint64_t min_ns, max_ns;
 };
 
 /* Whether h's buckets hold its count (false for a histogram reduced to its
@@ -84,7 +95,8 @@ uint64_t iof_hist_percentile(const struct iof_hist *h, double q);
 double iof_hist_mean(const struct iof_hist *h);
 
 /* Sparse wire encoding: count, sum, min, max and the non-empty buckets as
- * (index delta, count) pairs, all as LEB128 varints.
+ * (index delta, count) pairs, all as LEB128 varints (sum up to 128 bits, the
+ * others 64). Decoding also checks count*min <= sum <= count*max.
  * iof_hist_encode writes at most iof_hist_encoded_max(h) bytes into buf and
  * returns the length, or -ENOBUFS when cap is too small.
  * iof_hist_decode parses exactly len bytes into h (overwritten), validating

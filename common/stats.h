@@ -24,7 +24,7 @@ struct iof_stats {
  * of a direction is its ios. */
 struct iof_dircounts {
     uint64_t ios, bytes, errors;
-    uint64_t lat_sum_ns; /* exact sum of the latencies */
+    iof_u128 lat_sum_ns; /* exact sum of the latencies */
     uint64_t lat_min_ns; /* UINT64_MAX when ios is 0 */
     uint64_t lat_max_ns; /* 0 when ios is 0 */
 };

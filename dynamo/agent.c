@@ -289,14 +289,22 @@ static void session_fill_workers(struct session *s, const struct dyn_test *dt,
     }
 }
 
+/* Interval k of the test, to send: lost when a worker had to reuse its slot
+ * (the agent fell behind), then every worker's counters are sent as zeros
+ * and the message says so. */
+struct interval_ctx {
+    uint64_t k;
+    bool lost;
+};
+
 static const struct iof_stats *get_interval(struct session *s, size_t w, void *ctx)
 {
+    const struct interval_ctx *ic = ctx;
     const struct iof_stats *st = NULL;
-    uint64_t k = *(uint64_t *)ctx;
 
-    if (dyn_test_interval(s->dt, w, k, &st) == 1)
+    if (!ic->lost && dyn_test_interval(s->dt, w, ic->k, &st) == 1)
         return st;
-    /* Lost (the agent fell behind) or the worker ended early: send zeros. */
+    /* Lost, or the worker ended early (it counted nothing more): zeros. */
     return s->zeros;
 }
 
@@ -370,6 +378,25 @@ static void agent_reap_test(struct agent *a, struct dyn_test *dt)
     dyn_test_free(dt);
 }
 
+static void session_abort_test(struct session *s);
+
+/* Sends a stats or result message. A send that fails is never ignored: the
+ * manager is told why (unless the connection itself is gone) and the test
+ * is stopped, as the manager cannot count what it will not receive.
+ * Returns whether the message went out. */
+static bool session_send_stats(struct session *s, const struct proto_msg *m)
+{
+    int r = proto_link_send(s->link, m);
+    if (!r)
+        return true;
+    if (r != -ENOTCONN)
+        session_send_error(s, r, "%s: test %u: cannot send its %s: %s", s->a->name, s->test + 1,
+                           proto_msg_type_name(m->type), iof_strerror(r));
+    if (m->type == PROTO_MSG_STATS)
+        session_abort_test(s);
+    return false;
+}
+
 /* Sends every interval all workers have published; then, once the test is
  * over, joins it and sends the result. */
 static void session_poll(uv_timer_t *t)
@@ -423,8 +450,19 @@ static void session_poll(uv_timer_t *t)
                                                .agent_pct = u.agent_pct};
         }
         m.u.stats.workers = ws;
-        session_fill_workers(s, dt, get_interval, &s->next_interval, &m.u.stats);
-        proto_link_send(s->link, &m);
+        {
+            struct interval_ctx ic = {.k = s->next_interval};
+            for (size_t w = 0; w < nw; w++) {
+                const struct iof_stats *st;
+                ic.lost |= dyn_test_interval(dt, w, s->next_interval, &st) == -EOVERFLOW;
+            }
+            m.u.stats.lost = ic.lost;
+            session_fill_workers(s, dt, get_interval, &ic, &m.u.stats);
+            if (!session_send_stats(s, &m)) {
+                free(ws);
+                return;
+            }
+        }
         for (size_t w = 0; w < nw; w++)
             dyn_test_interval_release(dt, w, s->next_interval);
         s->next_interval++;
@@ -461,7 +499,7 @@ static void session_poll(uv_timer_t *t)
         }
         m.u.result.workers = ws;
         session_fill_workers(s, dt, get_totals, NULL, &m.u.result);
-        proto_link_send(s->link, &m);
+        session_send_stats(s, &m);
         s->dt = NULL;
         uv_timer_stop(&s->poll);
         agent_reap_test(s->a, dt);

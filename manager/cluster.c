@@ -772,10 +772,14 @@ static void cl_on_result(struct cl_agent *a, const struct proto_stats *st)
     a->result = true;
     a->cpu = st->cpu;
     a->measured_ns = st->measured_ns;
-    a->started_first =
-        st->started_first_ns ? (uint64_t)((int64_t)st->started_first_ns - a->offset) : 0;
-    a->started_last =
-        st->started_last_ns ? (uint64_t)((int64_t)st->started_last_ns - a->offset) : 0;
+    /* Agent clock -> ours; a time off the clock (hostile or broken) is
+     * unknown (0), never an overflow. */
+    if (!st->started_first_ns || a->offset == INT64_MIN ||
+        iof_time_add_offset(st->started_first_ns, -a->offset, &a->started_first))
+        a->started_first = 0;
+    if (!st->started_last_ns || a->offset == INT64_MIN ||
+        iof_time_add_offset(st->started_last_ns, -a->offset, &a->started_last))
+        a->started_last = 0;
     src.msg = st;
     src.status = MGR_STATUS_OK;
     src.ns = st->measured_ns;
@@ -1084,8 +1088,17 @@ static void cl_on_clock_reply(struct cl_agent *a, const struct proto_clock_reply
     rtt = t1 - r->t0_ns;
     /* The sample with the smallest round trip bounds the offset best. */
     if (!a->probes || rtt < a->best_rtt) {
+        int64_t off;
+        /* agent_ns comes from the wire: an offset that does not fit is no
+         * clock at all. */
+        if (r->agent_ns > (uint64_t)INT64_MAX ||
+            __builtin_sub_overflow((int64_t)r->agent_ns, (int64_t)(r->t0_ns + rtt / 2), &off)) {
+            cl_agent_fail(a, AG_LOST, 1, "clock reply with agent_ns %" PRIu64 " off any clock",
+                          r->agent_ns);
+            return;
+        }
         a->best_rtt = rtt;
-        a->offset = (int64_t)r->agent_ns - (int64_t)(r->t0_ns + rtt / 2);
+        a->offset = off;
     }
     if (++a->probes < CL_PROBES) {
         cl_send_probe(a);

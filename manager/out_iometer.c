@@ -298,6 +298,13 @@ static void f_u64(struct iom_buf *b, uint64_t v)
     buf_printf(b, "%" PRIu64, v);
 }
 
+static void f_u128(struct iom_buf *b, iof_u128 v)
+{
+    char buf[IOF_U128_DIGITS + 1];
+    fld(b);
+    buf_printf(b, "%s", iof_u128_str(v, buf));
+}
+
 static void f_i64(struct iom_buf *b, int64_t v)
 {
     fld(b);
@@ -490,10 +497,10 @@ static void iom_fields(struct iom_buf *b, const struct iom_fig *g, const struct 
     f_u64(b, 0);             /* Connections */
     f_i64(b, IOM_AMBIGUOUS); /* Transactions per Connection */
     if (g->raw) {
-        f_u64(b, s->rd.lat.sum_ns);
-        f_u64(b, s->wr.lat.sum_ns);
-        f_u64(b, all->sum_ns); /* Total Raw Transaction Time */
-        f_u64(b, 0);           /* Total Raw Connection Time */
+        f_u128(b, s->rd.lat.sum_ns);
+        f_u128(b, s->wr.lat.sum_ns);
+        f_u128(b, all->sum_ns); /* Total Raw Transaction Time */
+        f_u64(b, 0);            /* Total Raw Connection Time */
         f_u64(b, s->rd.lat.max_ns);
         f_u64(b, s->wr.lat.max_ns);
         f_u64(b, all->max_ns); /* Maximum Raw Transaction Time */

@@ -234,6 +234,14 @@ static void jb_u64(struct jbuf *b, uint64_t v)
     jb_fmt(b, "%" PRIu64, v);
 }
 
+/* An exact integer of up to 128 bits (a merged latency sum). */
+static void jb_u128(struct jbuf *b, iof_u128 v)
+{
+    char buf[IOF_U128_DIGITS + 1];
+    jb_sep(b);
+    jb_fmt(b, "%s", iof_u128_str(v, buf));
+}
+
 static void jb_int(struct jbuf *b, int v)
 {
     jb_sep(b);
@@ -317,7 +325,7 @@ static void jb_hist(struct jbuf *b, const struct iof_hist *h)
     jb_key(b, "count");
     jb_u64(b, h->count);
     jb_key(b, "sum_ns");
-    jb_u64(b, h->sum_ns);
+    jb_u128(b, h->sum_ns);
     jb_key(b, "min_ns");
     if (h->count)
         jb_u64(b, h->min_ns);

@@ -521,6 +521,79 @@ static void test_decode_rejects(void **state)
     assert_true(rejects(b, n));
 }
 
+/* The sum must be a possible sum: count*min <= sum <= count*max. */
+static void test_decode_sum_bounds(void **state)
+{
+    const unsigned i1000 = iof_hist_index(1000);
+    uint8_t b[256];
+    size_t n;
+    (void)state;
+
+    n = CRAFT(b, 3, 1020, 10, 1000, 2, 10, 2, i1000 - 10, 1);
+    assert_true(accepts(b, n));
+    n = CRAFT(b, 3, 29, 10, 1000, 2, 10, 2, i1000 - 10, 1); /* below 3 x 10 */
+    assert_true(rejects(b, n));
+    n = CRAFT(b, 3, 30, 10, 1000, 2, 10, 2, i1000 - 10, 1); /* the bound itself */
+    assert_true(accepts(b, n));
+    n = CRAFT(b, 3, 3001, 10, 1000, 2, 10, 2, i1000 - 10, 1); /* above 3 x 1000 */
+    assert_true(rejects(b, n));
+    n = CRAFT(b, 3, 3000, 10, 1000, 2, 10, 2, i1000 - 10, 1);
+    assert_true(accepts(b, n));
+    n = CRAFT(b, 1, 0, 1000, 1000, 1, i1000, 1); /* a sum that "wrapped" to 0 */
+    assert_true(rejects(b, n));
+}
+
+/* A cluster's merge: 10^4 agents x 24 h of 1 M IOPS at 10 ms is 8.64e21 ns,
+ * far past 2^64: kept exactly, through the wire path and plain merges, and
+ * sums past 2^64 travel (varint of up to 128 bits). */
+static void test_merge_cluster_day(void **state)
+{
+    const uint64_t ios = 86400ULL * 1000000, lat = 10000000; /* per agent */
+    const unsigned agents = 10000;
+    struct iof_hist *one = calloc(1, sizeof(*one)), *sum = calloc(1, sizeof(*sum)),
+                    *plain = calloc(1, sizeof(*plain)), *back = calloc(1, sizeof(*back));
+    uint8_t buf[256];
+    long n;
+    char digits[IOF_U128_DIGITS + 1];
+    (void)state;
+
+    assert_non_null(one);
+    assert_non_null(sum);
+    assert_non_null(plain);
+    assert_non_null(back);
+    iof_hist_reset(one);
+    iof_hist_reset(sum);
+    iof_hist_reset(plain);
+    one->buckets[iof_hist_index(lat)] = ios;
+    one->count = ios;
+    one->sum_ns = (iof_u128)ios * lat;
+    one->min_ns = one->max_ns = lat;
+    n = iof_hist_encode(one, buf, sizeof(buf));
+    assert_true(n > 0);
+    for (unsigned i = 0; i < agents; i++) {
+        assert_int_equal(iof_hist_decode_add(sum, buf, (size_t)n), 0);
+        iof_hist_merge(plain, one);
+    }
+    assert_true(sum->sum_ns == (iof_u128)ios * lat * agents);
+    assert_true(plain->sum_ns == sum->sum_ns);
+    assert_true(sum->sum_ns > (iof_u128)UINT64_MAX);
+    assert_true(sum->count == ios * agents);
+    assert_true(iof_hist_mean(sum) == (double)lat);
+    assert_string_equal(iof_u128_str(sum->sum_ns, digits), "8640000000000000000000");
+    /* The merged histogram itself encodes and decodes exactly. */
+    n = iof_hist_encode(sum, buf, sizeof(buf));
+    assert_true(n > 0);
+    assert_int_equal(iof_hist_decode(back, buf, (size_t)n), 0);
+    assert_true(back->sum_ns == sum->sum_ns && back->count == sum->count);
+    assert_string_equal(iof_u128_str(0, digits), "0");
+    assert_string_equal(iof_u128_str(~(iof_u128)0, digits),
+                        "340282366920938463463374607431768211455");
+    free(one);
+    free(sum);
+    free(plain);
+    free(back);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -533,6 +606,8 @@ int main(void)
         cmocka_unit_test(test_roundtrip_one),
         cmocka_unit_test(test_roundtrip_dense),
         cmocka_unit_test(test_decode_rejects),
+        cmocka_unit_test(test_decode_sum_bounds),
+        cmocka_unit_test(test_merge_cluster_day),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
