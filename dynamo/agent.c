@@ -98,6 +98,7 @@ struct session {
     uint32_t test;
     uint64_t next_interval;
     bool stop_requested;
+    uint64_t stop_ns; /* when the manager's stop arrived (0: none): a cut window's end */
     uint64_t measure_start, end;
     struct iof_stats *zeros; /* empty stats, one per target of the widest worker */
     struct dyn_cpu_sample cpu_start, cpu_last; /* at the measure start, at the last interval */
@@ -397,6 +398,19 @@ static bool session_send_stats(struct session *s, const struct proto_msg *m)
     return false;
 }
 
+/* The real length of interval k when a stop cut it short (0: not cut). */
+static uint64_t session_cut_ns(const struct session *s, uint64_t k)
+{
+    uint64_t start = s->measure_start + k * s->plan.run.interval_ns;
+    uint64_t end = start + s->plan.run.interval_ns;
+
+    if (end > s->end)
+        end = s->end;
+    if (!s->stop_ns || s->stop_ns >= end)
+        return 0;
+    return s->stop_ns > start ? s->stop_ns - start : 1;
+}
+
 /* Sends every interval all workers have published; then, once the test is
  * over, joins it and sends the result. */
 static void session_poll(uv_timer_t *t)
@@ -457,6 +471,7 @@ static void session_poll(uv_timer_t *t)
                 ic.lost |= dyn_test_interval(dt, w, s->next_interval, &st) == -EOVERFLOW;
             }
             m.u.stats.lost = ic.lost;
+            m.u.stats.duration_ns = session_cut_ns(s, s->next_interval);
             session_fill_workers(s, dt, get_interval, &ic, &m.u.stats);
             if (!session_send_stats(s, &m)) {
                 free(ws);
@@ -478,6 +493,10 @@ static void session_poll(uv_timer_t *t)
         proto_msg_init(&m, PROTO_MSG_RESULT);
         m.u.result.test = s->test;
         m.u.result.interrupted = !complete;
+        /* Cut short: the window ends when the stop came (as its last
+         * interval does), not when the workers were joined. */
+        if (s->stop_ns && s->stop_ns < now)
+            now = s->stop_ns;
         m.u.result.measured_ns = complete ? s->end - s->measure_start
                                  : now > s->measure_start
                                      ? (now < s->end ? now : s->end) - s->measure_start
@@ -648,6 +667,7 @@ static void session_start_test(struct session *s, const struct proto_start *st)
     memset(&s->cpu_start, 0, sizeof(s->cpu_start));
     memset(&s->cpu_last, 0, sizeof(s->cpu_last));
     s->stop_requested = false;
+    s->stop_ns = 0;
     s->measure_start = p->start_ns + p->ramp_ns;
     s->end = s->measure_start + p->duration_ns;
     atomic_store(&s->start_cancel, false);
@@ -1014,8 +1034,11 @@ static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void
         session_start_test(s, &m->u.start);
         break;
     case PROTO_MSG_STOP:
-        if (s->dt || s->starting)
+        if (s->dt || s->starting) {
             s->stop_requested = true; /* a starting test stops once started */
+            if (!s->stop_ns)
+                s->stop_ns = iof_now_ns();
+        }
         if (s->dt)
             dyn_test_stop(s->dt);
         break;

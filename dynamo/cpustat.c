@@ -1,4 +1,8 @@
+/* dynamo/cpustat.c - node CPU from /proc/stat and the agent's own CPU time,
+ * as percentages between two samples. */
 #include "dynamo/cpustat.h"
+
+#include "common/clock.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -28,14 +32,14 @@ void dyn_cpu_sample(struct dyn_cpu_sample *s)
     s->total = s->user + s->system + s->idle + v[7];
     if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0)
         s->self_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+    s->mono_ns = iof_now_ns();
     s->valid = true;
 }
 
 void dyn_cpu_usage(const struct dyn_cpu_sample *a, const struct dyn_cpu_sample *b,
                    struct dyn_cpu_usage *out)
 {
-    double total, ticks_ns;
-    long hz = sysconf(_SC_CLK_TCK);
+    double total;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
     memset(out, 0, sizeof(*out));
@@ -45,10 +49,10 @@ void dyn_cpu_usage(const struct dyn_cpu_sample *a, const struct dyn_cpu_sample *
     out->user_pct = 100.0 * (double)(b->user - a->user) / total;
     out->sys_pct = 100.0 * (double)(b->system - a->system) / total;
     out->busy_pct = 100.0 - 100.0 * (double)(b->idle - a->idle) / total;
-    if (hz > 0 && ncpu > 0) {
-        /* The window in CPU-nanoseconds across all CPUs. */
-        ticks_ns = total * 1e9 / (double)hz;
-        out->agent_pct = 100.0 * (double)(b->self_ns - a->self_ns) / ticks_ns;
+    if (ncpu > 0 && b->mono_ns > a->mono_ns && b->self_ns >= a->self_ns) {
+        /* The window in CPU-nanoseconds across all CPUs: elapsed x CPUs. */
+        double window_ns = (double)(b->mono_ns - a->mono_ns) * (double)ncpu;
+        out->agent_pct = 100.0 * (double)(b->self_ns - a->self_ns) / window_ns;
     }
     if (out->busy_pct < 0)
         out->busy_pct = 0;

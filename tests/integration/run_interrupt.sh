@@ -6,7 +6,8 @@ plan long.json <<'P'
  "specs": [{"name": "first", "lines": [{"size": "4k"}]}, {"name": "never", "lines": [{"size": "4k"}]}],
  "workers": [{"engine": "null", "queue_depth": 8, "targets": [{"path": "n", "size": "1g"}]}]}
 P
-"$IOFLEET" run "$T/long.json" --workdir "$T/w" >"$T/out" 2>"$T/err" &
+"$IOFLEET" run "$T/long.json" --workdir "$T/w" --timeseries "$T/ts.csv" --csv "$T/r.csv" \
+    --json "$T/r.json" >"$T/out" 2>"$T/err" &
 pid=$!
 iof_on_exit "kill -9 $pid 2>/dev/null"
 sleep 1.5
@@ -25,3 +26,34 @@ awk -v m="$measured" 'BEGIN { exit !(m > 0.5 && m < 5) }' || fail "measured wind
 iops=$(row_field "$T/out" ALL 3)
 awk -v i="$iops" 'BEGIN { exit !(i > 0) }' || fail "no I/O counted"
 ok "interrupted after ${measured}s with $iops IOPS recorded, exit 130"
+
+# The interval cut by the stop carries its real length and rate in every
+# file: the intervals' lengths add up to the final window, their I/Os to the
+# final I/Os, and each rate is its I/Os over its own length.
+python3 - "$T" <<'PY' || fail "the cut interval does not carry its real duration and rate"
+import csv, json, sys
+T = sys.argv[1]
+ts = [r for r in csv.DictReader(open(T + "/ts.csv")) if r["test"] == "1"]
+fin = [r for r in csv.DictReader(open(T + "/r.csv")) if r["test"] == "1" and r["row_type"] == "ALL"][0]
+for rows in ([r for r in ts if r["node"] == "ALL"], [r for r in ts if r["node"] != "ALL"]):
+    rows.sort(key=lambda r: int(r["interval"]))
+    dur = sum(float(r["duration_s"]) for r in rows)
+    assert abs(dur - float(fin["duration_s"])) < 1e-5 * len(rows), (dur, fin["duration_s"])
+    assert sum(int(r["read_ios"]) + int(r["write_ios"]) for r in rows) == int(fin["read_ios"]) + int(fin["write_ios"])
+    last = rows[-1]
+    assert float(last["duration_s"]) <= 0.2 + 1e-9, last["duration_s"]
+    for r in rows:
+        ios = int(r["read_ios"]) + int(r["write_ios"])
+        want = ios / float(r["duration_s"])
+        # duration_s is printed to 1 us: allow for that rounding
+        assert abs(float(r["iops"]) - want) <= 0.0005 + want * 1e-6 / float(r["duration_s"]), (r["interval"], r["iops"], want)
+doc = json.load(open(T + "/r.json"))
+t = doc["tests"][0]
+ivs = sorted((i for i in t["intervals"] if i["row_type"] == "ALL"), key=lambda i: i["interval"])
+res = [r for r in t["results"] if r["row_type"] == "ALL"][0]
+assert abs(sum(i["duration_s"] for i in ivs) - res["duration_s"]) < 1e-6, "json durations"
+last = ivs[-1]
+assert abs(last["iops"] - (last["read_ios"] + last["write_ios"]) / last["duration_s"]) < 1e-6 * max(1, last["iops"])
+print("ok: %d intervals, last %.6f s, window %s s" % (len(ivs), last["duration_s"], fin["duration_s"]))
+PY
+ok "the cut interval has its real duration and rate in --timeseries, --csv and --json"
