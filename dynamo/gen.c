@@ -1,3 +1,6 @@
+/* dynamo/gen.c - the access-spec generator (gen.h): per-test thresholds and
+ * per-region slot counts computed once, so each I/O takes raw PRNG draws,
+ * compares and multiplies only. */
 #include "dynamo/gen.h"
 
 #include <errno.h>

@@ -1,5 +1,6 @@
-/* libaio engine: Linux native AIO with O_DIRECT. All free slots are submitted
- * in one io_submit; completions are reaped in batches with io_getevents.
+/* libaio engine: Linux native AIO with O_DIRECT. Each submit call is one
+ * io_submit of the iocbs it is given (the worker gives at most two, see
+ * RUN_SUBMIT_CHUNK in dynamo/run.c); completions are reaped with io_getevents.
  * EAGAIN from io_submit (kernel out of AIO resources) leaves the rest queued
  * for the caller to retry after reaping. */
 #include <errno.h>
@@ -14,9 +15,9 @@
 struct dyn_engine {
     io_context_t ctx;
     unsigned depth;
-    struct iocb *iocbs;       /* one per slot */
-    struct iocb **batch;      /* scratch for io_submit */
-    struct io_event *events;  /* scratch for io_getevents */
+    struct iocb *iocbs;      /* one per slot */
+    struct iocb **batch;     /* scratch for io_submit */
+    struct io_event *events; /* scratch for io_getevents */
 };
 
 static int aio_open(struct dyn_engine **out, struct dyn_io *slots, unsigned depth,
@@ -44,9 +45,8 @@ static int aio_open(struct dyn_engine **out, struct dyn_io *slots, unsigned dept
         free(e->batch);
         free(e->events);
         free(e);
-        return iof_diag_set(diag, r,
-                            "libaio engine: io_setup(%u) failed: %s%s", depth, strerror(-r),
-                            r == -EAGAIN ? " (raise /proc/sys/fs/aio-max-nr)" : "");
+        return iof_diag_set(diag, r, "libaio engine: io_setup(%u) failed: %s%s", depth,
+                            strerror(-r), r == -EAGAIN ? " (raise /proc/sys/fs/aio-max-nr)" : "");
     }
     for (unsigned i = 0; i < depth; i++) {
         slots[i].priv = &e->iocbs[i];
