@@ -261,6 +261,15 @@ static void session_send_hello(struct session *s)
     m.u.hello.inventory.memory_bytes =
         (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
     m.u.hello.inventory.kernel = u.release;
+    {
+        struct dyn_budget_limits lim;
+        dyn_budget_limits(&a->budget, &lim);
+        m.u.hello.inventory.has_budget = true;
+        m.u.hello.inventory.budget = (struct proto_budget){.workers = lim.workers,
+                                                           .buffer_mem = lim.buffer_mem,
+                                                           .aio_events = lim.aio_events,
+                                                           .fds = lim.fds};
+    }
     if (n) {
         ti = calloc(n, sizeof(*ti));
         strs = calloc(n, sizeof(*strs));

@@ -529,6 +529,21 @@ static void jb_agent(struct jbuf *b, const struct mgr_agent_info *a)
         jb_null(b);
     jb_key(b, "kernel");
     jb_str(b, h ? h->inventory.kernel : NULL);
+    jb_key(b, "budget"); /* the agent's limits (docs/security.md), null when not sent */
+    if (h && h->inventory.has_budget) {
+        jb_open(b, '{');
+        jb_key(b, "workers");
+        jb_u64(b, h->inventory.budget.workers);
+        jb_key(b, "buffer_mem");
+        jb_u64(b, h->inventory.budget.buffer_mem);
+        jb_key(b, "aio_events");
+        jb_u64(b, h->inventory.budget.aio_events);
+        jb_key(b, "fds");
+        jb_u64(b, h->inventory.budget.fds);
+        jb_close(b, '}');
+    } else {
+        jb_null(b);
+    }
     jb_key(b, "targets");
     jb_open(b, '[');
     for (size_t i = 0; h && i < h->inventory.ntargets; i++) {

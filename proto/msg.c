@@ -522,6 +522,15 @@ static int hello_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
     put_uint(c, jinv, "hello.inventory", "cpus", inv->cpus, 1, 65536);
     put_u64(c, jinv, "memory_bytes", inv->memory_bytes);
     put_str(c, jinv, "hello.inventory", "kernel", inv->kernel, STR_LABEL, 0);
+    if (inv->has_budget) {
+        cJSON *jb = put_container(c, jinv, "budget", cJSON_CreateObject());
+        if (jb) {
+            put_u64(c, jb, "workers", inv->budget.workers);
+            put_u64(c, jb, "buffer_mem", inv->budget.buffer_mem);
+            put_u64(c, jb, "aio_events", inv->budget.aio_events);
+            put_u64(c, jb, "fds", inv->budget.fds);
+        }
+    }
     if (!c->err && inv->ntargets > PROTO_TARGETS_MAX)
         return ctx_fail(c, "hello.inventory.targets: %zu targets, at most %d fit in a hello",
                         inv->ntargets, PROTO_TARGETS_MAX);
@@ -558,6 +567,17 @@ static int inventory_decode(struct ctx *c, const cJSON *root, struct proto_inven
     inv->cpus = (uint32_t)v;
     get_u64(c, jinv, p, "memory_bytes", &inv->memory_bytes);
     get_str(c, jinv, p, "kernel", STR_LABEL, 0, &inv->kernel);
+    const cJSON *jb = get_item(c, jinv, "hello.inventory.budget", "budget", OPTIONAL);
+    if (jb) {
+        const char *pb = "hello.inventory.budget";
+        if (!cJSON_IsObject(jb))
+            return ctx_fail(c, "%s: must be an object", pb);
+        get_u64(c, jb, pb, "workers", &inv->budget.workers);
+        get_u64(c, jb, pb, "buffer_mem", &inv->budget.buffer_mem);
+        get_u64(c, jb, pb, "aio_events", &inv->budget.aio_events);
+        get_u64(c, jb, pb, "fds", &inv->budget.fds);
+        inv->has_budget = !c->err;
+    }
     const cJSON *jtargets = get_array(c, jinv, p, "targets");
     if (c->err)
         return c->err;
@@ -1543,6 +1563,8 @@ int proto_hello_copy(struct proto_hello *dst, const struct proto_hello *src)
     dst->heartbeat_ms = src->heartbeat_ms;
     di->cpus = si->cpus;
     di->memory_bytes = si->memory_bytes;
+    di->has_budget = si->has_budget;
+    di->budget = si->budget;
     r |= dup_str(&dst->name, src->name);
     r |= dup_str(&dst->software, src->software);
     r |= dup_str(&di->hostname, si->hostname);

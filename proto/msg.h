@@ -127,6 +127,16 @@ struct proto_target_info {
     const char *model;           /* NULL when unknown (JSON null) */
 };
 
+/* An agent's budget (docs/security.md, "Budget and liveness"): the most a
+ * plan may take of its node, as the agent's flags and the host's free
+ * resources stood when the hello was sent. UINT64_MAX: no limit known. */
+struct proto_budget {
+    uint64_t workers;    /* worker threads */
+    uint64_t buffer_mem; /* bytes of I/O buffers */
+    uint64_t aio_events; /* io_setup() events */
+    uint64_t fds;        /* descriptors for targets */
+};
+
 struct proto_inventory {
     const char *hostname;
     uint32_t cpus;         /* online CPUs, >= 1 */
@@ -134,6 +144,8 @@ struct proto_inventory {
     const char *kernel;    /* uname release, "6.1.0-18-amd64" */
     size_t ntargets;       /* 0..PROTO_TARGETS_MAX */
     struct proto_target_info *targets;
+    bool has_budget; /* optional on the wire: agents before 1.1 do not send it */
+    struct proto_budget budget;
 };
 
 struct proto_hello {

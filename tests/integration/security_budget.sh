@@ -103,11 +103,21 @@ plan fits.json <<'P'
  "specs": [{"name": "r", "lines": [{"size": "4k"}]}],
  "workers": [{"engine": "null", "count": 4, "queue_depth": 4, "targets": [{"path": "n", "size": "1m"}]}]}
 P
-expect_rc 0 "$IOFLEET" run "$T/fits.json" --agent "$cap_ep" --wait 5
+expect_rc 0 "$IOFLEET" run "$T/fits.json" --agent "$cap_ep" --wait 5 --json "$T/fits-json"
 awk '$1=="ALL" && $3 > 0 {f=1} END{exit !f}' "$T/out" || fail "no I/O in the plan that fits"
 ok "a plan within the budget runs"
 
-# 7. The flags are checked.
+# 7. The budget is visible: the agent's hello carries it, the JSON report
+#    shows it per agent (flags, or what the host had free at the hello).
+budget=$(jq -c '.agents[0].budget' "$T/fits-json")
+[ "$(jq '.agents[0].budget.workers' "$T/fits-json")" = 4 ] &&
+    [ "$(jq '.agents[0].budget.buffer_mem' "$T/fits-json")" = $((64 << 20)) ] &&
+    [ "$(jq '.agents[0].budget.aio_events' "$T/fits-json")" = 100 ] &&
+    [ "$(jq '.agents[0].budget.fds' "$T/fits-json")" -gt 0 ] ||
+    fail "the JSON report does not show the agent's budget: $budget"
+ok "the agent's budget is in its hello and the JSON report: $budget"
+
+# 8. The flags are checked.
 expect_rc 2 "$DYNAMO" --listen 127.0.0.1:0 --max-workers 0
 expect_in "$T/err" "dynamo: --max-workers must be 1..1000000000, got '0'"
 expect_rc 2 "$DYNAMO" --listen 127.0.0.1:0 --max-buffer-mem 4KB

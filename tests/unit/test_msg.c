@@ -184,6 +184,8 @@ static void test_hello_agent_round_trip(void **state)
         .kernel = "6.1.0-18-amd64",
         .ntargets = 3,
         .targets = targets,
+        .has_budget = true,
+        .budget = {.workers = 512, .buffer_mem = 1ull << 40, .aio_events = UINT64_MAX, .fds = 0},
     };
     round_trip(&in, &out);
     const struct proto_hello *h = &out.u.hello;
@@ -194,6 +196,11 @@ static void test_hello_agent_round_trip(void **state)
     assert_int_equal(h->inventory.cpus, 64);
     assert_int_equal(h->inventory.memory_bytes, (uint64_t)512 << 30);
     assert_string_equal(h->inventory.kernel, "6.1.0-18-amd64");
+    assert_true(h->inventory.has_budget);
+    assert_int_equal(h->inventory.budget.workers, 512);
+    assert_true(h->inventory.budget.buffer_mem == 1ull << 40);
+    assert_true(h->inventory.budget.aio_events == UINT64_MAX);
+    assert_int_equal(h->inventory.budget.fds, 0);
     assert_int_equal(h->inventory.ntargets, 3);
     for (int i = 0; i < 3; i++) {
         const struct proto_target_info *a = &targets[i], *b = &h->inventory.targets[i];
@@ -210,6 +217,8 @@ static void test_hello_agent_round_trip(void **state)
 
     char *text = encode_text(&in);
     assert_non_null(strstr(text, "\"size\":\"18446744073709551615\""));
+    assert_non_null(strstr(text, "\"budget\":{\"workers\":512,\"buffer_mem\":1099511627776,"
+                                 "\"aio_events\":\"18446744073709551615\",\"fds\":0}"));
     assert_non_null(strstr(text, "\"size\":1000204886016"));
     assert_non_null(strstr(text, "\"rotational\":null,\"model\":null"));
     free(text);
@@ -578,6 +587,14 @@ static void test_wrong_values(void **state)
         {"\"cpus\":16", "\"cpus\":0", "hello.inventory.cpus: must be 1..65536, got 0"},
         {"\"cpus\":16", "\"cpus\":1.5", "hello.inventory.cpus: must be an integer in 1..65536"},
         {"68719476736", "-1", "hello.inventory.memory_bytes: must be a non-negative integer"},
+        {"\"targets\":[", "\"budget\":[],\"targets\":[",
+         "hello.inventory.budget: must be an object"},
+        {"\"targets\":[",
+         "\"budget\":{\"workers\":-1,\"buffer_mem\":1,\"aio_events\":1,\"fds\":1},\"targets\":[",
+         "hello.inventory.budget.workers: must be a non-negative integer"},
+        {"\"targets\":[",
+         "\"budget\":{\"workers\":1,\"buffer_mem\":1,\"aio_events\":1},\"targets\":[",
+         "hello.inventory.budget.fds: required field missing"},
         {"\"6.1.0-18-amd64\"", "\"6.1\\t0\"",
          "hello.inventory.kernel: contains a control character (byte 3)"},
         {"\"targets\":[", "\"targets\":{},\"x\":[", "hello.inventory.targets: must be an array"},

@@ -351,7 +351,9 @@ static const char *const iv_keys[] = {"interval", "time_s", "row_type",  "node",
 static const char *const hist_keys[] = {"count", "sum_ns", "min_ns", "max_ns", "buckets", NULL};
 static const char *const cpu_keys[] = {"busy_pct", "user_pct", "sys_pct", "agent_pct", NULL};
 static const char *const agent_keys[] = {"name", "endpoint",     "software", "protocol", "hostname",
-                                         "cpus", "memory_bytes", "kernel",   "targets",  NULL};
+                                         "cpus", "memory_bytes", "kernel",   "budget",   "targets",
+                                         NULL};
+static const char *const budget_keys[] = {"workers", "buffer_mem", "aio_events", "fds", NULL};
 static const char *const inv_keys[] = {"path",       "size",  "logical_block_size",
                                        "rotational", "model", NULL};
 
@@ -515,7 +517,9 @@ static void fixture_init(struct fixture *f, const char *name)
                                                          .memory_bytes = 17179869184ull,
                                                          .kernel = "6.1.0-18-amd64",
                                                          .ntargets = n == 0 ? 2 : 0,
-                                                         .targets = f->inv};
+                                                         .targets = f->inv,
+                                                         .has_budget = n == 0,
+                                                         .budget = {16, 1ull << 30, 57344, 900}};
         f->agents[n] = (struct mgr_agent_info){.name = node_names[n],
                                                .endpoint = n ? "[::1]:7066" : "10.0.0.1:7066",
                                                .hello = &f->hello[n]};
@@ -689,6 +693,15 @@ static void check_head(const cJSON *doc, bool begun)
         assert_string_equal(get_str(a, "protocol"), n ? "1.1" : "1.0");
         assert_int_equal(get_u64(a, "memory_bytes"), 17179869184ull);
         assert_int_equal(cJSON_GetArraySize(get(a, "targets")), n == 0 ? 2 : 0);
+        if (n) { /* an agent that sent no budget */
+            assert_true(cJSON_IsNull(get(a, "budget")));
+            continue;
+        }
+        check_keys(get(a, "budget"), budget_keys);
+        assert_int_equal(get_u64(get(a, "budget"), "workers"), 16);
+        assert_int_equal(get_u64(get(a, "budget"), "buffer_mem"), 1ull << 30);
+        assert_int_equal(get_u64(get(a, "budget"), "aio_events"), 57344);
+        assert_int_equal(get_u64(get(a, "budget"), "fds"), 900);
     }
     a = get(cJSON_GetArrayItem(agents, 0), "targets");
     check_keys(cJSON_GetArrayItem(a, 0), inv_keys);
