@@ -33,7 +33,7 @@ struct dyn_test_params {
     uint64_t duration_ns; /* measured window */
     uint64_t interval_ns;
     uint64_t seed;          /* for groups without a seed of their own */
-    bool allow_destructive; /* see dyn_target_write_guard() */
+    bool allow_destructive; /* see dyn_target_open() */
     /* Borrowed: the workdir and --allow entries every target is opened from. */
     struct dyn_scope *scope;
 };

@@ -2,16 +2,20 @@
  * and the one way a plan target is opened: resolved beneath them, then
  * judged by what fstat says was opened (dynamo/scope.h has the rules). */
 #include "dynamo/scope.h"
+#include "dynamo/devguard.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/fs.h>
 #include <linux/openat2.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -25,11 +29,23 @@ struct scope_entry {
     struct stat st;
 };
 
+/* An exclusive claim on a block device written by the running test. */
+struct scope_hold {
+    dev_t rdev;
+    int fd; /* O_RDWR | O_EXCL */
+    unsigned refs;
+    uint64_t size;
+    struct dyn_dev_ends before; /* its ends when claimed */
+};
+
 struct dyn_scope {
     char workdir[PATH_MAX]; /* canonical */
     int wfd;                /* O_PATH | O_DIRECTORY */
     struct scope_entry *e;
     size_t n;
+    pthread_mutex_t lock; /* holds: claimed and released by whichever thread opens the test */
+    struct scope_hold *holds;
+    size_t nholds;
 };
 
 /* -1 unknown, 0 the kernel has no openat2, 1 it has. */
@@ -217,8 +233,10 @@ int dyn_scope_new(const char *workdir, const char *const *allow, size_t nallow,
     if (!s)
         return iof_diag_set(diag, -ENOMEM, "out of memory");
     s->wfd = -1;
+    pthread_mutex_init(&s->lock, NULL);
     s->e = calloc(nallow ? nallow : 1, sizeof(*s->e));
     if (!s->e) {
+        pthread_mutex_destroy(&s->lock);
         free(s);
         return iof_diag_set(diag, -ENOMEM, "out of memory");
     }
@@ -259,6 +277,10 @@ void dyn_scope_free(struct dyn_scope *s)
         entry_close(&s->e[i]);
     if (s->wfd >= 0)
         close(s->wfd);
+    for (size_t i = 0; i < s->nholds; i++)
+        close(s->holds[i].fd);
+    free(s->holds);
+    pthread_mutex_destroy(&s->lock);
     free(s->e);
     free(s);
 }
@@ -421,7 +443,11 @@ int dyn_scope_open(struct dyn_scope *s, const char *path, int flags, struct stat
         fl &= ~O_EXCL;
     fd = reach_open(s, how, root, rest, path, fl);
     if (fd < 0)
-        return -fd == EBUSY ? iof_diag_set(diag, -EBUSY, "target '%s': the device is in use", path)
+        return -fd == EBUSY ? iof_diag_set(diag, -EBUSY,
+                                           "target '%s': refusing to write: the device is in use "
+                                           "(mounted, or holds a mounted partition or a "
+                                           "device-mapper, md or swap member)",
+                                           path)
                             : open_error(path, how, -fd, diag);
     if (fstat(fd, &st2) < 0 || !same_object(&st, &st2)) {
         close(fd);
@@ -469,4 +495,76 @@ int dyn_scope_open_parent(struct dyn_scope *s, const char *path, const char **ba
     if (fd < 0)
         return open_error(path, REACH_WORKDIR, -fd, diag);
     return fd;
+}
+
+/* --- exclusive claims on written devices ------------------------------------------ */
+
+static struct scope_hold *hold_find(struct dyn_scope *s, dev_t rdev)
+{
+    for (size_t i = 0; i < s->nholds; i++)
+        if (s->holds[i].rdev == rdev)
+            return &s->holds[i];
+    return NULL;
+}
+
+int dyn_scope_hold(struct dyn_scope *s, const char *path, dev_t rdev, bool destructive,
+                   struct iof_diag *diag)
+{
+    struct scope_hold h = {.rdev = rdev, .refs = 1}, *grown, *have;
+    struct stat st;
+    int r = 0;
+
+    pthread_mutex_lock(&s->lock);
+    have = hold_find(s, rdev);
+    if (have) {
+        have->refs++;
+        goto out;
+    }
+    h.fd = dyn_scope_open(s, path, O_RDWR | O_EXCL, &st, diag);
+    if (h.fd < 0) {
+        r = h.fd;
+        goto out;
+    }
+    if (!S_ISBLK(st.st_mode) || st.st_rdev != rdev)
+        r = iof_diag_set(diag, IOF_EDENIED, "target '%s': changed while it was being opened", path);
+    else if (ioctl(h.fd, BLKGETSIZE64, &h.size) < 0)
+        r = iof_diag_set(diag, -errno, "target '%s': cannot read the device size: %s", path,
+                         strerror(errno));
+    else
+        r = dyn_devguard_check(h.fd, path, h.size, destructive, &h.before, diag);
+    if (!r) {
+        grown = realloc(s->holds, (s->nholds + 1) * sizeof(*s->holds));
+        if (!grown)
+            r = iof_diag_set(diag, -ENOMEM, "out of memory");
+        else
+            s->holds = grown;
+    }
+    if (r) {
+        close(h.fd);
+        goto out;
+    }
+    s->holds[s->nholds++] = h;
+out:
+    pthread_mutex_unlock(&s->lock);
+    return r;
+}
+
+void dyn_scope_release(struct dyn_scope *s, dev_t rdev)
+{
+    struct scope_hold *h;
+    struct dyn_dev_ends now;
+
+    pthread_mutex_lock(&s->lock);
+    h = hold_find(s, rdev);
+    if (h && --h->refs == 0) {
+        /* Stamp what this test wrote, so the next run knows the data at the
+         * ends is iofleet's; a test that left the ends as they were leaves
+         * the device as it found it. */
+        if (dyn_devguard_ends(h->fd, h->size, &now, NULL) == 0 && !now.zero &&
+            now.hash != h->before.hash)
+            dyn_devguard_mark(h->fd, h->size);
+        close(h->fd);
+        *h = s->holds[--s->nholds];
+    }
+    pthread_mutex_unlock(&s->lock);
 }

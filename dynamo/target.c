@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <blkid.h>
 #include <linux/fs.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -237,63 +236,6 @@ static uint64_t probe_dio_align(int fd, uint64_t size)
     return a;
 }
 
-int dyn_target_write_guard(const char *path, bool destructive, struct iof_diag *diag)
-{
-    blkid_probe pr;
-    const char *type = NULL, *what = NULL;
-    int probe, rc;
-
-    /* An exclusive open fails with EBUSY while the kernel holds the device:
-     * mounted, a mounted partition, a device-mapper, md or swap member. */
-    probe = open(path, O_RDONLY | O_EXCL | O_CLOEXEC);
-    if (probe < 0 && errno == EBUSY)
-        return iof_diag_set(diag, IOF_EDENIED,
-                            "target '%s': refusing to write: the device is in use (mounted, or "
-                            "holds a mounted partition or a device-mapper, md or swap member)",
-                            path);
-    if (probe >= 0)
-        close(probe);
-    if (destructive)
-        return 0;
-    pr = blkid_new_probe_from_filename(path);
-    if (!pr)
-        return iof_diag_set(diag, IOF_EDENIED,
-                            "target '%s': refusing to write: cannot probe it for partition "
-                            "tables or filesystems (%s)",
-                            path, strerror(errno ? errno : EIO));
-    blkid_probe_enable_partitions(pr, 1);
-    blkid_probe_set_partitions_flags(pr, BLKID_PARTS_ENTRY_DETAILS);
-    blkid_probe_enable_superblocks(pr, 1);
-    blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_USAGE);
-    rc = blkid_do_safeprobe(pr);
-    if (rc == 0) {
-        if (blkid_probe_lookup_value(pr, "PTTYPE", &type, NULL) == 0)
-            what = "partition table";
-        else if (blkid_probe_lookup_value(pr, "TYPE", &type, NULL) == 0)
-            what = "signature";
-    }
-    if (rc == 0 && what) {
-        iof_diag_set(diag, IOF_EDENIED,
-                     "target '%s': refusing to write: it holds a %s (%s); start the agent with "
-                     "--allow-destructive to overwrite it",
-                     path, what, type);
-        blkid_free_probe(pr);
-        return IOF_EDENIED;
-    }
-    blkid_free_probe(pr);
-    if (rc == -2)
-        return iof_diag_set(diag, IOF_EDENIED,
-                            "target '%s': refusing to write: ambivalent signatures found; start "
-                            "the agent with --allow-destructive to overwrite it",
-                            path);
-    if (rc < 0)
-        return iof_diag_set(diag, IOF_EDENIED,
-                            "target '%s': refusing to write: probing for partition tables and "
-                            "filesystems failed",
-                            path);
-    return 0;
-}
-
 int dyn_target_open(const struct iof_target_cfg *cfg, struct dyn_scope *scope, bool direct,
                     bool write, bool touch, bool destructive, struct dyn_target **out,
                     struct iof_diag *diag)
@@ -329,9 +271,11 @@ int dyn_target_open(const struct iof_target_cfg *cfg, struct dyn_scope *scope, b
             int lbs = 512;
             t->blockdev = true;
             if (write) {
-                r = dyn_target_write_guard(t->path, destructive, diag);
+                r = dyn_scope_hold(scope, cfg->path, st.st_rdev, destructive, diag);
                 if (r)
                     goto fail;
+                t->held = scope;
+                t->rdev = st.st_rdev;
             }
             if (ioctl(t->fd, BLKGETSIZE64, &t->size) < 0 || ioctl(t->fd, BLKSSZGET, &lbs) < 0) {
                 r = -errno;
@@ -393,5 +337,7 @@ void dyn_target_close(struct dyn_target *t)
         return;
     if (t->fd >= 0)
         close(t->fd);
+    if (t->held)
+        dyn_scope_release(t->held, t->rdev);
     free(t);
 }

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "common/err.h"
 #include "common/spec.h"
@@ -18,6 +19,10 @@ struct dyn_target {
     uint64_t lbs;   /* logical block size: minimum O_DIRECT alignment */
     uint64_t start; /* first byte of the region */
     uint64_t end;   /* one past the last byte of the region */
+    /* A block device written by the test is claimed in this scope until
+     * dyn_target_close (dyn_scope_hold). */
+    struct dyn_scope *held;
+    dev_t rdev;
 };
 
 /* Called during preparation after every chunk written, with bytes done out
@@ -45,21 +50,15 @@ int dyn_target_prepare(const struct iof_target_cfg *cfg, struct dyn_scope *scope
  * resolved beneath the workdir or an --allow entry, judged by what was
  * opened); the descriptor is kept until dyn_target_close. `direct`: O_DIRECT; `write`: the spec
  * writes (otherwise the target is opened read-only); `touch`: false for the
- * null engine, which only needs the region; `destructive`: see
- * dyn_target_write_guard(). Returns 0 and a new target in
+ * null engine, which only needs the region. A block device opened for
+ * writing is claimed exclusively for the whole test and must pass the
+ * device guard unless `destructive` (dyn_scope_hold, dynamo/devguard.h).
+ * Returns 0 and a new target in
  * *out (free with dyn_target_close), or an error with a message naming the
  * path and the reason. */
 int dyn_target_open(const struct iof_target_cfg *cfg, struct dyn_scope *scope, bool direct,
                     bool write, bool touch, bool destructive, struct dyn_target **out,
                     struct iof_diag *diag);
-
-/* Write guard for block devices, applied by dyn_target_open when `write`:
- * a device the kernel holds (mounted, a mounted partition, a device-mapper,
- * md or swap member) is always refused; one carrying a partition table or a
- * filesystem/RAID/LVM signature (libblkid) is refused unless `destructive`
- * (the agent's --allow-destructive). The refusal names the device and the
- * signature found. */
-int dyn_target_write_guard(const char *path, bool destructive, struct iof_diag *diag);
 
 /* Closes and frees. Accepts NULL. */
 void dyn_target_close(struct dyn_target *t);

@@ -1,0 +1,55 @@
+/* dynamo/devguard.h - may this block device be written, and iofleet's own
+ * marker on the devices it wrote (docs/security.md, "Paths and devices").
+ *
+ * Without --allow-destructive a device is written only when nothing but
+ * iofleet has written it: libblkid finds no partition table (GPT forced,
+ * so a zeroed protective MBR or a lone backup GPT still counts) and no
+ * filesystem, RAID or LVM signature, at the start or at the usual partition
+ * starts; and its first and last MiB are all zero, or carry the marker.
+ *
+ * The marker: after a write test, when the test changed the first or last
+ * MiB, the agent stamps the first and the last 512 bytes of the device with
+ * the same 512-byte record: "IOFLEET-TESTDATA" (16 bytes), version 1 (u32),
+ * 0 (u32), the device size in bytes (u64), the time written (ns since the
+ * epoch, u64), a random id (u64), the writer's hostname (64 bytes, NUL
+ * padded), zeros, and at byte 496 the FNV-1a 64-bit hash of bytes 0..495,
+ * all little-endian; bytes 504..511 stay zero (never an MBR's 0x55AA).
+ * Both copies must be intact and agree, and the size must be the device's:
+ * anything that overwrote either end loses it.
+ */
+#ifndef IOF_DYNAMO_DEVGUARD_H
+#define IOF_DYNAMO_DEVGUARD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/err.h"
+
+#define DYN_MARK_MAGIC "IOFLEET-TESTDATA"
+#define DYN_MARK_SIZE 512
+/* The ends that must be zero (or marked) to be written without
+ * --allow-destructive. */
+#define DYN_GUARD_END_BYTES (1u << 20)
+
+/* The state of both ends of a device: a hash of the first and last MiB. */
+struct dyn_dev_ends {
+    uint64_t hash;
+    bool zero;   /* both all zero */
+    bool marked; /* both carry a valid marker */
+};
+
+/* Reads both ends of the device open as `fd` (size bytes) into *ends. */
+int dyn_devguard_ends(int fd, uint64_t size, struct dyn_dev_ends *ends, struct iof_diag *diag);
+
+/* Whether the device open as `fd` (read access is enough; `path` for
+ * messages) may be written: 0, or IOF_EDENIED naming the partition table,
+ * the signature and its offset, or the data at its ends. `destructive`
+ * skips every check. *ends receives the state of its ends. */
+int dyn_devguard_check(int fd, const char *path, uint64_t size, bool destructive,
+                       struct dyn_dev_ends *ends, struct iof_diag *diag);
+
+/* Writes the marker at both ends of the device (fd open for writing) and
+ * syncs it. */
+int dyn_devguard_mark(int fd, uint64_t size);
+
+#endif
