@@ -51,7 +51,7 @@ struct iof_worker_cfg {
     char **nodes; /* owned; node names or "*" */
     size_t nnodes;
     uint32_t count;
-    char engine[IOF_ENGINE_NAME_MAX]; /* "libaio", "sync", "null" */
+    char engine[IOF_ENGINE_NAME_MAX]; /* "libaio", "io_uring", "sync", "null" */
     uint32_t queue_depth;             /* outstanding I/Os per target */
     struct iof_target_cfg *targets;   /* owned */
     size_t ntargets;
@@ -64,6 +64,7 @@ struct iof_worker_cfg {
      * wrapping in the range. 0 (default, Iometer's): all at the start. */
     uint64_t offset_increment;
     bool offset_increment_pct;
+    bool hipri; /* io_uring: poll for completions (IORING_SETUP_IOPOLL) */
 };
 
 struct iof_run_cfg {

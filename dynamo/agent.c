@@ -734,6 +734,17 @@ static void prep_work(uv_work_t *w)
     for (size_t g = 0; g < s->ngroups && !s->prep_err; g++) {
         const struct iof_worker_cfg *gc = &s->plan.workers[s->groups[g]];
         const struct io_engine *eng = dyn_engine_find(gc->engine);
+        /* A kernel without the engine (io_uring absent or disabled by
+         * sysctl) refuses the plan here, before any file is written. */
+        if (eng && eng->probe && (s->prep_err = eng->probe(&s->prep_diag))) {
+            char why[sizeof(s->prep_diag.msg)];
+            snprintf(why, sizeof(why), "%s", s->prep_diag.msg);
+            iof_diag_set(&s->prep_diag, IOF_EENGINE,
+                         "workers[%zu]: engine %s is not available on this node: %s", s->groups[g],
+                         gc->engine, why);
+            s->prep_err = IOF_EENGINE;
+            break;
+        }
         if (!eng || !eng->touches_files)
             continue;
         for (size_t i = 0; i < gc->ntargets && !s->prep_err; i++)

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 struct iof_diag;
+struct iovec;
 
 /* One I/O slot. The worker owns the slots and fills the request fields;
  * the engine fills `result` at completion and may use `priv` freely. */
@@ -27,19 +28,35 @@ struct dyn_io {
 
 struct dyn_engine; /* an engine instance, private to each engine */
 
+/* What a worker fixes for its whole test, handed to open. Engines ignore what
+ * they cannot use. */
+struct dyn_engine_opts {
+    bool hipri; /* poll for completions instead of waiting for interrupts */
+    /* Every buffer an I/O will use lies inside one of these (an engine may
+     * register them with the kernel); borrowed for the instance's life. */
+    const struct iovec *bufs;
+    unsigned nbufs;
+};
+
 struct io_engine {
     const char *name;
     bool direct;   /* targets are opened with O_DIRECT, buffers aligned */
     bool touches_files; /* false for null: targets are never opened */
+    /* Checks that this kernel can run the engine at all (0, or a negative
+     * error with the reason in diag). NULL: always available. */
+    int (*probe)(struct iof_diag *diag);
     /* Creates an instance able to hold `depth` I/Os in flight. Slots are
-     * passed so the engine can attach per-slot state (e.g. an iocb). */
+     * passed so the engine can attach per-slot state (e.g. an iocb); their
+     * fds are set and do not change afterwards. opts may be NULL. */
     int (*open)(struct dyn_engine **out, struct dyn_io *slots, unsigned depth,
-                struct iof_diag *diag);
+                const struct dyn_engine_opts *opts, struct iof_diag *diag);
     /* Destroys an instance; all I/O must have been reaped. Accepts NULL. */
     void (*close)(struct dyn_engine *e);
     /* Starts n I/Os. Returns how many were accepted (a prefix of ios, possibly
      * fewer than n when the kernel is out of resources: the caller reaps and
-     * retries the rest), or a negative error for a fatal failure. */
+     * retries the rest), or a negative error for a fatal failure. An engine
+     * may queue accepted I/Os and hand them to the kernel at the next reap
+     * at the latest: the caller reaps whenever I/Os are in flight. */
     int (*submit)(struct dyn_engine *e, struct dyn_io **ios, unsigned n);
     /* Waits up to timeout_ns for at least `min` completions and stores up to
      * `max` completed slots in done[]. Returns the count (possibly 0 on
@@ -49,6 +66,7 @@ struct io_engine {
 };
 
 extern const struct io_engine dyn_engine_libaio;
+extern const struct io_engine dyn_engine_uring;
 extern const struct io_engine dyn_engine_sync;
 extern const struct io_engine dyn_engine_null;
 

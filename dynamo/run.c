@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "common/clock.h"
 #include "common/log.h"
@@ -523,7 +524,12 @@ static int worker_setup(struct dyn_test *t, struct run_worker *w, struct iof_dia
         io->target = (uint32_t)ti;
         freeq_push(w, io);
     }
-    return w->eng->open(&w->ctx, w->slots, w->depth, diag);
+    {
+        const struct iovec bufs[] = {{w->rbufs, (size_t)w->depth * w->maxsize},
+                                     {w->wbuf, w->wbuf_len}};
+        const struct dyn_engine_opts eo = {.hipri = g->hipri, .bufs = bufs, .nbufs = 2};
+        return w->eng->open(&w->ctx, w->slots, w->depth, &eo, diag);
+    }
 }
 
 static int test_open_targets(struct dyn_test *t, struct iof_diag *diag)

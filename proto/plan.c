@@ -59,9 +59,15 @@ static const struct field range_fields[] = {{"offset"}, {"size"}};
 OBJDEF(range_def, range_fields);
 static const struct field target_fields[] = {{"path"}, {"size"}, {"range", SH_OBJECT, &range_def}};
 OBJDEF(target_def, target_fields);
-static const struct field worker_fields[] = {
-    {"nodes", SH_ARRAY, NULL},          {"count"},   {"engine"}, {"queue_depth"},
-    {"targets", SH_ARRAY, &target_def}, {"pattern"}, {"seed"},   {"offset_increment"}};
+static const struct field worker_fields[] = {{"nodes", SH_ARRAY, NULL},
+                                             {"count"},
+                                             {"engine"},
+                                             {"queue_depth"},
+                                             {"targets", SH_ARRAY, &target_def},
+                                             {"pattern"},
+                                             {"seed"},
+                                             {"offset_increment"},
+                                             {"hipri"}};
 OBJDEF(worker_def, worker_fields);
 static const struct field line_fields[] = {{"size"},  {"share"}, {"read"}, {"random"},
                                            {"align"}, {"delay"}, {"burst"}};
@@ -83,7 +89,12 @@ static const struct field root_fields[] = {{"name"},
                                            {"cycle", SH_OBJECT, &cycle_def}};
 OBJDEF(root_def, root_fields);
 
-static const char *const engine_names[] = {"libaio", "sync", "null"};
+static const char *const engine_names[] = {"libaio", "io_uring", "sync", "null"};
+/* Engines that open targets with O_DIRECT (sizes must be 512-byte multiples). */
+static bool engine_direct(const char *name)
+{
+    return strcmp(name, "libaio") == 0 || strcmp(name, "io_uring") == 0;
+}
 static const char *const pattern_names[] = {"repeat", "pseudo", "random"};
 _Static_assert(IOF_PATTERN_REPEAT == 0 && IOF_PATTERN_PSEUDO == 1 && IOF_PATTERN_RANDOM == 2,
                "pattern_names follows enum iof_pattern");
@@ -689,6 +700,23 @@ static int enum_field(struct pctx *c, const cJSON *obj, const char *key, size_t 
     return fail(c, "must be one of %s, got %s", list, got(g, sizeof(g), it));
 }
 
+/* Boolean member `key` (true or false), def when absent. */
+static int bool_field(struct pctx *c, const cJSON *obj, const char *key, bool def, bool *out)
+{
+    const cJSON *it = member(obj, key);
+    size_t o = path_key(c, key);
+
+    if (!it) {
+        *out = def;
+    } else {
+        if (!cJSON_IsBool(it))
+            return fail(c, "must be true or false, got %s", jtype(it));
+        *out = cJSON_IsTrue(it);
+    }
+    path_pop(c, o);
+    return 0;
+}
+
 static int check_object(struct pctx *c, const cJSON *it)
 {
     if (!cJSON_IsObject(it))
@@ -1089,7 +1117,7 @@ static int parse_worker(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *
     if ((rc = int_field(c, jw, "count", &ONE, 1, PROTO_PLAN_MAX_COUNT, &v)))
         return rc;
     w->count = (uint32_t)v;
-    if ((rc = enum_field(c, jw, "engine", 0, engine_names, 3, &idx)))
+    if ((rc = enum_field(c, jw, "engine", 0, engine_names, 4, &idx)))
         return rc;
     snprintf(w->engine, sizeof(w->engine), "%s", engine_names[idx]);
     if ((rc = int_field(c, jw, "queue_depth", &ONE, 1, PROTO_PLAN_MAX_QD, &v)))
@@ -1124,7 +1152,15 @@ static int parse_worker(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *
             return rc;
         w->has_seed = true;
     }
-    return parse_offset_increment(c, jw, w);
+    if ((rc = parse_offset_increment(c, jw, w)))
+        return rc;
+    if ((rc = bool_field(c, jw, "hipri", false, &w->hipri)))
+        return rc;
+    if (w->hipri && strcmp(w->engine, "io_uring") != 0) {
+        path_key(c, "hipri");
+        return fail(c, "polled completion needs engine io_uring (this group uses %s)", w->engine);
+    }
+    return 0;
 }
 
 static int parse_workers(struct pctx *c, const cJSON *root, struct iof_plan *p)
@@ -1284,7 +1320,7 @@ static int cross_check(struct pctx *c, const struct iof_plan *p)
 
     for (size_t g = 0; g < p->nworkers; g++) {
         const struct iof_worker_cfg *w = &p->workers[g];
-        if (direct_g == SIZE_MAX && strcmp(w->engine, "libaio") == 0)
+        if (direct_g == SIZE_MAX && engine_direct(w->engine))
             direct_g = g;
         for (size_t i = 0; i < w->ntargets; i++) {
             const struct iof_target_cfg *t = &w->targets[i];
@@ -1310,8 +1346,8 @@ static int cross_check(struct pctx *c, const struct iof_plan *p)
                 path_line_size(c, s, l);
                 return fail(c,
                             "size not aligned for O_DIRECT: %s is not a multiple of 512 "
-                            "(workers[%zu] uses engine libaio)",
-                            a, direct_g);
+                            "(workers[%zu] uses engine %s)",
+                            a, direct_g, p->workers[direct_g].engine);
             }
             if (small && size > small_len) {
                 path_line_size(c, s, l);
@@ -1893,6 +1929,8 @@ static void print_group(FILE *f, const struct iof_worker_cfg *w)
         proto_plan_format_size(w->offset_increment, b, sizeof(b));
         fprintf(f, ", offset increment %s", b);
     }
+    if (w->hipri)
+        fprintf(f, ", polled completion (hipri)");
     fprintf(f, "\n");
 }
 

@@ -14,7 +14,7 @@
  * random 100, align 0 (automatic, see common/spec.h: random offsets on
  * multiples of the transfer size; printed as "auto"), delay 0, burst 1;
  * a worker group's nodes ["*"], count 1, engine "libaio", queue_depth 1,
- * pattern "random", no seed; a target's size 0 (existing file or whole
+ * pattern "random", no seed, hipri false; a target's size 0 (existing file or whole
  * device; required for relative paths, which name test files to create),
  * range the whole target; no cycle.
  *

@@ -21,10 +21,11 @@ struct dyn_engine {
 };
 
 static int aio_open(struct dyn_engine **out, struct dyn_io *slots, unsigned depth,
-                    struct iof_diag *diag)
+                    const struct dyn_engine_opts *opts, struct iof_diag *diag)
 {
     struct dyn_engine *e = calloc(1, sizeof(*e));
     int r;
+    (void)opts;
 
     if (!e)
         return iof_diag_set(diag, -ENOMEM, "libaio engine: out of memory");

@@ -13,9 +13,10 @@ struct dyn_engine {
 };
 
 static int null_open(struct dyn_engine **out, struct dyn_io *slots, unsigned depth,
-                     struct iof_diag *diag)
+                     const struct dyn_engine_opts *opts, struct iof_diag *diag)
 {
     struct dyn_engine *e = calloc(1, sizeof(*e));
+    (void)opts;
     (void)slots;
     if (!e || !(e->done = calloc(depth, sizeof(*e->done)))) {
         free(e);

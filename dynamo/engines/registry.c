@@ -5,6 +5,7 @@
 
 static const struct io_engine *const engine_registry[] = {
     &dyn_engine_libaio,
+    &dyn_engine_uring,
     &dyn_engine_sync,
     &dyn_engine_null,
 };

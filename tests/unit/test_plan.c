@@ -242,15 +242,32 @@ BAD(workers_missing, "{" NAME "," RUN "," SPECS "}", "plan.json: workers: requir
 BAD(workers_empty, PLAN_WORKERS("[]"), "plan.json: workers: must not be empty")
 BAD(worker_unknown_key, PLAN_GROUP("'qd':4,'targets':[{'path':'f.dat','size':'1m'}]"),
     "plan.json: workers[0]: unknown key 'qd' (expected one of: nodes, count, engine, "
-    "queue_depth, targets, pattern, seed, offset_increment)")
+    "queue_depth, targets, pattern, seed, offset_increment, hipri)")
 BAD(count_zero, PLAN_GROUP("'count':0,'targets':[{'path':'f.dat','size':'1m'}]"),
     "plan.json: workers[0].count: must be 1..1024, got 0")
 BAD(count_big, PLAN_GROUP("'count':2000,'targets':[{'path':'f.dat','size':'1m'}]"),
     "plan.json: workers[0].count: must be 1..1024, got 2000")
 BAD(engine_unknown, PLAN_GROUP("'engine':'posixaio','targets':[{'path':'f.dat','size':'1m'}]"),
-    "plan.json: workers[0].engine: must be one of libaio, sync, null, got 'posixaio'")
+    "plan.json: workers[0].engine: must be one of libaio, io_uring, sync, null, got 'posixaio'")
 BAD(engine_number, PLAN_GROUP("'engine':5,'targets':[{'path':'f.dat','size':'1m'}]"),
     "plan.json: workers[0].engine: must be a string, got number")
+BAD(hipri_not_bool,
+    PLAN_GROUP("'engine':'io_uring','hipri':1,'targets':[{'path':'f.dat','size':'1m'}]"),
+    "plan.json: workers[0].hipri: must be true or false, got number")
+BAD(hipri_string,
+    PLAN_GROUP("'engine':'io_uring','hipri':'yes','targets':[{'path':'f.dat','size':'1m'}]"),
+    "plan.json: workers[0].hipri: must be true or false, got string")
+BAD(hipri_libaio, PLAN_GROUP("'hipri':true,'targets':[{'path':'f.dat','size':'1m'}]"),
+    "plan.json: workers[0].hipri: polled completion needs engine io_uring (this group uses "
+    "libaio)")
+BAD(hipri_sync, PLAN_GROUP("'engine':'sync','hipri':true,'targets':[{'path':'f.dat','size':'1m'}]"),
+    "plan.json: workers[0].hipri: polled completion needs engine io_uring (this group uses sync)")
+BAD(size_odirect_uring,
+    "{" NAME "," RUN ",'specs':[{'name':'a','lines':[{'size':1000}]}],"
+    "'workers':[{'engine':'sync','targets':[{'path':'f.dat','size':'1m'}]},"
+    "{'engine':'io_uring','targets':[{'path':'f.dat','size':'1m'}]}]}",
+    "plan.json: specs[0].lines[0].size: size not aligned for O_DIRECT: 1000 is not a multiple "
+    "of 512 (workers[1] uses engine io_uring)")
 BAD(qd_big, PLAN_GROUP("'queue_depth':5000,'targets':[{'path':'f.dat','size':'1m'}]"),
     "plan.json: workers[0].queue_depth: must be 1..4096, got 5000")
 BAD(pattern_unknown, PLAN_GROUP("'pattern':'zeros','targets':[{'path':'f.dat','size':'1m'}]"),
@@ -359,7 +376,7 @@ BAD_SET(set_unknown_root, GOOD, "foo=1",
         "--set foo=1: unknown key 'foo' (expected one of: name, run, specs, workers, cycle)")
 BAD_SET(set_unknown_nested, GOOD, "workers[0].qd=32",
         "--set workers[0].qd=32: unknown key 'qd' (expected one of: nodes, count, engine, "
-        "queue_depth, targets, pattern, seed, offset_increment)")
+        "queue_depth, targets, pattern, seed, offset_increment, hipri)")
 BAD_SET(set_typo, GOOD, "run.duraton=5s",
         "--set run.duraton=5s: unknown key 'duraton' (did you mean 'duration'?)")
 BAD_SET(set_index_range, GOOD, "workers[3].count=2",
@@ -399,8 +416,12 @@ BAD_SET(set_engine_odirect,
         "workers[0].engine=libaio",
         "plan.json: specs[0].lines[0].size: size not aligned for O_DIRECT: 1000 is not a multiple "
         "of 512 (workers[0] uses engine libaio)")
+BAD_SET(set_hipri_libaio, GOOD, "workers[0].hipri=true",
+        "plan.json: workers[0].hipri: polled completion needs engine io_uring (this group uses "
+        "libaio) (after --set workers[0].hipri=true)")
 BAD_SET(set_engine_typo, GOOD, "workers[0].engine=libaoi",
-        "plan.json: workers[0].engine: must be one of libaio, sync, null, got 'libaoi' (after "
+        "plan.json: workers[0].engine: must be one of libaio, io_uring, sync, null, got 'libaoi' "
+        "(after "
         "--set workers[0].engine=libaoi)")
 
 /* ---- bad plans that need code to build ---- */
@@ -538,6 +559,7 @@ static void good_defaults(void **state)
     assert_false(w->has_seed);
     assert_int_equal(w->offset_increment, 0); /* Iometer: every worker from the start */
     assert_false(w->offset_increment_pct);
+    assert_false(w->hipri);
     assert_int_equal(p.cycle.param, IOF_CYCLE_NONE);
     assert_int_equal(iof_plan_cycle_steps(&p), 1);
     iof_plan_free(&p);
@@ -1171,6 +1193,36 @@ static void print_plan(void **state)
     iof_plan_free(&p);
 }
 
+/* io_uring with polled completion: parsed, overridable, printed. */
+static void good_io_uring_hipri(void **state)
+{
+    const char *off[] = {"workers[0].hipri=false"};
+    struct iof_plan p;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f;
+
+    (void)state;
+    load_good(PLAN_GROUP("'engine':'io_uring','hipri':true,'queue_depth':32,"
+                         "'targets':[{'path':'f.dat','size':'1m'}]"),
+              NULL, 0, &p);
+    assert_string_equal(p.workers[0].engine, "io_uring");
+    assert_true(p.workers[0].hipri);
+    f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    proto_plan_print(&p, f);
+    fclose(f);
+    assert_non_null(strstr(buf, "  workers[0]: nodes *, 1 worker, io_uring, qd 32, 1 target: "
+                                "'f.dat', pattern random, polled completion (hipri)\n"));
+    free(buf);
+    iof_plan_free(&p);
+    load_good(PLAN_GROUP("'engine':'io_uring','hipri':true,"
+                         "'targets':[{'path':'f.dat','size':'1m'}]"),
+              off, 1, &p);
+    assert_false(p.workers[0].hipri);
+    iof_plan_free(&p);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test(f)
@@ -1258,6 +1310,11 @@ int main(void)
         B(count_big),
         B(engine_unknown),
         B(engine_number),
+        B(hipri_not_bool),
+        B(hipri_string),
+        B(hipri_libaio),
+        B(hipri_sync),
+        B(size_odirect_uring),
         B(qd_big),
         B(pattern_unknown),
         B(seed_negative),
@@ -1312,6 +1369,7 @@ int main(void)
         B(set_object_value),
         B(set_engine_odirect),
         B(set_engine_typo),
+        B(set_hipri_libaio),
         B(file_missing),
         T(good_defaults),
         T(good_offset_increment),
@@ -1338,6 +1396,7 @@ int main(void)
         T(set_good),
         T(set_creates_and_removes),
         T(print_plan),
+        T(good_io_uring_hipri),
     };
 #undef B
 #undef T
