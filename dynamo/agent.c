@@ -973,6 +973,11 @@ static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void
     struct agent *a = s->a;
 
     if (!s->welcomed) {
+        if (m->type == PROTO_MSG_BYE) {
+            /* A peer that only wanted this agent's hello (iofleet validate --agent). */
+            proto_link_close(l, 0, NULL);
+            return;
+        }
         if (m->type != PROTO_MSG_HELLO || m->u.hello.role != PROTO_ROLE_MANAGER) {
             char why[160];
             snprintf(why, sizeof(why), "expected the manager's hello, got %s",

@@ -193,7 +193,7 @@ void dyn_budget_limits(const struct dyn_budget *b, struct dyn_budget_limits *out
     }
 }
 
-static void fmt_bytes(uint64_t v, char *buf, size_t cap)
+void dyn_budget_format_bytes(uint64_t v, char *buf, size_t cap)
 {
     static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
     double d = (double)v;
@@ -225,8 +225,8 @@ int dyn_budget_check(const struct dyn_budget_need *need, const struct dyn_budget
                             cpus > 0 ? cpus : 1);
     }
     if (need->buffer_mem > lim->buffer_mem) {
-        fmt_bytes(need->buffer_mem, n, sizeof(n));
-        fmt_bytes(lim->buffer_mem, l, sizeof(l));
+        dyn_budget_format_bytes(need->buffer_mem, n, sizeof(n));
+        dyn_budget_format_bytes(lim->buffer_mem, l, sizeof(l));
         return iof_diag_set(diag, IOF_EDENIED,
                             "needs %s of I/O buffers (queue depth x transfer size x workers), "
                             "the agent's limit is %s (%s)",

@@ -53,6 +53,9 @@ struct dyn_budget_limits {
 void dyn_budget_need_add(struct dyn_budget_need *need, const struct iof_spec *spec,
                          const struct iof_worker_cfg *groups, size_t ngroups);
 
+/* "1.0 GiB", "512.0 MiB", "4096 B": bytes in binary units, one decimal. */
+void dyn_budget_format_bytes(uint64_t v, char *buf, size_t cap);
+
 /* The limits in force now for the caps in b (reads /proc and the cgroup). */
 void dyn_budget_limits(const struct dyn_budget *b, struct dyn_budget_limits *out);
 

@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "manager/cluster.h"
 #include "manager/pki.h"
+#include "manager/probe.h"
 #include "manager/results.h"
 #include "proto/plan.h"
 #include "proto/version.h"
@@ -27,14 +28,17 @@ static void cli_usage(FILE *f)
           "                 [--csv F] [--iometer-csv F] [--timeseries F] [--json F]\n"
           "                 [--tls-ca F --tls-cert F --tls-key F] [--insecure]\n"
           "                 [--workdir DIR] [--wait SECONDS] [--quiet] [--verbose]\n"
-          "       iofleet validate PLAN.json [--set KEY=VALUE]...\n"
+          "       iofleet validate PLAN.json [--set KEY=VALUE]... [--agent HOST[:PORT]]...\n"
+          "                 [--tls-ca F --tls-cert F --tls-key F] [--insecure] [--wait SECONDS]\n"
           "       iofleet pki init DIR [--agent NAME]... [--manager-name NAME] [--days N]\n"
           "                            [--force]\n"
           "       iofleet --version\n"
           "\n"
           "  run          run every test of the plan and print a result table per test;\n"
           "               without --agent or --listen, a local agent is started on loopback\n"
-          "  validate     print the expanded list of tests, or the plan's error\n"
+          "  validate     print the expanded list of tests, or the plan's error; with\n"
+          "               --agent, also each agent's budget beside what the plan needs there\n"
+          "               (exit 1 when an agent would refuse it)\n"
           "  pki init     make a CA, the manager's and each agent's TLS certificate and key\n"
           "               (iofleet pki --help)\n"
           "  --agent      dial a dynamo started with --listen (default port 7066)\n"
@@ -168,6 +172,17 @@ static int cli_number(const char *opt, const char *val, unsigned long min, unsig
     return 0;
 }
 
+/* Options validate takes (run takes them all). */
+static bool cli_validate_opt(const char *arg)
+{
+    static const char *const ok[] = {"--set",     "--agent",    "--tls-ca", "--tls-cert",
+                                     "--tls-key", "--insecure", "--wait"};
+    for (size_t k = 0; k < sizeof(ok) / sizeof(ok[0]); k++)
+        if (!strcmp(arg, ok[k]))
+            return true;
+    return false;
+}
+
 /* Parses the options shared by run and validate; 0 or exit code 2. */
 static int cli_parse(int argc, char **argv, bool is_run, struct cli_args *a)
 {
@@ -184,7 +199,7 @@ static int cli_parse(int argc, char **argv, bool is_run, struct cli_args *a)
         unsigned long num;
         bool takes = false;
         for (size_t k = 0; k < sizeof(valued) / sizeof(valued[0]); k++)
-            takes |= !strcmp(arg, valued[k]) && (is_run || !strcmp(arg, "--set"));
+            takes |= !strcmp(arg, valued[k]) && (is_run || cli_validate_opt(arg));
         if (takes) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "iofleet: %s needs a value\n", arg);
@@ -200,7 +215,7 @@ static int cli_parse(int argc, char **argv, bool is_run, struct cli_args *a)
             a->sets[a->nsets++] = val;
         } else if (!strncmp(arg, "--set=", 6) && a->nsets < CLI_MAX_SET) {
             a->sets[a->nsets++] = arg + 6;
-        } else if (!is_run && arg[0] == '-' && arg[1]) {
+        } else if (!is_run && arg[0] == '-' && arg[1] && !cli_validate_opt(arg)) {
             fprintf(stderr, "iofleet: unknown option '%s'\n", arg);
             return 2;
         } else if (!strcmp(arg, "--workdir")) {
@@ -299,8 +314,19 @@ static int cli_validate(int argc, char **argv)
         rc = cli_load(&a, &p, NULL);
     if (rc == 0) {
         proto_plan_print(&p, stdout);
+        for (size_t i = 0; i < a.nagents; i++) {
+            struct mgr_probe_opts po = {.endpoint = a.agents[i],
+                                        .tls_ca = a.tls_ca,
+                                        .tls_cert = a.tls_cert,
+                                        .tls_key = a.tls_key,
+                                        .insecure = a.insecure,
+                                        .wait_ms = a.wait_ms};
+            int r = mgr_probe_budget(&p, &po, stdout);
+            rc = r > rc ? r : rc;
+        }
         iof_plan_free(&p);
-        rc = fflush(stdout) ? 1 : 0;
+        if (fflush(stdout) && !rc)
+            rc = 1;
     }
     cli_args_free(&a);
     return rc;

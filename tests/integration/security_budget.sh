@@ -117,7 +117,24 @@ budget=$(jq -c '.agents[0].budget' "$T/fits-json")
     fail "the JSON report does not show the agent's budget: $budget"
 ok "the agent's budget is in its hello and the JSON report: $budget"
 
-# 8. The flags are checked.
+# 8. iofleet validate --agent shows the budget beside what the plan needs
+#    on that node, before anything is sent to it.
+expect_rc 1 "$IOFLEET" validate "$T/workers5.json" --agent "$cap_ep"
+expect_in "$T/out" "agent capped ($cap_ep): the plan's largest test there needs, of the agent's budget:"
+grep -qE "^  worker threads +5 of 4 +EXCEEDS$" "$T/out" || fail "validate: $(cat "$T/out")"
+expect_in "$T/out" "does not fit: the agent will refuse this plan at prepare"
+line=$(grep -E "worker threads" "$T/out" | tr -s ' ')
+expect_rc 0 "$IOFLEET" validate "$T/fits.json" --agent "$cap_ep"
+grep -qE "^  I/O buffer memory +[0-9.]+ KiB of 64.0 MiB +ok$" "$T/out" || fail "validate: $(cat "$T/out")"
+expect_in "$T/out" "fits (as the agent's host stands now)"
+if grep -q "dropped before its session started" "${CL_LOGS[0]}"; then
+    fail "validate's probe left a warning in the agent's log: $(grep dropped "${CL_LOGS[0]}")"
+fi
+expect_rc 3 "$IOFLEET" validate "$T/fits.json" --agent 127.0.0.1:1 --wait 2
+expect_in "$T/err" "iofleet: agent 127.0.0.1:1: cannot connect to 127.0.0.1:1"
+ok "iofleet validate --agent:$line"
+
+# 9. The flags are checked.
 expect_rc 2 "$DYNAMO" --listen 127.0.0.1:0 --max-workers 0
 expect_in "$T/err" "dynamo: --max-workers must be 1..1000000000, got '0'"
 expect_rc 2 "$DYNAMO" --listen 127.0.0.1:0 --max-buffer-mem 4KB

@@ -1,0 +1,245 @@
+/* manager/probe.c - one agent's hello without a session: dial, read the
+ * hello the agent sends on every new connection, close with a bye. */
+#include "manager/probe.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "common/net.h"
+#include "common/tls.h"
+#include "dynamo/budget.h"
+#include "proto/link.h"
+
+struct probe {
+    const struct mgr_probe_opts *o;
+    uv_loop_t loop;
+    uv_timer_t timer;
+    struct iof_conn *conn; /* until the link takes it, or it closes */
+    struct proto_link *link;
+    struct proto_hello *out;
+    int err;
+    struct iof_diag *diag;
+    bool done;
+};
+
+static void probe_finish(struct probe *p, int err)
+{
+    if (p->done)
+        return;
+    p->done = true;
+    p->err = err;
+    uv_close((uv_handle_t *)&p->timer, NULL);
+}
+
+static void probe_on_msg(struct proto_link *l, const struct proto_msg *m, void *arg)
+{
+    struct probe *p = arg;
+
+    if (p->done)
+        return;
+    if (m->type == PROTO_MSG_ERROR) {
+        iof_diag_set(p->diag, IOF_EDENIED, "%s: %s", p->o->endpoint, m->u.error.message);
+        probe_finish(p, IOF_EDENIED);
+    } else if (m->type != PROTO_MSG_HELLO || m->u.hello.role != PROTO_ROLE_AGENT) {
+        iof_diag_set(p->diag, IOF_EPROTO, "%s: expected the agent's hello, got %s", p->o->endpoint,
+                     proto_msg_type_name(m->type));
+        probe_finish(p, IOF_EPROTO);
+    } else if (proto_hello_copy(p->out, &m->u.hello)) {
+        iof_diag_set(p->diag, -ENOMEM, "out of memory");
+        probe_finish(p, -ENOMEM);
+    } else {
+        probe_finish(p, 0);
+    }
+    proto_link_close(l, 0, "validate: only the agent's hello was needed");
+}
+
+static void probe_on_link_close(struct proto_link *l, int err, const char *why, void *arg)
+{
+    struct probe *p = arg;
+    (void)l;
+    p->link = NULL;
+    if (!p->done) {
+        iof_diag_set(p->diag, err ? err : -EPIPE, "%s: %s", p->o->endpoint, why);
+        probe_finish(p, err ? err : -EPIPE);
+    }
+}
+
+static void probe_on_connect(struct iof_conn *c, int err, void *arg)
+{
+    static const struct proto_link_cbs cbs = {.on_msg = probe_on_msg,
+                                              .on_close = probe_on_link_close};
+    struct probe *p = arg;
+
+    if (err) {
+        iof_diag_set(p->diag, err, "%s: %s", p->o->endpoint,
+                     iof_conn_error(c)[0] ? iof_conn_error(c) : uv_strerror(err));
+        probe_finish(p, err);
+        return; /* on_close follows */
+    }
+    if (p->done) {
+        iof_conn_close(c, 0);
+        return;
+    }
+    if (!iof_conn_is_tls(c) && !p->o->insecure && !iof_conn_is_loopback(c)) {
+        iof_diag_set(p->diag, IOF_EDENIED,
+                     "%s: refusing plain TCP to a peer not on loopback: use TLS (--tls-ca, "
+                     "--tls-cert, --tls-key) or --insecure on both sides",
+                     p->o->endpoint);
+        probe_finish(p, IOF_EDENIED);
+        iof_conn_close(c, IOF_EDENIED);
+        return;
+    }
+    p->conn = NULL; /* the link owns it */
+    p->link = proto_link_new(&p->loop, c, &cbs, p);
+    if (!p->link) {
+        iof_diag_set(p->diag, -ENOMEM, "out of memory");
+        probe_finish(p, -ENOMEM);
+    }
+}
+
+static void probe_on_conn_close(struct iof_conn *c, int err, void *arg)
+{
+    struct probe *p = arg;
+    (void)err;
+    if (p->conn == c)
+        p->conn = NULL;
+}
+
+static void probe_on_timeout(uv_timer_t *t)
+{
+    struct probe *p = t->data;
+    iof_diag_set(p->diag, IOF_ETIMEOUT, "%s: no hello from the agent within %.1f s", p->o->endpoint,
+                 (double)p->o->wait_ms / 1000);
+    probe_finish(p, IOF_ETIMEOUT);
+    if (p->link)
+        proto_link_close(p->link, IOF_ETIMEOUT, NULL);
+    else if (p->conn)
+        iof_conn_close(p->conn, IOF_ETIMEOUT);
+}
+
+int mgr_probe_hello(const struct mgr_probe_opts *o, struct proto_hello *out, struct iof_diag *diag)
+{
+    static const struct iof_conn_cbs cbs = {.on_connect = probe_on_connect,
+                                            .on_close = probe_on_conn_close};
+    struct probe p = {.o = o, .out = out, .diag = diag};
+    struct iof_tls_ctx *tls = NULL;
+    struct iof_conn *c;
+    char host[256];
+    uint16_t port;
+    int r;
+
+    memset(out, 0, sizeof(*out));
+    r = iof_addr_parse(o->endpoint, host, sizeof(host), IOF_DEFAULT_PORT, &port, diag);
+    if (r)
+        return r;
+    if (o->tls_ca &&
+        (r = iof_tls_config_load(NULL, o->tls_ca, o->tls_cert, o->tls_key, false, &tls, diag)))
+        return r;
+    r = uv_loop_init(&p.loop);
+    if (r) {
+        iof_tls_ctx_free(tls);
+        return iof_diag_set(diag, r, "cannot start an event loop: %s", uv_strerror(r));
+    }
+    uv_timer_init(&p.loop, &p.timer);
+    p.timer.data = &p;
+    uv_timer_start(&p.timer, probe_on_timeout, o->wait_ms, 0);
+    r = tls ? iof_conn_connect_tls(&p.loop, host, port, tls, &cbs, &p, &c)
+            : iof_conn_connect(&p.loop, host, port, &cbs, &p, &c);
+    if (r < 0) {
+        iof_diag_set(diag, r, "%s: cannot dial: %s", o->endpoint, uv_strerror(r));
+        probe_finish(&p, r);
+    } else {
+        p.conn = c;
+    }
+    uv_run(&p.loop, UV_RUN_DEFAULT);
+    uv_loop_close(&p.loop);
+    iof_tls_ctx_free(tls);
+    if (p.err)
+        proto_hello_free(out);
+    return p.err;
+}
+
+static bool probe_group_selects(const struct iof_worker_cfg *g, const char *name)
+{
+    for (size_t i = 0; i < g->nnodes; i++)
+        if (!strcmp(g->nodes[i], "*") || !strcmp(g->nodes[i], name))
+            return true;
+    return g->nnodes == 0;
+}
+
+int mgr_probe_budget(const struct iof_plan *p, const struct mgr_probe_opts *o, FILE *out)
+{
+    struct proto_hello h;
+    struct iof_diag d = {{0}};
+    struct dyn_budget_need need = {0};
+    struct iof_worker_cfg *g;
+    struct iof_test *tests;
+    size_t ntests, ng = 0;
+    int r = mgr_probe_hello(o, &h, &d);
+
+    if (r) {
+        fprintf(stderr, "iofleet: agent %s\n", d.msg);
+        return 3;
+    }
+    if (!h.inventory.has_budget) {
+        fprintf(out, "agent %s (%s): sends no budget (an older dynamo)\n", h.name, o->endpoint);
+        proto_hello_free(&h);
+        return 0;
+    }
+    tests = iof_plan_expand(p, &ntests);
+    g = calloc(p->nworkers ? p->nworkers : 1, sizeof(*g));
+    if (!tests || !g) {
+        free(tests);
+        free(g);
+        proto_hello_free(&h);
+        fprintf(stderr, "iofleet: out of memory\n");
+        return 2;
+    }
+    for (size_t t = 0; t < ntests; t++) {
+        ng = 0;
+        for (size_t i = 0; i < p->nworkers; i++)
+            if (probe_group_selects(&p->workers[i], h.name))
+                g[ng++] = iof_test_worker(p, &tests[t], i);
+        dyn_budget_need_add(&need, &p->specs[tests[t].spec_index], g, ng);
+    }
+    free(tests);
+    free(g);
+    {
+        const struct proto_budget *b = &h.inventory.budget;
+        const struct {
+            const char *what;
+            uint64_t need, have;
+            bool bytes;
+        } rows[] = {{"worker threads", need.workers, b->workers, false},
+                    {"I/O buffer memory", need.buffer_mem, b->buffer_mem, true},
+                    {"AIO events", need.aio_events, b->aio_events, false},
+                    {"descriptors", need.fds, b->fds, false}};
+        bool fits = true;
+        fprintf(out, "agent %s (%s): the plan's largest test there needs, of the agent's budget:\n",
+                h.name, o->endpoint);
+        for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+            char n[32], l[32];
+            if (rows[i].bytes) {
+                dyn_budget_format_bytes(rows[i].need, n, sizeof(n));
+                dyn_budget_format_bytes(rows[i].have, l, sizeof(l));
+            } else {
+                snprintf(n, sizeof(n), "%" PRIu64, rows[i].need);
+                snprintf(l, sizeof(l), "%" PRIu64, rows[i].have);
+            }
+            if (rows[i].have == UINT64_MAX)
+                snprintf(l, sizeof(l), "no limit");
+            fprintf(out, "  %-18s %12s of %-12s %s\n", rows[i].what, n, l,
+                    rows[i].need > rows[i].have ? "EXCEEDS" : "ok");
+            fits &= rows[i].need <= rows[i].have;
+        }
+        fprintf(out, "  %s\n",
+                fits ? "fits (as the agent's host stands now)"
+                     : "does not fit: the agent will refuse this plan at prepare");
+        proto_hello_free(&h);
+        return fits ? 0 : 1;
+    }
+}
