@@ -233,6 +233,15 @@ int dyn_scope_new(const char *workdir, const char *const *allow, size_t nallow,
     if (!s)
         return iof_diag_set(diag, -ENOMEM, "out of memory");
     s->wfd = -1;
+    /* Whether openat2 works here, asked once with a lookup that cannot be
+     * refused otherwise: a container's seccomp filter may answer EPERM
+     * rather than ENOSYS for a system call it does not know. */
+    if (atomic_load(&g_openat2) == -1) {
+        int fd = sys_openat2(AT_FDCWD, "/", O_PATH | O_CLOEXEC, 0);
+        if (fd >= 0)
+            close(fd);
+        atomic_store(&g_openat2, fd >= 0 || (errno != ENOSYS && errno != EPERM) ? 1 : 0);
+    }
     pthread_mutex_init(&s->lock, NULL);
     s->e = calloc(nallow ? nallow : 1, sizeof(*s->e));
     if (!s->e) {
