@@ -61,6 +61,8 @@ void dyn_budget_need_add(struct dyn_budget_need *need, const struct iof_spec *sp
             aio = sat_add(aio, sat_mul(depth, gc->count));
         if (strcmp(gc->engine, "null"))
             fds = sat_add(fds, gc->ntargets);
+        if (!strcmp(gc->engine, "io_uring")) /* a ring descriptor per worker */
+            fds = sat_add(fds, gc->count);
     }
     need->workers = max_u64(need->workers, workers);
     need->buffer_mem = max_u64(need->buffer_mem, mem);

@@ -39,7 +39,7 @@ struct dyn_budget_need {
     uint64_t workers;
     uint64_t buffer_mem; /* bytes of I/O buffers, as dynamo/run.c allocates them */
     uint64_t aio_events; /* io_setup() events of the libaio workers */
-    uint64_t fds;        /* targets opened */
+    uint64_t fds;        /* targets opened, and io_uring workers' rings */
 };
 
 /* The limits in force now: the caps of b lowered to what the host has free.

@@ -65,6 +65,15 @@ static void need_counts_what_run_allocates(void **state)
     assert_int_equal(n.buffer_mem, 15 * 2 * 4096ull * 4096 + 1024 * (3 * 4096ull + 4096));
     assert_int_equal(n.fds, 1); /* null opens nothing */
 
+    /* io_uring: no AIO events, a ring descriptor per worker. */
+    memset(&n, 0, sizeof(n));
+    g[0] = group("io_uring", 3, 32, 2, IOF_PATTERN_REPEAT);
+    dyn_budget_need_add(&n, &small, g, 1);
+    assert_int_equal(n.aio_events, 0);
+    assert_int_equal(n.fds, 2 + 3);
+    memset(&n, 0, sizeof(n));
+    n.aio_events = 15 * 4096;
+
     /* Several tests: the largest need of each kind is kept. */
     g[0] = group("libaio", 2048, 1, 4, IOF_PATTERN_REPEAT);
     dyn_budget_need_add(&n, &small, g, 1);
