@@ -419,6 +419,14 @@ static void join_ok(struct dyn_test *t)
     assert_int_equal(r, 0);
 }
 
+/* Waits (without collecting intervals) until the test is over, then joins. */
+static void finish_ok(struct dyn_test *t)
+{
+    while (!dyn_test_finished(t))
+        iof_sleep_until(iof_now_ns() + 5 * MS);
+    join_ok(t);
+}
+
 /* --- target preparation ------------------------------------------------------- */
 
 struct progress_log {
@@ -703,9 +711,7 @@ static void run_read_only(const char *engine)
 
     t = start_ok(&s);
     nfd = fds_on(path, &mode);
-    while (!dyn_test_finished(t))
-        iof_sleep_until(iof_now_ns() + 5 * MS);
-    join_ok(t);
+    finish_ok(t);
     totals_all(t, &all);
     print_message("%s read-only: %u fd(s) on the target, access mode %s, %" PRIu64
                   " reads, %" PRIu64 " writes\n",
@@ -872,9 +878,7 @@ static void test_driver_falls_behind(void **state)
     s.p.duration_ns = 12 * 15 * MS;
     s.p.interval_ns = 15 * MS;
     t = start_ok(&s);
-    while (!dyn_test_finished(t))
-        iof_sleep_until(iof_now_ns() + 5 * MS);
-    join_ok(t);
+    finish_ok(t);
     nint = dyn_test_nintervals(t);
     for (int k = 0; k < 12; k++)
         res[k] = dyn_test_interval(t, 0, (uint64_t)k, &st);
@@ -1003,9 +1007,7 @@ static uint8_t *write_pattern(const char *engine, const char *name, enum iof_pat
     s.p.interval_ns = 50 * MS;
     make_zero_file(name, 1 * MIB);
     t = start_ok(&s);
-    while (!dyn_test_finished(t))
-        iof_sleep_until(iof_now_ns() + 5 * MS);
-    join_ok(t);
+    finish_ok(t);
     totals_all(t, &all);
     dyn_test_free(t);
     assert_int_equal(all.rd.ios, 0);
@@ -1112,9 +1114,7 @@ static void test_burst_delay_paces_submission(void **state)
     s.p.duration_ns = 300 * MS;
     s.p.interval_ns = 100 * MS;
     t = start_ok(&s);
-    while (!dyn_test_finished(t))
-        iof_sleep_until(iof_now_ns() + 5 * MS);
-    join_ok(t);
+    finish_ok(t);
     totals_all(t, &all);
     dyn_test_free(t);
     ios = all.rd.ios + all.wr.ios;
@@ -1144,9 +1144,7 @@ static void test_burst_delay_rotates_targets(void **state)
     s.p.ramp_ns = 0;
     s.p.duration_ns = 300 * MS;
     t = start_ok(&s);
-    while (!dyn_test_finished(t))
-        iof_sleep_until(iof_now_ns() + 5 * MS);
-    join_ok(t);
+    finish_ok(t);
     assert_int_equal(dyn_test_ntargets(t, 0), 3);
     for (int i = 0; i < 3; i++) {
         const struct iof_stats *st = &dyn_test_totals(t, 0)[i];
@@ -1215,9 +1213,7 @@ static void offset_increment_run(const char *name, uint32_t workers, uint64_t in
     s.p.interval_ns = 50 * MS;
     make_zero_file(name, 1 * MIB);
     t = start_ok(&s);
-    while (!dyn_test_finished(t))
-        iof_sleep_until(iof_now_ns() + 5 * MS);
-    join_ok(t);
+    finish_ok(t);
     dyn_test_free(t);
     b = read_file(name, &len);
     assert_int_equal(len, 1 * MIB);
