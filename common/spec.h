@@ -14,6 +14,27 @@
 #define IOF_PATH_MAX 4096
 #define IOF_ENGINE_NAME_MAX 16
 
+/* The limits of a plan: one set, used by the plan's validation (proto/plan.c,
+ * `iofleet validate`), the messages (proto/msg.c) and the agent (the access
+ * spec generator, its stats), so a plan that validates can also run and
+ * report. */
+#define IOF_PLAN_MAX_SPECS 1024
+#define IOF_PLAN_MAX_LINES 64 /* per spec: the generator's table */
+#define IOF_PLAN_MAX_GROUPS 256
+#define IOF_PLAN_MAX_NODES 10000 /* names per worker group */
+#define IOF_PLAN_MAX_TARGETS 256 /* per worker group, so per worker */
+#define IOF_PLAN_MAX_COUNT 1024  /* workers per group and node */
+#define IOF_PLAN_MAX_QD 4096
+#define IOF_PLAN_MAX_IO_SIZE (64ull << 20)
+#define IOF_PLAN_MAX_BURST 65535
+/* One node in one test, over every group that selects it: what one stats
+ * or result message carries (each target is a histogram in memory on the
+ * way in, so the total is bounded before anything is allocated). */
+#define IOF_NODE_MAX_WORKERS 65536
+#define IOF_NODE_MAX_TARGETS                                                                       \
+    512 /* sum over its workers of their targets: the largest                                      \
+         * stats message then fits its frame (proto/msg.h) */
+
 /* One line of an access specification (Iometer's "access spec" row). */
 struct iof_line {
     uint64_t size;       /* transfer size in bytes, > 0 */

@@ -62,7 +62,7 @@ static inline uint64_t dyn_rng_below(struct dyn_rng *r, uint64_t n)
     return (uint64_t)(m >> 64);
 }
 
-#define DYN_GEN_MAX_LINES 64
+#define DYN_GEN_MAX_LINES IOF_PLAN_MAX_LINES /* the plan limit (common/spec.h) */
 
 /* How an event of probability pct/100 is decided: without a draw at 0 and
  * 100 %, else by one raw 64-bit draw against a precomputed threshold. */

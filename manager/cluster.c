@@ -1360,6 +1360,8 @@ static void cl_on_msg(struct proto_link *l, const struct proto_msg *m, void *arg
             uint32_t mine = c->o->heartbeat_ms ? c->o->heartbeat_ms : PROTO_HEARTBEAT_MS_DEFAULT;
             proto_link_set_established(a->link,
                                        a->info.heartbeat_ms > mine ? a->info.heartbeat_ms : mine);
+            /* An agent's stats and results are as large as the plan allows. */
+            proto_link_set_recv_limit(a->link, PROTO_STATS_FRAME_MAX);
         }
         cl_check_connected(c);
         return;

@@ -222,6 +222,12 @@ void proto_link_set_established(struct proto_link *l, uint32_t heartbeat_ms)
     uv_timer_start(&l->hb_timer, link_on_hb, l->hb_ms, l->hb_ms);
 }
 
+void proto_link_set_recv_limit(struct proto_link *l, size_t max_payload)
+{
+    if (!l->closing && l->established)
+        proto_decoder_set_limit(&l->dec, max_payload);
+}
+
 void proto_link_set_deadline(struct proto_link *l, uint64_t ms, const char *what)
 {
     if (l->closing)
@@ -242,7 +248,13 @@ int proto_link_send(struct proto_link *l, const struct proto_msg *msg)
 
     if (l->closing || !l->conn)
         return -ENOTCONN;
-    r = proto_msg_encode_frame(msg, PROTO_FRAME_MAX_DEFAULT, &frame, &len, &d);
+    /* Stats and results are as large as the plan's largest node share
+     * makes them (PROTO_STATS_FRAME_MAX); everything else fits the default. */
+    r = proto_msg_encode_frame(msg,
+                               msg->type == PROTO_MSG_STATS || msg->type == PROTO_MSG_RESULT
+                                   ? PROTO_STATS_FRAME_MAX
+                                   : PROTO_FRAME_MAX_DEFAULT,
+                               &frame, &len, &d);
     if (r) {
         IOF_ERROR("cannot encode %s for %s: %s", proto_msg_type_name(msg->type), l->peer, d.msg);
         return r;

@@ -59,6 +59,12 @@ void proto_link_set_arg(struct proto_link *l, void *arg);
 /* Options for decoding incoming messages (PROTO_DECODE_*, proto/msg.h). */
 void proto_link_set_decode_flags(struct proto_link *l, unsigned flags);
 
+/* The largest frame accepted once established (default PROTO_FRAME_MAX_DEFAULT):
+ * a manager takes PROTO_STATS_FRAME_MAX from its agents, whose stats and
+ * result messages may be that large (proto/msg.h). Call after
+ * proto_link_set_established(). */
+void proto_link_set_recv_limit(struct proto_link *l, size_t max_payload);
+
 /* True when the link runs over TLS (the peer's certificate was verified). */
 bool proto_link_is_tls(const struct proto_link *l);
 

@@ -22,6 +22,7 @@
 #define IOF_PROTO_MSG_H
 
 #include "common/err.h"
+#include "common/spec.h"
 #include "common/stats.h"
 #include "proto/frame.h"
 
@@ -203,10 +204,26 @@ struct proto_prepare_progress {
     uint64_t done, total; /* bytes */
 };
 
-/* Limits on stats and result bodies. */
-#define PROTO_STATS_MAX_WORKERS 65536
-#define PROTO_STATS_MAX_TARGETS 256        /* per worker */
-#define PROTO_STATS_MAX_TOTAL_TARGETS 1024 /* per message: each is a histogram in memory */
+/* Limits on stats and result bodies: one node's share of a test, as the
+ * plan's validation bounds it (common/spec.h). */
+#define PROTO_STATS_MAX_WORKERS IOF_NODE_MAX_WORKERS
+#define PROTO_STATS_MAX_TARGETS IOF_PLAN_MAX_TARGETS       /* per worker */
+#define PROTO_STATS_MAX_TOTAL_TARGETS IOF_NODE_MAX_TARGETS /* per message */
+/* The most JSON one target of a stats or result body can take: two
+ * directions of three 20-digit counters and a histogram of every bucket
+ * (2432 x (2-byte delta + 10-byte count) + 51 bytes, base64), and a first
+ * error with a 63-byte code. */
+#define PROTO_STATS_TARGET_JSON_MAX 78400
+/* The frame limit for stats and result messages (a manager's receive limit
+ * from its agents): one node's largest share of a test always fits, so a
+ * plan that validates can report. Other messages keep PROTO_FRAME_MAX_DEFAULT. */
+#define PROTO_STATS_FRAME_MAX ((size_t)48 << 20)
+_Static_assert((size_t)PROTO_STATS_MAX_TOTAL_TARGETS *PROTO_STATS_TARGET_JSON_MAX +
+                       (size_t)PROTO_STATS_MAX_WORKERS * 4 + 4096 <=
+                   PROTO_STATS_FRAME_MAX,
+               "the largest stats message a plan allows must fit its frame");
+_Static_assert(PROTO_STATS_FRAME_MAX <= PROTO_FRAME_MAX_LIMIT,
+               "stats frames within the frame layer's limit");
 
 struct proto_worker_stats {
     size_t ntargets;

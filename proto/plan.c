@@ -24,9 +24,8 @@
 #include <cjson/cJSON.h>
 
 #include "common/clock.h"
-#include "dynamo/gen.h"
 
-_Static_assert(PROTO_PLAN_MAX_LINES <= DYN_GEN_MAX_LINES, "the generator takes at most 64 lines");
+/* The generator's line table is IOF_PLAN_MAX_LINES long (dynamo/gen.h). */
 _Static_assert(PROTO_PLAN_MAX_IO_SIZE <= UINT32_MAX, "dyn_io_desc.size is 32-bit");
 
 #define JSON_MAX_EXACT 9007199254740992.0   /* 2^53: larger JSON numbers lose precision */
@@ -1388,6 +1387,111 @@ static int cross_check(struct pctx *c, const struct iof_plan *p)
     return 0;
 }
 
+struct node_group {
+    const char *name;
+    size_t g;
+};
+
+static int node_group_cmp(const void *a, const void *b)
+{
+    const struct node_group *x = a, *y = b;
+    int r = strcmp(x->name, y->name);
+    return r ? r : (x->g > y->g) - (x->g < y->g);
+}
+
+/* A node's share of any test - the workers, and the workers x targets, of
+ * every group selecting it - must fit one stats message (IOF_NODE_MAX_*):
+ * what validates must run and report. A group naming no node or "*" selects
+ * every node. Each group's share is taken at its largest over the cycle
+ * (workers and targets cycles grow every group alike, so the sums of those
+ * maxima are reached in one test). */
+static int node_check(struct pctx *c, const struct iof_plan *p)
+{
+    size_t ntests = 0, npairs = 0, k = 0;
+    struct iof_test *tests = iof_plan_expand(p, &ntests);
+    uint64_t *wmax = calloc(p->nworkers ? p->nworkers : 1, sizeof(*wmax));
+    uint64_t *tmax = calloc(p->nworkers ? p->nworkers : 1, sizeof(*tmax));
+    uint64_t star_w = 0, star_t = 0;
+    struct node_group *pairs = NULL;
+    const char *tname = NULL, *wname = NULL; /* the nodes with the most targets, workers */
+    uint64_t most_w = 0, most_t = 0;
+    int rc = 0;
+
+    if (!tests || !wmax || !tmax) {
+        rc = fail(c, "out of memory");
+        goto out;
+    }
+    for (size_t g = 0; g < p->nworkers; g++) {
+        bool star = p->workers[g].nnodes == 0;
+        for (size_t t = 0; t < ntests; t++) {
+            struct iof_worker_cfg w = iof_test_worker(p, &tests[t], g);
+            if (w.count > wmax[g])
+                wmax[g] = w.count;
+            if ((uint64_t)w.count * w.ntargets > tmax[g])
+                tmax[g] = (uint64_t)w.count * w.ntargets;
+        }
+        for (size_t i = 0; i < p->workers[g].nnodes; i++)
+            star |= !strcmp(p->workers[g].nodes[i], "*");
+        if (star) {
+            star_w += wmax[g];
+            star_t += tmax[g];
+        } else {
+            npairs += p->workers[g].nnodes;
+        }
+    }
+    most_w = star_w;
+    most_t = star_t;
+    if (npairs && !(pairs = malloc(npairs * sizeof(*pairs)))) {
+        rc = fail(c, "out of memory");
+        goto out;
+    }
+    for (size_t g = 0; g < p->nworkers && pairs; g++) {
+        bool star = false;
+        for (size_t i = 0; i < p->workers[g].nnodes; i++)
+            star |= !strcmp(p->workers[g].nodes[i], "*");
+        for (size_t i = 0; !star && i < p->workers[g].nnodes; i++)
+            pairs[k++] = (struct node_group){p->workers[g].nodes[i], g};
+    }
+    if (k)
+        qsort(pairs, k, sizeof(*pairs), node_group_cmp);
+    for (size_t i = 0, j; i < k; i = j) {
+        uint64_t w = star_w, t = star_t;
+        for (j = i; j < k && !strcmp(pairs[j].name, pairs[i].name); j++)
+            if (j == i || pairs[j].g != pairs[j - 1].g) {
+                w += wmax[pairs[j].g];
+                t += tmax[pairs[j].g];
+            }
+        if (t > most_t) {
+            tname = pairs[i].name;
+            most_t = t;
+        }
+        if (w > most_w) {
+            wname = pairs[i].name;
+            most_w = w;
+        }
+    }
+    path_pop(c, 0);
+    path_add(c, "workers");
+    if (most_t > IOF_NODE_MAX_TARGETS)
+        rc = fail(c,
+                  "%s%s%s would run %" PRIu64 " targets in one test (the workers x targets of "
+                  "the groups that select it), at most %d, what one node's stats carry",
+                  tname ? "node '" : "every node", tname ? tname : "", tname ? "'" : "", most_t,
+                  IOF_NODE_MAX_TARGETS);
+    else if (most_w > IOF_NODE_MAX_WORKERS)
+        rc = fail(c, "%s%s%s would run %" PRIu64 " workers in one test, at most %d",
+                  wname ? "node '" : "every node", wname ? wname : "", wname ? "'" : "", most_w,
+                  IOF_NODE_MAX_WORKERS);
+    else
+        path_pop(c, 0);
+out:
+    free(tests);
+    free(wmax);
+    free(tmax);
+    free(pairs);
+    return rc;
+}
+
 static int parse_root(struct pctx *c, const cJSON *root, struct iof_plan *p)
 {
     const char *name;
@@ -1401,7 +1505,9 @@ static int parse_root(struct pctx *c, const cJSON *root, struct iof_plan *p)
     if ((rc = parse_run(c, root, &p->run)) || (rc = parse_specs(c, root, p)) ||
         (rc = parse_workers(c, root, p)) || (rc = parse_cycle(c, root, p)))
         return rc;
-    return cross_check(c, p);
+    if ((rc = cross_check(c, p)))
+        return rc;
+    return node_check(c, p);
 }
 
 /* ---- text checks ---- */

@@ -30,17 +30,18 @@
 #include "common/err.h"
 #include "common/spec.h"
 
-/* Limits enforced by the loader. */
+/* Limits enforced by the loader: the plan limits are common/spec.h's one
+ * set (IOF_PLAN_MAX_*, IOF_NODE_MAX_*), named here as the loader uses them. */
 #define PROTO_PLAN_MAX_FILE (16u << 20) /* bytes of plan text */
-#define PROTO_PLAN_MAX_SPECS 1024
-#define PROTO_PLAN_MAX_LINES 64 /* per spec; the generator's limit */
-#define PROTO_PLAN_MAX_GROUPS 256
-#define PROTO_PLAN_MAX_NODES 10000 /* names per worker group */
-#define PROTO_PLAN_MAX_TARGETS 256 /* per worker group */
-#define PROTO_PLAN_MAX_COUNT 1024  /* workers per group and node */
-#define PROTO_PLAN_MAX_QD 4096
-#define PROTO_PLAN_MAX_IO_SIZE (64ull << 20)
-#define PROTO_PLAN_MAX_BURST 65535
+#define PROTO_PLAN_MAX_SPECS IOF_PLAN_MAX_SPECS
+#define PROTO_PLAN_MAX_LINES IOF_PLAN_MAX_LINES
+#define PROTO_PLAN_MAX_GROUPS IOF_PLAN_MAX_GROUPS
+#define PROTO_PLAN_MAX_NODES IOF_PLAN_MAX_NODES
+#define PROTO_PLAN_MAX_TARGETS IOF_PLAN_MAX_TARGETS
+#define PROTO_PLAN_MAX_COUNT IOF_PLAN_MAX_COUNT
+#define PROTO_PLAN_MAX_QD IOF_PLAN_MAX_QD
+#define PROTO_PLAN_MAX_IO_SIZE IOF_PLAN_MAX_IO_SIZE
+#define PROTO_PLAN_MAX_BURST IOF_PLAN_MAX_BURST
 #define PROTO_PLAN_MIN_INTERVAL_NS 100000000ull  /* 100 ms */
 #define PROTO_PLAN_MAX_DELAY_NS 3600000000000ull /* 1 h */
 /* A test's ramp and measured window: the longest sleep or run a plan can ask

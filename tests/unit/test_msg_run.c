@@ -788,6 +788,71 @@ static void test_stats_sum_counts_lost(void **state)
     free(s.t);
 }
 
+/* The largest stats body a plan allows (IOF_NODE_MAX_TARGETS targets, every
+ * histogram bucket filled with large counts, counters at their maximum)
+ * fits PROTO_STATS_FRAME_MAX, and each target stays within
+ * PROTO_STATS_TARGET_JSON_MAX: what validates can report. */
+static void test_stats_largest_fits(void **state)
+{
+    (void)state;
+    enum { NW = IOF_NODE_MAX_TARGETS / IOF_PLAN_MAX_TARGETS };
+    struct iof_stats *t = stats_new(IOF_PLAN_MAX_TARGETS);
+    struct proto_worker_stats w[NW];
+    struct proto_msg m, out;
+    uint8_t *frame;
+    size_t len, one;
+    char *text;
+    struct iof_diag d = {{0}};
+    /* as large as a bucket count can be when every bucket holds one */
+    const uint64_t per = UINT64_MAX / IOF_HIST_BUCKETS;
+
+    for (size_t i = 0; i < IOF_PLAN_MAX_TARGETS; i++) {
+        struct iof_dirstats *dirs[2] = {&t[i].rd, &t[i].wr};
+        for (int k = 0; k < 2; k++) {
+            struct iof_hist *h = &dirs[k]->lat;
+            for (unsigned b = 0; b < IOF_HIST_BUCKETS; b++)
+                h->buckets[b] = per;
+            h->count = per * IOF_HIST_BUCKETS;
+            h->min_ns = 0;
+            h->max_ns = UINT64_MAX;
+            h->sum_ns = (iof_u128)h->count * (UINT64_MAX / 2);
+            dirs[k]->ios = h->count;
+            dirs[k]->bytes = UINT64_MAX;
+            dirs[k]->errors = UINT64_MAX;
+        }
+        t[i].first_error = -EIO;
+        t[i].first_error_offset = UINT64_MAX;
+    }
+    for (size_t i = 0; i < NW; i++)
+        w[i] = (struct proto_worker_stats){IOF_PLAN_MAX_TARGETS, t};
+    proto_msg_init(&m, PROTO_MSG_STATS);
+    m.u.stats.test = UINT32_MAX;
+    m.u.stats.interval = UINT64_MAX;
+    m.u.stats.nworkers = 1;
+    m.u.stats.workers = w;
+    text = encode_text(&m);
+    one = strlen(text);
+    free(text);
+    print_message("largest target: %zu bytes of JSON (bound %d)\n", one / IOF_PLAN_MAX_TARGETS,
+                  PROTO_STATS_TARGET_JSON_MAX);
+    assert_true(one <= (size_t)IOF_PLAN_MAX_TARGETS * PROTO_STATS_TARGET_JSON_MAX);
+    m.u.stats.nworkers = NW;
+    assert_int_equal(proto_msg_encode_frame(&m, PROTO_STATS_FRAME_MAX, &frame, &len, &d), 0);
+    print_message("largest stats message: %zu bytes, frame limit %zu\n", len,
+                  (size_t)PROTO_STATS_FRAME_MAX);
+    assert_true(len <= PROTO_STATS_FRAME_MAX + PROTO_FRAME_HEADER_SIZE);
+    /* ... and the manager reads it back, summed. */
+    memset(&out, 0, sizeof(out));
+    assert_int_equal(proto_msg_decode_flags(frame + PROTO_FRAME_HEADER_SIZE,
+                                            len - PROTO_FRAME_HEADER_SIZE, &out,
+                                            PROTO_DECODE_SUM_STATS, &d),
+                     0);
+    assert_int_equal(out.u.stats.nworkers, NW);
+    proto_msg_clear(&out);
+    free(frame);
+    free(t);
+}
+
 static void test_result_round_trip(void **state)
 {
     (void)state;
@@ -1463,6 +1528,7 @@ int main(void)
         cmocka_unit_test(test_start_offset_refused),
         cmocka_unit_test(test_stats_round_trip),
         cmocka_unit_test(test_stats_sum_counts_lost),
+        cmocka_unit_test(test_stats_largest_fits),
         cmocka_unit_test(test_result_round_trip),
         cmocka_unit_test(test_stats_cpu_rounding),
         cmocka_unit_test(test_stats_refused),

@@ -1223,6 +1223,79 @@ static void good_io_uring_hipri(void **state)
     iof_plan_free(&p);
 }
 
+/* ---- one node's share of a test fits one stats message ---- */
+
+/* A plan of groups given as "COUNT:NTARGETS:NODES" ("*" or names joined by
+ * '+'), with an optional cycle; 0 or the error message. */
+static int node_plan(const char *const *groups, size_t ng, const char *cycle, struct iof_diag *d)
+{
+    static char buf[4 << 20];
+    size_t n = 0;
+    struct iof_plan p;
+    int rc;
+
+    n +=
+        (size_t)snprintf(buf + n, sizeof(buf) - n,
+                         "{\"name\":\"p\",\"run\":{\"duration\":\"1s\"},\"specs\":[{\"name\":\"a\","
+                         "\"lines\":[{\"size\":\"4k\"}]}],\"workers\":[");
+    for (size_t g = 0; g < ng; g++) {
+        unsigned count, nt;
+        char nodes[256], *tok, *save = NULL;
+        assert_int_equal(sscanf(groups[g], "%u:%u:%255s", &count, &nt, nodes), 3);
+        n += (size_t)snprintf(buf + n, sizeof(buf) - n,
+                              "%s{\"count\":%u,\"engine\":\"null\",\"nodes\":[", g ? "," : "",
+                              count);
+        for (tok = strtok_r(nodes, "+", &save); tok; tok = strtok_r(NULL, "+", &save))
+            n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s\"%s\"",
+                                  buf[n - 1] == '[' ? "" : ",", tok);
+        n += (size_t)snprintf(buf + n, sizeof(buf) - n, "],\"targets\":[");
+        for (unsigned t = 0; t < nt; t++)
+            n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s{\"path\":\"t%u\",\"size\":\"1m\"}",
+                                  t ? "," : "", t);
+        n += (size_t)snprintf(buf + n, sizeof(buf) - n, "]}");
+    }
+    n += (size_t)snprintf(buf + n, sizeof(buf) - n, "]%s%s}", cycle ? ",\"cycle\":" : "",
+                          cycle ? cycle : "");
+    assert_true(n < sizeof(buf));
+    rc = proto_plan_parse("plan.json", buf, n, NULL, 0, &p, d);
+    iof_plan_free(&p);
+    return rc;
+}
+
+static void test_node_share_limits(void **state)
+{
+    struct iof_diag d = {{0}};
+    (void)state;
+
+    /* 5 x 256 targets validated once, then could not be reported. */
+    const char *five[] = {"5:256:*"};
+    assert_int_equal(node_plan(five, 1, NULL, &d), IOF_EPLAN);
+    assert_string_equal(d.msg, "plan.json: workers: every node would run 1280 targets in one "
+                               "test (the workers x targets of the groups that select it), at "
+                               "most 512, what one node's stats carry");
+    /* The largest that validates: exactly the limit. */
+    const char *two[] = {"2:256:*"};
+    assert_int_equal(node_plan(two, 1, NULL, &d), 0);
+    /* Groups add up on the nodes they select, not elsewhere. */
+    const char *apart[] = {"2:200:n1", "2:200:n2"};
+    assert_int_equal(node_plan(apart, 2, NULL, &d), 0);
+    const char *together[] = {"2:200:n1", "1:200:n2+n1"};
+    assert_int_equal(node_plan(together, 2, NULL, &d), IOF_EPLAN);
+    assert_non_null(strstr(d.msg, "node 'n1' would run 600 targets"));
+    const char *star[] = {"1:256:*", "1:10:n3", "1:256:n2+n3"};
+    assert_int_equal(node_plan(star, 3, NULL, &d), IOF_EPLAN);
+    assert_non_null(strstr(d.msg, "node 'n3' would run 522 targets"));
+    const char *fits[] = {"1:256:*", "1:256:n2", "1:256:n3"};
+    assert_int_equal(node_plan(fits, 3, NULL, &d), 0);
+    /* The cycle's largest step counts: 1..3 workers of 200 targets. */
+    const char *cyc[] = {"1:200:*"};
+    assert_int_equal(node_plan(cyc, 1, "{\"workers\":{\"from\":1,\"to\":3,\"step\":\"+1\"}}", &d),
+                     IOF_EPLAN);
+    assert_non_null(strstr(d.msg, "would run 600 targets"));
+    assert_int_equal(node_plan(cyc, 1, "{\"workers\":{\"from\":1,\"to\":2,\"step\":\"+1\"}}", &d),
+                     0);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test(f)
@@ -1397,6 +1470,7 @@ int main(void)
         T(set_creates_and_removes),
         T(print_plan),
         T(good_io_uring_hipri),
+        T(test_node_share_limits),
     };
 #undef B
 #undef T
