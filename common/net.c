@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "common/log.h"
 
@@ -16,8 +20,17 @@
  * thousands of agents. */
 static _Thread_local uint8_t conn_rbuf[CONN_RBUF];
 
+/* A connection's or listener's libuv handle: TCP, or a unix-domain socket
+ * (uv_pipe_t). First in both structs: callbacks cast the handle back. */
+union conn_handle {
+    uv_handle_t handle;
+    uv_stream_t stream;
+    uv_tcp_t tcp;
+    uv_pipe_t pipe;
+};
+
 struct iof_conn {
-    uv_tcp_t tcp; /* first: callbacks cast the stream to the connection */
+    union conn_handle h; /* first: callbacks cast the stream to the connection */
     uv_loop_t *loop;
     uv_getaddrinfo_t gai;
     uv_connect_t creq;
@@ -28,6 +41,10 @@ struct iof_conn {
     bool closing;
     bool loopback;
     bool outgoing;
+    bool unix_sock;   /* a unix-domain socket (h.pipe), else TCP (h.tcp) */
+    bool have_cred;   /* cred holds the peer's SO_PEERCRED */
+    struct ucred cred;
+    char addr[INET6_ADDRSTRLEN]; /* the peer's address without the port ("" for unix) */
     int close_err;
     size_t queued;
     /* What must end before c is freed: tcp, the handshake timer (TLS), the
@@ -54,13 +71,19 @@ struct conn_wreq {
 };
 
 struct iof_listener {
-    uv_tcp_t tcp;
+    union conn_handle h;
     iof_accept_fn on_accept;
     iof_reject_fn on_reject;
     void *arg;
     uint16_t port;
     struct iof_tls_ctx *tls;  /* referenced; NULL for plain */
-    struct iof_conn *pending; /* TLS connections still handshaking */
+    struct iof_conn *pending; /* TLS connections still handshaking, newest first */
+    unsigned npending;
+    unsigned max_pending, max_per_source; /* 0: unlimited */
+    unsigned long evicted;                /* pending connections dropped for newer ones */
+    char *unix_path;                      /* a unix socket's path, unlinked at close */
+    dev_t unix_dev;                       /* the socket file we bound, to unlink only it */
+    ino_t unix_ino;
 };
 
 int iof_addr_parse(const char *s, char *host, size_t cap, uint16_t default_port, uint16_t *port,
@@ -139,15 +162,29 @@ static void format_sockaddr(const struct sockaddr_storage *ss, char *buf, size_t
     }
 }
 
+/* The address alone (no port): what per-source limits count. */
+static void format_addr(const struct sockaddr_storage *ss, char *buf, size_t cap)
+{
+    if (ss->ss_family == AF_INET)
+        uv_ip4_name((const struct sockaddr_in *)ss, buf, cap);
+    else if (ss->ss_family == AF_INET6)
+        uv_ip6_name((const struct sockaddr_in6 *)ss, buf, cap);
+    else
+        snprintf(buf, cap, "?");
+}
+
 /* Records the peer's name and whether both ends are loopback. */
 static void conn_note_addresses(struct iof_conn *c)
 {
     struct sockaddr_storage peer, self;
     int plen = sizeof(peer), slen = sizeof(self);
 
-    if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&peer, &plen) == 0 &&
-        uv_tcp_getsockname(&c->tcp, (struct sockaddr *)&self, &slen) == 0) {
+    if (c->unix_sock)
+        return;
+    if (uv_tcp_getpeername(&c->h.tcp, (struct sockaddr *)&peer, &plen) == 0 &&
+        uv_tcp_getsockname(&c->h.tcp, (struct sockaddr *)&self, &slen) == 0) {
         format_sockaddr(&peer, c->peer, sizeof(c->peer));
+        format_addr(&peer, c->addr, sizeof(c->addr));
         c->loopback = sockaddr_is_loopback(&peer) && sockaddr_is_loopback(&self);
     }
 }
@@ -181,6 +218,7 @@ static void conn_unlink_pending(struct iof_conn *c)
         c->lnext->lprev = c->lprev;
     c->lprev = c->lnext = NULL;
     c->listener = NULL;
+    l->npending--;
 }
 
 static int conn_tls_flush(struct iof_conn *c);
@@ -200,8 +238,8 @@ void iof_conn_close(struct iof_conn *c, int err)
     conn_unlink_pending(c);
     if (c->resolving) /* conn_on_resolved() still runs, then releases c */
         uv_cancel((uv_req_t *)&c->gai);
-    uv_read_stop((uv_stream_t *)&c->tcp);
-    uv_close((uv_handle_t *)&c->tcp, conn_on_handle_closed);
+    uv_read_stop(&c->h.stream);
+    uv_close(&c->h.handle, conn_on_handle_closed);
     if (c->tls_ctx)
         uv_close((uv_handle_t *)&c->hs_timer, conn_on_handle_closed);
 }
@@ -264,9 +302,10 @@ static void conn_on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 
 static int conn_start_reading(struct iof_conn *c)
 {
-    uv_tcp_nodelay(&c->tcp, 1);
+    if (!c->unix_sock)
+        uv_tcp_nodelay(&c->h.tcp, 1);
     conn_note_addresses(c);
-    return uv_read_start((uv_stream_t *)&c->tcp, conn_alloc, conn_on_read);
+    return uv_read_start(&c->h.stream, conn_alloc, conn_on_read);
 }
 
 static void conn_on_write(uv_write_t *req, int status)
@@ -286,13 +325,15 @@ static int conn_submit(struct iof_conn *c, struct conn_wreq *w, size_t len)
     int r;
 
     w->conn = c;
-    w->len = len;
-    r = uv_write(&w->req, (uv_stream_t *)&c->tcp, &b, 1, conn_on_write);
+    /* Counted with the request's own bookkeeping: a flood of tiny replies
+     * (clock probes) costs far more than its payload bytes. */
+    w->len = sizeof(*w) + len;
+    r = uv_write(&w->req, &c->h.stream, &b, 1, conn_on_write);
     if (r < 0) {
         free(w);
         return r;
     }
-    c->queued += len;
+    c->queued += w->len;
     return 0;
 }
 
@@ -326,7 +367,7 @@ int iof_conn_write(struct iof_conn *c, const void *buf, size_t len)
         return -ENOTCONN;
     if (c->tls_ctx && !c->secure)
         return -ENOTCONN; /* nothing but the handshake before authentication */
-    if (c->queued + len > IOF_CONN_WQ_MAX) {
+    if (c->queued + sizeof(struct conn_wreq) + len > IOF_CONN_WQ_MAX) {
         iof_conn_close(c, -ENOBUFS);
         return -ENOBUFS;
     }
@@ -454,16 +495,17 @@ static int conn_tls_begin(struct iof_conn *c)
 }
 
 static struct iof_conn *conn_new(uv_loop_t *loop, const struct iof_conn_cbs *cbs, void *arg,
-                                 struct iof_tls_ctx *tls)
+                                 struct iof_tls_ctx *tls, bool unix_sock)
 {
     struct iof_conn *c = calloc(1, sizeof(*c));
     if (!c)
         return NULL;
-    if (uv_tcp_init(loop, &c->tcp) < 0) {
+    if ((unix_sock ? uv_pipe_init(loop, &c->h.pipe, 0) : uv_tcp_init(loop, &c->h.tcp)) < 0) {
         free(c);
         return NULL;
     }
-    c->tcp.data = c;
+    c->unix_sock = unix_sock;
+    c->h.handle.data = c;
     c->open_handles = 1;
     if (tls) {
         uv_timer_init(loop, &c->hs_timer);
@@ -514,7 +556,7 @@ static void conn_on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo 
         memcpy(&ss, res->ai_addr, res->ai_addrlen);
         format_sockaddr(&ss, c->peer, sizeof(c->peer));
         c->creq.data = c;
-        r = uv_tcp_connect(&c->creq, &c->tcp, res->ai_addr, conn_on_connect);
+        r = uv_tcp_connect(&c->creq, &c->h.tcp, res->ai_addr, conn_on_connect);
     }
     uv_freeaddrinfo(res);
     if (r < 0) {
@@ -531,7 +573,7 @@ static int conn_connect(uv_loop_t *loop, const char *host, uint16_t port, struct
                         const struct iof_conn_cbs *cbs, void *arg, struct iof_conn **out)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
-    struct iof_conn *c = conn_new(loop, cbs, arg, tls);
+    struct iof_conn *c = conn_new(loop, cbs, arg, tls, false);
     char ports[8];
     int r;
 
@@ -571,6 +613,11 @@ int iof_conn_connect_tls(uv_loop_t *loop, const char *host, uint16_t port, struc
 const char *iof_conn_peer(const struct iof_conn *c)
 {
     return c->peer;
+}
+
+const char *iof_conn_peer_addr(const struct iof_conn *c)
+{
+    return c->addr;
 }
 
 bool iof_conn_is_loopback(const struct iof_conn *c)
@@ -623,6 +670,61 @@ int iof_conn_check_peer_name(const struct iof_conn *c, const char *expected, str
     return iof_tls_sess_check_name(c->tls, expected, diag);
 }
 
+/* Reads the peer's credentials of a unix-domain connection (taken by the
+ * kernel when the peer called connect() or socketpair(), or listen() for
+ * the server's: it cannot lie about them). */
+static void conn_note_cred(struct iof_conn *c)
+{
+    uv_os_fd_t fd;
+    socklen_t len = sizeof(c->cred);
+
+    if (uv_fileno(&c->h.handle, &fd) == 0 &&
+        getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c->cred, &len) == 0 && len == sizeof(c->cred))
+        c->have_cred = true;
+}
+
+/* The oldest pending handshake, of source addr when addr is not NULL, and
+ * how many there are of it. */
+static struct iof_conn *listener_oldest(struct iof_listener *l, const char *addr, unsigned *n)
+{
+    struct iof_conn *old = NULL;
+    *n = 0;
+    for (struct iof_conn *p = l->pending; p; p = p->lnext) /* newest first */
+        if (!addr || !strcmp(p->addr, addr)) {
+            old = p;
+            (*n)++;
+        }
+    return old;
+}
+
+/* Makes room for one more pending handshake from c's address: drops the
+ * oldest of that address past max_per_source, else the oldest of all past
+ * max_pending. An unauthenticated peer can thus hold at most max_pending
+ * descriptors, and a flood from one address cannot crowd out the others;
+ * a real manager's fresh connection is never the one dropped. */
+static void listener_make_room(struct iof_listener *l, const struct iof_conn *c)
+{
+    struct iof_conn *old = NULL;
+    unsigned n;
+
+    if (l->max_per_source) {
+        old = listener_oldest(l, c->addr, &n);
+        if (n < l->max_per_source)
+            old = NULL;
+    }
+    if (!old && l->max_pending && l->npending >= l->max_pending)
+        old = listener_oldest(l, NULL, &n);
+    if (!old)
+        return;
+    if (l->evicted++ % 1000 == 0) /* one line per 1000: a flood must not flood the log */
+        IOF_WARN("%u unauthenticated connections pending (%u from %s): dropping the oldest, "
+                 "from %s (%lu dropped so far)",
+                 l->npending, n, old->addr, old->peer, l->evicted);
+    snprintf(old->err, sizeof(old->err), "%s dropped: too many unauthenticated connections",
+             old->peer);
+    iof_conn_close(old, -ECONNABORTED); /* not announced: it never was a session */
+}
+
 static void listener_on_conn(uv_stream_t *server, int status)
 {
     struct iof_listener *l = (struct iof_listener *)server;
@@ -630,12 +732,20 @@ static void listener_on_conn(uv_stream_t *server, int status)
 
     if (status < 0)
         return;
-    c = conn_new(server->loop, NULL, NULL, l->tls);
+    c = conn_new(server->loop, NULL, NULL, l->tls, l->unix_path != NULL);
     if (!c)
         return;
-    if (uv_accept(server, (uv_stream_t *)&c->tcp) < 0 || conn_start_reading(c) < 0) {
+    if (uv_accept(server, &c->h.stream) < 0 || conn_start_reading(c) < 0) {
         iof_conn_close(c, -ECONNABORTED);
         return;
+    }
+    if (c->unix_sock) {
+        conn_note_cred(c);
+        if (c->have_cred)
+            snprintf(c->peer, sizeof(c->peer), "pid %ld uid %lu on unix:%s", (long)c->cred.pid,
+                     (unsigned long)c->cred.uid, l->unix_path);
+        else
+            snprintf(c->peer, sizeof(c->peer), "unix:%s", l->unix_path);
     }
     if (l->tls) {
         /* Announced by conn_secure() once authenticated. */
@@ -643,11 +753,13 @@ static void listener_on_conn(uv_stream_t *server, int status)
             iof_conn_close(c, -ENOMEM);
             return;
         }
+        listener_make_room(l, c);
         c->listener = l;
         c->lnext = l->pending;
         if (l->pending)
             l->pending->lprev = c;
         l->pending = c;
+        l->npending++;
         return;
     }
     l->on_accept(l, c, l->arg);
@@ -657,6 +769,7 @@ static void listener_on_closed(uv_handle_t *h)
 {
     struct iof_listener *l = (struct iof_listener *)h;
     iof_tls_ctx_free(l->tls);
+    free(l->unix_path);
     free(l);
 }
 
@@ -679,22 +792,24 @@ static int listener_start(uv_loop_t *loop, const char *host, uint16_t port, stru
     l->on_accept = on_accept;
     l->on_reject = on_reject;
     l->arg = arg;
-    r = uv_tcp_init(loop, &l->tcp);
+    l->max_pending = IOF_LISTENER_MAX_PENDING;
+    l->max_per_source = IOF_LISTENER_MAX_PER_SOURCE;
+    r = uv_tcp_init(loop, &l->h.tcp);
     if (r < 0) {
         free(l);
         return iof_diag_set(diag, r, "cannot create a socket: %s", uv_strerror(r));
     }
-    r = uv_tcp_bind(&l->tcp, (struct sockaddr *)&ss, 0);
+    r = uv_tcp_bind(&l->h.tcp, (struct sockaddr *)&ss, 0);
     if (r == 0)
-        r = uv_listen((uv_stream_t *)&l->tcp, 1024, listener_on_conn);
+        r = uv_listen(&l->h.stream, 1024, listener_on_conn);
     if (r < 0) {
         iof_diag_set(diag, r, "cannot listen on %s:%u: %s", h, port, uv_strerror(r));
-        uv_close((uv_handle_t *)&l->tcp, listener_on_closed);
+        uv_close(&l->h.handle, listener_on_closed);
         return r;
     }
     if (tls)
         l->tls = iof_tls_ctx_ref(tls);
-    uv_tcp_getsockname(&l->tcp, (struct sockaddr *)&ss, &len);
+    uv_tcp_getsockname(&l->h.tcp, (struct sockaddr *)&ss, &len);
     l->port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
                                             : ((struct sockaddr_in6 *)&ss)->sin6_port);
     *out = l;
@@ -717,9 +832,102 @@ int iof_listener_start_tls(uv_loop_t *loop, const char *host, uint16_t port,
     return listener_start(loop, host, port, tls, on_accept, on_reject, arg, out, diag);
 }
 
+/* What is at path before we bind there: nothing (0), a stale socket nobody
+ * listens on (removed, 0), or a reason to refuse. Never removes anything but
+ * a socket. */
+static int unix_path_clear(uv_loop_t *loop, const char *path, struct iof_diag *diag)
+{
+    struct sockaddr_un sun = {.sun_family = AF_UNIX};
+    struct stat st;
+    int fd, r;
+
+    (void)loop;
+    if (lstat(path, &st) < 0)
+        return errno == ENOENT ? 0 : iof_diag_set(diag, -errno, "%s: %s", path, strerror(errno));
+    if (!S_ISSOCK(st.st_mode))
+        return iof_diag_set(diag, -EEXIST, "%s exists and is not a socket: not replacing it",
+                            path);
+    /* A socket file: is anybody listening on it? */
+    memcpy(sun.sun_path, path, strlen(path) + 1);
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return iof_diag_set(diag, -errno, "socket: %s", strerror(errno));
+    r = connect(fd, (struct sockaddr *)&sun, sizeof(sun));
+    r = r < 0 ? -errno : 0;
+    close(fd);
+    if (r == 0)
+        return iof_diag_set(diag, -EADDRINUSE, "%s: another process is listening on it", path);
+    if (r != -ECONNREFUSED)
+        return iof_diag_set(diag, r, "%s: %s", path, strerror(-r));
+    if (unlink(path) < 0 && errno != ENOENT)
+        return iof_diag_set(diag, -errno, "cannot remove the stale socket %s: %s", path,
+                            strerror(errno));
+    IOF_INFO("removed the stale socket %s (nobody listened on it)", path);
+    return 0;
+}
+
+int iof_listener_start_unix(uv_loop_t *loop, const char *path, iof_accept_fn on_accept, void *arg,
+                            struct iof_listener **out, struct iof_diag *diag)
+{
+    struct iof_listener *l;
+    struct stat st;
+    mode_t old_mask;
+    int r;
+
+    if (!path || path[0] != '/')
+        return iof_diag_set(diag, -EINVAL, "unix socket path '%s' must be absolute",
+                            path ? path : "");
+    if (strlen(path) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+        return iof_diag_set(diag, -ENAMETOOLONG, "unix socket path '%s' is longer than %zu bytes",
+                            path, sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
+    if ((r = unix_path_clear(loop, path, diag)) < 0)
+        return r;
+    l = calloc(1, sizeof(*l));
+    if (!l || !(l->unix_path = strdup(path))) {
+        free(l);
+        return iof_diag_set(diag, -ENOMEM, "out of memory");
+    }
+    l->on_accept = on_accept;
+    l->arg = arg;
+    r = uv_pipe_init(loop, &l->h.pipe, 0);
+    if (r < 0) {
+        free(l->unix_path);
+        free(l);
+        return iof_diag_set(diag, r, "cannot create a socket: %s", uv_strerror(r));
+    }
+    /* Created owner-only (0600) from the start: the umask covers the window
+     * between bind() and chmod(). Peers are checked with SO_PEERCRED anyway;
+     * the mode keeps other users from even connecting. */
+    old_mask = umask(0177);
+    r = uv_pipe_bind(&l->h.pipe, path);
+    umask(old_mask);
+    if (r == 0 && (chmod(path, 0600) < 0 || lstat(path, &st) < 0))
+        r = -errno;
+    if (r == 0) {
+        l->unix_dev = st.st_dev;
+        l->unix_ino = st.st_ino;
+        r = uv_listen(&l->h.stream, 1024, listener_on_conn);
+    }
+    if (r < 0) {
+        iof_diag_set(diag, r, "cannot listen on unix:%s: %s", path, uv_strerror(r));
+        if (l->unix_ino)
+            unlink(path);
+        uv_close(&l->h.handle, listener_on_closed);
+        return r;
+    }
+    *out = l;
+    return 0;
+}
+
 uint16_t iof_listener_port(const struct iof_listener *l)
 {
     return l->port;
+}
+
+void iof_listener_set_limits(struct iof_listener *l, unsigned max_pending, unsigned max_per_source)
+{
+    l->max_pending = max_pending;
+    l->max_per_source = max_per_source;
 }
 
 void iof_listener_close(struct iof_listener *l)
@@ -728,5 +936,121 @@ void iof_listener_close(struct iof_listener *l)
         return;
     while (l->pending) /* unlinks itself */
         iof_conn_close(l->pending, -ECANCELED);
-    uv_close((uv_handle_t *)&l->tcp, listener_on_closed);
+    if (l->unix_path) {
+        /* Only the socket we made: not one another agent bound there since. */
+        struct stat st;
+        if (lstat(l->unix_path, &st) == 0 && st.st_dev == l->unix_dev &&
+            st.st_ino == l->unix_ino)
+            unlink(l->unix_path);
+    }
+    uv_close(&l->h.handle, listener_on_closed);
+}
+
+/* ---- unix-domain connections ---- */
+
+bool iof_addr_is_unix(const char *s, const char **path)
+{
+    if (!s || strncmp(s, "unix:", 5))
+        return false;
+    if (path)
+        *path = s + 5;
+    return true;
+}
+
+static void conn_on_pipe_connect(uv_connect_t *req, int status)
+{
+    struct iof_conn *c = req->data;
+    if (status == 0)
+        status = conn_start_reading(c);
+    if (status == 0)
+        conn_note_cred(c);
+    if (status < 0 && !c->closing)
+        snprintf(c->err, sizeof(c->err), "cannot connect to %s: %s", c->peer, uv_strerror(status));
+    if (c->cbs.on_connect)
+        c->cbs.on_connect(c, status, c->arg);
+    if (status < 0)
+        iof_conn_close(c, status);
+}
+
+int iof_conn_connect_unix(uv_loop_t *loop, const char *path, const struct iof_conn_cbs *cbs,
+                          void *arg, struct iof_conn **out)
+{
+    struct iof_conn *c;
+
+    if (!path || !path[0] || strlen(path) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+        return -ENAMETOOLONG;
+    c = conn_new(loop, cbs, arg, NULL, true);
+    if (!c)
+        return -ENOMEM;
+    c->outgoing = true;
+    snprintf(c->peer, sizeof(c->peer), "unix:%s", path);
+    c->creq.data = c;
+    uv_pipe_connect(&c->creq, &c->h.pipe, path, conn_on_pipe_connect);
+    *out = c;
+    return 0;
+}
+
+int iof_conn_open_fd(uv_loop_t *loop, int fd, const char *name, const struct iof_conn_cbs *cbs,
+                     void *arg, struct iof_conn **out)
+{
+    struct iof_conn *c;
+    int type = 0, domain = 0, r;
+    socklen_t len = sizeof(type), dlen = sizeof(domain);
+
+    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
+        getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &dlen) < 0)
+        return -errno;
+    if (type != SOCK_STREAM || domain != AF_UNIX)
+        return -ENOTSOCK;
+    c = conn_new(loop, cbs, arg, NULL, true);
+    if (!c)
+        return -ENOMEM;
+    r = uv_pipe_open(&c->h.pipe, fd);
+    if (r == 0)
+        r = conn_start_reading(c);
+    if (r < 0) {
+        c->cbs.on_close = NULL;
+        iof_conn_close(c, r);
+        return r;
+    }
+    conn_note_cred(c);
+    if (c->have_cred)
+        snprintf(c->peer, sizeof(c->peer), "%s (pid %ld uid %lu)", name ? name : "socketpair",
+                 (long)c->cred.pid, (unsigned long)c->cred.uid);
+    else
+        snprintf(c->peer, sizeof(c->peer), "%s", name ? name : "socketpair");
+    *out = c;
+    return 0;
+}
+
+bool iof_conn_is_unix(const struct iof_conn *c)
+{
+    return c->unix_sock;
+}
+
+int iof_conn_peer_cred(const struct iof_conn *c, uid_t *uid, pid_t *pid)
+{
+    if (!c->have_cred)
+        return -ENOTSUP;
+    if (uid)
+        *uid = c->cred.uid;
+    if (pid)
+        *pid = c->cred.pid;
+    return 0;
+}
+
+int iof_conn_check_local_peer(const struct iof_conn *c, struct iof_diag *diag)
+{
+    uid_t me = geteuid();
+
+    if (!c->unix_sock)
+        return iof_diag_set(diag, -EACCES,
+                            "%s is a network connection: its user cannot be known", c->peer);
+    if (!c->have_cred)
+        return iof_diag_set(diag, -EACCES, "%s: the peer's credentials cannot be read", c->peer);
+    if (c->cred.uid == 0 || c->cred.uid == me)
+        return 0;
+    return iof_diag_set(diag, -EACCES,
+                        "%s: uid %lu is neither root nor this process's user (uid %lu)", c->peer,
+                        (unsigned long)c->cred.uid, (unsigned long)me);
 }

@@ -47,13 +47,21 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <uv.h>
 
 #include "common/err.h"
 #include "common/tls.h"
 
 #define IOF_DEFAULT_PORT 7066
-/* Bytes queued for writing beyond which a peer that does not read is cut off. */
+/* Default caps on a TLS listener's connections still in their handshake
+ * (unauthenticated): overall and per source address. Past either, the
+ * oldest (of that address, else of all) is dropped; see
+ * iof_listener_set_limits(). */
+#define IOF_LISTENER_MAX_PENDING 256
+#define IOF_LISTENER_MAX_PER_SOURCE 32
+/* Bytes queued for writing (payload plus each write request's own size)
+ * beyond which a peer that does not read is cut off. */
 #define IOF_CONN_WQ_MAX ((size_t)64 << 20)
 
 struct iof_conn;
@@ -85,6 +93,34 @@ int iof_conn_connect(uv_loop_t *loop, const char *host, uint16_t port,
 int iof_conn_connect_tls(uv_loop_t *loop, const char *host, uint16_t port, struct iof_tls_ctx *tls,
                          const struct iof_conn_cbs *cbs, void *arg, struct iof_conn **out);
 
+/* "unix:PATH" names a unix-domain socket: true, and *path (may be NULL)
+ * points at PATH inside s. */
+bool iof_addr_is_unix(const char *s, const char **path);
+
+/* Dials the unix-domain socket at path; on_connect reports the outcome.
+ * The peer's credentials are read at connect (iof_conn_peer_cred). */
+int iof_conn_connect_unix(uv_loop_t *loop, const char *path, const struct iof_conn_cbs *cbs,
+                          void *arg, struct iof_conn **out);
+
+/* Wraps fd, a connected unix-domain stream socket (one end of a
+ * socketpair(), inherited from a parent), and takes it: closed with the
+ * connection, also on failure. name labels the peer in messages. No
+ * on_connect: the connection is up. -ENOTSOCK when fd is not a unix stream
+ * socket. */
+int iof_conn_open_fd(uv_loop_t *loop, int fd, const char *name, const struct iof_conn_cbs *cbs,
+                     void *arg, struct iof_conn **out);
+
+/* True for a unix-domain connection (accepted, dialled or from a fd). */
+bool iof_conn_is_unix(const struct iof_conn *c);
+/* The peer's uid and pid as the kernel recorded them (SO_PEERCRED): 0, or
+ * -ENOTSUP on TCP. Either pointer may be NULL. */
+int iof_conn_peer_cred(const struct iof_conn *c, uid_t *uid, pid_t *pid);
+/* The rule for unauthenticated sessions: 0 when c is a unix-domain
+ * connection whose peer is root or runs as this process's effective user;
+ * else -EACCES with the reason (naming the peer's pid and uid). TCP is
+ * never proven local ("loopback" is no identity on a shared host). */
+int iof_conn_check_local_peer(const struct iof_conn *c, struct iof_diag *diag);
+
 /* Queues a copy of buf for sending (through TLS on a TLS connection). -ENOBUFS (and the connection
  * is closed) when the peer has not read IOF_CONN_WQ_MAX bytes; -ENOTCONN after close. */
 int iof_conn_write(struct iof_conn *c, const void *buf, size_t len);
@@ -94,7 +130,11 @@ void iof_conn_close(struct iof_conn *c, int err);
 
 /* "ADDR:PORT" of the peer, for messages. */
 const char *iof_conn_peer(const struct iof_conn *c);
-/* True when both ends are loopback addresses. */
+/* The peer's address without the port ("" on unix sockets): the source
+ * that per-address limits count. */
+const char *iof_conn_peer_addr(const struct iof_conn *c);
+/* True when both ends are loopback addresses (informational: loopback is
+ * no identity; see iof_conn_check_local_peer). */
 bool iof_conn_is_loopback(const struct iof_conn *c);
 /* Replaces the callbacks and their argument (e.g. when a listener hands a
  * connection to a session). */
@@ -146,6 +186,20 @@ int iof_listener_start_tls(uv_loop_t *loop, const char *host, uint16_t port,
                            struct iof_tls_ctx *tls, iof_accept_fn on_accept,
                            iof_reject_fn on_reject, void *arg, struct iof_listener **out,
                            struct iof_diag *diag);
+/* Listens on the unix-domain socket path (absolute). The socket file is
+ * created mode 0600 (owner only); a stale socket there (nobody listening)
+ * is replaced, a live one or anything that is not a socket is refused
+ * (-EADDRINUSE, -EEXIST, with diag). The file is removed when the listener
+ * closes. Accepted connections carry their peer's credentials; checking
+ * them (iof_conn_check_local_peer) is the caller's job. */
+int iof_listener_start_unix(uv_loop_t *loop, const char *path, iof_accept_fn on_accept, void *arg,
+                            struct iof_listener **out, struct iof_diag *diag);
+/* Caps a TLS listener's unauthenticated connections (still handshaking):
+ * max_pending overall, max_per_source per peer address; 0 = no cap. A new
+ * connection over a cap drops the oldest pending one (of its address when
+ * that cap is hit), with a warning every 1000 drops. Defaults:
+ * IOF_LISTENER_MAX_PENDING, IOF_LISTENER_MAX_PER_SOURCE. */
+void iof_listener_set_limits(struct iof_listener *l, unsigned max_pending, unsigned max_per_source);
 uint16_t iof_listener_port(const struct iof_listener *l);
 /* Stops and frees (asynchronously). Accepts NULL. */
 void iof_listener_close(struct iof_listener *l);

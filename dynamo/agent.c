@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
@@ -51,6 +52,21 @@
  * take the 30 s drain). */
 #define AGENT_BUSY_GRACE_NS (1000 * IOF_NS_PER_MS)
 #define AGENT_BUSY_RETRY_MS 20
+/* ... and from one source address (TCP), so one flooding host cannot push
+ * out everybody else's fresh connections. */
+#define AGENT_MAX_PENDING_PER_SOURCE 16
+/* Descriptors kept out of reach of unauthenticated peers: the manager's
+ * session, its test targets, the loop's own. */
+#define AGENT_FD_RESERVE 128
+/* The longest heartbeat period the agent accepts from a manager (or its own
+ * --heartbeat-ms when larger): a manager asking for more gets this, so the
+ * dead-man rule stops I/O within PROTO_HEARTBEAT_MISSES of them. */
+#define AGENT_HEARTBEAT_MAX_MS 5000
+/* Clock probes a session may send: a bucket of AGENT_PROBE_BURST refilled
+ * at AGENT_PROBE_RATE per second; probes beyond are not answered. A manager
+ * sends 8 per test. */
+#define AGENT_PROBE_BURST 64
+#define AGENT_PROBE_RATE 64
 
 struct agent;
 
@@ -58,6 +74,10 @@ struct session {
     struct agent *a;
     struct session *prev, *next; /* the agent's sessions, oldest first */
     bool evicted;                /* dropped to make room for newer connections */
+    char src[64];                /* the peer's address (TCP), for the per-source cap */
+    double probe_tokens;         /* clock probes it may still send now */
+    uint64_t probe_refill_ns;    /* when probe_tokens was last refilled */
+    uint64_t probes_dropped, probe_log_ns;
     struct proto_link *link;
     bool welcomed;
     char manager[PROTO_NAME_MAX + 1];
@@ -126,7 +146,8 @@ struct agent {
     uint64_t backoff_ms;
     uv_signal_t sigint, sigterm;
     bool stopping;
-    struct iof_tls_ctx *tls; /* NULL: plain TCP (loopback, or --insecure) */
+    bool fd_mode;            /* the manager's socketpair (--manager-fd): one session, then exit */
+    struct iof_tls_ctx *tls; /* NULL: a unix socket, or plain TCP with --insecure */
     char **allow_real;       /* canonical --allow paths (the inventory) */
     size_t nallow;
     struct dyn_scope *scope;  /* what targets may be: workdir and --allow, as descriptors */
@@ -967,6 +988,31 @@ static bool session_defer_hello(struct session *s, const struct proto_msg *m)
     return true;
 }
 
+/* Token bucket for clock probes: a peer flooding probes gets no more than
+ * AGENT_PROBE_RATE replies a second (each reply is queued memory while it
+ * does not read them), and one log line a second says how many were
+ * dropped. */
+static bool session_probe_allowed(struct session *s)
+{
+    uint64_t now = iof_now_ns();
+
+    s->probe_tokens += (double)(now - s->probe_refill_ns) * AGENT_PROBE_RATE / 1e9;
+    if (s->probe_tokens > AGENT_PROBE_BURST)
+        s->probe_tokens = AGENT_PROBE_BURST;
+    s->probe_refill_ns = now;
+    if (s->probe_tokens >= 1) {
+        s->probe_tokens -= 1;
+        return true;
+    }
+    s->probes_dropped++;
+    if (now - s->probe_log_ns >= IOF_NS_PER_S) {
+        IOF_WARN("manager '%s' (%s): clock probes over %d/s: %" PRIu64 " dropped so far",
+                 s->manager, proto_link_peer(s->link), AGENT_PROBE_RATE, s->probes_dropped);
+        s->probe_log_ns = now;
+    }
+    return false;
+}
+
 static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void *arg)
 {
     struct session *s = arg;
@@ -1016,16 +1062,28 @@ static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void
         a->backoff_ms = AGENT_BACKOFF_MIN_MS;
         proto_link_set_deadline(l, 0, NULL);
         {
+            /* The larger of both periods, but never beyond the agent's own
+             * maximum: the dead-man limit is the agent's to keep. The
+             * welcome tells the manager the period agreed. */
+            uint32_t mine = a->o->heartbeat_ms ? a->o->heartbeat_ms : PROTO_HEARTBEAT_MS_DEFAULT;
+            uint32_t max = mine > AGENT_HEARTBEAT_MAX_MS ? mine : AGENT_HEARTBEAT_MAX_MS;
+            uint32_t hb = m->u.hello.heartbeat_ms > mine ? m->u.hello.heartbeat_ms : mine;
             struct proto_msg w;
+            if (hb > max) {
+                IOF_WARN("manager '%s' asked for a heartbeat every %u ms: capped at this agent's "
+                         "maximum, %u ms",
+                         s->manager, hb, max);
+                hb = max;
+            }
             proto_msg_init(&w, PROTO_MSG_WELCOME);
+            w.u.welcome.heartbeat_ms = hb;
             proto_link_send(l, &w);
+            proto_link_set_established(l, hb);
+            IOF_INFO("session with manager '%s' (%s), heartbeat %u ms", s->manager,
+                     proto_link_peer(l), hb);
         }
-        proto_link_set_established(
-            l, m->u.hello.heartbeat_ms >
-                       (a->o->heartbeat_ms ? a->o->heartbeat_ms : PROTO_HEARTBEAT_MS_DEFAULT)
-                   ? m->u.hello.heartbeat_ms
-                   : (a->o->heartbeat_ms ? a->o->heartbeat_ms : PROTO_HEARTBEAT_MS_DEFAULT));
-        IOF_INFO("session with manager '%s' (%s)", s->manager, proto_link_peer(l));
+        s->probe_tokens = AGENT_PROBE_BURST;
+        s->probe_refill_ns = iof_now_ns();
         return;
     }
     if (!proto_msg_may_send(m->type, PROTO_ROLE_MANAGER)) {
@@ -1048,6 +1106,8 @@ static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void
         break;
     case PROTO_MSG_CLOCK_PROBE: {
         struct proto_msg r;
+        if (!session_probe_allowed(s))
+            break;
         proto_msg_init(&r, PROTO_MSG_CLOCK_REPLY);
         r.u.clock_reply.seq = m->u.clock_probe.seq;
         r.u.clock_reply.t0_ns = m->u.clock_probe.t0_ns;
@@ -1142,6 +1202,8 @@ static void session_on_close(struct proto_link *l, int err, const char *why, voi
     }
     uv_close((uv_handle_t *)&s->poll, session_on_handle_closed);
     uv_close((uv_handle_t *)&s->prep_async, session_on_handle_closed);
+    if (a->fd_mode)
+        a->stopping = true; /* the socketpair was its only connection */
     if (a->stopping) {
         if (!a->sessions)
             agent_shutdown(a);
@@ -1149,6 +1211,34 @@ static void session_on_close(struct proto_link *l, int err, const char *why, voi
         uv_timer_start(&a->reconnect, agent_on_reconnect, a->backoff_ms, 0);
     }
     session_maybe_free(s);
+}
+
+/* Drops the oldest session still waiting for its hello (from src when
+ * that address already has AGENT_MAX_PENDING_PER_SOURCE waiting, else of
+ * all when AGENT_MAX_PENDING are), to make room for a new connection. */
+static void session_make_room(struct agent *a, const char *src)
+{
+    struct session *old = NULL, *oldest = NULL;
+    unsigned n = 0;
+
+    for (struct session *p = a->sessions; p; p = p->next) { /* oldest first */
+        if (p->welcomed || p->evicted || !p->link)
+            continue;
+        if (!oldest)
+            oldest = p;
+        if (src[0] && !strcmp(p->src, src) && n++ == 0)
+            old = p;
+    }
+    if (n < AGENT_MAX_PENDING_PER_SOURCE)
+        old = a->pending >= AGENT_MAX_PENDING ? oldest : NULL;
+    if (!old)
+        return;
+    IOF_WARN("%u connections waiting for their hello: dropping the oldest, from %s (%u waiting "
+             "from %s)",
+             a->pending, proto_link_peer(old->link), n, src[0] ? src : "this socket");
+    old->evicted = true; /* no longer counted as waiting */
+    a->pending--;
+    proto_link_close(old->link, IOF_EBUSY, NULL);
 }
 
 static struct session *session_new(struct agent *a, struct iof_conn *c)
@@ -1176,18 +1266,8 @@ static struct session *session_new(struct agent *a, struct iof_conn *c)
         uv_close((uv_handle_t *)&s->prep_async, session_on_handle_closed);
         return NULL;
     }
-    if (a->pending >= AGENT_MAX_PENDING) {
-        struct session *old = a->sessions;
-        while (old && (old->welcomed || old->evicted || !old->link))
-            old = old->next;
-        if (old) {
-            IOF_WARN("%u connections waiting for their hello: dropping the oldest, from %s",
-                     a->pending, proto_link_peer(old->link));
-            old->evicted = true; /* no longer counted as waiting */
-            a->pending--;
-            proto_link_close(old->link, IOF_EBUSY, NULL);
-        }
-    }
+    snprintf(s->src, sizeof(s->src), "%s", iof_conn_peer_addr(c));
+    session_make_room(a, s->src);
     s->prev = a->last;
     if (a->last)
         a->last->next = s;
@@ -1202,38 +1282,59 @@ static struct session *session_new(struct agent *a, struct iof_conn *c)
 
 /* --- listening and dialling --------------------------------------------------------- */
 
-/* Transport policy for a new connection: TLS with the manager's name
- * checked, or plain TCP only on loopback or with --insecure. */
+/* Tells the peer why (an error frame, so it does not retry blindly) and
+ * closes c. */
+static void agent_refuse(struct agent *a, struct iof_conn *c, const char *text)
+{
+    struct proto_msg m;
+    uint8_t *frame;
+    size_t len;
+
+    (void)a;
+    proto_msg_init(&m, PROTO_MSG_ERROR);
+    m.u.error.code = IOF_EDENIED;
+    m.u.error.message = text;
+    if (proto_msg_encode_frame(&m, PROTO_FRAME_MAX_PREAUTH, &frame, &len, NULL) == 0) {
+        iof_conn_write(c, frame, len);
+        free(frame);
+    }
+    iof_conn_close(c, IOF_EDENIED);
+}
+
+/* Who may talk to the agent: over TLS a peer whose certificate names the
+ * manager; over a unix socket (--listen unix:PATH, or the socketpair of
+ * `iofleet run`'s embedded agent) a peer the kernel says is root or this
+ * agent's own user; over plain TCP anybody, which is why plain TCP needs
+ * --insecure (checked at start-up). */
 static bool agent_conn_allowed(struct agent *a, struct iof_conn *c)
 {
     struct iof_diag d = {{0}};
     const char *want = a->o->manager_name ? a->o->manager_name : IOF_TLS_MANAGER_NAME;
+    char text[PROTO_TEXT_MAX + 1];
 
+    if (iof_conn_is_unix(c)) {
+        if (iof_conn_check_local_peer(c, &d) == 0)
+            return true;
+        IOF_WARN("refused connection: %s; only root or the agent's own user may drive it "
+                 "without a certificate",
+                 d.msg);
+        snprintf(text, sizeof(text), "agent %s accepts only root or its own user on its unix socket",
+                 a->name);
+        agent_refuse(a, c, text);
+        return false;
+    }
     if (a->tls) {
         if (iof_conn_check_peer_name(c, want, &d)) {
-            /* Tell the peer why before closing, so it does not retry blindly. */
-            struct proto_msg m;
-            char text[PROTO_TEXT_MAX + 1];
-            uint8_t *frame;
-            size_t len;
             snprintf(text, sizeof(text), "agent %s accepts only a manager certificate for '%s': %s",
                      a->name, want, d.msg);
-            proto_msg_init(&m, PROTO_MSG_ERROR);
-            m.u.error.code = IOF_EDENIED;
-            m.u.error.message = text;
-            if (proto_msg_encode_frame(&m, PROTO_FRAME_MAX_PREAUTH, &frame, &len, NULL) == 0) {
-                iof_conn_write(c, frame, len);
-                free(frame);
-            }
             IOF_WARN("refused %s: %s", iof_conn_peer(c), d.msg);
-            iof_conn_close(c, IOF_EDENIED);
+            agent_refuse(a, c, text);
             return false;
         }
         return true;
     }
-    if (!a->o->insecure && !iof_conn_is_loopback(c)) {
-        IOF_WARN("refused plain connection %s %s: not loopback; use TLS (--tls-ca, --tls-cert, "
-                 "--tls-key) or --insecure on both sides",
+    if (!a->o->insecure) { /* not reached: plain TCP is refused at start-up */
+        IOF_WARN("refused plain TCP connection %s %s: use TLS or a unix socket", 
                  a->o->listen ? "from" : "to", iof_conn_peer(c));
         iof_conn_close(c, IOF_EDENIED);
         return false;
@@ -1346,6 +1447,28 @@ static int agent_canonical_allow(struct agent *a)
     return 0;
 }
 
+/* Unauthenticated connections may hold at most what is left of the
+ * descriptor limit after AGENT_FD_RESERVE and the agent's own pre-hello
+ * sessions, so a flood never takes the descriptor the manager needs. */
+static void agent_set_listener_limits(struct agent *a)
+{
+    struct rlimit rl;
+    uint64_t avail = 1u << 20, budget;
+    unsigned pending = IOF_LISTENER_MAX_PENDING;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        avail = rl.rlim_cur;
+    budget = avail > AGENT_FD_RESERVE + AGENT_MAX_PENDING + 16
+                 ? avail - AGENT_FD_RESERVE - AGENT_MAX_PENDING - 16
+                 : 8;
+    if (budget < pending)
+        pending = budget < 8 ? 8 : (unsigned)budget;
+    iof_listener_set_limits(a->listener, pending, IOF_LISTENER_MAX_PER_SOURCE);
+    IOF_INFO("descriptor limit %" PRIu64 ": at most %u unauthenticated connections (%u per "
+             "address) and %u waiting for their hello; the rest is kept for the manager",
+             avail, pending, IOF_LISTENER_MAX_PER_SOURCE, AGENT_MAX_PENDING);
+}
+
 int dyn_agent_main(const struct dyn_agent_opts *o)
 {
     struct agent a = {.o = o,
@@ -1356,8 +1479,33 @@ int dyn_agent_main(const struct dyn_agent_opts *o)
     struct iof_diag d = {{0}};
     int rc = 0;
 
-    if (!!o->listen == !!o->manager) {
+    const char *upath = NULL;
+    bool on_unix, plain;
+
+    if (!!o->listen + !!o->manager + !!o->use_manager_fd != 1) {
         fprintf(stderr, "dynamo: give exactly one of --listen or --manager\n");
+        return 2;
+    }
+    if (o->manager && iof_addr_is_unix(o->manager, NULL)) {
+        fprintf(stderr, "dynamo: --manager %s: an agent listens on a unix socket "
+                        "(--listen unix:PATH), it does not dial one\n",
+                o->manager);
+        return 2;
+    }
+    on_unix = o->use_manager_fd || (o->listen && iof_addr_is_unix(o->listen, &upath));
+    if (on_unix && (o->tls_ca || o->tls_cert || o->tls_key)) {
+        fprintf(stderr, "dynamo: --tls-* do not apply to a unix socket: its peer is known by "
+                        "its user (root or the agent's own)\n");
+        return 2;
+    }
+    plain = !on_unix && !o->tls_ca;
+    if (plain && !o->insecure) {
+        fprintf(stderr,
+                "dynamo: %s %s: plain TCP would let anyone who can reach it, any local user "
+                "included (loopback is no identity), drive this agent; use TLS (--tls-ca, "
+                "--tls-cert, --tls-key), a unix socket (--listen unix:PATH), or --insecure "
+                "(here and on the manager) to accept that\n",
+                o->listen ? "--listen" : "--manager", o->listen ? o->listen : o->manager);
         return 2;
     }
     gethostname(a.host, sizeof(a.host) - 1);
@@ -1414,7 +1562,37 @@ int dyn_agent_main(const struct dyn_agent_opts *o)
     uv_signal_start(&a.sigterm, agent_on_signal, SIGTERM);
     signal(SIGPIPE, SIG_IGN);
 
-    if (o->listen) {
+    if (plain)
+        IOF_WARN("--insecure: plain TCP, no authentication: anyone who can reach %s can drive "
+                 "this agent (uid %lu) and read its results",
+                 o->listen ? o->listen : o->manager, (unsigned long)geteuid());
+    if (o->use_manager_fd) {
+        struct iof_conn *c;
+        int r = iof_conn_open_fd(a.loop, o->manager_fd, "the manager's socketpair", NULL, NULL, &c);
+        a.fd_mode = true;
+        if (r < 0) {
+            fprintf(stderr, "dynamo: --manager-fd %d: %s\n", o->manager_fd, iof_strerror(r));
+            rc = 2;
+            a.stopping = true;
+            agent_shutdown(&a);
+        } else if (agent_conn_allowed(&a, c)) {
+            session_new(&a, c);
+        } else {
+            rc = 3;
+            a.stopping = true;
+            agent_shutdown(&a);
+        }
+    } else if (upath) {
+        if (iof_listener_start_unix(a.loop, upath, agent_on_accept, &a, &a.listener, &d)) {
+            fprintf(stderr, "dynamo: --listen %s: %s\n", o->listen, d.msg);
+            rc = 1;
+            agent_shutdown(&a);
+            uv_run(a.loop, UV_RUN_DEFAULT);
+            goto out;
+        }
+        IOF_INFO("agent '%s' listening on unix:%s (protocol %s, root and uid %lu only)", a.name,
+                 upath, proto_version_string(), (unsigned long)geteuid());
+    } else if (o->listen) {
         char host[256];
         if (iof_addr_parse(o->listen, host, sizeof(host), IOF_DEFAULT_PORT, &a.port, &d) ||
             (a.tls ? iof_listener_start_tls(a.loop, host, a.port, a.tls, agent_on_accept,
@@ -1429,11 +1607,10 @@ int dyn_agent_main(const struct dyn_agent_opts *o)
             uv_run(a.loop, UV_RUN_DEFAULT);
             goto out;
         }
+        agent_set_listener_limits(&a);
         IOF_INFO("agent '%s' listening on %s:%u (protocol %s, %s)", a.name, host[0] ? host : "*",
                  iof_listener_port(a.listener), proto_version_string(),
-                 a.tls         ? "TLS"
-                 : o->insecure ? "plain TCP, --insecure"
-                               : "plain TCP, loopback only");
+                 a.tls ? "TLS" : "plain TCP, --insecure");
     } else {
         if (iof_addr_parse(o->manager, a.mhost, sizeof(a.mhost), IOF_DEFAULT_PORT, &a.port, &d)) {
             fprintf(stderr, "dynamo: --manager %s: %s\n", o->manager, d.msg);

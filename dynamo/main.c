@@ -1,7 +1,11 @@
+/* dynamo/main.c - the agent's command line: options into struct
+ * dyn_agent_opts, the descriptor limit raised, then dyn_agent_main(). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 
 #include "common/log.h"
 #include "dynamo/agent.h"
@@ -13,14 +17,17 @@
 static void usage(FILE *f)
 {
     fputs(
-        "usage: dynamo --listen [ADDR][:PORT] | --manager HOST[:PORT]\n"
+        "usage: dynamo --listen unix:PATH | --listen [ADDR][:PORT] | --manager HOST[:PORT]\n"
         "              [--name NODE] [--allow PATH]... [--workdir DIR]\n"
         "              [--tls-ca F --tls-cert F --tls-key F] [--manager-name NAME]\n"
         "              [--insecure] [--allow-destructive] [--heartbeat-ms N] [--quiet|--verbose]\n"
         "              [--max-workers N] [--max-buffer-mem SIZE] [--max-aio-events N]\n"
         "\n"
-        "  --listen     wait for a manager to connect (default port 7066)\n"
-        "  --manager    dial out to a manager, reconnecting with backoff\n"
+        "  --listen     wait for a manager to connect: on a unix socket (only root and\n"
+        "               the agent's own user may connect; no certificates needed), or\n"
+        "               on TCP (default port 7066) with TLS or --insecure\n"
+        "  --manager    dial out to a manager (TCP, TLS or --insecure), reconnecting\n"
+        "               with backoff\n"
         "  --name       node name used in plans and results (default: hostname)\n"
         "  --allow      a file or block device (or directory) the manager may use;\n"
         "               repeatable; test files in the workdir are always allowed\n"
@@ -29,7 +36,11 @@ static void usage(FILE *f)
         "               TLS 1.3 with mutual authentication (iofleet pki init makes the\n"
         "               files); the node name is the certificate's; the manager must\n"
         "               present a certificate for iofleet-manager (or --manager-name)\n"
-        "  --insecure   allow plain TCP to a peer that is not on loopback\n"
+        "  --insecure   allow plain TCP without authentication: anyone who can reach\n"
+        "               the port, any local user included, can drive the agent; the\n"
+        "               manager must say --insecure too\n"
+        "  --manager-fd N  (used by iofleet run) the manager is connected on descriptor\n"
+        "               N, a unix socketpair; one session, then exit\n"
         "  --max-workers N, --max-buffer-mem SIZE, --max-aio-events N\n"
         "               this agent's budget: a plan needing more worker threads\n"
         "               (default 8 x online CPUs), I/O buffer memory (default half\n"
@@ -37,6 +48,25 @@ static void usage(FILE *f)
         "               (default aio-max-nr - aio-nr, less 1/8 kept for the host)\n"
         "               is refused before anything starts\n",
         f);
+}
+
+/* Raises the soft descriptor limit to the hard one (systemd's default soft
+ * limit is 1024): connections, targets and a flood's worth of pending
+ * handshakes all need descriptors. */
+static void raise_fd_limit(void)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= rl.rlim_max)
+        return;
+    rlim_t was = rl.rlim_cur;
+    rl.rlim_cur = rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+        IOF_WARN("cannot raise the descriptor limit from %llu to %llu: %s",
+                 (unsigned long long)was, (unsigned long long)rl.rlim_max, strerror(errno));
+    else
+        IOF_INFO("descriptor limit raised from %llu to %llu", (unsigned long long)was,
+                  (unsigned long long)rl.rlim_max);
 }
 
 int main(int argc, char **argv)
@@ -58,6 +88,15 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--listen")) {
             /* The address is optional: "--listen" alone means all addresses, port 7066. */
             o.listen = has_val && argv[i + 1][0] != '-' ? argv[++i] : "";
+        } else if (!strcmp(a, "--manager-fd") && has_val) {
+            char *end;
+            long fd = strtol(argv[++i], &end, 10);
+            if (*end || fd < 3 || fd > 1 << 20) {
+                fprintf(stderr, "dynamo: --manager-fd must be a descriptor number >= 3\n");
+                return 2;
+            }
+            o.use_manager_fd = true;
+            o.manager_fd = (int)fd;
         } else if (!strcmp(a, "--manager") && has_val) {
             o.manager = argv[++i];
         } else if (!strcmp(a, "--name") && has_val) {
@@ -124,5 +163,6 @@ int main(int argc, char **argv)
         return 2;
     }
     iof_log_init("dynamo", level);
+    raise_fd_limit();
     return dyn_agent_main(&o);
 }

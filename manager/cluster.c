@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "common/clock.h"
@@ -54,8 +56,9 @@ struct cl_agent {
     struct cluster *c;
     char endpoint[256];
     char name[PROTO_NAME_MAX + 1];
-    char host[PROTO_NAME_MAX + 1];
+    char host[PROTO_NAME_MAX + 1]; /* what to dial; "" for an accepted (or the embedded) agent */
     uint16_t port;
+    const char *unix_path; /* --agent unix:PATH (borrowed from the options), else NULL */
     struct proto_link *link;
     enum ag_state state;
     bool welcomed, hello;
@@ -1252,7 +1255,7 @@ static void cl_check_connected(struct cluster *c)
                    (c->agents[i].host[0] || c->agents[i].hello);
     if (pending)
         return;
-    if (c->listener && ready < c->expect)
+    if ((c->listener || c->embedded) && ready < c->expect)
         return;
     if (cl_count(c, AG_FAILED)) {
         if (c->rc < 3)
@@ -1356,10 +1359,13 @@ static void cl_on_msg(struct proto_link *l, const struct proto_msg *m, void *arg
         }
         proto_link_set_deadline(a->link, 0, NULL);
         {
-            /* Both sides use the larger of the two periods. */
+            /* The period the agent decided (the larger of both, capped at
+             * its maximum); an older agent's welcome has none: the larger. */
             uint32_t mine = c->o->heartbeat_ms ? c->o->heartbeat_ms : PROTO_HEARTBEAT_MS_DEFAULT;
-            proto_link_set_established(a->link,
-                                       a->info.heartbeat_ms > mine ? a->info.heartbeat_ms : mine);
+            uint32_t hb = m->u.welcome.heartbeat_ms ? m->u.welcome.heartbeat_ms
+                          : a->info.heartbeat_ms > mine ? a->info.heartbeat_ms
+                                                        : mine;
+            proto_link_set_established(a->link, hb);
             /* An agent's stats and results are as large as the plan allows. */
             proto_link_set_recv_limit(a->link, PROTO_STATS_FRAME_MAX);
         }
@@ -1527,11 +1533,20 @@ static void cl_attach(struct cl_agent *a, struct iof_conn *conn)
     static const struct proto_link_cbs cbs = {.on_msg = cl_on_msg, .on_close = cl_on_link_close};
     struct proto_msg m;
 
-    if (!iof_conn_is_tls(conn) && !a->c->o->insecure && !iof_conn_is_loopback(conn)) {
-        /* Plain TCP only on loopback or when both sides pass --insecure. */
+    struct iof_diag d = {{0}};
+
+    if (iof_conn_is_unix(conn) && iof_conn_check_local_peer(conn, &d)) {
+        /* A unix socket proves who listens on it: root or our own user,
+         * else anybody could pose as an agent and report what it likes. */
+        cl_agent_fail(a, AG_FAILED, 3, "refusing the agent: %s", d.msg);
+        iof_conn_close(conn, IOF_EDENIED);
+        return;
+    }
+    if (!iof_conn_is_unix(conn) && !iof_conn_is_tls(conn) && !a->c->o->insecure) {
+        /* Not reached: plain TCP without --insecure is refused at start. */
         cl_agent_fail(a, AG_FAILED, 3,
-                      "refusing plain TCP to a peer not on loopback: use TLS (--tls-ca, "
-                      "--tls-cert, --tls-key) or --insecure on both sides");
+                      "refusing plain TCP: use TLS (--tls-ca, --tls-cert, --tls-key), a unix "
+                      "socket (--agent unix:PATH) or --insecure on both sides");
         iof_conn_close(conn, IOF_EDENIED);
         return;
     }
@@ -1593,9 +1608,10 @@ static void cl_dial(struct cl_agent *a)
     static const struct iof_conn_cbs cbs = {.on_connect = cl_on_connect,
                                             .on_close = cl_on_dial_close};
     struct iof_conn *conn;
-    int r = a->c->tls_client ? iof_conn_connect_tls(a->c->loop, a->host, a->port, a->c->tls_client,
-                                                    &cbs, a, &conn)
-                             : iof_conn_connect(a->c->loop, a->host, a->port, &cbs, a, &conn);
+    int r = a->unix_path          ? iof_conn_connect_unix(a->c->loop, a->unix_path, &cbs, a, &conn)
+            : a->c->tls_client ? iof_conn_connect_tls(a->c->loop, a->host, a->port, a->c->tls_client,
+                                                      &cbs, a, &conn)
+                               : iof_conn_connect(a->c->loop, a->host, a->port, &cbs, a, &conn);
     if (r < 0)
         cl_agent_fail(a, AG_FAILED, 3, "cannot dial: %s", uv_strerror(r));
 }
@@ -1689,7 +1705,7 @@ static void cl_on_tick(uv_timer_t *t)
                               (double)c->o->wait_ms / 1000, a->why[0] ? ": " : "", a->why);
             }
         }
-        if (c->listener && ready < c->expect) {
+        if ((c->listener || c->embedded) && ready < c->expect) {
             fprintf(stderr, "iofleet: %u of %u expected agents connected within %.1f s\n", ready,
                     c->expect, (double)c->o->wait_ms / 1000);
             if (c->rc < 3)
@@ -1793,22 +1809,33 @@ static void cl_on_child_exit(uv_process_t *p, int64_t status, int sig)
     }
 }
 
-static int cl_spawn_local(struct cluster *c, uint16_t port)
+/* Starts the embedded agent connected to us by a socketpair (its end is
+ * its descriptor 3): no port for another local user to reach, and each end
+ * knows the other's user from the kernel. */
+static int cl_spawn_local(struct cluster *c)
 {
     char **argv;
-    char portarg[32];
     size_t n = 0, max = 20 + 2 * 1024;
     uv_process_options_t po = {0};
-    uv_stdio_container_t stdio[3];
-    int r;
+    uv_stdio_container_t stdio[4];
+    struct iof_conn *conn;
+    struct cl_agent *a;
+    int sv[2], r;
 
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+        r = -errno;
+        fprintf(stderr, "iofleet: cannot start the local agent: socketpair: %s\n", strerror(errno));
+        return r;
+    }
     argv = calloc(max, sizeof(*argv));
-    if (!argv)
+    if (!argv) {
+        close(sv[0]);
+        close(sv[1]);
         return -ENOMEM;
-    snprintf(portarg, sizeof(portarg), "127.0.0.1:%u", port);
+    }
     argv[n++] = (char *)c->o->dynamo;
-    argv[n++] = "--manager";
-    argv[n++] = portarg;
+    argv[n++] = "--manager-fd";
+    argv[n++] = "3";
     argv[n++] = "--name";
     argv[n++] = "local";
     argv[n++] = "--workdir";
@@ -1834,20 +1861,35 @@ static int cl_spawn_local(struct cluster *c, uint16_t port)
     stdio[1].data.fd = 2;
     stdio[2].flags = UV_INHERIT_FD;
     stdio[2].data.fd = 2;
+    stdio[3].flags = UV_INHERIT_FD;
+    stdio[3].data.fd = sv[1];
     po.file = c->o->dynamo;
     po.args = argv;
     po.exit_cb = cl_on_child_exit;
     po.stdio = stdio;
-    po.stdio_count = 3;
+    po.stdio_count = 4;
     c->child.data = c;
     r = uv_spawn(c->loop, &c->child, &po);
     free(argv);
+    close(sv[1]); /* the child's end: it has its own copy now */
     if (r < 0) {
+        close(sv[0]);
         fprintf(stderr, "iofleet: cannot start the local agent '%s': %s\n", c->o->dynamo,
                 uv_strerror(r));
         return r;
     }
     c->child_running = true;
+    r = iof_conn_open_fd(c->loop, sv[0], "the local agent", NULL, NULL, &conn);
+    if (r < 0) {
+        fprintf(stderr, "iofleet: cannot talk to the local agent: %s\n", iof_strerror(r));
+        return r;
+    }
+    if (!(a = cl_agent_add(c, "local"))) {
+        iof_conn_close(conn, -ENOMEM);
+        return -ENOMEM;
+    }
+    a->retry_open = false;
+    cl_attach(a, conn);
     return 0;
 }
 
@@ -1865,6 +1907,28 @@ int mgr_cluster_run(const struct iof_plan *p, const char *plan_text, const struc
     c->p = p;
     c->plan_text = plan_text;
     c->o = o;
+    if (!o->tls_ca) {
+        /* Plain TCP authenticates nobody, loopback included: both sides
+         * must say --insecure. Unix sockets and the embedded agent's
+         * socketpair know their peer's user. */
+        const char *tcp = o->listen;
+        for (size_t i = 0; i < o->nagents && !tcp; i++)
+            if (!iof_addr_is_unix(o->agents[i], NULL))
+                tcp = o->agents[i];
+        if (tcp && !o->insecure) {
+            fprintf(stderr,
+                    "iofleet: %s %s: plain TCP authenticates nobody (loopback included: any "
+                    "local user could pose as the agent or the manager); use TLS (--tls-ca, "
+                    "--tls-cert, --tls-key), a unix socket (--agent unix:PATH), or --insecure "
+                    "here and on the agents\n",
+                    tcp == o->listen ? "--listen" : "--agent", tcp);
+            free(c);
+            return 3; /* refused for want of authentication */
+        }
+        if (tcp)
+            IOF_WARN("--insecure: plain TCP, no authentication: agents and results are not "
+                     "verified, and anyone who can reach an agent can drive it");
+    }
     c->embedded = !o->nagents && !o->listen;
     c->expect = c->embedded ? 1 : o->expect;
     /* Slack for stray connections on --listen; their slots are reused. */
@@ -1909,14 +1973,18 @@ int mgr_cluster_run(const struct iof_plan *p, const char *plan_text, const struc
     c->run_mono_ns = iof_now_ns();
     c->deadline = iof_now_ns() + o->wait_ms * IOF_NS_PER_MS;
 
-    if (c->embedded || o->listen) {
+    if (c->embedded) {
+        if (cl_spawn_local(c) < 0) {
+            c->rc = 3;
+            cl_finish(c);
+        }
+    } else if (o->listen) {
         char host[256] = "127.0.0.1";
-        if (o->listen &&
-            iof_addr_parse(o->listen, host, sizeof(host), IOF_DEFAULT_PORT, &port, &d)) {
+        if (iof_addr_parse(o->listen, host, sizeof(host), IOF_DEFAULT_PORT, &port, &d)) {
             fprintf(stderr, "iofleet: --listen %s: %s\n", o->listen, d.msg);
             c->rc = 2;
             cl_finish(c);
-        } else if (o->listen && c->tls_server
+        } else if (c->tls_server
                        ? iof_listener_start_tls(c->loop, host, port, c->tls_server, cl_on_accept,
                                                 cl_on_reject, c, &c->listener, &d)
                        : iof_listener_start(c->loop, host, port, cl_on_accept, c, &c->listener,
@@ -1924,15 +1992,23 @@ int mgr_cluster_run(const struct iof_plan *p, const char *plan_text, const struc
             fprintf(stderr, "iofleet: %s\n", d.msg);
             c->rc = 3;
             cl_finish(c);
-        } else if (c->embedded && cl_spawn_local(c, iof_listener_port(c->listener)) < 0) {
-            c->rc = 3;
-            cl_finish(c);
         }
     }
     for (size_t i = 0; i < o->nagents && c->phase != PH_DONE; i++) {
         struct cl_agent *a = cl_agent_add(c, o->agents[i]);
-        if (iof_addr_parse(o->agents[i], a->host, sizeof(a->host), IOF_DEFAULT_PORT, &a->port,
-                           &d)) {
+        const char *upath;
+        if (iof_addr_is_unix(o->agents[i], &upath)) {
+            if (upath[0] != '/') {
+                fprintf(stderr, "iofleet: --agent %s: the socket path must be absolute\n",
+                        o->agents[i]);
+                c->rc = 2;
+                cl_finish(c);
+                break;
+            }
+            a->unix_path = upath;
+            snprintf(a->host, sizeof(a->host), "unix");
+        } else if (iof_addr_parse(o->agents[i], a->host, sizeof(a->host), IOF_DEFAULT_PORT,
+                                  &a->port, &d)) {
             fprintf(stderr, "iofleet: --agent %s: %s\n", o->agents[i], d.msg);
             c->rc = 2;
             cl_finish(c);

@@ -122,7 +122,8 @@ static int link_on_frame(void *ctx, const struct proto_frame *f)
     if (l->closing)
         return -ECANCELED;
     l->last_rx_ns = iof_now_ns();
-    uv_timer_stop(&l->deadline_timer);
+    /* The deadline keeps running: only the application, having got what it
+     * waited for, ends it (a peer sending heartbeats is not a hello). */
     r = proto_msg_decode_flags(f->payload, f->len, &m, l->decode_flags, &d);
     if (r && r != IOF_EVERSION) {
         proto_msg_clear(&m);

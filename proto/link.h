@@ -36,8 +36,11 @@ struct proto_link *proto_link_new(uv_loop_t *loop, struct iof_conn *conn,
  * larger of both peers' periods). */
 void proto_link_set_established(struct proto_link *l, uint32_t heartbeat_ms);
 
-/* Closes the link unless a message arrives within ms (e.g. the hello
- * deadline); 0 cancels. */
+/* Closes the link (IOF_ETIMEOUT, "no WHAT within the deadline") unless the
+ * application cancels the deadline with ms 0 within ms (e.g. the hello
+ * deadline, cancelled when the hello came). Nothing the peer sends stops
+ * it by itself: heartbeats or other messages before the expected one do
+ * not buy time. */
 void proto_link_set_deadline(struct proto_link *l, uint64_t ms, const char *what);
 
 /* Encodes and queues msg (borrowed). Returns 0 or a negative error; on a

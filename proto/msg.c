@@ -675,17 +675,23 @@ static int hello_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
     return c->err;
 }
 
-/* ---- welcome: no fields ------------------------------------------------ */
+/* ---- welcome: the agreed heartbeat period (optional) ------------------- */
 
 static int welcome_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
 {
-    (void)root, (void)msg;
+    if (msg->u.welcome.heartbeat_ms)
+        put_uint(c, root, "welcome", "heartbeat_ms", msg->u.welcome.heartbeat_ms,
+                 PROTO_HEARTBEAT_MS_MIN, PROTO_HEARTBEAT_MS_MAX);
     return c->err;
 }
 
 static int welcome_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
 {
-    (void)root, (void)msg;
+    uint64_t hb = 0;
+    if (field(root, "heartbeat_ms"))
+        get_uint(c, root, "welcome", "heartbeat_ms", PROTO_HEARTBEAT_MS_MIN,
+                 PROTO_HEARTBEAT_MS_MAX, &hb);
+    msg->u.welcome.heartbeat_ms = (uint32_t)hb;
     return c->err;
 }
 

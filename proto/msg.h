@@ -269,11 +269,19 @@ struct proto_stop {
     const char *reason;
 };
 
-/* One message; welcome, prepare and prepared have no fields. */
+/* The heartbeat period both sides use from now on, as the agent decided it
+ * (the larger of both hellos', capped at the agent's maximum); 0 when
+ * absent (an older agent: the larger of both hellos'). */
+struct proto_welcome {
+    uint32_t heartbeat_ms;
+};
+
+/* One message; prepare and prepared have no fields. */
 struct proto_msg {
     enum proto_msg_type type;
     union {
         struct proto_hello hello;
+        struct proto_welcome welcome;
         struct proto_heartbeat heartbeat;
         struct proto_error error;
         struct proto_bye bye;

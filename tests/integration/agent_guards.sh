@@ -12,7 +12,7 @@ start_agent() {
 }
 
 run_plan() { # run_plan PLAN EXPECTED_RC AGENT_EP
-    expect_rc "$2" "$IOFLEET" run "$T/$1" --agent "$3" --quiet --wait 5
+    expect_rc "$2" "$IOFLEET" run "$T/$1" --insecure --agent "$3" --quiet --wait 5
 }
 
 mkdir -p "$T/allowed"
@@ -63,7 +63,7 @@ plan dotdot.json <<'P'
  "specs": [{"name": "w", "lines": [{"size": "4k"}]}],
  "workers": [{"engine": "sync", "targets": [{"path": "../outside.dat", "size": "1m"}]}]}
 P
-expect_rc 2 "$IOFLEET" run "$T/dotdot.json" --agent "$AGENT_EP" --quiet
+expect_rc 2 "$IOFLEET" run "$T/dotdot.json" --insecure --agent "$AGENT_EP" --quiet
 expect_in "$T/err" "dotdot.json: workers[0].targets[0].path"
 ok "'..' refused by the plan check"
 

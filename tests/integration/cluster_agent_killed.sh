@@ -65,7 +65,7 @@ case "$tail_live" in *"agents 2/3") ;; *) cl_fail "last live line: $tail_live" ;
 ok "SIGKILL $victim: reported after $((t1 - t0)) ms, exit 1 after $((t_end - t_start)) ms; $sums"
 
 # --- SIGSTOP: silent, connection open ------------------------------------------------------
-survivors=(--agent "127.0.0.1:${CL_PORTS[0]}" --agent "127.0.0.1:${CL_PORTS[2]}")
+survivors=(--insecure --agent "127.0.0.1:${CL_PORTS[0]}" --insecure --agent "127.0.0.1:${CL_PORTS[2]}")
 t_start=$(cl_now_ms)
 cl_spawn mgr "$T/s.out" "$T/s.err" "$IOFLEET" run "$T/p.json" "${survivors[@]}" \
     --heartbeat-ms $hb --wait 10 --set run.duration=4s

@@ -91,7 +91,7 @@ plan prep.json <<'P'
  "workers": [{"engine": "sync", "queue_depth": 1, "targets": [{"path": "big.dat", "size": "2g"}]}]}
 P
 cl_spawn mgr "$T/prep.out" "$T/prep.err" "$IOFLEET" run "$T/prep.json" \
-    --agent "127.0.0.1:${CL_PORTS[1]}" --heartbeat-ms $hb --wait 10
+    --insecure --agent "127.0.0.1:${CL_PORTS[1]}" --heartbeat-ms $hb --wait 10
 cl_wait_log "$T/prep.err" "prep: preparing $big: " 20
 kill -KILL "$mgr"
 t0=$(cl_now_ms)

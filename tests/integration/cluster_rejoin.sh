@@ -28,7 +28,7 @@ ep1=$AGENT_EP
 iof_start_agent n2 --name n2
 ep2=$AGENT_EP
 pid2=$AGENT_PID
-"$IOFLEET" run "$T/p.json" --agent "$ep1" --agent "$ep2" --heartbeat-ms 300 --quiet \
+"$IOFLEET" run "$T/p.json" --insecure --agent "$ep1" --agent "$ep2" --heartbeat-ms 300 --quiet \
     >"$T/out" 2>"$T/err" &
 mpid=$!
 iof_on_exit "kill -9 $mpid 2>/dev/null"
@@ -36,7 +36,7 @@ for _ in $(seq 100); do grep -q "test 1 done\|plan 'rejoin'" "$T/n2.log" && brea
 sleep 1
 kill -9 "$pid2"
 sleep 0.3
-"$IOF_BIN/dynamo" --listen "$ep2" --name n2 --workdir "$T/n2-work" 2>"$T/n2b.log" &
+"$IOF_BIN/dynamo" --listen "$ep2" --insecure --name n2 --workdir "$T/n2-work" 2>"$T/n2b.log" &
 iof_on_exit "kill $! 2>/dev/null"
 rc=0
 wait "$mpid" || rc=$?
@@ -47,7 +47,7 @@ ok "--agent: restarted agent redialled and ran tests 2 and 3"
 # --listen: the restarted agent dials the manager again by itself.
 port=
 for p in $(shuf -i 20000-60000 -n 20); do
-    "$IOFLEET" run "$T/p.json" --listen "127.0.0.1:$p" --expect 2 --wait 10 --heartbeat-ms 300 \
+    "$IOFLEET" run "$T/p.json" --listen "127.0.0.1:$p" --insecure --expect 2 --wait 10 --heartbeat-ms 300 \
         --quiet >"$T/out2" 2>"$T/err2" &
     mpid=$!
     sleep 0.3
@@ -55,15 +55,15 @@ for p in $(shuf -i 20000-60000 -n 20); do
 done
 [ -n "$port" ] || fail "no free port for the manager"
 iof_on_exit "kill -9 $mpid 2>/dev/null"
-"$IOF_BIN/dynamo" --manager "127.0.0.1:$port" --name n1 --workdir "$T/d1" 2>"$T/d1.log" &
+"$IOF_BIN/dynamo" --manager "127.0.0.1:$port" --insecure --name n1 --workdir "$T/d1" 2>"$T/d1.log" &
 iof_on_exit "kill $! 2>/dev/null"
-"$IOF_BIN/dynamo" --manager "127.0.0.1:$port" --name n2 --workdir "$T/d2" 2>"$T/d2.log" &
+"$IOF_BIN/dynamo" --manager "127.0.0.1:$port" --insecure --name n2 --workdir "$T/d2" 2>"$T/d2.log" &
 dpid=$!
 for _ in $(seq 200); do grep -q "plan 'rejoin'" "$T/d2.log" && break; sleep 0.05; done
 sleep 1
 kill -9 "$dpid"
 sleep 0.3
-"$IOF_BIN/dynamo" --manager "127.0.0.1:$port" --name n2 --workdir "$T/d2" 2>"$T/d2b.log" &
+"$IOF_BIN/dynamo" --manager "127.0.0.1:$port" --insecure --name n2 --workdir "$T/d2" 2>"$T/d2b.log" &
 iof_on_exit "kill $! 2>/dev/null"
 rc=0
 wait "$mpid" || rc=$?

@@ -109,7 +109,7 @@ plan big.json <<'P'
  "specs": [{"name": "4k", "lines": [{"size": "4k"}]}],
  "workers": [{"engine": "sync", "targets": [{"path": "big.dat", "size": "32m"}]}]}
 P
-expect_rc 1 "$IOFLEET" run "$T/big.json" --agent "$ep" --wait 10 --json "$T/big.json.out"
+expect_rc 1 "$IOFLEET" run "$T/big.json" --insecure --agent "$ep" --wait 10 --json "$T/big.json.out"
 cp "$T/err" "$T/1.err"
 want="iofleet: agent n1 ($ep): n1: target '$wd/big.dat': needs 33554432 bytes, only $avail free in '$wd'"
 grep -qF -- "$want" "$T/1.err" || {
@@ -128,7 +128,7 @@ plan two.json <<'P'
  "specs": [{"name": "4k", "lines": [{"size": "4k"}]}],
  "workers": [{"engine": "sync", "targets": [{"path": "a.dat", "size": "10m"}, {"path": "b.dat", "size": "10m"}]}]}
 P
-expect_rc 1 "$IOFLEET" run "$T/two.json" --agent "$ep" --wait 10
+expect_rc 1 "$IOFLEET" run "$T/two.json" --insecure --agent "$ep" --wait 10
 cp "$T/err" "$T/2.err"
 line=$(grep -F "iofleet: agent n1 ($ep): n1: target '$wd/b.dat': " "$T/2.err") ||
     { cat "$T/2.err"; cl_fail "the error does not name node n1 and $wd/b.dat"; }
@@ -158,7 +158,7 @@ plan fill.json <<P
  "specs": [{"name": "4k", "lines": [{"size": "4k"}]}],
  "workers": [{"engine": "sync", "targets": [{"path": "fill.dat", "size": $size3}]}]}
 P
-expect_rc 1 "$IOFLEET" run "$T/fill.json" --agent "$ep3" --wait 10
+expect_rc 1 "$IOFLEET" run "$T/fill.json" --insecure --agent "$ep3" --wait 10
 cp "$T/err" "$T/3.err"
 line=$(grep -F "iofleet: agent n3 ($ep3): n3: target '$wd3/fill.dat': write failed at " "$T/3.err") ||
     { cat "$T/3.err"; cl_fail "no write error naming node n3 and $wd3/fill.dat (file of $size3 bytes, $avail3 free)"; }
@@ -183,7 +183,7 @@ plan thin.json <<'P'
  "specs": [{"name": "4k", "lines": [{"size": "4k", "burst": 8, "delay": "1ms"}]}],
  "workers": [{"engine": "sync", "targets": [{"path": "thin.dat", "size": "12m"}]}]}
 P
-expect_rc 1 "$IOFLEET" run "$T/thin.json" --agent "$ep4" --wait 10
+expect_rc 1 "$IOFLEET" run "$T/thin.json" --insecure --agent "$ep4" --wait 10
 cp "$T/err" "$T/4.err"
 line=$(grep -F "iofleet: agent n4 ($ep4): n4: target '$wd4/thin.dat': " "$T/4.err") ||
     { cat "$T/4.err"; cl_fail "the error does not name node n4 and $wd4/thin.dat"; }
@@ -198,7 +198,7 @@ cl_expect_fixed "dynamo/target.c dyn_target_prepare: when fsync() of a new test 
     test -z "$leftover"
 # Consequence: the next run must not take that file as prepared.
 rc=0
-"$IOFLEET" run "$T/thin.json" --agent "$ep4" --wait 10 >"$T/4b.out" 2>"$T/4b.err" || rc=$?
+"$IOFLEET" run "$T/thin.json" --insecure --agent "$ep4" --wait 10 >"$T/4b.out" 2>"$T/4b.err" || rc=$?
 cl_expect_fixed "a test file whose fsync failed is reused by the next run as prepared: it ran a test on it (exit $rc, $(grep -c '^== test' "$T/4b.out") test(s)) instead of failing its preparation again" \
     no_tests "$T/4b.out"
 rm -f "$wd4/thin.dat"
@@ -211,7 +211,7 @@ plan small.json <<'P'
  "specs": [{"name": "4k", "lines": [{"size": "4k", "burst": 8, "delay": "1ms"}]}],
  "workers": [{"engine": "sync", "targets": [{"path": "s.dat", "size": "1m"}]}]}
 P
-expect_rc 0 "$IOFLEET" run "$T/small.json" --agent "$ep" --agent "$ep3" --wait 10
+expect_rc 0 "$IOFLEET" run "$T/small.json" --insecure --agent "$ep" --agent "$ep3" --wait 10
 [ "$(cl_rows "$T/out" NODE)" = 2 ] || cl_fail "the agents did not run a test after the failures"
 rm -f "$wd/s.dat" "$wd3/s.dat"
 ok "both agents ran a test after the failed preparations"

@@ -1,7 +1,8 @@
 # Garbage after the session is established (issue 6, "Bad input"): a fake
 # manager on bash /dev/tcp completes the hello exchange with a listening
-# agent (its hello, the agent's hello and welcome; heartbeat_ms 60000 so
-# that silence cannot end the session during the test), then sends:
+# agent (its hello, the agent's hello and welcome; heartbeat_ms 60000, which
+# the agent caps at its maximum of 5000 ms: 15 s of silence, longer than any
+# fake session here), then sends:
 # - frames over the 1 MiB established limit (0xFFFFFFF0, 1 MiB + 1), 1 MiB
 #   of junk (at the limit: read, then refused), invalid JSON, an unknown
 #   type, 4 KiB of /dev/urandom: the agent drops the session, logging why;
@@ -76,7 +77,7 @@ nsess=0
 # the agent must drop the session within 2 s, logging LOG-TEXT as why.
 established() {
     local tag=$1 bad=$2 text=$3
-    fake_mgr "$tag" 2 "fm_send \"cl_frame '\$HELLO'\"; fm_await '{\"type\":\"welcome\"}'; fm_send \"\$bad\""
+    fake_mgr "$tag" 2 "fm_send \"cl_frame '\$HELLO'\"; fm_await '{\"type\":\"welcome\"'; fm_send \"\$bad\""
     nsess=$((nsess + 1))
     cl_wait_log_count "$alog" "$ENDED" "$nsess" 5 # (ends at our close, at the latest)
     [ "$(cat "$T/$tag.ms")" != open ] || return 1
@@ -127,7 +128,7 @@ PLAN_MSG="{\"type\":\"plan\",\"plan\":$LONG_PLAN}"
 midrun() {
     local now
     fm_frame "$HELLO"
-    fm_await '{"type":"welcome"}'
+    fm_await '{"type":"welcome"'
     fm_frame "$PLAN_MSG"
     fm_frame '{"type":"prepare"}'
     fm_await '{"type":"prepared"}' 20

@@ -7,7 +7,7 @@ command -v jq >/dev/null || skip "jq not installed"
 
 start_agent() { # NAME -> appends its endpoint to AGENTS
     iof_start_agent "$1" --name "$1"
-    AGENTS+=(--agent "$AGENT_EP")
+    AGENTS+=(--insecure --agent "$AGENT_EP")
 }
 AGENTS=()
 start_agent alpha

@@ -139,7 +139,7 @@ CL_PIDS=()
 CL_PORTS=()
 CL_LOGS=()
 CL_WORKDIRS=()
-CL_AGENT_ARGS=() # --agent 127.0.0.1:PORT for each
+CL_AGENT_ARGS=() # --insecure --agent 127.0.0.1:PORT for each (plain TCP needs --insecure)
 
 # cl_start_agent NAME [DYNAMO ARGS...]: a listening agent on an ephemeral
 # loopback port, workdir $T/work-NAME, log $T/NAME.log. Waits (10 s max)
@@ -147,7 +147,7 @@ CL_AGENT_ARGS=() # --agent 127.0.0.1:PORT for each
 cl_start_agent() {
     local name=$1 pid='' port log=$T/$1.log wd=$T/work-$1
     shift
-    cl_spawn pid /dev/null "$log" "$DYNAMO" --listen 127.0.0.1:0 --name "$name" --workdir "$wd" "$@"
+    cl_spawn pid /dev/null "$log" "$DYNAMO" --listen 127.0.0.1:0 --insecure --name "$name" --workdir "$wd" "$@"
     cl_wait_log "$log" "agent '$name' listening on 127.0.0.1:" 10
     port=$(cl_agent_port "$log")
     [ -n "$port" ] || fail "no port in $log"
@@ -156,7 +156,7 @@ cl_start_agent() {
     CL_PORTS+=("$port")
     CL_LOGS+=("$log")
     CL_WORKDIRS+=("$wd")
-    CL_AGENT_ARGS+=(--agent "127.0.0.1:$port")
+    CL_AGENT_ARGS+=(--insecure --agent "127.0.0.1:$port")
 }
 
 # cl_start_agents N [PREFIX=node] [DYNAMO ARGS...]: N listening agents
@@ -173,7 +173,7 @@ cl_start_agents() {
 cl_start_dialer() {
     local __cl_var=$1 __cl_name=$2 __cl_mgr=$3 __cl_p
     shift 3
-    cl_spawn __cl_p /dev/null "$T/$__cl_name.log" "$DYNAMO" --manager "$__cl_mgr" \
+    cl_spawn __cl_p /dev/null "$T/$__cl_name.log" "$DYNAMO" --manager "$__cl_mgr" --insecure \
         --name "$__cl_name" --workdir "$T/work-$__cl_name" "$@"
     printf -v "$__cl_var" '%s' "$__cl_p"
 }
@@ -220,7 +220,7 @@ cl_start_listen_manager() {
     for ((__cl_i = 0; __cl_i < __cl_tries; __cl_i++)); do
         [ $__cl_tries = 1 ] || __cl_port=$(cl_random_port)
         [ -n "$__cl_port" ] || fail "no free port"
-        cl_spawn __cl_pid "$__cl_out" "$__cl_err" "$IOFLEET" run "$@" --listen "127.0.0.1:$__cl_port"
+        cl_spawn __cl_pid "$__cl_out" "$__cl_err" "$IOFLEET" run "$@" --insecure --listen "127.0.0.1:$__cl_port"
         __cl_dl=$(($(cl_now_ms) + 10000))
         while cl_alive "$__cl_pid" && ! cl_listening "$__cl_pid" "$__cl_port"; do
             [ "$(cl_now_ms)" -lt "$__cl_dl" ] || fail "manager $__cl_pid not listening on $__cl_port after 10 s"

@@ -50,7 +50,7 @@ iof_start_agent() {
     local name=$1 log=$T/$1.log port=
     shift
     : >"$log"
-    "$IOF_BIN/dynamo" --listen 127.0.0.1:0 --workdir "$T/$name-work" "$@" 2>"$log" &
+    "$IOF_BIN/dynamo" --listen 127.0.0.1:0 --insecure --workdir "$T/$name-work" "$@" 2>"$log" &
     AGENT_PID=$!
     iof_on_exit "kill $AGENT_PID 2>/dev/null"
     for _ in $(seq 200); do
