@@ -41,8 +41,8 @@ struct iof_conn {
     bool closing;
     bool loopback;
     bool outgoing;
-    bool unix_sock;   /* a unix-domain socket (h.pipe), else TCP (h.tcp) */
-    bool have_cred;   /* cred holds the peer's SO_PEERCRED */
+    bool unix_sock; /* a unix-domain socket (h.pipe), else TCP (h.tcp) */
+    bool have_cred; /* cred holds the peer's SO_PEERCRED */
     struct ucred cred;
     char addr[INET6_ADDRSTRLEN]; /* the peer's address without the port ("" for unix) */
     int close_err;
@@ -845,8 +845,7 @@ static int unix_path_clear(uv_loop_t *loop, const char *path, struct iof_diag *d
     if (lstat(path, &st) < 0)
         return errno == ENOENT ? 0 : iof_diag_set(diag, -errno, "%s: %s", path, strerror(errno));
     if (!S_ISSOCK(st.st_mode))
-        return iof_diag_set(diag, -EEXIST, "%s exists and is not a socket: not replacing it",
-                            path);
+        return iof_diag_set(diag, -EEXIST, "%s exists and is not a socket: not replacing it", path);
     /* A socket file: is anybody listening on it? */
     memcpy(sun.sun_path, path, strlen(path) + 1);
     fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -939,8 +938,7 @@ void iof_listener_close(struct iof_listener *l)
     if (l->unix_path) {
         /* Only the socket we made: not one another agent bound there since. */
         struct stat st;
-        if (lstat(l->unix_path, &st) == 0 && st.st_dev == l->unix_dev &&
-            st.st_ino == l->unix_ino)
+        if (lstat(l->unix_path, &st) == 0 && st.st_dev == l->unix_dev && st.st_ino == l->unix_ino)
             unlink(l->unix_path);
     }
     uv_close(&l->h.handle, listener_on_closed);
@@ -1044,8 +1042,8 @@ int iof_conn_check_local_peer(const struct iof_conn *c, struct iof_diag *diag)
     uid_t me = geteuid();
 
     if (!c->unix_sock)
-        return iof_diag_set(diag, -EACCES,
-                            "%s is a network connection: its user cannot be known", c->peer);
+        return iof_diag_set(diag, -EACCES, "%s is a network connection: its user cannot be known",
+                            c->peer);
     if (!c->have_cred)
         return iof_diag_set(diag, -EACCES, "%s: the peer's credentials cannot be read", c->peer);
     if (c->cred.uid == 0 || c->cred.uid == me)

@@ -1318,8 +1318,8 @@ static bool agent_conn_allowed(struct agent *a, struct iof_conn *c)
         IOF_WARN("refused connection: %s; only root or the agent's own user may drive it "
                  "without a certificate",
                  d.msg);
-        snprintf(text, sizeof(text), "agent %s accepts only root or its own user on its unix socket",
-                 a->name);
+        snprintf(text, sizeof(text),
+                 "agent %s accepts only root or its own user on its unix socket", a->name);
         agent_refuse(a, c, text);
         return false;
     }
@@ -1334,7 +1334,7 @@ static bool agent_conn_allowed(struct agent *a, struct iof_conn *c)
         return true;
     }
     if (!a->o->insecure) { /* not reached: plain TCP is refused at start-up */
-        IOF_WARN("refused plain TCP connection %s %s: use TLS or a unix socket", 
+        IOF_WARN("refused plain TCP connection %s %s: use TLS or a unix socket",
                  a->o->listen ? "from" : "to", iof_conn_peer(c));
         iof_conn_close(c, IOF_EDENIED);
         return false;
@@ -1487,8 +1487,9 @@ int dyn_agent_main(const struct dyn_agent_opts *o)
         return 2;
     }
     if (o->manager && iof_addr_is_unix(o->manager, NULL)) {
-        fprintf(stderr, "dynamo: --manager %s: an agent listens on a unix socket "
-                        "(--listen unix:PATH), it does not dial one\n",
+        fprintf(stderr,
+                "dynamo: --manager %s: an agent listens on a unix socket "
+                "(--listen unix:PATH), it does not dial one\n",
                 o->manager);
         return 2;
     }

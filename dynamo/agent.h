@@ -1,8 +1,8 @@
 /* dynamo/agent.h - the dynamo agent daemon: one manager session at a time,
  * over a listening socket (TCP with TLS or --insecure, or a unix socket: the
  * manager dials in), a dial-out connection with capped exponential backoff,
- * or an inherited socketpair (the embedded agent of `iofleet run`). Runs the assigned tests with the engine
- * of dynamo/run.h and streams interval stats and final results.
+ * or an inherited socketpair (the embedded agent of `iofleet run`). Runs the assigned tests with
+ * the engine of dynamo/run.h and streams interval stats and final results.
  *
  * Dead-man rule: when the manager is silent for PROTO_HEARTBEAT_MISSES
  * heartbeats or the connection drops, the agent stops all I/O at once,
@@ -32,7 +32,7 @@ struct dyn_agent_opts {
     uint64_t max_workers;
     uint64_t max_buffer_mem;
     uint64_t max_aio_events;
-    bool use_manager_fd;      /* the manager is connected on manager_fd (a unix socketpair) */
+    bool use_manager_fd; /* the manager is connected on manager_fd (a unix socketpair) */
     int manager_fd;
 };
 

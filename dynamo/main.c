@@ -62,11 +62,11 @@ static void raise_fd_limit(void)
     rlim_t was = rl.rlim_cur;
     rl.rlim_cur = rl.rlim_max;
     if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-        IOF_WARN("cannot raise the descriptor limit from %llu to %llu: %s",
-                 (unsigned long long)was, (unsigned long long)rl.rlim_max, strerror(errno));
+        IOF_WARN("cannot raise the descriptor limit from %llu to %llu: %s", (unsigned long long)was,
+                 (unsigned long long)rl.rlim_max, strerror(errno));
     else
         IOF_INFO("descriptor limit raised from %llu to %llu", (unsigned long long)was,
-                  (unsigned long long)rl.rlim_max);
+                 (unsigned long long)rl.rlim_max);
 }
 
 int main(int argc, char **argv)

@@ -1362,7 +1362,7 @@ static void cl_on_msg(struct proto_link *l, const struct proto_msg *m, void *arg
             /* The period the agent decided (the larger of both, capped at
              * its maximum); an older agent's welcome has none: the larger. */
             uint32_t mine = c->o->heartbeat_ms ? c->o->heartbeat_ms : PROTO_HEARTBEAT_MS_DEFAULT;
-            uint32_t hb = m->u.welcome.heartbeat_ms ? m->u.welcome.heartbeat_ms
+            uint32_t hb = m->u.welcome.heartbeat_ms     ? m->u.welcome.heartbeat_ms
                           : a->info.heartbeat_ms > mine ? a->info.heartbeat_ms
                                                         : mine;
             proto_link_set_established(a->link, hb);
@@ -1608,9 +1608,9 @@ static void cl_dial(struct cl_agent *a)
     static const struct iof_conn_cbs cbs = {.on_connect = cl_on_connect,
                                             .on_close = cl_on_dial_close};
     struct iof_conn *conn;
-    int r = a->unix_path          ? iof_conn_connect_unix(a->c->loop, a->unix_path, &cbs, a, &conn)
-            : a->c->tls_client ? iof_conn_connect_tls(a->c->loop, a->host, a->port, a->c->tls_client,
-                                                      &cbs, a, &conn)
+    int r = a->unix_path       ? iof_conn_connect_unix(a->c->loop, a->unix_path, &cbs, a, &conn)
+            : a->c->tls_client ? iof_conn_connect_tls(a->c->loop, a->host, a->port,
+                                                      a->c->tls_client, &cbs, a, &conn)
                                : iof_conn_connect(a->c->loop, a->host, a->port, &cbs, a, &conn);
     if (r < 0)
         cl_agent_fail(a, AG_FAILED, 3, "cannot dial: %s", uv_strerror(r));

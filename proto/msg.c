@@ -689,8 +689,8 @@ static int welcome_decode(struct ctx *c, const cJSON *root, struct proto_msg *ms
 {
     uint64_t hb = 0;
     if (field(root, "heartbeat_ms"))
-        get_uint(c, root, "welcome", "heartbeat_ms", PROTO_HEARTBEAT_MS_MIN,
-                 PROTO_HEARTBEAT_MS_MAX, &hb);
+        get_uint(c, root, "welcome", "heartbeat_ms", PROTO_HEARTBEAT_MS_MIN, PROTO_HEARTBEAT_MS_MAX,
+                 &hb);
     msg->u.welcome.heartbeat_ms = (uint32_t)hb;
     return c->err;
 }
