@@ -138,7 +138,7 @@ P
 vport=${CL_PORTS[1]}
 restart_victim() { # a listening agent on the victim's port again
     local pid=''
-    cl_spawn pid /dev/null "$T/$victim-$1.log" "$DYNAMO" --listen "127.0.0.1:$vport" \
+    cl_spawn pid /dev/null "$T/$victim-$1.log" "$DYNAMO" --listen "127.0.0.1:$vport" --insecure \
         --name "$victim" --workdir "$T/work-$victim" --heartbeat-ms $hb
     cl_wait_log "$T/$victim-$1.log" "listening on 127.0.0.1:$vport" 10
     VPID=$pid

@@ -23,7 +23,7 @@ start_agent() { # start_agent NAME [ARGS...]: sets AGENT_EP, AGENT_PID
 # run_bg PLAN AGENT_EP: iofleet run in the background (stdout/stderr to
 # $T/bg.out, $T/bg.err); RUN_PID.
 run_bg() {
-    cl_spawn RUN_PID "$T/bg.out" "$T/bg.err" "$IOFLEET" run "$T/$1" --agent "$2" --wait 5
+    cl_spawn RUN_PID "$T/bg.out" "$T/bg.err" "$IOFLEET" run "$T/$1" --insecure --agent "$2" --wait 5
 }
 
 # wait_for SECS CMD...: until CMD succeeds or the run ended; 1 if it never did.
@@ -96,7 +96,7 @@ part1() {
     write_plan magic.json "{\"path\": \"$target\"}"
     start_agent magic --allow "$ns/A"
     rc=0
-    "$IOFLEET" run "$T/magic.json" --agent "$AGENT_EP" --quiet --wait 5 >"$T/out" 2>"$T/err" || rc=$?
+    "$IOFLEET" run "$T/magic.json" --insecure --agent "$AGENT_EP" --quiet --wait 5 >"$T/out" 2>"$T/err" || rc=$?
     same "$ns/secret" "$sum_secret" "/proc/$pid/root magic link"
     [ "$rc" = 1 ] || fail "magic link: iofleet exited $rc, expected 1 (refused)"
     expect_in "$T/err" "target '$target'"
@@ -145,7 +145,7 @@ for size in 1m 2m; do
     rm -f "$T/hard-work/hl.dat"
     ln "$T/outside.dat" "$T/hard-work/hl.dat"
     write_plan hard.json "{\"path\": \"hl.dat\", \"size\": \"$size\"}"
-    expect_rc 1 "$IOFLEET" run "$T/hard.json" --agent "$AGENT_EP" --quiet --wait 5
+    expect_rc 1 "$IOFLEET" run "$T/hard.json" --insecure --agent "$AGENT_EP" --quiet --wait 5
     same "$T/outside.dat" "$sum_outside" "hard link ($size)"
     expect_in "$T/err" "target 'hl.dat': has 2 links"
 done
@@ -172,7 +172,7 @@ part5() {
     mknod "$T/allowed/disk" b $((16#${mm% *})) $((16#${mm#* }))
     write_plan node.json "{\"path\": \"$T/allowed/disk\"}"
     start_agent node --allow "$T/allowed"
-    expect_rc 1 "$IOFLEET" run "$T/node.json" --agent "$AGENT_EP" --quiet --wait 5
+    expect_rc 1 "$IOFLEET" run "$T/node.json" --insecure --agent "$AGENT_EP" --quiet --wait 5
     sync
     same "$shm/never.img" "$sum_dev" "mknod in an allowed directory"
     expect_in "$T/err" "target '$T/allowed/disk': block device"
