@@ -11,7 +11,7 @@ cpus=$(getconf _NPROCESSORS_ONLN)
 # agent's workdir and the agent started no thread.
 refused() {
     local what=$1 plan=$2 text=$3 wd=$4 pid=$5 threads
-    expect_rc 1 "$IOFLEET" run "$T/$plan" --agent "$6" --wait 5
+    expect_rc 1 "$IOFLEET" run "$T/$plan" --insecure --agent "$6" --wait 5
     expect_in "$T/err" "$text"
     [ ! -e "$wd/f.dat" ] || fail "$what: the test file was created before the refusal"
     threads=$(awk '/^Threads:/{print $2}' "/proc/$pid/status")
@@ -107,7 +107,7 @@ plan fits.json <<'P'
  "specs": [{"name": "r", "lines": [{"size": "4k"}]}],
  "workers": [{"engine": "null", "count": 4, "queue_depth": 4, "targets": [{"path": "n", "size": "1m"}]}]}
 P
-expect_rc 0 "$IOFLEET" run "$T/fits.json" --agent "$cap_ep" --wait 5 --json "$T/fits-json"
+expect_rc 0 "$IOFLEET" run "$T/fits.json" --insecure --agent "$cap_ep" --wait 5 --json "$T/fits-json"
 awk '$1=="ALL" && $3 > 0 {f=1} END{exit !f}' "$T/out" || fail "no I/O in the plan that fits"
 ok "a plan within the budget runs"
 
@@ -123,12 +123,12 @@ ok "the agent's budget is in its hello and the JSON report: $budget"
 
 # 8. iofleet validate --agent shows the budget beside what the plan needs
 #    on that node, before anything is sent to it.
-expect_rc 1 "$IOFLEET" validate "$T/workers5.json" --agent "$cap_ep"
+expect_rc 1 "$IOFLEET" validate "$T/workers5.json" --insecure --agent "$cap_ep"
 expect_in "$T/out" "agent capped ($cap_ep): the plan's largest test there needs, of the agent's budget:"
 grep -qE "^  worker threads +5 of 4 +EXCEEDS$" "$T/out" || fail "validate: $(cat "$T/out")"
 expect_in "$T/out" "does not fit: the agent will refuse this plan at prepare"
 line=$(grep -E "worker threads" "$T/out" | tr -s ' ')
-expect_rc 0 "$IOFLEET" validate "$T/fits.json" --agent "$cap_ep"
+expect_rc 0 "$IOFLEET" validate "$T/fits.json" --insecure --agent "$cap_ep"
 grep -qE "^  I/O buffer memory +[0-9.]+ KiB of 64.0 MiB +ok$" "$T/out" || fail "validate: $(cat "$T/out")"
 expect_in "$T/out" "fits (as the agent's host stands now)"
 if grep -q "dropped before its session started" "${CL_LOGS[0]}"; then
@@ -139,9 +139,9 @@ expect_in "$T/err" "iofleet: agent 127.0.0.1:1: cannot connect to 127.0.0.1:1"
 ok "iofleet validate --agent:$line"
 
 # 9. The flags are checked.
-expect_rc 2 "$DYNAMO" --listen 127.0.0.1:0 --max-workers 0
+expect_rc 2 "$DYNAMO" --listen 127.0.0.1:0 --insecure --max-workers 0
 expect_in "$T/err" "dynamo: --max-workers must be 1..1000000000, got '0'"
-expect_rc 2 "$DYNAMO" --listen 127.0.0.1:0 --max-buffer-mem 4KB
+expect_rc 2 "$DYNAMO" --listen 127.0.0.1:0 --insecure --max-buffer-mem 4KB
 expect_in "$T/err" "dynamo: --max-buffer-mem must be a size like 512m or 4g, got '4KB'"
 ok "budget flags are checked"
 cl_done

@@ -32,7 +32,7 @@ P
 cl_start_agent stuck --heartbeat-ms $hb
 apid=${CL_PIDS[0]} alog=${CL_LOGS[0]} ep=127.0.0.1:${CL_PORTS[0]}
 # A first run creates the agent's thread pool: the baseline counts it.
-expect_rc 0 "$IOFLEET" run "$T/short.json" --agent "$ep" --wait 10
+expect_rc 0 "$IOFLEET" run "$T/short.json" --insecure --agent "$ep" --wait 10
 th0=$(nthreads "$apid")
 workers_up() { [ "$(nthreads "$apid")" -ge $((th0 + 2)) ]; }
 
@@ -40,7 +40,7 @@ workers_up() { [ "$(nthreads "$apid")" -ge $((th0 + 2)) ]; }
 # agent's two workers exist (they sleep in the ramp and the delay).
 start_stuck() {
     local __pid
-    cl_spawn __pid "$T/$2.out" "$T/$2.err" "$IOFLEET" run "$T/stuck.json" --agent "$ep" \
+    cl_spawn __pid "$T/$2.out" "$T/$2.err" "$IOFLEET" run "$T/stuck.json" --insecure --agent "$ep" \
         --heartbeat-ms $hb --wait 10
     cl_wait_cmd 10 "the agent's worker threads for $2" workers_up
     sleep 0.5 # the workers are past the start barrier, asleep
@@ -52,7 +52,7 @@ start_stuck mgr killed
 kill -KILL "$mgr"
 cl_wait_exit "$mgr" 5 rc
 t0=$(cl_now_ms)
-expect_rc 0 timeout 20 "$IOFLEET" run "$T/short.json" --agent "$ep" --heartbeat-ms $hb --wait 10
+expect_rc 0 timeout 20 "$IOFLEET" run "$T/short.json" --insecure --agent "$ep" --heartbeat-ms $hb --wait 10
 t1=$(cl_now_ms)
 awk '$1=="ALL" && $3 > 0 {f=1} END{exit !f}' "$T/out" || fail "no I/O in the run after the killed manager"
 [ $((t1 - t0)) -lt 6000 ] || fail "the next manager's 1 s run took $((t1 - t0)) ms"
@@ -95,7 +95,7 @@ fake_mgr() {
             done
         }
         frame "$HELLO"
-        wait_for '{"type":"welcome"}' 5
+        wait_for '{"type":"welcome"' 5
         frame "{\"type\":\"plan\",\"plan\":$planjson}"
         frame '{"type":"prepare"}'
         wait_for '{"type":"prepared"}' 10
@@ -171,7 +171,7 @@ P
 answered() {
     local t0 t1 rc=0
     t0=$(cl_now_ms)
-    timeout 10 "$IOFLEET" run "$T/short.json" --agent "127.0.0.1:$hport" --wait 5 \
+    timeout 10 "$IOFLEET" run "$T/short.json" --insecure --agent "127.0.0.1:$hport" --wait 5 \
         >"$T/second.out" 2>"$T/second.err" || rc=$?
     t1=$(cl_now_ms)
     [ "$rc" != 0 ] || fail "$1: the second manager ran a test on a busy agent"
@@ -183,7 +183,7 @@ answered() {
 # 5a. The device hangs before the test starts: opening and probing it blocks
 #     the start, the loop goes on.
 touch "$stall"
-cl_spawn mgr "$T/dev.out" "$T/dev.err" "$IOFLEET" run "$T/dev2s.json" --agent "127.0.0.1:$hport" \
+cl_spawn mgr "$T/dev.out" "$T/dev.err" "$IOFLEET" run "$T/dev2s.json" --insecure --agent "127.0.0.1:$hport" \
     --heartbeat-ms $hb --wait 10
 sleep 3 # 6 heartbeats, twice the dead-man limit
 cl_alive "$mgr" || fail "5a: the manager ended during the stall: $(cat "$T/dev.err")"
@@ -196,7 +196,7 @@ ok "5a: heartbeats flowed for 3 s while the start waited on the device; the test
 
 # 5b. The device hangs mid-test and the manager is killed: the teardown
 #     (drain, join, io_destroy) waits on the device, the loop does not.
-cl_spawn mgr "$T/dev5b.out" "$T/dev5b.err" "$IOFLEET" run "$T/dev.json" --agent "127.0.0.1:$hport" \
+cl_spawn mgr "$T/dev5b.out" "$T/dev5b.err" "$IOFLEET" run "$T/dev.json" --insecure --agent "127.0.0.1:$hport" \
     --heartbeat-ms $hb --wait 10
 cl_wait_log_count "$T/dev5b.err" "[run] test 1/1" 2 15
 touch "$stall"
@@ -207,6 +207,6 @@ cl_wait_log "$hlog" "manager 'iofleet' lost (" 5 || true
 answered "5b: teardown on a hung device"
 rm -f "$stall"
 cl_wait_cmd 35 "a new manager runs once the device is back" \
-    "$IOFLEET" run "$T/short.json" --agent "127.0.0.1:$hport" --wait 2 --quiet
+    "$IOFLEET" run "$T/short.json" --insecure --agent "127.0.0.1:$hport" --wait 2 --quiet
 ok "5b: the agent answered during the hung teardown and ran again once the device came back"
 cl_done
