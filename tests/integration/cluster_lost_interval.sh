@@ -17,7 +17,7 @@ P
 cl_spawn fpid "$T/fake.out" "$T/fake.err" python3 "$(dirname "$0")/lib/fake_agent.py" fake-1 --lost 1
 cl_wait_log "$T/fake.out" "listening " 10
 fport=$(awk '{print $2}' "$T/fake.out")
-expect_rc 0 "$IOFLEET" run "$T/p.json" --agent "127.0.0.1:$fport" --wait 10 --quiet \
+expect_rc 0 "$IOFLEET" run "$T/p.json" --insecure --agent "127.0.0.1:$fport" --wait 10 --quiet \
     --timeseries "$T/ts.csv" --json "$T/r.json" --csv "$T/r.csv"
 
 python3 - "$T" <<'PY' || { cat "$T/ts.csv"; cl_fail "a lost interval is not marked, or counted as zeros"; }
