@@ -65,7 +65,7 @@ wrote() { awk '$1=="ALL" { exit !($5 > 0) }' "$T/out"; } # the ALL row shows wri
 blank "$loop"
 write_plan hold.json "$loop" 4s
 start_agent hold --allow "$loop"
-cl_spawn run_pid "$T/out" "$T/err" "$IOFLEET" run "$T/hold.json" --agent "$AGENT_EP" --quiet --wait 5
+cl_spawn run_pid "$T/out" "$T/err" "$IOFLEET" run "$T/hold.json" --insecure --agent "$AGENT_EP" --quiet --wait 5
 # The test is writing once the blank device is no longer blank.
 for _ in $(seq 300); do
     cmp -s -n $((64 * MIB)) "$shm/d.img" /dev/zero || break
@@ -91,7 +91,7 @@ plan two.json <<P
  "workers": [{"engine": "libaio", "targets": [{"path": "$loop", "range": {"offset": 0, "size": "32m"}}]},
              {"engine": "sync", "targets": [{"path": "$loop", "range": {"offset": "32m", "size": "32m"}}]}]}
 P
-expect_rc 0 "$IOFLEET" run "$T/two.json" --agent "$AGENT_EP" --quiet --wait 5
+expect_rc 0 "$IOFLEET" run "$T/two.json" --insecure --agent "$AGENT_EP" --quiet --wait 5
 [ "$(awk '$1=="WORKER" && $5 > 0 { n++ } END { print n + 0 }' "$T/out")" = 2 ] ||
     { cat "$T/out"; fail "both groups should have written $loop"; }
 released "$loop"
@@ -101,31 +101,31 @@ ok "two worker groups on one device share its claim"
 blank "$loop"
 write_plan mark.json "$loop" 1s
 start_agent mark --allow "$loop"
-expect_rc 0 "$IOFLEET" run "$T/mark.json" --agent "$AGENT_EP" --quiet --wait 5
+expect_rc 0 "$IOFLEET" run "$T/mark.json" --insecure --agent "$AGENT_EP" --quiet --wait 5
 released "$loop"
 size=$(blockdev --getsize64 "$loop")
 sync
 [ "$(head -c 16 "$shm/d.img")" = IOFLEET-TESTDATA ] || fail "no marker at the start of $loop"
 [ "$(tail -c 512 "$shm/d.img" | head -c 16)" = IOFLEET-TESTDATA ] || fail "no marker at the end of $loop"
-expect_rc 0 "$IOFLEET" run "$T/mark.json" --agent "$AGENT_EP" --quiet --wait 5
+expect_rc 0 "$IOFLEET" run "$T/mark.json" --insecure --agent "$AGENT_EP" --quiet --wait 5
 wrote || fail "no writes on the second run"
 released "$loop"
 ok "a device the agent wrote carries its marker at both ends and is written again without --allow-destructive"
 # Something else overwrote the start (the marker with it): refused.
 put "$loop" 0
 before=$(sum "$shm/d.img")
-expect_rc 1 "$IOFLEET" run "$T/mark.json" --agent "$AGENT_EP" --quiet --wait 5
+expect_rc 1 "$IOFLEET" run "$T/mark.json" --insecure --agent "$AGENT_EP" --quiet --wait 5
 expect_in "$T/err" "target '$loop': refusing to write: its first or last MiB holds data and no iofleet marker"
 [ "$(sum "$shm/d.img")" = "$before" ] || fail "$loop was written without its marker"
 # A blank device but for data in its last MiB: refused.
 blank "$loop"
 put "$loop" $((size - 64 * 1024))
 before=$(sum "$shm/d.img")
-expect_rc 1 "$IOFLEET" run "$T/mark.json" --agent "$AGENT_EP" --quiet --wait 5
+expect_rc 1 "$IOFLEET" run "$T/mark.json" --insecure --agent "$AGENT_EP" --quiet --wait 5
 expect_in "$T/err" "its first or last MiB holds data and no iofleet marker"
 [ "$(sum "$shm/d.img")" = "$before" ] || fail "$loop with data in its last MiB was written"
 start_agent bold --allow "$loop" --allow-destructive
-expect_rc 0 "$IOFLEET" run "$T/mark.json" --agent "$AGENT_EP" --quiet --wait 5
+expect_rc 0 "$IOFLEET" run "$T/mark.json" --insecure --agent "$AGENT_EP" --quiet --wait 5
 ok "data at either end without the marker is refused unless --allow-destructive"
 
 # --- 3. signatures ------------------------------------------------------------------------
@@ -135,7 +135,7 @@ expect_refused() {
     local before
     before=$(sum "$shm/d.img")
     start_agent "sig$((++nsig))" --allow "$loop"
-    expect_rc 1 "$IOFLEET" run "$T/mark.json" --agent "$AGENT_EP" --quiet --wait 5
+    expect_rc 1 "$IOFLEET" run "$T/mark.json" --insecure --agent "$AGENT_EP" --quiet --wait 5
     expect_in "$T/err" "target '$loop': refusing to write: $2"
     [ "$(sum "$shm/d.img")" = "$before" ] || fail "$1: $loop was written"
     ok "$1: refused ($2)"
@@ -168,13 +168,13 @@ ln -s "$loop" "$T/by-id/disk"
 start_agent byid --allow "$T/by-id/disk"
 write_plan a.json "$loop" 1s
 write_plan b.json "$loopb" 1s
-expect_rc 0 "$IOFLEET" run "$T/a.json" --agent "$AGENT_EP" --quiet --wait 5
+expect_rc 0 "$IOFLEET" run "$T/a.json" --insecure --agent "$AGENT_EP" --quiet --wait 5
 released "$loop"
 ln -sfn "$loopb" "$T/by-id/disk" # the disk is now known by another device
 before=$(sum "$shm/d.img")
-expect_rc 1 "$IOFLEET" run "$T/a.json" --agent "$AGENT_EP" --quiet --wait 5
+expect_rc 1 "$IOFLEET" run "$T/a.json" --insecure --agent "$AGENT_EP" --quiet --wait 5
 expect_in "$T/err" "target '$loop': block device"
 expect_in "$T/err" "is not one this agent's --allow names"
 [ "$(sum "$shm/d.img")" = "$before" ] || fail "$loop was written after the --allow link left it"
-expect_rc 0 "$IOFLEET" run "$T/b.json" --agent "$AGENT_EP" --quiet --wait 5
+expect_rc 0 "$IOFLEET" run "$T/b.json" --insecure --agent "$AGENT_EP" --quiet --wait 5
 ok "an --allow link follows its device at each plan ($loop refused once the link names $loopb)"
