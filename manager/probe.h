@@ -14,9 +14,9 @@
 #include "proto/msg.h"
 
 struct mgr_probe_opts {
-    const char *endpoint;                    /* "HOST[:PORT]" */
+    const char *endpoint;                    /* "HOST[:PORT]" or "unix:PATH" */
     const char *tls_ca, *tls_cert, *tls_key; /* all three, or none */
-    bool insecure;                           /* plain TCP beyond loopback */
+    bool insecure;                           /* plain TCP (no authentication) */
     uint64_t wait_ms;                        /* for the connection and the hello */
 };
 

@@ -134,7 +134,7 @@ expect_in "$T/out" "fits (as the agent's host stands now)"
 if grep -q "dropped before its session started" "${CL_LOGS[0]}"; then
     fail "validate's probe left a warning in the agent's log: $(grep dropped "${CL_LOGS[0]}")"
 fi
-expect_rc 3 "$IOFLEET" validate "$T/fits.json" --agent 127.0.0.1:1 --wait 2
+expect_rc 3 "$IOFLEET" validate "$T/fits.json" --insecure --agent 127.0.0.1:1 --wait 2
 expect_in "$T/err" "iofleet: agent 127.0.0.1:1: cannot connect to 127.0.0.1:1"
 ok "iofleet validate --agent:$line"
 

@@ -144,7 +144,8 @@ mode=$(stat -c %a "$SOCK")
 [ "$mode" = 600 ] || cl_fail "socket mode $mode, expected 600"
 expect_rc 0 "$IOFLEET" run "$T/p.json" --agent "unix:$SOCK" --quiet --wait 5
 grep -q '^NODE    ua ' "$T/out" || cl_fail "no NODE row for ua over the unix socket"
-ok "root runs a plan over unix:$SOCK (socket mode 600)"
+expect_rc 0 "$IOFLEET" validate "$T/p.json" --agent "unix:$SOCK"
+ok "root runs (and validates) a plan over unix:$SOCK (socket mode 600)"
 
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
     cp "$T/p.json" "$PUB/p.json"
@@ -262,6 +263,8 @@ expect_in "$T/plain.log" "warning: --insecure: plain TCP, no authentication"
 expect_rc 3 "$IOFLEET" run "$T/p.json" --agent "127.0.0.1:${CL_PORTS[0]}" --quiet --wait 2
 expect_in "$T/err" "plain TCP authenticates nobody"
 expect_rc 3 "$IOFLEET" run "$T/p.json" --listen 127.0.0.1:0 --expect 1 --quiet --wait 2
+expect_in "$T/err" "plain TCP authenticates nobody"
+expect_rc 3 "$IOFLEET" validate "$T/p.json" --agent "127.0.0.1:${CL_PORTS[0]}"
 expect_in "$T/err" "plain TCP authenticates nobody"
 grep -q "session with manager" "$T/plain.log" && cl_fail "a manager without --insecure got a session"
 expect_rc 0 "$IOFLEET" run "$T/p.json" --insecure --agent "127.0.0.1:${CL_PORTS[0]}" --quiet --wait 5
