@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -194,6 +196,39 @@ static void uring_register_bufs(struct dyn_engine *e, const struct dyn_engine_op
     e->nbufs = n;
 }
 
+/* hipri: 0 when the block device behind fd can poll for completions or
+ * cannot be told (not block-backed, no sysfs), else -EOPNOTSUPP with the
+ * reason: the kernel would fail every polled I/O on it with EOPNOTSUPP. */
+static int uring_can_poll(int fd, struct iof_diag *diag)
+{
+    char path[96];
+    struct stat st;
+    unsigned ma, mi;
+    FILE *f;
+    int v = -1;
+
+    if (fstat(fd, &st) < 0)
+        return 0;
+    ma = major(S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev);
+    mi = minor(S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev);
+    snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/io_poll", ma, mi);
+    if (!(f = fopen(path, "r"))) { /* a partition: its disk's queue */
+        snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/../queue/io_poll", ma, mi);
+        f = fopen(path, "r");
+    }
+    if (!f)
+        return 0;
+    if (fscanf(f, "%d", &v) != 1)
+        v = -1;
+    fclose(f);
+    if (v != 0)
+        return 0;
+    return iof_diag_set(diag, -EOPNOTSUPP,
+                        "io_uring engine: hipri: the %s block device %u:%u cannot poll for "
+                        "completions (%s is 0; NVMe needs poll queues, nvme.poll_queues > 0)",
+                        S_ISBLK(st.st_mode) ? "target's" : "target file's", ma, mi, path);
+}
+
 static void uring_close(struct dyn_engine *e);
 
 static int uring_open(struct dyn_engine **out, struct dyn_io *slots, unsigned depth,
@@ -204,6 +239,13 @@ static int uring_open(struct dyn_engine **out, struct dyn_io *slots, unsigned de
 
     if (!e)
         return iof_diag_set(diag, -ENOMEM, "io_uring engine: out of memory");
+    for (unsigned i = 0; opts && opts->hipri && i < depth; i++) {
+        if (slots[i].fd >= 0 && (i == 0 || slots[i].fd != slots[i - 1].fd) &&
+            (r = uring_can_poll(slots[i].fd, diag))) {
+            free(e);
+            return r;
+        }
+    }
     e->depth = depth;
     e->slots = calloc(depth, sizeof(*e->slots));
     e->cqes = calloc(depth, sizeof(*e->cqes));

@@ -72,3 +72,10 @@ qd16 "$loop"
 expect_rc 0 "$IOFLEET" run "$T/uring.json" --workdir "$T/w" --quiet --csv "$T/loop.csv"
 line=$(little "$T/loop.csv") || fail "Little's law on $loop: $line"
 ok "io_uring on $loop: $line"
+
+# hipri on a device without poll queues (a loop device): refused when the test
+# starts, naming the device, instead of failing every I/O with EOPNOTSUPP.
+sed -i 's/"engine": "io_uring"/"engine": "io_uring", "hipri": true/' "$T/uring.json"
+expect_rc 1 "$IOFLEET" run "$T/uring.json" --workdir "$T/w" --quiet
+expect_in "$T/err" "hipri: the target's block device $(printf '%d:%d' "0x$(stat -c %t "$loop")" "0x$(stat -c %T "$loop")") cannot poll for completions"
+ok "hipri on $loop refused: $(grep -F 'cannot poll' "$T/err" | head -n1)"
