@@ -792,8 +792,6 @@ static int listener_start(uv_loop_t *loop, const char *host, uint16_t port, stru
     l->on_accept = on_accept;
     l->on_reject = on_reject;
     l->arg = arg;
-    l->max_pending = IOF_LISTENER_MAX_PENDING;
-    l->max_per_source = IOF_LISTENER_MAX_PER_SOURCE;
     r = uv_tcp_init(loop, &l->h.tcp);
     if (r < 0) {
         free(l);

@@ -54,10 +54,9 @@
 #include "common/tls.h"
 
 #define IOF_DEFAULT_PORT 7066
-/* Default caps on a TLS listener's connections still in their handshake
- * (unauthenticated): overall and per source address. Past either, the
- * oldest (of that address, else of all) is dropped; see
- * iof_listener_set_limits(). */
+/* Caps for a TLS listener's connections still in their handshake
+ * (unauthenticated), overall and per source address, as an agent sets them
+ * (iof_listener_set_limits); a listener starts without caps. */
 #define IOF_LISTENER_MAX_PENDING 256
 #define IOF_LISTENER_MAX_PER_SOURCE 32
 /* Bytes queued for writing (payload plus each write request's own size)
@@ -197,8 +196,10 @@ int iof_listener_start_unix(uv_loop_t *loop, const char *path, iof_accept_fn on_
 /* Caps a TLS listener's unauthenticated connections (still handshaking):
  * max_pending overall, max_per_source per peer address; 0 = no cap. A new
  * connection over a cap drops the oldest pending one (of its address when
- * that cap is hit), with a warning every 1000 drops. Defaults:
- * IOF_LISTENER_MAX_PENDING, IOF_LISTENER_MAX_PER_SOURCE. */
+ * that cap is hit), with a warning every 1000 drops. A new listener has no
+ * caps (a manager accepting thousands of agents at once must not drop
+ * them); an agent sets IOF_LISTENER_MAX_PENDING, IOF_LISTENER_MAX_PER_SOURCE
+ * or less. */
 void iof_listener_set_limits(struct iof_listener *l, unsigned max_pending, unsigned max_per_source);
 uint16_t iof_listener_port(const struct iof_listener *l);
 /* Stops and frees (asynchronously). Accepts NULL. */
