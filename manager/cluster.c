@@ -87,7 +87,10 @@ struct cl_agent {
     /* The current test's intervals as they arrived, kept so that a node lost
      * before its result still has its measured I/O in every result file:
      * the node's sum (with histograms) and each target's counters. */
-    struct iof_stats *acc;
+    struct iof_counts acc_node; /* the node's counters */
+    uint8_t *acc_lat[2];        /* its read and write latencies merged, kept in the sparse
+                                 * wire encoding: a few hundred bytes, not 39 KiB, per agent */
+    size_t acc_lat_len[2];
     struct iof_counts *tacc;
     size_t ntacc;
     uint64_t acc_ns;            /* total length of the kept intervals */
@@ -134,6 +137,7 @@ struct cluster {
     uint64_t next_publish;
     struct iof_stats all; /* the current test's cluster totals */
     uint32_t all_nodes, all_workers, all_targets;
+    struct iof_hist *scratch; /* for merging a kept latency histogram (one loop thread) */
     struct mgr_live live;
     struct mgr_test_info ti; /* the current test, for the sinks */
     char cycle[64];
@@ -428,6 +432,31 @@ static void cl_publish_ready(struct cluster *c, bool force)
     }
 }
 
+/* *buf (encoded, *len bytes; none yet when 0) += add, kept encoded. A
+ * failure leaves the histogram short of add: its NODE row then shows no
+ * percentiles (its buckets no longer hold its count), never wrong ones. */
+static void cl_keep_lat(struct cluster *c, uint8_t **buf, size_t *len, const struct iof_hist *add)
+{
+    struct iof_hist *h = c->scratch;
+    uint8_t *n;
+    size_t max;
+    long r;
+
+    if (!add->count)
+        return;
+    iof_hist_reset(h);
+    if (*len && iof_hist_decode(h, *buf, *len))
+        return;
+    iof_hist_merge(h, add);
+    max = iof_hist_encoded_max(h);
+    if (!(n = realloc(*buf, max)))
+        return;
+    *buf = n;
+    r = iof_hist_encode(h, n, max);
+    if (r > 0)
+        *len = (size_t)r;
+}
+
 /* Keeps one interval of agent a (node sum and per-target counters) for the
  * rows it gets if it is lost before its result. */
 static void cl_keep_interval(struct cl_agent *a, const struct proto_stats *st,
@@ -439,12 +468,8 @@ static void cl_keep_interval(struct cl_agent *a, const struct proto_stats *st,
 
     for (size_t w = 0; w < st->nworkers; w++)
         n += st->workers[w].ntargets;
-    if (!a->acc) {
-        a->acc = malloc(sizeof(*a->acc));
-        if (!a->acc)
-            return;
-        iof_stats_reset(a->acc);
-    }
+    if (!c->scratch && !(c->scratch = malloc(sizeof(*c->scratch))))
+        return;
     if (n && n != a->ntacc) {
         struct iof_counts *t = realloc(a->tacc, n * sizeof(*t));
         if (!t)
@@ -461,7 +486,13 @@ static void cl_keep_interval(struct cl_agent *a, const struct proto_stats *st,
     if (st->lost)
         return;
     a->acc_ns += len;
-    iof_stats_merge(a->acc, node);
+    {
+        struct iof_counts one;
+        iof_counts_from_stats(&one, node);
+        iof_counts_merge(&a->acc_node, &one);
+        cl_keep_lat(c, &a->acc_lat[0], &a->acc_lat_len[0], &node->rd.lat);
+        cl_keep_lat(c, &a->acc_lat[1], &a->acc_lat_len[1], &node->wr.lat);
+    }
     if (st->counts)
         for (size_t i = 0; i < n; i++)
             iof_counts_merge(&a->tacc[i], &st->counts[i]);
@@ -477,8 +508,12 @@ static void cl_keep_interval(struct cl_agent *a, const struct proto_stats *st,
 /* Forgets what was kept of the intervals (a new test begins). */
 static void cl_forget_intervals(struct cl_agent *a)
 {
-    if (a->acc)
-        iof_stats_reset(a->acc);
+    iof_counts_reset(&a->acc_node);
+    for (int d = 0; d < 2; d++) {
+        free(a->acc_lat[d]);
+        a->acc_lat[d] = NULL;
+        a->acc_lat_len[d] = 0;
+    }
     for (size_t i = 0; i < a->ntacc; i++)
         iof_counts_reset(&a->tacc[i]);
     a->acc_ns = a->acc_end_ns = a->acc_n = 0;
@@ -813,8 +848,22 @@ static void cl_lost_rows(struct cluster *c, struct cl_agent *a)
     src.kept = a;
     src.tmp = tmp;
     if (a->acc_n) {
+        struct iof_hist *lat[2] = {&empty->rd.lat, &empty->wr.lat};
+        /* The node as kept: its counters, and its histograms decoded. */
+        iof_counts_to_stats(&a->acc_node, empty);
+        for (int d = 0; d < 2; d++)
+            if (a->acc_lat_len[d] && iof_hist_decode(lat[d], a->acc_lat[d], a->acc_lat_len[d]))
+                iof_hist_reset(lat[d]);
+        for (int d = 0; d < 2; d++)
+            if (lat[d]->count != (d ? a->acc_node.wr.ios : a->acc_node.rd.ios)) {
+                /* short of an interval (out of memory): counters stand, no buckets */
+                struct iof_counts only = a->acc_node;
+                struct iof_stats *t = tmp;
+                iof_counts_to_stats(&only, t);
+                *lat[d] = d ? t->wr.lat : t->rd.lat;
+            }
         src.status = MGR_STATUS_PARTIAL;
-        src.node = a->acc ? a->acc : empty;
+        src.node = empty;
         src.ns = a->acc_ns;
         src.win_end_ns = a->acc_end_ns;
     } else {
@@ -1633,7 +1682,8 @@ static struct cl_agent *cl_agent_add(struct cluster *c, const char *endpoint)
         proto_hello_free(&a->info);
         cl_clear_rows(a);
         free(a->rows);
-        free(a->acc);
+        free(a->acc_lat[0]);
+        free(a->acc_lat[1]);
         free(a->tacc);
         memset(a, 0, sizeof(*a));
         a->retry = t;
@@ -2026,12 +2076,14 @@ int mgr_cluster_run(const struct iof_plan *p, const char *plan_text, const struc
     for (size_t i = 0; i < c->nagents; i++) {
         cl_clear_rows(&c->agents[i]);
         free(c->agents[i].rows);
-        free(c->agents[i].acc);
+        free(c->agents[i].acc_lat[0]);
+        free(c->agents[i].acc_lat[1]);
         free(c->agents[i].tacc);
         proto_hello_free(&c->agents[i].info);
     }
     free(c->agents);
     free(c->tests);
+    free(c->scratch);
     free(c);
     return rc;
 }

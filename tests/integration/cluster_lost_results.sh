@@ -131,7 +131,7 @@ ok "kill -9 of $victim in test 1: rows kept (partial), absent in test 2, every f
 
 # Back during the last test: it is welcomed, but no next test is promised.
 plan q.json <<'P'
-{"name": "last", "run": {"ramp": "200ms", "duration": "4s", "interval": "500ms"},
+{"name": "last", "run": {"ramp": "200ms", "duration": "6s", "interval": "500ms"},
  "specs": [{"name": "only", "lines": [{"size": "4k", "burst": 16, "delay": "1ms"}]}],
  "workers": [{"engine": "null", "targets": [{"path": "a", "size": "1m"}]}]}
 P
@@ -150,7 +150,7 @@ cl_wait_log_count "$T/q.err" "[run] test 1/1" 2 15
 kill -KILL "$VPID"
 cl_wait_log "$T/q.err" "iofleet: agent $victim (127.0.0.1:$vport): lost: " 5
 restart_victim c
-cl_wait_log "$T/q.err" "iofleet: agent $victim (127.0.0.1:$vport) is back" 5
+cl_wait_log "$T/q.err" "iofleet: agent $victim (127.0.0.1:$vport) is back" 8
 cl_wait_exit "$mgr" 30 rc
 [ "$rc" = 1 ] || { cat "$T/q.err"; cl_fail "exit $rc, expected 1"; }
 expect_in "$T/q.err" "is back, but no test is left for it to take part in"
