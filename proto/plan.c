@@ -1573,7 +1573,8 @@ static int set_fail(struct iof_diag *diag, const char *arg, const char *fmt, ...
     va_start(ap, fmt);
     vsnprintf(why, sizeof(why), fmt, ap);
     va_end(ap);
-    return iof_diag_set(diag, IOF_EPLAN, "--set %s: %s", sanitize(a, sizeof(a), arg), why);
+    return iof_diag_set(diag, IOF_EPLAN, "--%s %s: %s", strchr(arg, '=') ? "set" : "unset",
+                        sanitize(a, sizeof(a), arg), why);
 }
 
 static bool is_ident(char ch, bool first)
@@ -1657,7 +1658,9 @@ static int ov_parse_key(const char *key, size_t klen, struct ov_step *st, size_t
 }
 
 /* The value of --set: JSON when VALUE parses as JSON, else a bare string.
- * Returns NULL on ENOMEM or (with *nul set) when a JSON string holds \u0000. */
+ * JSON null is the string "null" too: a bare word is always a value (the
+ * null engine), removing a key is --unset's job. Returns NULL on ENOMEM or
+ * (with *nul set) when a JSON string holds \u0000. */
 static cJSON *ov_value(const char *value, bool *nul)
 {
     const char *end = NULL;
@@ -1674,6 +1677,10 @@ static cJSON *ov_value(const char *value, bool *nul)
             cJSON_Delete(v);
             v = NULL;
         }
+    }
+    if (v && cJSON_IsNull(v)) {
+        cJSON_Delete(v);
+        v = NULL;
     }
     if (v && find_nul(value, len, &esc) != SIZE_MAX) {
         cJSON_Delete(v);
@@ -1705,20 +1712,21 @@ static int ov_apply(cJSON *root, const char *arg, char *canon, size_t ccap, stru
     const struct objdef *def = &root_def;
     enum shape shape = SH_OBJECT;
     const char *eq = strchr(arg, '='), *why;
+    bool unset = !eq; /* "KEY" alone: --unset KEY */
     char pre[256], msg[300];
     size_t nst;
-    cJSON *cur = root, *v;
+    cJSON *cur = root, *v = NULL;
     bool nul;
 
-    if (!eq)
-        return set_fail(diag, arg, "expected KEY=VALUE");
-    if (ov_parse_key(arg, (size_t)(eq - arg), st, &nst, canon, ccap, &why))
+    if (ov_parse_key(arg, unset ? strlen(arg) : (size_t)(eq - arg), st, &nst, canon, ccap, &why))
         return set_fail(diag, arg, "invalid key: %s", why);
-    v = ov_value(eq + 1, &nul);
-    if (!v && nul)
-        return set_fail(diag, arg, "\\u0000 (NUL) is not allowed in strings");
-    if (!v)
-        return iof_diag_set(diag, -ENOMEM, "--set: out of memory");
+    if (!unset) {
+        v = ov_value(eq + 1, &nul);
+        if (!v && nul)
+            return set_fail(diag, arg, "\\u0000 (NUL) is not allowed in strings");
+        if (!v)
+            return iof_diag_set(diag, -ENOMEM, "--set: out of memory");
+    }
 
     for (size_t k = 0; k < nst; k++) {
         bool last = k + 1 == nst, ok;
@@ -1746,12 +1754,13 @@ static int ov_apply(cJSON *root, const char *arg, char *canon, size_t ccap, stru
                 return set_fail(diag, arg, "%s", msg);
             }
             child = cJSON_GetObjectItemCaseSensitive(cur, st[k].name);
+            if (last && unset) {
+                cJSON_DeleteItemFromObjectCaseSensitive(cur, st[k].name);
+                return 0;
+            }
+            if (unset && !child)
+                return 0; /* nothing there to remove */
             if (last) {
-                if (cJSON_IsNull(v)) {
-                    cJSON_Delete(v);
-                    cJSON_DeleteItemFromObjectCaseSensitive(cur, st[k].name);
-                    return 0;
-                }
                 ok = child ? cJSON_ReplaceItemInObjectCaseSensitive(cur, st[k].name, v)
                            : cJSON_AddItemToObject(cur, st[k].name, v);
                 if (!ok) {
@@ -1788,6 +1797,16 @@ static int ov_apply(cJSON *root, const char *arg, char *canon, size_t ccap, stru
                 return set_fail(diag, arg,
                                 "index %zu is out of range: '%s' has %zu entr%s (%zu appends)",
                                 st[k].index, pre, size, size == 1 ? "y" : "ies", size);
+            }
+            if (unset && st[k].index == size) {
+                if (!last)
+                    return 0; /* nothing there to remove */
+                return set_fail(diag, arg, "index %zu is out of range: '%s' has %zu entr%s",
+                                st[k].index, pre, size, size == 1 ? "y" : "ies");
+            }
+            if (last && unset) {
+                cJSON_DeleteItemFromArray(cur, (int)st[k].index);
+                return 0;
             }
             if (last) {
                 ok = st[k].index == size ? cJSON_AddItemToArray(cur, v)
@@ -1897,7 +1916,8 @@ static int plan_parse_impl(const char *name, const char *text, size_t len,
             if (path_related(c.path, canon[i])) {
                 char a[96];
                 size_t l = strlen(diag->msg);
-                snprintf(diag->msg + l, sizeof(diag->msg) - l, " (after --set %s)",
+                snprintf(diag->msg + l, sizeof(diag->msg) - l, " (after --%s %s)",
+                         strchr(overrides[i], '=') ? "set" : "unset",
                          sanitize(a, sizeof(a), overrides[i]));
                 break;
             }
@@ -1937,12 +1957,19 @@ int proto_plan_load_canonical(const char *path, const char *const *overrides, si
     int rc;
 
     memset(out, 0, sizeof(*out));
-    f = fopen(path, "rb");
+    if (!strcmp(path, "-")) {
+        /* "-" is standard input, named "stdin" in messages; not closed. */
+        f = stdin;
+        path = "stdin";
+    } else {
+        f = fopen(path, "rb");
+    }
     if (!f)
         return iof_diag_set(diag, IOF_EPLAN, "%s: cannot open: %s", path, strerror(errno));
     buf = malloc(cap);
     if (!buf) {
-        fclose(f);
+        if (f != stdin)
+            fclose(f);
         return iof_diag_set(diag, -ENOMEM, "%s: out of memory", path);
     }
     /* Read up to one byte past the limit, so "too large" is exact. */
@@ -1976,7 +2003,8 @@ int proto_plan_load_canonical(const char *path, const char *const *overrides, si
     rc = plan_parse_impl(path, buf, len, overrides, noverrides, out, canonical, diag);
 out:
     free(buf);
-    fclose(f);
+    if (f != stdin)
+        fclose(f);
     return rc;
 }
 

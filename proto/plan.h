@@ -49,9 +49,10 @@
 #define PROTO_PLAN_MAX_RAMP_NS 3600000000000ull       /* 1 h */
 #define PROTO_PLAN_MAX_DURATION_NS 604800000000000ull /* 7 days (168h) */
 
-/* Loads the plan file at `path` (borrowed; also the name used in messages),
- * applies `overrides` ("KEY=VALUE" strings as given to --set, borrowed, in
- * order, later ones win) and validates it.
+/* Loads the plan file at `path` (borrowed; also the name used in messages;
+ * "-" reads standard input, named "stdin" in messages), applies `overrides`
+ * (borrowed, in order, later ones win: "KEY=VALUE" as given to --set, or
+ * "KEY" alone as given to --unset) and validates it.
  *
  * On success returns 0 and fills *out: the caller owns its contents and
  * releases them with iof_plan_free(). On failure returns IOF_EPLAN (file
@@ -68,9 +69,12 @@
  * against the plan schema; a known key missing from the file is created
  * (with any missing parent objects). An index may equal the array's length
  * to append. VALUE is taken as JSON when it parses as JSON (32, "4k", {...},
- * [...]), else as a bare string (5s, 64m, libaio); the JSON value null
- * removes an object key. Overrides are applied to the JSON tree before
- * validation, so bad values get the same checks as the file's. */
+ * [...]), else as a bare string (5s, 64m, libaio); a bare null is the
+ * string "null" too (the null engine), never a deletion.
+ * --unset semantics: "KEY" (no '=') removes an object key or an array entry
+ * (the later entries move up); a key or parent that is not there is not an
+ * error, an index past the end is. Overrides are applied to the JSON tree
+ * before validation, so bad values get the same checks as the file's. */
 int proto_plan_load(const char *path, const char *const *overrides, size_t noverrides,
                     struct iof_plan *out, struct iof_diag *diag);
 

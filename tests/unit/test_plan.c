@@ -381,7 +381,10 @@ BAD_SET(set_typo, GOOD, "run.duraton=5s",
         "--set run.duraton=5s: unknown key 'duraton' (did you mean 'duration'?)")
 BAD_SET(set_index_range, GOOD, "workers[3].count=2",
         "--set workers[3].count=2: index 3 is out of range: 'workers' has 1 entry (1 appends)")
-BAD_SET(set_no_equals, GOOD, "run.duration", "--set run.duration: expected KEY=VALUE")
+BAD_SET(unset_bad_key, GOOD, "run.durations",
+        "--unset run.durations: unknown key 'durations' (did you mean 'duration'?)")
+BAD_SET(unset_past_end, GOOD, "specs[1]",
+        "--unset specs[1]: index 1 is out of range: 'specs' has 1 entry")
 BAD_SET(set_array_as_object, GOOD, "workers.count=2",
         "--set workers.count=2: 'workers' is an array: index it like workers[0]")
 BAD_SET(set_object_as_array, GOOD, "run[0]=1", "--set run[0]=1: 'run' is not an array")
@@ -404,8 +407,7 @@ BAD_SET(set_bad_value, GOOD, "run.duration=0s",
 BAD_SET(set_bad_read, GOOD, "specs[0].lines[0].read=170",
         "plan.json: specs[0].lines[0].read: must be 0..100, got 170 (after --set "
         "specs[0].lines[0].read=170)")
-BAD_SET(set_remove_required, GOOD, "name=null",
-        "plan.json: name: required but missing (after --set name=null)")
+BAD_SET(unset_required, GOOD, "name", "plan.json: name: required but missing (after --unset name)")
 BAD_SET(set_object_value, GOOD, "cycle={\"queue_depth\":{\"from\":4,\"to\":2,\"step\":\"x2\"}}",
         "plan.json: cycle.queue_depth.to: must not be less than from (4), got 2 (after --set "
         "cycle={\"queue_depth\":{\"from\":4,\"to\":2,\"step\":\"x2\"}})")
@@ -1108,7 +1110,7 @@ static void set_good(void **state)
         "workers[0].nodes=[\"n1\",\"n2\"]",
         "workers[0].nodes[2]=n3", /* append */
         "workers[0].engine=sync",
-        "workers[0].engine=null", /* null removes: back to the default */
+        "workers[0].engine=null", /* a bare word is a value: the null engine */
         "workers[0].targets[1]={\"path\":\"/dev/sdc\"}",
         "cycle.queue_depth={\"from\":1,\"to\":8,\"step\":\"x2\"}",
         "run.interval=500ms",
@@ -1127,7 +1129,7 @@ static void set_good(void **state)
     assert_int_equal(p.specs[0].lines[0].read_pct, 70);
     w = &p.workers[0];
     assert_int_equal(w->queue_depth, 32);
-    assert_string_equal(w->engine, "libaio");
+    assert_string_equal(w->engine, "null");
     assert_int_equal(w->nnodes, 3);
     assert_string_equal(w->nodes[2], "n3");
     assert_int_equal(w->ntargets, 2);
@@ -1141,7 +1143,9 @@ static void set_good(void **state)
 static void set_creates_and_removes(void **state)
 {
     const char *add[] = {"cycle.workers.from=2", "cycle.workers.to=8", "cycle.workers.step=+2"};
-    const char *rm[] = {"cycle=null"};
+    const char *rm[] = {"cycle"};
+    const char *rm2[] = {"workers[0].engine=sync", "workers[0].engine", "workers[0].targets[1]",
+                         "specs[0].lines[0].read", "cycle.workers"};
     const char *app[] = {"specs[1].name=b", "specs[1].lines[0].size=8k"};
     struct iof_plan p;
 
@@ -1151,10 +1155,26 @@ static void set_creates_and_removes(void **state)
     assert_int_equal(p.cycle.param, IOF_CYCLE_WORKERS);
     assert_int_equal(iof_plan_cycle_steps(&p), 4);
     iof_plan_free(&p);
-    /* null removes an optional key. */
+    /* --unset (a key without '=') removes an optional key. */
     load_good(PLAN_CYCLE("{'queue_depth':{'from':1,'to':4,'step':'x2'}}"), rm, 1, &p);
     assert_int_equal(p.cycle.param, IOF_CYCLE_NONE);
     iof_plan_free(&p);
+    /* ... an array entry (here the one --set appended), a key back to its
+     * default, and a key that is not there is no error. */
+    {
+        const char *both[] = {"workers[0].targets[1]={\"path\":\"/dev/sdc\"}",
+                              rm2[0],
+                              rm2[1],
+                              rm2[2],
+                              rm2[3],
+                              rm2[4]};
+        load_good(GOOD, both, 6, &p);
+        assert_string_equal(p.workers[0].engine, "libaio");
+        assert_int_equal(p.workers[0].ntargets, 1);
+        assert_int_equal(p.specs[0].lines[0].read_pct, 100);
+        assert_int_equal(p.cycle.param, IOF_CYCLE_NONE);
+        iof_plan_free(&p);
+    }
     /* Index == length appends a new object. */
     load_good(GOOD, app, 2, &p);
     assert_int_equal(p.nspecs, 2);
@@ -1426,7 +1446,8 @@ int main(void)
         B(set_unknown_nested),
         B(set_typo),
         B(set_index_range),
-        B(set_no_equals),
+        B(unset_bad_key),
+        B(unset_past_end),
         B(set_array_as_object),
         B(set_object_as_array),
         B(set_into_value),
@@ -1438,7 +1459,7 @@ int main(void)
         B(set_nul),
         B(set_bad_value),
         B(set_bad_read),
-        B(set_remove_required),
+        B(unset_required),
         B(set_object_value),
         B(set_engine_odirect),
         B(set_engine_typo),
