@@ -1,3 +1,6 @@
+/* manager/cli.c - the `iofleet` command line: one option table per subcommand
+ * (run, validate, pki init) that drives getopt_long and writes the --help,
+ * then dispatch to the run, the plan printer or the PKI. */
 #include "manager/cli.h"
 
 #include <errno.h>
@@ -7,8 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/cliopt.h"
 #include "common/log.h"
 #include "manager/cluster.h"
 #include "manager/pki.h"
@@ -21,51 +26,224 @@
 #define CLI_MAX_AGENTS 100000
 #define CLI_MAX_SINKS 8
 
-static void cli_usage(FILE *f)
+/* Option ids; shared by the run, validate and pki init tables. */
+enum cli_opt_id {
+    OPT_HELP = 1,
+    OPT_AGENT,
+    OPT_AGENTS_FILE,
+    OPT_LISTEN,
+    OPT_EXPECT,
+    OPT_SET,
+    OPT_UNSET,
+    OPT_WORKDIR,
+    OPT_CSV,
+    OPT_IOMETER_CSV,
+    OPT_TIMESERIES,
+    OPT_JSON,
+    OPT_FORCE,
+    OPT_TLS_CA,
+    OPT_TLS_CERT,
+    OPT_TLS_KEY,
+    OPT_INSECURE,
+    OPT_WAIT,
+    OPT_HEARTBEAT_MS,
+    OPT_QUIET,
+    OPT_VERBOSE,
+    OPT_MANAGER_NAME,
+    OPT_DAYS,
+    OPT_ALLOW_DESTRUCTIVE,
+};
+
+#define CLI_OPT_HELP                                                                               \
+    {                                                                                              \
+        "help", 'h', IOF_OPT_NONE, NULL, "print this help and exit", OPT_HELP                      \
+    }
+#define CLI_OPT_SET                                                                                \
+    {                                                                                              \
+        "set", 0, IOF_OPT_REQUIRED, "KEY=VALUE",                                                   \
+            "override a plan value before validation (repeatable, later ones win), e.g. "          \
+            "run.duration=5s or workers[0].queue_depth=32; VALUE is JSON when it parses as JSON, " \
+            "else a string, and a bare word is always a value (engine=null is the null engine)",   \
+            OPT_SET                                                                                \
+    }
+#define CLI_OPT_UNSET                                                                              \
+    {                                                                                              \
+        "unset", 0, IOF_OPT_REQUIRED, "KEY",                                                       \
+            "remove a plan key or array entry before validation, so its default applies "          \
+            "(repeatable, in order with --set)",                                                   \
+            OPT_UNSET                                                                              \
+    }
+#define CLI_OPT_TLS                                                                                \
+    {"tls-ca",                                                                                     \
+     0,                                                                                            \
+     IOF_OPT_REQUIRED,                                                                             \
+     "F",                                                                                          \
+     "the CA certificate (from iofleet pki init); with --tls-cert and --tls-key: TLS 1.3 "         \
+     "with mutual authentication, each agent's name must be its certificate's",                    \
+     OPT_TLS_CA},                                                                                  \
+        {"tls-cert", 0, IOF_OPT_REQUIRED, "F", "the manager's certificate", OPT_TLS_CERT},         \
+        {"tls-key", 0, IOF_OPT_REQUIRED, "F", "the manager's private key", OPT_TLS_KEY},           \
+    {                                                                                              \
+        "insecure", 0, IOF_OPT_NONE, NULL,                                                         \
+            "allow plain TCP without authentication (loopback included: any local user could "     \
+            "pose as an agent); the agents need it too",                                           \
+            OPT_INSECURE                                                                           \
+    }
+#define CLI_OPT_WAIT                                                                               \
+    {                                                                                              \
+        "wait", 0, IOF_OPT_REQUIRED, "SECONDS",                                                    \
+            "how long to wait for agents to connect, 1..86400 (default 15)", OPT_WAIT              \
+    }
+
+static const struct iof_opt cli_run_opts[] = {
+    CLI_OPT_HELP,
+    {"agent", 0, IOF_OPT_REQUIRED, "unix:PATH|HOST[:PORT]",
+     "dial a dynamo started with --listen (repeatable): unix:PATH is its unix socket (no "
+     "certificates; only root or the agent's own user), HOST[:PORT] is TCP (default port "
+     "7066; TLS or --insecure)",
+     OPT_AGENT},
+    {"agents-file", 0, IOF_OPT_REQUIRED, "F",
+     "dial every agent listed in F: one unix:PATH or HOST[:PORT] per line, '#' comments",
+     OPT_AGENTS_FILE},
+    {"listen", 0, IOF_OPT_OPTIONAL, "[ADDR][:PORT]",
+     "accept dynamo agents started with --manager (default all addresses, port 7066) and wait "
+     "for --expect of them",
+     OPT_LISTEN},
+    {"expect", 0, IOF_OPT_REQUIRED, "N", "how many agents --listen waits for", OPT_EXPECT},
+    CLI_OPT_SET,
+    CLI_OPT_UNSET,
+    {"workdir", 0, IOF_OPT_REQUIRED, "DIR",
+     "test-file directory of the local agent (default ./iofleet-work)", OPT_WORKDIR},
+    {"allow-destructive", 0, IOF_OPT_NONE, NULL,
+     "let the local agent write block devices that hold data (a partition table, a "
+     "filesystem signature, or ends iofleet did not write), as dynamo --allow-destructive; "
+     "mounted or busy devices are refused always. Remote agents decide for themselves",
+     OPT_ALLOW_DESTRUCTIVE},
+    {"csv", 0, IOF_OPT_REQUIRED, "F",
+     "write the results as CSV: one row per test and ALL/NODE/WORKER/TARGET", OPT_CSV},
+    {"iometer-csv", 0, IOF_OPT_REQUIRED, "F",
+     "write the results in Iometer 1.1.0's results.csv layout", OPT_IOMETER_CSV},
+    {"timeseries", 0, IOF_OPT_REQUIRED, "F", "write one CSV row per interval per node, plus ALL",
+     OPT_TIMESERIES},
+    {"json", 0, IOF_OPT_REQUIRED, "F",
+     "write everything as JSON: plan, agents, intervals, results, histograms", OPT_JSON},
+    {"force", 'f', IOF_OPT_NONE, NULL,
+     "replace existing result files; without it an existing file is refused before anything "
+     "runs",
+     OPT_FORCE},
+    CLI_OPT_TLS,
+    CLI_OPT_WAIT,
+    {"heartbeat-ms", 0, IOF_OPT_REQUIRED, "N",
+     "the manager's heartbeat period, 100..60000 ms (default 1000), offered to each agent; a "
+     "session uses the larger of both peers' periods, capped by the agent (5000 ms unless its "
+     "own --heartbeat-ms is larger). Three missed heartbeats mean the peer is lost: the agent "
+     "stops its I/O, the manager counts the agent lost",
+     OPT_HEARTBEAT_MS},
+    {"quiet", 'q', IOF_OPT_NONE, NULL, "no live interval lines", OPT_QUIET},
+    {"verbose", 'v', IOF_OPT_NONE, NULL,
+     "log when each interval is merged and how long after the last report", OPT_VERBOSE},
+};
+
+static const struct iof_opt cli_validate_opts[] = {
+    CLI_OPT_HELP,
+    {"agent", 0, IOF_OPT_REQUIRED, "unix:PATH|HOST[:PORT]",
+     "also ask this agent (repeatable) for its budget and print it beside what the plan needs "
+     "there; exit 1 when an agent would refuse the plan",
+     OPT_AGENT},
+    CLI_OPT_SET,
+    CLI_OPT_UNSET,
+    CLI_OPT_TLS,
+    CLI_OPT_WAIT,
+};
+
+static const struct iof_opt cli_pki_opts[] = {
+    CLI_OPT_HELP,
+    {"agent", 0, IOF_OPT_REQUIRED, "NAME",
+     "make a certificate for this node name, as given to dynamo --name: ASCII letters, digits, "
+     "'.', '_' and '-' (repeatable)",
+     OPT_AGENT},
+    {"manager-name", 0, IOF_OPT_REQUIRED, "NAME",
+     "the manager's certificate name (default " MGR_PKI_MANAGER_NAME ")", OPT_MANAGER_NAME},
+    {"days", 0, IOF_OPT_REQUIRED, "N",
+     "lifetime of the manager and agent certificates, 1..3650 (default 825; the CA lives "
+     "3650 days)",
+     OPT_DAYS},
+    {"force", 'f', IOF_OPT_NONE, NULL,
+     "replace existing manager and agent files (never the CA: a new CA needs a new directory)",
+     OPT_FORCE},
+};
+
+#define CLI_EXIT_CODES                                                                             \
+    "exit codes: 0 clean, 1 I/O errors, failed or lost agents, 2 usage or plan error,\n"           \
+    "            3 agents unreachable or refused, 130 interrupted\n"
+
+static bool cli_listen_takes(int id, const char *next)
 {
-    fputs("usage: iofleet run PLAN.json [--agent unix:PATH|HOST[:PORT]]... [--agents-file F]\n"
-          "                 [--listen [ADDR][:PORT] --expect N] [--set KEY=VALUE]...\n"
-          "                 [--csv F] [--iometer-csv F] [--timeseries F] [--json F]\n"
-          "                 [--tls-ca F --tls-cert F --tls-key F] [--insecure]\n"
-          "                 [--workdir DIR] [--wait SECONDS] [--quiet] [--verbose]\n"
-          "       iofleet validate PLAN.json [--set KEY=VALUE]... [--agent HOST[:PORT]]...\n"
-          "                 [--tls-ca F --tls-cert F --tls-key F] [--insecure] [--wait SECONDS]\n"
-          "       iofleet pki init DIR [--agent NAME]... [--manager-name NAME] [--days N]\n"
-          "                            [--force]\n"
-          "       iofleet --version\n"
-          "\n"
-          "  run          run every test of the plan and print a result table per test;\n"
-          "               without --agent or --listen, a local agent is started, connected\n"
-          "               by a socketpair (no port)\n"
-          "  validate     print the expanded list of tests, or the plan's error; with\n"
-          "               --agent, also each agent's budget beside what the plan needs there\n"
-          "               (exit 1 when an agent would refuse it)\n"
-          "  pki init     make a CA, the manager's and each agent's TLS certificate and key\n"
-          "               (iofleet pki --help)\n"
-          "  --agent      dial a dynamo started with --listen: unix:PATH (its unix socket;\n"
-          "               no certificates: root or the agent's user only), or HOST[:PORT]\n"
-          "               (TCP, default port 7066; TLS or --insecure)\n"
-          "  --agents-file  one unix:PATH or HOST[:PORT] per line ('#' comments)\n"
-          "  --listen     accept dynamo agents started with --manager; wait for --expect N\n"
-          "  --set        override a plan value before validation, e.g. --set run.duration=5s,\n"
-          "               --set workers[0].queue_depth=32\n"
-          "  --workdir    test-file directory of the local agent (default ./iofleet-work)\n"
-          "  --csv        results as CSV: one row per test and ALL/NODE/WORKER/TARGET\n"
-          "  --iometer-csv  results in Iometer 1.1.0's results.csv layout\n"
-          "  --timeseries one CSV row per interval per node, plus ALL\n"
-          "  --json       everything: plan, agents, intervals, results, histograms\n"
-          "  --wait       seconds to wait for agents to connect (default 15)\n"
-          "  --tls-ca, --tls-cert, --tls-key\n"
-          "               TLS 1.3 with mutual authentication to the agents (files from\n"
-          "               iofleet pki init); each agent's name must be its certificate's\n"
-          "  --insecure   allow plain TCP without authentication (loopback included: any\n"
-          "               local user could pose as an agent); the agents need it too\n"
-          "  --quiet      no live interval lines\n"
-          "  --verbose    log when each interval is merged and how long after the last report\n"
-          "\n"
-          "exit codes: 0 clean, 1 I/O errors, failed or lost agents, 2 usage or plan error,\n"
-          "            3 agents unreachable or refused, 130 interrupted\n",
-          f);
+    /* "--listen ADDR": the address is optional, a plan is not an address. */
+    return id == OPT_LISTEN && !strstr(next, ".json");
+}
+
+static const struct iof_cmd cli_run_cmd = {
+    .prog = "iofleet run",
+    .synopsis = "PLAN.json|- [OPTION]...",
+    .about = "Runs every test of the plan (- reads it from stdin) and prints a result table per "
+             "test. Without --agent, --agents-file or --listen, a local agent is started, "
+             "connected by a socketpair (no port).",
+    .opts = cli_run_opts,
+    .nopts = sizeof(cli_run_opts) / sizeof(cli_run_opts[0]),
+    .epilog = CLI_EXIT_CODES,
+    .takes_next = cli_listen_takes,
+};
+
+static const struct iof_cmd cli_validate_cmd = {
+    .prog = "iofleet validate",
+    .synopsis = "PLAN.json|- [OPTION]...",
+    .about = "Prints the expanded list of tests with every override applied, or the plan's "
+             "error (- reads the plan from stdin). Runs nothing.",
+    .opts = cli_validate_opts,
+    .nopts = sizeof(cli_validate_opts) / sizeof(cli_validate_opts[0]),
+    .epilog = "exit codes: 0 valid, 1 an agent would refuse it, 2 usage or plan error,\n"
+              "            3 agents unreachable\n",
+};
+
+static const struct iof_cmd cli_pki_cmd = {
+    .prog = "iofleet pki init",
+    .synopsis = "DIR [OPTION]...",
+    .about = "Writes DIR/ca.pem, DIR/ca-key.pem, DIR/manager.pem, DIR/manager-key.pem and "
+             "DIR/NAME.pem, DIR/NAME-key.pem per agent: ECDSA P-256 keys (unencrypted PKCS#8), "
+             "files mode 0600, DIR mode 0700. When DIR/ca.pem exists, the agents are added, "
+             "signed by that CA, and the manager's files are written only if missing.",
+    .opts = cli_pki_opts,
+    .nopts = sizeof(cli_pki_opts) / sizeof(cli_pki_opts[0]),
+    .epilog = "exit codes: 0 written, 1 I/O error or existing file, 2 usage error\n",
+};
+
+/* The subcommands, for dispatch, the overview and suggestions. */
+static const char *const cli_commands[] = {"run", "validate", "pki", "help"};
+
+static const char cli_synopsis[] = "COMMAND [OPTION]...";
+
+static void cli_overview(FILE *f)
+{
+    fprintf(f, "usage: iofleet run PLAN.json|- [OPTION]...\n"
+               "       iofleet validate PLAN.json|- [OPTION]...\n"
+               "       iofleet pki init DIR [OPTION]...\n"
+               "       iofleet help [COMMAND]\n"
+               "       iofleet --version\n"
+               "\n"
+               "commands:\n"
+               "  run        run every test of a plan and print a result table per test\n"
+               "  validate   print the expanded list of tests, or the plan's error\n"
+               "  pki init   make a CA and the TLS certificates of the manager and the agents\n"
+               "  help       print a command's help (the same as iofleet COMMAND --help)\n"
+               "\n"
+               "options:\n"
+               "  -h, --help     print this overview and exit\n"
+               "      --version  print the version and the protocol version and exit\n"
+               "\n"
+               "A plan of - is read from standard input. 'iofleet COMMAND --help' lists a\n"
+               "command's options.\n"
+               "\n" CLI_EXIT_CODES);
 }
 
 struct cli_args {
@@ -88,6 +266,8 @@ struct cli_args {
     const char *sink_opt[CLI_MAX_SINKS]; /* "--csv" ... */
     const char *sink_path[CLI_MAX_SINKS];
     size_t nsinks;
+    bool force;             /* replace existing result files */
+    bool allow_destructive; /* the local agent's --allow-destructive */
 };
 
 static void cli_args_free(struct cli_args *a)
@@ -163,138 +343,162 @@ static int cli_agents_file(struct cli_args *a, const char *path)
     return 0;
 }
 
-static int cli_number(const char *opt, const char *val, unsigned long min, unsigned long max,
-                      unsigned long *out)
+static int cli_number(const struct iof_cmd *cmd, const char *opt, const char *val,
+                      unsigned long min, unsigned long max, unsigned long *out)
 {
     char *end;
     errno = 0;
     *out = strtoul(val, &end, 10);
-    if (!*val || *end || errno || *out < min || *out > max) {
-        fprintf(stderr, "iofleet: %s must be a number %lu..%lu, got '%s'\n", opt, min, max, val);
-        return 2;
-    }
+    if (!*val || *val == '-' || *end || errno || *out < min || *out > max)
+        return iof_opt_usage_error(cmd, "%s must be a number %lu..%lu, got '%s'", opt, min, max,
+                                   val);
     return 0;
 }
 
-/* Options validate takes (run takes them all). */
-static bool cli_validate_opt(const char *arg)
+static int cli_add_override(const struct iof_cmd *cmd, struct cli_args *a, int id, const char *val)
 {
-    static const char *const ok[] = {"--set",     "--agent",    "--tls-ca", "--tls-cert",
-                                     "--tls-key", "--insecure", "--wait"};
-    for (size_t k = 0; k < sizeof(ok) / sizeof(ok[0]); k++)
-        if (!strcmp(arg, ok[k]))
-            return true;
-    return false;
+    if (a->nsets == CLI_MAX_SET)
+        return iof_opt_usage_error(cmd, "too many --set and --unset options (max %d)", CLI_MAX_SET);
+    /* The plan loader reads an override without '=' as a removal. */
+    if (id == OPT_SET && !strchr(val, '='))
+        return iof_opt_usage_error(cmd, "--set %s: expected KEY=VALUE (--unset KEY removes a key)",
+                                   val);
+    if (id == OPT_UNSET && (!*val || strchr(val, '=')))
+        return iof_opt_usage_error(cmd, "--unset takes a KEY, got '%s' (--set KEY=VALUE sets one)",
+                                   val);
+    a->sets[a->nsets++] = val;
+    return 0;
 }
 
-/* Parses the options shared by run and validate; 0 or exit code 2. */
-static int cli_parse(int argc, char **argv, bool is_run, struct cli_args *a)
+/* Result files: "--csv" ... by option id. */
+static const char *cli_sink_option(int id)
 {
-    static const char *const valued[] = {
-        "--set",  "--workdir",      "--agent",    "--agents-file", "--expect",
-        "--wait", "--heartbeat-ms", "--csv",      "--iometer-csv", "--timeseries",
-        "--json", "--tls-ca",       "--tls-cert", "--tls-key"};
+    switch (id) {
+    case OPT_CSV:
+        return "--csv";
+    case OPT_IOMETER_CSV:
+        return "--iometer-csv";
+    case OPT_TIMESERIES:
+        return "--timeseries";
+    case OPT_JSON:
+        return "--json";
+    default:
+        return NULL;
+    }
+}
+
+/* Parses run's or validate's options from argv[1..] (argv[1] is the
+ * subcommand); 0, or the exit code (2 for a usage error, 0 after --help). */
+static int cli_parse(int argc, char **argv, const struct iof_cmd *cmd, struct cli_args *a)
+{
+    struct iof_opt_parser p;
+    const char *val;
+    int id, rc = 0;
+
     memset(a, 0, sizeof(*a));
     a->workdir = "iofleet-work";
     a->wait_ms = 15000;
-    for (int i = 2; i < argc; i++) {
-        const char *arg = argv[i];
-        const char *val = NULL;
+    if (iof_opt_init(&p, cmd, argc - 1, argv + 1)) {
+        fprintf(stderr, "%s: out of memory\n", cmd->prog);
+        return 2;
+    }
+    while (rc == 0 && (id = iof_opt_next(&p, &val)) != IOF_OPT_END) {
         unsigned long num;
-        bool takes = false;
-        for (size_t k = 0; k < sizeof(valued) / sizeof(valued[0]); k++)
-            takes |= !strcmp(arg, valued[k]) && (is_run || cli_validate_opt(arg));
-        if (takes) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "iofleet: %s needs a value\n", arg);
-                return 2;
-            }
-            val = argv[++i];
-        }
-        if (!strcmp(arg, "--set")) {
-            if (a->nsets == CLI_MAX_SET) {
-                fprintf(stderr, "iofleet: too many --set options (max %d)\n", CLI_MAX_SET);
-                return 2;
-            }
-            a->sets[a->nsets++] = val;
-        } else if (!strncmp(arg, "--set=", 6) && a->nsets < CLI_MAX_SET) {
-            a->sets[a->nsets++] = arg + 6;
-        } else if (!is_run && arg[0] == '-' && arg[1] && !cli_validate_opt(arg)) {
-            fprintf(stderr, "iofleet: unknown option '%s'\n", arg);
-            return 2;
-        } else if (!strcmp(arg, "--workdir")) {
+        const char *sink = cli_sink_option(id);
+        switch (id) {
+        case IOF_OPT_ERROR:
+            rc = 2;
+            break;
+        case IOF_OPT_HELP:
+            rc = -1; /* exit 0 */
+            break;
+        case IOF_OPT_POSITIONAL:
+            if (a->plan)
+                rc = iof_opt_usage_error(cmd, "one plan only, got '%s' and '%s'", a->plan, val);
+            else
+                a->plan = val;
+            break;
+        case OPT_SET:
+        case OPT_UNSET:
+            rc = cli_add_override(cmd, a, id, val);
+            break;
+        case OPT_WORKDIR:
             a->workdir = val;
-        } else if (!strcmp(arg, "--agent")) {
-            if (cli_add_agent(a, val, false))
-                return 2;
-        } else if (!strcmp(arg, "--agents-file")) {
-            if (cli_agents_file(a, val))
-                return 2;
-        } else if (!strcmp(arg, "--listen")) {
-            /* The address is optional: "--listen" alone means all addresses, port 7066. */
-            a->listen = i + 1 < argc && argv[i + 1][0] != '-' && !strstr(argv[i + 1], ".json")
-                            ? argv[++i]
-                            : "";
-        } else if (!strcmp(arg, "--expect")) {
-            if (cli_number(arg, val, 1, CLI_MAX_AGENTS, &num))
-                return 2;
+            break;
+        case OPT_AGENT:
+            rc = cli_add_agent(a, val, false);
+            break;
+        case OPT_AGENTS_FILE:
+            rc = cli_agents_file(a, val);
+            break;
+        case OPT_LISTEN:
+            a->listen = val ? val : ""; /* alone: all addresses, port 7066 */
+            break;
+        case OPT_EXPECT:
+            rc = cli_number(cmd, "--expect", val, 1, CLI_MAX_AGENTS, &num);
             a->expect = (unsigned)num;
-        } else if (!strcmp(arg, "--wait")) {
-            if (cli_number(arg, val, 1, 86400, &num))
-                return 2;
-            a->wait_ms = num * 1000;
-        } else if (!strcmp(arg, "--heartbeat-ms")) {
-            if (cli_number(arg, val, 100, 60000, &num))
-                return 2;
+            break;
+        case OPT_WAIT:
+            rc = cli_number(cmd, "--wait", val, 1, 86400, &num);
+            a->wait_ms = (uint64_t)num * 1000;
+            break;
+        case OPT_HEARTBEAT_MS:
+            rc = cli_number(cmd, "--heartbeat-ms", val, 100, 60000, &num);
             a->heartbeat_ms = (uint32_t)num;
-        } else if (!strcmp(arg, "--csv") || !strcmp(arg, "--iometer-csv") ||
-                   !strcmp(arg, "--timeseries") || !strcmp(arg, "--json")) {
-            for (size_t k = 0; k < a->nsinks; k++)
-                if (!strcmp(a->sink_opt[k], arg)) {
-                    fprintf(stderr, "iofleet: %s given twice\n", arg);
-                    return 2;
-                }
-            a->sink_opt[a->nsinks] = arg;
-            a->sink_path[a->nsinks++] = val;
-        } else if (!strcmp(arg, "--tls-ca")) {
+            break;
+        case OPT_CSV:
+        case OPT_IOMETER_CSV:
+        case OPT_TIMESERIES:
+        case OPT_JSON:
+            for (size_t k = 0; k < a->nsinks && !rc; k++)
+                if (!strcmp(a->sink_opt[k], sink))
+                    rc = iof_opt_usage_error(cmd, "%s given twice", sink);
+            if (!rc) {
+                a->sink_opt[a->nsinks] = sink;
+                a->sink_path[a->nsinks++] = val;
+            }
+            break;
+        case OPT_FORCE:
+            a->force = true;
+            break;
+        case OPT_ALLOW_DESTRUCTIVE:
+            a->allow_destructive = true;
+            break;
+        case OPT_TLS_CA:
             a->tls_ca = val;
-        } else if (!strcmp(arg, "--tls-cert")) {
+            break;
+        case OPT_TLS_CERT:
             a->tls_cert = val;
-        } else if (!strcmp(arg, "--tls-key")) {
+            break;
+        case OPT_TLS_KEY:
             a->tls_key = val;
-        } else if (!strcmp(arg, "--insecure")) {
+            break;
+        case OPT_INSECURE:
             a->insecure = true;
-        } else if (!strcmp(arg, "--quiet")) {
+            break;
+        case OPT_QUIET:
             a->quiet = true;
-        } else if (!strcmp(arg, "--verbose")) {
+            break;
+        case OPT_VERBOSE:
             a->verbose = true;
-        } else if (arg[0] == '-' && arg[1]) {
-            fprintf(stderr, "iofleet: unknown option '%s'\n", arg);
-            return 2;
-        } else if (!a->plan) {
-            a->plan = arg;
-        } else {
-            fprintf(stderr, "iofleet: unexpected argument '%s'\n", arg);
-            return 2;
+            break;
+        default:
+            rc = iof_opt_usage_error(cmd, "option not handled");
+            break;
         }
     }
-    if (!a->plan) {
-        fprintf(stderr, "iofleet: %s needs a PLAN.json\n", argv[1]);
-        return 2;
-    }
+    iof_opt_free(&p);
+    if (rc)
+        return rc < 0 ? -1 : rc;
+    if (!a->plan)
+        return iof_opt_usage_error(cmd, "needs a PLAN.json (or - for stdin)");
     if (!!a->tls_ca + !!a->tls_cert + !!a->tls_key != 0 &&
-        !!a->tls_ca + !!a->tls_cert + !!a->tls_key != 3) {
-        fprintf(stderr, "iofleet: TLS needs all of --tls-ca, --tls-cert and --tls-key\n");
-        return 2;
-    }
-    if (a->listen && !a->expect) {
-        fprintf(stderr, "iofleet: --listen needs --expect N (how many agents to wait for)\n");
-        return 2;
-    }
-    if (a->expect && !a->listen) {
-        fprintf(stderr, "iofleet: --expect only makes sense with --listen\n");
-        return 2;
-    }
+        !!a->tls_ca + !!a->tls_cert + !!a->tls_key != 3)
+        return iof_opt_usage_error(cmd, "TLS needs all of --tls-ca, --tls-cert and --tls-key");
+    if (a->listen && !a->expect)
+        return iof_opt_usage_error(cmd, "--listen needs --expect N (how many agents to wait for)");
+    if (a->expect && !a->listen)
+        return iof_opt_usage_error(cmd, "--expect only makes sense with --listen");
     return 0;
 }
 
@@ -312,8 +516,12 @@ static int cli_validate(int argc, char **argv)
 {
     struct cli_args a;
     struct iof_plan p;
-    int rc = cli_parse(argc, argv, false, &a);
+    int rc = cli_parse(argc, argv, &cli_validate_cmd, &a);
 
+    if (rc < 0) {
+        cli_args_free(&a);
+        return 0; /* --help */
+    }
     if (rc == 0)
         rc = cli_load(&a, &p, NULL);
     if (rc == 0) {
@@ -334,6 +542,27 @@ static int cli_validate(int argc, char **argv)
     }
     cli_args_free(&a);
     return rc;
+}
+
+/* Refuses result files that exist as regular files unless --force: a
+ * rerun does not silently replace last night's results. Checked before the
+ * plan is loaded and before any file is created, so nothing has run or been
+ * written when it refuses. Devices and pipes (/dev/stdout) are fine. */
+static int cli_results_exist(const struct cli_args *a)
+{
+    struct stat st;
+
+    if (a->force)
+        return 0;
+    for (size_t i = 0; i < a->nsinks; i++)
+        if (stat(a->sink_path[i], &st) == 0 && S_ISREG(st.st_mode)) {
+            fprintf(stderr,
+                    "iofleet run: %s %s: the file exists; give --force to replace it, or "
+                    "another name\n",
+                    a->sink_opt[i], a->sink_path[i]);
+            return 2;
+        }
+    return 0;
 }
 
 /* The dynamo binary installed next to this iofleet. */
@@ -359,8 +588,14 @@ static int cli_run(int argc, char **argv)
     size_t nsinks = 0;
     char dynamo[PATH_MAX];
     char *text = NULL;
-    int rc = cli_parse(argc, argv, true, &a);
+    int rc = cli_parse(argc, argv, &cli_run_cmd, &a);
 
+    if (rc < 0) {
+        cli_args_free(&a);
+        return 0; /* --help */
+    }
+    if (rc == 0)
+        rc = cli_results_exist(&a);
     if (rc == 0)
         rc = cli_load(&a, &p, &text);
     if (rc) {
@@ -399,6 +634,7 @@ static int cli_run(int argc, char **argv)
     o.expect = a.expect;
     o.workdir = a.workdir;
     o.dynamo = dynamo;
+    o.allow_destructive = a.allow_destructive;
     o.quiet = a.quiet;
     o.verbose = a.verbose;
     o.insecure = a.insecure;
@@ -419,11 +655,127 @@ static int cli_run(int argc, char **argv)
     return rc;
 }
 
+/* `iofleet pki init DIR ...`: argv[1] is "pki". */
+static int cli_pki(int argc, char **argv)
+{
+    static const char *const sub[] = {"init"};
+    struct mgr_pki_opts o = {0};
+    struct iof_diag diag = {{0}};
+    struct iof_opt_parser p;
+    const char **agents = NULL;
+    const char *val, *best;
+    int id, rc = 0;
+
+    if (argc < 3)
+        return iof_opt_usage_error(&cli_pki_cmd, "needs a command (init)");
+    if (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h") || !strcmp(argv[2], "help")) {
+        iof_opt_help(&cli_pki_cmd, stdout);
+        return 0;
+    }
+    if (strcmp(argv[2], "init")) {
+        best = iof_opt_suggest(argv[2], sub, 1);
+        fprintf(stderr, "iofleet pki: unknown command '%s'%s%s%s\n", argv[2],
+                best ? "; did you mean '" : "", best ? best : "", best ? "'?" : "");
+        fprintf(stderr, "usage: %s %s\ntry 'iofleet pki init --help' for more information\n",
+                cli_pki_cmd.prog, cli_pki_cmd.synopsis);
+        return 2;
+    }
+    if (!(agents = calloc((size_t)argc, sizeof(*agents))) ||
+        iof_opt_init(&p, &cli_pki_cmd, argc - 2, argv + 2)) {
+        free(agents);
+        fprintf(stderr, "iofleet pki: %s\n", strerror(ENOMEM));
+        return 1;
+    }
+    o.agents = agents;
+    while (rc == 0 && (id = iof_opt_next(&p, &val)) != IOF_OPT_END) {
+        unsigned long num;
+        switch (id) {
+        case IOF_OPT_ERROR:
+            rc = 2;
+            break;
+        case IOF_OPT_HELP:
+            rc = -1;
+            break;
+        case IOF_OPT_POSITIONAL:
+            if (o.dir)
+                rc = iof_opt_usage_error(&cli_pki_cmd, "one directory only, got '%s' and '%s'",
+                                         o.dir, val);
+            o.dir = val;
+            break;
+        case OPT_AGENT:
+            agents[o.nagents++] = val;
+            break;
+        case OPT_MANAGER_NAME:
+            o.manager_name = val;
+            break;
+        case OPT_DAYS:
+            rc = cli_number(&cli_pki_cmd, "--days", val, 1, MGR_PKI_MAX_DAYS, &num);
+            o.days = (unsigned)num;
+            break;
+        case OPT_FORCE:
+            o.force = true;
+            break;
+        default:
+            rc = iof_opt_usage_error(&cli_pki_cmd, "option not handled");
+            break;
+        }
+    }
+    iof_opt_free(&p);
+    if (rc == 0 && !o.dir)
+        rc = iof_opt_usage_error(&cli_pki_cmd, "needs a directory");
+    if (rc) {
+        free(agents);
+        return rc < 0 ? 0 : rc;
+    }
+    rc = mgr_pki_init(&o, stdout, &diag);
+    free(agents);
+    fflush(stdout);
+    if (!rc)
+        return 0;
+    fprintf(stderr, "iofleet pki: %s\n", diag.msg[0] ? diag.msg : iof_strerror(rc));
+    return rc == IOF_EUSAGE ? 2 : 1;
+}
+
+/* The command named `name`'s help on f; false when there is no such command. */
+static bool cli_command_help(const char *name, FILE *f)
+{
+    if (!strcmp(name, "run"))
+        iof_opt_help(&cli_run_cmd, f);
+    else if (!strcmp(name, "validate"))
+        iof_opt_help(&cli_validate_cmd, f);
+    else if (!strcmp(name, "pki"))
+        iof_opt_help(&cli_pki_cmd, f);
+    else if (!strcmp(name, "help"))
+        cli_overview(f);
+    else
+        return false;
+    return true;
+}
+
+static int cli_unknown_command(const char *what, const char *name)
+{
+    const char *best =
+        iof_opt_suggest(name, cli_commands, sizeof(cli_commands) / sizeof(cli_commands[0]));
+
+    if (best)
+        fprintf(stderr, "iofleet: unknown %s '%s'; did you mean '%s'?\n", what, name, best);
+    else
+        fprintf(stderr, "iofleet: unknown %s '%s'\n", what, name);
+    fprintf(stderr,
+            "usage: iofleet %s (commands: run, validate, pki init, help)\n"
+            "try 'iofleet --help' for more information\n",
+            cli_synopsis);
+    return 2;
+}
+
 int mgr_cli_main(int argc, char **argv)
 {
     iof_log_init("iofleet", IOF_LOG_INFO);
     if (argc < 2) {
-        cli_usage(stderr);
+        fprintf(stderr,
+                "usage: iofleet %s (commands: run, validate, pki init, help)\n"
+                "try 'iofleet --help' for more information\n",
+                cli_synopsis);
         return 2;
     }
     if (!strcmp(argv[1], "--version")) {
@@ -431,16 +783,32 @@ int mgr_cli_main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        cli_usage(stdout);
+        cli_overview(stdout);
         return 0;
+    }
+    if (!strcmp(argv[1], "help")) {
+        if (argc < 3) {
+            cli_overview(stdout);
+            return 0;
+        }
+        return cli_command_help(argv[2], stdout) ? 0 : cli_unknown_command("command", argv[2]);
     }
     if (!strcmp(argv[1], "run"))
         return cli_run(argc, argv);
     if (!strcmp(argv[1], "validate"))
         return cli_validate(argc, argv);
     if (!strcmp(argv[1], "pki"))
-        return mgr_pki_main(argc, argv);
-    fprintf(stderr, "iofleet: unknown command '%s'\n", argv[1]);
-    cli_usage(stderr);
-    return 2;
+        return cli_pki(argc, argv);
+    if (argv[1][0] == '-' && argv[1][1]) {
+        static const char *const top[] = {"--help", "--version"};
+        const char *best = iof_opt_suggest(argv[1], top, 2);
+        fprintf(stderr, "iofleet: unknown option '%s'%s%s%s\n", argv[1],
+                best ? "; did you mean '" : "", best ? best : "", best ? "'?" : "");
+        fprintf(stderr,
+                "usage: iofleet %s (commands: run, validate, pki init, help)\n"
+                "try 'iofleet --help' for more information\n",
+                cli_synopsis);
+        return 2;
+    }
+    return cli_unknown_command("command", argv[1]);
 }

@@ -1892,6 +1892,8 @@ static int cl_spawn_local(struct cluster *c)
     argv[n++] = (char *)c->o->workdir;
     argv[n++] = "--once";
     argv[n++] = "--quiet"; /* the manager reports what matters */
+    if (c->o->allow_destructive)
+        argv[n++] = "--allow-destructive";
     if (c->o->heartbeat_ms) {
         static char hb[16];
         snprintf(hb, sizeof(hb), "%u", c->o->heartbeat_ms);

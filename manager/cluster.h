@@ -25,7 +25,8 @@ struct mgr_run_opts {
     const char *workdir; /* the embedded agent's workdir */
     const char *dynamo;  /* the dynamo binary for the embedded agent */
     bool quiet;
-    bool verbose; /* log per-interval aggregation timing */
+    bool verbose;           /* log per-interval aggregation timing */
+    bool allow_destructive; /* the embedded agent's --allow-destructive */
     bool insecure;
     const char *tls_ca, *tls_cert, *tls_key; /* all three, or none (plain TCP) */
     uint32_t heartbeat_ms;   /* 0: default */

@@ -77,8 +77,4 @@ int mgr_pki_name_check(const char *what, const char *name, struct iof_diag *diag
  * CA is unusable. diag names the file or option and the reason. */
 int mgr_pki_init(const struct mgr_pki_opts *o, FILE *out, struct iof_diag *diag);
 
-/* Runs `iofleet pki ARGS...` (argv[1] is "pki", as mgr_cli_main() gets it).
- * Returns the exit code: 0 done, 1 I/O or existing-file error, 2 usage. */
-int mgr_pki_main(int argc, char **argv);
-
 #endif

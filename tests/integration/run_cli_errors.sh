@@ -2,11 +2,11 @@
 source "$(dirname "$0")/lib/common.bash"
 
 expect_rc 2 "$IOFLEET"
-expect_in "$T/err" "usage: iofleet run"
+expect_in "$T/err" "usage: iofleet COMMAND"
 expect_rc 2 "$IOFLEET" frobnicate
 expect_in "$T/err" "unknown command 'frobnicate'"
 expect_rc 2 "$IOFLEET" run
-expect_in "$T/err" "needs a PLAN.json"
+expect_in "$T/err" "needs a PLAN.json (or - for stdin)"
 expect_rc 2 "$IOFLEET" run "$T/nope.json"
 expect_in "$T/err" "$T/nope.json"
 expect_rc 2 "$IOFLEET" run "$IOF_SRC/configs/quickstart.json" --bogus

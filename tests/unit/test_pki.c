@@ -1,6 +1,6 @@
 /* tests/unit/test_pki.c - manager/pki.c, `iofleet pki init`.
  *
- * Each case runs mgr_pki_main() (stdout and stderr captured in files) or
+ * Each case runs mgr_cli_main() on `iofleet pki ...` (stdout and stderr captured in files) or
  * mgr_pki_init() into its own directory and reads the results back with
  * OpenSSL: chains verified with an X509_STORE for both TLS purposes, names,
  * SANs, key usages, basic constraints, lifetimes, serials, key types and
@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "manager/cli.h"
 #include "manager/pki.h"
 
 #include <dirent.h>
@@ -88,7 +89,7 @@ static int run_pki(const char *first, ...)
     assert_true(saved_out >= 0 && saved_err >= 0);
     dup2(fo, STDOUT_FILENO);
     dup2(fe, STDERR_FILENO);
-    rc = mgr_pki_main(argc, argv);
+    rc = mgr_cli_main(argc, argv);
     fflush(stdout);
     fflush(stderr);
     dup2(saved_out, STDOUT_FILENO);
