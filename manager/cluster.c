@@ -1639,8 +1639,13 @@ static void cl_on_dial_close(struct iof_conn *conn, int err, void *arg)
     (void)conn;
     if (a->link || a->state != AG_DIALING)
         return; /* the link owns it now */
-    if (a->rejoin && c->phase != PH_DONE) {
-        cl_schedule_redial(a);
+    if (a->rejoin) {
+        /* A lost agent being redialled was reported lost already (exit 1);
+         * a redial still in flight when the run ends is not "unreachable". */
+        if (c->phase != PH_DONE)
+            cl_schedule_redial(a);
+        else
+            a->state = AG_LOST;
         return;
     }
     if (c->phase == PH_CONNECT && a->retry_open && iof_now_ns() < c->deadline) {
