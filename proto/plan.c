@@ -377,9 +377,9 @@ static void path_pop(struct pctx *c, size_t old)
     c->path[old] = '\0';
 }
 
-static int fail(struct pctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail_msg(struct pctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static int fail(struct pctx *c, const char *fmt, ...)
+static void fail_msg(struct pctx *c, const char *fmt, ...)
 {
     char why[400];
     va_list ap;
@@ -388,9 +388,16 @@ static int fail(struct pctx *c, const char *fmt, ...)
     vsnprintf(why, sizeof(why), fmt, ap);
     va_end(ap);
     if (c->plen)
-        return iof_diag_set(c->diag, IOF_EPLAN, "%s: %s: %s", c->name, c->path, why);
-    return iof_diag_set(c->diag, IOF_EPLAN, "%s: %s", c->name, why);
+        iof_diag_set(c->diag, IOF_EPLAN, "%s: %s: %s", c->name, c->path, why);
+    else
+        iof_diag_set(c->diag, IOF_EPLAN, "%s: %s", c->name, why);
 }
+
+/* Records why the plan is invalid and evaluates to IOF_EPLAN. A macro, so that the compiler
+ * sees the non-zero result at each call site: a parser's out-parameters are set only when it
+ * returns 0, and gcc -O3 (Release) cannot otherwise prove the caller never reads them after
+ * `if ((rc = parse_x(c, ..., &out))) return rc;` (it warned -Wmaybe-uninitialized). */
+#define fail(c, ...) (fail_msg((c), __VA_ARGS__), IOF_EPLAN)
 
 static int nomem(struct pctx *c)
 {
