@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HELP_WIDTH 80
+#define HELP_WIDTH 80     /* lines stay below it: 79 columns at most */
 #define HELP_COL 26       /* where option descriptions start */
 #define OPT_VAL_BASE 1000 /* getopt val of option i: OPT_VAL_BASE + i */
 
@@ -194,7 +194,7 @@ static void help_wrap(FILE *f, const char *text, int indent, int col)
 
     while (*s) {
         size_t word = strcspn(s, " \n");
-        if (col > indent && col + 1 + (int)word > HELP_WIDTH) {
+        if (col > indent && col + 1 + (int)word >= HELP_WIDTH) {
             fprintf(f, "\n%*s", indent, "");
             col = indent;
         } else if (col > indent) {

@@ -121,7 +121,7 @@ static bool dyn_listen_takes(int id, const char *next)
 
 static const struct iof_cmd dyn_cmd = {
     .prog = "dynamo",
-    .synopsis = "--listen unix:PATH|[ADDR][:PORT] | --manager HOST[:PORT] [OPTION]...",
+    .synopsis = "(--listen [ADDRESS] | --manager HOST[:PORT]) [OPTION]...",
     .about = "The iofleet agent: runs the I/O a manager (iofleet run) asks for on this node's "
              "allowed files and devices and reports its measurements. It touches only its "
              "workdir and what --allow names (docs/security.md).",

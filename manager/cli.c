@@ -174,8 +174,8 @@ static const struct iof_opt cli_pki_opts[] = {
 };
 
 #define CLI_EXIT_CODES                                                                             \
-    "exit codes: 0 clean, 1 I/O errors, failed or lost agents, 2 usage or plan error,\n"           \
-    "            3 agents unreachable or refused, 130 interrupted\n"
+    "exit codes: 0 clean, 1 I/O errors, failed or lost agents, 2 usage or plan\n"                  \
+    "            error, 3 agents unreachable or refused, 130 interrupted\n"
 
 static bool cli_listen_takes(int id, const char *next)
 {

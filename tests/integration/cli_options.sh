@@ -19,6 +19,8 @@ for cmd in "--help" "-h" "help" "help run" "help validate" "help pki" "run --hel
     expect_rc 0 "$IOFLEET" $cmd
     expect_in "$T/out" "usage: iofleet"
     [ ! -s "$T/err" ] || fail "iofleet $cmd wrote to stderr: $(cat "$T/err")"
+    long=$(awk 'length > 79' "$T/out")
+    [ -z "$long" ] || fail "iofleet $cmd: help lines wider than 79 columns: $long"
 done
 expect_rc 0 "$IOFLEET" run --help
 expect_in "$T/out" "--force"
@@ -28,6 +30,8 @@ for cmd in "--help" "-h"; do
     expect_in "$T/out" "usage: dynamo"
     expect_in "$T/out" "--allow-destructive"
     [ ! -s "$T/err" ] || fail "dynamo $cmd wrote to stderr"
+    long=$(awk 'length > 79' "$T/out")
+    [ -z "$long" ] || fail "dynamo $cmd: help lines wider than 79 columns: $long"
 done
 expect_rc 0 "$DYNAMO" --version
 expect_in "$T/out" "dynamo "
