@@ -41,8 +41,9 @@ struct iof_conn {
     bool closing;
     bool loopback;
     bool outgoing;
-    bool unix_sock; /* a unix-domain socket (h.pipe), else TCP (h.tcp) */
-    bool have_cred; /* cred holds the peer's SO_PEERCRED */
+    bool unix_sock;    /* a unix-domain socket (h.pipe), else TCP (h.tcp) */
+    bool write_broken; /* a write failed with EPIPE/ECONNRESET: reading out the rest */
+    bool have_cred;    /* cred holds the peer's SO_PEERCRED */
     struct ucred cred;
     char addr[INET6_ADDRSTRLEN]; /* the peer's address without the port ("" for unix) */
     int close_err;
@@ -311,10 +312,19 @@ static int conn_start_reading(struct iof_conn *c)
 static void conn_on_write(uv_write_t *req, int status)
 {
     struct conn_wreq *w = (struct conn_wreq *)req;
-    w->conn->queued -= w->len;
-    if (status < 0 && status != UV_ECANCELED)
-        iof_conn_close(w->conn, status);
+    struct iof_conn *c = w->conn;
+
+    c->queued -= w->len;
     free(w);
+    if ((status == UV_EPIPE || status == UV_ECONNRESET) && !c->closing) {
+        /* The peer is gone, but what it sent before going (a refusal
+         * saying why) may still be waiting to be read: the reader delivers
+         * it, then the end of the stream closes c. Nothing more is sent. */
+        c->write_broken = true;
+        return;
+    }
+    if (status < 0 && status != UV_ECANCELED)
+        iof_conn_close(c, status);
 }
 
 /* Sends w (len bytes of w->data), taking it. Returns 0 or a uv error (w is
@@ -365,6 +375,8 @@ int iof_conn_write(struct iof_conn *c, const void *buf, size_t len)
 
     if (c->closing)
         return -ENOTCONN;
+    if (c->write_broken)
+        return -EPIPE; /* closing as soon as the peer's last bytes are read */
     if (c->tls_ctx && !c->secure)
         return -ENOTCONN; /* nothing but the handshake before authentication */
     if (c->queued + sizeof(struct conn_wreq) + len > IOF_CONN_WQ_MAX) {
