@@ -2,6 +2,7 @@
  * tests. Pure functions over struct iof_plan; no I/O, no cJSON. */
 #include "common/spec.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,4 +154,33 @@ const char *iof_cycle_param_name(enum iof_cycle_param c)
         return "targets";
     }
     return "unknown";
+}
+
+/* floor(size x pct / 100) without overflow, rounded down to align. */
+static uint64_t pct_of(uint64_t size, uint64_t pct, uint64_t align)
+{
+    uint64_t v = size / 100 * pct + size % 100 * pct / 100;
+
+    return align ? v - v % align : v;
+}
+
+int iof_target_range(const struct iof_target_cfg *t, uint64_t size, uint64_t align, uint64_t *start,
+                     uint64_t *end)
+{
+    uint64_t off = t->range_offset_pct ? pct_of(size, t->range_offset, align) : t->range_offset;
+    uint64_t len = t->range_size_pct ? pct_of(size, t->range_size, align) : t->range_size;
+
+    *start = off;
+    if (t->range_size == 0 && !t->range_size_pct)
+        *end = size;
+    else
+        *end = len > UINT64_MAX - off ? UINT64_MAX : off + len;
+    if (*end > size || *start >= *end)
+        return -ERANGE;
+    return 0;
+}
+
+void iof_target_range_label(uint64_t v, bool pct, char *buf, size_t cap)
+{
+    snprintf(buf, cap, pct ? "%" PRIu64 "%%" : "%" PRIu64, v);
 }

@@ -65,6 +65,11 @@ struct iof_target_cfg {
                               * used (Iometer's maximum disk size); 0 = all of it */
     uint64_t range_offset;   /* start of the region used (Iometer's starting sector) */
     uint64_t range_size;     /* size of the region; 0 = to the end */
+    /* When set, range_offset / range_size is a whole percentage (0..100) of
+     * the target's size, resolved by iof_target_range() where that size is
+     * known (on the agent, after opening the target). */
+    bool range_offset_pct;
+    bool range_size_pct;
 };
 
 /* A worker group: `count` identical worker threads on every selected node. */
@@ -142,6 +147,18 @@ struct iof_worker_cfg iof_test_worker(const struct iof_plan *p, const struct iof
 
 /* "queue_depth=8", "workers=4", "targets=2" or "" for the test's cycle step. */
 void iof_test_cycle_label(const struct iof_test *t, char *buf, size_t cap);
+
+/* The region [*start, *end) of a target of `size` bytes that t->range
+ * selects. Percentages take floor(size x pct / 100) rounded down to a
+ * multiple of `align` (a power of two, the target's alignment granule), so a
+ * percentage region is always aligned; byte values are taken as written.
+ * Returns 0, or -ERANGE when the region is empty or does not fit in size
+ * (*start and *end are still set, for the message). */
+int iof_target_range(const struct iof_target_cfg *t, uint64_t size, uint64_t align, uint64_t *start,
+                     uint64_t *end);
+
+/* "10%" or "1048576" (bytes): how range_offset / range_size was given. */
+void iof_target_range_label(uint64_t v, bool pct, char *buf, size_t cap);
 
 const char *iof_pattern_name(enum iof_pattern p);
 const char *iof_cycle_param_name(enum iof_cycle_param c);

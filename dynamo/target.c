@@ -251,7 +251,9 @@ int dyn_target_open(const struct iof_target_cfg *cfg, struct dyn_scope *scope, b
     if (r)
         goto fail;
     if (!touch) {
-        t->size = cfg->size ? cfg->size : cfg->range_offset + cfg->range_size;
+        t->size = cfg->size;
+        if (!t->size && !cfg->range_offset_pct && !cfg->range_size_pct)
+            t->size = cfg->range_offset + cfg->range_size;
         t->lbs = 512;
         if (t->size == 0) {
             r = iof_diag_set(diag, IOF_ETARGET,
@@ -307,13 +309,15 @@ int dyn_target_open(const struct iof_target_cfg *cfg, struct dyn_scope *scope, b
         }
         t->size = cfg->size;
     }
-    t->start = cfg->range_offset;
-    t->end = cfg->range_size ? cfg->range_offset + cfg->range_size : t->size;
-    if (t->end > t->size || t->start >= t->end) {
+    /* Percentages resolve here, where the size is known: rounded down to
+     * the logical block size under O_DIRECT, to 512 bytes otherwise. */
+    if (iof_target_range(cfg, t->size, direct && t->lbs > 512 ? t->lbs : 512, &t->start, &t->end)) {
+        char o[32], n[32];
+        iof_target_range_label(cfg->range_offset, cfg->range_offset_pct, o, sizeof(o));
+        iof_target_range_label(cfg->range_size, cfg->range_size_pct, n, sizeof(n));
         r = iof_diag_set(diag, IOF_ETARGET,
-                         "target '%s': range %" PRIu64 "+%" PRIu64
-                         " does not fit its size of %" PRIu64 " bytes",
-                         t->path, cfg->range_offset, cfg->range_size, t->size);
+                         "target '%s': range %s+%s does not fit its size of %" PRIu64 " bytes",
+                         t->path, o, n, t->size);
         goto fail;
     }
     if (direct && (t->start % t->lbs)) {

@@ -988,11 +988,54 @@ static bool has_dotdot(const char *p)
     return false;
 }
 
+/* "N%": a whole percentage 0..100 in *pct (true); anything else false. */
+static bool range_pct_string(const cJSON *it, uint64_t *pct)
+{
+    const char *s;
+    size_t n;
+
+    if (!cJSON_IsString(it))
+        return false;
+    s = it->valuestring;
+    n = strlen(s);
+    if (n < 2 || n > 4 || s[n - 1] != '%')
+        return false;
+    *pct = 0;
+    for (size_t i = 0; i + 1 < n; i++) {
+        if (!is_digit(s[i]))
+            return false;
+        *pct = *pct * 10 + (uint64_t)(s[i] - '0');
+    }
+    return *pct <= 100;
+}
+
+/* range.offset / range.size: a size, or "N%" of the target (offset 0%..99%,
+ * size 1%..100%). */
+static int range_member(struct pctx *c, const cJSON *r, const char *key, uint64_t min_pct,
+                        uint64_t max_pct, uint64_t *v, bool *pct)
+{
+    const cJSON *it = member(r, key);
+    char g[96];
+    size_t o;
+
+    if (!it || !cJSON_IsString(it) || !strchr(it->valuestring, '%'))
+        return size_field(c, r, key, &ZERO, 0, UINT64_MAX, v);
+    o = path_key(c, key);
+    if (!range_pct_string(it, v) || *v < min_pct || *v > max_pct)
+        return fail(c,
+                    "must be a whole percentage %" PRIu64 "%%..%" PRIu64 "%% of the target, got %s",
+                    min_pct, max_pct, got(g, sizeof(g), it));
+    *pct = true;
+    path_pop(c, o);
+    return 0;
+}
+
 static int parse_range(struct pctx *c, const cJSON *jt, struct iof_target_cfg *t)
 {
     const cJSON *r = member(jt, "range");
     size_t o = path_key(c, "range");
     char a[32], b[32], s[32], g[96];
+    uint64_t start, end;
     int rc;
 
     if (!r) {
@@ -1001,16 +1044,33 @@ static int parse_range(struct pctx *c, const cJSON *jt, struct iof_target_cfg *t
     }
     if ((rc = check_object(c, r)) || (rc = check_keys(c, r, &range_def)))
         return rc;
-    if ((rc = size_field(c, r, "offset", &ZERO, 0, UINT64_MAX, &t->range_offset)) ||
-        (rc = size_field(c, r, "size", &ZERO, 0, UINT64_MAX, &t->range_size)))
+    if ((rc = range_member(c, r, "offset", 0, 99, &t->range_offset, &t->range_offset_pct)) ||
+        (rc = range_member(c, r, "size", 1, 100, &t->range_size, &t->range_size_pct)))
         return rc;
-    if (t->range_offset % DIRECT_IO_ALIGN) {
+    if (!t->range_offset_pct && t->range_offset % DIRECT_IO_ALIGN) {
         path_key(c, "offset");
         return fail(c, "must be a multiple of 512, got %s", got(g, sizeof(g), member(r, "offset")));
     }
-    if (t->range_size % DIRECT_IO_ALIGN) {
+    if (!t->range_size_pct && t->range_size % DIRECT_IO_ALIGN) {
         path_key(c, "size");
         return fail(c, "must be a multiple of 512, got %s", got(g, sizeof(g), member(r, "size")));
+    }
+    if (t->range_offset_pct || t->range_size_pct) {
+        iof_target_range_label(t->range_offset, t->range_offset_pct, a, sizeof(a));
+        iof_target_range_label(t->range_size, t->range_size_pct, b, sizeof(b));
+        if (t->range_offset_pct && t->range_size_pct && t->range_offset + t->range_size > 100)
+            return fail(c, "offset %s + size %s is more than 100%% of the target", a, b);
+        if (!t->range_offset_pct)
+            proto_plan_format_size(t->range_offset, a, sizeof(a));
+        if (!t->range_size_pct)
+            proto_plan_format_size(t->range_size, b, sizeof(b));
+        proto_plan_format_size(t->size, s, sizeof(s));
+        /* With a size the region is known now; otherwise the agent resolves
+         * it against the file or device it opens. */
+        if (t->size && iof_target_range(t, t->size, DIRECT_IO_ALIGN, &start, &end))
+            return fail(c, "offset %s + size %s does not fit the target (size %s)", a, b, s);
+        path_pop(c, o);
+        return 0;
     }
     proto_plan_format_size(t->range_offset, a, sizeof(a));
     proto_plan_format_size(t->range_size, b, sizeof(b));
@@ -1066,6 +1126,131 @@ static int parse_target(struct pctx *c, const cJSON *jt, struct iof_target_cfg *
     return parse_range(c, jt, t);
 }
 
+/* ---- target path templates: "vmdk{0..9}.dat" -> vmdk0.dat .. vmdk9.dat ---- */
+
+#define TEMPLATE_MAX_DIGITS 9
+
+struct path_template {
+    size_t at, len; /* where "{A..B}" sits in the path */
+    uint64_t from, to;
+    int width; /* zero-padded width (bash's {00..09}); 0: none */
+};
+
+/* Digits of s[0..n): false unless 1..TEMPLATE_MAX_DIGITS of them. */
+static bool template_number(const char *s, size_t n, uint64_t *v)
+{
+    if (n == 0 || n > TEMPLATE_MAX_DIGITS)
+        return false;
+    *v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!is_digit(s[i]))
+            return false;
+        *v = *v * 10 + (uint64_t)(s[i] - '0');
+    }
+    return true;
+}
+
+enum template_why { TPL_OK, TPL_MANY, TPL_MALFORMED, TPL_DOWN, TPL_HUGE };
+
+/* Finds the one "{A..B}" of a path without reporting: true when there is
+ * one. A brace group holding ".." is a range and must be well-formed;
+ * other braces are plain characters. *why says what is wrong with it. */
+static bool template_scan(const char *path, struct path_template *pt, enum template_why *why)
+{
+    bool found = false;
+
+    *why = TPL_OK;
+    for (const char *b = strchr(path, '{'); b; b = strchr(b + 1, '{')) {
+        const char *e = strchr(b + 1, '}'), *dots;
+        size_t na, nb;
+        if (!e)
+            break;
+        dots = strstr(b + 1, "..");
+        if (!dots || dots > e)
+            continue;
+        if (found) {
+            *why = TPL_MANY;
+            return true;
+        }
+        found = true;
+        pt->at = (size_t)(b - path);
+        pt->len = (size_t)(e - b + 1);
+        na = (size_t)(dots - b - 1);
+        nb = (size_t)(e - dots - 2);
+        if (!template_number(b + 1, na, &pt->from) || !template_number(dots + 2, nb, &pt->to))
+            *why = TPL_MALFORMED;
+        else if (pt->from > pt->to)
+            *why = TPL_DOWN;
+        else if (pt->to - pt->from + 1 > PROTO_PLAN_MAX_TARGETS)
+            *why = TPL_HUGE;
+        pt->width =
+            (na > 1 && b[1] == '0') || (nb > 1 && dots[2] == '0') ? (int)(na > nb ? na : nb) : 0;
+    }
+    return found;
+}
+
+/* How many targets the path names (1 without a template, or when it is bad:
+ * path_template_find() reports that). */
+static size_t template_count(const char *path)
+{
+    struct path_template pt;
+    enum template_why why;
+
+    if (template_scan(path, &pt, &why) && why == TPL_OK)
+        return (size_t)(pt.to - pt.from + 1);
+    return 1;
+}
+
+/* The path's template in *pt and *found, or a plan error at targets[i].path. */
+static int path_template_find(struct pctx *c, const char *path, struct path_template *pt,
+                              bool *found)
+{
+    enum template_why why;
+    char q[96], r[96], raw[96];
+
+    *found = template_scan(path, pt, &why);
+    if (!*found || why == TPL_OK)
+        return 0;
+    path_key(c, "path");
+    snprintf(raw, sizeof(raw), "%.*s", (int)pt->len, path + pt->at);
+    quote(r, sizeof(r), raw);
+    switch (why) {
+    case TPL_MANY:
+        return fail(c, "may hold one {A..B} range, got more in %s", quote(q, sizeof(q), path));
+    case TPL_DOWN:
+        return fail(c, "range %s counts down: write {%" PRIu64 "..%" PRIu64 "}", r, pt->to,
+                    pt->from);
+    case TPL_HUGE:
+        return fail(c, "range %s names %" PRIu64 " targets, the maximum is %u", r,
+                    pt->to - pt->from + 1, PROTO_PLAN_MAX_TARGETS);
+    default:
+        return fail(c,
+                    "range %s must be {A..B} with whole numbers of at most %d digits, as in "
+                    "{0..9}",
+                    r, TEMPLATE_MAX_DIGITS);
+    }
+}
+
+/* Writes the n targets of template pt into out[0..n), copies of *t with the
+ * range replaced by each number. */
+static int path_template_expand(struct pctx *c, const struct iof_target_cfg *t,
+                                const struct path_template *pt, struct iof_target_cfg *out)
+{
+    for (uint64_t v = pt->from; v <= pt->to; v++) {
+        struct iof_target_cfg *o = &out[v - pt->from];
+        int n;
+        *o = *t;
+        n = snprintf(o->path, sizeof(o->path), "%.*s%0*" PRIu64 "%s", (int)pt->at, t->path,
+                     pt->width, v, t->path + pt->at + pt->len);
+        if (n < 0 || (size_t)n >= sizeof(o->path)) {
+            path_key(c, "path");
+            return fail(c, "is too long once its range is expanded (the maximum is %d bytes)",
+                        IOF_PATH_MAX - 1);
+        }
+    }
+    return 0;
+}
+
 /* "offset_increment": a size (a multiple of 512) or "N%" of the range. */
 static int parse_offset_increment(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *w)
 {
@@ -1109,10 +1294,54 @@ static int parse_offset_increment(struct pctx *c, const cJSON *jw, struct iof_wo
     return 0;
 }
 
+/* The n entries of "targets", each path template expanded in place (the
+ * group's targets are the expansion, in order). */
+static int parse_targets(struct pctx *c, const cJSON *arr, size_t n, struct iof_worker_cfg *w)
+{
+    const cJSON *jt, *jp;
+    size_t total = 0, i = 0, k = 0;
+    int rc;
+
+    cJSON_ArrayForEach(jt, arr)
+    {
+        jp = cJSON_IsObject(jt) ? cJSON_GetObjectItemCaseSensitive(jt, "path") : NULL;
+        total += cJSON_IsString(jp) ? template_count(jp->valuestring) : 1;
+    }
+    if (total > PROTO_PLAN_MAX_TARGETS)
+        return fail(c,
+                    "%zu entries name %zu targets once their {A..B} ranges are expanded, the "
+                    "maximum is %u",
+                    n, total, PROTO_PLAN_MAX_TARGETS);
+    w->targets = calloc(total, sizeof(*w->targets));
+    if (!w->targets)
+        return nomem(c);
+    cJSON_ArrayForEach(jt, arr)
+    {
+        size_t oi = path_index(c, i);
+        struct path_template pt;
+        bool found;
+        if ((rc = parse_target(c, jt, &w->targets[k])) ||
+            (rc = path_template_find(c, w->targets[k].path, &pt, &found)))
+            return rc;
+        if (found) {
+            struct iof_target_cfg t = w->targets[k];
+            if ((rc = path_template_expand(c, &t, &pt, &w->targets[k])))
+                return rc;
+            k += (size_t)(pt.to - pt.from + 1);
+        } else {
+            k++;
+        }
+        w->ntargets = k;
+        path_pop(c, oi);
+        i++;
+    }
+    return 0;
+}
+
 static int parse_worker(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *w)
 {
-    const cJSON *arr, *jt;
-    size_t n, i = 0, idx, o;
+    const cJSON *arr;
+    size_t n, idx, o;
     uint64_t v;
     int rc;
 
@@ -1136,18 +1365,8 @@ static int parse_worker(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *
         return fail(c, "required but missing");
     if ((rc = check_array(c, arr, 1, PROTO_PLAN_MAX_TARGETS, &n)))
         return rc;
-    w->targets = calloc(n, sizeof(*w->targets));
-    if (!w->targets)
-        return nomem(c);
-    w->ntargets = n;
-    cJSON_ArrayForEach(jt, arr)
-    {
-        size_t oi = path_index(c, i);
-        if ((rc = parse_target(c, jt, &w->targets[i])))
-            return rc;
-        path_pop(c, oi);
-        i++;
-    }
+    if ((rc = parse_targets(c, arr, n, w)))
+        return rc;
     path_pop(c, o);
 
     if ((rc = enum_field(c, jw, "pattern", IOF_PATTERN_RANDOM, pattern_names, 3, &idx)))
@@ -1335,7 +1554,14 @@ static int cross_check(struct pctx *c, const struct iof_plan *p)
                 nfiles++;
             if (!t->size)
                 continue;
-            len = t->range_size ? t->range_size : t->size - t->range_offset;
+            if (t->range_offset_pct || t->range_size_pct) {
+                uint64_t st, en;
+                if (iof_target_range(t, t->size, DIRECT_IO_ALIGN, &st, &en))
+                    continue;
+                len = en - st;
+            } else {
+                len = t->range_size ? t->range_size : t->size - t->range_offset;
+            }
             if (len < small_len) {
                 small_len = len;
                 small = t;
@@ -2138,9 +2364,14 @@ void proto_plan_print(const struct iof_plan *p, FILE *f)
             } else {
                 fprintf(f, " (existing size)");
             }
-            if (t->range_offset || t->range_size) {
-                proto_plan_format_size(t->range_offset, a, sizeof(a));
-                if (t->range_size)
+            if (t->range_offset || t->range_size || t->range_size_pct) {
+                if (t->range_offset_pct)
+                    iof_target_range_label(t->range_offset, true, a, sizeof(a));
+                else
+                    proto_plan_format_size(t->range_offset, a, sizeof(a));
+                if (t->range_size_pct)
+                    iof_target_range_label(t->range_size, true, b, sizeof(b));
+                else if (t->range_size)
                     proto_plan_format_size(t->range_size, b, sizeof(b));
                 else
                     snprintf(b, sizeof(b), "rest");

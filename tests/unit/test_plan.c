@@ -333,6 +333,56 @@ BAD(range_past_end,
     "target (size 1m)")
 BAD(range_offset_outside, PLAN_TARGETS("{'path':'f.dat','size':'1m','range':{'offset':'1m'}}"),
     "plan.json: workers[0].targets[0].range: offset 1m is not inside the target (size 1m)")
+/* Working set as a percentage of the target. */
+BAD(range_pct_offset_100, PLAN_TARGETS("{'path':'/dev/sdb','range':{'offset':'100%'}}"),
+    "plan.json: workers[0].targets[0].range.offset: must be a whole percentage 0%..99% of the "
+    "target, got '100%'")
+BAD(range_pct_size_0, PLAN_TARGETS("{'path':'/dev/sdb','range':{'size':'0%'}}"),
+    "plan.json: workers[0].targets[0].range.size: must be a whole percentage 1%..100% of the "
+    "target, got '0%'")
+BAD(range_pct_fraction, PLAN_TARGETS("{'path':'/dev/sdb','range':{'size':'2.5%'}}"),
+    "plan.json: workers[0].targets[0].range.size: must be a whole percentage 1%..100% of the "
+    "target, got '2.5%'")
+BAD(range_pct_big, PLAN_TARGETS("{'path':'/dev/sdb','range':{'size':'1000%'}}"),
+    "plan.json: workers[0].targets[0].range.size: must be a whole percentage 1%..100% of the "
+    "target, got '1000%'")
+BAD(range_pct_sum, PLAN_TARGETS("{'path':'/dev/sdb','range':{'offset':'60%','size':'50%'}}"),
+    "plan.json: workers[0].targets[0].range: offset 60% + size 50% is more than 100% of the "
+    "target")
+BAD(range_pct_mixed_past_end,
+    PLAN_TARGETS("{'path':'f.dat','size':'1m','range':{'offset':'768k','size':'50%'}}"),
+    "plan.json: workers[0].targets[0].range: offset 768k + size 50% does not fit the target "
+    "(size 1m)")
+BAD(range_pct_line_too_big,
+    PLAN_TARGETS("{'path':'f.dat','size':'256k','range':{'offset':'0%','size':'1%'}}"),
+    "plan.json: specs[0].lines[0].size: 4k does not fit workers[0].targets[0] ('f.dat', 2560 "
+    "usable)")
+/* Target path templates. */
+BAD(template_two, PLAN_TARGETS("{'path':'/dev/sd{0..1}/{0..1}'}"),
+    "plan.json: workers[0].targets[0].path: may hold one {A..B} range, got more in "
+    "'/dev/sd{0..1}/{0..1}'")
+BAD(template_letters, PLAN_TARGETS("{'path':'/dev/sd{b..e}'}"),
+    "plan.json: workers[0].targets[0].path: range '{b..e}' must be {A..B} with whole numbers of "
+    "at most 9 digits, as in {0..9}")
+BAD(template_open_end, PLAN_TARGETS("{'path':'d{3..}.dat','size':'1m'}"),
+    "plan.json: workers[0].targets[0].path: range '{3..}' must be {A..B} with whole numbers of "
+    "at most 9 digits, as in {0..9}")
+BAD(template_long_number, PLAN_TARGETS("{'path':'d{0..1234567890}.dat','size':'1m'}"),
+    "plan.json: workers[0].targets[0].path: range '{0..1234567890}' must be {A..B} with whole "
+    "numbers of at most 9 digits, as in {0..9}")
+BAD(template_down, PLAN_TARGETS("{'path':'d{9..0}.dat','size':'1m'}"),
+    "plan.json: workers[0].targets[0].path: range '{9..0}' counts down: write {0..9}")
+BAD(template_huge, PLAN_TARGETS("{'path':'d{0..999999999}.dat','size':'1m'}"),
+    "plan.json: workers[0].targets[0].path: range '{0..999999999}' names 1000000000 targets, "
+    "the maximum is 256")
+BAD(template_total,
+    PLAN_TARGETS("{'path':'a{0..199}','size':'1m'},{'path':'b{1..57}','size':'1m'}"),
+    "plan.json: workers[0].targets: 2 entries name 257 targets once their {A..B} ranges are "
+    "expanded, the maximum is 256")
+BAD(template_two_sizes,
+    PLAN_TARGETS("{'path':'d{0..3}.dat','size':'1m'},{'path':'d2.dat','size':'2m'}"),
+    "plan.json: workers[0].targets[4].size: test file 'd2.dat' is 1m in workers[0].targets[2]; "
+    "one file cannot have two sizes, got 2m")
 BAD(test_file_two_sizes,
     PLAN_WORKERS(
         "[{'targets':[{'path':'f.dat','size':'1m'}]},{'targets':[{'path':'f.dat','size':'2m'}]}]"),
@@ -1316,6 +1366,109 @@ static void test_node_share_limits(void **state)
                      0);
 }
 
+/* "offset"/"size" as percentages: kept as written, resolved against the
+ * target's size by iof_target_range() (the agent calls it once the size is
+ * known), rounded down to the alignment. */
+static void good_range_pct(void **state)
+{
+    struct iof_plan p;
+    const struct iof_target_cfg *t;
+    uint64_t st, en;
+
+    (void)state;
+    load_good(PLAN_TARGETS("{'path':'/dev/sdb','range':{'offset':'0%','size':'10%'}},"
+                           "{'path':'f.dat','size':'1m','range':{'offset':'50%'}},"
+                           "{'path':'g.dat','size':'1m','range':{'offset':'128k','size':'25%'}}"),
+              NULL, 0, &p);
+    t = &p.workers[0].targets[0];
+    assert_true(t->range_offset_pct);
+    assert_true(t->range_size_pct);
+    assert_int_equal(t->range_offset, 0);
+    assert_int_equal(t->range_size, 10);
+    /* 10% of 1000 MiB + 1 byte: 100 MiB, rounded down to 4 KiB. */
+    assert_int_equal(iof_target_range(t, 1000 * MIB + 1, 4096, &st, &en), 0);
+    assert_int_equal(st, 0);
+    assert_int_equal(en, 100 * MIB);
+    /* 10% of 100005 bytes is 10000; aligned down to 512: 9728. */
+    assert_int_equal(iof_target_range(t, 100005, 512, &st, &en), 0);
+    assert_int_equal(en, 9728);
+    /* Too small a target: 10% rounds to nothing. */
+    assert_int_equal(iof_target_range(t, 4096, 512, &st, &en), -ERANGE);
+    /* No overflow near 2^64. */
+    assert_int_equal(iof_target_range(t, UINT64_MAX - 4095, 4096, &st, &en), 0);
+    assert_true(en > (UINT64_MAX / 10) - 4096 && en <= UINT64_MAX / 10);
+    assert_int_equal(en % 4096, 0);
+
+    t = &p.workers[0].targets[1];
+    assert_true(t->range_offset_pct);
+    assert_false(t->range_size_pct);
+    assert_int_equal(iof_target_range(t, MIB, 512, &st, &en), 0);
+    assert_int_equal(st, MIB / 2);
+    assert_int_equal(en, MIB);
+
+    t = &p.workers[0].targets[2];
+    assert_false(t->range_offset_pct);
+    assert_true(t->range_size_pct);
+    assert_int_equal(iof_target_range(t, MIB, 512, &st, &en), 0);
+    assert_int_equal(st, 128 * 1024);
+    assert_int_equal(en, 128 * 1024 + MIB / 4);
+    assert_int_equal(iof_target_range(t, 128 * 1024, 512, &st, &en), -ERANGE);
+    iof_plan_free(&p);
+
+    /* Byte ranges resolve as before. */
+    load_good(PLAN_TARGETS("{'path':'f.dat','size':'1m','range':{'offset':'4k','size':'8k'}}"),
+              NULL, 0, &p);
+    t = &p.workers[0].targets[0];
+    assert_false(t->range_offset_pct || t->range_size_pct);
+    assert_int_equal(iof_target_range(t, MIB, 4096, &st, &en), 0);
+    assert_int_equal(st, 4096);
+    assert_int_equal(en, 12288);
+    iof_plan_free(&p);
+}
+
+/* {A..B} in a target path: B-A+1 targets in order, the entry's other keys
+ * copied to each; zero padding as bash's {00..09}; braces without ".." are
+ * plain characters. */
+static void good_path_template(void **state)
+{
+    struct iof_plan p;
+    const struct iof_worker_cfg *w;
+    char want[32];
+
+    (void)state;
+    load_good(PLAN_TARGETS("{'path':'vmdk{0..9}.dat','size':'1m','range':{'size':'10%'}},"
+                           "{'path':'/dev/nvme{2..3}n1'},{'path':'/dev/x{b}'},"
+                           "{'path':'d{08..10}','size':'4k'},{'path':'one{5..5}','size':'4k'}"),
+              NULL, 0, &p);
+    w = &p.workers[0];
+    assert_int_equal(w->ntargets, 10 + 2 + 1 + 3 + 1);
+    for (size_t i = 0; i < 10; i++) {
+        snprintf(want, sizeof(want), "vmdk%zu.dat", i);
+        assert_string_equal(w->targets[i].path, want);
+        assert_int_equal(w->targets[i].size, MIB);
+        assert_true(w->targets[i].range_size_pct);
+        assert_int_equal(w->targets[i].range_size, 10);
+    }
+    assert_string_equal(w->targets[10].path, "/dev/nvme2n1");
+    assert_string_equal(w->targets[11].path, "/dev/nvme3n1");
+    assert_string_equal(w->targets[12].path, "/dev/x{b}");
+    assert_string_equal(w->targets[13].path, "d08");
+    assert_string_equal(w->targets[14].path, "d09");
+    assert_string_equal(w->targets[15].path, "d10");
+    assert_string_equal(w->targets[16].path, "one5");
+    iof_plan_free(&p);
+
+    /* Exactly the maximum, and a cycle over the expanded targets. */
+    load_good("{" NAME "," RUN "," SPECS
+              ",'workers':[{'targets':[{'path':'t{1..256}','size':'4k'}]}],"
+              "'cycle':{'targets':{'from':1,'to':256,'step':'x2'}}}",
+              NULL, 0, &p);
+    assert_int_equal(p.workers[0].ntargets, 256);
+    assert_string_equal(p.workers[0].targets[255].path, "t256");
+    assert_int_equal(iof_plan_cycle_steps(&p), 9);
+    iof_plan_free(&p);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test(f)
@@ -1492,6 +1645,23 @@ int main(void)
         T(print_plan),
         T(good_io_uring_hipri),
         T(test_node_share_limits),
+        B(range_pct_offset_100),
+        B(range_pct_size_0),
+        B(range_pct_fraction),
+        B(range_pct_big),
+        B(range_pct_sum),
+        B(range_pct_mixed_past_end),
+        B(range_pct_line_too_big),
+        B(template_two),
+        B(template_letters),
+        B(template_open_end),
+        B(template_long_number),
+        B(template_down),
+        B(template_huge),
+        B(template_total),
+        B(template_two_sizes),
+        T(good_range_pct),
+        T(good_path_template),
     };
 #undef B
 #undef T
