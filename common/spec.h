@@ -112,6 +112,23 @@ struct iof_cycle {
     bool exponential;
 };
 
+/* Cycling the spec itself (vdbench forxfersize/forrdpct/forseekpct): the
+ * plan loader has already expanded every single-line spec into the cross
+ * product of the axes (first axis outermost); kept for printing. */
+enum iof_spec_axis {
+    IOF_SPEC_AXIS_SIZE,
+    IOF_SPEC_AXIS_READ,
+    IOF_SPEC_AXIS_RANDOM,
+};
+#define IOF_SPEC_AXES 3
+#define IOF_SPEC_AXIS_MAX_VALUES 64
+
+struct iof_spec_cycle {
+    enum iof_spec_axis axis;
+    uint64_t values[IOF_SPEC_AXIS_MAX_VALUES]; /* bytes, or percentages */
+    size_t nvalues;
+};
+
 struct iof_plan {
     char name[IOF_NAME_MAX];
     struct iof_run_cfg run;
@@ -120,6 +137,9 @@ struct iof_plan {
     struct iof_worker_cfg *workers; /* owned */
     size_t nworkers;
     struct iof_cycle cycle;
+    struct iof_spec_cycle spec_cycle[IOF_SPEC_AXES]; /* in the plan's order */
+    size_t nspec_cycle;
+    size_t nspecs_cycled; /* single-line specs the spec cycle expanded */
 };
 
 /* One expanded test: a spec at one cycle step. */

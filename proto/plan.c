@@ -79,7 +79,10 @@ static const struct field cycle_param_fields[] = {{"from"}, {"to"}, {"step"}};
 OBJDEF(cycle_param_def, cycle_param_fields);
 static const struct field cycle_fields[] = {{"queue_depth", SH_OBJECT, &cycle_param_def},
                                             {"workers", SH_OBJECT, &cycle_param_def},
-                                            {"targets", SH_OBJECT, &cycle_param_def}};
+                                            {"targets", SH_OBJECT, &cycle_param_def},
+                                            {"size", SH_ARRAY, NULL},
+                                            {"read", SH_ARRAY, NULL},
+                                            {"random", SH_ARRAY, NULL}};
 OBJDEF(cycle_def, cycle_fields);
 static const struct field root_fields[] = {{"name"},
                                            {"run", SH_OBJECT, &run_def},
@@ -87,6 +90,8 @@ static const struct field root_fields[] = {{"name"},
                                            {"workers", SH_ARRAY, &worker_def},
                                            {"cycle", SH_OBJECT, &cycle_def}};
 OBJDEF(root_def, root_fields);
+
+static int spec_axis_of(const char *key);
 
 static const char *const engine_names[] = {"libaio", "io_uring", "sync", "null"};
 /* Engines that open targets with O_DIRECT (sizes must be 512-byte multiples). */
@@ -1457,12 +1462,23 @@ static int parse_cycle(struct pctx *c, const cJSON *root, struct iof_plan *p)
     }
     if ((rc = check_object(c, cy)) || (rc = check_keys(c, cy, &cycle_def)))
         return rc;
-    pc = cy->child;
-    if (!pc)
-        return fail(c, "must name one of queue_depth, workers, targets");
-    if (pc->next)
-        return fail(c, "names both '%s' and '%s': cycle one parameter at a time", pc->string,
-                    pc->next->string);
+    /* The spec axes (size, read, random) are parse_spec_cycle()'s; at most
+     * one worker parameter here. */
+    pc = NULL;
+    for (const cJSON *it = cy->child; it; it = it->next) {
+        if (spec_axis_of(it->string) >= 0)
+            continue;
+        if (pc)
+            return fail(c, "names both '%s' and '%s': cycle one parameter at a time", pc->string,
+                        it->string);
+        pc = it;
+    }
+    if (!pc && !cy->child)
+        return fail(c, "must name one of queue_depth, workers, targets, size, read, random");
+    if (!pc) {
+        path_pop(c, o);
+        return 0;
+    }
     for (size_t g = 0; g < p->nworkers; g++) {
         if (p->workers[g].ntargets < min_targets) {
             min_targets = p->workers[g].ntargets;
@@ -1725,6 +1741,223 @@ out:
     return rc;
 }
 
+/* ---- cycling the spec itself: "cycle": {"size": [...], "read": [...], "random": [...]} ---- */
+
+static const char *const spec_axis_names[IOF_SPEC_AXES] = {"size", "read", "random"};
+
+/* The axis a cycle key names, or -1. */
+static int spec_axis_of(const char *key)
+{
+    for (int i = 0; i < IOF_SPEC_AXES; i++)
+        if (strcmp(key, spec_axis_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+/* "4k 70% read 50% random": what a line does, as the expanded specs are named. */
+static void spec_cycle_label(const struct iof_line *l, char *buf, size_t cap)
+{
+    char a[32];
+
+    proto_plan_format_size(l->size, a, sizeof(a));
+    snprintf(buf, cap, "%s %" PRIu32 "%% read %" PRIu32 "%% random", a, l->read_pct, l->random_pct);
+}
+
+/* "LABEL", or "SPEC: LABEL" when several specs are expanded (the spec's
+ * name cut so the label always shows). */
+static void spec_cycle_name(char *buf, size_t cap, const char *spec, const char *label)
+{
+    size_t nl = strlen(label), ns = spec ? strlen(spec) : 0, k = 0;
+
+    if (spec) {
+        if (ns + 2 + nl >= cap)
+            ns = nl + 2 < cap ? cap - 1 - nl - 2 : 0;
+        memcpy(buf, spec, ns);
+        memcpy(buf + ns, ": ", 2);
+        k = ns + 2;
+    }
+    if (k + nl >= cap)
+        nl = cap - 1 - k;
+    memcpy(buf + k, label, nl);
+    buf[k + nl] = '\0';
+}
+
+/* One axis's list of values at cycle.<key>: sizes 1..64m, or 0..100. */
+static int parse_spec_axis(struct pctx *c, const cJSON *it, struct iof_spec_cycle *ax)
+{
+    const cJSON *el;
+    size_t o = path_key(c, it->string), n, i = 0;
+    char a[32], g[96];
+    int rc;
+
+    if ((rc = check_array(c, it, 1, IOF_SPEC_AXIS_MAX_VALUES, &n)))
+        return rc;
+    ax->nvalues = n;
+    cJSON_ArrayForEach(el, it)
+    {
+        size_t oi = path_index(c, i);
+        uint64_t *v = &ax->values[i];
+        if (ax->axis == IOF_SPEC_AXIS_SIZE) {
+            if ((rc = json_size(c, el, v)))
+                return rc;
+            if (*v < 1 || *v > PROTO_PLAN_MAX_IO_SIZE) {
+                proto_plan_format_size(PROTO_PLAN_MAX_IO_SIZE, a, sizeof(a));
+                return fail(c, "must be 1..%s, got %s", a, got(g, sizeof(g), el));
+            }
+        } else if ((rc = json_uint(c, el, 0, 100, v))) {
+            return rc;
+        }
+        for (size_t j = 0; j < i; j++)
+            if (ax->values[j] == *v)
+                return fail(c, "repeats %s[%zu], got %s", it->string, j, got(g, sizeof(g), el));
+        path_pop(c, oi);
+        i++;
+    }
+    path_pop(c, o);
+    return 0;
+}
+
+/* Cycle transfer sizes must pass what cross_check() asks of spec lines:
+ * O_DIRECT alignment and fitting the smallest target region. */
+static int spec_cycle_sizes_check(struct pctx *c, const struct iof_plan *p,
+                                  const struct iof_spec_cycle *ax)
+{
+    char a[32], b[32], q[96];
+
+    for (size_t k = 0; k < ax->nvalues; k++) {
+        uint64_t size = ax->values[k];
+        proto_plan_format_size(size, a, sizeof(a));
+        for (size_t g = 0; g < p->nworkers; g++) {
+            const struct iof_worker_cfg *w = &p->workers[g];
+            if (engine_direct(w->engine) && size % DIRECT_IO_ALIGN) {
+                path_pop(c, 0);
+                path_add(c, "cycle.size[%zu]", k);
+                return fail(c,
+                            "size not aligned for O_DIRECT: %s is not a multiple of 512 "
+                            "(workers[%zu] uses engine %s)",
+                            a, g, w->engine);
+            }
+            for (size_t i = 0; i < w->ntargets; i++) {
+                const struct iof_target_cfg *t = &w->targets[i];
+                uint64_t st, en;
+                if (!t->size || iof_target_range(t, t->size, DIRECT_IO_ALIGN, &st, &en) ||
+                    size <= en - st)
+                    continue;
+                path_pop(c, 0);
+                path_add(c, "cycle.size[%zu]", k);
+                proto_plan_format_size(en - st, b, sizeof(b));
+                return fail(c, "%s does not fit workers[%zu].targets[%zu] (%s, %s usable)", a, g, i,
+                            quote(q, sizeof(q), t->path), b);
+            }
+        }
+    }
+    return 0;
+}
+
+/* Replaces every single-line spec by the cross product of the axes (first
+ * axis outermost), named after what each line does; specs with more lines
+ * stay as written. Runs after cross_check(), so specs[i] in its messages is
+ * still the i-th spec of the file. */
+static int parse_spec_cycle(struct pctx *c, const cJSON *root, struct iof_plan *p)
+{
+    const cJSON *cy = member(root, "cycle");
+    size_t o = path_key(c, "cycle"), prod = 1, nsingle = 0, total, k = 0;
+    struct iof_spec *out;
+    char label[IOF_NAME_MAX];
+    int rc;
+
+    if (!cy) {
+        path_pop(c, o);
+        return 0;
+    }
+    for (const cJSON *it = cy->child; it; it = it->next) {
+        int a = spec_axis_of(it->string);
+        struct iof_spec_cycle *ax;
+        if (a < 0)
+            continue;
+        ax = &p->spec_cycle[p->nspec_cycle++];
+        ax->axis = (enum iof_spec_axis)a;
+        if ((rc = parse_spec_axis(c, it, ax)))
+            return rc;
+        prod *= ax->nvalues;
+    }
+    if (!p->nspec_cycle) {
+        path_pop(c, o);
+        return 0;
+    }
+    for (size_t s = 0; s < p->nspecs; s++)
+        nsingle += p->specs[s].nlines == 1;
+    if (!nsingle)
+        return fail(c,
+                    "%s: no spec has a single line to cycle (a spec with several lines keeps "
+                    "its mix)",
+                    spec_axis_names[p->spec_cycle[0].axis]);
+    total = p->nspecs - nsingle + nsingle * prod;
+    if (total > PROTO_PLAN_MAX_SPECS)
+        return fail(c, "expands %zu single-line spec%s into %zu specs, the maximum is %u", nsingle,
+                    nsingle == 1 ? "" : "s", total, PROTO_PLAN_MAX_SPECS);
+    for (size_t a = 0; a < p->nspec_cycle; a++)
+        if (p->spec_cycle[a].axis == IOF_SPEC_AXIS_SIZE &&
+            (rc = spec_cycle_sizes_check(c, p, &p->spec_cycle[a])))
+            return rc;
+    out = calloc(total, sizeof(*out));
+    if (!out)
+        return nomem(c);
+    for (size_t s = 0; s < p->nspecs; s++) {
+        struct iof_spec *sp = &p->specs[s];
+        if (sp->nlines != 1) {
+            out[k++] = *sp;
+            sp->lines = NULL;
+            continue;
+        }
+        for (size_t n = 0; n < prod; n++) {
+            struct iof_spec *e = &out[k++];
+            size_t rest = n;
+            e->lines = malloc(sizeof(*e->lines));
+            if (!e->lines) {
+                for (size_t j = 0; j < k; j++)
+                    free(out[j].lines);
+                free(out);
+                return nomem(c);
+            }
+            e->nlines = 1;
+            e->lines[0] = sp->lines[0];
+            /* Odometer: the last axis turns fastest. */
+            for (size_t a = p->nspec_cycle; a-- > 0;) {
+                const struct iof_spec_cycle *ax = &p->spec_cycle[a];
+                uint64_t v = ax->values[rest % ax->nvalues];
+                rest /= ax->nvalues;
+                if (ax->axis == IOF_SPEC_AXIS_SIZE)
+                    e->lines[0].size = v;
+                else if (ax->axis == IOF_SPEC_AXIS_READ)
+                    e->lines[0].read_pct = (uint32_t)v;
+                else
+                    e->lines[0].random_pct = (uint32_t)v;
+            }
+            spec_cycle_label(&e->lines[0], label, sizeof(label));
+            spec_cycle_name(e->name, sizeof(e->name), nsingle == 1 ? NULL : sp->name, label);
+        }
+    }
+    for (size_t s = 0; s < p->nspecs; s++)
+        free(p->specs[s].lines);
+    free(p->specs);
+    p->specs = out;
+    p->nspecs = total;
+    p->nspecs_cycled = nsingle;
+    /* A kept multi-line spec may already carry an expanded name. */
+    for (size_t i = 0; i < total; i++) {
+        for (size_t j = 0; j < i; j++) {
+            if (strcmp(p->specs[i].name, p->specs[j].name) == 0) {
+                char q[96];
+                return fail(c, "expands to the spec name %s twice: rename the spec that has it",
+                            quote(q, sizeof(q), p->specs[i].name));
+            }
+        }
+    }
+    path_pop(c, o);
+    return 0;
+}
+
 static int parse_root(struct pctx *c, const cJSON *root, struct iof_plan *p)
 {
     const char *name;
@@ -1738,7 +1971,7 @@ static int parse_root(struct pctx *c, const cJSON *root, struct iof_plan *p)
     if ((rc = parse_run(c, root, &p->run)) || (rc = parse_specs(c, root, p)) ||
         (rc = parse_workers(c, root, p)) || (rc = parse_cycle(c, root, p)))
         return rc;
-    if ((rc = cross_check(c, p)))
+    if ((rc = cross_check(c, p)) || (rc = parse_spec_cycle(c, root, p)))
         return rc;
     return node_check(c, p);
 }
@@ -2315,12 +2548,30 @@ void proto_plan_print(const struct iof_plan *p, FILE *f)
     print_quoted(f, p->name);
     fprintf(f, "\n");
     fprintf(f, "run: ramp %s, duration %s, interval %s\n", a, b, d);
-    if (p->cycle.param == IOF_CYCLE_NONE)
-        fprintf(f, "cycle: none\n");
-    else
+    if (p->nspec_cycle) {
+        fprintf(f, "spec cycle:");
+        for (size_t i = 0; i < p->nspec_cycle; i++) {
+            const struct iof_spec_cycle *ax = &p->spec_cycle[i];
+            fprintf(f, "%s %s", i ? " x" : "", spec_axis_names[ax->axis]);
+            for (size_t v = 0; v < ax->nvalues; v++) {
+                if (ax->axis == IOF_SPEC_AXIS_SIZE)
+                    proto_plan_format_size(ax->values[v], a, sizeof(a));
+                else
+                    snprintf(a, sizeof(a), "%" PRIu64 "%%", ax->values[v]);
+                fprintf(f, "%s%s", v ? ", " : " ", a);
+            }
+        }
+        fprintf(f, " (%zu single-line spec%s expanded)\n", p->nspecs_cycled,
+                p->nspecs_cycled == 1 ? "" : "s");
+    }
+    if (p->cycle.param == IOF_CYCLE_NONE) {
+        if (!p->nspec_cycle)
+            fprintf(f, "cycle: none\n");
+    } else {
         fprintf(f, "cycle: %s %" PRIu64 "..%" PRIu64 " step %c%" PRIu64 " (%zu step%s)\n",
                 iof_cycle_param_name(p->cycle.param), p->cycle.from, p->cycle.to,
                 p->cycle.exponential ? 'x' : '+', p->cycle.step, steps, steps == 1 ? "" : "s");
+    }
     per = p->run.ramp_ns + p->run.duration_ns;
     total = per && p->nspecs * steps > UINT64_MAX / per ? UINT64_MAX : per * p->nspecs * steps;
     proto_plan_format_duration(total, a, sizeof(a));

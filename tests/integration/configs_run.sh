@@ -32,7 +32,7 @@ for f in "$IOF_SRC"/configs/*.json; do
         done
     done
     # A cycle runs its first 3 steps only.
-    cparam=$(jq -r '.cycle // {} | keys[0] // empty' "$f")
+    cparam=$(jq -r '.cycle // {} | keys - ["size", "read", "random"] | .[0] // empty' "$f")
     if [ -n "$cparam" ]; then
         read -r from to step < <(jq -r ".cycle.$cparam | \"\(.from) \(.to) \(.step)\"" "$f")
         n=${step:1}

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -383,6 +384,37 @@ BAD(template_two_sizes,
     PLAN_TARGETS("{'path':'d{0..3}.dat','size':'1m'},{'path':'d2.dat','size':'2m'}"),
     "plan.json: workers[0].targets[4].size: test file 'd2.dat' is 1m in workers[0].targets[2]; "
     "one file cannot have two sizes, got 2m")
+/* Cycling the spec itself. */
+#define SCYCLE(cy) PLAN_CYCLE("{" cy "}")
+BAD(scycle_not_array, SCYCLE("'size':'4k'"), "plan.json: cycle.size: must be an array, got string")
+BAD(scycle_empty, SCYCLE("'read':[]"), "plan.json: cycle.read: must not be empty")
+BAD(scycle_read_range, SCYCLE("'read':[100,170]"),
+    "plan.json: cycle.read[1]: must be 0..100, got 170")
+BAD(scycle_size_zero, SCYCLE("'size':['4k',0]"), "plan.json: cycle.size[1]: must be 1..64m, got 0")
+BAD(scycle_repeat, SCYCLE("'size':['4k','8k','4k']"),
+    "plan.json: cycle.size[2]: repeats size[0], got '4k'")
+BAD(scycle_odirect,
+    "{" NAME "," RUN "," SPECS ",'workers':[{'engine':'libaio','targets':[{'path':'f.dat','size':"
+    "'1m'}]}],'cycle':{'size':['4k',1000]}}",
+    "plan.json: cycle.size[1]: size not aligned for O_DIRECT: 1000 is not a multiple of 512 "
+    "(workers[0] uses engine libaio)")
+BAD(scycle_too_big, SCYCLE("'size':['4k','2m']"),
+    "plan.json: cycle.size[1]: 2m does not fit workers[0].targets[0] ('f.dat', 1m usable)")
+BAD(scycle_no_single,
+    "{" NAME "," RUN ",'specs':[{'name':'mix','lines':[{'size':'4k','share':50},{'size':'8k',"
+    "'share':50}]}]," WORKERS ",'cycle':{'random':[0,100]}}",
+    "plan.json: cycle: random: no spec has a single line to cycle (a spec with several lines "
+    "keeps its mix)")
+BAD(scycle_two_params,
+    SCYCLE("'size':['4k'],'queue_depth':{'from':1,'to':2,'step':'+1'},"
+           "'workers':{'from':1,'to':2,'step':'+1'}"),
+    "plan.json: cycle: names both 'queue_depth' and 'workers': cycle one parameter at a time")
+BAD(scycle_name_clash,
+    "{" NAME "," RUN ",'specs':[{'name':'4k 100% read 0% random','lines':[{'size':'4k',"
+    "'share':50},{'size':'8k','share':50}]},{'name':'b','lines':[{'size':'4k'}]}]," WORKERS
+    ",'cycle':{'random':[0,100]}}",
+    "plan.json: cycle: expands to the spec name '4k 100% read 0% random' twice: rename the spec "
+    "that has it")
 BAD(test_file_two_sizes,
     PLAN_WORKERS(
         "[{'targets':[{'path':'f.dat','size':'1m'}]},{'targets':[{'path':'f.dat','size':'2m'}]}]"),
@@ -391,13 +423,14 @@ BAD(test_file_two_sizes,
 
 /* ---- cycle ---- */
 BAD(cycle_empty, PLAN_CYCLE("{}"),
-    "plan.json: cycle: must name one of queue_depth, workers, targets")
+    "plan.json: cycle: must name one of queue_depth, workers, targets, size, read, random")
 BAD(cycle_two_params,
     PLAN_CYCLE(
         "{'queue_depth':{'from':1,'to':4,'step':'x2'},'workers':{'from':1,'to':4,'step':'+1'}}"),
     "plan.json: cycle: names both 'queue_depth' and 'workers': cycle one parameter at a time")
 BAD(cycle_unknown_param, PLAN_CYCLE("{'qd':{'from':1,'to':4,'step':'x2'}}"),
-    "plan.json: cycle: unknown key 'qd' (expected one of: queue_depth, workers, targets)")
+    "plan.json: cycle: unknown key 'qd' (expected one of: queue_depth, workers, targets, size, "
+    "read, random)")
 BAD(cycle_from_zero, PLAN_CYCLE("{'queue_depth':{'from':0,'to':4,'step':'x2'}}"),
     "plan.json: cycle.queue_depth.from: must be 1..4096, got 0")
 BAD(cycle_to_below_from, PLAN_CYCLE("{'queue_depth':{'from':8,'to':4,'step':'x2'}}"),
@@ -1469,6 +1502,86 @@ static void good_path_template(void **state)
     iof_plan_free(&p);
 }
 
+/* "cycle": {"size", "read", "random"} expands each single-line spec into
+ * the cross product, first axis outermost, named after what each line does;
+ * a worker-parameter cycle multiplies the tests as before. */
+static void scycle_expand(void **state)
+{
+    static const char *want[] = {
+        "4k 100% read 100% random", "4k 0% read 100% random",   "4k 100% read 0% random",
+        "4k 0% read 0% random",     "8k 100% read 100% random", "8k 0% read 100% random",
+        "8k 100% read 0% random",   "8k 0% read 0% random",     "64k 100% read 100% random",
+        "64k 0% read 100% random",  "64k 100% read 0% random",  "64k 0% read 0% random"};
+    struct iof_plan p;
+    struct iof_test *t;
+    size_t n;
+
+    (void)state;
+    load_good("{" NAME "," RUN ",'specs':[{'name':'m','lines':[{'size':'512','read':70,"
+              "'random':50,'delay':'1ms','burst':4}]}]," WORKERS
+              ",'cycle':{'size':['4k','8k','64k'],'random':[100,0],'read':[100,0]}}",
+              NULL, 0, &p);
+    assert_int_equal(p.nspecs, 12);
+    assert_int_equal(p.nspecs_cycled, 1);
+    assert_int_equal(p.nspec_cycle, 3);
+    for (size_t i = 0; i < 12; i++) {
+        const struct iof_line *l = &p.specs[i].lines[0];
+        char name[64];
+        assert_int_equal(p.specs[i].nlines, 1);
+        assert_string_equal(p.specs[i].name, want[i]);
+        snprintf(name, sizeof(name), "%" PRIu64 "k %u%% read %u%% random", l->size / 1024,
+                 l->read_pct, l->random_pct);
+        assert_string_equal(p.specs[i].name, name);
+        /* Only the cycled fields change. */
+        assert_int_equal(l->delay_ns, MS_NS);
+        assert_int_equal(l->burst, 4);
+        assert_int_equal(l->share, 100);
+    }
+    iof_plan_free(&p);
+
+    /* With a queue_depth cycle, a multi-line spec kept as written and two
+     * single-line specs (named "spec: ..."): (2 x 2 + 1) specs x 3 steps. */
+    load_good("{" NAME "," RUN ",'specs':[{'name':'a','lines':[{'size':'4k'}]},"
+              "{'name':'mix','lines':[{'size':'4k','share':50},{'size':'8k','share':50}]},"
+              "{'name':'b','lines':[{'size':'8k','read':30}]}]," WORKERS
+              ",'cycle':{'queue_depth':{'from':1,'to':4,'step':'x2'},'random':[0,100]}}",
+              NULL, 0, &p);
+    assert_int_equal(p.nspecs, 5);
+    assert_string_equal(p.specs[0].name, "a: 4k 100% read 0% random");
+    assert_string_equal(p.specs[1].name, "a: 4k 100% read 100% random");
+    assert_string_equal(p.specs[2].name, "mix");
+    assert_int_equal(p.specs[2].nlines, 2);
+    assert_string_equal(p.specs[3].name, "b: 8k 30% read 0% random");
+    assert_string_equal(p.specs[4].name, "b: 8k 30% read 100% random");
+    assert_int_equal(p.cycle.param, IOF_CYCLE_QUEUE_DEPTH);
+    t = iof_plan_expand(&p, &n);
+    assert_non_null(t);
+    assert_int_equal(n, 15);
+    assert_int_equal(t[14].spec_index, 4);
+    assert_int_equal(t[14].cycle_value, 4);
+    free(t);
+    iof_plan_free(&p);
+
+    /* 32 x 32 = 1024 specs is the maximum; one more value is refused. */
+    {
+        char plan[4096], *q = plan;
+        q += sprintf(q, "{" NAME "," RUN "," SPECS "," WORKERS ",'cycle':{'read':[");
+        for (int i = 0; i < 32; i++)
+            q += sprintf(q, "%s%d", i ? "," : "", i);
+        q += sprintf(q, "],'random':[");
+        for (int i = 0; i < 32; i++)
+            q += sprintf(q, "%s%d", i ? "," : "", i);
+        sprintf(q, "]}}");
+        load_good(plan, NULL, 0, &p);
+        assert_int_equal(p.nspecs, 1024);
+        iof_plan_free(&p);
+        sprintf(q, ",32]}}");
+        expect_msg(plan, NULL, 0,
+                   "plan.json: cycle: expands 1 single-line spec into 1056 specs, the maximum "
+                   "is 1024");
+    }
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test(f)
@@ -1662,6 +1775,17 @@ int main(void)
         B(template_two_sizes),
         T(good_range_pct),
         T(good_path_template),
+        B(scycle_not_array),
+        B(scycle_empty),
+        B(scycle_read_range),
+        B(scycle_size_zero),
+        B(scycle_repeat),
+        B(scycle_odirect),
+        B(scycle_too_big),
+        B(scycle_no_single),
+        B(scycle_two_params),
+        B(scycle_name_clash),
+        T(scycle_expand),
     };
 #undef B
 #undef T
