@@ -666,8 +666,13 @@ static int cli_pki(int argc, char **argv)
     const char *val, *best;
     int id, rc = 0;
 
-    if (argc < 3)
-        return iof_opt_usage_error(&cli_pki_cmd, "needs a command (init)");
+    if (argc < 3) {
+        fprintf(stderr,
+                "iofleet pki: needs a command: init\n"
+                "usage: %s %s\ntry 'iofleet pki init --help' for more information\n",
+                cli_pki_cmd.prog, cli_pki_cmd.synopsis);
+        return 2;
+    }
     if (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h") || !strcmp(argv[2], "help")) {
         iof_opt_help(&cli_pki_cmd, stdout);
         return 0;

@@ -5,6 +5,8 @@ expect_rc 2 "$IOFLEET"
 expect_in "$T/err" "usage: iofleet COMMAND"
 expect_rc 2 "$IOFLEET" frobnicate
 expect_in "$T/err" "unknown command 'frobnicate'"
+expect_rc 2 "$IOFLEET" pki
+expect_in "$T/err" "iofleet pki: needs a command: init"
 expect_rc 2 "$IOFLEET" run
 expect_in "$T/err" "needs a PLAN.json (or - for stdin)"
 expect_rc 2 "$IOFLEET" run "$T/nope.json"
