@@ -46,23 +46,31 @@ l=$(little "$T/qd16.csv" ALL "")
 at_least "$l" 14.4 || { cat "$T/qd16.csv"; fail "QD 16: IOPS x mean latency = $l, below 0.9 x 16"; }
 ok "QD 16 on $loopa: IOPS x mean latency = $l (>= 14.4)"
 
-# Two identical devices, QD 8 each, listed both ways round.
-for order in ab ba; do
-    if [ $order = ab ]; then tj="[{\"path\": \"$loopa\"}, {\"path\": \"$loopb\"}]"
-    else tj="[{\"path\": \"$loopb\"}, {\"path\": \"$loopa\"}]"; fi
-    run_plan "two-$order" 8 "$tj"
-    for dev in "$loopa" "$loopb"; do
-        l=$(little "$T/two-$order.csv" TARGET "$dev")
-        at_least "$l" 7.2 || { cat "$T/two-$order.csv"; fail "order $order, $dev: IOPS x mean latency = $l, below 0.9 x 8"; }
+# Two identical devices, QD 8 each, listed both ways round. q = mean latency
+# of a / mean latency of b; the listing-order bias is first-listed/second-listed
+# averaged over both orders, sqrt(q_ab / q_ba), in which a difference between
+# the devices themselves cancels. Stamping that favoured the listing order gave
+# 1.30-1.40; alike targets give ~1.0. A busy machine can push one pair of runs
+# off; a bias in the code shows in a second pair too, noise does not.
+order_pair() { # TRY
+    local order tj dev l la lb
+    for order in ab ba; do
+        if [ $order = ab ]; then tj="[{\"path\": \"$loopa\"}, {\"path\": \"$loopb\"}]"
+        else tj="[{\"path\": \"$loopb\"}, {\"path\": \"$loopa\"}]"; fi
+        run_plan "two-$order-$1" 8 "$tj"
+        for dev in "$loopa" "$loopb"; do
+            l=$(little "$T/two-$order-$1.csv" TARGET "$dev")
+            at_least "$l" 7.2 || { cat "$T/two-$order-$1.csv"; fail "order $order, $dev: IOPS x mean latency = $l, below 0.9 x 8"; }
+        done
+        la=$(csv_col "$T/two-$order-$1.csv" TARGET "$loopa" avg_lat_ms)
+        lb=$(csv_col "$T/two-$order-$1.csv" TARGET "$loopb" avg_lat_ms)
+        eval "q_$order=$(awk -v a="$la" -v b="$lb" 'BEGIN { printf "%.3f\n", a / b }')"
+        echo "order $order: mean latency $loopa $la ms, $loopb $lb ms"
     done
-    la=$(csv_col "$T/two-$order.csv" TARGET "$loopa" avg_lat_ms)
-    lb=$(csv_col "$T/two-$order.csv" TARGET "$loopb" avg_lat_ms)
-    q=$(awk -v a="$la" -v b="$lb" 'BEGIN { printf "%.3f\n", a / b }')
-    echo "order $order: mean latency $loopa $la ms, $loopb $lb ms (ratio $q)"
-    eval "q_$order=$q"
-done
-# The first-listed target had the ratio > 1 in one run and < 1 in the other
-# when stamping favoured the listing order; alike targets stay close both ways.
-at_least "$q_ab" 0.9 && at_least 1.111 "$q_ab" && at_least "$q_ba" 0.9 && at_least 1.111 "$q_ba" ||
-    fail "per-target mean latency depends on the listing order: $loopa/$loopb = $q_ab listed a,b and $q_ba listed b,a"
-ok "per-target latency independent of the listing order ($q_ab, $q_ba)"
+    bias=$(awk -v x="$q_ab" -v y="$q_ba" 'BEGIN { printf "%.3f\n", sqrt(x / y) }')
+    echo "try $1: a/b = $q_ab listed a,b and $q_ba listed b,a; first/second listed = $bias"
+    at_least "$bias" 0.87 && at_least 1.15 "$bias"
+}
+order_pair 1 || order_pair 2 ||
+    fail "per-target mean latency depends on the listing order: first/second listed = $bias in two tries"
+ok "per-target latency independent of the listing order (first/second listed = $bias)"
