@@ -3,6 +3,8 @@
  * agent's flags allow and the host has free, checked before anything starts. */
 #include "dynamo/budget.h"
 
+#include "dynamo/run.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -13,8 +15,6 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-/* Memory alignment and rounding of I/O buffers, as dynamo/run.c does it. */
-#define BUDGET_BUF_ALIGN 4096u
 /* A cgroup limit at or above this is "no limit" (v1 reports ~2^63). */
 #define BUDGET_NO_LIMIT (1ull << 60)
 
@@ -41,20 +41,16 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
 void dyn_budget_need_add(struct dyn_budget_need *need, const struct iof_spec *spec,
                          const struct iof_worker_cfg *groups, size_t ngroups)
 {
-    uint64_t maxsize = 0, workers = 0, mem = 0, aio = 0, fds = 0;
-
-    for (size_t i = 0; i < spec->nlines; i++)
-        maxsize = max_u64(maxsize, spec->lines[i].size);
-    maxsize = (maxsize + BUDGET_BUF_ALIGN - 1) / BUDGET_BUF_ALIGN * BUDGET_BUF_ALIGN;
+    uint64_t maxsize = dyn_buf_slot_size(spec), workers = 0, mem = 0, aio = 0, fds = 0;
     for (size_t g = 0; g < ngroups; g++) {
         const struct iof_worker_cfg *gc = &groups[g];
         uint64_t qd = gc->queue_depth ? gc->queue_depth : 1;
         uint64_t depth = sat_mul(gc->ntargets, qd);
-        /* Per worker: one read buffer per slot, and the write source: one
-         * buffer per slot for `random` data, one shared otherwise. */
+        /* Per worker: a read buffer per slot and the write source, as
+         * dyn_test_start allocates them (the plan's limits keep depth x
+         * slot far below 2^64: 2^20 slots x 64 MiB). */
         uint64_t per =
-            sat_add(sat_mul(depth, maxsize),
-                    gc->pattern == IOF_PATTERN_RANDOM ? sat_mul(depth, maxsize) : maxsize);
+            sat_add(sat_mul(depth, maxsize), dyn_buf_write_bytes(gc->pattern, depth, maxsize));
         workers = sat_add(workers, gc->count);
         mem = sat_add(mem, sat_mul(per, gc->count));
         if (!strcmp(gc->engine, "libaio"))
