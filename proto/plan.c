@@ -1663,6 +1663,7 @@ static int node_check(struct pctx *c, const struct iof_plan *p)
     uint64_t star_w = 0, star_t = 0;
     struct node_group *pairs = NULL;
     const char *tname = NULL, *wname = NULL; /* the nodes with the most targets, workers */
+    char q[96];
     uint64_t most_w = 0, most_t = 0;
     int rc = 0;
 
@@ -1723,14 +1724,14 @@ static int node_check(struct pctx *c, const struct iof_plan *p)
     path_add(c, "workers");
     if (most_t > IOF_NODE_MAX_TARGETS)
         rc = fail(c,
-                  "%s%s%s would run %" PRIu64 " targets in one test (the workers x targets of "
+                  "%s%s would run %" PRIu64 " targets in one test (the workers x targets of "
                   "the groups that select it), at most %d, what one node's stats carry",
-                  tname ? "node '" : "every node", tname ? tname : "", tname ? "'" : "", most_t,
-                  IOF_NODE_MAX_TARGETS);
+                  tname ? "node " : "every node", tname ? quote(q, sizeof(q), tname) : "",
+                  most_t, IOF_NODE_MAX_TARGETS);
     else if (most_w > IOF_NODE_MAX_WORKERS)
-        rc = fail(c, "%s%s%s would run %" PRIu64 " workers in one test, at most %d",
-                  wname ? "node '" : "every node", wname ? wname : "", wname ? "'" : "", most_w,
-                  IOF_NODE_MAX_WORKERS);
+        rc = fail(c, "%s%s would run %" PRIu64 " workers in one test, at most %d",
+                  wname ? "node " : "every node", wname ? quote(q, sizeof(q), wname) : "",
+                  most_w, IOF_NODE_MAX_WORKERS);
     else
         path_pop(c, 0);
 out:
