@@ -10,8 +10,8 @@ const char *iof_strerror(int err)
     if (err == 0)
         return "success";
     switch (err) {
-#define IOF_ERR_CASE(name, value, msg)                                                         \
-    case name:                                                                                 \
+#define IOF_ERR_CASE(name, value, msg)                                                             \
+    case name:                                                                                     \
         return msg;
         IOF_ERR_TABLE(IOF_ERR_CASE)
 #undef IOF_ERR_CASE
@@ -28,8 +28,8 @@ const char *iof_errname(int err)
     switch (err) {
     case 0:
         return "OK";
-#define IOF_ERR_NAME(name, value, msg)                                                         \
-    case name:                                                                                 \
+#define IOF_ERR_NAME(name, value, msg)                                                             \
+    case name:                                                                                     \
         return #name;
         IOF_ERR_TABLE(IOF_ERR_NAME)
 #undef IOF_ERR_NAME

@@ -11,19 +11,19 @@
 #include <stddef.h>
 
 /* X(name, value, message) */
-#define IOF_ERR_TABLE(X)                                                                      \
-    X(IOF_EPLAN, -4001, "invalid plan")                                                        \
-    X(IOF_EPROTO, -4002, "protocol error")                                                     \
-    X(IOF_EVERSION, -4003, "incompatible protocol version")                                    \
-    X(IOF_ETOOBIG, -4004, "message too large")                                                 \
-    X(IOF_EALIGN, -4005, "misaligned I/O for the target")                                      \
-    X(IOF_ETARGET, -4006, "target not usable")                                                 \
-    X(IOF_EENGINE, -4007, "unknown or unavailable I/O engine")                                 \
-    X(IOF_EUSAGE, -4008, "usage error")                                                        \
-    X(IOF_EDENIED, -4009, "refused by agent policy")                                           \
-    X(IOF_EBUSY, -4010, "agent busy with another manager")                                     \
-    X(IOF_ELOST, -4011, "peer lost")                                                           \
-    X(IOF_ETIMEOUT, -4012, "timed out")                                                        \
+#define IOF_ERR_TABLE(X)                                                                           \
+    X(IOF_EPLAN, -4001, "invalid plan")                                                            \
+    X(IOF_EPROTO, -4002, "protocol error")                                                         \
+    X(IOF_EVERSION, -4003, "incompatible protocol version")                                        \
+    X(IOF_ETOOBIG, -4004, "message too large")                                                     \
+    X(IOF_EALIGN, -4005, "misaligned I/O for the target")                                          \
+    X(IOF_ETARGET, -4006, "target not usable")                                                     \
+    X(IOF_EENGINE, -4007, "unknown or unavailable I/O engine")                                     \
+    X(IOF_EUSAGE, -4008, "usage error")                                                            \
+    X(IOF_EDENIED, -4009, "refused by agent policy")                                               \
+    X(IOF_EBUSY, -4010, "agent busy with another manager")                                         \
+    X(IOF_ELOST, -4011, "peer lost")                                                               \
+    X(IOF_ETIMEOUT, -4012, "timed out")                                                            \
     X(IOF_EINTERNAL, -4013, "internal error")
 
 enum iof_err {

@@ -40,7 +40,7 @@ struct dyn_engine_opts {
 
 struct io_engine {
     const char *name;
-    bool direct;   /* targets are opened with O_DIRECT, buffers aligned */
+    bool direct;        /* targets are opened with O_DIRECT, buffers aligned */
     bool touches_files; /* false for null: targets are never opened */
     /* Checks that this kernel can run the engine at all (0, or a negative
      * error with the reason in diag). NULL: always available. */

@@ -29,9 +29,9 @@ struct mgr_run_opts {
     bool allow_destructive; /* the embedded agent's --allow-destructive */
     bool insecure;
     const char *tls_ca, *tls_cert, *tls_key; /* all three, or none (plain TCP) */
-    uint32_t heartbeat_ms;   /* 0: default */
-    uint64_t wait_ms;        /* how long to wait for agents */
-    struct mgr_sink **sinks; /* opened result files (borrowed) */
+    uint32_t heartbeat_ms;                   /* 0: default */
+    uint64_t wait_ms;                        /* how long to wait for agents */
+    struct mgr_sink **sinks;                 /* opened result files (borrowed) */
     size_t nsinks;
 };
 

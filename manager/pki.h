@@ -34,14 +34,14 @@
 #include "common/tls.h"
 
 #define MGR_PKI_MANAGER_NAME IOF_TLS_MANAGER_NAME /* CN and DNS SAN of the manager */
-#define MGR_PKI_ORG "iofleet"                  /* O of every subject */
-#define MGR_PKI_OU_MANAGER "manager"           /* OU of the manager's subject */
-#define MGR_PKI_OU_AGENT "agent"               /* OU of an agent's subject */
-#define MGR_PKI_CA_DAYS 3650                   /* CA lifetime: 10 years */
-#define MGR_PKI_DEFAULT_DAYS 825               /* manager and agents: ~2 years */
-#define MGR_PKI_MAX_DAYS 3650                  /* --days upper bound */
-#define MGR_PKI_NAME_MAX 64                    /* X.509 upper bound of a CN */
-#define MGR_PKI_BACKDATE_S 3600                /* notBefore = now - 1 hour */
+#define MGR_PKI_ORG "iofleet"                     /* O of every subject */
+#define MGR_PKI_OU_MANAGER "manager"              /* OU of the manager's subject */
+#define MGR_PKI_OU_AGENT "agent"                  /* OU of an agent's subject */
+#define MGR_PKI_CA_DAYS 3650                      /* CA lifetime: 10 years */
+#define MGR_PKI_DEFAULT_DAYS 825                  /* manager and agents: ~2 years */
+#define MGR_PKI_MAX_DAYS 3650                     /* --days upper bound */
+#define MGR_PKI_NAME_MAX 64                       /* X.509 upper bound of a CN */
+#define MGR_PKI_BACKDATE_S 3600                   /* notBefore = now - 1 hour */
 
 struct mgr_pki_opts {
     const char *dir;           /* created 0700 when missing */

@@ -1726,12 +1726,12 @@ static int node_check(struct pctx *c, const struct iof_plan *p)
         rc = fail(c,
                   "%s%s would run %" PRIu64 " targets in one test (the workers x targets of "
                   "the groups that select it), at most %d, what one node's stats carry",
-                  tname ? "node " : "every node", tname ? quote(q, sizeof(q), tname) : "",
-                  most_t, IOF_NODE_MAX_TARGETS);
+                  tname ? "node " : "every node", tname ? quote(q, sizeof(q), tname) : "", most_t,
+                  IOF_NODE_MAX_TARGETS);
     else if (most_w > IOF_NODE_MAX_WORKERS)
         rc = fail(c, "%s%s would run %" PRIu64 " workers in one test, at most %d",
-                  wname ? "node " : "every node", wname ? quote(q, sizeof(q), wname) : "",
-                  most_w, IOF_NODE_MAX_WORKERS);
+                  wname ? "node " : "every node", wname ? quote(q, sizeof(q), wname) : "", most_w,
+                  IOF_NODE_MAX_WORKERS);
     else
         path_pop(c, 0);
 out:
