@@ -65,10 +65,9 @@ struct csv_rec {
 
 struct csv_writer {
     FILE *f;
-    /* the current test's rows: text in a memory stream, records beside it */
-    FILE *mem;
-    char *membuf;
-    size_t memlen;
+    struct iof_buf line; /* the record being formatted */
+    /* the current test's rows: names and records in text, offsets in recs */
+    struct iof_buf text;
     struct csv_rec *recs;
     size_t nrecs, caprecs;
     /* CPU of the current test's NODE rows, for the ALL row */
@@ -76,40 +75,40 @@ struct csv_writer {
     double user_sum, sys_sum, agent_sum;
 };
 
-static void put_sep(FILE *f)
+static void put_sep(struct iof_buf *b)
 {
-    fputc(',', f);
+    iof_buf_addc(b, ',');
 }
 
-static void put_u64(FILE *f, uint64_t v)
+static void put_u64(struct iof_buf *b, uint64_t v)
 {
-    fprintf(f, ",%" PRIu64, v);
+    iof_buf_printf(b, ",%" PRIu64, v);
 }
 
-static void put_3(FILE *f, bool known, double v)
-{
-    if (known)
-        fprintf(f, ",%.3f", v);
-    else
-        put_sep(f);
-}
-
-static void put_6(FILE *f, bool known, double v)
+static void put_3(struct iof_buf *b, bool known, double v)
 {
     if (known)
-        fprintf(f, ",%.6f", v);
+        iof_buf_printf(b, ",%.3f", v);
     else
-        put_sep(f);
+        put_sep(b);
 }
 
-static void put_name(FILE *f, const char *s)
+static void put_6(struct iof_buf *b, bool known, double v)
 {
-    put_sep(f);
-    mgr_csv_field(f, s);
+    if (known)
+        iof_buf_printf(b, ",%.6f", v);
+    else
+        put_sep(b);
 }
 
-/* Writes one record (LF-terminated). skew is printed when non-NULL. */
-static void csv_format(FILE *f, const struct mgr_test_info *ti, const struct mgr_row *r,
+static void put_name(struct iof_buf *b, const char *s)
+{
+    put_sep(b);
+    mgr_csv_field(b, s);
+}
+
+/* Appends one record (LF-terminated). skew is printed when non-NULL. */
+static void csv_format(struct iof_buf *b, const struct mgr_test_info *ti, const struct mgr_row *r,
                        const struct csv_cpu *cpu, const double *skew_ms)
 {
     const struct iof_stats *st = r->stats;
@@ -121,56 +120,56 @@ static void csv_format(FILE *f, const struct mgr_test_info *ti, const struct mgr
     wr = st->wr.ios > 0;
     any = rd || wr;
     if (ti && ti->test)
-        fprintf(f, "%u", ti->test->index + 1);
-    put_name(f, ti ? ti->spec : NULL);
-    put_name(f, ti ? ti->cycle : NULL);
-    put_name(f, mgr_row_type_name(r->type));
-    put_name(f, r->type == MGR_ROW_ALL ? NULL : r->node);
-    put_name(f, r->type == MGR_ROW_WORKER || r->type == MGR_ROW_TARGET ? r->worker : NULL);
-    put_name(f, r->type == MGR_ROW_TARGET ? r->target : NULL);
+        iof_buf_printf(b, "%u", ti->test->index + 1);
+    put_name(b, ti ? ti->spec : NULL);
+    put_name(b, ti ? ti->cycle : NULL);
+    put_name(b, mgr_row_type_name(r->type));
+    put_name(b, r->type == MGR_ROW_ALL ? NULL : r->node);
+    put_name(b, r->type == MGR_ROW_WORKER || r->type == MGR_ROW_TARGET ? r->worker : NULL);
+    put_name(b, r->type == MGR_ROW_TARGET ? r->target : NULL);
     if (r->queue_depth && r->type != MGR_ROW_NODE)
-        fprintf(f, ",%" PRIu32, r->queue_depth);
+        iof_buf_printf(b, ",%" PRIu32, r->queue_depth);
     else
-        put_sep(f);
-    put_6(f, true, m.seconds);
-    put_3(f, m.rates, m.iops);
-    put_3(f, m.rates, m.read_iops);
-    put_3(f, m.rates, m.write_iops);
-    put_3(f, m.rates, m.mibps);
-    put_3(f, m.rates, m.read_mibps);
-    put_3(f, m.rates, m.write_mibps);
-    put_6(f, any, m.avg_ms);
-    put_6(f, rd, m.avg_read_ms);
-    put_6(f, wr, m.avg_write_ms);
+        put_sep(b);
+    put_6(b, true, m.seconds);
+    put_3(b, m.rates, m.iops);
+    put_3(b, m.rates, m.read_iops);
+    put_3(b, m.rates, m.write_iops);
+    put_3(b, m.rates, m.mibps);
+    put_3(b, m.rates, m.read_mibps);
+    put_3(b, m.rates, m.write_mibps);
+    put_6(b, any, m.avg_ms);
+    put_6(b, rd, m.avg_read_ms);
+    put_6(b, wr, m.avg_write_ms);
     pct = any && m.percentiles;
-    put_6(f, pct, m.p50_ms);
-    put_6(f, pct, m.p90_ms);
-    put_6(f, pct, m.p95_ms);
-    put_6(f, pct, m.p99_ms);
-    put_6(f, pct, m.p999_ms);
-    put_6(f, pct, m.p9999_ms);
-    put_6(f, any, m.max_ms);
-    put_u64(f, m.read_ios);
-    put_u64(f, m.write_ios);
-    put_u64(f, m.bytes_read);
-    put_u64(f, m.bytes_written);
-    put_u64(f, m.errors);
-    put_3(f, cpu->known, cpu->busy);
-    put_u64(f, st->rd.errors);
-    put_u64(f, st->wr.errors);
-    put_3(f, cpu->known, cpu->user);
-    put_3(f, cpu->known, cpu->sys);
-    put_3(f, cpu->known, cpu->agent);
-    put_3(f, cpu->known && cpu->busy > 0 && m.rates, cpu->busy > 0 ? m.iops / cpu->busy : 0);
-    put_3(f, skew_ms != NULL, skew_ms ? *skew_ms : 0);
-    put_u64(f, r->nodes);
-    put_u64(f, r->workers);
-    put_u64(f, r->targets);
-    put_name(f, mgr_row_status_name(r->status));
+    put_6(b, pct, m.p50_ms);
+    put_6(b, pct, m.p90_ms);
+    put_6(b, pct, m.p95_ms);
+    put_6(b, pct, m.p99_ms);
+    put_6(b, pct, m.p999_ms);
+    put_6(b, pct, m.p9999_ms);
+    put_6(b, any, m.max_ms);
+    put_u64(b, m.read_ios);
+    put_u64(b, m.write_ios);
+    put_u64(b, m.bytes_read);
+    put_u64(b, m.bytes_written);
+    put_u64(b, m.errors);
+    put_3(b, cpu->known, cpu->busy);
+    put_u64(b, st->rd.errors);
+    put_u64(b, st->wr.errors);
+    put_3(b, cpu->known, cpu->user);
+    put_3(b, cpu->known, cpu->sys);
+    put_3(b, cpu->known, cpu->agent);
+    put_3(b, cpu->known && cpu->busy > 0 && m.rates, cpu->busy > 0 ? m.iops / cpu->busy : 0);
+    put_3(b, skew_ms != NULL, skew_ms ? *skew_ms : 0);
+    put_u64(b, r->nodes);
+    put_u64(b, r->workers);
+    put_u64(b, r->targets);
+    put_name(b, mgr_row_status_name(r->status));
     /* absent: no window at all */
-    put_6(f, r->status != MGR_STATUS_ABSENT, (double)r->window_start_ns / 1e9);
-    put_6(f, r->status != MGR_STATUS_ABSENT, (double)r->window_end_ns / 1e9);
-    fputc('\n', f);
+    put_6(b, r->status != MGR_STATUS_ABSENT, (double)r->window_start_ns / 1e9);
+    put_6(b, r->status != MGR_STATUS_ABSENT, (double)r->window_end_ns / 1e9);
+    iof_buf_addc(b, '\n');
 }
 
 static void csv_fail(struct mgr_sink *s, int err)
@@ -185,7 +184,7 @@ static int cmp_node(const void *a, const void *b, void *arg)
 {
     const struct csv_writer *w = arg;
     const struct csv_rec *x = &w->recs[*(const size_t *)a], *y = &w->recs[*(const size_t *)b];
-    int c = strcmp(w->membuf + x->node, w->membuf + y->node);
+    int c = strcmp(w->text.p + x->node, w->text.p + y->node);
     return c ? c : (x->seq > y->seq) - (x->seq < y->seq);
 }
 
@@ -193,9 +192,9 @@ static int cmp_worker(const void *a, const void *b, void *arg)
 {
     const struct csv_writer *w = arg;
     const struct csv_rec *x = &w->recs[*(const size_t *)a], *y = &w->recs[*(const size_t *)b];
-    int c = strcmp(w->membuf + x->node, w->membuf + y->node);
+    int c = strcmp(w->text.p + x->node, w->text.p + y->node);
     if (!c)
-        c = strcmp(w->membuf + x->worker, w->membuf + y->worker);
+        c = strcmp(w->text.p + x->worker, w->text.p + y->worker);
     return c ? c : (x->seq > y->seq) - (x->seq < y->seq);
 }
 
@@ -224,9 +223,9 @@ static int cmp_output(const void *a, const void *b)
 static bool csv_same_group(const struct csv_writer *w, size_t a, size_t b, bool by_worker)
 {
     const struct csv_rec *x = &w->recs[a], *y = &w->recs[b];
-    if (strcmp(w->membuf + x->node, w->membuf + y->node))
+    if (strcmp(w->text.p + x->node, w->text.p + y->node))
         return false;
-    return !by_worker || !strcmp(w->membuf + x->worker, w->membuf + y->worker);
+    return !by_worker || !strcmp(w->text.p + x->worker, w->text.p + y->worker);
 }
 
 /* idx[0..n) is sorted by name then arrival: every record of a run of equal
@@ -259,13 +258,9 @@ static void csv_write_rows(struct mgr_sink *s, struct csv_writer *w)
 {
     size_t *idx = NULL, n = 0;
 
-    if (!w->mem)
+    if (!w->nrecs)
         return;
-    if (fflush(w->mem) != 0 || ferror(w->mem)) {
-        csv_fail(s, -ENOMEM);
-        goto out;
-    }
-    if (w->nrecs && (idx = malloc(w->nrecs * sizeof(*idx))) != NULL) {
+    if ((idx = malloc(w->nrecs * sizeof(*idx))) != NULL) {
         for (size_t i = 0; i < w->nrecs; i++)
             idx[i] = i;
         qsort_r(idx, w->nrecs, sizeof(*idx), cmp_node, w);
@@ -278,18 +273,13 @@ static void csv_write_rows(struct mgr_sink *s, struct csv_writer *w)
         qsort_r(idx, n, sizeof(*idx), cmp_worker, w);
         csv_assign_keys(w, idx, n, MGR_ROW_WORKER, true);
         qsort(w->recs, w->nrecs, sizeof(*w->recs), cmp_output);
-    } else if (w->nrecs) {
+    } else {
         csv_fail(s, -ENOMEM); /* still write them, in arrival order */
     }
     for (size_t i = 0; i < w->nrecs; i++)
-        fwrite(w->membuf + w->recs[i].text, 1, w->recs[i].len, w->f);
+        fwrite(w->text.p + w->recs[i].text, 1, w->recs[i].len, w->f);
     free(idx);
-out:
-    fclose(w->mem);
-    free(w->membuf);
-    w->mem = NULL;
-    w->membuf = NULL;
-    w->memlen = 0;
+    iof_buf_reset(&w->text);
     w->nrecs = 0;
 }
 
@@ -330,7 +320,7 @@ static void csv_test_begin(struct mgr_sink *s, const struct mgr_test_info *ti)
     struct csv_writer *w = s->priv;
 
     (void)ti;
-    if (w->mem) { /* the previous test never ended */
+    if (w->nrecs) { /* the previous test never ended */
         csv_write_rows(s, w);
         mgr_sink_sync(s, w->f, true);
     }
@@ -345,24 +335,15 @@ static void csv_interval(struct mgr_sink *s, const struct mgr_interval *iv)
 
 static bool csv_reserve(struct csv_writer *w)
 {
-    if (!w->mem && !(w->mem = open_memstream(&w->membuf, &w->memlen)))
-        return false;
-    if (w->nrecs == w->caprecs) {
-        size_t cap = w->caprecs ? w->caprecs * 2 : 64;
-        struct csv_rec *n = realloc(w->recs, cap * sizeof(*n));
-        if (!n)
-            return false;
-        w->recs = n;
-        w->caprecs = cap;
-    }
-    return true;
+    return iof_array_grow((void **)&w->recs, &w->caprecs, w->nrecs + 1, sizeof(*w->recs)) == 0;
 }
 
-static size_t mem_put_name(FILE *mem, const char *s)
+/* Appends s and its NUL to the test's text; returns its offset. */
+static size_t text_put_name(struct iof_buf *text, const char *s)
 {
-    size_t at = (size_t)ftello(mem);
-    fputs(s ? s : "", mem);
-    fputc('\0', mem);
+    size_t at = text->len;
+    iof_buf_addstr(text, s);
+    iof_buf_add(text, "", 1);
     return at;
 }
 
@@ -383,19 +364,29 @@ static void csv_row(struct mgr_sink *s, const struct mgr_test_info *ti, const st
         w->sys_sum += cpu.sys;
         w->agent_sum += cpu.agent;
     }
+    iof_buf_reset(&w->line);
+    csv_format(&w->line, ti, r, &cpu, NULL);
+    if (w->line.err) {
+        csv_fail(s, w->line.err);
+        return;
+    }
     if (!csv_reserve(w)) { /* out of memory: keep the row, out of order */
         csv_fail(s, -ENOMEM);
-        csv_format(w->f, ti, r, &cpu, NULL);
+        fwrite(w->line.p, 1, w->line.len, w->f);
         return;
     }
     rec = &w->recs[w->nrecs];
     rec->type = r->type;
     rec->seq = w->nrecs;
-    rec->node = mem_put_name(w->mem, r->node);
-    rec->worker = mem_put_name(w->mem, r->type == MGR_ROW_NODE ? NULL : r->worker);
-    rec->text = (size_t)ftello(w->mem);
-    csv_format(w->mem, ti, r, &cpu, NULL);
-    rec->len = (size_t)ftello(w->mem) - rec->text;
+    rec->node = text_put_name(&w->text, r->node);
+    rec->worker = text_put_name(&w->text, r->type == MGR_ROW_NODE ? NULL : r->worker);
+    rec->text = w->text.len;
+    rec->len = w->line.len;
+    if (iof_buf_add(&w->text, w->line.p, w->line.len)) { /* as above */
+        csv_fail(s, -ENOMEM);
+        fwrite(w->line.p, 1, w->line.len, w->f);
+        return;
+    }
     w->nrecs++;
 }
 
@@ -411,7 +402,12 @@ static void csv_test_end(struct mgr_sink *s, const struct mgr_test_end *te)
                                .sys = w->sys_sum / w->cpu_nodes,
                                .agent = w->agent_sum / w->cpu_nodes};
     /* no node delivered a result: the skew is unknown, not 0 */
-    csv_format(w->f, te->test, te->all, &cpu, te->nodes ? &te->start_skew_ms : NULL);
+    iof_buf_reset(&w->line);
+    csv_format(&w->line, te->test, te->all, &cpu, te->nodes ? &te->start_skew_ms : NULL);
+    if (w->line.err)
+        csv_fail(s, w->line.err);
+    else
+        fwrite(w->line.p, 1, w->line.len, w->f);
     csv_write_rows(s, w);
     mgr_sink_sync(s, w->f, true);
     csv_reset_cpu(w);
@@ -434,6 +430,8 @@ static void csv_close(struct mgr_sink *s)
         return;
     csv_write_rows(s, w);
     mgr_sink_fclose(s, w->f);
+    iof_buf_free(&w->line);
+    iof_buf_free(&w->text);
     free(w->recs);
     free(w);
     s->priv = NULL;

@@ -95,11 +95,11 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "common/buf.h"
 #include "common/clock.h"
 #include "manager/report.h"
 
@@ -187,12 +187,10 @@ struct iom_rec {
     char *text; /* the whole line, EOL included */
 };
 
-/* A growing line; nf counts the fields written. */
+/* A line being formatted; nf counts the fields written. */
 struct iom_buf {
-    char *p;
-    size_t len, cap;
+    struct iof_buf t;
     unsigned nf;
-    bool oom;
 };
 
 struct iom_writer {
@@ -221,57 +219,17 @@ static void iom_nomem(struct mgr_sink *s)
         s->write_error = -ENOMEM;
 }
 
+/* Grows an array of the writer to `need` elements. */
 static bool iom_grow(void **p, size_t *cap, size_t need, size_t size)
 {
-    size_t n;
-    void *q;
-    if (need <= *cap)
-        return true;
-    n = *cap ? *cap * 2 : 16;
-    while (n < need)
-        n *= 2;
-    q = realloc(*p, n * size);
-    if (!q)
-        return false;
-    *p = q;
-    *cap = n;
-    return true;
-}
-
-static void buf_printf(struct iom_buf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void buf_printf(struct iom_buf *b, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-
-    if (b->oom)
-        return;
-    for (;;) {
-        size_t room = b->cap - b->len;
-        va_start(ap, fmt);
-        n = vsnprintf(b->p ? b->p + b->len : NULL, room, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            b->oom = true;
-            return;
-        }
-        if ((size_t)n < room) {
-            b->len += (size_t)n;
-            return;
-        }
-        if (!iom_grow((void **)&b->p, &b->cap, b->len + (size_t)n + 1, 1)) {
-            b->oom = true;
-            return;
-        }
-    }
+    return iof_array_grow(p, cap, need, size) == 0;
 }
 
 /* Starts a field: the separator unless it is the first. */
 static void fld(struct iom_buf *b)
 {
     if (b->nf++)
-        buf_printf(b, ",");
+        iof_buf_addc(&b->t, ',');
 }
 
 static void f_empty(struct iom_buf *b)
@@ -283,7 +241,7 @@ static void f_empty(struct iom_buf *b)
 static void buf_name(struct iom_buf *b, const char *s)
 {
     for (; s && *s; s++)
-        buf_printf(b, "%c", strchr(",\r\n", *s) ? ' ' : *s);
+        iof_buf_addc(&b->t, strchr(",\r\n", *s) ? ' ' : *s);
 }
 
 static void f_str(struct iom_buf *b, const char *s)
@@ -295,27 +253,27 @@ static void f_str(struct iom_buf *b, const char *s)
 static void f_u64(struct iom_buf *b, uint64_t v)
 {
     fld(b);
-    buf_printf(b, "%" PRIu64, v);
+    iof_buf_printf(&b->t, "%" PRIu64, v);
 }
 
 static void f_u128(struct iom_buf *b, iof_u128 v)
 {
     char buf[IOF_U128_DIGITS + 1];
     fld(b);
-    buf_printf(b, "%s", iof_u128_str(v, buf));
+    iof_buf_addstr(&b->t, iof_u128_str(v, buf));
 }
 
 static void f_i64(struct iom_buf *b, int64_t v)
 {
     fld(b);
-    buf_printf(b, "%" PRId64, v);
+    iof_buf_printf(&b->t, "%" PRId64, v);
 }
 
 /* Doubles as Iometer's stream writes them: fixed, 6 decimals. */
 static void f_dbl(struct iom_buf *b, double v)
 {
     fld(b);
-    buf_printf(b, "%.6f", v);
+    iof_buf_printf(&b->t, "%.6f", v);
 }
 
 static void f_common(struct iom_buf *b, const struct iom_common *c)
@@ -349,7 +307,7 @@ static void f_worker_name(struct iom_buf *b, const char *w)
         errno = 0;
         n = strtoul(w + 1, &end, 10);
         if (!*end && !errno && n < UINT32_MAX) {
-            buf_printf(b, "Worker %lu", n + 1);
+            iof_buf_printf(&b->t, "Worker %lu", n + 1);
             return;
         }
     }
@@ -450,7 +408,7 @@ static void iom_fields(struct iom_buf *b, const struct iom_fig *g, const struct 
     double max_ms, rd_max_ms, wr_max_ms;
 
     if (!all) {
-        b->oom = true;
+        b->t.err = -ENOMEM;
         return;
     }
     mgr_metrics_compute(s, ns, &m);
@@ -545,7 +503,7 @@ static void iom_fields(struct iom_buf *b, const struct iom_fig *g, const struct 
         for (int k = 0; k < IOM_NBINS; k++)
             f_empty(b);
     }
-    buf_printf(b, IOM_EOL);
+    iof_buf_addstr(&b->t, IOM_EOL);
     free(all);
 }
 
@@ -779,7 +737,7 @@ static void iom_interval(struct mgr_sink *s, const struct mgr_interval *iv)
 static void iom_row(struct mgr_sink *s, const struct mgr_test_info *ti, const struct mgr_row *r)
 {
     struct iom_writer *w = s->priv;
-    struct iom_buf b = {0};
+    struct iom_buf b = {.t = IOF_BUF_INIT};
     struct iom_fig g = {.spec = ti ? ti->spec : NULL, .managers = -1, .workers = -1, .disks = -1};
     struct iom_common start = {0}, size = {0}, qd = {0};
     struct iom_rec rec = {0};
@@ -865,14 +823,16 @@ static void iom_row(struct mgr_sink *s, const struct mgr_test_info *ti, const st
     }
     }
     iom_fields(&b, &g, r->stats, r->ns);
-    if (b.oom || !iom_grow((void **)&w->recs, &w->caprecs, w->nrecs + 1, sizeof(*w->recs))) {
-        free(b.p);
+    if (b.t.err || !iom_grow((void **)&w->recs, &w->caprecs, w->nrecs + 1, sizeof(*w->recs))) {
+        iof_buf_free(&b.t);
         goto nomem;
     }
     rec.node = node;
     rec.worker = worker;
     rec.seq = w->nrecs;
-    rec.text = b.p;
+    rec.text = iof_buf_take(&b.t, NULL);
+    if (!rec.text)
+        goto nomem;
     w->recs[w->nrecs++] = rec;
     return;
 nomem:
@@ -888,7 +848,7 @@ static void iom_test_end(struct mgr_sink *s, const struct mgr_test_end *te)
         iom_note_test(w, te->test);
     iom_test_head(w);
     if (all && all->stats) {
-        struct iom_buf b = {0};
+        struct iom_buf b = {.t = IOF_BUF_INIT};
         struct iom_common qd = {0};
         struct iom_fig g = {.type = "ALL",
                             .spec = te->test ? te->test->spec : NULL,
@@ -922,11 +882,11 @@ static void iom_test_end(struct mgr_sink *s, const struct mgr_test_end *te)
         f_str(&b, "ALL");
         f_str(&b, "All");
         iom_fields(&b, &g, all->stats, all->ns);
-        if (b.oom)
+        if (b.t.err)
             iom_nomem(s);
         else
-            fputs(b.p, w->f);
-        free(b.p);
+            fputs(iof_buf_str(&b.t), w->f);
+        iof_buf_free(&b.t);
     }
     iom_test_tail(s);
 }

@@ -24,102 +24,29 @@
 #include <libgen.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "common/buf.h"
 #include "common/hist.h"
 #include "manager/report.h"
 
 #define JSON_FORMAT 1
 
-/* --- growable text buffer and JSON emitter ------------------------------------------- */
-
-struct jbuf {
-    char *p;
-    size_t len, cap;
-    bool oom; /* an append failed: the text is incomplete and must not be written */
-};
-
-static void jb_free(struct jbuf *b)
-{
-    free(b->p);
-    *b = (struct jbuf){0};
-}
-
-static bool jb_reserve(struct jbuf *b, size_t more)
-{
-    size_t cap;
-    char *n;
-
-    if (b->oom)
-        return false;
-    if (more < b->cap - b->len)
-        return true;
-    cap = b->cap ? b->cap : 256;
-    while (cap - b->len <= more) {
-        if (cap > SIZE_MAX / 2) {
-            b->oom = true;
-            return false;
-        }
-        cap *= 2;
-    }
-    n = realloc(b->p, cap);
-    if (!n) {
-        b->oom = true;
-        return false;
-    }
-    b->p = n;
-    b->cap = cap;
-    return true;
-}
-
-/* Appends n raw bytes; the buffer stays NUL-terminated. */
-static void jb_raw(struct jbuf *b, const char *s, size_t n)
-{
-    if (!n)
-        return;
-    if (!jb_reserve(b, n))
-        return;
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void jb_lit(struct jbuf *b, const char *s)
-{
-    jb_raw(b, s, strlen(s));
-}
-
-static void jb_fmt(struct jbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void jb_fmt(struct jbuf *b, const char *fmt, ...)
-{
-    char tmp[64];
-    va_list ap;
-    int n;
-
-    va_start(ap, fmt);
-    n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-    va_end(ap);
-    if (n < 0 || (size_t)n >= sizeof(tmp)) { /* only short numbers go through here */
-        b->oom = true;
-        return;
-    }
-    jb_raw(b, tmp, (size_t)n);
-}
+/* --- JSON emitter (into a common/buf.h buffer) ------------------------------------------- */
 
 /* A comma unless the value starts a container or follows a key. */
-static void jb_sep(struct jbuf *b)
+static void jb_sep(struct iof_buf *b)
 {
     char last;
     if (!b->len)
         return;
     last = b->p[b->len - 1];
     if (last != '{' && last != '[' && last != ':')
-        jb_raw(b, ",", 1);
+        iof_buf_add(b, ",", 1);
 }
 
 /* Length of the well-formed UTF-8 sequence at s (n bytes left), or 0 when it
@@ -156,18 +83,18 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
 }
 
 /* A JSON string (RFC 8259 section 7), or null for NULL. */
-static void jb_str(struct jbuf *b, const char *str)
+static void jb_str(struct iof_buf *b, const char *str)
 {
     const unsigned char *s = (const unsigned char *)str;
     size_t n, run = 0;
 
     jb_sep(b);
     if (!str) {
-        jb_lit(b, "null");
+        iof_buf_addstr(b, "null");
         return;
     }
     n = strlen(str);
-    jb_raw(b, "\"", 1);
+    iof_buf_add(b, "\"", 1);
     for (size_t i = 0; i < n;) {
         unsigned char c = s[i];
         const char *esc = NULL;
@@ -213,61 +140,61 @@ static void jb_str(struct jbuf *b, const char *str)
             run++;
             continue;
         }
-        jb_raw(b, (const char *)s + i - run, run);
+        iof_buf_add(b, (const char *)s + i - run, run);
         run = 0;
-        jb_lit(b, esc);
+        iof_buf_addstr(b, esc);
         i += len;
     }
-    jb_raw(b, (const char *)s + n - run, run);
-    jb_raw(b, "\"", 1);
+    iof_buf_add(b, (const char *)s + n - run, run);
+    iof_buf_add(b, "\"", 1);
 }
 
-static void jb_key(struct jbuf *b, const char *key)
+static void jb_key(struct iof_buf *b, const char *key)
 {
     jb_str(b, key);
-    jb_raw(b, ":", 1);
+    iof_buf_add(b, ":", 1);
 }
 
-static void jb_u64(struct jbuf *b, uint64_t v)
+static void jb_u64(struct iof_buf *b, uint64_t v)
 {
     jb_sep(b);
-    jb_fmt(b, "%" PRIu64, v);
+    iof_buf_printf(b, "%" PRIu64, v);
 }
 
 /* An exact integer of up to 128 bits (a merged latency sum). */
-static void jb_u128(struct jbuf *b, iof_u128 v)
+static void jb_u128(struct iof_buf *b, iof_u128 v)
 {
     char buf[IOF_U128_DIGITS + 1];
     jb_sep(b);
-    jb_fmt(b, "%s", iof_u128_str(v, buf));
+    iof_buf_printf(b, "%s", iof_u128_str(v, buf));
 }
 
-static void jb_int(struct jbuf *b, int v)
+static void jb_int(struct iof_buf *b, int v)
 {
     jb_sep(b);
-    jb_fmt(b, "%d", v);
+    iof_buf_printf(b, "%d", v);
 }
 
-static void jb_null(struct jbuf *b)
+static void jb_null(struct iof_buf *b)
 {
     jb_sep(b);
-    jb_lit(b, "null");
+    iof_buf_addstr(b, "null");
 }
 
-static void jb_bool(struct jbuf *b, bool v)
+static void jb_bool(struct iof_buf *b, bool v)
 {
     jb_sep(b);
-    jb_lit(b, v ? "true" : "false");
+    iof_buf_addstr(b, v ? "true" : "false");
 }
 
 /* The shortest decimal that reads back as v; null when v is not finite. */
-static void jb_dbl(struct jbuf *b, double v)
+static void jb_dbl(struct iof_buf *b, double v)
 {
     char tmp[40];
 
     jb_sep(b);
     if (!isfinite(v)) {
-        jb_lit(b, "null");
+        iof_buf_addstr(b, "null");
         return;
     }
     for (int prec = 15; prec <= 17; prec++) {
@@ -278,29 +205,29 @@ static void jb_dbl(struct jbuf *b, double v)
     for (char *p = tmp; *p; p++)
         if (*p == ',') /* a decimal comma from an LC_NUMERIC locale */
             *p = '.';
-    jb_lit(b, tmp);
+    iof_buf_addstr(b, tmp);
 }
 
-static void jb_open(struct jbuf *b, char c)
+static void jb_open(struct iof_buf *b, char c)
 {
     jb_sep(b);
-    jb_raw(b, &c, 1);
+    iof_buf_add(b, &c, 1);
 }
 
-static void jb_close(struct jbuf *b, char c)
+static void jb_close(struct iof_buf *b, char c)
 {
-    jb_raw(b, &c, 1);
+    iof_buf_add(b, &c, 1);
 }
 
 /* Already-valid JSON text as one value. */
-static void jb_json(struct jbuf *b, const char *text, size_t len)
+static void jb_json(struct iof_buf *b, const char *text, size_t len)
 {
     jb_sep(b);
-    jb_raw(b, text, len);
+    iof_buf_add(b, text, len);
 }
 
 /* "2024-05-01T12:00:00.123456789Z" */
-static void jb_time(struct jbuf *b, uint64_t wall_ns)
+static void jb_time(struct iof_buf *b, uint64_t wall_ns)
 {
     time_t t = (time_t)(wall_ns / 1000000000u);
     struct tm tm;
@@ -319,7 +246,7 @@ static void jb_time(struct jbuf *b, uint64_t wall_ns)
 /* --- document parts ----------------------------------------------------------------- */
 
 /* {"count":..,"sum_ns":..,"min_ns":..,"max_ns":..,"buckets":[[low_ns,width_ns,count],..]} */
-static void jb_hist(struct jbuf *b, const struct iof_hist *h)
+static void jb_hist(struct iof_buf *b, const struct iof_hist *h)
 {
     jb_open(b, '{');
     jb_key(b, "count");
@@ -356,7 +283,7 @@ static void jb_hist(struct jbuf *b, const struct iof_hist *h)
     jb_close(b, '}');
 }
 
-static void jb_layout(struct jbuf *b)
+static void jb_layout(struct iof_buf *b)
 {
     jb_open(b, '{');
     jb_key(b, "unit");
@@ -387,7 +314,7 @@ static void jb_layout(struct jbuf *b)
     jb_close(b, '}');
 }
 
-static void jb_cpu(struct jbuf *b, const struct proto_cpu *cpu)
+static void jb_cpu(struct iof_buf *b, const struct proto_cpu *cpu)
 {
     if (!cpu || !cpu->valid) {
         jb_null(b);
@@ -406,7 +333,7 @@ static void jb_cpu(struct jbuf *b, const struct proto_cpu *cpu)
 }
 
 /* The figures shared by rows and intervals, named as the CSV columns. */
-static void jb_lat(struct jbuf *b, double ms, bool have)
+static void jb_lat(struct iof_buf *b, double ms, bool have)
 {
     if (have)
         jb_dbl(b, ms);
@@ -416,7 +343,7 @@ static void jb_lat(struct jbuf *b, double ms, bool have)
 
 /* known: the figures were measured (false for a lost interval: counters
  * and rates null, never a made-up 0). */
-static void jb_metrics(struct jbuf *b, const struct iof_stats *s, uint64_t ns, bool known)
+static void jb_metrics(struct iof_buf *b, const struct iof_stats *s, uint64_t ns, bool known)
 {
     struct mgr_metrics m;
     bool any = s->rd.lat.count + s->wr.lat.count > 0, pct;
@@ -476,7 +403,7 @@ static void jb_metrics(struct jbuf *b, const struct iof_stats *s, uint64_t ns, b
 
 /* cpu_pct (busy %), Iometer's CPU effectiveness (IOPS per CPU %) and the
  * CPU breakdown; all null when cpu is NULL or not measured. */
-static void jb_cpu_fields(struct jbuf *b, const struct proto_cpu *cpu, const struct iof_stats *s,
+static void jb_cpu_fields(struct iof_buf *b, const struct proto_cpu *cpu, const struct iof_stats *s,
                           uint64_t ns)
 {
     double sec = (double)ns / 1e9;
@@ -496,7 +423,7 @@ static void jb_cpu_fields(struct jbuf *b, const struct proto_cpu *cpu, const str
     jb_cpu(b, cpu);
 }
 
-static void jb_agent(struct jbuf *b, const struct mgr_agent_info *a)
+static void jb_agent(struct iof_buf *b, const struct mgr_agent_info *a)
 {
     const struct proto_hello *h = a->hello;
     char ver[32];
@@ -615,27 +542,18 @@ struct json_sink {
     bool begun, ended, interrupted, oom;
     int exit_code;
     uint64_t start_wall_ns;
-    size_t tests_planned; /* 0: unknown */
-    size_t ntests;        /* finished tests in `tests` */
-    struct jbuf head;     /* ,"plan":..,"agents":[..] (after run_begin) */
-    struct jbuf layout;   /* the histogram_layout object */
-    struct jbuf tests;    /* the finished tests' objects, comma-separated */
+    size_t tests_planned;  /* 0: unknown */
+    size_t ntests;         /* finished tests in `tests` */
+    struct iof_buf head;   /* ,"plan":..,"agents":[..] (after run_begin) */
+    struct iof_buf layout; /* the histogram_layout object */
+    struct iof_buf tests;  /* the finished tests' objects, comma-separated */
     struct jtest cur;
 };
 
+/* Room for element n (0-based) of an array of the sink. */
 static bool grow(void **p, size_t *cap, size_t n, size_t size)
 {
-    size_t c;
-    void *q;
-    if (n < *cap)
-        return true;
-    c = *cap ? *cap * 2 : 16;
-    q = realloc(*p, c * size);
-    if (!q)
-        return false;
-    *p = q;
-    *cap = c;
-    return true;
+    return iof_array_grow(p, cap, n + 1, size) == 0;
 }
 
 static void jt_clear(struct jtest *t)
@@ -772,7 +690,7 @@ static int iv_cmp(const void *pa, const void *pb)
 static void jt_finish(struct json_sink *js, const struct mgr_test_end *te)
 {
     struct jtest *t = &js->cur;
-    struct jbuf *b = &js->tests;
+    struct iof_buf *b = &js->tests;
 
     if (t->nrows)
         qsort(t->rows, t->nrows, sizeof(*t->rows), row_cmp);
@@ -868,7 +786,7 @@ static int write_all(int fd, const char *p, size_t n)
     return 0;
 }
 
-static void js_run(struct json_sink *js, struct jbuf *b)
+static void js_run(struct json_sink *js, struct iof_buf *b)
 {
     jb_open(b, '{');
     jb_key(b, "start_time");
@@ -904,36 +822,36 @@ static void js_run(struct json_sink *js, struct jbuf *b)
  * the previous document stays. */
 static int js_write(struct json_sink *js)
 {
-    struct jbuf pre = {0};
+    struct iof_buf pre = IOF_BUF_INIT;
     static const char tail[] = "]}\n";
     int fd, r = 0;
 
-    jb_lit(&pre, "{\"iofleet\":{\"version\":");
+    iof_buf_addstr(&pre, "{\"iofleet\":{\"version\":");
     jb_str(&pre, IOF_VERSION);
-    jb_fmt(&pre, ",\"format\":%d},\"run\":", JSON_FORMAT);
+    iof_buf_printf(&pre, ",\"format\":%d},\"run\":", JSON_FORMAT);
     js_run(js, &pre);
     if (js->begun) {
-        jb_raw(&pre, js->head.p, js->head.len);
+        iof_buf_add(&pre, js->head.p, js->head.len);
     } else {
-        jb_lit(&pre, ",\"plan\":null,\"agents\":[]");
+        iof_buf_addstr(&pre, ",\"plan\":null,\"agents\":[]");
     }
-    jb_lit(&pre, ",\"histogram_layout\":");
-    jb_raw(&pre, js->layout.p, js->layout.len);
-    jb_lit(&pre, ",\"tests\":[");
-    if (pre.oom || js->head.oom || js->layout.oom || js->tests.oom || js->oom) {
-        jb_free(&pre);
+    iof_buf_addstr(&pre, ",\"histogram_layout\":");
+    iof_buf_add(&pre, js->layout.p, js->layout.len);
+    iof_buf_addstr(&pre, ",\"tests\":[");
+    if (pre.err || js->head.err || js->layout.err || js->tests.err || js->oom) {
+        iof_buf_free(&pre);
         return -ENOMEM;
     }
     /* A fresh file, never one planted at PATH.tmp (a link to elsewhere). */
     if (unlink(js->tmp) != 0 && errno != ENOENT) {
         r = -errno;
-        jb_free(&pre);
+        iof_buf_free(&pre);
         return r;
     }
     fd = open(js->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd < 0) {
         r = -errno;
-        jb_free(&pre);
+        iof_buf_free(&pre);
         return r;
     }
     r = write_all(fd, pre.p, pre.len);
@@ -945,7 +863,7 @@ static int js_write(struct json_sink *js)
         r = -errno;
     if (close(fd) != 0 && !r && errno != EINTR)
         r = -errno;
-    jb_free(&pre);
+    iof_buf_free(&pre);
     if (!r && rename(js->tmp, js->path) != 0)
         r = -errno;
     if (r) {
@@ -977,9 +895,9 @@ static void js_free(struct json_sink *js)
     if (!js)
         return;
     jt_clear(&js->cur);
-    jb_free(&js->head);
-    jb_free(&js->layout);
-    jb_free(&js->tests);
+    iof_buf_free(&js->head);
+    iof_buf_free(&js->layout);
+    iof_buf_free(&js->tests);
     free(js->path);
     free(js->tmp);
     free(js->dir);
@@ -1079,7 +997,7 @@ static int js_open(struct mgr_sink *s, const char *path, struct iof_diag *diag)
 static void js_run_begin(struct mgr_sink *s, const struct mgr_run_info *ri)
 {
     struct json_sink *js = s->priv;
-    struct jbuf *b = &js->head;
+    struct iof_buf *b = &js->head;
     size_t len = 0;
     const char *text = ri->plan_text;
 
@@ -1096,16 +1014,16 @@ static void js_run_begin(struct mgr_sink *s, const struct mgr_run_info *ri)
                        text[len - 1] == '\t'))
             len--;
     }
-    b->len = 0;
-    jb_lit(b, ",\"plan\":");
+    iof_buf_reset(b);
+    iof_buf_addstr(b, ",\"plan\":");
     if (len)
-        jb_raw(b, text, len);
+        iof_buf_add(b, text, len);
     else
-        jb_lit(b, "null");
-    jb_lit(b, ",\"agents\":[");
+        iof_buf_addstr(b, "null");
+    iof_buf_addstr(b, ",\"agents\":[");
     for (size_t i = 0; i < ri->nagents; i++)
         jb_agent(b, &ri->agents[i]);
-    jb_lit(b, "]");
+    iof_buf_addstr(b, "]");
     js_save(s);
 }
 
@@ -1118,7 +1036,7 @@ static void js_interval(struct mgr_sink *s, const struct mgr_interval *iv)
 {
     struct json_sink *js = s->priv;
     struct jtest *t = jt_for(js, iv->test);
-    struct jbuf b = {0};
+    struct iof_buf b = IOF_BUF_INIT;
 
     if (!grow((void **)&t->ivs, &t->capivs, t->nivs, sizeof(*t->ivs))) {
         js->oom = true;
@@ -1146,18 +1064,17 @@ static void js_interval(struct mgr_sink *s, const struct mgr_interval *iv)
     /* ALL: the mean over the nodes that measured their CPU (results.h) */
     jb_cpu_fields(&b, iv->cpu, iv->stats, iv->ns);
     jb_close(&b, '}');
-    if (b.oom) {
-        jb_free(&b);
+    t->ivs[t->nivs] = (struct jiv){.k = iv->k, .all = !iv->node, .seq = t->nivs};
+    t->ivs[t->nivs].text = iof_buf_take(&b, &t->ivs[t->nivs].len);
+    if (!t->ivs[t->nivs].text) {
         js->oom = true;
         return;
     }
-    t->ivs[t->nivs] =
-        (struct jiv){.k = iv->k, .all = !iv->node, .seq = t->nivs, .text = b.p, .len = b.len};
     t->nivs++;
 }
 
 /* One row object; ti names the test so a row stands alone like a CSV line. */
-static void jb_row(struct jbuf *b, const struct jtest *t, const struct mgr_row *r,
+static void jb_row(struct iof_buf *b, const struct jtest *t, const struct mgr_row *r,
                    const struct proto_cpu *cpu)
 {
     const struct iof_stats *st = r->stats;
@@ -1237,7 +1154,7 @@ static void jb_row(struct jbuf *b, const struct jtest *t, const struct mgr_row *
 
 static void js_add_row(struct json_sink *js, struct jtest *t, const struct mgr_row *r)
 {
-    struct jbuf b = {0};
+    struct iof_buf b = IOF_BUF_INIT;
     struct jrow *row;
     size_t node = 0, worker = 0;
 
@@ -1256,18 +1173,14 @@ static void js_add_row(struct json_sink *js, struct jtest *t, const struct mgr_r
     }
     /* CPU belongs to NODE and (as the nodes' mean) ALL rows only. */
     jb_row(&b, t, r, r->type == MGR_ROW_NODE || r->type == MGR_ROW_ALL ? r->cpu : NULL);
-    if (b.oom) {
-        jb_free(&b);
+    row = &t->rows[t->nrows];
+    *row =
+        (struct jrow){.type = r->type, .node_rank = node, .worker_rank = worker, .seq = t->nrows};
+    row->text = iof_buf_take(&b, &row->len);
+    if (!row->text) {
         js->oom = true;
         return;
     }
-    row = &t->rows[t->nrows];
-    *row = (struct jrow){.type = r->type,
-                         .node_rank = node,
-                         .worker_rank = worker,
-                         .seq = t->nrows,
-                         .text = b.p,
-                         .len = b.len};
     t->nrows++;
 }
 

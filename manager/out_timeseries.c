@@ -42,21 +42,22 @@
 
 struct ts_writer {
     FILE *f;
-    bool cpu_seen; /* a node of the current test reported CPU */
+    struct iof_buf line; /* the row being formatted, written whole */
+    bool cpu_seen;       /* a node of the current test reported CPU */
 };
 
-static void ts_f(FILE *f, const char *lead, bool known, double v, int prec)
+static void ts_f(struct iof_buf *b, const char *lead, bool known, double v, int prec)
 {
-    fputs(lead, f);
+    iof_buf_addstr(b, lead);
     if (known)
-        fprintf(f, "%.*f", prec, v);
+        iof_buf_printf(b, "%.*f", prec, v);
 }
 
-static void ts_u64(FILE *f, bool known, uint64_t v)
+static void ts_u64(struct iof_buf *b, bool known, uint64_t v)
 {
-    fputc(',', f);
+    iof_buf_addc(b, ',');
     if (known)
-        fprintf(f, "%" PRIu64, v);
+        iof_buf_printf(b, "%" PRIu64, v);
 }
 
 static int ts_open(struct mgr_sink *s, const char *path, struct iof_diag *diag)
@@ -96,7 +97,7 @@ static void ts_interval(struct mgr_sink *s, const struct mgr_interval *iv)
     struct ts_writer *w = s->priv;
     const struct mgr_test_info *ti = iv->test;
     const struct iof_stats *st = iv->stats;
-    FILE *f = w->f;
+    struct iof_buf *b = &w->line;
     struct mgr_metrics m;
     bool any = st->rd.ios + st->wr.ios > 0, cpu;
     /* A node's lost interval: its figures are unknown, not zeros. */
@@ -110,32 +111,39 @@ static void ts_interval(struct mgr_sink *s, const struct mgr_interval *iv)
     mgr_metrics_compute(st, iv->ns, &m);
     rates = known && m.rates;
     any &= known;
-    fprintf(f, "%.3f,", iv->time_s);
+    iof_buf_reset(b);
+    iof_buf_printf(b, "%.3f,", iv->time_s);
     if (ti && ti->test)
-        fprintf(f, "%u", ti->test->index + 1);
-    fputc(',', f);
-    mgr_csv_field(f, ti ? ti->spec : NULL);
-    fprintf(f, ",%" PRIu64 ",", iv->k + 1);
-    mgr_csv_field(f, iv->node ? iv->node : "ALL");
-    ts_f(f, ",", rates, m.iops, 3);
-    ts_f(f, ",", rates, m.read_iops, 3);
-    ts_f(f, ",", rates, m.write_iops, 3);
-    ts_f(f, ",", rates, m.mibps, 3);
-    ts_f(f, ",", any, m.avg_ms, 6);
-    ts_f(f, ",", any && m.percentiles, m.p99_ms, 6);
-    ts_f(f, ",", any, m.max_ms, 6);
-    ts_u64(f, known, m.errors);
-    ts_f(f, ",", cpu, iv->cpu_busy_pct, 3);
-    fputc(',', f);
-    mgr_csv_field(f, ti ? ti->cycle : NULL);
-    fprintf(f, ",%u", iv->reported);
-    ts_f(f, ",", true, m.seconds, 6);
-    ts_u64(f, known, m.read_ios);
-    ts_u64(f, known, m.write_ios);
-    ts_u64(f, known, m.bytes_read);
-    ts_u64(f, known, m.bytes_written);
-    fprintf(f, ",%u,%d\n", iv->lost, iv->late ? 1 : 0);
-    mgr_sink_sync(s, f, false);
+        iof_buf_printf(b, "%u", ti->test->index + 1);
+    iof_buf_addc(b, ',');
+    mgr_csv_field(b, ti ? ti->spec : NULL);
+    iof_buf_printf(b, ",%" PRIu64 ",", iv->k + 1);
+    mgr_csv_field(b, iv->node ? iv->node : "ALL");
+    ts_f(b, ",", rates, m.iops, 3);
+    ts_f(b, ",", rates, m.read_iops, 3);
+    ts_f(b, ",", rates, m.write_iops, 3);
+    ts_f(b, ",", rates, m.mibps, 3);
+    ts_f(b, ",", any, m.avg_ms, 6);
+    ts_f(b, ",", any && m.percentiles, m.p99_ms, 6);
+    ts_f(b, ",", any, m.max_ms, 6);
+    ts_u64(b, known, m.errors);
+    ts_f(b, ",", cpu, iv->cpu_busy_pct, 3);
+    iof_buf_addc(b, ',');
+    mgr_csv_field(b, ti ? ti->cycle : NULL);
+    iof_buf_printf(b, ",%u", iv->reported);
+    ts_f(b, ",", true, m.seconds, 6);
+    ts_u64(b, known, m.read_ios);
+    ts_u64(b, known, m.write_ios);
+    ts_u64(b, known, m.bytes_read);
+    ts_u64(b, known, m.bytes_written);
+    iof_buf_printf(b, ",%u,%d\n", iv->lost, iv->late ? 1 : 0);
+    if (b->err) {
+        if (!s->write_error)
+            s->write_error = b->err;
+        return;
+    }
+    fwrite(b->p, 1, b->len, w->f);
+    mgr_sink_sync(s, w->f, false);
 }
 
 static void ts_row(struct mgr_sink *s, const struct mgr_test_info *ti, const struct mgr_row *r)
@@ -168,6 +176,7 @@ static void ts_close(struct mgr_sink *s)
     if (!w)
         return;
     mgr_sink_fclose(s, w->f);
+    iof_buf_free(&w->line);
     free(w);
     s->priv = NULL;
 }

@@ -38,21 +38,21 @@ FILE *mgr_sink_fopen(const char *path, struct iof_diag *diag)
     return f;
 }
 
-void mgr_csv_field(FILE *f, const char *s)
+void mgr_csv_field(struct iof_buf *b, const char *s)
 {
     if (!s)
         return;
     if (!strpbrk(s, ",\"\r\n")) {
-        fputs(s, f);
+        iof_buf_addstr(b, s);
         return;
     }
-    fputc('"', f);
+    iof_buf_addc(b, '"');
     for (; *s; s++) {
         if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
+            iof_buf_addc(b, '"');
+        iof_buf_addc(b, *s);
     }
-    fputc('"', f);
+    iof_buf_addc(b, '"');
 }
 
 void mgr_sink_sync(struct mgr_sink *sink, FILE *f, bool durable)

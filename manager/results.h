@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/buf.h"
 #include "common/err.h"
 #include "common/spec.h"
 #include "common/stats.h"
@@ -147,9 +148,9 @@ struct mgr_sink {
 /* Creates path for writing (truncating, 0644) as a stdio stream with a
  * large buffer; NULL with diag "PATH: cannot create: REASON" on failure. */
 FILE *mgr_sink_fopen(const char *path, struct iof_diag *diag);
-/* Writes s as one RFC 4180 field: quoted when it holds a comma, quote, CR
- * or LF, quotes doubled. NULL writes an empty field. */
-void mgr_csv_field(FILE *f, const char *s);
+/* Appends s as one RFC 4180 field: quoted when it holds a comma, quote, CR
+ * or LF, quotes doubled. NULL appends an empty field. Failures stay in b->err. */
+void mgr_csv_field(struct iof_buf *b, const char *s);
 /* fflush + fsync; remembers the first error in sink->write_error. */
 void mgr_sink_sync(struct mgr_sink *sink, FILE *f, bool durable);
 /* fclose (after a durable sync); reports a write error once on stderr,

@@ -23,6 +23,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "common/buf.h"
 #include "common/clock.h"
 
 /* The generator's line table is IOF_PLAN_MAX_LINES long (dynamo/gen.h). */
@@ -2418,8 +2419,7 @@ int proto_plan_load(const char *path, const char *const *overrides, size_t nover
 int proto_plan_load_canonical(const char *path, const char *const *overrides, size_t noverrides,
                               struct iof_plan *out, char **canonical, struct iof_diag *diag)
 {
-    size_t cap = 64 * 1024, len = 0;
-    char *buf, *nb;
+    struct iof_buf text = IOF_BUF_INIT;
     FILE *f;
     int rc;
 
@@ -2433,28 +2433,15 @@ int proto_plan_load_canonical(const char *path, const char *const *overrides, si
     }
     if (!f)
         return iof_diag_set(diag, IOF_EPLAN, "%s: cannot open: %s", path, strerror(errno));
-    buf = malloc(cap);
-    if (!buf) {
-        if (f != stdin)
-            fclose(f);
-        return iof_diag_set(diag, -ENOMEM, "%s: out of memory", path);
-    }
-    /* Read up to one byte past the limit, so "too large" is exact. */
-    for (;;) {
+    /* Read past the limit, so "too large" is exact. */
+    while (text.len <= PROTO_PLAN_MAX_FILE) {
         size_t n;
-        if (len == cap) {
-            if (cap > PROTO_PLAN_MAX_FILE)
-                break;
-            nb = realloc(buf, cap * 2);
-            if (!nb) {
-                rc = iof_diag_set(diag, -ENOMEM, "%s: out of memory", path);
-                goto out;
-            }
-            buf = nb;
-            cap *= 2;
+        if (iof_buf_reserve(&text, 64 * 1024)) {
+            rc = iof_diag_set(diag, -ENOMEM, "%s: out of memory", path);
+            goto out;
         }
-        n = fread(buf + len, 1, cap - len, f);
-        len += n;
+        n = fread(text.p + text.len, 1, text.cap - text.len - 1, f);
+        iof_buf_commit(&text, n);
         if (n == 0)
             break;
     }
@@ -2462,14 +2449,14 @@ int proto_plan_load_canonical(const char *path, const char *const *overrides, si
         rc = iof_diag_set(diag, IOF_EPLAN, "%s: cannot read: %s", path, strerror(errno));
         goto out;
     }
-    if (len > PROTO_PLAN_MAX_FILE) {
+    if (text.len > PROTO_PLAN_MAX_FILE) {
         rc = iof_diag_set(diag, IOF_EPLAN, "%s: is too large: the maximum is %u bytes", path,
                           PROTO_PLAN_MAX_FILE);
         goto out;
     }
-    rc = plan_parse_impl(path, buf, len, overrides, noverrides, out, canonical, diag);
+    rc = plan_parse_impl(path, text.p, text.len, overrides, noverrides, out, canonical, diag);
 out:
-    free(buf);
+    iof_buf_free(&text);
     if (f != stdin)
         fclose(f);
     return rc;
