@@ -1,3 +1,5 @@
+/* common/clock.c - sleeping until a CLOCK_MONOTONIC deadline (the clock
+ * itself is inline in clock.h). */
 #include "common/clock.h"
 
 #include <errno.h>

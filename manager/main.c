@@ -1,3 +1,5 @@
+/* manager/main.c - the `iofleet` executable: heap tuning, then the command
+ * line (manager/cli.c). */
 #include <malloc.h>
 
 #include "manager/cli.h"

@@ -1,3 +1,5 @@
+/* proto/json.c - cJSON helpers of proto/: printing JSON with every integral
+ * number exact. */
 #include "proto/json.h"
 
 #include <inttypes.h>

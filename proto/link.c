@@ -1,3 +1,6 @@
+/* proto/link.c - a framed, heartbeated message link over one connection:
+ * frame decoding into messages, sending, heartbeats and the lost-peer rule,
+ * shared by the manager and the agent. */
 #include "proto/link.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* proto/version.c - the protocol version of this build as text. */
 #include "proto/version.h"
 
 #define PROTO_STR2(x) #x
