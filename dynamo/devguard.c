@@ -20,6 +20,15 @@
 static const uint64_t g_part_starts[] = {63 * 512, 1u << 20, 2u << 20,
                                          4u << 20, 8u << 20, 16u << 20};
 
+/* What a refusal tells the user to do: a standalone agent's operator restarts
+ * it with the flag; a local run's user passes it to `iofleet run`. */
+static const char *g_remedy = "start the agent with --allow-destructive";
+
+void dyn_devguard_set_remedy(const char *remedy)
+{
+    g_remedy = remedy ? remedy : "start the agent with --allow-destructive";
+}
+
 static uint64_t fnv1a(uint64_t h, const uint8_t *p, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -161,33 +170,29 @@ int dyn_devguard_check(int fd, const char *path, uint64_t size, bool destructive
             blkid_free_probe(pr);
             if (off == 0)
                 return iof_diag_set(diag, IOF_EDENIED,
-                                    "target '%s': refusing to write: it holds a %s (%s); start "
-                                    "the agent with --allow-destructive to overwrite it",
-                                    path, what, type);
+                                    "target '%s': refusing to write: it holds a %s (%s); %s to "
+                                    "overwrite it",
+                                    path, what, type, g_remedy);
             return iof_diag_set(diag, IOF_EDENIED,
                                 "target '%s': refusing to write: it holds a %s (%s) at byte "
-                                "%" PRIu64
-                                " (a partition whose table is gone); start the agent with "
-                                "--allow-destructive to overwrite it",
-                                path, what, type, off);
+                                "%" PRIu64 " (a partition whose table is gone); %s to overwrite it",
+                                path, what, type, off, g_remedy);
         }
         if (r < 0) {
             blkid_free_probe(pr);
             return iof_diag_set(diag, IOF_EDENIED,
-                                "target '%s': refusing to write: %s; start the agent with "
-                                "--allow-destructive to overwrite it",
-                                path,
+                                "target '%s': refusing to write: %s; %s to overwrite it", path,
                                 r == -2 ? "ambivalent signatures found"
-                                        : "probing for partition tables and filesystems failed");
+                                        : "probing for partition tables and filesystems failed",
+                                g_remedy);
         }
     }
     blkid_free_probe(pr);
     if (!ends->zero && !ends->marked)
         return iof_diag_set(diag, IOF_EDENIED,
                             "target '%s': refusing to write: its first or last MiB holds data "
-                            "and no iofleet marker (something else wrote it); start the agent "
-                            "with --allow-destructive to overwrite it",
-                            path);
+                            "and no iofleet marker (something else wrote it); %s to overwrite it",
+                            path, g_remedy);
     return 0;
 }
 

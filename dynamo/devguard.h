@@ -48,6 +48,12 @@ int dyn_devguard_ends(int fd, uint64_t size, struct dyn_dev_ends *ends, struct i
 int dyn_devguard_check(int fd, const char *path, uint64_t size, bool destructive,
                        struct dyn_dev_ends *ends, struct iof_diag *diag);
 
+/* What a refusal's message tells the user to do, e.g. "run `iofleet run`
+ * with --allow-destructive" for an agent started by a local run; NULL
+ * restores the default ("start the agent with --allow-destructive"). The
+ * string is borrowed for the life of the process. */
+void dyn_devguard_set_remedy(const char *remedy);
+
 /* Writes the marker at both ends of the device (fd open for writing) and
  * syncs it. */
 int dyn_devguard_mark(int fd, uint64_t size);

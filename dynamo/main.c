@@ -12,6 +12,7 @@
 #include "common/cliopt.h"
 #include "common/log.h"
 #include "dynamo/agent.h"
+#include "dynamo/devguard.h"
 #include "proto/plan.h"
 #include "proto/version.h"
 
@@ -186,6 +187,8 @@ static int dyn_parse(int argc, char **argv, struct dyn_agent_opts *o, const char
                 rc = iof_opt_usage_error(&dyn_cmd, "--manager-fd must be a descriptor number >= 3");
             o->use_manager_fd = true;
             o->manager_fd = (int)n;
+            /* Started by a local `iofleet run`: its user passes the flag there. */
+            dyn_devguard_set_remedy("rerun `iofleet run` with --allow-destructive");
             break;
         case OPT_MANAGER:
             o->manager = val;

@@ -92,6 +92,12 @@ sync
 [ "$(md5sum <"$shm/fs.img")" = "$sum_fs" ] || fail "the ext4 device was written"
 ok "ext4 device refused for writes without --allow-destructive"
 
+# A local run's agent names the flag of `iofleet run`, where its user passes it.
+expect_rc 1 "$IOFLEET" run "$T/fswrite.json" --workdir "$T/localwork" --quiet
+expect_in "$T/err" "it holds a signature (ext4); rerun \`iofleet run\` with --allow-destructive to overwrite it"
+[ "$(md5sum <"$shm/fs.img")" = "$sum_fs" ] || fail "the ext4 device was written by a local run"
+ok "a local run's refusal names iofleet run --allow-destructive"
+
 sed 's/"read": 0/"read": 100/' "$T/fswrite.json" >"$T/fsread.json"
 start_agent reader --allow "$loop"
 run_plan fsread.json 0 "$AGENT_EP"
