@@ -564,12 +564,12 @@ static void session_maybe_free(struct session *s);
  * as the host stands now. */
 static int session_check_budget(struct session *s, const struct iof_test *t, struct iof_diag *d)
 {
-    struct dyn_budget_need need = {0};
+    struct iof_budget_need need = {0};
     struct dyn_budget_limits lim;
 
     for (size_t g = 0; g < s->ngroups; g++)
         s->gcfg[g] = iof_test_worker(&s->plan, t, s->groups[g]);
-    dyn_budget_need_add(&need, &s->plan.specs[t->spec_index], s->gcfg, s->ngroups);
+    iof_budget_need_add(&need, &s->plan.specs[t->spec_index], s->gcfg, s->ngroups);
     dyn_budget_limits(&s->a->budget, &lim);
     return dyn_budget_check(&need, &lim, &s->a->budget, d);
 }

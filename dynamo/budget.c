@@ -1,9 +1,8 @@
 /* dynamo/budget.c - the agent's budget: what a plan's tests need on this node
- * (threads, I/O buffer memory, AIO events, descriptors) against what the
- * agent's flags allow and the host has free, checked before anything starts. */
+ * (common/budget.c) against what the agent's flags allow and the host has
+ * free (threads, I/O buffer memory, AIO events, descriptors), checked before
+ * anything starts. */
 #include "dynamo/budget.h"
-
-#include "dynamo/run.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -18,52 +17,9 @@
 /* A cgroup limit at or above this is "no limit" (v1 reports ~2^63). */
 #define BUDGET_NO_LIMIT (1ull << 60)
 
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
-static uint64_t sat_mul(uint64_t a, uint64_t b)
-{
-    return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
-}
-
-static uint64_t max_u64(uint64_t a, uint64_t b)
-{
-    return a > b ? a : b;
-}
-
 static uint64_t min_u64(uint64_t a, uint64_t b)
 {
     return a < b ? a : b;
-}
-
-void dyn_budget_need_add(struct dyn_budget_need *need, const struct iof_spec *spec,
-                         const struct iof_worker_cfg *groups, size_t ngroups)
-{
-    uint64_t maxsize = dyn_buf_slot_size(spec), workers = 0, mem = 0, aio = 0, fds = 0;
-    for (size_t g = 0; g < ngroups; g++) {
-        const struct iof_worker_cfg *gc = &groups[g];
-        uint64_t qd = gc->queue_depth ? gc->queue_depth : 1;
-        uint64_t depth = sat_mul(gc->ntargets, qd);
-        /* Per worker: a read buffer per slot and the write source, as
-         * dyn_test_start allocates them (the plan's limits keep depth x
-         * slot far below 2^64: 2^20 slots x 64 MiB). */
-        uint64_t per =
-            sat_add(sat_mul(depth, maxsize), dyn_buf_write_bytes(gc->pattern, depth, maxsize));
-        workers = sat_add(workers, gc->count);
-        mem = sat_add(mem, sat_mul(per, gc->count));
-        if (!strcmp(gc->engine, "libaio"))
-            aio = sat_add(aio, sat_mul(depth, gc->count));
-        if (strcmp(gc->engine, "null"))
-            fds = sat_add(fds, gc->ntargets);
-        if (!strcmp(gc->engine, "io_uring")) /* a ring descriptor per worker */
-            fds = sat_add(fds, gc->count);
-    }
-    need->workers = max_u64(need->workers, workers);
-    need->buffer_mem = max_u64(need->buffer_mem, mem);
-    need->aio_events = max_u64(need->aio_events, aio);
-    need->fds = max_u64(need->fds, fds);
 }
 
 /* The first number in file `path`, or UINT64_MAX when unreadable or "max". */
@@ -191,20 +147,7 @@ void dyn_budget_limits(const struct dyn_budget *b, struct dyn_budget_limits *out
     }
 }
 
-void dyn_budget_format_bytes(uint64_t v, char *buf, size_t cap)
-{
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    double d = (double)v;
-    size_t u = 0;
-
-    while (d >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
-        d /= 1024;
-        u++;
-    }
-    snprintf(buf, cap, u ? "%.1f %s" : "%.0f %s", d, units[u]);
-}
-
-int dyn_budget_check(const struct dyn_budget_need *need, const struct dyn_budget_limits *lim,
+int dyn_budget_check(const struct iof_budget_need *need, const struct dyn_budget_limits *lim,
                      const struct dyn_budget *b, struct iof_diag *diag)
 {
     char n[32], l[32];
@@ -223,8 +166,8 @@ int dyn_budget_check(const struct dyn_budget_need *need, const struct dyn_budget
                             cpus > 0 ? cpus : 1);
     }
     if (need->buffer_mem > lim->buffer_mem) {
-        dyn_budget_format_bytes(need->buffer_mem, n, sizeof(n));
-        dyn_budget_format_bytes(lim->buffer_mem, l, sizeof(l));
+        iof_budget_format_bytes(need->buffer_mem, n, sizeof(n));
+        iof_budget_format_bytes(lim->buffer_mem, l, sizeof(l));
         return iof_diag_set(diag, IOF_EDENIED,
                             "needs %s of I/O buffers (queue depth x transfer size x workers), "
                             "the agent's limit is %s (%s)",

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/budget.h"
 #include "common/err.h"
 #include "common/spec.h"
 
@@ -34,27 +35,11 @@ struct dyn_budget {
     uint64_t max_aio_events;
 };
 
-/* What a plan's tests need on this node (the most any one test needs). */
-struct dyn_budget_need {
-    uint64_t workers;
-    uint64_t buffer_mem; /* bytes of I/O buffers, as dynamo/run.c allocates them */
-    uint64_t aio_events; /* io_setup() events of the libaio workers */
-    uint64_t fds;        /* targets opened, and io_uring workers' rings */
-};
-
 /* The limits in force now: the caps of b lowered to what the host has free.
  * Every field is set (never 0, except when nothing at all is free). */
 struct dyn_budget_limits {
     uint64_t workers, buffer_mem, aio_events, fds;
 };
-
-/* Adds to *need what the worker groups `groups` (as one test runs them) of
- * a test using `spec` take, keeping the largest value per field. */
-void dyn_budget_need_add(struct dyn_budget_need *need, const struct iof_spec *spec,
-                         const struct iof_worker_cfg *groups, size_t ngroups);
-
-/* "1.0 GiB", "512.0 MiB", "4096 B": bytes in binary units, one decimal. */
-void dyn_budget_format_bytes(uint64_t v, char *buf, size_t cap);
 
 /* The limits in force now for the caps in b (reads /proc and the cgroup). */
 void dyn_budget_limits(const struct dyn_budget *b, struct dyn_budget_limits *out);
@@ -63,7 +48,7 @@ void dyn_budget_limits(const struct dyn_budget *b, struct dyn_budget_limits *out
  * named in diag: "needs 2048 worker threads, the agent's limit is 16 (8 x 2
  * online CPUs; raise it with dynamo --max-workers)". b tells which limits
  * came from a flag. */
-int dyn_budget_check(const struct dyn_budget_need *need, const struct dyn_budget_limits *lim,
+int dyn_budget_check(const struct iof_budget_need *need, const struct dyn_budget_limits *lim,
                      const struct dyn_budget *b, struct iof_diag *diag);
 
 /* How far ahead a test's start may lie, and how late past the start of its

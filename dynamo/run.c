@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "common/budget.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "dynamo/engine.h"
@@ -34,7 +35,7 @@
  * of all sharing the one taken after the last was collected. */
 #define RUN_REAP_CHUNK 16u
 /* Memory alignment of I/O buffers: satisfies O_DIRECT on every device. */
-#define RUN_BUF_ALIGN 4096u
+#define RUN_BUF_ALIGN IOF_IO_BUF_ALIGN
 /* Longest a worker sleeps or waits for completions without looking at the
  * stop flag: stop, the dead-man rule and SIGTERM end any wait within it. */
 #define RUN_WAIT_SLICE_NS (50 * IOF_NS_PER_MS)
@@ -426,22 +427,6 @@ static void *worker_main(void *arg)
 
 /* --- driver side -------------------------------------------------------- */
 
-size_t dyn_buf_slot_size(const struct iof_spec *spec)
-{
-    size_t max = 0;
-
-    for (size_t i = 0; i < spec->nlines; i++)
-        if (spec->lines[i].size > max)
-            max = spec->lines[i].size;
-    return (max + RUN_BUF_ALIGN - 1) / RUN_BUF_ALIGN * RUN_BUF_ALIGN;
-}
-
-uint64_t dyn_buf_write_bytes(enum iof_pattern pattern, uint64_t depth, uint64_t slot)
-{
-    /* repeat/pseudo: one shared, read-only write source; random: one per slot. */
-    return pattern == IOF_PATTERN_RANDOM ? depth * slot : slot;
-}
-
 static void worker_destroy(struct run_worker *w)
 {
     if (w->eng)
@@ -474,7 +459,7 @@ static int worker_setup(struct dyn_test *t, struct run_worker *w, struct iof_dia
     w->tcfg = g->targets;
     w->pattern = g->pattern;
     w->depth = (unsigned)(w->ntargets * w->qd);
-    w->maxsize = dyn_buf_slot_size(t->p.spec);
+    w->maxsize = iof_budget_slot_size(t->p.spec);
 
     /* Every worker gets its own stream; the same seed gives the same run. */
     r = dyn_gen_init(&w->gen, t->p.spec, seed ^ ((uint64_t)(w->index + 1) * 0x9e3779b97f4a7c15ULL));
@@ -490,7 +475,7 @@ static int worker_setup(struct dyn_test *t, struct run_worker *w, struct iof_dia
     w->ring = calloc((size_t)RUN_RING * w->ntargets, sizeof(*w->ring));
     w->scratch = calloc(w->ntargets, sizeof(*w->scratch));
     w->totals = calloc(w->ntargets, sizeof(*w->totals));
-    w->wbuf_len = (size_t)dyn_buf_write_bytes(w->pattern, w->depth, w->maxsize);
+    w->wbuf_len = (size_t)iof_budget_write_bytes(w->pattern, w->depth, w->maxsize);
     if (posix_memalign((void **)&w->rbufs, RUN_BUF_ALIGN, (size_t)w->depth * w->maxsize))
         w->rbufs = NULL;
     if (posix_memalign((void **)&w->wbuf, RUN_BUF_ALIGN, w->wbuf_len))

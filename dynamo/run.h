@@ -40,13 +40,6 @@ struct dyn_test_params {
 
 struct dyn_test;
 
-/* A worker's I/O buffers, the one rule dyn_test_start allocates by and the
- * budget (dynamo/budget.c) counts by: each of its `depth` slots has a read
- * buffer of dyn_buf_slot_size(spec) bytes; the write source is one such
- * buffer per slot for `random` data, one shared otherwise. */
-size_t dyn_buf_slot_size(const struct iof_spec *spec);
-uint64_t dyn_buf_write_bytes(enum iof_pattern pattern, uint64_t depth, uint64_t slot);
-
 /* Opens the targets, allocates buffers and starts the worker threads, which
  * wait for start_ns. Returns 0 and a new test in *out, or an error with a
  * message naming the target or engine (no thread left running). */

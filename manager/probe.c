@@ -9,9 +9,9 @@
 #include <string.h>
 #include <uv.h>
 
+#include "common/budget.h"
 #include "common/net.h"
 #include "common/tls.h"
-#include "dynamo/budget.h"
 #include "proto/link.h"
 
 struct probe {
@@ -190,7 +190,7 @@ int mgr_probe_budget(const struct iof_plan *p, const struct mgr_probe_opts *o, F
 {
     struct proto_hello h;
     struct iof_diag d = {{0}};
-    struct dyn_budget_need need = {0};
+    struct iof_budget_need need = {0};
     struct iof_worker_cfg *g;
     struct iof_test *tests;
     size_t ntests, ng = 0;
@@ -219,7 +219,7 @@ int mgr_probe_budget(const struct iof_plan *p, const struct mgr_probe_opts *o, F
         for (size_t i = 0; i < p->nworkers; i++)
             if (probe_group_selects(&p->workers[i], h.name))
                 g[ng++] = iof_test_worker(p, &tests[t], i);
-        dyn_budget_need_add(&need, &p->specs[tests[t].spec_index], g, ng);
+        iof_budget_need_add(&need, &p->specs[tests[t].spec_index], g, ng);
     }
     free(tests);
     free(g);
@@ -239,8 +239,8 @@ int mgr_probe_budget(const struct iof_plan *p, const struct mgr_probe_opts *o, F
         for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
             char n[32], l[32];
             if (rows[i].bytes) {
-                dyn_budget_format_bytes(rows[i].need, n, sizeof(n));
-                dyn_budget_format_bytes(rows[i].have, l, sizeof(l));
+                iof_budget_format_bytes(rows[i].need, n, sizeof(n));
+                iof_budget_format_bytes(rows[i].have, l, sizeof(l));
             } else {
                 snprintf(n, sizeof(n), "%" PRIu64, rows[i].need);
                 snprintf(l, sizeof(l), "%" PRIu64, rows[i].have);

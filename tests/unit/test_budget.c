@@ -1,6 +1,7 @@
-/* tests/unit/test_budget.c - dynamo/budget.c: what a test needs on a node
- * (threads, buffer memory, AIO events, descriptors), the refusal messages
- * naming the limit and both numbers, and the start-time check. */
+/* tests/unit/test_budget.c - common/budget.c and dynamo/budget.c: what a test
+ * needs on a node (threads, buffer memory, AIO events, descriptors), the
+ * refusal messages naming the limit and both numbers, and the start-time
+ * check. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -43,12 +44,12 @@ static void need_counts_what_run_allocates(void **state)
 {
     struct iof_spec big = spec_of(&line16m), small = spec_of(&line4k);
     struct iof_worker_cfg g[2];
-    struct dyn_budget_need n = {0};
+    struct iof_budget_need n = {0};
 
     (void)state;
     /* QD 64 x 16 MiB, repeat pattern: 64 read buffers + 1 write source. */
     g[0] = group("sync", 1, 64, 1, IOF_PATTERN_REPEAT);
-    dyn_budget_need_add(&n, &big, g, 1);
+    iof_budget_need_add(&n, &big, g, 1);
     assert_int_equal(n.workers, 1);
     assert_int_equal(n.buffer_mem, 65 * 16 * MIB);
     assert_int_equal(n.aio_events, 0);
@@ -59,7 +60,7 @@ static void need_counts_what_run_allocates(void **state)
     memset(&n, 0, sizeof(n));
     g[0] = group("libaio", 15, 4096, 1, IOF_PATTERN_RANDOM);
     g[1] = group("null", 1024, 1, 3, IOF_PATTERN_REPEAT);
-    dyn_budget_need_add(&n, &small, g, 2);
+    iof_budget_need_add(&n, &small, g, 2);
     assert_int_equal(n.workers, 15 + 1024);
     assert_int_equal(n.aio_events, 15 * 4096);
     assert_int_equal(n.buffer_mem, 15 * 2 * 4096ull * 4096 + 1024 * (3 * 4096ull + 4096));
@@ -68,7 +69,7 @@ static void need_counts_what_run_allocates(void **state)
     /* io_uring: no AIO events, a ring descriptor per worker. */
     memset(&n, 0, sizeof(n));
     g[0] = group("io_uring", 3, 32, 2, IOF_PATTERN_REPEAT);
-    dyn_budget_need_add(&n, &small, g, 1);
+    iof_budget_need_add(&n, &small, g, 1);
     assert_int_equal(n.aio_events, 0);
     assert_int_equal(n.fds, 2 + 3);
     memset(&n, 0, sizeof(n));
@@ -76,7 +77,7 @@ static void need_counts_what_run_allocates(void **state)
 
     /* Several tests: the largest need of each kind is kept. */
     g[0] = group("libaio", 2048, 1, 4, IOF_PATTERN_REPEAT);
-    dyn_budget_need_add(&n, &small, g, 1);
+    iof_budget_need_add(&n, &small, g, 1);
     assert_int_equal(n.workers, 2048);
     assert_int_equal(n.aio_events, 15 * 4096);
     assert_int_equal(n.fds, 4);
@@ -87,7 +88,7 @@ static void check_names_limit_and_numbers(void **state)
     struct dyn_budget b = {.max_workers = 16, .max_buffer_mem = 512 * MIB, .max_aio_events = 100};
     struct dyn_budget_limits lim = {
         .workers = 16, .buffer_mem = 512 * MIB, .aio_events = 100, .fds = 1000};
-    struct dyn_budget_need n = {
+    struct iof_budget_need n = {
         .workers = 16, .buffer_mem = 512 * MIB, .aio_events = 100, .fds = 1000};
     struct iof_diag d = {{0}};
 
@@ -136,7 +137,7 @@ static void default_workers_are_a_multiple_of_cpus(void **state)
 {
     struct dyn_budget b = {0};
     struct dyn_budget_limits lim;
-    struct dyn_budget_need n = {0};
+    struct iof_budget_need n = {0};
     struct iof_diag d = {{0}};
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     char want[256];

@@ -1,0 +1,79 @@
+/* common/budget.c - what a plan's test needs of a node (threads, I/O buffer
+ * memory, AIO events, descriptors), shared by the agent's budget check and
+ * the manager's `validate --agent`. */
+#include "common/budget.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static uint64_t sat_mul(uint64_t a, uint64_t b)
+{
+    return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+}
+
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
+}
+
+size_t iof_budget_slot_size(const struct iof_spec *spec)
+{
+    size_t max = 0;
+
+    for (size_t i = 0; i < spec->nlines; i++)
+        if (spec->lines[i].size > max)
+            max = spec->lines[i].size;
+    return (max + IOF_IO_BUF_ALIGN - 1) / IOF_IO_BUF_ALIGN * IOF_IO_BUF_ALIGN;
+}
+
+uint64_t iof_budget_write_bytes(enum iof_pattern pattern, uint64_t depth, uint64_t slot)
+{
+    /* repeat/pseudo: one shared, read-only write source; random: one per slot. */
+    return pattern == IOF_PATTERN_RANDOM ? depth * slot : slot;
+}
+
+void iof_budget_need_add(struct iof_budget_need *need, const struct iof_spec *spec,
+                         const struct iof_worker_cfg *groups, size_t ngroups)
+{
+    uint64_t maxsize = iof_budget_slot_size(spec), workers = 0, mem = 0, aio = 0, fds = 0;
+    for (size_t g = 0; g < ngroups; g++) {
+        const struct iof_worker_cfg *gc = &groups[g];
+        uint64_t qd = gc->queue_depth ? gc->queue_depth : 1;
+        uint64_t depth = sat_mul(gc->ntargets, qd);
+        /* Per worker: a read buffer per slot and the write source, as
+         * dyn_test_start allocates them (the plan's limits keep depth x
+         * slot far below 2^64: 2^20 slots x 64 MiB). */
+        uint64_t per =
+            sat_add(sat_mul(depth, maxsize), iof_budget_write_bytes(gc->pattern, depth, maxsize));
+        workers = sat_add(workers, gc->count);
+        mem = sat_add(mem, sat_mul(per, gc->count));
+        if (!strcmp(gc->engine, "libaio"))
+            aio = sat_add(aio, sat_mul(depth, gc->count));
+        if (strcmp(gc->engine, "null"))
+            fds = sat_add(fds, gc->ntargets);
+        if (!strcmp(gc->engine, "io_uring")) /* a ring descriptor per worker */
+            fds = sat_add(fds, gc->count);
+    }
+    need->workers = max_u64(need->workers, workers);
+    need->buffer_mem = max_u64(need->buffer_mem, mem);
+    need->aio_events = max_u64(need->aio_events, aio);
+    need->fds = max_u64(need->fds, fds);
+}
+
+void iof_budget_format_bytes(uint64_t v, char *buf, size_t cap)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double d = (double)v;
+    size_t u = 0;
+
+    while (d >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
+        d /= 1024;
+        u++;
+    }
+    snprintf(buf, cap, u ? "%.1f %s" : "%.0f %s", d, units[u]);
+}
