@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/log.h"
+
 #define HELP_WIDTH 80     /* lines stay below it: 79 columns at most */
 #define HELP_COL 26       /* where option descriptions start */
 #define OPT_VAL_BASE 1000 /* getopt val of option i: OPT_VAL_BASE + i */
@@ -253,13 +255,15 @@ void iof_opt_help(const struct iof_cmd *cmd, FILE *f)
 
 int iof_opt_usage_error(const struct iof_cmd *cmd, const char *fmt, ...)
 {
+    char msg[4096];
     va_list ap;
 
-    fprintf(stderr, "%s: ", cmd->prog);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\nusage: %s %s\ntry '%s --help' for more information\n", cmd->prog,
+    /* the error through the log (escaped: it quotes what was typed), then usage */
+    IOF_USER("%s: %s", cmd->prog, msg);
+    fprintf(stderr, "usage: %s %s\ntry '%s --help' for more information\n", cmd->prog,
             cmd->synopsis, cmd->prog);
     return 2;
 }

@@ -1431,7 +1431,7 @@ static int agent_canonical_allow(struct agent *a)
     for (size_t i = 0; i < a->o->nallow; i++) {
         char real[PATH_MAX];
         if (a->o->allow[i][0] != '/') {
-            fprintf(stderr, "dynamo: --allow '%s': must be an absolute path\n", a->o->allow[i]);
+            IOF_USER("dynamo: --allow '%s': must be an absolute path", a->o->allow[i]);
             return -EINVAL;
         }
         if (!realpath(a->o->allow[i], real)) {
@@ -1483,54 +1483,52 @@ int dyn_agent_main(const struct dyn_agent_opts *o)
     bool on_unix, plain;
 
     if (!!o->listen + !!o->manager + !!o->use_manager_fd != 1) {
-        fprintf(stderr, "dynamo: give exactly one of --listen or --manager\n");
+        IOF_USER("dynamo: give exactly one of --listen or --manager");
         return 2;
     }
     if (o->manager && iof_addr_is_unix(o->manager, NULL)) {
-        fprintf(stderr,
-                "dynamo: --manager %s: an agent listens on a unix socket "
-                "(--listen unix:PATH), it does not dial one\n",
-                o->manager);
+        IOF_USER("dynamo: --manager %s: an agent listens on a unix socket "
+                 "(--listen unix:PATH), it does not dial one",
+                 o->manager);
         return 2;
     }
     on_unix = o->use_manager_fd || (o->listen && iof_addr_is_unix(o->listen, &upath));
     if (on_unix && (o->tls_ca || o->tls_cert || o->tls_key)) {
-        fprintf(stderr, "dynamo: --tls-* do not apply to a unix socket: its peer is known by "
-                        "its user (root or the agent's own)\n");
+        IOF_USER("dynamo: --tls-* do not apply to a unix socket: its peer is known by "
+                 "its user (root or the agent's own)");
         return 2;
     }
     plain = !on_unix && !o->tls_ca;
     if (plain && !o->insecure) {
-        fprintf(stderr,
-                "dynamo: %s %s: plain TCP would let anyone who can reach it, any local user "
-                "included (loopback is no identity), drive this agent; use TLS (--tls-ca, "
-                "--tls-cert, --tls-key), a unix socket (--listen unix:PATH), or --insecure "
-                "(here and on the manager) to accept that\n",
-                o->listen ? "--listen" : "--manager", o->listen ? o->listen : o->manager);
+        IOF_USER("dynamo: %s %s: plain TCP would let anyone who can reach it, any local user "
+                 "included (loopback is no identity), drive this agent; use TLS (--tls-ca, "
+                 "--tls-cert, --tls-key), a unix socket (--listen unix:PATH), or --insecure "
+                 "(here and on the manager) to accept that",
+                 o->listen ? "--listen" : "--manager", o->listen ? o->listen : o->manager);
         return 2;
     }
     gethostname(a.host, sizeof(a.host) - 1);
     if (!!o->tls_ca + !!o->tls_cert + !!o->tls_key != 0 &&
         !!o->tls_ca + !!o->tls_cert + !!o->tls_key != 3) {
-        fprintf(stderr, "dynamo: TLS needs all of --tls-ca, --tls-cert and --tls-key\n");
+        IOF_USER("dynamo: TLS needs all of --tls-ca, --tls-cert and --tls-key");
         return 2;
     }
     if (o->tls_ca) {
         /* The listening agent is the TLS server; a dialling one the client. */
         if (iof_tls_config_load(NULL, o->tls_ca, o->tls_cert, o->tls_key, o->listen != NULL, &a.tls,
                                 &d)) {
-            fprintf(stderr, "dynamo: %s\n", d.msg);
+            IOF_USER("dynamo: %s", d.msg);
             return 2;
         }
         /* The agent's identity is the name in its certificate. */
         if (!iof_tls_ctx_own_name(a.tls)) {
-            fprintf(stderr, "dynamo: %s: the certificate carries no usable name\n", o->tls_cert);
+            IOF_USER("dynamo: %s: the certificate carries no usable name", o->tls_cert);
             iof_tls_ctx_free(a.tls);
             return 2;
         }
         if (o->name && strcasecmp(o->name, iof_tls_ctx_own_name(a.tls))) {
-            fprintf(stderr, "dynamo: --name %s does not match the certificate's name '%s' (%s)\n",
-                    o->name, iof_tls_ctx_own_name(a.tls), o->tls_cert);
+            IOF_USER("dynamo: --name %s does not match the certificate's name '%s' (%s)", o->name,
+                     iof_tls_ctx_own_name(a.tls), o->tls_cert);
             iof_tls_ctx_free(a.tls);
             return 2;
         }
@@ -1540,7 +1538,7 @@ int dyn_agent_main(const struct dyn_agent_opts *o)
              : o->name ? o->name
                        : a.host);
     if (proto_name_check(a.name, &d)) {
-        fprintf(stderr, "dynamo: node name '%s': %s\n", a.name, d.msg);
+        IOF_USER("dynamo: node name '%s': %s", a.name, d.msg);
         return 2;
     }
     if (agent_canonical_allow(&a) < 0) {
@@ -1548,7 +1546,7 @@ int dyn_agent_main(const struct dyn_agent_opts *o)
         goto out;
     }
     if (dyn_scope_new(o->workdir, o->allow, o->nallow, &a.scope, &d)) {
-        fprintf(stderr, "dynamo: %s\n", d.msg);
+        IOF_USER("dynamo: %s", d.msg);
         rc = 2;
         goto out;
     }
@@ -1572,7 +1570,7 @@ int dyn_agent_main(const struct dyn_agent_opts *o)
         int r = iof_conn_open_fd(a.loop, o->manager_fd, "the manager's socketpair", NULL, NULL, &c);
         a.fd_mode = true;
         if (r < 0) {
-            fprintf(stderr, "dynamo: --manager-fd %d: %s\n", o->manager_fd, iof_strerror(r));
+            IOF_USER("dynamo: --manager-fd %d: %s", o->manager_fd, iof_strerror(r));
             rc = 2;
             a.stopping = true;
             agent_shutdown(&a);
@@ -1585,7 +1583,7 @@ int dyn_agent_main(const struct dyn_agent_opts *o)
         }
     } else if (upath) {
         if (iof_listener_start_unix(a.loop, upath, agent_on_accept, &a, &a.listener, &d)) {
-            fprintf(stderr, "dynamo: --listen %s: %s\n", o->listen, d.msg);
+            IOF_USER("dynamo: --listen %s: %s", o->listen, d.msg);
             rc = 1;
             agent_shutdown(&a);
             uv_run(a.loop, UV_RUN_DEFAULT);
@@ -1600,7 +1598,7 @@ int dyn_agent_main(const struct dyn_agent_opts *o)
                                             agent_on_reject, &a, &a.listener, &d)
                    : iof_listener_start(a.loop, host, a.port, agent_on_accept, &a, &a.listener,
                                         &d))) {
-            fprintf(stderr, "dynamo: --listen %s: %s\n", o->listen, d.msg);
+            IOF_USER("dynamo: --listen %s: %s", o->listen, d.msg);
             rc = 1;
             uv_close((uv_handle_t *)&a.sigint, NULL);
             uv_close((uv_handle_t *)&a.sigterm, NULL);
@@ -1614,7 +1612,7 @@ int dyn_agent_main(const struct dyn_agent_opts *o)
                  a.tls ? "TLS" : "plain TCP, --insecure");
     } else {
         if (iof_addr_parse(o->manager, a.mhost, sizeof(a.mhost), IOF_DEFAULT_PORT, &a.port, &d)) {
-            fprintf(stderr, "dynamo: --manager %s: %s\n", o->manager, d.msg);
+            IOF_USER("dynamo: --manager %s: %s", o->manager, d.msg);
             rc = 2;
             goto out;
         }

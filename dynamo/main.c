@@ -157,7 +157,7 @@ static int dyn_parse(int argc, char **argv, struct dyn_agent_opts *o, const char
     int id, rc = 0;
 
     if (iof_opt_init(&p, &dyn_cmd, argc, argv)) {
-        fprintf(stderr, "dynamo: out of memory\n");
+        IOF_USER("dynamo: out of memory");
         return 2;
     }
     while (rc == 0 && (id = iof_opt_next(&p, &val)) != IOF_OPT_END) {
@@ -292,7 +292,7 @@ int main(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     if (o.name && !strcasecmp(o.name, "ALL")) {
         /* Result files use ALL for the cluster rows. */
-        fprintf(stderr, "dynamo: --name ALL is reserved\n");
+        IOF_USER("dynamo: --name ALL is reserved");
         return 2;
     }
     iof_log_init("dynamo", level);

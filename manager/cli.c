@@ -281,7 +281,7 @@ static void cli_args_free(struct cli_args *a)
 static int cli_add_agent(struct cli_args *a, const char *ep, bool own)
 {
     if (a->nagents == CLI_MAX_AGENTS) {
-        fprintf(stderr, "iofleet: too many agents (max %d)\n", CLI_MAX_AGENTS);
+        IOF_USER("iofleet: too many agents (max %d)", CLI_MAX_AGENTS);
         return 2;
     }
     if (a->nagents == a->capagents) {
@@ -316,7 +316,7 @@ static int cli_agents_file(struct cli_args *a, const char *path)
     FILE *f = fopen(path, "r");
 
     if (!f) {
-        fprintf(stderr, "iofleet: --agents-file %s: %s\n", path, strerror(errno));
+        IOF_USER("iofleet: --agents-file %s: %s", path, strerror(errno));
         return 2;
     }
     while (fgets(line, sizeof(line), f)) {
@@ -330,7 +330,7 @@ static int cli_agents_file(struct cli_args *a, const char *path)
         if (!*s)
             continue;
         if (strchr(s, ' ') || strchr(s, '\t')) {
-            fprintf(stderr, "iofleet: %s:%u: one HOST[:PORT] per line, got '%s'\n", path, n, s);
+            IOF_USER("iofleet: %s:%u: one HOST[:PORT] per line, got '%s'", path, n, s);
             fclose(f);
             return 2;
         }
@@ -399,7 +399,7 @@ static int cli_parse(int argc, char **argv, const struct iof_cmd *cmd, struct cl
     a->workdir = "iofleet-work";
     a->wait_ms = 15000;
     if (iof_opt_init(&p, cmd, argc - 1, argv + 1)) {
-        fprintf(stderr, "%s: out of memory\n", cmd->prog);
+        IOF_USER("%s: out of memory", cmd->prog);
         return 2;
     }
     while (rc == 0 && (id = iof_opt_next(&p, &val)) != IOF_OPT_END) {
@@ -506,7 +506,7 @@ static int cli_load(const struct cli_args *a, struct iof_plan *p, char **text)
 {
     struct iof_diag d = {{0}};
     if (proto_plan_load_canonical(a->plan, a->sets, a->nsets, p, text, &d)) {
-        fprintf(stderr, "%s\n", d.msg);
+        IOF_USER("%s", d.msg);
         return 2;
     }
     return 0;
@@ -556,10 +556,9 @@ static int cli_results_exist(const struct cli_args *a)
         return 0;
     for (size_t i = 0; i < a->nsinks; i++)
         if (stat(a->sink_path[i], &st) == 0 && S_ISREG(st.st_mode)) {
-            fprintf(stderr,
-                    "iofleet run: %s %s: the file exists; give --force to replace it, or "
-                    "another name\n",
-                    a->sink_opt[i], a->sink_path[i]);
+            IOF_USER("iofleet run: %s %s: the file exists; give --force to replace it, or "
+                     "another name",
+                     a->sink_opt[i], a->sink_path[i]);
             return 2;
         }
     return 0;
@@ -608,12 +607,12 @@ static int cli_run(int argc, char **argv)
         const struct mgr_sink_ops *ops = mgr_sink_for_option(a.sink_opt[i]);
         struct iof_diag d = {{0}};
         if (!ops) {
-            fprintf(stderr, "iofleet: %s is not available in this build\n", a.sink_opt[i]);
+            IOF_USER("iofleet: %s is not available in this build", a.sink_opt[i]);
             rc = 2;
             break;
         }
         if (mgr_sink_open(ops, a.sink_path[i], &sinks[nsinks], &d)) {
-            fprintf(stderr, "iofleet: %s %s\n", a.sink_opt[i], d.msg);
+            IOF_USER("iofleet: %s %s", a.sink_opt[i], d.msg);
             rc = 2;
             break;
         }
@@ -667,9 +666,8 @@ static int cli_pki(int argc, char **argv)
     int id, rc = 0;
 
     if (argc < 3) {
-        fprintf(stderr,
-                "iofleet pki: needs a command: init\n"
-                "usage: %s %s\ntry 'iofleet pki init --help' for more information\n",
+        IOF_USER("iofleet pki: needs a command: init");
+        fprintf(stderr, "usage: %s %s\ntry 'iofleet pki init --help' for more information\n",
                 cli_pki_cmd.prog, cli_pki_cmd.synopsis);
         return 2;
     }
@@ -679,8 +677,8 @@ static int cli_pki(int argc, char **argv)
     }
     if (strcmp(argv[2], "init")) {
         best = iof_opt_suggest(argv[2], sub, 1);
-        fprintf(stderr, "iofleet pki: unknown command '%s'%s%s%s\n", argv[2],
-                best ? "; did you mean '" : "", best ? best : "", best ? "'?" : "");
+        IOF_USER("iofleet pki: unknown command '%s'%s%s%s", argv[2], best ? "; did you mean '" : "",
+                 best ? best : "", best ? "'?" : "");
         fprintf(stderr, "usage: %s %s\ntry 'iofleet pki init --help' for more information\n",
                 cli_pki_cmd.prog, cli_pki_cmd.synopsis);
         return 2;
@@ -688,7 +686,7 @@ static int cli_pki(int argc, char **argv)
     if (!(agents = calloc((size_t)argc, sizeof(*agents))) ||
         iof_opt_init(&p, &cli_pki_cmd, argc - 2, argv + 2)) {
         free(agents);
-        fprintf(stderr, "iofleet pki: %s\n", strerror(ENOMEM));
+        IOF_USER("iofleet pki: %s", strerror(ENOMEM));
         return 1;
     }
     o.agents = agents;
@@ -737,7 +735,7 @@ static int cli_pki(int argc, char **argv)
     fflush(stdout);
     if (!rc)
         return 0;
-    fprintf(stderr, "iofleet pki: %s\n", diag.msg[0] ? diag.msg : iof_strerror(rc));
+    IOF_USER("iofleet pki: %s", diag.msg[0] ? diag.msg : iof_strerror(rc));
     return rc == IOF_EUSAGE ? 2 : 1;
 }
 
@@ -763,9 +761,9 @@ static int cli_unknown_command(const char *what, const char *name)
         iof_opt_suggest(name, cli_commands, sizeof(cli_commands) / sizeof(cli_commands[0]));
 
     if (best)
-        fprintf(stderr, "iofleet: unknown %s '%s'; did you mean '%s'?\n", what, name, best);
+        IOF_USER("iofleet: unknown %s '%s'; did you mean '%s'?", what, name, best);
     else
-        fprintf(stderr, "iofleet: unknown %s '%s'\n", what, name);
+        IOF_USER("iofleet: unknown %s '%s'", what, name);
     fprintf(stderr,
             "usage: iofleet %s (commands: run, validate, pki init, help)\n"
             "try 'iofleet --help' for more information\n",
@@ -807,8 +805,8 @@ int mgr_cli_main(int argc, char **argv)
     if (argv[1][0] == '-' && argv[1][1]) {
         static const char *const top[] = {"--help", "--version"};
         const char *best = iof_opt_suggest(argv[1], top, 2);
-        fprintf(stderr, "iofleet: unknown option '%s'%s%s%s\n", argv[1],
-                best ? "; did you mean '" : "", best ? best : "", best ? "'?" : "");
+        IOF_USER("iofleet: unknown option '%s'%s%s%s", argv[1], best ? "; did you mean '" : "",
+                 best ? best : "", best ? "'?" : "");
         fprintf(stderr,
                 "usage: iofleet %s (commands: run, validate, pki init, help)\n"
                 "try 'iofleet --help' for more information\n",

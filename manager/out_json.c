@@ -32,6 +32,7 @@
 
 #include "common/buf.h"
 #include "common/hist.h"
+#include "common/log.h"
 #include "manager/report.h"
 
 #define JSON_FORMAT 1
@@ -1218,7 +1219,7 @@ static void js_run_end(struct mgr_sink *s, int exit_code)
 static void js_close(struct mgr_sink *s)
 {
     if (s->write_error)
-        fprintf(stderr, "iofleet: %s: write failed: %s\n", s->path, iof_strerror(s->write_error));
+        IOF_ERROR("%s: write failed: %s", s->path, iof_strerror(s->write_error));
     js_free(s->priv);
     s->priv = NULL;
 }

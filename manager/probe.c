@@ -10,6 +10,7 @@
 #include <uv.h>
 
 #include "common/budget.h"
+#include "common/log.h"
 #include "common/net.h"
 #include "common/tls.h"
 #include "proto/link.h"
@@ -197,7 +198,7 @@ int mgr_probe_budget(const struct iof_plan *p, const struct mgr_probe_opts *o, F
     int r = mgr_probe_hello(o, &h, &d);
 
     if (r) {
-        fprintf(stderr, "iofleet: agent %s\n", d.msg);
+        IOF_USER("iofleet: agent %s", d.msg);
         return 3;
     }
     if (!h.inventory.has_budget) {
@@ -211,7 +212,7 @@ int mgr_probe_budget(const struct iof_plan *p, const struct mgr_probe_opts *o, F
         free(tests);
         free(g);
         proto_hello_free(&h);
-        fprintf(stderr, "iofleet: out of memory\n");
+        IOF_USER("iofleet: out of memory");
         return 2;
     }
     for (size_t t = 0; t < ntests; t++) {

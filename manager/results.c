@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/log.h"
+
 /* Writers that exist, by the option that selects them. */
 static const struct {
     const char *option;
@@ -74,8 +76,7 @@ int mgr_sink_fclose(struct mgr_sink *sink, FILE *f)
     if (fclose(f) != 0 && !sink->write_error)
         sink->write_error = -errno;
     if (sink->write_error)
-        fprintf(stderr, "iofleet: %s: write failed: %s\n", sink->path,
-                strerror(-sink->write_error));
+        IOF_ERROR("%s: write failed: %s", sink->path, strerror(-sink->write_error));
     return sink->write_error;
 }
 

@@ -7,6 +7,7 @@
 
 #include <cmocka.h>
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -36,8 +37,9 @@ static void escape_never_cut_in_half(void **state)
     assert_string_equal(out, "");
 }
 
-/* What iof_log writes to stderr for one call. */
-static void capture(char *buf, size_t cap, const char *path)
+/* What the log writes to stderr for one call: IOF_WARN of a target, or
+ * with `user` IOF_USER of an agents-file line. */
+static void capture_of(char *buf, size_t cap, const char *path, bool user)
 {
     int p[2], saved;
     ssize_t n;
@@ -46,14 +48,22 @@ static void capture(char *buf, size_t cap, const char *path)
     saved = dup(STDERR_FILENO);
     assert_true(saved >= 0);
     assert_true(dup2(p[1], STDERR_FILENO) >= 0);
-    IOF_WARN("target '%s': permission denied", path);
+    if (user)
+        IOF_USER("iofleet: %s:%u: one HOST[:PORT] per line", path, 3u);
+    else
+        IOF_WARN("target '%s': permission denied", path);
     assert_true(dup2(saved, STDERR_FILENO) >= 0);
     close(saved);
     close(p[1]);
     n = read(p[0], buf, cap - 1);
     close(p[0]);
-    assert_true(n > 0);
+    assert_true(n >= 0);
     buf[n] = '\0';
+}
+
+static void capture(char *buf, size_t cap, const char *path)
+{
+    capture_of(buf, cap, path, false);
 }
 
 static void log_line_stays_one_line(void **state)
@@ -72,12 +82,33 @@ static void log_line_stays_one_line(void **state)
     assert_int_equal(nl[1], '\0');
 }
 
+/* A user-facing line: as given (no program name or level added), printed
+ * at any level, escaped and whole like every log line. */
+static void user_line_as_given(void **state)
+{
+    char got[4096], path[3000];
+
+    (void)state;
+    iof_log_init("iofleet", IOF_LOG_ERROR); /* warnings are not printed */
+    capture(got, sizeof(got), "quiet");
+    assert_string_equal(got, "");
+    capture_of(got, sizeof(got), "agents\n.txt", true);
+    assert_string_equal(got, "iofleet: agents\\x0a.txt:3: one HOST[:PORT] per line\n");
+    /* a path of thousands of bytes is not cut (lines were at 1 KiB) */
+    memset(path, 'p', sizeof(path) - 1);
+    path[sizeof(path) - 1] = '\0';
+    capture_of(got, sizeof(got), path, true);
+    assert_int_equal(strlen(got), strlen("iofleet: :3: one HOST[:PORT] per line\n") + 2999);
+    iof_log_init("iofleet", IOF_LOG_INFO);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(escape_control_bytes),
         cmocka_unit_test(escape_never_cut_in_half),
         cmocka_unit_test(log_line_stays_one_line),
+        cmocka_unit_test(user_line_as_given),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
