@@ -184,3 +184,164 @@ void iof_target_range_label(uint64_t v, bool pct, char *buf, size_t cap)
 {
     snprintf(buf, cap, pct ? "%" PRIu64 "%%" : "%" PRIu64, v);
 }
+
+/* ---- distributions (fio's random_distribution syntax) ---- */
+
+static void dist_err(char *err, size_t cap, const char *msg)
+{
+    if (err && cap)
+        snprintf(err, cap, "%s", msg);
+}
+
+/* A plain decimal number ("1.2", "20", ".5"): digits with at most one point;
+ * no sign, exponent, hex, inf or nan. Returns the end of it, or NULL. */
+static const char *dist_number(const char *s, double *v)
+{
+    const char *p = s;
+    bool digit = false, point = false;
+    char tmp[32];
+
+    for (; *p; p++) {
+        if (*p >= '0' && *p <= '9')
+            digit = true;
+        else if (*p == '.' && !point)
+            point = true;
+        else
+            break;
+    }
+    if (!digit || (size_t)(p - s) >= sizeof(tmp))
+        return NULL;
+    memcpy(tmp, s, (size_t)(p - s));
+    tmp[p - s] = '\0';
+    *v = strtod(tmp, NULL);
+    return p;
+}
+
+/* A whole percentage 0..100 of at most three digits; the end, or NULL. */
+static const char *dist_pct(const char *s, unsigned *v)
+{
+    const char *p = s;
+
+    *v = 0;
+    while (*p >= '0' && *p <= '9' && p - s < 3)
+        *v = *v * 10 + (unsigned)(*p++ - '0');
+    return p == s || (*p >= '0' && *p <= '9') ? NULL : p;
+}
+
+static int dist_parse_zones(const char *s, struct iof_dist_cfg *d, char *err, size_t cap)
+{
+    unsigned sum_a = 0, sum_r = 0;
+    char m[160];
+
+    if (strchr(s, ','))
+        return dist_err(err, cap, "per-direction zones (fio's ',' form) are not supported"),
+               -EINVAL;
+    while (*s) {
+        unsigned a, r;
+        const char *p = dist_pct(s, &a);
+        size_t z = d->nzones;
+        if (z == IOF_DIST_MAX_ZONES) {
+            snprintf(m, sizeof(m), "more than %d zones", IOF_DIST_MAX_ZONES);
+            return dist_err(err, cap, m), -EINVAL;
+        }
+        if (p && *p == '/')
+            p = dist_pct(p + 1, &r);
+        else
+            p = NULL;
+        if (!p || (*p && *p != ':')) {
+            snprintf(m, sizeof(m),
+                     "zone %zu must be ACCESS_PCT/RANGE_PCT in whole percentages (e.g. \"60/10\")",
+                     z);
+            return dist_err(err, cap, m), -EINVAL;
+        }
+        if (a > 100 || r < 1 || r > 100) {
+            snprintf(m, sizeof(m), "zone %zu: access must be 0..100 %% and range 1..100 %%", z);
+            return dist_err(err, cap, m), -EINVAL;
+        }
+        d->access[z] = (uint8_t)a;
+        d->range[z] = (uint8_t)r;
+        d->nzones++;
+        sum_a += a;
+        sum_r += r;
+        s = *p ? p + 1 : p;
+        if (*p && !*s)
+            return dist_err(err, cap, "ends with ':' (a zone is missing)"), -EINVAL;
+    }
+    if (sum_a != 100 || sum_r != 100) {
+        snprintf(m, sizeof(m), "zones' %s percentages add up to %u, not 100",
+                 sum_a != 100 ? "access" : "range", sum_a != 100 ? sum_a : sum_r);
+        return dist_err(err, cap, m), -EINVAL;
+    }
+    return 0;
+}
+
+int iof_dist_parse(const char *text, struct iof_dist_cfg *d, char *err, size_t cap)
+{
+    static const struct {
+        const char *prefix;
+        enum iof_dist kind;
+        double lo, hi; /* param in (lo, hi], or (lo, hi) for pareto */
+        const char *what;
+    } kinds[] = {
+        {"zipf:", IOF_DIST_ZIPF, 0.0, IOF_DIST_MAX_THETA,
+         "zipf theta must be a number > 0 and <= 10 (e.g. \"zipf:1.2\")"},
+        {"pareto:", IOF_DIST_PARETO, 0.0, 1.0,
+         "pareto h must be a number > 0 and < 1 (e.g. \"pareto:0.2\")"},
+        {"normal:", IOF_DIST_NORMAL, 0.0, 100.0,
+         "normal sigma must be a percentage of the range > 0 and <= 100 (e.g. \"normal:10\")"},
+    };
+
+    memset(d, 0, sizeof(*d));
+    if (strcmp(text, "uniform") == 0)
+        return 0;
+    if (strncmp(text, "zoned:", 6) == 0) {
+        d->kind = IOF_DIST_ZONED;
+        return dist_parse_zones(text + 6, d, err, cap);
+    }
+    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+        size_t n = strlen(kinds[i].prefix);
+        const char *end;
+        double v;
+        if (strncmp(text, kinds[i].prefix, n) != 0)
+            continue;
+        end = dist_number(text + n, &v);
+        if (end && *end == ':')
+            return dist_err(err, cap, "a center (fio's third field) is not supported"), -EINVAL;
+        if (!end || *end || !(v > kinds[i].lo) || v > kinds[i].hi ||
+            (kinds[i].kind == IOF_DIST_PARETO && v >= kinds[i].hi))
+            return dist_err(err, cap, kinds[i].what), -EINVAL;
+        d->kind = kinds[i].kind;
+        d->param = v;
+        return 0;
+    }
+    dist_err(err, cap,
+             "must be \"uniform\", \"zipf:THETA\", \"pareto:H\", \"normal:SIGMA_PCT\" or "
+             "\"zoned:ACCESS_PCT/RANGE_PCT:...\"");
+    return -EINVAL;
+}
+
+void iof_dist_label(const struct iof_dist_cfg *d, char *buf, size_t cap)
+{
+    size_t o;
+
+    switch (d->kind) {
+    case IOF_DIST_ZIPF:
+        snprintf(buf, cap, "zipf:%g", d->param);
+        return;
+    case IOF_DIST_PARETO:
+        snprintf(buf, cap, "pareto:%g", d->param);
+        return;
+    case IOF_DIST_NORMAL:
+        snprintf(buf, cap, "normal:%g", d->param);
+        return;
+    case IOF_DIST_ZONED:
+        o = (size_t)snprintf(buf, cap, "zoned");
+        for (size_t i = 0; i < d->nzones && o < cap; i++)
+            o += (size_t)snprintf(buf + o, cap - o, ":%u/%u", d->access[i], d->range[i]);
+        return;
+    case IOF_DIST_UNIFORM:
+    default:
+        snprintf(buf, cap, "uniform");
+        return;
+    }
+}

@@ -35,16 +35,40 @@
     512 /* sum over its workers of their targets: the largest                                      \
          * stats message then fits its frame (proto/msg.h) */
 
+/* Where a line's random offsets fall (fio's random_distribution), over the
+ * line's aligned slots in a target's range. See docs/workloads.md. */
+enum iof_dist {
+    IOF_DIST_UNIFORM, /* every slot alike (the default) */
+    IOF_DIST_ZIPF,    /* slot of rank k hit with probability ~ k^-theta */
+    IOF_DIST_PARETO,  /* rank = floor(N u^(log h / log(1-h))): h of the slots get 1-h of hits */
+    IOF_DIST_NORMAL,  /* rank ~ normal around N/2, sigma = param % of N, cut to [0, N) */
+    IOF_DIST_ZONED,   /* zone i: access[i] % of hits, uniform over the next range[i] % */
+};
+#define IOF_DIST_MAX_ZONES 32
+#define IOF_DIST_MAX_THETA 10.0
+/* Text of the longest distribution the plan accepts: "zoned:" plus
+ * IOF_DIST_MAX_ZONES "100/100:" (for iof_line_dist_label buffers). */
+#define IOF_DIST_LABEL_MAX (8 + 8 * IOF_DIST_MAX_ZONES)
+
+struct iof_dist_cfg {
+    enum iof_dist kind;
+    double param; /* zipf theta, pareto h, normal sigma in % of the range */
+    uint8_t nzones;
+    uint8_t access[IOF_DIST_MAX_ZONES]; /* % of the accesses, sum 100 */
+    uint8_t range[IOF_DIST_MAX_ZONES];  /* % of the range, each >= 1, sum 100 */
+};
+
 /* One line of an access specification (Iometer's "access spec" row). */
 struct iof_line {
-    uint64_t size;       /* transfer size in bytes, > 0 */
-    uint32_t share;      /* % of spec: probability this line is picked for a burst */
-    uint32_t read_pct;   /* 0..100: probability an I/O is a read */
-    uint32_t random_pct; /* 0..100: probability an I/O goes to a random offset */
-    uint64_t align;      /* offset alignment in bytes; 0 = the transfer size (as fio; Iometer
-                          * users wanting sector alignment set the block size) */
-    uint64_t delay_ns;   /* pause between bursts (submission only; reaping goes on) */
-    uint32_t burst;      /* I/Os per burst, >= 1 */
+    uint64_t size;            /* transfer size in bytes, > 0 */
+    uint32_t share;           /* % of spec: probability this line is picked for a burst */
+    uint32_t read_pct;        /* 0..100: probability an I/O is a read */
+    uint32_t random_pct;      /* 0..100: probability an I/O goes to a random offset */
+    uint64_t align;           /* offset alignment in bytes; 0 = the transfer size (as fio; Iometer
+                               * users wanting sector alignment set the block size) */
+    uint64_t delay_ns;        /* pause between bursts (submission only; reaping goes on) */
+    uint32_t burst;           /* I/Os per burst, >= 1 */
+    struct iof_dist_cfg dist; /* of the random offsets; zeroed = uniform */
 };
 
 struct iof_spec {
@@ -179,6 +203,16 @@ int iof_target_range(const struct iof_target_cfg *t, uint64_t size, uint64_t ali
 
 /* "10%" or "1048576" (bytes): how range_offset / range_size was given. */
 void iof_target_range_label(uint64_t v, bool pct, char *buf, size_t cap);
+
+/* Parses a distribution in fio's syntax ("uniform", "zipf:THETA",
+ * "pareto:H", "normal:SIGMA_PCT", "zoned:A/R:A/R...") into *d. Returns 0, or
+ * -EINVAL with a one-line reason in err (cap bytes; may be NULL) that does
+ * not repeat the text. */
+int iof_dist_parse(const char *text, struct iof_dist_cfg *d, char *err, size_t cap);
+
+/* The canonical text of d ("zipf:1.2", "zoned:60/10:40/90"), at most
+ * IOF_DIST_LABEL_MAX bytes with the NUL. */
+void iof_dist_label(const struct iof_dist_cfg *d, char *buf, size_t cap);
 
 const char *iof_pattern_name(enum iof_pattern p);
 const char *iof_cycle_param_name(enum iof_cycle_param c);

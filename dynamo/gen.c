@@ -1,10 +1,12 @@
 /* dynamo/gen.c - the access-spec generator (gen.h): per-test thresholds and
- * per-region slot counts computed once, so each I/O takes raw PRNG draws,
- * compares and multiplies only. */
+ * per-region slot counts computed once, so each uniform I/O takes raw PRNG
+ * draws, compares and multiplies only; a skewed distribution adds a few
+ * floating-point operations per random I/O, its constants also precomputed. */
 #include "dynamo/gen.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 
 #include "common/err.h"
 
@@ -27,6 +29,202 @@ void dyn_rng_seed(struct dyn_rng *r, uint64_t seed)
 uint64_t dyn_gen_threshold(uint32_t pct)
 {
     return (uint64_t)(((unsigned __int128)pct << 64) / 100);
+}
+
+/* ---- zipf by rejection-inversion (Hoermann & Derflinger, "Rejection-
+ * inversion to generate variates from monotone discrete distributions",
+ * 1996): exact for any theta > 0 (1 included), O(1) expected work per draw
+ * and O(1) setup - no zeta sum over the slots. The hat is the integral
+ * H(x) of x^-theta; a draw inverts H at a uniform point and is accepted at
+ * once when it lands close to an integer, else after one comparison. ---- */
+
+/* log1p(x) / x and expm1(x) / x, continuous at 0 (theta = 1 is ln x). */
+static double zipf_log1p_over(double x)
+{
+    return fabs(x) > 1e-8 ? log1p(x) / x : 1.0 - x * (0.5 - x / 3.0);
+}
+
+static double zipf_expm1_over(double x)
+{
+    return fabs(x) > 1e-8 ? expm1(x) / x : 1.0 + x * 0.5 * (1.0 + x / 3.0);
+}
+
+/* H(x) = (x^(1-theta) - 1) / (1 - theta) (ln x at theta 1). */
+static double zipf_H(double x, double theta)
+{
+    double lx = log(x);
+    return zipf_expm1_over((1.0 - theta) * lx) * lx;
+}
+
+static double zipf_H_inv(double y, double theta)
+{
+    double t = y * (1.0 - theta);
+    if (t < -1.0)
+        t = -1.0; /* rounding at the far end: x = 0, clamped to rank 1 */
+    return exp(zipf_log1p_over(t) * y);
+}
+
+static double zipf_h(double x, double theta)
+{
+    return exp(-theta * log(x));
+}
+
+/* A uniform double in [0, 1) from the top 53 bits of a draw. */
+static inline double gen_u01(struct dyn_rng *rng)
+{
+    return (double)(dyn_rng_next(rng) >> 11) * 0x1.0p-53;
+}
+
+/* Rank 0..n-1 (0 the most frequent) of a zipf draw. */
+static uint64_t gen_zipf(struct dyn_gen *g, const struct dyn_gen_line *l, double hn, uint64_t n)
+{
+    const double theta = l->dp[0], hx1 = l->dp[1], sconst = l->dp[2];
+
+    if (n <= 1)
+        return 0;
+    for (;;) {
+        double u = hn + gen_u01(&g->rng) * (hx1 - hn);
+        double x = zipf_H_inv(u, theta);
+        double kd = floor(x + 0.5);
+        uint64_t k;
+        if (kd < 1.0)
+            kd = 1.0;
+        else if (kd > (double)n)
+            kd = (double)n;
+        k = (uint64_t)kd;
+        if (kd - x <= sconst || u >= zipf_H(kd + 0.5, theta) - zipf_h(kd, theta))
+            return k <= n ? k - 1 : n - 1;
+    }
+}
+
+/* A standard normal deviate (Marsaglia's polar method; every second call
+ * returns the pair's other half). */
+static double gen_normal(struct dyn_gen *g)
+{
+    if (g->has_spare) {
+        g->has_spare = false;
+        return g->normal_spare;
+    }
+    for (;;) {
+        double u = 2.0 * gen_u01(&g->rng) - 1.0, v = 2.0 * gen_u01(&g->rng) - 1.0;
+        double q = u * u + v * v;
+        if (q > 0.0 && q < 1.0) {
+            double f = sqrt(-2.0 * log(q) / q);
+            g->normal_spare = v * f;
+            g->has_spare = true;
+            return u * f;
+        }
+    }
+}
+
+/* floor(n * pct / 100) without overflow for any n (pct <= 100); the
+ * divisions are by the constant 100, so multiplications. */
+static inline uint64_t gen_pct_of(uint64_t n, unsigned pct)
+{
+    return n / 100 * pct + n % 100 * pct / 100;
+}
+
+/* The slot of a random I/O under a non-uniform distribution, < n. */
+__attribute__((noinline)) static uint64_t
+gen_skewed(struct dyn_gen *g, const struct dyn_gen_line *l, double hn, uint64_t n)
+{
+    uint64_t rank;
+
+    switch (l->dist) {
+    case IOF_DIST_ZIPF:
+        rank = gen_zipf(g, l, hn, n);
+        break;
+    case IOF_DIST_PARETO:
+        rank = (uint64_t)((double)n * pow(gen_u01(&g->rng), l->dp[0]));
+        break;
+    case IOF_DIST_NORMAL: {
+        double x;
+        do
+            x = 0.5 + l->dp[0] * gen_normal(g);
+        while (!(x >= 0.0 && x < 1.0));
+        rank = (uint64_t)(x * (double)n);
+        break;
+    }
+    case IOF_DIST_ZONED: {
+        /* The zone by a percentile 0..99 (bias < 100 / 2^64), then uniform
+         * in its slots (bias < slots / 2^64, below 2^-24 for any range a
+         * device has): no rejection loop, no division by a runtime value. */
+        const struct iof_dist_cfg *z = l->zones;
+        unsigned p = (unsigned)(((unsigned __int128)dyn_rng_next(&g->rng) * 100) >> 64);
+        unsigned acc = 0, lo_pct = 0, i = 0;
+        uint64_t lo, hi;
+        while (i + 1 < z->nzones && p >= acc + z->access[i]) {
+            acc += z->access[i];
+            lo_pct += z->range[i];
+            i++;
+        }
+        lo = gen_pct_of(n, lo_pct);
+        hi = gen_pct_of(n, lo_pct + z->range[i]);
+        if (lo >= n)
+            lo = n - 1;
+        return hi > lo
+                   ? lo + (uint64_t)(((unsigned __int128)dyn_rng_next(&g->rng) * (hi - lo)) >> 64)
+                   : lo;
+    }
+    default:
+        return dyn_rng_below(&g->rng, n);
+    }
+    return dyn_gen_scatter(rank < n ? rank : n - 1, n);
+}
+
+#define SCATTER_M1 0x9e3779b97f4a7c15ULL
+#define SCATTER_C1 0x632be59bd9b4e019ULL
+#define SCATTER_M2 0xbf58476d1ce4e5b9ULL
+
+uint64_t dyn_gen_scatter(uint64_t x, uint64_t n)
+{
+    unsigned bits, sh;
+    uint64_t mask;
+
+    if (n <= 1)
+        return 0;
+    /* A bijection of [0, 2^bits) (2^bits >= n > 2^(bits-1)): odd multiplies
+     * and xor-shifts modulo 2^bits; values past n walk the cycle on to the
+     * next one inside (fewer than two rounds on average). */
+    bits = 64u - (unsigned)__builtin_clzll(n - 1);
+    mask = bits == 64 ? UINT64_MAX : (1ull << bits) - 1;
+    sh = (bits + 1) / 2;
+    do {
+        x = (x * SCATTER_M1 + SCATTER_C1) & mask;
+        x ^= x >> sh;
+        x = (x * SCATTER_M2) & mask;
+        x ^= x >> sh;
+    } while (x >= n);
+    return x;
+}
+
+/* The inverse of an odd number modulo 2^64 (Newton: each step doubles the
+ * correct low bits, 3 to start with). */
+static uint64_t odd_inverse(uint64_t m)
+{
+    uint64_t inv = m;
+    for (int i = 0; i < 5; i++)
+        inv *= 2 - m * inv;
+    return inv;
+}
+
+uint64_t dyn_gen_unscatter(uint64_t x, uint64_t n)
+{
+    unsigned bits, sh;
+    uint64_t mask, i1 = odd_inverse(SCATTER_M1), i2 = odd_inverse(SCATTER_M2);
+
+    if (n <= 1)
+        return 0;
+    bits = 64u - (unsigned)__builtin_clzll(n - 1);
+    mask = bits == 64 ? UINT64_MAX : (1ull << bits) - 1;
+    sh = (bits + 1) / 2; /* 2 sh >= bits: each xor-shift is its own inverse */
+    do {
+        x ^= x >> sh;
+        x = (x * i2) & mask;
+        x ^= x >> sh;
+        x = ((x - SCATTER_C1) * i1) & mask;
+    } while (x >= n);
+    return x;
 }
 
 static uint8_t gen_chance_mode(uint32_t pct)
@@ -53,6 +251,19 @@ int dyn_gen_init(struct dyn_gen *g, const struct iof_spec *spec, uint64_t seed)
         gl->read_thr = gl->read == DYN_CHANCE_DRAW ? dyn_gen_threshold(l->read_pct) : 0;
         gl->random = gen_chance_mode(l->random_pct);
         gl->random_thr = gl->random == DYN_CHANCE_DRAW ? dyn_gen_threshold(l->random_pct) : 0;
+        gl->dist = (uint8_t)l->dist.kind;
+        gl->zones = &l->dist;
+        gl->dp[0] = gl->dp[1] = gl->dp[2] = 0.0;
+        if (l->dist.kind == IOF_DIST_ZIPF) {
+            double t = l->dist.param;
+            gl->dp[0] = t;
+            gl->dp[1] = zipf_H(1.5, t) - 1.0;
+            gl->dp[2] = 2.0 - zipf_H_inv(zipf_H(2.5, t) - zipf_h(2.0, t), t);
+        } else if (l->dist.kind == IOF_DIST_PARETO) {
+            gl->dp[0] = log(l->dist.param) / log(1.0 - l->dist.param);
+        } else if (l->dist.kind == IOF_DIST_NORMAL) {
+            gl->dp[0] = l->dist.param / 100.0;
+        }
         total += l->share;
     }
     for (size_t i = 0; i < spec->nlines; i++) {
@@ -70,6 +281,8 @@ int dyn_gen_init(struct dyn_gen *g, const struct iof_spec *spec, uint64_t seed)
     dyn_rng_seed(&g->rng, seed);
     g->line = 0;
     g->burst_left = 0;
+    g->has_spare = false;
+    g->normal_spare = 0.0;
     return 0;
 }
 
@@ -91,6 +304,7 @@ void dyn_gen_region_init(struct dyn_gen_region *r, const struct dyn_gen *g, uint
         r->line[i].reject = -n % n;
         r->line[i].seq_align = sa;
         r->line[i].seq_mask = (sa & (sa - 1)) == 0 ? sa - 1 : 0;
+        r->line[i].zipf_hn = gl->dist == IOF_DIST_ZIPF ? zipf_H((double)n + 0.5, gl->dp[0]) : 0.0;
     }
 }
 
@@ -151,7 +365,12 @@ uint64_t dyn_gen_next(struct dyn_gen *g, struct dyn_gen_region *r, struct dyn_io
     out->line = li;
     out->write = !gen_chance(g, l->read, l->read_thr);
     if (gen_chance(g, l->random, l->random_thr)) {
-        off = r->start + gen_below(&g->rng, r->line[li].slots, r->line[li].reject) * l->align;
+        uint64_t k;
+        if (__builtin_expect(l->dist == IOF_DIST_UNIFORM, 1))
+            k = gen_below(&g->rng, r->line[li].slots, r->line[li].reject);
+        else
+            k = gen_skewed(g, l, r->line[li].zipf_hn, r->line[li].slots);
+        off = r->start + k * l->align;
     } else {
         /* Sequential I/O follows on contiguously: only an explicit alignment
          * (or the device's block size) moves it forward. A power-of-two

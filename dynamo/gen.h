@@ -8,8 +8,12 @@
  *     this worker) ended, rounded up to the line's explicit alignment (or the
  *     target's logical block size), wrapping to the start of the range when
  *     it would cross the end;
- *   - a random offset is uniform over the aligned offsets that fit the range;
- *     the alignment defaults to the transfer size (as fio does);
+ *   - a random offset is one of the aligned offsets that fit the range (the
+ *     line's slots), the alignment defaulting to the transfer size (as fio
+ *     does); which one follows the line's distribution: uniform, or as fio's
+ *     random_distribution (zipf, pareto, normal: a skewed rank scattered
+ *     over the slots by one fixed permutation; zoned: uniform inside each
+ *     zone, zones in the range's order);
  *   - after `burst` I/Os, submission pauses for `delay` before the next burst.
  * One generator per worker thread; not thread-safe; deterministic for a seed.
  */
@@ -78,6 +82,11 @@ struct dyn_gen_line {
     uint64_t random_thr;
     uint32_t burst;       /* >= 1 */
     uint8_t read, random; /* enum dyn_chance */
+    uint8_t dist;         /* enum iof_dist of the random offsets */
+    /* Fixed for the test: zipf {theta, H(1.5) - 1, s} (rejection-inversion);
+     * pareto {log h / log(1-h)}; normal {sigma as a fraction of the range}. */
+    double dp[3];
+    const struct iof_dist_cfg *zones; /* zoned: the line's (borrowed from the spec) */
 };
 
 /* Region of one target as one worker walks it, with the per-line figures
@@ -92,6 +101,7 @@ struct dyn_gen_region {
         uint64_t reject;    /* Lemire's rejection bound for slots: 2^64 mod slots */
         uint64_t seq_align; /* sequential alignment: the line's, else min_align */
         uint64_t seq_mask;  /* seq_align - 1 when a power of two, else 0 */
+        double zipf_hn;     /* zipf: H(slots + 0.5), the far end of the inversion */
     } line[DYN_GEN_MAX_LINES];
 };
 
@@ -104,6 +114,8 @@ struct dyn_gen {
     unsigned nshare;
     unsigned line;       /* current burst's line */
     uint32_t burst_left; /* I/Os left in the current burst */
+    double normal_spare; /* the polar method's second deviate, when has_spare */
+    bool has_spare;
 };
 
 struct dyn_io_desc {
@@ -133,6 +145,16 @@ void dyn_gen_region_init(struct dyn_gen_region *r, const struct dyn_gen *g, uint
  * bytes (len > 0): i x inc bytes, or i x inc percent of len when pct,
  * wrapping in the range (fio's offset_increment). */
 uint64_t dyn_gen_stream_start(uint64_t len, uint64_t inc, bool pct, uint64_t i);
+
+/* The fixed permutation of [0, n) that scatters a skewed distribution's
+ * ranks over the slots (fio hashes them for the same reason): rank 0, the
+ * hottest, is not always the range's first block, and hot slots are spread
+ * over the whole range. The same for every worker, run and seed, so workers
+ * share one hot set as an application's users would. n > 0. */
+uint64_t dyn_gen_scatter(uint64_t rank, uint64_t n);
+
+/* The rank that dyn_gen_scatter(rank, n) maps to slot; slot < n. */
+uint64_t dyn_gen_unscatter(uint64_t slot, uint64_t n);
 
 /* Makes the next sequential I/O on r start at (or, aligned, just after)
  * r->start + rel; rel < r->end - r->start. */

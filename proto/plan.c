@@ -69,8 +69,8 @@ static const struct field worker_fields[] = {{"nodes", SH_ARRAY, NULL},
                                              {"offset_increment"},
                                              {"hipri"}};
 OBJDEF(worker_def, worker_fields);
-static const struct field line_fields[] = {{"size"},  {"share"}, {"read"}, {"random"},
-                                           {"align"}, {"delay"}, {"burst"}};
+static const struct field line_fields[] = {{"size"},  {"share"}, {"read"},  {"random"},
+                                           {"align"}, {"delay"}, {"burst"}, {"distribution"}};
 OBJDEF(line_def, line_fields);
 static const struct field spec_fields[] = {{"name"}, {"lines", SH_ARRAY, &line_def}};
 OBJDEF(spec_def, spec_fields);
@@ -798,8 +798,9 @@ static int parse_run(struct pctx *c, const cJSON *root, struct iof_run_cfg *r)
 
 static int parse_line(struct pctx *c, const cJSON *jl, struct iof_line *l, size_t nlines)
 {
+    const char *dist;
     uint64_t v;
-    char g[96];
+    char g[96], why[160];
     int rc;
 
     if ((rc = check_object(c, jl)) || (rc = check_keys(c, jl, &line_def)))
@@ -832,6 +833,12 @@ static int parse_line(struct pctx *c, const cJSON *jl, struct iof_line *l, size_
     if ((rc = int_field(c, jl, "burst", &ONE, 1, PROTO_PLAN_MAX_BURST, &v)))
         return rc;
     l->burst = (uint32_t)v;
+    if ((rc = str_field(c, jl, "distribution", "uniform", IOF_DIST_LABEL_MAX, &dist)))
+        return rc;
+    if (iof_dist_parse(dist, &l->dist, why, sizeof(why))) {
+        path_key(c, "distribution");
+        return fail(c, "%s, got %s", why, got(g, sizeof(g), member(jl, "distribution")));
+    }
     return 0;
 }
 
@@ -2524,7 +2531,7 @@ static void print_group(FILE *f, const struct iof_worker_cfg *w)
 
 void proto_plan_print(const struct iof_plan *p, FILE *f)
 {
-    char a[32], b[32], d[32];
+    char a[32], b[32], d[32], dl[IOF_DIST_LABEL_MAX];
     size_t steps = iof_plan_cycle_steps(p), ntests = 0;
     struct iof_test *tests;
     uint64_t per, total;
@@ -2572,8 +2579,8 @@ void proto_plan_print(const struct iof_plan *p, FILE *f)
         fprintf(f, "\nspec %zu ", s);
         print_quoted(f, sp->name);
         fprintf(f, "\n");
-        fprintf(f, "  %4s %8s %6s %5s %7s %8s %8s %6s\n", "line", "size", "share", "read", "random",
-                "align", "delay", "burst");
+        fprintf(f, "  %4s %8s %6s %5s %7s %8s %8s %6s  %s\n", "line", "size", "share", "read",
+                "random", "align", "delay", "burst", "distribution");
         for (size_t l = 0; l < sp->nlines; l++) {
             const struct iof_line *ln = &sp->lines[l];
             proto_plan_format_size(ln->size, a, sizeof(a));
@@ -2582,9 +2589,11 @@ void proto_plan_print(const struct iof_plan *p, FILE *f)
             else
                 snprintf(b, sizeof(b), "auto");
             proto_plan_format_duration(ln->delay_ns, d, sizeof(d));
-            fprintf(
-                f, "  %4zu %8s %5" PRIu32 "%% %4" PRIu32 "%% %6" PRIu32 "%% %8s %8s %6" PRIu32 "\n",
-                l, a, ln->share, ln->read_pct, ln->random_pct, b, d, ln->burst);
+            iof_dist_label(&ln->dist, dl, sizeof(dl));
+            fprintf(f,
+                    "  %4zu %8s %5" PRIu32 "%% %4" PRIu32 "%% %6" PRIu32 "%% %8s %8s %6" PRIu32
+                    "  %s\n",
+                    l, a, ln->share, ln->read_pct, ln->random_pct, b, d, ln->burst, dl);
         }
     }
 

@@ -170,6 +170,71 @@ BAD(spec_name_duplicate,
 BAD(lines_missing, PLAN_SPECS("[{'name':'a'}]"), "plan.json: specs[0].lines: required but missing")
 BAD(lines_empty, PLAN_LINES(""), "plan.json: specs[0].lines: must not be empty")
 BAD(line_not_object, PLAN_LINES("5"), "plan.json: specs[0].lines[0]: must be an object, got number")
+BAD(dist_unknown, PLAN_LINES("{'size':'4k','distribution':'gauss:3'}"),
+    "plan.json: specs[0].lines[0].distribution: must be \"uniform\", \"zipf:THETA\", "
+    "\"pareto:H\", \"normal:SIGMA_PCT\" or \"zoned:ACCESS_PCT/RANGE_PCT:...\", got 'gauss:3'")
+BAD(dist_theta, PLAN_LINES("{'size':'4k','distribution':'zipf:-1'}"),
+    "plan.json: specs[0].lines[0].distribution: zipf theta must be a number > 0 and <= 10 (e.g. "
+    "\"zipf:1.2\"), got 'zipf:-1'")
+BAD(dist_pareto, PLAN_LINES("{'size':'4k','distribution':'pareto:1.0'}"),
+    "plan.json: specs[0].lines[0].distribution: pareto h must be a number > 0 and < 1 (e.g. "
+    "\"pareto:0.2\"), got 'pareto:1.0'")
+BAD(dist_normal, PLAN_LINES("{'size':'4k','distribution':'normal:101'}"),
+    "plan.json: specs[0].lines[0].distribution: normal sigma must be a percentage of the range > "
+    "0 and <= 100 (e.g. \"normal:10\"), got 'normal:101'")
+BAD(dist_zones_sum, PLAN_LINES("{'size':'4k','distribution':'zoned:60/10:30/90'}"),
+    "plan.json: specs[0].lines[0].distribution: zones' access percentages add up to 90, not 100, "
+    "got 'zoned:60/10:30/90'")
+BAD(dist_zones_range, PLAN_LINES("{'size':'4k','distribution':'zoned:50/50:50/60'}"),
+    "plan.json: specs[0].lines[0].distribution: zones' range percentages add up to 110, not 100, "
+    "got 'zoned:50/50:50/60'")
+BAD(dist_zone_form, PLAN_LINES("{'size':'4k','distribution':'zoned:50:50/100'}"),
+    "plan.json: specs[0].lines[0].distribution: zone 0 must be ACCESS_PCT/RANGE_PCT in whole "
+    "percentages (e.g. \"60/10\"), got 'zoned:50:50/100'")
+BAD(dist_type, PLAN_LINES("{'size':'4k','distribution':1.2}"),
+    "plan.json: specs[0].lines[0].distribution: must be a string, got number")
+
+/* "distribution" in fio's syntax: kind and parameter reach the line; the
+ * default is uniform; the spec cycle's expansion keeps it. */
+static void test_distribution(void **state)
+{
+    struct iof_plan p;
+    char label[IOF_DIST_LABEL_MAX];
+    (void)state;
+
+    load_good(PLAN_LINES("{'size':'4k','share':40,'distribution':'zipf:1.2'},"
+                         "{'size':'8k','share':30,'distribution':'zoned:60/10:30/20:10/70'},"
+                         "{'size':'8k','share':20,'distribution':'pareto:0.2'},"
+                         "{'size':'8k','share':10,'distribution':'normal:12.5'}"),
+              NULL, 0, &p);
+    assert_int_equal(p.specs[0].lines[0].dist.kind, IOF_DIST_ZIPF);
+    assert_true(p.specs[0].lines[0].dist.param == 1.2);
+    assert_int_equal(p.specs[0].lines[1].dist.kind, IOF_DIST_ZONED);
+    assert_int_equal(p.specs[0].lines[1].dist.nzones, 3);
+    assert_int_equal(p.specs[0].lines[1].dist.access[1], 30);
+    assert_int_equal(p.specs[0].lines[1].dist.range[2], 70);
+    iof_dist_label(&p.specs[0].lines[1].dist, label, sizeof(label));
+    assert_string_equal(label, "zoned:60/10:30/20:10/70");
+    assert_int_equal(p.specs[0].lines[2].dist.kind, IOF_DIST_PARETO);
+    assert_int_equal(p.specs[0].lines[3].dist.kind, IOF_DIST_NORMAL);
+    iof_dist_label(&p.specs[0].lines[3].dist, label, sizeof(label));
+    assert_string_equal(label, "normal:12.5");
+    iof_plan_free(&p);
+
+    load_good(GOOD, NULL, 0, &p);
+    assert_int_equal(p.specs[0].lines[0].dist.kind, IOF_DIST_UNIFORM);
+    iof_plan_free(&p);
+
+    load_good("{" NAME "," RUN ",'specs':[{'name':'a','lines':[{'size':'4k',"
+              "'distribution':'zipf:0.9'}]}]," WORKERS ",'cycle':{'size':['4k','8k']}}",
+              NULL, 0, &p);
+    assert_int_equal(p.nspecs, 2);
+    for (size_t i = 0; i < p.nspecs; i++) {
+        assert_int_equal(p.specs[i].lines[0].dist.kind, IOF_DIST_ZIPF);
+        assert_true(p.specs[i].lines[0].dist.param == 0.9);
+    }
+    iof_plan_free(&p);
+}
 /* The product brief's own example. */
 BAD(read_range_brief,
     PLAN_SPECS(
@@ -1287,7 +1352,8 @@ static void print_plan(void **state)
     assert_non_null(
         strstr(buf, "tests: 7 (1 spec x 7 cycle steps), 8m10s of ramp and measurement\n"));
     assert_non_null(strstr(buf, "spec 0 '4K 70% read 100% random'\n"));
-    assert_non_null(strstr(buf, "     0       4k   100%   70%    100%       4k       0s      1\n"));
+    assert_non_null(
+        strstr(buf, "     0       4k   100%   70%    100%       4k       0s      1  uniform\n"));
     assert_non_null(strstr(buf, "test 1/7: spec 0 '4K 70% read 100% random', queue_depth=1\n"));
     assert_non_null(strstr(buf, "test 7/7: spec 0 '4K 70% read 100% random', queue_depth=64\n"
                                 "  workers[0]: nodes *, 2 workers, libaio, qd 64, 1 target: "
@@ -1628,6 +1694,15 @@ int main(void)
         B(lines_empty),
         B(too_many_lines),
         B(line_not_object),
+        B(dist_unknown),
+        B(dist_theta),
+        B(dist_pareto),
+        B(dist_normal),
+        B(dist_zones_sum),
+        B(dist_zones_range),
+        B(dist_zone_form),
+        B(dist_type),
+        T(test_distribution),
         B(read_range_brief),
         B(read_fraction),
         B(read_string),
