@@ -106,6 +106,10 @@ done
     cat "$src/configs/fio-four-corners.json"
     printf '\0workers[0].nodes=["node-1","node-2"]\0specs[1].name=x\0name=renamed'
 } >"$out/plan/seed-fio-set"
+{
+    cat "$src/configs/quickstart.json"
+    printf '\0specs[0].lines[0].distribution=zipf:1.2\nspecs[1].lines[0].distribution=zoned:60/10:30/20:10/70\nspecs[1].lines[0].random=50'
+} >"$out/plan/seed-quickstart-distribution"
 
 # Histograms: the `lat` strings of the protocol page ...
 grep -o '"lat": *"[A-Za-z0-9+/=]*"' "$src/docs/protocol.md" | sed 's/.*"\([^"]*\)"$/\1/' |
