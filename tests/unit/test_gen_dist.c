@@ -254,8 +254,7 @@ static void test_normal(void **state)
 static void test_zoned(void **state)
 {
     static const char *const zs[] = {"zoned:60/10:30/20:10/70", "zoned:0/50:100/50",
-                                     "zoned:4/10:30/1:10/29:20/5:9/25:20/10:7/20",
-                                     "zoned:100/100"};
+                                     "zoned:4/10:30/1:10/29:20/5:9/25:20/10:7/20", "zoned:100/100"};
     static const uint64_t ns[] = {1000, 12347};
     struct hist h;
     (void)state;
