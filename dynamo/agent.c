@@ -32,6 +32,7 @@
 #include "common/net.h"
 #include "common/tls.h"
 #include "dynamo/engine.h"
+#include "dynamo/inventory.h"
 #include "dynamo/run.h"
 #include "dynamo/target.h"
 #include "proto/link.h"
@@ -39,6 +40,8 @@
 #include "proto/version.h"
 
 #define AGENT_HELLO_DEADLINE_MS 10000
+/* How long a new session's hello waits for a fresh inventory. */
+#define AGENT_INVENTORY_WAIT_MS 1000
 #define AGENT_BACKOFF_MIN_MS 500
 #define AGENT_BACKOFF_MAX_MS 30000
 /* How often a running test's published intervals are collected and sent. */
@@ -80,6 +83,7 @@ struct session {
     uint64_t probes_dropped, probe_log_ns;
     struct proto_link *link;
     bool welcomed;
+    bool hello_wait; /* our hello waits for a fresh inventory */
     char manager[PROTO_NAME_MAX + 1];
     /* The plan as assigned to this node. */
     bool have_plan;
@@ -146,9 +150,12 @@ struct agent {
     uint64_t backoff_ms;
     uv_signal_t sigint, sigterm;
     bool stopping;
-    bool fd_mode;            /* the manager's socketpair (--manager-fd): one session, then exit */
-    struct iof_tls_ctx *tls; /* NULL: a unix socket, or plain TCP with --insecure */
-    char **allow_real;       /* canonical --allow paths (the inventory) */
+    bool fd_mode;              /* the manager's socketpair (--manager-fd): one session, then exit */
+    struct iof_tls_ctx *tls;   /* NULL: a unix socket, or plain TCP with --insecure */
+    char **allow_real;         /* canonical --allow paths (the inventory) */
+    struct dyn_inv_cache *inv; /* what the hello tells of them and of the workdir */
+    uv_async_t inv_async;      /* a refresh of it finished */
+    uv_timer_t inv_timer;      /* hellos stop waiting for a refresh */
     size_t nallow;
     struct dyn_scope *scope;  /* what targets may be: workdir and --allow, as descriptors */
     struct dyn_budget budget; /* the agent's own limits, from its flags */
@@ -187,68 +194,6 @@ static int agent_check_target(const struct agent *a, const struct iof_target_cfg
     return 0;
 }
 
-/* --- inventory -------------------------------------------------------------- */
-
-static void read_sys_line(const char *path, char *buf, size_t cap)
-{
-    FILE *f = fopen(path, "r");
-    buf[0] = '\0';
-    if (!f)
-        return;
-    if (fgets(buf, (int)cap, f))
-        buf[strcspn(buf, "\n")] = '\0';
-    fclose(f);
-    /* trim trailing blanks (sysfs pads model names) */
-    for (size_t n = strlen(buf); n && buf[n - 1] == ' '; n--)
-        buf[n - 1] = '\0';
-}
-
-struct inv_strings {
-    char model[PROTO_NAME_MAX + 1];
-};
-
-static void inventory_target(const char *path, struct proto_target_info *ti, struct inv_strings *s)
-{
-    struct stat st;
-    int fd;
-
-    ti->path = path;
-    ti->logical_block_size = 512;
-    ti->rotational = -1;
-    ti->model = NULL;
-    if (stat(path, &st) < 0)
-        return;
-    if (S_ISREG(st.st_mode)) {
-        ti->size = (uint64_t)st.st_size;
-        return;
-    }
-    if (!S_ISBLK(st.st_mode))
-        return;
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        int lbs = 512;
-        uint64_t size = 0;
-        if (ioctl(fd, BLKGETSIZE64, &size) == 0)
-            ti->size = size;
-        if (ioctl(fd, BLKSSZGET, &lbs) == 0 && lbs >= 512 && lbs <= 65536)
-            ti->logical_block_size = (uint32_t)lbs;
-        close(fd);
-    }
-    {
-        char sys[128], line[64];
-        snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u/queue/rotational", major(st.st_rdev),
-                 minor(st.st_rdev));
-        read_sys_line(sys, line, sizeof(line));
-        if (line[0])
-            ti->rotational = line[0] == '1';
-        snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u/device/model", major(st.st_rdev),
-                 minor(st.st_rdev));
-        read_sys_line(sys, s->model, sizeof(s->model));
-        if (s->model[0])
-            ti->model = s->model;
-    }
-}
-
 /* --- sending ------------------------------------------------------------------ */
 
 static void session_send_error(struct session *s, int code, const char *fmt, ...)
@@ -269,9 +214,7 @@ static void session_send_hello(struct session *s)
     struct agent *a = s->a;
     struct proto_msg m;
     struct utsname u;
-    struct proto_target_info *ti = NULL;
-    struct inv_strings *strs = NULL;
-    size_t n = a->nallow < PROTO_TARGETS_MAX ? a->nallow : PROTO_TARGETS_MAX;
+    void *hold = NULL;
 
     proto_msg_init_hello(&m, PROTO_ROLE_AGENT, a->name);
     if (a->o->heartbeat_ms)
@@ -291,19 +234,52 @@ static void session_send_hello(struct session *s)
                                                            .aio_events = lim.aio_events,
                                                            .fds = lim.fds};
     }
-    if (n) {
-        ti = calloc(n, sizeof(*ti));
-        strs = calloc(n, sizeof(*strs));
-    }
-    if (ti && strs) {
-        for (size_t i = 0; i < n; i++)
-            inventory_target(a->allow_real[i], &ti[i], &strs[i]);
-        m.u.hello.inventory.targets = ti;
-        m.u.hello.inventory.ntargets = n;
-    }
+    if (a->inv)
+        hold = dyn_inv_cache_fill(a->inv, &m.u.hello.inventory);
+    s->hello_wait = false;
     proto_link_send(s->link, &m);
-    free(ti);
-    free(strs);
+    dyn_inv_cache_release(hold);
+}
+
+/* The hellos of new sessions wait (at most AGENT_INVENTORY_WAIT_MS) for a
+ * fresh inventory, so `iofleet agents` sees a device mounted a moment ago;
+ * the refresh runs on its own thread (dynamo/inventory.h). */
+static void agent_send_waiting_hellos(struct agent *a)
+{
+    uv_timer_stop(&a->inv_timer);
+    for (struct session *s = a->sessions; s; s = s->next)
+        if (s->hello_wait)
+            session_send_hello(s);
+}
+
+static void agent_on_inventory(uv_async_t *h)
+{
+    agent_send_waiting_hellos(h->data);
+}
+
+static void agent_on_inventory_timeout(uv_timer_t *t)
+{
+    agent_send_waiting_hellos(t->data);
+}
+
+/* Called on the refresh thread, with the cache's lock held. */
+static void agent_inventory_done(void *arg)
+{
+    struct agent *a = arg;
+    uv_async_send(&a->inv_async);
+}
+
+static void session_hello_soon(struct session *s)
+{
+    struct agent *a = s->a;
+
+    if (!a->inv || a->handles_closed || !dyn_inv_cache_refresh(a->inv, agent_inventory_done, a)) {
+        session_send_hello(s);
+        return;
+    }
+    s->hello_wait = true;
+    if (!uv_is_active((uv_handle_t *)&a->inv_timer))
+        uv_timer_start(&a->inv_timer, agent_on_inventory_timeout, AGENT_INVENTORY_WAIT_MS, 0);
 }
 
 /* --- running a test ------------------------------------------------------------ */
@@ -1018,6 +994,8 @@ static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void
     struct session *s = arg;
     struct agent *a = s->a;
 
+    if (s->hello_wait) /* ours goes first, fresh or not */
+        session_send_hello(s);
     if (!s->welcomed) {
         if (m->type == PROTO_MSG_BYE) {
             /* A peer that only wanted this agent's hello (iofleet validate --agent). */
@@ -1140,6 +1118,16 @@ static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void
     }
 }
 
+/* Stops the inventory refreshes: after dyn_inv_cache_close() no refresh
+ * thread touches the async handle, which may then be closed. */
+static void agent_close_inventory(struct agent *a)
+{
+    dyn_inv_cache_close(a->inv);
+    a->inv = NULL;
+    uv_close((uv_handle_t *)&a->inv_timer, NULL);
+    uv_close((uv_handle_t *)&a->inv_async, NULL);
+}
+
 /* Closes the agent's own handles once every session is gone: the loop then
  * ends. Idempotent. */
 static void agent_shutdown(struct agent *a)
@@ -1154,6 +1142,7 @@ static void agent_shutdown(struct agent *a)
     uv_close((uv_handle_t *)&a->sigint, NULL);
     uv_close((uv_handle_t *)&a->sigterm, NULL);
     uv_close((uv_handle_t *)&a->reconnect, NULL);
+    agent_close_inventory(a);
 }
 
 static void session_unlink(struct session *s)
@@ -1276,7 +1265,7 @@ static struct session *session_new(struct agent *a, struct iof_conn *c)
     a->last = s;
     a->pending++;
     proto_link_set_deadline(s->link, AGENT_HELLO_DEADLINE_MS, "hello from the manager");
-    session_send_hello(s);
+    session_hello_soon(s);
     return s;
 }
 
@@ -1553,6 +1542,13 @@ int dyn_agent_main(const struct dyn_agent_opts *o)
     a.loop = uv_default_loop();
     uv_timer_init(a.loop, &a.reconnect);
     a.reconnect.data = &a;
+    uv_timer_init(a.loop, &a.inv_timer);
+    a.inv_timer.data = &a;
+    uv_async_init(a.loop, &a.inv_async, agent_on_inventory);
+    a.inv_async.data = &a;
+    a.inv = dyn_inv_cache_new(o->workdir, a.allow_real, a.nallow);
+    if (!a.inv)
+        IOF_WARN("out of memory for the inventory: hellos carry none");
     uv_signal_init(a.loop, &a.sigint);
     uv_signal_init(a.loop, &a.sigterm);
     a.sigint.data = &a;
@@ -1603,6 +1599,7 @@ int dyn_agent_main(const struct dyn_agent_opts *o)
             uv_close((uv_handle_t *)&a.sigint, NULL);
             uv_close((uv_handle_t *)&a.sigterm, NULL);
             uv_close((uv_handle_t *)&a.reconnect, NULL);
+            agent_close_inventory(&a);
             uv_run(a.loop, UV_RUN_DEFAULT);
             goto out;
         }
@@ -1621,6 +1618,7 @@ int dyn_agent_main(const struct dyn_agent_opts *o)
     }
     uv_run(a.loop, UV_RUN_DEFAULT);
 out:
+    dyn_inv_cache_close(a.inv); /* when the loop never ran */
     if (a.loop)
         uv_loop_close(a.loop);
     iof_tls_ctx_free(a.tls);

@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "manager/cluster.h"
 #include "manager/pki.h"
+#include "manager/agents.h"
 #include "manager/probe.h"
 #include "manager/results.h"
 #include "proto/plan.h"
@@ -52,6 +53,7 @@ enum cli_opt_id {
     OPT_MANAGER_NAME,
     OPT_DAYS,
     OPT_ALLOW_DESTRUCTIVE,
+    OPT_JSON_STDOUT,
 };
 
 #define CLI_OPT_HELP                                                                               \
@@ -156,6 +158,21 @@ static const struct iof_opt cli_validate_opts[] = {
     CLI_OPT_WAIT,
 };
 
+static const struct iof_opt cli_agents_opts[] = {
+    CLI_OPT_HELP,
+    {"agent", 0, IOF_OPT_REQUIRED, "unix:PATH|HOST[:PORT]",
+     "ask this agent, started with --listen (repeatable)", OPT_AGENT},
+    {"agents-file", 0, IOF_OPT_REQUIRED, "F",
+     "ask every agent listed in F: one unix:PATH or HOST[:PORT] per line, '#' comments",
+     OPT_AGENTS_FILE},
+    {"json", 0, IOF_OPT_NONE, NULL,
+     "print one JSON array instead of tables: per agent its endpoint, whether it answered, and "
+     "its hello (inventory, budget) or the reason",
+     OPT_JSON_STDOUT},
+    CLI_OPT_TLS,
+    CLI_OPT_WAIT,
+};
+
 static const struct iof_opt cli_pki_opts[] = {
     CLI_OPT_HELP,
     {"agent", 0, IOF_OPT_REQUIRED, "NAME",
@@ -206,6 +223,20 @@ static const struct iof_cmd cli_validate_cmd = {
               "            3 agents unreachable\n",
 };
 
+static const struct iof_cmd cli_agents_cmd = {
+    .prog = "iofleet agents",
+    .synopsis = "--agent ENDPOINT... | --agents-file F [OPTION]...",
+    .about = "Lists what each agent is and may use, from the hello it sends on connection: "
+             "version, CPUs, memory, kernel, budget, its workdir's filesystem and free space, "
+             "and every --allow entry (kind, device, size, logical and physical block size, "
+             "rotational, in use, signature, mount point, RAM-backed, model). Runs nothing and "
+             "starts no session: the agent stays free.",
+    .opts = cli_agents_opts,
+    .nopts = sizeof(cli_agents_opts) / sizeof(cli_agents_opts[0]),
+    .epilog = "exit codes: 0 every agent answered, 1 output error, 2 usage error,\n"
+              "            3 an agent could not be reached (named on stderr)\n",
+};
+
 static const struct iof_cmd cli_pki_cmd = {
     .prog = "iofleet pki init",
     .synopsis = "DIR [OPTION]...",
@@ -219,7 +250,7 @@ static const struct iof_cmd cli_pki_cmd = {
 };
 
 /* The subcommands, for dispatch, the overview and suggestions. */
-static const char *const cli_commands[] = {"run", "validate", "pki", "help"};
+static const char *const cli_commands[] = {"run", "validate", "agents", "pki", "help"};
 
 static const char cli_synopsis[] = "COMMAND [OPTION]...";
 
@@ -227,6 +258,7 @@ static void cli_overview(FILE *f)
 {
     fprintf(f, "usage: iofleet run PLAN.json|- [OPTION]...\n"
                "       iofleet validate PLAN.json|- [OPTION]...\n"
+               "       iofleet agents --agent ENDPOINT...|--agents-file F [OPTION]...\n"
                "       iofleet pki init DIR [OPTION]...\n"
                "       iofleet help [COMMAND]\n"
                "       iofleet --version\n"
@@ -234,6 +266,7 @@ static void cli_overview(FILE *f)
                "commands:\n"
                "  run        run every test of a plan and print a result table per test\n"
                "  validate   print the expanded list of tests, or the plan's error\n"
+               "  agents     list each agent's CPUs, memory, devices and workdir\n"
                "  pki init   make a CA and the TLS certificates of the manager and the agents\n"
                "  help       print a command's help (the same as iofleet COMMAND --help)\n"
                "\n"
@@ -253,6 +286,7 @@ struct cli_args {
     const char *workdir;
     bool quiet;
     bool verbose;
+    bool json_stdout;    /* agents --json */
     const char **agents; /* owned array of borrowed or owned strings */
     size_t nagents, capagents;
     char **owned; /* agent strings read from --agents-file */
@@ -413,7 +447,9 @@ static int cli_parse(int argc, char **argv, const struct iof_cmd *cmd, struct cl
             rc = -1; /* exit 0 */
             break;
         case IOF_OPT_POSITIONAL:
-            if (a->plan)
+            if (cmd == &cli_agents_cmd)
+                rc = iof_opt_usage_error(cmd, "takes no plan, got '%s'", val);
+            else if (a->plan)
                 rc = iof_opt_usage_error(cmd, "one plan only, got '%s' and '%s'", a->plan, val);
             else
                 a->plan = val;
@@ -482,6 +518,9 @@ static int cli_parse(int argc, char **argv, const struct iof_cmd *cmd, struct cl
         case OPT_VERBOSE:
             a->verbose = true;
             break;
+        case OPT_JSON_STDOUT:
+            a->json_stdout = true;
+            break;
         default:
             rc = iof_opt_usage_error(cmd, "option not handled");
             break;
@@ -490,7 +529,9 @@ static int cli_parse(int argc, char **argv, const struct iof_cmd *cmd, struct cl
     iof_opt_free(&p);
     if (rc)
         return rc < 0 ? -1 : rc;
-    if (!a->plan)
+    if (cmd == &cli_agents_cmd && !a->nagents)
+        return iof_opt_usage_error(cmd, "needs --agent or --agents-file");
+    if (!a->plan && cmd != &cli_agents_cmd)
         return iof_opt_usage_error(cmd, "needs a PLAN.json (or - for stdin)");
     if (!!a->tls_ca + !!a->tls_cert + !!a->tls_key != 0 &&
         !!a->tls_ca + !!a->tls_cert + !!a->tls_key != 3)
@@ -542,6 +583,23 @@ static int cli_validate(int argc, char **argv)
     }
     cli_args_free(&a);
     return rc;
+}
+
+static int cli_agents(int argc, char **argv)
+{
+    struct cli_args a;
+    int rc = cli_parse(argc, argv, &cli_agents_cmd, &a);
+
+    if (rc == 0) {
+        struct mgr_probe_opts po = {.tls_ca = a.tls_ca,
+                                    .tls_cert = a.tls_cert,
+                                    .tls_key = a.tls_key,
+                                    .insecure = a.insecure,
+                                    .wait_ms = a.wait_ms};
+        rc = mgr_agents_list(a.agents, a.nagents, &po, a.json_stdout, stdout);
+    }
+    cli_args_free(&a);
+    return rc < 0 ? 0 : rc;
 }
 
 /* Refuses result files that exist as regular files unless --force: a
@@ -748,6 +806,8 @@ static bool cli_command_help(const char *name, FILE *f)
         iof_opt_help(&cli_validate_cmd, f);
     else if (!strcmp(name, "pki"))
         iof_opt_help(&cli_pki_cmd, f);
+    else if (!strcmp(name, "agents"))
+        iof_opt_help(&cli_agents_cmd, f);
     else if (!strcmp(name, "help"))
         cli_overview(f);
     else
@@ -765,7 +825,7 @@ static int cli_unknown_command(const char *what, const char *name)
     else
         IOF_USER("iofleet: unknown %s '%s'", what, name);
     fprintf(stderr,
-            "usage: iofleet %s (commands: run, validate, pki init, help)\n"
+            "usage: iofleet %s (commands: run, validate, agents, pki init, help)\n"
             "try 'iofleet --help' for more information\n",
             cli_synopsis);
     return 2;
@@ -776,7 +836,7 @@ int mgr_cli_main(int argc, char **argv)
     iof_log_init("iofleet", IOF_LOG_INFO);
     if (argc < 2) {
         fprintf(stderr,
-                "usage: iofleet %s (commands: run, validate, pki init, help)\n"
+                "usage: iofleet %s (commands: run, validate, agents, pki init, help)\n"
                 "try 'iofleet --help' for more information\n",
                 cli_synopsis);
         return 2;
@@ -802,13 +862,15 @@ int mgr_cli_main(int argc, char **argv)
         return cli_validate(argc, argv);
     if (!strcmp(argv[1], "pki"))
         return cli_pki(argc, argv);
+    if (!strcmp(argv[1], "agents"))
+        return cli_agents(argc, argv);
     if (argv[1][0] == '-' && argv[1][1]) {
         static const char *const top[] = {"--help", "--version"};
         const char *best = iof_opt_suggest(argv[1], top, 2);
         IOF_USER("iofleet: unknown option '%s'%s%s%s", argv[1], best ? "; did you mean '" : "",
                  best ? best : "", best ? "'?" : "");
         fprintf(stderr,
-                "usage: iofleet %s (commands: run, validate, pki init, help)\n"
+                "usage: iofleet %s (commands: run, validate, agents, pki init, help)\n"
                 "try 'iofleet --help' for more information\n",
                 cli_synopsis);
         return 2;

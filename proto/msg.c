@@ -553,7 +553,74 @@ static int hello_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
         put_u64(c, jt, "logical_block_size", t->logical_block_size);
         put_tristate(c, jt, prefix, "rotational", t->rotational);
         put_str(c, jt, prefix, "model", t->model, STR_LABEL, NULLABLE);
+        if (t->kind)
+            put_str(c, jt, prefix, "kind", t->kind, STR_LABEL, 0);
+        if (t->physical_block_size) {
+            mkpath(path, prefix, "physical_block_size");
+            check_block_size(c, path, t->physical_block_size);
+            put_u64(c, jt, "physical_block_size", t->physical_block_size);
+        }
+        /* The storage details are written only when known (older agents
+         * send none of them; a missing one reads as unknown). */
+        if (t->device)
+            put_str(c, jt, prefix, "device", t->device, STR_LABEL, 0);
+        if (t->mountpoint)
+            put_str(c, jt, prefix, "mountpoint", t->mountpoint, STR_PATH, 0);
+        if (t->signature)
+            put_str(c, jt, prefix, "signature", t->signature, STR_LABEL, 0);
+        if (t->in_use >= 0)
+            put_tristate(c, jt, prefix, "in_use", t->in_use);
+        if (t->ram_backed >= 0)
+            put_tristate(c, jt, prefix, "ram_backed", t->ram_backed);
     }
+    if (!c->err && inv->workdir.path) {
+        const struct proto_workdir_info *w = &inv->workdir;
+        const char *pw = "hello.inventory.workdir";
+        cJSON *jw = put_container(c, jinv, "workdir", cJSON_CreateObject());
+        if (jw) {
+            put_str(c, jw, pw, "path", w->path, STR_PATH, 0);
+            if (w->fstype)
+                put_str(c, jw, pw, "fstype", w->fstype, STR_LABEL, 0);
+            if (w->device)
+                put_str(c, jw, pw, "device", w->device, STR_LABEL, 0);
+            put_u64(c, jw, "size", w->size);
+            put_u64(c, jw, "free", w->free);
+            if (w->ram_backed >= 0)
+                put_tristate(c, jw, pw, "ram_backed", w->ram_backed);
+        }
+    }
+    return c->err;
+}
+
+/* An optional non-negative integer: *out keeps its value when the field is
+ * missing or null. */
+static int get_u64_opt(struct ctx *c, const cJSON *obj, const char *prefix, const char *key,
+                       uint64_t *out)
+{
+    char path[PATH_BUF];
+    mkpath(path, prefix, key);
+    const cJSON *it = get_item(c, obj, path, key, OPTIONAL | NULLABLE);
+    if (it && !json_u64(it, out))
+        return ctx_fail(c, "%s: must be a non-negative integer", path);
+    return c->err;
+}
+
+static int workdir_decode(struct ctx *c, const cJSON *jinv, struct proto_workdir_info *w)
+{
+    const char *pw = "hello.inventory.workdir";
+    const cJSON *jw = get_item(c, jinv, pw, "workdir", OPTIONAL | NULLABLE);
+
+    w->ram_backed = -1;
+    if (!jw)
+        return c->err;
+    if (!cJSON_IsObject(jw))
+        return ctx_fail(c, "%s: must be an object", pw);
+    get_str(c, jw, pw, "path", STR_PATH, 0, &w->path);
+    get_str(c, jw, pw, "fstype", STR_LABEL, OPTIONAL | NULLABLE, &w->fstype);
+    get_str(c, jw, pw, "device", STR_LABEL, OPTIONAL | NULLABLE, &w->device);
+    get_u64_opt(c, jw, pw, "size", &w->size);
+    get_u64_opt(c, jw, pw, "free", &w->free);
+    get_tristate(c, jw, pw, "ram_backed", &w->ram_backed);
     return c->err;
 }
 
@@ -589,7 +656,7 @@ static int inventory_decode(struct ctx *c, const cJSON *root, struct proto_inven
         return ctx_fail(c, "hello.inventory.targets: %zu targets, at most %d allowed", n,
                         PROTO_TARGETS_MAX);
     if (n == 0)
-        return c->err;
+        return workdir_decode(c, jinv, &inv->workdir);
     inv->targets = calloc(n, sizeof(*inv->targets));
     if (!inv->targets)
         return ctx_oom(c);
@@ -602,6 +669,8 @@ static int inventory_decode(struct ctx *c, const cJSON *root, struct proto_inven
         char prefix[PATH_BUF], path[PATH_BUF];
         snprintf(prefix, sizeof(prefix), "hello.inventory.targets[%zu]", i++);
         t->rotational = -1;
+        t->in_use = -1;
+        t->ram_backed = -1;
         if (!cJSON_IsObject(jt))
             return ctx_fail(c, "%s: must be an object", prefix);
         get_str(c, jt, prefix, "path", STR_PATH, 0, &t->path);
@@ -612,10 +681,23 @@ static int inventory_decode(struct ctx *c, const cJSON *root, struct proto_inven
         t->logical_block_size = (uint32_t)v;
         get_tristate(c, jt, prefix, "rotational", &t->rotational);
         get_str(c, jt, prefix, "model", STR_LABEL, OPTIONAL | NULLABLE, &t->model);
+        get_str(c, jt, prefix, "kind", STR_LABEL, OPTIONAL | NULLABLE, &t->kind);
+        v = 0;
+        get_u64_opt(c, jt, prefix, "physical_block_size", &v);
+        if (v) {
+            mkpath(path, prefix, "physical_block_size");
+            check_block_size(c, path, v);
+            t->physical_block_size = (uint32_t)v;
+        }
+        get_str(c, jt, prefix, "device", STR_LABEL, OPTIONAL | NULLABLE, &t->device);
+        get_str(c, jt, prefix, "mountpoint", STR_PATH, OPTIONAL | NULLABLE, &t->mountpoint);
+        get_str(c, jt, prefix, "signature", STR_LABEL, OPTIONAL | NULLABLE, &t->signature);
+        get_tristate(c, jt, prefix, "in_use", &t->in_use);
+        get_tristate(c, jt, prefix, "ram_backed", &t->ram_backed);
         if (c->err)
             return c->err;
     }
-    return c->err;
+    return workdir_decode(c, jinv, &inv->workdir);
 }
 
 static int get_role(struct ctx *c, const cJSON *root, enum proto_role *role)
@@ -1387,6 +1469,36 @@ int proto_msg_encode(const struct proto_msg *msg, char **out, size_t *out_len,
     return 0;
 }
 
+char *proto_agent_report_json(const char *endpoint, const struct proto_hello *h, const char *error)
+{
+    cJSON *obj = cJSON_CreateObject(), *hello = NULL;
+    char *text = NULL;
+    bool ok = obj && cJSON_AddStringToObject(obj, "endpoint", endpoint);
+
+    if (ok && h) {
+        struct proto_msg m = {.type = PROTO_MSG_HELLO, .u.hello = *h};
+        size_t len;
+        struct iof_diag d = {{0}};
+        ok = proto_msg_encode(&m, &text, &len, &d) == 0 && (hello = cJSON_Parse(text)) != NULL;
+        free(text);
+        text = NULL;
+        if (ok) {
+            cJSON_DeleteItemFromObjectCaseSensitive(hello, "type");
+            ok = cJSON_AddTrueToObject(obj, "reachable") &&
+                 cJSON_AddItemToObject(obj, "hello", hello);
+            if (!ok)
+                cJSON_Delete(hello);
+        }
+    } else if (ok) {
+        ok = cJSON_AddFalseToObject(obj, "reachable") &&
+             cJSON_AddStringToObject(obj, "error", error ? error : "unreachable");
+    }
+    if (ok)
+        text = cJSON_PrintUnformatted(obj);
+    cJSON_Delete(obj);
+    return text;
+}
+
 int proto_msg_encode_frame(const struct proto_msg *msg, size_t max_payload, uint8_t **out,
                            size_t *out_len, struct iof_diag *diag)
 {
@@ -1487,6 +1599,23 @@ out:
     return rc;
 }
 
+static void target_info_free(struct proto_target_info *t)
+{
+    free((void *)t->path);
+    free((void *)t->model);
+    free((void *)t->kind);
+    free((void *)t->device);
+    free((void *)t->mountpoint);
+    free((void *)t->signature);
+}
+
+static void workdir_info_free(struct proto_workdir_info *w)
+{
+    free((void *)w->path);
+    free((void *)w->fstype);
+    free((void *)w->device);
+}
+
 void proto_msg_clear(struct proto_msg *msg)
 {
     if (!msg)
@@ -1498,11 +1627,10 @@ void proto_msg_clear(struct proto_msg *msg)
         free((void *)h->software);
         free((void *)h->inventory.hostname);
         free((void *)h->inventory.kernel);
-        for (size_t i = 0; i < h->inventory.ntargets; i++) {
-            free((void *)h->inventory.targets[i].path);
-            free((void *)h->inventory.targets[i].model);
-        }
+        for (size_t i = 0; i < h->inventory.ntargets; i++)
+            target_info_free(&h->inventory.targets[i]);
         free(h->inventory.targets);
+        workdir_info_free(&h->inventory.workdir);
         break;
     }
     case PROTO_MSG_ERROR:
@@ -1585,8 +1713,16 @@ int proto_hello_copy(struct proto_hello *dst, const struct proto_hello *src)
             di->targets[i] = si->targets[i];
             r |= dup_str(&di->targets[i].path, si->targets[i].path);
             r |= dup_str(&di->targets[i].model, si->targets[i].model);
+            r |= dup_str(&di->targets[i].kind, si->targets[i].kind);
+            r |= dup_str(&di->targets[i].device, si->targets[i].device);
+            r |= dup_str(&di->targets[i].mountpoint, si->targets[i].mountpoint);
+            r |= dup_str(&di->targets[i].signature, si->targets[i].signature);
         }
     }
+    di->workdir = si->workdir;
+    r |= dup_str(&di->workdir.path, si->workdir.path);
+    r |= dup_str(&di->workdir.fstype, si->workdir.fstype);
+    r |= dup_str(&di->workdir.device, si->workdir.device);
     if (r) {
         proto_hello_free(dst);
         return -ENOMEM;

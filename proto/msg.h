@@ -120,12 +120,33 @@ int proto_name_check(const char *name, struct iof_diag *diag);
  * proto_msg_clear(). A message built for proto_msg_encode() only borrows its
  * pointers (string literals are fine); never clear such a message. */
 
+/* One --allow entry of an agent. The fields after `model` are optional on
+ * the wire (older agents do not send them): 0, NULL or -1
+ * when absent or unknown. */
 struct proto_target_info {
-    const char *path;            /* as allowed on the agent */
-    uint64_t size;               /* bytes */
-    uint32_t logical_block_size; /* power of two, 512..65536 */
-    int rotational;              /* 1, 0, or -1 unknown (JSON null) */
-    const char *model;           /* NULL when unknown (JSON null) */
+    const char *path;             /* as allowed on the agent */
+    uint64_t size;                /* bytes */
+    uint32_t logical_block_size;  /* power of two, 512..65536 */
+    int rotational;               /* 1, 0, or -1 unknown (JSON null) */
+    const char *model;            /* NULL when unknown (JSON null) */
+    const char *kind;             /* "block", "file", "directory", "missing", "other" */
+    uint32_t physical_block_size; /* 0: unknown; else a power of two, 512..65536 */
+    const char *device;           /* kernel name of the device ("nvme0n1", "vda1") */
+    const char *mountpoint;       /* where it (or a partition of it) is mounted */
+    const char *signature;        /* partition table or filesystem found ("gpt", "ext4") */
+    int in_use;                   /* 1 mounted or held by another program, 0 free, -1 unknown */
+    int ram_backed;               /* 1 RAM (tmpfs, ramfs, zram, brd, loop on tmpfs), 0, -1 */
+};
+
+/* The filesystem of an agent's workdir, where plan-relative test files go
+ * (optional on the wire; `path` NULL when absent). */
+struct proto_workdir_info {
+    const char *path;   /* canonical */
+    const char *fstype; /* "ext4", "xfs", "tmpfs", ... or "0x..." */
+    const char *device; /* kernel name of its device, NULL when none (tmpfs) */
+    uint64_t size;      /* bytes of the filesystem */
+    uint64_t free;      /* bytes available to the agent */
+    int ram_backed;     /* as for targets */
 };
 
 /* An agent's budget (docs/security.md, "Budget and liveness"): the most a
@@ -147,6 +168,7 @@ struct proto_inventory {
     struct proto_target_info *targets;
     bool has_budget; /* optional on the wire: agents before 1.1 do not send it */
     struct proto_budget budget;
+    struct proto_workdir_info workdir; /* optional on the wire (older agents) */
 };
 
 struct proto_hello {
@@ -309,6 +331,12 @@ void proto_msg_init_hello(struct proto_msg *msg, enum proto_role role, const cha
  * rules; diag names it), -ENOTSUP (no body defined yet) or -ENOMEM. */
 int proto_msg_encode(const struct proto_msg *msg, char **out, size_t *out_len,
                      struct iof_diag *diag);
+
+/* One agent of `iofleet agents --json`: {"endpoint", "reachable": true,
+ * "hello": the hello as on the wire (without "type")} or {"endpoint",
+ * "reachable": false, "error"}. New text (free() it), NULL when out of
+ * memory or the hello breaks the encoder's rules. */
+char *proto_agent_report_json(const char *endpoint, const struct proto_hello *h, const char *error);
 
 /* Encodes msg into a complete frame ready to write: *out is new, free() it.
  * Also IOF_ETOOBIG when the JSON exceeds max_payload (the peer's limit:

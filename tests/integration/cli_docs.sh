@@ -43,6 +43,7 @@ check() {
 }
 check "iofleet run" "iofleet run " "$IOFLEET" run
 check "iofleet validate" "iofleet validate " "$IOFLEET" validate
+check "iofleet agents" "iofleet agents " "$IOFLEET" agents
 check "iofleet pki init" "iofleet pki init " "$IOFLEET" pki init
 check "dynamo" "dynamo " "$IOF_BIN/dynamo"
 

@@ -232,6 +232,113 @@ static void test_hello_agent_round_trip(void **state)
     proto_msg_clear(&out);
 }
 
+/* The storage details of an inventory (`iofleet agents`): every field
+ * travels; a hello without them (an older agent) reads as unknown. */
+static void test_hello_inventory_details(void **state)
+{
+    (void)state;
+    struct proto_target_info targets[] = {
+        {.path = "/dev/nvme0n1",
+         .size = 2000398934016,
+         .logical_block_size = 512,
+         .rotational = 0,
+         .kind = "block",
+         .physical_block_size = 4096,
+         .device = "nvme0n1",
+         .mountpoint = "/srv/data dir",
+         .signature = "gpt",
+         .in_use = 1,
+         .ram_backed = 0},
+        {.path = "/srv/iofleet",
+         .logical_block_size = 512,
+         .rotational = -1,
+         .kind = "directory",
+         .in_use = -1,
+         .ram_backed = 1},
+    };
+    struct proto_msg in, out;
+    proto_msg_init_hello(&in, PROTO_ROLE_AGENT, "node_07");
+    in.u.hello.inventory = (struct proto_inventory){
+        .hostname = "node07",
+        .cpus = 4,
+        .kernel = "6.1.0",
+        .ntargets = 2,
+        .targets = targets,
+        .workdir = {.path = "/var/lib/iofleet",
+                    .fstype = "xfs",
+                    .device = "sda3",
+                    .size = 1ull << 40,
+                    .free = 3ull << 30,
+                    .ram_backed = 0},
+    };
+    round_trip(&in, &out);
+    const struct proto_inventory *inv = &out.u.hello.inventory;
+    const struct proto_target_info *t = inv->targets;
+    assert_string_equal(t[0].kind, "block");
+    assert_int_equal(t[0].physical_block_size, 4096);
+    assert_string_equal(t[0].device, "nvme0n1");
+    assert_string_equal(t[0].mountpoint, "/srv/data dir");
+    assert_string_equal(t[0].signature, "gpt");
+    assert_int_equal(t[0].in_use, 1);
+    assert_int_equal(t[0].ram_backed, 0);
+    assert_string_equal(t[1].kind, "directory");
+    assert_int_equal(t[1].physical_block_size, 0);
+    assert_null(t[1].device);
+    assert_null(t[1].mountpoint);
+    assert_null(t[1].signature);
+    assert_int_equal(t[1].in_use, -1);
+    assert_int_equal(t[1].ram_backed, 1);
+    assert_string_equal(inv->workdir.path, "/var/lib/iofleet");
+    assert_string_equal(inv->workdir.fstype, "xfs");
+    assert_string_equal(inv->workdir.device, "sda3");
+    assert_true(inv->workdir.size == 1ull << 40 && inv->workdir.free == 3ull << 30);
+    assert_int_equal(inv->workdir.ram_backed, 0);
+
+    /* A deep copy keeps every string. */
+    struct proto_hello copy;
+    assert_int_equal(proto_hello_copy(&copy, &out.u.hello), 0);
+    proto_msg_clear(&out);
+    assert_string_equal(copy.inventory.targets[0].mountpoint, "/srv/data dir");
+    assert_string_equal(copy.inventory.workdir.fstype, "xfs");
+
+    /* `iofleet agents --json`: the endpoint, and the hello without "type". */
+    char *json = proto_agent_report_json("unix:/run/dynamo.sock", &copy, NULL);
+    assert_non_null(json);
+    assert_non_null(strstr(json, "{\"endpoint\":\"unix:/run/dynamo.sock\",\"reachable\":true,"
+                                 "\"hello\":{\"v\":[1,"));
+    assert_non_null(strstr(json, "\"workdir\":{\"path\":\"/var/lib/iofleet\",\"fstype\":\"xfs\""));
+    assert_null(strstr(json, "\"type\""));
+    free(json);
+    proto_hello_free(&copy);
+    json = proto_agent_report_json("10.0.0.1:7066", NULL, "10.0.0.1:7066: connection \"refused\"");
+    assert_string_equal(json, "{\"endpoint\":\"10.0.0.1:7066\",\"reachable\":false,"
+                              "\"error\":\"10.0.0.1:7066: connection \\\"refused\\\"\"}");
+    free(json);
+
+    /* An older agent's hello: all unknown. */
+    struct iof_diag d = {{0}};
+    assert_int_equal(decode_str(AGENT_HELLO, &out, &d), 0);
+    inv = &out.u.hello.inventory;
+    for (size_t i = 0; i < inv->ntargets; i++) {
+        assert_null(inv->targets[i].kind);
+        assert_int_equal(inv->targets[i].physical_block_size, 0);
+        assert_int_equal(inv->targets[i].in_use, -1);
+        assert_int_equal(inv->targets[i].ram_backed, -1);
+    }
+    assert_null(inv->workdir.path);
+    assert_int_equal(inv->workdir.ram_backed, -1);
+    proto_msg_clear(&out);
+
+    /* A physical block size that is no block size is refused, naming it. */
+    targets[0].physical_block_size = 3000;
+    char *text = NULL;
+    size_t len;
+    in.u.hello.inventory.ntargets = 1;
+    assert_int_not_equal(proto_msg_encode(&in, &text, &len, &d), 0);
+    assert_null(text);
+    assert_non_null(strstr(d.msg, "hello.inventory.targets[0].physical_block_size"));
+}
+
 static void test_small_messages_round_trip(void **state)
 {
     (void)state;
@@ -999,6 +1106,7 @@ int main(void)
         cmocka_unit_test(test_type_table),
         cmocka_unit_test(test_hello_manager_round_trip),
         cmocka_unit_test(test_hello_agent_round_trip),
+        cmocka_unit_test(test_hello_inventory_details),
         cmocka_unit_test(test_small_messages_round_trip),
         cmocka_unit_test(test_u64_forms),
         cmocka_unit_test(test_unknown_fields_ignored),

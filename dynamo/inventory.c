@@ -1,0 +1,592 @@
+/* dynamo/inventory.c - the storage an agent describes in its hello: each
+ * --allow entry and the workdir's filesystem (see dynamo/inventory.h). Reads
+ * sysfs, /proc/self/mountinfo, statfs and libblkid; writes nothing. */
+#include "dynamo/inventory.h"
+
+#include <blkid.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+/* One line of a sysfs file, trailing newline and blanks removed (sysfs pads
+ * model names); "" when it cannot be read. */
+static void read_sys_line(const char *path, char *buf, size_t cap)
+{
+    FILE *f = fopen(path, "re");
+
+    buf[0] = '\0';
+    if (!f)
+        return;
+    if (fgets(buf, (int)cap, f))
+        buf[strcspn(buf, "\n")] = '\0';
+    fclose(f);
+    for (size_t n = strlen(buf); n && buf[n - 1] == ' '; n--)
+        buf[n - 1] = '\0';
+}
+
+/* Copies s into buf with control bytes as '?': sysfs and mountinfo text goes
+ * into messages and terminals. */
+static void copy_clean(char *buf, size_t cap, const char *s)
+{
+    size_t o = 0;
+
+    for (; *s && o + 1 < cap; s++)
+        buf[o++] = ((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' : *s;
+    buf[o] = '\0';
+}
+
+/* The kernel's name of block device `dev` ("vda1"): the last component of
+ * /sys/dev/block/M:m. false when it has none (tmpfs, overlay: major 0). */
+static bool dev_name(dev_t dev, char *buf, size_t cap)
+{
+    char link[64], target[512];
+    ssize_t n;
+
+    snprintf(link, sizeof(link), "/sys/dev/block/%u:%u", major(dev), minor(dev));
+    n = readlink(link, target, sizeof(target) - 1);
+    if (n <= 0)
+        return false;
+    target[n] = '\0';
+    const char *base = strrchr(target, '/');
+    copy_clean(buf, cap, base ? base + 1 : target);
+    return buf[0] != '\0';
+}
+
+/* Reads /sys/dev/block/M:m/FILE, or for a partition its disk's
+ * (/sys/dev/block/M:m/../FILE). */
+static void read_dev_attr(dev_t dev, const char *file, char *buf, size_t cap)
+{
+    char path[160];
+
+    snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/%s", major(dev), minor(dev), file);
+    read_sys_line(path, buf, cap);
+    if (buf[0])
+        return;
+    snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/../%s", major(dev), minor(dev), file);
+    read_sys_line(path, buf, cap);
+}
+
+static uint32_t block_size_attr(dev_t dev, const char *file)
+{
+    char line[32];
+    unsigned long v;
+
+    read_dev_attr(dev, file, line, sizeof(line));
+    v = strtoul(line, NULL, 10);
+    if (v < 512 || v > 65536 || (v & (v - 1)))
+        return 0;
+    return (uint32_t)v;
+}
+
+static const struct {
+    unsigned long magic;
+    const char *name;
+} g_fstypes[] = {
+    {0xEF53, "ext4"},         {0x58465342, "xfs"},      {0x9123683E, "btrfs"},
+    {0x01021994, "tmpfs"},    {0x858458f6, "ramfs"},    {0x794c7630, "overlay"},
+    {0x6969, "nfs"},          {0xF2F52010, "f2fs"},     {0x65735546, "fuse"},
+    {0x2fc12fc1, "zfs"},      {0xFF534D42, "cifs"},     {0xFE534D42, "smb2"},
+    {0x00c36400, "ceph"},     {0x73717368, "squashfs"}, {0xca451a4e, "bcachefs"},
+    {0x4d44, "vfat"},         {0x5346544e, "ntfs"},     {0x3153464a, "jfs"},
+    {0x52654973, "reiserfs"}, {0x6e736673, "nsfs"},     {0x9fa0, "proc"},
+    {0x62656572, "sysfs"},    {0x47504653, "gpfs"},     {0x0BD00BD0, "lustre"},
+};
+
+const char *dyn_fstype_name(unsigned long f_type)
+{
+    f_type &= 0xffffffffUL;
+    for (size_t i = 0; i < sizeof(g_fstypes) / sizeof(g_fstypes[0]); i++)
+        if (g_fstypes[i].magic == f_type)
+            return g_fstypes[i].name;
+    return NULL;
+}
+
+static bool fs_in_ram(unsigned long f_type)
+{
+    f_type &= 0xffffffffUL;
+    return f_type == 0x01021994 || f_type == 0x858458f6;
+}
+
+static int dev_ram_backed_depth(dev_t dev, int depth)
+{
+    char name[64], path[160], backing[PROTO_PATH_MAX + 1];
+    struct statfs fs;
+    struct stat st;
+
+    if (!dev_name(dev, name, sizeof(name)))
+        return -1;
+    if (!strncmp(name, "zram", 4) || (!strncmp(name, "ram", 3) && name[3] >= '0' && name[3] <= '9'))
+        return 1;
+    if (strncmp(name, "loop", 4) != 0)
+        return 0;
+    snprintf(path, sizeof(path), "/sys/block/%s/loop/backing_file", name);
+    read_sys_line(path, backing, sizeof(backing));
+    if (!backing[0])
+        return -1;
+    /* The kernel appends " (deleted)" to a backing file that was unlinked. */
+    size_t n = strlen(backing);
+    if (n > 10 && !strcmp(backing + n - 10, " (deleted)"))
+        backing[n - 10] = '\0';
+    if (statfs(backing, &fs) == 0 && fs_in_ram((unsigned long)fs.f_type))
+        return 1;
+    if (depth > 0 && stat(backing, &st) == 0)
+        return dev_ram_backed_depth(st.st_dev, depth - 1);
+    return -1;
+}
+
+int dyn_dev_ram_backed(dev_t dev)
+{
+    return dev_ram_backed_depth(dev, 4);
+}
+
+/* Undoes mountinfo's octal escapes (\040 for a space) in place. */
+static void unescape_mount(char *s)
+{
+    char *o = s;
+
+    for (; *s; s++) {
+        if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+            s[3] >= '0' && s[3] <= '7') {
+            *o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+            s += 3;
+        } else {
+            *o++ = *s;
+        }
+    }
+    *o = '\0';
+}
+
+/* The devices to look for in the mount table: `dev` and, for a disk, its
+ * partitions (/sys/dev/block/M:m/NAME/dev). */
+static size_t dev_and_partitions(dev_t dev, const char *name, dev_t *out, size_t cap)
+{
+    char dir[96], path[256], line[32];
+    size_t n = 0;
+
+    out[n++] = dev;
+    snprintf(dir, sizeof(dir), "/sys/dev/block/%u:%u", major(dev), minor(dev));
+    for (unsigned i = 1; i < 129 && n < cap; i++) {
+        unsigned ma, mi;
+        /* nvme0n1 → nvme0n1p1, sda → sda1, loop0 → loop0p1, mmcblk0 → mmcblk0p1 */
+        size_t len = strlen(name);
+        bool p = len && name[len - 1] >= '0' && name[len - 1] <= '9';
+        snprintf(path, sizeof(path), "%s/%s%s%u/dev", dir, name, p ? "p" : "", i);
+        read_sys_line(path, line, sizeof(line));
+        if (!line[0])
+            break;
+        if (sscanf(line, "%u:%u", &ma, &mi) == 2)
+            out[n++] = makedev(ma, mi);
+    }
+    return n;
+}
+
+/* Where `dev` or one of its partitions is mounted (the first in the mount
+ * table) into buf; false when none is. */
+static bool mounted_at(dev_t dev, const char *name, char *buf, size_t cap)
+{
+    dev_t devs[130];
+    size_t nd = dev_and_partitions(dev, name, devs, sizeof(devs) / sizeof(devs[0]));
+    FILE *f = fopen("/proc/self/mountinfo", "re");
+    char *line = NULL;
+    size_t lcap = 0;
+    bool found = false;
+
+    if (!f)
+        return false;
+    while (!found && getline(&line, &lcap, f) > 0) {
+        unsigned ma, mi;
+        char *save = NULL, *tok = strtok_r(line, " ", &save);
+        char *mp = NULL;
+        for (int field = 0; tok && field < 5; field++, tok = strtok_r(NULL, " ", &save)) {
+            if (field == 2 && sscanf(tok, "%u:%u", &ma, &mi) != 2)
+                break;
+            if (field == 4)
+                mp = tok;
+        }
+        if (!mp)
+            continue;
+        for (size_t i = 0; i < nd; i++)
+            if (devs[i] == makedev(ma, mi)) {
+                unescape_mount(mp);
+                copy_clean(buf, cap, mp);
+                found = true;
+                break;
+            }
+    }
+    free(line);
+    fclose(f);
+    return found;
+}
+
+/* Whether anything is stacked on the device (device-mapper, md, bcache):
+ * /sys/dev/block/M:m/holders is not empty. */
+static bool has_holders(dev_t dev)
+{
+    char path[96];
+    bool any = false;
+
+    snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/holders", major(dev), minor(dev));
+    DIR *d = opendir(path);
+    if (!d)
+        return false;
+    for (struct dirent *e; !any && (e = readdir(d));)
+        any = e->d_name[0] != '.';
+    closedir(d);
+    return any;
+}
+
+/* Whether the device is active swap (/proc/swaps names it). */
+static bool is_swap(dev_t dev)
+{
+    FILE *f = fopen("/proc/swaps", "re");
+    char line[PROTO_PATH_MAX + 64], name[PROTO_PATH_MAX + 1];
+    struct stat st;
+    bool found = false;
+
+    if (!f)
+        return false;
+    while (!found && fgets(line, sizeof(line), f))
+        if (sscanf(line, "%4095s", name) == 1 && name[0] == '/' && stat(name, &st) == 0 &&
+            S_ISBLK(st.st_mode) && st.st_rdev == dev)
+            found = true;
+    fclose(f);
+    return found;
+}
+
+/* The partition table or filesystem type libblkid finds on the device open
+ * as `fd`, e.g. "gpt" or "ext4"; "" when none; false when probing failed. */
+static bool probe_signature(int fd, char *buf, size_t cap)
+{
+    blkid_probe pr = blkid_new_probe();
+    const char *v = NULL;
+    bool ok = false;
+
+    buf[0] = '\0';
+    if (!pr)
+        return false;
+    if (blkid_probe_set_device(pr, fd, 0, 0) == 0) {
+        blkid_probe_enable_partitions(pr, 1);
+        blkid_probe_enable_superblocks(pr, 1);
+        blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE);
+        int r = blkid_do_safeprobe(pr);
+        if (r == 0 && (blkid_probe_lookup_value(pr, "PTTYPE", &v, NULL) == 0 ||
+                       blkid_probe_lookup_value(pr, "TYPE", &v, NULL) == 0))
+            copy_clean(buf, cap, v);
+        else if (r == -2)
+            copy_clean(buf, cap, "ambivalent");
+        ok = r >= 0 || r == -2;
+    }
+    blkid_free_probe(pr);
+    return ok;
+}
+
+static void inventory_block(const char *path, const struct stat *st, struct proto_target_info *ti,
+                            struct dyn_inv_strings *s)
+{
+    dev_t dev = st->st_rdev;
+    char line[16];
+    int fd;
+
+    ti->kind = "block";
+    if (dev_name(dev, s->device, sizeof(s->device)))
+        ti->device = s->device;
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd >= 0) {
+        int lbs = 0;
+        unsigned int pbs = 0;
+        uint64_t size = 0;
+        if (ioctl(fd, BLKGETSIZE64, &size) == 0)
+            ti->size = size;
+        if (ioctl(fd, BLKSSZGET, &lbs) == 0 && lbs >= 512 && lbs <= 65536)
+            ti->logical_block_size = (uint32_t)lbs;
+        if (ioctl(fd, BLKPBSZGET, &pbs) == 0 && pbs >= 512 && pbs <= 65536 && !(pbs & (pbs - 1)))
+            ti->physical_block_size = pbs;
+        if (probe_signature(fd, s->signature, sizeof(s->signature)) && s->signature[0])
+            ti->signature = s->signature;
+        close(fd);
+    }
+    read_dev_attr(dev, "queue/rotational", line, sizeof(line));
+    if (line[0])
+        ti->rotational = line[0] == '1';
+    read_dev_attr(dev, "device/model", s->model, sizeof(s->model));
+    if (s->model[0])
+        ti->model = s->model;
+    if (ti->device && mounted_at(dev, s->device, s->mountpoint, sizeof(s->mountpoint)))
+        ti->mountpoint = s->mountpoint;
+    /* Not probed with O_EXCL: that would make a concurrent mkfs or mount
+     * fail for a moment. */
+    ti->in_use = ti->mountpoint || has_holders(dev) || is_swap(dev);
+    ti->ram_backed = dyn_dev_ram_backed(dev);
+}
+
+/* Describes the device a file or directory lives on: its name, block sizes,
+ * rotational and model, and whether the filesystem keeps it in RAM. */
+static void inventory_on_fs(const char *path, const struct stat *st, struct proto_target_info *ti,
+                            struct dyn_inv_strings *s)
+{
+    struct statfs fs;
+    char line[16];
+    uint32_t bs;
+
+    if (dev_name(st->st_dev, s->device, sizeof(s->device))) {
+        ti->device = s->device;
+        if ((bs = block_size_attr(st->st_dev, "queue/logical_block_size")))
+            ti->logical_block_size = bs;
+        ti->physical_block_size = block_size_attr(st->st_dev, "queue/physical_block_size");
+        read_dev_attr(st->st_dev, "queue/rotational", line, sizeof(line));
+        if (line[0])
+            ti->rotational = line[0] == '1';
+        read_dev_attr(st->st_dev, "device/model", s->model, sizeof(s->model));
+        if (s->model[0])
+            ti->model = s->model;
+    }
+    if (statfs(path, &fs) == 0 && fs_in_ram((unsigned long)fs.f_type))
+        ti->ram_backed = 1;
+    else
+        ti->ram_backed = ti->device ? dyn_dev_ram_backed(st->st_dev) : -1;
+}
+
+void dyn_inventory_target(const char *path, struct proto_target_info *ti, struct dyn_inv_strings *s)
+{
+    struct stat st;
+
+    memset(ti, 0, sizeof(*ti));
+    ti->path = path;
+    ti->logical_block_size = 512;
+    ti->rotational = -1;
+    ti->in_use = -1;
+    ti->ram_backed = -1;
+    if (stat(path, &st) < 0) {
+        ti->kind = "missing";
+        return;
+    }
+    if (S_ISBLK(st.st_mode)) {
+        inventory_block(path, &st, ti, s);
+    } else if (S_ISREG(st.st_mode)) {
+        ti->kind = "file";
+        ti->size = (uint64_t)st.st_size;
+        inventory_on_fs(path, &st, ti, s);
+    } else if (S_ISDIR(st.st_mode)) {
+        ti->kind = "directory";
+        inventory_on_fs(path, &st, ti, s);
+    } else {
+        ti->kind = "other";
+    }
+}
+
+void dyn_inventory_workdir(const char *path, struct proto_workdir_info *wi,
+                           struct dyn_inv_strings *s)
+{
+    char probe[PROTO_PATH_MAX + 1];
+    struct statvfs vfs;
+    struct statfs fs;
+    struct stat st;
+
+    memset(wi, 0, sizeof(*wi));
+    wi->ram_backed = -1;
+    if (!realpath(path, s->path))
+        copy_clean(s->path, sizeof(s->path), path);
+    wi->path = s->path;
+    /* Not created yet: describe the filesystem it will be created on. */
+    copy_clean(probe, sizeof(probe), s->path);
+    while (stat(probe, &st) < 0) {
+        char *slash = strrchr(probe, '/');
+        if (!slash || !strcmp(probe, "/"))
+            return;
+        slash[slash == probe] = '\0'; /* "/a" becomes "/", "/a/b" becomes "/a" */
+    }
+    if (statvfs(probe, &vfs) == 0) {
+        wi->size = (uint64_t)vfs.f_blocks * vfs.f_frsize;
+        wi->free = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+    }
+    if (statfs(probe, &fs) == 0) {
+        const char *name = dyn_fstype_name((unsigned long)fs.f_type);
+        if (name)
+            copy_clean(s->fstype, sizeof(s->fstype), name);
+        else
+            snprintf(s->fstype, sizeof(s->fstype), "0x%lx",
+                     (unsigned long)fs.f_type & 0xffffffffUL);
+        wi->fstype = s->fstype;
+        if (fs_in_ram((unsigned long)fs.f_type))
+            wi->ram_backed = 1;
+    }
+    if (dev_name(st.st_dev, s->device, sizeof(s->device)))
+        wi->device = s->device;
+    if (wi->ram_backed < 0)
+        wi->ram_backed = wi->device ? dyn_dev_ram_backed(st.st_dev) : -1;
+}
+
+/* ---- the agent's cached inventory ------------------------------------------ */
+
+/* One inventory, shared by the hellos that send it: freed with its last
+ * reference. */
+struct dyn_inv_snap {
+    atomic_uint refs;
+    size_t n;
+    struct proto_target_info *ti;
+    struct dyn_inv_strings *strs; /* n + 1: the last is the workdir's */
+    struct proto_workdir_info wd;
+};
+
+struct dyn_inv_cache {
+    pthread_mutex_t lock;
+    char *workdir;
+    char **paths;
+    size_t n;
+    struct dyn_inv_snap *snap; /* the newest; never NULL after _new() */
+    bool busy;                 /* a refresh thread runs */
+    bool closed;               /* the owner let go: the thread frees the cache */
+    void (*done)(void *arg);
+    void *arg;
+};
+
+static void snap_unref(struct dyn_inv_snap *sn)
+{
+    if (!sn || atomic_fetch_sub(&sn->refs, 1) != 1)
+        return;
+    free(sn->ti);
+    free(sn->strs);
+    free(sn);
+}
+
+static struct dyn_inv_snap *snap_take(const char *workdir, char *const *paths, size_t n)
+{
+    struct dyn_inv_snap *sn = calloc(1, sizeof(*sn));
+
+    if (!sn)
+        return NULL;
+    sn->ti = calloc(n ? n : 1, sizeof(*sn->ti));
+    sn->strs = calloc(n + 1, sizeof(*sn->strs));
+    if (!sn->ti || !sn->strs) {
+        free(sn->ti);
+        free(sn->strs);
+        free(sn);
+        return NULL;
+    }
+    atomic_init(&sn->refs, 1);
+    sn->n = n;
+    for (size_t i = 0; i < n; i++)
+        dyn_inventory_target(paths[i], &sn->ti[i], &sn->strs[i]);
+    dyn_inventory_workdir(workdir, &sn->wd, &sn->strs[n]);
+    return sn;
+}
+
+static void cache_free(struct dyn_inv_cache *c)
+{
+    snap_unref(c->snap);
+    for (size_t i = 0; i < c->n; i++)
+        free(c->paths[i]);
+    free(c->paths);
+    free(c->workdir);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
+struct dyn_inv_cache *dyn_inv_cache_new(const char *workdir, char *const *paths, size_t n)
+{
+    struct dyn_inv_cache *c = calloc(1, sizeof(*c));
+
+    if (!c)
+        return NULL;
+    pthread_mutex_init(&c->lock, NULL);
+    c->workdir = strdup(workdir);
+    c->paths = calloc(n ? n : 1, sizeof(*c->paths));
+    bool ok = c->workdir && c->paths;
+    for (size_t i = 0; ok && i < n; i++, c->n++)
+        ok = (c->paths[i] = strdup(paths[i])) != NULL;
+    if (ok)
+        c->snap = snap_take(c->workdir, c->paths, c->n);
+    if (!ok || !c->snap) {
+        cache_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static void *refresh_main(void *arg)
+{
+    struct dyn_inv_cache *c = arg;
+    struct dyn_inv_snap *sn = snap_take(c->workdir, c->paths, c->n), *old = NULL;
+    bool closed;
+
+    pthread_mutex_lock(&c->lock);
+    if (sn) {
+        old = c->snap;
+        c->snap = sn;
+    }
+    c->busy = false;
+    closed = c->closed;
+    if (!closed && c->done)
+        c->done(c->arg); /* under the lock: the owner cannot close its handle meanwhile */
+    pthread_mutex_unlock(&c->lock);
+    snap_unref(old);
+    if (closed)
+        cache_free(c);
+    return NULL;
+}
+
+bool dyn_inv_cache_refresh(struct dyn_inv_cache *c, void (*done)(void *arg), void *arg)
+{
+    pthread_attr_t attr;
+    pthread_t t;
+    bool started = false;
+
+    pthread_mutex_lock(&c->lock);
+    if (!c->busy && !c->closed) {
+        c->done = done;
+        c->arg = arg;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        started = pthread_create(&t, &attr, refresh_main, c) == 0;
+        pthread_attr_destroy(&attr);
+        c->busy = started;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return started;
+}
+
+void *dyn_inv_cache_fill(struct dyn_inv_cache *c, struct proto_inventory *inv)
+{
+    struct dyn_inv_snap *sn;
+
+    pthread_mutex_lock(&c->lock);
+    sn = c->snap;
+    atomic_fetch_add(&sn->refs, 1);
+    pthread_mutex_unlock(&c->lock);
+    inv->targets = sn->ti;
+    inv->ntargets = sn->n < PROTO_TARGETS_MAX ? sn->n : PROTO_TARGETS_MAX;
+    inv->workdir = sn->wd;
+    return sn;
+}
+
+void dyn_inv_cache_release(void *hold)
+{
+    snap_unref(hold);
+}
+
+void dyn_inv_cache_close(struct dyn_inv_cache *c)
+{
+    bool busy;
+
+    if (!c)
+        return;
+    pthread_mutex_lock(&c->lock);
+    c->closed = true;
+    c->done = NULL;
+    busy = c->busy;
+    pthread_mutex_unlock(&c->lock);
+    if (!busy)
+        cache_free(c);
+}
