@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "common/log.h"
 
 /* "12.3 GiB", binary units, 3 significant digits. */
 static const char *fmt_bytes(char *buf, size_t cap, uint64_t v)
@@ -126,7 +127,7 @@ int mgr_agents_list(const char *const *endpoints, size_t n, const struct mgr_pro
         if (json) {
             char *text = proto_agent_report_json(endpoints[i], ok ? &h : NULL, d.msg);
             if (!text) {
-                fprintf(stderr, "iofleet agents: %s: out of memory\n", endpoints[i]);
+                IOF_USER("iofleet agents: %s: out of memory", endpoints[i]);
                 rc = 1;
             } else {
                 fprintf(out, "%s%s\n", i ? "," : "", text);
@@ -137,7 +138,7 @@ int mgr_agents_list(const char *const *endpoints, size_t n, const struct mgr_pro
                 fputc('\n', out);
             mgr_agents_print(endpoints[i], &h, out);
         } else {
-            fprintf(stderr, "iofleet agents: %s\n", d.msg);
+            IOF_USER("iofleet agents: %s", d.msg);
         }
         if (ok)
             proto_hello_free(&h);
