@@ -381,3 +381,21 @@ bool iof_hist_has_buckets(const struct iof_hist *h)
         n += h->buckets[i];
     return n == h->count;
 }
+
+void iof_hist_summary_reset(struct iof_hist_summary *s)
+{
+    s->count = 0;
+    s->sum_ns = 0;
+    s->min_ns = UINT64_MAX;
+    s->max_ns = 0;
+}
+
+void iof_hist_summary_merge(struct iof_hist_summary *dst, const struct iof_hist_summary *src)
+{
+    dst->count += src->count;
+    dst->sum_ns += src->sum_ns;
+    if (src->min_ns < dst->min_ns)
+        dst->min_ns = src->min_ns;
+    if (src->max_ns > dst->max_ns)
+        dst->max_ns = src->max_ns;
+}

@@ -48,6 +48,19 @@ struct iof_hist_summary {
     uint64_t min_ns, max_ns;
 };
 
+/* A summary kept on its own (no buckets): empty, one value, merge. */
+void iof_hist_summary_reset(struct iof_hist_summary *s);
+void iof_hist_summary_merge(struct iof_hist_summary *dst, const struct iof_hist_summary *src);
+static inline void iof_hist_summary_record(struct iof_hist_summary *s, uint64_t v)
+{
+    s->count++;
+    s->sum_ns += v;
+    if (v < s->min_ns)
+        s->min_ns = v;
+    if (v > s->max_ns)
+        s->max_ns = v;
+}
+
 /* Whether h's buckets hold its count (false for a histogram reduced to its
  * summary: its percentiles are unknown). An empty h has them. */
 bool iof_hist_has_buckets(const struct iof_hist *h);

@@ -128,6 +128,25 @@ void iof_test_cycle_label(const struct iof_test *t, char *buf, size_t cap)
     snprintf(buf, cap, "%s=%" PRIu64, iof_cycle_param_name(t->cycle_param), t->cycle_value);
 }
 
+struct iof_run_cfg iof_test_run(const struct iof_plan *p, const struct iof_test *t)
+{
+    struct iof_run_cfg r = p->run;
+    const struct iof_spec *s = t->spec_index < p->nspecs ? &p->specs[t->spec_index] : NULL;
+
+    if (s && s->has_duration)
+        r.duration_ns = s->duration_ns;
+    if (s && s->has_ramp)
+        r.ramp_ns = s->ramp_ns;
+    if (!r.duration_ns)
+        r.duration_ns = IOF_IO_LIMIT_MAX_DURATION_NS;
+    return r;
+}
+
+const char *iof_arrival_name(enum iof_arrival a)
+{
+    return a == IOF_ARRIVAL_POISSON ? "poisson" : "uniform";
+}
+
 const char *iof_pattern_name(enum iof_pattern p)
 {
     switch (p) {

@@ -75,6 +75,14 @@ struct iof_spec {
     char name[IOF_NAME_MAX];
     struct iof_line *lines; /* owned */
     size_t nlines;
+    /* How long a test of this spec runs (iof_test_run): its own "duration"
+     * and "ramp" when has_duration / has_ramp, else the plan's run. */
+    uint64_t duration_ns, ramp_ns;
+    bool has_duration, has_ramp;
+    /* "io_limit" (fio's io_size): a worker stops after issuing this many
+     * bytes in the measured window; the test ends when every worker has
+     * stopped or the duration has passed. 0: no limit. */
+    uint64_t io_limit;
 };
 
 enum iof_pattern {
@@ -96,6 +104,29 @@ struct iof_target_cfg {
     bool range_size_pct;
 };
 
+/* workers[].rate: a worker issues its I/Os on a schedule instead of as
+ * fast as its slots free up (fio rate_iops / rate with rate_process). */
+enum iof_rate_unit {
+    IOF_RATE_NONE, /* unthrottled */
+    IOF_RATE_IOPS,
+    IOF_RATE_MIBPS, /* MiB (2^20 bytes) per second */
+};
+enum iof_arrival {
+    IOF_ARRIVAL_UNIFORM, /* evenly spaced */
+    IOF_ARRIVAL_POISSON, /* exponential gaps of the same mean */
+};
+#define IOF_RATE_MIN 0.001         /* IOPS or MiB/s: one I/O per 1000 s at the slowest */
+#define IOF_RATE_MAX_IOPS 1e7      /* per worker */
+#define IOF_RATE_MAX_MIBPS 1048576 /* per worker: 1 TiB/s */
+/* A rated I/O submitted later than this after its scheduled time is late. */
+#define IOF_RATE_LATE_NS 1000000u
+
+struct iof_rate {
+    enum iof_rate_unit unit;
+    double value; /* per worker, in the unit; > 0 when unit is not NONE */
+    enum iof_arrival arrival;
+};
+
 /* A worker group: `count` identical worker threads on every selected node. */
 struct iof_worker_cfg {
     char **nodes; /* owned; node names or "*" */
@@ -114,7 +145,8 @@ struct iof_worker_cfg {
      * wrapping in the range. 0 (default, Iometer's): all at the start. */
     uint64_t offset_increment;
     bool offset_increment_pct;
-    bool hipri; /* io_uring: poll for completions (IORING_SETUP_IOPOLL) */
+    bool hipri;           /* io_uring: poll for completions (IORING_SETUP_IOPOLL) */
+    struct iof_rate rate; /* unit NONE: unthrottled */
 };
 
 struct iof_run_cfg {
@@ -189,6 +221,12 @@ struct iof_test *iof_plan_expand(const struct iof_plan *p, size_t *n);
  * shallow copy whose pointers borrow from the plan. */
 struct iof_worker_cfg iof_test_worker(const struct iof_plan *p, const struct iof_test *t, size_t g);
 
+/* The timing of test t: the plan's run with its spec's duration and ramp
+ * when it has them. A spec with an io_limit and no duration anywhere (the
+ * plan's run.duration is 0 then) runs at most IOF_IO_LIMIT_MAX_DURATION_NS. */
+#define IOF_IO_LIMIT_MAX_DURATION_NS (3600ull * 1000000000ull) /* 1 h */
+struct iof_run_cfg iof_test_run(const struct iof_plan *p, const struct iof_test *t);
+
 /* "queue_depth=8", "workers=4", "targets=2" or "" for the test's cycle step. */
 void iof_test_cycle_label(const struct iof_test *t, char *buf, size_t cap);
 
@@ -215,6 +253,7 @@ int iof_dist_parse(const char *text, struct iof_dist_cfg *d, char *err, size_t c
 void iof_dist_label(const struct iof_dist_cfg *d, char *buf, size_t cap);
 
 const char *iof_pattern_name(enum iof_pattern p);
+const char *iof_arrival_name(enum iof_arrival a);
 const char *iof_cycle_param_name(enum iof_cycle_param c);
 
 #endif

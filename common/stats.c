@@ -19,8 +19,21 @@ static void dirstats_merge(struct iof_dirstats *dst, const struct iof_dirstats *
     iof_hist_merge(&dst->lat, &src->lat);
 }
 
+void iof_rated_reset(struct iof_rated *r)
+{
+    iof_hist_summary_reset(&r->svc);
+    r->late = 0;
+}
+
+void iof_rated_merge(struct iof_rated *dst, const struct iof_rated *src)
+{
+    iof_hist_summary_merge(&dst->svc, &src->svc);
+    dst->late += src->late;
+}
+
 void iof_stats_reset(struct iof_stats *s)
 {
+    iof_rated_reset(&s->rated);
     dirstats_reset(&s->rd);
     dirstats_reset(&s->wr);
     s->first_error = 0;
@@ -31,6 +44,7 @@ void iof_stats_merge(struct iof_stats *dst, const struct iof_stats *src)
 {
     dirstats_merge(&dst->rd, &src->rd);
     dirstats_merge(&dst->wr, &src->wr);
+    iof_rated_merge(&dst->rated, &src->rated);
     if (!dst->first_error && src->first_error) {
         dst->first_error = src->first_error;
         dst->first_error_offset = src->first_error_offset;
@@ -52,6 +66,7 @@ static void dircounts_reset(struct iof_dircounts *d)
 
 void iof_counts_reset(struct iof_counts *c)
 {
+    iof_rated_reset(&c->rated);
     dircounts_reset(&c->rd);
     dircounts_reset(&c->wr);
     c->first_error = 0;
@@ -74,6 +89,7 @@ void iof_counts_merge(struct iof_counts *dst, const struct iof_counts *src)
 {
     dircounts_merge(&dst->rd, &src->rd);
     dircounts_merge(&dst->wr, &src->wr);
+    iof_rated_merge(&dst->rated, &src->rated);
     if (!dst->first_error && src->first_error) {
         dst->first_error = src->first_error;
         dst->first_error_offset = src->first_error_offset;
@@ -94,6 +110,7 @@ void iof_counts_from_stats(struct iof_counts *dst, const struct iof_stats *s)
 {
     dircounts_from(&dst->rd, &s->rd);
     dircounts_from(&dst->wr, &s->wr);
+    dst->rated = s->rated;
     dst->first_error = s->first_error;
     dst->first_error_offset = s->first_error_offset;
 }
@@ -114,6 +131,7 @@ void iof_counts_to_stats(const struct iof_counts *c, struct iof_stats *s)
 {
     dircounts_to(&c->rd, &s->rd);
     dircounts_to(&c->wr, &s->wr);
+    s->rated = c->rated;
     s->first_error = c->first_error;
     s->first_error_offset = c->first_error_offset;
 }

@@ -12,10 +12,20 @@ struct iof_dirstats {
     struct iof_hist lat; /* submit -> completion latency of successful I/Os */
 };
 
+/* Rated workers only (workers[].rate; zero for others): the service latency
+ * of the I/Os counted in rd and wr, from their actual submission to their
+ * completion (their latency in rd/wr runs from the time they were scheduled
+ * for), and how many were submitted more than IOF_RATE_LATE_NS late. */
+struct iof_rated {
+    struct iof_hist_summary svc;
+    uint64_t late;
+};
+
 struct iof_stats {
     struct iof_dirstats rd, wr;
     int first_error; /* 0 or the first I/O error seen (-errno) */
     uint64_t first_error_offset;
+    struct iof_rated rated;
 };
 
 /* Counters of one entity without the latency buckets: what a manager keeps
@@ -33,7 +43,11 @@ struct iof_counts {
     struct iof_dircounts rd, wr;
     int first_error;
     uint64_t first_error_offset;
+    struct iof_rated rated;
 };
+
+void iof_rated_reset(struct iof_rated *r);
+void iof_rated_merge(struct iof_rated *dst, const struct iof_rated *src);
 
 void iof_counts_reset(struct iof_counts *c);
 /* dst += src; keeps dst's first error if it has one. */

@@ -123,6 +123,7 @@ struct session {
     uint64_t next_interval;
     bool stop_requested;
     uint64_t stop_ns; /* when the manager's stop arrived (0: none): a cut window's end */
+    bool ended_early; /* every worker reached its io_limit: stop_ns is when the last did */
     uint64_t measure_start, end;
     struct iof_stats *zeros; /* empty stats, one per target of the widest worker */
     struct dyn_cpu_sample cpu_start, cpu_last; /* at the measure start, at the last interval */
@@ -454,6 +455,15 @@ static void session_poll(uv_timer_t *t)
         }
         if (ready < nw || (gone == nw && nw))
             break;
+        if (!s->stop_ns && nw) {
+            /* Every worker ended on its io_limit: the window ends with the
+             * last one, and this interval may be cut there. */
+            uint64_t e = dyn_test_ended_ns(dt);
+            if (e && e < s->end) {
+                s->stop_ns = e;
+                s->ended_early = true;
+            }
+        }
         proto_msg_init(&m, PROTO_MSG_STATS);
         m.u.stats.test = s->test;
         m.u.stats.interval = s->next_interval;
@@ -498,7 +508,7 @@ static void session_poll(uv_timer_t *t)
         dyn_test_start_spread(dt, &first, &last);
         proto_msg_init(&m, PROTO_MSG_RESULT);
         m.u.result.test = s->test;
-        m.u.result.interrupted = !complete;
+        m.u.result.interrupted = !complete && !s->ended_early;
         /* Cut short: the window ends when the stop came (as its last
          * interval does), not when the workers were joined. */
         if (s->stop_ns && s->stop_ns < now)
@@ -612,6 +622,7 @@ static void session_start_test(struct session *s, const struct proto_start *st)
 {
     struct dyn_test_params *p = &s->start_p;
     struct iof_diag d = {{0}};
+    struct iof_run_cfg run;
     const struct iof_test *t;
     uint64_t now = iof_now_ns();
     int r;
@@ -646,8 +657,8 @@ static void session_start_test(struct session *s, const struct proto_start *st)
     }
     memset(p, 0, sizeof(*p));
     /* The manager's start time on this node's clock. */
-    r = dyn_budget_start_time(st->start_at_ns, st->offset_ns, s->plan.run.ramp_ns, now,
-                              &p->start_ns, &d);
+    run = iof_test_run(&s->plan, t);
+    r = dyn_budget_start_time(st->start_at_ns, st->offset_ns, run.ramp_ns, now, &p->start_ns, &d);
     if (r) {
         session_send_error(s, r, "%s: test %u: %s", s->a->name, st->test + 1, d.msg);
         return;
@@ -659,9 +670,9 @@ static void session_start_test(struct session *s, const struct proto_start *st)
     p->groups = s->gcfg; /* filled by session_check_budget */
     p->ngroups = s->ngroups;
     p->scope = s->a->scope;
-    p->ramp_ns = s->plan.run.ramp_ns;
-    p->duration_ns = s->plan.run.duration_ns;
-    p->interval_ns = s->plan.run.interval_ns;
+    p->ramp_ns = run.ramp_ns;
+    p->duration_ns = run.duration_ns;
+    p->interval_ns = run.interval_ns;
     p->seed = iof_wall_ns();
     p->allow_destructive = s->a->o->allow_destructive;
     if (s->ngroups == 0)
@@ -674,6 +685,7 @@ static void session_start_test(struct session *s, const struct proto_start *st)
     memset(&s->cpu_last, 0, sizeof(s->cpu_last));
     s->stop_requested = false;
     s->stop_ns = 0;
+    s->ended_early = false;
     s->measure_start = p->start_ns + p->ramp_ns;
     s->end = s->measure_start + p->duration_ns;
     atomic_store(&s->start_cancel, false);

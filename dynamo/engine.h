@@ -20,10 +20,12 @@ struct dyn_io {
     uint64_t offset;
     uint32_t len;
     bool write;
-    uint32_t target; /* worker-local target index */
-    uint64_t submit_ns;
-    int64_t result; /* bytes transferred, or -errno */
-    void *priv;     /* engine-private per-slot state */
+    uint32_t target;    /* worker-local target index */
+    uint64_t submit_ns; /* where its latency starts: the issue stamp, or with a rate
+                         * the time the I/O was scheduled for */
+    uint64_t sent_ns;   /* with a rate: when it was handed to the engine */
+    int64_t result;     /* bytes transferred, or -errno */
+    void *priv;         /* engine-private per-slot state */
 };
 
 struct dyn_engine; /* an engine instance, private to each engine */

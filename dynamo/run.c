@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/uio.h>
 
 #include "common/budget.h"
@@ -17,6 +18,7 @@
 #include "common/log.h"
 #include "dynamo/engine.h"
 #include "dynamo/gen.h"
+#include "dynamo/sched.h"
 #include "dynamo/target.h"
 
 /* Interval slots per worker: the driver may fall this many intervals behind
@@ -67,6 +69,14 @@ struct run_worker {
     size_t wbuf_len;
     size_t maxsize;
     enum iof_pattern pattern;
+    /* workers[].rate: I/Os are issued when the schedule says they are due
+     * (and a slot is free), their latency runs from that time. */
+    bool rated;
+    struct dyn_sched sched;
+    /* io_limit: bytes the worker may still issue. UINT64_MAX until the
+     * measured window starts (ramp-up I/O does not count) or without one. */
+    uint64_t io_left;
+    uint64_t io_limit; /* 0: none */
 
     struct iof_stats *ring; /* RUN_RING * ntargets */
     uint64_t ring_interval[RUN_RING];
@@ -80,6 +90,10 @@ struct run_worker {
     struct iof_diag diag;
     uint64_t cpu_ns;
     uint64_t started_ns; /* when the worker left the start barrier */
+    /* When it stopped counting: the window's end, a stop, or the last
+     * completion of its io_limit. Stored (release) before its last interval
+     * is published, so a driver that sees that interval sees it too. */
+    _Atomic uint64_t ended_ns;
     pthread_t thread;
     bool started;
     /* Separate the worker's hot state from its neighbour's. */
@@ -181,6 +195,8 @@ static void worker_advance(struct run_worker *w, uint64_t now, struct run_cursor
     if (!c->measuring) {
         c->measuring = true;
         c->cpu0 = thread_cpu_ns();
+        if (w->io_limit)
+            w->io_left = w->io_limit;
     }
     while (now >= c->next_cut && c->k < t->nintervals) {
         worker_cut(w, c->k, c->cur);
@@ -208,6 +224,19 @@ static void worker_complete(struct iof_stats *cur, struct dyn_io *io, uint64_t l
         s->first_error = io->result < 0 ? (int)io->result : -EIO; /* short transfer */
         s->first_error_offset = io->offset;
     }
+}
+
+/* worker_complete for a rated I/O: also its service latency (from when it
+ * was handed to the engine) and whether it started late. */
+static void worker_complete_rated(struct iof_stats *cur, struct dyn_io *io, uint64_t now)
+{
+    struct iof_stats *s = &cur[io->target];
+
+    worker_complete(cur, io, now - io->submit_ns);
+    if (io->result != (int64_t)io->len)
+        return;
+    iof_hist_summary_record(&s->rated.svc, now - io->sent_ns);
+    s->rated.late += io->sent_ns - io->submit_ns > IOF_RATE_LATE_NS;
 }
 
 /* Makes a `random`-pattern write buffer unique: a fresh random word in every
@@ -238,16 +267,23 @@ static struct dyn_io *freeq_pop(struct run_worker *w)
 }
 
 /* Hands every free slot a new request, longest-free first, until a burst ends
- * with a delay; appends them to the batch. Returns the pause (0 if none). */
-static uint64_t worker_fill(struct run_worker *w, unsigned *npending)
+ * with a delay, the io_limit is reached or - rated - no I/O is due at `now`;
+ * appends them to the batch. Returns the pause (0 if none). */
+static uint64_t worker_fill(struct run_worker *w, unsigned *npending, uint64_t now)
 {
     unsigned n = *npending;
     uint64_t pause = 0;
 
-    while (w->fq_count && !pause) {
-        struct dyn_io *io = freeq_pop(w);
+    while (w->fq_count && !pause && w->io_left) {
+        struct dyn_io *io;
         struct dyn_io_desc d;
+        if (w->rated && dyn_sched_due(&w->sched) > now)
+            break;
+        io = freeq_pop(w);
         pause = dyn_gen_next(&w->gen, &w->regions[io->target], &d);
+        w->io_left -= d.size < w->io_left ? d.size : w->io_left;
+        if (w->rated)
+            io->submit_ns = dyn_sched_take(&w->sched, d.size);
         io->offset = d.offset;
         io->len = d.size;
         io->write = d.write;
@@ -279,15 +315,20 @@ static void worker_fail(struct run_worker *w, int err, const char *what)
  * the free slots were handed their requests (an I/O the engine refused
  * earlier is issued again now), then the engine is given RUN_SUBMIT_CHUNK
  * at a time. Time spent waiting behind earlier chunks is part of the I/O's
- * latency: the slot is busy from the application's side. Returns how many
- * were accepted, or a negative error. */
+ * latency: the slot is busy from the application's side. A rated I/O keeps
+ * its scheduled time as the start of its latency; `issued` starts its
+ * service latency. Returns how many were accepted, or a negative error. */
 static int worker_submit(struct run_worker *w, uint64_t issued, unsigned *npending)
 {
     unsigned off = 0, n = *npending;
     int r = 0;
 
-    for (unsigned i = 0; i < n; i++)
-        w->batch[i]->submit_ns = issued;
+    if (w->rated)
+        for (unsigned i = 0; i < n; i++)
+            w->batch[i]->sent_ns = issued;
+    else
+        for (unsigned i = 0; i < n; i++)
+            w->batch[i]->submit_ns = issued;
     while (off < n) {
         unsigned c = n - off < RUN_SUBMIT_CHUNK ? n - off : RUN_SUBMIT_CHUNK;
         r = w->eng->submit(w->ctx, w->batch + off, c);
@@ -309,6 +350,15 @@ static void worker_collect(struct run_worker *w, struct run_cursor *c, uint64_t 
     const struct dyn_test *t = w->test;
     bool counted = now >= t->measure_start && now < t->end;
 
+    if (w->rated) {
+        for (int i = 0; i < r; i++) {
+            struct dyn_io *io = w->done[i];
+            if (counted)
+                worker_complete_rated(c->cur, io, now);
+            freeq_push(w, io);
+        }
+        return;
+    }
     for (int i = 0; i < r; i++) {
         struct dyn_io *io = w->done[i];
         if (counted)
@@ -326,6 +376,10 @@ static void *worker_main(void *arg)
     unsigned inflight = 0, npending = 0;
     struct run_cursor c = {.cur = worker_slot(w, 0), .next_cut = interval_end(t, 0)};
 
+    /* A rated worker sleeps between due I/Os: without the default 50 us of
+     * timer slack its wake-ups land where the schedule says. */
+    if (w->rated)
+        prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
     /* Wait for the common start, staying responsive to stop. */
     worker_wait_until(t, t->p.start_ns);
     now = iof_now_ns();
@@ -337,10 +391,15 @@ static void *worker_main(void *arg)
         worker_advance(w, now, &c);
         if (now >= end || atomic_load_explicit(&t->stop, memory_order_relaxed))
             break;
+        if (!w->io_left && !inflight && !npending) {
+            /* io_limit reached and every I/O of it counted: done. */
+            atomic_store_explicit(&w->ended_ns, now, memory_order_release);
+            break;
+        }
 
         if (now >= paused_until && (w->fq_count || npending)) {
             uint64_t issued = iof_now_ns();
-            uint64_t pause = worker_fill(w, &npending);
+            uint64_t pause = worker_fill(w, &npending, issued);
             if (pause)
                 paused_until = now + pause;
             r = worker_submit(w, issued, &npending);
@@ -359,6 +418,13 @@ static void *worker_main(void *arg)
                 wake = c.next_cut;
             if (paused_until > now && paused_until < wake)
                 wake = paused_until;
+            if (w->rated && w->fq_count && w->io_left && paused_until <= now) {
+                /* The next I/O's due time (not before now: one is due
+                 * already when the fill stopped at a burst's end). */
+                uint64_t due = dyn_sched_due(&w->sched);
+                if (due < wake)
+                    wake = due > now ? due : now;
+            }
             if (wake > now + RUN_WAIT_SLICE_NS)
                 wake = now + RUN_WAIT_SLICE_NS; /* look at the stop flag at least this often */
             if (inflight) {
@@ -396,6 +462,8 @@ static void *worker_main(void *arg)
         }
     }
 
+    if (!atomic_load_explicit(&w->ended_ns, memory_order_relaxed))
+        atomic_store_explicit(&w->ended_ns, now < end ? now : end, memory_order_release);
     /* Stopped early: publish the partial interval so nothing counted is lost. */
     if (c.measuring && c.k < t->nintervals)
         worker_cut(w, c.k, c.cur);
@@ -460,6 +528,11 @@ static int worker_setup(struct dyn_test *t, struct run_worker *w, struct iof_dia
     w->pattern = g->pattern;
     w->depth = (unsigned)(w->ntargets * w->qd);
     w->maxsize = iof_budget_slot_size(t->p.spec);
+    w->io_limit = t->p.spec->io_limit;
+    w->io_left = UINT64_MAX;
+    w->rated = g->rate.unit != IOF_RATE_NONE;
+    if (w->rated)
+        dyn_sched_init(&w->sched, &g->rate, t->p.start_ns, seed + w->index);
 
     /* Every worker gets its own stream; the same seed gives the same run. */
     r = dyn_gen_init(&w->gen, t->p.spec, seed ^ ((uint64_t)(w->index + 1) * 0x9e3779b97f4a7c15ULL));
@@ -605,6 +678,7 @@ int dyn_test_start(const struct dyn_test_params *p, struct dyn_test **out, struc
             atomic_init(&t->workers[w].published, 0);
             atomic_init(&t->workers[w].released, 0);
             atomic_init(&t->workers[w].done_flag, false);
+            atomic_init(&t->workers[w].ended_ns, 0);
             r = worker_setup(t, &t->workers[w], diag);
             if (r)
                 goto fail;
@@ -737,6 +811,19 @@ uint64_t dyn_test_cpu_ns(const struct dyn_test *t)
     for (size_t w = 0; w < t->nworkers; w++)
         sum += t->workers[w].cpu_ns;
     return sum;
+}
+
+uint64_t dyn_test_ended_ns(const struct dyn_test *t)
+{
+    uint64_t last = 0;
+    for (size_t w = 0; w < t->nworkers; w++) {
+        uint64_t e = atomic_load_explicit(&t->workers[w].ended_ns, memory_order_acquire);
+        if (!e)
+            return 0;
+        if (e > last)
+            last = e;
+    }
+    return last;
 }
 
 void dyn_test_start_spread(const struct dyn_test *t, uint64_t *first, uint64_t *last)

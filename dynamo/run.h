@@ -79,6 +79,12 @@ const struct iof_stats *dyn_test_totals(const struct dyn_test *t, size_t w);
 /* CPU time (user+system, ns) consumed by the worker threads, after join. */
 uint64_t dyn_test_cpu_ns(const struct dyn_test *t);
 
+/* When the last worker stopped counting - the window's end, a stop, or,
+ * when every worker reached its io_limit, its last completion (local
+ * monotonic ns) - once every worker has; 0 while one still counts. A driver
+ * that has seen a worker's last interval (dyn_test_interval) sees its end. */
+uint64_t dyn_test_ended_ns(const struct dyn_test *t);
+
 /* After join: the earliest and latest time (local monotonic ns) a worker
  * left the start barrier - the node's own start skew; 0 when none started. */
 void dyn_test_start_spread(const struct dyn_test *t, uint64_t *first, uint64_t *last);

@@ -116,6 +116,8 @@ struct cl_interval {
 struct cluster {
     uv_loop_t *loop;
     const struct iof_plan *p;
+    struct iof_run_cfg run; /* the current test's timing (iof_test_run) */
+    bool ended_early;       /* an agent's workers all reached their io_limit */
     const char *plan_text;
     const struct mgr_run_opts *o;
     struct cl_agent *agents;
@@ -330,7 +332,7 @@ static void cl_sum_message(const struct proto_stats *st, struct iof_stats *out)
 
 static double cl_interval_end_s(const struct cluster *c, uint64_t k, uint64_t *len_ns)
 {
-    const struct iof_run_cfg *run = &c->p->run;
+    const struct iof_run_cfg *run = &c->run;
     uint64_t end = (k + 1) * run->interval_ns;
     if (end > run->duration_ns)
         end = run->duration_ns;
@@ -374,7 +376,7 @@ static uint64_t cl_interval_ns(const struct cluster *c, uint64_t k, uint64_t rep
 
 static void cl_publish(struct cluster *c, struct cl_interval *iv)
 {
-    const struct iof_run_cfg *run = &c->p->run;
+    const struct iof_run_cfg *run = &c->run;
     uint64_t end = (iv->k + 1) * run->interval_ns, len;
     struct mgr_metrics m;
 
@@ -413,11 +415,11 @@ static void cl_publish(struct cluster *c, struct cl_interval *iv)
 static void cl_publish_ready(struct cluster *c, bool force)
 {
     uint64_t now = iof_now_ns();
-    uint64_t nint = (c->p->run.duration_ns + c->p->run.interval_ns - 1) / c->p->run.interval_ns;
+    uint64_t nint = (c->run.duration_ns + c->run.interval_ns - 1) / c->run.interval_ns;
 
     while (c->next_publish < nint) {
         struct cl_interval *iv = &c->win[c->next_publish % CL_WINDOW];
-        uint64_t due = c->measure_start + (c->next_publish + 2) * c->p->run.interval_ns;
+        uint64_t due = c->measure_start + (c->next_publish + 2) * c->run.interval_ns;
         if (!iv->open || iv->k != c->next_publish) {
             if (!force && now < due)
                 return;
@@ -480,7 +482,7 @@ static void cl_keep_interval(struct cl_agent *a, const struct proto_stats *st,
             iof_counts_reset(&a->tacc[i]);
     }
     a->acc_n++;
-    end = st->interval * c->p->run.interval_ns + len;
+    end = st->interval * c->run.interval_ns + len;
     if (end > a->acc_end_ns)
         a->acc_end_ns = end;
     if (st->lost)
@@ -529,8 +531,7 @@ static void cl_on_stats(struct cl_agent *a, const struct proto_stats *st)
 
     if (c->phase != PH_RUN || st->test != c->cur || !cl_shape_ok(a, st))
         return;
-    if (st->interval >=
-        (c->p->run.duration_ns + c->p->run.interval_ns - 1) / c->p->run.interval_ns) {
+    if (st->interval >= (c->run.duration_ns + c->run.interval_ns - 1) / c->run.interval_ns) {
         cl_agent_fail(a, AG_LOST, 1, "sent interval %" PRIu64 " of test %u, which has no such",
                       st->interval + 1, st->test + 1);
         return;
@@ -810,6 +811,8 @@ static void cl_on_result(struct cl_agent *a, const struct proto_stats *st)
     a->result = true;
     a->cpu = st->cpu;
     a->measured_ns = st->measured_ns;
+    if (!st->interrupted && st->measured_ns < c->run.duration_ns)
+        c->ended_early = true; /* its workers reached their io_limit */
     /* Agent clock -> ours; a time off the clock (hostile or broken) is
      * unknown (0), never an overflow. */
     if (!st->started_first_ns || a->offset == INT64_MIN ||
@@ -977,7 +980,7 @@ static void cl_send_all(struct cluster *c, const struct proto_msg *m)
 
 static void cl_end_test(struct cluster *c)
 {
-    uint64_t now = iof_now_ns(), measured = c->p->run.duration_ns;
+    uint64_t now = iof_now_ns(), measured = c->run.duration_ns;
 
     cl_publish_ready(c, true);
     /* Nothing measured is dropped: a node lost in the test keeps the
@@ -995,8 +998,9 @@ static void cl_end_test(struct cluster *c)
             cl_node_rows(c, &c->agents[i], &src);
             free(empty);
         }
-    if (c->rc == 130 && now < c->end) {
-        /* Stopped early: the ALL row covers the longest window an agent
+    if ((c->rc == 130 || c->ended_early) && now < c->end) {
+        /* Stopped early (interrupted, or every worker reached its
+         * io_limit): the ALL row covers the longest window an agent
          * measured (one agent: exactly its NODE row). */
         measured = 0;
         for (size_t i = 0; i < c->nagents; i++)
@@ -1089,9 +1093,11 @@ static void cl_start_test(struct cluster *c)
     for (size_t i = 0; i < c->nagents; i++)
         if (cl_part(c, &c->agents[i]) && c->agents[i].best_rtt > max_rtt)
             max_rtt = c->agents[i].best_rtt;
+    c->run = iof_test_run(c->p, &c->tests[c->cur]);
+    c->ended_early = false;
     c->start_at = iof_now_ns() + CL_START_LEAD_MS * IOF_NS_PER_MS + max_rtt;
-    c->measure_start = c->start_at + c->p->run.ramp_ns;
-    c->end = c->measure_start + c->p->run.duration_ns;
+    c->measure_start = c->start_at + c->run.ramp_ns;
+    c->end = c->measure_start + c->run.duration_ns;
     c->next_publish = 0;
     memset(c->win, 0, sizeof(c->win));
     iof_stats_reset(&c->all);

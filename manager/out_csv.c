@@ -13,7 +13,9 @@
  * lost-before-start), percentiles of a row whose histograms have no buckets
  * (WORKER and TARGET rows of a partial node). `status` is the row's
  * mgr_row_status name, window_start_s/window_end_s the part of the test's
- * measured window it covers (empty for absent). Counts are
+ * measured window it covers (empty for absent). avg_svc_lat_ms,
+ * max_svc_lat_ms and late_ios are those of rated workers (empty without).
+ * Counts are
  * integers; rates and percentages %.3f, times in ms %.6f, duration_s %.6f.
  * All figures come from mgr_metrics_compute() (merged histograms).
  *
@@ -46,7 +48,7 @@
     "p50_lat_ms,p90_lat_ms,p95_lat_ms,p99_lat_ms,p999_lat_ms,p9999_lat_ms,max_lat_ms,read_ios,"    \
     "write_ios,bytes_read,bytes_written,errors,cpu_pct,read_errors,write_errors,user_pct,"         \
     "sys_pct,agent_cpu_pct,cpu_effectiveness,start_skew_ms,nodes,workers,targets,status,"          \
-    "window_start_s,window_end_s"
+    "window_start_s,window_end_s,avg_svc_lat_ms,max_svc_lat_ms,late_ios"
 
 /* CPU figures of one row; known false prints empty fields. */
 struct csv_cpu {
@@ -169,6 +171,13 @@ static void csv_format(struct iof_buf *b, const struct mgr_test_info *ti, const 
     /* absent: no window at all */
     put_6(b, r->status != MGR_STATUS_ABSENT, (double)r->window_start_ns / 1e9);
     put_6(b, r->status != MGR_STATUS_ABSENT, (double)r->window_end_ns / 1e9);
+    /* workers[].rate: empty for rows without rated I/O */
+    put_6(b, m.rated && st->rated.svc.count, m.avg_svc_ms);
+    put_6(b, m.rated && st->rated.svc.count, m.max_svc_ms);
+    if (m.rated)
+        put_u64(b, m.late_ios);
+    else
+        put_sep(b);
     iof_buf_addc(b, '\n');
 }
 

@@ -387,6 +387,16 @@ static void jb_metrics(struct iof_buf *b, const struct iof_stats *s, uint64_t ns
     jb_lat(b, m.p9999_ms, pct);
     jb_key(b, "max_lat_ms");
     jb_lat(b, m.max_ms, any);
+    /* workers[].rate: service latency and late starts; null without. */
+    jb_key(b, "avg_svc_lat_ms");
+    jb_lat(b, m.avg_svc_ms, m.rated && s->rated.svc.count);
+    jb_key(b, "max_svc_lat_ms");
+    jb_lat(b, m.max_svc_ms, m.rated && s->rated.svc.count);
+    jb_key(b, "late_ios");
+    if (known && m.rated)
+        jb_u64(b, m.late_ios);
+    else
+        jb_null(b);
     {
         const char *keys[] = {"read_ios", "write_ios",   "bytes_read",  "bytes_written",
                               "errors",   "read_errors", "write_errors"};

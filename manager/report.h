@@ -20,6 +20,12 @@ struct mgr_metrics {
     bool rates;       /* a window to divide by (seconds > 0); else the rates are unknown */
     bool percentiles; /* the histograms have buckets (else p* are unknown) */
     uint64_t read_ios, write_ios, bytes_read, bytes_written, errors;
+    /* Rated workers (workers[].rate): the avg_/p*_ms above run from each
+     * I/O's scheduled time; these from its actual submission (service
+     * latency), and late_ios were submitted > 1 ms after their time. */
+    bool rated; /* the row holds rated I/O (else the three are unknown) */
+    double avg_svc_ms, max_svc_ms;
+    uint64_t late_ios;
 };
 
 /* Fills m from s measured over `ns` nanoseconds. */

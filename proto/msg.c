@@ -1078,6 +1078,61 @@ static int dir_decode(struct ctx *c, const cJSON *obj, const char *prefix, const
     return c->err;
 }
 
+/* A rated worker's target: {"n":n,"sum":ns,"min":ns,"max":ns,"late":n}, the
+ * service latency summary and the late count; left out when the worker is
+ * not rated (nothing recorded). A target's sum fits 64 bits: each of its
+ * at most IOF_PLAN_MAX_QD slots is in service at most the whole window. */
+static int rated_encode(struct ctx *c, cJSON *obj, const char *prefix, const struct iof_rated *r)
+{
+    cJSON *j;
+
+    if (c->err || (!r->svc.count && !r->late))
+        return c->err;
+    if (r->svc.sum_ns > UINT64_MAX || r->late > r->svc.count)
+        return ctx_fail(c, "%s.rated: inconsistent service latency summary", prefix);
+    j = put_container(c, obj, "rated", cJSON_CreateObject());
+    if (!j)
+        return c->err;
+    put_u64(c, j, "n", r->svc.count);
+    put_u64(c, j, "sum", (uint64_t)r->svc.sum_ns);
+    put_u64(c, j, "min", r->svc.min_ns);
+    put_u64(c, j, "max", r->svc.max_ns);
+    put_u64(c, j, "late", r->late);
+    return c->err;
+}
+
+/* Decodes "rated" of a target into *one (overwritten), checked like a
+ * histogram's summary: count x min <= sum <= count x max, late <= count. */
+static int rated_decode(struct ctx *c, const cJSON *obj, const char *prefix, struct iof_rated *one)
+{
+    char path[PATH_BUF];
+    const cJSON *j;
+    uint64_t n = 0, sum = 0, min = 0, max = 0, late = 0;
+
+    iof_rated_reset(one);
+    mkpath(path, prefix, "rated");
+    j = get_item(c, obj, path, "rated", OPTIONAL);
+    if (!j || c->err)
+        return c->err;
+    if (!cJSON_IsObject(j))
+        return ctx_fail(c, "%s: must be an object", path);
+    get_u64(c, j, path, "n", &n);
+    get_u64(c, j, path, "sum", &sum);
+    get_u64(c, j, path, "min", &min);
+    get_u64(c, j, path, "max", &max);
+    get_u64(c, j, path, "late", &late);
+    if (c->err)
+        return c->err;
+    if (late > n || (n && (min > max || (iof_u128)min * n > sum || (iof_u128)max * n < sum)) ||
+        (!n && sum))
+        return ctx_fail(c, "%s: inconsistent service latency summary", path);
+    if (n) {
+        one->svc = (struct iof_hist_summary){n, sum, min, max};
+    }
+    one->late = late;
+    return c->err;
+}
+
 static int cpu_encode(struct ctx *c, cJSON *root, const struct proto_cpu *cpu)
 {
     static const char *const keys[] = {"busy", "user", "sys", "agent"};
@@ -1178,6 +1233,7 @@ static int stats_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
                          w, t);
                 dir_encode(c, o, prefix, "r", &ts->rd);
                 dir_encode(c, o, prefix, "w", &ts->wr);
+                rated_encode(c, o, prefix, &ts->rated);
             }
             if (ts->first_error > 0)
                 return ctx_fail(c,
@@ -1306,6 +1362,16 @@ static int stats_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
                 return ctx_fail(c, "%s: must be an object", prefix);
             dir_decode(c, jo, prefix, "r", &ts->rd, sum != NULL, one ? &one->rd : NULL);
             dir_decode(c, jo, prefix, "w", &ts->wr, sum != NULL, one ? &one->wr : NULL);
+            {
+                struct iof_rated rt;
+                rated_decode(c, jo, prefix, &rt);
+                if (sum)
+                    iof_rated_merge(&ts->rated, &rt);
+                else
+                    ts->rated = rt;
+                if (one)
+                    one->rated = rt;
+            }
             fe = get_item(c, jo, prefix, "first_error", OPTIONAL | NULLABLE);
             if (fe && !c->err) {
                 const char *code = NULL;

@@ -234,8 +234,8 @@ struct proto_prepare_progress {
 /* The most JSON one target of a stats or result body can take: two
  * directions of three 20-digit counters and a histogram of every bucket
  * (2432 x (2-byte delta + 10-byte count) + 51 bytes, base64), and a first
- * error with a 63-byte code. */
-#define PROTO_STATS_TARGET_JSON_MAX 78400
+ * error with a 63-byte code, and a rated worker's five-counter summary. */
+#define PROTO_STATS_TARGET_JSON_MAX 78600
 /* The frame limit for stats and result messages (a manager's receive limit
  * from its agents): one node's largest share of a test always fits, so a
  * plan that validates can report. Other messages keep PROTO_FRAME_MAX_DEFAULT. */

@@ -59,6 +59,8 @@ static const struct field range_fields[] = {{"offset"}, {"size"}};
 OBJDEF(range_def, range_fields);
 static const struct field target_fields[] = {{"path"}, {"size"}, {"range", SH_OBJECT, &range_def}};
 OBJDEF(target_def, target_fields);
+static const struct field rate_fields[] = {{"iops"}, {"mibps"}, {"arrival"}};
+OBJDEF(rate_def, rate_fields);
 static const struct field worker_fields[] = {{"nodes", SH_ARRAY, NULL},
                                              {"count"},
                                              {"engine"},
@@ -67,12 +69,14 @@ static const struct field worker_fields[] = {{"nodes", SH_ARRAY, NULL},
                                              {"pattern"},
                                              {"seed"},
                                              {"offset_increment"},
-                                             {"hipri"}};
+                                             {"hipri"},
+                                             {"rate", SH_OBJECT, &rate_def}};
 OBJDEF(worker_def, worker_fields);
 static const struct field line_fields[] = {{"size"},  {"share"}, {"read"},  {"random"},
                                            {"align"}, {"delay"}, {"burst"}, {"distribution"}};
 OBJDEF(line_def, line_fields);
-static const struct field spec_fields[] = {{"name"}, {"lines", SH_ARRAY, &line_def}};
+static const struct field spec_fields[] = {
+    {"name"}, {"lines", SH_ARRAY, &line_def}, {"duration"}, {"ramp"}, {"io_limit"}};
 OBJDEF(spec_def, spec_fields);
 static const struct field run_fields[] = {{"ramp"}, {"duration"}, {"interval"}};
 OBJDEF(run_def, run_fields);
@@ -101,6 +105,7 @@ static bool engine_direct(const char *name)
     return strcmp(name, "libaio") == 0 || strcmp(name, "io_uring") == 0;
 }
 static const char *const pattern_names[] = {"repeat", "pseudo", "random"};
+static const char *const arrival_names[] = {"uniform", "poisson"};
 _Static_assert(IOF_PATTERN_REPEAT == 0 && IOF_PATTERN_PSEUDO == 1 && IOF_PATTERN_RANDOM == 2,
                "pattern_names follows enum iof_pattern");
 
@@ -769,10 +774,12 @@ static int parse_run(struct pctx *c, const cJSON *root, struct iof_run_cfg *r)
     if ((rc = check_object(c, run)) || (rc = check_keys(c, run, &run_def)))
         return rc;
     if ((rc = dur_field(c, run, "ramp", &ZERO, PROTO_PLAN_MAX_RAMP_NS, &r->ramp_ns)) ||
-        (rc = dur_field(c, run, "duration", NULL, PROTO_PLAN_MAX_DURATION_NS, &r->duration_ns)) ||
+        (rc = dur_field(c, run, "duration", &ZERO, PROTO_PLAN_MAX_DURATION_NS, &r->duration_ns)) ||
         (rc = dur_field(c, run, "interval", &ONE_SECOND, UINT64_MAX, &r->interval_ns)))
         return rc;
-    if (r->duration_ns == 0) {
+    /* run.duration may be left out when every spec has a duration or an
+     * io_limit of its own (run_check); given, it must be positive. */
+    if (member(run, "duration") && r->duration_ns == 0) {
         path_key(c, "duration");
         return fail(c, "must be greater than 0");
     }
@@ -781,7 +788,7 @@ static int parse_run(struct pctx *c, const cJSON *root, struct iof_run_cfg *r)
         return fail(c, "must be at least 100ms, got %s",
                     got(g, sizeof(g), member(run, "interval")));
     }
-    if (r->interval_ns > r->duration_ns) {
+    if (r->duration_ns && r->interval_ns > r->duration_ns) {
         o2 = path_key(c, "interval");
         proto_plan_format_duration(r->duration_ns, d, sizeof(d));
         if (member(run, "interval"))
@@ -877,6 +884,54 @@ static int parse_spec(struct pctx *c, const cJSON *js, struct iof_spec *s)
     if (sum != 100)
         return fail(c, "shares must add up to 100, got %" PRIu64, sum);
     path_pop(c, o);
+    s->has_duration = member(js, "duration") != NULL;
+    s->has_ramp = member(js, "ramp") != NULL;
+    if ((rc = dur_field(c, js, "duration", &ZERO, PROTO_PLAN_MAX_DURATION_NS, &s->duration_ns)) ||
+        (rc = dur_field(c, js, "ramp", &ZERO, PROTO_PLAN_MAX_RAMP_NS, &s->ramp_ns)) ||
+        (rc = size_field(c, js, "io_limit", &ZERO, 0, PROTO_PLAN_MAX_IO_LIMIT, &s->io_limit)))
+        return rc;
+    if (s->has_duration && s->duration_ns == 0) {
+        path_key(c, "duration");
+        return fail(c, "must be greater than 0");
+    }
+    if (member(js, "io_limit") && s->io_limit == 0) {
+        path_key(c, "io_limit");
+        return fail(c, "must be greater than 0 (leave it out for no limit)");
+    }
+    return 0;
+}
+
+/* Every test needs an end: a spec without a duration of its own takes
+ * run.duration, and one without either needs an io_limit (it then stops
+ * at the latest after IOF_IO_LIMIT_MAX_DURATION_NS). run.interval must fit
+ * every spec's window. */
+static int run_check(struct pctx *c, const cJSON *root, const struct iof_plan *p)
+{
+    char d[32], g[96];
+
+    for (size_t i = 0; i < p->nspecs; i++) {
+        const struct iof_spec *s = &p->specs[i];
+        uint64_t dur = s->has_duration ? s->duration_ns : p->run.duration_ns;
+        if (!dur && !s->io_limit) {
+            path_key(c, "run");
+            path_key(c, "duration");
+            return fail(c,
+                        "required but missing (specs[%zu] has neither a duration nor an "
+                        "io_limit of its own)",
+                        i);
+        }
+        if (!dur)
+            dur = IOF_IO_LIMIT_MAX_DURATION_NS;
+        if (p->run.interval_ns > dur) {
+            const cJSON *js = cJSON_GetArrayItem(member(root, "specs"), (int)i);
+            path_key(c, "specs");
+            path_index(c, i);
+            path_key(c, "duration");
+            proto_plan_format_duration(p->run.interval_ns, d, sizeof(d));
+            return fail(c, "must be at least run.interval (%s), got %s", d,
+                        got(g, sizeof(g), member(js, "duration")));
+        }
+    }
     return 0;
 }
 
@@ -1351,6 +1406,45 @@ static int parse_targets(struct pctx *c, const cJSON *arr, size_t n, struct iof_
     return 0;
 }
 
+/* "rate": {"iops": N} or {"mibps": N}, "arrival": "uniform" | "poisson". */
+static int parse_rate(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *w)
+{
+    const cJSON *r = member(jw, "rate"), *iops, *mibps, *it;
+    size_t o = path_key(c, "rate"), o2, idx;
+    double max;
+    char g[96];
+    int rc;
+
+    if (!r) {
+        path_pop(c, o);
+        return 0;
+    }
+    if ((rc = check_object(c, r)) || (rc = check_keys(c, r, &rate_def)))
+        return rc;
+    iops = member(r, "iops");
+    mibps = member(r, "mibps");
+    if (iops && mibps)
+        return fail(c, "give one of iops and mibps, not both");
+    if (!iops && !mibps)
+        return fail(c, "needs iops or mibps");
+    it = iops ? iops : mibps;
+    max = iops ? IOF_RATE_MAX_IOPS : IOF_RATE_MAX_MIBPS;
+    o2 = path_key(c, iops ? "iops" : "mibps");
+    if (!cJSON_IsNumber(it))
+        return fail(c, "must be a number, got %s", jtype(it));
+    if (!isfinite(it->valuedouble) || it->valuedouble < IOF_RATE_MIN || it->valuedouble > max)
+        return fail(c, "must be %g..%.0f per worker, got %s", IOF_RATE_MIN, max,
+                    got(g, sizeof(g), it));
+    path_pop(c, o2);
+    w->rate.unit = iops ? IOF_RATE_IOPS : IOF_RATE_MIBPS;
+    w->rate.value = it->valuedouble;
+    if ((rc = enum_field(c, r, "arrival", IOF_ARRIVAL_UNIFORM, arrival_names, 2, &idx)))
+        return rc;
+    w->rate.arrival = (enum iof_arrival)idx;
+    path_pop(c, o);
+    return 0;
+}
+
 static int parse_worker(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *w)
 {
     const cJSON *arr;
@@ -1398,7 +1492,7 @@ static int parse_worker(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *
         path_key(c, "hipri");
         return fail(c, "polled completion needs engine io_uring (this group uses %s)", w->engine);
     }
-    return 0;
+    return parse_rate(c, jw, w);
 }
 
 static int parse_workers(struct pctx *c, const cJSON *root, struct iof_plan *p)
@@ -1931,6 +2025,11 @@ static int parse_spec_cycle(struct pctx *c, const cJSON *root, struct iof_plan *
             }
             e->nlines = 1;
             e->lines[0] = sp->lines[0];
+            e->duration_ns = sp->duration_ns;
+            e->ramp_ns = sp->ramp_ns;
+            e->has_duration = sp->has_duration;
+            e->has_ramp = sp->has_ramp;
+            e->io_limit = sp->io_limit;
             /* Odometer: the last axis turns fastest. */
             for (size_t a = p->nspec_cycle; a-- > 0;) {
                 const struct iof_spec_cycle *ax = &p->spec_cycle[a];
@@ -1980,7 +2079,8 @@ static int parse_root(struct pctx *c, const cJSON *root, struct iof_plan *p)
     if ((rc = parse_run(c, root, &p->run)) || (rc = parse_specs(c, root, p)) ||
         (rc = parse_workers(c, root, p)) || (rc = parse_cycle(c, root, p)))
         return rc;
-    if ((rc = cross_check(c, p)) || (rc = parse_spec_cycle(c, root, p)))
+    if ((rc = run_check(c, root, p)) || (rc = cross_check(c, p)) ||
+        (rc = parse_spec_cycle(c, root, p)))
         return rc;
     return node_check(c, p);
 }
@@ -2526,7 +2626,19 @@ static void print_group(FILE *f, const struct iof_worker_cfg *w)
     }
     if (w->hipri)
         fprintf(f, ", polled completion (hipri)");
+    if (w->rate.unit != IOF_RATE_NONE)
+        fprintf(f, ", rate %g %s per worker (%s)", w->rate.value,
+                w->rate.unit == IOF_RATE_IOPS ? "IOPS" : "MiB/s",
+                iof_arrival_name(w->rate.arrival));
     fprintf(f, "\n");
+}
+
+static bool plan_has_io_limit(const struct iof_plan *p)
+{
+    for (size_t s = 0; s < p->nspecs; s++)
+        if (p->specs[s].io_limit)
+            return true;
+    return false;
 }
 
 void proto_plan_print(const struct iof_plan *p, FILE *f)
@@ -2537,7 +2649,10 @@ void proto_plan_print(const struct iof_plan *p, FILE *f)
     uint64_t per, total;
 
     proto_plan_format_duration(p->run.ramp_ns, a, sizeof(a));
-    proto_plan_format_duration(p->run.duration_ns, b, sizeof(b));
+    if (p->run.duration_ns)
+        proto_plan_format_duration(p->run.duration_ns, b, sizeof(b));
+    else
+        snprintf(b, sizeof(b), "per spec");
     proto_plan_format_duration(p->run.interval_ns, d, sizeof(d));
     fprintf(f, "plan ");
     print_quoted(f, p->name);
@@ -2567,17 +2682,36 @@ void proto_plan_print(const struct iof_plan *p, FILE *f)
                 iof_cycle_param_name(p->cycle.param), p->cycle.from, p->cycle.to,
                 p->cycle.exponential ? 'x' : '+', p->cycle.step, steps, steps == 1 ? "" : "s");
     }
-    per = p->run.ramp_ns + p->run.duration_ns;
-    total = per && p->nspecs * steps > UINT64_MAX / per ? UINT64_MAX : per * p->nspecs * steps;
+    /* At most, per spec (an io_limit may end a test sooner). */
+    total = 0;
+    for (size_t s = 0; s < p->nspecs; s++) {
+        struct iof_test t1 = {.spec_index = (unsigned)s};
+        struct iof_run_cfg r = iof_test_run(p, &t1);
+        per = r.ramp_ns + r.duration_ns;
+        total = total > UINT64_MAX - per ? UINT64_MAX : total + per;
+    }
+    total = total && steps > UINT64_MAX / total ? UINT64_MAX : total * steps;
     proto_plan_format_duration(total, a, sizeof(a));
-    fprintf(f, "tests: %zu (%zu spec%s x %zu cycle step%s), %s of ramp and measurement\n",
+    fprintf(f, "tests: %zu (%zu spec%s x %zu cycle step%s), %s%s of ramp and measurement\n",
             p->nspecs * steps, p->nspecs, p->nspecs == 1 ? "" : "s", steps, steps == 1 ? "" : "s",
-            a);
+            a, plan_has_io_limit(p) ? " at most" : "");
 
     for (size_t s = 0; s < p->nspecs; s++) {
         const struct iof_spec *sp = &p->specs[s];
         fprintf(f, "\nspec %zu ", s);
         print_quoted(f, sp->name);
+        if (sp->has_duration) {
+            proto_plan_format_duration(sp->duration_ns, a, sizeof(a));
+            fprintf(f, ", duration %s", a);
+        }
+        if (sp->has_ramp) {
+            proto_plan_format_duration(sp->ramp_ns, a, sizeof(a));
+            fprintf(f, ", ramp %s", a);
+        }
+        if (sp->io_limit) {
+            proto_plan_format_size(sp->io_limit, a, sizeof(a));
+            fprintf(f, ", io_limit %s per worker", a);
+        }
         fprintf(f, "\n");
         fprintf(f, "  %4s %8s %6s %5s %7s %8s %8s %6s  %s\n", "line", "size", "share", "read",
                 "random", "align", "delay", "burst", "distribution");

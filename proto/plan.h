@@ -48,6 +48,7 @@
  * of an agent is bounded (a ramp of 100000h is a typo, not a test). */
 #define PROTO_PLAN_MAX_RAMP_NS 3600000000000ull       /* 1 h */
 #define PROTO_PLAN_MAX_DURATION_NS 604800000000000ull /* 7 days (168h) */
+#define PROTO_PLAN_MAX_IO_LIMIT (1ull << 60)          /* bytes per worker: 1 EiB */
 
 /* Loads the plan file at `path` (borrowed; also the name used in messages;
  * "-" reads standard input, named "stdin" in messages), applies `overrides`

@@ -28,6 +28,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <inttypes.h>
+#include <math.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -820,6 +821,142 @@ static void test_stop_libaio(void **state)
     run_stop("libaio");
 }
 
+/* io_limit: each worker issues exactly its limit in the measured window
+ * (transfer sizes dividing it), then stops; the test finishes long before
+ * its duration, every interval up to the last is published and they add up
+ * to the totals, and dyn_test_ended_ns is the last worker's end. A limit
+ * that the size does not divide is passed by the last I/O, never cut. */
+static void run_io_limit(const char *engine, uint64_t limit, uint64_t want)
+{
+    struct setup s;
+    struct collect c;
+    struct dyn_test *t;
+    uint64_t measure_start, end, ended;
+
+    REQUIRE_ENGINE(engine);
+    setup_mk(&s, engine, 2, 4, "engine.dat", 8 * MIB, 50, 100);
+    s.p.ramp_ns = 0;
+    s.p.duration_ns = 20 * IOF_NS_PER_S;
+    s.spec.io_limit = limit;
+    prepare_ok(&s.tgt, IOF_PATTERN_PSEUDO);
+    t = start_ok(&s);
+    measure_start = s.p.start_ns;
+    end = measure_start + s.p.duration_ns;
+    collect_init(&c, t);
+    drive(t, &c, 0);
+    join_ok(t);
+    ended = dyn_test_ended_ns(t);
+    print_message("%s io_limit %" PRIu64 ": ended %.1f ms into the window\n", engine, limit,
+                  (double)(ended - measure_start) / 1e6);
+    assert_int_equal(c.bad, 0);
+    assert_true(ended > measure_start && ended < end);
+    assert_true(c.finished_ns < end);
+    assert_sums_match_totals(t, &c);
+    for (size_t w = 0; w < c.nw; w++) {
+        const struct iof_stats *tot = dyn_test_totals(t, w);
+        assert_int_equal(tot[0].rd.bytes + tot[0].wr.bytes, want);
+        assert_int_equal(tot[0].rd.errors + tot[0].wr.errors, 0);
+        assert_true(c.got[w] >= 1 && c.got[w] < c.nint);
+    }
+    dyn_test_free(t);
+    collect_free(&c);
+}
+
+static void test_io_limit_null(void **state)
+{
+    (void)state;
+    run_io_limit("null", 64 * MIB, 64 * MIB);
+    run_io_limit("null", 10 * KIB, 12 * KIB);
+}
+
+static void test_io_limit_libaio(void **state)
+{
+    (void)state;
+    run_io_limit("libaio", 4 * MIB, 4 * MIB);
+}
+
+/* A rated worker: I/Os start on the schedule (its count in the window is
+ * the rate's, within what a loaded machine's late wake-ups at the window's
+ * edges take), every counted I/O has a service latency no longer than its
+ * latency from the scheduled time, and late ones are counted, never more
+ * than there are I/Os. */
+static void run_rated(enum iof_arrival arrival)
+{
+    struct setup s;
+    struct collect c;
+    struct dyn_test *t;
+    struct iof_stats all, sum;
+    uint64_t ios;
+    double want;
+
+    setup_mk(&s, "null", 2, 4, "engine.dat", 8 * MIB, 70, 100);
+    s.p.duration_ns = 1 * IOF_NS_PER_S;
+    s.grp.rate = (struct iof_rate){IOF_RATE_IOPS, 5000, arrival};
+    t = start_ok(&s);
+    collect_init(&c, t);
+    drive(t, &c, 0);
+    join_ok(t);
+    assert_int_equal(c.bad, 0);
+    assert_sums_match_totals(t, &c);
+    totals_all(t, &all);
+    iof_stats_reset(&sum);
+    for (size_t w = 0; w < c.nw; w++)
+        iof_stats_merge(&sum, &c.sum[w]);
+    ios = all.rd.ios + all.wr.ios;
+    want = 2 * 5000 * 1.0;
+    print_message("rated %s: %" PRIu64 " ios (want %.0f), svc avg %.1f us, late %" PRIu64 "\n",
+                  arrival == IOF_ARRIVAL_POISSON ? "poisson" : "uniform", ios, want,
+                  all.rated.svc.count ? (double)all.rated.svc.sum_ns / all.rated.svc.count / 1e3
+                                      : 0.0,
+                  all.rated.late);
+    /* Uniform: exact but for the edges (10 %); Poisson: also the count's
+     * own spread (sd = sqrt(10000) = 1 %). */
+    assert_true(fabs((double)ios / want - 1) < 0.1);
+    assert_int_equal(all.rated.svc.count, ios);
+    assert_true(all.rated.late <= ios);
+    assert_true(all.rated.svc.sum_ns <= all.rd.lat.sum_ns + all.wr.lat.sum_ns);
+    assert_true(all.rated.svc.max_ns <=
+                (all.rd.lat.max_ns > all.wr.lat.max_ns ? all.rd.lat.max_ns : all.wr.lat.max_ns));
+    /* The intervals carry the rated figures too, adding up. */
+    assert_int_equal(sum.rated.svc.count, all.rated.svc.count);
+    assert_int_equal(sum.rated.svc.sum_ns, all.rated.svc.sum_ns);
+    assert_int_equal(sum.rated.late, all.rated.late);
+    dyn_test_free(t);
+    collect_free(&c);
+}
+
+static void test_rate_uniform_null(void **state)
+{
+    (void)state;
+    run_rated(IOF_ARRIVAL_UNIFORM);
+}
+
+static void test_rate_poisson_null(void **state)
+{
+    (void)state;
+    run_rated(IOF_ARRIVAL_POISSON);
+}
+
+/* An unrated worker records no service latency (its latency is from the
+ * issue stamp, as before). */
+static void test_unrated_has_no_rated_figures(void **state)
+{
+    struct setup s;
+    struct dyn_test *t;
+    struct iof_stats all;
+
+    (void)state;
+    setup_mk(&s, "null", 1, 4, "engine.dat", 8 * MIB, 100, 100);
+    s.p.duration_ns = 200 * MS;
+    t = start_ok(&s);
+    finish_ok(t);
+    totals_all(t, &all);
+    assert_true(all.rd.ios > 0);
+    assert_int_equal(all.rated.svc.count, 0);
+    assert_int_equal(all.rated.late, 0);
+    dyn_test_free(t);
+}
+
 static void test_stop_before_window(void **state)
 {
     /* Stopped during the ramp: nothing counted, no interval published. */
@@ -1252,6 +1389,11 @@ int main(void)
         cmocka_unit_test(test_stop_sync),
         cmocka_unit_test(test_stop_libaio),
         cmocka_unit_test(test_stop_before_window),
+        cmocka_unit_test(test_io_limit_null),
+        cmocka_unit_test(test_io_limit_libaio),
+        cmocka_unit_test(test_rate_uniform_null),
+        cmocka_unit_test(test_rate_poisson_null),
+        cmocka_unit_test(test_unrated_has_no_rated_figures),
         cmocka_unit_test(test_driver_falls_behind),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_error_misaligned_libaio),

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/err.h"
 #include "common/spec.h"
 #include "proto/plan.h"
@@ -125,7 +126,9 @@ BAD(run_missing, "{" NAME "," SPECS "," WORKERS "}", "plan.json: run: required b
 BAD(run_array, PLAN_RUN("[]"), "plan.json: run: must be an object, got array")
 BAD(run_unknown_key, PLAN_RUN("{'duration':'5s','time':'5s'}"),
     "plan.json: run: unknown key 'time' (expected one of: ramp, duration, interval)")
-BAD(duration_missing, PLAN_RUN("{'ramp':'1s'}"), "plan.json: run.duration: required but missing")
+BAD(duration_missing, PLAN_RUN("{'ramp':'1s'}"),
+    "plan.json: run.duration: required but missing (specs[0] has neither a duration nor an "
+    "io_limit of its own)")
 BAD(duration_zero, PLAN_RUN("{'duration':'0s'}"), "plan.json: run.duration: must be greater than 0")
 BAD(duration_no_unit, PLAN_RUN("{'duration':'10'}"),
     "plan.json: run.duration: invalid duration '10': missing unit (ms, s, m or h)")
@@ -308,7 +311,7 @@ BAD(workers_missing, "{" NAME "," RUN "," SPECS "}", "plan.json: workers: requir
 BAD(workers_empty, PLAN_WORKERS("[]"), "plan.json: workers: must not be empty")
 BAD(worker_unknown_key, PLAN_GROUP("'qd':4,'targets':[{'path':'f.dat','size':'1m'}]"),
     "plan.json: workers[0]: unknown key 'qd' (expected one of: nodes, count, engine, "
-    "queue_depth, targets, pattern, seed, offset_increment, hipri)")
+    "queue_depth, targets, pattern, seed, offset_increment, hipri, rate)")
 BAD(count_zero, PLAN_GROUP("'count':0,'targets':[{'path':'f.dat','size':'1m'}]"),
     "plan.json: workers[0].count: must be 1..1024, got 0")
 BAD(count_big, PLAN_GROUP("'count':2000,'targets':[{'path':'f.dat','size':'1m'}]"),
@@ -524,7 +527,7 @@ BAD_SET(set_unknown_root, GOOD, "foo=1",
         "--set foo=1: unknown key 'foo' (expected one of: name, run, specs, workers, cycle)")
 BAD_SET(set_unknown_nested, GOOD, "workers[0].qd=32",
         "--set workers[0].qd=32: unknown key 'qd' (expected one of: nodes, count, engine, "
-        "queue_depth, targets, pattern, seed, offset_increment, hipri)")
+        "queue_depth, targets, pattern, seed, offset_increment, hipri, rate)")
 BAD_SET(set_typo, GOOD, "run.duraton=5s",
         "--set run.duraton=5s: unknown key 'duraton' (did you mean 'duration'?)")
 BAD_SET(set_index_range, GOOD, "workers[3].count=2",
@@ -646,6 +649,98 @@ static void bad_file_missing(void **state)
 }
 
 /* ---- good plans ---- */
+
+/* ---- rate, and a spec's own duration, ramp and io_limit ---- */
+#define RATED(r) PLAN_GROUP("'rate':" r ",'targets':[{'path':'f.dat','size':'1m'}]")
+BAD(rate_empty, RATED("{}"), "plan.json: workers[0].rate: needs iops or mibps")
+BAD(rate_both, RATED("{'iops':10,'mibps':1}"),
+    "plan.json: workers[0].rate: give one of iops and mibps, not both")
+BAD(rate_zero, RATED("{'iops':0}"),
+    "plan.json: workers[0].rate.iops: must be 0.001..10000000 per worker, got 0")
+BAD(rate_negative, RATED("{'mibps':-5}"),
+    "plan.json: workers[0].rate.mibps: must be 0.001..1048576 per worker, got -5")
+BAD(rate_huge, RATED("{'iops':1e300}"),
+    "plan.json: workers[0].rate.iops: must be 0.001..10000000 per worker, got 1e+300")
+BAD(rate_string, RATED("{'iops':'1k'}"),
+    "plan.json: workers[0].rate.iops: must be a number, got string")
+BAD(rate_arrival, RATED("{'iops':10,'arrival':'bursty'}"),
+    "plan.json: workers[0].rate.arrival: must be one of uniform, poisson, got 'bursty'")
+BAD(rate_unknown, RATED("{'iops':10,'iops_max':20}"),
+    "plan.json: workers[0].rate: unknown key 'iops_max' (expected one of: iops, mibps, arrival)")
+BAD(rate_not_object, RATED("1000"), "plan.json: workers[0].rate: must be an object, got number")
+BAD(spec_duration_zero, PLAN_SPECS("[{'name':'a','duration':0,'lines':[{'size':'4k'}]}]"),
+    "plan.json: specs[0].duration: must be greater than 0")
+BAD(spec_ramp_big, PLAN_SPECS("[{'name':'a','ramp':'2h','lines':[{'size':'4k'}]}]"),
+    "plan.json: specs[0].ramp: must be at most 1h, got '2h'")
+BAD(io_limit_zero, PLAN_SPECS("[{'name':'a','io_limit':0,'lines':[{'size':'4k'}]}]"),
+    "plan.json: specs[0].io_limit: must be greater than 0 (leave it out for no limit)")
+BAD(io_limit_bad, PLAN_SPECS("[{'name':'a','io_limit':'4q','lines':[{'size':'4k'}]}]"),
+    "plan.json: specs[0].io_limit: invalid size '4q': unknown suffix (use k, m, g or t: powers of "
+    "1024)")
+BAD(spec_duration_below_interval,
+    "{" NAME ",'run':{'duration':'5s','interval':'2s'},'specs':[{'name':'a','duration':'1s',"
+    "'lines':[{'size':'4k'}]}]," WORKERS "}",
+    "plan.json: specs[0].duration: must be at least run.interval (2s), got '1s'")
+BAD(no_duration_anywhere,
+    "{" NAME ",'run':{},'specs':[{'name':'a','io_limit':'1m','lines':[{'size':'4k'}]},"
+    "{'name':'b','lines':[{'size':'4k'}]}]," WORKERS "}",
+    "plan.json: run.duration: required but missing (specs[1] has neither a duration nor an "
+    "io_limit of its own)")
+
+static void good_rate_and_spec_timing(void **state)
+{
+    struct iof_plan p;
+    const char *ov[] = {"workers[0].rate.mibps=2.5", "workers[0].rate.arrival=poisson"};
+    struct iof_test t0 = {.spec_index = 0}, t1 = {.spec_index = 1}, t2 = {.spec_index = 2};
+    struct iof_run_cfg r;
+
+    (void)state;
+    load_good(RATED("{'iops':1500.5}"), NULL, 0, &p);
+    assert_int_equal(p.workers[0].rate.unit, IOF_RATE_IOPS);
+    assert_true(p.workers[0].rate.value == 1500.5);
+    assert_int_equal(p.workers[0].rate.arrival, IOF_ARRIVAL_UNIFORM);
+    iof_plan_free(&p);
+    load_good(GOOD, ov, 2, &p);
+    assert_int_equal(p.workers[0].rate.unit, IOF_RATE_MIBPS);
+    assert_true(p.workers[0].rate.value == 2.5);
+    assert_int_equal(p.workers[0].rate.arrival, IOF_ARRIVAL_POISSON);
+    iof_plan_free(&p);
+    load_good(GOOD, NULL, 0, &p);
+    assert_int_equal(p.workers[0].rate.unit, IOF_RATE_NONE);
+    iof_plan_free(&p);
+
+    /* No run.duration: each spec has its own, or an io_limit (capped). */
+    load_good("{" NAME ",'run':{'ramp':'2s'},'specs':["
+              "{'name':'a','duration':'7s','ramp':'1s','lines':[{'size':'4k'}]},"
+              "{'name':'b','io_limit':'1g','lines':[{'size':'4k'}]},"
+              "{'name':'c','io_limit':'1g','duration':'30s','lines':[{'size':'4k'}]}]," WORKERS "}",
+              NULL, 0, &p);
+    r = iof_test_run(&p, &t0);
+    assert_int_equal(r.duration_ns, 7 * IOF_NS_PER_S);
+    assert_int_equal(r.ramp_ns, 1 * IOF_NS_PER_S);
+    r = iof_test_run(&p, &t1);
+    assert_int_equal(r.duration_ns, IOF_IO_LIMIT_MAX_DURATION_NS);
+    assert_int_equal(r.ramp_ns, 2 * IOF_NS_PER_S);
+    assert_int_equal(p.specs[1].io_limit, 1ull << 30);
+    r = iof_test_run(&p, &t2);
+    assert_int_equal(r.duration_ns, 30 * IOF_NS_PER_S);
+    iof_plan_free(&p);
+
+    /* With run.duration, a spec without its own takes it; the spec cycle
+     * keeps a spec's timing in every spec it expands to. */
+    load_good("{" NAME "," RUN ",'specs':[{'name':'a','ramp':'3s','io_limit':'8m','lines':[{'size':"
+              "'4k'}]}]," WORKERS ",'cycle':{'size':['4k','8k']}}",
+              NULL, 0, &p);
+    assert_int_equal(p.nspecs, 2);
+    for (unsigned i = 0; i < 2; i++) {
+        struct iof_test t = {.spec_index = i};
+        r = iof_test_run(&p, &t);
+        assert_int_equal(r.duration_ns, 5 * IOF_NS_PER_S);
+        assert_int_equal(r.ramp_ns, 3 * IOF_NS_PER_S);
+        assert_int_equal(p.specs[i].io_limit, 8 * MIB);
+    }
+    iof_plan_free(&p);
+}
 
 static void good_offset_increment(void **state)
 {
@@ -1808,6 +1903,22 @@ int main(void)
         B(file_missing),
         T(good_defaults),
         T(good_offset_increment),
+        T(good_rate_and_spec_timing),
+        B(rate_empty),
+        B(rate_both),
+        B(rate_zero),
+        B(rate_negative),
+        B(rate_huge),
+        B(rate_string),
+        B(rate_arrival),
+        B(rate_unknown),
+        B(rate_not_object),
+        B(spec_duration_zero),
+        B(spec_ramp_big),
+        B(io_limit_zero),
+        B(io_limit_bad),
+        B(spec_duration_below_interval),
+        B(no_duration_anywhere),
         B(offset_increment_unaligned),
         B(offset_increment_pct_big),
         B(offset_increment_pct_fraction),
