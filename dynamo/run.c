@@ -73,6 +73,8 @@ struct run_worker {
      * (and a slot is free), their latency runs from that time. */
     bool rated;
     struct dyn_sched sched;
+    uint64_t *trace; /* dyn_test_params.trace, for worker 0 */
+    size_t trace_left;
     /* io_limit: bytes the worker may still issue. UINT64_MAX until the
      * measured window starts (ramp-up I/O does not count) or without one. */
     uint64_t io_left;
@@ -323,10 +325,14 @@ static int worker_submit(struct run_worker *w, uint64_t issued, unsigned *npendi
     unsigned off = 0, n = *npending;
     int r = 0;
 
-    if (w->rated)
+    if (w->rated) {
         for (unsigned i = 0; i < n; i++)
             w->batch[i]->sent_ns = issued;
-    else
+        for (unsigned i = 0; i < n && w->trace_left; i++, w->trace_left--) {
+            *w->trace++ = w->batch[i]->submit_ns;
+            *w->trace++ = issued;
+        }
+    } else
         for (unsigned i = 0; i < n; i++)
             w->batch[i]->submit_ns = issued;
     while (off < n) {
@@ -531,8 +537,13 @@ static int worker_setup(struct dyn_test *t, struct run_worker *w, struct iof_dia
     w->io_limit = t->p.spec->io_limit;
     w->io_left = UINT64_MAX;
     w->rated = g->rate.unit != IOF_RATE_NONE;
-    if (w->rated)
+    if (w->rated) {
         dyn_sched_init(&w->sched, &g->rate, t->p.start_ns, seed + w->index);
+        if (w->index == 0 && t->p.trace) {
+            w->trace = t->p.trace;
+            w->trace_left = t->p.ntrace;
+        }
+    }
 
     /* Every worker gets its own stream; the same seed gives the same run. */
     r = dyn_gen_init(&w->gen, t->p.spec, seed ^ ((uint64_t)(w->index + 1) * 0x9e3779b97f4a7c15ULL));

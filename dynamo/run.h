@@ -36,6 +36,11 @@ struct dyn_test_params {
     bool allow_destructive; /* see dyn_target_open() */
     /* Borrowed: the workdir and --allow entries every target is opened from. */
     struct dyn_scope *scope;
+    /* Benchmarks (tests/bench/rate): when set, worker 0, if rated, writes
+     * the scheduled and the submission time of its first `ntrace` I/Os to
+     * trace[2i] and trace[2i+1] (borrowed; 2 x ntrace entries). */
+    uint64_t *trace;
+    size_t ntrace;
 };
 
 struct dyn_test;

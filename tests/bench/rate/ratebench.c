@@ -1,0 +1,129 @@
+/* tests/bench/rate/ratebench.c - rate accuracy of one rated worker, through
+ * the dyn_test API the agent drives (dynamo/run.h): achieved IOPS over the
+ * target, the coefficient of variation of the gaps between the I/Os as
+ * scheduled and as actually submitted (traced from the worker), late I/Os,
+ * and mean latency from the scheduled time vs service latency.
+ *
+ *   iof_ratebench ENGINE IOPS uniform|poisson SECONDS WORKDIR|DEVICE [QD]
+ *
+ * One worker, 4 KiB random reads, 1 s ramp, on a block DEVICE or a 64 MiB
+ * test file in WORKDIR (created once; O_DIRECT for libaio, so WORKDIR must
+ * be on a filesystem that takes it). Prints one line:
+ *   engine arrival target achieved ratio cv_sched cv_sent late_pct lat_us svc_us
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/clock.h"
+#include "common/err.h"
+#include "common/spec.h"
+#include "dynamo/run.h"
+#include "dynamo/scope.h"
+#include "dynamo/target.h"
+
+static double cv_of_gaps(const uint64_t *trace, size_t n, size_t which)
+{
+    double sum = 0, sum2 = 0, mean;
+
+    if (n < 3)
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        double g = (double)(trace[2 * i + which] - trace[2 * (i - 1) + which]);
+        sum += g;
+        sum2 += g * g;
+    }
+    mean = sum / (double)(n - 1);
+    return mean > 0 ? sqrt(sum2 / (double)(n - 1) - mean * mean) / mean : 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct iof_line line = {
+        .size = 4096, .share = 100, .read_pct = 100, .random_pct = 100, .burst = 1};
+    struct iof_spec spec = {.name = "4k random read", .lines = &line, .nlines = 1};
+    struct iof_target_cfg tgt = {.path = "ratebench.dat", .size = 64ull << 20};
+    struct iof_worker_cfg grp = {
+        .count = 1, .targets = &tgt, .ntargets = 1, .pattern = IOF_PATTERN_PSEUDO};
+    struct dyn_test_params p = {0};
+    struct dyn_scope *scope = NULL;
+    struct dyn_test *t = NULL;
+    struct iof_diag d = {{0}};
+    struct iof_stats all;
+    const char *allow[1];
+    uint64_t *trace, ios, ntrace;
+    double iops, secs, achieved;
+    size_t traced = 0;
+
+    if (argc < 6) {
+        fprintf(stderr, "usage: %s ENGINE IOPS uniform|poisson SECONDS WORKDIR [QD]\n", argv[0]);
+        return 2;
+    }
+    snprintf(grp.engine, sizeof(grp.engine), "%s", argv[1]);
+    iops = atof(argv[2]);
+    grp.rate = (struct iof_rate){IOF_RATE_IOPS, iops,
+                                 strcmp(argv[3], "poisson") == 0 ? IOF_ARRIVAL_POISSON
+                                                                 : IOF_ARRIVAL_UNIFORM};
+    secs = atof(argv[4]);
+    grp.queue_depth = argc > 6 ? (uint32_t)atoi(argv[6]) : 32;
+    allow[0] = argv[5];
+    {
+        struct stat st;
+        if (stat(argv[5], &st) == 0 && S_ISBLK(st.st_mode)) {
+            snprintf(tgt.path, sizeof(tgt.path), "%s", argv[5]);
+            tgt.size = 0;
+        }
+    }
+    if (dyn_scope_new(tgt.size ? argv[5] : "/tmp", allow, 1, &scope, &d) ||
+        dyn_target_prepare(&tgt, scope, IOF_PATTERN_PSEUDO, NULL, NULL, &d)) {
+        fprintf(stderr, "ratebench: %s\n", d.msg);
+        return 1;
+    }
+    /* Trace the measured window's I/Os (and the ramp's: the gaps are the same). */
+    ntrace = (uint64_t)(iops * (secs + 1)) + 16;
+    if (ntrace > 20000000)
+        ntrace = 20000000;
+    trace = calloc(2 * ntrace, sizeof(*trace));
+    if (!trace)
+        return 1;
+    p.spec = &spec;
+    p.groups = &grp;
+    p.ngroups = 1;
+    p.ramp_ns = IOF_NS_PER_S;
+    p.duration_ns = (uint64_t)(secs * 1e9);
+    p.interval_ns = p.duration_ns;
+    p.seed = 1;
+    p.scope = scope;
+    p.trace = trace;
+    p.ntrace = ntrace;
+    p.start_ns = iof_now_ns() + 20 * IOF_NS_PER_MS;
+    if (dyn_test_start(&p, &t, &d)) {
+        fprintf(stderr, "ratebench: %s\n", d.msg);
+        return 1;
+    }
+    while (!dyn_test_finished(t))
+        iof_sleep_until(iof_now_ns() + 20 * IOF_NS_PER_MS);
+    if (dyn_test_join(t, &d)) {
+        fprintf(stderr, "ratebench: %s\n", d.msg);
+        return 1;
+    }
+    iof_stats_reset(&all);
+    iof_stats_merge(&all, dyn_test_totals(t, 0));
+    ios = all.rd.ios + all.wr.ios;
+    achieved = (double)ios / secs;
+    while (traced < ntrace && trace[2 * traced])
+        traced++;
+    printf("%s %s %.0f %.1f %.4f %.3f %.3f %.2f %.1f %.1f\n", argv[1], argv[3], iops, achieved,
+           achieved / iops, cv_of_gaps(trace, traced, 0), cv_of_gaps(trace, traced, 1),
+           ios ? 100.0 * (double)all.rated.late / (double)ios : 0.0,
+           ios ? (double)(all.rd.lat.sum_ns + all.wr.lat.sum_ns) / (double)ios / 1e3 : 0.0,
+           all.rated.svc.count ? (double)all.rated.svc.sum_ns / (double)all.rated.svc.count / 1e3
+                               : 0.0);
+    dyn_test_free(t);
+    dyn_scope_free(scope);
+    free(trace);
+    return all.rd.errors + all.wr.errors ? 1 : 0;
+}
