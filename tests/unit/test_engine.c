@@ -937,6 +937,33 @@ static void test_rate_poisson_null(void **state)
     run_rated(IOF_ARRIVAL_POISSON);
 }
 
+/* A rated worker waiting for its next I/O (one per 100 s) still sees a
+ * stop within the 50 ms rule: the wait is sliced. */
+static void test_rate_wait_is_interruptible(void **state)
+{
+    struct setup s;
+    struct collect c;
+    struct dyn_test *t;
+
+    (void)state;
+    setup_mk(&s, "null", 1, 1, "engine.dat", 8 * MIB, 100, 100);
+    s.p.ramp_ns = 0;
+    s.p.duration_ns = 60 * IOF_NS_PER_S;
+    s.grp.rate = (struct iof_rate){IOF_RATE_IOPS, 0.01, IOF_ARRIVAL_UNIFORM};
+    t = start_ok(&s);
+    collect_init(&c, t);
+    drive(t, &c, s.p.start_ns + 200 * MS);
+    join_ok(t);
+    print_message("rated wait: finished %.1f ms after dyn_test_stop\n",
+                  (double)(c.finished_ns - c.stop_ns) / 1e6);
+    assert_true(c.stop_ns > 0);
+    assert_true(c.finished_ns - c.stop_ns < 500 * MS);
+    /* The one I/O due at the start ran; the next was 100 s away. */
+    assert_int_equal(dyn_test_totals(t, 0)[0].rd.ios, 1);
+    dyn_test_free(t);
+    collect_free(&c);
+}
+
 /* An unrated worker records no service latency (its latency is from the
  * issue stamp, as before). */
 static void test_unrated_has_no_rated_figures(void **state)
@@ -1393,6 +1420,7 @@ int main(void)
         cmocka_unit_test(test_io_limit_libaio),
         cmocka_unit_test(test_rate_uniform_null),
         cmocka_unit_test(test_rate_poisson_null),
+        cmocka_unit_test(test_rate_wait_is_interruptible),
         cmocka_unit_test(test_unrated_has_no_rated_figures),
         cmocka_unit_test(test_driver_falls_behind),
         cmocka_unit_test(test_errors),
