@@ -79,6 +79,7 @@ struct run_worker {
      * measured window starts (ramp-up I/O does not count) or without one. */
     uint64_t io_left;
     uint64_t io_limit; /* 0: none */
+    bool paced;        /* rated or limited: worker_fill_paced */
 
     struct iof_stats *ring; /* RUN_RING * ntargets */
     uint64_t ring_interval[RUN_RING];
@@ -210,7 +211,10 @@ static void worker_advance(struct run_worker *w, uint64_t now, struct run_cursor
     }
 }
 
-static void worker_complete(struct iof_stats *cur, struct dyn_io *io, uint64_t lat)
+/* Inlined in both collect loops: as a call it cost an unrated worker
+ * several % more instructions per I/O (docs/performance.md, rate accuracy). */
+static inline __attribute__((always_inline)) void worker_complete(struct iof_stats *cur,
+                                                                  struct dyn_io *io, uint64_t lat)
 {
     struct iof_stats *s = &cur[io->target];
     struct iof_dirstats *d = io->write ? &s->wr : &s->rd;
@@ -268,10 +272,48 @@ static struct dyn_io *freeq_pop(struct run_worker *w)
     return io;
 }
 
+/* Hands slot io the request d: its place, direction and buffer. */
+static inline __attribute__((always_inline)) void
+worker_take(struct run_worker *w, struct dyn_io *io, const struct dyn_io_desc *d)
+{
+    io->offset = d->offset;
+    io->len = d->size;
+    io->write = d->write;
+    if (d->write) {
+        if (w->pattern == IOF_PATTERN_RANDOM) {
+            io->buf = w->wbuf + (size_t)(io - w->slots) * w->maxsize;
+            worker_stamp(w, io->buf, d->size);
+        } else {
+            io->buf = w->wbuf;
+        }
+    } else {
+        io->buf = w->rbufs + (size_t)(io - w->slots) * w->maxsize;
+    }
+}
+
 /* Hands every free slot a new request, longest-free first, until a burst ends
- * with a delay, the io_limit is reached or - rated - no I/O is due at `now`;
- * appends them to the batch. Returns the pause (0 if none). */
-static uint64_t worker_fill(struct run_worker *w, unsigned *npending, uint64_t now)
+ * with a delay; appends them to the batch. Returns the pause (0 if none).
+ * The path of a worker without rate or io_limit: nothing else per I/O. */
+static uint64_t worker_fill(struct run_worker *w, unsigned *npending)
+{
+    unsigned n = *npending;
+    uint64_t pause = 0;
+
+    while (w->fq_count && !pause) {
+        struct dyn_io *io = freeq_pop(w);
+        struct dyn_io_desc d;
+        pause = dyn_gen_next(&w->gen, &w->regions[io->target], &d);
+        worker_take(w, io, &d);
+        w->batch[n++] = io;
+    }
+    *npending = n;
+    return pause;
+}
+
+/* worker_fill for a worker with a rate or an io_limit: also stops when the
+ * io_limit is reached or - rated - no I/O is due at `now`; a rated I/O's
+ * latency starts at its scheduled time. */
+static uint64_t worker_fill_paced(struct run_worker *w, unsigned *npending, uint64_t now)
 {
     unsigned n = *npending;
     uint64_t pause = 0;
@@ -286,19 +328,7 @@ static uint64_t worker_fill(struct run_worker *w, unsigned *npending, uint64_t n
         w->io_left -= d.size < w->io_left ? d.size : w->io_left;
         if (w->rated)
             io->submit_ns = dyn_sched_take(&w->sched, d.size);
-        io->offset = d.offset;
-        io->len = d.size;
-        io->write = d.write;
-        if (d.write) {
-            if (w->pattern == IOF_PATTERN_RANDOM) {
-                io->buf = w->wbuf + (size_t)(io - w->slots) * w->maxsize;
-                worker_stamp(w, io->buf, d.size);
-            } else {
-                io->buf = w->wbuf;
-            }
-        } else {
-            io->buf = w->rbufs + (size_t)(io - w->slots) * w->maxsize;
-        }
+        worker_take(w, io, &d);
         w->batch[n++] = io;
     }
     *npending = n;
@@ -405,7 +435,8 @@ static void *worker_main(void *arg)
 
         if (now >= paused_until && (w->fq_count || npending)) {
             uint64_t issued = iof_now_ns();
-            uint64_t pause = worker_fill(w, &npending, issued);
+            uint64_t pause =
+                w->paced ? worker_fill_paced(w, &npending, issued) : worker_fill(w, &npending);
             if (pause)
                 paused_until = now + pause;
             r = worker_submit(w, issued, &npending);
@@ -537,6 +568,7 @@ static int worker_setup(struct dyn_test *t, struct run_worker *w, struct iof_dia
     w->io_limit = t->p.spec->io_limit;
     w->io_left = UINT64_MAX;
     w->rated = g->rate.unit != IOF_RATE_NONE;
+    w->paced = w->rated || w->io_limit;
     if (w->rated) {
         dyn_sched_init(&w->sched, &g->rate, t->p.start_ns, seed + w->index);
         if (w->index == 0 && t->p.trace) {
