@@ -21,11 +21,11 @@
 #include "dynamo/gen.h"
 
 struct dyn_sched {
-    double ns_per_io;   /* IOPS: the mean gap; 0 for MiB/s */
-    double ns_per_byte; /* MiB/s: the mean gap per byte of the I/O; 0 for IOPS */
-    double t;           /* when the next I/O is due, ns after origin */
+    double ns_per_io;    /* IOPS: the mean gap; 0 for MiB/s */
+    double ns_per_byte;  /* MiB/s: the mean gap per byte of the I/O; 0 for IOPS */
+    double t;            /* when the next I/O is due, ns after origin */
     uint64_t ios, bytes; /* taken so far */
-    uint64_t origin;    /* CLOCK_MONOTONIC ns */
+    uint64_t origin;     /* CLOCK_MONOTONIC ns */
     int poisson;
     struct dyn_rng rng; /* the gaps' own stream: the access pattern does not shift */
 };
