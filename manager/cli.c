@@ -4,6 +4,7 @@
 #include "manager/cli.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -20,6 +21,7 @@
 #include "manager/agents.h"
 #include "manager/probe.h"
 #include "manager/results.h"
+#include "manager/store.h"
 #include "proto/plan.h"
 #include "proto/version.h"
 
@@ -54,6 +56,9 @@ enum cli_opt_id {
     OPT_DAYS,
     OPT_ALLOW_DESTRUCTIVE,
     OPT_JSON_STDOUT,
+    OPT_DB,
+    OPT_NO_DB,
+    OPT_TAG,
 };
 
 #define CLI_OPT_HELP                                                                               \
@@ -133,6 +138,13 @@ static const struct iof_opt cli_run_opts[] = {
      "replace existing result files; without it an existing file is refused before anything "
      "runs",
      OPT_FORCE},
+    {"db", 0, IOF_OPT_REQUIRED, "PATH",
+     "record the run in this history database (default $XDG_DATA_HOME/iofleet/runs.db, else "
+     "~/.local/share/iofleet/runs.db; see iofleet runs)",
+     OPT_DB},
+    {"no-db", 0, IOF_OPT_NONE, NULL, "do not record the run in the history", OPT_NO_DB},
+    {"tag", 0, IOF_OPT_REQUIRED, "NAME",
+     "tag the recorded run (iofleet report NAME finds the newest run with it)", OPT_TAG},
     CLI_OPT_TLS,
     CLI_OPT_WAIT,
     {"heartbeat-ms", 0, IOF_OPT_REQUIRED, "N",
@@ -250,7 +262,8 @@ static const struct iof_cmd cli_pki_cmd = {
 };
 
 /* The subcommands, for dispatch, the overview and suggestions. */
-static const char *const cli_commands[] = {"run", "validate", "agents", "pki", "help"};
+static const char *const cli_commands[] = {"run",    "validate", "agents", "runs",
+                                           "report", "pki",      "help"};
 
 static const char cli_synopsis[] = "COMMAND [OPTION]...";
 
@@ -259,6 +272,8 @@ static void cli_overview(FILE *f)
     fprintf(f, "usage: iofleet run PLAN.json|- [OPTION]...\n"
                "       iofleet validate PLAN.json|- [OPTION]...\n"
                "       iofleet agents --agent ENDPOINT...|--agents-file F [OPTION]...\n"
+               "       iofleet runs [rm ID|import RESULT.json] [OPTION]...\n"
+               "       iofleet report RUN... -o FILE [OPTION]...\n"
                "       iofleet pki init DIR [OPTION]...\n"
                "       iofleet help [COMMAND]\n"
                "       iofleet --version\n"
@@ -267,6 +282,8 @@ static void cli_overview(FILE *f)
                "  run        run every test of a plan and print a result table per test\n"
                "  validate   print the expanded list of tests, or the plan's error\n"
                "  agents     list each agent's CPUs, memory, devices and workdir\n"
+               "  runs       list, remove or import runs of the run history\n"
+               "  report     write an HTML or Markdown report of runs (2 or more: a comparison)\n"
                "  pki init   make a CA and the TLS certificates of the manager and the agents\n"
                "  help       print a command's help (the same as iofleet COMMAND --help)\n"
                "\n"
@@ -302,6 +319,9 @@ struct cli_args {
     size_t nsinks;
     bool force;             /* replace existing result files */
     bool allow_destructive; /* the local agent's --allow-destructive */
+    const char *db;         /* --db PATH, NULL: the default */
+    bool no_db;
+    const char *tag;
 };
 
 static void cli_args_free(struct cli_args *a)
@@ -500,6 +520,20 @@ static int cli_parse(int argc, char **argv, const struct iof_cmd *cmd, struct cl
         case OPT_ALLOW_DESTRUCTIVE:
             a->allow_destructive = true;
             break;
+        case OPT_DB:
+            a->db = val;
+            break;
+        case OPT_NO_DB:
+            a->no_db = true;
+            break;
+        case OPT_TAG:
+            if (!*val || strspn(val, "0123456789") == strlen(val))
+                rc = iof_opt_usage_error(cmd,
+                                         "--tag needs a name that is not a number (numbers "
+                                         "are run ids), got '%s'",
+                                         val);
+            a->tag = val;
+            break;
         case OPT_TLS_CA:
             a->tls_ca = val;
             break;
@@ -540,6 +574,9 @@ static int cli_parse(int argc, char **argv, const struct iof_cmd *cmd, struct cl
         return iof_opt_usage_error(cmd, "--listen needs --expect N (how many agents to wait for)");
     if (a->expect && !a->listen)
         return iof_opt_usage_error(cmd, "--expect only makes sense with --listen");
+    if (a->no_db && (a->db || a->tag))
+        return iof_opt_usage_error(cmd, "--no-db and %s contradict each other",
+                                   a->db ? "--db" : "--tag");
     return 0;
 }
 
@@ -641,7 +678,7 @@ static int cli_run(int argc, char **argv)
     struct cli_args a;
     struct iof_plan p;
     struct mgr_run_opts o = {0};
-    struct mgr_sink *sinks[CLI_MAX_SINKS];
+    struct mgr_sink *sinks[CLI_MAX_SINKS + 1], *db_sink = NULL;
     size_t nsinks = 0;
     char dynamo[PATH_MAX];
     char *text = NULL;
@@ -676,6 +713,27 @@ static int cli_run(int argc, char **argv)
         }
         nsinks++;
     }
+    if (!rc && !a.no_db) {
+        char dbpath[IOF_PATH_MAX];
+        struct iof_diag d = {{0}};
+        if (a.db)
+            snprintf(dbpath, sizeof(dbpath), "%s", a.db);
+        /* An explicit --db must work, like a result file; the default
+         * history is a convenience a read-only home must not block. */
+        if ((!a.db && mgr_store_default_path(dbpath, sizeof(dbpath), &d)) ||
+            mgr_db_sink_open(dbpath, a.tag, &sinks[nsinks], &d)) {
+            if (a.db || a.tag) {
+                IOF_USER("iofleet: run history: %s (--no-db runs without it)", d.msg);
+                rc = 2;
+            } else {
+                IOF_WARN("run history: %s: this run is not recorded (--db PATH records it "
+                         "elsewhere, --no-db says so)",
+                         d.msg);
+            }
+        } else {
+            db_sink = sinks[nsinks++];
+        }
+    }
     if (rc) {
         for (size_t i = 0; i < nsinks; i++)
             mgr_sink_close(sinks[i]);
@@ -703,6 +761,9 @@ static int cli_run(int argc, char **argv)
     o.sinks = sinks;
     o.nsinks = nsinks;
     rc = mgr_cluster_run(&p, text, &o);
+    if (db_sink && mgr_db_sink_run_id(db_sink) && !a.quiet)
+        IOF_USER("iofleet: recorded as run %" PRId64 " in %s", mgr_db_sink_run_id(db_sink),
+                 db_sink->path);
     for (size_t i = 0; i < nsinks; i++)
         if (mgr_sink_close(sinks[i]) && rc == 0)
             rc = 1; /* results that could not be written are not a clean run */
@@ -808,6 +869,8 @@ static bool cli_command_help(const char *name, FILE *f)
         iof_opt_help(&cli_pki_cmd, f);
     else if (!strcmp(name, "agents"))
         iof_opt_help(&cli_agents_cmd, f);
+    else if (!strcmp(name, "runs") || !strcmp(name, "report"))
+        mgr_cli_history_help(name, f);
     else if (!strcmp(name, "help"))
         cli_overview(f);
     else
@@ -825,7 +888,7 @@ static int cli_unknown_command(const char *what, const char *name)
     else
         IOF_USER("iofleet: unknown %s '%s'", what, name);
     fprintf(stderr,
-            "usage: iofleet %s (commands: run, validate, agents, pki init, help)\n"
+            "usage: iofleet %s (commands: run, validate, agents, runs, report, pki init, help)\n"
             "try 'iofleet --help' for more information\n",
             cli_synopsis);
     return 2;
@@ -835,10 +898,11 @@ int mgr_cli_main(int argc, char **argv)
 {
     iof_log_init("iofleet", IOF_LOG_INFO);
     if (argc < 2) {
-        fprintf(stderr,
-                "usage: iofleet %s (commands: run, validate, agents, pki init, help)\n"
-                "try 'iofleet --help' for more information\n",
-                cli_synopsis);
+        fprintf(
+            stderr,
+            "usage: iofleet %s (commands: run, validate, agents, runs, report, pki init, help)\n"
+            "try 'iofleet --help' for more information\n",
+            cli_synopsis);
         return 2;
     }
     if (!strcmp(argv[1], "--version")) {
@@ -864,15 +928,20 @@ int mgr_cli_main(int argc, char **argv)
         return cli_pki(argc, argv);
     if (!strcmp(argv[1], "agents"))
         return cli_agents(argc, argv);
+    if (!strcmp(argv[1], "runs"))
+        return mgr_cli_runs(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "report"))
+        return mgr_cli_report(argc - 1, argv + 1);
     if (argv[1][0] == '-' && argv[1][1]) {
         static const char *const top[] = {"--help", "--version"};
         const char *best = iof_opt_suggest(argv[1], top, 2);
         IOF_USER("iofleet: unknown option '%s'%s%s%s", argv[1], best ? "; did you mean '" : "",
                  best ? best : "", best ? "'?" : "");
-        fprintf(stderr,
-                "usage: iofleet %s (commands: run, validate, agents, pki init, help)\n"
-                "try 'iofleet --help' for more information\n",
-                cli_synopsis);
+        fprintf(
+            stderr,
+            "usage: iofleet %s (commands: run, validate, agents, runs, report, pki init, help)\n"
+            "try 'iofleet --help' for more information\n",
+            cli_synopsis);
         return 2;
     }
     return cli_unknown_command("command", argv[1]);

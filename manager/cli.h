@@ -2,9 +2,18 @@
 #ifndef IOF_MANAGER_CLI_H
 #define IOF_MANAGER_CLI_H
 
+#include <stdio.h>
+
 /* Runs `iofleet ARGS...`; returns the process exit code (see product brief:
  * 0 clean, 1 I/O errors or lost agents, 2 usage/plan error, 3 agents refused,
  * 130 interrupted). */
 int mgr_cli_main(int argc, char **argv);
+
+/* `iofleet runs ...` and `iofleet report ...` (manager/cli_history.c);
+ * argv[0] is the command word. */
+int mgr_cli_runs(int argc, char **argv);
+int mgr_cli_report(int argc, char **argv);
+/* The help of "runs" or "report" on f. */
+void mgr_cli_history_help(const char *name, FILE *f);
 
 #endif

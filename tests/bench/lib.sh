@@ -25,6 +25,9 @@
 #                               when there are no reads)
 
 BENCH_NAME=${BENCH_NAME:-${0##*/}}
+# iofleet run records every run in $XDG_DATA_HOME/iofleet/runs.db: benchmark
+# runs go to a scratch history, not the user's.
+export XDG_DATA_HOME=${BENCH_XDG_DATA_HOME:-${TMPDIR:-/tmp}/iofleet-bench-history}
 BENCH_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 bench_die() {

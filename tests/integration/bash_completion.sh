@@ -47,7 +47,8 @@ expect_has() {
 want=$("$IOFLEET" --help | awk '/^commands:/{c=1;next} c&&/^$/{exit} c{print $1}' | sort -u |
     tr '\n' ' ' | sed 's/ $//')
 expect_words "$want" iofleet ""
-expect_words "run" iofleet ru
+expect_words "run runs" iofleet ru
+expect_words "report" iofleet rep
 expect_words "init" iofleet pki ""
 expect_words "validate" iofleet help va
 ok "subcommands: $want; pki init; help COMMAND"
@@ -89,4 +90,10 @@ expect_words "pki plans" dynamo --workdir ""
 expect_words "notes.txt" dynamo --allow no
 expect_words "unix:pki" iofleet run --agent unix:pk
 expect_words "pki plans" iofleet pki init ""
-ok "values: certificates, result files, directories, unix: sockets"
+expect_words "import rm" iofleet runs ""
+expect_words "a.json b.json pki plans" iofleet runs import ""
+expect_words "a.json b.json pki plans" iofleet report ""
+expect_words "html md" iofleet report a.json --format ""
+expect_words "notes.txt" iofleet report a.json -o no
+expect_words "notes.txt" iofleet run --db no
+ok "values: certificates, result files, directories, unix: sockets, report formats, runs actions"

@@ -45,19 +45,23 @@ check "iofleet run" "iofleet run " "$IOFLEET" run
 check "iofleet validate" "iofleet validate " "$IOFLEET" validate
 check "iofleet agents" "iofleet agents " "$IOFLEET" agents
 check "iofleet pki init" "iofleet pki init " "$IOFLEET" pki init
+check "iofleet runs" "iofleet runs " "$IOFLEET" runs
+check "iofleet report" "iofleet report " "$IOFLEET" report
 check "dynamo" "dynamo " "$IOF_BIN/dynamo"
 
 # Every short option in a help is also in the README synopsis, as -x|--name.
-for cmd in run validate "pki init"; do
+for cmd in run validate "pki init" runs report; do
     # shellcheck disable=SC2086
     "$IOFLEET" $cmd --help >"$T/help"
     { grep -oE '^  -[a-zA-Z], --[a-z-]+' "$T/help" || true; } | { grep -v -- '--help' || true; } |
         sed 's/^  //; s/, /|/' >"$T/shorts"
     while read -r s; do
-        grep -qF -- "[$s]" "$T/usage.md" || fail "iofleet $cmd: '[$s]' not in README usage"
+        # [-x|--name] when optional, -x|--name when required (report -o).
+        grep -qF -- "[$s]" "$T/usage.md" || grep -qF -- " $s " "$T/usage.md" ||
+            fail "iofleet $cmd: '[$s]' not in README usage"
     done <"$T/shorts"
 done
-ok "short options shown as [-x|--name] in README usage"
+ok "short options shown as [-x|--name] (or -x|--name when required) in README usage"
 
 # docs/workloads.md: the cheap-run example really is the null engine.
 wl=$IOF_SRC/docs/workloads.md

@@ -7,6 +7,9 @@ IOF_BIN=${IOF_BIN:-$IOF_SRC/build/bin}
 IOFLEET=$IOF_BIN/iofleet
 mkdir -p "${IOF_TEST_TMPDIR:-/tmp}"
 T=$(mktemp -d "${IOF_TEST_TMPDIR:-/tmp}/it.XXXXXX")
+# iofleet run records every run in $XDG_DATA_HOME/iofleet/runs.db: tests keep
+# theirs in their own temp dir, never in the user's home.
+export XDG_DATA_HOME=$T/xdg-data
 
 iof_cleanup_hooks=()
 iof_on_exit() { iof_cleanup_hooks+=("$1"); }

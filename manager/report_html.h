@@ -1,0 +1,118 @@
+/* manager/report_html.h - `iofleet report`: runs from the history (or from
+ * --json result files) loaded into a small model (report_data.c) and written
+ * as one self-contained HTML page with Chart.js inlined, or as Markdown
+ * tables (report_html.c). */
+#ifndef IOF_MANAGER_REPORT_HTML_H
+#define IOF_MANAGER_REPORT_HTML_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/err.h"
+#include "manager/store.h"
+
+enum mgr_report_format { MGR_REPORT_HTML, MGR_REPORT_MD };
+
+struct mgr_report_opts {
+    const char *const *refs; /* run ids, tags, or result files */
+    size_t nrefs;
+    const char *db;  /* the history; NULL: the default */
+    const char *out; /* "-": stdout */
+    enum mgr_report_format format;
+};
+
+/* Writes the report; returns the exit code (0, 1 run/database/write error,
+ * with the message on stderr). */
+int mgr_report_write(const struct mgr_report_opts *o);
+
+/* --- the model --------------------------------------------------------------------------- */
+
+/* The figures a report shows, in its column order. */
+#define MGR_RPT_METRICS(X)                                                                         \
+    X(IOPS, iops, "IOPS", true)                                                                    \
+    X(MIBPS, mibps, "MiB/s", true)                                                                 \
+    X(AVG, avg_lat_ms, "avg ms", false)                                                            \
+    X(P50, p50_lat_ms, "p50 ms", false)                                                            \
+    X(P99, p99_lat_ms, "p99 ms", false)                                                            \
+    X(P999, p999_lat_ms, "p99.9 ms", false)                                                        \
+    X(MAX, max_lat_ms, "max ms", false)                                                            \
+    X(ERRORS, errors, "errors", false)
+
+enum mgr_rpt_metric {
+#define MGR_RPT_ENUM(id, col, label, higher_better) MGR_RPT_##id,
+    MGR_RPT_METRICS(MGR_RPT_ENUM)
+#undef MGR_RPT_ENUM
+        MGR_RPT_NMETRICS
+};
+
+struct mgr_rpt_fig {
+    double v[MGR_RPT_NMETRICS];
+    bool have[MGR_RPT_NMETRICS];
+};
+
+struct mgr_rpt_row {
+    char *type, *node, *worker, *target, *status;
+    struct mgr_rpt_fig f;
+};
+
+struct mgr_rpt_iv {
+    int64_t k;
+    double time_s, duration_s;
+    char *node; /* "ALL" or a node */
+    bool lost, late;
+    struct mgr_rpt_fig f;
+};
+
+struct mgr_rpt_bucket {
+    double low_ns, width_ns, count;
+};
+
+struct mgr_rpt_test {
+    int idx;
+    char *name; /* spec, or "spec [cycle]": what runs are matched by */
+    bool complete, interrupted;
+    double start_s;         /* since the run's start */
+    double measure_start_s; /* first interval's start (end of the ramp); < 0 unknown */
+    struct mgr_rpt_row *rows;
+    size_t nrows;
+    const struct mgr_rpt_row *all; /* into rows, or NULL */
+    struct mgr_rpt_iv *ivs;
+    size_t nivs;
+    struct mgr_rpt_bucket *hist; /* the ALL row's read+write histogram, ascending */
+    size_t nhist;
+};
+
+/* An agent as it introduced itself in the run. */
+struct mgr_rpt_agent {
+    char *name, *hostname, *kernel, *software, *targets; /* targets: "path (size), ..." */
+    int64_t cpus, memory_bytes;
+};
+
+struct mgr_rpt_run {
+    int64_t id;  /* in its store (0 for a file) */
+    char *label; /* "run 12", "run 12 (nvme)" or the file name */
+    char *plan_name, *tag, *plan, *agents, *version, *source;
+    int64_t start_unix_ns;
+    bool has_exit;
+    int exit_code;
+    struct mgr_rpt_test *tests;
+    size_t ntests;
+    struct mgr_rpt_agent *agentv;
+    size_t nagents;
+};
+
+/* Loads run `id` of st into r (zeroed first). 0, or an error with diag. */
+int mgr_rpt_load(struct mgr_store *st, int64_t id, struct mgr_rpt_run *r, struct iof_diag *diag);
+void mgr_rpt_free(struct mgr_rpt_run *r);
+
+/* The report of runs[0..n) on f (one run: a report; more: a comparison). */
+int mgr_rpt_html(FILE *f, const struct mgr_rpt_run *runs, size_t n, const char *chartjs,
+                 const char *chartjs_version);
+int mgr_rpt_md(FILE *f, const struct mgr_rpt_run *runs, size_t n);
+
+/* The test of r named name, or NULL. */
+const struct mgr_rpt_test *mgr_rpt_find(const struct mgr_rpt_run *r, const char *name);
+
+#endif

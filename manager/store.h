@@ -1,0 +1,110 @@
+/* manager/store.h - the run history: an SQLite database of every `iofleet
+ * run` (plan, agents' inventory, every test's rows, intervals and merged
+ * histograms), written as the run goes by the "db" sink (manager/out_db.c),
+ * listed and pruned by `iofleet runs`, read by `iofleet report`.
+ *
+ * The file is shared: WAL mode and a busy timeout let several managers (and
+ * readers) use one database at once; every write is one short transaction.
+ * The schema is versioned with PRAGMA user_version and migrated forward when
+ * opened (docs/history.md lists the versions); a newer file is refused.
+ */
+#ifndef IOF_MANAGER_STORE_H
+#define IOF_MANAGER_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <sqlite3.h>
+
+#include "common/err.h"
+#include "manager/results.h"
+
+/* The schema version this build writes (PRAGMA user_version). */
+#define MGR_STORE_SCHEMA 2
+
+/* How long a writer waits for another one's transaction (ms). */
+#define MGR_STORE_BUSY_MS 15000
+
+/* The figures of a row or an interval, named as the CSV columns and the
+ * JSON document's keys (docs/results.md): X(name, kind), kind REAL or INT. */
+#define MGR_STORE_METRICS(X)                                                                       \
+    X(duration_s, REAL)                                                                            \
+    X(iops, REAL)                                                                                  \
+    X(read_iops, REAL)                                                                             \
+    X(write_iops, REAL)                                                                            \
+    X(mibps, REAL)                                                                                 \
+    X(read_mibps, REAL)                                                                            \
+    X(write_mibps, REAL)                                                                           \
+    X(avg_lat_ms, REAL)                                                                            \
+    X(avg_read_lat_ms, REAL)                                                                       \
+    X(avg_write_lat_ms, REAL)                                                                      \
+    X(p50_lat_ms, REAL)                                                                            \
+    X(p90_lat_ms, REAL)                                                                            \
+    X(p95_lat_ms, REAL)                                                                            \
+    X(p99_lat_ms, REAL)                                                                            \
+    X(p999_lat_ms, REAL)                                                                           \
+    X(p9999_lat_ms, REAL)                                                                          \
+    X(max_lat_ms, REAL)                                                                            \
+    X(read_ios, INT)                                                                               \
+    X(write_ios, INT)                                                                              \
+    X(bytes_read, INT)                                                                             \
+    X(bytes_written, INT)                                                                          \
+    X(errors, INT)                                                                                 \
+    X(cpu_pct, REAL)
+
+struct mgr_store {
+    sqlite3 *db;
+    char path[IOF_PATH_MAX];
+};
+
+/* The default database: $XDG_DATA_HOME/iofleet/runs.db, else
+ * $HOME/.local/share/iofleet/runs.db. 0, or -ENOENT with diag when neither
+ * variable is set. */
+int mgr_store_default_path(char *buf, size_t cap, struct iof_diag *diag);
+
+/* Opens (creating the file and its directory, mode 0700, when missing) and
+ * migrates the database at path; ":memory:" is a private in-memory one.
+ * Returns 0 and a new store in *out, or an error with diag
+ * "PATH: REASON". */
+int mgr_store_open(const char *path, struct mgr_store **out, struct iof_diag *diag);
+/* Closes and frees; accepts NULL. */
+void mgr_store_close(struct mgr_store *st);
+
+/* Runs one statement list (no results) in a write transaction. 0 or
+ * -EIO with diag holding SQLite's message. */
+int mgr_store_exec(struct mgr_store *st, const char *sql, struct iof_diag *diag);
+
+/* The run named by ref: a decimal id, or a tag (the newest run with it).
+ * 0 with *id, -ENOENT with diag when there is none. */
+int mgr_store_resolve(struct mgr_store *st, const char *ref, int64_t *id, struct iof_diag *diag);
+
+/* Deletes a run and everything recorded of it. -ENOENT when absent. */
+int mgr_store_rm(struct mgr_store *st, int64_t id, struct iof_diag *diag);
+
+/* Records the result document at path (an `iofleet run --json` file) as a
+ * new run; tag may be NULL. 0 with *id, or an error with diag naming the
+ * file. */
+int mgr_store_import(struct mgr_store *st, const char *path, const char *tag, int64_t *id,
+                     struct iof_diag *diag);
+
+/* Writes the run list to f: a table, or (json) one JSON array of objects
+ * {id, start_time, plan, tag, nodes, tests, tests_planned, iops, p99_lat_ms,
+ * exit_code, status}. The headline IOPS and p99 are the ALL row of the test
+ * with the highest IOPS. */
+int mgr_store_list(struct mgr_store *st, bool json, FILE *f, struct iof_diag *diag);
+
+/* "finished" (exit 0), "failed" (another exit code), "interrupted" (130),
+ * "unfinished" (no exit code: running, or the manager was killed). */
+const char *mgr_store_status_name(bool has_exit, int exit_code);
+
+/* The history sink (manager/out_db.c): opens the database at path and
+ * records the run into it as events arrive, tagged with tag (may be NULL).
+ * Each test is committed when it ends, its intervals as they arrive. */
+int mgr_db_sink_open(const char *path, const char *tag, struct mgr_sink **out,
+                     struct iof_diag *diag);
+/* The run id the sink created at run_begin (0 before). */
+int64_t mgr_db_sink_run_id(const struct mgr_sink *s);
+
+#endif

@@ -1,0 +1,433 @@
+/* tests/unit/test_store.c - manager/store.c and the history sink
+ * (manager/out_db.c), read back through the report model (report_data.c).
+ *
+ * Checked: a new file is created with its directory, in WAL mode, at the
+ * current schema version; a run driven through the sink's ops (2 tests, a
+ * node with quotes and UTF-8 in its name, intervals, NODE/WORKER rows, an
+ * ALL row at test end) reads back with the figures the metrics code
+ * computes, and p99 recomputed from the stored buckets equals the
+ * histogram's own; an unfinished test (no test_end) is kept as incomplete;
+ * run ids and tags resolve (the newest run of a tag); rm removes every row of
+ * a run; a version 1 file made by hand is migrated to the current version
+ * keeping its runs; a file from a newer version is refused; a tag column
+ * query works after migration; the list prints the headline of the fastest
+ * test. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/hist.h"
+#include "manager/report.h"
+#include "manager/report_html.h"
+#include "manager/store.h"
+
+static char g_dir[PATH_MAX];
+static unsigned g_seq;
+
+static void fresh_path(char *buf, size_t cap, const char *name)
+{
+    int n = snprintf(buf, cap, "%s/%u/%s", g_dir, ++g_seq, name);
+    assert_true(n > 0 && (size_t)n < cap);
+}
+
+static int setup_dir(void **state)
+{
+    const char *base = getenv("IOF_TEST_TMPDIR");
+    (void)state;
+    if (!base)
+        base = "/tmp";
+    mkdir(base, 0755);
+    snprintf(g_dir, sizeof(g_dir), "%s/test_store.XXXXXX", base);
+    assert_non_null(mkdtemp(g_dir));
+    return 0;
+}
+
+static int teardown_dir(void **state)
+{
+    char cmd[PATH_MAX + 16];
+    (void)state;
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static int64_t query_int(struct mgr_store *st, const char *sql)
+{
+    sqlite3_stmt *s;
+    int64_t v = -1;
+    assert_int_equal(sqlite3_prepare_v2(st->db, sql, -1, &s, NULL), SQLITE_OK);
+    if (sqlite3_step(s) == SQLITE_ROW)
+        v = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    return v;
+}
+
+static void fill(struct iof_stats *s, unsigned n, uint64_t base, uint64_t bs)
+{
+    iof_stats_reset(s);
+    for (unsigned i = 0; i < n; i++) {
+        iof_hist_record(&s->rd.lat, base + (i * 7919u) % 100000u);
+        if (i % 3 == 0)
+            iof_hist_record(&s->wr.lat, 2 * base + (i * 104729u) % 300000u);
+    }
+    s->rd.ios = s->rd.lat.count;
+    s->wr.ios = s->wr.lat.count;
+    s->rd.bytes = s->rd.ios * bs;
+    s->wr.bytes = s->wr.ios * bs;
+}
+
+static const char *const node = "n\"ode\\ \xc3\xa9";
+
+/* Drives one run of `ntests` tests through the sink; the last test is left
+ * without its end when `cut`. Returns the run id. */
+static int64_t record_run(const char *db, const char *tag, unsigned ntests, bool cut,
+                          struct iof_stats *all_stats)
+{
+    struct mgr_sink *s = NULL;
+    struct iof_diag d = {{0}};
+    struct proto_target_info tgt = {
+        .path = "/dev/x\"y", .size = 1 << 20, .logical_block_size = 512, .rotational = -1};
+    struct proto_hello hello = {.major = 1,
+                                .minor = 1,
+                                .software = "0.1.0",
+                                .inventory = {.hostname = "h\"ost",
+                                              .cpus = 4,
+                                              .memory_bytes = 1 << 30,
+                                              .kernel = "6.1",
+                                              .ntargets = 1,
+                                              .targets = &tgt}};
+    struct mgr_agent_info agent = {.name = node, .endpoint = "127.0.0.1:1", .hello = &hello};
+    struct mgr_run_info ri = {.plan_text = "{\"name\":\"p\",\"x\":[1,2]}",
+                              .agents = &agent,
+                              .nagents = 1,
+                              .start_wall_ns = 1700000000000000000ull};
+    struct iof_stats *st = malloc(sizeof(*st));
+    int64_t id;
+
+    assert_non_null(st);
+    assert_int_equal(mgr_db_sink_open(db, tag, &s, &d), 0);
+    s->ops->run_begin(s, &ri);
+    for (unsigned t = 0; t < ntests; t++) {
+        struct iof_test test = {.index = t};
+        char spec[32];
+        struct mgr_test_info ti = {.test = &test,
+                                   .ntests = ntests,
+                                   .spec = spec,
+                                   .cycle = "",
+                                   .start_wall_ns = ri.start_wall_ns + t * 2000000000ull};
+        snprintf(spec, sizeof(spec), "spec %u", t);
+        s->ops->test_begin(s, &ti);
+        for (unsigned k = 0; k < 2; k++) {
+            fill(st, 1000 + k, 1000 * (t + 1), 4096);
+            struct mgr_interval iv = {.test = &ti,
+                                      .k = k,
+                                      .time_s = 1.0 + k,
+                                      .node = node,
+                                      .stats = st,
+                                      .ns = 500000000,
+                                      .reported = 1};
+            s->ops->interval(s, &iv);
+            iv.node = NULL;
+            s->ops->interval(s, &iv);
+        }
+        fill(st, 2000 * (t + 1), 1000 * (t + 1), 4096);
+        struct mgr_row nr = {.type = MGR_ROW_NODE,
+                             .node = node,
+                             .stats = st,
+                             .ns = 1000000000,
+                             .status = MGR_STATUS_OK,
+                             .nodes = 1};
+        s->ops->row(s, &ti, &nr);
+        struct mgr_row wr = nr;
+        wr.type = MGR_ROW_WORKER;
+        wr.worker = "w0";
+        s->ops->row(s, &ti, &wr);
+        if (cut && t == ntests - 1)
+            break;
+        struct mgr_row ar = {.type = MGR_ROW_ALL,
+                             .stats = st,
+                             .ns = 1000000000,
+                             .status = MGR_STATUS_OK,
+                             .nodes = 1};
+        struct mgr_test_end te = {
+            .test = &ti, .end_wall_ns = ti.start_wall_ns + 1, .all = &ar, .nodes = 1};
+        s->ops->test_end(s, &te);
+        if (all_stats)
+            *all_stats = *st;
+    }
+    if (!cut)
+        s->ops->run_end(s, 0);
+    id = mgr_db_sink_run_id(s);
+    assert_int_equal(mgr_sink_close(s), 0);
+    free(st);
+    return id;
+}
+
+static void creates_wal_current_schema(void **state)
+{
+    char db[PATH_MAX];
+    struct mgr_store *st;
+    struct iof_diag d = {{0}};
+    sqlite3_stmt *s;
+    (void)state;
+
+    fresh_path(db, sizeof(db), "sub/dir/runs.db");
+    assert_int_equal(mgr_store_open(db, &st, &d), 0);
+    assert_int_equal(query_int(st, "PRAGMA user_version"), MGR_STORE_SCHEMA);
+    assert_int_equal(sqlite3_prepare_v2(st->db, "PRAGMA journal_mode", -1, &s, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(s, 0), "wal");
+    sqlite3_finalize(s);
+    mgr_store_close(st);
+}
+
+static void records_and_reads_back(void **state)
+{
+    char db[PATH_MAX];
+    struct mgr_store *st;
+    struct iof_diag d = {{0}};
+    struct mgr_rpt_run r;
+    struct iof_stats *all = malloc(sizeof(*all));
+    struct mgr_metrics m;
+    int64_t id;
+    (void)state;
+
+    assert_non_null(all);
+    fresh_path(db, sizeof(db), "runs.db");
+    id = record_run(db, "nvme", 2, false, all);
+    assert_true(id > 0);
+    assert_int_equal(mgr_store_open(db, &st, &d), 0);
+    assert_int_equal(mgr_rpt_load(st, id, &r, &d), 0);
+    assert_string_equal(r.tag, "nvme");
+    assert_true(r.has_exit);
+    assert_int_equal(r.exit_code, 0);
+    assert_int_equal(r.ntests, 2);
+    assert_int_equal(r.nagents, 1);
+    assert_string_equal(r.agentv[0].name, node);
+    assert_string_equal(r.agentv[0].hostname, "h\"ost");
+    assert_int_equal(r.agentv[0].cpus, 4);
+    assert_non_null(strstr(r.plan, "\"x\":[1,2]"));
+    assert_string_equal(r.tests[1].name, "spec 1");
+    assert_true(r.tests[1].complete);
+    assert_non_null(r.tests[1].all);
+    /* ALL, NODE, WORKER rows; 2 intervals x (node + ALL). */
+    assert_int_equal(r.tests[1].nrows, 3);
+    assert_int_equal(r.tests[1].nivs, 4);
+    mgr_metrics_compute(all, 1000000000, &m);
+    assert_true(fabs(r.tests[1].all->f.v[MGR_RPT_IOPS] - m.iops) < 1e-9);
+    assert_true(fabs(r.tests[1].all->f.v[MGR_RPT_P99] - m.p99_ms) < 1e-12);
+    assert_true(fabs(r.tests[1].all->f.v[MGR_RPT_AVG] - m.avg_ms) < 1e-12);
+    /* p99 recomputed from the stored buckets by the documented rule. */
+    {
+        const struct mgr_rpt_test *t = &r.tests[1];
+        double total = 0, cum = 0, need, p99 = -1;
+        for (size_t k = 0; k < t->nhist; k++)
+            total += t->hist[k].count;
+        assert_true(total == (double)(all->rd.lat.count + all->wr.lat.count));
+        need = ceil(0.99 * total);
+        for (size_t k = 0; k < t->nhist && p99 < 0; k++) {
+            cum += t->hist[k].count;
+            if (cum >= need)
+                p99 = t->hist[k].low_ns + floor(t->hist[k].width_ns / 2);
+        }
+        assert_true(fabs(p99 / 1e6 - m.p99_ms) < 1e-12);
+    }
+    assert_true(r.tests[0].measure_start_s >= 0.49 && r.tests[0].measure_start_s <= 0.51);
+    mgr_rpt_free(&r);
+    mgr_store_close(st);
+    free(all);
+}
+
+static void unfinished_test_kept(void **state)
+{
+    char db[PATH_MAX];
+    struct mgr_store *st;
+    struct iof_diag d = {{0}};
+    struct mgr_rpt_run r;
+    int64_t id;
+    (void)state;
+
+    fresh_path(db, sizeof(db), "runs.db");
+    id = record_run(db, NULL, 2, true, NULL);
+    assert_int_equal(mgr_store_open(db, &st, &d), 0);
+    assert_int_equal(mgr_rpt_load(st, id, &r, &d), 0);
+    assert_false(r.has_exit);
+    assert_int_equal(r.ntests, 2);
+    assert_true(r.tests[0].complete);
+    assert_false(r.tests[1].complete);
+    assert_null(r.tests[1].all);
+    assert_int_equal(r.tests[1].nivs, 4);
+    mgr_rpt_free(&r);
+    mgr_store_close(st);
+}
+
+static void resolve_and_rm(void **state)
+{
+    char db[PATH_MAX];
+    struct mgr_store *st;
+    struct iof_diag d = {{0}};
+    int64_t a, b, c, got = 0;
+    (void)state;
+
+    fresh_path(db, sizeof(db), "runs.db");
+    a = record_run(db, "x", 1, false, NULL);
+    b = record_run(db, "x", 1, false, NULL);
+    c = record_run(db, "y", 1, false, NULL);
+    assert_true(a < b && b < c);
+    assert_int_equal(mgr_store_open(db, &st, &d), 0);
+    assert_int_equal(mgr_store_resolve(st, "x", &got, &d), 0);
+    assert_int_equal(got, b); /* the newest with the tag */
+    assert_int_equal(mgr_store_resolve(st, "1", &got, &d), 0);
+    assert_int_equal(got, a);
+    assert_int_equal(mgr_store_resolve(st, "nope", &got, &d), -ENOENT);
+    assert_non_null(strstr(d.msg, "nope"));
+    assert_int_equal(mgr_store_rm(st, b, &d), 0);
+    assert_int_equal(mgr_store_resolve(st, "x", &got, &d), 0);
+    assert_int_equal(got, a);
+    assert_int_equal(mgr_store_rm(st, b, &d), -ENOENT);
+    assert_int_equal(query_int(st, "SELECT count(*) FROM tests WHERE run_id NOT IN "
+                                   "(SELECT id FROM runs)"),
+                     0);
+    assert_int_equal(query_int(st, "SELECT count(*) FROM rows WHERE test_id NOT IN "
+                                   "(SELECT id FROM tests)"),
+                     0);
+    assert_int_equal(query_int(st, "SELECT count(*) FROM intervals WHERE test_id NOT IN "
+                                   "(SELECT id FROM tests)"),
+                     0);
+    assert_int_equal(query_int(st, "SELECT count(*) FROM agents WHERE run_id NOT IN "
+                                   "(SELECT id FROM runs)"),
+                     0);
+    assert_int_equal(query_int(st, "SELECT count(*) FROM runs"), 2);
+    mgr_store_close(st);
+}
+
+/* The version 1 layout, as a build of that version wrote it. */
+static const char v1_sql[] =
+    "CREATE TABLE runs(id INTEGER PRIMARY KEY AUTOINCREMENT, start_unix_ns INTEGER, "
+    "plan_name TEXT, plan TEXT, tests_planned INTEGER, exit_code INTEGER, "
+    "iofleet_version TEXT, source TEXT);"
+    "CREATE TABLE agents(run_id INTEGER NOT NULL, seq INTEGER NOT NULL, name TEXT, doc TEXT);"
+    "CREATE TABLE tests(id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, idx INTEGER NOT NULL, "
+    "spec TEXT, cycle TEXT, cycle_param TEXT, cycle_value INTEGER, start_unix_ns INTEGER, "
+    "end_unix_ns INTEGER, start_skew_ms REAL, nodes INTEGER, lost INTEGER, absent TEXT, "
+    "interrupted INTEGER, complete INTEGER NOT NULL DEFAULT 0);"
+    "CREATE TABLE rows(test_id INTEGER NOT NULL, seq INTEGER NOT NULL, row_type TEXT NOT NULL, "
+    "node TEXT, worker TEXT, target TEXT, status TEXT, queue_depth INTEGER, n_nodes INTEGER, "
+    "n_workers INTEGER, n_targets INTEGER, window_start_s REAL, window_end_s REAL, duration_s "
+    "REAL, iops REAL, read_iops REAL, write_iops REAL, mibps REAL, read_mibps REAL, write_mibps "
+    "REAL, avg_lat_ms REAL, avg_read_lat_ms REAL, avg_write_lat_ms REAL, p50_lat_ms REAL, "
+    "p90_lat_ms REAL, p95_lat_ms REAL, p99_lat_ms REAL, p999_lat_ms REAL, p9999_lat_ms REAL, "
+    "max_lat_ms REAL, read_ios INT, write_ios INT, bytes_read INT, bytes_written INT, errors "
+    "INT, cpu_pct REAL, latency TEXT);"
+    "CREATE TABLE intervals(test_id INTEGER NOT NULL, seq INTEGER NOT NULL, interval INTEGER "
+    "NOT NULL, time_s REAL, node TEXT, reported INTEGER, lost INTEGER, late INTEGER, duration_s "
+    "REAL, iops REAL, read_iops REAL, write_iops REAL, mibps REAL, read_mibps REAL, write_mibps "
+    "REAL, avg_lat_ms REAL, avg_read_lat_ms REAL, avg_write_lat_ms REAL, p50_lat_ms REAL, "
+    "p90_lat_ms REAL, p95_lat_ms REAL, p99_lat_ms REAL, p999_lat_ms REAL, p9999_lat_ms REAL, "
+    "max_lat_ms REAL, read_ios INT, write_ios INT, bytes_read INT, bytes_written INT, errors "
+    "INT, cpu_pct REAL, latency TEXT);"
+    "INSERT INTO runs(start_unix_ns, plan_name, exit_code, source) VALUES(1, 'old', 0, 'run');"
+    "INSERT INTO tests(run_id, idx, spec, complete) VALUES(1, 1, 's', 1);"
+    "INSERT INTO rows(test_id, seq, row_type, iops, p99_lat_ms) VALUES(1, 0, 'ALL', 1234.5, 0.5);"
+    "PRAGMA user_version=1;";
+
+static void migrates_v1(void **state)
+{
+    char db[PATH_MAX];
+    struct mgr_store *st;
+    struct iof_diag d = {{0}};
+    sqlite3 *raw;
+    int64_t got = 0;
+    (void)state;
+
+    fresh_path(db, sizeof(db), "old.db");
+    assert_int_equal(mgr_store_open(db, &st, &d), 0); /* creates the directory */
+    mgr_store_close(st);
+    unlink(db);
+    assert_int_equal(sqlite3_open(db, &raw), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(raw, v1_sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(raw);
+
+    assert_int_equal(mgr_store_open(db, &st, &d), 0);
+    assert_int_equal(query_int(st, "PRAGMA user_version"), MGR_STORE_SCHEMA);
+    assert_int_equal(query_int(st, "SELECT count(*) FROM runs WHERE plan_name = 'old'"), 1);
+    assert_int_equal(mgr_store_exec(st, "UPDATE runs SET tag = 'kept' WHERE id = 1", &d), 0);
+    assert_int_equal(mgr_store_resolve(st, "kept", &got, &d), 0);
+    assert_int_equal(got, 1);
+    mgr_store_close(st);
+    /* The migrated file takes new runs. */
+    assert_int_equal(record_run(db, "new", 1, false, NULL), 2);
+}
+
+static void refuses_newer(void **state)
+{
+    char db[PATH_MAX];
+    struct mgr_store *st;
+    struct iof_diag d = {{0}};
+    sqlite3 *raw;
+    (void)state;
+
+    fresh_path(db, sizeof(db), "new.db");
+    assert_int_equal(mgr_store_open(db, &st, &d), 0);
+    mgr_store_close(st);
+    assert_int_equal(sqlite3_open(db, &raw), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(raw, "PRAGMA user_version=99", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(raw);
+    assert_int_not_equal(mgr_store_open(db, &st, &d), 0);
+    assert_null(st);
+    assert_non_null(strstr(d.msg, "schema version 99 is newer"));
+}
+
+static void list_headline(void **state)
+{
+    char db[PATH_MAX], out[PATH_MAX + 8], line[512];
+    struct mgr_store *st;
+    struct iof_diag d = {{0}};
+    FILE *f;
+    bool found = false;
+    (void)state;
+
+    fresh_path(db, sizeof(db), "runs.db");
+    record_run(db, "hl", 2, false, NULL);
+    assert_int_equal(mgr_store_open(db, &st, &d), 0);
+    snprintf(out, sizeof(out), "%s.json", db);
+    f = fopen(out, "w+");
+    assert_non_null(f);
+    assert_int_equal(mgr_store_list(st, true, f, &d), 0);
+    rewind(f);
+    while (fgets(line, sizeof(line), f))
+        if (strstr(line, "\"tag\":\"hl\"")) {
+            /* test 2 has the most I/O: 4000 reads + 1334 writes in 1 s */
+            assert_non_null(strstr(line, "\"iops\":5334,"));
+            assert_non_null(strstr(line, "\"tests\":2,"));
+            assert_non_null(strstr(line, "\"status\":\"finished\""));
+            found = true;
+        }
+    assert_true(found);
+    fclose(f);
+    mgr_store_close(st);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(creates_wal_current_schema),
+        cmocka_unit_test(records_and_reads_back),
+        cmocka_unit_test(unfinished_test_kept),
+        cmocka_unit_test(resolve_and_rm),
+        cmocka_unit_test(migrates_v1),
+        cmocka_unit_test(refuses_newer),
+        cmocka_unit_test(list_headline),
+    };
+    return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
+}
