@@ -74,6 +74,7 @@ static const struct iof_cmd report_cmd = {
     .about = "Writes a report of the runs: RUN is a run id or tag of the history, or a result "
              "file of iofleet run --json. One run: per-test bars of IOPS, MiB/s and latency, "
              "time series (ALL and per node, the ramp shaded), the latency percentile curve, "
+             "latency against IOPS for a cycle, "
              "node and worker tables, the plan and the agents. Two or more: a comparison, the "
              "tests matched by spec name, with B/A ratio columns. The HTML page needs no "
              "network: Chart.js (Debian libjs-chart.js) is inlined.",

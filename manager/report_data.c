@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/buf.h"
 #include "manager/report_html.h"
 
 static char *dup_col(sqlite3_stmt *s, int i)
@@ -46,13 +47,9 @@ static int load_rows(struct mgr_store *st, int64_t test_id, struct mgr_rpt_test 
     sqlite3_bind_int64(s, 1, test_id);
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         struct mgr_rpt_row *r;
-        if (t->nrows == cap) {
-            struct mgr_rpt_row *n = realloc(t->rows, (cap = cap ? cap * 2 : 16) * sizeof(*n));
-            if (!n) {
-                sqlite3_finalize(s);
-                return -ENOMEM;
-            }
-            t->rows = n;
+        if (iof_array_grow((void **)&t->rows, &cap, t->nrows + 1, sizeof(*t->rows))) {
+            sqlite3_finalize(s);
+            return -ENOMEM;
         }
         r = &t->rows[t->nrows++];
         *r = (struct mgr_rpt_row){.type = dup_col(s, 0),
@@ -82,13 +79,9 @@ static int load_ivs(struct mgr_store *st, int64_t test_id, struct mgr_rpt_test *
     sqlite3_bind_int64(s, 1, test_id);
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         struct mgr_rpt_iv *v;
-        if (t->nivs == cap) {
-            struct mgr_rpt_iv *n = realloc(t->ivs, (cap = cap ? cap * 2 : 64) * sizeof(*n));
-            if (!n) {
-                sqlite3_finalize(s);
-                return -ENOMEM;
-            }
-            t->ivs = n;
+        if (iof_array_grow((void **)&t->ivs, &cap, t->nivs + 1, sizeof(*t->ivs))) {
+            sqlite3_finalize(s);
+            return -ENOMEM;
         }
         v = &t->ivs[t->nivs++];
         *v = (struct mgr_rpt_iv){.k = sqlite3_column_int64(s, 0),
@@ -126,13 +119,9 @@ static int load_hist(struct mgr_store *st, int64_t test_id, struct mgr_rpt_test 
         return -EIO;
     sqlite3_bind_int64(s, 1, test_id);
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (t->nhist == cap) {
-            struct mgr_rpt_bucket *n = realloc(t->hist, (cap = cap ? cap * 2 : 64) * sizeof(*n));
-            if (!n) {
-                sqlite3_finalize(s);
-                return -ENOMEM;
-            }
-            t->hist = n;
+        if (iof_array_grow((void **)&t->hist, &cap, t->nhist + 1, sizeof(*t->hist))) {
+            sqlite3_finalize(s);
+            return -ENOMEM;
         }
         t->hist[t->nhist++] = (struct mgr_rpt_bucket){.low_ns = sqlite3_column_double(s, 0),
                                                       .width_ns = sqlite3_column_double(s, 1),
@@ -159,13 +148,9 @@ static int load_tests(struct mgr_store *st, struct mgr_rpt_run *r)
         const char *cycle = (const char *)sqlite3_column_text(s, 3);
         int64_t test_id = sqlite3_column_int64(s, 0);
 
-        if (r->ntests == cap) {
-            struct mgr_rpt_test *n = realloc(r->tests, (cap = cap ? cap * 2 : 8) * sizeof(*n));
-            if (!n) {
-                err = -ENOMEM;
-                break;
-            }
-            r->tests = n;
+        if (iof_array_grow((void **)&r->tests, &cap, r->ntests + 1, sizeof(*r->tests))) {
+            err = -ENOMEM;
+            break;
         }
         t = &r->tests[r->ntests++];
         *t = (struct mgr_rpt_test){.idx = sqlite3_column_int(s, 1),
@@ -181,7 +166,9 @@ static int load_tests(struct mgr_store *st, struct mgr_rpt_run *r)
         } else {
             t->name = strdup(spec ? spec : "");
         }
-        if (!t->name)
+        t->spec = strdup(spec ? spec : "");
+        t->cycle = strdup(cycle ? cycle : "");
+        if (!t->name || !t->spec || !t->cycle)
             err = -ENOMEM;
         if (!err)
             err = load_rows(st, test_id, t);
@@ -212,13 +199,9 @@ static int load_agents(struct mgr_store *st, struct mgr_rpt_run *r)
         return -EIO;
     sqlite3_bind_int64(s, 1, r->id);
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (r->nagents == cap) {
-            struct mgr_rpt_agent *n = realloc(r->agentv, (cap = cap ? cap * 2 : 8) * sizeof(*n));
-            if (!n) {
-                sqlite3_finalize(s);
-                return -ENOMEM;
-            }
-            r->agentv = n;
+        if (iof_array_grow((void **)&r->agentv, &cap, r->nagents + 1, sizeof(*r->agentv))) {
+            sqlite3_finalize(s);
+            return -ENOMEM;
         }
         r->agentv[r->nagents++] =
             (struct mgr_rpt_agent){.name = dup_col(s, 0),
@@ -293,6 +276,8 @@ void mgr_rpt_free(struct mgr_rpt_run *r)
         free(t->ivs);
         free(t->hist);
         free(t->name);
+        free(t->spec);
+        free(t->cycle);
     }
     for (size_t i = 0; i < r->nagents; i++) {
         struct mgr_rpt_agent *a = &r->agentv[i];

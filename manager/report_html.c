@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/buf.h"
 #include "manager/report_html.h"
 
 static const struct {
@@ -158,18 +159,43 @@ static size_t test_names(const struct mgr_rpt_run *runs, size_t n, const char **
                 seen = !strcmp(names[q], name);
             if (seen)
                 continue;
-            if (k == cap) {
-                const char **nn = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof(*nn));
-                if (!nn) {
-                    free(names);
-                    *out = NULL;
-                    return 0;
-                }
-                names = nn;
+            if (iof_array_grow((void **)&names, &cap, k + 1, sizeof(*names))) {
+                free(names);
+                *out = NULL;
+                return 0;
             }
             names[k++] = name;
         }
     *out = names;
+    return k;
+}
+
+/* The specs that ran at two or more cycle steps in some run (a queue depth,
+ * worker or target cycle): their tests make a latency-against-IOPS curve. */
+static size_t curve_specs(const struct mgr_rpt_run *runs, size_t n, const char ***out)
+{
+    size_t cap = 0, k = 0;
+    const char **specs = NULL;
+
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < runs[i].ntests; j++) {
+            const char *spec = runs[i].tests[j].spec;
+            size_t steps = 0;
+            bool seen = false;
+            for (size_t q = 0; q < runs[i].ntests; q++)
+                steps += !strcmp(runs[i].tests[q].spec, spec) && runs[i].tests[q].cycle[0];
+            for (size_t q = 0; q < k && !seen; q++)
+                seen = !strcmp(specs[q], spec);
+            if (steps < 2 || seen)
+                continue;
+            if (iof_array_grow((void **)&specs, &cap, k + 1, sizeof(*specs))) {
+                free(specs);
+                *out = NULL;
+                return 0;
+            }
+            specs[k++] = spec;
+        }
+    *out = specs;
     return k;
 }
 
@@ -360,6 +386,22 @@ static void html_latency(FILE *f, size_t nnames, const char **names)
     fputs("</div></section>\n", f);
 }
 
+static void html_curves(FILE *f, const char **specs, size_t nspecs)
+{
+    if (!nspecs)
+        return;
+    fputs("<section id=\"curves\"><h2>Curves</h2><p class=\"meta\">Tests of one spec at "
+          "each step of a cycle (queue depth, workers or targets): latency against IOPS, one "
+          "point per step.</p><div class=\"charts\">",
+          f);
+    for (size_t q = 0; q < nspecs; q++) {
+        fprintf(f, "<div class=\"chart\"><canvas id=\"curve-%zu\" data-spec=\"", q);
+        html(f, specs[q]);
+        fputs("\"></canvas></div>", f);
+    }
+    fputs("</div></section>\n", f);
+}
+
 static void html_row_table(FILE *f, const struct mgr_rpt_test *t, const char *type)
 {
     bool worker = !strcmp(type, "WORKER");
@@ -448,13 +490,19 @@ static void html_plan(FILE *f, const struct mgr_rpt_run *runs, size_t n)
 /* The chart data: IOF = {runs: [{label, tests: [{name, idx, all: {iops, ...}, start_s,
  * ramp_end_s, series: {NODE: [[t, iops, p99_ms], ...]}, curve: [[1/(1-q), ms], ...]}]}]}. */
 static void html_data(FILE *f, const struct mgr_rpt_run *runs, size_t n, const char **names,
-                      size_t nnames)
+                      size_t nnames, const char **specs, size_t nspecs)
 {
     fputs("<script>\"use strict\";const IOF={names:[", f);
     for (size_t q = 0; q < nnames; q++) {
         if (q)
             fputc(',', f);
         jstr(f, names[q]);
+    }
+    fputs("],curves:[", f);
+    for (size_t q = 0; q < nspecs; q++) {
+        if (q)
+            fputc(',', f);
+        jstr(f, specs[q]);
     }
     fputs("],runs:[", f);
     for (size_t i = 0; i < n; i++) {
@@ -470,6 +518,10 @@ static void html_data(FILE *f, const struct mgr_rpt_run *runs, size_t n, const c
 
             fprintf(f, "%s{name:", j ? "," : "");
             jstr(f, t->name);
+            fputs(",spec:", f);
+            jstr(f, t->spec);
+            fputs(",cycle:", f);
+            jstr(f, t->cycle);
             fprintf(f, ",idx:%d,all:", t->idx);
             if (a) {
                 fputc('{', f);
@@ -586,6 +638,17 @@ static const char report_js[] =
     "ticks:{callback:v=>{const l=Math.log10(v);return Number.isInteger(l)&&l>0?('p'+(100*(1-"
     "1/v)).toString()):(v===1?'p0':'');}}},y:{type:'logarithmic',title:{display:true,text:"
     "'latency ms'}}}}});done(id,ch);});\n"
+    "IOF.curves.forEach((spec,q)=>{const id='curve-'+q;const el=document.getElementById(id);"
+    "if(!el)return;const sets=[];IOF.runs.forEach((r,i)=>{const ts=r.tests.filter(t=>t.spec==="
+    "spec&&t.all&&t.all.iops!==null);if(ts.length<2)return;for(const k of [['p99_lat_ms','p99'"
+    "],['avg_lat_ms','avg']])sets.push({label:r.label+' '+k[1],data:ts.map(t=>({x:t.all.iops,"
+    "y:t.all[k[0]],step:t.cycle})),borderColor:col(2*i+(k[1]==='avg'?1:0)),backgroundColor:"
+    "col(2*i+(k[1]==='avg'?1:0)),showLine:true,pointRadius:3});});const ch=new Chart(el,{type:"
+    "'scatter',data:{datasets:sets},options:{plugins:{title:{display:true,text:'Latency against "
+    "IOPS: '+spec},tooltip:{callbacks:{label:c=>c.dataset.label+' '+c.raw.step+': '+"
+    "c.raw.x.toFixed(0)+' IOPS, '+c.raw.y.toFixed(4)+' ms'}}},scales:{x:{beginAtZero:true,title:"
+    "{display:true,text:'IOPS'}},y:{beginAtZero:true,title:{display:true,text:'latency ms'}}}}}"
+    ");done(id,ch);});\n"
     "for(const p of document.querySelectorAll('pre.plan')){try{p.textContent=JSON.stringify("
     "JSON.parse(p.textContent),null,2);}catch(e){}}\n"
     "document.body.dataset.ready='1';\n"
@@ -608,12 +671,14 @@ static void script_text(FILE *f, const char *s)
 int mgr_rpt_html(FILE *f, const struct mgr_rpt_run *runs, size_t n, const char *chartjs,
                  const char *chartjs_version)
 {
-    const char **names;
-    size_t nnames = test_names(runs, n, &names);
+    const char **names, **specs;
+    size_t nnames = test_names(runs, n, &names), nspecs = curve_specs(runs, n, &specs);
     char now[64];
 
-    if (!names && nnames == 0 && n && runs[0].ntests)
+    if (!names && nnames == 0 && n && runs[0].ntests) {
+        free(specs);
         return -1;
+    }
     fmt_time((int64_t)time(NULL) * 1000000000, now, sizeof(now));
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
           "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
@@ -640,15 +705,17 @@ int mgr_rpt_html(FILE *f, const struct mgr_rpt_run *runs, size_t n, const char *
         html_comparison(f, runs, n, names, nnames);
     html_timeseries(f, runs, n);
     html_latency(f, nnames, names);
+    html_curves(f, specs, nspecs);
     html_nodes(f, runs, n);
     html_plan(f, runs, n);
     fputs("<script>", f);
     script_text(f, chartjs);
     fputs("</script>\n", f);
-    html_data(f, runs, n, names, nnames);
+    html_data(f, runs, n, names, nnames, specs, nspecs);
     fputs(report_js, f);
     fputs("</body></html>\n", f);
     free(names);
+    free(specs);
     return 0;
 }
 

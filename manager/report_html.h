@@ -71,7 +71,8 @@ struct mgr_rpt_bucket {
 
 struct mgr_rpt_test {
     int idx;
-    char *name; /* spec, or "spec [cycle]": what runs are matched by */
+    char *name;         /* spec, or "spec [cycle]": what runs are matched by */
+    char *spec, *cycle; /* the parts ("" without a cycle) */
     bool complete, interrupted;
     double start_s;         /* since the run's start */
     double measure_start_s; /* first interval's start (end of the ramp); < 0 unknown */

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "common/buf.h"
+
 #define METRIC_COL(name, kind) ", " #name " " #kind
 #define ROW_COLS                                                                                   \
     "test_id INTEGER NOT NULL, seq INTEGER NOT NULL, row_type TEXT NOT NULL, node TEXT, "          \
@@ -282,9 +284,9 @@ const char *mgr_store_status_name(bool has_exit, int exit_code)
 /* The whole file, NUL-terminated: new, or NULL with *err and diag set. */
 static char *read_file(const char *path, int *err, struct iof_diag *diag)
 {
+    struct iof_buf text = IOF_BUF_INIT;
     FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
+    char *out;
 
     *err = 0;
     if (!f) {
@@ -293,31 +295,25 @@ static char *read_file(const char *path, int *err, struct iof_diag *diag)
     }
     for (;;) {
         size_t n;
-        if (cap - len < 65536) {
-            char *nb;
-            cap = cap ? cap * 2 : 1 << 20;
-            if (!(nb = realloc(buf, cap))) {
-                free(buf);
-                fclose(f);
-                *err = iof_diag_set(diag, -ENOMEM, "%s: out of memory", path);
-                return NULL;
-            }
-            buf = nb;
-        }
-        n = fread(buf + len, 1, cap - len - 1, f);
-        len += n;
+        if (iof_buf_reserve(&text, 64 * 1024))
+            break;
+        n = fread(text.p + text.len, 1, 64 * 1024, f);
+        iof_buf_commit(&text, n);
         if (n == 0)
             break;
     }
-    if (ferror(f)) {
-        *err = iof_diag_set(diag, -EIO, "%s: read error", path);
-        free(buf);
+    if (text.err || ferror(f)) {
+        *err = iof_diag_set(diag, text.err ? text.err : -EIO, "%s: %s", path,
+                            text.err ? iof_strerror(text.err) : "read error");
+        iof_buf_free(&text);
         fclose(f);
         return NULL;
     }
     fclose(f);
-    buf[len] = '\0';
-    return buf;
+    out = iof_buf_take(&text, NULL);
+    if (!out)
+        *err = iof_diag_set(diag, -ENOMEM, "%s: out of memory", path);
+    return out;
 }
 
 #define JSON_COL(name, kind) ", " #name

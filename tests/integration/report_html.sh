@@ -5,7 +5,8 @@
 # pixels), the B/A ratios equal the ones computed from the runs' CSV files,
 # the inlined Chart.js version is the installed package's. A single-run
 # report draws its summary charts too; the checker itself is shown to catch a
-# request and a console error on a doctored page. Also: --format md, a RUN
+# request and a console error on a doctored page; a queue-depth cycle gets its
+# latency-against-IOPS curves. Also: --format md, a RUN
 # given as a --json file, a missing Chart.js. IOF_REPORT_SHOTS=DIR keeps one
 # screenshot per report section there (docs/images/report-SECTION.png).
 source "$(dirname "$0")/lib/cluster.bash"
@@ -89,6 +90,19 @@ jq -e '.console_errors == [] and .requests == [] and
        all(.canvases[]; .points > 0 and .painted > 2000)' "$T/one.json" >/dev/null ||
     fail "single-run report: $(jq -c '{console_errors, requests, canvases}' "$T/one.json")"
 ok "single-run report: summary, time series and percentile charts drawn"
+
+# A queue-depth cycle: the curves section, latency against IOPS per spec.
+expect_rc 0 "$IOFLEET" run "$T/p.json" "${CL_AGENT_ARGS[@]}" --quiet --db "$db" --tag qd \
+    --set run.duration=500ms --set 'cycle={"queue_depth":{"from":1,"to":4,"step":"x2"}}'
+expect_rc 0 "$IOFLEET" report qd --db "$db" -o "$T/qd.html"
+$CHECK "$T/qd.html" "$T/qd.json" "$shots/curves" || fail "chromium could not load the cycle report"
+# 2 specs x 3 steps: a curve per spec, p99 and avg, 3 points each.
+jq -e '.console_errors == [] and .requests == [] and
+       ([.canvases[] | select(.id | startswith("curve-"))] | length) == 2 and
+       all(.canvases[] | select(.id | startswith("curve-")); .points == 6 and .painted > 2000) and
+       all(.canvases[]; .points > 0)' "$T/qd.json" >/dev/null ||
+    fail "cycle report: $(jq -c '{console_errors, requests, canvases}' "$T/qd.json")"
+ok "a queue-depth cycle draws latency against IOPS, one curve per spec (3 steps each)"
 
 # The checker sees a request and a console error when there are some.
 sed -e '/Content-Security-Policy/d' \
