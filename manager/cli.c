@@ -17,6 +17,7 @@
 #include "common/cliopt.h"
 #include "common/log.h"
 #include "manager/cluster.h"
+#include "manager/http.h"
 #include "manager/pki.h"
 #include "manager/agents.h"
 #include "manager/probe.h"
@@ -27,7 +28,7 @@
 
 #define CLI_MAX_SET 256
 #define CLI_MAX_AGENTS 100000
-#define CLI_MAX_SINKS 8
+#define CLI_MAX_SINKS 8 /* result files */
 
 /* Option ids; shared by the run, validate and pki init tables. */
 enum cli_opt_id {
@@ -59,6 +60,8 @@ enum cli_opt_id {
     OPT_DB,
     OPT_NO_DB,
     OPT_TAG,
+    OPT_HTTP,
+    OPT_HTTP_LINGER,
 };
 
 #define CLI_OPT_HELP                                                                               \
@@ -134,6 +137,15 @@ static const struct iof_opt cli_run_opts[] = {
      OPT_TIMESERIES},
     {"json", 0, IOF_OPT_REQUIRED, "F",
      "write everything as JSON: plan, agents, intervals, results, histograms", OPT_JSON},
+    {"http", 0, IOF_OPT_REQUIRED, "[ADDR:]PORT",
+     "serve a live view while the run lasts: a page (/), Server-Sent Events (/events), "
+     "Prometheus metrics (/metrics) and JSON (/api/run); ADDR defaults to 127.0.0.1, any other "
+     "address is served without authentication (docs/monitoring.md); PORT 0 picks a free one",
+     OPT_HTTP},
+    {"http-linger", 0, IOF_OPT_REQUIRED, "SECONDS",
+     "with --http: keep serving the final figures this long after the run, 0..3600 (default "
+     "0), so a scraper sees them",
+     OPT_HTTP_LINGER},
     {"force", 'f', IOF_OPT_NONE, NULL,
      "replace existing result files; without it an existing file is refused before anything "
      "runs",
@@ -317,6 +329,8 @@ struct cli_args {
     const char *sink_opt[CLI_MAX_SINKS]; /* "--csv" ... */
     const char *sink_path[CLI_MAX_SINKS];
     size_t nsinks;
+    const char *http;       /* --http [ADDR:]PORT, or NULL */
+    unsigned http_linger;   /* --http-linger seconds */
     bool force;             /* replace existing result files */
     bool allow_destructive; /* the local agent's --allow-destructive */
     const char *db;         /* --db PATH, NULL: the default */
@@ -514,6 +528,21 @@ static int cli_parse(int argc, char **argv, const struct iof_cmd *cmd, struct cl
                 a->sink_path[a->nsinks++] = val;
             }
             break;
+        case OPT_HTTP: {
+            char host[64];
+            uint16_t port;
+            struct iof_diag d = {{0}};
+            if (mgr_http_parse(val, host, sizeof(host), &port, &d)) {
+                IOF_USER("%s: --http %s", cmd->prog, d.msg); /* one line, like a busy port */
+                rc = 2;
+            }
+            a->http = val;
+            break;
+        }
+        case OPT_HTTP_LINGER:
+            rc = cli_number(cmd, "--http-linger", val, 0, 3600, &num);
+            a->http_linger = (unsigned)num;
+            break;
         case OPT_FORCE:
             a->force = true;
             break;
@@ -678,7 +707,8 @@ static int cli_run(int argc, char **argv)
     struct cli_args a;
     struct iof_plan p;
     struct mgr_run_opts o = {0};
-    struct mgr_sink *sinks[CLI_MAX_SINKS + 1], *db_sink = NULL;
+    /* result files, + the run history and the live view */
+    struct mgr_sink *sinks[CLI_MAX_SINKS + 2], *db_sink = NULL;
     size_t nsinks = 0;
     char dynamo[PATH_MAX];
     char *text = NULL;
@@ -696,9 +726,20 @@ static int cli_run(int argc, char **argv)
         cli_args_free(&a);
         return rc;
     }
+    /* The live view binds first: a port in use fails before any result
+     * file is created. */
+    if (a.http) {
+        struct iof_diag d = {{0}};
+        if (mgr_http_open(a.http, a.http_linger, &sinks[nsinks], &d)) {
+            IOF_USER("iofleet run: --http %s", d.msg);
+            rc = 2;
+        } else {
+            nsinks++;
+        }
+    }
     /* Result files are created before anything runs: a path that cannot be
      * written fails now, not after an hour of measurement. */
-    for (size_t i = 0; i < a.nsinks; i++) {
+    for (size_t i = 0; rc == 0 && i < a.nsinks; i++) {
         const struct mgr_sink_ops *ops = mgr_sink_for_option(a.sink_opt[i]);
         struct iof_diag d = {{0}};
         if (!ops) {
@@ -764,7 +805,9 @@ static int cli_run(int argc, char **argv)
     if (db_sink && mgr_db_sink_run_id(db_sink) && !a.quiet)
         IOF_USER("iofleet: recorded as run %" PRId64 " in %s", mgr_db_sink_run_id(db_sink),
                  db_sink->path);
-    for (size_t i = 0; i < nsinks; i++)
+    /* Last opened first: the live view (sinks[0]) lingers, if asked, after
+     * every file is complete. */
+    for (size_t i = nsinks; i-- > 0;)
         if (mgr_sink_close(sinks[i]) && rc == 0)
             rc = 1; /* results that could not be written are not a clean run */
     free(text);

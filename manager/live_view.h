@@ -1,0 +1,81 @@
+/* manager/live_view.h - the state of a running `iofleet run` as the live
+ * view serves it (manager/out_http.c): the loop thread updates it from the
+ * sink callbacks, HTTP threads render it (JSON, Prometheus text) under its
+ * lock. Every function here takes the lock itself except the renderers,
+ * which the caller calls with mgr_view_lock held.
+ */
+#ifndef IOF_MANAGER_LIVE_VIEW_H
+#define IOF_MANAGER_LIVE_VIEW_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/buf.h"
+#include "common/spec.h"
+#include "manager/report.h"
+#include "manager/results.h"
+
+enum mgr_view_state { MGR_VIEW_WAITING, MGR_VIEW_RUNNING, MGR_VIEW_DONE };
+
+struct mgr_view_node {
+    char name[IOF_NAME_MAX];
+    bool up;              /* reported in one of the last two published intervals */
+    bool lost;            /* its last test row said partial / lost-before-start */
+    uint64_t seen_at;     /* view->published when it last reported */
+    bool have;            /* m holds an interval */
+    struct mgr_metrics m; /* its last interval */
+    /* Counters over the whole run: the sum of its intervals. */
+    uint64_t read_ios, write_ios, bytes_read, bytes_written, errors, intervals;
+};
+
+struct mgr_view {
+    pthread_mutex_t mu;
+    pthread_cond_t cv; /* broadcast when seq changes or stopping is set (CLOCK_MONOTONIC) */
+    uint64_t seq;      /* bumped on every change worth an event */
+    bool stopping;     /* the server is shutting down */
+    enum mgr_view_state state;
+    int exit_code;
+    char plan[IOF_NAME_MAX];
+    /* Planned seconds (ramp + duration) of every test, and ramps. */
+    double *test_s, *ramp_s;
+    size_t ntests;
+    size_t cur; /* 0-based current (or last) test; meaningful once started */
+    bool started;
+    char spec[IOF_NAME_MAX], cycle[64];
+    uint64_t run_wall_ns, test_wall_ns, end_wall_ns;
+    uint64_t published; /* ALL intervals published in the run */
+    uint64_t k;         /* the last published interval of the current test */
+    bool have_all;
+    struct mgr_metrics all; /* the last published ALL interval */
+    unsigned reported, lost;
+    struct mgr_view_node *nodes;
+    size_t nnodes, cap;
+};
+
+/* 0 or -errno. */
+int mgr_view_init(struct mgr_view *v);
+void mgr_view_destroy(struct mgr_view *v);
+void mgr_view_lock(struct mgr_view *v);
+void mgr_view_unlock(struct mgr_view *v);
+
+/* Sink events (loop thread). */
+void mgr_view_run_begin(struct mgr_view *v, const struct mgr_run_info *ri);
+void mgr_view_test_begin(struct mgr_view *v, const struct mgr_test_info *ti);
+void mgr_view_interval(struct mgr_view *v, const struct mgr_interval *iv);
+void mgr_view_row(struct mgr_view *v, const struct mgr_row *r);
+void mgr_view_run_end(struct mgr_view *v, int exit_code);
+/* Sets stopping and wakes every waiter. */
+void mgr_view_stop(struct mgr_view *v);
+
+/* Renderers: lock held; append to b (b->err tells a failure). now_wall_ns
+ * is CLOCK_REALTIME, for elapsed time and ETA. */
+void mgr_view_json(const struct mgr_view *v, uint64_t now_wall_ns, struct iof_buf *b);
+void mgr_view_metrics(const struct mgr_view *v, uint64_t now_wall_ns, struct iof_buf *b);
+
+/* Whole-run progress: planned seconds done (0..total) and left. */
+void mgr_view_progress(const struct mgr_view *v, uint64_t now_wall_ns, double *done_s,
+                       double *total_s);
+
+#endif

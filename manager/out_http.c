@@ -1,0 +1,498 @@
+/* manager/out_http.c - the live view's HTTP server: libmicrohttpd, one
+ * thread per connection (at most HTTP_MAX_CONN), fed as a result sink. The
+ * loop thread only updates the locked view (manager/live_view.c) in the
+ * sink callbacks; HTTP threads render it under the lock into their own
+ * bounded buffers and write outside it, so no client can stall the run. */
+#include "manager/http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "manager/live_view.h"
+
+#define HTTP_MAX_CONN 32         /* connections at once, event streams included */
+#define HTTP_MAX_PER_IP 16       /* of them from one address */
+#define HTTP_IDLE_S 30           /* an idle connection is closed after this */
+#define HTTP_MAX_BODY (4u << 20) /* one rendering; a run has at most a few hundred nodes */
+#define SSE_RETRY_MS 2000        /* the browser's reconnect delay */
+#define SSE_KEEPALIVE_S 10       /* a comment line when nothing changed */
+
+struct http_sink {
+    struct mgr_view view;
+    struct MHD_Daemon *daemon;
+    int fd; /* the listening socket (MHD closes it in MHD_stop_daemon) */
+    unsigned linger_s;
+    char url[96];
+};
+
+/* One /events client: what it has been sent, and the event being written. */
+struct sse_client {
+    struct http_sink *h;
+    uint64_t sent_seq;
+    bool sent_any;
+    struct iof_buf out;
+    size_t off;
+};
+
+static const char http_page[] =
+    "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+    "<title>iofleet live</title><link rel=\"icon\" href=\"data:,\">\n"
+    "<meta name=\"viewport\" content=\"width=device-width\">\n"
+    "<style>\n"
+    "body{font:14px system-ui,sans-serif;margin:1.5em;color:#222}\n"
+    "h1{font-size:1.3em;margin:0 0 .4em}\n"
+    "#bar{height:14px;background:#eee;border-radius:3px;overflow:hidden;max-width:40em}\n"
+    "#barfill{height:100%;background:#3a7;width:0}\n"
+    "table{border-collapse:collapse;margin-top:1em}\n"
+    "td,th{padding:3px 10px;text-align:right;border-bottom:1px solid #ddd}\n"
+    "td:first-child,th:first-child{text-align:left}\n"
+    ".iops{display:inline-block;height:10px;background:#47c;vertical-align:middle}\n"
+    "tr.down td{color:#b00}\n"
+    "tr.all td{font-weight:bold}\n"
+    ".muted{color:#777}\n"
+    "</style></head><body>\n"
+    "<h1>iofleet <span id=\"plan\"></span></h1>\n"
+    "<div><span id=\"state\">connecting</span> &middot; test <span id=\"test\">-</span> "
+    "<span id=\"spec\"></span> <span id=\"phase\" class=\"muted\"></span> &middot; interval "
+    "<span id=\"interval\">-</span></div>\n"
+    "<div>progress <span id=\"progress\">-</span> &middot; ETA <span id=\"eta\">-</span> "
+    "&middot; elapsed <span id=\"elapsed\">-</span></div>\n"
+    "<div id=\"bar\"><div id=\"barfill\"></div></div>\n"
+    "<table><thead><tr><th>node</th><th>status</th><th>IOPS</th><th></th><th>MiB/s</th>"
+    "<th>avg ms</th><th>p99 ms</th><th>max ms</th><th>errors</th></tr></thead>"
+    "<tbody id=\"nodes\"></tbody></table>\n"
+    "<p class=\"muted\" id=\"conn\"></p>\n"
+    "<script>\n"
+    "'use strict';\n"
+    "function $(id){return document.getElementById(id);}\n"
+    "function fmt(v,d){return v===null||v===undefined?'-':v.toFixed(d);}\n"
+    "function dur(s){if(s===null||s===undefined)return '-';s=Math.max(0,Math.round(s));"
+    "var h=Math.floor(s/3600),m=Math.floor(s%3600/60),x=s%60;"
+    "return (h?h+'h ':'')+(h||m?m+'m ':'')+x+'s';}\n"
+    "function cell(tr,text){var td=document.createElement('td');td.textContent=text;"
+    "tr.appendChild(td);return td;}\n"
+    "function show(r){\n"
+    " $('plan').textContent=r.plan;\n"
+    " $('state').textContent=r.state+(r.exit_code!==null?' (exit '+r.exit_code+')':'');\n"
+    " $('test').textContent=r.test?r.test.index+'/'+r.tests:'-';\n"
+    " $('spec').textContent=r.test?r.test.spec+(r.test.cycle?' ['+r.test.cycle+']':''):'';\n"
+    " $('phase').textContent=r.test?r.test.phase:'';\n"
+    " $('interval').textContent=r.intervals;\n"
+    " $('progress').textContent=r.progress===null?'-':(100*r.progress).toFixed(1)+'%';\n"
+    " $('eta').textContent=dur(r.eta_s);\n"
+    " $('elapsed').textContent=dur(r.elapsed_s);\n"
+    " $('barfill').style.width=(r.progress===null?0:100*r.progress)+'%';\n"
+    " var rows=[r.all].concat(r.nodes),max=1,tb=$('nodes');\n"
+    " rows.forEach(function(n){if(n.iops>max)max=n.iops;});\n"
+    " tb.textContent='';\n"
+    " rows.forEach(function(n,i){var tr=document.createElement('tr');\n"
+    "  tr.className=i===0?'all':(n.up?'':'down');\n"
+    "  cell(tr,n.name);cell(tr,i===0?'':(n.lost?'LOST':(n.up?'up':'no report')));\n"
+    "  cell(tr,fmt(n.iops,1));\n"
+    "  var b=document.createElement('span');b.className='iops';"
+    "b.style.width=Math.round(200*(n.iops||0)/max)+'px';cell(tr,'').appendChild(b);\n"
+    "  cell(tr,fmt(n.mibps,2));cell(tr,fmt(n.avg_ms,3));cell(tr,fmt(n.p99_ms,3));"
+    "cell(tr,fmt(n.max_ms,3));cell(tr,String(n.errors));tb.appendChild(tr);});\n"
+    "}\n"
+    "var es=new EventSource('events');\n"
+    "es.addEventListener('run',function(e){$('conn').textContent='';show(JSON.parse(e.data));});\n"
+    "es.onerror=function(){$('conn').textContent='disconnected; retrying';};\n"
+    "</script></body></html>\n";
+
+/* --- address --------------------------------------------------------------------------- */
+
+int mgr_http_parse(const char *spec, char *host, size_t cap, uint16_t *port, struct iof_diag *diag)
+{
+    const char *colon = strrchr(spec, ':'), *p = colon ? colon + 1 : spec;
+    char addr[INET6_ADDRSTRLEN + 2] = "127.0.0.1";
+    unsigned char bin[sizeof(struct in6_addr)];
+    unsigned long v;
+    char *end;
+
+    if (colon) {
+        size_t n = (size_t)(colon - spec);
+        if (n >= sizeof(addr))
+            return iof_diag_set(diag, -EINVAL, "'%s': not [ADDR:]PORT (ADDR too long)", spec);
+        memcpy(addr, spec, n);
+        addr[n] = '\0';
+        if (n >= 2 && addr[0] == '[' && addr[n - 1] == ']') {
+            memmove(addr, addr + 1, n - 2);
+            addr[n - 2] = '\0';
+            if (inet_pton(AF_INET6, addr, bin) != 1)
+                return iof_diag_set(diag, -EINVAL, "'%s': '%s' is not an IPv6 address", spec, addr);
+        } else if (inet_pton(AF_INET, addr, bin) != 1) {
+            return iof_diag_set(diag, -EINVAL,
+                                "'%s': '%s' is not an IPv4 address (IPv6 goes in brackets: "
+                                "[::1]:PORT)",
+                                spec, addr);
+        }
+    }
+    errno = 0;
+    v = strtoul(p, &end, 10);
+    if (!*p || *end || *p == '-' || *p == '+' || errno || v > 65535)
+        return iof_diag_set(diag, -EINVAL, "'%s': the port must be a number 0..65535", spec);
+    if (strlen(addr) >= cap)
+        return iof_diag_set(diag, -EINVAL, "'%s': address too long", spec);
+    snprintf(host, cap, "%s", addr);
+    *port = (uint16_t)v;
+    return 0;
+}
+
+/* A listening socket on host:port; its port in *bound. */
+static int http_listen(const char *host, uint16_t port, uint16_t *bound, bool *loopback,
+                       struct iof_diag *diag)
+{
+    struct sockaddr_storage ss = {0};
+    socklen_t len;
+    int fd, one = 1, family = strchr(host, ':') ? AF_INET6 : AF_INET;
+
+    if (family == AF_INET6) {
+        struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+        s6->sin6_family = AF_INET6;
+        s6->sin6_port = htons(port);
+        inet_pton(AF_INET6, host, &s6->sin6_addr);
+        *loopback = IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr);
+        len = sizeof(*s6);
+    } else {
+        struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+        s4->sin_family = AF_INET;
+        s4->sin_port = htons(port);
+        inet_pton(AF_INET, host, &s4->sin_addr);
+        *loopback = (ntohl(s4->sin_addr.s_addr) >> 24) == 127;
+        len = sizeof(*s4);
+    }
+    fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return iof_diag_set(diag, -errno, "%s:%u: cannot listen: %s", host, port, strerror(errno));
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (family == AF_INET6)
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+    if (bind(fd, (struct sockaddr *)&ss, len) || listen(fd, 64)) {
+        int e = errno;
+        close(fd);
+        return iof_diag_set(diag, -e, "%s:%u: cannot listen: %s", host, port, strerror(e));
+    }
+    len = sizeof(ss);
+    getsockname(fd, (struct sockaddr *)&ss, &len);
+    *bound = ntohs(family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                      : ((struct sockaddr_in *)&ss)->sin_port);
+    return fd;
+}
+
+/* --- responses ------------------------------------------------------------------------- */
+
+static enum MHD_Result http_send(struct MHD_Connection *conn, unsigned status, const char *type,
+                                 void *body, size_t len, enum MHD_ResponseMemoryMode mode)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, body, mode);
+    enum MHD_Result ret;
+
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    if (!strncmp(type, "text/html", 9))
+        /* The page loads nothing but itself and its event stream. */
+        MHD_add_response_header(r, "Content-Security-Policy",
+                                "default-src 'none'; script-src 'unsafe-inline'; "
+                                "style-src 'unsafe-inline'; connect-src 'self'; img-src data:");
+    ret = MHD_queue_response(conn, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result http_text(struct MHD_Connection *conn, unsigned status, const char *text)
+{
+    return http_send(conn, status, "text/plain; charset=utf-8", (void *)text, strlen(text),
+                     MHD_RESPMEM_PERSISTENT);
+}
+
+/* The view rendered by fn, sent as type. */
+static enum MHD_Result http_render(struct MHD_Connection *conn, struct http_sink *h,
+                                   void (*fn)(const struct mgr_view *, uint64_t, struct iof_buf *),
+                                   const char *type)
+{
+    struct iof_buf b;
+    size_t len;
+    char *body;
+
+    iof_buf_init(&b, HTTP_MAX_BODY);
+    mgr_view_lock(&h->view);
+    fn(&h->view, iof_wall_ns(), &b);
+    mgr_view_unlock(&h->view);
+    if (!(body = iof_buf_take(&b, &len)))
+        return http_text(conn, 500, "out of memory\n");
+    return http_send(conn, 200, type, body, len, MHD_RESPMEM_MUST_FREE);
+}
+
+/* Lock held: the next event of c into c->out. */
+static void sse_event(struct sse_client *c)
+{
+    struct mgr_view *v = &c->h->view;
+
+    iof_buf_reset(&c->out);
+    c->off = 0;
+    if (!c->sent_any)
+        iof_buf_printf(&c->out, "retry: %u\n", SSE_RETRY_MS);
+    iof_buf_printf(&c->out, "id: %llu\nevent: run\ndata: ", (unsigned long long)v->seq);
+    mgr_view_json(v, iof_wall_ns(), &c->out);
+    iof_buf_addstr(&c->out, "\n\n");
+    c->sent_seq = v->seq;
+    c->sent_any = true;
+}
+
+/* MHD asks for more of the stream: the rest of the current event, else the
+ * next one once the view changes, else a keep-alive comment. Blocks only
+ * this connection's thread, never while holding the lock for I/O. */
+static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    struct sse_client *c = cls;
+    struct mgr_view *v = &c->h->view;
+    size_t n;
+
+    (void)pos;
+    if (c->off >= c->out.len) {
+        struct timespec until;
+        int rc = 0;
+
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += SSE_KEEPALIVE_S;
+        mgr_view_lock(v);
+        while (c->sent_any && v->seq == c->sent_seq && !v->stopping && rc == 0)
+            rc = pthread_cond_timedwait(&v->cv, &v->mu, &until);
+        if (v->stopping && c->sent_any && v->seq == c->sent_seq) {
+            mgr_view_unlock(v);
+            return MHD_CONTENT_READER_END_OF_STREAM;
+        }
+        if (!c->sent_any || v->seq != c->sent_seq) {
+            sse_event(c);
+        } else {
+            iof_buf_reset(&c->out);
+            c->off = 0;
+            iof_buf_addstr(&c->out, ": keep-alive\n\n");
+        }
+        mgr_view_unlock(v);
+        if (c->out.err)
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+    }
+    n = c->out.len - c->off;
+    if (n > max)
+        n = max;
+    memcpy(buf, c->out.p + c->off, n);
+    c->off += n;
+    return (ssize_t)n;
+}
+
+static void sse_free(void *cls)
+{
+    struct sse_client *c = cls;
+    iof_buf_free(&c->out);
+    free(c);
+}
+
+static enum MHD_Result http_events(struct MHD_Connection *conn, struct http_sink *h)
+{
+    const char *last = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Last-Event-ID");
+    struct sse_client *c = calloc(1, sizeof(*c));
+    struct MHD_Response *r;
+    enum MHD_Result ret;
+
+    if (!c)
+        return http_text(conn, 500, "out of memory\n");
+    c->h = h;
+    iof_buf_init(&c->out, HTTP_MAX_BODY);
+    if (last && *last) {
+        /* A reconnect that has seen the current state waits for the next
+         * change; any other gets the full current state at once. */
+        char *end;
+        unsigned long long id = strtoull(last, &end, 10);
+        mgr_view_lock(&h->view);
+        if (!*end && id == h->view.seq) {
+            c->sent_seq = id;
+            c->sent_any = true;
+            iof_buf_printf(&c->out, "retry: %u\n\n", SSE_RETRY_MS);
+        }
+        mgr_view_unlock(&h->view);
+    }
+    r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, sse_read, c, sse_free);
+    if (!r) {
+        sse_free(c);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    ret = MHD_queue_response(conn, 200, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result http_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                    const char *method, const char *version,
+                                    const char *upload_data, size_t *upload_data_size,
+                                    void **req_cls)
+{
+    struct http_sink *h = cls;
+
+    (void)version;
+    (void)upload_data;
+    (void)req_cls;
+    if (*upload_data_size) /* no request here has a body */
+        return http_text(conn, 413, "no request body is accepted\n");
+    if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+        return http_text(conn, 405, "only GET\n");
+    if (!strcmp(url, "/") || !strcmp(url, "/index.html"))
+        return http_send(conn, 200, "text/html; charset=utf-8", (void *)http_page,
+                         sizeof(http_page) - 1, MHD_RESPMEM_PERSISTENT);
+    if (!strcmp(url, "/events"))
+        return http_events(conn, h);
+    if (!strcmp(url, "/metrics"))
+        return http_render(conn, h, mgr_view_metrics, "text/plain; version=0.0.4; charset=utf-8");
+    if (!strcmp(url, "/api/run"))
+        return http_render(conn, h, mgr_view_json, "application/json");
+    return http_text(conn, 404, "not found: try /, /events, /metrics or /api/run\n");
+}
+
+/* --- the sink -------------------------------------------------------------------------- */
+
+static void http_run_begin(struct mgr_sink *s, const struct mgr_run_info *ri)
+{
+    mgr_view_run_begin(&((struct http_sink *)s->priv)->view, ri);
+}
+
+static void http_test_begin(struct mgr_sink *s, const struct mgr_test_info *ti)
+{
+    mgr_view_test_begin(&((struct http_sink *)s->priv)->view, ti);
+}
+
+static void http_interval(struct mgr_sink *s, const struct mgr_interval *iv)
+{
+    mgr_view_interval(&((struct http_sink *)s->priv)->view, iv);
+}
+
+static void http_row(struct mgr_sink *s, const struct mgr_test_info *ti, const struct mgr_row *r)
+{
+    (void)ti;
+    mgr_view_row(&((struct http_sink *)s->priv)->view, r);
+}
+
+static void http_test_end(struct mgr_sink *s, const struct mgr_test_end *te)
+{
+    (void)s;
+    (void)te;
+}
+
+static void http_run_end(struct mgr_sink *s, int exit_code)
+{
+    mgr_view_run_end(&((struct http_sink *)s->priv)->view, exit_code);
+}
+
+static void http_free(struct http_sink *h)
+{
+    if (!h)
+        return;
+    if (h->daemon) {
+        mgr_view_stop(&h->view);
+        MHD_stop_daemon(h->daemon);
+    } else if (h->fd >= 0) {
+        close(h->fd);
+    }
+    mgr_view_destroy(&h->view);
+    free(h);
+}
+
+static void http_close(struct mgr_sink *s)
+{
+    struct http_sink *h = s->priv;
+
+    /* Linger only after a run: not when the run never started. */
+    if (h && h->linger_s && h->view.state == MGR_VIEW_DONE) {
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = 100 * 1000000L};
+        for (unsigned i = 0; i < h->linger_s * 10; i++)
+            nanosleep(&ts, NULL);
+    }
+    http_free(h);
+    s->priv = NULL;
+}
+
+static int http_open_path(struct mgr_sink *s, const char *path, struct iof_diag *diag)
+{
+    (void)s;
+    (void)path;
+    return iof_diag_set(diag, -EINVAL, "the live view is opened with mgr_http_open");
+}
+
+static const struct mgr_sink_ops mgr_sink_http = {
+    .name = "http",
+    .open = http_open_path,
+    .run_begin = http_run_begin,
+    .test_begin = http_test_begin,
+    .interval = http_interval,
+    .row = http_row,
+    .test_end = http_test_end,
+    .run_end = http_run_end,
+    .close = http_close,
+};
+
+int mgr_http_open(const char *spec, unsigned linger_s, struct mgr_sink **out, struct iof_diag *diag)
+{
+    char host[INET6_ADDRSTRLEN];
+    uint16_t port, bound = 0;
+    bool loopback = false;
+    struct http_sink *h;
+    struct mgr_sink *s;
+    int rc;
+
+    *out = NULL;
+    if ((rc = mgr_http_parse(spec, host, sizeof(host), &port, diag)))
+        return rc;
+    s = calloc(1, sizeof(*s));
+    h = calloc(1, sizeof(*h));
+    if (!s || !h || mgr_view_init(&h->view)) {
+        free(s);
+        free(h);
+        return iof_diag_set(diag, -ENOMEM, "out of memory");
+    }
+    h->fd = -1;
+    h->linger_s = linger_s;
+    if ((rc = http_listen(host, port, &bound, &loopback, diag)) < 0) {
+        http_free(h);
+        free(s);
+        return rc;
+    }
+    h->fd = rc;
+    h->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+                                     (strchr(host, ':') ? MHD_USE_IPv6 : 0),
+                                 0, NULL, NULL, http_request, h, MHD_OPTION_LISTEN_SOCKET, h->fd,
+                                 MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONN,
+                                 MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)HTTP_MAX_PER_IP,
+                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_S,
+                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768, MHD_OPTION_END);
+    if (!h->daemon) {
+        http_free(h);
+        free(s);
+        return iof_diag_set(diag, -EIO, "%s:%u: cannot start the HTTP server", host, port);
+    }
+    snprintf(h->url, sizeof(h->url), strchr(host, ':') ? "http://[%s]:%u/" : "http://%s:%u/", host,
+             bound);
+    s->ops = &mgr_sink_http;
+    snprintf(s->path, sizeof(s->path), "%s", h->url);
+    s->priv = h;
+    IOF_USER("iofleet: live view on %s (/metrics, /events, /api/run)", h->url);
+    if (!loopback)
+        IOF_WARN("--http %s: the live view is served beyond this machine without "
+                 "authentication or TLS; anyone who can reach it sees the run (docs/security.md)",
+                 spec);
+    *out = s;
+    return 0;
+}
