@@ -17,7 +17,8 @@
  * max_svc_lat_ms and late_ios are those of rated workers (empty without).
  * Counts are
  * integers; rates and percentages %.3f, times in ms %.6f, duration_s %.6f.
- * All figures come from mgr_metrics_compute() (merged histograms).
+ * All figures come from the row's metrics (mgr_metrics_compute() over merged
+ * histograms, computed once by manager/aggregate.c).
  *
  * cpu_pct is the node's busy % (ALL: the mean the run reports); user_pct,
  * sys_pct and agent_cpu_pct of ALL are means over the nodes that measured
@@ -114,10 +115,9 @@ static void csv_format(struct iof_buf *b, const struct mgr_test_info *ti, const 
                        const struct csv_cpu *cpu, const double *skew_ms)
 {
     const struct iof_stats *st = r->stats;
-    struct mgr_metrics m;
+    const struct mgr_metrics m = *r->m;
     bool any, rd, wr, pct;
 
-    mgr_metrics_compute(st, r->ns, &m);
     rd = st->rd.ios > 0;
     wr = st->wr.ios > 0;
     any = rd || wr;

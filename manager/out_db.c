@@ -161,13 +161,12 @@ static void bind_latency(sqlite3_stmt *q, int i, const struct iof_stats *st)
 
 /* Binds the MGR_STORE_METRICS columns from index i on; returns the next
  * index. known: false for a lost interval (counts and rates unknown). */
-static int bind_metrics(sqlite3_stmt *q, int i, const struct iof_stats *st, uint64_t ns, bool known,
-                        const struct proto_cpu *cpu)
+static int bind_metrics(sqlite3_stmt *q, int i, const struct iof_stats *st,
+                        const struct mgr_metrics *mm, bool known, const struct proto_cpu *cpu)
 {
-    struct mgr_metrics m;
+    const struct mgr_metrics m = *mm;
     bool any = st->rd.lat.count + st->wr.lat.count > 0, pct, rates;
 
-    mgr_metrics_compute(st, ns, &m);
     rates = m.rates && known;
     pct = any && m.percentiles;
     bind_real(q, i++, m.seconds, true);
@@ -373,7 +372,7 @@ static void db_interval(struct mgr_sink *s, const struct mgr_interval *iv)
     sqlite3_bind_int(q, i++, (int)iv->reported);
     sqlite3_bind_int(q, i++, (int)iv->lost);
     sqlite3_bind_int(q, i++, iv->late);
-    i = bind_metrics(q, i, iv->stats, iv->ns, known, iv->cpu);
+    i = bind_metrics(q, i, iv->stats, iv->m, known, iv->cpu);
     if (known)
         bind_latency(q, i, iv->stats);
     db_step(s, q, "intervals");
@@ -403,7 +402,7 @@ static void db_add_row(struct mgr_sink *s, const struct mgr_row *r)
     bind_real(q, i++, (double)r->window_start_ns / 1e9, !absent);
     bind_real(q, i++, (double)r->window_end_ns / 1e9, !absent);
     /* CPU belongs to NODE and (as the nodes' mean) ALL rows only. */
-    i = bind_metrics(q, i, r->stats, r->ns, true,
+    i = bind_metrics(q, i, r->stats, r->m, true,
                      r->type == MGR_ROW_NODE || r->type == MGR_ROW_ALL ? r->cpu : NULL);
     bind_latency(q, i, r->stats);
     db_step(s, q, "rows");

@@ -399,9 +399,9 @@ static void f_count(struct iom_buf *b, int64_t v)
 
 /* Appends the fields after the name: 78 of the 80. */
 static void iom_fields(struct iom_buf *b, const struct iom_fig *g, const struct iof_stats *s,
-                       uint64_t ns)
+                       uint64_t ns, const struct mgr_metrics *mm)
 {
-    struct mgr_metrics m;
+    const struct mgr_metrics m = *mm;
     struct iof_hist *all = malloc(sizeof(*all));
     uint64_t bins[IOM_NBINS];
     double sec = (double)ns / 1e9;
@@ -411,7 +411,6 @@ static void iom_fields(struct iom_buf *b, const struct iom_fig *g, const struct 
         b->t.err = -ENOMEM;
         return;
     }
-    mgr_metrics_compute(s, ns, &m);
     iof_stats_lat_all(s, all);
     max_ms = (double)all->max_ns / 1e6;
     rd_max_ms = (double)s->rd.lat.max_ns / 1e6;
@@ -822,7 +821,7 @@ static void iom_row(struct mgr_sink *s, const struct mgr_test_info *ti, const st
         break;
     }
     }
-    iom_fields(&b, &g, r->stats, r->ns);
+    iom_fields(&b, &g, r->stats, r->ns, r->m);
     if (b.t.err || !iom_grow((void **)&w->recs, &w->caprecs, w->nrecs + 1, sizeof(*w->recs))) {
         iof_buf_free(&b.t);
         goto nomem;
@@ -881,7 +880,7 @@ static void iom_test_end(struct mgr_sink *s, const struct mgr_test_end *te)
         }
         f_str(&b, "ALL");
         f_str(&b, "All");
-        iom_fields(&b, &g, all->stats, all->ns);
+        iom_fields(&b, &g, all->stats, all->ns, all->m);
         if (b.t.err)
             iom_nomem(s);
         else

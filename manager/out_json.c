@@ -344,12 +344,12 @@ static void jb_lat(struct iof_buf *b, double ms, bool have)
 
 /* known: the figures were measured (false for a lost interval: counters
  * and rates null, never a made-up 0). */
-static void jb_metrics(struct iof_buf *b, const struct iof_stats *s, uint64_t ns, bool known)
+static void jb_metrics(struct iof_buf *b, const struct iof_stats *s, const struct mgr_metrics *mm,
+                       bool known)
 {
-    struct mgr_metrics m;
+    struct mgr_metrics m = *mm;
     bool any = s->rd.lat.count + s->wr.lat.count > 0, pct;
 
-    mgr_metrics_compute(s, ns, &m);
     m.rates &= known;
     pct = any && m.percentiles;
     jb_key(b, "duration_s");
@@ -1071,7 +1071,7 @@ static void js_interval(struct mgr_sink *s, const struct mgr_interval *iv)
         jb_u64(&b, iv->lost);
     jb_key(&b, "late");
     jb_bool(&b, iv->late);
-    jb_metrics(&b, iv->stats, iv->ns, !(iv->node && iv->lost));
+    jb_metrics(&b, iv->stats, iv->m, !(iv->node && iv->lost));
     /* ALL: the mean over the nodes that measured their CPU (results.h) */
     jb_cpu_fields(&b, iv->cpu, iv->stats, iv->ns);
     jb_close(&b, '}');
@@ -1138,7 +1138,7 @@ static void jb_row(struct iof_buf *b, const struct jtest *t, const struct mgr_ro
         jb_null(b);
     else
         jb_dbl(b, (double)r->window_end_ns / 1e9);
-    jb_metrics(b, st, r->ns, true);
+    jb_metrics(b, st, r->m, true);
     jb_cpu_fields(b, cpu, st, r->ns);
     jb_key(b, "first_error");
     if (st->first_error) {

@@ -21,8 +21,9 @@
  * Quoting is RFC 4180 with LF line ends, as the --csv file. Latencies are
  * empty for an interval without I/O; cpu_pct is empty for a node that did not
  * measure CPU, and on ALL rows until a node of the test reported CPU (ALL's
- * value is the mean the run reports). Numbers come from mgr_metrics_compute()
- * (merged histograms): rates and % with %.3f, ms with %.6f, time_s %.3f.
+ * value is the mean the run reports). Numbers are the interval's metrics,
+ * computed once by manager/aggregate.c (mgr_metrics_compute() over merged
+ * histograms): rates and % with %.3f, ms with %.6f, time_s %.3f.
  *
  * Durability: every row is flushed (not fsynced) as it is written; the file
  * is fsynced at test_end, run_end and close.
@@ -98,7 +99,7 @@ static void ts_interval(struct mgr_sink *s, const struct mgr_interval *iv)
     const struct mgr_test_info *ti = iv->test;
     const struct iof_stats *st = iv->stats;
     struct iof_buf *b = &w->line;
-    struct mgr_metrics m;
+    const struct mgr_metrics m = *iv->m;
     bool any = st->rd.ios + st->wr.ios > 0, cpu;
     /* A node's lost interval: its figures are unknown, not zeros. */
     bool known = !(iv->node && iv->lost), rates;
@@ -108,7 +109,6 @@ static void ts_interval(struct mgr_sink *s, const struct mgr_interval *iv)
     else
         cpu = w->cpu_seen;
     w->cpu_seen |= iv->node && iv->cpu;
-    mgr_metrics_compute(st, iv->ns, &m);
     rates = known && m.rates;
     any &= known;
     iof_buf_reset(b);

@@ -30,6 +30,7 @@
 #include "common/err.h"
 #include "common/spec.h"
 #include "common/stats.h"
+#include "manager/report.h"
 #include "proto/msg.h"
 
 /* One agent as it introduced itself. */
@@ -75,6 +76,7 @@ struct mgr_row {
     const struct iof_stats *stats; /* a histogram without buckets (iof_hist_has_buckets false)
                                     * has unknown percentiles: the WORKER and TARGET rows of a
                                     * partial node */
+    const struct mgr_metrics *m;   /* stats over ns, computed once for every sink */
     uint64_t ns;                   /* the measured window of this row (0: none) */
     enum mgr_row_status status;
     /* The part of the test's measured window the row covers, from its start
@@ -96,6 +98,7 @@ struct mgr_interval {
     double time_s;    /* end of the interval, seconds since the run started */
     const char *node; /* NULL for ALL */
     const struct iof_stats *stats;
+    const struct mgr_metrics *m; /* stats over ns, computed once for every sink */
     uint64_t ns;                 /* its length */
     unsigned reported;           /* ALL: agents that reported; node: 1 */
     unsigned lost;               /* node: 1 when the agent could not keep the interval (its

@@ -215,6 +215,15 @@ struct proto_link *proto_link_new(uv_loop_t *loop, struct iof_conn *conn,
     return l;
 }
 
+uint32_t proto_link_heartbeat_ms(uint32_t mine, uint32_t theirs, uint32_t agreed)
+{
+    if (!mine)
+        mine = PROTO_HEARTBEAT_MS_DEFAULT;
+    if (agreed)
+        return agreed;
+    return theirs > mine ? theirs : mine;
+}
+
 void proto_link_set_established(struct proto_link *l, uint32_t heartbeat_ms)
 {
     if (l->closing)

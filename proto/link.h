@@ -36,6 +36,13 @@ struct proto_link *proto_link_new(uv_loop_t *loop, struct iof_conn *conn,
  * larger of both peers' periods). */
 void proto_link_set_established(struct proto_link *l, uint32_t heartbeat_ms);
 
+/* The heartbeat period of an established link: the one the agent decided
+ * (`agreed`, its welcome; 0 from an agent that sends none, and on the
+ * agent's own side) or else the larger of both peers' periods, `mine` (0:
+ * PROTO_HEARTBEAT_MS_DEFAULT) and `theirs` (the peer's hello). The agent
+ * caps what it agrees to at its own maximum. */
+uint32_t proto_link_heartbeat_ms(uint32_t mine, uint32_t theirs, uint32_t agreed);
+
 /* Closes the link (IOF_ETIMEOUT, "no WHAT within the deadline") unless the
  * application cancels the deadline with ms 0 within ms (e.g. the hello
  * deadline, cancelled when the hello came). Nothing the peer sends stops

@@ -498,6 +498,15 @@ static const struct iof_stats *sim_stats(const struct sim *s, const struct rowre
     }
 }
 
+/* A row's or interval's metrics, computed once before every sink gets it, as
+ * manager/aggregate.c does for a run. */
+static const struct mgr_metrics *metrics_of(const struct iof_stats *s, uint64_t ns,
+                                            struct mgr_metrics *m)
+{
+    mgr_metrics_compute(s, ns, m);
+    return m;
+}
+
 static struct mgr_row sim_row(const struct sim *s, const struct rowref *r)
 {
     struct mgr_row row = {.node = node_names[r->n],
@@ -570,6 +579,8 @@ static void sim_feed(const struct sim *s, struct mgr_sink **sinks, size_t nsinks
                                       .reported = 1,
                                       .cpu = s->cpu_valid[n] ? &s->cpu[n] : NULL,
                                       .cpu_busy_pct = s->cpu[n].busy_pct};
+            struct mgr_metrics m;
+            mi.m = metrics_of(mi.stats, mi.ns, &m);
             if (s->emit[n][k])
                 SINKS(interval(s_, &mi));
         }
@@ -581,11 +592,15 @@ static void sim_feed(const struct sim *s, struct mgr_sink **sinks, size_t nsinks
                                       .ns = s->iv_ns[k],
                                       .reported = s->iv_reported[k],
                                       .cpu_busy_pct = s->iv_cpu[k]};
+            struct mgr_metrics m;
+            mi.m = metrics_of(mi.stats, mi.ns, &m);
             SINKS(interval(s_, &mi));
         }
     }
     for (size_t i = 0; i < s->narrival; i++) {
         struct mgr_row row = sim_row(s, &s->arrival[i]);
+        struct mgr_metrics m;
+        row.m = metrics_of(row.stats, row.ns, &m);
         SINKS(row(s_, &s->ti, &row));
     }
     {
@@ -602,6 +617,8 @@ static void sim_feed(const struct sim *s, struct mgr_sink **sinks, size_t nsinks
                                   .start_skew_ms = s->skew_ms,
                                   .nodes = NN,
                                   .interrupted = s->interrupted};
+        struct mgr_metrics m;
+        all.m = metrics_of(all.stats, all.ns, &m);
         SINKS(test_end(s_, &te));
     }
 }
@@ -1286,6 +1303,8 @@ static void test_csv_unfinished_test(void **state)
     sink->ops->test_begin(sink, &s->ti);
     for (size_t i = 0; i < s->narrival; i++) {
         struct mgr_row row = sim_row(s, &s->arrival[i]);
+        struct mgr_metrics m;
+        row.m = metrics_of(row.stats, row.ns, &m);
         sink->ops->row(sink, &s->ti, &row);
     }
     assert_int_equal(mgr_sink_close(sink), 0);
@@ -1321,6 +1340,8 @@ static void test_csv_test_without_results(void **state)
         struct mgr_row all = {
             .type = MGR_ROW_ALL, .stats = zero, .ns = 31000000, .queue_depth = QD};
         struct mgr_test_end te = {.test = &s->ti, .all = &all, .interrupted = true};
+        struct mgr_metrics m;
+        all.m = metrics_of(all.stats, all.ns, &m);
         sink->ops->test_end(sink, &te);
     }
     assert_int_equal(mgr_sink_close(sink), 0);

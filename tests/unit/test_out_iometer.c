@@ -331,6 +331,15 @@ static void free_run(struct run *r)
 
 #define NS (2 * 1000000000ull) /* a 2 s measured window */
 
+/* A row's or interval's metrics, computed once before every sink gets it, as
+ * manager/aggregate.c does for a run. */
+static const struct mgr_metrics *metrics_of(const struct iof_stats *s, uint64_t ns,
+                                            struct mgr_metrics *m)
+{
+    mgr_metrics_compute(s, ns, m);
+    return m;
+}
+
 static void emit_target(struct mgr_sink *s, const char *node, const char *worker, const char *path,
                         const struct iof_stats *st, uint64_t offset)
 {
@@ -346,6 +355,8 @@ static void emit_target(struct mgr_sink *s, const char *node, const char *worker
                           .targets = 1,
                           .range_offset = offset,
                           .range_size = 1 << 20};
+    struct mgr_metrics m;
+    row.m = metrics_of(row.stats, row.ns, &m);
     s->ops->row(s, &tinfo, &row);
 }
 
@@ -361,6 +372,8 @@ static void emit_worker(struct mgr_sink *s, const char *node, const char *worker
                           .nodes = 1,
                           .workers = 1,
                           .targets = ntargets};
+    struct mgr_metrics m;
+    row.m = metrics_of(row.stats, row.ns, &m);
     s->ops->row(s, &tinfo, &row);
 }
 
@@ -376,6 +389,8 @@ static void emit_node(struct mgr_sink *s, const char *node, const struct iof_sta
                           .targets = ntargets,
                           .cpu = cpu,
                           .cpu_busy_pct = cpu ? cpu->busy_pct : 0};
+    struct mgr_metrics m;
+    row.m = metrics_of(row.stats, row.ns, &m);
     s->ops->row(s, &tinfo, &row);
 }
 
@@ -390,6 +405,8 @@ static void emit_end(struct mgr_sink *s, const struct iof_stats *all, int exit_c
                            .targets = 5,
                            .cpu_busy_pct = 30};
     struct mgr_test_end te = {.test = &tinfo, .all = &arow, .nodes = 2};
+    struct mgr_metrics m;
+    arow.m = metrics_of(arow.stats, arow.ns, &m);
     s->ops->test_end(s, &te);
     s->ops->run_end(s, exit_code);
 }
@@ -656,7 +673,9 @@ static char *write_single(const struct iof_stats *st, const struct proto_cpu *cp
                            .workers = 1,
                            .targets = 1};
     struct mgr_test_end te = {.test = &tinfo, .all = &arow, .nodes = 1};
+    struct mgr_metrics m;
 
+    arow.m = metrics_of(arow.stats, arow.ns, &m);
     s->ops->test_begin(s, &tinfo);
     emit_target(s, "n", "w0", "t", st, 0);
     emit_worker(s, "n", "w0", st, 1);

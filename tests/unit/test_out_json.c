@@ -554,6 +554,15 @@ static void test_begin(struct fixture *f, int t)
     f->sink->ops->test_begin(f->sink, &f->ti);
 }
 
+/* A row's or interval's metrics, computed once before every sink gets it, as
+ * manager/aggregate.c does for a run. */
+static const struct mgr_metrics *metrics_of(const struct iof_stats *s, uint64_t ns,
+                                            struct mgr_metrics *m)
+{
+    mgr_metrics_compute(s, ns, m);
+    return m;
+}
+
 /* Intervals as cluster.c emits them: each node's as it reports (node 1
  * first here), then the merged ALL. */
 static void intervals(struct fixture *f, int t)
@@ -569,6 +578,8 @@ static void intervals(struct fixture *f, int t)
                                       .reported = 1,
                                       .cpu = n == 0 ? &cpu_a : NULL,
                                       .cpu_busy_pct = n == 0 ? cpu_a.busy_pct : 0};
+            struct mgr_metrics m;
+            iv.m = metrics_of(iv.stats, iv.ns, &m);
             f->sink->ops->interval(f->sink, &iv);
         }
         {
@@ -581,6 +592,8 @@ static void intervals(struct fixture *f, int t)
                                       /* the mean over the nodes that measured */
                                       .cpu = &cpu_a,
                                       .cpu_busy_pct = cpu_a.busy_pct};
+            struct mgr_metrics m;
+            iv.m = metrics_of(iv.stats, iv.ns, &m);
             f->sink->ops->interval(f->sink, &iv);
         }
     }
@@ -605,6 +618,8 @@ static void node_rows(struct fixture *f, int t, int n)
                                 .targets = 1,
                                 .range_offset = (uint64_t)x << 20,
                                 .range_size = 0};
+            struct mgr_metrics m;
+            r.m = metrics_of(r.stats, r.ns, &m);
             f->sink->ops->row(f->sink, ti, &r);
         }
         {
@@ -617,6 +632,8 @@ static void node_rows(struct fixture *f, int t, int n)
                                 .nodes = 1,
                                 .workers = 1,
                                 .targets = NTARGETS};
+            struct mgr_metrics m;
+            r.m = metrics_of(r.stats, r.ns, &m);
             f->sink->ops->row(f->sink, ti, &r);
         }
     }
@@ -630,6 +647,8 @@ static void node_rows(struct fixture *f, int t, int n)
                             .targets = NWORKERS * NTARGETS,
                             .cpu = n == 0 ? &cpu_a : NULL,
                             .cpu_busy_pct = n == 0 ? cpu_a.busy_pct : 0};
+        struct mgr_metrics m;
+        r.m = metrics_of(r.stats, r.ns, &m);
         f->sink->ops->row(f->sink, ti, &r);
     }
 }
@@ -652,6 +671,8 @@ static void test_end(struct fixture *f, int t)
                               .nodes = NNODES,
                               .lost = 0,
                               .interrupted = false};
+    struct mgr_metrics m;
+    all.m = metrics_of(all.stats, all.ns, &m);
     f->sink->ops->test_end(f->sink, &te);
 }
 
@@ -1014,10 +1035,12 @@ static void test_empty_test(void **state)
     struct iof_stats *zero = stats_new();
     struct mgr_row all = {.type = MGR_ROW_ALL, .stats = zero, .ns = 3000000000ull};
     struct mgr_test_end te = {.test = &f->ti, .all = &all, .lost = 2};
+    struct mgr_metrics m;
     const cJSON *t, *r;
     cJSON *doc;
     (void)state;
 
+    all.m = metrics_of(all.stats, all.ns, &m);
     assert_non_null(f);
     fixture_init(f, "empty.json");
     run_begin(f);

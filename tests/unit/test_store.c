@@ -35,6 +35,15 @@
 static char g_dir[PATH_MAX];
 static unsigned g_seq;
 
+/* A row's or interval's metrics, computed once before every sink gets it, as
+ * manager/aggregate.c does for a run. */
+static const struct mgr_metrics *metrics_of(const struct iof_stats *s, uint64_t ns,
+                                            struct mgr_metrics *m)
+{
+    mgr_metrics_compute(s, ns, m);
+    return m;
+}
+
 static void fresh_path(char *buf, size_t cap, const char *name)
 {
     int n = snprintf(buf, cap, "%s/%u/%s", g_dir, ++g_seq, name);
@@ -136,6 +145,8 @@ static int64_t record_run(const char *db, const char *tag, unsigned ntests, bool
                                       .stats = st,
                                       .ns = 500000000,
                                       .reported = 1};
+            struct mgr_metrics m;
+            iv.m = metrics_of(iv.stats, iv.ns, &m);
             s->ops->interval(s, &iv);
             iv.node = NULL;
             s->ops->interval(s, &iv);
@@ -147,6 +158,8 @@ static int64_t record_run(const char *db, const char *tag, unsigned ntests, bool
                              .ns = 1000000000,
                              .status = MGR_STATUS_OK,
                              .nodes = 1};
+        struct mgr_metrics m;
+        nr.m = metrics_of(nr.stats, nr.ns, &m);
         s->ops->row(s, &ti, &nr);
         struct mgr_row wr = nr;
         wr.type = MGR_ROW_WORKER;
@@ -161,6 +174,8 @@ static int64_t record_run(const char *db, const char *tag, unsigned ntests, bool
                              .nodes = 1};
         struct mgr_test_end te = {
             .test = &ti, .end_wall_ns = ti.start_wall_ns + 1, .all = &ar, .nodes = 1};
+        struct mgr_metrics am;
+        ar.m = metrics_of(ar.stats, ar.ns, &am);
         s->ops->test_end(s, &te);
         if (all_stats)
             *all_stats = *st;

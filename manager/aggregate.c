@@ -1,0 +1,814 @@
+/* manager/aggregate.c - a test's figures as the agents send them: merges
+ * intervals across nodes and publishes them in order, keeps each node's
+ * intervals for the case it is lost before its result, builds the final
+ * rows with their metrics computed once for every sink and the table.
+ */
+#include "manager/aggregate.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/log.h"
+
+#define AGG_SINKS(g, call)                                                                         \
+    do {                                                                                           \
+        for (size_t si_ = 0; si_ < (g)->nsinks; si_++) {                                           \
+            struct mgr_sink *s_ = (g)->sinks[si_];                                                 \
+            call;                                                                                  \
+        }                                                                                          \
+    } while (0)
+
+void mgr_agg_init(struct mgr_agg *g, const struct iof_plan *p, const struct iof_test *tests,
+                  size_t ntests, struct mgr_sink *const *sinks, size_t nsinks,
+                  struct mgr_live *live, const struct mgr_agg_hooks *hooks, bool verbose,
+                  uint64_t run_mono_ns)
+{
+    memset(g, 0, sizeof(*g));
+    g->p = p;
+    g->tests = tests;
+    g->ntests = ntests;
+    g->sinks = sinks;
+    g->nsinks = nsinks;
+    g->live = live;
+    g->hooks = *hooks;
+    g->verbose = verbose;
+    g->run_mono_ns = run_mono_ns;
+}
+
+void mgr_agg_free(struct mgr_agg *g)
+{
+    free(g->scratch);
+    g->scratch = NULL;
+}
+
+static uint64_t agg_nintervals(const struct mgr_agg *g)
+{
+    return (g->run.duration_ns + g->run.interval_ns - 1) / g->run.interval_ns;
+}
+
+void mgr_agg_test_begin(struct mgr_agg *g, size_t cur, const struct iof_run_cfg *run,
+                        uint64_t measure_start)
+{
+    const struct iof_test *test = &g->tests[cur];
+
+    g->cur = cur;
+    g->run = *run;
+    g->measure_start = measure_start;
+    g->next_publish = 0;
+    memset(g->win, 0, sizeof(g->win));
+    iof_stats_reset(&g->all);
+    g->all_nodes = g->all_workers = g->all_targets = 0;
+    iof_test_cycle_label(test, g->cycle, sizeof(g->cycle));
+    g->ti = (struct mgr_test_info){.test = test,
+                                   .ntests = g->ntests,
+                                   .spec = g->p->specs[test->spec_index].name,
+                                   .cycle = g->cycle,
+                                   .start_wall_ns = iof_wall_ns()};
+    AGG_SINKS(g, s_->ops->test_begin(s_, &g->ti));
+}
+
+bool mgr_agg_worker_group(const struct mgr_agg *g, const char *name, size_t w,
+                          struct iof_worker_cfg *out)
+{
+    const struct iof_test *test = &g->tests[g->cur];
+    size_t seen = 0;
+    for (size_t k = 0; k < g->p->nworkers; k++) {
+        struct iof_worker_cfg gc = iof_test_worker(g->p, test, k);
+        bool here = gc.nnodes == 0;
+        for (size_t i = 0; i < gc.nnodes; i++)
+            here |= !strcmp(gc.nodes[i], "*") || !strcmp(gc.nodes[i], name);
+        if (!here)
+            continue;
+        if (w < seen + gc.count) {
+            *out = gc;
+            return true;
+        }
+        seen += gc.count;
+    }
+    return false;
+}
+
+/* A stats or result body must have exactly the workers and targets the plan
+ * gives this node in the current test: anything else is a protocol error. */
+int mgr_agg_check_shape(const struct mgr_agg *g, const struct mgr_agg_node *n,
+                        const struct proto_stats *st, struct iof_diag *diag)
+{
+    size_t expect = 0;
+    struct iof_worker_cfg gc;
+
+    while (mgr_agg_worker_group(g, n->name, expect, &gc))
+        expect++;
+    if (st->nworkers != expect)
+        return iof_diag_set(diag, IOF_EPROTO, "sent %zu workers for test %u, the plan gives it %zu",
+                            st->nworkers, st->test + 1, expect);
+    for (size_t w = 0; w < st->nworkers; w++) {
+        mgr_agg_worker_group(g, n->name, w, &gc);
+        if (st->workers[w].ntargets != gc.ntargets)
+            return iof_diag_set(diag, IOF_EPROTO,
+                                "sent %zu targets for worker %zu, the plan gives %zu",
+                                st->workers[w].ntargets, w, gc.ntargets);
+    }
+    return 0;
+}
+
+static void agg_cpu_add(struct proto_cpu *sum, const struct proto_cpu *c)
+{
+    sum->busy_pct += c->busy_pct;
+    sum->user_pct += c->user_pct;
+    sum->sys_pct += c->sys_pct;
+    sum->agent_pct += c->agent_pct;
+}
+
+/* Mean CPU of n nodes that measured it; invalid when none did. */
+static struct proto_cpu agg_cpu_mean(const struct proto_cpu *sum, unsigned n)
+{
+    struct proto_cpu m = {0};
+    if (!n)
+        return m;
+    m.valid = true;
+    m.busy_pct = sum->busy_pct / n;
+    m.user_pct = sum->user_pct / n;
+    m.sys_pct = sum->sys_pct / n;
+    m.agent_pct = sum->agent_pct / n;
+    return m;
+}
+
+/* Node-level sum of one stats or result message. */
+static void agg_sum_message(const struct proto_stats *st, struct iof_stats *out)
+{
+    iof_stats_reset(out);
+    for (size_t w = 0; w < st->nworkers; w++)
+        for (size_t t = 0; t < st->workers[w].ntargets; t++)
+            iof_stats_merge(out, &st->workers[w].targets[t]);
+}
+
+static double agg_interval_end_s(const struct mgr_agg *g, uint64_t k, uint64_t *len_ns)
+{
+    const struct iof_run_cfg *run = &g->run;
+    uint64_t end = (k + 1) * run->interval_ns;
+    if (end > run->duration_ns)
+        end = run->duration_ns;
+    *len_ns = end - k * run->interval_ns;
+    return (double)(g->measure_start + end - g->run_mono_ns) / 1e9;
+}
+
+/* The length of interval k as reported: a cut interval's real length. */
+static uint64_t agg_interval_ns(const struct mgr_agg *g, uint64_t k, uint64_t reported_ns)
+{
+    uint64_t len;
+    (void)agg_interval_end_s(g, k, &len);
+    return reported_ns && reported_ns < len ? reported_ns : len;
+}
+
+/* Hands interval mi (stats and length set) to every sink, its metrics
+ * computed here once. */
+static void agg_sinks_interval(struct mgr_agg *g, struct mgr_interval *mi, uint64_t len,
+                               const struct mgr_metrics *m)
+{
+    if (!g->nsinks)
+        return;
+    mi->time_s = agg_interval_end_s(g, mi->k, &mi->ns);
+    mi->time_s -= (double)(mi->ns - len) / 1e9;
+    mi->ns = len;
+    mi->m = m;
+    AGG_SINKS(g, s_->ops->interval(s_, mi));
+}
+
+static void agg_publish(struct mgr_agg *g, struct mgr_agg_interval *iv)
+{
+    const struct iof_run_cfg *run = &g->run;
+    uint64_t end = (iv->k + 1) * run->interval_ns, len;
+    struct mgr_metrics m;
+
+    if (end > run->duration_ns)
+        end = run->duration_ns;
+    len = agg_interval_ns(g, iv->k, iv->cut_ns);
+    mgr_metrics_compute(&iv->sum, len, &m);
+    if (g->nsinks) {
+        struct mgr_interval mi = {.test = &g->ti,
+                                  .k = iv->k,
+                                  .stats = &iv->sum,
+                                  .reported = iv->reported,
+                                  .lost = iv->lost,
+                                  .cpu_busy_pct = 0};
+        struct proto_cpu mean = agg_cpu_mean(&iv->cpu_sum, iv->cpu_nodes);
+        mi.cpu = mean.valid ? &mean : NULL;
+        mi.cpu_busy_pct = mean.busy_pct;
+        agg_sinks_interval(g, &mi, len, &m);
+    }
+    mgr_live_line(g->live, "run", (unsigned)g->cur + 1, (unsigned)g->ntests, (double)end / 1e9,
+                  (double)run->duration_ns / 1e9, &m, g->hooks.live(g->hooks.arg),
+                  g->hooks.members(g->hooks.arg));
+    iv->open = false;
+    g->next_publish = iv->k + 1;
+    if (g->verbose)
+        IOF_INFO("test %zu interval %" PRIu64 ": %u of %u agents, published %.3f ms after the "
+                 "last report",
+                 g->cur + 1, iv->k, iv->reported, g->hooks.live(g->hooks.arg),
+                 (double)(iof_now_ns() - iv->last_report_ns) / 1e6);
+}
+
+void mgr_agg_publish_ready(struct mgr_agg *g, unsigned expect, bool force)
+{
+    uint64_t now = iof_now_ns();
+    uint64_t nint = agg_nintervals(g);
+
+    while (g->next_publish < nint) {
+        struct mgr_agg_interval *iv = &g->win[g->next_publish % MGR_AGG_WINDOW];
+        uint64_t due = g->measure_start + (g->next_publish + 2) * g->run.interval_ns;
+        if (!iv->open || iv->k != g->next_publish) {
+            if (!force && now < due)
+                return;
+            g->next_publish++; /* nobody reported it (all lost or stopped) */
+            continue;
+        }
+        if (!force && now < due && iv->reported + iv->lost < expect)
+            return;
+        agg_publish(g, iv);
+    }
+}
+
+/* *buf (encoded, *len bytes; none yet when 0) += add, kept encoded. A
+ * failure leaves the histogram short of add: its NODE row then shows no
+ * percentiles (its buckets no longer hold its count), never wrong ones. */
+static void agg_keep_lat(struct mgr_agg *g, uint8_t **buf, size_t *len, const struct iof_hist *add)
+{
+    struct iof_hist *h = g->scratch;
+    uint8_t *n;
+    size_t max;
+    long r;
+
+    if (!add->count)
+        return;
+    iof_hist_reset(h);
+    if (*len && iof_hist_decode(h, *buf, *len))
+        return;
+    iof_hist_merge(h, add);
+    max = iof_hist_encoded_max(h);
+    if (!(n = realloc(*buf, max)))
+        return;
+    *buf = n;
+    r = iof_hist_encode(h, n, max);
+    if (r > 0)
+        *len = (size_t)r;
+}
+
+/* Keeps one interval of node a (node sum and per-target counters) for the
+ * rows it gets if it is lost before its result. */
+static void agg_keep_interval(struct mgr_agg *g, struct mgr_agg_node *a,
+                              const struct proto_stats *st, const struct iof_stats *node,
+                              uint64_t len)
+{
+    size_t n = 0;
+    uint64_t end;
+
+    for (size_t w = 0; w < st->nworkers; w++)
+        n += st->workers[w].ntargets;
+    if (!g->scratch && !(g->scratch = malloc(sizeof(*g->scratch))))
+        return;
+    if (n && n != a->ntacc) {
+        struct iof_counts *t = realloc(a->tacc, n * sizeof(*t));
+        if (!t)
+            return;
+        a->tacc = t;
+        a->ntacc = n;
+        for (size_t i = 0; i < n; i++)
+            iof_counts_reset(&a->tacc[i]);
+    }
+    a->acc_n++;
+    end = st->interval * g->run.interval_ns + len;
+    if (end > a->acc_end_ns)
+        a->acc_end_ns = end;
+    if (st->lost)
+        return;
+    a->acc_ns += len;
+    {
+        struct iof_counts one;
+        iof_counts_from_stats(&one, node);
+        iof_counts_merge(&a->acc_node, &one);
+        agg_keep_lat(g, &a->acc_lat[0], &a->acc_lat_len[0], &node->rd.lat);
+        agg_keep_lat(g, &a->acc_lat[1], &a->acc_lat_len[1], &node->wr.lat);
+    }
+    if (st->counts)
+        for (size_t i = 0; i < n; i++)
+            iof_counts_merge(&a->tacc[i], &st->counts[i]);
+    else
+        for (size_t w = 0, i = 0; w < st->nworkers; w++)
+            for (size_t t = 0; t < st->workers[w].ntargets && st->workers[w].targets; t++, i++) {
+                struct iof_counts one;
+                iof_counts_from_stats(&one, &st->workers[w].targets[t]);
+                iof_counts_merge(&a->tacc[i], &one);
+            }
+}
+
+void mgr_agg_node_take_part(struct mgr_agg_node *a)
+{
+    a->role = MGR_AGG_IN_TEST;
+    iof_counts_reset(&a->acc_node);
+    for (int d = 0; d < 2; d++) {
+        free(a->acc_lat[d]);
+        a->acc_lat[d] = NULL;
+        a->acc_lat_len[d] = 0;
+    }
+    for (size_t i = 0; i < a->ntacc; i++)
+        iof_counts_reset(&a->tacc[i]);
+    a->acc_ns = a->acc_end_ns = a->acc_n = 0;
+}
+
+void mgr_agg_node_clear_role(struct mgr_agg_node *n)
+{
+    n->role = MGR_AGG_NONE;
+}
+
+static void agg_clear_rows(struct mgr_agg_node *a)
+{
+    for (size_t i = 0; i < a->nrows; i++)
+        free(a->rows[i].label);
+    a->nrows = 0;
+}
+
+void mgr_agg_node_free(struct mgr_agg_node *a)
+{
+    if (!a)
+        return;
+    agg_clear_rows(a);
+    free(a->rows);
+    free(a->acc_lat[0]);
+    free(a->acc_lat[1]);
+    free(a->tacc);
+    memset(a, 0, sizeof(*a));
+}
+
+int mgr_agg_stats(struct mgr_agg *g, struct mgr_agg_node *a, const struct proto_stats *st,
+                  struct iof_diag *diag)
+{
+    struct mgr_agg_interval *iv;
+    struct iof_stats *node;
+    uint64_t len;
+    int r;
+    bool late;
+
+    if ((r = mgr_agg_check_shape(g, a, st, diag)))
+        return r;
+    if (st->interval >= agg_nintervals(g))
+        return iof_diag_set(diag, IOF_EPROTO,
+                            "sent interval %" PRIu64 " of test %u, which has no such",
+                            st->interval + 1, st->test + 1);
+    len = agg_interval_ns(g, st->interval, st->duration_ns);
+    /* The link decodes intervals summed (PROTO_DECODE_SUM_STATS). */
+    node = st->sum ? st->sum : malloc(sizeof(*node));
+    if (!node)
+        return 0;
+    if (!st->sum)
+        agg_sum_message(st, node);
+    agg_keep_interval(g, a, st, node, len);
+    if (g->nsinks) {
+        struct mgr_interval mi = {.test = &g->ti,
+                                  .k = st->interval,
+                                  .node = a->name,
+                                  .stats = node,
+                                  .reported = 1,
+                                  .lost = st->lost,
+                                  .cpu = st->cpu.valid ? &st->cpu : NULL,
+                                  .cpu_busy_pct = st->cpu.busy_pct};
+        struct mgr_metrics m;
+        mgr_metrics_compute(node, len, &m);
+        agg_sinks_interval(g, &mi, len, &m);
+        /* Too late for its ALL row (already written) or beyond the window:
+         * it gets an ALL row of its own, so the time series still adds up. */
+        late = st->interval < g->next_publish || st->interval >= g->next_publish + MGR_AGG_WINDOW;
+        if (late && !st->lost) {
+            struct mgr_interval all = {.test = &g->ti,
+                                       .k = st->interval,
+                                       .stats = node,
+                                       .reported = 1,
+                                       .late = true,
+                                       .cpu = NULL};
+            agg_sinks_interval(g, &all, len, &m);
+        }
+    }
+    late = st->interval < g->next_publish || st->interval >= g->next_publish + MGR_AGG_WINDOW;
+    if (late) {
+        if (!st->sum)
+            free(node);
+        return 0;
+    }
+    iv = &g->win[st->interval % MGR_AGG_WINDOW];
+    if (!iv->open || iv->k != st->interval) {
+        iv->open = true;
+        iv->k = st->interval;
+        iv->reported = 0;
+        iv->lost = 0;
+        iv->cut_ns = 0;
+        memset(&iv->cpu_sum, 0, sizeof(iv->cpu_sum));
+        iv->cpu_nodes = 0;
+        iof_stats_reset(&iv->sum);
+    }
+    if (st->lost) {
+        iv->lost++;
+    } else {
+        iof_stats_merge(&iv->sum, node);
+        iv->reported++;
+        if (len > iv->cut_ns)
+            iv->cut_ns = len;
+    }
+    if (!st->sum)
+        free(node);
+    if (st->cpu.valid) {
+        agg_cpu_add(&iv->cpu_sum, &st->cpu);
+        iv->cpu_nodes++;
+    }
+    iv->last_report_ns = iof_now_ns();
+    return 0;
+}
+
+/* --- final rows ------------------------------------------------------------------------- */
+
+/* Computes r's metrics once, hands the row to every sink and keeps its
+ * label and metrics for the table. */
+static void agg_emit_row(struct mgr_agg *g, struct mgr_agg_node *a, struct mgr_row *r,
+                         const char *label)
+{
+    struct mgr_metrics m;
+
+    mgr_metrics_compute(r->stats, r->ns, &m);
+    r->m = &m;
+    AGG_SINKS(g, s_->ops->row(s_, &g->ti, r));
+    if (iof_array_grow((void **)&a->rows, &a->caprows, a->nrows + 1, sizeof(*a->rows)))
+        return;
+    if (!(a->rows[a->nrows].label = strdup(label)))
+        return;
+    a->rows[a->nrows].type = r->type;
+    a->rows[a->nrows].m = m;
+    a->nrows++;
+}
+
+/* Where one node's rows come from: its result message, or (lost before
+ * its result) the intervals that arrived. */
+struct agg_src {
+    const struct proto_stats *msg; /* the result, or NULL */
+    struct iof_stats *tmp;         /* scratch for a kept target */
+    const struct iof_stats *node;  /* NODE stats when not the sum of the workers */
+    enum mgr_row_status status;
+    uint64_t ns, win_end_ns;
+    const struct proto_cpu *cpu;
+};
+
+static size_t agg_src_nworkers(const struct mgr_agg *g, const struct mgr_agg_node *a,
+                               const struct agg_src *src)
+{
+    struct iof_worker_cfg gc;
+    size_t n = 0;
+    if (src->msg)
+        return src->msg->nworkers;
+    while (mgr_agg_worker_group(g, a->name, n, &gc))
+        n++;
+    return n;
+}
+
+static size_t agg_src_ntargets(const struct mgr_agg *g, const struct mgr_agg_node *a,
+                               const struct agg_src *src, size_t w)
+{
+    struct iof_worker_cfg gc;
+    if (src->msg)
+        return src->msg->workers[w].ntargets;
+    return mgr_agg_worker_group(g, a->name, w, &gc) ? gc.ntargets : 0;
+}
+
+/* Target t of worker w (flat index i among the node's targets). */
+static const struct iof_stats *agg_src_target(const struct mgr_agg_node *a,
+                                              const struct agg_src *src, size_t w, size_t t,
+                                              size_t i)
+{
+    if (src->msg)
+        return &src->msg->workers[w].targets[t];
+    if (i < a->ntacc)
+        iof_counts_to_stats(&a->tacc[i], src->tmp);
+    else
+        iof_stats_reset(src->tmp);
+    return src->tmp;
+}
+
+/* Writes one node's NODE, WORKER and TARGET rows to the sinks and keeps
+ * them for the table; adds the node to the test's ALL row. Returns the
+ * node's I/O errors. */
+static uint64_t agg_node_rows(struct mgr_agg *g, struct mgr_agg_node *a, const struct agg_src *src)
+{
+    struct iof_stats *node = calloc(1, sizeof(*node)), *wsum = calloc(1, sizeof(*wsum));
+    char label[64 + PROTO_NAME_MAX + IOF_PATH_MAX], wl[64 + PROTO_NAME_MAX], wshort[32];
+    uint32_t ntargets_node = 0;
+    size_t nw = agg_src_nworkers(g, a, src), flat = 0;
+    bool detail = src->status == MGR_STATUS_OK || src->status == MGR_STATUS_PARTIAL;
+
+    if (!node || !wsum) {
+        free(node);
+        free(wsum);
+        return 0;
+    }
+    agg_clear_rows(a);
+    a->status = src->status;
+    iof_stats_reset(node);
+    for (size_t w = 0; w < nw && detail; w++) {
+        struct iof_worker_cfg gc = {0};
+        bool known = mgr_agg_worker_group(g, a->name, w, &gc);
+        size_t nt = agg_src_ntargets(g, a, src, w);
+        iof_stats_reset(wsum);
+        snprintf(wl, sizeof(wl), "%s/w%zu", a->name, w);
+        snprintf(wshort, sizeof(wshort), "w%zu", w);
+        for (size_t t = 0; t < nt; t++, flat++) {
+            const struct iof_stats *ts = agg_src_target(a, src, w, t, flat);
+            const struct iof_target_cfg *tc = known && t < gc.ntargets ? &gc.targets[t] : NULL;
+            const char *path = tc ? tc->path : "?";
+            struct mgr_row row = {.type = MGR_ROW_TARGET,
+                                  .node = a->name,
+                                  .worker = wshort,
+                                  .target = path,
+                                  .stats = ts,
+                                  .ns = src->ns,
+                                  .status = src->status,
+                                  .window_end_ns = src->win_end_ns,
+                                  .queue_depth = gc.queue_depth,
+                                  .nodes = 1,
+                                  .workers = 1,
+                                  .targets = 1,
+                                  .range_offset = tc ? tc->range_offset : 0,
+                                  .range_size = tc ? tc->range_size : 0};
+            iof_stats_merge(wsum, ts);
+            snprintf(label, sizeof(label), "%s:%s", wl, path);
+            agg_emit_row(g, a, &row, label);
+            if (ts->first_error) {
+                mgr_live_done(g->live);
+                IOF_USER("iofleet: node %s: target %s: %" PRIu64
+                         " I/O errors, first at offset %" PRIu64 ": %s",
+                         a->name, path, ts->rd.errors + ts->wr.errors, ts->first_error_offset,
+                         iof_strerror(ts->first_error));
+            }
+        }
+        {
+            struct mgr_row row = {.type = MGR_ROW_WORKER,
+                                  .node = a->name,
+                                  .worker = wshort,
+                                  .stats = wsum,
+                                  .ns = src->ns,
+                                  .status = src->status,
+                                  .window_end_ns = src->win_end_ns,
+                                  .queue_depth = gc.queue_depth,
+                                  .nodes = 1,
+                                  .workers = 1,
+                                  .targets = (uint32_t)nt};
+            agg_emit_row(g, a, &row, wl);
+        }
+        ntargets_node += (uint32_t)nt;
+        iof_stats_merge(node, wsum);
+    }
+    if (src->node) {
+        iof_stats_reset(node);
+        iof_stats_merge(node, src->node);
+    }
+    {
+        struct mgr_row row = {.type = MGR_ROW_NODE,
+                              .node = a->name,
+                              .stats = node,
+                              .ns = src->ns,
+                              .status = src->status,
+                              .window_end_ns = src->win_end_ns,
+                              .nodes = 1,
+                              .workers = detail ? (uint32_t)nw : 0,
+                              .targets = ntargets_node,
+                              .cpu = src->cpu && src->cpu->valid ? src->cpu : NULL,
+                              .cpu_busy_pct = src->cpu ? src->cpu->busy_pct : 0};
+        agg_emit_row(g, a, &row, a->name);
+    }
+    if (detail) {
+        g->all_nodes++;
+        g->all_workers += (uint32_t)nw;
+        g->all_targets += ntargets_node;
+    }
+    a->errors = node->rd.errors + node->wr.errors;
+    iof_stats_merge(&g->all, node);
+    free(node);
+    free(wsum);
+    return a->errors;
+}
+
+bool mgr_agg_result(struct mgr_agg *g, struct mgr_agg_node *a, const struct proto_stats *st,
+                    uint64_t started_first, uint64_t started_last)
+{
+    struct agg_src src = {0};
+    bool bad;
+
+    a->role = MGR_AGG_RESULT;
+    a->cpu = st->cpu;
+    a->measured_ns = st->measured_ns;
+    a->started_first = started_first;
+    a->started_last = started_last;
+    src.msg = st;
+    src.status = MGR_STATUS_OK;
+    src.ns = st->measured_ns;
+    src.win_end_ns = st->measured_ns;
+    src.cpu = &st->cpu;
+    bad = agg_node_rows(g, a, &src) != 0;
+    if (st->error) {
+        mgr_live_done(g->live);
+        IOF_USER("iofleet: node %s: test %zu: %s", a->name, g->cur + 1, st->error);
+        bad = true;
+    }
+    return bad;
+}
+
+void mgr_agg_mark_lost(struct mgr_agg_node *a, const char *why)
+{
+    a->role = MGR_AGG_LOST;
+    snprintf(a->why, sizeof(a->why), "%s", why);
+}
+
+bool mgr_agg_lost(struct mgr_agg *g, struct mgr_agg_node *a)
+{
+    struct agg_src src = {0};
+    struct iof_stats *tmp = malloc(sizeof(*tmp)), *empty = malloc(sizeof(*empty));
+    bool bad;
+    if (!tmp || !empty) {
+        free(tmp);
+        free(empty);
+        return false;
+    }
+    iof_stats_reset(empty);
+    src.tmp = tmp;
+    if (a->acc_n) {
+        struct iof_hist *lat[2] = {&empty->rd.lat, &empty->wr.lat};
+        /* The node as kept: its counters, and its histograms decoded. */
+        iof_counts_to_stats(&a->acc_node, empty);
+        for (int d = 0; d < 2; d++)
+            if (a->acc_lat_len[d] && iof_hist_decode(lat[d], a->acc_lat[d], a->acc_lat_len[d]))
+                iof_hist_reset(lat[d]);
+        for (int d = 0; d < 2; d++)
+            if (lat[d]->count != (d ? a->acc_node.wr.ios : a->acc_node.rd.ios)) {
+                /* short of an interval (out of memory): counters stand, no buckets */
+                struct iof_counts only = a->acc_node;
+                struct iof_stats *t = tmp;
+                iof_counts_to_stats(&only, t);
+                *lat[d] = d ? t->wr.lat : t->rd.lat;
+            }
+        src.status = MGR_STATUS_PARTIAL;
+        src.node = empty;
+        src.ns = a->acc_ns;
+        src.win_end_ns = a->acc_end_ns;
+    } else {
+        src.status = MGR_STATUS_LOST_BEFORE_START;
+        src.node = empty;
+    }
+    bad = agg_node_rows(g, a, &src) != 0;
+    free(tmp);
+    free(empty);
+    return bad;
+}
+
+void mgr_agg_absent(struct mgr_agg *g, struct mgr_agg_node *a, const char *why)
+{
+    struct iof_stats *empty = malloc(sizeof(*empty));
+    struct agg_src src = {.status = MGR_STATUS_ABSENT, .node = empty};
+
+    a->role = MGR_AGG_ABSENT;
+    snprintf(a->why, sizeof(a->why), "%s", why);
+    if (!empty)
+        return;
+    iof_stats_reset(empty);
+    agg_node_rows(g, a, &src);
+    free(empty);
+}
+
+/* --- the end of a test ------------------------------------------------------------------- */
+
+static void agg_print_table(struct mgr_agg *g, const struct mgr_agg_end *e,
+                            const struct mgr_metrics *all, double skew_ms, unsigned nodes,
+                            unsigned lost, unsigned absent)
+{
+    struct iof_buf note = IOF_BUF_INIT;
+    char name[PROTO_NAME_MAX + 32];
+
+    iof_buf_printf(&note, "%u node%s, start skew %.3f ms%s%s", nodes, nodes == 1 ? "" : "s",
+                   skew_ms, lost ? ", agents lost: " : "", lost ? "yes" : "");
+    if (absent)
+        iof_buf_printf(&note, ", absent: %u", absent);
+    if (e->interrupted)
+        iof_buf_addstr(&note, ", INTERRUPTED");
+    mgr_live_done(g->live);
+    mgr_table_header(stdout, (unsigned)g->cur + 1, (unsigned)g->ntests, g->ti.spec, g->cycle,
+                     (double)e->measured_ns / 1e9, iof_buf_str(&note));
+    iof_buf_free(&note);
+    if (nodes == 0 && lost == 0)
+        printf("  no results: no agent completed this test\n");
+    else
+        mgr_table_row(stdout, "ALL", "*", all);
+    for (size_t i = 0; i < e->nnodes; i++) {
+        const struct mgr_agg_node *a = e->nodes[i];
+        const struct mgr_agg_row *nr;
+        if ((a->role != MGR_AGG_RESULT && a->role != MGR_AGG_LOST) || !a->nrows)
+            continue;
+        /* NODE first, then its workers each followed by its targets; a
+         * node that was lost says so in its name. */
+        nr = &a->rows[a->nrows - 1];
+        snprintf(name, sizeof(name), "%s%s%s%s", nr->label, a->status == MGR_STATUS_OK ? "" : "(",
+                 a->status == MGR_STATUS_OK ? "" : mgr_row_status_name(a->status),
+                 a->status == MGR_STATUS_OK ? "" : ")");
+        mgr_table_row(stdout, mgr_row_type_name(nr->type), name, &nr->m);
+        for (size_t r = 0, start = 0; r + 1 < a->nrows; r++) {
+            if (a->rows[r].type != MGR_ROW_WORKER)
+                continue;
+            mgr_table_row(stdout, "WORKER", a->rows[r].label, &a->rows[r].m);
+            for (size_t t = start; t < r; t++)
+                mgr_table_row(stdout, "TARGET", a->rows[t].label, &a->rows[t].m);
+            start = r + 1;
+        }
+    }
+    for (size_t i = 0; i < e->nnodes; i++) {
+        const struct mgr_agg_node *a = e->nodes[i];
+        if (a->role != MGR_AGG_LOST)
+            continue;
+        if (a->status == MGR_STATUS_PARTIAL)
+            printf("  node %s: no result (%s): its rows hold the %.3f s of the window whose "
+                   "intervals arrived\n",
+                   a->name, a->why, (double)a->acc_ns / 1e9);
+        else
+            printf("  node %s: no result (%s): lost before any interval arrived\n", a->name,
+                   a->why);
+    }
+    for (size_t i = 0; i < e->nnodes; i++)
+        if (e->nodes[i]->role == MGR_AGG_ABSENT)
+            printf("  node %s: absent (not in this test: %s)\n", e->nodes[i]->name,
+                   e->nodes[i]->why);
+    fflush(stdout);
+}
+
+void mgr_agg_test_end(struct mgr_agg *g, const struct mgr_agg_end *e)
+{
+    uint64_t first = UINT64_MAX, last = 0;
+    unsigned nodes = 0, lost = 0, cpu_nodes = 0;
+    struct proto_cpu cpu_sum = {0}, cpu_mean;
+    const char **absent = calloc(e->nnodes ? e->nnodes : 1, sizeof(*absent));
+    size_t nabsent = 0;
+    struct mgr_metrics m;
+    double skew_ms;
+    /* One queue depth for ALL when every group has the same; else 0. */
+    uint32_t qd = g->p->nworkers ? iof_test_worker(g->p, &g->tests[g->cur], 0).queue_depth : 0;
+
+    for (size_t k = 1; k < g->p->nworkers; k++)
+        if (iof_test_worker(g->p, &g->tests[g->cur], k).queue_depth != qd)
+            qd = 0;
+    for (size_t i = 0; i < e->nnodes; i++) {
+        const struct mgr_agg_node *a = e->nodes[i];
+        if (a->role == MGR_AGG_LOST)
+            lost++;
+        if (a->role == MGR_AGG_ABSENT) {
+            if (absent)
+                absent[nabsent] = a->name;
+            nabsent++;
+        }
+        if (a->role != MGR_AGG_RESULT)
+            continue;
+        nodes++;
+        if (a->cpu.valid) {
+            agg_cpu_add(&cpu_sum, &a->cpu);
+            cpu_nodes++;
+        }
+        if (a->started_first && a->started_first < first)
+            first = a->started_first;
+        if (a->started_last > last)
+            last = a->started_last;
+    }
+    skew_ms = first != UINT64_MAX && last >= first ? (double)(last - first) / 1e6 : 0.0;
+    mgr_metrics_compute(&g->all, e->measured_ns, &m);
+    agg_print_table(g, e, &m, skew_ms, nodes, lost, (unsigned)nabsent);
+    if (g->nsinks) {
+        struct mgr_row all = {.type = MGR_ROW_ALL,
+                              .stats = &g->all,
+                              .m = &m,
+                              .ns = e->measured_ns,
+                              .queue_depth = qd,
+                              .window_end_ns = e->measured_ns,
+                              .status = lost ? MGR_STATUS_PARTIAL : MGR_STATUS_OK,
+                              .nodes = g->all_nodes,
+                              .workers = g->all_workers,
+                              .targets = g->all_targets,
+                              .cpu = NULL};
+        cpu_mean = agg_cpu_mean(&cpu_sum, cpu_nodes);
+        all.cpu = cpu_mean.valid ? &cpu_mean : NULL;
+        all.cpu_busy_pct = cpu_mean.busy_pct;
+        struct mgr_test_end te = {.test = &g->ti,
+                                  .absent = absent,
+                                  .nabsent = absent ? nabsent : 0,
+                                  .end_wall_ns = iof_wall_ns(),
+                                  .all = &all,
+                                  .start_skew_ms = skew_ms,
+                                  .nodes = nodes,
+                                  .lost = lost,
+                                  .interrupted = e->interrupted};
+        AGG_SINKS(g, s_->ops->test_end(s_, &te));
+    }
+    free(absent);
+}

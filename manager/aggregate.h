@@ -1,0 +1,173 @@
+/* manager/aggregate.h - the figures of one test as they arrive: the window of
+ * intervals merged across nodes (published when every live node reported or
+ * when their deadline passed), what each node's intervals added up to (so a
+ * node lost before its result keeps its measured I/O), and the final rows
+ * (ALL, NODE, WORKER, TARGET), each row's metrics computed once and handed
+ * to every result sink (manager/results.h) and to the table on stdout.
+ *
+ * Loop thread only. The plan, the tests and the sinks are borrowed for the
+ * life of the aggregate; a node's name is borrowed while the node exists.
+ */
+#ifndef IOF_MANAGER_AGGREGATE_H
+#define IOF_MANAGER_AGGREGATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "common/spec.h"
+#include "common/stats.h"
+#include "manager/report.h"
+#include "manager/results.h"
+#include "proto/msg.h"
+
+#define MGR_AGG_WINDOW 16 /* intervals held open at once */
+
+/* One interval of the cluster while nodes report it. */
+struct mgr_agg_interval {
+    uint64_t k;
+    bool open;
+    unsigned reported;
+    unsigned lost;            /* nodes whose interval was lost (not in sum) */
+    uint64_t cut_ns;          /* the longest real length reported (shorter: cut) */
+    uint64_t last_report_ns;  /* when the last node's stats for k arrived */
+    struct proto_cpu cpu_sum; /* CPU of the reporting nodes that measured it, summed */
+    unsigned cpu_nodes;
+    struct iof_stats sum;
+};
+
+/* One final row of a node as the table shows it. */
+struct mgr_agg_row {
+    enum mgr_row_type type;
+    char *label; /* "node/w0:/path", "node/w0", "node" (owned) */
+    struct mgr_metrics m;
+};
+
+/* What a node is in the current test's results. */
+enum mgr_agg_role {
+    MGR_AGG_NONE,    /* not in this test */
+    MGR_AGG_IN_TEST, /* takes part: no result yet (none at all when it failed without
+                      * an interval) */
+    MGR_AGG_RESULT,  /* delivered its result */
+    MGR_AGG_LOST,    /* lost during the test: rows from the intervals that arrived */
+    MGR_AGG_ABSENT,  /* an agent of the run that was not in the test */
+};
+
+/* One node's part of the current test. Zero-initialised is empty. */
+struct mgr_agg_node {
+    const char *name; /* borrowed */
+    enum mgr_agg_role role;
+    enum mgr_row_status status; /* of its rows */
+    char why[512];              /* LOST, ABSENT: the reason, for the table */
+    /* The intervals as they arrived: the node's sum (with histograms) and
+     * each target's counters. */
+    struct iof_counts acc_node;
+    uint8_t *acc_lat[2]; /* read and write latencies merged, kept in the sparse wire
+                          * encoding: a few hundred bytes, not 39 KiB, per node */
+    size_t acc_lat_len[2];
+    struct iof_counts *tacc;
+    size_t ntacc;
+    uint64_t acc_ns;     /* total length of the kept intervals */
+    uint64_t acc_end_ns; /* end of the last interval that arrived, from the window start */
+    uint64_t acc_n;      /* intervals that arrived (lost ones included) */
+    /* From its result (RESULT). */
+    struct proto_cpu cpu;
+    uint64_t measured_ns;
+    uint64_t started_first, started_last; /* manager clock, 0 unknown */
+    uint64_t errors;
+    /* Its rows in the current test: TARGETs of a worker, then the WORKER,
+     * ..., then NODE last. */
+    struct mgr_agg_row *rows;
+    size_t nrows, caprows;
+};
+
+/* Called once per published interval for the live line. */
+struct mgr_agg_hooks {
+    unsigned (*live)(void *arg);    /* agents taking part */
+    unsigned (*members)(void *arg); /* agents of the run */
+    void *arg;
+};
+
+struct mgr_agg {
+    const struct iof_plan *p;
+    const struct iof_test *tests;
+    size_t ntests, cur;
+    struct mgr_sink *const *sinks;
+    size_t nsinks;
+    struct mgr_live *live;
+    struct mgr_agg_hooks hooks;
+    bool verbose;
+    struct iof_run_cfg run; /* the current test's timing */
+    uint64_t run_mono_ns, measure_start;
+    struct mgr_test_info ti; /* the current test, for the sinks */
+    char cycle[64];
+    struct mgr_agg_interval win[MGR_AGG_WINDOW];
+    uint64_t next_publish;
+    struct iof_stats all; /* the current test's cluster totals */
+    uint32_t all_nodes, all_workers, all_targets;
+    struct iof_hist *scratch; /* for merging a kept latency histogram */
+};
+
+/* Sets up g for a run (everything borrowed). */
+void mgr_agg_init(struct mgr_agg *g, const struct iof_plan *p, const struct iof_test *tests,
+                  size_t ntests, struct mgr_sink *const *sinks, size_t nsinks,
+                  struct mgr_live *live, const struct mgr_agg_hooks *hooks, bool verbose,
+                  uint64_t run_mono_ns);
+void mgr_agg_free(struct mgr_agg *g);
+
+/* Test cur begins with its timing run (iof_test_run; copied), measuring
+ * from measure_start (manager clock): the window and the totals are cleared
+ * and the sinks told. */
+void mgr_agg_test_begin(struct mgr_agg *g, size_t cur, const struct iof_run_cfg *run,
+                        uint64_t measure_start);
+
+/* Worker w of node `name` in the current test: its group as it runs. */
+bool mgr_agg_worker_group(const struct mgr_agg *g, const char *name, size_t w,
+                          struct iof_worker_cfg *out);
+
+/* A node's stats for the current test. Returns 0, or IOF_EPROTO with diag
+ * saying why (a shape the plan does not give the node, an interval the test
+ * has not): the caller drops the node. */
+int mgr_agg_stats(struct mgr_agg *g, struct mgr_agg_node *n, const struct proto_stats *st,
+                  struct iof_diag *diag);
+/* Checks that st has the workers and targets the plan gives node n. */
+int mgr_agg_check_shape(const struct mgr_agg *g, const struct mgr_agg_node *n,
+                        const struct proto_stats *st, struct iof_diag *diag);
+
+/* Publishes, in order, every interval all `expect` live nodes have reported,
+ * and (force, or its deadline passed) every one still open. */
+void mgr_agg_publish_ready(struct mgr_agg *g, unsigned expect, bool force);
+
+/* The node's rows from its result (checked with mgr_agg_check_shape): its
+ * start times already on the manager clock. Logs target I/O errors and the
+ * test error the result carries; returns true when it had any. */
+bool mgr_agg_result(struct mgr_agg *g, struct mgr_agg_node *n, const struct proto_stats *st,
+                    uint64_t started_first, uint64_t started_last);
+/* Node n was lost during the test before its result (why: the reason, for
+ * the table). */
+void mgr_agg_mark_lost(struct mgr_agg_node *n, const char *why);
+/* The rows of a node marked lost: partial (from the intervals that arrived)
+ * or lost-before-start. Returns true when they hold I/O errors. */
+bool mgr_agg_lost(struct mgr_agg *g, struct mgr_agg_node *n);
+/* The NODE row of an agent of the run not in the test. */
+void mgr_agg_absent(struct mgr_agg *g, struct mgr_agg_node *n, const char *why);
+
+/* The node takes part in the test about to start: what was kept of the
+ * last one is forgotten. */
+void mgr_agg_node_take_part(struct mgr_agg_node *n);
+/* Not in any test (yet): a new test is set up (rows stay until replaced). */
+void mgr_agg_node_clear_role(struct mgr_agg_node *n);
+void mgr_agg_node_free(struct mgr_agg_node *n);
+
+/* The end of the current test: prints the table (nodes in agent order) and
+ * hands the ALL row to the sinks. measured_ns: the ALL row's window. */
+struct mgr_agg_end {
+    struct mgr_agg_node *const *nodes;
+    size_t nnodes;
+    uint64_t measured_ns;
+    bool interrupted;
+};
+void mgr_agg_test_end(struct mgr_agg *g, const struct mgr_agg_end *e);
+
+#endif
