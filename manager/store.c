@@ -337,7 +337,7 @@ static const char import_sql[] =
     "json_extract(t.value, '$.start_unix_ns'), json_extract(t.value, '$.end_unix_ns'), "
     "json_extract(t.value, '$.start_skew_ms'), json_extract(t.value, '$.nodes'), "
     "json_extract(t.value, '$.lost'), json_extract(t.value, '$.absent'), "
-    "json_extract(t.value, '$.interrupted'), json_extract(t.value, '$.complete') "
+    "json_extract(t.value, '$.interrupted'), coalesce(json_extract(t.value, '$.complete'), 0) "
     "FROM json_each(:doc, '$.tests') t;"
     "INSERT INTO rows(test_id, seq, row_type, node, worker, target, status, queue_depth, "
     "n_nodes, n_workers, n_targets, window_start_s, window_end_s" MGR_STORE_METRICS(
