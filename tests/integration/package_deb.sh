@@ -13,6 +13,9 @@
 # The trap purges the package and stops the agent whatever happens.
 source "$(dirname "$0")/lib/common.bash"
 [ "$(id -u)" -eq 0 ] || skip "needs root to install a package"
+# One package round trip at a time on this machine, whichever checkout runs it.
+exec 9>>/tmp/iofleet-package-test.lock
+flock -w 900 9 || skip "another package test held /tmp/iofleet-package-test.lock for 15 min"
 for t in dpkg dpkg-deb dpkg-shlibdeps cmake cpack lintian systemd-analyze; do
     command -v "$t" >/dev/null 2>&1 || skip "$t is not installed (scripts/deps package)"
 done
@@ -103,8 +106,8 @@ ok "systemd-analyze verify accepts $unit"
 man -w iofleet >/dev/null && man -w dynamo >/dev/null && man -w 5 iofleet-plan >/dev/null ||
     fail "man cannot find the installed pages"
 got=$(bash --norc -c 'source /usr/share/bash-completion/completions/iofleet
-    COMP_WORDS=(iofleet ru); COMP_CWORD=1; _iofleet; echo "${COMPREPLY[*]}"')
-[ "$got" = run ] || fail "installed completion: 'iofleet ru' gave '$got'"
+    COMP_WORDS=(iofleet ru); COMP_CWORD=1; _iofleet; printf "%s\n" "${COMPREPLY[@]}"')
+grep -qx run <<<"$got" || fail "installed completion: 'iofleet ru' gave '$got'"
 ok "man iofleet, dynamo, iofleet-plan(5) and the completion are found"
 
 # ---- the installed agent, as the unit starts it ------------------------------------

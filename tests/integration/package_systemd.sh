@@ -52,6 +52,10 @@ if ! mmdebstrap --quiet --variant=minbase --include=systemd,systemd-sysv,dbus --
     cat "$T/mmdebstrap.out"
     fail "mmdebstrap"
 fi
+# mmdebstrap's hook bind-mounted the .deb at its own path inside the root: drop
+# the empty mount point and the directories made for it.
+rm -f "$root$deb"
+rmdir -p "$(dirname "$root$deb")" 2>/dev/null || true
 ok "a Debian 12 root with systemd and ${deb##*/} in $((SECONDS - t0)) s"
 
 # A 64 MiB loop device for the device-policy check, bound into the container.
@@ -72,7 +76,8 @@ for _ in $(seq 300); do
     sleep 0.2
 done
 [ "$state" = running ] || [ "$state" = degraded ] || { cat "$T/nspawn.log"; fail "the container did not boot ($state)"; }
-in_ctr() { nsenter -t "$leader" -a "$@"; }
+# A command in the container, with the container's own environment, not this test's.
+in_ctr() { nsenter -t "$leader" -a env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root "$@"; }
 ok "systemd booted in the container ($state)"
 
 # Enabled by the postinst, started at boot.
@@ -91,7 +96,7 @@ ok "dynamo.service active at boot: no capability, no new privileges, seccomp fil
 run_in() {
     in_ctr /usr/bin/iofleet run /usr/share/iofleet/configs/quickstart.json \
         --agent unix:/run/iofleet/dynamo.sock --set run.duration=2s --set run.ramp=0s \
-        --quiet "$@"
+        --quiet --no-db "$@"
 }
 run_in --json /tmp/libaio.json >"$T/out" 2>&1 || { cat "$T/out"; fail "libaio run through dynamo.service"; }
 iops=$(in_ctr cat /tmp/libaio.json | jq '[.tests[].results[] | select(.row_type == "ALL") | .iops] | min')
@@ -155,7 +160,7 @@ ok "SIGKILL: restarted (NRestarts=1)"
 # systemctl stop in the middle of a test: exit 0, socket directory gone.
 in_ctr sh -c '/usr/bin/iofleet run /usr/share/iofleet/configs/quickstart.json \
     --agent unix:/run/iofleet/dynamo.sock --set "workers[0].engine=null" \
-    --set run.duration=30s --set run.ramp=0s --quiet >/dev/null 2>&1; echo $? >/tmp/mgr.rc' &
+    --set run.duration=30s --set run.ramp=0s --quiet --no-db >/dev/null 2>&1; echo $? >/tmp/mgr.rc' &
 MGR=$!
 sleep 3
 t1=$(date +%s%N)
