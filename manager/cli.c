@@ -21,6 +21,7 @@
 #include "manager/pki.h"
 #include "manager/agents.h"
 #include "manager/probe.h"
+#include "proto/quick.h"
 #include "manager/results.h"
 #include "manager/store.h"
 #include "proto/plan.h"
@@ -62,6 +63,14 @@ enum cli_opt_id {
     OPT_TAG,
     OPT_HTTP,
     OPT_HTTP_LINGER,
+    OPT_SPEC,
+    OPT_TARGET,
+    OPT_QUEUE_DEPTH,
+    OPT_WORKERS,
+    OPT_ENGINE,
+    OPT_DURATION,
+    OPT_RAMP,
+    OPT_PRINT_PLAN,
 };
 
 #define CLI_OPT_HELP                                                                               \
@@ -99,6 +108,50 @@ enum cli_opt_id {
             "pose as an agent); the agents need it too",                                           \
             OPT_INSECURE                                                                           \
     }
+/* The quick form: a plan from the command line (proto/quick.h). */
+#define CLI_OPT_QUICK                                                                                \
+    {"spec",                                                                                         \
+     0,                                                                                              \
+     IOF_OPT_REQUIRED,                                                                               \
+     "SIZE[,read=PCT][,random=PCT][,align=A]",                                                       \
+     "without a plan file: one test of this access specification (repeatable, one test each; "       \
+     "read and random default to 100, e.g. 4k,read=70 or 64k,random=0)",                             \
+     OPT_SPEC},                                                                                      \
+        {"target",                                                                                   \
+         0,                                                                                          \
+         IOF_OPT_REQUIRED,                                                                           \
+         "PATH[:SIZE]",                                                                              \
+         "with --spec: a target of the workers (repeatable): a device, or a test file with its "     \
+         "size (default " PROTO_QUICK_TARGET ":" PROTO_QUICK_TARGET_SIZE " in the workdir)",         \
+         OPT_TARGET},                                                                                \
+        {"queue-depth",                                                                              \
+         0,                                                                                          \
+         IOF_OPT_REQUIRED,                                                                           \
+         "N",                                                                                        \
+         "with --spec: outstanding I/Os per worker (default 1)",                                     \
+         OPT_QUEUE_DEPTH},                                                                           \
+        {"workers",  0, IOF_OPT_REQUIRED, "N", "with --spec: workers per agent (default 1)",         \
+         OPT_WORKERS},                                                                               \
+        {"engine",                                                                                   \
+         0,                                                                                          \
+         IOF_OPT_REQUIRED,                                                                           \
+         "E",                                                                                        \
+         "with --spec: libaio (default), io_uring, sync or null",                                    \
+         OPT_ENGINE},                                                                                \
+        {"duration",                                                                                 \
+         0,                                                                                          \
+         IOF_OPT_REQUIRED,                                                                           \
+         "T",                                                                                        \
+         "with --spec: measured time per test (default " PROTO_QUICK_DURATION ")",                   \
+         OPT_DURATION},                                                                              \
+        {"ramp",  0, IOF_OPT_REQUIRED, "T", "with --spec: unmeasured warm-up per test (default 0s)", \
+         OPT_RAMP},                                                                                  \
+    {                                                                                                \
+        "print-plan", 0, IOF_OPT_NONE, NULL,                                                         \
+            "print the plan as JSON (built from --spec, or the file with every --set and --unset "   \
+            "applied) and exit: the quick form teaches the file form",                               \
+            OPT_PRINT_PLAN                                                                           \
+    }
 #define CLI_OPT_WAIT                                                                               \
     {                                                                                              \
         "wait", 0, IOF_OPT_REQUIRED, "SECONDS",                                                    \
@@ -122,6 +175,7 @@ static const struct iof_opt cli_run_opts[] = {
     {"expect", 0, IOF_OPT_REQUIRED, "N", "how many agents --listen waits for", OPT_EXPECT},
     CLI_OPT_SET,
     CLI_OPT_UNSET,
+    CLI_OPT_QUICK,
     {"workdir", 0, IOF_OPT_REQUIRED, "DIR",
      "test-file directory of the local agent (default ./iofleet-work)", OPT_WORKDIR},
     {"allow-destructive", 0, IOF_OPT_NONE, NULL,
@@ -178,6 +232,7 @@ static const struct iof_opt cli_validate_opts[] = {
      OPT_AGENT},
     CLI_OPT_SET,
     CLI_OPT_UNSET,
+    CLI_OPT_QUICK,
     CLI_OPT_TLS,
     CLI_OPT_WAIT,
 };
@@ -315,7 +370,10 @@ struct cli_args {
     const char *workdir;
     bool quiet;
     bool verbose;
-    bool json_stdout;    /* agents --json */
+    bool json_stdout; /* agents --json */
+    bool print_plan;
+    struct proto_quick quick; /* its arrays point into quick_specs/quick_targets */
+    const char **quick_specs, **quick_targets;
     const char **agents; /* owned array of borrowed or owned strings */
     size_t nagents, capagents;
     char **owned; /* agent strings read from --agents-file */
@@ -340,6 +398,8 @@ struct cli_args {
 
 static void cli_args_free(struct cli_args *a)
 {
+    free(a->quick_specs);
+    free(a->quick_targets);
     for (size_t i = 0; i < a->nowned; i++)
         free(a->owned[i]);
     free(a->owned);
@@ -584,6 +644,39 @@ static int cli_parse(int argc, char **argv, const struct iof_cmd *cmd, struct cl
         case OPT_JSON_STDOUT:
             a->json_stdout = true;
             break;
+        case OPT_SPEC:
+        case OPT_TARGET: {
+            const char ***arr = id == OPT_SPEC ? &a->quick_specs : &a->quick_targets;
+            size_t *n = id == OPT_SPEC ? &a->quick.nspecs : &a->quick.ntargets;
+            const char **grown = realloc(*arr, (*n + 1) * sizeof(**arr));
+            if (!grown) {
+                rc = iof_opt_usage_error(cmd, "out of memory");
+                break;
+            }
+            grown[(*n)++] = val;
+            *arr = grown;
+            a->quick.specs = a->quick_specs;
+            a->quick.targets = a->quick_targets;
+            break;
+        }
+        case OPT_QUEUE_DEPTH:
+            a->quick.queue_depth = val;
+            break;
+        case OPT_WORKERS:
+            a->quick.workers = val;
+            break;
+        case OPT_ENGINE:
+            a->quick.engine = val;
+            break;
+        case OPT_DURATION:
+            a->quick.duration = val;
+            break;
+        case OPT_RAMP:
+            a->quick.ramp = val;
+            break;
+        case OPT_PRINT_PLAN:
+            a->print_plan = true;
+            break;
         default:
             rc = iof_opt_usage_error(cmd, "option not handled");
             break;
@@ -594,8 +687,11 @@ static int cli_parse(int argc, char **argv, const struct iof_cmd *cmd, struct cl
         return rc < 0 ? -1 : rc;
     if (cmd == &cli_agents_cmd && !a->nagents)
         return iof_opt_usage_error(cmd, "needs --agent or --agents-file");
-    if (!a->plan && cmd != &cli_agents_cmd)
-        return iof_opt_usage_error(cmd, "needs a PLAN.json (or - for stdin)");
+    if (a->plan && proto_quick_given(&a->quick))
+        return iof_opt_usage_error(cmd, "give a PLAN.json or --spec and its options, not both "
+                                        "(--set and --unset change a plan file)");
+    if (!a->plan && cmd != &cli_agents_cmd && !proto_quick_given(&a->quick))
+        return iof_opt_usage_error(cmd, "needs a PLAN.json (or - for stdin), or --spec SIZE...");
     if (!!a->tls_ca + !!a->tls_cert + !!a->tls_key != 0 &&
         !!a->tls_ca + !!a->tls_cert + !!a->tls_key != 3)
         return iof_opt_usage_error(cmd, "TLS needs all of --tls-ca, --tls-cert and --tls-key");
@@ -609,13 +705,48 @@ static int cli_parse(int argc, char **argv, const struct iof_cmd *cmd, struct cl
     return 0;
 }
 
+/* Loads the plan file, or builds the plan of the quick options. With
+ * --print-plan, prints the plan's JSON instead and returns -1 (exit 0). */
 static int cli_load(const struct cli_args *a, struct iof_plan *p, char **text)
 {
     struct iof_diag d = {{0}};
-    if (proto_plan_load_canonical(a->plan, a->sets, a->nsets, p, text, &d)) {
+    char *json = NULL, *canon = NULL;
+    int rc;
+
+    if (proto_quick_given(&a->quick)) {
+        if (proto_quick_plan(&a->quick, &json, &d)) {
+            IOF_USER("iofleet: %s", d.msg);
+            return 2;
+        }
+        rc = proto_plan_parse_canonical(PROTO_QUICK_NAME, json, strlen(json), a->sets, a->nsets, p,
+                                        &canon, &d);
+    } else {
+        rc = proto_plan_load_canonical(a->plan, a->sets, a->nsets, p, &canon, &d);
+    }
+    if (rc) {
+        /* The plan as built, so a quick form's error can be read against it. */
+        if (json && a->print_plan)
+            fputs(json, stdout);
+        free(json);
         IOF_USER("%s", d.msg);
         return 2;
     }
+    if (a->print_plan) {
+        /* The quick form as written (indented); a file as the loader keeps it. */
+        if (json)
+            fputs(json, stdout);
+        else
+            printf("%s\n", canon);
+        free(json);
+        free(canon);
+        iof_plan_free(p);
+        return fflush(stdout) ? 1 : -1;
+    }
+    free(json);
+    if (text)
+        *text = canon;
+    else
+        free(canon);
     return 0;
 }
 
@@ -631,6 +762,10 @@ static int cli_validate(int argc, char **argv)
     }
     if (rc == 0)
         rc = cli_load(&a, &p, NULL);
+    if (rc < 0) { /* --print-plan */
+        cli_args_free(&a);
+        return 0;
+    }
     if (rc == 0) {
         proto_plan_print(&p, stdout);
         for (size_t i = 0; i < a.nagents; i++) {
@@ -718,13 +853,13 @@ static int cli_run(int argc, char **argv)
         cli_args_free(&a);
         return 0; /* --help */
     }
-    if (rc == 0)
+    if (rc == 0 && !a.print_plan)
         rc = cli_results_exist(&a);
     if (rc == 0)
         rc = cli_load(&a, &p, &text);
     if (rc) {
         cli_args_free(&a);
-        return rc;
+        return rc < 0 ? 0 : rc; /* < 0: --print-plan */
     }
     /* The live view binds first: a port in use fails before any result
      * file is created. */

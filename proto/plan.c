@@ -2517,6 +2517,13 @@ int proto_plan_parse(const char *name, const char *text, size_t len, const char 
     return plan_parse_impl(name, text, len, overrides, noverrides, out, NULL, diag);
 }
 
+int proto_plan_parse_canonical(const char *name, const char *text, size_t len,
+                               const char *const *overrides, size_t noverrides,
+                               struct iof_plan *out, char **canonical, struct iof_diag *diag)
+{
+    return plan_parse_impl(name, text, len, overrides, noverrides, out, canonical, diag);
+}
+
 int proto_plan_load(const char *path, const char *const *overrides, size_t noverrides,
                     struct iof_plan *out, struct iof_diag *diag)
 {

@@ -91,6 +91,11 @@ int proto_plan_load_canonical(const char *path, const char *const *overrides, si
 int proto_plan_parse(const char *name, const char *text, size_t len, const char *const *overrides,
                      size_t noverrides, struct iof_plan *out, struct iof_diag *diag);
 
+/* proto_plan_parse() with the canonical text of proto_plan_load_canonical(). */
+int proto_plan_parse_canonical(const char *name, const char *text, size_t len,
+                               const char *const *overrides, size_t noverrides,
+                               struct iof_plan *out, char **canonical, struct iof_diag *diag);
+
 /* Prints the plan as `iofleet validate` shows it: plan name, run timing,
  * cycle, specs with their lines, worker groups, then one entry per expanded
  * test with every worker group as it runs in that test. Stable text meant

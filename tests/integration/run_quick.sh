@@ -1,0 +1,66 @@
+# The quick form: `iofleet run/validate --spec ... --target ...` without a plan
+# file is the same plan as the file --print-plan writes (validate lists the
+# same tests), runs one test per --spec, and refuses bad options with one line.
+source "$(dirname "$0")/lib/common.bash"
+
+quick=(--spec 4k,read=70 --spec 64k,random=0,align=64k --target a.dat:8m
+    --target b.dat:4m --queue-depth 4 --workers 2 --engine null --duration 1s
+    --ramp 200ms)
+
+expect_rc 0 "$IOFLEET" run "${quick[@]}" --print-plan
+cp "$T/out" "$T/quick.json"
+jq -e --arg a "$T/a.dat" '.specs | length == 2' "$T/quick.json" >/dev/null ||
+    fail "two specs expected: $(cat "$T/quick.json")"
+jq -e --arg a "a.dat" '.workers[0] | .count == 2 and .queue_depth == 4 and .engine == "null"
+    and .targets[0].path == $a and .targets[0].size == "8m" and (.targets | length) == 2' \
+    "$T/quick.json" >/dev/null || fail "worker group: $(cat "$T/quick.json")"
+jq -e '.specs[0].name == "4k 70% read 100% random" and .specs[1].lines[0].align == "64k"
+    and .run.duration == "1s" and .run.ramp == "200ms"' "$T/quick.json" >/dev/null ||
+    fail "specs and run: $(cat "$T/quick.json")"
+ok "--print-plan writes the plan of the quick options"
+
+# The same expanded tests as the file it printed.
+expect_rc 0 "$IOFLEET" validate "${quick[@]}"
+sed 1d "$T/out" >"$T/v-quick"
+expect_rc 0 "$IOFLEET" validate "$T/quick.json"
+sed 1d "$T/out" >"$T/v-file"
+diff -u "$T/v-file" "$T/v-quick" || fail "validate of the quick form differs from its plan file"
+ok "quick form = the plan file it prints (validate lists the same tests)"
+
+# It runs: one table per --spec, the files where --target says.
+expect_rc 0 "$IOFLEET" run "${quick[@]}" --workdir "$T/work" --quiet --csv "$T/q.csv"
+[ "$(grep -c '^== test' "$T/out")" = 2 ] || fail "expected 2 result tables: $(cat "$T/out")"
+expect_in "$T/out" "== test 1/2: 4k 70% read 100% random"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    $c["row_type"] == "ALL" && $c["read_ios"] + $c["write_ios"] > 0 { n++ }
+    END { exit n != 2 }' "$T/q.csv" ||
+    fail "two ALL rows with I/O expected in the CSV"
+ok "a quick run: one test per --spec"
+
+# Defaults: one 1g test file in the workdir, 10s, qd 1, one worker.
+expect_rc 0 "$IOFLEET" run --spec 512 --print-plan
+jq -e '.workers[0].targets == [{"path": "iofleet-quick.dat", "size": "1g"}]
+    and .run.duration == "10s" and (.workers[0] | has("queue_depth") | not)' "$T/out" \
+    >/dev/null || fail "defaults: $(cat "$T/out")"
+ok "defaults: iofleet-quick.dat of 1g, 10s"
+
+# A plan file's --print-plan: the plan with the overrides applied.
+expect_rc 0 "$IOFLEET" validate "$IOF_SRC/configs/quickstart.json" --set run.duration=3s --print-plan
+jq -e '.run.duration == "3s"' "$T/out" >/dev/null || fail "override not in the printed plan"
+ok "--print-plan of a file shows the overrides applied"
+
+# Bad input: one line each, exit 2, nothing run.
+expect_rc 2 "$IOFLEET" run --spec 4k,raed=70
+expect_in "$T/err" "iofleet: --spec '4k,raed=70': unknown key 'raed' (read, random, align, distribution)"
+expect_rc 2 "$IOFLEET" run --spec read=70
+expect_in "$T/err" "--spec 'read=70': starts with the I/O size (e.g. 4k), then KEY=VALUE"
+expect_rc 2 "$IOFLEET" run --spec 4k --queue-depth many
+expect_in "$T/err" "iofleet: --queue-depth must be a whole number, got 'many'"
+expect_rc 2 "$IOFLEET" run --spec 4k,read=170 --engine null
+expect_in "$T/err" "the command line: specs[0].lines[0].read: must be 0..100, got 170"
+expect_rc 2 "$IOFLEET" run --target /dev/null
+expect_in "$T/err" "a plan from the command line needs --spec"
+expect_rc 2 "$IOFLEET" run "$IOF_SRC/configs/quickstart.json" --spec 4k
+expect_in "$T/err" "give a PLAN.json or --spec and its options, not both"
+[ ! -e "$T/work/iofleet-quick.dat" ] || fail "a refused quick run created a file"
+ok "bad quick options refused with one line, exit 2"
