@@ -189,9 +189,11 @@ int mgr_cli_runs(int argc, char **argv)
         }
     } else if (!strcmp(sub, "rm")) {
         for (size_t i = 0; i < nargs; i++) {
-            int64_t run;
-            parse_id(args[i], &run);
-            if (mgr_store_rm(st, run, &d)) {
+            int64_t run = 0;
+            if (!parse_id(args[i], &run)) { /* checked above; kept for the compiler */
+                IOF_USER("iofleet runs rm: '%s' is not a run id", args[i]);
+                rc = 2;
+            } else if (mgr_store_rm(st, run, &d)) {
                 IOF_USER("iofleet runs rm: %s", d.msg);
                 rc = 1;
             } else {

@@ -185,8 +185,10 @@ part5() {
     write_plan nodew.json '{"path": "dev.dat", "size": "1m"}' 2
     run_bg nodew.json "$AGENT_EP"
     if wait_for 20 test -f "$T/nodew-work/dev.dat"; then
-        rm -f "$T/nodew-work/dev.dat"
-        mknod "$T/nodew-work/dev.dat" b $((16#${mm% *})) $((16#${mm#* }))
+        # Made aside and renamed over the file: the swap is atomic, so the
+        # agent meets the node, never a missing file.
+        mknod "$T/nodew-work/.dev.node" b $((16#${mm% *})) $((16#${mm#* }))
+        mv -f "$T/nodew-work/.dev.node" "$T/nodew-work/dev.dat"
     fi
     run_rc
     sync

