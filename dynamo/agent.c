@@ -27,6 +27,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "common/backoff.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/net.h"
@@ -42,8 +43,6 @@
 #define AGENT_HELLO_DEADLINE_MS 10000
 /* How long a new session's hello waits for a fresh inventory. */
 #define AGENT_INVENTORY_WAIT_MS 1000
-#define AGENT_BACKOFF_MIN_MS 500
-#define AGENT_BACKOFF_MAX_MS 30000
 /* How often a running test's published intervals are collected and sent. */
 #define AGENT_POLL_MS 20
 /* Connections allowed to wait for their hello at once; beyond, the oldest
@@ -148,7 +147,7 @@ struct agent {
     unsigned reaping;  /* stopped tests being joined and freed on a worker thread */
     atomic_uint reaping_live; /* the same, as the worker threads see it */
     uv_timer_t reconnect;
-    uint64_t backoff_ms;
+    struct iof_backoff backoff; /* redials to the manager (common/backoff.h) */
     uv_signal_t sigint, sigterm;
     bool stopping;
     bool fd_mode;              /* the manager's socketpair (--manager-fd): one session, then exit */
@@ -1049,7 +1048,7 @@ static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void
         if (a->pending)
             a->pending--;
         a->active = s;
-        a->backoff_ms = AGENT_BACKOFF_MIN_MS;
+        iof_backoff_reset(&a->backoff);
         proto_link_set_deadline(l, 0, NULL);
         {
             /* The larger of both periods, but never beyond the agent's own
@@ -1209,7 +1208,7 @@ static void session_on_close(struct proto_link *l, int err, const char *why, voi
         if (!a->sessions)
             agent_shutdown(a);
     } else if (a->o->manager && !a->active) {
-        uv_timer_start(&a->reconnect, agent_on_reconnect, a->backoff_ms, 0);
+        uv_timer_start(&a->reconnect, agent_on_reconnect, iof_backoff_next(&a->backoff), 0);
     }
     session_maybe_free(s);
 }
@@ -1363,22 +1362,18 @@ static void agent_on_connect(struct iof_conn *c, int err, void *arg)
 {
     struct agent *a = arg;
     if (err) {
+        uint64_t delay = iof_backoff_next(&a->backoff);
         IOF_WARN("cannot reach manager %s:%u: %s; retrying in %.1f s", a->mhost, a->port,
-                 uv_strerror(err), (double)a->backoff_ms / 1000);
+                 uv_strerror(err), (double)delay / 1000);
         if (iof_conn_error(c)[0] && err != -ECONNREFUSED)
             IOF_WARN("(%s)", iof_conn_error(c));
-        uv_timer_start(&a->reconnect, agent_on_reconnect, a->backoff_ms, 0);
-        a->backoff_ms =
-            a->backoff_ms * 2 > AGENT_BACKOFF_MAX_MS ? AGENT_BACKOFF_MAX_MS : a->backoff_ms * 2;
+        uv_timer_start(&a->reconnect, agent_on_reconnect, delay, 0);
         return;
     }
-    if (agent_conn_allowed(a, c)) {
+    if (agent_conn_allowed(a, c))
         session_new(a, c);
-    } else {
-        uv_timer_start(&a->reconnect, agent_on_reconnect, a->backoff_ms, 0);
-        a->backoff_ms =
-            a->backoff_ms * 2 > AGENT_BACKOFF_MAX_MS ? AGENT_BACKOFF_MAX_MS : a->backoff_ms * 2;
-    }
+    else
+        uv_timer_start(&a->reconnect, agent_on_reconnect, iof_backoff_next(&a->backoff), 0);
 }
 
 static void agent_conn_closed_early(struct iof_conn *c, int err, void *arg)
@@ -1401,7 +1396,7 @@ static void agent_dial(struct agent *a)
                : iof_conn_connect(a->loop, a->mhost, a->port, &cbs, a, &c);
     if (r < 0) {
         IOF_WARN("cannot dial manager %s:%u: %s", a->mhost, a->port, uv_strerror(r));
-        uv_timer_start(&a->reconnect, agent_on_reconnect, a->backoff_ms, 0);
+        uv_timer_start(&a->reconnect, agent_on_reconnect, iof_backoff_next(&a->backoff), 0);
     }
 }
 
@@ -1473,7 +1468,6 @@ static void agent_set_listener_limits(struct agent *a)
 int dyn_agent_main(const struct dyn_agent_opts *o)
 {
     struct agent a = {.o = o,
-                      .backoff_ms = AGENT_BACKOFF_MIN_MS,
                       .budget = {.max_workers = o->max_workers,
                                  .max_buffer_mem = o->max_buffer_mem,
                                  .max_aio_events = o->max_aio_events}};
@@ -1552,6 +1546,8 @@ int dyn_agent_main(const struct dyn_agent_opts *o)
         goto out;
     }
     a.loop = uv_default_loop();
+    iof_backoff_init(&a.backoff, IOF_REDIAL_MIN_MS, IOF_REDIAL_MAX_MS,
+                     uv_hrtime() ^ ((uint64_t)getpid() << 32));
     uv_timer_init(a.loop, &a.reconnect);
     a.reconnect.data = &a;
     uv_timer_init(a.loop, &a.inv_timer);

@@ -34,7 +34,9 @@
  * iof_conn_connect_tls(): 1000 sessions are 1000 full handshakes at once.
  * Handshake failures are counted (tls_failures in the summary line) and the
  * first few logged; like refused dials, they are retried until
- * --connect-timeout (dynamo retries them too).
+ * --connect-timeout (dynamo retries them too), after dynamo's delays:
+ * capped exponential backoff with jitter (common/backoff.h), each session
+ * with its own jitter sequence.
  *
  * Exit status: 0 when every session was welcomed and sent the result of
  * every test it started, 1 otherwise, 2 on usage errors.
@@ -54,6 +56,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "common/backoff.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/net.h"
@@ -71,7 +74,6 @@
 #define SIM_SIGMA 0.30 /* log-normal shape: about 150 non-empty buckets */
 #define SIM_IO_SIZE 4096
 #define SIM_HELLO_DEADLINE_MS 10000
-#define SIM_RETRY_MS 200
 /* Boundaries this close are one batch: sessions differ only by their clock
  * offset as the manager estimated it, a few microseconds on one host. */
 #define SIM_BATCH_NS (2 * IOF_NS_PER_MS)
@@ -92,9 +94,10 @@ struct sim_session {
     char name[PROTO_NAME_MAX + 1];
     enum sim_state state;
     struct proto_link *link;
-    struct iof_conn *conn;   /* the link's connection, for fan-out writes */
-    struct iof_tls_ctx *tls; /* --tls-dir: this session's client context */
-    uv_timer_t retry;        /* dial retries */
+    struct iof_conn *conn;      /* the link's connection, for fan-out writes */
+    struct iof_tls_ctx *tls;    /* --tls-dir: this session's client context */
+    uv_timer_t retry;           /* dial retries */
+    struct iof_backoff backoff; /* their delays, as dynamo's (common/backoff.h) */
     bool welcomed;
     /* The plan as assigned. */
     bool have_plan;
@@ -771,7 +774,7 @@ static void sim_retry_or_give_up(struct sim_session *ss, const char *why)
 
     if (!s->stopping && iof_now_ns() < s->connect_deadline) {
         ss->state = SS_DIALING;
-        uv_timer_start(&ss->retry, sim_on_retry, SIM_RETRY_MS, 0);
+        uv_timer_start(&ss->retry, sim_on_retry, iof_backoff_next(&ss->backoff), 0);
         return;
     }
     if (!s->stopping && s->lost++ < SIM_LOST_LOGGED)
@@ -1106,6 +1109,8 @@ int main(int argc, char **argv)
         ss->sim = &s;
         snprintf(ss->name, sizeof(ss->name), "%s-%05u", s.prefix, i + 1);
         uv_timer_init(s.loop, &ss->retry);
+        iof_backoff_init(&ss->backoff, IOF_REDIAL_MIN_MS, IOF_REDIAL_MAX_MS,
+                         uv_hrtime() ^ ((uint64_t)i << 40) ^ (uint64_t)getpid());
         ss->retry.data = ss;
     }
     if (s.tls_dir && sim_tls_load(&s) < 0) {
