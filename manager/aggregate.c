@@ -684,6 +684,65 @@ void mgr_agg_absent(struct mgr_agg *g, struct mgr_agg_node *a, const char *why)
 
 /* --- the end of a test ------------------------------------------------------------------- */
 
+/* A node with rows in the final table (a result, or lost with what arrived). */
+static bool agg_table_node(const struct mgr_agg_node *a)
+{
+    return (a->role == MGR_AGG_RESULT || a->role == MGR_AGG_LOST) && a->nrows;
+}
+
+/* Its NODE row's name: a node that was lost says so in its name. */
+static void agg_node_name(const struct mgr_agg_node *a, char *name, size_t len)
+{
+    const struct mgr_agg_row *nr = &a->rows[a->nrows - 1];
+    snprintf(name, len, "%s%s%s%s", nr->label, a->status == MGR_STATUS_OK ? "" : "(",
+             a->status == MGR_STATUS_OK ? "" : mgr_row_status_name(a->status),
+             a->status == MGR_STATUS_OK ? "" : ")");
+}
+
+static bool agg_table_fits(const struct mgr_agg_end *e)
+{
+    size_t nodes = 0, rows = 0;
+    for (size_t i = 0; i < e->nnodes; i++)
+        if (agg_table_node(e->nodes[i])) {
+            nodes++;
+            rows += e->nodes[i]->nrows;
+        }
+    return mgr_table_fits(nodes, rows);
+}
+
+/* A fleet's table (manager/report.h): the slowest and fastest nodes and
+ * where every row is. 0, or -1 out of memory (then the caller prints all). */
+static int agg_print_summary(const struct mgr_agg *g, const struct mgr_agg_end *e)
+{
+    enum { NAME_LEN = PROTO_NAME_MAX + 32 };
+    struct mgr_table_node *nodes = calloc(e->nnodes ? e->nnodes : 1, sizeof(*nodes));
+    char *names = malloc((e->nnodes ? e->nnodes : 1) * NAME_LEN);
+    struct iof_buf files = IOF_BUF_INIT;
+    size_t n = 0, rows = 0;
+    int r = -1;
+
+    if (nodes && names) {
+        for (size_t i = 0; i < e->nnodes; i++) {
+            const struct mgr_agg_node *a = e->nodes[i];
+            if (!agg_table_node(a))
+                continue;
+            agg_node_name(a, names + n * NAME_LEN, NAME_LEN);
+            nodes[n].name = names + n * NAME_LEN;
+            nodes[n].m = &a->rows[a->nrows - 1].m;
+            rows += a->nrows;
+            n++;
+        }
+        for (size_t k = 0; k < g->nsinks; k++)
+            if (g->sinks[k]->path[0])
+                iof_buf_printf(&files, "%s%s", files.len ? ", " : "", g->sinks[k]->path);
+        r = mgr_table_summary(stdout, nodes, n, rows, iof_buf_str(&files)) < 0 ? -1 : 0;
+    }
+    iof_buf_free(&files);
+    free(names);
+    free(nodes);
+    return r;
+}
+
 static void agg_print_table(struct mgr_agg *g, const struct mgr_agg_end *e,
                             const struct mgr_metrics *all, double skew_ms, unsigned nodes,
                             unsigned lost, unsigned absent)
@@ -705,17 +764,17 @@ static void agg_print_table(struct mgr_agg *g, const struct mgr_agg_end *e,
         printf("  no results: no agent completed this test\n");
     else
         mgr_table_row(stdout, "ALL", "*", all);
+    if (!agg_table_fits(e) && agg_print_summary(g, e) == 0)
+        goto notes;
     for (size_t i = 0; i < e->nnodes; i++) {
         const struct mgr_agg_node *a = e->nodes[i];
         const struct mgr_agg_row *nr;
-        if ((a->role != MGR_AGG_RESULT && a->role != MGR_AGG_LOST) || !a->nrows)
+        if (!agg_table_node(a))
             continue;
         /* NODE first, then its workers each followed by its targets; a
          * node that was lost says so in its name. */
         nr = &a->rows[a->nrows - 1];
-        snprintf(name, sizeof(name), "%s%s%s%s", nr->label, a->status == MGR_STATUS_OK ? "" : "(",
-                 a->status == MGR_STATUS_OK ? "" : mgr_row_status_name(a->status),
-                 a->status == MGR_STATUS_OK ? "" : ")");
+        agg_node_name(a, name, sizeof(name));
         mgr_table_row(stdout, mgr_row_type_name(nr->type), name, &nr->m);
         for (size_t r = 0, start = 0; r + 1 < a->nrows; r++) {
             if (a->rows[r].type != MGR_ROW_WORKER)
@@ -726,6 +785,7 @@ static void agg_print_table(struct mgr_agg *g, const struct mgr_agg_end *e,
             start = r + 1;
         }
     }
+notes:
     for (size_t i = 0; i < e->nnodes; i++) {
         const struct mgr_agg_node *a = e->nodes[i];
         if (a->role != MGR_AGG_LOST)

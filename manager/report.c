@@ -2,6 +2,7 @@
  * histograms, and what `iofleet run` prints: live lines and final tables. */
 #include "manager/report.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -123,4 +124,56 @@ void mgr_table_row(FILE *f, const char *row_type, const char *name, const struct
         fprintf(f,
                 "%-7s %-24s service (from submit): avg %.4f ms  max %.4f ms  late > 1 ms: %llu\n",
                 "", "", m->avg_svc_ms, m->max_svc_ms, (unsigned long long)m->late_ios);
+}
+
+bool mgr_table_fits(size_t nnodes, size_t nrows)
+{
+    return nnodes <= MGR_TABLE_MAX_NODES && nrows <= MGR_TABLE_MAX_ROWS;
+}
+
+/* Slowest first: by IOPS (a node without rates counts as 0), then name. */
+static int table_node_cmp(const void *a, const void *b)
+{
+    const struct mgr_table_node *x = *(const struct mgr_table_node *const *)a;
+    const struct mgr_table_node *y = *(const struct mgr_table_node *const *)b;
+    double ix = x->m->rates ? x->m->iops : 0, iy = y->m->rates ? y->m->iops : 0;
+    if (ix != iy)
+        return ix < iy ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+int mgr_table_summary(FILE *f, const struct mgr_table_node *nodes, size_t n, size_t nrows,
+                      const char *files)
+{
+    const struct mgr_table_node **order = malloc((n ? n : 1) * sizeof(*order));
+    size_t shown;
+
+    if (!order)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        order[i] = &nodes[i];
+    qsort(order, n, sizeof(*order), table_node_cmp);
+    if (n <= 2 * MGR_TABLE_EXTREMES) {
+        for (size_t i = 0; i < n; i++)
+            mgr_table_row(f, "NODE", order[i]->name, order[i]->m);
+        shown = n;
+    } else {
+        fprintf(f, "  the %d slowest nodes (by IOPS):\n", MGR_TABLE_EXTREMES);
+        for (size_t i = 0; i < MGR_TABLE_EXTREMES; i++)
+            mgr_table_row(f, "NODE", order[i]->name, order[i]->m);
+        fprintf(f, "  the %d fastest nodes:\n", MGR_TABLE_EXTREMES);
+        for (size_t i = n; i-- > n - MGR_TABLE_EXTREMES;)
+            mgr_table_row(f, "NODE", order[i]->name, order[i]->m);
+        shown = 2 * MGR_TABLE_EXTREMES;
+    }
+    fprintf(f,
+            "  %zu of %zu nodes shown and %zu of %zu NODE/WORKER/TARGET rows hidden (more than %d "
+            "nodes or %d rows); ",
+            shown, n, nrows - shown, nrows, MGR_TABLE_MAX_NODES, MGR_TABLE_MAX_ROWS);
+    if (files && *files)
+        fprintf(f, "every row is in %s\n", files);
+    else
+        fprintf(f, "--csv FILE or --json FILE keeps every row\n");
+    free(order);
+    return (int)shown;
 }

@@ -4,6 +4,7 @@
 #define IOF_MANAGER_REPORT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -48,5 +49,26 @@ void mgr_live_done(struct mgr_live *l);
 void mgr_table_header(FILE *f, unsigned test, unsigned ntests, const char *spec, const char *cycle,
                       double seconds, const char *note);
 void mgr_table_row(FILE *f, const char *row_type, const char *name, const struct mgr_metrics *m);
+
+/* A fleet's final table: above MGR_TABLE_MAX_NODES nodes or
+ * MGR_TABLE_MAX_ROWS NODE/WORKER/TARGET rows, the terminal shows ALL, then
+ * only the MGR_TABLE_EXTREMES slowest and fastest nodes by IOPS (all nodes
+ * when they fit), says how many nodes and rows it hides and which result
+ * files hold every row (docs/results.md, "A fleet's table"). */
+#define MGR_TABLE_MAX_NODES 32
+#define MGR_TABLE_MAX_ROWS 200
+#define MGR_TABLE_EXTREMES 5
+struct mgr_table_node {
+    const char *name; /* as the NODE row names it (status included) */
+    const struct mgr_metrics *m;
+};
+/* True when nnodes nodes with nrows NODE/WORKER/TARGET rows are printed in
+ * full. */
+bool mgr_table_fits(size_t nnodes, size_t nrows);
+/* The summary of n nodes (nrows rows in all) in place of their rows;
+ * files: the result files' paths, comma separated ("" or NULL: none).
+ * Returns the number of nodes shown, or -1 out of memory (then none). */
+int mgr_table_summary(FILE *f, const struct mgr_table_node *nodes, size_t n, size_t nrows,
+                      const char *files);
 
 #endif
