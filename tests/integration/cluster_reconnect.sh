@@ -16,10 +16,13 @@ cl_start_dialer ag early "127.0.0.1:$port"
 alog=$T/early.log
 expect_agent_ok() { cl_alive "$ag" || cl_fail "agent 'early' died"; }
 
-# Nobody listens: it retries, 0.5 s then 1.0 s apart.
+# Nobody listens: it retries after 0.25-0.5 s, then 0.5-1 s (jittered backoff).
 cl_wait_log "$alog" "agent 'early' dialling manager 127.0.0.1:$port" 5
-cl_wait_log "$alog" "cannot reach manager 127.0.0.1:$port: connection refused; retrying in 0.5 s" 5
-cl_wait_log "$alog" "cannot reach manager 127.0.0.1:$port: connection refused; retrying in 1.0 s" 5
+cl_wait_log_count "$alog" "cannot reach manager 127.0.0.1:$port: connection refused; retrying in" 2 5
+delays=$(sed -n 's/.*connection refused; retrying in \([0-9.]*\) s.*/\1/p' "$alog" | head -n 2 | tr '\n' ' ')
+read -r d1 d2 <<<"$delays"
+awk -v a="$d1" -v b="$d2" 'BEGIN { exit !(a >= 0.2 && a <= 0.5 && b >= 0.5 && b <= 1.0) }' ||
+    cl_fail "redial delays '$delays', expected 0.25-0.5 s then 0.5-1 s"
 sleep 1 # the manager comes 1.5 s after the agent
 t0=$(cl_now_ms)
 expect_agent_ok
