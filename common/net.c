@@ -63,6 +63,9 @@ struct iof_conn {
     bool secure;                    /* TLS: authenticated and announced */
     struct iof_listener *listener;  /* TLS incoming, until announced */
     struct iof_conn *lprev, *lnext; /* in listener->pending meanwhile */
+    bool hs_active;                 /* counted in listener->nactive */
+    bool hs_queued;                 /* in the listener's admission queue */
+    struct iof_conn *qprev, *qnext; /* there, oldest first */
     char err[sizeof(((struct iof_diag *)0)->msg)];
     /* Socket bytes; for TLS reused for plaintext once fed to the session. */
 };
@@ -85,8 +88,12 @@ struct iof_listener {
     unsigned npending;
     unsigned max_pending, max_per_source; /* 0: unlimited */
     unsigned long evicted;                /* pending connections dropped for newer ones */
-    char *unix_path;                      /* a unix socket's path, unlinked at close */
-    dev_t unix_dev;                       /* the socket file we bound, to unlink only it */
+    /* Admission (iof_listener_set_admission): handshakes running at once,
+     * and the accepted connections waiting for one, oldest first. */
+    unsigned max_active, nactive, nqueued, peak_queued;
+    struct iof_conn *qhead, *qtail;
+    char *unix_path; /* a unix socket's path, unlinked at close */
+    dev_t unix_dev;  /* the socket file we bound, to unlink only it */
     ino_t unix_ino;
 };
 
@@ -209,11 +216,26 @@ static void conn_on_handle_closed(uv_handle_t *h)
     conn_release(h->data);
 }
 
+static void listener_admit(struct iof_listener *l);
+
 static void conn_unlink_pending(struct iof_conn *c)
 {
     struct iof_listener *l = c->listener;
     if (!l)
         return;
+    if (c->hs_queued) {
+        if (c->qprev)
+            c->qprev->qnext = c->qnext;
+        else
+            l->qhead = c->qnext;
+        if (c->qnext)
+            c->qnext->qprev = c->qprev;
+        else
+            l->qtail = c->qprev;
+        c->qprev = c->qnext = NULL;
+        c->hs_queued = false;
+        l->nqueued--;
+    }
     if (c->lprev)
         c->lprev->lnext = c->lnext;
     else
@@ -223,6 +245,11 @@ static void conn_unlink_pending(struct iof_conn *c)
     c->lprev = c->lnext = NULL;
     c->listener = NULL;
     l->npending--;
+    if (c->hs_active) {
+        c->hs_active = false;
+        l->nactive--;
+        listener_admit(l); /* its slot goes to the oldest waiting connection */
+    }
 }
 
 static int conn_tls_flush(struct iof_conn *c);
@@ -750,7 +777,35 @@ static void listener_on_conn(uv_stream_t *server, int status)
     c = conn_new(server->loop, NULL, NULL, l->tls, l->unix_path != NULL);
     if (!c)
         return;
-    if (uv_accept(server, &c->h.stream) < 0 || conn_start_reading(c) < 0) {
+    if (uv_accept(server, &c->h.stream) < 0) {
+        iof_conn_close(c, -ECONNABORTED);
+        return;
+    }
+    if (l->tls && l->max_active) {
+        /* Admission: the handshake starts when a slot is free; until then
+         * the ClientHello waits in the socket, unread. */
+        conn_note_addresses(c);
+        listener_make_room(l, c);
+        c->listener = l;
+        c->lnext = l->pending;
+        if (l->pending)
+            l->pending->lprev = c;
+        l->pending = c;
+        l->npending++;
+        c->hs_queued = true;
+        c->qprev = l->qtail;
+        if (l->qtail)
+            l->qtail->qnext = c;
+        else
+            l->qhead = c;
+        l->qtail = c;
+        l->nqueued++;
+        if (l->nqueued > l->peak_queued)
+            l->peak_queued = l->nqueued;
+        listener_admit(l);
+        return;
+    }
+    if (conn_start_reading(c) < 0) {
         iof_conn_close(c, -ECONNABORTED);
         return;
     }
@@ -778,6 +833,27 @@ static void listener_on_conn(uv_stream_t *server, int status)
         return;
     }
     l->on_accept(l, c, l->arg);
+}
+
+/* Starts the handshakes of the oldest waiting connections while fewer than
+ * max_active run. The handshake clock starts here, not at accept. */
+static void listener_admit(struct iof_listener *l)
+{
+    while (l->qhead && l->nactive < l->max_active) {
+        struct iof_conn *c = l->qhead;
+        l->qhead = c->qnext;
+        if (l->qhead)
+            l->qhead->qprev = NULL;
+        else
+            l->qtail = NULL;
+        c->qnext = c->qprev = NULL;
+        c->hs_queued = false;
+        l->nqueued--;
+        c->hs_active = true;
+        l->nactive++;
+        if (conn_start_reading(c) < 0 || conn_tls_begin(c) < 0)
+            iof_conn_close(c, -ECONNABORTED); /* frees its slot: admits the next */
+    }
 }
 
 static void listener_on_closed(uv_handle_t *h)
@@ -942,10 +1018,21 @@ void iof_listener_set_limits(struct iof_listener *l, unsigned max_pending, unsig
     l->max_per_source = max_per_source;
 }
 
+void iof_listener_set_admission(struct iof_listener *l, unsigned max_active)
+{
+    l->max_active = max_active;
+}
+
+unsigned iof_listener_peak_queued(const struct iof_listener *l)
+{
+    return l ? l->peak_queued : 0;
+}
+
 void iof_listener_close(struct iof_listener *l)
 {
     if (!l)
         return;
+    l->max_active = 0; /* closing: no more admissions */
     while (l->pending) /* unlinks itself */
         iof_conn_close(l->pending, -ECANCELED);
     if (l->unix_path) {

@@ -201,6 +201,16 @@ int iof_listener_start_unix(uv_loop_t *loop, const char *path, iof_accept_fn on_
  * them); an agent sets IOF_LISTENER_MAX_PENDING, IOF_LISTENER_MAX_PER_SOURCE
  * or less. */
 void iof_listener_set_limits(struct iof_listener *l, unsigned max_pending, unsigned max_per_source);
+/* Admission for a TLS listener: at most max_active handshakes run at once
+ * (0 = no limit, the default); a connection accepted beyond waits, unread,
+ * in arrival order, and its handshake (and its handshake clock) starts when
+ * one ends. It still counts against iof_listener_set_limits' caps. A
+ * manager accepting thousands of agents at once so keeps its loop's
+ * iterations short (its welcomed sessions' heartbeats keep going) instead
+ * of starting every handshake at once and timing them out. */
+void iof_listener_set_admission(struct iof_listener *l, unsigned max_active);
+/* The most connections that waited for admission at once. */
+unsigned iof_listener_peak_queued(const struct iof_listener *l);
 uint16_t iof_listener_port(const struct iof_listener *l);
 /* Stops and frees (asynchronously). Accepts NULL. */
 void iof_listener_close(struct iof_listener *l);

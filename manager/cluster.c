@@ -29,6 +29,9 @@
 #define CL_PROBES 8                               /* clock probes per agent and test */
 #define CL_START_LEAD_MS 300                      /* start this long after the last probe */
 #define CL_RESULT_GRACE_NS (30ULL * IOF_NS_PER_S) /* after the end, for results */
+/* TLS handshakes the --listen manager runs at once; more connections wait
+ * their turn, unread (iof_listener_set_admission; docs/scaling.md). */
+#define MGR_HANDSHAKES_AT_ONCE 64
 
 static void cl_next_test(struct mgr_run *c);
 
@@ -738,6 +741,8 @@ int mgr_cluster_run(const struct iof_plan *p, const char *plan_text, const struc
             IOF_USER("iofleet: %s", d.msg);
             c->rc = 3;
             mgr_run_finish(c);
+        } else if (c->tls_server) {
+            iof_listener_set_admission(c->listener, MGR_HANDSHAKES_AT_ONCE);
         }
     }
     for (size_t i = 0; i < o->nagents && c->phase != MGR_PH_DONE; i++) {

@@ -24,6 +24,8 @@ struct proto_link {
     uint32_t hb_ms;
     uint64_t hb_seq;
     uint64_t last_rx_ns;
+    uint64_t last_hb_ns; /* when link_on_hb last ran */
+    bool hb_deferred;    /* the last tick put its silence verdict off */
     bool established;
     bool closing;
     int close_err;
@@ -167,8 +169,18 @@ static void link_on_hb(uv_timer_t *t)
 {
     struct proto_link *l = t->data;
     uint64_t now = iof_now_ns();
+    uint64_t gap = now - l->last_hb_ns;
 
-    if (now - l->last_rx_ns > (uint64_t)PROTO_HEARTBEAT_MISSES * l->hb_ms * IOF_NS_PER_MS) {
+    l->last_hb_ns = now;
+    /* A tick that comes two periods late means this loop itself stalled (a
+     * storm of handshakes, a swap-in): the peer's messages of that time may
+     * be waiting unread, as timers run before reads in a loop iteration. The
+     * silence is then judged at the next tick, after the reads - once: a
+     * loop late at every tick still reads between them. */
+    if (gap > 2ull * l->hb_ms * IOF_NS_PER_MS && !l->hb_deferred) {
+        l->hb_deferred = true;
+    } else if ((l->hb_deferred = false),
+               now - l->last_rx_ns > (uint64_t)PROTO_HEARTBEAT_MISSES * l->hb_ms * IOF_NS_PER_MS) {
         link_fail(l, IOF_ELOST, "no message or heartbeat for %.1f s (%d heartbeats missed)",
                   (double)(now - l->last_rx_ns) / 1e9, PROTO_HEARTBEAT_MISSES);
         return;
@@ -232,6 +244,7 @@ void proto_link_set_established(struct proto_link *l, uint32_t heartbeat_ms)
     l->hb_ms = heartbeat_ms ? heartbeat_ms : PROTO_HEARTBEAT_MS_DEFAULT;
     proto_decoder_set_limit(&l->dec, PROTO_FRAME_MAX_DEFAULT);
     l->last_rx_ns = iof_now_ns();
+    l->last_hb_ns = l->last_rx_ns;
     uv_timer_start(&l->hb_timer, link_on_hb, l->hb_ms, l->hb_ms);
 }
 

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "common/clock.h"
 #include "common/net.h"
 #include "common/tls.h"
 
@@ -1040,6 +1041,148 @@ static void test_sniff(void **state)
     assert_int_equal(iof_tls_sniff(http, 2), IOF_TLS_SNIFF_OTHER);
 }
 
+/* ---- admission: how many handshakes a listener runs at once --------------------------------- */
+
+struct adm {
+    uv_loop_t loop;
+    struct iof_listener *l;
+    struct iof_conn *silent, *srv;
+    int accepted, rejected, cli_ok, cli_err;
+    uint64_t t0, t_ok;
+    unsigned peak;
+    bool finished;
+    uv_timer_t guard;
+};
+
+static void adm_finish(struct adm *a)
+{
+    if (a->finished)
+        return;
+    a->finished = true;
+    a->peak = iof_listener_peak_queued(a->l);
+    iof_conn_close(a->silent, 0);
+    iof_conn_close(a->srv, 0);
+    iof_listener_close(a->l);
+    uv_timer_stop(&a->guard);
+}
+
+static void adm_srv_accept(struct iof_listener *l, struct iof_conn *c, void *arg)
+{
+    struct adm *a = arg;
+    (void)l;
+    a->accepted++;
+    a->srv = c; /* closed with the listener (closing it at once would fail the client) */
+}
+
+static void adm_srv_reject(struct iof_listener *l, struct iof_conn *c, int err, void *arg)
+{
+    struct adm *a = arg;
+    (void)l;
+    (void)c;
+    (void)err;
+    a->rejected++;
+}
+
+static void adm_nop_close(struct iof_conn *c, int err, void *arg)
+{
+    (void)c;
+    (void)err;
+    (void)arg;
+}
+
+static void adm_cli_connect(struct iof_conn *c, int err, void *arg)
+{
+    struct adm *a = arg;
+    if (err) {
+        a->cli_err = err;
+    } else {
+        a->cli_ok++;
+        a->t_ok = iof_now_ns();
+        iof_conn_close(c, 0);
+    }
+    adm_finish(a);
+}
+
+static void adm_silent_close(struct iof_conn *c, int err, void *arg)
+{
+    struct adm *a = arg;
+    (void)c;
+    (void)err;
+    a->silent = NULL;
+}
+
+/* The silent peer is connected (so accepted first): now the TLS client. */
+static void adm_silent_connect(struct iof_conn *c, int err, void *arg)
+{
+    static const struct iof_conn_cbs cbs = {.on_connect = adm_cli_connect,
+                                            .on_close = adm_nop_close};
+    struct adm *a = arg;
+    struct iof_conn *cli;
+    (void)c;
+    assert_int_equal(err, 0);
+    a->t0 = iof_now_ns();
+    assert_int_equal(iof_conn_connect_tls(&a->loop, "127.0.0.1", iof_listener_port(a->l), g_fx.cli,
+                                          &cbs, a, &cli),
+                     0);
+}
+
+static void adm_on_guard(uv_timer_t *t)
+{
+    adm_finish(t->data);
+}
+
+/* A silent peer (TCP, no ClientHello) and then a real TLS client, to a
+ * listener whose handshake timeout is 300 ms. */
+static void run_admission(struct adm *a, unsigned max_active)
+{
+    static const struct iof_conn_cbs scbs = {.on_connect = adm_silent_connect,
+                                             .on_close = adm_silent_close};
+    struct iof_diag d = {{0}};
+
+    memset(a, 0, sizeof(*a));
+    assert_int_equal(uv_loop_init(&a->loop), 0);
+    assert_int_equal(iof_listener_start_tls(&a->loop, "127.0.0.1", 0, g_fx.srv_fast, adm_srv_accept,
+                                            adm_srv_reject, a, &a->l, &d),
+                     0);
+    iof_listener_set_admission(a->l, max_active);
+    uv_timer_init(&a->loop, &a->guard);
+    a->guard.data = a;
+    uv_timer_start(&a->guard, adm_on_guard, 10000, 0);
+    assert_int_equal(
+        iof_conn_connect(&a->loop, "127.0.0.1", iof_listener_port(a->l), &scbs, a, &a->silent), 0);
+    uv_run(&a->loop, UV_RUN_DEFAULT);
+    uv_close((uv_handle_t *)&a->guard, NULL);
+    uv_run(&a->loop, UV_RUN_DEFAULT);
+    assert_int_equal(uv_loop_close(&a->loop), 0);
+}
+
+/* With one handshake at a time, the silent peer holds the slot until its
+ * 300 ms timeout; the client accepted meanwhile waits, unread, then
+ * completes (its handshake clock started at admission, not at accept).
+ * Without admission it completes at once, beside the silent peer. */
+static void test_admission_queues_handshakes(void **state)
+{
+    struct adm *a = calloc(1, sizeof(*a));
+    (void)state;
+    assert_non_null(a);
+
+    run_admission(a, 1);
+    assert_int_equal(a->cli_err, 0);
+    assert_int_equal(a->cli_ok, 1);
+    assert_int_equal(a->accepted, 1);
+    assert_int_equal(a->rejected, 1); /* the silent peer's timeout freed the slot */
+    assert_true(a->peak >= 1);
+    assert_true(a->t_ok - a->t0 >= 250 * IOF_NS_PER_MS);
+
+    run_admission(a, 0);
+    assert_int_equal(a->cli_ok, 1);
+    assert_int_equal(a->accepted, 1);
+    assert_int_equal(a->rejected, 0);
+    assert_int_equal(a->peak, 0);
+    assert_true(a->t_ok - a->t0 < 250 * IOF_NS_PER_MS);
+    free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1065,6 +1208,7 @@ int main(void)
         cmocka_unit_test(test_handshake_timeout_server),
         cmocka_unit_test(test_handshake_timeout_client),
         cmocka_unit_test(test_listener_close_aborts_handshakes),
+        cmocka_unit_test(test_admission_queues_handshakes),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
