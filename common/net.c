@@ -13,6 +13,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 
 #define CONN_RBUF 65536
@@ -66,6 +67,7 @@ struct iof_conn {
     bool hs_active;                 /* counted in listener->nactive */
     bool hs_queued;                 /* in the listener's admission queue */
     struct iof_conn *qprev, *qnext; /* there, oldest first */
+    uint64_t queued_ns;             /* when it was queued (iof_now_ns) */
     char err[sizeof(((struct iof_diag *)0)->msg)];
     /* Socket bytes; for TLS reused for plaintext once fed to the session. */
 };
@@ -217,25 +219,15 @@ static void conn_on_handle_closed(uv_handle_t *h)
 }
 
 static void listener_admit(struct iof_listener *l);
+static void listener_unqueue(struct iof_listener *l, struct iof_conn *c);
 
 static void conn_unlink_pending(struct iof_conn *c)
 {
     struct iof_listener *l = c->listener;
     if (!l)
         return;
-    if (c->hs_queued) {
-        if (c->qprev)
-            c->qprev->qnext = c->qnext;
-        else
-            l->qhead = c->qnext;
-        if (c->qnext)
-            c->qnext->qprev = c->qprev;
-        else
-            l->qtail = c->qprev;
-        c->qprev = c->qnext = NULL;
-        c->hs_queued = false;
-        l->nqueued--;
-    }
+    if (c->hs_queued)
+        listener_unqueue(l, c);
     if (c->lprev)
         c->lprev->lnext = c->lnext;
     else
@@ -793,6 +785,7 @@ static void listener_on_conn(uv_stream_t *server, int status)
         l->pending = c;
         l->npending++;
         c->hs_queued = true;
+        c->queued_ns = iof_now_ns();
         c->qprev = l->qtail;
         if (l->qtail)
             l->qtail->qnext = c;
@@ -835,20 +828,44 @@ static void listener_on_conn(uv_stream_t *server, int status)
     l->on_accept(l, c, l->arg);
 }
 
-/* Starts the handshakes of the oldest waiting connections while fewer than
- * max_active run. The handshake clock starts here, not at accept. */
+/* Takes c out of the admission queue. */
+static void listener_unqueue(struct iof_listener *l, struct iof_conn *c)
+{
+    if (c->qprev)
+        c->qprev->qnext = c->qnext;
+    else
+        l->qhead = c->qnext;
+    if (c->qnext)
+        c->qnext->qprev = c->qprev;
+    else
+        l->qtail = c->qprev;
+    c->qprev = c->qnext = NULL;
+    c->hs_queued = false;
+    l->nqueued--;
+}
+
+/* Starts waiting handshakes while fewer than max_active run, the NEWEST
+ * first: under a storm, the peers that dialled last are the ones still
+ * waiting, while those that waited twice as long as a handshake may take
+ * have given up and are closed unread. The handshake clock starts here, not at accept. */
 static void listener_admit(struct iof_listener *l)
 {
-    while (l->qhead && l->nactive < l->max_active) {
+    uint64_t now = iof_now_ns();
+    /* Twice the handshake time: a dialler's own timeout is usually the same
+     * default, but its clock may have started before ours. */
+    uint64_t stale = 2ull * iof_tls_ctx_handshake_ms(l->tls) * IOF_NS_PER_MS;
+
+    while (l->qhead && now - l->qhead->queued_ns > stale) {
         struct iof_conn *c = l->qhead;
-        l->qhead = c->qnext;
-        if (l->qhead)
-            l->qhead->qprev = NULL;
-        else
-            l->qtail = NULL;
-        c->qnext = c->qprev = NULL;
-        c->hs_queued = false;
-        l->nqueued--;
+        snprintf(c->err, sizeof(c->err),
+                 "%s waited %.1f s for a TLS handshake slot (%u running): closed unread", c->peer,
+                 (double)(now - c->queued_ns) / 1e9, l->nactive);
+        listener_unqueue(l, c);
+        iof_conn_close(c, -ETIMEDOUT); /* not announced: its peer has given up */
+    }
+    while (l->qtail && l->nactive < l->max_active) {
+        struct iof_conn *c = l->qtail;
+        listener_unqueue(l, c);
         c->hs_active = true;
         l->nactive++;
         if (conn_start_reading(c) < 0 || conn_tls_begin(c) < 0)

@@ -202,12 +202,14 @@ int iof_listener_start_unix(uv_loop_t *loop, const char *path, iof_accept_fn on_
  * or less. */
 void iof_listener_set_limits(struct iof_listener *l, unsigned max_pending, unsigned max_per_source);
 /* Admission for a TLS listener: at most max_active handshakes run at once
- * (0 = no limit, the default); a connection accepted beyond waits, unread,
- * in arrival order, and its handshake (and its handshake clock) starts when
- * one ends. It still counts against iof_listener_set_limits' caps. A
- * manager accepting thousands of agents at once so keeps its loop's
- * iterations short (its welcomed sessions' heartbeats keep going) instead
- * of starting every handshake at once and timing them out. */
+ * (0 = no limit, the default). A connection accepted beyond waits, unread
+ * (its ClientHello stays in the socket); when a handshake ends, the NEWEST
+ * waiting one starts (its handshake clock starting then), and those that
+ * waited more than twice the handshake timeout are closed unread (their
+ * dialler has given up and redials). Waiting ones still count against
+ * iof_listener_set_limits' caps. A manager accepting thousands of agents at
+ * once so keeps every loop iteration short (welcomed sessions' heartbeats
+ * keep going) and spends its CPU on handshakes whose peer still waits. */
 void iof_listener_set_admission(struct iof_listener *l, unsigned max_active);
 /* The most connections that waited for admission at once. */
 unsigned iof_listener_peak_queued(const struct iof_listener *l);

@@ -30,8 +30,9 @@
 #define CL_START_LEAD_MS 300                      /* start this long after the last probe */
 #define CL_RESULT_GRACE_NS (30ULL * IOF_NS_PER_S) /* after the end, for results */
 /* TLS handshakes the --listen manager runs at once; more connections wait
- * their turn, unread (iof_listener_set_admission; docs/scaling.md). */
-#define MGR_HANDSHAKES_AT_ONCE 64
+ * their turn, unread, newest first (iof_listener_set_admission;
+ * docs/scaling.md). */
+#define MGR_HANDSHAKES_AT_ONCE 256
 
 static void cl_next_test(struct mgr_run *c);
 

@@ -1046,7 +1046,8 @@ static void test_sniff(void **state)
 struct adm {
     uv_loop_t loop;
     struct iof_listener *l;
-    struct iof_conn *silent, *srv;
+    struct iof_conn *silent, *silent2, *srv;
+    int nsilent, connected;
     int accepted, rejected, cli_ok, cli_err;
     uint64_t t0, t_ok;
     unsigned peak;
@@ -1061,6 +1062,7 @@ static void adm_finish(struct adm *a)
     a->finished = true;
     a->peak = iof_listener_peak_queued(a->l);
     iof_conn_close(a->silent, 0);
+    iof_conn_close(a->silent2, 0);
     iof_conn_close(a->srv, 0);
     iof_listener_close(a->l);
     uv_timer_stop(&a->guard);
@@ -1106,9 +1108,11 @@ static void adm_cli_connect(struct iof_conn *c, int err, void *arg)
 static void adm_silent_close(struct iof_conn *c, int err, void *arg)
 {
     struct adm *a = arg;
-    (void)c;
     (void)err;
-    a->silent = NULL;
+    if (a->silent == c)
+        a->silent = NULL;
+    if (a->silent2 == c)
+        a->silent2 = NULL;
 }
 
 /* The silent peer is connected (so accepted first): now the TLS client. */
@@ -1120,6 +1124,8 @@ static void adm_silent_connect(struct iof_conn *c, int err, void *arg)
     struct iof_conn *cli;
     (void)c;
     assert_int_equal(err, 0);
+    if (++a->connected < a->nsilent)
+        return;
     a->t0 = iof_now_ns();
     assert_int_equal(iof_conn_connect_tls(&a->loop, "127.0.0.1", iof_listener_port(a->l), g_fx.cli,
                                           &cbs, a, &cli),
@@ -1133,13 +1139,14 @@ static void adm_on_guard(uv_timer_t *t)
 
 /* A silent peer (TCP, no ClientHello) and then a real TLS client, to a
  * listener whose handshake timeout is 300 ms. */
-static void run_admission(struct adm *a, unsigned max_active)
+static void run_admission(struct adm *a, unsigned max_active, int nsilent)
 {
     static const struct iof_conn_cbs scbs = {.on_connect = adm_silent_connect,
                                              .on_close = adm_silent_close};
     struct iof_diag d = {{0}};
 
     memset(a, 0, sizeof(*a));
+    a->nsilent = nsilent;
     assert_int_equal(uv_loop_init(&a->loop), 0);
     assert_int_equal(iof_listener_start_tls(&a->loop, "127.0.0.1", 0, g_fx.srv_fast, adm_srv_accept,
                                             adm_srv_reject, a, &a->l, &d),
@@ -1150,13 +1157,17 @@ static void run_admission(struct adm *a, unsigned max_active)
     uv_timer_start(&a->guard, adm_on_guard, 10000, 0);
     assert_int_equal(
         iof_conn_connect(&a->loop, "127.0.0.1", iof_listener_port(a->l), &scbs, a, &a->silent), 0);
+    if (nsilent > 1)
+        assert_int_equal(
+            iof_conn_connect(&a->loop, "127.0.0.1", iof_listener_port(a->l), &scbs, a, &a->silent2),
+            0);
     uv_run(&a->loop, UV_RUN_DEFAULT);
     uv_close((uv_handle_t *)&a->guard, NULL);
     uv_run(&a->loop, UV_RUN_DEFAULT);
     assert_int_equal(uv_loop_close(&a->loop), 0);
 }
 
-/* With one handshake at a time, the silent peer holds the slot until its
+/* With one handshake at a time, a silent peer holds the slot until its
  * 300 ms timeout; the client accepted meanwhile waits, unread, then
  * completes (its handshake clock started at admission, not at accept).
  * Without admission it completes at once, beside the silent peer. */
@@ -1166,7 +1177,7 @@ static void test_admission_queues_handshakes(void **state)
     (void)state;
     assert_non_null(a);
 
-    run_admission(a, 1);
+    run_admission(a, 1, 1);
     assert_int_equal(a->cli_err, 0);
     assert_int_equal(a->cli_ok, 1);
     assert_int_equal(a->accepted, 1);
@@ -1174,12 +1185,22 @@ static void test_admission_queues_handshakes(void **state)
     assert_true(a->peak >= 1);
     assert_true(a->t_ok - a->t0 >= 250 * IOF_NS_PER_MS);
 
-    run_admission(a, 0);
+    run_admission(a, 0, 1);
     assert_int_equal(a->cli_ok, 1);
     assert_int_equal(a->accepted, 1);
     assert_int_equal(a->rejected, 0);
     assert_int_equal(a->peak, 0);
     assert_true(a->t_ok - a->t0 < 250 * IOF_NS_PER_MS);
+
+    /* Two silent peers, then the client: the newest waiting connection is
+     * admitted first, so the client's turn comes when the first silent peer
+     * times out, not after the second. */
+    run_admission(a, 1, 2);
+    assert_int_equal(a->cli_ok, 1);
+    assert_int_equal(a->rejected, 1);
+    assert_true(a->peak >= 2);
+    assert_true(a->t_ok - a->t0 >= 250 * IOF_NS_PER_MS);
+    assert_true(a->t_ok - a->t0 < 550 * IOF_NS_PER_MS);
     free(a);
 }
 
