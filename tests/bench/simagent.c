@@ -131,6 +131,10 @@ struct sim {
     uint16_t port;
     uint32_t heartbeat_ms;
     uint64_t connect_deadline;
+    /* --dials-at-once: dials (TCP + TLS handshake) in flight at once; the
+     * rest wait in wait[] (a ring of count entries), oldest first. */
+    unsigned max_dials, in_flight, wait_head, nwait;
+    struct sim_session **wait;
     bool stopping;
     bool fanout;
     const char *tls_dir;   /* NULL: plain TCP */
@@ -806,10 +810,25 @@ static void sim_on_link_close(struct proto_link *l, int err, const char *why, vo
     sim_session_done(ss);
 }
 
+/* A dial ended (either way): the next waiting one goes. */
+static void sim_dial_done(struct sim *s)
+{
+    if (s->in_flight)
+        s->in_flight--;
+    while (s->nwait && (!s->max_dials || s->in_flight < s->max_dials)) {
+        struct sim_session *next = s->wait[s->wait_head];
+        s->wait_head = (s->wait_head + 1) % s->count;
+        s->nwait--;
+        sim_dial(next);
+    }
+}
+
 static void sim_on_connect(struct iof_conn *c, int err, void *arg)
 {
     static const struct proto_link_cbs cbs = {.on_msg = sim_on_msg, .on_close = sim_on_link_close};
     struct sim_session *ss = arg;
+
+    sim_dial_done(ss->sim);
 
     if (err && ss->tls) {
         struct sim *s = ss->sim;
@@ -867,11 +886,19 @@ static void sim_dial(struct sim_session *ss)
         return;
     }
     ss->state = SS_DIALING;
+    if (ss->sim->max_dials && ss->sim->in_flight >= ss->sim->max_dials) {
+        struct sim *s = ss->sim;
+        s->wait[(s->wait_head + s->nwait++) % s->count] = ss;
+        return;
+    }
+    ss->sim->in_flight++;
     r = ss->tls ? iof_conn_connect_tls(ss->sim->loop, ss->sim->host, ss->sim->port, ss->tls, &cbs,
                                        ss, &c)
                 : iof_conn_connect(ss->sim->loop, ss->sim->host, ss->sim->port, &cbs, ss, &c);
-    if (r < 0)
+    if (r < 0) {
+        ss->sim->in_flight--;
         sim_retry_or_give_up(ss, uv_strerror(r));
+    }
 }
 
 /* --- the process ------------------------------------------------------------------------ */
@@ -989,7 +1016,8 @@ static void sim_tls_free(struct sim *s)
 static void sim_usage(FILE *f)
 {
     fputs("usage: iof_simagent --manager HOST:PORT [--count N] [--name-prefix P]\n"
-          "                    [--heartbeat-ms MS] [--connect-timeout S] [--seed N]\n"
+          "                    [--heartbeat-ms MS] [--connect-timeout S] [--dials-at-once N] "
+          "[--seed N]\n"
           "                    [--tls-dir DIR] [--encode-each] [--verbose|--quiet]\n"
           "\n"
           "  --manager          the manager to dial (iofleet run --listen)\n"
@@ -997,6 +1025,9 @@ static void sim_usage(FILE *f)
           "  --name-prefix      node names are PREFIX-00001... (default sim)\n"
           "  --heartbeat-ms     heartbeat period offered in hello (default 1000)\n"
           "  --connect-timeout  seconds to keep retrying refused dials (default 60)\n"
+          "  --dials-at-once    dials (TCP connect and TLS handshake) in flight at once, the\n"
+          "                     others waiting their turn (default 0: all at once); a real\n"
+          "                     fleet has a CPU per agent, this process one loop for all\n"
           "  --seed             seed of the synthetic latencies (default 1)\n"
           "  --tls-dir          dial over TLS: DIR/ca.pem and DIR/NAME.pem, DIR/NAME-key.pem\n"
           "                     per session (iofleet pki init DIR --agent NAME...)\n"
@@ -1041,6 +1072,9 @@ int main(int argc, char **argv)
                    sim_parse_uint(val, PROTO_HEARTBEAT_MS_MAX, &v) && v >= PROTO_HEARTBEAT_MS_MIN) {
             s.heartbeat_ms = (uint32_t)v;
             i++;
+        } else if (!strcmp(a, "--dials-at-once") && val && sim_parse_uint(val, 1000000, &v)) {
+            s.max_dials = (unsigned)v;
+            i++;
         } else if (!strcmp(a, "--connect-timeout") && val && sim_parse_uint(val, 86400, &v)) {
             connect_s = v;
             i++;
@@ -1082,7 +1116,8 @@ int main(int argc, char **argv)
     if (sim_raise_nofile(s.count) < 0)
         return 1;
     s.sessions = calloc(s.count, sizeof(*s.sessions));
-    if (!s.sessions || sim_stats_init(&s, seed, verbose) < 0) {
+    s.wait = calloc(s.count, sizeof(*s.wait));
+    if (!s.sessions || !s.wait || sim_stats_init(&s, seed, verbose) < 0) {
         fprintf(stderr, "iof_simagent: out of memory\n");
         return 1;
     }
@@ -1153,6 +1188,7 @@ int main(int argc, char **argv)
     sim_tls_free(&s);
     rc = ok == s.count ? 0 : 1;
     free(s.sessions);
+    free(s.wait);
     free(s.pool);
     free(s.totals);
     free(s.scratch);
