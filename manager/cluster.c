@@ -275,6 +275,9 @@ static void cl_start_test(struct mgr_run *c)
     c->measure_start = c->start_at + c->run.ramp_ns;
     c->end = c->measure_start + c->run.duration_ns;
     mgr_agg_test_begin(&c->agg, c->cur, &c->run, c->measure_start);
+    if (c->run.ramp_ns)
+        mgr_live_ramp(&c->live, (unsigned)c->cur + 1, (unsigned)c->ntests,
+                      (double)c->run.ramp_ns / 1e9);
     c->phase = MGR_PH_RUN;
     c->live_cache = cl_live(c);
     c->deadline = c->end + CL_RESULT_GRACE_NS;
@@ -703,6 +706,7 @@ int mgr_cluster_run(const struct iof_plan *p, const char *plan_text, const struc
     }
     c->loop = uv_default_loop();
     mgr_live_init(&c->live, o->quiet);
+    mgr_live_plan(&c->live, p, c->tests, c->ntests);
     signal(SIGPIPE, SIG_IGN);
     uv_timer_init(c->loop, &c->tick);
     c->tick.data = c;

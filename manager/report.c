@@ -61,20 +61,77 @@ void mgr_live_init(struct mgr_live *l, bool quiet)
     l->tty = isatty(STDERR_FILENO);
     l->quiet = quiet;
     l->dirty = false;
+    l->plan = NULL;
+    l->tests = NULL;
+    l->ntests = 0;
+}
+
+void mgr_live_plan(struct mgr_live *l, const struct iof_plan *p, const struct iof_test *tests,
+                   size_t ntests)
+{
+    l->plan = p;
+    l->tests = tests;
+    l->ntests = ntests;
+}
+
+/* "ETA 1h02m", "ETA 3m05s", "ETA 42s": the planned time of the rest of
+ * the current test and of the tests after it (1-based `test`); "" without
+ * the run's tests. Setup between tests is not planned, so not counted. */
+static void live_eta(const struct mgr_live *l, unsigned test, double left_s, char *buf, size_t cap)
+{
+    unsigned long s;
+
+    buf[0] = '\0';
+    if (!l->plan || !l->tests)
+        return;
+    for (size_t i = test; i < l->ntests; i++) {
+        struct iof_run_cfg rc = iof_test_run(l->plan, &l->tests[i]);
+        left_s += (double)(rc.ramp_ns + rc.duration_ns) / 1e9;
+    }
+    s = left_s > 0 ? (unsigned long)(left_s + 0.5) : 0;
+    if (s >= 3600)
+        snprintf(buf, cap, "ETA %luh%02lum", s / 3600, s % 3600 / 60);
+    else if (s >= 60)
+        snprintf(buf, cap, "ETA %lum%02lus", s / 60, s % 60);
+    else
+        snprintf(buf, cap, "ETA %lus", s);
+}
+
+void mgr_live_ramp(struct mgr_live *l, unsigned test, unsigned ntests, double ramp_s)
+{
+    char eta[32];
+
+    double left_s = ramp_s;
+
+    if (l->quiet)
+        return;
+    if (l->plan && l->tests && test >= 1 && test <= l->ntests) {
+        struct iof_run_cfg rc = iof_test_run(l->plan, &l->tests[test - 1]);
+        left_s = (double)(rc.ramp_ns + rc.duration_ns) / 1e9;
+    }
+    live_eta(l, test, left_s, eta, sizeof(eta));
+    fprintf(stderr, "%s[ramp] test %u/%u ramping up for %.1fs, not measured%s%s%s",
+            l->tty ? "\r\033[K" : "", test, ntests, ramp_s, eta[0] ? "  " : "", eta,
+            l->tty ? "" : "\n");
+    fflush(stderr);
+    l->dirty = l->tty;
 }
 
 void mgr_live_line(struct mgr_live *l, const char *phase, unsigned test, unsigned ntests,
                    double elapsed_s, double total_s, const struct mgr_metrics *m, unsigned alive,
                    unsigned total)
 {
+    char eta[32];
+
     if (l->quiet)
         return;
+    live_eta(l, test, total_s - elapsed_s, eta, sizeof(eta));
     fprintf(stderr,
             "%s[%s] test %u/%u %6.1f/%.1fs  IOPS %10.1f (r %.1f / w %.1f)  MiB/s %9.2f  "
-            "avg %.3f ms  p99 %.3f ms  agents %u/%u%s",
+            "avg %.3f ms  p99 %.3f ms  %s%sagents %u/%u%s",
             l->tty ? "\r\033[K" : "", phase, test, ntests, elapsed_s, total_s, m->iops,
-            m->read_iops, m->write_iops, m->mibps, m->avg_ms, m->p99_ms, alive, total,
-            l->tty ? "" : "\n");
+            m->read_iops, m->write_iops, m->mibps, m->avg_ms, m->p99_ms, eta, eta[0] ? "  " : "",
+            alive, total, l->tty ? "" : "\n");
     fflush(stderr);
     l->dirty = l->tty;
 }

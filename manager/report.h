@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/spec.h"
 #include "common/stats.h"
 
 /* Derived figures; latencies in ms. Computed from counters and merged
@@ -37,8 +38,18 @@ struct mgr_live {
     bool tty;
     bool quiet;
     bool dirty; /* a redrawn line is on screen */
+    /* The run's tests (borrowed), for the whole run's ETA; NULL: none shown. */
+    const struct iof_plan *plan;
+    const struct iof_test *tests;
+    size_t ntests;
 };
 void mgr_live_init(struct mgr_live *l, bool quiet);
+/* Gives the live line the run's tests (borrowed until the run ends), so it
+ * shows the whole run's ETA: the planned ramp + duration left. */
+void mgr_live_plan(struct mgr_live *l, const struct iof_plan *p, const struct iof_test *tests,
+                   size_t ntests);
+/* A line as test `test` (1-based) starts ramping for ramp_s seconds. */
+void mgr_live_ramp(struct mgr_live *l, unsigned test, unsigned ntests, double ramp_s);
 void mgr_live_line(struct mgr_live *l, const char *phase, unsigned test, unsigned ntests,
                    double elapsed_s, double total_s, const struct mgr_metrics *m, unsigned alive,
                    unsigned total);

@@ -71,10 +71,10 @@ jq -e '.plan == "live view" and .tests == 2 and (.test.spec == "4k mixed" or .te
 ok "/api/run parses and names the test ($(jq -r .test.spec "$T/api.json"))"
 
 # /events: at least two interval events, then a reconnect with Last-Event-ID.
-curl -sN --max-time 3 "${url}events" >"$T/ev1" || true
+curl -sN --max-time 4 "${url}events" >"$T/ev1" || true
 grep -q '^retry: [0-9]' "$T/ev1" || fail "/events: no retry field: $(head -c 300 "$T/ev1")"
 n=$(grep -c '^event: run' "$T/ev1")
-[ "$n" -ge 2 ] || fail "/events delivered $n events in 3 s"
+[ "$n" -ge 2 ] || fail "/events delivered $n events in 4 s"
 last=$(sed -n 's/^id: //p' "$T/ev1" | tail -n1)
 firstk=$(sed -n 's/^data: //p' "$T/ev1" | head -n1 | jq .intervals)
 lastk=$(sed -n 's/^data: //p' "$T/ev1" | tail -n1 | jq .intervals)
@@ -85,7 +85,7 @@ ids=$(sed -n 's/^id: //p' "$T/ev2")
 for id in $ids; do [ "$id" -gt "$last" ] || fail "/events resent event $id after Last-Event-ID $last"; done
 curl -sN --max-time 0.5 -H "Last-Event-ID: 1" "${url}events" >"$T/ev3" || true
 grep -q '^data: {' "$T/ev3" || fail "/events with a stale Last-Event-ID: no snapshot at once"
-ok "/events: $n events in 3 s, resumed after id $last, a stale id gets the snapshot at once"
+ok "/events: $n events in 4 s, resumed after id $last, a stale id gets the snapshot at once"
 
 # /metrics during the run: parses; counters never go down between scrapes.
 curl -sf "${url}metrics" >"$T/m1.txt" || fail "/metrics failed"
@@ -133,6 +133,17 @@ gotb=$(jq -r '[.samples[] | select(.name == "iofleet_bytes_total" and .labels.no
 jq -e 'any(.samples[]; .name == "iofleet_test_index" and .value == 2)' "$T/mf.json" >/dev/null ||
     fail "iofleet_test_index is not 2 at the end"
 ok "final /metrics: ALL and node I/O and byte counters equal the CSV exactly"
+
+# The terminal's live lines carry the whole run's ETA: planned ramp + duration left,
+# 2 x (1 s + 3 s) at the first ramp, 0 s at the last interval, never growing.
+grep -E '^\[(ramp|run)\] test' "$T/run.err" | grep -oE '  ETA [0-9]+s' | grep -oE '[0-9]+' >"$T/etas"
+[ "$(grep -cE '^\[(ramp|run)\] test' "$T/run.err")" = "$(wc -l <"$T/etas")" ] ||
+    fail "a live line without an ETA: $(grep -E '^\[(ramp|run)\]' "$T/run.err")"
+grep -q '^\[ramp\] test 1/2 ramping up for 1.0s.*ETA 8s$' "$T/run.err" ||
+    fail "no ramp line with the run's ETA: $(head -n5 "$T/run.err")"
+[ "$(tail -n1 "$T/etas")" = 0 ] || fail "the last live line's ETA is $(tail -n1 "$T/etas") s"
+sort -rn -c "$T/etas" 2>/dev/null || fail "the ETA grew: $(tr '\n' ' ' <"$T/etas")"
+ok "live lines: ramp shown, the run's ETA $(head -n1 "$T/etas") s .. 0 s, never growing"
 
 # The Grafana dashboard queries only metrics of a real scrape; the scrape example names /metrics.
 DASH=$IOF_SRC/docs/monitoring/grafana-dashboard.json
