@@ -150,7 +150,8 @@ fspid=$!
 # Cleanup, first of all (an agent waiting on the hung device cannot exit):
 # the device comes back; last: unmounted.
 iof_cleanup_hooks=("rm -f '$stall'" "${iof_cleanup_hooks[@]}")
-iof_on_exit "fusermount -u '$mnt' 2>/dev/null; kill $fspid 2>/dev/null"
+# A loop device over the FUSE file keeps it busy: detach first, then unmount.
+iof_on_exit "losetup -j '$mnt/disk.img' -n -O NAME 2>/dev/null | xargs -r -n1 losetup -d; fusermount -u '$mnt' 2>/dev/null || fusermount -uz '$mnt' 2>/dev/null; kill $fspid 2>/dev/null"
 for ((i = 0; i < 100; i++)); do [ -e "$mnt/disk.img" ] && break; sleep 0.05; done
 [ -e "$mnt/disk.img" ] || { cat "$T/stallfs.log" >&2; echo "SKIP part 5: the FUSE filesystem did not mount"; cl_done; exit 0; }
 loop=$(losetup --find --show "$mnt/disk.img") || { echo "SKIP part 5: no loop device"; cl_done; exit 0; }
