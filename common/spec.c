@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/ratecycle.h"
+
 void iof_plan_free(struct iof_plan *p)
 {
     if (!p)
@@ -45,6 +47,8 @@ size_t iof_plan_cycle_steps(const struct iof_plan *p)
 
     if (c->param == IOF_CYCLE_NONE)
         return 1;
+    if (c->param == IOF_CYCLE_RATE)
+        return iof_rate_cycle_steps(&c->rate);
     if (c->from > c->to)
         return 0;
     if (!c->exponential) {
@@ -83,7 +87,12 @@ struct iof_test *iof_plan_expand(const struct iof_plan *p, size_t *n)
             t[k].index = (unsigned)k;
             t[k].spec_index = (unsigned)s;
             t[k].cycle_param = p->cycle.param;
-            t[k].cycle_value = p->cycle.param == IOF_CYCLE_NONE ? 0 : cycle_value(&p->cycle, c);
+            if (p->cycle.param == IOF_CYCLE_RATE) {
+                t[k].cycle_value = c;
+                t[k].rate_frac = iof_rate_curve_frac(&p->cycle.rate, c);
+            } else {
+                t[k].cycle_value = p->cycle.param == IOF_CYCLE_NONE ? 0 : cycle_value(&p->cycle, c);
+            }
         }
     }
     *n = total;
@@ -111,6 +120,10 @@ struct iof_worker_cfg iof_test_worker(const struct iof_plan *p, const struct iof
         if (v < w.ntargets)
             w.ntargets = (size_t)v;
         break;
+    case IOF_CYCLE_RATE:
+        /* Unthrottled unless the test's start gives the workers rates. */
+        w.rate.unit = IOF_RATE_NONE;
+        break;
     case IOF_CYCLE_NONE:
         break;
     }
@@ -123,6 +136,17 @@ void iof_test_cycle_label(const struct iof_test *t, char *buf, size_t cap)
         return;
     if (t->cycle_param == IOF_CYCLE_NONE) {
         buf[0] = '\0';
+        return;
+    }
+    if (t->cycle_param == IOF_CYCLE_RATE) {
+        if (t->rate_frac <= 0 && t->cycle_value == 0)
+            snprintf(buf, cap, "rate=unthrottled");
+        else if (t->rate_frac <= 0)
+            snprintf(buf, cap, "rate=step%" PRIu64, t->cycle_value);
+        else if (t->rate_target <= 0)
+            snprintf(buf, cap, "rate=%.4g%%", t->rate_frac * 100);
+        else
+            snprintf(buf, cap, "rate=%.4g%%:%.0f", t->rate_frac * 100, t->rate_target);
         return;
     }
     snprintf(buf, cap, "%s=%" PRIu64, iof_cycle_param_name(t->cycle_param), t->cycle_value);
@@ -171,6 +195,8 @@ const char *iof_cycle_param_name(enum iof_cycle_param c)
         return "workers";
     case IOF_CYCLE_TARGETS:
         return "targets";
+    case IOF_CYCLE_RATE:
+        return "rate";
     }
     return "unknown";
 }
@@ -363,4 +389,17 @@ void iof_dist_label(const struct iof_dist_cfg *d, char *buf, size_t cap)
         snprintf(buf, cap, "uniform");
         return;
     }
+}
+
+const char *iof_knee_metric_name(enum iof_knee_metric m)
+{
+    switch (m) {
+    case IOF_KNEE_P99:
+        return "p99";
+    case IOF_KNEE_P999:
+        return "p999";
+    case IOF_KNEE_AVG:
+        return "avg";
+    }
+    return "unknown";
 }

@@ -160,12 +160,28 @@ enum iof_cycle_param {
     IOF_CYCLE_QUEUE_DEPTH,
     IOF_CYCLE_WORKERS, /* worker count of every group */
     IOF_CYCLE_TARGETS, /* first N targets of every group */
+    IOF_CYCLE_RATE,    /* cycle.rate: a curve or a find_max search (see below) */
+};
+
+/* cycle.rate (vdbench iorate=curve, and the knee search): step 0 runs
+ * unthrottled; every later step runs each worker at a rate the manager
+ * derives from what the worker did unthrottled (common/ratecycle.h), sent
+ * with the test's start. */
+enum iof_knee_metric { IOF_KNEE_P99, IOF_KNEE_P999, IOF_KNEE_AVG };
+#define IOF_RATE_CURVE_MAX 64
+struct iof_rate_cycle {
+    bool find_max;                   /* else a curve */
+    uint8_t pct[IOF_RATE_CURVE_MAX]; /* curve: percentages 1..100, in the plan's order */
+    size_t npct;
+    enum iof_knee_metric metric; /* find_max: the latency that must stay within target_ns */
+    uint64_t target_ns;
 };
 
 struct iof_cycle {
     enum iof_cycle_param param;
     uint64_t from, to, step; /* step: addend, or factor when exponential */
     bool exponential;
+    struct iof_rate_cycle rate; /* IOF_CYCLE_RATE */
 };
 
 /* Cycling the spec itself (vdbench forxfersize/forrdpct/forseekpct): the
@@ -203,7 +219,13 @@ struct iof_test {
     unsigned index;      /* 0-based position in the run */
     unsigned spec_index; /* into plan->specs */
     enum iof_cycle_param cycle_param;
-    uint64_t cycle_value; /* meaningful when cycle_param != IOF_CYCLE_NONE */
+    uint64_t cycle_value; /* meaningful when cycle_param != IOF_CYCLE_NONE; RATE: the step
+                           * (0: unthrottled) */
+    /* RATE: set by the manager before the test starts (the agents never
+     * see them): the fraction of the unthrottled IOPS offered (0: unthrottled)
+     * and the cluster's target IOPS. */
+    double rate_frac;
+    double rate_target;
 };
 
 /* Frees everything the plan owns (not p itself). Accepts NULL. */
@@ -227,7 +249,9 @@ struct iof_worker_cfg iof_test_worker(const struct iof_plan *p, const struct iof
 #define IOF_IO_LIMIT_MAX_DURATION_NS (3600ull * 1000000000ull) /* 1 h */
 struct iof_run_cfg iof_test_run(const struct iof_plan *p, const struct iof_test *t);
 
-/* "queue_depth=8", "workers=4", "targets=2" or "" for the test's cycle step. */
+/* "queue_depth=8", "workers=4", "targets=2" or "" for the test's cycle step;
+ * a rate step "rate=unthrottled", "rate=50%:61234" (percent of the
+ * unthrottled IOPS, then the target IOPS of the cluster). */
 void iof_test_cycle_label(const struct iof_test *t, char *buf, size_t cap);
 
 /* The region [*start, *end) of a target of `size` bytes that t->range
@@ -255,5 +279,6 @@ void iof_dist_label(const struct iof_dist_cfg *d, char *buf, size_t cap);
 const char *iof_pattern_name(enum iof_pattern p);
 const char *iof_arrival_name(enum iof_arrival a);
 const char *iof_cycle_param_name(enum iof_cycle_param c);
+const char *iof_knee_metric_name(enum iof_knee_metric m);
 
 #endif

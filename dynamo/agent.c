@@ -93,6 +93,7 @@ struct session {
     size_t *groups; /* plan group indices that run on this node */
     size_t ngroups;
     struct iof_worker_cfg *gcfg; /* scratch: the groups as one test runs them */
+    double *rates;               /* the current test's start.rates (a rate cycle), or NULL */
     /* Preparation, on a libuv worker thread. */
     uv_work_t prep_work;
     uv_async_t prep_async;
@@ -654,6 +655,24 @@ static void session_start_test(struct session *s, const struct proto_start *st)
         session_send_error(s, r, "%s: test %u: %s", s->a->name, st->test + 1, d.msg);
         return;
     }
+    free(s->rates);
+    s->rates = NULL;
+    if (st->nrates) {
+        size_t nw = 0;
+        for (size_t g = 0; g < s->ngroups; g++)
+            nw += s->gcfg[g].count;
+        if (st->nrates != nw) {
+            session_send_error(s, IOF_EPROTO, "%s: test %u: start gives %zu rates for %zu workers",
+                               s->a->name, st->test + 1, st->nrates, nw);
+            return;
+        }
+        s->rates = malloc(nw * sizeof(*s->rates));
+        if (!s->rates) {
+            session_send_error(s, -ENOMEM, "%s: test %u: out of memory", s->a->name, st->test + 1);
+            return;
+        }
+        memcpy(s->rates, st->rates, nw * sizeof(*s->rates));
+    }
     memset(p, 0, sizeof(*p));
     /* The manager's start time on this node's clock. */
     run = iof_test_run(&s->plan, t);
@@ -667,6 +686,7 @@ static void session_start_test(struct session *s, const struct proto_start *st)
                  st->test + 1, (double)(now - p->start_ns) / 1e6);
     p->spec = &s->plan.specs[t->spec_index];
     p->groups = s->gcfg; /* filled by session_check_budget */
+    p->worker_iops = s->rates;
     p->ngroups = s->ngroups;
     p->scope = s->a->scope;
     p->ramp_ns = run.ramp_ns;
@@ -935,6 +955,7 @@ static void session_maybe_free(struct session *s)
     session_drop_plan(s);
     pthread_mutex_destroy(&s->prep_lock);
     free(s->zeros);
+    free(s->rates);
     free(s);
     /* Idle again (after a session, or a flood of bad connections): give
      * the memory back rather than keep the peak. */

@@ -567,10 +567,16 @@ static int worker_setup(struct dyn_test *t, struct run_worker *w, struct iof_dia
     w->maxsize = iof_budget_slot_size(t->p.spec);
     w->io_limit = t->p.spec->io_limit;
     w->io_left = UINT64_MAX;
-    w->rated = g->rate.unit != IOF_RATE_NONE;
+    struct iof_rate rate = g->rate;
+    if (t->p.worker_iops)
+        rate = (struct iof_rate){.unit =
+                                     t->p.worker_iops[w->index] > 0 ? IOF_RATE_IOPS : IOF_RATE_NONE,
+                                 .value = t->p.worker_iops[w->index],
+                                 .arrival = g->rate.arrival};
+    w->rated = rate.unit != IOF_RATE_NONE;
     w->paced = w->rated || w->io_limit;
     if (w->rated) {
-        dyn_sched_init(&w->sched, &g->rate, t->p.start_ns, seed + w->index);
+        dyn_sched_init(&w->sched, &rate, t->p.start_ns, seed + w->index);
         if (w->index == 0 && t->p.trace) {
             w->trace = t->p.trace;
             w->trace_left = t->p.ntrace;

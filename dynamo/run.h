@@ -32,7 +32,11 @@ struct dyn_test_params {
     uint64_t ramp_ns;
     uint64_t duration_ns; /* measured window */
     uint64_t interval_ns;
-    uint64_t seed;          /* for groups without a seed of their own */
+    uint64_t seed; /* for groups without a seed of their own */
+    /* A rate cycle's step (borrowed, one per worker in result order, or
+     * NULL): worker i runs at worker_iops[i] IOPS (0: unthrottled) in place
+     * of its group's rate. */
+    const double *worker_iops;
     bool allow_destructive; /* see dyn_target_open() */
     /* Borrowed: the workdir and --allow entries every target is opened from. */
     struct dyn_scope *scope;

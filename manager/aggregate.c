@@ -843,6 +843,7 @@ void mgr_agg_test_end(struct mgr_agg *g, const struct mgr_agg_end *e)
     }
     skew_ms = first != UINT64_MAX && last >= first ? (double)(last - first) / 1e6 : 0.0;
     mgr_metrics_compute(&g->all, e->measured_ns, &m);
+    g->last_all = m;
     agg_print_table(g, e, &m, skew_ms, nodes, lost, (unsigned)nabsent);
     if (g->nsinks) {
         struct mgr_row all = {.type = MGR_ROW_ALL,
@@ -871,4 +872,20 @@ void mgr_agg_test_end(struct mgr_agg *g, const struct mgr_agg_end *e)
         AGG_SINKS(g, s_->ops->test_end(s_, &te));
     }
     free(absent);
+}
+
+void mgr_agg_headline(struct mgr_agg *g, const struct iof_knee *k, const char *headline)
+{
+    const struct iof_rate_cycle *rc = &g->p->cycle.rate;
+    struct mgr_knee_info ki = {.spec = g->ti.spec,
+                               .metric = iof_knee_metric_name(rc->metric),
+                               .target_ns = rc->target_ns,
+                               .iops = k->best_iops,
+                               .lat_ns = k->best_iops > 0 ? k->best_lat_ns : k->low_lat_ns,
+                               .steps = k->steps,
+                               .headline = headline};
+
+    for (size_t i = 0; i < g->nsinks; i++)
+        if (g->sinks[i]->ops->knee)
+            g->sinks[i]->ops->knee(g->sinks[i], &ki);
 }

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "common/ratecycle.h"
 #include "common/spec.h"
 #include "common/stats.h"
 #include "manager/report.h"
@@ -106,7 +107,8 @@ struct mgr_agg {
     uint64_t next_publish;
     struct iof_stats all; /* the current test's cluster totals */
     uint32_t all_nodes, all_workers, all_targets;
-    struct iof_hist *scratch; /* for merging a kept latency histogram */
+    struct iof_hist *scratch;    /* for merging a kept latency histogram */
+    struct mgr_metrics last_all; /* the ALL row of the last test that ended */
 };
 
 /* Sets up g for a run (everything borrowed). */
@@ -169,5 +171,9 @@ struct mgr_agg_end {
     bool interrupted;
 };
 void mgr_agg_test_end(struct mgr_agg *g, const struct mgr_agg_end *e);
+
+/* A find_max search of the current test's spec is over: hands its answer
+ * (headline: the one-line text) to the sinks that keep it. */
+void mgr_agg_headline(struct mgr_agg *g, const struct iof_knee *k, const char *headline);
 
 #endif

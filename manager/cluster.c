@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include "common/log.h"
 #include "common/stats.h"
 #include "proto/link.h"
+
 #include "manager/aggregate.h"
 #include "manager/report.h"
 #include "manager/session.h"
@@ -35,6 +37,7 @@
 #define MGR_HANDSHAKES_AT_ONCE 256
 
 static void cl_next_test(struct mgr_run *c);
+static void cl_rate_base(struct mgr_agent *a, const struct proto_stats *st);
 
 /* Agents whose session is up (welcomed, connected). */
 static unsigned cl_count_up(const struct mgr_run *c)
@@ -179,6 +182,113 @@ void mgr_run_on_result(struct mgr_agent *a, const struct proto_stats *st)
         last = 0;
     if (mgr_agg_result(&c->agg, &a->agg, st, first, last) && c->rc < 1)
         c->rc = 1;
+    if (c->tests[c->cur].cycle_param == IOF_CYCLE_RATE && c->tests[c->cur].cycle_value == 0)
+        cl_rate_base(a, st);
+}
+
+/* --- rate cycles (common/ratecycle.h) ------------------------------------------------- */
+
+/* The unthrottled step's result: what each worker of the node did. */
+static void cl_rate_base(struct mgr_agent *a, const struct proto_stats *st)
+{
+    double secs = (double)st->measured_ns / 1e9;
+
+    free(a->base_iops);
+    a->nbase = 0;
+    a->base_iops = calloc(st->nworkers ? st->nworkers : 1, sizeof(*a->base_iops));
+    if (!a->base_iops)
+        return;
+    a->nbase = st->nworkers;
+    for (size_t w = 0; w < st->nworkers; w++) {
+        uint64_t ios = 0;
+        for (size_t t = 0; t < st->workers[w].ntargets; t++)
+            ios += st->workers[w].targets[t].rd.ios + st->workers[w].targets[t].wr.ios;
+        a->base_iops[w] = secs > 0 ? (double)ios / secs : 0;
+    }
+}
+
+/* The fraction of the unthrottled IOPS the current test offers (0: none). */
+static double cl_rate_frac(const struct mgr_run *c)
+{
+    const struct iof_test *t = &c->tests[c->cur];
+
+    if (t->cycle_param != IOF_CYCLE_RATE || t->cycle_value == 0)
+        return 0;
+    return c->p->cycle.rate.find_max ? c->next_frac
+                                     : iof_rate_curve_frac(&c->p->cycle.rate, t->cycle_value);
+}
+
+/* Each taking part agent's rates for the current test, and the test's
+ * target (set before the test begins: its label carries them). */
+static void cl_rate_plan(struct mgr_run *c)
+{
+    struct iof_test *t = &c->tests[c->cur];
+    double frac = cl_rate_frac(c), total = 0;
+
+    t->rate_frac = frac;
+    t->rate_target = 0;
+    for (size_t i = 0; i < c->nagents; i++) {
+        struct mgr_agent *a = &c->agents[i];
+        if (t->cycle_param == IOF_CYCLE_RATE && t->cycle_value == 0)
+            a->nbase = 0; /* a new spec: only its own unthrottled result counts */
+        free(a->rates);
+        a->rates = NULL;
+        a->nrates = 0;
+        if (frac <= 0 || !cl_part(c, a))
+            continue;
+        if (!a->nbase) {
+            IOF_WARN("test %zu: %s has no unthrottled result to scale: it runs unthrottled",
+                     c->cur + 1, a->name);
+            continue;
+        }
+        a->rates = calloc(a->nbase, sizeof(*a->rates));
+        if (!a->rates)
+            continue;
+        a->nrates = a->nbase;
+        for (size_t w = 0; w < a->nbase; w++) {
+            /* Rounded to 1/1000 IOPS: short on the wire. */
+            double r = round(frac * a->base_iops[w] * 1000) / 1000;
+            if (r < IOF_RATE_MIN)
+                r = IOF_RATE_MIN;
+            if (r > IOF_RATE_MAX_IOPS)
+                r = IOF_RATE_MAX_IOPS;
+            a->rates[w] = r;
+            total += r;
+        }
+    }
+    t->rate_target = total;
+}
+
+/* After a rate test: a find_max search takes the step's figures and picks
+ * the next rate; when it is over, the headline, and the spec's remaining
+ * steps are skipped. */
+static void cl_rate_after(struct mgr_run *c)
+{
+    const struct iof_test *t = &c->tests[c->cur];
+    const struct iof_rate_cycle *rc = &c->p->cycle.rate;
+    const struct mgr_metrics *m = &c->agg.last_all;
+    size_t steps = iof_rate_cycle_steps(rc);
+    double lat, next;
+    char line[256];
+
+    if (t->cycle_param != IOF_CYCLE_RATE || !rc->find_max)
+        return;
+    if (t->cycle_value == 0)
+        iof_knee_init(&c->knee);
+    lat = rc->metric == IOF_KNEE_P99    ? m->p99_ms
+          : rc->metric == IOF_KNEE_P999 ? m->p999_ms
+                                        : m->avg_ms;
+    next = iof_knee_feed(&c->knee, rc, t->rate_frac, m->iops, lat * 1e6);
+    if (!c->knee.done) {
+        c->next_frac = next;
+        return;
+    }
+    iof_knee_headline(&c->knee, rc, line, sizeof(line));
+    printf("\nspec '%s': %s\n", c->p->specs[t->spec_index].name, line);
+    fflush(stdout);
+    mgr_agg_headline(&c->agg, &c->knee, line);
+    /* Jump to the last step of this spec: cl_end_test moves past it. */
+    c->cur = (c->cur / steps) * steps + steps - 1;
 }
 
 /* Agents of the run that take no part in the current test (one entry per
@@ -249,6 +359,7 @@ static void cl_end_test(struct mgr_run *c)
         mgr_run_finish(c);
         return;
     }
+    cl_rate_after(c);
     c->cur++;
     cl_next_test(c);
 }
@@ -270,6 +381,7 @@ static void cl_start_test(struct mgr_run *c)
         if (cl_part(c, &c->agents[i]) && c->agents[i].best_rtt > max_rtt)
             max_rtt = c->agents[i].best_rtt;
     c->run = iof_test_run(c->p, &c->tests[c->cur]);
+    cl_rate_plan(c);
     c->ended_early = false;
     c->start_at = iof_now_ns() + CL_START_LEAD_MS * IOF_NS_PER_MS + max_rtt;
     c->measure_start = c->start_at + c->run.ramp_ns;
@@ -290,6 +402,8 @@ static void cl_start_test(struct mgr_run *c)
         m.u.start.test = (uint32_t)c->cur;
         m.u.start.start_at_ns = c->start_at;
         m.u.start.offset_ns = a->offset;
+        m.u.start.rates = a->rates;
+        m.u.start.nrates = a->nrates;
         proto_link_send(a->link, &m);
     }
 }
@@ -781,6 +895,8 @@ int mgr_cluster_run(const struct iof_plan *p, const char *plan_text, const struc
     for (size_t i = 0; i < c->nagents; i++) {
         mgr_agg_node_free(&c->agents[i].agg);
         proto_hello_free(&c->agents[i].info);
+        free(c->agents[i].base_iops);
+        free(c->agents[i].rates);
     }
     free(c->agents);
     free(c->tests);

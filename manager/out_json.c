@@ -535,6 +535,8 @@ struct jtest {
     char *spec, *cycle;
     const char *cycle_param; /* static name, NULL without cycling */
     uint64_t cycle_value;
+    bool rate_step; /* a rate cycle's step: rate_pct and rate_target_iops */
+    double rate_pct, rate_target;
     uint64_t start_wall_ns;
     struct jrow *rows;
     size_t nrows, caprows;
@@ -558,6 +560,7 @@ struct json_sink {
     struct iof_buf head;   /* ,"plan":..,"agents":[..] (after run_begin) */
     struct iof_buf layout; /* the histogram_layout object */
     struct iof_buf tests;  /* the finished tests' objects, comma-separated */
+    struct iof_buf knees;  /* find_max answers, comma-separated objects */
     struct jtest cur;
 };
 
@@ -617,6 +620,9 @@ static void jt_begin(struct json_sink *js, const struct mgr_test_info *ti)
     if (ti->test && ti->test->cycle_param != IOF_CYCLE_NONE) {
         t->cycle_param = iof_cycle_param_name(ti->test->cycle_param);
         t->cycle_value = ti->test->cycle_value;
+        t->rate_step = ti->test->cycle_param == IOF_CYCLE_RATE;
+        t->rate_pct = ti->test->rate_frac * 100;
+        t->rate_target = ti->test->rate_target;
     }
     t->start_wall_ns = ti->start_wall_ns;
 }
@@ -721,6 +727,19 @@ static void jt_finish(struct json_sink *js, const struct mgr_test_end *te)
         jb_u64(b, t->cycle_value);
     else
         jb_null(b);
+    if (t->rate_step) {
+        /* Only in a rate cycle's tests; null for its unthrottled step. */
+        jb_key(b, "rate_pct");
+        if (t->rate_pct > 0)
+            jb_dbl(b, t->rate_pct);
+        else
+            jb_null(b);
+        jb_key(b, "rate_target_iops");
+        if (t->rate_target > 0)
+            jb_dbl(b, t->rate_target);
+        else
+            jb_null(b);
+    }
     jb_key(b, "start_time");
     jb_time(b, t->start_wall_ns);
     jb_key(b, "start_unix_ns");
@@ -826,6 +845,13 @@ static void js_run(struct json_sink *js, struct iof_buf *b)
         jb_null(b);
     jb_key(b, "tests_written");
     jb_u64(b, js->ntests);
+    if (js->knees.len) {
+        /* Only in a find_max run: one answer per spec searched. */
+        jb_key(b, "find_max");
+        iof_buf_addstr(b, "[");
+        iof_buf_add(b, js->knees.p, js->knees.len);
+        iof_buf_addstr(b, "]");
+    }
     jb_close(b, '}');
 }
 
@@ -909,6 +935,7 @@ static void js_free(struct json_sink *js)
     iof_buf_free(&js->head);
     iof_buf_free(&js->layout);
     iof_buf_free(&js->tests);
+    iof_buf_free(&js->knees);
     free(js->path);
     free(js->tmp);
     free(js->dir);
@@ -1212,6 +1239,32 @@ static void js_test_end(struct mgr_sink *s, const struct mgr_test_end *te)
     js_save(s);
 }
 
+static void js_knee(struct mgr_sink *s, const struct mgr_knee_info *k)
+{
+    struct json_sink *js = s->priv;
+    struct iof_buf *b = &js->knees;
+
+    jb_open(b, '{'); /* comma-separated by jb_sep */
+    jb_key(b, "spec");
+    jb_str(b, k->spec);
+    jb_key(b, "metric");
+    jb_str(b, k->metric);
+    jb_key(b, "target_ms");
+    jb_dbl(b, (double)k->target_ns / 1e6);
+    jb_key(b, "max_iops");
+    if (k->iops > 0)
+        jb_dbl(b, k->iops);
+    else
+        jb_null(b);
+    jb_key(b, "latency_ms");
+    jb_dbl(b, k->lat_ns / 1e6);
+    jb_key(b, "steps");
+    jb_u64(b, k->steps);
+    jb_key(b, "headline");
+    jb_str(b, k->headline);
+    jb_close(b, '}');
+}
+
 static void js_run_end(struct mgr_sink *s, int exit_code)
 {
     struct json_sink *js = s->priv;
@@ -1243,5 +1296,6 @@ const struct mgr_sink_ops mgr_sink_json = {
     .row = js_row,
     .test_end = js_test_end,
     .run_end = js_run_end,
+    .knee = js_knee,
     .close = js_close,
 };

@@ -391,7 +391,8 @@ static void html_curves(FILE *f, const char **specs, size_t nspecs)
     if (!nspecs)
         return;
     fputs("<section id=\"curves\"><h2>Curves</h2><p class=\"meta\">Tests of one spec at "
-          "each step of a cycle (queue depth, workers or targets): latency against IOPS, one "
+          "each step of a cycle (queue depth, workers, targets, or a rate curve or find_max "
+          "search): latency against IOPS, one "
           "point per step.</p><div class=\"charts\">",
           f);
     for (size_t q = 0; q < nspecs; q++) {

@@ -124,6 +124,18 @@ struct mgr_test_end {
 
 struct mgr_sink;
 
+/* The answer of a find_max rate cycle (plan "cycle": {"rate": {"find_max":
+ * ...}}) for one spec, after its last step. */
+struct mgr_knee_info {
+    const char *spec;
+    const char *metric; /* "p99", "p999", "avg" */
+    uint64_t target_ns;
+    double iops;          /* achieved IOPS of the highest step within the target; 0: none */
+    double lat_ns;        /* its latency (the metric) */
+    size_t steps;         /* tests the search ran */
+    const char *headline; /* "max 412 k IOPS at p99 <= 2 ms (...)" */
+};
+
 struct mgr_sink_ops {
     const char *name; /* "csv", "iometer-csv", "timeseries", "json" */
     /* Creates the file (truncating) and writes any header. */
@@ -134,6 +146,8 @@ struct mgr_sink_ops {
     void (*row)(struct mgr_sink *s, const struct mgr_test_info *ti, const struct mgr_row *r);
     void (*test_end)(struct mgr_sink *s, const struct mgr_test_end *te);
     void (*run_end)(struct mgr_sink *s, int exit_code);
+    /* Optional (NULL: the sink keeps no headline): a find_max answer. */
+    void (*knee)(struct mgr_sink *s, const struct mgr_knee_info *k);
     /* Flushes, fsyncs and closes the file and frees the writer state (priv);
      * mgr_sink_close() frees the sink itself. */
     void (*close)(struct mgr_sink *s);

@@ -12,6 +12,7 @@
 #include <uv.h>
 
 #include "common/net.h"
+#include "common/ratecycle.h"
 #include "common/spec.h"
 #include "common/tls.h"
 #include "manager/aggregate.h"
@@ -48,6 +49,10 @@ struct mgr_agent {
     unsigned probes;
     struct mgr_agg_node agg; /* its figures in the current test */
     uv_timer_t retry;
+    /* A rate cycle: the IOPS each of its workers did in the spec's
+     * unthrottled step (result order), and the rates sent for this test. */
+    double *base_iops, *rates;
+    size_t nbase, nrates;
 };
 
 struct mgr_run {
@@ -73,6 +78,8 @@ struct mgr_run {
     bool ended_early;       /* an agent's workers all reached their io_limit */
     uint64_t start_at, measure_start, end;
     struct mgr_agg agg;
+    struct iof_knee knee; /* find_max: the current spec's search */
+    double next_frac;     /* find_max: what the next step offers */
     struct mgr_live live;
     uint64_t run_wall_ns, run_mono_ns;
     struct mgr_agent_info *infos;

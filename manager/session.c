@@ -535,6 +535,8 @@ struct mgr_agent *mgr_agent_add(struct mgr_run *c, const char *endpoint)
         uv_timer_t t = a->retry;
         proto_hello_free(&a->info);
         mgr_agg_node_free(&a->agg);
+        free(a->base_iops);
+        free(a->rates);
         memset(a, 0, sizeof(*a));
         a->retry = t;
     }

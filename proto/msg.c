@@ -867,6 +867,18 @@ static int start_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
     put_u64(c, root, "start_at_ns", msg->u.start.start_at_ns);
     if (msg->u.start.offset_ns)
         put_i64(c, root, "offset_ns", msg->u.start.offset_ns);
+    if (msg->u.start.nrates && !c->err) {
+        cJSON *arr = cJSON_CreateArray();
+        for (size_t i = 0; arr && i < msg->u.start.nrates; i++) {
+            cJSON *n = cJSON_CreateNumber(msg->u.start.rates[i]);
+            if (!n || !cJSON_AddItemToArray(arr, n)) {
+                cJSON_Delete(n);
+                cJSON_Delete(arr);
+                arr = NULL;
+            }
+        }
+        put_item(c, root, "rates", arr);
+    }
     return c->err;
 }
 
@@ -879,6 +891,29 @@ static int start_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
     /* Optional (0 when absent): a manager that measured no offset. */
     if (field(root, "offset_ns"))
         get_i64(c, root, "start", "offset_ns", &msg->u.start.offset_ns);
+    /* Optional: per-worker IOPS of a rate cycle's step. */
+    if (field(root, "rates")) {
+        const cJSON *arr = get_array(c, root, "start", "rates"), *it;
+        size_t n = 0, i = 0;
+        if (!arr)
+            return c->err;
+        cJSON_ArrayForEach(it, arr) n++;
+        if (n == 0 || n > PROTO_START_MAX_RATES)
+            return ctx_fail(c, "start.rates: must hold 1..%u entries, got %zu",
+                            (unsigned)PROTO_START_MAX_RATES, n);
+        msg->u.start.rates = calloc(n, sizeof(double));
+        if (!msg->u.start.rates)
+            return ctx_oom(c);
+        msg->u.start.nrates = n;
+        cJSON_ArrayForEach(it, arr)
+        {
+            double v = cJSON_IsNumber(it) ? it->valuedouble : -1;
+            if (!(v == 0 || (v >= IOF_RATE_MIN && v <= IOF_RATE_MAX_IOPS)))
+                return ctx_fail(c, "start.rates[%zu]: must be 0 or %g..%g IOPS", i, IOF_RATE_MIN,
+                                IOF_RATE_MAX_IOPS);
+            msg->u.start.rates[i++] = v;
+        }
+    }
     return c->err;
 }
 
@@ -1708,6 +1743,9 @@ void proto_msg_clear(struct proto_msg *msg)
         break;
     case PROTO_MSG_STOP:
         free((void *)msg->u.stop.reason);
+        break;
+    case PROTO_MSG_START:
+        free(msg->u.start.rates);
         break;
     case PROTO_MSG_PLAN:
         free((void *)msg->u.plan.text);

@@ -212,7 +212,14 @@ struct proto_start {
     uint64_t start_at_ns; /* on the manager's monotonic clock */
     int64_t offset_ns;    /* the agent's clock minus the manager's, as measured by
                              the manager: the agent starts at start_at_ns + offset_ns */
+    /* Optional (a rate cycle's step, plan "cycle": {"rate": ...}): the IOPS
+     * of each of the node's workers in this test, in the order of its
+     * results; 0 runs that worker unthrottled. nrates 0: absent (the plan's
+     * rates). Owned when decoded, borrowed when encoded. */
+    double *rates;
+    size_t nrates;
 };
+#define PROTO_START_MAX_RATES IOF_NODE_MAX_WORKERS
 
 /* The plan, as the canonical JSON text of its object (proto_plan_parse()
  * reads it). */

@@ -23,6 +23,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "common/ratecycle.h"
+
 #include "common/buf.h"
 #include "common/clock.h"
 
@@ -82,7 +84,13 @@ static const struct field run_fields[] = {{"ramp"}, {"duration"}, {"interval"}};
 OBJDEF(run_def, run_fields);
 static const struct field cycle_param_fields[] = {{"from"}, {"to"}, {"step"}};
 OBJDEF(cycle_param_def, cycle_param_fields);
-static const struct field cycle_fields[] = {{"queue_depth", SH_OBJECT, &cycle_param_def},
+static const struct field find_max_fields[] = {{"p99"}, {"p999"}, {"avg"}};
+OBJDEF(find_max_def, find_max_fields);
+static const struct field rate_cycle_fields[] = {{"curve", SH_ARRAY, NULL},
+                                                 {"find_max", SH_OBJECT, &find_max_def}};
+OBJDEF(rate_cycle_def, rate_cycle_fields);
+static const struct field cycle_fields[] = {{"rate", SH_OBJECT, &rate_cycle_def},
+                                            {"queue_depth", SH_OBJECT, &cycle_param_def},
                                             {"workers", SH_OBJECT, &cycle_param_def},
                                             {"targets", SH_OBJECT, &cycle_param_def},
                                             {"size", SH_ARRAY, NULL},
@@ -1549,6 +1557,73 @@ static int parse_step(struct pctx *c, const cJSON *pc, struct iof_cycle *cy)
     return 0;
 }
 
+/* cycle.rate: {"curve": [PCT, ...]} or {"find_max": {"p99"|"p999"|"avg": DURATION}}. */
+static int parse_rate_cycle(struct pctx *c, const cJSON *pc, struct iof_plan *p)
+{
+    struct iof_rate_cycle *rc = &p->cycle.rate;
+    const cJSON *curve = member(pc, "curve"), *fm = member(pc, "find_max"), *el, *m = NULL;
+    size_t o = path_key(c, "rate"), o2, n, i = 0;
+    char g[96];
+    int r;
+
+    if ((r = check_object(c, pc)) || (r = check_keys(c, pc, &rate_cycle_def)))
+        return r;
+    if (!curve == !fm)
+        return fail(c, "must name one of curve, find_max");
+    for (size_t w = 0; w < p->nworkers; w++) {
+        if (p->workers[w].rate.unit != IOF_RATE_NONE) {
+            path_pop(c, 0);
+            path_add(c, "workers[%zu].rate", w);
+            return fail(c, "a rate cycle sets every worker's rate: drop this or cycle.rate");
+        }
+    }
+    p->cycle.param = IOF_CYCLE_RATE;
+    if (curve) {
+        o2 = path_key(c, "curve");
+        if ((r = check_array(c, curve, 1, IOF_RATE_CURVE_MAX, &n)))
+            return r;
+        rc->npct = n;
+        cJSON_ArrayForEach(el, curve)
+        {
+            size_t oi = path_index(c, i);
+            uint64_t v;
+            if ((r = json_uint(c, el, 1, 100, &v)))
+                return r;
+            for (size_t j = 0; j < i; j++)
+                if (rc->pct[j] == v)
+                    return fail(c, "repeats curve[%zu], got %s", j, got(g, sizeof(g), el));
+            rc->pct[i++] = (uint8_t)v;
+            path_pop(c, oi);
+        }
+        path_pop(c, o2);
+        path_pop(c, o);
+        return 0;
+    }
+    rc->find_max = true;
+    o2 = path_key(c, "find_max");
+    if ((r = check_object(c, fm)) || (r = check_keys(c, fm, &find_max_def)))
+        return r;
+    for (const cJSON *it = fm->child; it; it = it->next) {
+        if (m)
+            return fail(c, "names both '%s' and '%s': one latency target", m->string, it->string);
+        m = it;
+    }
+    if (!m)
+        return fail(c, "must name one of p99, p999, avg");
+    rc->metric = strcmp(m->string, "p99") == 0    ? IOF_KNEE_P99
+                 : strcmp(m->string, "p999") == 0 ? IOF_KNEE_P999
+                                                  : IOF_KNEE_AVG;
+    if ((r = dur_field(c, fm, m->string, NULL, PROTO_PLAN_MAX_RAMP_NS, &rc->target_ns)))
+        return r;
+    if (rc->target_ns == 0) {
+        path_key(c, m->string);
+        return fail(c, "must be more than 0, got %s", got(g, sizeof(g), m));
+    }
+    path_pop(c, o2);
+    path_pop(c, o);
+    return 0;
+}
+
 static int parse_cycle(struct pctx *c, const cJSON *root, struct iof_plan *p)
 {
     const cJSON *cy = member(root, "cycle"), *pc;
@@ -1576,8 +1651,14 @@ static int parse_cycle(struct pctx *c, const cJSON *root, struct iof_plan *p)
         pc = it;
     }
     if (!pc && !cy->child)
-        return fail(c, "must name one of queue_depth, workers, targets, size, read, random");
+        return fail(c, "must name one of rate, queue_depth, workers, targets, size, read, random");
     if (!pc) {
+        path_pop(c, o);
+        return 0;
+    }
+    if (strcmp(pc->string, "rate") == 0) {
+        if ((rc = parse_rate_cycle(c, pc, p)))
+            return rc;
         path_pop(c, o);
         return 0;
     }
@@ -2684,6 +2765,17 @@ void proto_plan_print(const struct iof_plan *p, FILE *f)
     if (p->cycle.param == IOF_CYCLE_NONE) {
         if (!p->nspec_cycle)
             fprintf(f, "cycle: none\n");
+    } else if (p->cycle.param == IOF_CYCLE_RATE && p->cycle.rate.find_max) {
+        proto_plan_format_duration(p->cycle.rate.target_ns, a, sizeof(a));
+        fprintf(f,
+                "cycle: rate find_max %s <= %s (unthrottled, then at most %d rated steps; "
+                "%zu tests per spec at most)\n",
+                iof_knee_metric_name(p->cycle.rate.metric), a, IOF_FIND_MAX_STEPS, steps);
+    } else if (p->cycle.param == IOF_CYCLE_RATE) {
+        fprintf(f, "cycle: rate curve unthrottled");
+        for (size_t i = 0; i < p->cycle.rate.npct; i++)
+            fprintf(f, ", %u%%", p->cycle.rate.pct[i]);
+        fprintf(f, " of the unthrottled IOPS (%zu steps)\n", steps);
     } else {
         fprintf(f, "cycle: %s %" PRIu64 "..%" PRIu64 " step %c%" PRIu64 " (%zu step%s)\n",
                 iof_cycle_param_name(p->cycle.param), p->cycle.from, p->cycle.to,

@@ -103,6 +103,14 @@ done
     printf '\0cycle.queue_depth={"from":1,"to":64,"step":"x2"}\nworkers[0].targets[1]={"path":"b.dat","size":"1m"}\nrun.ramp=null'
 } >"$out/plan/seed-quickstart-cycle"
 {
+    cat "$src/configs/quickstart.json"
+    printf '\0cycle.rate={"curve":[10,50,90]}\ncycle.rate.curve[3]=100'
+} >"$out/plan/seed-quickstart-rate-curve"
+{
+    cat "$src/configs/quickstart.json"
+    printf '\0cycle.rate.find_max={"p99":"2ms"}'
+} >"$out/plan/seed-quickstart-rate-find-max"
+{
     cat "$src/configs/fio-four-corners.json"
     printf '\0workers[0].nodes=["node-1","node-2"]\0specs[1].name=x\0name=renamed'
 } >"$out/plan/seed-fio-set"

@@ -491,14 +491,14 @@ BAD(test_file_two_sizes,
 
 /* ---- cycle ---- */
 BAD(cycle_empty, PLAN_CYCLE("{}"),
-    "plan.json: cycle: must name one of queue_depth, workers, targets, size, read, random")
+    "plan.json: cycle: must name one of rate, queue_depth, workers, targets, size, read, random")
 BAD(cycle_two_params,
     PLAN_CYCLE(
         "{'queue_depth':{'from':1,'to':4,'step':'x2'},'workers':{'from':1,'to':4,'step':'+1'}}"),
     "plan.json: cycle: names both 'queue_depth' and 'workers': cycle one parameter at a time")
 BAD(cycle_unknown_param, PLAN_CYCLE("{'qd':{'from':1,'to':4,'step':'x2'}}"),
-    "plan.json: cycle: unknown key 'qd' (expected one of: queue_depth, workers, targets, size, "
-    "read, random)")
+    "plan.json: cycle: unknown key 'qd' (expected one of: rate, queue_depth, workers, targets, "
+    "size, read, random)")
 BAD(cycle_from_zero, PLAN_CYCLE("{'queue_depth':{'from':0,'to':4,'step':'x2'}}"),
     "plan.json: cycle.queue_depth.from: must be 1..4096, got 0")
 BAD(cycle_to_below_from, PLAN_CYCLE("{'queue_depth':{'from':8,'to':4,'step':'x2'}}"),

@@ -4,8 +4,11 @@
 # and write waits (polling every 20 ms). Mounted with direct_io, so a loop
 # device over /disk.img sends each I/O here: a block device that stalls
 # without device-mapper. Used by tests/integration/security_stuck.sh.
+# With delay=US, every read and write also takes US microseconds, one at a
+# time (the server is single-threaded): a device of about 10^6/US IOPS whose
+# latency climbs once it is offered more (tests/integration/rate_find_max.sh).
 #
-# usage: stallfs.py MOUNTPOINT -f -o direct_io,size=BYTES,stall=PATH
+# usage: stallfs.py MOUNTPOINT -f -o direct_io,size=BYTES[,stall=PATH][,delay=US]
 import errno
 import os
 import stat
@@ -22,11 +25,14 @@ class StallFS(Fuse):
         Fuse.__init__(self, *args, **kw)
         self.size = 64 << 20
         self.stall = "/nonexistent"
+        self.delay = 0
         self.data = None
 
     def wait(self):
         while os.path.exists(self.stall):
             time.sleep(0.02)
+        if self.delay:
+            time.sleep(self.delay / 1e6)
 
     def getattr(self, path):
         st = fuse.Stat()
@@ -72,8 +78,10 @@ def main():
     server = StallFS(dash_s_do="setsingle")
     server.parser.add_option(mountopt="size", metavar="BYTES", help="size of disk.img")
     server.parser.add_option(mountopt="stall", metavar="PATH", help="stall while PATH exists")
+    server.parser.add_option(mountopt="delay", metavar="US", help="microseconds per read or write")
     server.parse(values=server, errex=1)
     server.size = int(server.size)
+    server.delay = int(server.delay)
     server.data = bytearray(server.size)
     server.main()
 
