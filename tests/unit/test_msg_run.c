@@ -1405,9 +1405,9 @@ static void test_doc_file_examples(void **state)
         p = end + 4;
     }
     free(doc);
-    /* hello x3, welcome, heartbeat, clock_probe, clock_reply, start x2, stop,
+    /* hello x3, welcome, heartbeat, clock_probe, clock_reply, start x3 (one with rates), stop,
      * error, bye, plan, prepare, prepare_progress, prepared, stats, result x2 */
-    assert_int_equal(n, 19);
+    assert_int_equal(n, 20);
 }
 
 /* ---- defects in proto/msg.c (fail until fixed) -------------------------- */
