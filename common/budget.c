@@ -37,13 +37,16 @@ uint64_t iof_budget_write_bytes(enum iof_pattern pattern, uint64_t depth, uint64
     return pattern == IOF_PATTERN_RANDOM ? depth * slot : slot;
 }
 
-void iof_budget_need_add(struct iof_budget_need *need, const struct iof_spec *spec,
+void iof_budget_need_add(struct iof_budget_need *need, const struct iof_spec *const *specs,
                          const struct iof_worker_cfg *groups, size_t ngroups)
 {
-    uint64_t maxsize = iof_budget_slot_size(spec), workers = 0, mem = 0, aio = 0, fds = 0;
+    uint64_t workers = 0, mem = 0, aio = 0, fds = 0;
     for (size_t g = 0; g < ngroups; g++) {
         const struct iof_worker_cfg *gc = &groups[g];
-        uint64_t qd = gc->queue_depth ? gc->queue_depth : 1;
+        uint64_t qd = gc->queue_depth ? gc->queue_depth : 1, maxsize;
+        if (!specs[g])
+            continue;
+        maxsize = iof_budget_slot_size(specs[g]);
         uint64_t depth = sat_mul(gc->ntargets, qd);
         /* Per worker: a read buffer per slot and the write source, as
          * dyn_test_start allocates them (the plan's limits keep depth x

@@ -31,10 +31,11 @@ struct iof_budget_need {
 size_t iof_budget_slot_size(const struct iof_spec *spec);
 uint64_t iof_budget_write_bytes(enum iof_pattern pattern, uint64_t depth, uint64_t slot);
 
-/* Adds to *need what the worker groups `groups` (as one test runs them) of
- * a test using `spec` take, keeping the largest value per field. Saturates
- * instead of wrapping. */
-void iof_budget_need_add(struct iof_budget_need *need, const struct iof_spec *spec,
+/* Adds to *need what the worker groups `groups` (as one test runs them)
+ * take, group g running specs[g] (a NULL entry: the group idles, takes
+ * nothing), keeping the largest value per field. Saturates instead of
+ * wrapping. */
+void iof_budget_need_add(struct iof_budget_need *need, const struct iof_spec *const *specs,
                          const struct iof_worker_cfg *groups, size_t ngroups);
 
 /* "1.0 GiB", "512.0 MiB", "4096 B": bytes in binary units, one decimal. */

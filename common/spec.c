@@ -22,6 +22,7 @@ void iof_plan_free(struct iof_plan *p)
         for (size_t i = 0; i < w->nnodes && w->nodes; i++)
             free(w->nodes[i]);
         free(w->nodes);
+        free(w->specs);
         free(w->targets);
     }
     free(p->workers);
@@ -67,22 +68,71 @@ size_t iof_plan_cycle_steps(const struct iof_plan *p)
     return n;
 }
 
+size_t iof_plan_positions(const struct iof_plan *p)
+{
+    size_t n = p->nworkers ? 0 : p->nspecs;
+
+    for (size_t g = 0; g < p->nworkers; g++) {
+        size_t len = p->workers[g].has_specs ? p->workers[g].nspecs : p->nspecs;
+        if (len > n)
+            n = len;
+    }
+    return n;
+}
+
+const struct iof_spec *iof_test_spec(const struct iof_plan *p, const struct iof_test *t, size_t g)
+{
+    const struct iof_worker_cfg *w;
+    size_t i = t->spec_index;
+
+    if (g >= p->nworkers)
+        return NULL;
+    w = &p->workers[g];
+    if (w->has_specs)
+        return i < w->nspecs && w->specs[i] < p->nspecs ? &p->specs[w->specs[i]] : NULL;
+    return i < p->nspecs ? &p->specs[i] : NULL;
+}
+
+void iof_test_spec_label(const struct iof_plan *p, const struct iof_test *t, char *buf, size_t cap)
+{
+    size_t o = 0, shown = 0;
+
+    if (!cap)
+        return;
+    buf[0] = '\0';
+    for (size_t g = 0; g < p->nworkers; g++) {
+        const struct iof_spec *s = iof_test_spec(p, t, g);
+        bool seen = false;
+        if (!s)
+            continue;
+        for (size_t h = 0; h < g && !seen; h++)
+            seen = iof_test_spec(p, t, h) == s;
+        if (seen)
+            continue;
+        if (o < cap)
+            o += (size_t)snprintf(buf + o, cap - o, "%s%s", shown ? " + " : "", s->name);
+        shown++;
+    }
+    if (!shown)
+        snprintf(buf, cap, "(idle)");
+}
+
 struct iof_test *iof_plan_expand(const struct iof_plan *p, size_t *n)
 {
-    size_t steps = iof_plan_cycle_steps(p);
+    size_t steps = iof_plan_cycle_steps(p), npos = iof_plan_positions(p);
     size_t total, k = 0;
     struct iof_test *t;
 
     *n = 0;
-    if (steps && p->nspecs > SIZE_MAX / sizeof(*t) / steps)
+    if (steps && npos > SIZE_MAX / sizeof(*t) / steps)
         return NULL;
-    total = p->nspecs * steps;
+    total = npos * steps;
     /* calloc(0) may return NULL; always return a real (possibly unused)
      * allocation so NULL means only ENOMEM. */
     t = calloc(total ? total : 1, sizeof(*t));
     if (!t)
         return NULL;
-    for (size_t s = 0; s < p->nspecs; s++) {
+    for (size_t s = 0; s < npos; s++) {
         for (size_t c = 0; c < steps; c++, k++) {
             t[k].index = (unsigned)k;
             t[k].spec_index = (unsigned)s;
@@ -155,12 +205,26 @@ void iof_test_cycle_label(const struct iof_test *t, char *buf, size_t cap)
 struct iof_run_cfg iof_test_run(const struct iof_plan *p, const struct iof_test *t)
 {
     struct iof_run_cfg r = p->run;
-    const struct iof_spec *s = t->spec_index < p->nspecs ? &p->specs[t->spec_index] : NULL;
+    bool any = false;
 
-    if (s && s->has_duration)
-        r.duration_ns = s->duration_ns;
-    if (s && s->has_ramp)
-        r.ramp_ns = s->ramp_ns;
+    /* Groups that run different specs at once share one window: the
+     * longest ramp and duration any of them asks for (no duration: until
+     * its io_limit, so the longest possible). */
+    for (size_t g = 0; g < p->nworkers; g++) {
+        const struct iof_spec *s = iof_test_spec(p, t, g);
+        uint64_t d, ramp;
+        if (!s)
+            continue;
+        d = s->has_duration ? s->duration_ns : p->run.duration_ns;
+        ramp = s->has_ramp ? s->ramp_ns : p->run.ramp_ns;
+        if (!d)
+            d = IOF_IO_LIMIT_MAX_DURATION_NS;
+        if (!any || d > r.duration_ns)
+            r.duration_ns = d;
+        if (!any || ramp > r.ramp_ns)
+            r.ramp_ns = ramp;
+        any = true;
+    }
     if (!r.duration_ns)
         r.duration_ns = IOF_IO_LIMIT_MAX_DURATION_NS;
     return r;

@@ -129,6 +129,14 @@ struct iof_rate {
 
 /* A worker group: `count` identical worker threads on every selected node. */
 struct iof_worker_cfg {
+    char name[IOF_NAME_MAX]; /* unique in the plan; default "workers[i]" */
+    /* Iometer's per-worker assignment: when has_specs, the group's own specs
+     * in test order (indices into plan->specs, owned): in test position i it
+     * runs specs[i], and idles when i >= nspecs. Otherwise it runs the
+     * plan's i-th spec (idle past the plan's last). */
+    unsigned *specs;
+    size_t nspecs;
+    bool has_specs;
     char **nodes; /* owned; node names or "*" */
     size_t nnodes;
     uint32_t count;
@@ -214,10 +222,12 @@ struct iof_plan {
     size_t nspecs_cycled; /* single-line specs the spec cycle expanded */
 };
 
-/* One expanded test: a spec at one cycle step. */
+/* One expanded test: a spec position at one cycle step. */
 struct iof_test {
     unsigned index;      /* 0-based position in the run */
-    unsigned spec_index; /* into plan->specs */
+    unsigned spec_index; /* the spec position: the plan's spec of that index for groups
+                          * without their own list (iof_test_spec); may be past
+                          * plan->nspecs when a group's list is longer */
     enum iof_cycle_param cycle_param;
     uint64_t cycle_value; /* meaningful when cycle_param != IOF_CYCLE_NONE; RATE: the step
                            * (0: unthrottled) */
@@ -234,10 +244,24 @@ void iof_plan_free(struct iof_plan *p);
 /* Number of cycle steps (1 when there is no cycle). */
 size_t iof_plan_cycle_steps(const struct iof_plan *p);
 
-/* Expands the plan into tests: spec-major, cycle-minor (every cycle step of
- * spec 0, then of spec 1, ...), Iometer's order. Returns a new array (caller
- * frees) and its length in *n, or NULL on ENOMEM. */
+/* Number of spec positions: the longest list any group runs (its own, or
+ * the plan's specs for a group without one); each position runs once per
+ * cycle step. */
+size_t iof_plan_positions(const struct iof_plan *p);
+
+/* Expands the plan into tests: position-major, cycle-minor (every cycle step
+ * of spec position 0, then of position 1, ...), Iometer's order. Returns a
+ * new array (caller frees) and its length in *n, or NULL on ENOMEM. */
 struct iof_test *iof_plan_expand(const struct iof_plan *p, size_t *n);
+
+/* The spec group g runs in test t (borrowed from p), or NULL when the group
+ * idles in that test (its list, or the plan's specs, ended). */
+const struct iof_spec *iof_test_spec(const struct iof_plan *p, const struct iof_test *t, size_t g);
+
+/* What test t runs, for headings and the `spec` column: the one spec's name
+ * when every group that runs uses the same spec, else the distinct names in
+ * group order joined by " + "; "(idle)" when no group runs. Cut to cap. */
+void iof_test_spec_label(const struct iof_plan *p, const struct iof_test *t, char *buf, size_t cap);
 
 /* The worker group `g` as it runs in `t` (cycle overrides applied) - a
  * shallow copy whose pointers borrow from the plan. */
@@ -245,7 +269,9 @@ struct iof_worker_cfg iof_test_worker(const struct iof_plan *p, const struct iof
 
 /* The timing of test t: the plan's run with its spec's duration and ramp
  * when it has them. A spec with an io_limit and no duration anywhere (the
- * plan's run.duration is 0 then) runs at most IOF_IO_LIMIT_MAX_DURATION_NS. */
+ * plan's run.duration is 0 then) runs at most IOF_IO_LIMIT_MAX_DURATION_NS.
+ * When groups run different specs at once, they share one window: the
+ * longest ramp and the longest duration of those specs. */
 #define IOF_IO_LIMIT_MAX_DURATION_NS (3600ull * 1000000000ull) /* 1 h */
 struct iof_run_cfg iof_test_run(const struct iof_plan *p, const struct iof_test *t);
 

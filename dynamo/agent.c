@@ -92,8 +92,9 @@ struct session {
     size_t ntests;
     size_t *groups; /* plan group indices that run on this node */
     size_t ngroups;
-    struct iof_worker_cfg *gcfg; /* scratch: the groups as one test runs them */
-    double *rates;               /* the current test's start.rates (a rate cycle), or NULL */
+    struct iof_worker_cfg *gcfg;   /* scratch: the groups as one test runs them */
+    const struct iof_spec **gspec; /* scratch: the spec each runs, NULL = idle */
+    double *rates;                 /* the current test's start.rates (a rate cycle), or NULL */
     /* Preparation, on a libuv worker thread. */
     uv_work_t prep_work;
     uv_async_t prep_async;
@@ -553,9 +554,11 @@ static int session_check_budget(struct session *s, const struct iof_test *t, str
     struct iof_budget_need need = {0};
     struct dyn_budget_limits lim;
 
-    for (size_t g = 0; g < s->ngroups; g++)
+    for (size_t g = 0; g < s->ngroups; g++) {
         s->gcfg[g] = iof_test_worker(&s->plan, t, s->groups[g]);
-    iof_budget_need_add(&need, &s->plan.specs[t->spec_index], s->gcfg, s->ngroups);
+        s->gspec[g] = iof_test_spec(&s->plan, t, s->groups[g]);
+    }
+    iof_budget_need_add(&need, s->gspec, s->gcfg, s->ngroups);
     dyn_budget_limits(&s->a->budget, &lim);
     return dyn_budget_check(&need, &lim, &s->a->budget, d);
 }
@@ -684,9 +687,10 @@ static void session_start_test(struct session *s, const struct proto_start *st)
     if (p->start_ns < now)
         IOF_WARN("test %u: start time already passed by %.3f ms; starting now (in the ramp)",
                  st->test + 1, (double)(now - p->start_ns) / 1e6);
-    p->spec = &s->plan.specs[t->spec_index];
+    p->spec = t->spec_index < s->plan.nspecs ? &s->plan.specs[t->spec_index] : NULL;
     p->groups = s->gcfg; /* filled by session_check_budget */
     p->worker_iops = s->rates;
+    p->group_specs = s->gspec;
     p->ngroups = s->ngroups;
     p->scope = s->a->scope;
     p->ramp_ns = run.ramp_ns;
@@ -839,11 +843,11 @@ static void session_prepare(struct session *s)
     for (size_t i = 0; i < s->ntests; i++) {
         r = session_check_budget(s, &s->tests[i], &d);
         if (r) {
-            char label[64];
+            char label[64], specs[160];
             iof_test_cycle_label(&s->tests[i], label, sizeof(label));
-            session_send_error(s, r, "%s: test %zu (spec '%s'%s%s): %s", s->a->name, i + 1,
-                               s->plan.specs[s->tests[i].spec_index].name, label[0] ? ", " : "",
-                               label, d.msg);
+            iof_test_spec_label(&s->plan, &s->tests[i], specs, sizeof(specs));
+            session_send_error(s, r, "%s: test %zu (spec '%s'%s%s): %s", s->a->name, i + 1, specs,
+                               label[0] ? ", " : "", label, d.msg);
             return;
         }
     }
@@ -880,9 +884,11 @@ static void session_drop_plan(struct session *s)
     free(s->tests);
     free(s->groups);
     free(s->gcfg);
+    free(s->gspec);
     s->tests = NULL;
     s->groups = NULL;
     s->gcfg = NULL;
+    s->gspec = NULL;
     s->have_plan = false;
     s->prepared = false;
 }
@@ -912,7 +918,8 @@ static void session_take_plan(struct session *s, const struct proto_plan *pm)
     s->tests = iof_plan_expand(&s->plan, &s->ntests);
     s->groups = calloc(s->plan.nworkers, sizeof(*s->groups));
     s->gcfg = calloc(s->plan.nworkers, sizeof(*s->gcfg));
-    if (!s->tests || !s->groups || !s->gcfg) {
+    s->gspec = calloc(s->plan.nworkers ? s->plan.nworkers : 1, sizeof(*s->gspec));
+    if (!s->tests || !s->groups || !s->gcfg || !s->gspec) {
         session_drop_plan(s);
         session_send_error(s, -ENOMEM, "%s: out of memory for the plan", s->a->name);
         return;

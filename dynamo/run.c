@@ -548,8 +548,15 @@ static void worker_destroy(struct run_worker *w)
     free(w->totals);
 }
 
+/* The spec group g runs in this test, NULL when it idles. */
+static const struct iof_spec *group_spec(const struct dyn_test *t, size_t g)
+{
+    return t->p.group_specs ? t->p.group_specs[g] : t->p.spec;
+}
+
 static int worker_setup(struct dyn_test *t, struct run_worker *w, struct iof_diag *diag)
 {
+    const struct iof_spec *spec = group_spec(t, w->group);
     const struct iof_worker_cfg *g = &t->p.groups[w->group];
     uint64_t seed = g->has_seed ? g->seed : t->p.seed;
     int r;
@@ -564,8 +571,8 @@ static int worker_setup(struct dyn_test *t, struct run_worker *w, struct iof_dia
     w->tcfg = g->targets;
     w->pattern = g->pattern;
     w->depth = (unsigned)(w->ntargets * w->qd);
-    w->maxsize = iof_budget_slot_size(t->p.spec);
-    w->io_limit = t->p.spec->io_limit;
+    w->maxsize = iof_budget_slot_size(spec);
+    w->io_limit = spec->io_limit;
     w->io_left = UINT64_MAX;
     struct iof_rate rate = g->rate;
     if (t->p.worker_iops)
@@ -584,10 +591,10 @@ static int worker_setup(struct dyn_test *t, struct run_worker *w, struct iof_dia
     }
 
     /* Every worker gets its own stream; the same seed gives the same run. */
-    r = dyn_gen_init(&w->gen, t->p.spec, seed ^ ((uint64_t)(w->index + 1) * 0x9e3779b97f4a7c15ULL));
+    r = dyn_gen_init(&w->gen, spec, seed ^ ((uint64_t)(w->index + 1) * 0x9e3779b97f4a7c15ULL));
     if (r)
         return iof_diag_set(diag, IOF_EPLAN, "spec '%s': no line with a positive share",
-                            t->p.spec->name);
+                            spec->name);
 
     w->regions = calloc(w->ntargets, sizeof(*w->regions));
     w->slots = calloc(w->depth, sizeof(*w->slots));
@@ -652,8 +659,6 @@ static int worker_setup(struct dyn_test *t, struct run_worker *w, struct iof_dia
 
 static int test_open_targets(struct dyn_test *t, struct iof_diag *diag)
 {
-    bool writes = spec_writes(t->p.spec);
-
     t->ngroups = t->p.ngroups;
     t->group_targets = calloc(t->ngroups, sizeof(*t->group_targets));
     t->group_ntargets = calloc(t->ngroups, sizeof(*t->group_ntargets));
@@ -662,13 +667,15 @@ static int test_open_targets(struct dyn_test *t, struct iof_diag *diag)
     for (size_t g = 0; g < t->ngroups; g++) {
         const struct iof_worker_cfg *gc = &t->p.groups[g];
         const struct io_engine *eng = dyn_engine_find(gc->engine);
+        const struct iof_spec *spec = group_spec(t, g);
+        bool writes = spec && spec_writes(spec);
         if (!eng)
             return iof_diag_set(diag, IOF_EENGINE, "workers[%zu]: unknown engine '%s'", g,
                                 gc->engine);
         t->group_targets[g] = calloc(gc->ntargets ? gc->ntargets : 1, sizeof(**t->group_targets));
         if (!t->group_targets[g])
             return iof_diag_set(diag, -ENOMEM, "out of memory");
-        for (size_t i = 0; i < gc->ntargets; i++) {
+        for (size_t i = 0; spec && i < gc->ntargets; i++) {
             struct dyn_target *tg;
             struct dyn_gen_region reg;
             int r = dyn_target_open(&gc->targets[i], t->p.scope, eng->direct, writes,
@@ -677,7 +684,7 @@ static int test_open_targets(struct dyn_test *t, struct iof_diag *diag)
                 return r;
             t->group_targets[g][t->group_ntargets[g]++] = tg;
             dyn_gen_region_init(&reg, NULL, tg->start, tg->end, tg->lbs);
-            r = dyn_gen_check(t->p.spec, &reg, diag);
+            r = dyn_gen_check(spec, &reg, diag);
             if (r) {
                 char msg[sizeof(diag->msg)];
                 if (!diag)
@@ -713,14 +720,15 @@ int dyn_test_start(const struct dyn_test_params *p, struct dyn_test **out, struc
     if (r)
         goto fail;
     for (size_t g = 0; g < p->ngroups; g++)
-        t->nworkers += p->groups[g].count;
+        if (group_spec(t, g))
+            t->nworkers += p->groups[g].count;
     t->workers = calloc(t->nworkers ? t->nworkers : 1, sizeof(*t->workers));
     if (!t->workers) {
         r = iof_diag_set(diag, -ENOMEM, "out of memory");
         goto fail;
     }
     for (size_t g = 0; g < p->ngroups; g++) {
-        for (uint32_t c = 0; c < p->groups[g].count; c++, w++) {
+        for (uint32_t c = 0; group_spec(t, g) && c < p->groups[g].count; c++, w++) {
             t->workers[w].index = w;
             t->workers[w].group = g;
             t->workers[w].in_group = c;

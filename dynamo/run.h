@@ -25,7 +25,11 @@
 #include "common/stats.h"
 
 struct dyn_test_params {
-    const struct iof_spec *spec;         /* borrowed; outlives the test */
+    const struct iof_spec *spec; /* borrowed; outlives the test */
+    /* Borrowed, ngroups entries, or NULL: every group runs `spec`. Else
+     * group g runs group_specs[g] (Iometer's per-worker assignment), and a
+     * NULL entry idles it: no workers, its targets not opened. */
+    const struct iof_spec *const *group_specs;
     const struct iof_worker_cfg *groups; /* borrowed; cycle overrides applied */
     size_t ngroups;
     uint64_t start_ns; /* local CLOCK_MONOTONIC time the ramp-up begins */

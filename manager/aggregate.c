@@ -64,9 +64,10 @@ void mgr_agg_test_begin(struct mgr_agg *g, size_t cur, const struct iof_run_cfg 
     iof_stats_reset(&g->all);
     g->all_nodes = g->all_workers = g->all_targets = 0;
     iof_test_cycle_label(test, g->cycle, sizeof(g->cycle));
+    iof_test_spec_label(g->p, test, g->spec_label, sizeof(g->spec_label));
     g->ti = (struct mgr_test_info){.test = test,
                                    .ntests = g->ntests,
-                                   .spec = g->p->specs[test->spec_index].name,
+                                   .spec = g->spec_label,
                                    .cycle = g->cycle,
                                    .start_wall_ns = iof_wall_ns()};
     AGG_SINKS(g, s_->ops->test_begin(s_, &g->ti));
@@ -82,7 +83,7 @@ bool mgr_agg_worker_group(const struct mgr_agg *g, const char *name, size_t w,
         bool here = gc.nnodes == 0;
         for (size_t i = 0; i < gc.nnodes; i++)
             here |= !strcmp(gc.nodes[i], "*") || !strcmp(gc.nodes[i], name);
-        if (!here)
+        if (!here || !iof_test_spec(g->p, test, k)) /* idle groups have no workers */
             continue;
         if (w < seen + gc.count) {
             *out = gc;

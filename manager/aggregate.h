@@ -103,6 +103,7 @@ struct mgr_agg {
     uint64_t run_mono_ns, measure_start;
     struct mgr_test_info ti; /* the current test, for the sinks */
     char cycle[64];
+    char spec_label[2 * IOF_NAME_MAX]; /* what the current test runs (iof_test_spec_label) */
     struct mgr_agg_interval win[MGR_AGG_WINDOW];
     uint64_t next_publish;
     struct iof_stats all; /* the current test's cluster totals */

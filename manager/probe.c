@@ -193,6 +193,7 @@ int mgr_probe_budget(const struct iof_plan *p, const struct mgr_probe_opts *o, F
     struct iof_diag d = {{0}};
     struct iof_budget_need need = {0};
     struct iof_worker_cfg *g;
+    const struct iof_spec **gs;
     struct iof_test *tests;
     size_t ntests, ng = 0;
     int r = mgr_probe_hello(o, &h, &d);
@@ -208,9 +209,11 @@ int mgr_probe_budget(const struct iof_plan *p, const struct mgr_probe_opts *o, F
     }
     tests = iof_plan_expand(p, &ntests);
     g = calloc(p->nworkers ? p->nworkers : 1, sizeof(*g));
-    if (!tests || !g) {
+    gs = calloc(p->nworkers ? p->nworkers : 1, sizeof(*gs));
+    if (!tests || !g || !gs) {
         free(tests);
         free(g);
+        free(gs);
         proto_hello_free(&h);
         IOF_USER("iofleet: out of memory");
         return 2;
@@ -218,12 +221,15 @@ int mgr_probe_budget(const struct iof_plan *p, const struct mgr_probe_opts *o, F
     for (size_t t = 0; t < ntests; t++) {
         ng = 0;
         for (size_t i = 0; i < p->nworkers; i++)
-            if (probe_group_selects(&p->workers[i], h.name))
+            if (probe_group_selects(&p->workers[i], h.name)) {
+                gs[ng] = iof_test_spec(p, &tests[t], i);
                 g[ng++] = iof_test_worker(p, &tests[t], i);
-        iof_budget_need_add(&need, &p->specs[tests[t].spec_index], g, ng);
+            }
+        iof_budget_need_add(&need, gs, g, ng);
     }
     free(tests);
     free(g);
+    free(gs);
     {
         const struct proto_budget *b = &h.inventory.budget;
         const struct {

@@ -63,7 +63,9 @@ static const struct field target_fields[] = {{"path"}, {"size"}, {"range", SH_OB
 OBJDEF(target_def, target_fields);
 static const struct field rate_fields[] = {{"iops"}, {"mibps"}, {"arrival"}};
 OBJDEF(rate_def, rate_fields);
-static const struct field worker_fields[] = {{"nodes", SH_ARRAY, NULL},
+static const struct field worker_fields[] = {{"name"},
+                                             {"specs", SH_ARRAY, NULL},
+                                             {"nodes", SH_ARRAY, NULL},
                                              {"count"},
                                              {"engine"},
                                              {"queue_depth"},
@@ -1453,14 +1455,67 @@ static int parse_rate(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *w)
     return 0;
 }
 
-static int parse_worker(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *w)
+/* A group's own specs (Iometer's per-worker assignment): names of the
+ * plan's specs, resolved to indices; a spec cycle later replaces each by
+ * its expansion (spec_cycle_regroup). */
+static int parse_group_specs(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *w,
+                             const struct iof_plan *p)
+{
+    const cJSON *arr = member(jw, "specs"), *e;
+    size_t o, n, i = 0;
+    char q[96];
+    int rc;
+
+    if (!arr)
+        return 0;
+    o = path_key(c, "specs");
+    if ((rc = check_array(c, arr, 1, PROTO_PLAN_MAX_SPECS, &n)))
+        return rc;
+    w->specs = calloc(n, sizeof(*w->specs));
+    if (!w->specs)
+        return nomem(c);
+    w->nspecs = n;
+    w->has_specs = true;
+    cJSON_ArrayForEach(e, arr)
+    {
+        const char *name;
+        size_t oi = path_index(c, i), k = 0;
+        if ((rc = json_string(c, e, IOF_NAME_MAX - 1, &name)))
+            return rc;
+        while (k < p->nspecs && strcmp(p->specs[k].name, name) != 0)
+            k++;
+        if (k == p->nspecs)
+            return fail(c, "names no spec of the plan's specs, got %s", quote(q, sizeof(q), name));
+        w->specs[i++] = (unsigned)k;
+        path_pop(c, oi);
+    }
+    path_pop(c, o);
+    return 0;
+}
+
+static int parse_worker(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *w,
+                        const struct iof_plan *p, size_t gi)
 {
     const cJSON *arr;
+    const char *name;
     size_t n, idx, o;
     uint64_t v;
     int rc;
 
     if ((rc = check_object(c, jw)) || (rc = check_keys(c, jw, &worker_def)))
+        return rc;
+    if (member(jw, "name")) {
+        if ((rc = str_field(c, jw, "name", NULL, IOF_NAME_MAX - 1, &name)))
+            return rc;
+        if (!*name) {
+            path_key(c, "name");
+            return fail(c, "must not be empty");
+        }
+        snprintf(w->name, sizeof(w->name), "%s", name);
+    } else {
+        snprintf(w->name, sizeof(w->name), "workers[%zu]", gi);
+    }
+    if ((rc = parse_group_specs(c, jw, w, p)))
         return rc;
     if ((rc = parse_nodes(c, jw, w)))
         return rc;
@@ -1520,10 +1575,22 @@ static int parse_workers(struct pctx *c, const cJSON *root, struct iof_plan *p)
     cJSON_ArrayForEach(jw, arr)
     {
         size_t oi = path_index(c, i);
-        if ((rc = parse_worker(c, jw, &p->workers[i])))
+        if ((rc = parse_worker(c, jw, &p->workers[i], p, i)))
             return rc;
         path_pop(c, oi);
         i++;
+    }
+    /* Group names key the per-group result rows: unique. */
+    for (i = 1; i < n; i++) {
+        for (size_t j = 0; j < i; j++) {
+            if (strcmp(p->workers[i].name, p->workers[j].name) == 0) {
+                char q[96];
+                path_index(c, i);
+                path_key(c, "name");
+                return fail(c, "duplicate group name %s (also workers[%zu])",
+                            quote(q, sizeof(q), p->workers[i].name), j);
+            }
+        }
     }
     path_pop(c, o);
     return 0;
@@ -2042,10 +2109,45 @@ static int spec_cycle_sizes_check(struct pctx *c, const struct iof_plan *p,
  * axis outermost), named after what each line does; specs with more lines
  * stay as written. Runs after cross_check(), so specs[i] in its messages is
  * still the i-th spec of the file. */
+/* After a spec cycle: each group's own list names the plan's specs as
+ * written; a spec the cycle expanded stands for its expansions, in order
+ * (spec s became specs first[s] .. first[s+1]-1). So groups that list
+ * different cycled specs run them side by side, step by step. */
+static int spec_cycle_regroup(struct pctx *c, struct iof_plan *p, const size_t *first)
+{
+    for (size_t g = 0; g < p->nworkers; g++) {
+        struct iof_worker_cfg *w = &p->workers[g];
+        size_t n = 0, k = 0;
+        unsigned *list;
+        if (!w->has_specs)
+            continue;
+        for (size_t i = 0; i < w->nspecs; i++)
+            n += first[w->specs[i] + 1] - first[w->specs[i]];
+        if (n > PROTO_PLAN_MAX_SPECS) {
+            path_pop(c, 0); /* the message names the group's list, not the cycle */
+            path_key(c, "workers");
+            path_index(c, g);
+            path_key(c, "specs");
+            return fail(c, "the spec cycle expands this list to %zu specs, the maximum is %u", n,
+                        PROTO_PLAN_MAX_SPECS);
+        }
+        list = calloc(n, sizeof(*list));
+        if (!list)
+            return nomem(c);
+        for (size_t i = 0; i < w->nspecs; i++)
+            for (size_t e = first[w->specs[i]]; e < first[w->specs[i] + 1]; e++)
+                list[k++] = (unsigned)e;
+        free(w->specs);
+        w->specs = list;
+        w->nspecs = n;
+    }
+    return 0;
+}
+
 static int parse_spec_cycle(struct pctx *c, const cJSON *root, struct iof_plan *p)
 {
     const cJSON *cy = member(root, "cycle");
-    size_t o = path_key(c, "cycle"), prod = 1, nsingle = 0, total, k = 0;
+    size_t o = path_key(c, "cycle"), prod = 1, nsingle = 0, total, k = 0, *first;
     struct iof_spec *out;
     char label[IOF_NAME_MAX];
     int rc;
@@ -2085,10 +2187,15 @@ static int parse_spec_cycle(struct pctx *c, const cJSON *root, struct iof_plan *
             (rc = spec_cycle_sizes_check(c, p, &p->spec_cycle[a])))
             return rc;
     out = calloc(total, sizeof(*out));
-    if (!out)
+    first = calloc(p->nspecs + 1, sizeof(*first));
+    if (!out || !first) {
+        free(out);
+        free(first);
         return nomem(c);
+    }
     for (size_t s = 0; s < p->nspecs; s++) {
         struct iof_spec *sp = &p->specs[s];
+        first[s] = k;
         if (sp->nlines != 1) {
             out[k++] = *sp;
             sp->lines = NULL;
@@ -2102,6 +2209,7 @@ static int parse_spec_cycle(struct pctx *c, const cJSON *root, struct iof_plan *
                 for (size_t j = 0; j < k; j++)
                     free(out[j].lines);
                 free(out);
+                free(first);
                 return nomem(c);
             }
             e->nlines = 1;
@@ -2127,12 +2235,17 @@ static int parse_spec_cycle(struct pctx *c, const cJSON *root, struct iof_plan *
             spec_cycle_name(e->name, sizeof(e->name), nsingle == 1 ? NULL : sp->name, label);
         }
     }
+    first[p->nspecs] = k;
     for (size_t s = 0; s < p->nspecs; s++)
         free(p->specs[s].lines);
     free(p->specs);
     p->specs = out;
     p->nspecs = total;
     p->nspecs_cycled = nsingle;
+    rc = spec_cycle_regroup(c, p, first);
+    free(first);
+    if (rc)
+        return rc;
     /* A kept multi-line spec may already carry an expanded name. */
     for (size_t i = 0; i < total; i++) {
         for (size_t j = 0; j < i; j++) {
@@ -2732,10 +2845,13 @@ static bool plan_has_io_limit(const struct iof_plan *p)
 void proto_plan_print(const struct iof_plan *p, FILE *f)
 {
     char a[32], b[32], d[32], dl[IOF_DIST_LABEL_MAX];
-    size_t steps = iof_plan_cycle_steps(p), ntests = 0;
+    size_t steps = iof_plan_cycle_steps(p), ntests = 0, npos = iof_plan_positions(p);
+    bool own = false; /* some group runs its own specs */
     struct iof_test *tests;
     uint64_t per, total;
 
+    for (size_t g = 0; g < p->nworkers; g++)
+        own = own || p->workers[g].has_specs;
     proto_plan_format_duration(p->run.ramp_ns, a, sizeof(a));
     if (p->run.duration_ns)
         proto_plan_format_duration(p->run.duration_ns, b, sizeof(b));
@@ -2781,9 +2897,9 @@ void proto_plan_print(const struct iof_plan *p, FILE *f)
                 iof_cycle_param_name(p->cycle.param), p->cycle.from, p->cycle.to,
                 p->cycle.exponential ? 'x' : '+', p->cycle.step, steps, steps == 1 ? "" : "s");
     }
-    /* At most, per spec (an io_limit may end a test sooner). */
+    /* At most, per spec position (an io_limit may end a test sooner). */
     total = 0;
-    for (size_t s = 0; s < p->nspecs; s++) {
+    for (size_t s = 0; s < npos; s++) {
         struct iof_test t1 = {.spec_index = (unsigned)s};
         struct iof_run_cfg r = iof_test_run(p, &t1);
         per = r.ramp_ns + r.duration_ns;
@@ -2791,9 +2907,9 @@ void proto_plan_print(const struct iof_plan *p, FILE *f)
     }
     total = total && steps > UINT64_MAX / total ? UINT64_MAX : total * steps;
     proto_plan_format_duration(total, a, sizeof(a));
-    fprintf(f, "tests: %zu (%zu spec%s x %zu cycle step%s), %s%s of ramp and measurement\n",
-            p->nspecs * steps, p->nspecs, p->nspecs == 1 ? "" : "s", steps, steps == 1 ? "" : "s",
-            a, plan_has_io_limit(p) ? " at most" : "");
+    fprintf(f, "tests: %zu (%zu spec%s%s x %zu cycle step%s), %s%s of ramp and measurement\n",
+            npos * steps, npos, npos == 1 ? "" : "s", own ? " per group" : "", steps,
+            steps == 1 ? "" : "s", a, plan_has_io_limit(p) ? " at most" : "");
 
     for (size_t s = 0; s < p->nspecs; s++) {
         const struct iof_spec *sp = &p->specs[s];
@@ -2835,6 +2951,18 @@ void proto_plan_print(const struct iof_plan *p, FILE *f)
         const struct iof_worker_cfg *w = &p->workers[g];
         fprintf(f, "workers[%zu]: ", g);
         print_group(f, w);
+        if (own) {
+            fprintf(f, "  group ");
+            print_quoted(f, w->name);
+            fprintf(f, ", specs:");
+            if (!w->has_specs)
+                fprintf(f, " the plan's");
+            for (size_t i = 0; w->has_specs && i < w->nspecs; i++) {
+                fprintf(f, "%s ", i ? "," : "");
+                print_quoted(f, p->specs[w->specs[i]].name);
+            }
+            fprintf(f, "\n");
+        }
         for (size_t i = 0; i < w->ntargets; i++) {
             const struct iof_target_cfg *t = &w->targets[i];
             fprintf(f, "  target ");
@@ -2871,12 +2999,28 @@ void proto_plan_print(const struct iof_plan *p, FILE *f)
         const struct iof_test *t = &tests[i];
         char label[64];
         iof_test_cycle_label(t, label, sizeof(label));
-        fprintf(f, "\ntest %zu/%zu: spec %u ", i + 1, ntests, t->spec_index);
-        print_quoted(f, p->specs[t->spec_index].name);
-        fprintf(f, "%s%s\n", label[0] ? ", " : "", label);
+        if (own) {
+            fprintf(f, "\ntest %zu/%zu: spec position %u%s%s\n", i + 1, ntests, t->spec_index,
+                    label[0] ? ", " : "", label);
+        } else {
+            fprintf(f, "\ntest %zu/%zu: spec %u ", i + 1, ntests, t->spec_index);
+            print_quoted(f, p->specs[t->spec_index].name);
+            fprintf(f, "%s%s\n", label[0] ? ", " : "", label);
+        }
         for (size_t g = 0; g < p->nworkers; g++) {
             struct iof_worker_cfg w = iof_test_worker(p, t, g);
+            const struct iof_spec *sp = iof_test_spec(p, t, g);
             fprintf(f, "  workers[%zu]: ", g);
+            if (own) {
+                print_quoted(f, w.name);
+                if (!sp) {
+                    fprintf(f, " idle\n");
+                    continue;
+                }
+                fprintf(f, " runs ");
+                print_quoted(f, sp->name);
+                fprintf(f, ": ");
+            }
             print_group(f, &w);
         }
     }

@@ -43,13 +43,15 @@ static struct iof_worker_cfg group(const char *engine, uint32_t count, uint32_t 
 static void need_counts_what_run_allocates(void **state)
 {
     struct iof_spec big = spec_of(&line16m), small = spec_of(&line4k);
+    const struct iof_spec *bigs[] = {&big, &big}, *smalls[] = {&small, &small};
+    const struct iof_spec *mixed[] = {&big, NULL};
     struct iof_worker_cfg g[2];
     struct iof_budget_need n = {0};
 
     (void)state;
     /* QD 64 x 16 MiB, repeat pattern: 64 read buffers + 1 write source. */
     g[0] = group("sync", 1, 64, 1, IOF_PATTERN_REPEAT);
-    iof_budget_need_add(&n, &big, g, 1);
+    iof_budget_need_add(&n, bigs, g, 1);
     assert_int_equal(n.workers, 1);
     assert_int_equal(n.buffer_mem, 65 * 16 * MIB);
     assert_int_equal(n.aio_events, 0);
@@ -60,7 +62,7 @@ static void need_counts_what_run_allocates(void **state)
     memset(&n, 0, sizeof(n));
     g[0] = group("libaio", 15, 4096, 1, IOF_PATTERN_RANDOM);
     g[1] = group("null", 1024, 1, 3, IOF_PATTERN_REPEAT);
-    iof_budget_need_add(&n, &small, g, 2);
+    iof_budget_need_add(&n, smalls, g, 2);
     assert_int_equal(n.workers, 15 + 1024);
     assert_int_equal(n.aio_events, 15 * 4096);
     assert_int_equal(n.buffer_mem, 15 * 2 * 4096ull * 4096 + 1024 * (3 * 4096ull + 4096));
@@ -69,7 +71,7 @@ static void need_counts_what_run_allocates(void **state)
     /* io_uring: no AIO events, a ring descriptor per worker. */
     memset(&n, 0, sizeof(n));
     g[0] = group("io_uring", 3, 32, 2, IOF_PATTERN_REPEAT);
-    iof_budget_need_add(&n, &small, g, 1);
+    iof_budget_need_add(&n, smalls, g, 1);
     assert_int_equal(n.aio_events, 0);
     assert_int_equal(n.fds, 2 + 3);
     memset(&n, 0, sizeof(n));
@@ -77,10 +79,21 @@ static void need_counts_what_run_allocates(void **state)
 
     /* Several tests: the largest need of each kind is kept. */
     g[0] = group("libaio", 2048, 1, 4, IOF_PATTERN_REPEAT);
-    iof_budget_need_add(&n, &small, g, 1);
+    iof_budget_need_add(&n, smalls, g, 1);
     assert_int_equal(n.workers, 2048);
     assert_int_equal(n.aio_events, 15 * 4096);
     assert_int_equal(n.fds, 4);
+
+    /* Groups running their own specs: each by its spec's transfer size; an
+     * idle group (no spec in this test) takes nothing. */
+    memset(&n, 0, sizeof(n));
+    g[0] = group("sync", 1, 64, 1, IOF_PATTERN_REPEAT);
+    g[1] = group("libaio", 7, 8, 2, IOF_PATTERN_REPEAT);
+    iof_budget_need_add(&n, mixed, g, 2);
+    assert_int_equal(n.workers, 1);
+    assert_int_equal(n.buffer_mem, 65 * 16 * MIB);
+    assert_int_equal(n.aio_events, 0);
+    assert_int_equal(n.fds, 1);
 }
 
 static void check_names_limit_and_numbers(void **state)

@@ -197,6 +197,150 @@ BAD(dist_zone_form, PLAN_LINES("{'size':'4k','distribution':'zoned:50:50/100'}")
 BAD(dist_type, PLAN_LINES("{'size':'4k','distribution':1.2}"),
     "plan.json: specs[0].lines[0].distribution: must be a string, got number")
 
+#define TWO_SPECS                                                                                  \
+    "'specs':[{'name':'4k-70r','lines':[{'size':'4k','read':70}]},"                                \
+    "{'name':'64k-seq-read','lines':[{'size':'64k','random':0}]},"                                 \
+    "{'name':'8k-w','lines':[{'size':'8k','read':0}]}]"
+#define GROUP(extra) "{" extra "'targets':[{'path':'f.dat','size':'1m'}]}"
+#define PLAN_GROUPS(g) "{" NAME "," RUN "," TWO_SPECS ",'workers':[" g "]}"
+
+BAD(group_spec_unknown, PLAN_GROUPS(GROUP("'name':'oltp','specs':['4k-70r','nope'],")),
+    "plan.json: workers[0].specs[1]: names no spec of the plan's specs, got 'nope'")
+BAD(group_spec_empty, PLAN_GROUPS(GROUP("'specs':[],")),
+    "plan.json: workers[0].specs: must not be empty")
+BAD(group_spec_type, PLAN_GROUPS(GROUP("'specs':'4k-70r',")),
+    "plan.json: workers[0].specs: must be an array, got string")
+BAD(group_name_dup, PLAN_GROUPS(GROUP("'name':'oltp',") "," GROUP("") "," GROUP("'name':'oltp',")),
+    "plan.json: workers[2].name: duplicate group name 'oltp' (also workers[0])")
+BAD(group_name_empty, PLAN_GROUPS(GROUP("'name':'',")),
+    "plan.json: workers[0].name: must not be empty")
+
+/* Iometer's per-worker assignment: test position i runs each listed
+ * group's i-th spec and the plan's i-th spec in the other groups; a group
+ * whose list ended idles. */
+static void test_group_specs(void **state)
+{
+    struct iof_plan p;
+    struct iof_test *t;
+    size_t n;
+    char label[256];
+    (void)state;
+
+    load_good(PLAN_GROUPS(GROUP("'name':'oltp','specs':['4k-70r'],") "," GROUP(
+                  "'name':'backup','specs':['64k-"
+                  "seq-read','8k-w','4k-70r','64k-"
+                  "seq-read'],") "," GROUP("")),
+              NULL, 0, &p);
+    assert_string_equal(p.workers[0].name, "oltp");
+    assert_string_equal(p.workers[2].name, "workers[2]");
+    assert_false(p.workers[2].has_specs);
+    assert_int_equal(iof_plan_positions(&p), 4);
+    t = iof_plan_expand(&p, &n);
+    assert_non_null(t);
+    assert_int_equal(n, 4);
+    /* test 0: oltp 4k-70r, backup 64k-seq-read, the plain group the plan's spec 0 */
+    assert_ptr_equal(iof_test_spec(&p, &t[0], 0), &p.specs[0]);
+    assert_ptr_equal(iof_test_spec(&p, &t[0], 1), &p.specs[1]);
+    assert_ptr_equal(iof_test_spec(&p, &t[0], 2), &p.specs[0]);
+    iof_test_spec_label(&p, &t[0], label, sizeof(label));
+    assert_string_equal(label, "4k-70r + 64k-seq-read");
+    /* test 1: oltp's list ended */
+    assert_null(iof_test_spec(&p, &t[1], 0));
+    assert_ptr_equal(iof_test_spec(&p, &t[1], 1), &p.specs[2]);
+    assert_ptr_equal(iof_test_spec(&p, &t[1], 2), &p.specs[1]);
+    iof_test_spec_label(&p, &t[1], label, sizeof(label));
+    assert_string_equal(label, "8k-w + 64k-seq-read");
+    /* test 3: past the plan's three specs, only backup runs */
+    assert_null(iof_test_spec(&p, &t[3], 0));
+    assert_ptr_equal(iof_test_spec(&p, &t[3], 1), &p.specs[1]);
+    assert_null(iof_test_spec(&p, &t[3], 2));
+    iof_test_spec_label(&p, &t[3], label, sizeof(label));
+    assert_string_equal(label, "64k-seq-read");
+    free(t);
+    iof_plan_free(&p);
+
+    /* Every group with a list: as many positions as the longest list. */
+    load_good(PLAN_GROUPS(GROUP("'specs':['8k-w'],") "," GROUP("'specs':['4k-70r','8k-w'],")), NULL,
+              0, &p);
+    assert_int_equal(iof_plan_positions(&p), 2);
+    iof_plan_free(&p);
+
+    /* With a queue-depth cycle: each position at every step. */
+    load_good("{" NAME "," RUN "," TWO_SPECS ",'workers':[" GROUP("'specs':['8k-w'],") "," GROUP(
+                  "'specs':['4k-70r','8k-w'],") "],'cycle':{'queue_depth':{'from':1,'to':4,"
+                                                "'step':'x2'}}}",
+              NULL, 0, &p);
+    t = iof_plan_expand(&p, &n);
+    assert_non_null(t);
+    assert_int_equal(n, 6);
+    assert_int_equal(t[2].spec_index, 0);
+    assert_int_equal(t[3].spec_index, 1);
+    assert_null(iof_test_spec(&p, &t[3], 0));
+    free(t);
+    iof_plan_free(&p);
+}
+
+/* Groups running different specs at once share one window: the longest
+ * ramp and duration of the specs that run in the test. */
+static void test_group_specs_window(void **state)
+{
+    struct iof_plan p;
+    struct iof_test *t;
+    struct iof_run_cfg r;
+    size_t n;
+    (void)state;
+
+    load_good("{" NAME ",'run':{'duration':'3s','ramp':'1s'},'specs':["
+              "{'name':'a','duration':'2s','lines':[{'size':'4k'}]},"
+              "{'name':'b','duration':'5s','ramp':'500ms','lines':[{'size':'4k'}]},"
+              "{'name':'c','lines':[{'size':'4k'}]}],'workers':[" GROUP(
+                  "'specs':['a','a'],") "," GROUP("'specs':['b','c'],") "]}",
+              NULL, 0, &p);
+    t = iof_plan_expand(&p, &n);
+    assert_non_null(t);
+    assert_int_equal(n, 2);
+    r = iof_test_run(&p, &t[0]); /* a (2s, ramp 1s) beside b (5s, ramp 0.5s) */
+    assert_int_equal(r.duration_ns, 5 * S_NS);
+    assert_int_equal(r.ramp_ns, 1 * S_NS);
+    r = iof_test_run(&p, &t[1]); /* a beside c (the plan's 3s) */
+    assert_int_equal(r.duration_ns, 3 * S_NS);
+    free(t);
+    iof_plan_free(&p);
+}
+
+/* A spec cycle expands first; a group listing a cycled spec runs its
+ * expansions in order, so two groups listing two cycled specs run them side
+ * by side, step by step. */
+static void test_group_specs_cycle(void **state)
+{
+    struct iof_plan p;
+    struct iof_test *t;
+    size_t n;
+    char label[256];
+    (void)state;
+
+    load_good("{" NAME "," RUN ",'specs':[{'name':'oltp','lines':[{'size':'4k','read':70}]},"
+              "{'name':'backup','lines':[{'size':'64k','random':0}]},"
+              "{'name':'mixed','lines':[{'size':'4k','share':50},{'size':'8k','share':50}]}],"
+              "'workers':[" GROUP("'name':'a','specs':['oltp','mixed'],") "," GROUP(
+                  "'name':'b','specs':['backup'],") "],'cycle':{'size':['4k','16k']}}",
+              NULL, 0, &p);
+    assert_int_equal(p.nspecs, 5); /* oltp x2, backup x2, mixed */
+    assert_int_equal(p.workers[0].nspecs, 3);
+    assert_int_equal(p.workers[1].nspecs, 2);
+    t = iof_plan_expand(&p, &n);
+    assert_non_null(t);
+    assert_int_equal(n, 3);
+    iof_test_spec_label(&p, &t[0], label, sizeof(label));
+    assert_string_equal(label, "oltp: 4k 70% read 100% random + backup: 4k 100% read 0% random");
+    iof_test_spec_label(&p, &t[1], label, sizeof(label));
+    assert_string_equal(label, "oltp: 16k 70% read 100% random + backup: 16k 100% read 0% random");
+    assert_string_equal(iof_test_spec(&p, &t[2], 0)->name, "mixed");
+    assert_null(iof_test_spec(&p, &t[2], 1));
+    free(t);
+    iof_plan_free(&p);
+}
+
 /* "distribution" in fio's syntax: kind and parameter reach the line; the
  * default is uniform; the spec cycle's expansion keeps it. */
 static void test_distribution(void **state)
@@ -310,7 +454,7 @@ BAD(line_duplicate_key, PLAN_LINES("{'size':'4k','read':50,'read':60}"),
 BAD(workers_missing, "{" NAME "," RUN "," SPECS "}", "plan.json: workers: required but missing")
 BAD(workers_empty, PLAN_WORKERS("[]"), "plan.json: workers: must not be empty")
 BAD(worker_unknown_key, PLAN_GROUP("'qd':4,'targets':[{'path':'f.dat','size':'1m'}]"),
-    "plan.json: workers[0]: unknown key 'qd' (expected one of: nodes, count, engine, "
+    "plan.json: workers[0]: unknown key 'qd' (expected one of: name, specs, nodes, count, engine, "
     "queue_depth, targets, pattern, seed, offset_increment, hipri, rate)")
 BAD(count_zero, PLAN_GROUP("'count':0,'targets':[{'path':'f.dat','size':'1m'}]"),
     "plan.json: workers[0].count: must be 1..1024, got 0")
@@ -525,9 +669,10 @@ BAD(cycle_targets_beyond,
 /* ---- --set ---- */
 BAD_SET(set_unknown_root, GOOD, "foo=1",
         "--set foo=1: unknown key 'foo' (expected one of: name, run, specs, workers, cycle)")
-BAD_SET(set_unknown_nested, GOOD, "workers[0].qd=32",
-        "--set workers[0].qd=32: unknown key 'qd' (expected one of: nodes, count, engine, "
-        "queue_depth, targets, pattern, seed, offset_increment, hipri, rate)")
+BAD_SET(
+    set_unknown_nested, GOOD, "workers[0].qd=32",
+    "--set workers[0].qd=32: unknown key 'qd' (expected one of: name, specs, nodes, count, engine, "
+    "queue_depth, targets, pattern, seed, offset_increment, hipri, rate)")
 BAD_SET(set_typo, GOOD, "run.duraton=5s",
         "--set run.duraton=5s: unknown key 'duraton' (did you mean 'duration'?)")
 BAD_SET(set_index_range, GOOD, "workers[3].count=2",
@@ -1798,6 +1943,14 @@ int main(void)
         B(dist_zone_form),
         B(dist_type),
         T(test_distribution),
+        B(group_spec_unknown),
+        B(group_spec_empty),
+        B(group_spec_type),
+        B(group_name_dup),
+        B(group_name_empty),
+        T(test_group_specs),
+        T(test_group_specs_cycle),
+        T(test_group_specs_window),
         B(read_range_brief),
         B(read_fraction),
         B(read_string),
