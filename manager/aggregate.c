@@ -38,12 +38,18 @@ void mgr_agg_init(struct mgr_agg *g, const struct iof_plan *p, const struct iof_
     g->hooks = *hooks;
     g->verbose = verbose;
     g->run_mono_ns = run_mono_ns;
+    /* GROUP rows only with several groups (one group's row would repeat
+     * ALL's); without memory for them, none. */
+    if (p->nworkers > 1)
+        g->groups = calloc(p->nworkers, sizeof(*g->groups));
 }
 
 void mgr_agg_free(struct mgr_agg *g)
 {
     free(g->scratch);
     g->scratch = NULL;
+    free(g->groups);
+    g->groups = NULL;
 }
 
 static uint64_t agg_nintervals(const struct mgr_agg *g)
@@ -63,6 +69,11 @@ void mgr_agg_test_begin(struct mgr_agg *g, size_t cur, const struct iof_run_cfg 
     memset(g->win, 0, sizeof(g->win));
     iof_stats_reset(&g->all);
     g->all_nodes = g->all_workers = g->all_targets = 0;
+    for (size_t k = 0; g->groups && k < g->p->nworkers; k++) {
+        iof_stats_reset(&g->groups[k].stats);
+        g->groups[k].nodes = g->groups[k].workers = g->groups[k].targets = 0;
+        g->groups[k].last = NULL;
+    }
     iof_test_cycle_label(test, g->cycle, sizeof(g->cycle));
     iof_test_spec_label(g->p, test, g->spec_label, sizeof(g->spec_label));
     g->ti = (struct mgr_test_info){.test = test,
@@ -74,7 +85,7 @@ void mgr_agg_test_begin(struct mgr_agg *g, size_t cur, const struct iof_run_cfg 
 }
 
 bool mgr_agg_worker_group(const struct mgr_agg *g, const char *name, size_t w,
-                          struct iof_worker_cfg *out)
+                          struct iof_worker_cfg *out, size_t *gi)
 {
     const struct iof_test *test = &g->tests[g->cur];
     size_t seen = 0;
@@ -87,6 +98,8 @@ bool mgr_agg_worker_group(const struct mgr_agg *g, const char *name, size_t w,
             continue;
         if (w < seen + gc.count) {
             *out = gc;
+            if (gi)
+                *gi = k;
             return true;
         }
         seen += gc.count;
@@ -102,13 +115,13 @@ int mgr_agg_check_shape(const struct mgr_agg *g, const struct mgr_agg_node *n,
     size_t expect = 0;
     struct iof_worker_cfg gc;
 
-    while (mgr_agg_worker_group(g, n->name, expect, &gc))
+    while (mgr_agg_worker_group(g, n->name, expect, &gc, NULL))
         expect++;
     if (st->nworkers != expect)
         return iof_diag_set(diag, IOF_EPROTO, "sent %zu workers for test %u, the plan gives it %zu",
                             st->nworkers, st->test + 1, expect);
     for (size_t w = 0; w < st->nworkers; w++) {
-        mgr_agg_worker_group(g, n->name, w, &gc);
+        mgr_agg_worker_group(g, n->name, w, &gc, NULL);
         if (st->workers[w].ntargets != gc.ntargets)
             return iof_diag_set(diag, IOF_EPROTO,
                                 "sent %zu targets for worker %zu, the plan gives %zu",
@@ -467,7 +480,7 @@ static size_t agg_src_nworkers(const struct mgr_agg *g, const struct mgr_agg_nod
     size_t n = 0;
     if (src->msg)
         return src->msg->nworkers;
-    while (mgr_agg_worker_group(g, a->name, n, &gc))
+    while (mgr_agg_worker_group(g, a->name, n, &gc, NULL))
         n++;
     return n;
 }
@@ -478,7 +491,7 @@ static size_t agg_src_ntargets(const struct mgr_agg *g, const struct mgr_agg_nod
     struct iof_worker_cfg gc;
     if (src->msg)
         return src->msg->workers[w].ntargets;
-    return mgr_agg_worker_group(g, a->name, w, &gc) ? gc.ntargets : 0;
+    return mgr_agg_worker_group(g, a->name, w, &gc, NULL) ? gc.ntargets : 0;
 }
 
 /* Target t of worker w (flat index i among the node's targets). */
@@ -516,7 +529,9 @@ static uint64_t agg_node_rows(struct mgr_agg *g, struct mgr_agg_node *a, const s
     iof_stats_reset(node);
     for (size_t w = 0; w < nw && detail; w++) {
         struct iof_worker_cfg gc = {0};
-        bool known = mgr_agg_worker_group(g, a->name, w, &gc);
+        size_t gi = 0;
+        bool known = mgr_agg_worker_group(g, a->name, w, &gc, &gi);
+        const char *gname = known ? g->p->workers[gi].name : NULL;
         size_t nt = agg_src_ntargets(g, a, src, w);
         iof_stats_reset(wsum);
         snprintf(wl, sizeof(wl), "%s/w%zu", a->name, w);
@@ -529,6 +544,7 @@ static uint64_t agg_node_rows(struct mgr_agg *g, struct mgr_agg_node *a, const s
                                   .node = a->name,
                                   .worker = wshort,
                                   .target = path,
+                                  .group = gname,
                                   .stats = ts,
                                   .ns = src->ns,
                                   .status = src->status,
@@ -554,6 +570,7 @@ static uint64_t agg_node_rows(struct mgr_agg *g, struct mgr_agg_node *a, const s
             struct mgr_row row = {.type = MGR_ROW_WORKER,
                                   .node = a->name,
                                   .worker = wshort,
+                                  .group = gname,
                                   .stats = wsum,
                                   .ns = src->ns,
                                   .status = src->status,
@@ -565,6 +582,16 @@ static uint64_t agg_node_rows(struct mgr_agg *g, struct mgr_agg_node *a, const s
             agg_emit_row(g, a, &row, wl);
         }
         ntargets_node += (uint32_t)nt;
+        if (known && g->groups) {
+            struct mgr_agg_group *grp = &g->groups[gi];
+            iof_stats_merge(&grp->stats, wsum);
+            grp->workers++;
+            grp->targets += (uint32_t)nt;
+            if (grp->last != a) {
+                grp->last = a;
+                grp->nodes++;
+            }
+        }
         iof_stats_merge(node, wsum);
     }
     if (src->node) {
@@ -765,6 +792,13 @@ static void agg_print_table(struct mgr_agg *g, const struct mgr_agg_end *e,
         printf("  no results: no agent completed this test\n");
     else
         mgr_table_row(stdout, "ALL", "*", all);
+    for (size_t k = 0; g->groups && (nodes || lost) && k < g->p->nworkers; k++) {
+        struct mgr_metrics m;
+        if (!iof_test_spec(g->p, &g->tests[g->cur], k))
+            continue;
+        mgr_metrics_compute(&g->groups[k].stats, e->measured_ns, &m);
+        mgr_table_row(stdout, "GROUP", g->p->workers[k].name, &m);
+    }
     if (!agg_table_fits(e) && agg_print_summary(g, e) == 0)
         goto notes;
     for (size_t i = 0; i < e->nnodes; i++) {
@@ -858,6 +892,26 @@ void mgr_agg_test_end(struct mgr_agg *g, const struct mgr_agg_end *e)
                               .workers = g->all_workers,
                               .targets = g->all_targets,
                               .cpu = NULL};
+        for (size_t k = 0; g->groups && k < g->p->nworkers; k++) {
+            const struct mgr_agg_group *grp = &g->groups[k];
+            struct mgr_metrics gm;
+            struct mgr_row row = {.type = MGR_ROW_GROUP,
+                                  .group = g->p->workers[k].name,
+                                  .stats = &grp->stats,
+                                  .m = &gm,
+                                  .ns = e->measured_ns,
+                                  .queue_depth =
+                                      iof_test_worker(g->p, &g->tests[g->cur], k).queue_depth,
+                                  .window_end_ns = e->measured_ns,
+                                  .status = all.status,
+                                  .nodes = grp->nodes,
+                                  .workers = grp->workers,
+                                  .targets = grp->targets};
+            if (!iof_test_spec(g->p, &g->tests[g->cur], k))
+                continue;
+            mgr_metrics_compute(&grp->stats, e->measured_ns, &gm);
+            AGG_SINKS(g, s_->ops->row(s_, &g->ti, &row));
+        }
         cpu_mean = agg_cpu_mean(&cpu_sum, cpu_nodes);
         all.cpu = cpu_mean.valid ? &cpu_mean : NULL;
         all.cpu_busy_pct = cpu_mean.busy_pct;

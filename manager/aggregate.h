@@ -108,6 +108,13 @@ struct mgr_agg {
     uint64_t next_publish;
     struct iof_stats all; /* the current test's cluster totals */
     uint32_t all_nodes, all_workers, all_targets;
+    /* Per plan group, the current test's totals over every node (GROUP
+     * rows): its workers' figures and the entities below. */
+    struct mgr_agg_group {
+        struct iof_stats stats;
+        uint32_t nodes, workers, targets;
+        const struct mgr_agg_node *last; /* the node last counted in `nodes` */
+    } * groups;
     struct iof_hist *scratch;    /* for merging a kept latency histogram */
     struct mgr_metrics last_all; /* the ALL row of the last test that ended */
 };
@@ -125,9 +132,11 @@ void mgr_agg_free(struct mgr_agg *g);
 void mgr_agg_test_begin(struct mgr_agg *g, size_t cur, const struct iof_run_cfg *run,
                         uint64_t measure_start);
 
-/* Worker w of node `name` in the current test: its group as it runs. */
+/* Worker w of node `name` in the current test: its group as it runs (and
+ * its index in the plan in *gi when gi is not NULL); groups idle in the
+ * test have no workers. */
 bool mgr_agg_worker_group(const struct mgr_agg *g, const char *name, size_t w,
-                          struct iof_worker_cfg *out);
+                          struct iof_worker_cfg *out, size_t *gi);
 
 /* A node's stats for the current test. Returns 0, or IOF_EPROTO with diag
  * saying why (a shape the plan does not give the node, an interval the test

@@ -1,5 +1,5 @@
 /* manager/out_csv.c - the --csv writer: plain CSV, one header line, one row
- * per test x entity (ALL, NODE, WORKER, TARGET).
+ * per test x entity (ALL, GROUP, NODE, WORKER, TARGET).
  *
  * Format: RFC 4180 quoting (a field holding a comma, quote, CR or LF is
  * quoted, quotes doubled), records end with LF. The columns are CSV_HEADER:
@@ -14,7 +14,8 @@
  * (WORKER and TARGET rows of a partial node). `status` is the row's
  * mgr_row_status name, window_start_s/window_end_s the part of the test's
  * measured window it covers (empty for absent). avg_svc_lat_ms,
- * max_svc_lat_ms and late_ios are those of rated workers (empty without).
+ * max_svc_lat_ms and late_ios are those of rated workers (empty without);
+ * `group` the worker group's name (GROUP, WORKER and TARGET rows).
  * Counts are
  * integers; rates and percentages %.3f, times in ms %.6f, duration_s %.6f.
  * All figures come from the row's metrics (mgr_metrics_compute() over merged
@@ -49,7 +50,7 @@
     "p50_lat_ms,p90_lat_ms,p95_lat_ms,p99_lat_ms,p999_lat_ms,p9999_lat_ms,max_lat_ms,read_ios,"    \
     "write_ios,bytes_read,bytes_written,errors,cpu_pct,read_errors,write_errors,user_pct,"         \
     "sys_pct,agent_cpu_pct,cpu_effectiveness,start_skew_ms,nodes,workers,targets,status,"          \
-    "window_start_s,window_end_s,avg_svc_lat_ms,max_svc_lat_ms,late_ios"
+    "window_start_s,window_end_s,avg_svc_lat_ms,max_svc_lat_ms,late_ios,group"
 
 /* CPU figures of one row; known false prints empty fields. */
 struct csv_cpu {
@@ -178,6 +179,9 @@ static void csv_format(struct iof_buf *b, const struct mgr_test_info *ti, const 
         put_u64(b, m.late_ios);
     else
         put_sep(b);
+    put_name(b, r->type == MGR_ROW_GROUP || r->type == MGR_ROW_WORKER || r->type == MGR_ROW_TARGET
+                    ? r->group
+                    : NULL);
     iof_buf_addc(b, '\n');
 }
 
@@ -220,6 +224,7 @@ static int cmp_output(const void *a, const void *b)
 #define CSV_CMP(u, v)                                                                              \
     if ((c = ((u) > (v)) - ((u) < (v))) != 0)                                                      \
     return c
+    CSV_CMP(x->type != MGR_ROW_GROUP, y->type != MGR_ROW_GROUP); /* GROUP rows right after ALL */
     CSV_CMP(x->nkey, y->nkey);
     CSV_CMP(csv_rank(x->type, MGR_ROW_NODE), csv_rank(y->type, MGR_ROW_NODE));
     CSV_CMP(x->wkey, y->wkey);

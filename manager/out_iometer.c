@@ -742,8 +742,8 @@ static void iom_row(struct mgr_sink *s, const struct mgr_test_info *ti, const st
     struct iom_rec rec = {0};
     size_t node, worker = 0;
 
-    if (r->type == MGR_ROW_ALL)
-        return; /* the ALL row comes with test_end */
+    if (r->type == MGR_ROW_ALL || r->type == MGR_ROW_GROUP)
+        return; /* the ALL row comes with test_end; Iometer's layout has no groups */
     /* Iometer's layout has no status: a node that measured nothing in the
      * test (absent, lost before its first interval) has no rows here; a
      * partial node's rows are kept (the other files mark them). */

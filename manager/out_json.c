@@ -665,12 +665,14 @@ static size_t jt_worker_rank(struct jtest *t, size_t node, const char *name)
     return t->nworkers++;
 }
 
-/* ALL first, then per node (in arrival order) its NODE row, then each of its
+/* ALL first, then the GROUP rows (in arrival order: the plan's group order),
+ * then per node (in arrival order) its NODE row, then each of its
  * workers followed by that worker's targets, as the CSV writers order them. */
 static int row_cmp(const void *pa, const void *pb)
 {
     const struct jrow *a = pa, *b = pb;
-    int ta = a->type == MGR_ROW_ALL ? 0 : 1, tb = b->type == MGR_ROW_ALL ? 0 : 1;
+    int ta = a->type == MGR_ROW_ALL ? 0 : a->type == MGR_ROW_GROUP ? 1 : 2;
+    int tb = b->type == MGR_ROW_ALL ? 0 : b->type == MGR_ROW_GROUP ? 1 : 2;
     size_t wa, wb;
 
     if (ta != tb)
@@ -1132,6 +1134,10 @@ static void jb_row(struct iof_buf *b, const struct jtest *t, const struct mgr_ro
     jb_str(b, r->type == MGR_ROW_WORKER || r->type == MGR_ROW_TARGET ? r->worker : NULL);
     jb_key(b, "target");
     jb_str(b, r->type == MGR_ROW_TARGET ? r->target : NULL);
+    jb_key(b, "group");
+    jb_str(b, r->type == MGR_ROW_GROUP || r->type == MGR_ROW_WORKER || r->type == MGR_ROW_TARGET
+                  ? r->group
+                  : NULL);
     jb_key(b, "queue_depth");
     if (r->type == MGR_ROW_NODE || (r->type == MGR_ROW_ALL && !r->queue_depth))
         jb_null(b); /* NODE, and ALL unless every group has the same */
@@ -1200,7 +1206,7 @@ static void js_add_row(struct json_sink *js, struct jtest *t, const struct mgr_r
         js->oom = true;
         return;
     }
-    if (r->type != MGR_ROW_ALL) {
+    if (r->type != MGR_ROW_ALL && r->type != MGR_ROW_GROUP) {
         node = jt_node_rank(t, r->node);
         if (node != SIZE_MAX && (r->type == MGR_ROW_WORKER || r->type == MGR_ROW_TARGET))
             worker = jt_worker_rank(t, node, r->worker);

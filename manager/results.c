@@ -82,8 +82,8 @@ int mgr_sink_fclose(struct mgr_sink *sink, FILE *f)
 
 const char *mgr_row_type_name(enum mgr_row_type t)
 {
-    static const char *const names[] = {"ALL", "NODE", "WORKER", "TARGET"};
-    return (unsigned)t < 4 ? names[t] : "?";
+    static const char *const names[] = {"ALL", "NODE", "WORKER", "TARGET", "GROUP"};
+    return (unsigned)t < 5 ? names[t] : "?";
 }
 
 const char *mgr_row_status_name(enum mgr_row_status st)

@@ -56,7 +56,9 @@ struct mgr_test_info {
     uint64_t start_wall_ns;
 };
 
-enum mgr_row_type { MGR_ROW_ALL, MGR_ROW_NODE, MGR_ROW_WORKER, MGR_ROW_TARGET };
+/* GROUP: one worker group over every node (after the node rows arrived,
+ * before test_end); the GROUP rows of a test add up to its ALL row. */
+enum mgr_row_type { MGR_ROW_ALL, MGR_ROW_NODE, MGR_ROW_WORKER, MGR_ROW_TARGET, MGR_ROW_GROUP };
 
 /* Where a row's figures come from (docs/results.md, `status`). */
 enum mgr_row_status {
@@ -73,6 +75,7 @@ struct mgr_row {
     const char *node;
     const char *worker;            /* "w0" */
     const char *target;            /* the target path as in the plan */
+    const char *group;             /* GROUP, WORKER, TARGET: the worker group's name */
     const struct iof_stats *stats; /* a histogram without buckets (iof_hist_has_buckets false)
                                     * has unknown percentiles: the WORKER and TARGET rows of a
                                     * partial node */

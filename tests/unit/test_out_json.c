@@ -342,10 +342,10 @@ static const char *const test_keys[] = {
         "max_svc_lat_ms", "late_ios", "read_ios", "write_ios", "bytes_read", "bytes_written",      \
         "errors", "read_errors", "write_errors", "cpu_pct", "cpu_effectiveness", "cpu"
 static const char *const row_keys[] = {
-    "test",         "spec",         "cycle",       "row_type", "node",
-    "worker",       "target",       "queue_depth", "n_nodes",  "n_workers",
-    "n_targets",    "range_offset", "range_size",  "status",   "window_start_s",
-    "window_end_s", METRIC_KEYS,    "first_error", "latency",  NULL};
+    "test",         "spec",       "cycle",       "row_type",       "node",         "worker",
+    "target",       "group",      "queue_depth", "n_nodes",        "n_workers",    "n_targets",
+    "range_offset", "range_size", "status",      "window_start_s", "window_end_s", METRIC_KEYS,
+    "first_error",  "latency",    NULL};
 static const char *const iv_keys[] = {"interval", "time_s", "row_type",  "node", "reported",
                                       "lost",     "late",   METRIC_KEYS, NULL};
 static const char *const hist_keys[] = {"count", "sum_ns", "min_ns", "max_ns", "buckets", NULL};
