@@ -31,10 +31,13 @@ size_t iof_budget_slot_size(const struct iof_spec *spec)
     return (max + IOF_IO_BUF_ALIGN - 1) / IOF_IO_BUF_ALIGN * IOF_IO_BUF_ALIGN;
 }
 
-uint64_t iof_budget_write_bytes(enum iof_pattern pattern, uint64_t depth, uint64_t slot)
+uint64_t iof_budget_write_bytes(const struct iof_worker_cfg *g, uint64_t depth, uint64_t slot)
 {
-    /* repeat/pseudo: one shared, read-only write source; random: one per slot. */
-    return pattern == IOF_PATTERN_RANDOM ? depth * slot : slot;
+    /* repeat/pseudo: one shared, read-only write source; random and data
+     * content: one per slot, data also its pool and random buffer. */
+    if (g->data.enabled)
+        return depth * slot + iof_data_area_size(&g->data);
+    return g->pattern == IOF_PATTERN_RANDOM ? depth * slot : slot;
 }
 
 void iof_budget_need_add(struct iof_budget_need *need, const struct iof_spec *const *specs,
@@ -51,8 +54,7 @@ void iof_budget_need_add(struct iof_budget_need *need, const struct iof_spec *co
         /* Per worker: a read buffer per slot and the write source, as
          * dyn_test_start allocates them (the plan's limits keep depth x
          * slot far below 2^64: 2^20 slots x 64 MiB). */
-        uint64_t per =
-            sat_add(sat_mul(depth, maxsize), iof_budget_write_bytes(gc->pattern, depth, maxsize));
+        uint64_t per = sat_add(sat_mul(depth, maxsize), iof_budget_write_bytes(gc, depth, maxsize));
         workers = sat_add(workers, gc->count);
         mem = sat_add(mem, sat_mul(per, gc->count));
         if (!strcmp(gc->engine, "libaio"))

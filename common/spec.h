@@ -126,6 +126,29 @@ struct iof_rate {
     double value; /* per worker, in the unit; > 0 when unit is not NONE */
     enum iof_arrival arrival;
 };
+/* What a worker group writes when "data" is set (dynamo/data.h): instead of
+ * a pattern, blocks of `unit` bytes of which dedupe_pct % repeat blocks of a
+ * small pool shared by every worker and node, the rest unique; every block
+ * compresses by about compress_pct %. */
+struct iof_data_cfg {
+    bool enabled;
+    uint32_t dedupe_pct;   /* 0..100 */
+    uint32_t compress_pct; /* 0..100 */
+    uint32_t unit;         /* dedupe_unit: a power of two, 512..1 MiB; divides every write */
+};
+#define IOF_DATA_UNIT_MIN 512u
+#define IOF_DATA_UNIT_MAX (1u << 20)
+#define IOF_DATA_UNIT_DEFAULT 4096u
+/* Units in the pool of duplicates every worker and node shares, and the
+ * random buffer unique units are cut from (dynamo/data.h). */
+#define IOF_DATA_POOL 64u
+#define IOF_DATA_SPAN (64u << 10)
+/* Bytes of a worker's data area: the pool, then the random buffer (one unit
+ * longer than IOF_DATA_SPAN). */
+static inline size_t iof_data_area_size(const struct iof_data_cfg *cfg)
+{
+    return (size_t)IOF_DATA_POOL * cfg->unit + IOF_DATA_SPAN + cfg->unit;
+}
 
 /* A worker group: `count` identical worker threads on every selected node. */
 struct iof_worker_cfg {
@@ -153,8 +176,9 @@ struct iof_worker_cfg {
      * wrapping in the range. 0 (default, Iometer's): all at the start. */
     uint64_t offset_increment;
     bool offset_increment_pct;
-    bool hipri;           /* io_uring: poll for completions (IORING_SETUP_IOPOLL) */
-    struct iof_rate rate; /* unit NONE: unthrottled */
+    bool hipri;               /* io_uring: poll for completions (IORING_SETUP_IOPOLL) */
+    struct iof_rate rate;     /* unit NONE: unthrottled */
+    struct iof_data_cfg data; /* replaces `pattern` for writes when enabled */
 };
 
 struct iof_run_cfg {

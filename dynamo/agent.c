@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -621,6 +622,15 @@ static void start_after(uv_work_t *w, int status)
     uv_timer_start(&s->poll, session_poll, AGENT_POLL_MS, AGENT_POLL_MS);
 }
 
+/* FNV-1a of the node name: the node's part of the identity of what it writes. */
+static uint64_t agent_name_hash(const char *name)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (; *name; name++)
+        h = (h ^ (uint8_t)*name) * 0x100000001b3ULL;
+    return h;
+}
+
 static void session_start_test(struct session *s, const struct proto_start *st)
 {
     struct dyn_test_params *p = &s->start_p;
@@ -697,6 +707,9 @@ static void session_start_test(struct session *s, const struct proto_start *st)
     p->duration_ns = run.duration_ns;
     p->interval_ns = run.interval_ns;
     p->seed = iof_wall_ns();
+    p->node_id = agent_name_hash(s->a->name);
+    if (getrandom(&p->run_nonce, sizeof(p->run_nonce), 0) != sizeof(p->run_nonce))
+        p->run_nonce = p->seed ^ ((uint64_t)getpid() << 32);
     p->allow_destructive = s->a->o->allow_destructive;
     if (s->ngroups == 0)
         IOF_INFO("test %u: no worker group selects node '%s': idle until the test ends, "

@@ -16,6 +16,7 @@
 #include "common/budget.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "dynamo/data.h"
 #include "dynamo/engine.h"
 #include "dynamo/gen.h"
 #include "dynamo/sched.h"
@@ -78,8 +79,10 @@ struct run_worker {
     /* io_limit: bytes the worker may still issue. UINT64_MAX until the
      * measured window starts (ramp-up I/O does not count) or without one. */
     uint64_t io_left;
-    uint64_t io_limit; /* 0: none */
-    bool paced;        /* rated or limited: worker_fill_paced */
+    uint64_t io_limit;    /* 0: none */
+    bool paced;           /* rated or limited: worker_fill_paced */
+    bool has_data;        /* "data" content instead of the pattern */
+    struct dyn_data data; /* its pool and random buffer lie in wbuf, past the slots */
 
     struct iof_stats *ring; /* RUN_RING * ntargets */
     uint64_t ring_interval[RUN_RING];
@@ -280,7 +283,10 @@ worker_take(struct run_worker *w, struct dyn_io *io, const struct dyn_io_desc *d
     io->len = d->size;
     io->write = d->write;
     if (d->write) {
-        if (w->pattern == IOF_PATTERN_RANDOM) {
+        if (w->has_data) {
+            uint8_t *b = w->wbuf + (size_t)(io - w->slots) * w->maxsize;
+            io->buf = (void *)dyn_data_fill(&w->data, b, d->size);
+        } else if (w->pattern == IOF_PATTERN_RANDOM) {
             io->buf = w->wbuf + (size_t)(io - w->slots) * w->maxsize;
             worker_stamp(w, io->buf, d->size);
         } else {
@@ -532,6 +538,14 @@ static void *worker_main(void *arg)
 
 /* --- driver side -------------------------------------------------------- */
 
+/* 64-bit finaliser (splitmix64's): mixes the parts of a data seed. */
+static uint64_t run_mix(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
 static void worker_destroy(struct run_worker *w)
 {
     if (w->eng)
@@ -604,7 +618,8 @@ static int worker_setup(struct dyn_test *t, struct run_worker *w, struct iof_dia
     w->ring = calloc((size_t)RUN_RING * w->ntargets, sizeof(*w->ring));
     w->scratch = calloc(w->ntargets, sizeof(*w->scratch));
     w->totals = calloc(w->ntargets, sizeof(*w->totals));
-    w->wbuf_len = (size_t)iof_budget_write_bytes(w->pattern, w->depth, w->maxsize);
+    w->has_data = g->data.enabled;
+    w->wbuf_len = (size_t)iof_budget_write_bytes(g, w->depth, w->maxsize);
     if (posix_memalign((void **)&w->rbufs, RUN_BUF_ALIGN, (size_t)w->depth * w->maxsize))
         w->rbufs = NULL;
     if (posix_memalign((void **)&w->wbuf, RUN_BUF_ALIGN, w->wbuf_len))
@@ -619,7 +634,17 @@ static int worker_setup(struct dyn_test *t, struct run_worker *w, struct iof_dia
     for (size_t i = 0; i < (size_t)RUN_RING * w->ntargets; i++)
         iof_stats_reset(&w->ring[i]);
 
-    if (w->pattern == IOF_PATTERN_REPEAT) {
+    if (w->has_data) {
+        /* Duplicates shared by every worker and node of the group (its
+         * seed, if any, not the per-node default); unique units from node,
+         * run, test and worker. */
+        size_t slots = (size_t)w->depth * w->maxsize;
+        uint64_t pool_seed = run_mix((g->has_seed ? g->seed : 0) ^ 0x646174612d706f6fULL);
+        uint64_t unique_seed = run_mix(run_mix(t->p.node_id ^ t->p.run_nonce) ^
+                                       ((uint64_t)(w->index + 1) * 0x9e3779b97f4a7c15ULL));
+        dyn_data_init(&w->data, &g->data, w->wbuf + slots, pool_seed, unique_seed);
+        dyn_data_prepare(&w->data, w->wbuf, slots);
+    } else if (w->pattern == IOF_PATTERN_REPEAT) {
         for (size_t i = 0; i < w->wbuf_len; i++)
             w->wbuf[i] = (uint8_t)(i & 0xff);
     } else {

@@ -41,6 +41,11 @@ struct dyn_test_params {
      * NULL): worker i runs at worker_iops[i] IOPS (0: unthrottled) in place
      * of its group's rate. */
     const double *worker_iops;
+    /* Identity of the data this node writes in this test ("data" content):
+     * a hash of the node name, and a value never used by another test or
+     * run (the agent draws it from getrandom). */
+    uint64_t node_id;
+    uint64_t run_nonce;
     bool allow_destructive; /* see dyn_target_open() */
     /* Borrowed: the workdir and --allow entries every target is opened from. */
     struct dyn_scope *scope;

@@ -63,6 +63,8 @@ static const struct field target_fields[] = {{"path"}, {"size"}, {"range", SH_OB
 OBJDEF(target_def, target_fields);
 static const struct field rate_fields[] = {{"iops"}, {"mibps"}, {"arrival"}};
 OBJDEF(rate_def, rate_fields);
+static const struct field data_fields[] = {{"dedupe"}, {"compress"}, {"dedupe_unit"}};
+OBJDEF(data_def, data_fields);
 static const struct field worker_fields[] = {{"name"},
                                              {"specs", SH_ARRAY, NULL},
                                              {"nodes", SH_ARRAY, NULL},
@@ -74,7 +76,8 @@ static const struct field worker_fields[] = {{"name"},
                                              {"seed"},
                                              {"offset_increment"},
                                              {"hipri"},
-                                             {"rate", SH_OBJECT, &rate_def}};
+                                             {"rate", SH_OBJECT, &rate_def},
+                                             {"data", SH_OBJECT, &data_def}};
 OBJDEF(worker_def, worker_fields);
 static const struct field line_fields[] = {{"size"},  {"share"}, {"read"},  {"random"},
                                            {"align"}, {"delay"}, {"burst"}, {"distribution"}};
@@ -1372,6 +1375,69 @@ static int parse_offset_increment(struct pctx *c, const cJSON *jw, struct iof_wo
     return 0;
 }
 
+/* A whole percentage, "N%" or the number N, 0..100. */
+static int pct_field(struct pctx *c, const cJSON *obj, const char *key, uint32_t *out)
+{
+    const cJSON *it = member(obj, key);
+    size_t o = path_key(c, key);
+    uint64_t v = 0;
+    char g[96];
+
+    if (!it) {
+        *out = 0;
+        path_pop(c, o);
+        return 0;
+    }
+    if (cJSON_IsString(it)) {
+        if (!range_pct_string(it, &v))
+            return fail(c, "must be a whole percentage 0%%..100%%, got %s", got(g, sizeof(g), it));
+    } else {
+        int rc = json_uint(c, it, 0, 100, &v);
+        if (rc)
+            return rc;
+    }
+    *out = (uint32_t)v;
+    path_pop(c, o);
+    return 0;
+}
+
+/* "data": {"dedupe": "50%", "compress": "60%", "dedupe_unit": "4k"}. */
+static int parse_data(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *w)
+{
+    const cJSON *jd = member(jw, "data");
+    size_t o = path_key(c, "data");
+    const uint64_t def_unit = IOF_DATA_UNIT_DEFAULT;
+    uint64_t unit;
+    char g[96];
+    int rc;
+
+    if (!jd) {
+        path_pop(c, o);
+        return 0;
+    }
+    if ((rc = check_object(c, jd)) || (rc = check_keys(c, jd, &data_def)))
+        return rc;
+    if (member(jw, "pattern")) {
+        path_pop(c, o);
+        path_key(c, "pattern");
+        return fail(c, "cannot be given with \"data\" (the data content replaces the pattern)");
+    }
+    if ((rc = pct_field(c, jd, "dedupe", &w->data.dedupe_pct)) ||
+        (rc = pct_field(c, jd, "compress", &w->data.compress_pct)) ||
+        (rc = size_field(c, jd, "dedupe_unit", &def_unit, IOF_DATA_UNIT_MIN, IOF_DATA_UNIT_MAX,
+                         &unit)))
+        return rc;
+    if (unit & (unit - 1)) {
+        path_key(c, "dedupe_unit");
+        return fail(c, "must be a power of two, got %s",
+                    got(g, sizeof(g), member(jd, "dedupe_unit")));
+    }
+    w->data.unit = (uint32_t)unit;
+    w->data.enabled = true;
+    path_pop(c, o);
+    return 0;
+}
+
 /* The n entries of "targets", each path template expanded in place (the
  * group's targets are the expansion, in order). */
 static int parse_targets(struct pctx *c, const cJSON *arr, size_t n, struct iof_worker_cfg *w)
@@ -1555,7 +1621,9 @@ static int parse_worker(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *
         path_key(c, "hipri");
         return fail(c, "polled completion needs engine io_uring (this group uses %s)", w->engine);
     }
-    return parse_rate(c, jw, w);
+    if ((rc = parse_rate(c, jw, w)) || (rc = parse_data(c, jw, w)))
+        return rc;
+    return 0;
 }
 
 static int parse_workers(struct pctx *c, const cJSON *root, struct iof_plan *p)
@@ -1846,6 +1914,17 @@ static int cross_check(struct pctx *c, const struct iof_plan *p)
                             "size not aligned for O_DIRECT: %s is not a multiple of 512 "
                             "(workers[%zu] uses engine %s)",
                             a, direct_g, p->workers[direct_g].engine);
+            }
+            for (size_t g = 0; g < p->nworkers; g++) {
+                const struct iof_data_cfg *d = &p->workers[g].data;
+                if (!d->enabled || p->specs[s].lines[l].read_pct >= 100 || size % d->unit == 0)
+                    continue;
+                path_line_size(c, s, l);
+                proto_plan_format_size(d->unit, b, sizeof(b));
+                return fail(c,
+                            "writes of %s are not a whole number of dedupe units (workers[%zu] "
+                            "has data.dedupe_unit %s)",
+                            a, g, b);
             }
             if (small && size > small_len) {
                 path_line_size(c, s, l);
@@ -2815,7 +2894,14 @@ static void print_group(FILE *f, const struct iof_worker_cfg *w)
     }
     if (w->ntargets > 4)
         fprintf(f, " ...");
-    fprintf(f, ", pattern %s", iof_pattern_name(w->pattern));
+    if (w->data.enabled) {
+        char b[32];
+        proto_plan_format_size(w->data.unit, b, sizeof(b));
+        fprintf(f, ", data dedupe %" PRIu32 "%% compress %" PRIu32 "%% per %s", w->data.dedupe_pct,
+                w->data.compress_pct, b);
+    } else {
+        fprintf(f, ", pattern %s", iof_pattern_name(w->pattern));
+    }
     if (w->has_seed)
         fprintf(f, ", seed %" PRIu64, w->seed);
     if (w->offset_increment && w->offset_increment_pct) {

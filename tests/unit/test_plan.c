@@ -455,7 +455,7 @@ BAD(workers_missing, "{" NAME "," RUN "," SPECS "}", "plan.json: workers: requir
 BAD(workers_empty, PLAN_WORKERS("[]"), "plan.json: workers: must not be empty")
 BAD(worker_unknown_key, PLAN_GROUP("'qd':4,'targets':[{'path':'f.dat','size':'1m'}]"),
     "plan.json: workers[0]: unknown key 'qd' (expected one of: name, specs, nodes, count, engine, "
-    "queue_depth, targets, pattern, seed, offset_increment, hipri, rate)")
+    "queue_depth, targets, pattern, seed, offset_increment, hipri, rate, data)")
 BAD(count_zero, PLAN_GROUP("'count':0,'targets':[{'path':'f.dat','size':'1m'}]"),
     "plan.json: workers[0].count: must be 1..1024, got 0")
 BAD(count_big, PLAN_GROUP("'count':2000,'targets':[{'path':'f.dat','size':'1m'}]"),
@@ -475,6 +475,29 @@ BAD(hipri_libaio, PLAN_GROUP("'hipri':true,'targets':[{'path':'f.dat','size':'1m
     "libaio)")
 BAD(hipri_sync, PLAN_GROUP("'engine':'sync','hipri':true,'targets':[{'path':'f.dat','size':'1m'}]"),
     "plan.json: workers[0].hipri: polled completion needs engine io_uring (this group uses sync)")
+#define DATA_TGT ",'targets':[{'path':'f.dat','size':'1m'}]"
+BAD(data_not_object, PLAN_GROUP("'data':'50%'" DATA_TGT),
+    "plan.json: workers[0].data: must be an object, got string")
+BAD(data_unknown_key, PLAN_GROUP("'data':{'dedup':'50%'}" DATA_TGT),
+    "plan.json: workers[0].data: unknown key 'dedup' (did you mean 'dedupe'?)")
+BAD(data_dedupe_range, PLAN_GROUP("'data':{'dedupe':'150%'}" DATA_TGT),
+    "plan.json: workers[0].data.dedupe: must be a whole percentage 0%..100%, got '150%'")
+BAD(data_compress_number, PLAN_GROUP("'data':{'compress':101}" DATA_TGT),
+    "plan.json: workers[0].data.compress: must be 0..100, got 101")
+BAD(data_compress_fraction, PLAN_GROUP("'data':{'compress':'50.5%'}" DATA_TGT),
+    "plan.json: workers[0].data.compress: must be a whole percentage 0%..100%, got '50.5%'")
+BAD(data_unit_pow2, PLAN_GROUP("'data':{'dedupe_unit':'6k'}" DATA_TGT),
+    "plan.json: workers[0].data.dedupe_unit: must be a power of two, got '6k'")
+BAD(data_unit_small, PLAN_GROUP("'data':{'dedupe_unit':256}" DATA_TGT),
+    "plan.json: workers[0].data.dedupe_unit: must be 512..1m, got 256")
+BAD(data_with_pattern, PLAN_GROUP("'pattern':'repeat','data':{}" DATA_TGT),
+    "plan.json: workers[0].pattern: cannot be given with \"data\" (the data content replaces "
+    "the pattern)")
+BAD(data_whole_units,
+    "{" NAME "," RUN ",'specs':[{'name':'a','lines':[{'size':'4k','read':0}]}],"
+    "'workers':[{'data':{'dedupe_unit':'8k'}" DATA_TGT "}]}",
+    "plan.json: specs[0].lines[0].size: writes of 4k are not a whole number of dedupe units "
+    "(workers[0] has data.dedupe_unit 8k)")
 BAD(size_odirect_uring,
     "{" NAME "," RUN ",'specs':[{'name':'a','lines':[{'size':1000}]}],"
     "'workers':[{'engine':'sync','targets':[{'path':'f.dat','size':'1m'}]},"
@@ -672,7 +695,7 @@ BAD_SET(set_unknown_root, GOOD, "foo=1",
 BAD_SET(
     set_unknown_nested, GOOD, "workers[0].qd=32",
     "--set workers[0].qd=32: unknown key 'qd' (expected one of: name, specs, nodes, count, engine, "
-    "queue_depth, targets, pattern, seed, offset_increment, hipri, rate)")
+    "queue_depth, targets, pattern, seed, offset_increment, hipri, rate, data)")
 BAD_SET(set_typo, GOOD, "run.duraton=5s",
         "--set run.duraton=5s: unknown key 'duraton' (did you mean 'duration'?)")
 BAD_SET(set_index_range, GOOD, "workers[3].count=2",
@@ -907,6 +930,33 @@ static void good_offset_increment(void **state)
     load_good(GOOD, ov, 1, &p);
     assert_int_equal(p.workers[0].offset_increment, 25);
     assert_true(p.workers[0].offset_increment_pct);
+    iof_plan_free(&p);
+}
+
+static void good_data(void **state)
+{
+    struct iof_plan p;
+
+    (void)state;
+    load_good(PLAN_GROUP("'data':{'dedupe':'50%','compress':60,'dedupe_unit':'8k'}" DATA_TGT), NULL,
+              0, &p);
+    assert_true(p.workers[0].data.enabled);
+    assert_int_equal(p.workers[0].data.dedupe_pct, 50);
+    assert_int_equal(p.workers[0].data.compress_pct, 60);
+    assert_int_equal(p.workers[0].data.unit, 8192);
+    iof_plan_free(&p);
+    /* Defaults: nothing duplicated or compressible, 4 KiB units; reads of
+     * any size. */
+    load_good("{" NAME "," RUN ",'specs':[{'name':'a','lines':[{'size':'1k','read':100}]}],"
+              "'workers':[{'data':{}" DATA_TGT "}]}",
+              NULL, 0, &p);
+    assert_true(p.workers[0].data.enabled);
+    assert_int_equal(p.workers[0].data.dedupe_pct, 0);
+    assert_int_equal(p.workers[0].data.compress_pct, 0);
+    assert_int_equal(p.workers[0].data.unit, 4096);
+    iof_plan_free(&p);
+    load_good(GOOD, NULL, 0, &p);
+    assert_false(p.workers[0].data.enabled);
     iof_plan_free(&p);
 }
 
@@ -1996,6 +2046,15 @@ int main(void)
         B(hipri_string),
         B(hipri_libaio),
         B(hipri_sync),
+        B(data_not_object),
+        B(data_unknown_key),
+        B(data_dedupe_range),
+        B(data_compress_number),
+        B(data_compress_fraction),
+        B(data_unit_pow2),
+        B(data_unit_small),
+        B(data_with_pattern),
+        B(data_whole_units),
         B(size_odirect_uring),
         B(qd_big),
         B(pattern_unknown),
@@ -2072,6 +2131,7 @@ int main(void)
         B(io_limit_bad),
         B(spec_duration_below_interval),
         B(no_duration_anywhere),
+        T(good_data),
         B(offset_increment_unaligned),
         B(offset_increment_pct_big),
         B(offset_increment_pct_fraction),
