@@ -34,7 +34,10 @@ size_t iof_budget_slot_size(const struct iof_spec *spec)
 uint64_t iof_budget_write_bytes(const struct iof_worker_cfg *g, uint64_t depth, uint64_t slot)
 {
     /* repeat/pseudo: one shared, read-only write source; random and data
-     * content: one per slot, data also its pool and random buffer. */
+     * content, or any verified write (sealed in its own slot): one per slot,
+     * data also its pool and random buffer. */
+    if (g->verify.algo != IOF_VERIFY_NONE)
+        return depth * slot;
     if (g->data.enabled)
         return depth * slot + iof_data_area_size(&g->data);
     return g->pattern == IOF_PATTERN_RANDOM ? depth * slot : slot;

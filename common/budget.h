@@ -27,8 +27,9 @@ struct iof_budget_need {
  * budget counts by: each of its `depth` slots has a read buffer of
  * iof_budget_slot_size(spec) bytes (the spec's largest transfer, rounded up
  * to IOF_IO_BUF_ALIGN); the write source is one such buffer per slot for
- * `random` pattern or `data` content (which adds its pool and random buffer,
- * iof_data_area_size), one shared otherwise. */
+ * `random` pattern, `data` content (which adds its pool and random buffer,
+ * iof_data_area_size) or `verify` (every write sealed in its slot), one
+ * shared otherwise. */
 size_t iof_budget_slot_size(const struct iof_spec *spec);
 uint64_t iof_budget_write_bytes(const struct iof_worker_cfg *g, uint64_t depth, uint64_t slot);
 

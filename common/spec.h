@@ -150,6 +150,26 @@ static inline size_t iof_data_area_size(const struct iof_data_cfg *cfg)
     return (size_t)IOF_DATA_POOL * cfg->unit + IOF_DATA_SPAN + cfg->unit;
 }
 
+/* End-to-end verification ("verify"): every write carries a header and a
+ * checksum (dynamo/verify.h); reads check the blocks they return. */
+enum iof_verify_algo {
+    IOF_VERIFY_NONE,
+    IOF_VERIFY_CRC32C,
+    IOF_VERIFY_XXH64,
+};
+enum iof_verify_mode {
+    IOF_VERIFY_INLINE, /* every read of the test checks what it returns */
+    IOF_VERIFY_AFTER,  /* and after the test, the whole range is read back and checked */
+};
+/* The checksum `"verify": true` means: xxh64, measured faster than
+ * crc32c here (docs/dependencies.md). */
+#define IOF_VERIFY_DEFAULT IOF_VERIFY_XXH64
+struct iof_verify_cfg {
+    enum iof_verify_algo algo; /* IOF_VERIFY_NONE: off */
+    enum iof_verify_mode mode;
+    bool stop; /* stop the test at the first mismatch */
+};
+
 /* A worker group: `count` identical worker threads on every selected node. */
 struct iof_worker_cfg {
     char name[IOF_NAME_MAX]; /* unique in the plan; default "workers[i]" */
@@ -179,6 +199,7 @@ struct iof_worker_cfg {
     bool hipri;               /* io_uring: poll for completions (IORING_SETUP_IOPOLL) */
     struct iof_rate rate;     /* unit NONE: unthrottled */
     struct iof_data_cfg data; /* replaces `pattern` for writes when enabled */
+    struct iof_verify_cfg verify;
 };
 
 struct iof_run_cfg {

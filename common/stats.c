@@ -38,6 +38,7 @@ void iof_stats_reset(struct iof_stats *s)
     dirstats_reset(&s->wr);
     s->first_error = 0;
     s->first_error_offset = 0;
+    s->verify_errors = 0;
 }
 
 void iof_stats_merge(struct iof_stats *dst, const struct iof_stats *src)
@@ -45,6 +46,7 @@ void iof_stats_merge(struct iof_stats *dst, const struct iof_stats *src)
     dirstats_merge(&dst->rd, &src->rd);
     dirstats_merge(&dst->wr, &src->wr);
     iof_rated_merge(&dst->rated, &src->rated);
+    dst->verify_errors += src->verify_errors;
     if (!dst->first_error && src->first_error) {
         dst->first_error = src->first_error;
         dst->first_error_offset = src->first_error_offset;
@@ -71,6 +73,7 @@ void iof_counts_reset(struct iof_counts *c)
     dircounts_reset(&c->wr);
     c->first_error = 0;
     c->first_error_offset = 0;
+    c->verify_errors = 0;
 }
 
 static void dircounts_merge(struct iof_dircounts *dst, const struct iof_dircounts *src)
@@ -90,6 +93,7 @@ void iof_counts_merge(struct iof_counts *dst, const struct iof_counts *src)
     dircounts_merge(&dst->rd, &src->rd);
     dircounts_merge(&dst->wr, &src->wr);
     iof_rated_merge(&dst->rated, &src->rated);
+    dst->verify_errors += src->verify_errors;
     if (!dst->first_error && src->first_error) {
         dst->first_error = src->first_error;
         dst->first_error_offset = src->first_error_offset;
@@ -113,6 +117,7 @@ void iof_counts_from_stats(struct iof_counts *dst, const struct iof_stats *s)
     dst->rated = s->rated;
     dst->first_error = s->first_error;
     dst->first_error_offset = s->first_error_offset;
+    dst->verify_errors = s->verify_errors;
 }
 
 static void dircounts_to(const struct iof_dircounts *d, struct iof_dirstats *s)
@@ -134,4 +139,5 @@ void iof_counts_to_stats(const struct iof_counts *c, struct iof_stats *s)
     s->rated = c->rated;
     s->first_error = c->first_error;
     s->first_error_offset = c->first_error_offset;
+    s->verify_errors = c->verify_errors;
 }

@@ -26,6 +26,7 @@ struct iof_stats {
     int first_error; /* 0 or the first I/O error seen (-errno) */
     uint64_t first_error_offset;
     struct iof_rated rated;
+    uint64_t verify_errors; /* blocks read back that failed verification ("verify") */
 };
 
 /* Counters of one entity without the latency buckets: what a manager keeps
@@ -44,6 +45,7 @@ struct iof_counts {
     int first_error;
     uint64_t first_error_offset;
     struct iof_rated rated;
+    uint64_t verify_errors;
 };
 
 void iof_rated_reset(struct iof_rated *r);

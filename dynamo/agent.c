@@ -37,6 +37,7 @@
 #include "dynamo/inventory.h"
 #include "dynamo/run.h"
 #include "dynamo/target.h"
+#include "dynamo/verify.h"
 #include "proto/link.h"
 #include "proto/plan.h"
 #include "proto/version.h"
@@ -420,6 +421,31 @@ static uint64_t session_cut_ns(const struct session *s, uint64_t k)
     return s->stop_ns > start ? s->stop_ns - start : 1;
 }
 
+/* One verification mismatch as the manager shows it: where, what kind,
+ * what was expected there and what the header found says. The path is
+ * sanitised (control bytes as '?') so the line stays one line. */
+static void agent_verify_line(const char *node, const struct dyn_test *dt,
+                              const struct dyn_verify_report *v, char *buf, size_t cap)
+{
+    char path[128], gen[40];
+    const char *p = dyn_test_target_cfg(dt, v->worker, v->target)->path;
+    size_t i = 0;
+
+    for (; p[i] && i + 1 < sizeof(path); i++)
+        path[i] = (unsigned char)p[i] < 0x20 || p[i] == 0x7f ? '?' : p[i];
+    path[i] = '\0';
+    if (v->e_generation)
+        snprintf(gen, sizeof(gen), " generation %" PRIu64, v->e_generation);
+    else
+        gen[0] = '\0';
+    snprintf(buf, cap,
+             "node %s target '%s' offset %" PRIu64 ": %s (expected offset %" PRIu64
+             "%s; found offset %" PRIu64 " length %" PRIu32 " writer %016" PRIx64 "/w%" PRIu32
+             " generation %" PRIu64 ")",
+             node, path, v->offset, dyn_verify_class_name((enum dyn_verify_class)v->cls), v->offset,
+             gen, v->f_offset, v->f_length, v->f_node, v->f_worker, v->f_generation);
+}
+
 /* Sends every interval all workers have published; then, once the test is
  * over, joins it and sends the result. */
 static void session_poll(uv_timer_t *t)
@@ -536,7 +562,21 @@ static void session_poll(uv_timer_t *t)
         }
         m.u.result.workers = ws;
         session_fill_workers(s, dt, get_totals, NULL, &m.u.result);
-        session_send_stats(s, &m);
+        {
+            const struct dyn_verify_report *vr;
+            size_t nv = dyn_test_verify_reports(dt, &vr);
+            char lines[DYN_VERIFY_REPORTS][PROTO_TEXT_MAX + 1];
+            const char *vl[DYN_VERIFY_REPORTS];
+            for (size_t i = 0; i < nv && i < PROTO_VERIFY_REPORTS_MAX; i++) {
+                agent_verify_line(s->a->name, dt, &vr[i], lines[i], sizeof(lines[i]));
+                IOF_WARN("test %u: %s", s->test + 1, lines[i]);
+                vl[i] = lines[i];
+            }
+            m.u.result.verify_reports = vl;
+            m.u.result.nverify_reports =
+                nv < PROTO_VERIFY_REPORTS_MAX ? nv : PROTO_VERIFY_REPORTS_MAX;
+            session_send_stats(s, &m);
+        }
         s->dt = NULL;
         uv_timer_stop(&s->poll);
         agent_reap_test(s->a, dt);

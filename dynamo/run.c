@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include "common/budget.h"
 #include "common/clock.h"
@@ -20,7 +22,13 @@
 #include "dynamo/engine.h"
 #include "dynamo/gen.h"
 #include "dynamo/sched.h"
+#include "dynamo/genmap.h"
 #include "dynamo/target.h"
+#include "dynamo/verify.h"
+
+_Static_assert((int)IOF_VERIFY_CRC32C == (int)DYN_VERIFY_CRC32C &&
+                   (int)IOF_VERIFY_XXH64 == (int)DYN_VERIFY_XXH64,
+               "a group's verify algorithm is the header's");
 
 /* Interval slots per worker: the driver may fall this many intervals behind
  * before an interval is lost for the time series (never for the totals). */
@@ -37,6 +45,9 @@
  * clock read, so a burst of completions is split over several stamps instead
  * of all sharing the one taken after the last was collected. */
 #define RUN_REAP_CHUNK 16u
+/* How many times (1 ms apart) the read-back reads a chunk again while a
+ * write of the node is still in flight on it. */
+#define RUN_VERIFY_RETRIES 1000u
 /* Memory alignment of I/O buffers: satisfies O_DIRECT on every device. */
 #define RUN_BUF_ALIGN IOF_IO_BUF_ALIGN
 /* Longest a worker sleeps or waits for completions without looking at the
@@ -83,6 +94,15 @@ struct run_worker {
     bool paced;           /* rated or limited: worker_fill_paced */
     bool has_data;        /* "data" content instead of the pattern */
     struct dyn_data data; /* its pool and random buffer lie in wbuf, past the slots */
+    /* "verify": every write sealed with a header, reads checked. */
+    uint8_t valgo;                 /* enum dyn_verify_algo; 0: off */
+    bool vafter;                   /* read the range back after the test */
+    uint64_t vgen;                 /* generation of the last write sealed: unique, increasing */
+    uint8_t *vbusy;                /* per slot: in flight */
+    uint8_t *vskip;                /* per slot: a read that overlapped a write in flight */
+    uint64_t *vgens;               /* per slot: the generation of the write in it */
+    struct dyn_genmap_ticket *vtk; /* per slot: a read's ticket */
+    struct dyn_genmap **vmap;      /* per target: expected generations, or NULL (borrowed) */
 
     struct iof_stats *ring; /* RUN_RING * ntargets */
     uint64_t ring_interval[RUN_RING];
@@ -108,11 +128,18 @@ struct run_worker {
 
 struct dyn_test {
     struct dyn_test_params p;
+    pthread_mutex_t vlock; /* vrep, on the mismatch path only */
+    struct dyn_verify_report vrep[DYN_VERIFY_REPORTS];
+    size_t nvrep;
     uint64_t measure_start;
     uint64_t end;
     uint64_t nintervals;
     _Atomic bool stop;
     struct dyn_target ***group_targets; /* [group][target], borrowed by workers */
+    /* [group][target]: expected generations of verified test files; a file
+     * named in several groups shares the first one's (gm_own false). */
+    struct dyn_genmap ***group_gm;
+    bool **gm_own;
     size_t *group_ntargets;
     size_t ngroups;
     struct run_worker *workers;
@@ -260,6 +287,112 @@ static void worker_stamp(struct run_worker *w, uint8_t *buf, uint32_t len)
     }
 }
 
+/* A block that failed verification: counted for its target (in the totals,
+ * whatever the window: a mismatch is never outside the test), the first few
+ * kept with what was found, and the test stopped with verify_stop. */
+static void worker_verify_error(struct run_worker *w, size_t ti, uint64_t off, uint32_t len,
+                                enum dyn_verify_class cls, uint64_t want,
+                                const struct dyn_verify_hdr *f)
+{
+    struct dyn_test *t = w->test;
+
+    w->totals[ti].verify_errors++;
+    pthread_mutex_lock(&t->vlock);
+    if (t->nvrep < DYN_VERIFY_REPORTS)
+        t->vrep[t->nvrep++] = (struct dyn_verify_report){.worker = w->index,
+                                                         .target = ti,
+                                                         .offset = off,
+                                                         .length = len,
+                                                         .cls = (int)cls,
+                                                         .e_generation = want,
+                                                         .f_offset = f->offset,
+                                                         .f_node = f->node,
+                                                         .f_generation = f->generation,
+                                                         .f_length = f->length,
+                                                         .f_worker = f->worker};
+    pthread_mutex_unlock(&t->vlock);
+    if (t->p.groups[w->group].verify.stop)
+        atomic_store_explicit(&t->stop, true, memory_order_relaxed);
+}
+
+/* Checks every verify block that starts in the first lim bytes of a read of
+ * len bytes at off; blocks without a header (never written with verify, or
+ * only partly read) are skipped. Returns how far it got, for the read-back
+ * pass: at a block that runs past len it stops there (`*partial` set) so
+ * the caller can read it whole. */
+static uint32_t worker_verify_buf(struct run_worker *w, size_t ti, const uint8_t *buf, uint32_t len,
+                                  uint32_t lim, uint64_t off, bool stale_ok, bool *partial)
+{
+    const struct dyn_genmap *gm = stale_ok ? w->vmap[ti] : NULL;
+    uint32_t pos = 0, used;
+
+    *partial = false;
+    while (pos < len && pos < lim) {
+        struct dyn_verify_hdr f;
+        uint64_t want = gm ? dyn_genmap_expected(gm, off + pos) : 0;
+        enum dyn_verify_class k =
+            dyn_verify_check(buf + pos, len - pos, off + pos, want, &f, &used);
+        /* Staleness is judged only on this node's own blocks: another
+         * writer's later block is not a lost write. */
+        if (k == DYN_VERIFY_STALE && f.node != w->test->p.node_id)
+            k = DYN_VERIFY_OK;
+        if (k == DYN_VERIFY_NO_HEADER && f.magic == DYN_VERIFY_MAGIC && used == len - pos &&
+            pos > 0) {
+            *partial = true;
+            break;
+        }
+        if (k != DYN_VERIFY_OK && k != DYN_VERIFY_NO_HEADER)
+            worker_verify_error(w, ti, off + pos, len - pos, k, want, &f);
+        pos += used;
+    }
+    return pos;
+}
+
+/* Marks reads and writes of this worker in flight on the same bytes as io:
+ * such a read may see either write, or part of each, and is not checked
+ * (a check would report a mix the test itself caused). O(queue depth), only
+ * with verify. */
+static void worker_verify_overlap(struct run_worker *w, struct dyn_io *io)
+{
+    size_t me = (size_t)(io - w->slots);
+
+    w->vskip[me] = 0;
+    /* Slot i serves target i % ntargets: only those of io's target. */
+    for (unsigned i = io->target; i < w->depth; i += (unsigned)w->ntargets) {
+        const struct dyn_io *o = &w->slots[i];
+        if (!w->vbusy[i] || o->write == io->write || o->target != io->target ||
+            o->offset >= io->offset + io->len || io->offset >= o->offset + o->len)
+            continue;
+        w->vskip[io->write ? i : me] = 1;
+    }
+    w->vbusy[me] = 1;
+}
+
+/* Verify bookkeeping of a completed I/O (also while draining, `check`
+ * false: nothing is read any more, but the expected generations must follow
+ * what was written). */
+static void worker_verify_done(struct run_worker *w, struct dyn_io *io, bool check)
+{
+    size_t si = (size_t)(io - w->slots);
+    struct dyn_genmap *gm = w->vmap[io->target];
+    bool ok = io->result == (int64_t)io->len, partial, calm = true, quiet = false;
+
+    w->vbusy[si] = 0;
+    if (io->write) {
+        if (gm)
+            dyn_genmap_write_done(gm, io->offset, io->len, w->vgens[si], ok);
+        return;
+    }
+    if (!check || w->vskip[si] || !ok)
+        return;
+    if (gm) {
+        calm = dyn_genmap_read_calm(gm, io->offset, io->len, &w->vtk[si]);
+        quiet = calm && dyn_genmap_read_quiet(gm, io->offset, io->len, &w->vtk[si]);
+    }
+    if (calm)
+        worker_verify_buf(w, io->target, io->buf, io->len, io->len, io->offset, quiet, &partial);
+}
+
 static void freeq_push(struct run_worker *w, struct dyn_io *io)
 {
     unsigned i = w->fq_head + w->fq_count++;
@@ -275,6 +408,31 @@ static struct dyn_io *freeq_pop(struct run_worker *w)
     return io;
 }
 
+/* worker_take with verify: a write is sealed in its own slot, and both
+ * directions are registered for the overlap and generation bookkeeping. */
+static void worker_take_verified(struct run_worker *w, struct dyn_io *io,
+                                 const struct dyn_io_desc *d)
+{
+    if (d->write) {
+        uint8_t *b = w->wbuf + (size_t)(io - w->slots) * w->maxsize;
+        const struct dyn_verify_hdr h = {.offset = d->offset,
+                                         .algo = w->valgo,
+                                         .worker = (uint32_t)w->index,
+                                         .node = w->test->p.node_id,
+                                         .generation = ++w->vgen};
+        dyn_verify_seal(b, d->size, &h);
+        io->buf = b;
+        w->vgens[io - w->slots] = h.generation;
+        if (w->vmap[io->target])
+            dyn_genmap_write_start(w->vmap[io->target], d->offset, d->size);
+    } else {
+        io->buf = w->rbufs + (size_t)(io - w->slots) * w->maxsize;
+    }
+    worker_verify_overlap(w, io);
+    if (!d->write && w->vmap[io->target])
+        dyn_genmap_read_start(w->vmap[io->target], d->offset, d->size, &w->vtk[io - w->slots]);
+}
+
 /* Hands slot io the request d: its place, direction and buffer. */
 static inline __attribute__((always_inline)) void
 worker_take(struct run_worker *w, struct dyn_io *io, const struct dyn_io_desc *d)
@@ -282,6 +440,10 @@ worker_take(struct run_worker *w, struct dyn_io *io, const struct dyn_io_desc *d
     io->offset = d->offset;
     io->len = d->size;
     io->write = d->write;
+    if (w->valgo) {
+        worker_take_verified(w, io, d);
+        return;
+    }
     if (d->write) {
         if (w->has_data) {
             uint8_t *b = w->wbuf + (size_t)(io - w->slots) * w->maxsize;
@@ -405,7 +567,73 @@ static void worker_collect(struct run_worker *w, struct run_cursor *c, uint64_t 
         struct dyn_io *io = w->done[i];
         if (counted)
             worker_complete(c->cur, io, now - io->submit_ns);
+        if (w->valgo)
+            worker_verify_done(w, io, true);
         freeq_push(w, io);
+    }
+}
+
+/* The read-back of verify_mode "after": worker k of the group's n on this
+ * node reads the k-th n-th of each target's range (blocks that start in it,
+ * to their end), with plain preads into its read buffers, and checks every
+ * verify block found. */
+static void worker_verify_after(struct run_worker *w)
+{
+    const struct dyn_test *t = w->test;
+    uint64_t n = t->p.groups[w->group].count ? t->p.groups[w->group].count : 1;
+    size_t cap = (size_t)w->depth * w->maxsize;
+
+    for (size_t ti = 0; ti < w->ntargets; ti++) {
+        const struct dyn_target *tg = w->targets[ti];
+        uint64_t len = tg->end - tg->start, g = tg->lbs > DYN_VERIFY_SECTOR ? tg->lbs : 512;
+        uint64_t pos = tg->start + len / n * w->in_group / g * g;
+        uint64_t stop =
+            w->in_group + 1 == n ? tg->end : tg->start + len / n * (w->in_group + 1) / g * g;
+        unsigned retries = 0;
+        while (pos < stop && !atomic_load_explicit(&t->stop, memory_order_relaxed)) {
+            size_t want = tg->end - pos < cap ? (size_t)(tg->end - pos) : cap;
+            struct dyn_genmap *gm = w->vmap[ti];
+            struct dyn_genmap_ticket tk;
+            ssize_t r;
+            uint32_t done;
+            bool partial, calm = true, quiet = false;
+            if (gm)
+                dyn_genmap_read_start(gm, pos, (uint32_t)want, &tk);
+            r = pread(tg->fd, w->rbufs, want, (off_t)pos);
+            if (r < 0) {
+                worker_fail(w, -errno, "verify read-back failed");
+                return;
+            }
+            if (r == 0)
+                break;
+            /* Whole sectors only; blocks starting at or past `stop` are the
+             * next worker's. */
+            r &= ~(ssize_t)(DYN_VERIFY_SECTOR - 1);
+            if (r == 0)
+                break;
+            if (gm) {
+                calm = dyn_genmap_read_calm(gm, pos, (uint32_t)r, &tk);
+                quiet = calm && dyn_genmap_read_quiet(gm, pos, (uint32_t)r, &tk);
+            }
+            if (!calm && ++retries < RUN_VERIFY_RETRIES) {
+                /* A write of this node was still in flight there (another
+                 * worker draining): read it again once it is done. */
+                iof_sleep_until(iof_now_ns() + IOF_NS_PER_MS);
+                continue;
+            }
+            retries = 0;
+            if (!calm) {
+                pos += (uint64_t)r; /* still busy (a write never completed): not judged */
+                continue;
+            }
+            done =
+                worker_verify_buf(w, ti, w->rbufs, (uint32_t)r,
+                                  stop - pos < (uint64_t)r ? (uint32_t)(stop - pos) : (uint32_t)r,
+                                  pos, quiet, &partial);
+            if (done == 0)
+                done = (uint32_t)r; /* a block longer than the buffer: cannot be checked */
+            pos += done;
+        }
     }
 }
 
@@ -507,6 +735,14 @@ static void *worker_main(void *arg)
 
     if (!atomic_load_explicit(&w->ended_ns, memory_order_relaxed))
         atomic_store_explicit(&w->ended_ns, now < end ? now : end, memory_order_release);
+    /* Requests handed out but never accepted by the engine wrote nothing. */
+    for (unsigned i = 0; w->valgo && i < npending; i++) {
+        struct dyn_io *io = w->batch[i];
+        w->vbusy[io - w->slots] = 0;
+        if (io->write && w->vmap[io->target])
+            dyn_genmap_write_done(w->vmap[io->target], io->offset, io->len, 0, false);
+    }
+
     /* Stopped early: publish the partial interval so nothing counted is lost. */
     if (c.measuring && c.k < t->nintervals)
         worker_cut(w, c.k, c.cur);
@@ -529,9 +765,13 @@ static void *worker_main(void *arg)
                 worker_fail(w, r, "reap failed while draining");
                 break;
             }
+            for (int i = 0; w->valgo && i < r; i++)
+                worker_verify_done(w, w->done[i], false);
             inflight -= (unsigned)r;
         }
     }
+    if (w->vafter && !w->error && !atomic_load_explicit(&t->stop, memory_order_relaxed))
+        worker_verify_after(w);
     atomic_store_explicit(&w->done_flag, true, memory_order_release);
     return NULL;
 }
@@ -560,6 +800,10 @@ static void worker_destroy(struct run_worker *w)
     free(w->ring);
     free(w->scratch);
     free(w->totals);
+    free(w->vbusy);
+    free(w->vskip);
+    free(w->vgens);
+    free(w->vtk);
 }
 
 /* The spec group g runs in this test, NULL when it idles. */
@@ -619,6 +863,20 @@ static int worker_setup(struct dyn_test *t, struct run_worker *w, struct iof_dia
     w->scratch = calloc(w->ntargets, sizeof(*w->scratch));
     w->totals = calloc(w->ntargets, sizeof(*w->totals));
     w->has_data = g->data.enabled;
+    w->valgo = (uint8_t)g->verify.algo; /* the same values as enum dyn_verify_algo */
+    w->vafter = w->valgo && g->verify.mode == IOF_VERIFY_AFTER;
+    /* Generations increase across tests and runs of this node: the wall
+     * clock at setup (ns) leaves room for a billion writes a second. */
+    w->vgen = iof_wall_ns();
+    if (w->valgo) {
+        w->vbusy = calloc(w->depth, 1);
+        w->vskip = calloc(w->depth, 1);
+        w->vgens = calloc(w->depth, sizeof(*w->vgens));
+        w->vtk = calloc(w->depth, sizeof(*w->vtk));
+        w->vmap = t->group_gm[w->group];
+        if (!w->vbusy || !w->vskip || !w->vgens || !w->vtk)
+            return iof_diag_set(diag, -ENOMEM, "worker %zu: out of memory", w->index);
+    }
     w->wbuf_len = (size_t)iof_budget_write_bytes(g, w->depth, w->maxsize);
     if (posix_memalign((void **)&w->rbufs, RUN_BUF_ALIGN, (size_t)w->depth * w->maxsize))
         w->rbufs = NULL;
@@ -682,12 +940,38 @@ static int worker_setup(struct dyn_test *t, struct run_worker *w, struct iof_dia
     }
 }
 
+/* The expected generations of verified test file i of group g: the state
+ * file in the workdir (genmap.h), shared with an earlier group naming the
+ * same file. Devices and absolute paths have none. */
+static int test_open_genmap(struct dyn_test *t, size_t g, size_t i, struct iof_diag *diag)
+{
+    const struct iof_target_cfg *tc = &t->p.groups[g].targets[i];
+    const struct dyn_target *tg = t->group_targets[g][i];
+    struct stat st;
+
+    if (tc->path[0] == '/' || tg->fd < 0 || !t->p.scope)
+        return 0;
+    for (size_t h = 0; h <= g; h++)
+        for (size_t k = 0; k < (h < g ? t->group_ntargets[h] : i); k++)
+            if (t->group_gm[h][k] && !strcmp(t->p.groups[h].targets[k].path, tc->path)) {
+                t->group_gm[g][i] = t->group_gm[h][k];
+                return 0;
+            }
+    if (fstat(tg->fd, &st) < 0)
+        return iof_diag_set(diag, -errno, "target '%s': %s", tg->path, strerror(errno));
+    t->gm_own[g][i] = true;
+    return dyn_genmap_open(t->p.scope, tc->path, st.st_dev, st.st_ino, tg->size, &t->group_gm[g][i],
+                           diag);
+}
+
 static int test_open_targets(struct dyn_test *t, struct iof_diag *diag)
 {
     t->ngroups = t->p.ngroups;
     t->group_targets = calloc(t->ngroups, sizeof(*t->group_targets));
     t->group_ntargets = calloc(t->ngroups, sizeof(*t->group_ntargets));
-    if (!t->group_targets || !t->group_ntargets)
+    t->group_gm = calloc(t->ngroups, sizeof(*t->group_gm));
+    t->gm_own = calloc(t->ngroups, sizeof(*t->gm_own));
+    if (!t->group_targets || !t->group_ntargets || !t->group_gm || !t->gm_own)
         return iof_diag_set(diag, -ENOMEM, "out of memory");
     for (size_t g = 0; g < t->ngroups; g++) {
         const struct iof_worker_cfg *gc = &t->p.groups[g];
@@ -698,7 +982,9 @@ static int test_open_targets(struct dyn_test *t, struct iof_diag *diag)
             return iof_diag_set(diag, IOF_EENGINE, "workers[%zu]: unknown engine '%s'", g,
                                 gc->engine);
         t->group_targets[g] = calloc(gc->ntargets ? gc->ntargets : 1, sizeof(**t->group_targets));
-        if (!t->group_targets[g])
+        t->group_gm[g] = calloc(gc->ntargets ? gc->ntargets : 1, sizeof(**t->group_gm));
+        t->gm_own[g] = calloc(gc->ntargets ? gc->ntargets : 1, sizeof(**t->gm_own));
+        if (!t->group_targets[g] || !t->group_gm[g] || !t->gm_own[g])
             return iof_diag_set(diag, -ENOMEM, "out of memory");
         for (size_t i = 0; spec && i < gc->ntargets; i++) {
             struct dyn_target *tg;
@@ -708,6 +994,8 @@ static int test_open_targets(struct dyn_test *t, struct iof_diag *diag)
             if (r)
                 return r;
             t->group_targets[g][t->group_ntargets[g]++] = tg;
+            if (gc->verify.algo != IOF_VERIFY_NONE && (r = test_open_genmap(t, g, i, diag)))
+                return r;
             dyn_gen_region_init(&reg, NULL, tg->start, tg->end, tg->lbs);
             r = dyn_gen_check(spec, &reg, diag);
             if (r) {
@@ -739,6 +1027,7 @@ int dyn_test_start(const struct dyn_test_params *p, struct dyn_test **out, struc
     t->end = t->measure_start + p->duration_ns;
     t->nintervals = (p->duration_ns + p->interval_ns - 1) / p->interval_ns;
     atomic_init(&t->stop, false);
+    pthread_mutex_init(&t->vlock, NULL);
     t->joined = true; /* nothing to join until threads exist */
 
     r = test_open_targets(t, diag);
@@ -887,6 +1176,12 @@ const struct iof_stats *dyn_test_totals(const struct dyn_test *t, size_t w)
     return t->workers[w].totals;
 }
 
+size_t dyn_test_verify_reports(const struct dyn_test *t, const struct dyn_verify_report **out)
+{
+    *out = t->vrep;
+    return t->nvrep;
+}
+
 uint64_t dyn_test_cpu_ns(const struct dyn_test *t)
 {
     uint64_t sum = 0;
@@ -940,11 +1235,21 @@ void dyn_test_free(struct dyn_test *t)
     for (size_t g = 0; g < t->ngroups && t->group_targets; g++) {
         if (!t->group_targets[g])
             continue;
-        for (size_t i = 0; i < t->group_ntargets[g]; i++)
+        for (size_t i = 0; i < t->group_ntargets[g]; i++) {
+            if (t->gm_own && t->gm_own[g] && t->gm_own[g][i])
+                dyn_genmap_close(t->group_gm[g][i]);
             dyn_target_close(t->group_targets[g][i]);
+        }
         free(t->group_targets[g]);
+        if (t->group_gm)
+            free(t->group_gm[g]);
+        if (t->gm_own)
+            free(t->gm_own[g]);
     }
     free(t->group_targets);
     free(t->group_ntargets);
+    free(t->group_gm);
+    free(t->gm_own);
+    pthread_mutex_destroy(&t->vlock);
     free(t);
 }

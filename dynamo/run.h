@@ -58,6 +58,20 @@ struct dyn_test_params {
 
 struct dyn_test;
 
+/* One verification mismatch, as the first few of a test are kept. */
+#define DYN_VERIFY_REPORTS 8
+struct dyn_verify_report {
+    size_t worker;
+    size_t target; /* index among the worker's targets */
+    uint64_t offset;
+    uint32_t length;       /* what was expected there: the rest of the read */
+    int cls;               /* enum dyn_verify_class */
+    uint64_t e_generation; /* the generation expected there, 0 when unknown */
+    /* The header found (dynamo/verify.h fields). */
+    uint64_t f_offset, f_node, f_generation;
+    uint32_t f_length, f_worker;
+};
+
 /* Opens the targets, allocates buffers and starts the worker threads, which
  * wait for start_ns. Returns 0 and a new test in *out, or an error with a
  * message naming the target or engine (no thread left running). */
@@ -93,6 +107,11 @@ int dyn_test_join(struct dyn_test *t, struct iof_diag *diag);
 
 /* After join: totals of worker w over the whole measured window, per target. */
 const struct iof_stats *dyn_test_totals(const struct dyn_test *t, size_t w);
+
+/* After join: the first mismatches (at most DYN_VERIFY_REPORTS) in *out;
+ * returns how many. Every one is also counted in the target's
+ * verify_errors. */
+size_t dyn_test_verify_reports(const struct dyn_test *t, const struct dyn_verify_report **out);
 
 /* CPU time (user+system, ns) consumed by the worker threads, after join. */
 uint64_t dyn_test_cpu_ns(const struct dyn_test *t);

@@ -558,6 +558,11 @@ static uint64_t agg_node_rows(struct mgr_agg *g, struct mgr_agg_node *a, const s
             iof_stats_merge(wsum, ts);
             snprintf(label, sizeof(label), "%s:%s", wl, path);
             agg_emit_row(g, a, &row, label);
+            if (ts->verify_errors) {
+                mgr_live_done(g->live);
+                IOF_USER("iofleet: node %s: target %s: %" PRIu64 " blocks failed verification",
+                         a->name, path, ts->verify_errors);
+            }
             if (ts->first_error) {
                 mgr_live_done(g->live);
                 IOF_USER("iofleet: node %s: target %s: %" PRIu64
@@ -617,7 +622,7 @@ static uint64_t agg_node_rows(struct mgr_agg *g, struct mgr_agg_node *a, const s
         g->all_workers += (uint32_t)nw;
         g->all_targets += ntargets_node;
     }
-    a->errors = node->rd.errors + node->wr.errors;
+    a->errors = node->rd.errors + node->wr.errors + node->verify_errors;
     iof_stats_merge(&g->all, node);
     free(node);
     free(wsum);
@@ -641,6 +646,11 @@ bool mgr_agg_result(struct mgr_agg *g, struct mgr_agg_node *a, const struct prot
     src.win_end_ns = st->measured_ns;
     src.cpu = &st->cpu;
     bad = agg_node_rows(g, a, &src) != 0;
+    for (size_t i = 0; i < st->nverify_reports; i++) {
+        mgr_live_done(g->live);
+        IOF_USER("iofleet: test %zu: verify: %s", g->cur + 1, st->verify_reports[i]);
+        bad = true;
+    }
     if (st->error) {
         mgr_live_done(g->live);
         IOF_USER("iofleet: node %s: test %zu: %s", a->name, g->cur + 1, st->error);

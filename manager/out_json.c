@@ -398,10 +398,10 @@ static void jb_metrics(struct iof_buf *b, const struct iof_stats *s, const struc
     else
         jb_null(b);
     {
-        const char *keys[] = {"read_ios", "write_ios",   "bytes_read",  "bytes_written",
-                              "errors",   "read_errors", "write_errors"};
+        const char *keys[] = {"read_ios", "write_ios",   "bytes_read",   "bytes_written",
+                              "errors",   "read_errors", "write_errors", "verify_errors"};
         uint64_t v[] = {m.read_ios, m.write_ios,  m.bytes_read, m.bytes_written,
-                        m.errors,   s->rd.errors, s->wr.errors};
+                        m.errors,   s->rd.errors, s->wr.errors, s->verify_errors};
         for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
             jb_key(b, keys[i]);
             if (known)

@@ -1232,6 +1232,21 @@ static int stats_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
         if (!c->err)
             put_item(c, root, "interrupted", cJSON_CreateBool(st->interrupted));
         put_str(c, root, "result", "error", st->error, STR_TEXT, NULLABLE);
+        if (st->nverify_reports > PROTO_VERIFY_REPORTS_MAX)
+            return ctx_fail(c, "result.verify_reports: %zu entries, at most %d",
+                            st->nverify_reports, PROTO_VERIFY_REPORTS_MAX);
+        if (st->nverify_reports && !c->err) {
+            cJSON *jr = put_container(c, root, "verify_reports", cJSON_CreateArray());
+            for (size_t i = 0; jr && i < st->nverify_reports && !c->err; i++) {
+                cJSON *s;
+                check_str(c, "result.verify_reports[]", st->verify_reports[i], STR_TEXT);
+                s = c->err ? NULL : cJSON_CreateString(st->verify_reports[i]);
+                if (!c->err && (!s || !cJSON_AddItemToArray(jr, s))) {
+                    cJSON_Delete(s);
+                    return ctx_oom(c);
+                }
+            }
+        }
     } else {
         put_u64(c, root, "interval", st->interval);
         if (st->lost && !c->err)
@@ -1270,6 +1285,8 @@ static int stats_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
                 dir_encode(c, o, prefix, "w", &ts->wr);
                 rated_encode(c, o, prefix, &ts->rated);
             }
+            if (ts->verify_errors)
+                put_u64(c, o, "verify_errors", ts->verify_errors);
             if (ts->first_error > 0)
                 return ctx_fail(c,
                                 "%s.workers[%zu][%zu].first_error.code: must be a negative "
@@ -1311,6 +1328,32 @@ static int stats_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
             return ctx_fail(c, "result.interrupted: must be true or false");
         st->interrupted = it && cJSON_IsTrue(it);
         get_str(c, root, name, "error", STR_TEXT, OPTIONAL | NULLABLE, &st->error);
+        if (field(root, "verify_reports")) {
+            const cJSON *jr = get_array(c, root, name, "verify_reports"), *e;
+            size_t k = 0;
+            if (c->err)
+                return c->err;
+            cJSON_ArrayForEach(e, jr) k++;
+            if (k > PROTO_VERIFY_REPORTS_MAX)
+                return ctx_fail(c, "result.verify_reports: %zu entries, at most %d", k,
+                                PROTO_VERIFY_REPORTS_MAX);
+            st->verify_reports = calloc(k ? k : 1, sizeof(*st->verify_reports));
+            if (!st->verify_reports)
+                return ctx_oom(c);
+            cJSON_ArrayForEach(e, jr)
+            {
+                char *copy;
+                if (!cJSON_IsString(e) || !e->valuestring)
+                    return ctx_fail(c, "result.verify_reports[%zu]: must be a string",
+                                    st->nverify_reports);
+                if (check_str(c, "result.verify_reports[]", e->valuestring, STR_TEXT))
+                    return c->err;
+                copy = strdup(e->valuestring);
+                if (!copy)
+                    return ctx_oom(c);
+                st->verify_reports[st->nverify_reports++] = copy;
+            }
+        }
     } else {
         const cJSON *it;
         get_u64(c, root, name, "interval", &st->interval);
@@ -1406,6 +1449,18 @@ static int stats_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
                     ts->rated = rt;
                 if (one)
                     one->rated = rt;
+            }
+            if (field(jo, "verify_errors")) {
+                uint64_t ve = 0;
+                get_u64(c, jo, prefix, "verify_errors", &ve);
+                if (sum)
+                    ts->verify_errors += ve;
+                else
+                    ts->verify_errors = ve;
+                if (one)
+                    one->verify_errors = ve;
+            } else if (!sum) {
+                ts->verify_errors = 0;
             }
             fe = get_item(c, jo, prefix, "first_error", OPTIONAL | NULLABLE);
             if (fe && !c->err) {
@@ -1761,6 +1816,9 @@ void proto_msg_clear(struct proto_msg *msg)
         free(msg->u.stats.sum);
         free(msg->u.stats.counts);
         free((void *)msg->u.stats.error);
+        for (size_t i = 0; i < msg->u.stats.nverify_reports; i++)
+            free((void *)msg->u.stats.verify_reports[i]);
+        free(msg->u.stats.verify_reports);
         break;
     default:
         break;

@@ -254,6 +254,8 @@ _Static_assert((size_t)PROTO_STATS_MAX_TOTAL_TARGETS *PROTO_STATS_TARGET_JSON_MA
 _Static_assert(PROTO_STATS_FRAME_MAX <= PROTO_FRAME_MAX_LIMIT,
                "stats frames within the frame layer's limit");
 
+#define PROTO_VERIFY_REPORTS_MAX 8
+
 struct proto_worker_stats {
     size_t ntargets;
     struct iof_stats *targets; /* one per target of the worker, in plan order */
@@ -283,6 +285,11 @@ struct proto_stats {
     uint64_t started_last_ns;
     bool interrupted;  /* stopped before the end of the window */
     const char *error; /* a worker's fatal error, or NULL */
+    /* The first verification mismatches of the test on the node, one line
+     * each (offset, classification, expected and found header fields);
+     * at most PROTO_VERIFY_REPORTS_MAX, absent on the wire when none. */
+    size_t nverify_reports;
+    const char **verify_reports;
     struct proto_cpu cpu;
     size_t nworkers;
     struct proto_worker_stats *workers;

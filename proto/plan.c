@@ -77,7 +77,10 @@ static const struct field worker_fields[] = {{"name"},
                                              {"offset_increment"},
                                              {"hipri"},
                                              {"rate", SH_OBJECT, &rate_def},
-                                             {"data", SH_OBJECT, &data_def}};
+                                             {"data", SH_OBJECT, &data_def},
+                                             {"verify"},
+                                             {"verify_mode"},
+                                             {"verify_stop"}};
 OBJDEF(worker_def, worker_fields);
 static const struct field line_fields[] = {{"size"},  {"share"}, {"read"},  {"random"},
                                            {"align"}, {"delay"}, {"burst"}, {"distribution"}};
@@ -1438,6 +1441,53 @@ static int parse_data(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *w)
     return 0;
 }
 
+static const char *const verify_names[] = {"none", "crc32c", "xxh64"};
+_Static_assert(IOF_VERIFY_NONE == 0 && IOF_VERIFY_CRC32C == 1 && IOF_VERIFY_XXH64 == 2,
+               "verify_names follows enum iof_verify_algo");
+static const char *const verify_mode_names[] = {"inline", "after"};
+
+/* "verify": "crc32c" | "xxh64" | "none" (or true: the default checksum,
+ * false: none), "verify_mode", "verify_stop". */
+static int parse_verify(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *w)
+{
+    const cJSON *it = member(jw, "verify");
+    size_t idx;
+    int rc;
+
+    if (it && cJSON_IsBool(it)) {
+        w->verify.algo = cJSON_IsTrue(it) ? IOF_VERIFY_DEFAULT : IOF_VERIFY_NONE;
+    } else {
+        if ((rc = enum_field(c, jw, "verify", IOF_VERIFY_NONE, verify_names, 3, &idx)))
+            return rc;
+        w->verify.algo = (enum iof_verify_algo)idx;
+    }
+    if ((rc = enum_field(c, jw, "verify_mode", IOF_VERIFY_INLINE, verify_mode_names, 2, &idx)))
+        return rc;
+    w->verify.mode = (enum iof_verify_mode)idx;
+    if ((rc = bool_field(c, jw, "verify_stop", false, &w->verify.stop)))
+        return rc;
+    if (w->verify.algo == IOF_VERIFY_NONE) {
+        const char *k = member(jw, "verify_mode")   ? "verify_mode"
+                        : member(jw, "verify_stop") ? "verify_stop"
+                                                    : NULL;
+        if (k) {
+            path_key(c, k);
+            return fail(c, "needs \"verify\" (a checksum: crc32c or xxh64)");
+        }
+        return 0;
+    }
+    if (w->data.enabled) {
+        path_key(c, "verify");
+        return fail(c, "cannot be combined with \"data\" (a verified block carries a header that "
+                       "makes it unique and less compressible)");
+    }
+    if (!strcmp(w->engine, "null")) {
+        path_key(c, "verify");
+        return fail(c, "needs an engine that does I/O (this group uses null)");
+    }
+    return 0;
+}
+
 /* The n entries of "targets", each path template expanded in place (the
  * group's targets are the expansion, in order). */
 static int parse_targets(struct pctx *c, const cJSON *arr, size_t n, struct iof_worker_cfg *w)
@@ -1621,7 +1671,7 @@ static int parse_worker(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *
         path_key(c, "hipri");
         return fail(c, "polled completion needs engine io_uring (this group uses %s)", w->engine);
     }
-    if ((rc = parse_rate(c, jw, w)) || (rc = parse_data(c, jw, w)))
+    if ((rc = parse_rate(c, jw, w)) || (rc = parse_data(c, jw, w)) || (rc = parse_verify(c, jw, w)))
         return rc;
     return 0;
 }
@@ -1914,6 +1964,15 @@ static int cross_check(struct pctx *c, const struct iof_plan *p)
                             "size not aligned for O_DIRECT: %s is not a multiple of 512 "
                             "(workers[%zu] uses engine %s)",
                             a, direct_g, p->workers[direct_g].engine);
+            }
+            for (size_t g = 0; g < p->nworkers; g++) {
+                if (p->workers[g].verify.algo == IOF_VERIFY_NONE || size % 512 == 0)
+                    continue;
+                path_line_size(c, s, l);
+                return fail(c,
+                            "%s is not a multiple of 512 (workers[%zu] verifies: every block "
+                            "carries a header and a tag per 512-byte sector)",
+                            a, g);
             }
             for (size_t g = 0; g < p->nworkers; g++) {
                 const struct iof_data_cfg *d = &p->workers[g].data;
@@ -2902,6 +2961,10 @@ static void print_group(FILE *f, const struct iof_worker_cfg *w)
     } else {
         fprintf(f, ", pattern %s", iof_pattern_name(w->pattern));
     }
+    if (w->verify.algo != IOF_VERIFY_NONE)
+        fprintf(f, ", verify %s %s%s", verify_names[w->verify.algo],
+                verify_mode_names[w->verify.mode],
+                w->verify.stop ? ", stop at the first mismatch" : "");
     if (w->has_seed)
         fprintf(f, ", seed %" PRIu64, w->seed);
     if (w->offset_increment && w->offset_increment_pct) {

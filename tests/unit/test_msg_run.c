@@ -216,7 +216,9 @@ static void assert_stats_identical(const struct iof_stats *a, const struct iof_s
 {
     /* Field by field: padding bytes (after first_error) hold no value. */
     const struct iof_dirstats *da[2] = {&a->rd, &a->wr}, *db[2] = {&b->rd, &b->wr};
-    bool same = a->first_error == b->first_error && a->first_error_offset == b->first_error_offset;
+    bool same = a->first_error == b->first_error &&
+                a->first_error_offset == b->first_error_offset &&
+                a->verify_errors == b->verify_errors;
     for (int k = 0; k < 2 && same; k++)
         same = da[k]->ios == db[k]->ios && da[k]->bytes == db[k]->bytes &&
                da[k]->errors == db[k]->errors && da[k]->lat.count == db[k]->lat.count &&
@@ -608,6 +610,7 @@ static void sample_build(struct sample *s, uint64_t seed)
     /* w1: an idle target (nothing to send), a read-only one, and writes
      * with errors: first error -EIO at an offset above 2^53. */
     fill_dir(&s->t[2].rd, &rng, 10000, 65536);
+    s->t[2].verify_errors = 12; /* blocks read back that failed verification */
     fill_dir(&s->t[3].wr, &rng, 3000, 131072);
     s->t[3].wr.errors = 7;
     s->t[3].first_error = -EIO;
@@ -873,7 +876,19 @@ static void test_result_round_trip(void **state)
         .valid = true, .busy_pct = 100, .user_pct = 0, .sys_pct = 99.99, .agent_pct = 0.01};
     in.u.result.nworkers = 3;
     in.u.result.workers = s.w;
+    {
+        static const char *const reports[] = {
+            "node n1 target 'f.dat' offset 4096: corrupt (expected offset 4096; found offset 4096 "
+            "length 4096 writer 00000000000000ff/w0 generation 7)",
+            "node n1 target 'f.dat' offset 8192: misplaced (expected offset 8192; found offset 0 "
+            "length 4096 writer 00000000000000ff/w0 generation 9)"};
+        in.u.result.verify_reports = (const char **)reports;
+        in.u.result.nverify_reports = 2;
+    }
     round_trip(&in, &out);
+    assert_int_equal(out.u.result.nverify_reports, 2);
+    assert_string_equal(out.u.result.verify_reports[0], in.u.result.verify_reports[0]);
+    assert_string_equal(out.u.result.verify_reports[1], in.u.result.verify_reports[1]);
     assert_int_equal(out.u.result.test, 3);
     assert_true(out.u.result.measured_ns == in.u.result.measured_ns);
     assert_true(out.u.result.cpu_ns == in.u.result.cpu_ns);
@@ -889,6 +904,21 @@ static void test_result_round_trip(void **state)
     proto_msg_clear(&out);
     text = encode_text(&in);
     assert_null(strstr(text, "\"interval\""));
+    assert_non_null(strstr(text, "\"verify_errors\":12"));
+    assert_non_null(strstr(text, "\"verify_reports\":[\"node n1 target 'f.dat' offset 4096: "));
+    free(text);
+    /* No reports: no key; more than the limit: refused. */
+    in.u.result.nverify_reports = PROTO_VERIFY_REPORTS_MAX + 1;
+    {
+        char *t2 = NULL;
+        size_t n2;
+        struct iof_diag d = {{0}};
+        assert_int_equal(proto_msg_encode(&in, &t2, &n2, &d), -EINVAL);
+        assert_null(t2);
+    }
+    in.u.result.nverify_reports = 0;
+    text = encode_text(&in);
+    assert_null(strstr(text, "verify_reports"));
     assert_non_null(strstr(text, "\"started_first_ns\":\"9007199254741091\""));
     free(text);
 

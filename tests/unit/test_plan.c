@@ -455,7 +455,8 @@ BAD(workers_missing, "{" NAME "," RUN "," SPECS "}", "plan.json: workers: requir
 BAD(workers_empty, PLAN_WORKERS("[]"), "plan.json: workers: must not be empty")
 BAD(worker_unknown_key, PLAN_GROUP("'qd':4,'targets':[{'path':'f.dat','size':'1m'}]"),
     "plan.json: workers[0]: unknown key 'qd' (expected one of: name, specs, nodes, count, engine, "
-    "queue_depth, targets, pattern, seed, offset_increment, hipri, rate, data)")
+    "queue_depth, targets, pattern, seed, offset_increment, hipri, rate, data, verify, "
+    "verify_mode, verify_stop)")
 BAD(count_zero, PLAN_GROUP("'count':0,'targets':[{'path':'f.dat','size':'1m'}]"),
     "plan.json: workers[0].count: must be 1..1024, got 0")
 BAD(count_big, PLAN_GROUP("'count':2000,'targets':[{'path':'f.dat','size':'1m'}]"),
@@ -498,6 +499,24 @@ BAD(data_whole_units,
     "'workers':[{'data':{'dedupe_unit':'8k'}" DATA_TGT "}]}",
     "plan.json: specs[0].lines[0].size: writes of 4k are not a whole number of dedupe units "
     "(workers[0] has data.dedupe_unit 8k)")
+BAD(verify_unknown, PLAN_GROUP("'verify':'md5'" DATA_TGT),
+    "plan.json: workers[0].verify: must be one of none, crc32c, xxh64, got 'md5'")
+BAD(verify_mode_alone, PLAN_GROUP("'verify_mode':'after'" DATA_TGT),
+    "plan.json: workers[0].verify_mode: needs \"verify\" (a checksum: crc32c or xxh64)")
+BAD(verify_mode_bad, PLAN_GROUP("'verify':'crc32c','verify_mode':'later'" DATA_TGT),
+    "plan.json: workers[0].verify_mode: must be one of inline, after, got 'later'")
+BAD(verify_stop_alone, PLAN_GROUP("'verify_stop':true" DATA_TGT),
+    "plan.json: workers[0].verify_stop: needs \"verify\" (a checksum: crc32c or xxh64)")
+BAD(verify_with_data, PLAN_GROUP("'verify':true,'data':{}" DATA_TGT),
+    "plan.json: workers[0].verify: cannot be combined with \"data\" (a verified block carries a "
+    "header that makes it unique and less compressible)")
+BAD(verify_null_engine, PLAN_GROUP("'engine':'null','verify':'xxh64'" DATA_TGT),
+    "plan.json: workers[0].verify: needs an engine that does I/O (this group uses null)")
+BAD(verify_sector,
+    "{" NAME "," RUN ",'specs':[{'name':'a','lines':[{'size':1000,'read':50}]}],"
+    "'workers':[{'engine':'sync','verify':'crc32c'" DATA_TGT "}]}",
+    "plan.json: specs[0].lines[0].size: 1000 is not a multiple of 512 (workers[0] verifies: "
+    "every block carries a header and a tag per 512-byte sector)")
 BAD(size_odirect_uring,
     "{" NAME "," RUN ",'specs':[{'name':'a','lines':[{'size':1000}]}],"
     "'workers':[{'engine':'sync','targets':[{'path':'f.dat','size':'1m'}]},"
@@ -695,7 +714,8 @@ BAD_SET(set_unknown_root, GOOD, "foo=1",
 BAD_SET(
     set_unknown_nested, GOOD, "workers[0].qd=32",
     "--set workers[0].qd=32: unknown key 'qd' (expected one of: name, specs, nodes, count, engine, "
-    "queue_depth, targets, pattern, seed, offset_increment, hipri, rate, data)")
+    "queue_depth, targets, pattern, seed, offset_increment, hipri, rate, data, verify, "
+    "verify_mode, verify_stop)")
 BAD_SET(set_typo, GOOD, "run.duraton=5s",
         "--set run.duraton=5s: unknown key 'duraton' (did you mean 'duration'?)")
 BAD_SET(set_index_range, GOOD, "workers[3].count=2",
@@ -957,6 +977,30 @@ static void good_data(void **state)
     iof_plan_free(&p);
     load_good(GOOD, NULL, 0, &p);
     assert_false(p.workers[0].data.enabled);
+    iof_plan_free(&p);
+}
+
+static void good_verify(void **state)
+{
+    struct iof_plan p;
+
+    (void)state;
+    load_good(PLAN_GROUP("'verify':'crc32c','verify_mode':'after','verify_stop':true" DATA_TGT),
+              NULL, 0, &p);
+    assert_int_equal(p.workers[0].verify.algo, IOF_VERIFY_CRC32C);
+    assert_int_equal(p.workers[0].verify.mode, IOF_VERIFY_AFTER);
+    assert_true(p.workers[0].verify.stop);
+    iof_plan_free(&p);
+    load_good(PLAN_GROUP("'verify':true" DATA_TGT), NULL, 0, &p);
+    assert_int_equal(p.workers[0].verify.algo, IOF_VERIFY_DEFAULT);
+    assert_int_equal(p.workers[0].verify.mode, IOF_VERIFY_INLINE);
+    assert_false(p.workers[0].verify.stop);
+    iof_plan_free(&p);
+    load_good(PLAN_GROUP("'verify':false" DATA_TGT), NULL, 0, &p);
+    assert_int_equal(p.workers[0].verify.algo, IOF_VERIFY_NONE);
+    iof_plan_free(&p);
+    load_good(GOOD, NULL, 0, &p);
+    assert_int_equal(p.workers[0].verify.algo, IOF_VERIFY_NONE);
     iof_plan_free(&p);
 }
 
@@ -2055,6 +2099,13 @@ int main(void)
         B(data_unit_small),
         B(data_with_pattern),
         B(data_whole_units),
+        B(verify_unknown),
+        B(verify_mode_alone),
+        B(verify_mode_bad),
+        B(verify_stop_alone),
+        B(verify_with_data),
+        B(verify_null_engine),
+        B(verify_sector),
         B(size_odirect_uring),
         B(qd_big),
         B(pattern_unknown),
@@ -2132,6 +2183,7 @@ int main(void)
         B(spec_duration_below_interval),
         B(no_duration_anywhere),
         T(good_data),
+        T(good_verify),
         B(offset_increment_unaligned),
         B(offset_increment_pct_big),
         B(offset_increment_pct_fraction),

@@ -1,0 +1,110 @@
+# End-to-end verification ("verify") on a kept test file: written with
+# headers it reads back clean in a later run (a new agent: only the file and
+# the workdir carry over); one byte flipped with dd is reported as corrupt at
+# exactly its block; a block copied over another is reported as misplaced
+# there; an older copy of a block put back (a lost write) is reported as
+# stale; an interrupted write test leaves nothing the next verify calls wrong;
+# a mismatch is exit 1 with verify_errors in the CSV; verify_stop ends the
+# test at the first one.
+source "$(dirname "$0")/lib/common.bash"
+
+F=$T/w/v.bin # the test file "v.bin" in the workdir
+BS=65536
+
+# run NAME SPEC-READ SPEC-RANDOM MODE [EXTRA-GROUP-JSON]: writes plan NAME.json.
+mkplan() {
+    plan "$1.json" <<P
+{"name": "$1", "run": {"ramp": "0s", "duration": "${5:-2s}", "interval": "1s"},
+ "specs": [{"name": "s", "lines": [{"size": "64k", "read": $2, "random": $3}]}],
+ "workers": [{"engine": "sync", "queue_depth": 1, "targets": [{"path": "v.bin", "size": "16m"}],
+              "verify": "xxh64", "verify_mode": "$4"}]}
+P
+}
+# col FILE NAME: the ALL row's value of CSV column NAME.
+col() {
+    local c
+    c=$(head -1 "$1" | tr ',' '\n' | grep -nx "$2" | cut -d: -f1)
+    awk -F, -v c="$c" '$4=="ALL"{print $c; exit}' "$1"
+}
+
+mkplan write 0 0 after
+mkplan read 100 100 after
+expect_rc 0 "$IOFLEET" run "$T/write.json" --workdir "$T/w" --quiet --force --csv "$T/w.csv"
+[ "$(col "$T/w.csv" verify_errors)" = 0 ] || fail "writing: verify errors"
+[ "$(col "$T/w.csv" bytes_written)" -ge $((16 << 20)) ] || fail "the file was not written whole"
+ls "$T"/w/.iofleet-verify-*.gen >/dev/null || fail "no generation state in the workdir"
+ok "written with headers, read back whole after the test: no errors"
+
+expect_rc 0 "$IOFLEET" run "$T/read.json" --workdir "$T/w" --quiet --force --csv "$T/r.csv"
+[ "$(col "$T/r.csv" verify_errors)" = 0 ] || fail "clean file: verify errors"
+[ "$(col "$T/r.csv" read_ios)" -gt 0 ] || fail "no reads"
+ok "a later run (a new agent) verifies the kept file: no errors"
+
+# One byte in the middle of block 37.
+AT=$((37 * BS))
+printf '\x5a' | dd of="$F" bs=1 seek=$((AT + 3000)) conv=notrunc status=none
+expect_rc 1 "$IOFLEET" run "$T/read.json" --workdir "$T/w" --quiet --force --csv "$T/r.csv"
+n=$(col "$T/r.csv" verify_errors)
+[ "$n" -ge 1 ] || fail "flipped byte: verify_errors $n"
+grep -qE "verify: node local target 'v.bin' offset $AT: corrupt \(expected offset $AT( generation [0-9]+)?; found offset $AT length $BS " "$T/err" ||
+    { cat "$T/err"; fail "no corrupt report at offset $AT"; }
+others=$(grep -o "offset [0-9]*: [a-z]*" "$T/err" | grep -v "^offset $AT: corrupt$" || true)
+[ -z "$others" ] || { cat "$T/err"; fail "reports elsewhere: $others"; }
+ok "one flipped byte: exactly offset $AT reported, as corrupt ($n reads of it)"
+
+# Rewrite, then block 5 copied over block 9.
+expect_rc 0 "$IOFLEET" run "$T/write.json" --workdir "$T/w" --quiet
+dd if="$F" of="$F" bs=$BS skip=5 seek=9 count=1 conv=notrunc status=none
+expect_rc 1 "$IOFLEET" run "$T/read.json" --workdir "$T/w" --quiet
+grep -qE "offset $((9 * BS)): misplaced \(expected offset $((9 * BS))( generation [0-9]+)?; found offset $((5 * BS)) " "$T/err" ||
+    { cat "$T/err"; fail "no misplaced report at block 9"; }
+others=$(grep -o "offset [0-9]*: [a-z]*" "$T/err" | grep -v "^offset $((9 * BS)): misplaced$" || true)
+[ -z "$others" ] || { cat "$T/err"; fail "reports elsewhere: $others"; }
+ok "a block copied to the wrong offset: reported there as misplaced, naming where it belongs"
+
+# Block 20 as written by one run, put back after the next run rewrote it:
+# sound, in place, but not the last write there.
+expect_rc 0 "$IOFLEET" run "$T/write.json" --workdir "$T/w" --quiet
+dd if="$F" of="$T/old.blk" bs=$BS skip=20 count=1 status=none
+expect_rc 0 "$IOFLEET" run "$T/write.json" --workdir "$T/w" --quiet
+dd if="$T/old.blk" of="$F" bs=$BS seek=20 count=1 conv=notrunc status=none
+expect_rc 1 "$IOFLEET" run "$T/read.json" --workdir "$T/w" --quiet
+grep -qE "offset $((20 * BS)): stale \(expected offset $((20 * BS)) generation [0-9]+; found offset $((20 * BS)) length $BS " "$T/err" ||
+    { cat "$T/err"; fail "no stale report at block 20"; }
+others=$(grep -o "offset [0-9]*: [a-z]*" "$T/err" | grep -v "^offset $((20 * BS)): stale$" || true)
+[ -z "$others" ] || { cat "$T/err"; fail "reports elsewhere: $others"; }
+ok "an older copy of a block put back (a lost write): reported as stale, only there"
+
+# verify_stop: the first mismatch ends the test.
+jq '.workers[0].verify_stop = true | .run.duration = "30s"' "$T/read.json" >"$T/stop.json"
+start=$(date +%s)
+expect_rc 1 "$IOFLEET" run "$T/stop.json" --workdir "$T/w" --quiet --force --csv "$T/s.csv"
+[ $(($(date +%s) - start)) -lt 20 ] || fail "verify_stop did not stop the test"
+ok "verify_stop: the test ends at the first mismatch"
+
+# An interrupted write test (SIGINT in the middle): the next verify finds
+# nothing wrong but, at most, torn blocks.
+expect_rc 0 "$IOFLEET" run "$T/write.json" --workdir "$T/w" --quiet
+mkplan rw 0 100 inline 30s
+"$IOFLEET" run "$T/rw.json" --workdir "$T/w" --quiet >"$T/int.out" 2>"$T/int.err" &
+pid=$!
+iof_on_exit "kill $pid 2>/dev/null"
+sleep 2
+kill -INT "$pid"
+rc=0
+wait "$pid" || rc=$?
+[ "$rc" = 130 ] || { cat "$T/int.err"; fail "interrupted run exited $rc, want 130"; }
+rc=0
+"$IOFLEET" run "$T/read.json" --workdir "$T/w" --quiet >"$T/out" 2>"$T/err" || rc=$?
+bad=$(grep -o "offset [0-9]*: [a-z]*" "$T/err" | grep -v ": torn$" || true)
+[ -z "$bad" ] || { cat "$T/err"; fail "after an interrupted write: $bad"; }
+ok "interrupted write test: no false errors on the next verify (rc $rc)"
+
+# Plan checks.
+jq '.workers[0].verify = "md5"' "$T/read.json" >"$T/bad.json"
+expect_rc 2 "$IOFLEET" validate "$T/bad.json"
+expect_in "$T/err" "workers[0].verify: must be one of none, crc32c, xxh64, got 'md5'"
+jq 'del(.workers[0].verify)' "$T/read.json" >"$T/bad.json"
+expect_rc 2 "$IOFLEET" validate "$T/bad.json"
+expect_in "$T/err" "workers[0].verify_mode: needs \"verify\""
+ok "plan checks"
