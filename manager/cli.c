@@ -330,7 +330,7 @@ static const struct iof_cmd cli_pki_cmd = {
 
 /* The subcommands, for dispatch, the overview and suggestions. */
 static const char *const cli_commands[] = {"run",    "validate", "agents", "runs",
-                                           "report", "pki",      "help"};
+                                           "report", "import",   "pki",    "help"};
 
 static const char cli_synopsis[] = "COMMAND [OPTION]...";
 
@@ -341,6 +341,7 @@ static void cli_overview(FILE *f)
                "       iofleet agents --agent ENDPOINT...|--agents-file F [OPTION]...\n"
                "       iofleet runs [rm ID|import RESULT.json] [OPTION]...\n"
                "       iofleet report RUN... -o FILE [OPTION]...\n"
+               "       iofleet import JOB.fio [-o PLAN.json] [OPTION]...\n"
                "       iofleet pki init DIR [OPTION]...\n"
                "       iofleet help [COMMAND]\n"
                "       iofleet --version\n"
@@ -351,6 +352,7 @@ static void cli_overview(FILE *f)
                "  agents     list each agent's CPUs, memory, devices and workdir\n"
                "  runs       list, remove or import runs of the run history\n"
                "  report     write an HTML or Markdown report of runs (2 or more: a comparison)\n"
+               "  import     write a plan from a fio job file\n"
                "  pki init   make a CA and the TLS certificates of the manager and the agents\n"
                "  help       print a command's help (the same as iofleet COMMAND --help)\n"
                "\n"
@@ -1049,6 +1051,8 @@ static bool cli_command_help(const char *name, FILE *f)
         iof_opt_help(&cli_agents_cmd, f);
     else if (!strcmp(name, "runs") || !strcmp(name, "report"))
         mgr_cli_history_help(name, f);
+    else if (!strcmp(name, "import"))
+        mgr_cli_import_help(f);
     else if (!strcmp(name, "help"))
         cli_overview(f);
     else
@@ -1066,7 +1070,8 @@ static int cli_unknown_command(const char *what, const char *name)
     else
         IOF_USER("iofleet: unknown %s '%s'", what, name);
     fprintf(stderr,
-            "usage: iofleet %s (commands: run, validate, agents, runs, report, pki init, help)\n"
+            "usage: iofleet %s (commands: run, validate, agents, runs, report, import, pki init, "
+            "help)\n"
             "try 'iofleet --help' for more information\n",
             cli_synopsis);
     return 2;
@@ -1076,11 +1081,11 @@ int mgr_cli_main(int argc, char **argv)
 {
     iof_log_init("iofleet", IOF_LOG_INFO);
     if (argc < 2) {
-        fprintf(
-            stderr,
-            "usage: iofleet %s (commands: run, validate, agents, runs, report, pki init, help)\n"
-            "try 'iofleet --help' for more information\n",
-            cli_synopsis);
+        fprintf(stderr,
+                "usage: iofleet %s (commands: run, validate, agents, runs, report, import, pki "
+                "init, help)\n"
+                "try 'iofleet --help' for more information\n",
+                cli_synopsis);
         return 2;
     }
     if (!strcmp(argv[1], "--version")) {
@@ -1110,16 +1115,18 @@ int mgr_cli_main(int argc, char **argv)
         return mgr_cli_runs(argc - 1, argv + 1);
     if (!strcmp(argv[1], "report"))
         return mgr_cli_report(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "import"))
+        return mgr_cli_import(argc - 1, argv + 1);
     if (argv[1][0] == '-' && argv[1][1]) {
         static const char *const top[] = {"--help", "--version"};
         const char *best = iof_opt_suggest(argv[1], top, 2);
         IOF_USER("iofleet: unknown option '%s'%s%s%s", argv[1], best ? "; did you mean '" : "",
                  best ? best : "", best ? "'?" : "");
-        fprintf(
-            stderr,
-            "usage: iofleet %s (commands: run, validate, agents, runs, report, pki init, help)\n"
-            "try 'iofleet --help' for more information\n",
-            cli_synopsis);
+        fprintf(stderr,
+                "usage: iofleet %s (commands: run, validate, agents, runs, report, import, pki "
+                "init, help)\n"
+                "try 'iofleet --help' for more information\n",
+                cli_synopsis);
         return 2;
     }
     return cli_unknown_command("command", argv[1]);

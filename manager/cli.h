@@ -16,4 +16,8 @@ int mgr_cli_report(int argc, char **argv);
 /* The help of "runs" or "report" on f. */
 void mgr_cli_history_help(const char *name, FILE *f);
 
+/* `iofleet import ...` (manager/cli_import.c); argv[0] is "import". */
+int mgr_cli_import(int argc, char **argv);
+void mgr_cli_import_help(FILE *f);
+
 #endif

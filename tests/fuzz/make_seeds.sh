@@ -10,6 +10,7 @@
 #   frame  the same messages framed: alone, as one session stream, and foreign or broken
 #          streams (TLS, HTTP, SSH, oversized, bad version or flags, truncated)
 #   plan   configs/*.json, and some of them with --set overrides after a NUL byte
+#   import configs/fio/*.fio, and job files with every construct the fio importer maps
 #   hist   the `lat` histograms of docs/protocol.md and a few made with common/hist.c
 # Needs bash, jq, base64, xxd and a C compiler (cc). The output is deterministic.
 set -euo pipefail
@@ -18,7 +19,7 @@ src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 out=$src/tests/fuzz/corpus
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$out"/{msg,frame,plan,hist}
+mkdir -p "$out"/{msg,frame,plan,hist,import}
 rm -f "$out"/*/seed-*
 
 # Every ```json block of the protocol page, one file each: $tmp/doc-N.json.
@@ -173,6 +174,50 @@ int main(int argc, char **argv)
 CEOF
 cc -std=gnu11 -O1 -I"$src" "$tmp/gen.c" "$src/common/hist.c" -o "$tmp/gen"
 "$tmp/gen" "$out/hist"
+
+# fio job files for the importer.
+for f in "$src"/configs/fio/*.fio; do
+    cp "$f" "$out/import/seed-$(basename "$f" .fio)"
+done
+cat >"$out/import/seed-mixed" <<'FIOEOF'
+[global]
+time_based
+runtime=2m
+ramp_time=500ms
+ioengine=io_uring
+direct=1
+[t]
+rw=randrw
+rwmixread=70
+rate_iops=500
+rate_process=poisson
+random_distribution=zipf:1.2
+filename=/dev/nvme0n1:/dev/nvme1n1
+offset=1g
+size=10g
+numjobs=2
+offset_increment=25%
+thinktime=100
+thinktime_blocks=8
+bssplit=4k/10:64k/50:32k/
+FIOEOF
+cat >"$out/import/seed-groups" <<'FIOEOF'
+[global]
+rw=randread
+size=1g
+direct=1
+[a]
+filename=a.dat
+[b]
+filename=b.dat
+iodepth=8
+ioengine=libaio
+[c]
+stonewall
+rw=write
+bs=4k,16k
+verify=md5
+FIOEOF
 
 for d in "$out"/*/; do
     printf '%-6s %3d seeds\n' "$(basename "$d")" "$(find "$d" -name 'seed-*' | wc -l)"

@@ -11,6 +11,7 @@ mkdir -p "$T/d/plans" "$T/d/pki"
 : >"$T/d/a.json"
 : >"$T/d/b.json"
 : >"$T/d/notes.txt"
+: >"$T/d/job.fio"
 : >"$T/d/pki/ca.pem"
 
 # complete WORD...: the words of a command line, the last one being completed
@@ -49,6 +50,7 @@ want=$("$IOFLEET" --help | awk '/^commands:/{c=1;next} c&&/^$/{exit} c{print $1}
 expect_words "$want" iofleet ""
 expect_words "run runs" iofleet ru
 expect_words "report" iofleet rep
+expect_words "import" iofleet imp
 expect_words "init" iofleet pki ""
 expect_words "validate" iofleet help va
 ok "subcommands: $want; pki init; help COMMAND"
@@ -96,4 +98,6 @@ expect_words "a.json b.json pki plans" iofleet report ""
 expect_words "html md" iofleet report a.json --format ""
 expect_words "notes.txt" iofleet report a.json -o no
 expect_words "notes.txt" iofleet run --db no
-ok "values: certificates, result files, directories, unix: sockets, report formats, runs actions"
+expect_words "job.fio pki plans" iofleet import ""
+expect_words "fio" iofleet import job.fio --format ""
+ok "values: certificates, result files, directories, unix: sockets, report formats, runs actions, fio job files"

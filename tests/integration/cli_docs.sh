@@ -47,10 +47,11 @@ check "iofleet agents" "iofleet agents " "$IOFLEET" agents
 check "iofleet pki init" "iofleet pki init " "$IOFLEET" pki init
 check "iofleet runs" "iofleet runs " "$IOFLEET" runs
 check "iofleet report" "iofleet report " "$IOFLEET" report
+check "iofleet import" "iofleet import " "$IOFLEET" import
 check "dynamo" "dynamo " "$IOF_BIN/dynamo"
 
 # Every short option in a help is also in the README synopsis, as -x|--name.
-for cmd in run validate "pki init" runs report; do
+for cmd in run validate "pki init" runs report import; do
     # shellcheck disable=SC2086
     "$IOFLEET" $cmd --help >"$T/help"
     { grep -oE '^  -[a-zA-Z], --[a-z-]+' "$T/help" || true; } | { grep -v -- '--help' || true; } |

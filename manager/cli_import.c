@@ -1,0 +1,206 @@
+/* manager/cli_import.c - `iofleet import FILE -o PLAN.json`: a fio job file
+ * as an iofleet plan (proto/import_fio.c), checked by the plan loader before
+ * it is written; every option the importer ignores or cannot map is named on
+ * stderr with its line. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/buf.h"
+#include "common/cliopt.h"
+#include "common/log.h"
+#include "manager/cli.h"
+#include "proto/import.h"
+#include "proto/plan.h"
+
+enum import_opt_id {
+    IOPT_HELP = 1,
+    IOPT_OUT,
+    IOPT_FORCE,
+    IOPT_FORMAT,
+};
+
+static const struct iof_opt import_opts[] = {
+    {"help", 'h', IOF_OPT_NONE, NULL, "print this help and exit", IOPT_HELP},
+    {"output", 'o', IOF_OPT_REQUIRED, "PLAN.json", "where to write the plan (- or none: stdout)",
+     IOPT_OUT},
+    {"force", 'f', IOF_OPT_NONE, NULL, "replace an existing output file", IOPT_FORCE},
+    {"format", 0, IOF_OPT_REQUIRED, "fio",
+     "the input's format (default: from the name; .fio, .ini and .job are fio job files)",
+     IOPT_FORMAT},
+};
+
+static const struct iof_cmd import_cmd = {
+    .prog = "iofleet import",
+    .synopsis = "JOB.fio [-o PLAN.json] [OPTION]...",
+    .about = "Writes an iofleet plan from a fio job file: stonewalled jobs become tests in "
+             "order, numjobs the worker count, iodepth the queue depth, bs/bssplit the spec's "
+             "lines. Each option that is ignored (it does not change the load) or cannot be "
+             "mapped is named on stderr with FILE:LINE; the plan is validated before it is "
+             "written. docs/workloads.md has the mapping table.",
+    .opts = import_opts,
+    .nopts = sizeof(import_opts) / sizeof(import_opts[0]),
+    .epilog = "exit codes: 0 written (notes on stderr), 1 I/O error, 2 usage error or\n"
+              "            something essential cannot be mapped\n",
+};
+
+void mgr_cli_import_help(FILE *f)
+{
+    iof_opt_help(&import_cmd, f);
+}
+
+static bool import_is_fio(const char *path, const char *format)
+{
+    const char *dot = strrchr(path, '.');
+
+    if (format)
+        return !strcmp(format, "fio");
+    return dot && (!strcmp(dot, ".fio") || !strcmp(dot, ".ini") || !strcmp(dot, ".job"));
+}
+
+/* Reads at most IOF_IMPORT_MAX_TEXT + 1 bytes of path into b. */
+static int import_read(const char *path, struct iof_buf *b)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0)
+        return -errno;
+    for (;;) {
+        ssize_t n;
+        if (iof_buf_reserve(b, 65536)) {
+            close(fd);
+            return b->err;
+        }
+        n = read(fd, b->p + b->len, 65536);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int e = -errno;
+            close(fd);
+            return e;
+        }
+        if (!n)
+            break;
+        iof_buf_commit(b, (size_t)n);
+        if (b->len > IOF_IMPORT_MAX_TEXT)
+            break;
+    }
+    close(fd);
+    return 0;
+}
+
+static int import_write(const char *out, bool force, const struct iof_buf *json)
+{
+    int fd;
+    size_t off = 0;
+
+    if (!out || !strcmp(out, "-")) {
+        if (fwrite(json->p, 1, json->len, stdout) != json->len || fflush(stdout))
+            return -EIO;
+        return 0;
+    }
+    fd = open(out, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0644);
+    if (fd < 0)
+        return -errno;
+    while (off < json->len) {
+        ssize_t n = write(fd, json->p + off, json->len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int e = -errno;
+            close(fd);
+            return e;
+        }
+        off += (size_t)n;
+    }
+    return close(fd) ? -errno : 0;
+}
+
+int mgr_cli_import(int argc, char **argv)
+{
+    struct iof_opt_parser p;
+    const char *in = NULL, *out = NULL, *format = NULL, *val, *name;
+    struct iof_buf text = IOF_BUF_INIT, json = IOF_BUF_INIT, msgs = IOF_BUF_INIT;
+    struct iof_diag diag = {{0}};
+    struct iof_plan plan = {0};
+    bool force = false;
+    int id, rc = 0, ret = 2;
+
+    if (iof_opt_init(&p, &import_cmd, argc, argv))
+        return 1;
+    while ((id = iof_opt_next(&p, &val)) != IOF_OPT_END) {
+        if (id == IOF_OPT_HELP || id == IOF_OPT_ERROR) {
+            iof_opt_free(&p);
+            return id == IOF_OPT_HELP ? 0 : 2;
+        }
+        if (id == IOF_OPT_POSITIONAL) {
+            if (in) {
+                iof_opt_free(&p);
+                return iof_opt_usage_error(&import_cmd, "one input file only ('%s' is a second)",
+                                           val);
+            }
+            in = val;
+        } else if (id == IOPT_OUT) {
+            out = val;
+        } else if (id == IOPT_FORCE) {
+            force = true;
+        } else if (id == IOPT_FORMAT) {
+            format = val;
+        }
+    }
+    iof_opt_free(&p);
+    if (!in)
+        return iof_opt_usage_error(&import_cmd, "missing the file to import");
+    if (format && strcmp(format, "fio"))
+        return iof_opt_usage_error(&import_cmd, "unknown --format '%s' (expected fio)", format);
+    if (!import_is_fio(in, format))
+        return iof_opt_usage_error(&import_cmd,
+                                   "cannot tell the format of '%s' (.fio, .ini or .job; or "
+                                   "--format fio)",
+                                   in);
+    name = strrchr(in, '/') ? strrchr(in, '/') + 1 : in;
+    rc = import_read(in, &text);
+    if (rc) {
+        IOF_USER("iofleet import: %s: %s", in, strerror(-rc));
+        ret = rc == -ENOMEM ? 1 : 2;
+        goto out;
+    }
+    rc = proto_import_fio(name, text.p ? text.p : "", text.len, &json, &msgs, &diag);
+    for (char *line = msgs.p, *nl; line && *line; line = nl + 1) {
+        nl = strchr(line, '\n');
+        if (!nl)
+            break;
+        *nl = 0;
+        IOF_USER("%s", line);
+    }
+    if (rc) {
+        IOF_USER("iofleet import: %s", diag.msg[0] ? diag.msg : iof_strerror(rc));
+        ret = rc == -ENOMEM ? 1 : 2;
+        goto out;
+    }
+    rc = proto_plan_parse(name, json.p, json.len, NULL, 0, &plan, &diag);
+    iof_plan_free(&plan);
+    if (rc) {
+        IOF_USER("iofleet import: the imported plan is not valid: %s",
+                 diag.msg[0] ? diag.msg : iof_strerror(rc));
+        ret = 2;
+        goto out;
+    }
+    rc = import_write(out, force, &json);
+    if (rc) {
+        IOF_USER("iofleet import: %s: %s%s", out ? out : "stdout", strerror(-rc),
+                 rc == -EEXIST ? " (--force replaces it)" : "");
+        ret = rc == -EEXIST ? 2 : 1;
+        goto out;
+    }
+    ret = 0;
+out:
+    iof_buf_free(&text);
+    iof_buf_free(&json);
+    iof_buf_free(&msgs);
+    return ret;
+}

@@ -1,0 +1,37 @@
+/* proto/import.h - importers of other tools' workload files into plan JSON:
+ * fio job files (proto/import_fio.c).
+ *
+ * An importer reads hostile text: lines are bounded (IOF_IMPORT_MAX_LINE
+ * bytes), so are the number of lines, sections and options; garbage is
+ * refused with a message, never a crash.
+ *
+ * Messages: one line each, "NAME:LINE: ...", appended to `msgs` with a
+ * newline after each:
+ *   "job.fio:7: ignored: group_reporting (reporting only, not the load)"
+ *   "job.fio:9: cannot map verify=md5: iofleet does not verify data"
+ *   "job.fio:3: error: cannot map rw=trim: iofleet issues reads and writes only"
+ * Lines with "error:" are what made the import fail. */
+#ifndef IOF_PROTO_IMPORT_H
+#define IOF_PROTO_IMPORT_H
+
+#include <stddef.h>
+
+#include "common/buf.h"
+#include "common/err.h"
+
+#define IOF_IMPORT_MAX_TEXT (1u << 20) /* bytes of input */
+#define IOF_IMPORT_MAX_LINE 4096u      /* bytes of one line */
+#define IOF_IMPORT_MAX_LINES 100000u
+#define IOF_IMPORT_MAX_JOBS 256u    /* sections */
+#define IOF_IMPORT_MAX_OPTIONS 8192 /* key=value lines in all */
+
+/* Imports the fio job file `text` (`len` bytes, need not be NUL-terminated;
+ * `name` is used in messages) as plan JSON appended to `json`, with the
+ * messages above in `msgs`. Returns 0 (warnings may be in msgs), IOF_EPLAN
+ * when something essential cannot be mapped (msgs says what, diag sums it
+ * up) or -ENOMEM. The JSON is not validated: the caller passes it to
+ * proto_plan_parse(). */
+int proto_import_fio(const char *name, const char *text, size_t len, struct iof_buf *json,
+                     struct iof_buf *msgs, struct iof_diag *diag);
+
+#endif

@@ -1,0 +1,1168 @@
+/* proto/import_fio.c - `iofleet import JOB.fio`: a fio job file as plan JSON.
+ *
+ * fio's model: [global] sections set defaults for the jobs after them; each
+ * other section is a job, cloned numjobs times; a job with stonewall (or
+ * wait_for_previous) waits for every job before it. iofleet's model: tests
+ * run in sequence, every worker group runs the test's spec. So a stonewall
+ * starts a new test; the jobs between stonewalls run concurrently and become
+ * worker groups. The plan format has one spec per test for every group, so a
+ * file maps when every test has the same worker groups (one job per test on
+ * the same file, as fio's "four corners" files do) and the jobs that run at
+ * once share one spec; anything else is refused with the reason.
+ *
+ * Units as fio reads them with its default kb_base=1024: sizes take k/m/g/t/p
+ * with an optional trailing b, powers of 1024 ("4k", "4kb"); "kib" etc. are
+ * powers of 1000 (fio's compatibility inversion); times are seconds unless
+ * suffixed (us, ms, s, m, h, d); thinktime is in microseconds. Defaults are
+ * fio's: rw=read, bs=4k, iodepth=1, numjobs=1, rwmixread=50, direct=0,
+ * ioengine psync. */
+#include "proto/import.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FIO_MAX_SPLIT 64 /* bssplit entries (a spec's lines) */
+#define FIO_MAX_FILES 64 /* colon-separated filenames */
+#define FIO_STR 1024     /* bytes kept of a string value */
+
+struct fio_kv {
+    const char *key; /* NUL-terminated, inside the line copy */
+    const char *val; /* "" for a bare flag */
+    unsigned line;
+    bool reported; /* a message was given for it (global options once) */
+};
+
+struct fio_section {
+    char name[65];
+    unsigned line;
+    bool global;
+    size_t first, count; /* its options in the kv array */
+};
+
+struct fio_split {
+    uint64_t size;
+    unsigned pct;
+};
+
+struct fio_job {
+    char name[65];
+    unsigned line;
+    int rw; /* FIO_RW_* */
+    unsigned rw_line;
+    int read_pct; /* from rwmixread/rwmixwrite; -1 unset */
+    int random_pct;
+    uint64_t bs;
+    struct fio_split split[FIO_MAX_SPLIT];
+    size_t nsplit;
+    uint64_t align;
+    unsigned iodepth, numjobs;
+    char filename[FIO_STR], directory[FIO_STR];
+    unsigned filename_line;
+    uint64_t size, filesize, offset, io_size;
+    char size_pct[8], offset_pct[8], offset_inc[32];
+    uint64_t runtime_ns, ramp_ns;
+    bool time_based, stonewall;
+    char rate[64];
+    char dist[128];
+    char engine[16];
+    bool engine_sync;
+    bool direct, poisson;
+    const char *pattern;
+    uint64_t thinktime_ns;
+    unsigned thinktime_blocks;
+};
+
+enum { FIO_RW_READ, FIO_RW_WRITE, FIO_RW_RANDREAD, FIO_RW_RANDWRITE, FIO_RW_RW, FIO_RW_RANDRW };
+
+struct fio_ctx {
+    const char *name;
+    struct iof_buf *msgs;
+    bool failed;
+    struct fio_kv *kv;
+    size_t nkv, capkv;
+    struct fio_section *sec;
+    size_t nsec, capsec;
+};
+
+static void fio_msg(struct fio_ctx *c, unsigned line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void fio_msg(struct fio_ctx *c, unsigned line, const char *fmt, ...)
+{
+    va_list ap;
+    size_t start = c->msgs->len;
+
+    iof_buf_printf(c->msgs, "%s:%u: ", c->name, line);
+    va_start(ap, fmt);
+    iof_buf_vprintf(c->msgs, fmt, ap);
+    va_end(ap);
+    /* One printable line whatever the file held (names, paths, keys). */
+    for (size_t i = start; !c->msgs->err && i < c->msgs->len; i++)
+        if ((unsigned char)c->msgs->p[i] < 0x20 || c->msgs->p[i] == 0x7f)
+            c->msgs->p[i] = '?';
+    iof_buf_addc(c->msgs, '\n');
+    if (!strncmp(fmt, "error:", 6))
+        c->failed = true;
+}
+
+/* A value as printed in a message: bounded, control characters replaced. */
+static const char *fio_show(const char *v, char *buf, size_t cap)
+{
+    size_t i = 0;
+
+    for (; v[i] && i + 4 < cap && i < 80; i++)
+        buf[i] = (unsigned char)v[i] < 0x20 || v[i] == 0x7f ? '?' : v[i];
+    if (v[i]) {
+        memcpy(buf + i, "...", 3);
+        i += 3;
+    }
+    buf[i] = 0;
+    return buf;
+}
+
+/* fio's size: digits (or 0x hex) with an optional k/m/g/t/p [b] suffix
+ * (powers of 1024) or ki/mi/... [b] (powers of 1000). 0 or -EINVAL/-ERANGE. */
+static int fio_size(const char *s, uint64_t *out)
+{
+    char *end;
+    uint64_t v, mul = 1;
+    int base = 1024, shift = 0;
+
+    while (*s == ' ' || *s == '\t')
+        s++;
+    if (!isdigit((unsigned char)*s))
+        return -EINVAL;
+    errno = 0;
+    v = strtoull(s, &end, s[0] == '0' && (s[1] == 'x' || s[1] == 'X') ? 16 : 10);
+    if (errno)
+        return -ERANGE;
+    switch (tolower((unsigned char)*end)) {
+    case 0:
+        break;
+    case 'k':
+        shift = 1;
+        break;
+    case 'm':
+        shift = 2;
+        break;
+    case 'g':
+        shift = 3;
+        break;
+    case 't':
+        shift = 4;
+        break;
+    case 'p':
+        shift = 5;
+        break;
+    case 'b':
+        shift = 0;
+        break;
+    default:
+        return -EINVAL;
+    }
+    if (*end && tolower((unsigned char)*end) != 'b') {
+        end++;
+        if (tolower((unsigned char)*end) == 'i') {
+            base = 1000;
+            end++;
+        }
+    }
+    if (tolower((unsigned char)*end) == 'b')
+        end++;
+    if (*end)
+        return -EINVAL;
+    while (shift--)
+        mul *= (uint64_t)base;
+    if (v && mul > UINT64_MAX / v)
+        return -ERANGE;
+    *out = v * mul;
+    return 0;
+}
+
+/* fio's time: a number in `unit_ns` unless suffixed (us, ms, s, m, h, d). */
+static int fio_time(const char *s, uint64_t unit_ns, uint64_t *out_ns)
+{
+    char *end;
+    uint64_t v, mul = unit_ns;
+
+    if (!isdigit((unsigned char)*s))
+        return -EINVAL;
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno)
+        return -ERANGE;
+    if (!strcasecmp(end, "us") || !strcasecmp(end, "usec"))
+        mul = 1000;
+    else if (!strcasecmp(end, "ms") || !strcasecmp(end, "msec"))
+        mul = 1000000;
+    else if (!strcasecmp(end, "s") || !strcasecmp(end, "sec"))
+        mul = 1000000000ull;
+    else if (!strcasecmp(end, "m") || !strcasecmp(end, "min"))
+        mul = 60000000000ull;
+    else if (!strcasecmp(end, "h"))
+        mul = 3600000000000ull;
+    else if (!strcasecmp(end, "d"))
+        mul = 86400000000000ull;
+    else if (*end)
+        return -EINVAL;
+    if (v && mul > UINT64_MAX / v)
+        return -ERANGE;
+    *out_ns = v * mul;
+    return 0;
+}
+
+static int fio_uint(const char *s, unsigned max, unsigned *out)
+{
+    char *end;
+    unsigned long v;
+
+    if (!isdigit((unsigned char)*s))
+        return -EINVAL;
+    errno = 0;
+    v = strtoul(s, &end, 10);
+    if (errno || *end || v > max)
+        return -EINVAL;
+    *out = (unsigned)v;
+    return 0;
+}
+
+static void fio_copy(char *dst, size_t cap, const char *src)
+{
+    snprintf(dst, cap, "%s", src);
+}
+
+/* Options that do not change the load: reporting, logging, bookkeeping. */
+static const char *const fio_ignored[] = {
+    "group_reporting",
+    "norandommap",
+    "randrepeat",
+    "write_bw_log",
+    "write_lat_log",
+    "write_iops_log",
+    "write_hist_log",
+    "log_avg_msec",
+    "log_hist_msec",
+    "per_job_logs",
+    "description",
+    "name",
+    "new_group",
+    "thread",
+    "invalidate",
+    "clat_percentiles",
+    "lat_percentiles",
+    "slat_percentiles",
+    "percentile_list",
+    "unified_rw_reporting",
+    "disable_lat",
+    "disable_clat",
+    "disable_slat",
+    "disable_bw_measurement",
+    "gtod_reduce",
+    "log_offset",
+    "log_compression",
+    "random_generator",
+    "allrandrepeat",
+    "randseed",
+    "kb_base",
+    "unit_base",
+    "fallocate",
+    "create_serialize",
+    "overwrite",
+    "iodepth_batch",
+    "iodepth_batch_submit",
+    "iodepth_batch_complete",
+    "iodepth_batch_complete_min",
+    "iodepth_batch_complete_max",
+    "iodepth_low",
+    "exitall",
+    "clocksource",
+    "significant_figures",
+    "eta",
+    "output-format",
+};
+
+static bool fio_is_ignored(const char *k)
+{
+    for (size_t i = 0; i < sizeof(fio_ignored) / sizeof(fio_ignored[0]); i++)
+        if (!strcmp(k, fio_ignored[i]))
+            return true;
+    return false;
+}
+
+/* Splits `text` into sections and options (bounded, messages for garbage). */
+static int fio_parse(struct fio_ctx *c, char *text)
+{
+    unsigned lineno = 0;
+    char *p = text;
+
+    while (*p) {
+        char *nl = strchr(p, '\n'), *line = p, *eq, *k, *v, *e;
+        size_t n;
+
+        if (nl)
+            *nl = 0;
+        p = nl ? nl + 1 : p + strlen(p);
+        if (++lineno > IOF_IMPORT_MAX_LINES) {
+            fio_msg(c, lineno, "error: more than %u lines", IOF_IMPORT_MAX_LINES);
+            return 0;
+        }
+        n = strlen(line);
+        if (n > IOF_IMPORT_MAX_LINE) {
+            fio_msg(c, lineno, "error: line longer than %u bytes", IOF_IMPORT_MAX_LINE);
+            continue;
+        }
+        while (n && isspace((unsigned char)line[n - 1]))
+            line[--n] = 0;
+        while (isspace((unsigned char)*line))
+            line++;
+        if (!*line || *line == '#' || *line == ';')
+            continue;
+        if (*line == '[') {
+            char *close = strchr(line, ']');
+            struct fio_section *s;
+
+            if (!close || close == line + 1 || close[1] || (size_t)(close - line - 1) > 64) {
+                fio_msg(c, lineno,
+                        "error: malformed section header (expected [NAME], at most "
+                        "64 bytes)");
+                continue;
+            }
+            for (const char *q = line + 1; q < close; q++)
+                if ((unsigned char)*q < 0x20 || *q == 0x7f || *q == '/') {
+                    fio_msg(c, lineno, "error: a control character or '/' in a section name");
+                    break;
+                }
+            if (c->failed)
+                continue;
+            if (c->nsec >= IOF_IMPORT_MAX_JOBS) {
+                fio_msg(c, lineno, "error: more than %u sections", IOF_IMPORT_MAX_JOBS);
+                return 0;
+            }
+            if (iof_array_grow((void **)&c->sec, &c->capsec, c->nsec + 1, sizeof(*c->sec)))
+                return -ENOMEM;
+            s = &c->sec[c->nsec++];
+            memset(s, 0, sizeof(*s));
+            *close = 0;
+            fio_copy(s->name, sizeof(s->name), line + 1);
+            s->line = lineno;
+            s->global = !strcmp(s->name, "global");
+            s->first = c->nkv;
+            continue;
+        }
+        if (!strncmp(line, "include", 7) && isspace((unsigned char)line[7])) {
+            fio_msg(c, lineno,
+                    "error: cannot map include: import the included file's content "
+                    "in place");
+            continue;
+        }
+        if (!c->nsec) {
+            fio_msg(c, lineno,
+                    "error: option outside a section (expected [global] or [JOB] "
+                    "first)");
+            continue;
+        }
+        if (c->nkv >= IOF_IMPORT_MAX_OPTIONS) {
+            fio_msg(c, lineno, "error: more than %d options", IOF_IMPORT_MAX_OPTIONS);
+            return 0;
+        }
+        k = line;
+        eq = strchr(line, '=');
+        v = (char *)"";
+        if (eq) {
+            *eq = 0;
+            v = eq + 1;
+            while (isspace((unsigned char)*v))
+                v++;
+        }
+        e = k + strlen(k);
+        while (e > k && isspace((unsigned char)e[-1]))
+            *--e = 0;
+        if (!*k) {
+            fio_msg(c, lineno, "error: '=' without an option name");
+            continue;
+        }
+        if (iof_array_grow((void **)&c->kv, &c->capkv, c->nkv + 1, sizeof(*c->kv)))
+            return -ENOMEM;
+        c->kv[c->nkv++] = (struct fio_kv){.key = k, .val = v, .line = lineno};
+        c->sec[c->nsec - 1].count++;
+    }
+    return 0;
+}
+
+static void fio_job_defaults(struct fio_job *j)
+{
+    memset(j, 0, sizeof(*j));
+    j->rw = FIO_RW_READ;
+    j->read_pct = -1;
+    j->random_pct = 100;
+    j->bs = 4096;
+    j->iodepth = 1;
+    j->numjobs = 1;
+    fio_copy(j->engine, sizeof(j->engine), "sync");
+    j->engine_sync = true;
+    j->pattern = "pseudo";
+    j->thinktime_blocks = 1;
+}
+
+/* bs=R[,W[,T]]: the size the job's directions use; false when they differ. */
+static bool fio_bs(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
+{
+    char tmp[128], show[96];
+    uint64_t rd = 4096, wr = 4096;
+    char *comma, *second;
+
+    fio_copy(tmp, sizeof(tmp), kv->val);
+    comma = strchr(tmp, ',');
+    second = comma ? comma + 1 : NULL;
+    if (comma) {
+        *comma = 0;
+        if ((comma = strchr(second, ',')))
+            *comma = 0;
+    }
+    if ((tmp[0] && fio_size(tmp, &rd)) || (second && *second && fio_size(second, &wr))) {
+        fio_msg(c, kv->line, "error: cannot map %s=%s: not a size", kv->key,
+                fio_show(kv->val, show, sizeof(show)));
+        return false;
+    }
+    if (!second)
+        wr = rd;
+    j->bs = (j->rw == FIO_RW_WRITE || j->rw == FIO_RW_RANDWRITE) ? wr : rd;
+    if (rd != wr && (j->rw == FIO_RW_RW || j->rw == FIO_RW_RANDRW)) {
+        fio_msg(c, kv->line,
+                "error: cannot map %s=%s: reads and writes of different sizes in one mix "
+                "(a line has one size and a read %%; use bssplit with one size per line)",
+                kv->key, fio_show(kv->val, show, sizeof(show)));
+        return false;
+    }
+    j->nsplit = 0;
+    return true;
+}
+
+/* bssplit=SIZE/PCT:SIZE/PCT... (a PCT left empty shares what is left). */
+static bool fio_bssplit(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
+{
+    char tmp[FIO_STR], show[96];
+    char *save = NULL, *tok, *comma;
+    unsigned total = 0, nempty = 0;
+    bool empty[FIO_MAX_SPLIT] = {false};
+
+    fio_copy(tmp, sizeof(tmp), kv->val);
+    if ((comma = strchr(tmp, ','))) {
+        *comma = 0;
+        if (comma[1] && strcmp(tmp, comma + 1)) {
+            fio_msg(c, kv->line,
+                    "error: cannot map bssplit=%s: different splits for reads and writes",
+                    fio_show(kv->val, show, sizeof(show)));
+            return false;
+        }
+    }
+    j->nsplit = 0;
+    for (tok = strtok_r(tmp, ":", &save); tok; tok = strtok_r(NULL, ":", &save)) {
+        char *slash = strchr(tok, '/');
+        struct fio_split *s;
+
+        if (j->nsplit >= FIO_MAX_SPLIT) {
+            fio_msg(c, kv->line, "error: cannot map bssplit: more than %d sizes", FIO_MAX_SPLIT);
+            return false;
+        }
+        s = &j->split[j->nsplit];
+        if (slash)
+            *slash = 0;
+        if (fio_size(tok, &s->size) || !s->size ||
+            (slash && slash[1] && fio_uint(slash + 1, 100, &s->pct))) {
+            fio_msg(c, kv->line, "error: cannot map bssplit=%s: expected SIZE/PERCENT:...",
+                    fio_show(kv->val, show, sizeof(show)));
+            return false;
+        }
+        if (!slash || !slash[1]) {
+            s->pct = 0;
+            empty[j->nsplit] = true;
+            nempty++;
+        }
+        total += s->pct;
+        j->nsplit++;
+    }
+    if (!j->nsplit || total > 100 || (!nempty && total != 100)) {
+        fio_msg(c, kv->line, "error: cannot map bssplit=%s: the percentages must sum to 100",
+                fio_show(kv->val, show, sizeof(show)));
+        return false;
+    }
+    for (size_t i = 0, seen = 0; i < j->nsplit && nempty; i++)
+        if (empty[i]) {
+            unsigned left = 100 - total, share = left / nempty;
+            j->split[i].pct = ++seen == nempty ? share + left % nempty : share;
+        }
+    return true;
+}
+
+static bool fio_rw(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
+{
+    static const char *const names[] = {"read", "write", "randread", "randwrite", "rw", "randrw"};
+    char tmp[64], show[96], *colon;
+
+    fio_copy(tmp, sizeof(tmp), kv->val);
+    if ((colon = strchr(tmp, ':'))) {
+        *colon = 0;
+        fio_msg(c, kv->line,
+                "cannot map the ':%s' of %s=%s: sequential I/O with holes; mapped as %s", colon + 1,
+                kv->key, fio_show(kv->val, show, sizeof(show)), tmp);
+    }
+    if (!strcmp(tmp, "readwrite"))
+        fio_copy(tmp, sizeof(tmp), "rw");
+    for (int i = 0; i < 6; i++)
+        if (!strcmp(tmp, names[i])) {
+            j->rw = i;
+            j->rw_line = kv->line;
+            return true;
+        }
+    fio_msg(c, kv->line,
+            "error: cannot map %s=%s: iofleet issues reads and writes only (read, "
+            "write, randread, randwrite, rw, randrw)",
+            kv->key, fio_show(kv->val, show, sizeof(show)));
+    return false;
+}
+
+static void fio_engine(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv, bool was)
+{
+    static const char *const sync_engines[] = {"sync", "psync", "vsync", "pvsync", "pvsync2"};
+    char show[96];
+
+    j->engine_sync = false;
+    if (!strcmp(kv->val, "libaio") || !strcmp(kv->val, "io_uring") || !strcmp(kv->val, "null")) {
+        fio_copy(j->engine, sizeof(j->engine), kv->val);
+        return;
+    }
+    for (size_t i = 0; i < sizeof(sync_engines) / sizeof(sync_engines[0]); i++)
+        if (!strcmp(kv->val, sync_engines[i])) {
+            fio_copy(j->engine, sizeof(j->engine), "sync");
+            j->engine_sync = true;
+            return;
+        }
+    fio_copy(j->engine, sizeof(j->engine), "libaio");
+    if (!was)
+        fio_msg(c, kv->line,
+                "cannot map ioengine=%s: iofleet has libaio, io_uring, sync and null; "
+                "mapped as libaio",
+                fio_show(kv->val, show, sizeof(show)));
+}
+
+/* Applies one option to the job; false on an essential failure. */
+static bool fio_apply(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
+{
+    const char *k = kv->key, *v = kv->val;
+    char show[96];
+    unsigned u;
+    uint64_t sz;
+    bool ok = true;
+    bool was = kv->reported;
+
+    kv->reported = true;
+#define BAD(why)                                                                                   \
+    do {                                                                                           \
+        fio_msg(c, kv->line, "error: cannot map %s=%s: %s", k, fio_show(v, show, sizeof(show)),    \
+                why);                                                                              \
+        return false;                                                                              \
+    } while (0)
+    if (!strcmp(k, "rw") || !strcmp(k, "readwrite"))
+        return fio_rw(c, j, kv);
+    if (!strcmp(k, "rwmixread") || !strcmp(k, "rwmixwrite")) {
+        if (fio_uint(v, 100, &u))
+            BAD("expected 0..100");
+        j->read_pct = k[5] == 'r' ? (int)u : 100 - (int)u;
+        return true;
+    }
+    if (!strcmp(k, "percentage_random")) {
+        if (fio_uint(v, 100, &u))
+            BAD("expected 0..100 (one value for reads and writes)");
+        j->random_pct = (int)u;
+        return true;
+    }
+    if (!strcmp(k, "bs") || !strcmp(k, "blocksize") || !strcmp(k, "bssplit"))
+        return true; /* after rw, by proto_import_fio() */
+    if (!strcmp(k, "blockalign") || !strcmp(k, "ba")) {
+        if (fio_size(v, &sz) || strchr(v, ','))
+            BAD("expected one size");
+        j->align = sz;
+        return true;
+    }
+    if (!strcmp(k, "iodepth") || !strcmp(k, "numjobs")) {
+        if (fio_uint(v, 1u << 20, &u) || !u)
+            BAD("expected a whole number >= 1");
+        *(k[0] == 'i' ? &j->iodepth : &j->numjobs) = u;
+        return true;
+    }
+    if (!strcmp(k, "filename")) {
+        fio_copy(j->filename, sizeof(j->filename), v);
+        j->filename_line = kv->line;
+        return true;
+    }
+    if (!strcmp(k, "directory")) {
+        fio_copy(j->directory, sizeof(j->directory), v);
+        return true;
+    }
+    if (!strcmp(k, "size") || !strcmp(k, "filesize") || !strcmp(k, "io_size") ||
+        !strcmp(k, "io_limit") || !strcmp(k, "offset")) {
+        size_t n = strlen(v);
+        if (n && v[n - 1] == '%' && (!strcmp(k, "size") || !strcmp(k, "offset"))) {
+            char num[8];
+            fio_copy(num, sizeof(num), v);
+            num[n < sizeof(num) ? n - 1 : 0] = 0;
+            if (n > 4 || fio_uint(num, 100, &u))
+                BAD("expected a percentage 0..100");
+            fio_copy(k[0] == 's' ? j->size_pct : j->offset_pct, sizeof(j->size_pct), v);
+            return true;
+        }
+        if (fio_size(v, &sz))
+            BAD("not a size (a range is not mapped)");
+        if (!strcmp(k, "size"))
+            j->size = sz;
+        else if (!strcmp(k, "filesize"))
+            j->filesize = sz;
+        else if (!strcmp(k, "offset"))
+            j->offset = sz;
+        else
+            j->io_size = sz;
+        return true;
+    }
+    if (!strcmp(k, "offset_increment")) {
+        size_t n = strlen(v);
+        if (n && v[n - 1] == '%') {
+            char num[8];
+            fio_copy(num, sizeof(num), v);
+            num[n < sizeof(num) ? n - 1 : 0] = 0;
+            if (n > 4 || fio_uint(num, 100, &u))
+                BAD("expected a size or a percentage");
+            snprintf(j->offset_inc, sizeof(j->offset_inc), "%u%%", u);
+        } else {
+            if (fio_size(v, &sz))
+                BAD("expected a size or a percentage");
+            snprintf(j->offset_inc, sizeof(j->offset_inc), "%" PRIu64, sz);
+        }
+        return true;
+    }
+    if (!strcmp(k, "runtime") || !strcmp(k, "timeout") || !strcmp(k, "ramp_time")) {
+        if (fio_time(v, 1000000000ull, k[0] == 'r' && k[1] == 'a' ? &j->ramp_ns : &j->runtime_ns))
+            BAD("not a time");
+        return true;
+    }
+    if (!strcmp(k, "time_based")) {
+        j->time_based = !(v[0] == '0' && !v[1]);
+        return true;
+    }
+    if (!strcmp(k, "stonewall") || !strcmp(k, "wait_for_previous")) {
+        j->stonewall = !(v[0] == '0' && !v[1]);
+        return true;
+    }
+    if (!strcmp(k, "rate_iops") || !strcmp(k, "rate")) {
+        const char *comma = strchr(v, ',');
+        char first[64];
+        bool iops = k[4] == '_';
+        fio_copy(first, sizeof(first), v);
+        if (comma) {
+            first[comma - v < (long)sizeof(first) ? comma - v : 0] = 0;
+            if (comma[1] && strcmp(first, comma + 1))
+                BAD("different rates for reads and writes (a worker has one rate)");
+        }
+        if (iops ? fio_uint(first, 10000000, &u) || !u : fio_size(first, &sz) || !sz)
+            BAD(iops ? "expected a whole number of I/Os per second"
+                     : "expected bytes per second (a size)");
+        if (iops)
+            snprintf(j->rate, sizeof(j->rate), "{\"iops\": %u", u);
+        else
+            snprintf(j->rate, sizeof(j->rate), "{\"mibps\": %.6g", (double)sz / 1048576.0);
+        return true;
+    }
+    if (!strcmp(k, "rate_process")) {
+        if (strcmp(v, "linear") && strcmp(v, "poisson"))
+            BAD("expected linear or poisson");
+        j->poisson = v[0] == 'p';
+        return true;
+    }
+    if (!strcmp(k, "random_distribution")) {
+        if (!strcmp(v, "random"))
+            fio_copy(j->dist, sizeof(j->dist), "uniform");
+        else if (strlen(v) >= sizeof(j->dist))
+            BAD("too long");
+        else
+            fio_copy(j->dist, sizeof(j->dist), v);
+        return true;
+    }
+    if (!strcmp(k, "ioengine")) {
+        fio_engine(c, j, kv, was);
+        return true;
+    }
+    if (!strcmp(k, "direct") || !strcmp(k, "buffered")) {
+        bool on = !(v[0] == '0' && !v[1]);
+        j->direct = k[0] == 'd' ? on : !on;
+        return true;
+    }
+    if (!strcmp(k, "thinktime")) {
+        if (fio_time(v, 1000, &j->thinktime_ns))
+            BAD("not a time");
+        if (j->thinktime_ns % 1000000 && !was)
+            fio_msg(c, kv->line,
+                    "note: thinktime=%s: rounded up to %" PRIu64 "ms (a plan's delay is in "
+                    "milliseconds)",
+                    fio_show(v, show, sizeof(show)),
+                    (uint64_t)((j->thinktime_ns + 999999) / 1000000));
+        return true;
+    }
+    if (!strcmp(k, "thinktime_blocks")) {
+        if (fio_uint(v, 1u << 20, &u) || !u)
+            BAD("expected a whole number >= 1");
+        j->thinktime_blocks = u;
+        return true;
+    }
+    if (!strcmp(k, "refill_buffers")) {
+        j->pattern = "random";
+        return true;
+    }
+    if (!strcmp(k, "zero_buffers") || !strcmp(k, "scramble_buffers")) {
+        if (k[0] == 'z' && !was)
+            fio_msg(c, kv->line,
+                    "cannot map zero_buffers: iofleet writes no all-zero data; "
+                    "mapped as pattern repeat (one repeated byte pattern)");
+        if (k[0] == 'z')
+            j->pattern = "repeat";
+        else if (!was)
+            fio_msg(c, kv->line, "ignored: scramble_buffers (iofleet's pattern decides)");
+        return true;
+    }
+    if (!strcmp(k, "trim") || !strncmp(k, "trim_", 5))
+        BAD("iofleet issues reads and writes only");
+    if (fio_is_ignored(k)) {
+        if (!was)
+            fio_msg(c, kv->line, "ignored: %s (does not change the load)", k);
+        return true;
+    }
+    if (!was)
+        fio_msg(c, kv->line, "cannot map %s%s%s: no such setting in iofleet's plan", k,
+                v[0] ? "=" : "", fio_show(v, show, sizeof(show)));
+    return ok;
+#undef BAD
+}
+
+static void fio_json_str(struct iof_buf *b, const char *s)
+{
+    iof_buf_addc(b, '"');
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            iof_buf_printf(b, "\\%c", ch);
+        else if (ch < 0x20 || ch == 0x7f)
+            iof_buf_printf(b, "\\u%04x", ch);
+        else
+            iof_buf_addc(b, (char)ch);
+    }
+    iof_buf_addc(b, '"');
+}
+
+static void fio_size_str(uint64_t v, char *buf, size_t cap)
+{
+    static const char units[] = "kmgt";
+    int u = -1;
+
+    while (v && v % 1024 == 0 && u < 3) {
+        v /= 1024;
+        u++;
+    }
+    if (u < 0)
+        snprintf(buf, cap, "%" PRIu64, v);
+    else
+        snprintf(buf, cap, "%" PRIu64 "%c", v, units[u]);
+}
+
+static void fio_dur_str(uint64_t ns, char *buf, size_t cap)
+{
+    if (ns % 1000000000ull == 0)
+        snprintf(buf, cap, "%" PRIu64 "s", (uint64_t)(ns / 1000000000u));
+    else
+        snprintf(buf, cap, "%" PRIu64 "ms", (uint64_t)((ns + 999999) / 1000000u));
+}
+
+/* The job's spec (lines and its own end) as JSON; false when it has no end. */
+static bool fio_spec_json(struct fio_ctx *c, const struct fio_job *j, struct iof_buf *b)
+{
+    char s[32];
+    int read = j->rw == FIO_RW_READ || j->rw == FIO_RW_RANDREAD     ? 100
+               : j->rw == FIO_RW_WRITE || j->rw == FIO_RW_RANDWRITE ? 0
+               : j->read_pct >= 0                                   ? j->read_pct
+                                                                    : 50;
+    bool rnd = j->rw == FIO_RW_RANDREAD || j->rw == FIO_RW_RANDWRITE || j->rw == FIO_RW_RANDRW;
+    int random = rnd ? j->random_pct : 0;
+    struct fio_split one = {j->bs, 100};
+    const struct fio_split *sp = j->nsplit ? j->split : &one;
+    size_t n = j->nsplit ? j->nsplit : 1;
+    uint64_t limit = 0;
+
+    iof_buf_addstr(b, "\"lines\": [");
+    for (size_t i = 0; i < n; i++) {
+        fio_size_str(sp[i].size, s, sizeof(s));
+        iof_buf_printf(b, "%s{\"size\": \"%s\"", i ? ", " : "", s);
+        if (n > 1)
+            iof_buf_printf(b, ", \"share\": %u", sp[i].pct);
+        iof_buf_printf(b, ", \"read\": %d, \"random\": %d", read, random);
+        if (j->align) {
+            fio_size_str(j->align, s, sizeof(s));
+            iof_buf_printf(b, ", \"align\": \"%s\"", s);
+        }
+        if (j->thinktime_ns) {
+            fio_dur_str(j->thinktime_ns, s, sizeof(s));
+            iof_buf_printf(b, ", \"delay\": \"%s\", \"burst\": %u", s, j->thinktime_blocks);
+        }
+        if (j->dist[0] && random) {
+            iof_buf_addstr(b, ", \"distribution\": ");
+            fio_json_str(b, j->dist);
+        }
+        iof_buf_addc(b, '}');
+    }
+    iof_buf_addc(b, ']');
+    if (j->ramp_ns) {
+        fio_dur_str(j->ramp_ns, s, sizeof(s));
+        iof_buf_printf(b, ", \"ramp\": \"%s\"", s);
+    }
+    if (j->runtime_ns) {
+        fio_dur_str(j->runtime_ns, s, sizeof(s));
+        iof_buf_printf(b, ", \"duration\": \"%s\"", s);
+    }
+    if (!j->time_based) {
+        /* fio stops a job after io_size (default size, capped at the files' size). */
+        uint64_t files = j->filesize;
+        limit = j->io_size ? j->io_size : j->size;
+        if (!j->io_size && files && (!limit || limit > files))
+            limit = files;
+        if (limit) {
+            fio_size_str(limit, s, sizeof(s));
+            iof_buf_printf(b, ", \"io_limit\": \"%s\"", s);
+        }
+    }
+    if (!j->runtime_ns && !limit) {
+        fio_msg(c, j->line,
+                "error: job '%s' has no end iofleet knows (set runtime with time_based, or "
+                "size/io_size)",
+                j->name);
+        return false;
+    }
+    return true;
+}
+
+/* One target per colon-separated filename ("\:" keeps a colon). */
+static bool fio_targets_json(struct fio_ctx *c, const struct fio_job *j, struct iof_buf *b)
+{
+    char files[FIO_MAX_FILES][FIO_STR / 4];
+    size_t nf = 0, k = 0;
+    char s[32], s2[32];
+    unsigned line = j->filename_line ? j->filename_line : j->line;
+
+    if (!j->filename[0]) {
+        snprintf(files[0], sizeof(files[0]), "%s.0.0", j->name);
+        nf = 1;
+        if (j->numjobs > 1)
+            fio_msg(c, j->line,
+                    "note: job '%s' has no filename: fio gives each of its %u jobs a file of its "
+                    "own; the plan's %u workers share the test file '%s'",
+                    j->name, j->numjobs, j->numjobs, files[0]);
+    } else {
+        for (const char *p = j->filename;; p++) {
+            if (*p == '\\' && p[1] == ':') {
+                p++;
+            } else if (*p == ':' || !*p) {
+                if (k) {
+                    files[nf][k] = 0;
+                    if (++nf >= FIO_MAX_FILES) {
+                        fio_msg(c, line, "error: more than %d filenames", FIO_MAX_FILES - 1);
+                        return false;
+                    }
+                }
+                k = 0;
+                if (!*p)
+                    break;
+                continue;
+            }
+            if (k + 1 >= sizeof(files[0])) {
+                fio_msg(c, line, "error: a filename longer than %zu bytes", sizeof(files[0]) - 1);
+                return false;
+            }
+            files[nf][k++] = *p;
+        }
+    }
+    if (!nf) {
+        fio_msg(c, line, "error: empty filename");
+        return false;
+    }
+    iof_buf_addstr(b, "\"targets\": [");
+    for (size_t i = 0; i < nf; i++) {
+        char path[FIO_STR + FIO_STR / 4 + 2];
+        uint64_t fsize = j->filesize ? j->filesize : j->size / nf;
+        const char *base;
+
+        if (j->directory[0] && files[i][0] != '/')
+            snprintf(path, sizeof(path), "%s/%.255s", j->directory, files[i]);
+        else
+            snprintf(path, sizeof(path), "%.255s", files[i]);
+        iof_buf_addstr(b, i ? ", {\"path\": " : "{\"path\": ");
+        if (!strncmp(path, "/dev/", 5)) {
+            fio_json_str(b, path);
+            if (j->offset || j->offset_pct[0] || j->size || j->size_pct[0]) {
+                iof_buf_addstr(b, ", \"range\": {");
+                if (j->offset_pct[0])
+                    iof_buf_printf(b, "\"offset\": \"%s\"", j->offset_pct);
+                else {
+                    fio_size_str(j->offset, s, sizeof(s));
+                    iof_buf_printf(b, "\"offset\": \"%s\"", s);
+                }
+                if (j->size_pct[0])
+                    iof_buf_printf(b, ", \"size\": \"%s\"", j->size_pct);
+                else if (j->size) {
+                    fio_size_str(j->size / nf, s, sizeof(s));
+                    iof_buf_printf(b, ", \"size\": \"%s\"", s);
+                }
+                iof_buf_addc(b, '}');
+            }
+            iof_buf_addc(b, '}');
+            continue;
+        }
+        if (j->size_pct[0] || j->offset_pct[0]) {
+            fio_msg(c, line,
+                    "error: cannot map a size or offset in %% for the test file '%s' (only for a "
+                    "device)",
+                    path);
+            return false;
+        }
+        if (!fsize) {
+            fio_msg(c, line, "error: test file '%s' has no size (set size or filesize)", path);
+            return false;
+        }
+        base = path;
+        if (path[0] == '/') {
+            base = strrchr(path, '/') + 1;
+            if (!*base) {
+                fio_msg(c, line, "error: cannot map filename '%s': a directory", path);
+                return false;
+            }
+            fio_msg(c, line,
+                    "note: %s is a test file '%s' in the agent's workdir (dynamo --workdir, "
+                    "iofleet run --workdir, puts it on the same filesystem)",
+                    path, base);
+        }
+        fio_json_str(b, base);
+        fio_size_str(fsize, s, sizeof(s));
+        iof_buf_printf(b, ", \"size\": \"%s\"", s);
+        if (j->offset) {
+            if (j->offset >= fsize) {
+                fio_msg(c, line, "error: offset is past the end of the test file '%s'", base);
+                return false;
+            }
+            fio_size_str(j->offset, s, sizeof(s));
+            fio_size_str(fsize - j->offset, s2, sizeof(s2));
+            iof_buf_printf(b, ", \"range\": {\"offset\": \"%s\", \"size\": \"%s\"}", s, s2);
+        }
+        iof_buf_addc(b, '}');
+    }
+    iof_buf_addc(b, ']');
+    return true;
+}
+
+static bool fio_group_json(struct fio_ctx *c, const struct fio_job *j, struct iof_buf *b)
+{
+    unsigned qd = j->iodepth;
+
+    if (j->engine_sync && qd > 1) {
+        fio_msg(c, j->line,
+                "note: job '%s' uses a synchronous engine: fio keeps 1 I/O in flight per job "
+                "whatever iodepth says; mapped as queue_depth 1",
+                j->name);
+        qd = 1;
+    }
+    iof_buf_printf(b,
+                   "{\"nodes\": [\"*\"], \"count\": %u, \"engine\": \"%s\", "
+                   "\"queue_depth\": %u, ",
+                   j->numjobs, j->engine, qd);
+    if (!fio_targets_json(c, j, b))
+        return false;
+    iof_buf_printf(b, ", \"pattern\": \"%s\"", j->pattern);
+    if (j->offset_inc[0]) {
+        iof_buf_addstr(b, ", \"offset_increment\": ");
+        fio_json_str(b, j->offset_inc);
+    }
+    if (j->rate[0])
+        iof_buf_printf(b, ", \"rate\": %s%s}", j->rate,
+                       j->poisson ? ", \"arrival\": \"poisson\"" : "");
+    iof_buf_addc(b, '}');
+    return true;
+}
+
+static void fio_spec_name(const struct fio_job *j, char *buf, size_t cap)
+{
+    char s[32];
+    const char *how =
+        j->rw == FIO_RW_RANDREAD || j->rw == FIO_RW_RANDWRITE || j->rw == FIO_RW_RANDRW
+            ? "random"
+            : "sequential";
+    int read = j->read_pct >= 0 ? j->read_pct : 50;
+
+    if (j->nsplit)
+        snprintf(s, sizeof(s), "bssplit");
+    else
+        fio_size_str(j->bs, s, sizeof(s));
+    if (j->rw == FIO_RW_RW || j->rw == FIO_RW_RANDRW)
+        snprintf(buf, cap, "%s (%s %s %d%% read)", j->name, s, how, read);
+    else
+        snprintf(buf, cap, "%s (%s %s %s)", j->name, s, how,
+                 j->rw == FIO_RW_READ || j->rw == FIO_RW_RANDREAD ? "read" : "write");
+}
+
+struct fio_test {
+    struct iof_buf spec;   /* the lines and the end, shared by the test's jobs */
+    struct iof_buf groups; /* the worker groups, in job order */
+    char name[200];
+    unsigned line; /* the first job's */
+    const char *first_job;
+};
+
+static int fio_emit(struct fio_ctx *c, struct fio_job *jobs, size_t njobs, struct iof_buf *json)
+{
+    struct fio_test *tests = calloc(njobs, sizeof(*tests));
+    size_t nt = 0;
+    int rc = 0;
+
+    if (!tests)
+        return -ENOMEM;
+    for (size_t i = 0; i < njobs && !c->failed; i++) {
+        struct fio_job *j = &jobs[i];
+        struct fio_test *t;
+        struct iof_buf spec = IOF_BUF_INIT;
+
+        if (!nt || j->stonewall) {
+            t = &tests[nt++];
+            iof_buf_init(&t->spec, 0);
+            iof_buf_init(&t->groups, 0);
+            fio_spec_name(j, t->name, sizeof(t->name));
+            t->line = j->line;
+            t->first_job = j->name;
+        } else {
+            t = &tests[nt - 1];
+            iof_buf_addstr(&t->groups, ", ");
+        }
+        if (!j->direct)
+            fio_msg(c, j->line,
+                    "note: job '%s' has direct=0 (fio's default: buffered I/O); iofleet's libaio "
+                    "and io_uring engines always use O_DIRECT",
+                    j->name);
+        if (!fio_spec_json(c, j, &spec) || !fio_group_json(c, j, &t->groups)) {
+            iof_buf_free(&spec);
+            break;
+        }
+        if (spec.err || t->groups.err) {
+            iof_buf_free(&spec);
+            rc = -ENOMEM;
+            break;
+        }
+        if (!t->spec.len)
+            iof_buf_addstr(&t->spec, spec.p);
+        else if (strcmp(t->spec.p, spec.p))
+            fio_msg(c, j->line,
+                    "error: job '%s' runs at the same time as job '%s' (line %u; no stonewall "
+                    "between them) with another workload: the plan runs one spec per test on "
+                    "every worker group (add stonewall to run them in turn)",
+                    j->name, t->first_job, t->line);
+        iof_buf_free(&spec);
+    }
+    for (size_t i = 1; i < nt && !c->failed && !rc; i++)
+        if (strcmp(tests[i].groups.p, tests[0].groups.p))
+            fio_msg(c, tests[i].line,
+                    "error: job '%s' runs with other workers, engine, queue depth, files or rate "
+                    "than job '%s' (line %u): a plan's worker groups are the same in every test",
+                    tests[i].first_job, tests[0].first_job, tests[0].line);
+    if (!c->failed && !rc) {
+        iof_buf_addstr(json, "{\n  \"name\": ");
+        fio_json_str(json, c->name);
+        iof_buf_addstr(json, ",\n  \"run\": {\"interval\": \"1s\"},\n  \"specs\": [\n");
+        for (size_t i = 0; i < nt; i++) {
+            iof_buf_addstr(json, "    {\"name\": ");
+            fio_json_str(json, tests[i].name);
+            iof_buf_printf(json, ", %s}%s\n", tests[i].spec.p, i + 1 < nt ? "," : "");
+        }
+        iof_buf_printf(json, "  ],\n  \"workers\": [%s]\n}\n", tests[0].groups.p);
+        if (json->err)
+            rc = json->err;
+    }
+    for (size_t i = 0; i < nt; i++) {
+        iof_buf_free(&tests[i].spec);
+        iof_buf_free(&tests[i].groups);
+    }
+    free(tests);
+    return rc;
+}
+
+int proto_import_fio(const char *name, const char *text, size_t len, struct iof_buf *json,
+                     struct iof_buf *msgs, struct iof_diag *diag)
+{
+    struct fio_ctx c = {.name = name, .msgs = msgs};
+    struct fio_job *jobs = NULL;
+    size_t njobs = 0;
+    char *copy;
+    int rc;
+
+    if (len > IOF_IMPORT_MAX_TEXT)
+        return iof_diag_set(diag, IOF_EPLAN, "%s: larger than %u bytes", name, IOF_IMPORT_MAX_TEXT);
+    if (memchr(text, 0, len))
+        return iof_diag_set(diag, IOF_EPLAN, "%s: a NUL byte: not a fio job file", name);
+    copy = malloc(len + 1);
+    if (!copy)
+        return -ENOMEM;
+    memcpy(copy, text, len);
+    copy[len] = 0;
+    rc = fio_parse(&c, copy);
+    if (!rc && !c.failed) {
+        size_t nreal = 0;
+        for (size_t s = 0; s < c.nsec; s++)
+            nreal += !c.sec[s].global;
+        if (!nreal) {
+            fio_msg(&c, 1, "error: no job section (only [global] or nothing)");
+        } else if (!(jobs = calloc(nreal, sizeof(*jobs)))) {
+            rc = -ENOMEM;
+        }
+        for (size_t s = 0; jobs && s < c.nsec && !c.failed; s++) {
+            struct fio_job *j;
+            if (c.sec[s].global)
+                continue;
+            j = &jobs[njobs++];
+            fio_job_defaults(j);
+            fio_copy(j->name, sizeof(j->name), c.sec[s].name);
+            j->line = c.sec[s].line;
+            /* Every [global] before the job, then the job's own options. */
+            for (size_t g = 0; g < s; g++)
+                for (size_t o = 0; c.sec[g].global && o < c.sec[g].count; o++)
+                    fio_apply(&c, j, &c.kv[c.sec[g].first + o]);
+            for (size_t o = 0; o < c.sec[s].count; o++)
+                fio_apply(&c, j, &c.kv[c.sec[s].first + o]);
+            /* rw decides which of bs=R,W counts: read bs again after rw. */
+            for (size_t g = 0; g <= s; g++)
+                for (size_t o = 0; (g == s || c.sec[g].global) && o < c.sec[g].count; o++) {
+                    struct fio_kv *kv = &c.kv[c.sec[g].first + o];
+                    if ((!strcmp(kv->key, "bs") || !strcmp(kv->key, "blocksize")) && !c.failed)
+                        fio_bs(&c, j, kv);
+                    else if (!strcmp(kv->key, "bssplit") && !c.failed)
+                        fio_bssplit(&c, j, kv);
+                }
+        }
+        if (!rc && !c.failed)
+            rc = fio_emit(&c, jobs, njobs, json);
+    }
+    if (!rc && msgs->err)
+        rc = msgs->err;
+    if (!rc && c.failed)
+        rc = iof_diag_set(diag, IOF_EPLAN, "%s: cannot be imported (the reasons are above)", name);
+    free(jobs);
+    free(c.kv);
+    free(c.sec);
+    free(copy);
+    return rc;
+}

@@ -1,0 +1,63 @@
+# iofleet import on a fio job file, round trip: seed 000's four corners as the
+# report's fio job file (configs/fio/four-corners.fio) imports with its
+# ignored options named by line, validates, and a short null-engine run gives
+# the same results shape (tests, spec names, lines, workers, queue depth) as
+# configs/fio-four-corners.json run with the same overrides. Also: --help,
+# no overwrite without --force, exit 2 with the line for an unmappable job.
+source "$(dirname "$0")/lib/common.bash"
+command -v jq >/dev/null || skip "jq not installed"
+FIO=$IOF_SRC/configs/fio/four-corners.fio
+cd "$T"
+
+expect_rc 0 "$IOFLEET" import --help
+expect_in "$T/out" "usage: iofleet import JOB.fio"
+expect_rc 0 "$IOFLEET" help import
+expect_in "$T/out" "--output"
+
+expect_rc 0 "$IOFLEET" import "$FIO" -o plan.json
+expect_in "$T/err" "four-corners.fio:12: ignored: norandommap (does not change the load)"
+expect_in "$T/err" "four-corners.fio:13: ignored: group_reporting (does not change the load)"
+[ ! -s "$T/out" ] || fail "import -o wrote to stdout"
+expect_rc 0 "$IOFLEET" validate plan.json
+expect_in "$T/out" "tests: 4"
+ok "four-corners.fio imports (ignored options named by line) and validates"
+
+# The file exists now: refused without --force, replaced with it.
+expect_rc 2 "$IOFLEET" import "$FIO" -o plan.json
+expect_in "$T/err" "plan.json: File exists (--force replaces it)"
+expect_rc 0 "$IOFLEET" import "$FIO" -o plan.json --force
+ok "an existing output needs --force"
+
+# run PLAN NAME: a short null-engine run, its results shape in NAME.shape.
+run_short() {
+    expect_rc 0 timeout 120 "$IOFLEET" run "$1" --no-db --quiet --json "$2.json" \
+        --set workers[0].engine=null --set workers[0].targets[0].size=16m \
+        --set run.duration=1s --set run.ramp=0s \
+        --set specs[0].io_limit=64m --set specs[1].io_limit=64m \
+        --set specs[2].io_limit=64m --set specs[3].io_limit=64m
+    jq -c '[.tests[] | {spec, rows: [.results[] |
+             {row_type, worker, target, queue_depth, n_nodes, n_workers, n_targets, status}]}]' \
+        "$2.json" >"$2.shape"
+    [ -s "$2.shape" ] || fail "$2: no results shape"
+}
+run_short plan.json imported
+run_short "$IOF_SRC/configs/fio-four-corners.json" shipped
+jq -e '.tests | length == 4' imported.json >/dev/null || fail "imported: not 4 tests"
+diff -u shipped.shape imported.shape >&2 || fail "the imported plan's results differ in shape"
+# The plan's worker groups are the same: 4 workers at queue depth 64 on one 20g file.
+jq -e '.workers == [{"nodes":["*"],"count":4,"engine":"libaio","queue_depth":64,
+        "targets":[{"path":"bench","size":"20g"}],"pattern":"pseudo"}]' plan.json >/dev/null ||
+    fail "imported workers differ from configs/fio-four-corners.json's"
+ok "import -> validate -> null run: same tests, specs and workers as configs/fio-four-corners.json"
+
+# Something essential that cannot be mapped: exit 2, the line named, no file.
+printf '[global]\nsize=1g\n[a]\nrw=randread\n[b]\nrw=trim\n' >bad.fio
+expect_rc 2 "$IOFLEET" import bad.fio -o bad.json
+expect_in "$T/err" "bad.fio:6: error: cannot map rw=trim"
+[ ! -e bad.json ] || fail "a refused import wrote its output"
+printf '[a]\nrw=read\nsize=1g\n[b]\nrw=write\nsize=1g\n' >mix.fio
+expect_rc 2 "$IOFLEET" import mix.fio
+expect_in "$T/err" "mix.fio:4: error: job 'b' runs at the same time as job 'a'"
+expect_rc 2 "$IOFLEET" import notes.txt
+expect_in "$T/err" "cannot tell the format of 'notes.txt'"
+ok "unmappable jobs exit 2 with FILE:LINE and write nothing"

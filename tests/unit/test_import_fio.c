@@ -1,0 +1,314 @@
+/* tests/unit/test_import_fio.c - proto/import_fio.c: each fio construct as
+ * the plan it becomes (checked through the plan loader), fio's defaults, the
+ * exact messages for ignored and unmappable options, and garbage refused
+ * without a crash. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/spec.h"
+#include "proto/import.h"
+#include "proto/plan.h"
+
+struct result {
+    int rc;
+    struct iof_buf json, msgs;
+    struct iof_diag diag;
+    struct iof_plan plan;
+};
+
+/* Imports text as "j.fio"; a successful import must load as a valid plan. */
+static void import(const char *text, struct result *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->rc = proto_import_fio("j.fio", text, strlen(text), &r->json, &r->msgs, &r->diag);
+    if (!r->rc) {
+        int prc = proto_plan_parse("j.fio", r->json.p, r->json.len, NULL, 0, &r->plan, &r->diag);
+        if (prc)
+            print_error("%s\n%s\n", r->diag.msg, r->json.p);
+        assert_int_equal(prc, 0);
+    }
+}
+
+static void done(struct result *r)
+{
+    iof_buf_free(&r->json);
+    iof_buf_free(&r->msgs);
+    iof_plan_free(&r->plan);
+}
+
+static const char *msgs(const struct result *r)
+{
+    return r->msgs.p ? r->msgs.p : "";
+}
+
+static void defaults_are_fios(void **state)
+{
+    struct result r;
+    (void)state;
+    import("[j]\nsize=1g\n", &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.plan.nspecs, 1);
+    assert_int_equal(r.plan.specs[0].nlines, 1);
+    assert_int_equal(r.plan.specs[0].lines[0].size, 4096);    /* bs 4k */
+    assert_int_equal(r.plan.specs[0].lines[0].read_pct, 100); /* rw=read */
+    assert_int_equal(r.plan.specs[0].lines[0].random_pct, 0); /* sequential */
+    assert_int_equal(r.plan.specs[0].io_limit, 1ull << 30);   /* size without time_based */
+    assert_int_equal(r.plan.workers[0].count, 1);             /* numjobs 1 */
+    assert_int_equal(r.plan.workers[0].queue_depth, 1);       /* iodepth 1 */
+    assert_string_equal(r.plan.workers[0].engine, "sync");    /* psync */
+    assert_string_equal(r.plan.workers[0].targets[0].path, "j.0.0");
+    assert_int_equal(r.plan.workers[0].targets[0].size, 1ull << 30);
+    assert_non_null(strstr(msgs(&r), "j.fio:1: note: job 'j' has direct=0 (fio's default: "
+                                     "buffered I/O); iofleet's libaio and io_uring engines "
+                                     "always use O_DIRECT\n"));
+    done(&r);
+}
+
+static void four_corners(void **state)
+{
+    struct result r;
+    (void)state;
+    import("[global]\nioengine=libaio\niodepth=64\ndirect=1\nnumjobs=4\nfilesize=20g\n"
+           "size=100g\nnorandommap\ngroup_reporting\n"
+           "[rr]\nrw=randread\nblocksize=4k\nfilename=/mnt/bench\nstonewall\n"
+           "[rw]\nrw=randwrite\nblocksize=4k\nfilename=/mnt/bench\nstonewall\n"
+           "[sr]\nrw=read\nblocksize=512k\nfilename=/mnt/bench\nstonewall\n"
+           "[sw]\nrw=write\nbs=512k\nfilename=/mnt/bench\nstonewall\n",
+           &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.plan.nspecs, 4);
+    assert_int_equal(r.plan.nworkers, 1);
+    assert_int_equal(r.plan.workers[0].count, 4);
+    assert_int_equal(r.plan.workers[0].queue_depth, 64);
+    assert_string_equal(r.plan.workers[0].engine, "libaio");
+    assert_string_equal(r.plan.workers[0].targets[0].path, "bench");
+    assert_int_equal(r.plan.workers[0].targets[0].size, 20ull << 30);
+    assert_int_equal(r.plan.specs[0].lines[0].random_pct, 100);
+    assert_int_equal(r.plan.specs[1].lines[0].read_pct, 0);
+    assert_int_equal(r.plan.specs[2].lines[0].size, 512 * 1024);
+    assert_int_equal(r.plan.specs[3].lines[0].read_pct, 0);
+    assert_int_equal(r.plan.specs[3].lines[0].random_pct, 0);
+    /* fio caps size at the file's size: 20g per job. */
+    assert_int_equal(r.plan.specs[0].io_limit, 20ull << 30);
+    assert_string_equal(r.plan.specs[0].name, "rr (4k random read)");
+    assert_non_null(strstr(msgs(&r), "j.fio:8: ignored: norandommap (does not change the load)\n"
+                                     "j.fio:9: ignored: group_reporting (does not change the "
+                                     "load)\n"));
+    assert_non_null(strstr(msgs(&r), "j.fio:13: note: /mnt/bench is a test file 'bench' in the "
+                                     "agent's workdir"));
+    assert_null(strstr(msgs(&r), "direct=0"));
+    done(&r);
+}
+
+static void mixes_and_bssplit(void **state)
+{
+    struct result r;
+    (void)state;
+    import("[m]\nrw=randrw\nrwmixwrite=30\nbssplit=4k/10:64k/50:32k/\nsize=1g\n"
+           "percentage_random=80\nblockalign=8k\n",
+           &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.plan.specs[0].nlines, 3);
+    assert_int_equal(r.plan.specs[0].lines[0].share, 10);
+    assert_int_equal(r.plan.specs[0].lines[1].size, 65536);
+    assert_int_equal(r.plan.specs[0].lines[2].share, 40);
+    assert_int_equal(r.plan.specs[0].lines[2].read_pct, 70);
+    assert_int_equal(r.plan.specs[0].lines[2].random_pct, 80);
+    assert_int_equal(r.plan.specs[0].lines[0].align, 8192);
+    done(&r);
+
+    import("[m]\nrw=readwrite\nrwmixread=70\nsize=1g\n", &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.plan.specs[0].lines[0].read_pct, 70);
+    assert_int_equal(r.plan.specs[0].lines[0].random_pct, 0);
+    assert_string_equal(r.plan.specs[0].name, "m (4k sequential 70% read)");
+    done(&r);
+
+    /* bs=R,W: the direction the job uses counts. */
+    import("[w]\nrw=write\nbs=4k,16k\nsize=1g\n", &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.plan.specs[0].lines[0].size, 16384);
+    done(&r);
+}
+
+static void time_rate_distribution_files(void **state)
+{
+    struct result r;
+    (void)state;
+    import("[global]\ntime_based\nruntime=2m\nramp_time=500ms\nioengine=io_uring\n"
+           "direct=1\n[t]\nrw=randread\nrate_iops=500\nrate_process=poisson\n"
+           "random_distribution=zipf:1.2\nfilename=/dev/nvme0n1:/dev/nvme1n1\noffset=1g\n"
+           "size=10g\nnumjobs=2\noffset_increment=25%\nthinktime=100\nthinktime_blocks=8\n",
+           &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.plan.specs[0].duration_ns, 120000000000ull);
+    assert_int_equal(r.plan.specs[0].ramp_ns, 500000000ull);
+    assert_int_equal(r.plan.specs[0].io_limit, 0);
+    assert_int_equal(r.plan.workers[0].rate.unit, IOF_RATE_IOPS);
+    assert_true(r.plan.workers[0].rate.value == 500.0);
+    assert_int_equal(r.plan.workers[0].rate.arrival, IOF_ARRIVAL_POISSON);
+    assert_int_equal(r.plan.workers[0].ntargets, 2);
+    assert_string_equal(r.plan.workers[0].targets[1].path, "/dev/nvme1n1");
+    assert_int_equal(r.plan.workers[0].targets[0].range_offset, 1ull << 30);
+    assert_int_equal(r.plan.workers[0].targets[0].range_size, 5ull << 30);
+    assert_true(r.plan.workers[0].offset_increment_pct);
+    assert_int_equal(r.plan.workers[0].offset_increment, 25);
+    /* thinktime is in microseconds; a plan's delay in milliseconds. */
+    assert_int_equal(r.plan.specs[0].lines[0].delay_ns, 1000000);
+    assert_non_null(strstr(msgs(&r), "j.fio:17: note: thinktime=100: rounded up to 1ms (a plan's "
+                                     "delay is in milliseconds)\n"));
+    assert_int_equal(r.plan.specs[0].lines[0].burst, 8);
+    assert_int_not_equal(r.plan.specs[0].lines[0].dist.kind, 0);
+    done(&r);
+
+    import("[d]\ndirectory=/data\nfilename=a\\:b\nsize=64m\ndirect=1\n", &r);
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.plan.workers[0].targets[0].path, "a:b");
+    assert_non_null(strstr(msgs(&r), "j.fio:3: note: /data/a:b is a test file 'a:b'"));
+    done(&r);
+}
+
+static void concurrent_jobs_are_groups(void **state)
+{
+    struct result r;
+    (void)state;
+    /* Two jobs at once with the same workload on different files: two groups. */
+    import("[global]\nrw=randread\nsize=1g\ndirect=1\n[a]\nfilename=a.dat\n[b]\nfilename=b.dat\n"
+           "iodepth=8\nioengine=libaio\n",
+           &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.plan.nspecs, 1);
+    assert_int_equal(r.plan.nworkers, 2);
+    assert_int_equal(r.plan.workers[1].queue_depth, 8);
+    done(&r);
+
+    import("[a]\nrw=read\nsize=1g\n[b]\nrw=write\nsize=1g\n", &r);
+    assert_int_equal(r.rc, IOF_EPLAN);
+    assert_non_null(strstr(msgs(&r),
+                           "j.fio:4: error: job 'b' runs at the same time as job 'a' (line 1; no "
+                           "stonewall between them) with another workload: the plan runs one "
+                           "spec per test on every worker group (add stonewall to run them in "
+                           "turn)\n"));
+    done(&r);
+
+    import("[a]\nrw=read\nsize=1g\nfilename=x\n[b]\nstonewall\nrw=write\nsize=1g\nioengine=libaio\n"
+           "filename=x\n",
+           &r);
+    assert_int_equal(r.rc, IOF_EPLAN);
+    assert_non_null(strstr(msgs(&r), "j.fio:5: error: job 'b' runs with other workers, engine, "
+                                     "queue depth, files or rate than job 'a' (line 1): a plan's "
+                                     "worker groups are the same in every test\n"));
+    done(&r);
+}
+
+static void unmappable_options(void **state)
+{
+    struct result r;
+    (void)state;
+    import("[a]\nrw=trim\nsize=1g\n", &r);
+    assert_int_equal(r.rc, IOF_EPLAN);
+    assert_string_equal(msgs(&r), "j.fio:2: error: cannot map rw=trim: iofleet issues reads and "
+                                  "writes only (read, write, randread, randwrite, rw, randrw)\n");
+    assert_string_equal(r.diag.msg, "j.fio: cannot be imported (the reasons are above)");
+    done(&r);
+
+    import("[a]\nrw=randrw\nbs=4k,8k\nsize=1g\n", &r);
+    assert_int_equal(r.rc, IOF_EPLAN);
+    assert_non_null(strstr(msgs(&r), "j.fio:3: error: cannot map bs=4k,8k: reads and writes of "
+                                     "different sizes in one mix"));
+    done(&r);
+
+    import("[a]\nrw=read\ntime_based\n", &r);
+    assert_int_equal(r.rc, IOF_EPLAN);
+    assert_non_null(strstr(msgs(&r), "j.fio:1: error: job 'a' has no end iofleet knows"));
+    done(&r);
+
+    import("[a]\nsize=1g\ndirect=1\nverify=md5\nioengine=mmap\nrw=read:64k\n", &r);
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(msgs(&r),
+                        "j.fio:4: cannot map verify=md5: no such setting in iofleet's plan\n"
+                        "j.fio:5: cannot map ioengine=mmap: iofleet has libaio, io_uring, sync "
+                        "and null; mapped as libaio\n"
+                        "j.fio:6: cannot map the ':64k' of rw=read:64k: sequential I/O with "
+                        "holes; mapped as read\n");
+    done(&r);
+
+    import("size=1g\n[a]\n", &r);
+    assert_int_equal(r.rc, IOF_EPLAN);
+    assert_non_null(strstr(msgs(&r), "j.fio:1: error: option outside a section"));
+    done(&r);
+
+    import("[global]\nsize=1g\n", &r);
+    assert_int_equal(r.rc, IOF_EPLAN);
+    assert_non_null(strstr(msgs(&r), "j.fio:1: error: no job section"));
+    done(&r);
+
+    import("[a]\nbssplit=4k/50:8k/60\nsize=1g\n", &r);
+    assert_int_equal(r.rc, IOF_EPLAN);
+    assert_non_null(strstr(msgs(&r), "j.fio:2: error: cannot map bssplit=4k/50:8k/60: the "
+                                     "percentages must sum to 100\n"));
+    done(&r);
+}
+
+static void garbage_is_refused(void **state)
+{
+    struct result r;
+    char *big = malloc(IOF_IMPORT_MAX_LINE + 16);
+    (void)state;
+    assert_non_null(big);
+    memset(big, 'x', IOF_IMPORT_MAX_LINE + 10);
+    memcpy(big, "[a]\n", 4);
+    big[IOF_IMPORT_MAX_LINE + 10] = 0;
+    import(big, &r);
+    assert_int_equal(r.rc, IOF_EPLAN);
+    assert_non_null(strstr(msgs(&r), "j.fio:2: error: line longer than 4096 bytes\n"));
+    done(&r);
+    free(big);
+
+    import("[unterminated\n=\n[]\n\x01\x02=\xff\n", &r);
+    assert_int_equal(r.rc, IOF_EPLAN);
+    assert_non_null(strstr(msgs(&r), "j.fio:1: error: malformed section header"));
+    done(&r);
+
+    /* Control bytes in a key or a section name never reach a message. */
+    import("[a]\nsize=1g\nrw\x1dwrite\n", &r);
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(msgs(&r), "j.fio:3: cannot map rw?write: no such setting in iofleet's "
+                                     "plan\n"));
+    done(&r);
+    import("[a\x1b]\nsize=1g\n", &r);
+    assert_int_equal(r.rc, IOF_EPLAN);
+    assert_non_null(
+        strstr(msgs(&r), "j.fio:1: error: a control character or '/' in a section name\n"));
+    done(&r);
+
+    memset(&r, 0, sizeof(r));
+    r.rc = proto_import_fio("j.fio", "[a]\0size=1g\n", 12, &r.json, &r.msgs, &r.diag);
+    assert_int_equal(r.rc, IOF_EPLAN);
+    assert_string_equal(r.diag.msg, "j.fio: a NUL byte: not a fio job file");
+    done(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(defaults_are_fios),
+        cmocka_unit_test(four_corners),
+        cmocka_unit_test(mixes_and_bssplit),
+        cmocka_unit_test(time_rate_distribution_files),
+        cmocka_unit_test(concurrent_jobs_are_groups),
+        cmocka_unit_test(unmappable_options),
+        cmocka_unit_test(garbage_is_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
