@@ -1,13 +1,15 @@
 /* manager/cli_import.c - `iofleet import FILE -o PLAN.json`: a fio job file
- * as an iofleet plan (proto/import_fio.c), checked by the plan loader before
- * it is written; every option the importer ignores or cannot map is named on
- * stderr with its line. */
+ * (proto/import_fio.c) or an Iometer configuration file (proto/import_icf.c)
+ * as an iofleet plan, checked by the plan loader before it is written; every
+ * option or line the importer ignores or cannot map is named on stderr with
+ * its line. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "common/buf.h"
@@ -22,26 +24,37 @@ enum import_opt_id {
     IOPT_OUT,
     IOPT_FORCE,
     IOPT_FORMAT,
+    IOPT_MAP,
 };
+
+#define IMPORT_MAX_MAPS 256
 
 static const struct iof_opt import_opts[] = {
     {"help", 'h', IOF_OPT_NONE, NULL, "print this help and exit", IOPT_HELP},
     {"output", 'o', IOF_OPT_REQUIRED, "PLAN.json", "where to write the plan (- or none: stdout)",
      IOPT_OUT},
     {"force", 'f', IOF_OPT_NONE, NULL, "replace an existing output file", IOPT_FORCE},
-    {"format", 0, IOF_OPT_REQUIRED, "fio",
-     "the input's format (default: from the name; .fio, .ini and .job are fio job files)",
+    {"format", 0, IOF_OPT_REQUIRED, "fio|icf",
+     "the input's format (default: from the name; .fio, .ini and .job are fio job files, .icf "
+     "Iometer configuration files)",
      IOPT_FORMAT},
+    {"map", 0, IOF_OPT_REQUIRED, "NAME=PATH",
+     "icf: the path of an Iometer target (its whole name or first word: 'PHYSICALDRIVE:1', "
+     "'C:'); repeatable. An unmapped target stays as the placeholder 'iometer:NAME', which "
+     "validate refuses by name",
+     IOPT_MAP},
 };
 
 static const struct iof_cmd import_cmd = {
     .prog = "iofleet import",
-    .synopsis = "JOB.fio [-o PLAN.json] [OPTION]...",
-    .about = "Writes an iofleet plan from a fio job file: stonewalled jobs become tests in "
+    .synopsis = "JOB.fio|CONFIG.icf [-o PLAN.json] [OPTION]...",
+    .about = "Writes an iofleet plan from a fio job file (stonewalled jobs become tests in "
              "order, numjobs the worker count, iodepth the queue depth, bs/bssplit the spec's "
-             "lines. Each option that is ignored (it does not change the load) or cannot be "
-             "mapped is named on stderr with FILE:LINE; the plan is validated before it is "
-             "written. docs/workloads.md has the mapping table.",
+             "lines) or an Iometer configuration file (assigned access specifications become the "
+             "tests, disk workers the worker groups, outstanding I/Os the queue depth). Each "
+             "option or line that is ignored (it does not change the load) or cannot be mapped "
+             "is named on stderr with FILE:LINE; the plan is validated before it is written. "
+             "docs/workloads.md has the mapping tables.",
     .opts = import_opts,
     .nopts = sizeof(import_opts) / sizeof(import_opts[0]),
     .epilog = "exit codes: 0 written (notes on stderr), 1 I/O error, 2 usage error or\n"
@@ -53,13 +66,18 @@ void mgr_cli_import_help(FILE *f)
     iof_opt_help(&import_cmd, f);
 }
 
-static bool import_is_fio(const char *path, const char *format)
+/* "fio", "icf" or NULL when the name does not tell. */
+static const char *import_format(const char *path, const char *format)
 {
     const char *dot = strrchr(path, '.');
 
     if (format)
-        return !strcmp(format, "fio");
-    return dot && (!strcmp(dot, ".fio") || !strcmp(dot, ".ini") || !strcmp(dot, ".job"));
+        return format;
+    if (dot && (!strcmp(dot, ".fio") || !strcmp(dot, ".ini") || !strcmp(dot, ".job")))
+        return "fio";
+    if (dot && !strcasecmp(dot, ".icf"))
+        return "icf";
+    return NULL;
 }
 
 /* Reads at most IOF_IMPORT_MAX_TEXT + 1 bytes of path into b. */
@@ -123,7 +141,9 @@ static int import_write(const char *out, bool force, const struct iof_buf *json)
 int mgr_cli_import(int argc, char **argv)
 {
     struct iof_opt_parser p;
-    const char *in = NULL, *out = NULL, *format = NULL, *val, *name;
+    const char *in = NULL, *out = NULL, *format = NULL, *val, *name, *fmt;
+    const char *maps[IMPORT_MAX_MAPS];
+    size_t nmaps = 0;
     struct iof_buf text = IOF_BUF_INIT, json = IOF_BUF_INIT, msgs = IOF_BUF_INIT;
     struct iof_diag diag = {{0}};
     struct iof_plan plan = {0};
@@ -150,18 +170,30 @@ int mgr_cli_import(int argc, char **argv)
             force = true;
         } else if (id == IOPT_FORMAT) {
             format = val;
+        } else if (id == IOPT_MAP) {
+            if (!strchr(val, '=') || val[0] == '=' || nmaps >= IMPORT_MAX_MAPS) {
+                iof_opt_free(&p);
+                return iof_opt_usage_error(&import_cmd,
+                                           "--map takes NAME=PATH (at most %d), got '%s'",
+                                           IMPORT_MAX_MAPS, val);
+            }
+            maps[nmaps++] = val;
         }
     }
     iof_opt_free(&p);
     if (!in)
         return iof_opt_usage_error(&import_cmd, "missing the file to import");
-    if (format && strcmp(format, "fio"))
-        return iof_opt_usage_error(&import_cmd, "unknown --format '%s' (expected fio)", format);
-    if (!import_is_fio(in, format))
+    if (format && strcmp(format, "fio") && strcmp(format, "icf"))
+        return iof_opt_usage_error(&import_cmd, "unknown --format '%s' (expected fio or icf)",
+                                   format);
+    fmt = import_format(in, format);
+    if (!fmt)
         return iof_opt_usage_error(&import_cmd,
-                                   "cannot tell the format of '%s' (.fio, .ini or .job; or "
-                                   "--format fio)",
+                                   "cannot tell the format of '%s' (.fio, .ini, .job or .icf; or "
+                                   "--format fio|icf)",
                                    in);
+    if (nmaps && strcmp(fmt, "icf"))
+        return iof_opt_usage_error(&import_cmd, "--map is for Iometer configuration files");
     name = strrchr(in, '/') ? strrchr(in, '/') + 1 : in;
     rc = import_read(in, &text);
     if (rc) {
@@ -169,7 +201,11 @@ int mgr_cli_import(int argc, char **argv)
         ret = rc == -ENOMEM ? 1 : 2;
         goto out;
     }
-    rc = proto_import_fio(name, text.p ? text.p : "", text.len, &json, &msgs, &diag);
+    if (!strcmp(fmt, "fio"))
+        rc = proto_import_fio(name, text.p ? text.p : "", text.len, &json, &msgs, &diag);
+    else
+        rc = proto_import_icf(name, text.p ? text.p : "", text.len, maps, nmaps, &json, &msgs,
+                              &diag);
     for (char *line = msgs.p, *nl; line && *line; line = nl + 1) {
         nl = strchr(line, '\n');
         if (!nl)
@@ -184,6 +220,11 @@ int mgr_cli_import(int argc, char **argv)
     }
     rc = proto_plan_parse(name, json.p, json.len, NULL, 0, &plan, &diag);
     iof_plan_free(&plan);
+    if (rc && strstr(diag.msg, "Iometer target placeholder")) {
+        /* Written all the same: the user maps it with --set, or imports again. */
+        IOF_USER("iofleet import: note: %s", diag.msg);
+        rc = 0;
+    }
     if (rc) {
         IOF_USER("iofleet import: the imported plan is not valid: %s",
                  diag.msg[0] ? diag.msg : iof_strerror(rc));

@@ -1,5 +1,6 @@
 /* proto/import.h - importers of other tools' workload files into plan JSON:
- * fio job files (proto/import_fio.c).
+ * fio job files (proto/import_fio.c) and Iometer configuration files
+ * (proto/import_icf.c).
  *
  * An importer reads hostile text: lines are bounded (IOF_IMPORT_MAX_LINE
  * bytes), so are the number of lines, sections and options; garbage is
@@ -33,5 +34,13 @@
  * proto_plan_parse(). */
 int proto_import_fio(const char *name, const char *text, size_t len, struct iof_buf *json,
                      struct iof_buf *msgs, struct iof_diag *diag);
+
+/* The same for an Iometer configuration file (.icf). `maps` (borrowed,
+ * `nmaps` entries) are "NAME=PATH": a target whose whole name or first word
+ * ("C:" of "C: \"label\"") is NAME gets PATH; any other target is written as
+ * "iometer:NAME", a placeholder the plan loader refuses by name. */
+int proto_import_icf(const char *name, const char *text, size_t len, const char *const *maps,
+                     size_t nmaps, struct iof_buf *json, struct iof_buf *msgs,
+                     struct iof_diag *diag);
 
 #endif

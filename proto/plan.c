@@ -1197,6 +1197,15 @@ static int parse_target(struct pctx *c, const cJSON *jt, struct iof_target_cfg *
         path_key(c, "path");
         return fail(c, "must not contain a '..' component");
     }
+    /* `iofleet import` writes an Iometer target it could not map this way. */
+    if (!strncmp(path, "iometer:", 8)) {
+        char q[96];
+        path_key(c, "path");
+        return fail(c,
+                    "%s is an Iometer target placeholder: map it with iofleet import --map "
+                    "'NAME=PATH' or --set",
+                    quote(q, sizeof(q), path));
+    }
     if ((rc = size_field(c, jt, "size", &ZERO, 0, UINT64_MAX, &t->size)))
         return rc;
     if (t->size % TEST_FILE_ALIGN) {

@@ -1,6 +1,8 @@
-/* tests/fuzz/fuzz_import.c - proto/import_fio.c: the fio job file importer.
+/* tests/fuzz/fuzz_import.c - proto/import_fio.c and proto/import_icf.c: the
+ * fio job file and Iometer configuration file importers.
  *
- * Input: fio job file text. The importer must accept it or refuse it with
+ * Input: an Iometer file when it starts with "Version " (imported with two
+ * --map pairs), else a fio job file. The importer must accept it or refuse it with
  * IOF_EPLAN (or -ENOMEM) and a one-line summary; every message it gives is
  * one line starting "j.fio:LINE: ". An accepted file's JSON goes through the
  * plan loader, which must accept it or refuse it with a one-line message
@@ -15,6 +17,7 @@
 #include "proto/plan.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -22,7 +25,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct iof_buf json = IOF_BUF_INIT, msgs = IOF_BUF_INIT;
     struct iof_diag diag = {{0}};
     struct iof_plan plan = {0};
-    int rc = proto_import_fio("j.fio", (const char *)data, size, &json, &msgs, &diag);
+    static const char *const maps[] = {"PHYSICALDRIVE:1=/dev/sdb", "C:=data.tst"};
+    bool icf = size >= 8 && !memcmp(data, "Version ", 8);
+    int rc = icf ? proto_import_icf("j.fio", (const char *)data, size, maps, 2, &json, &msgs, &diag)
+                 : proto_import_fio("j.fio", (const char *)data, size, &json, &msgs, &diag);
 
     FUZZ_CHECK(rc == 0 || rc == IOF_EPLAN || rc == -ENOMEM, "unexpected rc %d", rc);
     if (rc == IOF_EPLAN)

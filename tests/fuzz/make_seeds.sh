@@ -10,7 +10,8 @@
 #   frame  the same messages framed: alone, as one session stream, and foreign or broken
 #          streams (TLS, HTTP, SSH, oversized, bad version or flags, truncated)
 #   plan   configs/*.json, and some of them with --set overrides after a NUL byte
-#   import configs/fio/*.fio, and job files with every construct the fio importer maps
+#   import configs/fio/*.fio, job files with every construct the fio importer maps, and
+#          tests/data/iometer/*.icf
 #   hist   the `lat` histograms of docs/protocol.md and a few made with common/hist.c
 # Needs bash, jq, base64, xxd and a C compiler (cc). The output is deterministic.
 set -euo pipefail
@@ -175,7 +176,10 @@ CEOF
 cc -std=gnu11 -O1 -I"$src" "$tmp/gen.c" "$src/common/hist.c" -o "$tmp/gen"
 "$tmp/gen" "$out/hist"
 
-# fio job files for the importer.
+# fio job files and Iometer configuration files for the importers.
+for f in "$src"/tests/data/iometer/*.icf; do
+    cp "$f" "$out/import/seed-$(basename "$f")"
+done
 for f in "$src"/configs/fio/*.fio; do
     cp "$f" "$out/import/seed-$(basename "$f" .fio)"
 done

@@ -12,6 +12,7 @@ mkdir -p "$T/d/plans" "$T/d/pki"
 : >"$T/d/b.json"
 : >"$T/d/notes.txt"
 : >"$T/d/job.fio"
+: >"$T/d/old.icf"
 : >"$T/d/pki/ca.pem"
 
 # complete WORD...: the words of a command line, the last one being completed
@@ -98,6 +99,6 @@ expect_words "a.json b.json pki plans" iofleet report ""
 expect_words "html md" iofleet report a.json --format ""
 expect_words "notes.txt" iofleet report a.json -o no
 expect_words "notes.txt" iofleet run --db no
-expect_words "job.fio pki plans" iofleet import ""
-expect_words "fio" iofleet import job.fio --format ""
+expect_words "job.fio old.icf pki plans" iofleet import ""
+expect_words "fio icf" iofleet import job.fio --format ""
 ok "values: certificates, result files, directories, unix: sockets, report formats, runs actions, fio job files"
