@@ -329,8 +329,8 @@ static const struct iof_cmd cli_pki_cmd = {
 };
 
 /* The subcommands, for dispatch, the overview and suggestions. */
-static const char *const cli_commands[] = {"run",    "validate", "agents", "runs",
-                                           "report", "import",   "pki",    "help"};
+static const char *const cli_commands[] = {"run",    "validate", "agents", "runs", "report",
+                                           "import", "export",   "pki",    "help"};
 
 static const char cli_synopsis[] = "COMMAND [OPTION]...";
 
@@ -342,6 +342,7 @@ static void cli_overview(FILE *f)
                "       iofleet runs [rm ID|import RESULT.json] [OPTION]...\n"
                "       iofleet report RUN... -o FILE [OPTION]...\n"
                "       iofleet import JOB.fio [-o PLAN.json] [OPTION]...\n"
+               "       iofleet export PLAN.json|- [-o F.icf] [OPTION]...\n"
                "       iofleet pki init DIR [OPTION]...\n"
                "       iofleet help [COMMAND]\n"
                "       iofleet --version\n"
@@ -353,6 +354,7 @@ static void cli_overview(FILE *f)
                "  runs       list, remove or import runs of the run history\n"
                "  report     write an HTML or Markdown report of runs (2 or more: a comparison)\n"
                "  import     write a plan from a fio job file\n"
+               "  export     write a plan as an Iometer configuration file (.icf)\n"
                "  pki init   make a CA and the TLS certificates of the manager and the agents\n"
                "  help       print a command's help (the same as iofleet COMMAND --help)\n"
                "\n"
@@ -1053,6 +1055,8 @@ static bool cli_command_help(const char *name, FILE *f)
         mgr_cli_history_help(name, f);
     else if (!strcmp(name, "import"))
         mgr_cli_import_help(f);
+    else if (!strcmp(name, "export"))
+        mgr_cli_export_help(f);
     else if (!strcmp(name, "help"))
         cli_overview(f);
     else
@@ -1117,6 +1121,8 @@ int mgr_cli_main(int argc, char **argv)
         return mgr_cli_report(argc - 1, argv + 1);
     if (!strcmp(argv[1], "import"))
         return mgr_cli_import(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "export"))
+        return mgr_cli_export(argc - 1, argv + 1);
     if (argv[1][0] == '-' && argv[1][1]) {
         static const char *const top[] = {"--help", "--version"};
         const char *best = iof_opt_suggest(argv[1], top, 2);

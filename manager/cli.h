@@ -19,5 +19,8 @@ void mgr_cli_history_help(const char *name, FILE *f);
 /* `iofleet import ...` (manager/cli_import.c); argv[0] is "import". */
 int mgr_cli_import(int argc, char **argv);
 void mgr_cli_import_help(FILE *f);
+/* `iofleet export ...` (manager/cli_import.c); argv[0] is "export". */
+int mgr_cli_export(int argc, char **argv);
+void mgr_cli_export_help(FILE *f);
 
 #endif

@@ -2,7 +2,8 @@
  * (proto/import_fio.c) or an Iometer configuration file (proto/import_icf.c)
  * as an iofleet plan, checked by the plan loader before it is written; every
  * option or line the importer ignores or cannot map is named on stderr with
- * its line. */
+ * its line. And `iofleet export PLAN.json -o F.icf`: a plan as an Iometer
+ * configuration file (proto/export_icf.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -16,6 +17,7 @@
 #include "common/cliopt.h"
 #include "common/log.h"
 #include "manager/cli.h"
+#include "proto/export.h"
 #include "proto/import.h"
 #include "proto/plan.h"
 
@@ -242,6 +244,97 @@ int mgr_cli_import(int argc, char **argv)
 out:
     iof_buf_free(&text);
     iof_buf_free(&json);
+    iof_buf_free(&msgs);
+    return ret;
+}
+
+static const struct iof_opt export_opts[] = {
+    {"help", 'h', IOF_OPT_NONE, NULL, "print this help and exit", IOPT_HELP},
+    {"output", 'o', IOF_OPT_REQUIRED, "F.icf",
+     "where to write the Iometer file (- or none: stdout)", IOPT_OUT},
+    {"force", 'f', IOF_OPT_NONE, NULL, "replace an existing output file", IOPT_FORCE},
+};
+
+static const struct iof_cmd export_cmd = {
+    .prog = "iofleet export",
+    .synopsis = "PLAN.json|- [-o F.icf] [OPTION]...",
+    .about = "Writes the plan as an Iometer configuration file (Version 1.1.0): specs as access "
+             "specifications assigned to every worker, worker groups as Iometer workers with "
+             "their outstanding I/Os, run time, ramp and a queue-depth, worker or target cycle. "
+             "What Iometer cannot express (a spec's own duration or io_limit, skewed "
+             "distributions, rates, offset_increment, percentage ranges) is an error naming the "
+             "plan key.",
+    .opts = export_opts,
+    .nopts = sizeof(export_opts) / sizeof(export_opts[0]),
+    .epilog = "exit codes: 0 written (notes on stderr), 1 I/O error, 2 usage or plan error, or\n"
+              "            something Iometer cannot express\n",
+};
+
+void mgr_cli_export_help(FILE *f)
+{
+    iof_opt_help(&export_cmd, f);
+}
+
+int mgr_cli_export(int argc, char **argv)
+{
+    struct iof_opt_parser p;
+    const char *in = NULL, *out = NULL, *val;
+    struct iof_buf icf = IOF_BUF_INIT, msgs = IOF_BUF_INIT;
+    struct iof_diag diag = {{0}};
+    struct iof_plan plan = {0};
+    bool force = false;
+    int id, rc, ret = 2;
+
+    if (iof_opt_init(&p, &export_cmd, argc, argv))
+        return 1;
+    while ((id = iof_opt_next(&p, &val)) != IOF_OPT_END) {
+        if (id == IOF_OPT_HELP || id == IOF_OPT_ERROR) {
+            iof_opt_free(&p);
+            return id == IOF_OPT_HELP ? 0 : 2;
+        }
+        if (id == IOF_OPT_POSITIONAL) {
+            if (in) {
+                iof_opt_free(&p);
+                return iof_opt_usage_error(&export_cmd, "one plan only ('%s' is a second)", val);
+            }
+            in = val;
+        } else if (id == IOPT_OUT) {
+            out = val;
+        } else if (id == IOPT_FORCE) {
+            force = true;
+        }
+    }
+    iof_opt_free(&p);
+    if (!in)
+        return iof_opt_usage_error(&export_cmd, "missing the plan to export");
+    rc = proto_plan_load(in, NULL, 0, &plan, &diag);
+    if (rc) {
+        IOF_USER("iofleet export: %s", diag.msg[0] ? diag.msg : iof_strerror(rc));
+        return 2;
+    }
+    rc = proto_export_icf(&plan, &icf, &msgs, &diag);
+    iof_plan_free(&plan);
+    for (char *line = msgs.p, *nl; line && *line; line = nl + 1) {
+        if (!(nl = strchr(line, '\n')))
+            break;
+        *nl = 0;
+        IOF_USER("iofleet export: %s", line);
+    }
+    if (rc) {
+        IOF_USER("iofleet export: %s", diag.msg[0] ? diag.msg : iof_strerror(rc));
+        ret = rc == -ENOMEM ? 1 : 2;
+        goto out;
+    }
+    rc = import_write(out, force, &icf);
+    if (rc) {
+        IOF_USER("iofleet export: %s: %s%s", out ? out : "stdout", strerror(-rc),
+                 rc == -EEXIST ? " (--force replaces it)" : "");
+        ret = rc == -EEXIST ? 2 : 1;
+        goto out;
+    }
+    ret = 0;
+out:
+    iof_buf_free(&icf);
     iof_buf_free(&msgs);
     return ret;
 }

@@ -48,10 +48,11 @@ check "iofleet pki init" "iofleet pki init " "$IOFLEET" pki init
 check "iofleet runs" "iofleet runs " "$IOFLEET" runs
 check "iofleet report" "iofleet report " "$IOFLEET" report
 check "iofleet import" "iofleet import " "$IOFLEET" import
+check "iofleet export" "iofleet export " "$IOFLEET" export
 check "dynamo" "dynamo " "$IOF_BIN/dynamo"
 
 # Every short option in a help is also in the README synopsis, as -x|--name.
-for cmd in run validate "pki init" runs report import; do
+for cmd in run validate "pki init" runs report import export; do
     # shellcheck disable=SC2086
     "$IOFLEET" $cmd --help >"$T/help"
     { grep -oE '^  -[a-zA-Z], --[a-z-]+' "$T/help" || true; } | { grep -v -- '--help' || true; } |
