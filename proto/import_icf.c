@@ -182,9 +182,13 @@ static size_t icf_words(char *s, char **f, size_t n)
     return k;
 }
 
+/* Copies at most cap - 1 bytes of src and terminates (a long name is cut). */
 static void icf_copy(char *dst, size_t cap, const char *src)
 {
-    snprintf(dst, cap, "%s", src);
+    size_t n = strnlen(src, cap - 1);
+
+    memcpy(dst, src, n);
+    dst[n] = 0;
 }
 
 /* "start step type" or "start end step type" of a cycling line. */
