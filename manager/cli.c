@@ -1101,7 +1101,7 @@ int mgr_cli_main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(argv[1], "help")) {
-        if (argc < 3) {
+        if (argc < 3 || !strcmp(argv[2], "--help") || !strcmp(argv[2], "-h")) {
             cli_overview(stdout);
             return 0;
         }

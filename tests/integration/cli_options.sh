@@ -12,7 +12,7 @@ plan p.json <<'P'
 P
 
 # --- help --------------------------------------------------------------------
-for cmd in "--help" "-h" "help" "help run" "help validate" "help pki" "run --help" "run -h" \
+for cmd in "--help" "-h" "help" "help --help" "help -h" "help run" "help validate" "help pki" "run --help" "run -h" \
     "validate --help" "validate -h" "pki --help" "pki init --help" "pki init -h" \
     "run $T/p.json --help"; do
     # shellcheck disable=SC2086
