@@ -133,7 +133,7 @@ void mgr_view_interval(struct mgr_view *v, const struct mgr_interval *iv)
             n->seen_at = v->published;
             if (!iv->lost) {
                 const struct iof_stats *s = iv->stats;
-                mgr_metrics_compute(s, iv->ns, &n->m);
+                n->m = *iv->m; /* computed once for every sink (manager/aggregate.c) */
                 n->have = true;
                 n->read_ios += s->rd.ios;
                 n->write_ios += s->wr.ios;
@@ -148,7 +148,7 @@ void mgr_view_interval(struct mgr_view *v, const struct mgr_interval *iv)
         return;
     }
     if (!iv->late) {
-        mgr_metrics_compute(iv->stats, iv->ns, &v->all);
+        v->all = *iv->m;
         v->have_all = true;
         v->k = iv->k;
         v->reported = iv->reported;
