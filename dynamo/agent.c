@@ -47,6 +47,7 @@
 #define AGENT_INVENTORY_WAIT_MS 1000
 /* How often a running test's published intervals are collected and sent. */
 #define AGENT_POLL_MS 20
+#define AGENT_VERIFY_PROGRESS_MS 500
 /* Connections allowed to wait for their hello at once; beyond, the oldest
  * is dropped, so a flood can neither exhaust memory nor lock the manager out. */
 #define AGENT_MAX_PENDING 64
@@ -125,8 +126,9 @@ struct session {
     uint32_t test;
     uint64_t next_interval;
     bool stop_requested;
-    uint64_t stop_ns; /* when the manager's stop arrived (0: none): a cut window's end */
-    bool ended_early; /* every worker reached its io_limit: stop_ns is when the last did */
+    uint64_t stop_ns;  /* when the manager's stop arrived (0: none): a cut window's end */
+    bool ended_early;  /* every worker reached its io_limit: stop_ns is when the last did */
+    uint64_t vprog_ns; /* when read-back progress (verify_mode "after") was last sent */
     uint64_t measure_start, end;
     struct iof_stats *zeros; /* empty stats, one per target of the widest worker */
     struct dyn_cpu_sample cpu_start, cpu_last; /* at the measure start, at the last interval */
@@ -448,6 +450,27 @@ static void agent_verify_line(const char *node, const struct dyn_test *dt,
 
 /* Sends every interval all workers have published; then, once the test is
  * over, joins it and sends the result. */
+/* While workers read back what a verify_mode "after" test wrote, the
+ * manager hears of it every AGENT_VERIFY_PROGRESS_MS (first at once): it
+ * waits for the result as long as these come. */
+static void session_verify_progress(struct session *s, const struct dyn_test *dt)
+{
+    struct proto_msg m;
+    uint64_t done, total, now = iof_now_ns();
+
+    if (!dyn_test_verify_progress(dt, &done, &total))
+        return;
+    if (s->vprog_ns && now - s->vprog_ns < AGENT_VERIFY_PROGRESS_MS * IOF_NS_PER_MS)
+        return;
+    s->vprog_ns = now;
+    proto_msg_init(&m, PROTO_MSG_PREPARE_PROGRESS);
+    m.u.prepare_progress.path = dyn_test_target_cfg(dt, 0, 0)->path;
+    m.u.prepare_progress.done = done;
+    m.u.prepare_progress.total = total;
+    m.u.prepare_progress.verify = true;
+    proto_link_send(s->link, &m);
+}
+
 static void session_poll(uv_timer_t *t)
 {
     struct session *s = t->data;
@@ -526,6 +549,8 @@ static void session_poll(uv_timer_t *t)
             dyn_test_interval_release(dt, w, s->next_interval);
         s->next_interval++;
     }
+    if (nw && !dyn_test_finished(dt))
+        session_verify_progress(s, dt);
     if (nw ? dyn_test_finished(dt) : s->stop_requested || iof_now_ns() >= s->end) {
         /* Every interval the workers reached has been sent above. */
         struct iof_diag d = {{0}};
@@ -761,6 +786,7 @@ static void session_start_test(struct session *s, const struct proto_start *st)
     memset(&s->cpu_last, 0, sizeof(s->cpu_last));
     s->stop_requested = false;
     s->stop_ns = 0;
+    s->vprog_ns = 0;
     s->ended_early = false;
     s->measure_start = p->start_ns + p->ramp_ns;
     s->end = s->measure_start + p->duration_ns;

@@ -145,6 +145,11 @@ struct dyn_test {
     struct run_worker *workers;
     size_t nworkers;
     bool joined;
+    /* The read-back of verify_mode "after": bytes to read in all, read so
+     * far, and workers reading now (dyn_test_verify_progress). */
+    uint64_t vafter_total;
+    _Atomic uint64_t vafter_done;
+    _Atomic unsigned vafter_active;
 };
 
 static uint64_t thread_cpu_ns(void)
@@ -577,19 +582,27 @@ static void worker_collect(struct run_worker *w, struct run_cursor *c, uint64_t 
  * node reads the k-th n-th of each target's range (blocks that start in it,
  * to their end), with plain preads into its read buffers, and checks every
  * verify block found. */
-static void worker_verify_after(struct run_worker *w)
+static void verify_after_share(const struct run_worker *w, size_t ti, uint64_t *pos, uint64_t *stop)
 {
     const struct dyn_test *t = w->test;
+    const struct dyn_target *tg = w->targets[ti];
     uint64_t n = t->p.groups[w->group].count ? t->p.groups[w->group].count : 1;
+    uint64_t len = tg->end - tg->start, g = tg->lbs > DYN_VERIFY_SECTOR ? tg->lbs : 512;
+
+    *pos = tg->start + len / n * w->in_group / g * g;
+    *stop = w->in_group + 1 == n ? tg->end : tg->start + len / n * (w->in_group + 1) / g * g;
+}
+
+static void worker_verify_after(struct run_worker *w)
+{
+    struct dyn_test *t = w->test;
     size_t cap = (size_t)w->depth * w->maxsize;
 
     for (size_t ti = 0; ti < w->ntargets; ti++) {
         const struct dyn_target *tg = w->targets[ti];
-        uint64_t len = tg->end - tg->start, g = tg->lbs > DYN_VERIFY_SECTOR ? tg->lbs : 512;
-        uint64_t pos = tg->start + len / n * w->in_group / g * g;
-        uint64_t stop =
-            w->in_group + 1 == n ? tg->end : tg->start + len / n * (w->in_group + 1) / g * g;
+        uint64_t pos, stop;
         unsigned retries = 0;
+        verify_after_share(w, ti, &pos, &stop);
         while (pos < stop && !atomic_load_explicit(&t->stop, memory_order_relaxed)) {
             size_t want = tg->end - pos < cap ? (size_t)(tg->end - pos) : cap;
             struct dyn_genmap *gm = w->vmap[ti];
@@ -633,7 +646,11 @@ static void worker_verify_after(struct run_worker *w)
             if (done == 0)
                 done = (uint32_t)r; /* a block longer than the buffer: cannot be checked */
             pos += done;
+            atomic_fetch_add_explicit(&t->vafter_done, done, memory_order_relaxed);
         }
+        /* What was not read (a short file, a stop) is behind us too. */
+        if (stop > pos)
+            atomic_fetch_add_explicit(&t->vafter_done, stop - pos, memory_order_relaxed);
     }
 }
 
@@ -770,8 +787,11 @@ static void *worker_main(void *arg)
             inflight -= (unsigned)r;
         }
     }
-    if (w->vafter && !w->error && !atomic_load_explicit(&t->stop, memory_order_relaxed))
+    if (w->vafter && !w->error && !atomic_load_explicit(&t->stop, memory_order_relaxed)) {
+        atomic_fetch_add_explicit(&t->vafter_active, 1, memory_order_relaxed);
         worker_verify_after(w);
+        atomic_fetch_sub_explicit(&t->vafter_active, 1, memory_order_relaxed);
+    }
     atomic_store_explicit(&w->done_flag, true, memory_order_release);
     return NULL;
 }
@@ -1056,6 +1076,14 @@ int dyn_test_start(const struct dyn_test_params *p, struct dyn_test **out, struc
         }
     }
     t->joined = false;
+    atomic_init(&t->vafter_done, 0);
+    atomic_init(&t->vafter_active, 0);
+    for (w = 0; w < t->nworkers; w++)
+        for (size_t ti = 0; t->workers[w].vafter && ti < t->workers[w].ntargets; ti++) {
+            uint64_t pos, stop;
+            verify_after_share(&t->workers[w], ti, &pos, &stop);
+            t->vafter_total += stop > pos ? stop - pos : 0;
+        }
     for (w = 0; w < t->nworkers; w++) {
         r = -pthread_create(&t->workers[w].thread, NULL, worker_main, &t->workers[w]);
         if (r) {
@@ -1180,6 +1208,16 @@ size_t dyn_test_verify_reports(const struct dyn_test *t, const struct dyn_verify
 {
     *out = t->vrep;
     return t->nvrep;
+}
+
+bool dyn_test_verify_progress(const struct dyn_test *t, uint64_t *done, uint64_t *total)
+{
+    struct dyn_test *m = (struct dyn_test *)t; /* atomics read, nothing changed */
+    uint64_t d = atomic_load_explicit(&m->vafter_done, memory_order_relaxed);
+
+    *total = t->vafter_total;
+    *done = d < t->vafter_total ? d : t->vafter_total;
+    return atomic_load_explicit(&m->vafter_active, memory_order_relaxed) > 0;
 }
 
 uint64_t dyn_test_cpu_ns(const struct dyn_test *t)

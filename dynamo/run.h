@@ -114,6 +114,10 @@ const struct iof_stats *dyn_test_totals(const struct dyn_test *t, size_t w);
 size_t dyn_test_verify_reports(const struct dyn_test *t, const struct dyn_verify_report **out);
 
 /* CPU time (user+system, ns) consumed by the worker threads, after join. */
+/* The read-back of verify_mode "after": bytes read (or passed over) of
+ * the total; true while a worker is reading back. */
+bool dyn_test_verify_progress(const struct dyn_test *t, uint64_t *done, uint64_t *total);
+
 uint64_t dyn_test_cpu_ns(const struct dyn_test *t);
 
 /* When the last worker stopped counting - the window's end, a stop, or,

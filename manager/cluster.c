@@ -37,6 +37,22 @@
 #define MGR_HANDSHAKES_AT_ONCE 256
 
 static void cl_next_test(struct mgr_run *c);
+
+/* How long after a test's end (or after an agent's last read-back progress,
+ * verify_mode "after") the results may take: CL_RESULT_GRACE_NS, or
+ * IOF_RESULT_GRACE_MS from the environment (docs/reliability.md: tests use
+ * it to reach the limit in seconds). */
+static uint64_t cl_result_grace_ns(void)
+{
+    static uint64_t grace;
+    if (!grace) {
+        const char *e = getenv("IOF_RESULT_GRACE_MS");
+        char *end;
+        unsigned long long ms = e && *e ? strtoull(e, &end, 10) : 0;
+        grace = ms && !*end && ms <= 86400000ULL ? ms * IOF_NS_PER_MS : CL_RESULT_GRACE_NS;
+    }
+    return grace;
+}
 static void cl_rate_base(struct mgr_agent *a, const struct proto_stats *st);
 
 /* Agents whose session is up (welcomed, connected). */
@@ -160,6 +176,25 @@ void mgr_run_on_stats(struct mgr_agent *a, const struct proto_stats *st)
 }
 
 /* --- final results ---------------------------------------------------------------------- */
+
+void mgr_run_on_verify_progress(struct mgr_agent *a, const struct proto_prepare_progress *p)
+{
+    struct mgr_run *c = a->c;
+    uint64_t until;
+
+    if (c->phase != MGR_PH_RUN || c->rc == 130 || mgr_agent_state(a) != MGR_SESSION_RUNNING)
+        return;
+    /* The test's window is over and this agent is still reading back what
+     * it wrote: the wait for its result starts again from now. */
+    until = iof_now_ns() + cl_result_grace_ns();
+    if (c->deadline && until > c->deadline)
+        c->deadline = until;
+    if (!c->o->quiet) {
+        mgr_live_done(&c->live);
+        IOF_USER("%s: test %zu: verifying what it wrote: %" PRIu64 " / %" PRIu64 " MiB read back",
+                 a->name, c->cur + 1, p->done >> 20, p->total >> 20);
+    }
+}
 
 void mgr_run_on_result(struct mgr_agent *a, const struct proto_stats *st)
 {
@@ -392,7 +427,7 @@ static void cl_start_test(struct mgr_run *c)
                       (double)c->run.ramp_ns / 1e9);
     c->phase = MGR_PH_RUN;
     c->live_cache = cl_live(c);
-    c->deadline = c->end + CL_RESULT_GRACE_NS;
+    c->deadline = c->end + cl_result_grace_ns();
     for (size_t i = 0; i < c->nagents; i++) {
         struct mgr_agent *a = &c->agents[i];
         if (!cl_part(c, a))

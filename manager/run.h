@@ -152,6 +152,9 @@ void mgr_run_progress(struct mgr_run *c);
 void mgr_run_on_clock_reply(struct mgr_agent *a, const struct proto_clock_reply *r);
 void mgr_run_on_stats(struct mgr_agent *a, const struct proto_stats *st);
 void mgr_run_on_result(struct mgr_agent *a, const struct proto_stats *st);
+/* Read-back progress of a verify_mode "after" test: the wait for the
+ * agent's result restarts (the agent is working, not lost). */
+void mgr_run_on_verify_progress(struct mgr_agent *a, const struct proto_prepare_progress *p);
 void mgr_run_finish(struct mgr_run *c);
 
 #endif

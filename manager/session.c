@@ -312,6 +312,10 @@ static void sess_on_msg(struct proto_link *l, const struct proto_msg *m, void *a
         }
         return;
     case PROTO_MSG_PREPARE_PROGRESS:
+        if (m->u.prepare_progress.verify) {
+            mgr_run_on_verify_progress(a, &m->u.prepare_progress);
+            return;
+        }
         if (!c->o->quiet) {
             mgr_live_done(&c->live);
             IOF_USER("%s: preparing %s: %" PRIu64 " / %" PRIu64 " MiB", a->name,

@@ -978,6 +978,8 @@ static int progress_encode(struct ctx *c, cJSON *root, const struct proto_msg *m
     put_str(c, root, "prepare_progress", "path", p->path, STR_PATH, 0);
     put_u64(c, root, "done", p->done);
     put_u64(c, root, "total", p->total);
+    if (p->verify)
+        put_str(c, root, "prepare_progress", "stage", "verify", STR_LABEL, 0);
     return c->err;
 }
 
@@ -987,6 +989,15 @@ static int progress_decode(struct ctx *c, const cJSON *root, struct proto_msg *m
     get_str(c, root, "prepare_progress", "path", STR_PATH, 0, &p->path);
     get_u64(c, root, "prepare_progress", "done", &p->done);
     get_u64(c, root, "prepare_progress", "total", &p->total);
+    {
+        const char *stage = NULL;
+        get_str(c, root, "prepare_progress", "stage", STR_LABEL, OPTIONAL | NULLABLE, &stage);
+        if (!c->err && stage && strcmp(stage, "verify") == 0)
+            p->verify = true;
+        else if (!c->err && stage && strcmp(stage, "prepare") != 0)
+            ctx_fail(c, "prepare_progress.stage: '%s' is not \"prepare\" or \"verify\"", stage);
+        free((void *)stage);
+    }
     if (!c->err && p->done > p->total)
         ctx_fail(c, "prepare_progress.done: %" PRIu64 " exceeds total %" PRIu64, p->done, p->total);
     return c->err;

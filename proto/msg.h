@@ -231,6 +231,10 @@ struct proto_plan {
 struct proto_prepare_progress {
     const char *path;
     uint64_t done, total; /* bytes */
+    /* Not preparation but the read-back of a test with verify_mode "after"
+     * (field "stage": "verify"; absent or "prepare" otherwise): the manager
+     * waits for the result while these keep coming. */
+    bool verify;
 };
 
 /* Limits on stats and result bodies: one node's share of a test, as the

@@ -1100,9 +1100,46 @@ static void test_doc_examples(void **state)
     }
 }
 
+/* prepare_progress: the optional stage, as docs/protocol.md shows it; an
+ * unknown stage is refused by name. */
+static void test_progress_stage(void **state)
+{
+    (void)state;
+    const char *const ok[] = {
+        "{\"type\":\"prepare_progress\",\"path\":\"iofleet-quickstart.dat\",\"done\":33554432,"
+        "\"total\":67108864}",
+        "{\"type\":\"prepare_progress\",\"path\":\"/dev/sdb\",\"done\":851443712,"
+        "\"total\":4294967296,\"stage\":\"verify\"}",
+    };
+    struct proto_msg m;
+    struct iof_diag d = {{0}};
+
+    for (size_t i = 0; i < 2; i++) {
+        if (decode_str(ok[i], &m, &d))
+            fail_msg("%s: %s", ok[i], d.msg);
+        assert_int_equal(m.u.prepare_progress.verify, i == 1);
+        char *text = encode_text(&m);
+        assert_string_equal(text, ok[i]);
+        free(text);
+        proto_msg_clear(&m);
+    }
+    assert_int_equal(decode_str("{\"type\":\"prepare_progress\",\"path\":\"a\",\"done\":1,"
+                                "\"total\":2,\"stage\":\"prepare\"}",
+                                &m, &d),
+                     0);
+    assert_false(m.u.prepare_progress.verify);
+    proto_msg_clear(&m);
+    assert_int_not_equal(decode_str("{\"type\":\"prepare_progress\",\"path\":\"a\",\"done\":1,"
+                                    "\"total\":2,\"stage\":\"read\"}",
+                                    &m, &d),
+                         0);
+    assert_string_equal(d.msg, "prepare_progress.stage: 'read' is not \"prepare\" or \"verify\"");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_progress_stage),
         cmocka_unit_test(test_type_table),
         cmocka_unit_test(test_hello_manager_round_trip),
         cmocka_unit_test(test_hello_agent_round_trip),
