@@ -121,6 +121,7 @@ struct session {
     /* A hello held while the previous session stops (AGENT_BUSY_GRACE_NS). */
     uint64_t hello_wait_until;
     uint32_t hello_heartbeat_ms;
+    unsigned hello_minor; /* of the held hello: the manager's protocol minor */
     /* The running test. */
     struct dyn_test *dt;
     uint32_t test;
@@ -1060,6 +1061,7 @@ static void session_on_hello_retry(uv_timer_t *t)
         return;
     proto_msg_init_hello(&h, PROTO_ROLE_MANAGER, s->manager);
     h.u.hello.heartbeat_ms = s->hello_heartbeat_ms;
+    h.u.hello.minor = s->hello_minor;
     session_on_msg(s->link, &h, s);
 }
 
@@ -1078,6 +1080,7 @@ static bool session_defer_hello(struct session *s, const struct proto_msg *m)
     if (m->u.hello.name != s->manager)
         snprintf(s->manager, sizeof(s->manager), "%s", m->u.hello.name);
     s->hello_heartbeat_ms = m->u.hello.heartbeat_ms;
+    s->hello_minor = m->u.hello.minor;
     uv_timer_start(&s->poll, session_on_hello_retry, AGENT_BUSY_RETRY_MS, 0);
     return true;
 }
@@ -1152,6 +1155,10 @@ static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void
         if (m->u.hello.name != s->manager) /* not a held hello (session_defer_hello) */
             snprintf(s->manager, sizeof(s->manager), "%s", m->u.hello.name);
         s->welcomed = true;
+        /* Stats in the binary body to a manager that reads it (1.1 on
+         * both sides); JSON to an older one. */
+        proto_link_set_encode_flags(
+            l, proto_stats_binary_ok(m->u.hello.minor) ? PROTO_ENCODE_STATS_BINARY : 0);
         if (a->pending)
             a->pending--;
         a->active = s;

@@ -35,6 +35,7 @@ struct proto_link {
     bool loopback;
     char hello_name[PROTO_NAME_MAX + 1]; /* of a hello refused for its version */
     unsigned decode_flags;               /* PROTO_DECODE_* */
+    unsigned encode_flags;               /* PROTO_ENCODE_* */
 };
 
 static void link_free_if_done(struct proto_link *l)
@@ -276,11 +277,11 @@ int proto_link_send(struct proto_link *l, const struct proto_msg *msg)
         return -ENOTCONN;
     /* Stats and results are as large as the plan's largest node share
      * makes them (PROTO_STATS_FRAME_MAX); everything else fits the default. */
-    r = proto_msg_encode_frame(msg,
-                               msg->type == PROTO_MSG_STATS || msg->type == PROTO_MSG_RESULT
-                                   ? PROTO_STATS_FRAME_MAX
-                                   : PROTO_FRAME_MAX_DEFAULT,
-                               &frame, &len, &d);
+    r = proto_msg_encode_frame_flags(msg,
+                                     msg->type == PROTO_MSG_STATS || msg->type == PROTO_MSG_RESULT
+                                         ? PROTO_STATS_FRAME_MAX
+                                         : PROTO_FRAME_MAX_DEFAULT,
+                                     l->encode_flags, &frame, &len, &d);
     if (r) {
         IOF_ERROR("cannot encode %s for %s: %s", proto_msg_type_name(msg->type), l->peer, d.msg);
         return r;
@@ -341,4 +342,9 @@ int proto_link_check_peer_name(const struct proto_link *l, const char *expected,
 void proto_link_set_decode_flags(struct proto_link *l, unsigned flags)
 {
     l->decode_flags = flags;
+}
+
+void proto_link_set_encode_flags(struct proto_link *l, unsigned flags)
+{
+    l->encode_flags = flags;
 }

@@ -69,6 +69,11 @@ void proto_link_set_arg(struct proto_link *l, void *arg);
 /* Options for decoding incoming messages (PROTO_DECODE_*, proto/msg.h). */
 void proto_link_set_decode_flags(struct proto_link *l, unsigned flags);
 
+/* Options for encoding outgoing messages (PROTO_ENCODE_*, proto/msg.h):
+ * an agent sets PROTO_ENCODE_STATS_BINARY once the manager's hello shows
+ * it reads the binary stats body (proto_stats_binary_ok()). */
+void proto_link_set_encode_flags(struct proto_link *l, unsigned flags);
+
 /* The largest frame accepted once established (default PROTO_FRAME_MAX_DEFAULT):
  * a manager takes PROTO_STATS_FRAME_MAX from its agents, whose stats and
  * result messages may be that large (proto/msg.h). Call after

@@ -8,6 +8,7 @@
  */
 #include "proto/msg.h"
 #include "proto/json.h"
+#include "proto/statsbin.h"
 #include "proto/version.h"
 
 #include <cjson/cJSON.h>
@@ -198,6 +199,16 @@ static bool name_char(unsigned char ch)
 static bool code_char(unsigned char ch)
 {
     return (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_';
+}
+
+bool proto_code_name_ok(const char *name, size_t len)
+{
+    if (len == 0 || len > PROTO_CODE_MAX)
+        return false;
+    for (size_t i = 0; i < len; i++)
+        if (!code_char((unsigned char)name[i]))
+            return false;
+    return true;
 }
 
 static int check_str(struct ctx *c, const char *path, const char *s, enum str_kind kind)
@@ -822,8 +833,6 @@ static int clock_reply_decode(struct ctx *c, const cJSON *root, struct proto_msg
     get_u64(c, root, "clock_reply", "agent_ns", &msg->u.clock_reply.agent_ns);
     return c->err;
 }
-
-static int err_from_name(const char *name);
 
 /* Signed 64-bit values travel as decimal strings ("-1234"): exact, and
  * free of the 2^53 limit of JSON numbers in cJSON. */
@@ -1486,11 +1495,11 @@ static int stats_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
                 if (code) {
                     /* Summing: the first target's error stands. */
                     if (!ts->first_error) {
-                        ts->first_error = err_from_name(code);
+                        ts->first_error = proto_err_from_name(code);
                         ts->first_error_offset = off;
                     }
                     if (one) {
-                        one->first_error = err_from_name(code);
+                        one->first_error = proto_err_from_name(code);
                         one->first_error_offset = off;
                     }
                     free((void *)code);
@@ -1508,7 +1517,7 @@ static int stats_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
 
 /* IOF_E* names first, then errno names ("ENOENT"); IOF_EINTERNAL for a name
  * this build does not know (a newer peer's code): the name is still shown. */
-static int err_from_name(const char *name)
+int proto_err_from_name(const char *name)
 {
 #define PROTO_ERR_MATCH(n, value, m)                                                               \
     if (strcmp(name, #n) == 0)                                                                     \
@@ -1538,7 +1547,7 @@ static int error_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
     get_str(c, root, "error", "code", STR_CODE, 0, &e->code_name);
     get_str(c, root, "error", "message", STR_TEXT, 0, &e->message);
     if (!c->err)
-        e->code = err_from_name(e->code_name);
+        e->code = proto_err_from_name(e->code_name);
     return c->err;
 }
 
@@ -1602,7 +1611,7 @@ void proto_msg_init_hello(struct proto_msg *msg, enum proto_role role, const cha
     msg->u.hello.role = role;
     msg->u.hello.name = name;
     msg->u.hello.major = PROTO_VERSION_MAJOR;
-    msg->u.hello.minor = PROTO_VERSION_MINOR;
+    msg->u.hello.minor = proto_version_minor();
     msg->u.hello.software = IOF_VERSION;
     msg->u.hello.heartbeat_ms = PROTO_HEARTBEAT_MS_DEFAULT;
 }
@@ -1669,10 +1678,18 @@ char *proto_agent_report_json(const char *endpoint, const struct proto_hello *h,
 int proto_msg_encode_frame(const struct proto_msg *msg, size_t max_payload, uint8_t **out,
                            size_t *out_len, struct iof_diag *diag)
 {
+    return proto_msg_encode_frame_flags(msg, max_payload, 0, out, out_len, diag);
+}
+
+int proto_msg_encode_frame_flags(const struct proto_msg *msg, size_t max_payload, unsigned flags,
+                                 uint8_t **out, size_t *out_len, struct iof_diag *diag)
+{
     char *text;
     size_t len;
     *out = NULL;
     *out_len = 0;
+    if (msg->type == PROTO_MSG_STATS && (flags & PROTO_ENCODE_STATS_BINARY))
+        return proto_statsbin_encode_frame(&msg->u.stats, max_payload, out, out_len, diag);
     int rc = proto_msg_encode(msg, &text, &len, diag);
     if (rc)
         return rc;
@@ -1696,6 +1713,21 @@ int proto_msg_decode_flags(const void *payload, size_t len, struct proto_msg *ms
     const char *text = payload;
     if (len == 0)
         return iof_diag_set(diag, IOF_EPROTO, "message is empty");
+    if (*(const uint8_t *)payload == PROTO_STATSBIN_TAG) {
+        int rc;
+        /* What a peer of protocol 1.0 would make of it: not JSON. */
+        if (!(flags & PROTO_DECODE_STATS_BINARY))
+            return iof_diag_set(diag, IOF_EPROTO,
+                                "message is a binary stats body, which this session did not "
+                                "negotiate (protocol minor %d or later on both sides)",
+                                PROTO_MINOR_STATS_BINARY);
+        msg->type = PROTO_MSG_STATS;
+        rc = proto_statsbin_decode(payload, len, &msg->u.stats, flags & PROTO_DECODE_SUM_STATS,
+                                   diag);
+        if (rc)
+            proto_msg_clear(msg);
+        return rc;
+    }
     /* cJSON strings are C strings: a NUL, raw or escaped, would silently cut
      * one short. Backslashes occur only inside JSON strings, so a linear
      * scan that skips each escaped character finds every \u0000. */

@@ -1,8 +1,9 @@
 /* proto/msg.h - the message layer of the iofleet wire protocol.
  *
  * Every frame payload is one JSON object with a "type" string naming one of
- * the messages below; docs/protocol.md documents each with an example. The
- * public structs are plain C: cJSON never leaves proto/.
+ * the messages below - except a stats message sent in its binary body
+ * (proto/statsbin.h), negotiated by protocol minor; docs/protocol.md documents each with an
+ * example. The public structs are plain C: cJSON never leaves proto/.
  *
  * Rules shared by every message:
  * - Unknown fields are ignored (a peer with a higher minor version may send
@@ -362,6 +363,14 @@ char *proto_agent_report_json(const char *endpoint, const struct proto_hello *h,
 int proto_msg_encode_frame(const struct proto_msg *msg, size_t max_payload, uint8_t **out,
                            size_t *out_len, struct iof_diag *diag);
 
+/* proto_msg_encode_frame with options: PROTO_ENCODE_STATS_BINARY sends a
+ * stats message as the binary body (proto/statsbin.h) instead of JSON; only
+ * for a peer with which proto_stats_binary_ok() (proto/version.h) holds.
+ * Other types ignore it. */
+#define PROTO_ENCODE_STATS_BINARY 1u
+int proto_msg_encode_frame_flags(const struct proto_msg *msg, size_t max_payload, unsigned flags,
+                                 uint8_t **out, size_t *out_len, struct iof_diag *diag);
+
 /* Decodes one payload (len bytes, no NUL needed; borrowed) into msg, which
  * then owns its strings. Returns 0, IOF_EPROTO (diag names the field),
  * IOF_EVERSION for a hello with another protocol major (diag from
@@ -375,6 +384,10 @@ int proto_msg_decode(const void *payload, size_t len, struct proto_msg *msg, str
  * - every field is still validated - which is all a manager needs for an
  * interval and saves a histogram per target. */
 #define PROTO_DECODE_SUM_STATS 1u
+/* PROTO_DECODE_STATS_BINARY also accepts a stats message in the binary body
+ * (a payload starting with PROTO_STATSBIN_TAG); without it such a payload
+ * is refused as a peer of protocol 1.0 would. */
+#define PROTO_DECODE_STATS_BINARY 2u
 int proto_msg_decode_flags(const void *payload, size_t len, struct proto_msg *msg, unsigned flags,
                            struct iof_diag *diag);
 

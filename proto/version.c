@@ -1,5 +1,9 @@
-/* proto/version.c - the protocol version of this build as text. */
+/* proto/version.c - the protocol version of this build as text, and the
+ * minor announced to peers (with its override for compatibility tests). */
 #include "proto/version.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 #define PROTO_STR2(x) #x
 #define PROTO_STR(x) PROTO_STR2(x)
@@ -7,4 +11,23 @@
 const char *proto_version_string(void)
 {
     return PROTO_STR(PROTO_VERSION_MAJOR) "." PROTO_STR(PROTO_VERSION_MINOR);
+}
+
+unsigned proto_version_minor(void)
+{
+    static int minor = -1;
+
+    if (minor < 0) {
+        const char *s = getenv("IOF_PROTO_MINOR");
+        char *end;
+        long v = s && *s ? strtol(s, &end, 10) : -1;
+        minor = v >= 0 && v <= PROTO_VERSION_MINOR && !*end ? (int)v : PROTO_VERSION_MINOR;
+    }
+    return (unsigned)minor;
+}
+
+bool proto_stats_binary_ok(unsigned peer_minor)
+{
+    return proto_version_minor() >= PROTO_MINOR_STATS_BINARY &&
+           peer_minor >= PROTO_MINOR_STATS_BINARY;
 }

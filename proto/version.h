@@ -1,12 +1,30 @@
 /* proto/version.h - protocol version of this build. Same major interoperates;
- * a higher minor only adds optional fields, which older peers ignore. */
+ * a higher minor only adds optional features, which are used only when both
+ * peers' hellos announce them. */
 #ifndef IOF_PROTO_VERSION_H
 #define IOF_PROTO_VERSION_H
 
-#define PROTO_VERSION_MAJOR 1
-#define PROTO_VERSION_MINOR 0
+#include <stdbool.h>
 
-/* "1.0" */
+#define PROTO_VERSION_MAJOR 1
+#define PROTO_VERSION_MINOR 1
+
+/* The minor that introduced the binary stats body (proto/statsbin.h). */
+#define PROTO_MINOR_STATS_BINARY 1
+
+/* "1.1" */
 const char *proto_version_string(void);
+
+/* The minor this process announces in its hello: PROTO_VERSION_MINOR, or a
+ * lower one when the environment variable IOF_PROTO_MINOR says so (a
+ * decimal 0..PROTO_VERSION_MINOR; anything else is ignored). That makes a
+ * build behave as a peer of an older minor, which the compatibility tests
+ * use. Read once. */
+unsigned proto_version_minor(void);
+
+/* Whether stats go (agent) or may come (manager) in the binary body on a
+ * session whose peer announced `peer_minor`: both sides at
+ * PROTO_MINOR_STATS_BINARY or later. */
+bool proto_stats_binary_ok(unsigned peer_minor);
 
 #endif
