@@ -258,9 +258,15 @@ static void sess_on_msg(struct proto_link *l, const struct proto_msg *m, void *a
         }
         /* The binary stats body only from an agent that announced it
          * (and only when we do): what a 1.0 peer sends is JSON. */
-        proto_link_set_decode_flags(
-            l, PROTO_DECODE_SUM_STATS |
-                   (proto_stats_binary_ok(m->u.hello.minor) ? PROTO_DECODE_STATS_BINARY : 0));
+        {
+            bool bin = proto_stats_binary_ok(m->u.hello.minor);
+            proto_link_set_decode_flags(l, PROTO_DECODE_SUM_STATS |
+                                               (bin ? PROTO_DECODE_STATS_BINARY : 0));
+            if (c->o->verbose)
+                IOF_INFO("agent %s (%s): protocol %u.%u, stats body %s", a->name,
+                         proto_link_peer(l), m->u.hello.major, m->u.hello.minor,
+                         bin ? "binary" : "JSON");
+        }
         mgr_agent_fire(a, MGR_SESSION_EV_HELLO);
         return;
     case PROTO_MSG_WELCOME:

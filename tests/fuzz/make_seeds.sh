@@ -13,6 +13,7 @@
 #   import configs/fio/*.fio, job files with every construct the fio importer maps, and
 #          tests/data/iometer/*.icf
 #   hist   the `lat` histograms of docs/protocol.md and a few made with common/hist.c
+#   statsbin  binary stats bodies of every shape, built from those histograms
 # Needs bash, jq, base64, xxd and a C compiler (cc). The output is deterministic.
 set -euo pipefail
 
@@ -20,7 +21,7 @@ src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 out=$src/tests/fuzz/corpus
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$out"/{msg,frame,plan,hist,import}
+mkdir -p "$out"/{msg,frame,plan,hist,import,statsbin}
 rm -f "$out"/*/seed-*
 
 # Every ```json block of the protocol page, one file each: $tmp/doc-N.json.
@@ -175,6 +176,92 @@ int main(int argc, char **argv)
 CEOF
 cc -std=gnu11 -O1 -I"$src" "$tmp/gen.c" "$src/common/hist.c" -o "$tmp/gen"
 "$tmp/gen" "$out/hist"
+
+# Binary stats bodies (docs/protocol.md, "Binary stats body"), built from the histograms
+# above: little-endian fields, LEB128 varints, each histogram after its length.
+le() { # VALUE BYTES
+    local v=$1 n=$2 i
+    for ((i = 0; i < n; i++)); do
+        printf '%b' "\\x$(printf %02x $(((v >> (8 * i)) & 255)))"
+    done
+}
+varint() {
+    local v=$1
+    while ((v >= 128)); do
+        printf '%b' "\\x$(printf %02x $(((v & 127) | 128)))"
+        v=$((v >> 7))
+    done
+    printf '%b' "\\x$(printf %02x "$v")"
+}
+# sb_header FLAGS TEST INTERVAL DURATION BUSY USER SYS AGENT NWORKERS, then the table
+sb_header() {
+    printf '\x01\x01'
+    le "$1" 2
+    le "$2" 4
+    le "$3" 8
+    le "$4" 8
+    le "$5" 2
+    le "$6" 2
+    le "$7" 2
+    le "$8" 2
+    le "$9" 4
+}
+sb_dir() { # BYTES ERRORS HISTFILE
+    varint "$1"
+    varint "$2"
+    varint "$(stat -c %s "$3")"
+    cat "$3"
+}
+h=$out/hist
+mkdir -p "$out/statsbin"
+sb_header 0 0 0 0 0 0 0 0 0 >"$out/statsbin/seed-empty"
+sb_header 3 7 41 123456789 3725 2050 1675 150 0 >"$out/statsbin/seed-lost-cpu"
+{
+    sb_header 2 0 3 0 1250 1000 250 10 1
+    le 1 2
+    printf '\x03'
+    sb_dir 4096 0 "$h/seed-gen-zero"
+    sb_dir 8192 1 "$h/seed-gen-edge-127-128"
+} >"$out/statsbin/seed-one-target"
+{
+    sb_header 0 1 0 0 0 0 0 0 1
+    le 1 2
+    printf '\x1f'
+    sb_dir $((5000 * 65536)) 0 "$h/seed-gen-ssd-5000"
+    sb_dir 0 3 "$h/seed-gen-empty"
+    varint 100
+    varint 500077
+    varint 4000
+    varint 90000
+    varint 3
+    varint 12
+    printf '\x03EIO'
+    varint 9007199254741504
+} >"$out/statsbin/seed-all-fields"
+{
+    sb_header 2 0 1 0 5000 4000 1000 20 8
+    for w in 1 2 3 4 5 6 7 8; do le 1 2; done
+    for w in 1 2 3 4 5 6 7 8; do
+        printf '\x03'
+        sb_dir $((1000 * 4096)) 0 "$h/seed-gen-one-bucket-1000"
+        sb_dir 0 0 "$h/seed-gen-powers-of-two"
+    done
+} >"$out/statsbin/seed-8x1"
+{
+    sb_header 0 2 9 0 0 0 0 0 3
+    le 1 2
+    le 3 2
+    le 2 2
+    printf '\x01'
+    sb_dir 4096 0 "$h/seed-gen-zero"
+    printf '\x00\x08'
+    varint 12
+    printf '\x02'
+    sb_dir 0 7 "$h/seed-gen-top-buckets"
+    printf '\x11'
+    sb_dir 0 3 "$h/seed-gen-empty"
+    printf '\x05ENXIO\x00\x00'
+} >"$out/statsbin/seed-shapes"
 
 # fio job files and Iometer configuration files for the importers.
 for f in "$src"/tests/data/iometer/*.icf; do

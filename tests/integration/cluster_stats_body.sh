@@ -1,0 +1,51 @@
+# The stats body across protocol minors (docs/protocol.md, "Binary stats
+# body"), with the real binaries; IOF_PROTO_MINOR=0 makes a process announce
+# protocol 1.0, as a build before the binary body does:
+# - a 1.1 manager with a 1.1 agent and a 1.0 agent in one run: the first
+#   sends the binary body, the second JSON; both are counted, every interval
+#   of both arrives and the tables add up;
+# - a 1.0 manager (which refuses the binary body) with a 1.1 agent: the
+#   agent sends JSON, the run succeeds.
+source "$(dirname "$0")/lib/cluster.bash"
+
+plan p.json <<'P'
+{"name": "stats-body", "run": {"ramp": "200ms", "duration": "1500ms", "interval": "500ms"},
+ "specs": [{"name": "4k 70r", "lines": [{"size": "4k", "read": 70, "random": 100,
+                                         "burst": 16, "delay": "1ms"}]}],
+ "workers": [{"nodes": ["*"], "count": 2, "engine": "null", "queue_depth": 2,
+              "targets": [{"path": "n1", "size": "64m"}, {"path": "n2", "size": "64m"}]}]}
+P
+
+cl_start_agent node-new
+IOF_PROTO_MINOR=0 cl_start_agent node-old
+
+# --- 1.1 manager: one binary agent, one JSON agent -------------------------------------
+expect_rc 0 "$IOFLEET" run "$T/p.json" "${CL_AGENT_ARGS[@]}" --wait 10 --verbose \
+    --timeseries "$T/ts.csv"
+out=$T/out err=$T/err
+expect_in "$err" "agent node-new (127.0.0.1:${CL_PORTS[0]}): protocol 1.1, stats body binary"
+expect_in "$err" "agent node-old (127.0.0.1:${CL_PORTS[1]}): protocol 1.0, stats body JSON"
+if grep -q "lost\|did not negotiate\|bad message" "$err"; then
+    cl_fail "a stats message was refused: $(grep "lost\|negotiate\|bad message" "$err")"
+fi
+for n in node-new node-old; do
+    awk -v n="$n" '$1=="NODE" && $2==n && $3 > 0 {f=1} END{exit !f}' "$out" ||
+        cl_fail "no I/O in the NODE row of $n"
+    # Each node's three intervals reached the time series with I/O in them.
+    k=$(grep -c ",$n," "$T/ts.csv" || true)
+    [ "$k" -ge 3 ] || cl_fail "$k time-series rows for $n, expected 3: $(cat "$T/ts.csv")"
+done
+sums=$(cl_check_sums "$out") || { echo "$sums"; cl_fail "sums do not add up"; }
+ok "1.1 manager: node-new binary, node-old JSON, $sums"
+
+# --- 1.0 manager: the 1.1 agent falls back to JSON -------------------------------------
+IOF_PROTO_MINOR=0 expect_rc 0 "$IOFLEET" run "$T/p.json" --insecure \
+    --agent "127.0.0.1:${CL_PORTS[0]}" --wait 10 --verbose
+expect_in "$T/err" "agent node-new (127.0.0.1:${CL_PORTS[0]}): protocol 1.1, stats body JSON"
+if grep -q "lost\|did not negotiate\|bad message" "$T/err"; then
+    cl_fail "a stats message was refused: $(grep "lost\|negotiate\|bad message" "$T/err")"
+fi
+awk '$1=="NODE" && $2=="node-new" && $3 > 0 {f=1} END{exit !f}' "$T/out" ||
+    cl_fail "no I/O from node-new under a 1.0 manager"
+ok "1.0 manager: the 1.1 agent sent JSON"
+cl_done
