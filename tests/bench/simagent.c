@@ -21,11 +21,17 @@
  * spends decoding it (5 passes over the 2432 buckets of each of 16
  * histograms), so a simulator encoding per session could never produce the
  * burst N real agents do. All sessions of a test send byte-identical stats,
- * so each interval's frame is encoded once with proto_msg_encode_frame(), the
- * function proto_link_send() uses, and written to every session's
+ * so each interval's frame is encoded once with proto_msg_encode_frame_flags(),
+ * the function proto_link_send() uses, and written to every session's
  * connection; everything else (hello, replies, heartbeats, results) goes
  * through the link. --encode-each sends every stats message through
  * proto_link_send() instead.
+ *
+ * Stats body: binary (protocol 1.1, proto/statsbin.h) to a manager that
+ * reads it, as dynamo sends it; --json-stats sends JSON instead, to compare.
+ * The summary line gives the body sent and its frame size (stats_bytes: the
+ * bytes on the wire per agent per interval, frame header included, over the
+ * fan-out writes).
  *
  * TLS (--tls-dir DIR): each session loads its own client context from
  * DIR/ca.pem, DIR/<name>.pem and DIR/<name>-key.pem (iofleet pki init DIR
@@ -99,6 +105,7 @@ struct sim_session {
     uv_timer_t retry;           /* dial retries */
     struct iof_backoff backoff; /* their delays, as dynamo's (common/backoff.h) */
     bool welcomed;
+    bool binary; /* stats in the binary body (the manager reads it, no --json-stats) */
     /* The plan as assigned. */
     bool have_plan;
     struct iof_plan plan;
@@ -137,6 +144,7 @@ struct sim {
     struct sim_session **wait;
     bool stopping;
     bool fanout;
+    bool json_stats;       /* --json-stats: the JSON body even to a manager that reads binary */
     const char *tls_dir;   /* NULL: plain TCP */
     unsigned tls_failures; /* TLS dials that failed after TCP connected */
     double tls_load_s;     /* loading every session's context */
@@ -157,16 +165,17 @@ struct sim {
     uint64_t totals_k;                  /* totals = pool x totals_k intervals; UINT64_MAX: stale */
     struct proto_worker_stats *scratch; /* message body, built at each send */
     size_t nscratch;
-    /* The fan-out frame: stats of (test, interval, layout). */
+    /* The fan-out frame: stats of (test, interval, layout, body form). */
     uint8_t *frame;
     size_t frame_len;
-    bool frame_valid;
+    bool frame_valid, frame_binary;
     uint32_t frame_test;
     uint64_t frame_interval, frame_layout;
     /* Live TCP handles, sorted, collected once per boundary. */
     uintptr_t *live;
     size_t nlive, caplive;
     uint64_t fanout_writes, link_sends;
+    uint64_t fanout_bytes; /* frames written by fan-out: bytes per agent per interval */
     /* The current test's intervals, for the send-spread report. */
     uint32_t cur_test;
     unsigned cur_started;
@@ -515,11 +524,13 @@ static int sim_send_stats(struct sim *s, struct sim_session *ss, uint64_t k, boo
         return proto_link_send(ss->link, &m);
     }
     if (!s->frame_valid || s->frame_test != ss->test || s->frame_interval != k ||
-        s->frame_layout != ss->layout) {
+        s->frame_layout != ss->layout || s->frame_binary != ss->binary) {
         free(s->frame);
         s->frame = NULL;
         s->frame_valid = false;
-        r = proto_msg_encode_frame(&m, PROTO_FRAME_MAX_DEFAULT, &s->frame, &s->frame_len, &d);
+        r = proto_msg_encode_frame_flags(&m, PROTO_FRAME_MAX_DEFAULT,
+                                         ss->binary ? PROTO_ENCODE_STATS_BINARY : 0, &s->frame,
+                                         &s->frame_len, &d);
         if (r) {
             IOF_ERROR("cannot encode stats: %s", d.msg);
             return r;
@@ -528,8 +539,10 @@ static int sim_send_stats(struct sim *s, struct sim_session *ss, uint64_t k, boo
         s->frame_test = ss->test;
         s->frame_interval = k;
         s->frame_layout = ss->layout;
+        s->frame_binary = ss->binary;
     }
     s->fanout_writes++;
+    s->fanout_bytes += s->frame_len;
     return iof_conn_write(ss->conn, s->frame, s->frame_len);
 }
 
@@ -714,6 +727,9 @@ static void sim_on_msg(struct proto_link *l, const struct proto_msg *m, void *ar
         }
         ss->welcomed = true;
         ss->state = SS_READY;
+        /* As dynamo: the binary body to a manager of protocol 1.1 or later. */
+        ss->binary = !s->json_stats && proto_stats_binary_ok(m->u.hello.minor);
+        proto_link_set_encode_flags(l, ss->binary ? PROTO_ENCODE_STATS_BINARY : 0);
         s->pending--;
         proto_link_set_deadline(l, 0, NULL);
         proto_msg_init(&r, PROTO_MSG_WELCOME);
@@ -1018,7 +1034,7 @@ static void sim_usage(FILE *f)
     fputs("usage: iof_simagent --manager HOST:PORT [--count N] [--name-prefix P]\n"
           "                    [--heartbeat-ms MS] [--connect-timeout S] [--dials-at-once N] "
           "[--seed N]\n"
-          "                    [--tls-dir DIR] [--encode-each] [--verbose|--quiet]\n"
+          "                    [--tls-dir DIR] [--encode-each] [--json-stats] [--verbose|--quiet]\n"
           "\n"
           "  --manager          the manager to dial (iofleet run --listen)\n"
           "  --count            simulated agents, one session each (default 1)\n"
@@ -1032,6 +1048,8 @@ static void sim_usage(FILE *f)
           "  --tls-dir          dial over TLS: DIR/ca.pem and DIR/NAME.pem, DIR/NAME-key.pem\n"
           "                     per session (iofleet pki init DIR --agent NAME...)\n"
           "  --encode-each      encode every stats message in its session (no fan-out)\n"
+          "  --json-stats       send stats as JSON even to a manager that reads the binary\n"
+          "                     body (protocol 1.1), to compare both\n"
           "  --verbose          log every interval's send spread\n",
           f);
 }
@@ -1085,6 +1103,8 @@ int main(int argc, char **argv)
             s.tls_dir = argv[++i];
         } else if (!strcmp(a, "--encode-each")) {
             fanout = false;
+        } else if (!strcmp(a, "--json-stats")) {
+            s.json_stats = true;
         } else if (!strcmp(a, "--verbose")) {
             verbose = true;
         } else if (!strcmp(a, "--quiet")) {
@@ -1178,10 +1198,11 @@ int main(int argc, char **argv)
         /* One stable line for scripts (printed whatever the log level). */
         printf("iof_simagent: sessions %u welcomed %u complete %zu results %zu lost %u "
                "connect_s %.3f intervals %zu send_spread_ms median %.3f max %.3f "
-               "fanout_writes %" PRIu64 " link_sends %" PRIu64 "\n",
+               "fanout_writes %" PRIu64 " link_sends %" PRIu64 " stats_body %s stats_bytes %.0f\n",
                s.count, s.welcomed, ok, results, s.lost,
                s.t_all_welcomed ? (double)(s.t_all_welcomed - s.t_begin) / 1e9 : -1.0, s.nspreads,
-               med, max, s.fanout_writes, s.link_sends);
+               med, max, s.fanout_writes, s.link_sends, s.frame_binary ? "binary" : "json",
+               s.fanout_writes ? (double)s.fanout_bytes / (double)s.fanout_writes : 0.0);
         if (s.tls_dir)
             printf("iof_simagent: tls_load_s %.3f tls_failures %u\n", s.tls_load_s, s.tls_failures);
     }
