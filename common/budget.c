@@ -43,6 +43,45 @@ uint64_t iof_budget_write_bytes(const struct iof_worker_cfg *g, uint64_t depth, 
     return g->pattern == IOF_PATTERN_RANDOM ? depth * slot : slot;
 }
 
+/* Whether test file t of group g is verified and was named by a verified
+ * group before it (their generation map is one). */
+static bool genmap_shared(const struct iof_spec *const *specs, const struct iof_worker_cfg *groups,
+                          size_t g, size_t t)
+{
+    const char *path = groups[g].targets[t].path;
+    for (size_t h = 0; h <= g; h++) {
+        if (!specs[h] || groups[h].verify.algo == IOF_VERIFY_NONE)
+            continue;
+        for (size_t u = 0; u < (h == g ? t : groups[h].ntargets); u++)
+            if (!strcmp(groups[h].targets[u].path, path))
+                return true;
+    }
+    return false;
+}
+
+/* The generation maps of the verified test files (common/spec.h): one per
+ * file however many groups name it; a size the plan leaves open (an
+ * existing test file) is counted once the file is known, not here. */
+static uint64_t genmap_bytes(const struct iof_spec *const *specs,
+                             const struct iof_worker_cfg *groups, size_t ngroups)
+{
+    uint64_t bytes = 0;
+    for (size_t g = 0; g < ngroups; g++) {
+        if (!specs[g] || groups[g].verify.algo == IOF_VERIFY_NONE)
+            continue;
+        for (size_t t = 0; t < groups[g].ntargets; t++) {
+            const struct iof_target_cfg *tc = &groups[g].targets[t];
+            uint64_t n =
+                (tc->size >> IOF_GENMAP_SHIFT) + ((tc->size & ((1u << IOF_GENMAP_SHIFT) - 1)) != 0);
+            if (tc->path[0] == '/' || n == 0 || n > IOF_GENMAP_MAX ||
+                genmap_shared(specs, groups, g, t))
+                continue;
+            bytes = sat_add(bytes, n * IOF_GENMAP_BYTES);
+        }
+    }
+    return bytes;
+}
+
 void iof_budget_need_add(struct iof_budget_need *need, const struct iof_spec *const *specs,
                          const struct iof_worker_cfg *groups, size_t ngroups)
 {
@@ -67,6 +106,7 @@ void iof_budget_need_add(struct iof_budget_need *need, const struct iof_spec *co
         if (!strcmp(gc->engine, "io_uring")) /* a ring descriptor per worker */
             fds = sat_add(fds, gc->count);
     }
+    mem = sat_add(mem, genmap_bytes(specs, groups, ngroups));
     need->workers = max_u64(need->workers, workers);
     need->buffer_mem = max_u64(need->buffer_mem, mem);
     need->aio_events = max_u64(need->aio_events, aio);

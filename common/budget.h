@@ -18,7 +18,8 @@
 /* What a plan's tests need on one node (the most any one test needs). */
 struct iof_budget_need {
     uint64_t workers;
-    uint64_t buffer_mem; /* bytes of I/O buffers, as dynamo/run.c allocates them */
+    uint64_t buffer_mem; /* bytes of I/O buffers, as dynamo/run.c allocates them, and of
+                          * the generation maps of verified test files */
     uint64_t aio_events; /* io_setup() events of the libaio workers */
     uint64_t fds;        /* targets opened, and io_uring workers' rings */
 };

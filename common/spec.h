@@ -151,7 +151,14 @@ static inline size_t iof_data_area_size(const struct iof_data_cfg *cfg)
 }
 
 /* End-to-end verification ("verify"): every write carries a header and a
- * checksum (dynamo/verify.h); reads check the blocks they return. */
+ * checksum (dynamo/verify.h); reads check the blocks they return. A
+ * verified test file also has a map of the generation each granule of
+ * 2^IOF_GENMAP_SHIFT bytes should hold (dynamo/genmap.h): IOF_GENMAP_BYTES
+ * per granule, for files of at most IOF_GENMAP_MAX granules (larger ones
+ * get none). */
+#define IOF_GENMAP_SHIFT 12u
+#define IOF_GENMAP_MAX ((uint64_t)1 << 24)
+#define IOF_GENMAP_BYTES 10u /* 8 in the mapped state file, 2 in memory */
 enum iof_verify_algo {
     IOF_VERIFY_NONE,
     IOF_VERIFY_CRC32C,

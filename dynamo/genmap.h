@@ -27,11 +27,13 @@
 #include <sys/types.h>
 
 #include "common/err.h"
+#include "common/spec.h"
 
-#define DYN_GENMAP_SHIFT 12u
+#define DYN_GENMAP_SHIFT IOF_GENMAP_SHIFT
 #define DYN_GENMAP_AMB (1ULL << 63)
-/* The most granules kept: a 64 GiB test file (a 128 MiB state file). */
-#define DYN_GENMAP_MAX ((uint64_t)1 << 24)
+/* The most granules kept: a 64 GiB test file (a 128 MiB state file). The
+ * budget counts the map (common/budget.c). */
+#define DYN_GENMAP_MAX IOF_GENMAP_MAX
 
 struct dyn_scope;
 

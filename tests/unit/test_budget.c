@@ -96,6 +96,53 @@ static void need_counts_what_run_allocates(void **state)
     assert_int_equal(n.fds, 1);
 }
 
+/* Verified test files add their generation maps (IOF_GENMAP_BYTES per 4 KiB
+ * granule), once per file however many groups name it; devices, absolute
+ * paths, files too large to map and sizes left open add nothing. */
+static void need_counts_generation_maps(void **state)
+{
+    struct iof_spec small = spec_of(&line4k);
+    const struct iof_spec *smalls[] = {&small, &small}, *one_idle[] = {&small, NULL};
+    struct iof_target_cfg t0[4] = {{.path = "a", .size = 1024 * MIB},
+                                   {.path = "/dev/sdb"},
+                                   {.path = "big", .size = 100 * 1024 * MIB},
+                                   {.path = "open"}};
+    struct iof_target_cfg t1[2] = {{.path = "a", .size = 1024 * MIB}, {.path = "d", .size = 4097}};
+    struct iof_target_cfg abs0[4], abs1[2];
+    struct iof_worker_cfg g[2];
+    struct iof_budget_need with = {0}, without = {0}, idle = {0};
+
+    (void)state;
+    memcpy(abs0, t0, sizeof(t0));
+    memcpy(abs1, t1, sizeof(t1));
+    for (size_t i = 0; i < 4; i++)
+        snprintf(abs0[i].path, sizeof(abs0[i].path), "/srv/%zu", i);
+    for (size_t i = 0; i < 2; i++)
+        snprintf(abs1[i].path, sizeof(abs1[i].path), "/srv/1%zu", i);
+    g[0] = group("libaio", 2, 4, 4, IOF_PATTERN_REPEAT);
+    g[1] = group("libaio", 1, 1, 2, IOF_PATTERN_REPEAT);
+    g[0].verify.algo = g[1].verify.algo = IOF_VERIFY_XXH64;
+    g[0].targets = abs0;
+    g[1].targets = abs1;
+    iof_budget_need_add(&without, smalls, g, 2);
+    g[0].targets = t0;
+    g[1].targets = t1;
+    iof_budget_need_add(&with, smalls, g, 2);
+    assert_int_equal(with.buffer_mem - without.buffer_mem,
+                     (1024 * MIB / 4096 + 2) * IOF_GENMAP_BYTES);
+    /* The second group idles: its file "d" has no map in this test. */
+    iof_budget_need_add(&idle, one_idle, g, 2);
+    g[0].verify.algo = g[1].verify.algo = IOF_VERIFY_NONE;
+    memset(&without, 0, sizeof(without));
+    iof_budget_need_add(&without, one_idle, g, 2);
+    assert_true(idle.buffer_mem > without.buffer_mem); /* verify's write buffers */
+    g[0].targets = abs0;
+    g[0].verify.algo = IOF_VERIFY_XXH64;
+    memset(&without, 0, sizeof(without));
+    iof_budget_need_add(&without, one_idle, g, 2);
+    assert_int_equal(idle.buffer_mem - without.buffer_mem, 1024 * MIB / 4096 * IOF_GENMAP_BYTES);
+}
+
 static void check_names_limit_and_numbers(void **state)
 {
     struct dyn_budget b = {.max_workers = 16, .max_buffer_mem = 512 * MIB, .max_aio_events = 100};
@@ -210,6 +257,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(need_counts_what_run_allocates),
+        cmocka_unit_test(need_counts_generation_maps),
         cmocka_unit_test(check_names_limit_and_numbers),
         cmocka_unit_test(default_workers_are_a_multiple_of_cpus),
         cmocka_unit_test(start_time),
