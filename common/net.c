@@ -684,6 +684,11 @@ bool iof_conn_is_tls(const struct iof_conn *c)
     return c->tls_ctx != NULL;
 }
 
+bool iof_conn_tls_resumed(const struct iof_conn *c)
+{
+    return c->secure && c->tls && iof_tls_sess_resumed(c->tls);
+}
+
 bool iof_conn_peer_has_cert(const struct iof_conn *c)
 {
     return c->secure && iof_tls_sess_peer_has_cert(c->tls);

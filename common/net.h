@@ -146,6 +146,9 @@ size_t iof_conn_queued(const struct iof_conn *c);
 const char *iof_conn_error(const struct iof_conn *c);
 /* True for a connection made by iof_conn_connect_tls() or a TLS listener. */
 bool iof_conn_is_tls(const struct iof_conn *c);
+/* True for a TLS connection authenticated by resuming an earlier session
+ * (a session ticket, common/tls.h) rather than a full handshake. */
+bool iof_conn_tls_resumed(const struct iof_conn *c);
 /* True once the peer presented a certificate that chains to our CA (always
  * true for an authenticated TLS connection, false for plain TCP). */
 bool iof_conn_peer_has_cert(const struct iof_conn *c);

@@ -1,6 +1,7 @@
 /* common/tls.c - TLS 1.3 with mutual certificate authentication over OpenSSL
- * memory BIOs: context loading, the verification policy, handshake, record
- * I/O and one-line reasons for every failure. */
+ * memory BIOs: context loading, the verification policy, session resumption
+ * by stateless tickets, handshake, record I/O and one-line reasons for every
+ * failure. */
 #include "common/tls.h"
 
 #include <errno.h>
@@ -17,6 +18,16 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+/* A client's ticket for one server address (the peer label of the
+ * connection that got it). */
+struct tls_ticket {
+    struct tls_ticket *next;
+    SSL_SESSION *sess; /* owned */
+    char peer[96];
+};
+
+#define TLS_TICKET_BUCKETS 64
+
 struct iof_tls_ctx {
     SSL_CTX *ssl_ctx;
     unsigned refs;
@@ -24,6 +35,11 @@ struct iof_tls_ctx {
     uint32_t handshake_ms;
     char ca_file[512];  /* for messages */
     char own_name[256]; /* the identity in our own certificate */
+    /* Client: the latest resumable ticket per server address, allocated on
+     * the first ticket; at most IOF_TLS_TICKETS_MAX. */
+    struct tls_ticket **tickets;
+    size_t ntickets;
+    struct iof_tls_counts counts;
 };
 
 struct iof_tls_sess {
@@ -36,6 +52,8 @@ struct iof_tls_sess {
     size_t nfirst;
     uint64_t bytes_in;
     bool hs_done;     /* SSL_do_handshake() returned 1 */
+    bool offered;     /* client: a stored ticket was offered */
+    bool resumed;     /* the handshake resumed a session (no certificates exchanged) */
     bool ticket_seen; /* client: the server sent a ticket, so it accepted us */
     bool established; /* reported to the caller */
     bool failed;
@@ -191,13 +209,29 @@ int iof_tls_ctx_new(const struct iof_tls_config *cfg, struct iof_tls_ctx **out,
     SSL_CTX_set_info_callback(sc, info_cb);
     SSL_CTX_set_mode(sc, SSL_MODE_RELEASE_BUFFERS);
     if (server) {
-        /* Stateful tickets with no session cache: the one ticket sent tells
-         * the client it was accepted but can never resume a session. */
-        SSL_CTX_set_options(sc, SSL_OP_NO_TICKET);
+        /* Stateless tickets (SSL_OP_NO_TICKET off): the session, with the
+         * client's verified certificate, sealed under ticket keys OpenSSL
+         * draws at random for this SSL_CTX, so for this process only: a
+         * ticket from another process (or a restarted one) does not decrypt
+         * and the handshake is a full one. No server-side cache. One ticket
+         * per handshake: its arrival also tells the client that we accepted
+         * its certificate (see iof_tls_sess_handshake). The session id
+         * context must be set for a server that verifies client
+         * certificates to resume at all. */
+        static const unsigned char sid_ctx[] = "iofleet";
+        SSL_CTX_clear_options(sc, SSL_OP_NO_TICKET);
         SSL_CTX_set_session_cache_mode(sc, SSL_SESS_CACHE_OFF);
         SSL_CTX_set_num_tickets(sc, 1);
+        SSL_CTX_set_timeout(sc, IOF_TLS_TICKET_LIFETIME_S);
+        if (SSL_CTX_set_session_id_context(sc, sid_ctx, sizeof(sid_ctx) - 1) != 1) {
+            openssl_reason(why, sizeof(why));
+            r = iof_diag_set(diag, -EINVAL, "cannot set the TLS session context: %s", why);
+            goto fail;
+        }
     } else {
-        /* The callback sees the server's ticket; nothing is stored. */
+        /* The callback sees the server's tickets and keeps the latest
+         * resumable one per server address (ctx->tickets), not OpenSSL's
+         * internal cache. */
         SSL_CTX_set_session_cache_mode(sc,
                                        SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
         SSL_CTX_sess_set_new_cb(sc, new_session_cb);
@@ -269,12 +303,148 @@ struct iof_tls_ctx *iof_tls_ctx_ref(struct iof_tls_ctx *ctx)
     return ctx;
 }
 
+static void tickets_free(struct iof_tls_ctx *ctx)
+{
+    if (!ctx->tickets)
+        return;
+    for (size_t b = 0; b < TLS_TICKET_BUCKETS; b++)
+        for (struct tls_ticket *t = ctx->tickets[b], *n; t; t = n) {
+            n = t->next;
+            SSL_SESSION_free(t->sess);
+            free(t);
+        }
+    free(ctx->tickets);
+    ctx->tickets = NULL;
+    ctx->ntickets = 0;
+}
+
 void iof_tls_ctx_free(struct iof_tls_ctx *ctx)
 {
     if (!ctx || --ctx->refs)
         return;
+    tickets_free(ctx);
     SSL_CTX_free(ctx->ssl_ctx);
     free(ctx);
+}
+
+void iof_tls_ctx_counts(const struct iof_tls_ctx *ctx, struct iof_tls_counts *out)
+{
+    *out = ctx->counts;
+}
+
+size_t iof_tls_ctx_tickets(const struct iof_tls_ctx *ctx)
+{
+    return ctx->ntickets;
+}
+
+void iof_tls_ctx_forget_tickets(struct iof_tls_ctx *ctx)
+{
+    tickets_free(ctx);
+}
+
+static size_t ticket_bucket(const char *peer);
+static struct tls_ticket *ticket_take(struct iof_tls_ctx *ctx, const char *peer);
+static bool ticket_put(struct iof_tls_ctx *ctx, const char *peer, SSL_SESSION *sess);
+
+int iof_tls_ctx_ticket_export(struct iof_tls_ctx *ctx, const char *peer, uint8_t **der, size_t *len)
+{
+    struct tls_ticket *t = ticket_take(ctx, peer);
+    unsigned char *p = NULL;
+    int n;
+
+    *der = NULL;
+    *len = 0;
+    if (!t)
+        return -ENOENT;
+    n = i2d_SSL_SESSION(t->sess, &p);
+    if (!ticket_put(ctx, peer, t->sess))
+        SSL_SESSION_free(t->sess);
+    free(t);
+    if (n <= 0) {
+        ERR_clear_error();
+        return -ENOMEM;
+    }
+    *der = malloc((size_t)n);
+    if (*der) {
+        memcpy(*der, p, (size_t)n);
+        *len = (size_t)n;
+    }
+    OPENSSL_free(p);
+    return *der ? 0 : -ENOMEM;
+}
+
+int iof_tls_ctx_ticket_import(struct iof_tls_ctx *ctx, const char *peer, const uint8_t *der,
+                              size_t len)
+{
+    const unsigned char *p = der;
+    SSL_SESSION *sess;
+
+    if (ctx->role != IOF_TLS_CLIENT || len > (size_t)INT32_MAX)
+        return -EINVAL;
+    sess = d2i_SSL_SESSION(NULL, &p, (long)len);
+    if (!sess) {
+        ERR_clear_error();
+        return -EINVAL;
+    }
+    if (!ticket_put(ctx, peer, sess)) {
+        SSL_SESSION_free(sess);
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+static size_t ticket_bucket(const char *peer)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (const char *p = peer; *p; p++)
+        h = (h ^ (uint8_t)*p) * 16777619u;
+    return h % TLS_TICKET_BUCKETS;
+}
+
+/* Unlinks and returns the ticket stored for peer (the caller owns it), or
+ * NULL. A ticket is offered once: the server sends a new one on resumption. */
+static struct tls_ticket *ticket_take(struct iof_tls_ctx *ctx, const char *peer)
+{
+    struct tls_ticket **pp;
+    if (!ctx->tickets)
+        return NULL;
+    for (pp = &ctx->tickets[ticket_bucket(peer)]; *pp; pp = &(*pp)->next)
+        if (!strcmp((*pp)->peer, peer)) {
+            struct tls_ticket *t = *pp;
+            *pp = t->next;
+            ctx->ntickets--;
+            return t;
+        }
+    return NULL;
+}
+
+/* Stores sess (takes the caller's reference) as peer's ticket, replacing an
+ * older one. When the table is full, the bucket's oldest ticket goes. Returns
+ * false when out of memory (sess not taken). */
+static bool ticket_put(struct iof_tls_ctx *ctx, const char *peer, SSL_SESSION *sess)
+{
+    struct tls_ticket *t = ticket_take(ctx, peer), **pp;
+    if (!ctx->tickets && !(ctx->tickets = calloc(TLS_TICKET_BUCKETS, sizeof(*ctx->tickets))))
+        return false;
+    if (!t && !(t = calloc(1, sizeof(*t))))
+        return false;
+    SSL_SESSION_free(t->sess);
+    t->sess = sess;
+    snprintf(t->peer, sizeof(t->peer), "%s", peer);
+    pp = &ctx->tickets[ticket_bucket(peer)];
+    if (ctx->ntickets >= IOF_TLS_TICKETS_MAX && *pp) {
+        struct tls_ticket **last = pp;
+        while ((*last)->next)
+            last = &(*last)->next;
+        SSL_SESSION_free((*last)->sess);
+        free(*last);
+        *last = NULL;
+        ctx->ntickets--;
+    }
+    t->next = *pp;
+    *pp = t;
+    ctx->ntickets++;
+    return true;
 }
 
 const char *iof_tls_ctx_own_name(const struct iof_tls_ctx *ctx)
@@ -334,13 +504,22 @@ static void info_cb(const SSL *ssl, int where, int ret)
         s->alert_rcvd = ret & 0xffff;
 }
 
+/* Client: a ticket arrived (after every handshake the server accepted).
+ * A copy is kept: sess is also the connection's own session, which OpenSSL
+ * marks not resumable when the connection ends without a close_notify, and
+ * a lost link is exactly when the ticket is wanted. */
 static int new_session_cb(SSL *ssl, SSL_SESSION *sess)
 {
     struct iof_tls_sess *s = SSL_get_app_data(ssl);
-    (void)sess;
-    if (s)
-        s->ticket_seen = true;
-    return 0; /* not kept: sessions are never resumed */
+    SSL_SESSION *copy;
+    if (!s)
+        return 0;
+    s->ticket_seen = true;
+    if (s->failed || !SSL_SESSION_is_resumable(sess) || !(copy = SSL_SESSION_dup(sess)))
+        return 0;
+    if (!ticket_put(s->ctx, s->peer, copy))
+        SSL_SESSION_free(copy);
+    return 0;
 }
 
 /* ---- sessions ----------------------------------------------------------------------------- */
@@ -374,6 +553,18 @@ struct iof_tls_sess *iof_tls_sess_new(struct iof_tls_ctx *ctx, const char *peer)
     s->ctx = ctx;
     ctx->refs++;
     snprintf(s->peer, sizeof(s->peer), "%s", peer ? peer : "?");
+    if (!s->server) {
+        /* Offer the ticket this server gave us last time, if any. A server
+         * that cannot decrypt it (another process) answers with a full
+         * handshake, certificates and all. */
+        struct tls_ticket *t = ticket_take(ctx, s->peer);
+        if (t) {
+            s->offered = SSL_SESSION_is_resumable(t->sess) && SSL_set_session(s->ssl, t->sess);
+            SSL_SESSION_free(t->sess);
+            free(t);
+            ERR_clear_error();
+        }
+    }
     return s;
 }
 
@@ -599,6 +790,17 @@ static int sess_accept_peer(struct iof_tls_sess *s, struct iof_diag *diag)
         return sess_fail(s, -EACCES, diag, "certificate of %s failed verification: %s", s->peer,
                          X509_verify_cert_error_string(SSL_get_verify_result(s->ssl)));
     }
+    s->resumed = SSL_session_reused(s->ssl) == 1;
+    if (s->resumed && X509_cmp_current_time(X509_get0_notAfter(cert)) <= 0) {
+        /* The chain was verified when the ticket was issued; a certificate
+         * that has expired since then no longer authenticates anybody. */
+        char date[40], who[IOF_TLS_NAME_MAX + 128], name[IOF_TLS_NAME_MAX];
+        asn1_date(X509_get0_notAfter(cert), date, sizeof(date));
+        cert_name(cert, name, sizeof(name));
+        X509_free(cert);
+        return sess_fail(s, -EACCES, diag, "certificate of %s expired on %s (resumed session)",
+                         sess_label(s, name, who, sizeof(who)), date);
+    }
     s->peer_cert = cert;
     s->peer_name_ok = cert_name(cert, s->peer_name, sizeof(s->peer_name));
     return 0;
@@ -645,6 +847,12 @@ int iof_tls_sess_handshake(struct iof_tls_sess *s, struct iof_diag *diag)
         }
     }
     s->established = true;
+    if (s->resumed)
+        s->ctx->counts.resumed++;
+    else
+        s->ctx->counts.full++;
+    if (s->offered && !s->resumed)
+        s->ctx->counts.refused_tickets++;
     return 1;
 }
 
@@ -745,6 +953,11 @@ int iof_tls_sess_eof(struct iof_tls_sess *s, int err, struct iof_diag *diag)
 bool iof_tls_sess_established(const struct iof_tls_sess *s)
 {
     return s->established;
+}
+
+bool iof_tls_sess_resumed(const struct iof_tls_sess *s)
+{
+    return s->established && s->resumed;
 }
 
 const char *iof_tls_sess_peer_name(const struct iof_tls_sess *s)

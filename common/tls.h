@@ -10,10 +10,18 @@
  *   - each side verifies the peer's certificate chain against the configured
  *     CA file and refuses a peer without a certificate
  *     (SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT);
- *   - sessions are never resumed: every connection is a full handshake with
- *     certificates. (A server sends one TLS 1.3 session ticket after it has
- *     verified the client; the client uses its arrival only as the signal
- *     that the server accepted its certificate, see net.h, and drops it.)
+ *   - a server sends one TLS 1.3 session ticket after each handshake it
+ *     accepted (stateless: the session, with the client's verified
+ *     certificate, sealed under ticket keys drawn at random per server
+ *     context, i.e. per process, never written anywhere; valid
+ *     IOF_TLS_TICKET_LIFETIME_S). The client takes its arrival as the signal
+ *     that the server accepted its certificate (see net.h), keeps the latest
+ *     ticket per server address in its context and offers it, once, on its
+ *     next connection to that address: the server that issued it resumes
+ *     the session (PSK with a fresh ECDHE key exchange, no certificates on
+ *     the wire, the peer identity is the one verified at the full
+ *     handshake, and a certificate that has expired since is refused); any
+ *     other server cannot decrypt it and does a full handshake.
  * The peer's name (first DNS subjectAltName, else subject CN) is checked by
  * the application with iof_conn_check_peer_name(): this layer proves the
  * peer holds a certificate from the CA, not which peer it is.
@@ -44,6 +52,18 @@
 #define IOF_TLS_INBUF_MAX ((size_t)160 << 10)
 /* The peer name buffer (first DNS SAN or CN). */
 #define IOF_TLS_NAME_MAX 256
+/* How long a session ticket resumes a session (the server's session timeout;
+ * a resumption does not extend it past the first full handshake). */
+#define IOF_TLS_TICKET_LIFETIME_S 3600L
+/* Tickets a client context keeps (one per server address). */
+#define IOF_TLS_TICKETS_MAX 16384u
+
+/* Handshakes completed on a context (both sides authenticated). */
+struct iof_tls_counts {
+    uint64_t full;            /* certificates exchanged and verified */
+    uint64_t resumed;         /* a ticket resumed an earlier session */
+    uint64_t refused_tickets; /* client: a ticket offered, a full handshake done */
+};
 
 enum iof_tls_role {
     IOF_TLS_CLIENT, /* dials: iof_conn_connect_tls() */
@@ -93,6 +113,21 @@ enum iof_tls_role iof_tls_ctx_role(const struct iof_tls_ctx *ctx);
 /* The identity in this context's own certificate (first DNS SAN, else CN),
  * or NULL. Borrowed from ctx. */
 const char *iof_tls_ctx_own_name(const struct iof_tls_ctx *ctx);
+
+/* Copies the handshake counters of ctx into *out. */
+void iof_tls_ctx_counts(const struct iof_tls_ctx *ctx, struct iof_tls_counts *out);
+/* Client: tickets stored (one per server address); forgetting them makes
+ * the next connections full handshakes. */
+size_t iof_tls_ctx_tickets(const struct iof_tls_ctx *ctx);
+void iof_tls_ctx_forget_tickets(struct iof_tls_ctx *ctx);
+/* The stored ticket for peer as DER (an SSL_SESSION: the session secret in
+ * clear, handle as a key), new in *der (free() it): 0, -ENOENT when there is
+ * none, -ENOMEM. And back: stores a DER session as peer's ticket (0, -EINVAL
+ * when it does not decode or ctx is a server's). For tests and tools. */
+int iof_tls_ctx_ticket_export(struct iof_tls_ctx *ctx, const char *peer, uint8_t **der,
+                              size_t *len);
+int iof_tls_ctx_ticket_import(struct iof_tls_ctx *ctx, const char *peer, const uint8_t *der,
+                              size_t len);
 
 /* The name a manager's certificate carries (iofleet pki init). */
 #define IOF_TLS_MANAGER_NAME "iofleet-manager"
@@ -166,6 +201,8 @@ int iof_tls_sess_eof(struct iof_tls_sess *s, int err, struct iof_diag *diag);
 
 /* True once iof_tls_sess_handshake() returned 1. */
 bool iof_tls_sess_established(const struct iof_tls_sess *s);
+/* True once established by resuming an earlier session with a ticket. */
+bool iof_tls_sess_resumed(const struct iof_tls_sess *s);
 /* The verified peer certificate's name: first DNS subjectAltName, else the
  * subject CN; NULL before the handshake or when the name holds characters
  * other than printable ASCII. Borrowed from s. */

@@ -1484,6 +1484,9 @@ static void agent_on_connect(struct iof_conn *c, int err, void *arg)
         uv_timer_start(&a->reconnect, agent_on_reconnect, delay, 0);
         return;
     }
+    if (a->tls)
+        IOF_INFO("TLS session with manager %s:%u: %s handshake", a->mhost, a->port,
+                 iof_conn_tls_resumed(c) ? "resumed" : "full");
     if (agent_conn_allowed(a, c))
         session_new(a, c);
     else

@@ -620,6 +620,25 @@ static void cl_begin(struct mgr_run *c)
     cl_send_plan(c);
 }
 
+/* --verbose: how the run's TLS sessions were authenticated (a resumed one
+ * showed a ticket from this process instead of its certificate). */
+static void cl_log_handshakes(const struct mgr_run *c)
+{
+    struct iof_tls_counts k;
+    if (c->tls_server) {
+        iof_tls_ctx_counts(c->tls_server, &k);
+        IOF_INFO("TLS handshakes with agents that dialled in: %" PRIu64 " full, %" PRIu64
+                 " resumed",
+                 k.full, k.resumed);
+    }
+    if (c->tls_client) {
+        iof_tls_ctx_counts(c->tls_client, &k);
+        IOF_INFO("TLS handshakes with agents dialled: %" PRIu64 " full, %" PRIu64
+                 " resumed (%" PRIu64 " tickets refused)",
+                 k.full, k.resumed, k.refused_tickets);
+    }
+}
+
 void mgr_run_check_connected(struct mgr_run *c)
 {
     unsigned ready = cl_live(c), pending = 0;
@@ -924,6 +943,8 @@ int mgr_cluster_run(const struct iof_plan *p, const char *plan_text, const struc
     uv_loop_close(c->loop);
     rc = c->rc;
     CL_SINKS(c, s_->ops->run_end(s_, rc));
+    if (o->verbose)
+        cl_log_handshakes(c);
     iof_tls_ctx_free(c->tls_client);
     iof_tls_ctx_free(c->tls_server);
     free(c->infos);

@@ -463,6 +463,9 @@ static void sess_attach(struct mgr_agent *a, struct iof_conn *conn)
         iof_conn_close(conn, IOF_EDENIED);
         return;
     }
+    if (iof_conn_is_tls(conn) && a->c->o->verbose)
+        IOF_INFO("TLS session with %s: %s handshake", iof_conn_peer(conn),
+                 iof_conn_tls_resumed(conn) ? "resumed" : "full");
     a->link = proto_link_new(a->c->loop, conn, &cbs, a);
     if (!a->link) {
         mgr_agent_fail(a, MGR_SESSION_EV_FAIL, 3, "out of memory");
