@@ -240,10 +240,11 @@ static void db_agent(struct mgr_sink *s, size_t seq, const struct mgr_agent_info
         "UPDATE agents SET doc = json_insert(doc, '$.targets[#]', json_object('path', ?1, "
         "'size', ?2, 'logical_block_size', ?3, 'rotational', CASE ?4 WHEN -1 THEN NULL ELSE "
         "json(CASE ?4 WHEN 0 THEN 'false' ELSE 'true' END) END, 'model', ?5)) "
-        "WHERE run_id = ?6 AND seq = ?7";
+        "WHERE rowid = ?6";
     struct db_sink *d = s->priv;
     const struct proto_hello *h = a->hello;
     sqlite3_stmt *q;
+    sqlite3_int64 row;
     char ver[32], budget[160];
 
     if (sqlite3_prepare_v2(d->st->db, sql, -1, &q, NULL) != SQLITE_OK) {
@@ -271,6 +272,10 @@ static void db_agent(struct mgr_sink *s, size_t seq, const struct mgr_agent_info
     }
     db_step(s, q, "agents");
     sqlite3_finalize(q);
+    /* The row just inserted, by its rowid: (run_id, seq) has no index of
+     * its own, and a search by run_id walks every agent of the run, once per
+     * target: seconds of a blocked loop at 10,000 agents. */
+    row = sqlite3_last_insert_rowid(d->st->db);
     if (!h || !h->inventory.ntargets)
         return;
     if (sqlite3_prepare_v2(d->st->db, tsql, -1, &q, NULL) != SQLITE_OK) {
@@ -284,8 +289,7 @@ static void db_agent(struct mgr_sink *s, size_t seq, const struct mgr_agent_info
         sqlite3_bind_int64(q, 3, t->logical_block_size);
         sqlite3_bind_int(q, 4, t->rotational < 0 ? -1 : t->rotational != 0);
         bind_text(q, 5, t->model);
-        sqlite3_bind_int64(q, 6, d->run_id);
-        sqlite3_bind_int64(q, 7, (int64_t)seq);
+        sqlite3_bind_int64(q, 6, row);
         if (!db_step(s, q, "agent targets"))
             break;
     }

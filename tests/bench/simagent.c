@@ -44,6 +44,15 @@
  * capped exponential backoff with jitter (common/backoff.h), each session
  * with its own jitter sequence.
  *
+ * Reconnects (--redial): a welcomed session whose link is lost (not ended by
+ * the manager's bye) dials again after dynamo's backoff, and over TLS its
+ * context offers the manager's session ticket, so the handshake is resumed
+ * (common/tls.h); full and resumed handshakes are counted (tls_full,
+ * tls_resumed). SIGUSR1 cuts the connection of every second welcomed
+ * session (sim-00001, sim-00003, ...) at once, as a lost network would; the
+ * manager declares them lost and, the run going on with the others, takes
+ * them back from its next test: with --redial, a reconnect storm.
+ *
  * Exit status: 0 when every session was welcomed and sent the result of
  * every test it started, 1 otherwise, 2 on usage errors.
  */
@@ -105,7 +114,9 @@ struct sim_session {
     uv_timer_t retry;           /* dial retries */
     struct iof_backoff backoff; /* their delays, as dynamo's (common/backoff.h) */
     bool welcomed;
-    bool binary; /* stats in the binary body (the manager reads it, no --json-stats) */
+    bool bye;       /* the manager ended the session: no redial */
+    bool redialing; /* welcomed before, lost, dialling again (--redial) */
+    bool binary;    /* stats in the binary body (the manager reads it, no --json-stats) */
     /* The plan as assigned. */
     bool have_plan;
     struct iof_plan plan;
@@ -120,6 +131,7 @@ struct sim_session {
     uint64_t start_ns, measure_start, end, interval_ns;
     uint64_t nint, next;
     unsigned started, results; /* tests started and results sent */
+    unsigned aborted;          /* tests cut short by a lost link (--redial) */
 };
 
 /* Send times of one interval across sessions, relative to its boundary. */
@@ -138,6 +150,7 @@ struct sim {
     uint16_t port;
     uint32_t heartbeat_ms;
     uint64_t connect_deadline;
+    uint64_t connect_window_ns; /* --connect-timeout; a redial gets it afresh */
     /* --dials-at-once: dials (TCP + TLS handshake) in flight at once; the
      * rest wait in wait[] (a ring of count entries), oldest first. */
     unsigned max_dials, in_flight, wait_head, nwait;
@@ -147,7 +160,11 @@ struct sim {
     bool json_stats;       /* --json-stats: the JSON body even to a manager that reads binary */
     const char *tls_dir;   /* NULL: plain TCP */
     unsigned tls_failures; /* TLS dials that failed after TCP connected */
-    double tls_load_s;     /* loading every session's context */
+    unsigned tls_full, tls_resumed; /* TLS handshakes completed, by kind */
+    bool redial;                    /* --redial: welcomed sessions redial when lost */
+    unsigned redials, rewelcomed;   /* lost sessions that dialled again / were welcomed again */
+    uv_signal_t sigusr1;
+    double tls_load_s; /* loading every session's context */
     uv_signal_t sigint, sigterm;
     uv_timer_t tick;   /* the next interval boundary of any session */
     uint64_t tick_due; /* 0: not armed */
@@ -654,7 +671,8 @@ static void sim_take_plan(struct sim_session *ss, const struct proto_plan *pm)
 static void sim_start(struct sim_session *ss, const struct proto_start *st)
 {
     struct sim *s = ss->sim;
-    const struct iof_run_cfg *run = &ss->plan.run;
+    struct iof_run_cfg runc;
+    const struct iof_run_cfg *run = &runc;
     size_t nw = 0, widest = 0, w = 0;
     uint32_t *nt;
 
@@ -665,6 +683,8 @@ static void sim_start(struct sim_session *ss, const struct proto_start *st)
                                       : "beyond the plan");
         return;
     }
+    /* The test's own timing: a spec may set its own duration and ramp. */
+    runc = iof_test_run(&ss->plan, &ss->tests[st->test]);
     for (size_t g = 0; g < ss->plan.nworkers; g++) {
         struct iof_worker_cfg gc = iof_test_worker(&ss->plan, &ss->tests[st->test], g);
         if (!sim_group_selects(&gc, ss->name))
@@ -731,6 +751,11 @@ static void sim_on_msg(struct proto_link *l, const struct proto_msg *m, void *ar
         ss->binary = !s->json_stats && proto_stats_binary_ok(m->u.hello.minor);
         proto_link_set_encode_flags(l, ss->binary ? PROTO_ENCODE_STATS_BINARY : 0);
         s->pending--;
+        if (ss->redialing) {
+            ss->redialing = false;
+            if (++s->rewelcomed == s->redials)
+                IOF_INFO("all %u redialled sessions welcomed again", s->redials);
+        }
         proto_link_set_deadline(l, 0, NULL);
         proto_msg_init(&r, PROTO_MSG_WELCOME);
         proto_link_send(l, &r);
@@ -770,6 +795,7 @@ static void sim_on_msg(struct proto_link *l, const struct proto_msg *m, void *ar
             sim_send_result(ss, true);
         break;
     case PROTO_MSG_BYE:
+        ss->bye = true;
         proto_link_close(l, 0, NULL);
         break;
     case PROTO_MSG_ERROR:
@@ -821,6 +847,23 @@ static void sim_on_link_close(struct proto_link *l, int err, const char *why, vo
         sim_retry_or_give_up(ss, why);
         return;
     }
+    if (s->redial && !ss->bye && !s->stopping) {
+        /* A lost link: dial again, as dynamo does, with the ticket. */
+        if (ss->running) {
+            ss->running = false;
+            ss->aborted++;
+        }
+        ss->welcomed = false;
+        ss->redialing = true;
+        ss->state = SS_DIALING;
+        s->pending++;
+        s->redials++;
+        if (s->connect_deadline < iof_now_ns() + s->connect_window_ns)
+            s->connect_deadline = iof_now_ns() + s->connect_window_ns;
+        iof_backoff_reset(&ss->backoff);
+        uv_timer_start(&ss->retry, sim_on_retry, iof_backoff_next(&ss->backoff), 0);
+        return;
+    }
     if ((err || ss->running) && !s->stopping && s->lost++ < SIM_LOST_LOGGED)
         IOF_WARN("%s: session ended%s: %s", ss->name, ss->running ? " mid-test" : "", why);
     sim_session_done(ss);
@@ -869,6 +912,12 @@ static void sim_on_connect(struct iof_conn *c, int err, void *arg)
         iof_conn_close(c, 0);
         sim_session_done(ss);
         return;
+    }
+    if (ss->tls) {
+        if (iof_conn_tls_resumed(c))
+            ss->sim->tls_resumed++;
+        else
+            ss->sim->tls_full++;
     }
     ss->conn = c;
     ss->link = proto_link_new(ss->sim->loop, c, &cbs, ss);
@@ -923,6 +972,7 @@ static void sim_close_all(struct sim *s)
 {
     uv_close((uv_handle_t *)&s->sigint, NULL);
     uv_close((uv_handle_t *)&s->sigterm, NULL);
+    uv_close((uv_handle_t *)&s->sigusr1, NULL);
     uv_close((uv_handle_t *)&s->tick, NULL);
     for (unsigned i = 0; i < s->count; i++)
         uv_close((uv_handle_t *)&s->sessions[i].retry, NULL);
@@ -950,6 +1000,25 @@ static void sim_on_signal(uv_signal_t *h, int sig)
         else if (ss->state == SS_DIALING && uv_is_active((uv_handle_t *)&ss->retry))
             sim_session_done(ss);
     }
+}
+
+/* SIGUSR1: the connection of every second welcomed session is cut (reset),
+ * as a lost network would; with --redial they come back. */
+static void sim_on_cut(uv_signal_t *h, int sig)
+{
+    struct sim *s = h->data;
+    unsigned n = 0;
+    (void)sig;
+    if (s->stopping)
+        return;
+    for (unsigned i = 0; i < s->count; i += 2) {
+        struct sim_session *ss = &s->sessions[i];
+        if (ss->link && ss->welcomed) {
+            proto_link_close(ss->link, -ECONNRESET, "link cut (SIGUSR1)");
+            n++;
+        }
+    }
+    IOF_INFO("SIGUSR1: cut %u sessions%s", n, s->redial ? "; they redial" : "");
 }
 
 /* Raises the open-file limit to fit n connections plus the loop's own. */
@@ -1034,7 +1103,8 @@ static void sim_usage(FILE *f)
     fputs("usage: iof_simagent --manager HOST:PORT [--count N] [--name-prefix P]\n"
           "                    [--heartbeat-ms MS] [--connect-timeout S] [--dials-at-once N] "
           "[--seed N]\n"
-          "                    [--tls-dir DIR] [--encode-each] [--json-stats] [--verbose|--quiet]\n"
+          "                    [--tls-dir DIR] [--redial] [--encode-each] [--json-stats]\n"
+          "                    [--verbose|--quiet]\n"
           "\n"
           "  --manager          the manager to dial (iofleet run --listen)\n"
           "  --count            simulated agents, one session each (default 1)\n"
@@ -1047,6 +1117,9 @@ static void sim_usage(FILE *f)
           "  --seed             seed of the synthetic latencies (default 1)\n"
           "  --tls-dir          dial over TLS: DIR/ca.pem and DIR/NAME.pem, DIR/NAME-key.pem\n"
           "                     per session (iofleet pki init DIR --agent NAME...)\n"
+          "  --redial           a welcomed session whose link is lost dials again (TLS: with\n"
+          "                     the manager's session ticket); SIGUSR1 cuts every second\n"
+          "                     session's link\n"
           "  --encode-each      encode every stats message in its session (no fan-out)\n"
           "  --json-stats       send stats as JSON even to a manager that reads the binary\n"
           "                     body (protocol 1.1), to compare both\n"
@@ -1101,6 +1174,8 @@ int main(int argc, char **argv)
             i++;
         } else if (!strcmp(a, "--tls-dir") && val) {
             s.tls_dir = argv[++i];
+        } else if (!strcmp(a, "--redial")) {
+            s.redial = true;
         } else if (!strcmp(a, "--encode-each")) {
             fanout = false;
         } else if (!strcmp(a, "--json-stats")) {
@@ -1159,6 +1234,9 @@ int main(int argc, char **argv)
     s.sigterm.data = &s;
     uv_signal_start(&s.sigint, sim_on_signal, SIGINT);
     uv_signal_start(&s.sigterm, sim_on_signal, SIGTERM);
+    uv_signal_init(s.loop, &s.sigusr1);
+    s.sigusr1.data = &s;
+    uv_signal_start(&s.sigusr1, sim_on_cut, SIGUSR1);
     for (unsigned i = 0; i < s.count; i++) {
         struct sim_session *ss = &s.sessions[i];
         ss->sim = &s;
@@ -1173,7 +1251,8 @@ int main(int argc, char **argv)
         return 1;
     }
     s.t_begin = iof_now_ns();
-    s.connect_deadline = s.t_begin + connect_s * IOF_NS_PER_S;
+    s.connect_window_ns = connect_s * IOF_NS_PER_S;
+    s.connect_deadline = s.t_begin + s.connect_window_ns;
     /* All at once, as a fleet restarting together would. */
     for (unsigned i = 0; i < s.count; i++)
         sim_dial(&s.sessions[i]);
@@ -1182,7 +1261,8 @@ int main(int argc, char **argv)
 
     for (unsigned i = 0; i < s.count; i++) {
         struct sim_session *ss = &s.sessions[i];
-        ok += ss->welcomed && ss->started && ss->results == ss->started;
+        ok += ss->welcomed && ss->started && ss->results + ss->aborted == ss->started &&
+              ss->results > 0;
         results += ss->results;
         sim_drop_plan(ss);
         free(ss->ntargets);
@@ -1204,7 +1284,10 @@ int main(int argc, char **argv)
                med, max, s.fanout_writes, s.link_sends, s.frame_binary ? "binary" : "json",
                s.fanout_writes ? (double)s.fanout_bytes / (double)s.fanout_writes : 0.0);
         if (s.tls_dir)
-            printf("iof_simagent: tls_load_s %.3f tls_failures %u\n", s.tls_load_s, s.tls_failures);
+            printf("iof_simagent: tls_load_s %.3f tls_failures %u tls_full %u tls_resumed %u\n",
+                   s.tls_load_s, s.tls_failures, s.tls_full, s.tls_resumed);
+        if (s.redial)
+            printf("iof_simagent: redials %u rewelcomed %u\n", s.redials, s.rewelcomed);
     }
     sim_tls_free(&s);
     rc = ok == s.count ? 0 : 1;

@@ -1,0 +1,48 @@
+# The simulator's reconnects (iof_simagent --redial, tests/bench/manager-scale
+# IOF_SCALE_CUT=1): 6 simulated agents dial a TLS --listen manager (one
+# certificate each from `iofleet pki init`); during test 1 SIGUSR1 cuts the
+# links of every second session (3). The manager declares those 3 lost, they
+# redial with the manager's session tickets, the handshakes are resumed on
+# both sides, and the 3 take part in test 2 again with the others.
+source "$(dirname "$0")/lib/cluster.bash"
+
+SIM=$IOF_BIN/iof_simagent
+[ -x "$SIM" ] || skip "no iof_simagent at $SIM (build the tests)"
+N=6
+PKI=$T/pki
+args=()
+for ((i = 1; i <= N; i++)); do args+=(--agent "$(printf 'sim-%05u' "$i")"); done
+"$IOFLEET" pki init "$PKI" "${args[@]}" >/dev/null || fail "pki init"
+
+plan p.json <<'P'
+{"name": "redial", "run": {"ramp": "200ms", "duration": "2s", "interval": "500ms"},
+ "specs": [{"name": "one", "lines": [{"size": "4k", "burst": 16, "delay": "1ms"}]},
+           {"name": "two", "lines": [{"size": "4k", "burst": 16, "delay": "1ms"}]}],
+ "workers": [{"nodes": ["*"], "count": 2, "engine": "null", "queue_depth": 1,
+              "targets": [{"path": "sim.dat", "size": "1m"}]}]}
+P
+
+port=''
+cl_start_listen_manager mgr port "$T/m.out" "$T/m.err" "$T/p.json" --expect $N --wait 30 \
+    --tls-ca "$PKI/ca.pem" --tls-cert "$PKI/manager.pem" --tls-key "$PKI/manager-key.pem" \
+    --verbose --no-db
+cl_spawn sim "$T/sim.out" "$T/sim.err" "$SIM" --manager "127.0.0.1:$port" --count $N \
+    --tls-dir "$PKI" --redial --connect-timeout 30 --verbose
+cl_wait_log "$T/m.err" "test 1 interval 1:" 30
+kill -USR1 "$sim"
+cl_wait_log "$T/sim.err" "SIGUSR1: cut 3 sessions; they redial" 5
+cl_wait_log "$T/sim.err" "all 3 redialled sessions welcomed again" 20
+cl_wait_exit "$mgr" 60 rc
+[ "$rc" = 1 ] || { cat "$T/m.err" >&2; cl_fail "manager exited $rc, expected 1 (3 agents were lost)"; }
+cl_wait_exit "$sim" 30 src
+[ "$src" = 0 ] || { cat "$T/sim.out" "$T/sim.err" >&2; cl_fail "simulator exited $src, expected 0"; }
+[ "$(grep -c ': lost: ' "$T/m.err")" = 3 ] || cl_fail "expected 3 agents lost"
+[ "$(grep -c 'is back; it takes part from the next test' "$T/m.err")" = 3 ] ||
+    cl_fail "expected 3 agents back"
+expect_in "$T/m.err" "TLS handshakes with agents that dialled in: $N full, 3 resumed"
+expect_in "$T/sim.out" "tls_full $N tls_resumed 3"
+expect_in "$T/sim.out" "redials 3 rewelcomed 3"
+awk '/^== test 2\/2/ { t = 1 } t && /nodes/ { print; exit }' "$T/m.out" | grep -q " $N nodes" ||
+    { cat "$T/m.out" >&2; cl_fail "test 2 did not run on all $N nodes"; }
+ok "3 cut sessions redialled with resumed TLS sessions and ran test 2 with the other 3"
+cl_done
