@@ -7,13 +7,16 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "manager/term.h"
 
 #define AGG_SINKS(g, call)                                                                         \
     do {                                                                                           \
@@ -750,12 +753,11 @@ static bool agg_table_fits(const struct mgr_agg_end *e)
 
 /* A fleet's table (manager/report.h): the slowest and fastest nodes and
  * where every row is. 0, or -1 out of memory (then the caller prints all). */
-static int agg_print_summary(const struct mgr_agg *g, const struct mgr_agg_end *e)
+static int agg_print_summary(struct mgr_table *t, const struct mgr_agg_end *e)
 {
     enum { NAME_LEN = PROTO_NAME_MAX + 32 };
     struct mgr_table_node *nodes = calloc(e->nnodes ? e->nnodes : 1, sizeof(*nodes));
     char *names = malloc((e->nnodes ? e->nnodes : 1) * NAME_LEN);
-    struct iof_buf files = IOF_BUF_INIT;
     size_t n = 0, rows = 0;
     int r = -1;
 
@@ -770,23 +772,61 @@ static int agg_print_summary(const struct mgr_agg *g, const struct mgr_agg_end *
             rows += a->nrows;
             n++;
         }
-        for (size_t k = 0; k < g->nsinks; k++)
-            if (g->sinks[k]->path[0])
-                iof_buf_printf(&files, "%s%s", files.len ? ", " : "", g->sinks[k]->path);
-        r = mgr_table_summary(stdout, nodes, n, rows, iof_buf_str(&files)) < 0 ? -1 : 0;
+        r = mgr_table_summary(t, nodes, n, rows) < 0 ? -1 : 0;
     }
-    iof_buf_free(&files);
     free(names);
     free(nodes);
     return r;
+}
+
+static size_t agg_max(size_t a, size_t b)
+{
+    return a > b ? a : b;
+}
+
+/* The longest name the table's rows will have. */
+static size_t agg_table_name_len(const struct mgr_agg *g, const struct mgr_agg_end *e)
+{
+    char name[PROTO_NAME_MAX + 32];
+    size_t len = 1; /* ALL's "*" */
+
+    for (size_t k = 0; g->groups && k < g->p->nworkers; k++)
+        if (iof_test_spec(g->p, &g->tests[g->cur], k))
+            len = agg_max(len, strlen(g->p->workers[k].name));
+    for (size_t i = 0; i < e->nnodes; i++) {
+        const struct mgr_agg_node *a = e->nodes[i];
+        if (!agg_table_node(a))
+            continue;
+        agg_node_name(a, name, sizeof(name));
+        len = agg_max(len, strlen(name));
+        for (size_t r = 0; r + 1 < a->nrows; r++)
+            len = agg_max(len, strlen(a->rows[r].label));
+    }
+    return len;
+}
+
+/* A note under the table, wrapped to the terminal. */
+static void agg_table_note(const struct mgr_table *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void agg_table_note(const struct mgr_table *t, const char *fmt, ...)
+{
+    struct iof_buf line = IOF_BUF_INIT;
+    va_list ap;
+
+    va_start(ap, fmt);
+    iof_buf_vprintf(&line, fmt, ap);
+    va_end(ap);
+    mgr_term_wrap(t->f, t->width, 4, iof_buf_str(&line));
+    iof_buf_free(&line);
 }
 
 static void agg_print_table(struct mgr_agg *g, const struct mgr_agg_end *e,
                             const struct mgr_metrics *all, double skew_ms, unsigned nodes,
                             unsigned lost, unsigned absent)
 {
-    struct iof_buf note = IOF_BUF_INIT;
+    struct iof_buf note = IOF_BUF_INIT, files = IOF_BUF_INIT;
     char name[PROTO_NAME_MAX + 32];
+    struct mgr_table t;
 
     iof_buf_printf(&note, "%u node%s, start skew %.3f ms%s%s", nodes, nodes == 1 ? "" : "s",
                    skew_ms, lost ? ", agents lost: " : "", lost ? "yes" : "");
@@ -794,22 +834,27 @@ static void agg_print_table(struct mgr_agg *g, const struct mgr_agg_end *e,
         iof_buf_printf(&note, ", absent: %u", absent);
     if (e->interrupted)
         iof_buf_addstr(&note, ", INTERRUPTED");
+    for (size_t k = 0; k < g->nsinks; k++)
+        if (g->sinks[k]->path[0])
+            iof_buf_printf(&files, "%s%s", files.len ? ", " : "", g->sinks[k]->path);
     mgr_live_done(g->live);
-    mgr_table_header(stdout, (unsigned)g->cur + 1, (unsigned)g->ntests, g->ti.spec, g->cycle,
+    mgr_table_init(&t, stdout, mgr_term_width(STDOUT_FILENO), g->live->utf8,
+                   agg_table_name_len(g, e), iof_buf_str(&files));
+    mgr_table_header(&t, (unsigned)g->cur + 1, (unsigned)g->ntests, g->ti.spec, g->cycle,
                      (double)e->measured_ns / 1e9, iof_buf_str(&note));
     iof_buf_free(&note);
     if (nodes == 0 && lost == 0)
         printf("  no results: no agent completed this test\n");
     else
-        mgr_table_row(stdout, "ALL", "*", all);
+        mgr_table_row(&t, "ALL", "*", all);
     for (size_t k = 0; g->groups && (nodes || lost) && k < g->p->nworkers; k++) {
         struct mgr_metrics m;
         if (!iof_test_spec(g->p, &g->tests[g->cur], k))
             continue;
         mgr_metrics_compute(&g->groups[k].stats, e->measured_ns, &m);
-        mgr_table_row(stdout, "GROUP", g->p->workers[k].name, &m);
+        mgr_table_row(&t, "GROUP", g->p->workers[k].name, &m);
     }
-    if (!agg_table_fits(e) && agg_print_summary(g, e) == 0)
+    if (!agg_table_fits(e) && agg_print_summary(&t, e) == 0)
         goto notes;
     for (size_t i = 0; i < e->nnodes; i++) {
         const struct mgr_agg_node *a = e->nodes[i];
@@ -820,33 +865,36 @@ static void agg_print_table(struct mgr_agg *g, const struct mgr_agg_end *e,
          * node that was lost says so in its name. */
         nr = &a->rows[a->nrows - 1];
         agg_node_name(a, name, sizeof(name));
-        mgr_table_row(stdout, mgr_row_type_name(nr->type), name, &nr->m);
+        mgr_table_row(&t, mgr_row_type_name(nr->type), name, &nr->m);
         for (size_t r = 0, start = 0; r + 1 < a->nrows; r++) {
             if (a->rows[r].type != MGR_ROW_WORKER)
                 continue;
-            mgr_table_row(stdout, "WORKER", a->rows[r].label, &a->rows[r].m);
-            for (size_t t = start; t < r; t++)
-                mgr_table_row(stdout, "TARGET", a->rows[t].label, &a->rows[t].m);
+            mgr_table_row(&t, "WORKER", a->rows[r].label, &a->rows[r].m);
+            for (size_t tr = start; tr < r; tr++)
+                mgr_table_row(&t, "TARGET", a->rows[tr].label, &a->rows[tr].m);
             start = r + 1;
         }
     }
 notes:
+    mgr_table_end(&t);
     for (size_t i = 0; i < e->nnodes; i++) {
         const struct mgr_agg_node *a = e->nodes[i];
         if (a->role != MGR_AGG_LOST)
             continue;
         if (a->status == MGR_STATUS_PARTIAL)
-            printf("  node %s: no result (%s): its rows hold the %.3f s of the window whose "
-                   "intervals arrived\n",
-                   a->name, a->why, (double)a->acc_ns / 1e9);
+            agg_table_note(&t,
+                           "  node %s: no result (%s): its rows hold the %.3f s of the window "
+                           "whose intervals arrived",
+                           a->name, a->why, (double)a->acc_ns / 1e9);
         else
-            printf("  node %s: no result (%s): lost before any interval arrived\n", a->name,
-                   a->why);
+            agg_table_note(&t, "  node %s: no result (%s): lost before any interval arrived",
+                           a->name, a->why);
     }
     for (size_t i = 0; i < e->nnodes; i++)
         if (e->nodes[i]->role == MGR_AGG_ABSENT)
-            printf("  node %s: absent (not in this test: %s)\n", e->nodes[i]->name,
-                   e->nodes[i]->why);
+            agg_table_note(&t, "  node %s: absent (not in this test: %s)", e->nodes[i]->name,
+                           e->nodes[i]->why);
+    iof_buf_free(&files);
     fflush(stdout);
 }
 

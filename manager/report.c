@@ -6,7 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/buf.h"
 #include "common/clock.h"
+#include "manager/term.h"
 
 #define MIB (1024.0 * 1024.0)
 
@@ -59,8 +61,10 @@ void mgr_metrics_compute(const struct iof_stats *s, uint64_t ns, struct mgr_metr
 void mgr_live_init(struct mgr_live *l, bool quiet)
 {
     l->tty = isatty(STDERR_FILENO);
+    l->utf8 = mgr_term_utf8();
     l->quiet = quiet;
     l->dirty = false;
+    l->ramp_left = 0;
     l->plan = NULL;
     l->tests = NULL;
     l->ntests = 0;
@@ -97,42 +101,129 @@ static void live_eta(const struct mgr_live *l, unsigned test, double left_s, cha
         snprintf(buf, cap, "ETA %lus", s);
 }
 
-void mgr_live_ramp(struct mgr_live *l, unsigned test, unsigned ntests, double ramp_s)
+/* A line of pieces for a terminal `width` columns wide (0: no limit):
+ * while it is too wide, the piece with the highest `drop` goes first (0:
+ * never); what still does not fit is cut at the width. One column stays
+ * free so a line redrawn with \r never wraps. */
+struct live_piece {
+    char s[96];
+    int drop;
+};
+
+static void live_print(const struct mgr_live *l, struct live_piece *pc, size_t n, unsigned width)
+{
+    char line[1024];
+    size_t len = 0, cols = 0;
+
+    for (;;) {
+        size_t worst = n;
+        cols = 0;
+        for (size_t i = 0; i < n; i++)
+            cols += pc[i].drop >= 0 ? mgr_term_cols(pc[i].s) : 0;
+        if (!width || cols < width)
+            break;
+        for (size_t i = 0; i < n; i++)
+            if (pc[i].drop > 0 && (worst == n || pc[i].drop > pc[worst].drop))
+                worst = i;
+        if (worst == n)
+            break;
+        pc[worst].drop = -1; /* left out */
+    }
+    line[0] = '\0';
+    for (size_t i = 0; i < n; i++)
+        if (pc[i].drop >= 0 && len < sizeof(line))
+            len += (size_t)snprintf(line + len, sizeof(line) - len, "%s", pc[i].s);
+    if (width && cols >= width) { /* cut at width - 1 columns, on a character */
+        size_t c = 0, i = 0;
+        for (; line[i]; i++) {
+            if (((unsigned char)line[i] & 0xc0) != 0x80 && ++c == width)
+                break;
+        }
+        line[i] = '\0';
+    }
+    fprintf(stderr, "%s%s%s", l->tty ? "\r\033[K" : "", line, l->tty ? "" : "\n");
+    fflush(stderr);
+}
+
+/* The ramp line, ramp_left_s of ramp_s still to go. */
+static void live_ramp(struct mgr_live *l, unsigned test, unsigned ntests, double ramp_s,
+                      double ramp_left_s)
 {
     char eta[32];
+    struct live_piece pc[4];
+    double left_s = ramp_left_s;
 
-    double left_s = ramp_s;
-
-    if (l->quiet)
-        return;
     if (l->plan && l->tests && test >= 1 && test <= l->ntests) {
         struct iof_run_cfg rc = iof_test_run(l->plan, &l->tests[test - 1]);
-        left_s = (double)(rc.ramp_ns + rc.duration_ns) / 1e9;
+        left_s += (double)rc.duration_ns / 1e9;
     }
     live_eta(l, test, left_s, eta, sizeof(eta));
-    fprintf(stderr, "%s[ramp] test %u/%u ramping up for %.1fs, not measured%s%s%s",
-            l->tty ? "\r\033[K" : "", test, ntests, ramp_s, eta[0] ? "  " : "", eta,
-            l->tty ? "" : "\n");
-    fflush(stderr);
+    snprintf(pc[0].s, sizeof(pc[0].s), "[ramp] test %u/%u ramping up for %.1fs", test, ntests,
+             ramp_s);
+    pc[0].drop = 0;
+    snprintf(pc[1].s, sizeof(pc[1].s), ", %.0fs left", ramp_left_s);
+    pc[1].drop = ramp_left_s < ramp_s ? 0 : -1; /* -1: not at the start */
+    snprintf(pc[2].s, sizeof(pc[2].s), ", not measured");
+    pc[2].drop = 3;
+    snprintf(pc[3].s, sizeof(pc[3].s), "%s%s", eta[0] ? "  " : "", eta);
+    pc[3].drop = 1;
+    live_print(l, pc, 4, l->tty ? mgr_term_width(STDERR_FILENO) : 0);
     l->dirty = l->tty;
+}
+
+void mgr_live_ramp(struct mgr_live *l, unsigned test, unsigned ntests, double ramp_s)
+{
+    if (l->quiet)
+        return;
+    l->ramp_left = (unsigned long)ramp_s;
+    live_ramp(l, test, ntests, ramp_s, ramp_s);
+}
+
+void mgr_live_ramp_tick(struct mgr_live *l, unsigned test, unsigned ntests, double ramp_s,
+                        double left_s)
+{
+    unsigned long whole = left_s > 0 ? (unsigned long)(left_s + 0.999) : 0;
+
+    /* Redrawn once a second on a terminal; plain lines stay one per ramp. */
+    if (l->quiet || !l->tty || whole >= l->ramp_left || !whole)
+        return;
+    l->ramp_left = whole;
+    live_ramp(l, test, ntests, ramp_s, (double)whole);
 }
 
 void mgr_live_line(struct mgr_live *l, const char *phase, unsigned test, unsigned ntests,
                    double elapsed_s, double total_s, const struct mgr_metrics *m, unsigned alive,
                    unsigned total)
 {
-    char eta[32];
+    char eta[32], avg[MGR_LAT_LEN], p99[MGR_LAT_LEN];
+    struct live_piece pc[8];
+    size_t n = 0;
 
     if (l->quiet)
         return;
     live_eta(l, test, total_s - elapsed_s, eta, sizeof(eta));
-    fprintf(stderr,
-            "%s[%s] test %u/%u %6.1f/%.1fs  IOPS %10.1f (r %.1f / w %.1f)  MiB/s %9.2f  "
-            "avg %.3f ms  p99 %.3f ms  %s%sagents %u/%u%s",
-            l->tty ? "\r\033[K" : "", phase, test, ntests, elapsed_s, total_s, m->iops,
-            m->read_iops, m->write_iops, m->mibps, m->avg_ms, m->p99_ms, eta, eta[0] ? "  " : "",
-            alive, total, l->tty ? "" : "\n");
-    fflush(stderr);
+    mgr_term_lat_ms(avg, sizeof(avg), m->avg_ms, l->utf8);
+    mgr_term_lat_ms(p99, sizeof(p99), m->p99_ms, l->utf8);
+    /* Left out first on a narrow terminal: the read/write split, MiB/s,
+     * the agents while all are alive, p99, the ETA. */
+    snprintf(pc[n].s, sizeof(pc[n].s), "[%s] test %u/%u %6.1f/%.1fs", phase, test, ntests,
+             elapsed_s, total_s);
+    pc[n++].drop = 0;
+    snprintf(pc[n].s, sizeof(pc[n].s), "  IOPS %10.1f", m->iops);
+    pc[n++].drop = 0;
+    snprintf(pc[n].s, sizeof(pc[n].s), " (r %.1f / w %.1f)", m->read_iops, m->write_iops);
+    pc[n++].drop = 6;
+    snprintf(pc[n].s, sizeof(pc[n].s), "  MiB/s %9.2f", m->mibps);
+    pc[n++].drop = 5;
+    snprintf(pc[n].s, sizeof(pc[n].s), "  avg %s", avg);
+    pc[n++].drop = 0;
+    snprintf(pc[n].s, sizeof(pc[n].s), "  p99 %s", m->percentiles ? p99 : "-");
+    pc[n++].drop = 3;
+    snprintf(pc[n].s, sizeof(pc[n].s), "%s%s", eta[0] ? "  " : "", eta);
+    pc[n++].drop = 2;
+    snprintf(pc[n].s, sizeof(pc[n].s), "  agents %u/%u", alive, total);
+    pc[n++].drop = alive < total ? 0 : 4;
+    live_print(l, pc, n, l->tty ? mgr_term_width(STDERR_FILENO) : 0);
     l->dirty = l->tty;
 }
 
@@ -143,44 +234,229 @@ void mgr_live_done(struct mgr_live *l)
     l->dirty = false;
 }
 
-void mgr_table_header(FILE *f, unsigned test, unsigned ntests, const char *spec, const char *cycle,
-                      double seconds, const char *note)
+/* The final table's columns after row and name, in print order. */
+enum table_col {
+    COL_IOPS,
+    COL_READ_IOPS,
+    COL_WRITE_IOPS,
+    COL_MIBPS,
+    COL_AVG,
+    COL_P50,
+    COL_P99,
+    COL_P999,
+    COL_MAX,
+    COL_ERRORS,
+    COL_COUNT
+};
+#define COL(c) (1u << (c))
+#define COL_ALL (COL(COL_COUNT) - 1)
+
+static const struct {
+    const char *head;
+    size_t width;
+} table_cols[COL_COUNT] = {
+    [COL_IOPS] = {"IOPS", 12},
+    [COL_READ_IOPS] = {"read_IOPS", 12},
+    [COL_WRITE_IOPS] = {"write_IOPS", 12},
+    [COL_MIBPS] = {"MiB/s", 10},
+    [COL_AVG] = {"avg", 7},
+    [COL_P50] = {"p50", 7},
+    [COL_P99] = {"p99", 7},
+    [COL_P999] = {"p99.9", 7},
+    [COL_MAX] = {"max", 7},
+    [COL_ERRORS] = {"errors", 8},
+};
+
+/* What a narrow terminal loses first, step by step: these columns, then
+ * the name column's width down to TABLE_NAME_W, then table_drop_late, then
+ * names down to TABLE_NAME_MIN. IOPS, avg and errors always stay. */
+static const unsigned table_drop_early[] = {
+    COL(COL_P50),
+    COL(COL_P999),
+    COL(COL_READ_IOPS) | COL(COL_WRITE_IOPS),
+};
+static const unsigned table_drop_late[] = {COL(COL_MAX), COL(COL_MIBPS), COL(COL_P99)};
+
+#define TABLE_ROW_W 7    /* "TARGET " and the like */
+#define TABLE_NAME_W 24  /* the name column when every column is shown */
+#define TABLE_NAME_MIN 8 /* a narrow terminal cuts names down to this */
+
+static size_t table_line_cols(const struct mgr_table *t)
 {
-    fprintf(f, "\n== test %u/%u: %s%s%s%s  measured %.3f s%s%s\n", test, ntests, spec,
-            cycle && *cycle ? "  [" : "", cycle && *cycle ? cycle : "", cycle && *cycle ? "]" : "",
-            seconds, note && *note ? "  " : "", note ? note : "");
-    fprintf(f, "%-7s %-24s %12s %12s %12s %10s %9s %9s %9s %9s %9s %8s\n", "row", "name", "IOPS",
-            "read_IOPS", "write_IOPS", "MiB/s", "avg_ms", "p50_ms", "p99_ms", "p99.9_ms", "max_ms",
-            "errors");
+    size_t w = TABLE_ROW_W + 1 + t->name_w;
+    for (int c = 0; c < COL_COUNT; c++)
+        if (t->shown & COL(c))
+            w += 1 + table_cols[c].width;
+    return w;
 }
 
-/* A figure, or "-" in its width when it is unknown. */
-static void table_fig(FILE *f, int width, int prec, bool known, double v)
+/* Leaves out the columns of drop[] one step at a time until the table
+ * fits, then narrows the name column down to name_min at most. */
+static void table_fit(struct mgr_table *t, const unsigned *drop, size_t ndrop, size_t name_min)
 {
-    if (known)
-        fprintf(f, " %*.*f", width, prec, v);
+    size_t w;
+
+    for (size_t i = 0; i < ndrop && table_line_cols(t) > t->width; i++)
+        t->shown &= ~drop[i];
+    w = table_line_cols(t);
+    if (w > t->width && t->name_w > name_min)
+        t->name_w = t->name_w - name_min > w - t->width ? t->name_w - (w - t->width) : name_min;
+}
+
+static void table_refill(struct mgr_table *t, const unsigned *drop, size_t ndrop)
+{
+    for (size_t i = ndrop; i-- > 0;) {
+        unsigned was = t->shown;
+        if (t->shown & drop[i])
+            continue;
+        t->shown |= drop[i];
+        if (table_line_cols(t) > t->width)
+            t->shown = was;
+    }
+}
+
+void mgr_table_init(struct mgr_table *t, FILE *f, unsigned width, bool utf8, size_t name_len,
+                    const char *files)
+{
+    t->f = f;
+    t->width = width;
+    t->utf8 = utf8;
+    t->files = files && *files ? files : NULL;
+    t->shown = COL_ALL;
+    t->name_len = name_len;
+    if (!width) {
+        t->name_w = TABLE_NAME_W;
+        return;
+    }
+    t->name_w = name_len > 4 ? name_len : 4;
+    table_fit(t, table_drop_early, sizeof(table_drop_early) / sizeof(table_drop_early[0]),
+              TABLE_NAME_W);
+    table_fit(t, table_drop_late, sizeof(table_drop_late) / sizeof(table_drop_late[0]),
+              TABLE_NAME_MIN);
+    /* Back what still fits in the room left, the most wanted first. */
+    table_refill(t, table_drop_late, sizeof(table_drop_late) / sizeof(table_drop_late[0]));
+    table_refill(t, table_drop_early, sizeof(table_drop_early) / sizeof(table_drop_early[0]));
+}
+
+void mgr_table_header(struct mgr_table *t, unsigned test, unsigned ntests, const char *spec,
+                      const char *cycle, double seconds, const char *note)
+{
+    struct iof_buf line = IOF_BUF_INIT;
+
+    iof_buf_printf(&line, "== test %u/%u: %s%s%s%s  measured %.3f s%s%s", test, ntests, spec,
+                   cycle && *cycle ? "  [" : "", cycle && *cycle ? cycle : "",
+                   cycle && *cycle ? "]" : "", seconds, note && *note ? "  " : "",
+                   note ? note : "");
+    fputc('\n', t->f);
+    mgr_term_wrap(t->f, t->width, 3, iof_buf_str(&line));
+    iof_buf_free(&line);
+    fprintf(t->f, "%-*s %-*s", TABLE_ROW_W, "row", (int)t->name_w, "name");
+    for (int c = 0; c < COL_COUNT; c++)
+        if (t->shown & COL(c))
+            fprintf(t->f, " %*s", (int)table_cols[c].width, table_cols[c].head);
+    fputc('\n', t->f);
+}
+
+/* name in the name column; on a terminal a longer one loses its middle
+ * to a '~' (its node and its file's name stay). */
+static void table_name(const struct mgr_table *t, const char *name)
+{
+    size_t len = strlen(name), head, tail;
+
+    if (!t->width || mgr_term_cols(name) <= t->name_w) {
+        mgr_term_pad(t->f, name, t->name_w, false);
+        return;
+    }
+    head = (t->name_w - 1) / 2;
+    tail = len - (t->name_w - 1 - head);
+    while (head > 0 && ((unsigned char)name[head] & 0xc0) == 0x80)
+        head--;
+    while (name[tail] && ((unsigned char)name[tail] & 0xc0) == 0x80)
+        tail++;
+    fprintf(t->f, "%.*s~%s", (int)head, name, name + tail);
+}
+
+/* One cell, right aligned in its column: the figure or "-" when unknown. */
+static void table_cell(const struct mgr_table *t, int c, bool known, int prec, double v)
+{
+    char s[MGR_LAT_LEN + 16];
+
+    if (!known)
+        snprintf(s, sizeof(s), "-");
+    else if (prec >= 0)
+        snprintf(s, sizeof(s), "%.*f", prec, v);
     else
-        fprintf(f, " %*s", width, "-");
+        mgr_term_lat_ms(s, sizeof(s), v, t->utf8);
+    fputc(' ', t->f);
+    mgr_term_pad(t->f, s, table_cols[c].width, true);
 }
 
-void mgr_table_row(FILE *f, const char *row_type, const char *name, const struct mgr_metrics *m)
+void mgr_table_row(struct mgr_table *t, const char *row_type, const char *name,
+                   const struct mgr_metrics *m)
 {
-    fprintf(f, "%-7s %-24s", row_type, name);
-    table_fig(f, 12, 1, m->rates, m->iops);
-    table_fig(f, 12, 1, m->rates, m->read_iops);
-    table_fig(f, 12, 1, m->rates, m->write_iops);
-    table_fig(f, 10, 2, m->rates, m->mibps);
-    table_fig(f, 9, 4, true, m->avg_ms);
-    table_fig(f, 9, 4, m->percentiles, m->p50_ms);
-    table_fig(f, 9, 4, m->percentiles, m->p99_ms);
-    table_fig(f, 9, 4, m->percentiles, m->p999_ms);
-    table_fig(f, 9, 4, true, m->max_ms);
-    fprintf(f, " %8llu\n", (unsigned long long)m->errors);
-    if (m->rated)
-        /* Latency above is from the scheduled time; the service part under it. */
-        fprintf(f,
-                "%-7s %-24s service (from submit): avg %.4f ms  max %.4f ms  late > 1 ms: %llu\n",
-                "", "", m->avg_svc_ms, m->max_svc_ms, (unsigned long long)m->late_ios);
+    const struct {
+        bool known;
+        int prec; /* decimals; -1: a latency in ms */
+        double v;
+    } cells[COL_COUNT] = {
+        [COL_IOPS] = {m->rates, 1, m->iops},
+        [COL_READ_IOPS] = {m->rates, 1, m->read_iops},
+        [COL_WRITE_IOPS] = {m->rates, 1, m->write_iops},
+        [COL_MIBPS] = {m->rates, 2, m->mibps},
+        [COL_AVG] = {true, -1, m->avg_ms},
+        [COL_P50] = {m->percentiles, -1, m->p50_ms},
+        [COL_P99] = {m->percentiles, -1, m->p99_ms},
+        [COL_P999] = {m->percentiles, -1, m->p999_ms},
+        [COL_MAX] = {true, -1, m->max_ms},
+        [COL_ERRORS] = {true, 0, (double)m->errors},
+    };
+
+    fprintf(t->f, "%-*s ", TABLE_ROW_W, row_type);
+    table_name(t, name);
+    for (int c = 0; c < COL_COUNT; c++)
+        if (t->shown & COL(c))
+            table_cell(t, c, cells[c].known, cells[c].prec, cells[c].v);
+    fputc('\n', t->f);
+    if (m->rated) {
+        /* Latency above is from the scheduled time; the service part under
+         * it, under the figures when the terminal has the room. */
+        char avg[MGR_LAT_LEN], max[MGR_LAT_LEN];
+        struct iof_buf line = IOF_BUF_INIT;
+        size_t indent = TABLE_ROW_W + 1 + t->name_w + 1;
+        iof_buf_printf(&line, "service (from submit): avg %s  max %s  late > 1 ms: %llu",
+                       mgr_term_lat_ms(avg, sizeof(avg), m->avg_svc_ms, t->utf8),
+                       mgr_term_lat_ms(max, sizeof(max), m->max_svc_ms, t->utf8),
+                       (unsigned long long)m->late_ios);
+        if (t->width && indent + mgr_term_cols(iof_buf_str(&line)) > t->width)
+            indent = TABLE_ROW_W + 1;
+        fprintf(t->f, "%*s", (int)indent, "");
+        mgr_term_wrap(t->f, t->width ? t->width - (unsigned)indent : 0, 0, iof_buf_str(&line));
+        iof_buf_free(&line);
+    }
+}
+
+void mgr_table_end(struct mgr_table *t)
+{
+    struct iof_buf line = IOF_BUF_INIT;
+    const char *sep = "";
+
+    if (!t->width || (t->shown == COL_ALL && t->name_w >= t->name_len))
+        return;
+    iof_buf_printf(&line, "  left out to fit %u columns: ", t->width);
+    if (t->shown != COL_ALL)
+        for (int c = 0; c < COL_COUNT; c++)
+            if (!(t->shown & COL(c))) {
+                iof_buf_printf(&line, "%s%s", sep, table_cols[c].head);
+                sep = ", ";
+            }
+    if (t->name_w < t->name_len)
+        iof_buf_printf(&line, "%slong names cut with '~'", sep);
+    if (t->files)
+        iof_buf_printf(&line, "; every column and row is in %s", t->files);
+    else
+        iof_buf_addstr(&line, "; --csv FILE or --json FILE keeps every column");
+    mgr_term_wrap(t->f, t->width, 4, iof_buf_str(&line));
+    iof_buf_free(&line);
 }
 
 bool mgr_table_fits(size_t nnodes, size_t nrows)
@@ -199,9 +475,10 @@ static int table_node_cmp(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-int mgr_table_summary(FILE *f, const struct mgr_table_node *nodes, size_t n, size_t nrows,
-                      const char *files)
+int mgr_table_summary(struct mgr_table *t, const struct mgr_table_node *nodes, size_t n,
+                      size_t nrows)
 {
+    struct iof_buf line = IOF_BUF_INIT;
     const struct mgr_table_node **order = malloc((n ? n : 1) * sizeof(*order));
     size_t shown;
 
@@ -212,25 +489,27 @@ int mgr_table_summary(FILE *f, const struct mgr_table_node *nodes, size_t n, siz
     qsort(order, n, sizeof(*order), table_node_cmp);
     if (n <= 2 * MGR_TABLE_EXTREMES) {
         for (size_t i = 0; i < n; i++)
-            mgr_table_row(f, "NODE", order[i]->name, order[i]->m);
+            mgr_table_row(t, "NODE", order[i]->name, order[i]->m);
         shown = n;
     } else {
-        fprintf(f, "  the %d slowest nodes (by IOPS):\n", MGR_TABLE_EXTREMES);
+        fprintf(t->f, "  the %d slowest nodes (by IOPS):\n", MGR_TABLE_EXTREMES);
         for (size_t i = 0; i < MGR_TABLE_EXTREMES; i++)
-            mgr_table_row(f, "NODE", order[i]->name, order[i]->m);
-        fprintf(f, "  the %d fastest nodes:\n", MGR_TABLE_EXTREMES);
+            mgr_table_row(t, "NODE", order[i]->name, order[i]->m);
+        fprintf(t->f, "  the %d fastest nodes:\n", MGR_TABLE_EXTREMES);
         for (size_t i = n; i-- > n - MGR_TABLE_EXTREMES;)
-            mgr_table_row(f, "NODE", order[i]->name, order[i]->m);
+            mgr_table_row(t, "NODE", order[i]->name, order[i]->m);
         shown = 2 * MGR_TABLE_EXTREMES;
     }
-    fprintf(f,
-            "  %zu of %zu nodes shown and %zu of %zu NODE/WORKER/TARGET rows hidden (more than %d "
-            "nodes or %d rows); ",
-            shown, n, nrows - shown, nrows, MGR_TABLE_MAX_NODES, MGR_TABLE_MAX_ROWS);
-    if (files && *files)
-        fprintf(f, "every row is in %s\n", files);
+    iof_buf_printf(&line,
+                   "  %zu of %zu nodes shown and %zu of %zu NODE/WORKER/TARGET rows hidden (more "
+                   "than %d nodes or %d rows); ",
+                   shown, n, nrows - shown, nrows, MGR_TABLE_MAX_NODES, MGR_TABLE_MAX_ROWS);
+    if (t->files)
+        iof_buf_printf(&line, "every row is in %s", t->files);
     else
-        fprintf(f, "--csv FILE or --json FILE keeps every row\n");
+        iof_buf_addstr(&line, "--csv FILE or --json FILE keeps every row");
+    mgr_term_wrap(t->f, t->width, 4, iof_buf_str(&line));
+    iof_buf_free(&line);
     free(order);
     return (int)shown;
 }

@@ -33,11 +33,14 @@ struct mgr_metrics {
 /* Fills m from s measured over `ns` nanoseconds. */
 void mgr_metrics_compute(const struct iof_stats *s, uint64_t ns, struct mgr_metrics *m);
 
-/* Live line for one interval, on stderr; redrawn in place on a TTY. */
+/* Live line for one interval, on stderr; redrawn in place on a TTY, where
+ * it fits the terminal's width (the least needed figures left out first). */
 struct mgr_live {
     bool tty;
+    bool utf8; /* latencies in µs, else us (manager/term.h) */
     bool quiet;
-    bool dirty; /* a redrawn line is on screen */
+    bool dirty;              /* a redrawn line is on screen */
+    unsigned long ramp_left; /* whole seconds of ramp the ramp line shows left */
     /* The run's tests (borrowed), for the whole run's ETA; NULL: none shown. */
     const struct iof_plan *plan;
     const struct iof_test *tests;
@@ -50,16 +53,42 @@ void mgr_live_plan(struct mgr_live *l, const struct iof_plan *p, const struct io
                    size_t ntests);
 /* A line as test `test` (1-based) starts ramping for ramp_s seconds. */
 void mgr_live_ramp(struct mgr_live *l, unsigned test, unsigned ntests, double ramp_s);
+/* During the ramp (left_s of ramp_s to go): on a terminal, the ramp line
+ * counts down once a second; otherwise nothing. */
+void mgr_live_ramp_tick(struct mgr_live *l, unsigned test, unsigned ntests, double ramp_s,
+                        double left_s);
 void mgr_live_line(struct mgr_live *l, const char *phase, unsigned test, unsigned ntests,
                    double elapsed_s, double total_s, const struct mgr_metrics *m, unsigned alive,
                    unsigned total);
 /* Ends a redrawn line so normal output can follow. */
 void mgr_live_done(struct mgr_live *l);
 
-/* Final table: header, then rows added one by one. */
-void mgr_table_header(FILE *f, unsigned test, unsigned ntests, const char *spec, const char *cycle,
-                      double seconds, const char *note);
-void mgr_table_row(FILE *f, const char *row_type, const char *name, const struct mgr_metrics *m);
+/* Final table: mgr_table_init, the header, rows one by one, mgr_table_end.
+ * On a terminal (width > 0) it fits the width: p50, p99.9 and the
+ * read/write split are left out, then names longer than 24 are cut in the
+ * middle, then max, MiB/s and p99 go, then names down to 8 (IOPS, avg and
+ * errors always stay), and mgr_table_end
+ * says what was left out and where the full rows are. width 0 (not a
+ * terminal): every column, as scripts read it. Latencies carry their units
+ * (manager/term.h). docs/results.md, "The terminal". */
+struct mgr_table {
+    FILE *f;           /* borrowed */
+    unsigned width;    /* columns to fit; 0: no limit */
+    bool utf8;         /* "µs", else "us" */
+    size_t name_len;   /* the longest name to print */
+    size_t name_w;     /* the name column's width */
+    unsigned shown;    /* the columns shown, a bit each */
+    const char *files; /* borrowed: the result files, comma separated; NULL: none */
+};
+/* name_len: the longest name the rows will have (bytes). */
+void mgr_table_init(struct mgr_table *t, FILE *f, unsigned width, bool utf8, size_t name_len,
+                    const char *files);
+void mgr_table_header(struct mgr_table *t, unsigned test, unsigned ntests, const char *spec,
+                      const char *cycle, double seconds, const char *note);
+void mgr_table_row(struct mgr_table *t, const char *row_type, const char *name,
+                   const struct mgr_metrics *m);
+/* The line saying which columns were left out (nothing when none were). */
+void mgr_table_end(struct mgr_table *t);
 
 /* A fleet's final table: above MGR_TABLE_MAX_NODES nodes or
  * MGR_TABLE_MAX_ROWS NODE/WORKER/TARGET rows, the terminal shows ALL, then
@@ -76,10 +105,10 @@ struct mgr_table_node {
 /* True when nnodes nodes with nrows NODE/WORKER/TARGET rows are printed in
  * full. */
 bool mgr_table_fits(size_t nnodes, size_t nrows);
-/* The summary of n nodes (nrows rows in all) in place of their rows;
- * files: the result files' paths, comma separated ("" or NULL: none).
- * Returns the number of nodes shown, or -1 out of memory (then none). */
-int mgr_table_summary(FILE *f, const struct mgr_table_node *nodes, size_t n, size_t nrows,
-                      const char *files);
+/* The summary of n nodes (nrows rows in all) in place of their rows,
+ * naming t->files as where every row is. Returns the number of nodes
+ * shown, or -1 out of memory (then none). */
+int mgr_table_summary(struct mgr_table *t, const struct mgr_table_node *nodes, size_t n,
+                      size_t nrows);
 
 #endif

@@ -30,7 +30,7 @@ case "$hdr" in
 *) cl_fail "unexpected header: $hdr" ;;
 esac
 case "$hdr" in *"agents lost"* | *INTERRUPTED*) cl_fail "unexpected note in header: $hdr" ;; esac
-expect_in "$out" "row     name                             IOPS    read_IOPS   write_IOPS      MiB/s    avg_ms    p50_ms    p99_ms  p99.9_ms    max_ms   errors"
+expect_in "$out" "row     name                             IOPS    read_IOPS   write_IOPS      MiB/s     avg     p50     p99   p99.9     max   errors"
 [ "$(cl_rows "$out" ALL)" = 1 ] || cl_fail "expected 1 ALL row"
 [ "$(cl_rows "$out" NODE)" = 3 ] || cl_fail "expected 3 NODE rows, got $(cl_rows "$out" NODE)"
 [ "$(cl_rows "$out" WORKER)" = 6 ] || cl_fail "expected 6 WORKER rows, got $(cl_rows "$out" WORKER)"
