@@ -35,7 +35,7 @@
 #include "common/log.h"
 #include "manager/report.h"
 
-#define JSON_FORMAT 1
+#define JSON_FORMAT 2
 
 /* --- JSON emitter (into a common/buf.h buffer) ------------------------------------------- */
 
@@ -1143,11 +1143,11 @@ static void jb_row(struct iof_buf *b, const struct jtest *t, const struct mgr_ro
         jb_null(b); /* NODE, and ALL unless every group has the same */
     else
         jb_u64(b, r->queue_depth);
-    jb_key(b, "n_nodes");
+    jb_key(b, "nodes");
     jb_u64(b, r->nodes);
-    jb_key(b, "n_workers");
+    jb_key(b, "workers");
     jb_u64(b, r->workers);
-    jb_key(b, "n_targets");
+    jb_key(b, "targets");
     jb_u64(b, r->targets);
     jb_key(b, "range_offset");
     if (r->type == MGR_ROW_TARGET)

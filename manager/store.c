@@ -344,8 +344,13 @@ static const char import_sql[] =
         JSON_COL) ", latency) SELECT x.id, r.key, json_extract(r.value, '$.row_type'), "
                   "json_extract(r.value, '$.node'), json_extract(r.value, '$.worker'), "
                   "json_extract(r.value, '$.target'), json_extract(r.value, '$.status'), "
-                  "json_extract(r.value, '$.queue_depth'), json_extract(r.value, '$.n_nodes'), "
-                  "json_extract(r.value, '$.n_workers'), json_extract(r.value, '$.n_targets'), "
+                  "json_extract(r.value, '$.queue_depth'), "
+                  /* format 1 named them n_nodes, n_workers, n_targets */
+                  "coalesce(json_extract(r.value, '$.nodes'), json_extract(r.value, '$.n_nodes')), "
+                  "coalesce(json_extract(r.value, '$.workers'), "
+                  "json_extract(r.value, '$.n_workers')), "
+                  "coalesce(json_extract(r.value, '$.targets'), "
+                  "json_extract(r.value, '$.n_targets')), "
                   "json_extract(r.value, '$.window_start_s'), "
                   "json_extract(r.value, '$.window_end_s')" MGR_STORE_METRICS(
                       JSON_VAL) ", json_extract(r.value, '$.latency') FROM json_each(:doc, "

@@ -90,6 +90,16 @@ jq -e '.[0].iops == .[1].iops and .[0].p99_lat_ms == .[1].p99_lat_ms and .[1].ta
     fail "import: p99 of some row differs"
 ok "runs import: the --json document reads back with the recorded run's figures"
 
+# A format 1 document (rows' n_nodes, n_workers, n_targets) imports with the same counts.
+jq -c '.iofleet.format = 1 | .tests[].results[] |= (.n_nodes = .nodes | .n_workers = .workers
+       | .n_targets = .targets | del(.nodes, .workers, .targets))' "$T/a.json" >"$T/f1.json"
+expect_rc 0 "$IOFLEET" runs --db "$db" import "$T/f1.json" --tag format1
+counts() { sql "$db" "SELECT group_concat(c) FROM (SELECT r.n_nodes || '/' || r.n_workers || '/' || r.n_targets AS c FROM rows r JOIN tests t ON r.test_id = t.id WHERE t.run_id = $1 ORDER BY t.idx, r.row_type, r.node, r.worker, r.target)"; }
+[ -n "$(counts 1)" ] && [ "$(counts 1)" = "$(counts 2)" ] && [ "$(counts 1)" = "$(counts 3)" ] ||
+    fail "entity counts: recorded $(counts 1), imported $(counts 2), format 1 $(counts 3)"
+expect_rc 0 "$IOFLEET" runs --db "$db" rm 3
+ok "runs import: format 2 (nodes, workers, targets) and format 1 (n_nodes, ...) give the same counts"
+
 # A document whose last test lacks "complete" (cut short by hand): kept, as unfinished.
 jq 'del(.tests[1].complete)' "$T/a.json" >"$T/cut.json"
 expect_rc 0 "$IOFLEET" runs --db "$db" import "$T/cut.json" --tag cut

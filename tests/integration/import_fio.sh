@@ -36,7 +36,7 @@ run_short() {
         --set specs[0].io_limit=64m --set specs[1].io_limit=64m \
         --set specs[2].io_limit=64m --set specs[3].io_limit=64m
     jq -c '[.tests[] | {spec, rows: [.results[] |
-             {row_type, worker, target, queue_depth, n_nodes, n_workers, n_targets, status}]}]' \
+             {row_type, worker, target, queue_depth, nodes, workers, targets, status}]}]' \
         "$2.json" >"$2.shape"
     [ -s "$2.shape" ] || fail "$2: no results shape"
 }

@@ -92,6 +92,27 @@ jq -e 'all(.tests[].results[]; (.latency.read.buckets | map(.[2]) | add // 0) ==
     fail "JSON: histogram counts != read_ios"
 ok "JSON: both tests, agents, ALL = sum NODE, histograms hold every I/O"
 
+# --- one name per figure: CSV = JSON = time series; Iometer as docs/results.md maps it ---
+names() { # CSV JSON TS IOM
+    python3 "$IOF_SRC/tests/integration/lib/names_check.py" "$IOF_SRC/docs/results.md" "$@" \
+        >"$T/names" 2>"$T/names.err"
+}
+names "$out.csv" "$out.json" "$out-ts.csv" "$out-iom.csv" ||
+    { cat "$T/names" "$T/names.err"; fail "the result files name a figure differently"; }
+summary=$(cat "$T/names.err")
+# Not blind: a JSON key under another name, an Iometer worker called w0, a figure that
+# differs are each found.
+jq -c '.tests[].results[] |= (.n_nodes = .nodes | del(.nodes))' "$out.json" >"$T/bad.json"
+if names "$out.csv" "$T/bad.json" "$out-ts.csv" "$out-iom.csv"; then fail "n_nodes not found"; fi
+expect_in "$T/names" "csv column 'nodes': no JSON key 'nodes' in its row"
+sed 's/^WORKER,Worker 1,/WORKER,w0,/' "$out-iom.csv" >"$T/bad-iom.csv"
+if names "$out.csv" "$out.json" "$out-ts.csv" "$T/bad-iom.csv"; then fail "Iometer w0 not found"; fi
+expect_in "$T/names" "iometer WORKER w0: Target Name is not 'Worker 1'"
+jq -c '.tests[0].results[0].read_ios += 1' "$out.json" >"$T/bad2.json"
+if names "$out.csv" "$T/bad2.json" "$out-ts.csv" "$out-iom.csv"; then fail "a wrong figure not found"; fi
+expect_in "$T/names" "'read_ios' = "
+ok "one name per figure across CSV, JSON, time series and Iometer CSV: $summary"
+
 # --- an interrupted run keeps every finished test -----------------------------------------
 sed 's/"duration": "1s"/"duration": "3s"/' "$T/p.json" >"$T/long.json"
 "$IOFLEET" run "$T/long.json" "${AGENTS[@]}" --quiet --csv "${out}2.csv" --json "${out}2.json" \

@@ -344,7 +344,7 @@ static const char *const test_keys[] = {
         "cpu"
 static const char *const row_keys[] = {
     "test",         "spec",       "cycle",       "row_type",       "node",         "worker",
-    "target",       "group",      "queue_depth", "n_nodes",        "n_workers",    "n_targets",
+    "target",       "group",      "queue_depth", "nodes",          "workers",      "targets",
     "range_offset", "range_size", "status",      "window_start_s", "window_end_s", METRIC_KEYS,
     "first_error",  "latency",    NULL};
 static const char *const iv_keys[] = {"interval", "time_s", "row_type",  "node", "reported",
@@ -687,7 +687,7 @@ static void check_head(const cJSON *doc, bool begun)
     check_keys(doc, top_keys);
     v = get(doc, "iofleet");
     assert_string_equal(get_str(v, "version"), IOF_VERSION);
-    assert_int_equal(get_u64(v, "format"), 1);
+    assert_int_equal(get_u64(v, "format"), 2);
     check_keys(get(doc, "run"), run_keys);
     v = get(doc, "histogram_layout");
     assert_int_equal(get_u64(v, "exact_below_ns"), 2 * IOF_HIST_SUB);
@@ -809,7 +809,7 @@ static void check_test(const cJSON *test, const struct run_data *d, int t)
         check_row_names(r, "ALL", -1, -1, -1);
         check_figures(r, d->all[t], true);
         check_cpu(r, true);
-        assert_int_equal(get_u64(r, "n_targets"), NNODES * NWORKERS * NTARGETS);
+        assert_int_equal(get_u64(r, "targets"), NNODES * NWORKERS * NTARGETS);
         hist_parse(get(get(r, "latency"), "read"), all_rd);
     }
     iof_hist_reset(merged);
