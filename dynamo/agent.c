@@ -39,6 +39,7 @@
 #include "dynamo/target.h"
 #include "dynamo/verify.h"
 #include "proto/link.h"
+#include "proto/name.h"
 #include "proto/plan.h"
 #include "proto/version.h"
 
@@ -1649,8 +1650,8 @@ int dyn_agent_main(const struct dyn_agent_opts *o)
              a.tls     ? iof_tls_ctx_own_name(a.tls)
              : o->name ? o->name
                        : a.host);
-    if (proto_name_check(a.name, &d)) {
-        IOF_USER("dynamo: node name '%s': %s", a.name, d.msg);
+    if (proto_node_name_check("node name", a.name, &d)) {
+        IOF_USER("dynamo: %s", d.msg);
         return 2;
     }
     if (agent_canonical_allow(&a) < 0) {

@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "dynamo/agent.h"
 #include "dynamo/devguard.h"
+#include "proto/name.h"
 #include "proto/plan.h"
 #include "proto/version.h"
 
@@ -61,7 +62,7 @@ static const struct iof_opt dyn_opts[] = {
      OPT_MANAGER_FD},
     {"name", 0, IOF_OPT_REQUIRED, "NODE",
      "node name used in plans and results (default: the hostname; with TLS, the certificate's "
-     "name); ALL is reserved",
+     "name): 1..64 bytes of letters, digits, '.', '_', '-'; ALL, ca and manager are reserved",
      OPT_NAME},
     {"allow", 0, IOF_OPT_REQUIRED, "PATH",
      "a file, block device or directory (its regular files) the manager may use as a target "
@@ -284,15 +285,15 @@ int main(int argc, char **argv)
     struct dyn_agent_opts o = {.workdir = "dynamo-work"};
     const char *allow[MAX_ALLOW];
     enum iof_log_level level = IOF_LOG_INFO;
+    struct iof_diag d;
     int rc;
 
     o.allow = allow;
     rc = dyn_parse(argc, argv, &o, allow, &level);
     if (rc)
         return rc < 0 ? 0 : rc;
-    if (o.name && !strcasecmp(o.name, "ALL")) {
-        /* Result files use ALL for the cluster rows. */
-        IOF_USER("dynamo: --name ALL is reserved");
+    if (o.name && proto_node_name_check("--name", o.name, &d)) {
+        IOF_USER("dynamo: %s", d.msg);
         return 2;
     }
     iof_log_init("dynamo", level);

@@ -24,6 +24,7 @@
 #include <openssl/x509v3.h>
 
 #include "proto/msg.h"
+#include "proto/name.h"
 
 /* ---- helpers ----------------------------------------------------------- */
 
@@ -81,37 +82,7 @@ static int pki_no_passphrase(char *buf, int size, int rwflag, void *u)
 
 int mgr_pki_name_check(const char *what, const char *name, struct iof_diag *diag)
 {
-    struct iof_diag d;
-    size_t n;
-
-    if (proto_name_check(name, &d)) {
-        const char *why = strncmp(d.msg, "name: ", 6) ? d.msg : d.msg + 6;
-        char shown[40];
-        size_t i = 0;
-        for (; name && name[i] && i < 32; i++)
-            shown[i] = (name[i] >= 0x20 && name[i] < 0x7f) ? name[i] : '?';
-        shown[i] = '\0';
-        return iof_diag_set(diag, IOF_EUSAGE, "%s '%s%s': %s", what, shown,
-                            name && name[i] ? "..." : "", why);
-    }
-    n = strlen(name);
-    if (n > MGR_PKI_NAME_MAX)
-        return iof_diag_set(diag, IOF_EUSAGE,
-                            "%s '%.32s...': longer than %d bytes, the limit of a certificate's "
-                            "common name",
-                            what, name, MGR_PKI_NAME_MAX);
-    if (name[0] == '.')
-        return iof_diag_set(diag, IOF_EUSAGE, "%s '%s': must not start with '.'", what, name);
-    if (!strcmp(name, "ca") || !strcmp(name, "manager"))
-        return iof_diag_set(diag, IOF_EUSAGE,
-                            "%s '%s': reserved (its files would be the CA's or the manager's)",
-                            what, name);
-    if (n >= 4 && !strcmp(name + n - 4, "-key"))
-        return iof_diag_set(diag, IOF_EUSAGE,
-                            "%s '%s': must not end in '-key' (its certificate file would clash "
-                            "with another name's key file)",
-                            what, name);
-    return 0;
+    return proto_node_name_check(what, name, diag) ? IOF_EUSAGE : 0;
 }
 
 /* ---- files ------------------------------------------------------------- */
@@ -281,7 +252,7 @@ static X509 *pki_cert(EVP_PKEY *key, const char *ou, const char *cn, X509 *issue
     X509 *x = X509_new();
     X509_NAME *name = X509_NAME_new();
     X509V3_CTX ctx;
-    char san[MGR_PKI_NAME_MAX + 8];
+    char san[PROTO_NODE_NAME_MAX + 8];
     bool ok;
 
     ok = x && name && X509_set_version(x, X509_VERSION_3) && pki_serial(x) == 0;

@@ -32,6 +32,7 @@
 
 #include "common/err.h"
 #include "common/tls.h"
+#include "proto/name.h"
 
 #define MGR_PKI_MANAGER_NAME IOF_TLS_MANAGER_NAME /* CN and DNS SAN of the manager */
 #define MGR_PKI_ORG "iofleet"                     /* O of every subject */
@@ -40,7 +41,6 @@
 #define MGR_PKI_CA_DAYS 3650                      /* CA lifetime: 10 years */
 #define MGR_PKI_DEFAULT_DAYS 825                  /* manager and agents: ~2 years */
 #define MGR_PKI_MAX_DAYS 3650                     /* --days upper bound */
-#define MGR_PKI_NAME_MAX 64                       /* X.509 upper bound of a CN */
 #define MGR_PKI_BACKDATE_S 3600                   /* notBefore = now - 1 hour */
 
 struct mgr_pki_opts {
@@ -52,11 +52,10 @@ struct mgr_pki_opts {
     bool force;                /* replace existing leaf files */
 };
 
-/* Checks a name for a certificate: proto_name_check() rules, at most
- * MGR_PKI_NAME_MAX bytes, not starting with '.' (X509_check_host() would
- * read it as "any subdomain"), not "ca" or "manager" and not ending in
- * "-key" (they would collide with other files of DIR). `what` ("agent name")
- * starts the diag. Returns 0 or IOF_EUSAGE. */
+/* Checks a name for a certificate: the one rule of a node's name,
+ * proto_node_name_check() (at most PROTO_NODE_NAME_MAX bytes, reserved
+ * names, no '.' first, no "-key" last). `what` ("agent name") starts the
+ * diag. Returns 0 or IOF_EUSAGE. */
 int mgr_pki_name_check(const char *what, const char *name, struct iof_diag *diag);
 
 /* Issues the files described above into o->dir.

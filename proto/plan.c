@@ -12,6 +12,7 @@
  */
 #include "proto/plan.h"
 #include "proto/json.h"
+#include "proto/name.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -1028,9 +1029,13 @@ static int parse_nodes(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *w
     cJSON_ArrayForEach(e, arr)
     {
         const char *s;
+        struct iof_diag d;
         size_t oi = path_index(c, i);
         if ((rc = json_string(c, e, IOF_NAME_MAX - 1, &s)))
             return rc;
+        /* The one rule of node names (proto/name.h); "*" is every agent. */
+        if (strcmp(s, "*") && proto_node_name_check("node name", s, &d))
+            return fail(c, "%s", d.msg);
         w->nodes[i] = strdup(s);
         if (!w->nodes[i])
             return nomem(c);

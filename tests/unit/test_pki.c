@@ -599,7 +599,7 @@ static void expect_refused(const char *name, const char *why)
 
 static void test_bad_names(void **state)
 {
-    char longname[MGR_PKI_NAME_MAX + 2];
+    char longname[PROTO_NODE_NAME_MAX + 2];
     (void)state;
 
     expect_refused("", "must not be empty");
@@ -618,7 +618,7 @@ static void test_bad_names(void **state)
     memset(longname, 'a', sizeof(longname) - 1);
     longname[sizeof(longname) - 1] = '\0';
     expect_refused(longname, "longer than 64 bytes");
-    longname[MGR_PKI_NAME_MAX] = '\0'; /* exactly 64 is fine */
+    longname[PROTO_NODE_NAME_MAX] = '\0'; /* exactly 64 is fine */
     assert_int_equal(mgr_pki_name_check("agent name", longname, NULL), 0);
 
     /* Through the command line: exit 2 and the name in the message. */

@@ -554,6 +554,18 @@ BAD(node_empty, PLAN_GROUP("'nodes':[''],'targets':[{'path':'f.dat','size':'1m'}
     "plan.json: workers[0].nodes[0]: must not be empty")
 BAD(node_duplicate, PLAN_GROUP("'nodes':['a','b','a'],'targets':[{'path':'f.dat','size':'1m'}]"),
     "plan.json: workers[0].nodes[2]: duplicate node 'a' (also nodes[0])")
+/* A node name follows the one rule of dynamo --name and certificates (proto/name.h). */
+BAD(node_reserved, PLAN_GROUP("'nodes':['n1','all'],'targets':[{'path':'f.dat','size':'1m'}]"),
+    "plan.json: workers[0].nodes[1]: node name 'all': reserved (ALL names the cluster's rows in "
+    "the result files; ca and manager are iofleet pki's own files)")
+BAD(node_too_long,
+    PLAN_GROUP("'nodes':['a234567890123456789012345678901234567890123456789012345678901234x'],"
+               "'targets':[{'path':'f.dat','size':'1m'}]"),
+    "plan.json: workers[0].nodes[0]: node name 'a2345678901234567890123456789012...': longer "
+    "than 64 bytes (the limit of a certificate's common name)")
+BAD(node_bad_char, PLAN_GROUP("'nodes':['esx 07'],'targets':[{'path':'f.dat','size':'1m'}]"),
+    "plan.json: workers[0].nodes[0]: node name 'esx 07': byte 3 (0x20) is not allowed: use ASCII "
+    "letters, digits, '.', '_' and '-'")
 BAD(targets_missing, PLAN_GROUP("'count':1"), "plan.json: workers[0].targets: required but missing")
 BAD(targets_empty, PLAN_TARGETS(""), "plan.json: workers[0].targets: must not be empty")
 BAD(target_path_missing, PLAN_TARGETS("{'size':'1m'}"),
@@ -2114,6 +2126,9 @@ int main(void)
         B(nodes_string),
         B(node_empty),
         B(node_duplicate),
+        B(node_reserved),
+        B(node_too_long),
+        B(node_bad_char),
         B(targets_missing),
         B(targets_empty),
         B(target_path_missing),
