@@ -213,6 +213,7 @@ struct iof_run_cfg {
     uint64_t ramp_ns;
     uint64_t duration_ns;
     uint64_t interval_ns;
+    bool cleanup; /* run.cleanup: agents remove the test files the run created, at its end */
 };
 
 enum iof_cycle_param {

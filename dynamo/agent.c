@@ -5,6 +5,7 @@
  * heartbeats and new connections flowing while a device hangs. */
 #include "dynamo/agent.h"
 #include "dynamo/budget.h"
+#include "dynamo/clean.h"
 #include "dynamo/cpustat.h"
 
 #include <errno.h>
@@ -110,6 +111,12 @@ struct session {
     char prep_path[IOF_PATH_MAX];
     uint64_t prep_done, prep_total;
     bool prep_dirty;
+    /* The test files this session's preparations created (filled on the
+     * preparation thread, read on the loop once it is done), removed when
+     * the session ends if its prepare asked for cleanup (plan run.cleanup). */
+    bool cleanup;
+    struct dyn_created *created;
+    size_t ncreated;
     /* A test being started, on a libuv worker thread (dyn_test_start opens
      * targets, allocates buffers and creates threads: it may block). */
     uv_work_t start_work;
@@ -860,9 +867,22 @@ static void prep_work(uv_work_t *w)
         }
         if (!eng || !eng->touches_files)
             continue;
-        for (size_t i = 0; i < gc->ntargets && !s->prep_err; i++)
-            s->prep_err = dyn_target_prepare(&gc->targets[i], s->a->scope, gc->pattern,
-                                             prep_progress, s, &s->prep_diag);
+        for (size_t i = 0; i < gc->ntargets && !s->prep_err; i++) {
+            struct dyn_created f;
+            s->prep_err = dyn_target_prepare_noted(&gc->targets[i], s->a->scope, gc->pattern,
+                                                   prep_progress, s, &f, &s->prep_diag);
+            if (f.path[0]) {
+                struct dyn_created *grown =
+                    realloc(s->created, (s->ncreated + 1) * sizeof(*s->created));
+                if (grown) {
+                    s->created = grown;
+                    s->created[s->ncreated++] = f;
+                } else {
+                    IOF_WARN("test file '%s': out of memory: not removed at the session's end",
+                             f.path);
+                }
+            }
+        }
     }
 }
 
@@ -910,7 +930,7 @@ static void prep_after(uv_work_t *w, int status)
     proto_link_send(s->link, &m);
 }
 
-static void session_prepare(struct session *s)
+static void session_prepare(struct session *s, const struct proto_prepare *pm)
 {
     struct iof_diag d = {{0}};
     int r;
@@ -940,6 +960,7 @@ static void session_prepare(struct session *s)
     s->prep_work.data = s;
     s->prepared = false;
     s->preparing = true;
+    s->cleanup = s->cleanup || pm->cleanup;
     r = uv_queue_work(s->a->loop, &s->prep_work, prep_work, prep_after);
     if (r < 0) {
         s->preparing = false;
@@ -1034,12 +1055,71 @@ static void session_on_handle_closed(uv_handle_t *h)
     session_maybe_free(s);
 }
 
+/* The end of a session whose prepare asked for cleanup: the test files it
+ * created go (the workers of a stopped test may still hold them open; the
+ * space is freed when they close). Run once nothing prepares or starts. */
+static void session_cleanup(struct session *s)
+{
+    struct dyn_clean_report r = {0};
+    char b[32];
+
+    if (!s->cleanup || !s->ncreated)
+        return;
+    dyn_clean_files(s->a->scope, s->created, s->ncreated, &r);
+    iof_budget_format_bytes(r.bytes, b, sizeof(b));
+    IOF_INFO("cleanup: removed %" PRIu64 " test file%s (%s) that manager '%s' had created%s",
+             r.files, r.files == 1 ? "" : "s", b, s->manager,
+             r.failed ? "; some could not be removed" : "");
+    dyn_clean_report_free(&r);
+    s->ncreated = 0;
+}
+
+/* iofleet clean: every test file the workdir's ledger names, with its
+ * verify state; never while a preparation or a test runs. */
+static void session_clean(struct session *s)
+{
+    struct dyn_clean_report r = {0};
+    struct iof_diag d = {{0}};
+    struct proto_msg m;
+    char b[32];
+    int rc;
+
+    if (s->dt || s->starting || s->preparing) {
+        session_send_error(s, IOF_EBUSY, "%s: cannot clean while a test or its preparation runs",
+                           s->a->name);
+        return;
+    }
+    rc = dyn_clean_workdir(s->a->scope, &r, &d);
+    if (rc) {
+        dyn_clean_report_free(&r);
+        session_send_error(s, rc, "%s: clean: %s", s->a->name, d.msg);
+        return;
+    }
+    s->prepared = false; /* the files a plan was prepared with may be gone */
+    s->ncreated = 0;
+    iof_budget_format_bytes(r.bytes, b, sizeof(b));
+    IOF_INFO("clean (manager '%s'): removed %" PRIu64 " test file%s (%s) from %s%s", s->manager,
+             r.files, r.files == 1 ? "" : "s", b, dyn_scope_workdir(s->a->scope),
+             r.failed ? "; some could not be removed" : "");
+    proto_msg_init(&m, PROTO_MSG_CLEANED);
+    m.u.cleaned.workdir = dyn_scope_workdir(s->a->scope);
+    m.u.cleaned.files = r.files;
+    m.u.cleaned.bytes = r.bytes;
+    m.u.cleaned.failed = r.failed;
+    m.u.cleaned.nremoved = r.nremoved;
+    m.u.cleaned.removed = (const char **)r.removed;
+    proto_link_send(s->link, &m);
+    dyn_clean_report_free(&r);
+}
+
 static void session_maybe_free(struct session *s)
 {
     struct agent *a = s->a;
 
     if (s->open_handles || s->preparing || s->starting || s->link)
         return;
+    session_cleanup(s);
+    free(s->created);
     session_drop_plan(s);
     pthread_mutex_destroy(&s->prep_lock);
     free(s->zeros);
@@ -1206,7 +1286,10 @@ static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void
         session_take_plan(s, &m->u.plan);
         break;
     case PROTO_MSG_PREPARE:
-        session_prepare(s);
+        session_prepare(s, &m->u.prepare);
+        break;
+    case PROTO_MSG_CLEAN:
+        session_clean(s);
         break;
     case PROTO_MSG_CLOCK_PROBE: {
         struct proto_msg r;

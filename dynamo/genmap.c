@@ -35,6 +35,11 @@ static uint64_t fnv1a(const char *s)
     return h;
 }
 
+void dyn_genmap_state_name(const char *path, char *buf, size_t cap)
+{
+    snprintf(buf, cap, ".iofleet-verify-%016" PRIx64 ".gen", fnv1a(path));
+}
+
 int dyn_genmap_open(struct dyn_scope *scope, const char *path, dev_t dev, ino_t ino, uint64_t size,
                     struct dyn_genmap **out, struct iof_diag *diag)
 {
@@ -52,7 +57,7 @@ int dyn_genmap_open(struct dyn_scope *scope, const char *path, dev_t dev, ino_t 
     *out = NULL;
     if (want.n == 0 || want.n > DYN_GENMAP_MAX)
         return 0;
-    snprintf(name, sizeof(name), ".iofleet-verify-%016" PRIx64 ".gen", fnv1a(path));
+    dyn_genmap_state_name(path, name, sizeof(name));
     dirfd = dyn_scope_open_parent(scope, name, &base, diag);
     if (dirfd < 0)
         return dirfd;

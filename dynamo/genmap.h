@@ -23,6 +23,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -45,6 +46,11 @@ struct dyn_genmap {
     void *map;
     size_t maplen;
 };
+
+/* The name of the state file of test file `path` (relative), in the
+ * workdir's top directory: ".iofleet-verify-<hash of path>.gen" (cap >= 64). */
+#define DYN_GENMAP_STATE_NAME_MAX 64
+void dyn_genmap_state_name(const char *path, char *buf, size_t cap);
 
 /* Opens (creating or resetting) the state file of test file `path`
  * (relative, opened as st_dev/st_ino, size bytes) in the scope's workdir.

@@ -15,6 +15,8 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "common/log.h"
+#include "dynamo/clean.h"
 #include "dynamo/gen.h"
 #include "dynamo/scope.h"
 
@@ -78,6 +80,13 @@ int dyn_target_prepare(const struct iof_target_cfg *cfg, struct dyn_scope *scope
                        enum iof_pattern pattern, dyn_progress_fn progress, void *arg,
                        struct iof_diag *diag)
 {
+    return dyn_target_prepare_noted(cfg, scope, pattern, progress, arg, NULL, diag);
+}
+
+int dyn_target_prepare_noted(const struct iof_target_cfg *cfg, struct dyn_scope *scope,
+                             enum iof_pattern pattern, dyn_progress_fn progress, void *arg,
+                             struct dyn_created *created, struct iof_diag *diag)
+{
     char path[IOF_PATH_MAX];
     const char *base;
     struct stat st;
@@ -87,6 +96,8 @@ int dyn_target_prepare(const struct iof_target_cfg *cfg, struct dyn_scope *scope
     uint64_t done = 0, have = 0;
     int dirfd, fd, r;
 
+    if (created)
+        created->path[0] = '\0';
     r = dyn_target_resolve(cfg, dyn_scope_workdir(scope), path, diag);
     if (r)
         return r;
@@ -211,6 +222,22 @@ int dyn_target_prepare(const struct iof_target_cfg *cfg, struct dyn_scope *scope
         close(fd);
     if (r)
         unlink_if_same(dirfd, base, &st);
+    if (!r) {
+        /* Made here: noted in the ledger, so iofleet clean finds it. */
+        struct dyn_created f = {{0}};
+        struct iof_diag nd = {{0}};
+        int e = dyn_clean_identify(dirfd, base, &f);
+        snprintf(f.path, sizeof(f.path), "%s", cfg->path);
+        if (e || f.dev != (uint64_t)st.st_dev || f.ino != (uint64_t)st.st_ino) {
+            IOF_WARN("test file '%s': changed as it was made: it will not be cleaned up",
+                     cfg->path);
+        } else {
+            if (dyn_clean_note(scope, &f, &nd))
+                IOF_WARN("%s: iofleet clean will not know this file", nd.msg);
+            if (created)
+                *created = f;
+        }
+    }
     close(dirfd);
     return r;
 }

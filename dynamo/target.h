@@ -46,6 +46,15 @@ int dyn_target_prepare(const struct iof_target_cfg *cfg, struct dyn_scope *scope
                        enum iof_pattern pattern, dyn_progress_fn progress, void *arg,
                        struct iof_diag *diag);
 
+/* dyn_target_prepare, and when it created the file (not when it reused
+ * one), its name and identity in *created (may be NULL; path "" when
+ * nothing was created). Every file created is also noted in the workdir's
+ * ledger (dynamo/clean.h). */
+struct dyn_created;
+int dyn_target_prepare_noted(const struct iof_target_cfg *cfg, struct dyn_scope *scope,
+                             enum iof_pattern pattern, dyn_progress_fn progress, void *arg,
+                             struct dyn_created *created, struct iof_diag *diag);
+
 /* Opens a prepared target for a test, through the scope (dyn_scope_open:
  * resolved beneath the workdir or an --allow entry, judged by what was
  * opened); the descriptor is kept until dyn_target_close. `direct`: O_DIRECT; `write`: the spec

@@ -20,6 +20,7 @@
 #include "manager/http.h"
 #include "manager/pki.h"
 #include "manager/agents.h"
+#include "manager/clean.h"
 #include "manager/probe.h"
 #include "proto/quick.h"
 #include "manager/results.h"
@@ -71,6 +72,7 @@ enum cli_opt_id {
     OPT_DURATION,
     OPT_RAMP,
     OPT_PRINT_PLAN,
+    OPT_CLEANUP,
 };
 
 #define CLI_OPT_HELP                                                                               \
@@ -178,6 +180,11 @@ static const struct iof_opt cli_run_opts[] = {
     CLI_OPT_QUICK,
     {"workdir", 0, IOF_OPT_REQUIRED, "DIR",
      "test-file directory of the local agent (default ./iofleet-work)", OPT_WORKDIR},
+    {"cleanup", 0, IOF_OPT_NONE, NULL,
+     "at the end of the run (interrupted or lost included), every agent removes the test "
+     "files this run created in its workdir, and their verify state; files it reused are kept "
+     "(the plan key run.cleanup; iofleet clean removes them all)",
+     OPT_CLEANUP},
     {"allow-destructive", 0, IOF_OPT_NONE, NULL,
      "let the local agent write block devices that hold data (a partition table, a "
      "filesystem signature, or ends iofleet did not write), as dynamo --allow-destructive; "
@@ -252,6 +259,17 @@ static const struct iof_opt cli_agents_opts[] = {
     CLI_OPT_WAIT,
 };
 
+static const struct iof_opt cli_clean_opts[] = {
+    CLI_OPT_HELP,
+    {"agent", 0, IOF_OPT_REQUIRED, "unix:PATH|HOST[:PORT]",
+     "clean this agent, started with --listen (repeatable)", OPT_AGENT},
+    {"agents-file", 0, IOF_OPT_REQUIRED, "F",
+     "clean every agent listed in F: one unix:PATH or HOST[:PORT] per line, '#' comments",
+     OPT_AGENTS_FILE},
+    CLI_OPT_TLS,
+    CLI_OPT_WAIT,
+};
+
 static const struct iof_opt cli_pki_opts[] = {
     CLI_OPT_HELP,
     {"agent", 0, IOF_OPT_REQUIRED, "NAME",
@@ -316,6 +334,20 @@ static const struct iof_cmd cli_agents_cmd = {
               "            3 an agent could not be reached (named on stderr)\n",
 };
 
+static const struct iof_cmd cli_clean_cmd = {
+    .prog = "iofleet clean",
+    .synopsis = "--agent ENDPOINT... | --agents-file F [OPTION]...",
+    .about = "Asks each agent to remove the test files it made in its workdir, and their "
+             "verify state: only the files its ledger names that are still the files it "
+             "created, never a device, an --allow path or anything outside the workdir. An "
+             "agent busy with a run refuses. Agents of protocols before 1.2 cannot clean.",
+    .opts = cli_clean_opts,
+    .nopts = sizeof(cli_clean_opts) / sizeof(cli_clean_opts[0]),
+    .epilog = "exit codes: 0 every agent cleaned, 1 a file could not be removed or output\n"
+              "            error, 2 usage error, 3 an agent could not be reached, refused\n"
+              "            or was busy (named on stderr)\n",
+};
+
 static const struct iof_cmd cli_pki_cmd = {
     .prog = "iofleet pki init",
     .synopsis = "DIR [OPTION]...",
@@ -329,8 +361,8 @@ static const struct iof_cmd cli_pki_cmd = {
 };
 
 /* The subcommands, for dispatch, the overview and suggestions. */
-static const char *const cli_commands[] = {"run",    "validate", "agents", "runs", "report",
-                                           "import", "export",   "pki",    "help"};
+static const char *const cli_commands[] = {"run",    "validate", "agents", "clean", "runs",
+                                           "report", "import",   "export", "pki",   "help"};
 
 static const char cli_synopsis[] = "COMMAND [OPTION]...";
 
@@ -339,6 +371,7 @@ static void cli_overview(FILE *f)
     fprintf(f, "usage: iofleet run PLAN.json|- [OPTION]...\n"
                "       iofleet validate PLAN.json|- [OPTION]...\n"
                "       iofleet agents --agent ENDPOINT...|--agents-file F [OPTION]...\n"
+               "       iofleet clean --agent ENDPOINT...|--agents-file F [OPTION]...\n"
                "       iofleet runs [rm ID|import RESULT.json] [OPTION]...\n"
                "       iofleet report RUN... -o FILE [OPTION]...\n"
                "       iofleet import JOB.fio [-o PLAN.json] [OPTION]...\n"
@@ -351,6 +384,7 @@ static void cli_overview(FILE *f)
                "  run        run every test of a plan and print a result table per test\n"
                "  validate   print the expanded list of tests, or the plan's error\n"
                "  agents     list each agent's CPUs, memory, devices and workdir\n"
+               "  clean      make agents remove the test files they made in their workdir\n"
                "  runs       list, remove or import runs of the run history\n"
                "  report     write an HTML or Markdown report of runs (2 or more: a comparison)\n"
                "  import     write a plan from a fio job file\n"
@@ -545,7 +579,7 @@ static int cli_parse(int argc, char **argv, const struct iof_cmd *cmd, struct cl
             rc = -1; /* exit 0 */
             break;
         case IOF_OPT_POSITIONAL:
-            if (cmd == &cli_agents_cmd)
+            if (cmd == &cli_agents_cmd || cmd == &cli_clean_cmd)
                 rc = iof_opt_usage_error(cmd, "takes no plan, got '%s'", val);
             else if (a->plan)
                 rc = iof_opt_usage_error(cmd, "one plan only, got '%s' and '%s'", a->plan, val);
@@ -612,6 +646,9 @@ static int cli_parse(int argc, char **argv, const struct iof_cmd *cmd, struct cl
             break;
         case OPT_ALLOW_DESTRUCTIVE:
             a->allow_destructive = true;
+            break;
+        case OPT_CLEANUP:
+            rc = cli_add_override(cmd, a, OPT_SET, "run.cleanup=true");
             break;
         case OPT_DB:
             a->db = val;
@@ -689,12 +726,13 @@ static int cli_parse(int argc, char **argv, const struct iof_cmd *cmd, struct cl
     iof_opt_free(&p);
     if (rc)
         return rc < 0 ? -1 : rc;
-    if (cmd == &cli_agents_cmd && !a->nagents)
+    if ((cmd == &cli_agents_cmd || cmd == &cli_clean_cmd) && !a->nagents)
         return iof_opt_usage_error(cmd, "needs --agent or --agents-file");
     if (a->plan && proto_quick_given(&a->quick))
         return iof_opt_usage_error(cmd, "give a PLAN.json or --spec and its options, not both "
                                         "(--set and --unset change a plan file)");
-    if (!a->plan && cmd != &cli_agents_cmd && !proto_quick_given(&a->quick))
+    if (!a->plan && cmd != &cli_agents_cmd && cmd != &cli_clean_cmd &&
+        !proto_quick_given(&a->quick))
         return iof_opt_usage_error(cmd, "needs a PLAN.json (or - for stdin), or --spec SIZE...");
     if (!!a->tls_ca + !!a->tls_cert + !!a->tls_key != 0 &&
         !!a->tls_ca + !!a->tls_cert + !!a->tls_key != 3)
@@ -802,6 +840,23 @@ static int cli_agents(int argc, char **argv)
                                     .insecure = a.insecure,
                                     .wait_ms = a.wait_ms};
         rc = mgr_agents_list(a.agents, a.nagents, &po, a.json_stdout, stdout);
+    }
+    cli_args_free(&a);
+    return rc < 0 ? 0 : rc;
+}
+
+static int cli_clean(int argc, char **argv)
+{
+    struct cli_args a;
+    int rc = cli_parse(argc, argv, &cli_clean_cmd, &a);
+
+    if (rc == 0) {
+        struct mgr_probe_opts po = {.tls_ca = a.tls_ca,
+                                    .tls_cert = a.tls_cert,
+                                    .tls_key = a.tls_key,
+                                    .insecure = a.insecure,
+                                    .wait_ms = a.wait_ms};
+        rc = mgr_clean_agents(a.agents, a.nagents, &po, stdout);
     }
     cli_args_free(&a);
     return rc < 0 ? 0 : rc;
@@ -1051,6 +1106,8 @@ static bool cli_command_help(const char *name, FILE *f)
         iof_opt_help(&cli_pki_cmd, f);
     else if (!strcmp(name, "agents"))
         iof_opt_help(&cli_agents_cmd, f);
+    else if (!strcmp(name, "clean"))
+        iof_opt_help(&cli_clean_cmd, f);
     else if (!strcmp(name, "runs") || !strcmp(name, "report"))
         mgr_cli_history_help(name, f);
     else if (!strcmp(name, "import"))
@@ -1074,7 +1131,8 @@ static int cli_unknown_command(const char *what, const char *name)
     else
         IOF_USER("iofleet: unknown %s '%s'", what, name);
     fprintf(stderr,
-            "usage: iofleet %s (commands: run, validate, agents, runs, report, import, pki init, "
+            "usage: iofleet %s (commands: run, validate, agents, clean, runs, report, import, pki "
+            "init, "
             "help)\n"
             "try 'iofleet --help' for more information\n",
             cli_synopsis);
@@ -1085,11 +1143,12 @@ int mgr_cli_main(int argc, char **argv)
 {
     iof_log_init("iofleet", IOF_LOG_INFO);
     if (argc < 2) {
-        fprintf(stderr,
-                "usage: iofleet %s (commands: run, validate, agents, runs, report, import, pki "
-                "init, help)\n"
-                "try 'iofleet --help' for more information\n",
-                cli_synopsis);
+        fprintf(
+            stderr,
+            "usage: iofleet %s (commands: run, validate, agents, clean, runs, report, import, pki "
+            "init, help)\n"
+            "try 'iofleet --help' for more information\n",
+            cli_synopsis);
         return 2;
     }
     if (!strcmp(argv[1], "--version")) {
@@ -1115,6 +1174,8 @@ int mgr_cli_main(int argc, char **argv)
         return cli_pki(argc, argv);
     if (!strcmp(argv[1], "agents"))
         return cli_agents(argc, argv);
+    if (!strcmp(argv[1], "clean"))
+        return cli_clean(argc, argv);
     if (!strcmp(argv[1], "runs"))
         return mgr_cli_runs(argc - 1, argv + 1);
     if (!strcmp(argv[1], "report"))
@@ -1128,11 +1189,12 @@ int mgr_cli_main(int argc, char **argv)
         const char *best = iof_opt_suggest(argv[1], top, 2);
         IOF_USER("iofleet: unknown option '%s'%s%s%s", argv[1], best ? "; did you mean '" : "",
                  best ? best : "", best ? "'?" : "");
-        fprintf(stderr,
-                "usage: iofleet %s (commands: run, validate, agents, runs, report, import, pki "
-                "init, help)\n"
-                "try 'iofleet --help' for more information\n",
-                cli_synopsis);
+        fprintf(
+            stderr,
+            "usage: iofleet %s (commands: run, validate, agents, clean, runs, report, import, pki "
+            "init, help)\n"
+            "try 'iofleet --help' for more information\n",
+            cli_synopsis);
         return 2;
     }
     return cli_unknown_command("command", argv[1]);

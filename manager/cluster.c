@@ -21,6 +21,8 @@
 #include "common/log.h"
 #include "common/stats.h"
 #include "proto/link.h"
+#include "proto/plan.h"
+#include "proto/version.h"
 
 #include "manager/aggregate.h"
 #include "manager/report.h"
@@ -495,13 +497,19 @@ static unsigned cl_send_plan(struct mgr_run *c)
     unsigned n = 0;
 
     proto_msg_init(&plan, PROTO_MSG_PLAN);
-    plan.u.plan.text = c->plan_text;
-    plan.u.plan.len = strlen(c->plan_text);
+    plan.u.plan.text = c->wire_text;
+    plan.u.plan.len = strlen(c->wire_text);
     proto_msg_init(&prep, PROTO_MSG_PREPARE);
     for (size_t i = 0; i < c->nagents; i++) {
         struct mgr_agent *a = &c->agents[i];
         if (mgr_agent_state(a) != MGR_SESSION_READY)
             continue;
+        /* run.cleanup travels in the prepare, from protocol 1.2 on. */
+        prep.u.prepare.cleanup = c->p->run.cleanup && proto_clean_ok(a->info.minor);
+        if (c->p->run.cleanup && !prep.u.prepare.cleanup)
+            IOF_WARN("agent %s (%s) speaks protocol %u.%u: it keeps the test files it creates "
+                     "(run.cleanup needs 1.2)",
+                     a->name, a->endpoint, a->info.major, a->info.minor);
         proto_link_send(a->link, &plan);
         proto_link_send(a->link, &prep);
         mgr_agent_fire(a, MGR_SESSION_EV_PLAN_SENT);
@@ -826,7 +834,13 @@ int mgr_cluster_run(const struct iof_plan *p, const char *plan_text, const struc
     }
     c->p = p;
     c->plan_text = plan_text;
+    c->wire_text = proto_plan_wire_text(plan_text);
     c->o = o;
+    if (!c->wire_text) {
+        IOF_USER("iofleet: out of memory");
+        free(c);
+        return 1;
+    }
     if (!o->tls_ca) {
         /* Plain TCP authenticates nobody, loopback included: both sides
          * must say --insecure. Unix sockets and the embedded agent's
@@ -841,6 +855,7 @@ int mgr_cluster_run(const struct iof_plan *p, const char *plan_text, const struc
                      "--tls-cert, --tls-key), a unix socket (--agent unix:PATH), or --insecure "
                      "here and on the agents",
                      tcp == o->listen ? "--listen" : "--agent", tcp);
+            free(c->wire_text);
             free(c);
             return 3; /* refused for want of authentication */
         }
@@ -858,6 +873,7 @@ int mgr_cluster_run(const struct iof_plan *p, const char *plan_text, const struc
         IOF_USER("iofleet: out of memory");
         free(c->agents);
         free(c->tests);
+        free(c->wire_text);
         free(c);
         return 1;
     }
@@ -871,6 +887,7 @@ int mgr_cluster_run(const struct iof_plan *p, const char *plan_text, const struc
             iof_tls_ctx_free(c->tls_client);
             free(c->agents);
             free(c->tests);
+            free(c->wire_text);
             free(c);
             return 2;
         }
@@ -960,6 +977,7 @@ int mgr_cluster_run(const struct iof_plan *p, const char *plan_text, const struc
     free(c->agents);
     free(c->tests);
     mgr_agg_free(&c->agg);
+    free(c->wire_text);
     free(c);
     return rc;
 }

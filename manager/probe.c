@@ -14,6 +14,7 @@
 #include "common/net.h"
 #include "common/tls.h"
 #include "proto/link.h"
+#include "proto/version.h"
 
 struct probe {
     const struct mgr_probe_opts *o;
@@ -25,7 +26,15 @@ struct probe {
     int err;
     struct iof_diag *diag;
     bool done;
+    /* mgr_probe_clean: a session that sends clean and waits for cleaned. */
+    struct mgr_clean_result *clean;
+    int stage; /* 0 the agent's hello, 1 its welcome, 2 its cleaned */
 };
+
+static void probe_on_timeout(uv_timer_t *t);
+
+/* The stages of a clean after the agent's hello. */
+static void clean_on_msg(struct probe *p, struct proto_link *l, const struct proto_msg *m);
 
 static void probe_finish(struct probe *p, int err)
 {
@@ -42,6 +51,10 @@ static void probe_on_msg(struct proto_link *l, const struct proto_msg *m, void *
 
     if (p->done)
         return;
+    if (p->clean && p->stage > 0) {
+        clean_on_msg(p, l, m);
+        return;
+    }
     if (m->type == PROTO_MSG_ERROR) {
         iof_diag_set(p->diag, IOF_EDENIED, "%s: %s", p->o->endpoint, m->u.error.message);
         probe_finish(p, IOF_EDENIED);
@@ -52,10 +65,77 @@ static void probe_on_msg(struct proto_link *l, const struct proto_msg *m, void *
     } else if (proto_hello_copy(p->out, &m->u.hello)) {
         iof_diag_set(p->diag, -ENOMEM, "out of memory");
         probe_finish(p, -ENOMEM);
+    } else if (p->clean && !proto_clean_ok(m->u.hello.minor)) {
+        iof_diag_set(p->diag, IOF_EVERSION,
+                     "%s: agent %s speaks protocol %u.%u, which has no clean (1.2 has): "
+                     "upgrade its dynamo, or remove its test files by hand",
+                     p->o->endpoint, m->u.hello.name, m->u.hello.major, m->u.hello.minor);
+        probe_finish(p, IOF_EVERSION);
+    } else if (p->clean) {
+        struct proto_msg h;
+        proto_msg_init_hello(&h, PROTO_ROLE_MANAGER, MGR_PROBE_MANAGER_NAME);
+        p->stage = 1;
+        proto_link_send(l, &h);
+        return;
     } else {
         probe_finish(p, 0);
     }
     proto_link_close(l, 0, "validate: only the agent's hello was needed");
+}
+
+static void clean_on_msg(struct probe *p, struct proto_link *l, const struct proto_msg *m)
+{
+    struct mgr_clean_result *r = p->clean;
+    struct proto_msg bye;
+
+    if (m->type == PROTO_MSG_HEARTBEAT)
+        return;
+    if (m->type == PROTO_MSG_ERROR) {
+        /* Busy with a run, or the clean failed: the agent says why. */
+        iof_diag_set(p->diag, m->u.error.code ? m->u.error.code : IOF_EDENIED, "%s: %s",
+                     p->o->endpoint, m->u.error.message);
+        probe_finish(p, m->u.error.code == IOF_EBUSY ? IOF_EBUSY : IOF_EDENIED);
+        proto_link_close(l, 0, NULL);
+        return;
+    }
+    if (p->stage == 1 && m->type == PROTO_MSG_WELCOME) {
+        struct proto_msg c;
+        proto_link_set_deadline(l, 0, NULL);
+        proto_link_set_established(l, m->u.welcome.heartbeat_ms ? m->u.welcome.heartbeat_ms
+                                                                : PROTO_HEARTBEAT_MS_DEFAULT);
+        proto_msg_init(&c, PROTO_MSG_CLEAN);
+        proto_link_send(l, &c);
+        p->stage = 2;
+        /* Removing large files takes a moment on some filesystems. */
+        uv_timer_start(&p->timer, probe_on_timeout, MGR_PROBE_CLEAN_WAIT_MS, 0);
+        return;
+    }
+    if (p->stage == 2 && m->type == PROTO_MSG_CLEANED) {
+        const struct proto_cleaned *k = &m->u.cleaned;
+        r->files = k->files;
+        r->bytes = k->bytes;
+        r->failed = k->failed;
+        r->workdir = strdup(k->workdir);
+        r->removed = calloc(k->nremoved ? k->nremoved : 1, sizeof(*r->removed));
+        if (!r->workdir || !r->removed) {
+            iof_diag_set(p->diag, -ENOMEM, "out of memory");
+            probe_finish(p, -ENOMEM);
+        } else {
+            for (size_t i = 0; i < k->nremoved; i++)
+                if ((r->removed[r->nremoved] = strdup(k->removed[i])) != NULL)
+                    r->nremoved++;
+            probe_finish(p, 0);
+        }
+        proto_msg_init(&bye, PROTO_MSG_BYE);
+        bye.u.bye.reason = "clean done";
+        proto_link_send(l, &bye);
+        proto_link_close(l, 0, NULL);
+        return;
+    }
+    iof_diag_set(p->diag, IOF_EPROTO, "%s: expected the agent's %s, got %s", p->o->endpoint,
+                 p->stage == 1 ? "welcome" : "cleaned", proto_msg_type_name(m->type));
+    probe_finish(p, IOF_EPROTO);
+    proto_link_close(l, IOF_EPROTO, NULL);
 }
 
 static void probe_on_link_close(struct proto_link *l, int err, const char *why, void *arg)
@@ -114,8 +194,12 @@ static void probe_on_conn_close(struct iof_conn *c, int err, void *arg)
 static void probe_on_timeout(uv_timer_t *t)
 {
     struct probe *p = t->data;
-    iof_diag_set(p->diag, IOF_ETIMEOUT, "%s: no hello from the agent within %.1f s", p->o->endpoint,
-                 (double)p->o->wait_ms / 1000);
+    if (p->stage == 2)
+        iof_diag_set(p->diag, IOF_ETIMEOUT, "%s: the agent did not answer the clean within %.0f s",
+                     p->o->endpoint, (double)MGR_PROBE_CLEAN_WAIT_MS / 1000);
+    else
+        iof_diag_set(p->diag, IOF_ETIMEOUT, "%s: no %s from the agent within %.1f s",
+                     p->o->endpoint, p->stage ? "welcome" : "hello", (double)p->o->wait_ms / 1000);
     probe_finish(p, IOF_ETIMEOUT);
     if (p->link)
         proto_link_close(p->link, IOF_ETIMEOUT, NULL);
@@ -123,11 +207,12 @@ static void probe_on_timeout(uv_timer_t *t)
         iof_conn_close(p->conn, IOF_ETIMEOUT);
 }
 
-int mgr_probe_hello(const struct mgr_probe_opts *o, struct proto_hello *out, struct iof_diag *diag)
+static int probe_run(const struct mgr_probe_opts *o, struct proto_hello *out,
+                     struct mgr_clean_result *clean, struct iof_diag *diag)
 {
     static const struct iof_conn_cbs cbs = {.on_connect = probe_on_connect,
                                             .on_close = probe_on_conn_close};
-    struct probe p = {.o = o, .out = out, .diag = diag};
+    struct probe p = {.o = o, .out = out, .diag = diag, .clean = clean};
     struct iof_tls_ctx *tls = NULL;
     struct iof_conn *c;
     char host[256];
@@ -177,6 +262,29 @@ int mgr_probe_hello(const struct mgr_probe_opts *o, struct proto_hello *out, str
     if (p.err)
         proto_hello_free(out);
     return p.err;
+}
+
+int mgr_probe_hello(const struct mgr_probe_opts *o, struct proto_hello *out, struct iof_diag *diag)
+{
+    return probe_run(o, out, NULL, diag);
+}
+
+int mgr_probe_clean(const struct mgr_probe_opts *o, struct proto_hello *out,
+                    struct mgr_clean_result *r, struct iof_diag *diag)
+{
+    memset(r, 0, sizeof(*r));
+    return probe_run(o, out, r, diag);
+}
+
+void mgr_clean_result_free(struct mgr_clean_result *r)
+{
+    if (!r)
+        return;
+    free(r->workdir);
+    for (size_t i = 0; i < r->nremoved; i++)
+        free(r->removed[i]);
+    free(r->removed);
+    memset(r, 0, sizeof(*r));
 }
 
 static bool probe_group_selects(const struct iof_worker_cfg *g, const char *name)

@@ -59,6 +59,7 @@ struct mgr_run {
     uv_loop_t *loop;
     const struct iof_plan *p;
     const char *plan_text;
+    char *wire_text; /* plan_text as agents receive it (proto_plan_wire_text), owned */
     const struct mgr_run_opts *o;
     struct mgr_agent *agents;
     size_t nagents, capagents;

@@ -1575,6 +1575,83 @@ static int stop_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
     return c->err;
 }
 
+static int prepare_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
+{
+    /* Only when asked: a prepare without it is the 1.0 message. */
+    if (msg->u.prepare.cleanup && !c->err)
+        put_item(c, root, "cleanup", cJSON_CreateBool(true));
+    return c->err;
+}
+
+static int prepare_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
+{
+    const cJSON *it = get_item(c, root, "prepare.cleanup", "cleanup", OPTIONAL);
+    if (it && !cJSON_IsBool(it))
+        return ctx_fail(c, "prepare.cleanup: must be true or false");
+    msg->u.prepare.cleanup = it && cJSON_IsTrue(it);
+    return c->err;
+}
+
+static int cleaned_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
+{
+    const struct proto_cleaned *k = &msg->u.cleaned;
+    cJSON *jr;
+
+    put_str(c, root, "cleaned", "workdir", k->workdir, STR_PATH, 0);
+    put_u64(c, root, "files", k->files);
+    put_u64(c, root, "bytes", k->bytes);
+    put_u64(c, root, "failed", k->failed);
+    if (k->nremoved > PROTO_CLEANED_NAMES_MAX || k->nremoved > k->files)
+        return ctx_fail(c, "cleaned.removed: %zu names, at most %d and no more than files",
+                        k->nremoved, PROTO_CLEANED_NAMES_MAX);
+    jr = put_container(c, root, "removed", cJSON_CreateArray());
+    for (size_t i = 0; jr && i < k->nremoved && !c->err; i++) {
+        cJSON *e;
+        check_str(c, "cleaned.removed[]", k->removed[i], STR_PATH);
+        e = c->err ? NULL : cJSON_CreateString(k->removed[i]);
+        if (!c->err && (!e || !cJSON_AddItemToArray(jr, e))) {
+            cJSON_Delete(e);
+            return ctx_oom(c);
+        }
+    }
+    return c->err;
+}
+
+static int cleaned_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
+{
+    struct proto_cleaned *k = &msg->u.cleaned;
+    const cJSON *jr, *e;
+    size_t n = 0;
+
+    get_str(c, root, "cleaned", "workdir", STR_PATH, 0, &k->workdir);
+    get_u64(c, root, "cleaned", "files", &k->files);
+    get_u64(c, root, "cleaned", "bytes", &k->bytes);
+    get_u64(c, root, "cleaned", "failed", &k->failed);
+    jr = get_array(c, root, "cleaned", "removed");
+    if (c->err)
+        return c->err;
+    cJSON_ArrayForEach(e, jr) n++;
+    if (n > PROTO_CLEANED_NAMES_MAX || n > k->files)
+        return ctx_fail(c, "cleaned.removed: %zu names, at most %d and no more than files", n,
+                        PROTO_CLEANED_NAMES_MAX);
+    k->removed = calloc(n ? n : 1, sizeof(*k->removed));
+    if (!k->removed)
+        return ctx_oom(c);
+    cJSON_ArrayForEach(e, jr)
+    {
+        char *copy;
+        if (!cJSON_IsString(e) || !e->valuestring)
+            return ctx_fail(c, "cleaned.removed[%zu]: must be a string", k->nremoved);
+        if (check_str(c, "cleaned.removed[]", e->valuestring, STR_PATH))
+            return c->err;
+        copy = strdup(e->valuestring);
+        if (!copy)
+            return ctx_oom(c);
+        k->removed[k->nremoved++] = copy;
+    }
+    return c->err;
+}
+
 /* ---- dispatch ---------------------------------------------------------- */
 
 /* Bodies by type. */
@@ -1592,11 +1669,13 @@ static const struct {
     [PROTO_MSG_HEARTBEAT] = {heartbeat_encode, heartbeat_decode},
     [PROTO_MSG_BYE] = {bye_encode, bye_decode},
     [PROTO_MSG_PLAN] = {plan_encode, plan_decode},
-    [PROTO_MSG_PREPARE] = {empty_encode, empty_decode},
+    [PROTO_MSG_PREPARE] = {prepare_encode, prepare_decode},
     [PROTO_MSG_PREPARE_PROGRESS] = {progress_encode, progress_decode},
     [PROTO_MSG_PREPARED] = {empty_encode, empty_decode},
     [PROTO_MSG_STATS] = {stats_encode, stats_decode},
     [PROTO_MSG_RESULT] = {stats_encode, stats_decode},
+    [PROTO_MSG_CLEAN] = {empty_encode, empty_decode},
+    [PROTO_MSG_CLEANED] = {cleaned_encode, cleaned_decode},
 };
 
 void proto_msg_init(struct proto_msg *msg, enum proto_msg_type type)
@@ -1850,6 +1929,12 @@ void proto_msg_clear(struct proto_msg *msg)
         break;
     case PROTO_MSG_PREPARE_PROGRESS:
         free((void *)msg->u.prepare_progress.path);
+        break;
+    case PROTO_MSG_CLEANED:
+        free((void *)msg->u.cleaned.workdir);
+        for (size_t i = 0; i < msg->u.cleaned.nremoved; i++)
+            free((void *)msg->u.cleaned.removed[i]);
+        free(msg->u.cleaned.removed);
         break;
     case PROTO_MSG_STATS:
     case PROTO_MSG_RESULT:

@@ -57,7 +57,11 @@
     X(ERROR, "error", BOTH, "a refusal or failure: error code name and a message")                 \
     X(HEARTBEAT, "heartbeat", BOTH,                                                                \
       "liveness, every heartbeat_ms each way; 3 missed heartbeats mean the peer is lost")          \
-    X(BYE, "bye", BOTH, "orderly close with a reason; the sender closes the connection after it")
+    X(BYE, "bye", BOTH, "orderly close with a reason; the sender closes the connection after it")  \
+    X(CLEAN, "clean", MANAGER_TO_AGENT,                                                            \
+      "remove the test files the agent made in its workdir (protocol 1.2)")                        \
+    X(CLEANED, "cleaned", AGENT_TO_MANAGER,                                                        \
+      "the test files removed by a clean: how many, their bytes and names")
 
 enum proto_msg_type {
 #define PROTO_MSG_ENUM(id, name, dir, desc) PROTO_MSG_##id,
@@ -229,6 +233,24 @@ struct proto_plan {
     size_t len;
 };
 
+/* Optional (protocol 1.2): when the session ends, the agent removes the
+ * test files this preparation created, and their verify state (plan key
+ * run.cleanup; a manager sends it only to agents of minor >= 2). */
+struct proto_prepare {
+    bool cleanup;
+};
+
+/* The answer to a clean: what was removed from the workdir (relative
+ * names, at most PROTO_CLEANED_NAMES_MAX of them; files and bytes count
+ * all), and how many the agent could not remove. */
+#define PROTO_CLEANED_NAMES_MAX 256
+struct proto_cleaned {
+    const char *workdir; /* canonical */
+    uint64_t files, bytes, failed;
+    size_t nremoved;
+    const char **removed;
+};
+
 struct proto_prepare_progress {
     const char *path;
     uint64_t done, total; /* bytes */
@@ -317,7 +339,7 @@ struct proto_welcome {
     uint32_t heartbeat_ms;
 };
 
-/* One message; prepare and prepared have no fields. */
+/* One message; prepared and clean have no fields. */
 struct proto_msg {
     enum proto_msg_type type;
     union {
@@ -331,6 +353,8 @@ struct proto_msg {
         struct proto_start start;
         struct proto_stop stop;
         struct proto_plan plan;
+        struct proto_prepare prepare;
+        struct proto_cleaned cleaned;
         struct proto_prepare_progress prepare_progress;
         struct proto_stats stats;  /* PROTO_MSG_STATS */
         struct proto_stats result; /* PROTO_MSG_RESULT */

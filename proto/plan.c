@@ -89,7 +89,7 @@ OBJDEF(line_def, line_fields);
 static const struct field spec_fields[] = {
     {"name"}, {"lines", SH_ARRAY, &line_def}, {"duration"}, {"ramp"}, {"io_limit"}};
 OBJDEF(spec_def, spec_fields);
-static const struct field run_fields[] = {{"ramp"}, {"duration"}, {"interval"}};
+static const struct field run_fields[] = {{"ramp"}, {"duration"}, {"interval"}, {"cleanup"}};
 OBJDEF(run_def, run_fields);
 static const struct field cycle_param_fields[] = {{"from"}, {"to"}, {"step"}};
 OBJDEF(cycle_param_def, cycle_param_fields);
@@ -792,7 +792,8 @@ static int parse_run(struct pctx *c, const cJSON *root, struct iof_run_cfg *r)
         return rc;
     if ((rc = dur_field(c, run, "ramp", &ZERO, PROTO_PLAN_MAX_RAMP_NS, &r->ramp_ns)) ||
         (rc = dur_field(c, run, "duration", &ZERO, PROTO_PLAN_MAX_DURATION_NS, &r->duration_ns)) ||
-        (rc = dur_field(c, run, "interval", &ONE_SECOND, UINT64_MAX, &r->interval_ns)))
+        (rc = dur_field(c, run, "interval", &ONE_SECOND, UINT64_MAX, &r->interval_ns)) ||
+        (rc = bool_field(c, run, "cleanup", false, &r->cleanup)))
         return rc;
     /* run.duration may be left out when every spec has a duration or an
      * io_limit of its own (run_check); given, it must be positive. */
@@ -2870,6 +2871,21 @@ int proto_plan_parse_canonical(const char *name, const char *text, size_t len,
     return plan_parse_impl(name, text, len, overrides, noverrides, out, canonical, diag);
 }
 
+char *proto_plan_wire_text(const char *canonical)
+{
+    cJSON *root = cJSON_Parse(canonical), *run;
+    char *text;
+
+    if (!root)
+        return NULL;
+    run = cJSON_GetObjectItemCaseSensitive(root, "run");
+    if (cJSON_IsObject(run))
+        cJSON_DeleteItemFromObjectCaseSensitive(run, "cleanup");
+    text = proto_json_print_exact(root);
+    cJSON_Delete(root);
+    return text;
+}
+
 int proto_plan_load(const char *path, const char *const *overrides, size_t noverrides,
                     struct iof_plan *out, struct iof_diag *diag)
 {
@@ -3024,7 +3040,8 @@ void proto_plan_print(const struct iof_plan *p, FILE *f)
     fprintf(f, "plan ");
     print_quoted(f, p->name);
     fprintf(f, "\n");
-    fprintf(f, "run: ramp %s, duration %s, interval %s\n", a, b, d);
+    fprintf(f, "run: ramp %s, duration %s, interval %s%s\n", a, b, d,
+            p->run.cleanup ? ", cleanup (test files made by the run are removed at its end)" : "");
     if (p->nspec_cycle) {
         fprintf(f, "spec cycle:");
         for (size_t i = 0; i < p->nspec_cycle; i++) {

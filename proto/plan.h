@@ -85,6 +85,13 @@ int proto_plan_load(const char *path, const char *const *overrides, size_t nover
 int proto_plan_load_canonical(const char *path, const char *const *overrides, size_t noverrides,
                               struct iof_plan *out, char **canonical, struct iof_diag *diag);
 
+/* The plan as agents receive it: `canonical` (borrowed) without the keys
+ * the manager acts on for them (run.cleanup travels in the prepare message
+ * instead, so that agents before protocol 1.2, which refuse unknown plan keys,
+ * still take the plan). New text (free()), NULL when out of memory or not
+ * JSON. */
+char *proto_plan_wire_text(const char *canonical);
+
 /* Same as proto_plan_load() for plan text in memory: `text` (borrowed, `len`
  * bytes, need not be NUL-terminated); `name` (borrowed) is used in messages
  * in place of a file name. */

@@ -31,3 +31,8 @@ bool proto_stats_binary_ok(unsigned peer_minor)
     return proto_version_minor() >= PROTO_MINOR_STATS_BINARY &&
            peer_minor >= PROTO_MINOR_STATS_BINARY;
 }
+
+bool proto_clean_ok(unsigned peer_minor)
+{
+    return proto_version_minor() >= PROTO_MINOR_CLEAN && peer_minor >= PROTO_MINOR_CLEAN;
+}

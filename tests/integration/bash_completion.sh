@@ -52,6 +52,7 @@ expect_words "$want" iofleet ""
 expect_words "run runs" iofleet ru
 expect_words "report" iofleet rep
 expect_words "import" iofleet imp
+expect_words "clean" iofleet cl
 expect_words "init" iofleet pki ""
 expect_words "validate" iofleet help va
 ok "subcommands: $want; pki init; help COMMAND"

@@ -44,6 +44,7 @@ check() {
 check "iofleet run" "iofleet run " "$IOFLEET" run
 check "iofleet validate" "iofleet validate " "$IOFLEET" validate
 check "iofleet agents" "iofleet agents " "$IOFLEET" agents
+check "iofleet clean" "iofleet clean " "$IOFLEET" clean
 check "iofleet pki init" "iofleet pki init " "$IOFLEET" pki init
 check "iofleet runs" "iofleet runs " "$IOFLEET" runs
 check "iofleet report" "iofleet report " "$IOFLEET" report

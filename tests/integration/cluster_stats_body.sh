@@ -23,7 +23,7 @@ IOF_PROTO_MINOR=0 cl_start_agent node-old
 expect_rc 0 "$IOFLEET" run "$T/p.json" "${CL_AGENT_ARGS[@]}" --wait 10 --verbose \
     --timeseries "$T/ts.csv"
 out=$T/out err=$T/err
-expect_in "$err" "agent node-new (127.0.0.1:${CL_PORTS[0]}): protocol 1.1, stats body binary"
+expect_in "$err" "agent node-new (127.0.0.1:${CL_PORTS[0]}): protocol 1.2, stats body binary"
 expect_in "$err" "agent node-old (127.0.0.1:${CL_PORTS[1]}): protocol 1.0, stats body JSON"
 if grep -q "lost\|did not negotiate\|bad message" "$err"; then
     cl_fail "a stats message was refused: $(grep "lost\|negotiate\|bad message" "$err")"
@@ -41,7 +41,7 @@ ok "1.1 manager: node-new binary, node-old JSON, $sums"
 # --- 1.0 manager: the 1.1 agent falls back to JSON -------------------------------------
 IOF_PROTO_MINOR=0 expect_rc 0 "$IOFLEET" run "$T/p.json" --insecure \
     --agent "127.0.0.1:${CL_PORTS[0]}" --wait 10 --verbose
-expect_in "$T/err" "agent node-new (127.0.0.1:${CL_PORTS[0]}): protocol 1.1, stats body JSON"
+expect_in "$T/err" "agent node-new (127.0.0.1:${CL_PORTS[0]}): protocol 1.2, stats body JSON"
 if grep -q "lost\|did not negotiate\|bad message" "$T/err"; then
     cl_fail "a stats message was refused: $(grep "lost\|negotiate\|bad message" "$T/err")"
 fi

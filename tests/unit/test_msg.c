@@ -104,7 +104,7 @@ static const char *const AGENT_HELLO =
 static void test_type_table(void **state)
 {
     (void)state;
-    assert_int_equal(PROTO_MSG_COUNT, 15);
+    assert_int_equal(PROTO_MSG_COUNT, 17);
     for (int t = 0; t < PROTO_MSG_COUNT; t++) {
         const char *name = proto_msg_type_name(t);
         assert_true(strlen(name) > 0);
@@ -131,6 +131,70 @@ static void test_type_table(void **state)
     assert_false(proto_msg_may_send(PROTO_MSG_HEARTBEAT, (enum proto_role)0));
     assert_false(proto_msg_may_send(PROTO_MSG_COUNT, PROTO_ROLE_AGENT));
     assert_string_equal(proto_role_name(PROTO_ROLE_AGENT), "agent");
+    assert_true(proto_msg_may_send(PROTO_MSG_CLEAN, PROTO_ROLE_MANAGER));
+    assert_false(proto_msg_may_send(PROTO_MSG_CLEAN, PROTO_ROLE_AGENT));
+    assert_true(proto_msg_may_send(PROTO_MSG_CLEANED, PROTO_ROLE_AGENT));
+    assert_false(proto_msg_may_send(PROTO_MSG_CLEANED, PROTO_ROLE_MANAGER));
+}
+
+/* prepare's optional cleanup (1.2), clean and cleaned. */
+static void test_clean_messages(void **state)
+{
+    (void)state;
+    struct proto_msg in, out;
+    struct iof_diag d = {{0}};
+    const char *names[] = {"a.dat", "sub/b.dat"};
+    char *text;
+
+    proto_msg_init(&in, PROTO_MSG_PREPARE);
+    text = encode_text(&in);
+    assert_string_equal(text, "{\"type\":\"prepare\"}"); /* the 1.0 message */
+    free(text);
+    in.u.prepare.cleanup = true;
+    text = encode_text(&in);
+    assert_string_equal(text, "{\"type\":\"prepare\",\"cleanup\":true}");
+    free(text);
+    round_trip(&in, &out);
+    assert_true(out.u.prepare.cleanup);
+    proto_msg_clear(&out);
+    assert_int_equal(decode_str("{\"type\":\"prepare\"}", &out, &d), 0);
+    assert_false(out.u.prepare.cleanup);
+    proto_msg_clear(&out);
+    expect_refused("{\"type\":\"prepare\",\"cleanup\":1}", IOF_EPROTO,
+                   "prepare.cleanup: must be true or false");
+
+    proto_msg_init(&in, PROTO_MSG_CLEAN);
+    text = encode_text(&in);
+    assert_string_equal(text, "{\"type\":\"clean\"}");
+    free(text);
+
+    proto_msg_init(&in, PROTO_MSG_CLEANED);
+    in.u.cleaned = (struct proto_cleaned){.workdir = "/var/lib/iofleet",
+                                          .files = 3,
+                                          .bytes = 3221225472,
+                                          .failed = 1,
+                                          .nremoved = 2,
+                                          .removed = names};
+    round_trip(&in, &out);
+    assert_string_equal(out.u.cleaned.workdir, "/var/lib/iofleet");
+    assert_true(out.u.cleaned.files == 3 && out.u.cleaned.bytes == 3221225472 &&
+                out.u.cleaned.failed == 1);
+    assert_int_equal(out.u.cleaned.nremoved, 2);
+    assert_string_equal(out.u.cleaned.removed[1], "sub/b.dat");
+    proto_msg_clear(&out);
+    /* More names than files removed, or than the cap, is refused both ways. */
+    in.u.cleaned.files = 1;
+    assert_int_equal(proto_msg_encode(&in, &text, &(size_t){0}, &d), -EINVAL);
+    assert_non_null(strstr(d.msg, "cleaned.removed: 2 names"));
+    expect_refused("{\"type\":\"cleaned\",\"workdir\":\"/w\",\"files\":1,\"bytes\":1,"
+                   "\"failed\":0,\"removed\":[\"a\",\"b\"]}",
+                   IOF_EPROTO, "cleaned.removed: 2 names, at most 256 and no more than files");
+    expect_refused("{\"type\":\"cleaned\",\"workdir\":\"/w\",\"files\":1,\"bytes\":1,"
+                   "\"failed\":0,\"removed\":[7]}",
+                   IOF_EPROTO, "cleaned.removed[0]: must be a string");
+    expect_refused("{\"type\":\"cleaned\",\"files\":1,\"bytes\":1,\"failed\":0,"
+                   "\"removed\":[]}",
+                   IOF_EPROTO, "cleaned.workdir: required field missing");
 }
 
 /* ---- round trips ------------------------------------------------------- */
@@ -897,7 +961,7 @@ static void test_hello_version_negotiation(void **state)
                                 "\"name\":\"node-9\",\"caps\":{\"hb\":1}}",
                                 &m, &d),
                      IOF_EVERSION);
-    assert_non_null(strstr(d.msg, "protocol 2.3 is not compatible with this build's 1.1"));
+    assert_non_null(strstr(d.msg, "protocol 2.3 is not compatible with this build's 1.2"));
     assert_int_equal(m.type, PROTO_MSG_HELLO);
     assert_int_equal(m.u.hello.major, 2);
     assert_int_equal(m.u.hello.minor, 3);
@@ -908,7 +972,7 @@ static void test_hello_version_negotiation(void **state)
     /* ...and when even those are unreadable, the version error still wins. */
     assert_int_equal(decode_str("{\"type\":\"hello\",\"v\":[0,1],\"name\":\"bad name\"}", &m, &d),
                      IOF_EVERSION);
-    assert_non_null(strstr(d.msg, "protocol 0.1 is not compatible with this build's 1.1"));
+    assert_non_null(strstr(d.msg, "protocol 0.1 is not compatible with this build's 1.2"));
     assert_null(m.u.hello.name);
     assert_int_equal(m.u.hello.role, 0);
     proto_msg_clear(&m);
@@ -1021,7 +1085,7 @@ static void test_encode_refused(void **state)
     m.u.plan.len = 3;
     expect_encode_refused(&m, -EINVAL, "plan.plan: must be the text of a JSON object");
     proto_msg_init(&m, PROTO_MSG_COUNT);
-    expect_encode_refused(&m, -EINVAL, "message type 15 does not exist");
+    expect_encode_refused(&m, -EINVAL, "message type 17 does not exist");
 }
 
 /* An agent's hello must fit the pre-authentication frame limit. */
@@ -1145,6 +1209,7 @@ int main(void)
         cmocka_unit_test(test_hello_agent_round_trip),
         cmocka_unit_test(test_hello_inventory_details),
         cmocka_unit_test(test_small_messages_round_trip),
+        cmocka_unit_test(test_clean_messages),
         cmocka_unit_test(test_u64_forms),
         cmocka_unit_test(test_unknown_fields_ignored),
         cmocka_unit_test(test_envelope_refused),

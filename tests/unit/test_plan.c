@@ -125,7 +125,7 @@ BAD(name_empty, "{'name':''," RUN "," SPECS "," WORKERS "}", "plan.json: name: m
 BAD(run_missing, "{" NAME "," SPECS "," WORKERS "}", "plan.json: run: required but missing")
 BAD(run_array, PLAN_RUN("[]"), "plan.json: run: must be an object, got array")
 BAD(run_unknown_key, PLAN_RUN("{'duration':'5s','time':'5s'}"),
-    "plan.json: run: unknown key 'time' (expected one of: ramp, duration, interval)")
+    "plan.json: run: unknown key 'time' (expected one of: ramp, duration, interval, cleanup)")
 BAD(duration_missing, PLAN_RUN("{'ramp':'1s'}"),
     "plan.json: run.duration: required but missing (specs[0] has neither a duration nor an "
     "io_limit of its own)")
