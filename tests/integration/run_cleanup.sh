@@ -24,8 +24,15 @@ start_agent() { # NAME: dynamo on unix:$T/NAME.sock, workdir $T/NAME-work
     [ -S "$T/$1.sock" ] || { cat "$T/$1.log" >&2; fail "agent $1 did not start"; }
 }
 
-# The agent cleans up when the session ends, a moment after iofleet exits.
-wait_gone() { for _ in $(seq 100); do [ ! -e "$1" ] && return 0; sleep 0.05; done; }
+# The agent cleans up when the session ends, a moment after iofleet exits:
+# wait_cleanups N waits for its Nth "cleanup: removed" log line.
+wait_cleanups() {
+    for _ in $(seq 200); do
+        [ "$(grep -c "cleanup: removed" "$T/one.log")" -ge "$1" ] && return 0
+        sleep 0.05
+    done
+    fail "the agent logged no cleanup #$1: $(cat "$T/one.log")"
+}
 
 plan p.json <<'EOF'
 {"name": "cleanup",
@@ -44,11 +51,11 @@ echo "outside" >"$T/outside.dat"
 
 # --cleanup: the files this run made and their verify state go at the end.
 expect_rc 0 "$IOFLEET" run "$T/p.json" --agent "unix:$T/one.sock" --cleanup --no-db --quiet
-for f in a.dat sub/b.dat; do wait_gone "$W/$f"; [ ! -e "$W/$f" ] || fail "--cleanup left $f: $(ls -AR "$W")"; done
+wait_cleanups 1
+for f in a.dat sub/b.dat; do [ ! -e "$W/$f" ] || fail "--cleanup left $f: $(ls -AR "$W")"; done
 ! ls "$W"/.iofleet-verify-* >/dev/null 2>&1 || fail "--cleanup left verify state: $(ls -A "$W")"
 [ -f "$W/notes.txt" ] || fail "--cleanup removed a file the agent did not make"
 [ ! -e "$W/.iofleet-testfiles" ] || fail "--cleanup left its ledger: $(cat "$W/.iofleet-testfiles")"
-for _ in $(seq 100); do grep -q "cleanup: removed 2 test files" "$T/one.log" && break; sleep 0.05; done
 expect_in "$T/one.log" "cleanup: removed 2 test files (2.0 MiB)"
 ok "--cleanup removes the run's test files and their verify state, nothing else"
 
@@ -66,7 +73,7 @@ ls "$W"/.iofleet-verify-* >/dev/null 2>&1 || fail "no verify state: $(ls -A "$W"
 rm "$W/sub/b.dat"
 expect_rc 0 "$IOFLEET" run "$T/p.json" --agent "unix:$T/one.sock" --no-db --quiet \
     --set run.cleanup=true
-wait_gone "$W/sub/b.dat"
+wait_cleanups 2
 [ -f "$W/a.dat" ] || fail "run.cleanup removed a.dat, which this run only reused"
 [ ! -e "$W/sub/b.dat" ] || fail "run.cleanup left sub/b.dat, which this run made"
 expect_rc 0 "$IOFLEET" validate "$T/p.json" --set run.cleanup=true
@@ -93,7 +100,7 @@ kill -INT $mpid
 rc=0
 wait $mpid || rc=$?
 [ "$rc" = 130 ] || { cat "$T/int.err"; fail "interrupted run exited $rc, expected 130"; }
-wait_gone "$W/long.dat"
+wait_cleanups 3
 [ ! -e "$W/long.dat" ] || fail "an interrupted --cleanup run left long.dat"
 ok "an interrupted --cleanup run removes its test file"
 
