@@ -146,6 +146,14 @@ static void test_clean_messages(void **state)
     const char *names[] = {"a.dat", "sub/b.dat"};
     char *text;
 
+    /* Sent only between peers of 1.2 or later (this build announces its own
+     * minor unless IOF_PROTO_MINOR says otherwise). */
+    if (!getenv("IOF_PROTO_MINOR")) {
+        assert_false(proto_clean_ok(0));
+        assert_false(proto_clean_ok(1));
+        assert_true(proto_clean_ok(PROTO_MINOR_CLEAN));
+    }
+
     proto_msg_init(&in, PROTO_MSG_PREPARE);
     text = encode_text(&in);
     assert_string_equal(text, "{\"type\":\"prepare\"}"); /* the 1.0 message */
