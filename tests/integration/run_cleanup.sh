@@ -62,6 +62,7 @@ ok "--cleanup removes the run's test files and their verify state, nothing else"
 # The local agent (no --agent) too: no file is left in its workdir.
 mkdir -p "$T/local-work/sub"
 (cd "$T" && expect_rc 0 "$IOFLEET" run p.json --workdir local-work --cleanup --no-db --quiet)
+for _ in $(seq 100); do [ -z "$(find "$T/local-work" -not -type d)" ] && break; sleep 0.1; done
 [ -d "$T/local-work/sub" ] && [ -z "$(find "$T/local-work" -not -type d)" ] ||
     fail "the local agent's --cleanup left: $(ls -AR "$T/local-work")"
 ok "--cleanup with the local agent empties its workdir"
