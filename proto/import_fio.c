@@ -5,10 +5,10 @@
  * wait_for_previous) waits for every job before it. iofleet's model: tests
  * run in sequence, every worker group runs the test's spec. So a stonewall
  * starts a new test; the jobs between stonewalls run concurrently and become
- * worker groups. The plan format has one spec per test for every group, so a
- * file maps when every test has the same worker groups (one job per test on
- * the same file, as fio's "four corners" files do) and the jobs that run at
- * once share one spec; anything else is refused with the reason.
+ * worker groups. A file maps when every test has the same worker groups (one
+ * job per test on the same file, as fio's "four corners" files do); jobs that
+ * run at once with different workloads get per-group specs. Steps with other
+ * groups are refused with the reason.
  *
  * Units as fio reads them with its default kb_base=1024: sizes take k/m/g/t/p
  * with an optional trailing b, powers of 1024 ("4k", "4kb"); "kib" etc. are
@@ -1018,86 +1018,158 @@ static void fio_spec_name(const struct fio_job *j, char *buf, size_t cap)
                  j->rw == FIO_RW_READ || j->rw == FIO_RW_RANDREAD ? "read" : "write");
 }
 
-struct fio_test {
-    struct iof_buf spec;   /* the lines and the end, shared by the test's jobs */
-    struct iof_buf groups; /* the worker groups, in job order */
-    char name[200];
-    unsigned line; /* the first job's */
-    const char *first_job;
+/* One job as the plan sees it: its spec (the lines and the end) and its
+ * worker group, and the test (stonewall-separated step) it belongs to. */
+struct fio_unit {
+    struct iof_buf spec, group;
+    char spec_name[200]; /* the spec's name in the plan (shared by equal specs) */
+    size_t test;
+    const struct fio_job *job;
+    bool listed; /* its spec is one of the plan's (not its test's first job's) */
 };
 
+/* A group name from a job name: letters, digits, '.', '_' and '-' kept,
+ * anything else '-', unique among names[0..n) (a "-2", "-3" ... suffix). */
+static void fio_group_name(const char *job, char (*names)[65], size_t n, char *out)
+{
+    char base[56];
+    size_t k = 0;
+
+    for (const char *p = job; *p && k + 1 < sizeof(base); p++)
+        base[k++] = isalnum((unsigned char)*p) || *p == '.' || *p == '_' || *p == '-' ? *p : '-';
+    base[k] = 0;
+    if (!k)
+        snprintf(base, sizeof(base), "job");
+    snprintf(out, 65, "%s", base);
+    for (unsigned suffix = 2;; suffix++) {
+        size_t i = 0;
+        while (i < n && strcmp(names[i], out))
+            i++;
+        if (i == n)
+            return;
+        snprintf(out, 65, "%s-%u", base, suffix);
+    }
+}
+
+/* The plan: one test per stonewall-separated step. The jobs of a step run
+ * at once as worker groups; every step must have the same groups (fio
+ * jobs in the same order with the same workers, engine, depth, files and
+ * rate). When the jobs of a step share one workload the plan's specs are
+ * the steps' workloads; otherwise every group lists its own (`specs`:
+ * the i-th entry runs in test i), which is how a plan runs different
+ * workloads at once. */
 static int fio_emit(struct fio_ctx *c, struct fio_job *jobs, size_t njobs, struct iof_buf *json)
 {
-    struct fio_test *tests = calloc(njobs, sizeof(*tests));
-    size_t nt = 0;
+    struct fio_unit *u = calloc(njobs, sizeof(*u));
+    char(*gnames)[65] = calloc(njobs, sizeof(*gnames));
+    size_t nt = 0, per = 0; /* tests, jobs per test */
+    bool same = true;       /* every test's jobs share one spec */
     int rc = 0;
 
-    if (!tests)
+    if (!u || !gnames) {
+        free(u);
+        free(gnames);
         return -ENOMEM;
+    }
     for (size_t i = 0; i < njobs && !c->failed; i++) {
         struct fio_job *j = &jobs[i];
-        struct fio_test *t;
-        struct iof_buf spec = IOF_BUF_INIT;
-
-        if (!nt || j->stonewall) {
-            t = &tests[nt++];
-            iof_buf_init(&t->spec, 0);
-            iof_buf_init(&t->groups, 0);
-            fio_spec_name(j, t->name, sizeof(t->name));
-            t->line = j->line;
-            t->first_job = j->name;
-        } else {
-            t = &tests[nt - 1];
-            iof_buf_addstr(&t->groups, ", ");
-        }
+        if (!i || j->stonewall)
+            nt++;
+        u[i].test = nt - 1;
+        u[i].job = j;
+        iof_buf_init(&u[i].spec, 0);
+        iof_buf_init(&u[i].group, 0);
         if (!j->direct)
             fio_msg(c, j->line,
                     "note: job '%s' has direct=0 (fio's default: buffered I/O); iofleet's libaio "
                     "and io_uring engines always use O_DIRECT",
                     j->name);
-        if (!fio_spec_json(c, j, &spec) || !fio_group_json(c, j, &t->groups)) {
-            iof_buf_free(&spec);
+        if (!fio_spec_json(c, j, &u[i].spec) || !fio_group_json(c, j, &u[i].group))
             break;
-        }
-        if (spec.err || t->groups.err) {
-            iof_buf_free(&spec);
+        if (u[i].spec.err || u[i].group.err) {
             rc = -ENOMEM;
             break;
         }
-        if (!t->spec.len)
-            iof_buf_addstr(&t->spec, spec.p);
-        else if (strcmp(t->spec.p, spec.p))
-            fio_msg(c, j->line,
-                    "error: job '%s' runs at the same time as job '%s' (line %u; no stonewall "
-                    "between them) with another workload: the plan runs one spec per test on "
-                    "every worker group (add stonewall to run them in turn)",
-                    j->name, t->first_job, t->line);
-        iof_buf_free(&spec);
+        fio_spec_name(j, u[i].spec_name, sizeof(u[i].spec_name));
+        if (u[i].test == 0)
+            per++;
     }
-    for (size_t i = 1; i < nt && !c->failed && !rc; i++)
-        if (strcmp(tests[i].groups.p, tests[0].groups.p))
-            fio_msg(c, tests[i].line,
-                    "error: job '%s' runs with other workers, engine, queue depth, files or rate "
-                    "than job '%s' (line %u): a plan's worker groups are the same in every test",
-                    tests[i].first_job, tests[0].first_job, tests[0].line);
+    /* Step t's k-th job must be step 0's k-th group. */
+    for (size_t i = 0, k = 0; i < njobs && !c->failed && !rc; i++, k++) {
+        if (i && u[i].test != u[i - 1].test)
+            k = 0;
+        if (k >= per || strcmp(u[i].group.p, u[k].group.p)) {
+            const struct fio_unit *first = &u[i - k]; /* this step's first job */
+            fio_msg(c, first->job->line,
+                    "error: job '%s' and the jobs after it up to the next stonewall run with "
+                    "other workers, engine, queue depth, files or rate than the jobs from '%s' "
+                    "(line %u): a plan's worker groups are the same in every test",
+                    first->job->name, u[0].job->name, u[0].job->line);
+            break;
+        }
+        if (k + 1 < per && (i + 1 == njobs || u[i + 1].test != u[i].test)) {
+            fio_msg(c, u[i - k].job->line,
+                    "error: the step from job '%s' runs %zu job%s at once where the first runs "
+                    "%zu: a plan's worker groups are the same in every test",
+                    u[i - k].job->name, k + 1, k ? "s" : "", per);
+            break;
+        }
+        if (k && strcmp(u[i].spec.p, u[i - 1].spec.p))
+            same = false;
+    }
+    /* The specs the plan lists: each test's when its jobs share one, else
+     * every job's; names made unique with the job's name and a number. */
+    for (size_t i = 0; i < njobs && !c->failed && !rc; i++) {
+        u[i].listed = !(same && i && u[i].test == u[i - 1].test);
+        for (unsigned n = 2; u[i].listed; n++) {
+            size_t d = 0;
+            while (d < i && !(u[d].listed && !strcmp(u[d].spec_name, u[i].spec_name)))
+                d++;
+            if (d == i)
+                break;
+            snprintf(u[i].spec_name, sizeof(u[i].spec_name), "%.180s #%u", u[i].job->name, n);
+        }
+    }
     if (!c->failed && !rc) {
         iof_buf_addstr(json, "{\n  \"name\": ");
         fio_json_str(json, c->name);
         iof_buf_addstr(json, ",\n  \"run\": {\"interval\": \"1s\"},\n  \"specs\": [\n");
-        for (size_t i = 0; i < nt; i++) {
-            iof_buf_addstr(json, "    {\"name\": ");
-            fio_json_str(json, tests[i].name);
-            iof_buf_printf(json, ", %s}%s\n", tests[i].spec.p, i + 1 < nt ? "," : "");
+        for (size_t i = 0, first = 1; i < njobs; i++) {
+            if (!u[i].listed)
+                continue;
+            iof_buf_printf(json, "%s    {\"name\": ", first ? "" : ",\n");
+            fio_json_str(json, u[i].spec_name);
+            iof_buf_printf(json, ", %s}", u[i].spec.p);
+            first = 0;
         }
-        iof_buf_printf(json, "  ],\n  \"workers\": [%s]\n}\n", tests[0].groups.p);
+        iof_buf_addstr(json, "\n  ],\n  \"workers\": [");
+        for (size_t k = 0; k < per; k++) {
+            const char *g = u[k].group.p;
+            iof_buf_addstr(json, k ? ", " : "");
+            if (!same) {
+                fio_group_name(u[k].job->name, gnames, k, gnames[k]);
+                iof_buf_addstr(json, "{\"name\": ");
+                fio_json_str(json, gnames[k]);
+                iof_buf_addstr(json, ", \"specs\": [");
+                for (size_t t = 0; t < nt; t++) {
+                    iof_buf_addstr(json, t ? ", " : "");
+                    fio_json_str(json, u[t * per + k].spec_name);
+                }
+                iof_buf_addstr(json, "], ");
+                g++; /* past its '{' */
+            }
+            iof_buf_addstr(json, g);
+        }
+        iof_buf_addstr(json, "]\n}\n");
         if (json->err)
             rc = json->err;
     }
-    for (size_t i = 0; i < nt; i++) {
-        iof_buf_free(&tests[i].spec);
-        iof_buf_free(&tests[i].groups);
+    for (size_t i = 0; i < njobs; i++) {
+        iof_buf_free(&u[i].spec);
+        iof_buf_free(&u[i].group);
     }
-    free(tests);
+    free(u);
+    free(gnames);
     return rc;
 }
 

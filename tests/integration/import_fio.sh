@@ -55,9 +55,27 @@ printf '[global]\nsize=1g\n[a]\nrw=randread\n[b]\nrw=trim\n' >bad.fio
 expect_rc 2 "$IOFLEET" import bad.fio -o bad.json
 expect_in "$T/err" "bad.fio:6: error: cannot map rw=trim"
 [ ! -e bad.json ] || fail "a refused import wrote its output"
-printf '[a]\nrw=read\nsize=1g\n[b]\nrw=write\nsize=1g\n' >mix.fio
-expect_rc 2 "$IOFLEET" import mix.fio
-expect_in "$T/err" "mix.fio:4: error: job 'b' runs at the same time as job 'a'"
+printf '[a]\nrw=read\nsize=1g\nfilename=x\n[b]\nstonewall\nrw=write\nsize=1g\nioengine=libaio\nfilename=x\n' >steps.fio
+expect_rc 2 "$IOFLEET" import steps.fio
+expect_in "$T/err" "steps.fio:5: error: job 'b' and the jobs after it up to the next stonewall run with other workers"
 expect_rc 2 "$IOFLEET" import notes.txt
 expect_in "$T/err" "cannot tell the format of 'notes.txt'"
 ok "unmappable jobs exit 2 with FILE:LINE and write nothing"
+
+# Jobs that run at once with different workloads: one group each, running its
+# own spec side by side (per-group specs); a short null run has both groups.
+printf '[global]\nsize=16m\nioengine=null\nruntime=1\ntime_based\n[oltp]\nrw=randrw\nrwmixread=70\niodepth=4\n[backup]\nrw=read\nbs=64k\n' >mix.fio
+expect_rc 0 "$IOFLEET" import mix.fio -o mix.json
+expect_rc 0 "$IOFLEET" validate mix.json
+expect_in "$T/out" "oltp (4k random 70% read)"
+expect_in "$T/out" "backup (64k sequential read)"
+expect_rc 0 "$IOFLEET" run mix.json --workdir "$T/w" --csv "$T/mix.csv" --quiet
+python3 - "$T/mix.csv" <<'PY' || fail "the concurrent jobs did not both run"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+groups = {r["group"]: r for r in rows if r["row_type"] == "GROUP"}
+assert set(groups) == {"oltp", "backup"}, groups.keys()
+assert int(groups["oltp"]["read_ios"]) > 0 and int(groups["oltp"]["write_ios"]) > 0
+assert int(groups["backup"]["read_ios"]) > 0 and int(groups["backup"]["write_ios"]) == 0
+PY
+ok "concurrent jobs with different workloads import as groups with their own specs and run side by side"

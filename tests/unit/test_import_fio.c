@@ -192,22 +192,54 @@ static void concurrent_jobs_are_groups(void **state)
     assert_int_equal(r.plan.workers[1].queue_depth, 8);
     done(&r);
 
+    /* Two jobs at once with different workloads: each group runs its own
+     * spec (per-group specs), named after its job. */
     import("[a]\nrw=read\nsize=1g\n[b]\nrw=write\nsize=1g\n", &r);
-    assert_int_equal(r.rc, IOF_EPLAN);
-    assert_non_null(strstr(msgs(&r),
-                           "j.fio:4: error: job 'b' runs at the same time as job 'a' (line 1; no "
-                           "stonewall between them) with another workload: the plan runs one "
-                           "spec per test on every worker group (add stonewall to run them in "
-                           "turn)\n"));
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.plan.nspecs, 2);
+    assert_int_equal(r.plan.nworkers, 2);
+    assert_string_equal(r.plan.workers[0].name, "a");
+    assert_string_equal(r.plan.workers[1].name, "b");
+    assert_true(r.plan.workers[0].has_specs && r.plan.workers[1].has_specs);
+    assert_int_equal(r.plan.workers[0].nspecs, 1);
+    assert_string_equal(r.plan.specs[r.plan.workers[0].specs[0]].name, "a (4k sequential read)");
+    assert_string_equal(r.plan.specs[r.plan.workers[1].specs[0]].name, "b (4k sequential write)");
+    assert_int_equal(r.plan.specs[r.plan.workers[1].specs[0]].lines[0].read_pct, 0);
     done(&r);
 
+    /* Two steps of the same two groups: each group lists a spec per test;
+     * job names that are not plain words become group names that are. */
+    import("[global]\nsize=1g\ndirect=1\n[read me]\nfilename=x\nrw=randread\n[w]\nfilename=y\n"
+           "rw=write\n[read me]\nstonewall\nfilename=x\nrw=randwrite\n[w]\nfilename=y\nrw=read\n",
+           &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.plan.nspecs, 4);
+    assert_int_equal(r.plan.nworkers, 2);
+    assert_string_equal(r.plan.workers[0].name, "read-me");
+    assert_int_equal(r.plan.workers[0].nspecs, 2);
+    assert_string_equal(r.plan.specs[r.plan.workers[0].specs[0]].name, "read me (4k random read)");
+    assert_string_equal(r.plan.specs[r.plan.workers[0].specs[1]].name, "read me (4k random write)");
+    assert_string_equal(r.plan.specs[r.plan.workers[1].specs[1]].name, "w (4k sequential read)");
+    done(&r);
+
+    /* Steps whose groups differ cannot be one plan's groups. */
     import("[a]\nrw=read\nsize=1g\nfilename=x\n[b]\nstonewall\nrw=write\nsize=1g\nioengine=libaio\n"
            "filename=x\n",
            &r);
     assert_int_equal(r.rc, IOF_EPLAN);
-    assert_non_null(strstr(msgs(&r), "j.fio:5: error: job 'b' runs with other workers, engine, "
-                                     "queue depth, files or rate than job 'a' (line 1): a plan's "
-                                     "worker groups are the same in every test\n"));
+    assert_non_null(strstr(msgs(&r), "j.fio:5: error: job 'b' and the jobs after it up to the next "
+                                     "stonewall run with other workers, engine, queue depth, files "
+                                     "or rate than the jobs from 'a' (line 1): a plan's worker "
+                                     "groups are the same in every test\n"));
+    done(&r);
+
+    import("[a]\nrw=read\nsize=1g\nfilename=x\n[b]\nrw=read\nsize=1g\nfilename=y\n[c]\nstonewall\n"
+           "rw=write\nsize=1g\nfilename=x\n",
+           &r);
+    assert_int_equal(r.rc, IOF_EPLAN);
+    assert_non_null(strstr(msgs(&r), "j.fio:9: error: the step from job 'c' runs 1 job at once "
+                                     "where the first runs 2: a plan's worker groups are the same "
+                                     "in every test\n"));
     done(&r);
 }
 
