@@ -16,7 +16,9 @@
 #   bench_fmt FMT N             printf FMT N, or "-" when N is empty/"-"
 #   bench_iof_all FILE          "ios iops mean_us p99_us measured_s errors" from
 #                               an `iofleet run` stdout (ALL row of its
-#                               first test); fails when there is none
+#                               first test; latencies as the table prints
+#                               them, 3 significant digits); fails when there
+#                               is none
 #   bench_fio_read FILE         "ios iops mean_us p99_us runtime_s error" from a
 #                               fio --output-format=json file (jobs[0].read;
 #                               lat_ns; p99 is "-" without --lat_percentiles=1)
@@ -85,15 +87,29 @@ bench_fmt() {
     if [[ -z ${2:-} || $2 == - ]]; then printf '%s\n' -; else printf "$1\n" "$2"; fi
 }
 
+# The awk function us(FIELD): a latency of the run table in microseconds. The
+# table prints them with their unit, 3 significant digits ("812ns", "1.10µs",
+# "12.3ms", "1.23s"; "us" outside UTF-8 locales); a bare number is the older
+# tables' milliseconds.
+BENCH_AWK_US='
+    function us(f,    v) {
+        v = f + 0
+        if (f ~ /ns$/) return v / 1000
+        if (f ~ /(µs|us)$/) return v
+        if (f ~ /ms$/) return v * 1000
+        if (f ~ /s$/) return v * 1000000
+        return v * 1000
+    }'
+
 bench_iof_all() {
-    awk '
+    awk "$BENCH_AWK_US"'
         /^== test/ && !seen {
             for (i = 1; i < NF; i++) if ($i == "measured") meas = $(i + 1)
             seen = 1; next
         }
         $1 == "ALL" && !done {
-            # row name IOPS read write MiB/s avg_ms p50_ms p99_ms p99.9_ms max_ms errors
-            printf "%.0f %s %.4f %.4f %s %s\n", $3 * meas, $3, $7 * 1000, $9 * 1000, meas, $12
+            # row name IOPS read_IOPS write_IOPS MiB/s avg p50 p99 p99.9 max errors
+            printf "%.0f %s %.4f %.4f %s %s\n", $3 * meas, $3, us($7), us($9), meas, $12
             done = 1
         }
         END { if (!done || meas == "") exit 1 }' "$1"
