@@ -281,6 +281,31 @@ long iof_hist_encode(const struct iof_hist *h, uint8_t *buf, size_t cap)
  * the reset values, and a non-empty one must have min in its first non-empty
  * bucket and max in its last, as recording and merging guarantee; percentile
  * clamping relies on that. Any violation yields IOF_EPROTO with h reset. */
+/* The end of a decode whose buckets are in h: the summary stored, or
+ * merged (add), and given to *one. */
+static int hist_finish(struct iof_hist *h, bool add, struct iof_hist_summary *one, uint64_t count,
+                       iof_u128 sum, uint64_t min, uint64_t max)
+{
+    if (one)
+        *one = (struct iof_hist_summary){count, sum, min, max};
+    if (add) {
+        if (count) {
+            h->count += count;
+            h->sum_ns += sum;
+            if (min < h->min_ns)
+                h->min_ns = min;
+            if (max > h->max_ns)
+                h->max_ns = max;
+        }
+        return 0;
+    }
+    h->count = count;
+    h->sum_ns = sum;
+    h->min_ns = min;
+    h->max_ns = max;
+    return 0;
+}
+
 /* add: merge the decoded histogram into h instead of storing it. */
 static int hist_decode(struct iof_hist *h, struct hist_reader *r, bool add,
                        struct iof_hist_summary *one)
@@ -325,25 +350,7 @@ static int hist_decode(struct iof_hist *h, struct hist_reader *r, bool add,
         return IOF_EPROTO;
     if (count != 0 && (iof_hist_index(min) != first || iof_hist_index(max) != idx))
         return IOF_EPROTO;
-
-    if (one)
-        *one = (struct iof_hist_summary){count, sum, min, max};
-    if (add) {
-        if (count) {
-            h->count += count;
-            h->sum_ns += sum;
-            if (min < h->min_ns)
-                h->min_ns = min;
-            if (max > h->max_ns)
-                h->max_ns = max;
-        }
-        return 0;
-    }
-    h->count = count;
-    h->sum_ns = sum;
-    h->min_ns = min;
-    h->max_ns = max;
-    return 0;
+    return hist_finish(h, add, one, count, sum, min, max);
 }
 
 int iof_hist_decode(struct iof_hist *h, const uint8_t *buf, size_t len)
@@ -369,6 +376,150 @@ int iof_hist_decode_add_summary(struct iof_hist *dst, const uint8_t *buf, size_t
 {
     struct hist_reader r = {buf, buf ? buf + len : buf};
     return hist_decode(dst, &r, true, one);
+}
+
+/* ---- run form ------------------------------------------------------------
+ * As the sparse form, with the buckets as runs of consecutive non-empty ones:
+ *
+ *   count sum min max r  (gap len c_1 .. c_len){r}
+ *
+ * The first gap is the first run's first index; every later one the number
+ * of empty buckets between two runs (>= 1: runs are maximal, so a histogram
+ * has one encoding); len >= 1, every count >= 1. A bucket next to the last
+ * costs its count alone, where the sparse form also spends a delta: about
+ * half the bytes for a latency spread of a few hundred buckets. Only the
+ * buckets from min's to max's are scanned (recording, merging and decoding
+ * keep every other one empty). */
+
+/* The bytes of h's runs (gaps, lengths, counts), and their number. */
+static size_t hist_runs_len(const struct iof_hist *h, size_t *nruns)
+{
+    size_t len = 0, n = 0;
+    unsigned i, hi, pos = 0;
+
+    if (h->count) {
+        hi = iof_hist_index(h->max_ns);
+        for (i = iof_hist_index(h->min_ns); i <= hi; i++) {
+            unsigned start;
+            if (!h->buckets[i])
+                continue;
+            start = i;
+            while (i <= hi && h->buckets[i])
+                len += varint_len(h->buckets[i++]);
+            len += varint_len(start - pos) + varint_len(i - start);
+            pos = i;
+            n++;
+        }
+    }
+    *nruns = n;
+    return len;
+}
+
+size_t iof_hist_runs_encoded_len(const struct iof_hist *h)
+{
+    size_t nruns, len = hist_runs_len(h, &nruns);
+    return varint_len(h->count) + varint128_len(h->sum_ns) + varint_len(h->min_ns) +
+           varint_len(h->max_ns) + varint_len(nruns) + len;
+}
+
+long iof_hist_encode_runs(const struct iof_hist *h, uint8_t *buf, size_t cap)
+{
+    size_t nruns, need = hist_runs_len(h, &nruns);
+    uint8_t *p = buf;
+    unsigned i, hi, pos = 0;
+
+    need += varint_len(h->count) + varint128_len(h->sum_ns) + varint_len(h->min_ns) +
+            varint_len(h->max_ns) + varint_len(nruns);
+    if (cap < need)
+        return -ENOBUFS;
+    p = varint_put(p, h->count);
+    p = varint128_put(p, h->sum_ns);
+    p = varint_put(p, h->min_ns);
+    p = varint_put(p, h->max_ns);
+    p = varint_put(p, nruns);
+    if (h->count) {
+        hi = iof_hist_index(h->max_ns);
+        for (i = iof_hist_index(h->min_ns); i <= hi; i++) {
+            unsigned end;
+            if (!h->buckets[i])
+                continue;
+            for (end = i; end <= hi && h->buckets[end]; end++)
+                ;
+            p = varint_put(p, i - pos);
+            p = varint_put(p, end - i);
+            for (; i < end; i++)
+                p = varint_put(p, h->buckets[i]);
+            pos = end;
+        }
+    }
+    return (long)(p - buf);
+}
+
+/* The checks of hist_decode, for the run form. */
+static int hist_decode_runs(struct iof_hist *h, struct hist_reader *r, bool add,
+                            struct iof_hist_summary *one)
+{
+    uint64_t count, min, max, nruns, total = 0, k;
+    iof_u128 sum;
+    unsigned pos = 0, first = 0;
+
+    if (varint_get(r, &count) || varint128_get(r, &sum) || varint_get(r, &min) ||
+        varint_get(r, &max) || varint_get(r, &nruns))
+        return IOF_EPROTO;
+    if (nruns > (IOF_HIST_BUCKETS + 1) / 2)
+        return IOF_EPROTO;
+    if (count == 0 && (sum != 0 || min != UINT64_MAX || max != 0 || nruns != 0))
+        return IOF_EPROTO;
+    if (count != 0 && min > max)
+        return IOF_EPROTO;
+    if (count != 0 && ((iof_u128)count * min > sum || sum > (iof_u128)count * max))
+        return IOF_EPROTO;
+
+    for (k = 0; k < nruns; k++) {
+        uint64_t gap, len;
+        if (varint_get(r, &gap) || varint_get(r, &len))
+            return IOF_EPROTO;
+        if ((k > 0 && gap == 0) || len == 0)
+            return IOF_EPROTO;
+        if (gap > IOF_HIST_BUCKETS - pos || len > IOF_HIST_BUCKETS - pos - gap)
+            return IOF_EPROTO;
+        pos += (unsigned)gap;
+        if (k == 0)
+            first = pos;
+        for (uint64_t j = 0; j < len; j++, pos++) {
+            uint64_t c;
+            if (varint_get(r, &c) || c == 0 || __builtin_add_overflow(total, c, &total))
+                return IOF_EPROTO;
+            if (add)
+                h->buckets[pos] += c;
+            else
+                h->buckets[pos] = c;
+        }
+    }
+    if (total != count || r->p != r->end)
+        return IOF_EPROTO;
+    if (count != 0 && (iof_hist_index(min) != first || iof_hist_index(max) != pos - 1))
+        return IOF_EPROTO;
+    return hist_finish(h, add, one, count, sum, min, max);
+}
+
+int iof_hist_decode_runs(struct iof_hist *h, const uint8_t *buf, size_t len)
+{
+    struct hist_reader r = {buf, buf ? buf + len : buf};
+    int err;
+
+    iof_hist_reset(h);
+    err = hist_decode_runs(h, &r, false, NULL);
+    if (err)
+        iof_hist_reset(h);
+    return err;
+}
+
+int iof_hist_decode_runs_add_summary(struct iof_hist *dst, const uint8_t *buf, size_t len,
+                                     struct iof_hist_summary *one)
+{
+    struct hist_reader r = {buf, buf ? buf + len : buf};
+    return hist_decode_runs(dst, &r, true, one);
 }
 
 bool iof_hist_has_buckets(const struct iof_hist *h)

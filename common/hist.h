@@ -127,4 +127,17 @@ size_t iof_hist_encoded_max(const struct iof_hist *h);
 long iof_hist_encode(const struct iof_hist *h, uint8_t *buf, size_t cap);
 int iof_hist_decode(struct iof_hist *h, const uint8_t *buf, size_t len);
 
+/* Run form (the binary stats body's, docs/protocol.md): the same count, sum,
+ * min, max, then the runs of consecutive non-empty buckets as (gap, length,
+ * counts...), gap >= 1 between runs, so each histogram has one encoding.
+ * About half the sparse form's bytes for a typical latency spread. The same
+ * contracts as above: iof_hist_runs_encoded_len is the exact length,
+ * iof_hist_encode_runs returns it or -ENOBUFS, and the decoders validate as
+ * iof_hist_decode does (runs in range, maximal, counts >= 1 adding up). */
+size_t iof_hist_runs_encoded_len(const struct iof_hist *h);
+long iof_hist_encode_runs(const struct iof_hist *h, uint8_t *buf, size_t cap);
+int iof_hist_decode_runs(struct iof_hist *h, const uint8_t *buf, size_t len);
+int iof_hist_decode_runs_add_summary(struct iof_hist *dst, const uint8_t *buf, size_t len,
+                                     struct iof_hist_summary *one);
+
 #endif

@@ -41,8 +41,9 @@ static uint8_t *put_varint(uint8_t *p, uint64_t v)
     return p;
 }
 
-/* Room a histogram needs at most: its length prefix and its encoding, whose
- * non-empty buckets all lie between those of min and max. */
+/* Room a histogram needs at most: its length prefix and its run form, whose
+ * non-empty buckets all lie between those of min and max (at most 20 bytes
+ * a bucket: alternating runs of one cost 30 bytes per two buckets). */
 static size_t hist_room(const struct iof_hist *h)
 {
     size_t span = h->count ? iof_hist_index(h->max_ns) - iof_hist_index(h->min_ns) + 1 : 0;
@@ -69,7 +70,7 @@ static uint8_t *dir_put(uint8_t *p, const struct iof_dirstats *d)
     p = put_varint(p, d->bytes);
     p = put_varint(p, d->errors);
     h = p + SB_HLEN_BYTES;
-    n = iof_hist_encode(&d->lat, h, hist_room(&d->lat) - SB_HLEN_BYTES);
+    n = iof_hist_encode_runs(&d->lat, h, hist_room(&d->lat) - SB_HLEN_BYTES);
     if (n < 0)
         return NULL; /* not reached: hist_room() bounds it */
     p = put_varint(p, (uint64_t)n);
@@ -171,7 +172,7 @@ int proto_statsbin_encode_frame(const struct proto_stats *st, size_t max_payload
     if (st->cpu.valid)
         flags |= PROTO_STATSBIN_CPU;
     *p++ = PROTO_STATSBIN_TAG;
-    *p++ = PROTO_STATSBIN_LAYOUT;
+    *p++ = PROTO_STATSBIN_LAYOUT_RUNS;
     p = put_le(p, flags, 2);
     p = put_le(p, st->test, 4);
     p = put_le(p, st->interval, 8);
@@ -237,6 +238,7 @@ int proto_statsbin_encode_frame(const struct proto_stats *st, size_t max_payload
 
 struct rd {
     const uint8_t *p, *end;
+    bool runs; /* layout 2: histograms in the run form, else the sparse form */
     struct iof_diag *diag;
     char path[64]; /* "stats.workers[w][t]" of the record being read */
 };
@@ -313,8 +315,12 @@ static int dir_get(struct rd *r, char key, struct iof_dirstats *d, bool sum,
     if (hlen > SB_HIST_MAX)
         return bad(r, "%s.%c.lat_len: %" PRIu64 " bytes, at most %zu", r->path, key, hlen,
                    (size_t)SB_HIST_MAX);
-    e = sum ? iof_hist_decode_add_summary(&d->lat, r->p, (size_t)hlen, &hs)
-            : iof_hist_decode(&d->lat, r->p, (size_t)hlen);
+    if (r->runs)
+        e = sum ? iof_hist_decode_runs_add_summary(&d->lat, r->p, (size_t)hlen, &hs)
+                : iof_hist_decode_runs(&d->lat, r->p, (size_t)hlen);
+    else
+        e = sum ? iof_hist_decode_add_summary(&d->lat, r->p, (size_t)hlen, &hs)
+                : iof_hist_decode(&d->lat, r->p, (size_t)hlen);
     if (e)
         return bad(r, "%s.%c.lat: not a valid histogram", r->path, key);
     r->p += hlen;
@@ -450,7 +456,7 @@ static int oom(struct rd *r)
 int proto_statsbin_decode(const uint8_t *p, size_t len, struct proto_stats *st, bool sum,
                           struct iof_diag *diag)
 {
-    struct rd r = {p, p + len, diag, "stats"};
+    struct rd r = {p, p + len, false, diag, "stats"};
     const uint8_t *wt;
     unsigned flags, cpu[4];
     size_t nw, total = 0, k = 0;
@@ -461,9 +467,10 @@ int proto_statsbin_decode(const uint8_t *p, size_t len, struct proto_stats *st, 
                    PROTO_STATSBIN_HEADER);
     if (p[0] != PROTO_STATSBIN_TAG)
         return bad(&r, "stats.tag: 0x%02x is not a binary stats body", p[0]);
-    if (p[1] != PROTO_STATSBIN_LAYOUT)
-        return bad(&r, "stats.layout: %u is not known to this build (it reads %d)", p[1],
-                   PROTO_STATSBIN_LAYOUT);
+    if (p[1] != PROTO_STATSBIN_LAYOUT_SPARSE && p[1] != PROTO_STATSBIN_LAYOUT_RUNS)
+        return bad(&r, "stats.layout: %u is not known to this build (it reads %d and %d)", p[1],
+                   PROTO_STATSBIN_LAYOUT_SPARSE, PROTO_STATSBIN_LAYOUT_RUNS);
+    r.runs = p[1] == PROTO_STATSBIN_LAYOUT_RUNS;
     flags = (unsigned)get_le(p + 2, 2);
     if (flags & ~(PROTO_STATSBIN_LOST | PROTO_STATSBIN_CPU))
         return bad(&r, "stats.flags: reserved bits set (0x%04x)", flags);

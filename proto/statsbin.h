@@ -3,8 +3,8 @@
  * The per-interval stats message is the one message sent at scale (every
  * agent, every interval), so from protocol minor PROTO_MINOR_STATS_BINARY on
  * it travels as a fixed little-endian header followed by one record per
- * target, whose latency histograms are common/hist.c's sparse varint form,
- * instead of JSON with base64 histograms. docs/protocol.md ("Binary stats
+ * target, whose latency histograms are in a varint form of common/hist.c
+ * (the run form), instead of JSON with base64 histograms. docs/protocol.md ("Binary stats
  * body") gives the layout field by field. Every other message, the result
  * included, stays JSON.
  *
@@ -24,8 +24,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PROTO_STATSBIN_TAG 0x01      /* payload byte 0 */
-#define PROTO_STATSBIN_LAYOUT 1      /* payload byte 1: this layout */
+#define PROTO_STATSBIN_TAG 0x01 /* payload byte 0 */
+/* Payload byte 1, the layout: how the histograms are encoded. Layout 2 (the
+ * run form, common/hist.h) is sent; layout 1 (the sparse form), the first
+ * one, is still read. Everything else is the same in both. */
+#define PROTO_STATSBIN_LAYOUT_SPARSE 1
+#define PROTO_STATSBIN_LAYOUT_RUNS 2
 #define PROTO_STATSBIN_HEADER 36     /* fixed header bytes, before the worker table */
 #define PROTO_STATSBIN_CPU_MAX 10000 /* CPU figures in hundredths of a percent */
 

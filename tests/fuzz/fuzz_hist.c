@@ -1,11 +1,14 @@
-/* tests/fuzz/fuzz_hist.c - common/hist: the sparse histogram wire format.
+/* tests/fuzz/fuzz_hist.c - common/hist: the histogram wire formats, sparse
+ * and runs.
  *
  * The input is one encoded histogram (the bytes inside a stats `lat`, before
- * base64). A refused input must leave the histogram reset. An accepted one
- * must be internally consistent (bucket sum == count, min <= max in the
- * first and last non-empty buckets), encode back to exactly the input bytes
- * (the format has one encoding per histogram), and give percentiles within
- * [min, max]; merging it into an empty histogram must change nothing.
+ * base64, or inside a binary stats body), tried as both forms. A refused
+ * input must leave the histogram reset. An accepted one must be internally
+ * consistent (bucket sum == count, min <= max in the first and last
+ * non-empty buckets), encode back to exactly the input bytes in its form
+ * (each form has one encoding per histogram) and to the same histogram in
+ * the other form, and give percentiles within [min, max]; merging it into an
+ * empty histogram must change nothing.
  */
 #include "fuzz.h"
 
@@ -19,9 +22,42 @@
 static struct iof_hist h, merged, empty;
 static uint8_t out[IOF_HIST_BUCKETS * 20 + 64];
 
+static struct iof_hist other;
+
+/* The run form of the input: checked like the sparse one, and against it. */
+static void runs_check(const uint8_t *data, size_t size)
+{
+    int rc = iof_hist_decode_runs(&h, data, size);
+    long n;
+
+    iof_hist_reset(&empty);
+    if (rc) {
+        FUZZ_CHECK(rc == IOF_EPROTO, "runs decode returned %d", rc);
+        FUZZ_CHECK(memcmp(&h, &empty, sizeof(h)) == 0, "a refused histogram is not reset (runs)");
+        return;
+    }
+    FUZZ_CHECK(iof_hist_runs_encoded_len(&h) == size, "runs length %zu for %zu bytes",
+               iof_hist_runs_encoded_len(&h), size);
+    n = iof_hist_encode_runs(&h, out, sizeof(out));
+    FUZZ_CHECK(n >= 0 && (size_t)n == size && memcmp(out, data, size) == 0,
+               "runs re-encoding gives %ld bytes, not the %zu decoded", n, size);
+    /* The same histogram through the sparse form. */
+    n = iof_hist_encode(&h, out, sizeof(out));
+    FUZZ_CHECK(n >= 0 && iof_hist_decode(&other, out, (size_t)n) == 0 &&
+                   memcmp(&other, &h, sizeof(h)) == 0,
+               "the sparse form of a run-form histogram differs");
+    iof_hist_reset(&merged);
+    FUZZ_CHECK(iof_hist_decode_runs_add_summary(&merged, data, size, NULL) == 0 &&
+                   memcmp(&merged, &h, sizeof(h)) == 0,
+               "runs: decoding into an empty histogram differs");
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    int rc = iof_hist_decode(&h, data, size);
+    int rc;
+
+    runs_check(data, size);
+    rc = iof_hist_decode(&h, data, size);
 
     iof_hist_reset(&empty);
     if (rc) {
@@ -74,5 +110,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     iof_hist_reset(&merged);
     iof_hist_merge(&merged, &h);
     FUZZ_CHECK(memcmp(&merged, &h, sizeof(h)) == 0, "empty + h != h");
+
+    /* The same histogram through the run form. */
+    n = iof_hist_encode_runs(&h, out, sizeof(out));
+    FUZZ_CHECK(n >= 0 && iof_hist_decode_runs(&other, out, (size_t)n) == 0 &&
+                   memcmp(&other, &h, sizeof(h)) == 0,
+               "the run form of a sparse histogram differs");
     return 0;
 }

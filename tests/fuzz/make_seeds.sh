@@ -13,7 +13,9 @@
 #   import configs/fio/*.fio, job files with every construct the fio importer maps, and
 #          tests/data/iometer/*.icf
 #   hist   the `lat` histograms of docs/protocol.md and a few made with common/hist.c
-#   statsbin  binary stats bodies of every shape, built from those histograms
+#   statsbin  binary stats bodies of every shape, built from those histograms (layout 2,
+#          run form, and layout 1, sparse)
+#   hist   also each generated histogram in the run form (seed-runs-*)
 # Needs bash, jq, base64, xxd and a C compiler (cc). The output is deterministic.
 set -euo pipefail
 
@@ -130,18 +132,25 @@ done
 # ... and a few recorded with common/hist.c itself.
 cat >"$tmp/gen.c" <<'CEOF'
 #include "common/hist.h"
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 static struct iof_hist h;
-static void put(const char *dir, const char *name)
+static void put1(const char *dir, const char *kind, const char *name, bool runs)
 {
     static uint8_t buf[IOF_HIST_BUCKETS * 20 + 64];
     char path[4096];
-    long n = iof_hist_encode(&h, buf, sizeof(buf));
-    snprintf(path, sizeof(path), "%s/seed-gen-%s", dir, name);
+    long n = runs ? iof_hist_encode_runs(&h, buf, sizeof(buf)) : iof_hist_encode(&h, buf, sizeof(buf));
+    snprintf(path, sizeof(path), "%s/seed-%s-%s", dir, kind, name);
     FILE *f = fopen(path, "wb");
     if (n < 0 || !f || fwrite(buf, 1, (size_t)n, f) != (size_t)n || fclose(f))
         exit(1);
+}
+/* The sparse form as seed-gen-NAME, the run form as seed-runs-NAME. */
+static void put(const char *dir, const char *name)
+{
+    put1(dir, "gen", name, false);
+    put1(dir, "runs", name, true);
     iof_hist_reset(&h);
 }
 int main(int argc, char **argv)
@@ -195,7 +204,7 @@ varint() {
 }
 # sb_header FLAGS TEST INTERVAL DURATION BUSY USER SYS AGENT NWORKERS, then the table
 sb_header() {
-    printf '\x01\x01'
+    printf '\x01\x02'
     le "$1" 2
     le "$2" 4
     le "$3" 8
@@ -214,54 +223,65 @@ sb_dir() { # BYTES ERRORS HISTFILE
 }
 h=$out/hist
 mkdir -p "$out/statsbin"
-sb_header 0 0 0 0 0 0 0 0 0 >"$out/statsbin/seed-empty"
-sb_header 3 7 41 123456789 3725 2050 1675 150 0 >"$out/statsbin/seed-lost-cpu"
-{
-    sb_header 2 0 3 0 1250 1000 250 10 1
-    le 1 2
-    printf '\x03'
-    sb_dir 4096 0 "$h/seed-gen-zero"
-    sb_dir 8192 1 "$h/seed-gen-edge-127-128"
-} >"$out/statsbin/seed-one-target"
-{
-    sb_header 0 1 0 0 0 0 0 0 1
-    le 1 2
-    printf '\x1f'
-    sb_dir $((5000 * 65536)) 0 "$h/seed-gen-ssd-5000"
-    sb_dir 0 3 "$h/seed-gen-empty"
-    varint 100
-    varint 500077
-    varint 4000
-    varint 90000
-    varint 3
-    varint 12
-    printf '\x03EIO'
-    varint 9007199254741504
-} >"$out/statsbin/seed-all-fields"
-{
-    sb_header 2 0 1 0 5000 4000 1000 20 8
-    for w in 1 2 3 4 5 6 7 8; do le 1 2; done
-    for w in 1 2 3 4 5 6 7 8; do
+# Layout 2 (run-form histograms, what is sent) as seed-NAME, layout 1 (sparse, still read)
+# as seed-sparse-NAME.
+for layout in 2 1; do
+    if [[ $layout == 2 ]]; then hp=runs pre=seed; else hp=gen pre=seed-sparse; fi
+    sb_header 0 0 0 0 0 0 0 0 0 >"$out/statsbin/$pre-empty"
+    sb_header 3 7 41 123456789 3725 2050 1675 150 0 >"$out/statsbin/$pre-lost-cpu"
+    {
+        sb_header 2 0 3 0 1250 1000 250 10 1
+        le 1 2
         printf '\x03'
-        sb_dir $((1000 * 4096)) 0 "$h/seed-gen-one-bucket-1000"
-        sb_dir 0 0 "$h/seed-gen-powers-of-two"
-    done
-} >"$out/statsbin/seed-8x1"
-{
-    sb_header 0 2 9 0 0 0 0 0 3
-    le 1 2
-    le 3 2
-    le 2 2
-    printf '\x01'
-    sb_dir 4096 0 "$h/seed-gen-zero"
-    printf '\x00\x08'
-    varint 12
-    printf '\x02'
-    sb_dir 0 7 "$h/seed-gen-top-buckets"
-    printf '\x11'
-    sb_dir 0 3 "$h/seed-gen-empty"
-    printf '\x05ENXIO\x00\x00'
-} >"$out/statsbin/seed-shapes"
+        sb_dir 4096 0 "$h/seed-$hp-zero"
+        sb_dir 8192 1 "$h/seed-$hp-edge-127-128"
+    } >"$out/statsbin/$pre-one-target"
+    {
+        sb_header 0 1 0 0 0 0 0 0 1
+        le 1 2
+        printf '\x1f'
+        sb_dir $((5000 * 65536)) 0 "$h/seed-$hp-ssd-5000"
+        sb_dir 0 3 "$h/seed-$hp-empty"
+        varint 100
+        varint 500077
+        varint 4000
+        varint 90000
+        varint 3
+        varint 12
+        printf '\x03EIO'
+        varint 9007199254741504
+    } >"$out/statsbin/$pre-all-fields"
+    {
+        sb_header 2 0 1 0 5000 4000 1000 20 8
+        for w in 1 2 3 4 5 6 7 8; do le 1 2; done
+        for w in 1 2 3 4 5 6 7 8; do
+            printf '\x03'
+            sb_dir $((1000 * 4096)) 0 "$h/seed-$hp-one-bucket-1000"
+            sb_dir 0 0 "$h/seed-$hp-powers-of-two"
+        done
+    } >"$out/statsbin/$pre-8x1"
+    {
+        sb_header 0 2 9 0 0 0 0 0 3
+        le 1 2
+        le 3 2
+        le 2 2
+        printf '\x01'
+        sb_dir 4096 0 "$h/seed-$hp-zero"
+        printf '\x00\x08'
+        varint 12
+        printf '\x02'
+        sb_dir 0 7 "$h/seed-$hp-top-buckets"
+        printf '\x11'
+        sb_dir 0 3 "$h/seed-$hp-empty"
+        printf '\x05ENXIO\x00\x00'
+    } >"$out/statsbin/$pre-shapes"
+    # sb_header writes layout 2; layout 1's seeds say 1.
+    if [[ $layout == 1 ]]; then
+        for f in "$out"/statsbin/seed-sparse-*; do
+            printf '\x01' | dd of="$f" bs=1 seek=1 conv=notrunc status=none
+        done
+    fi
+done
 
 # fio job files and Iometer configuration files for the importers.
 for f in "$src"/tests/data/iometer/*.icf; do

@@ -314,6 +314,36 @@ static void test_merge(void **state)
 
 /* ---- wire format ----------------------------------------------------------- */
 
+/* The run form: exact length, identical histogram back (also merged into
+ * an empty one, with its summary), one encoding, no overrun. */
+static void roundtrip_runs(const struct iof_hist *h)
+{
+    size_t max = iof_hist_runs_encoded_len(h);
+    uint8_t *buf = test_malloc(max + 1), *again = test_malloc(max + 1);
+    struct iof_hist *out = hist_new();
+    struct iof_hist_summary one;
+    long len;
+
+    buf[max] = 0xa5;
+    len = iof_hist_encode_runs(h, buf, max);
+    assert_int_equal(len, (long)max);
+    assert_int_equal(buf[max], 0xa5);
+    memset(out, 0x5a, sizeof(*out));
+    assert_int_equal(iof_hist_decode_runs(out, buf, (size_t)len), 0);
+    assert_memory_equal(out, h, sizeof(*h));
+    assert_int_equal(iof_hist_encode_runs(out, again, max), len);
+    assert_memory_equal(again, buf, (size_t)len);
+    assert_int_equal(iof_hist_encode_runs(h, again, max - 1), -ENOBUFS);
+    iof_hist_reset(out);
+    assert_int_equal(iof_hist_decode_runs_add_summary(out, buf, (size_t)len, &one), 0);
+    assert_memory_equal(out, h, sizeof(*h));
+    assert_true(one.count == h->count && one.sum_ns == h->sum_ns && one.min_ns == h->min_ns &&
+                one.max_ns == h->max_ns);
+    test_free(out);
+    test_free(again);
+    test_free(buf);
+}
+
 static void roundtrip(const struct iof_hist *h)
 {
     size_t max = iof_hist_encoded_max(h);
@@ -342,6 +372,7 @@ static void roundtrip(const struct iof_hist *h)
     test_free(out);
     test_free(again);
     test_free(buf);
+    roundtrip_runs(h);
 }
 
 static void test_roundtrip_empty(void **state)
@@ -522,6 +553,84 @@ static void test_decode_rejects(void **state)
 }
 
 /* The sum must be a possible sum: count*min <= sum <= count*max. */
+/* True when the run-form decoder refuses buf and leaves a reset histogram. */
+static bool runs_reject(const uint8_t *buf, size_t len)
+{
+    struct iof_hist *h = hist_new(), *empty = hist_new();
+    bool ok;
+
+    memset(h, 0x5a, sizeof(*h));
+    ok = iof_hist_decode_runs(h, buf, len) == IOF_EPROTO && memcmp(h, empty, sizeof(*h)) == 0;
+    test_free(empty);
+    test_free(h);
+    return ok;
+}
+
+static void test_runs_rejects(void **state)
+{
+    /* 10 ns twice, 11 ns once and 1000 ns once: runs [10, 11] and [i1000]. */
+    const uint64_t i1000 = iof_hist_index(1000), top = LAST_BUCKET;
+    uint8_t buf[256];
+    size_t n;
+    (void)state;
+
+    n = CRAFT(buf, 4, 1031, 10, 1000, 2, 10, 2, 2, 1, i1000 - 12, 1, 1);
+    {
+        struct iof_hist *h = hist_new();
+        assert_int_equal(iof_hist_decode_runs(h, buf, n), 0);
+        assert_true(h->buckets[10] == 2 && h->buckets[11] == 1 && h->buckets[i1000] == 1);
+        test_free(h);
+    }
+    for (size_t k = 0; k < n; k++)
+        assert_true(runs_reject(buf, k)); /* every truncation */
+    buf[n] = 0;
+    assert_true(runs_reject(buf, n + 1)); /* a trailing byte */
+    /* A gap of 0 between runs (not maximal), a run of length 0, a count of
+     * 0, counts that do not add up, min or max outside the end runs. */
+    n = CRAFT(buf, 4, 1031, 10, 1000, 2, 10, 2, 2, 1, 0, 1, 1);
+    assert_true(runs_reject(buf, n));
+    n = CRAFT(buf, 4, 1031, 10, 1000, 3, 10, 2, 2, 1, i1000 - 12, 1, 1, 1, 0);
+    assert_true(runs_reject(buf, n));
+    n = CRAFT(buf, 4, 1031, 10, 1000, 2, 10, 2, 2, 0, i1000 - 12, 1, 2);
+    assert_true(runs_reject(buf, n));
+    n = CRAFT(buf, 4, 1031, 10, 1000, 2, 10, 2, 2, 1, i1000 - 12, 1, 2);
+    assert_true(runs_reject(buf, n));
+    n = CRAFT(buf, 4, 1031, 11, 1000, 2, 10, 2, 2, 1, i1000 - 12, 1, 1);
+    assert_true(runs_reject(buf, n));
+    n = CRAFT(buf, 4, 1031, 10, 999, 2, 10, 2, 2, 1, i1000 - 12, 1, 1);
+    assert_true(runs_reject(buf, n));
+    /* Past the last bucket: a run starting after it, one running over it. */
+    n = CRAFT(buf, 1, 1000, 1000, 1000, 1, top + 1, 1, 1);
+    assert_true(runs_reject(buf, n));
+    n = CRAFT(buf, 2, UINT64_MAX, UINT64_MAX / 2, UINT64_MAX / 2 + 1, 1, top, 2, 1, 1);
+    assert_true(runs_reject(buf, n));
+    /* More runs than buckets can hold. */
+    n = CRAFT(buf, 0, 0, UINT64_MAX, 0, IOF_HIST_BUCKETS);
+    assert_true(runs_reject(buf, n));
+    /* Empty: exactly the reset values and no run. */
+    n = CRAFT(buf, 0, 0, UINT64_MAX, 0, 0);
+    assert_false(runs_reject(buf, n));
+    n = CRAFT(buf, 0, 0, UINT64_MAX, 0, 1, 5, 1, 1);
+    assert_true(runs_reject(buf, n));
+}
+
+/* A latency spread as iof_simagent records it (log-normal, sigma 0.3, 2000
+ * values): the run form takes fewer bytes than the sparse one. */
+static void test_runs_size(void **state)
+{
+    struct iof_hist *h = hist_new();
+    struct rng r = {42};
+    (void)state;
+
+    for (int i = 0; i < 2000; i++)
+        iof_hist_record(h, to_ns(180e3 * exp(0.30 * rng_normal(&r))));
+    roundtrip(h);
+    print_message("2000 log-normal latencies: sparse %zu bytes, runs %zu bytes\n",
+                  iof_hist_encoded_max(h), iof_hist_runs_encoded_len(h));
+    assert_true(iof_hist_runs_encoded_len(h) < iof_hist_encoded_max(h));
+    test_free(h);
+}
+
 static void test_decode_sum_bounds(void **state)
 {
     const unsigned i1000 = iof_hist_index(1000);
@@ -607,6 +716,8 @@ int main(void)
         cmocka_unit_test(test_roundtrip_dense),
         cmocka_unit_test(test_decode_rejects),
         cmocka_unit_test(test_decode_sum_bounds),
+        cmocka_unit_test(test_runs_rejects),
+        cmocka_unit_test(test_runs_size),
         cmocka_unit_test(test_merge_cluster_day),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -236,6 +236,8 @@ static void assert_cpu_identical(const struct proto_cpu *a, const struct proto_c
     assert_memory_equal(&a->agent_pct, &b->agent_pct, sizeof(double));
 }
 
+static size_t put_varint(uint8_t *buf, size_t n, uint64_t v);
+
 /* ---- round trip and equivalence with JSON ------------------------------- */
 
 static void test_round_trip(void **state)
@@ -326,6 +328,87 @@ static void test_same_as_json(void **state)
         free(bf);
         free(s.t);
     }
+}
+
+/* Layout 1 (sparse histograms, the first layout) still decodes, to the same
+ * stats as layout 2 (runs, what is sent). */
+static void test_layout_sparse(void **state)
+{
+    (void)state;
+    struct sample s;
+    struct proto_msg in, a, b;
+    const uint8_t *p;
+    size_t len, n = 0;
+    uint8_t *frame, *old;
+
+    sample_build(&s, 21);
+    sample_msg(&in, &s);
+    frame = bin_frame(&in, &p, &len);
+    assert_int_equal(p[1], PROTO_STATSBIN_LAYOUT_RUNS);
+    /* The same body in layout 1, written here field by field. */
+    old = malloc(4 * len + 4096);
+    assert_non_null(old);
+    memcpy(old, p, PROTO_STATSBIN_HEADER + 2 * 3);
+    old[1] = PROTO_STATSBIN_LAYOUT_SPARSE;
+    n = PROTO_STATSBIN_HEADER + 2 * 3;
+    for (size_t i = 0; i < 6; i++) {
+        const struct iof_stats *t = &s.t[i];
+        const struct iof_dirstats *d[2] = {&t->rd, &t->wr};
+        uint8_t flags = (uint8_t)((t->rd.ios || t->rd.errors || t->rd.bytes ? 1 : 0) |
+                                  (t->wr.ios || t->wr.errors || t->wr.bytes ? 2 : 0) |
+                                  (t->rated.svc.count || t->rated.late ? 4 : 0) |
+                                  (t->verify_errors ? 8 : 0) | (t->first_error ? 16 : 0));
+        old[n++] = flags;
+        for (int k = 0; k < 2; k++) {
+            long hl;
+            if (!(flags & (1 << k)))
+                continue;
+            n = put_varint(old, n, d[k]->bytes);
+            n = put_varint(old, n, d[k]->errors);
+            hl = iof_hist_encode(&d[k]->lat, old + n + 3, 4 * len);
+            assert_true(hl > 0);
+            {
+                uint8_t lb[4];
+                size_t ln = put_varint(lb, 0, (uint64_t)hl);
+                memmove(old + n + ln, old + n + 3, (size_t)hl);
+                memcpy(old + n, lb, ln);
+                n += ln + (size_t)hl;
+            }
+        }
+        if (flags & 4) {
+            n = put_varint(old, n, t->rated.svc.count);
+            n = put_varint(old, n, (uint64_t)t->rated.svc.sum_ns);
+            n = put_varint(old, n, t->rated.svc.min_ns);
+            n = put_varint(old, n, t->rated.svc.max_ns);
+            n = put_varint(old, n, t->rated.late);
+        }
+        if (flags & 8)
+            n = put_varint(old, n, t->verify_errors);
+        if (flags & 16) {
+            const char *name = iof_errname(t->first_error);
+            old[n++] = (uint8_t)strlen(name);
+            memcpy(old + n, name, strlen(name));
+            n += strlen(name);
+            n = put_varint(old, n, t->first_error_offset);
+        }
+    }
+    assert_true(n > len); /* the sparse form is the larger */
+    decode_ok(old, n, 0, &a);
+    decode_ok(p, len, 0, &b);
+    assert_workers_identical(&a.u.stats, &b.u.stats);
+    assert_workers_identical(&in.u.stats, &a.u.stats);
+    proto_msg_clear(&a);
+    proto_msg_clear(&b);
+    decode_ok(old, n, PROTO_DECODE_SUM_STATS, &a);
+    decode_ok(p, len, PROTO_DECODE_SUM_STATS, &b);
+    assert_stats_identical(a.u.stats.sum, b.u.stats.sum, "sum");
+    for (size_t i = 0; i < 6; i++)
+        assert_counts_identical(&a.u.stats.counts[i], &b.u.stats.counts[i], i);
+    proto_msg_clear(&a);
+    proto_msg_clear(&b);
+    free(old);
+    free(frame);
+    free(s.t);
 }
 
 /* Without PROTO_DECODE_STATS_BINARY (a session that did not negotiate
@@ -423,13 +506,14 @@ static size_t put_varint(uint8_t *buf, size_t n, uint64_t v)
     return n;
 }
 
-/* A body built by hand: header, worker table, then `rec` (n bytes). */
+/* A body built by hand: header, worker table, then `rec` (n bytes); layout
+ * 1, the first one, still read: histograms in the sparse form. */
 static size_t hand_body(uint8_t *buf, unsigned nworkers, const uint16_t *nt, const uint8_t *rec,
                         size_t n)
 {
     memset(buf, 0, PROTO_STATSBIN_HEADER);
     buf[0] = PROTO_STATSBIN_TAG;
-    buf[1] = PROTO_STATSBIN_LAYOUT;
+    buf[1] = PROTO_STATSBIN_LAYOUT_SPARSE; /* histograms in the sparse form */
     buf[32] = (uint8_t)nworkers;
     buf[33] = (uint8_t)(nworkers >> 8);
     buf[34] = (uint8_t)(nworkers >> 16);
@@ -464,7 +548,9 @@ static void test_refused(void **state)
     frame = bin_frame(&in, &p, &len);
 
     expect_bad(p, len, 0, NULL, 0, 20, "stats: binary body of 20 bytes, its header alone is 36");
-    expect_bad(p, len, 1, "\x02", 1, len, "stats.layout: 2 is not known to this build");
+    expect_bad(p, len, 1, "\x03", 1, len,
+               "stats.layout: 3 is not known to this build (it reads 1 and 2)");
+    expect_bad(p, len, 1, "\x00", 1, len, "stats.layout: 0 is not known to this build");
     expect_bad(p, len, 2, "\x04\x00", 2, len, "stats.flags: reserved bits set (0x0004)");
     expect_bad(p, len, 24, "\x11\x27", 2, len, "stats.cpu.busy: 10001, must be 0..10000");
     expect_bad(p, len, 2, "\x00", 1, len, "stats.cpu.busy: 3725, must be 0..10000 (0 when");
@@ -932,10 +1018,15 @@ static void test_agg_same_rows(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_round_trip),     cmocka_unit_test(test_same_as_json),
-        cmocka_unit_test(test_not_negotiated), cmocka_unit_test(test_version_rules),
-        cmocka_unit_test(test_refused),        cmocka_unit_test(test_truncations_and_flips),
-        cmocka_unit_test(test_encode_refused), cmocka_unit_test(test_wire_size),
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_same_as_json),
+        cmocka_unit_test(test_layout_sparse),
+        cmocka_unit_test(test_not_negotiated),
+        cmocka_unit_test(test_version_rules),
+        cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_truncations_and_flips),
+        cmocka_unit_test(test_encode_refused),
+        cmocka_unit_test(test_wire_size),
         cmocka_unit_test(test_agg_same_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
