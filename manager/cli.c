@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/cliopt.h"
@@ -209,7 +210,8 @@ static const struct iof_opt cli_run_opts[] = {
      OPT_HTTP_LINGER},
     {"force", 'f', IOF_OPT_NONE, NULL,
      "replace existing result files; without it an existing file is refused before anything "
-     "runs",
+     "runs. Result file names may hold {date} (the run's start, UTC) and {run} (its id in the "
+     "history, or a counter with --no-db): a new name for each run",
      OPT_FORCE},
     {"db", 0, IOF_OPT_REQUIRED, "PATH",
      "record the run in this history database (default $XDG_DATA_HOME/iofleet/runs.db, else "
@@ -424,6 +426,7 @@ struct cli_args {
     uint32_t heartbeat_ms;
     const char *sink_opt[CLI_MAX_SINKS]; /* "--csv" ... */
     const char *sink_path[CLI_MAX_SINKS];
+    char sink_name[CLI_MAX_SINKS][IOF_PATH_MAX]; /* sink_path with {date} and {run} replaced */
     size_t nsinks;
     const char *http;       /* --http [ADDR:]PORT, or NULL */
     unsigned http_linger;   /* --http-linger seconds */
@@ -862,6 +865,102 @@ static int cli_clean(int argc, char **argv)
     return rc < 0 ? 0 : rc;
 }
 
+/* Result file names: "{date}" (the run's start, UTC, "20261201T201530Z")
+ * and "{run}" (the run's id in the history, or with no history the first
+ * number that makes every name new) give each run its own files. */
+#define CLI_PH_DATE "{date}"
+#define CLI_PH_RUN "{run}"
+
+/* Refuses a '{' that starts neither placeholder: a typo is not a file name. */
+static int cli_check_placeholders(const struct cli_args *a)
+{
+    for (size_t i = 0; i < a->nsinks; i++)
+        for (const char *p = strchr(a->sink_path[i], '{'); p; p = strchr(p + 1, '{'))
+            if (strncmp(p, CLI_PH_DATE, strlen(CLI_PH_DATE)) &&
+                strncmp(p, CLI_PH_RUN, strlen(CLI_PH_RUN))) {
+                IOF_USER("iofleet run: %s %s: unknown placeholder at '%.16s' (the names may hold "
+                         "{date} and {run})",
+                         a->sink_opt[i], a->sink_path[i], p);
+                return 2;
+            }
+    return 0;
+}
+
+/* path with every placeholder replaced into out (IOF_PATH_MAX); -ENAMETOOLONG. */
+static int cli_expand_one(const char *path, const char *date, const char *run, char *out)
+{
+    size_t o = 0;
+
+    for (const char *p = path; *p;) {
+        const char *put = NULL;
+        size_t skip = 1, n;
+        if (!strncmp(p, CLI_PH_DATE, strlen(CLI_PH_DATE))) {
+            put = date;
+            skip = strlen(CLI_PH_DATE);
+        } else if (!strncmp(p, CLI_PH_RUN, strlen(CLI_PH_RUN))) {
+            put = run;
+            skip = strlen(CLI_PH_RUN);
+        }
+        n = put ? strlen(put) : 1;
+        if (o + n >= IOF_PATH_MAX)
+            return -ENAMETOOLONG;
+        memcpy(out + o, put ? put : p, n);
+        o += n;
+        p += skip;
+    }
+    out[o] = '\0';
+    return 0;
+}
+
+/* Fills a->sink_name: {date} from now, {run} from the history's id (reserved
+ * in db, when there is one) or the first counter that names no existing
+ * file. The names used are said on stderr unless quiet. 0 or 2. */
+static int cli_expand_names(struct cli_args *a, struct mgr_sink *db)
+{
+    char date[32], run[32] = "";
+    bool has_run = false, has_any = false;
+    time_t now = time(NULL);
+    struct tm tm;
+
+    gmtime_r(&now, &tm);
+    strftime(date, sizeof(date), "%Y%m%dT%H%M%SZ", &tm);
+    for (size_t i = 0; i < a->nsinks; i++) {
+        has_run = has_run || strstr(a->sink_path[i], CLI_PH_RUN);
+        has_any = has_any || strchr(a->sink_path[i], '{');
+    }
+    if (has_run && db) {
+        struct iof_diag d = {{0}};
+        int64_t id = mgr_db_sink_reserve(db, &d);
+        if (id > 0)
+            snprintf(run, sizeof(run), "%" PRId64, id);
+        else
+            IOF_WARN("run history: %s: {run} counts files instead", d.msg);
+    }
+    for (unsigned long n = 1; has_run && !run[0] && n <= 1000000; n++) {
+        bool taken = false;
+        char num[32], name[IOF_PATH_MAX];
+        struct stat st;
+        snprintf(num, sizeof(num), "%lu", n);
+        for (size_t i = 0; i < a->nsinks && !taken; i++)
+            taken = strstr(a->sink_path[i], CLI_PH_RUN) &&
+                    cli_expand_one(a->sink_path[i], date, num, name) == 0 && lstat(name, &st) == 0;
+        if (!taken)
+            snprintf(run, sizeof(run), "%s", num);
+    }
+    for (size_t i = 0; i < a->nsinks; i++) {
+        if (cli_expand_one(a->sink_path[i], date, run, a->sink_name[i])) {
+            IOF_USER("iofleet run: %s %s: the name is too long once expanded", a->sink_opt[i],
+                     a->sink_path[i]);
+            return 2;
+        }
+        if (strcmp(a->sink_name[i], a->sink_path[i]) && !a->quiet)
+            IOF_USER("iofleet: %s %s", a->sink_opt[i], a->sink_name[i]);
+        a->sink_path[i] = a->sink_name[i];
+    }
+    (void)has_any;
+    return 0;
+}
+
 /* Refuses result files that exist as regular files unless --force: a
  * rerun does not silently replace last night's results. Checked before the
  * plan is loaded and before any file is created, so nothing has run or been
@@ -913,16 +1012,42 @@ static int cli_run(int argc, char **argv)
         return 0; /* --help */
     }
     if (rc == 0 && !a.print_plan)
-        rc = cli_results_exist(&a);
+        rc = cli_check_placeholders(&a);
     if (rc == 0)
         rc = cli_load(&a, &p, &text);
     if (rc) {
         cli_args_free(&a);
         return rc < 0 ? 0 : rc; /* < 0: --print-plan */
     }
+    if (!a.no_db) {
+        char dbpath[IOF_PATH_MAX];
+        struct iof_diag d = {{0}};
+        if (a.db)
+            snprintf(dbpath, sizeof(dbpath), "%s", a.db);
+        /* An explicit --db must work, like a result file; the default
+         * history is a convenience a read-only home must not block. */
+        if ((!a.db && mgr_store_default_path(dbpath, sizeof(dbpath), &d)) ||
+            mgr_db_sink_open(dbpath, a.tag, &db_sink, &d)) {
+            db_sink = NULL;
+            if (a.db || a.tag) {
+                IOF_USER("iofleet: run history: %s (--no-db runs without it)", d.msg);
+                rc = 2;
+            } else {
+                IOF_WARN("run history: %s: this run is not recorded (--db PATH records it "
+                         "elsewhere, --no-db says so)",
+                         d.msg);
+            }
+        }
+    }
+    /* Names with {date} or {run} become this run's; then no result file
+     * may exist (unless --force) before anything is created. */
+    if (rc == 0)
+        rc = cli_expand_names(&a, db_sink);
+    if (rc == 0)
+        rc = cli_results_exist(&a);
     /* The live view binds first: a port in use fails before any result
      * file is created. */
-    if (a.http) {
+    if (a.http && rc == 0) {
         struct iof_diag d = {{0}};
         if (mgr_http_open(a.http, a.http_linger, &sinks[nsinks], &d)) {
             IOF_USER("iofleet run: --http %s", d.msg);
@@ -948,27 +1073,8 @@ static int cli_run(int argc, char **argv)
         }
         nsinks++;
     }
-    if (!rc && !a.no_db) {
-        char dbpath[IOF_PATH_MAX];
-        struct iof_diag d = {{0}};
-        if (a.db)
-            snprintf(dbpath, sizeof(dbpath), "%s", a.db);
-        /* An explicit --db must work, like a result file; the default
-         * history is a convenience a read-only home must not block. */
-        if ((!a.db && mgr_store_default_path(dbpath, sizeof(dbpath), &d)) ||
-            mgr_db_sink_open(dbpath, a.tag, &sinks[nsinks], &d)) {
-            if (a.db || a.tag) {
-                IOF_USER("iofleet: run history: %s (--no-db runs without it)", d.msg);
-                rc = 2;
-            } else {
-                IOF_WARN("run history: %s: this run is not recorded (--db PATH records it "
-                         "elsewhere, --no-db says so)",
-                         d.msg);
-            }
-        } else {
-            db_sink = sinks[nsinks++];
-        }
-    }
+    if (db_sink) /* last: as before, the history records what the files do */
+        sinks[nsinks++] = db_sink;
     if (rc) {
         for (size_t i = 0; i < nsinks; i++)
             mgr_sink_close(sinks[i]);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/clock.h"
 #include "common/hist.h"
 #include "common/log.h"
 #include "manager/report.h"
@@ -26,6 +27,8 @@ struct db_sink {
     struct mgr_store *st;
     char *tag;
     int64_t run_id;
+    bool reserved; /* run_id taken by mgr_db_sink_reserve, the row filled at run_begin */
+    bool begun;
     int64_t test_id;   /* the running test, 0 when none */
     unsigned test_idx; /* its 1-based index */
     int64_t row_seq, iv_seq;
@@ -301,12 +304,18 @@ static void db_run_begin(struct mgr_sink *s, const struct mgr_run_info *ri)
     static const char sql[] =
         "INSERT INTO runs(start_unix_ns, plan_name, plan, tests_planned, iofleet_version, "
         "source, tag) VALUES(?, ?, json(?), ?, ?, 'run', ?)";
+    /* A run whose id was reserved (a {run} file name): its row is filled. */
+    static const char upd[] =
+        "UPDATE runs SET start_unix_ns = ?1, plan_name = ?2, plan = json(?3), "
+        "tests_planned = ?4, iofleet_version = ?5, source = 'run', tag = ?6 "
+        "WHERE id = ?7";
     struct db_sink *d = s->priv;
     sqlite3_stmt *q;
 
+    d->begun = true;
     if (!db_exec(s, "BEGIN IMMEDIATE"))
         return;
-    if (sqlite3_prepare_v2(d->st->db, sql, -1, &q, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(d->st->db, d->reserved ? upd : sql, -1, &q, NULL) != SQLITE_OK) {
         db_fail(s, "runs");
         sqlite3_exec(d->st->db, "ROLLBACK", NULL, NULL, NULL);
         return;
@@ -318,7 +327,9 @@ static void db_run_begin(struct mgr_sink *s, const struct mgr_run_info *ri)
              ri->plan != NULL);
     bind_text(q, 5, IOF_VERSION);
     bind_text(q, 6, d->tag);
-    if (db_step(s, q, "runs"))
+    if (d->reserved)
+        sqlite3_bind_int64(q, 7, d->run_id);
+    if (db_step(s, q, "runs") && !d->reserved)
         d->run_id = sqlite3_last_insert_rowid(d->st->db);
     sqlite3_finalize(q);
     for (size_t i = 0; d->run_id && i < ri->nagents; i++)
@@ -476,6 +487,15 @@ static void db_close(struct mgr_sink *s)
 {
     struct db_sink *d = s->priv;
 
+    /* A reserved id whose run never began (refused before it started):
+     * no empty run in the history; AUTOINCREMENT never hands the id out
+     * again, so the file names it went into stay unique. */
+    if (d->reserved && !d->begun && d->run_id) {
+        char sql[96];
+        snprintf(sql, sizeof(sql), "DELETE FROM runs WHERE id = %" PRId64, d->run_id);
+        sqlite3_exec(d->st->db, sql, NULL, NULL, NULL);
+    }
+
     if (s->write_error)
         IOF_ERROR("%s: run history write failed: %s", s->path, d->first_error);
     db_free(d);
@@ -509,6 +529,30 @@ int mgr_db_sink_open(const char *path, const char *tag, struct mgr_sink **out,
         return iof_diag_set(diag, -ENOMEM, "out of memory");
     }
     return 0;
+}
+
+int64_t mgr_db_sink_reserve(struct mgr_sink *s, struct iof_diag *diag)
+{
+    static const char sql[] = "INSERT INTO runs(start_unix_ns, iofleet_version, source, tag) "
+                              "VALUES(?, ?, 'run', ?)";
+    struct db_sink *d = s->priv;
+    sqlite3_stmt *q;
+    int rc;
+
+    if (d->run_id)
+        return d->run_id;
+    if (sqlite3_prepare_v2(d->st->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return iof_diag_set(diag, -EIO, "%s: %s", s->path, sqlite3_errmsg(d->st->db));
+    bind_u64(q, 1, iof_wall_ns(), true);
+    bind_text(q, 2, IOF_VERSION);
+    bind_text(q, 3, d->tag);
+    rc = sqlite3_step(q);
+    sqlite3_finalize(q);
+    if (rc != SQLITE_DONE)
+        return iof_diag_set(diag, -EIO, "%s: %s", s->path, sqlite3_errmsg(d->st->db));
+    d->run_id = sqlite3_last_insert_rowid(d->st->db);
+    d->reserved = true;
+    return d->run_id;
 }
 
 int64_t mgr_db_sink_run_id(const struct mgr_sink *s)

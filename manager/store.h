@@ -104,7 +104,13 @@ const char *mgr_store_status_name(bool has_exit, int exit_code);
  * Each test is committed when it ends, its intervals as they arrive. */
 int mgr_db_sink_open(const char *path, const char *tag, struct mgr_sink **out,
                      struct iof_diag *diag);
-/* The run id the sink created at run_begin (0 before). */
+/* The run id the sink created at run_begin (0 before), or reserved. */
 int64_t mgr_db_sink_run_id(const struct mgr_sink *s);
+
+/* Takes the run's id now, before the run begins (a {run} result file name
+ * needs it before the files are created): a row in runs that run_begin
+ * fills, removed at close if the run never began. Returns the id (> 0) or
+ * a negative error with diag. */
+int64_t mgr_db_sink_reserve(struct mgr_sink *s, struct iof_diag *diag);
 
 #endif
