@@ -212,6 +212,7 @@ static void agg_publish(struct mgr_agg *g, struct mgr_agg_interval *iv)
                                   .stats = &iv->sum,
                                   .reported = iv->reported,
                                   .lost = iv->lost,
+                                  .interrupted = g->interrupted && iv->cut_ns,
                                   .cpu_busy_pct = 0};
         struct proto_cpu mean = agg_cpu_mean(&iv->cpu_sum, iv->cpu_nodes);
         mi.cpu = mean.valid ? &mean : NULL;
@@ -391,6 +392,7 @@ int mgr_agg_stats(struct mgr_agg *g, struct mgr_agg_node *a, const struct proto_
                                   .stats = node,
                                   .reported = 1,
                                   .lost = st->lost,
+                                  .interrupted = g->interrupted && st->duration_ns,
                                   .cpu = st->cpu.valid ? &st->cpu : NULL,
                                   .cpu_busy_pct = st->cpu.busy_pct};
         struct mgr_metrics m;
@@ -521,6 +523,9 @@ static uint64_t agg_node_rows(struct mgr_agg *g, struct mgr_agg_node *a, const s
     uint32_t ntargets_node = 0;
     size_t nw = agg_src_nworkers(g, a, src), flat = 0;
     bool detail = src->status == MGR_STATUS_OK || src->status == MGR_STATUS_PARTIAL;
+    /* As the JSON and the table say it: the run was interrupted by the time
+     * the test's results came. */
+    g->ti.interrupted = g->interrupted;
 
     if (!node || !wsum) {
         free(node);
@@ -898,6 +903,11 @@ notes:
     fflush(stdout);
 }
 
+void mgr_agg_interrupt(struct mgr_agg *g)
+{
+    g->interrupted = true;
+}
+
 void mgr_agg_test_end(struct mgr_agg *g, const struct mgr_agg_end *e)
 {
     uint64_t first = UINT64_MAX, last = 0;
@@ -905,6 +915,8 @@ void mgr_agg_test_end(struct mgr_agg *g, const struct mgr_agg_end *e)
     struct proto_cpu cpu_sum = {0}, cpu_mean;
     const char **absent = calloc(e->nnodes ? e->nnodes : 1, sizeof(*absent));
     size_t nabsent = 0;
+
+    g->ti.interrupted = e->interrupted; /* for the rows and test_end below */
     struct mgr_metrics m;
     double skew_ms;
     /* One queue depth for ALL when every group has the same; else 0. */

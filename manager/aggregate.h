@@ -117,7 +117,11 @@ struct mgr_agg {
     } * groups;
     struct iof_hist *scratch;    /* for merging a kept latency histogram */
     struct mgr_metrics last_all; /* the ALL row of the last test that ended */
+    bool interrupted;            /* the run was interrupted (mgr_agg_interrupt) */
 };
+
+/* The run was interrupted: intervals cut short from now on are marked so. */
+void mgr_agg_interrupt(struct mgr_agg *g);
 
 /* Sets up g for a run (everything borrowed). */
 void mgr_agg_init(struct mgr_agg *g, const struct iof_plan *p, const struct iof_test *tests,

@@ -777,6 +777,7 @@ static void cl_on_signal(uv_signal_t *h, int sig)
         return;
     }
     c->rc = 130;
+    mgr_agg_interrupt(&c->agg);
     mgr_live_done(&c->live);
     IOF_USER("iofleet: interrupted: stopping the agents and collecting results");
     if (c->phase != MGR_PH_RUN) {

@@ -50,7 +50,8 @@
     "p50_lat_ms,p90_lat_ms,p95_lat_ms,p99_lat_ms,p999_lat_ms,p9999_lat_ms,max_lat_ms,read_ios,"    \
     "write_ios,bytes_read,bytes_written,errors,cpu_pct,read_errors,write_errors,user_pct,"         \
     "sys_pct,agent_cpu_pct,cpu_effectiveness,start_skew_ms,nodes,workers,targets,status,"          \
-    "window_start_s,window_end_s,avg_svc_lat_ms,max_svc_lat_ms,late_ios,group,verify_errors"
+    "window_start_s,window_end_s,avg_svc_lat_ms,max_svc_lat_ms,late_ios,group,verify_errors,"      \
+    "interrupted"
 
 /* CPU figures of one row; known false prints empty fields. */
 struct csv_cpu {
@@ -183,6 +184,7 @@ static void csv_format(struct iof_buf *b, const struct mgr_test_info *ti, const 
                     ? r->group
                     : NULL);
     put_u64(b, st->verify_errors);
+    put_u64(b, ti && ti->interrupted);
     iof_buf_addc(b, '\n');
 }
 

@@ -668,7 +668,9 @@ static void iom_run_begin(struct mgr_sink *s, const struct mgr_run_info *ri)
 }
 
 /* The access spec of the current test, then the results header. */
-static void iom_test_head(struct iom_writer *w)
+/* interrupted: the test was stopped before the end of its window (a
+ * comment line says so, which Iometer readers skip like the others). */
+static void iom_test_head(struct iom_writer *w, const struct mgr_test_end *te)
 {
     const struct iof_spec *sp = w->spec_index < w->nspecs ? &w->specs[w->spec_index] : NULL;
 
@@ -689,6 +691,11 @@ static void iom_test_head(struct iom_writer *w)
                 l->align ? l->align : l->size);
     }
     fputs("'End access specifications" IOM_EOL, w->f);
+    if (te && te->interrupted)
+        fprintf(w->f,
+                "'Interrupted: the test was stopped before the end of its measured window "
+                "(%.3f s measured)" IOM_EOL,
+                te->all ? (double)te->all->ns / 1e9 : 0.0);
     fputs("'Results" IOM_EOL IOM_HEADER IOM_EOL, w->f);
 }
 
@@ -710,7 +717,7 @@ static void iom_flush_orphans(struct mgr_sink *s)
     struct iom_writer *w = s->priv;
     if (!w->nrecs)
         return;
-    iom_test_head(w);
+    iom_test_head(w, NULL);
     iom_test_tail(s);
 }
 
@@ -845,7 +852,7 @@ static void iom_test_end(struct mgr_sink *s, const struct mgr_test_end *te)
 
     if (!w->in_test && te->test) /* no test_begin came: take the spec from here */
         iom_note_test(w, te->test);
-    iom_test_head(w);
+    iom_test_head(w, te);
     if (all && all->stats) {
         struct iom_buf b = {.t = IOF_BUF_INIT};
         struct iom_common qd = {0};

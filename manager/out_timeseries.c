@@ -9,7 +9,9 @@
  * intervals without going through rounded rates; lost (node: 1 when the
  * agent could not keep the interval - its figures are then empty, not 0;
  * ALL: how many nodes lost it) and late (1 on an extra ALL row holding one
- * node's report that arrived after the interval's ALL row was written).
+ * node's report that arrived after the interval's ALL row was written);
+ * interrupted (1 on the interval the run's interruption cut short: its
+ * duration_s is what was measured of it).
  * The ALL rows of a test add up exactly to its final ALL counts, but for
  * lost intervals.
  *
@@ -39,7 +41,7 @@
 #define TS_HEADER                                                                                  \
     "time_s,test,spec,interval,node,iops,read_iops,write_iops,mibps,avg_lat_ms,p99_lat_ms,"        \
     "max_lat_ms,errors,cpu_pct,cycle,reported,duration_s,read_ios,write_ios,bytes_read,"           \
-    "bytes_written,lost,late"
+    "bytes_written,lost,late,interrupted"
 
 struct ts_writer {
     FILE *f;
@@ -136,7 +138,7 @@ static void ts_interval(struct mgr_sink *s, const struct mgr_interval *iv)
     ts_u64(b, known, m.write_ios);
     ts_u64(b, known, m.bytes_read);
     ts_u64(b, known, m.bytes_written);
-    iof_buf_printf(b, ",%u,%d\n", iv->lost, iv->late ? 1 : 0);
+    iof_buf_printf(b, ",%u,%d,%d\n", iv->lost, iv->late ? 1 : 0, iv->interrupted ? 1 : 0);
     if (b->err) {
         if (!s->write_error)
             s->write_error = b->err;

@@ -54,6 +54,9 @@ struct mgr_test_info {
     const char *spec;  /* spec name */
     const char *cycle; /* "queue_depth=8" or "" */
     uint64_t start_wall_ns;
+    /* Rows and test_end only: the test was stopped before the end of its
+     * measured window because the run was interrupted (Ctrl-C, SIGTERM). */
+    bool interrupted;
 };
 
 /* GROUP: one worker group over every node (after the node rows arrived,
@@ -108,6 +111,7 @@ struct mgr_interval {
                                   * figures are unknown); ALL: the nodes whose interval was lost */
     bool late;                   /* ALL: an extra row of an interval already written, holding
                                   * one node's report that came after it */
+    bool interrupted;            /* the interval was cut short by the run's interruption */
     const struct proto_cpu *cpu; /* node CPU; ALL: the mean over the nodes that measured
                                   * it; NULL when unknown */
     double cpu_busy_pct;         /* cpu->busy_pct, 0 when cpu is NULL */

@@ -1,4 +1,5 @@
-# SIGINT mid-test: the run stops promptly, prints what was measured, exits 130.
+# SIGINT mid-test: the run stops promptly, prints what was measured, exits 130,
+# and marks the test interrupted in every result file.
 source "$(dirname "$0")/lib/common.bash"
 
 plan long.json <<'P'
@@ -7,7 +8,7 @@ plan long.json <<'P'
  "workers": [{"engine": "null", "queue_depth": 8, "targets": [{"path": "n", "size": "1g"}]}]}
 P
 "$IOFLEET" run "$T/long.json" --workdir "$T/w" --timeseries "$T/ts.csv" --csv "$T/r.csv" \
-    --json "$T/r.json" >"$T/out" 2>"$T/err" &
+    --json "$T/r.json" --iometer-csv "$T/r-iometer.csv" >"$T/out" 2>"$T/err" &
 pid=$!
 iof_on_exit "kill -9 $pid 2>/dev/null"
 sleep 1.5
@@ -62,3 +63,46 @@ if last["duration_s"] > 0:
 print("ok: %d intervals, last %.6f s, window %s s" % (len(ivs), last["duration_s"], fin["duration_s"]))
 PY
 ok "the cut interval has its real duration and rate in --timeseries, --csv and --json"
+
+# The interruption is marked in every file, not only the table and the JSON:
+# --csv's interrupted column (1 on every row of the test), --timeseries'
+# interrupted column (1 on the interval the stop cut short, 0 before it) and
+# a comment line of --iometer-csv.
+python3 - "$T" <<'PY' || fail "the interruption is not marked in --csv / --timeseries"
+import csv, json, sys
+T = sys.argv[1]
+rows = list(csv.DictReader(open(T + "/r.csv")))
+assert rows and all(r["interrupted"] == "1" for r in rows), [(r["row_type"], r["interrupted"]) for r in rows]
+assert json.load(open(T + "/r.json"))["tests"][0]["interrupted"] is True
+ts = [r for r in csv.DictReader(open(T + "/ts.csv"))]
+for node in set(r["node"] for r in ts):
+    mine = [r for r in ts if r["node"] == node]
+    last = max(int(r["interval"]) for r in mine)
+    seen = [(r["interval"], r["duration_s"], r["interrupted"]) for r in mine]
+    assert all(r["interrupted"] == "0" for r in mine if int(r["interval"]) < last), (node, seen)
+    assert any(r["interrupted"] == "1" for r in mine if int(r["interval"]) == last), (node, seen)
+print("ok: %d --csv rows and the last of %d intervals per node marked" % (len(rows), len(mine)))
+PY
+grep -q "^'Interrupted: the test was stopped before the end of its measured window ([0-9.]* s measured)" \
+    "$T/r-iometer.csv" || { cat "$T/r-iometer.csv"; fail "no interrupted comment in --iometer-csv"; }
+awk "/^'Interrupted/ { i = NR } /^'Results/ { r = NR } END { exit !(i && r == i + 1) }" "$T/r-iometer.csv" ||
+    fail "the --iometer-csv comment is not the line before 'Results"
+ok "interrupted marked in --csv (every row), --timeseries (the cut interval) and --iometer-csv"
+
+# A run that was not interrupted marks nothing.
+plan short.json <<'P'
+{"name": "short", "run": {"ramp": "0s", "duration": "400ms", "interval": "200ms"},
+ "specs": [{"name": "one", "lines": [{"size": "4k"}]}],
+ "workers": [{"engine": "null", "queue_depth": 8, "targets": [{"path": "n", "size": "1g"}]}]}
+P
+expect_rc 0 "$IOFLEET" run "$T/short.json" --workdir "$T/w" --no-db --csv "$T/s.csv" \
+    --timeseries "$T/s-ts.csv" --iometer-csv "$T/s-iometer.csv"
+python3 - "$T" <<'PY' || fail "a complete run is marked interrupted"
+import csv, sys
+T = sys.argv[1]
+for f in ("s.csv", "s-ts.csv"):
+    rows = list(csv.DictReader(open(T + "/" + f)))
+    assert rows and all(r["interrupted"] == "0" for r in rows), f
+PY
+! grep -q "^'Interrupted" "$T/s-iometer.csv" || fail "a complete run has the interrupted comment"
+ok "a complete run: interrupted 0 everywhere, no comment"

@@ -118,7 +118,8 @@ for r in rows:
     for col, v in r.items():
         where = mapping_json.get(col, col)
         if where.startswith("tests[]."):
-            jv = at(t, where[len("tests[]."):]) if r["row_type"] == "ALL" else None
+            # a test's figure: on its ALL row, and on every row that prints it
+            jv = at(t, where[len("tests[]."):]) if r["row_type"] == "ALL" or v != "" else None
         else:
             jv = at(jr, where)
         if jv is KeyError:
