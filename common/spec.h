@@ -209,11 +209,19 @@ struct iof_worker_cfg {
     struct iof_verify_cfg verify;
 };
 
+/* run.target_histograms: whether the result files (--json, the run
+ * history) keep the latency histogram of every TARGET row. AUTO (the key
+ * left out): only in tests with at most IOF_TARGET_HISTS_AUTO_MAX TARGET
+ * rows (docs/results.md says why that many). */
+enum iof_target_hists { IOF_TARGET_HISTS_AUTO, IOF_TARGET_HISTS_ALWAYS, IOF_TARGET_HISTS_NEVER };
+#define IOF_TARGET_HISTS_AUTO_MAX 1024
+
 struct iof_run_cfg {
     uint64_t ramp_ns;
     uint64_t duration_ns;
     uint64_t interval_ns;
     bool cleanup; /* run.cleanup: agents remove the test files the run created, at its end */
+    enum iof_target_hists target_hists;
 };
 
 enum iof_cycle_param {

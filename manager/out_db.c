@@ -8,7 +8,10 @@
  *
  * Latency histograms are kept as the JSON document's `latency` object
  * ({"read": {..., "buckets": [[low_ns, width_ns, count], ...]}, "write":
- * ...}), so imported and recorded runs read the same.
+ * ...}), so imported and recorded runs read the same; a TARGET row's is
+ * NULL in a test past the size mgr_target_hists() allows, as in --json.
+ * Nothing of the run is held in memory: the sink keeps only the ids of the
+ * run and the running test.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -32,6 +35,10 @@ struct db_sink {
     int64_t test_id;   /* the running test, 0 when none */
     unsigned test_idx; /* its 1-based index */
     int64_t row_seq, iv_seq;
+    bool target_hists;           /* the running test's TARGET rows keep their histograms */
+    const struct iof_plan *plan; /* from run_begin, valid until close */
+    const struct mgr_agent_info *agents;
+    size_t nagents;
     bool ended;
     char first_error[256];
     sqlite3_stmt *stmt[DB_NSTMT];
@@ -313,6 +320,9 @@ static void db_run_begin(struct mgr_sink *s, const struct mgr_run_info *ri)
     sqlite3_stmt *q;
 
     d->begun = true;
+    d->plan = ri->plan;
+    d->agents = ri->agents;
+    d->nagents = ri->nagents;
     if (!db_exec(s, "BEGIN IMMEDIATE"))
         return;
     if (sqlite3_prepare_v2(d->st->db, d->reserved ? upd : sql, -1, &q, NULL) != SQLITE_OK) {
@@ -352,6 +362,7 @@ static void db_test_begin(struct mgr_sink *s, const struct mgr_test_info *ti)
     d->test_id = 0;
     d->row_seq = d->iv_seq = 0;
     d->test_idx = ti->test ? ti->test->index + 1 : d->test_idx + 1;
+    d->target_hists = mgr_target_hists(d->plan, d->agents, d->nagents, ti->test);
     if (!d->run_id)
         return;
     if (sqlite3_prepare_v2(d->st->db, sql, -1, &q, NULL) != SQLITE_OK) {
@@ -419,7 +430,8 @@ static void db_add_row(struct mgr_sink *s, const struct mgr_row *r)
     /* CPU belongs to NODE and (as the nodes' mean) ALL rows only. */
     i = bind_metrics(q, i, r->stats, r->m, true,
                      r->type == MGR_ROW_NODE || r->type == MGR_ROW_ALL ? r->cpu : NULL);
-    bind_latency(q, i, r->stats);
+    if (r->type != MGR_ROW_TARGET || d->target_hists)
+        bind_latency(q, i, r->stats);
     db_step(s, q, "rows");
 }
 

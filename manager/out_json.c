@@ -1,15 +1,20 @@
 /* manager/out_json.c - the --json result document (layout in docs/results.md).
  *
- * One JSON document per run. It is rewritten whole at open, run_begin, every
- * test_end and run_end: written to PATH.tmp, fsynced, renamed over PATH and
- * the directory fsynced, so PATH always holds a complete, valid document with
- * every finished test, whenever the manager stops. A failed rewrite leaves the
- * previous document in place.
+ * One JSON document per run, written as the run goes with memory independent
+ * of its length: open and run_begin write it whole (no test yet: to PATH.tmp,
+ * fsynced, renamed over PATH, the directory fsynced); every test_end appends
+ * the test where the closing "]}\n" stood, writes the brackets after it,
+ * fsyncs, then rewrites the run object in place (it sits near the top in a
+ * room padded with spaces) and fsyncs again. So between tests PATH is always
+ * a complete, valid document with every finished test, whenever the manager
+ * stops; a failed append cuts the file back to the tests before it. Only a
+ * run object outgrowing its room (find_max answers) rewrites the document,
+ * copying the tests from the file, never from memory.
  *
- * What the document needs is kept as JSON text, never as iof_stats: the head
- * (plan, agents, histogram layout) from run_begin, the text of every finished
- * test, and the rows and intervals of the running test, each rendered when its
- * event arrives and ordered when the test ends.
+ * Held in memory: the running test's rows and intervals as JSON text (each
+ * rendered when its event arrives, ordered when the test ends and written
+ * out in pieces of at most JS_FLUSH_BYTES), the find_max answers, nothing of
+ * finished tests.
  *
  * The emitter writes RFC 8259 JSON itself (cJSON stays in proto/): strings
  * escaped, invalid UTF-8 replaced by U+FFFD, numbers finite (null otherwise)
@@ -538,6 +543,7 @@ struct jtest {
     bool rate_step; /* a rate cycle's step: rate_pct and rate_target_iops */
     double rate_pct, rate_target;
     uint64_t start_wall_ns;
+    bool target_hists; /* its TARGET rows keep their histograms (mgr_target_hists) */
     struct jrow *rows;
     size_t nrows, caprows;
     struct jiv *ivs;
@@ -548,19 +554,31 @@ struct jtest {
     size_t nworkers, capworkers;
 };
 
+/* Room the run object keeps for growing in place, and a buffered test's
+ * most bytes before they are written out. */
+#define JS_RUN_ROOM 64
+#define JS_KNEE_ROOM 1024 /* per spec of a find_max run */
+#define JS_FLUSH_BYTES (1u << 20)
+
 struct json_sink {
-    char *path; /* the file replaced (a symbolic link resolved) */
-    char *tmp;  /* path + ".tmp" */
-    char *dir;  /* its directory, fsynced after each rename */
+    struct mgr_sink *sink;
+    char *path;     /* the file (a symbolic link resolved) */
+    char *tmp;      /* path + ".tmp" */
+    char *dir;      /* its directory, fsynced after each rename */
+    int fd;         /* the document, open for appending tests; -1 before it exists */
+    off_t run_off;  /* where the run object starts */
+    size_t run_cap; /* bytes it may take there (the rest padded with spaces) */
+    off_t tail_off; /* where the closing "]}\n" starts, after the last test */
     bool begun, ended, interrupted, oom;
     int exit_code;
     uint64_t start_wall_ns;
-    size_t tests_planned;  /* 0: unknown */
-    size_t ntests;         /* finished tests in `tests` */
-    struct iof_buf head;   /* ,"plan":..,"agents":[..] (after run_begin) */
-    struct iof_buf layout; /* the histogram_layout object */
-    struct iof_buf tests;  /* the finished tests' objects, comma-separated */
-    struct iof_buf knees;  /* find_max answers, comma-separated objects */
+    size_t tests_planned;        /* 0: unknown */
+    size_t find_max_specs;       /* specs a find_max run searches (room for their answers) */
+    size_t ntests;               /* tests in the document */
+    struct iof_buf knees;        /* find_max answers, comma-separated objects */
+    const struct iof_plan *plan; /* from run_begin, valid until close */
+    const struct mgr_agent_info *agents;
+    size_t nagents;
     struct jtest cur;
 };
 
@@ -611,6 +629,7 @@ static void jt_begin(struct json_sink *js, const struct mgr_test_info *ti)
         jt_finish(js, NULL);
     t->active = true;
     t->index = test_index(js, ti);
+    t->target_hists = mgr_target_hists(js->plan, js->agents, js->nagents, ti ? ti->test : NULL);
     if (!ti)
         return;
     t->spec = dup_or_empty(ti->spec);
@@ -705,16 +724,277 @@ static int iv_cmp(const void *pa, const void *pb)
     return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-/* Moves the running test into js->tests as one object and clears it. */
+/* --- the file ------------------------------------------------------------------------ */
+
+static int write_all(int fd, const char *p, size_t n, off_t off)
+{
+    while (n) {
+        ssize_t w = pwrite(fd, p, n, off);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        p += w;
+        off += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static void js_run(struct json_sink *js, struct iof_buf *b)
+{
+    jb_open(b, '{');
+    jb_key(b, "start_time");
+    if (js->begun)
+        jb_time(b, js->start_wall_ns);
+    else
+        jb_null(b);
+    jb_key(b, "start_unix_ns");
+    if (js->begun)
+        jb_u64(b, js->start_wall_ns);
+    else
+        jb_null(b);
+    jb_key(b, "finished");
+    jb_bool(b, js->ended);
+    jb_key(b, "exit_code");
+    if (js->ended)
+        jb_int(b, js->exit_code);
+    else
+        jb_null(b);
+    jb_key(b, "interrupted");
+    jb_bool(b, js->interrupted || (js->ended && js->exit_code == 130));
+    jb_key(b, "tests_planned");
+    if (js->tests_planned)
+        jb_u64(b, js->tests_planned);
+    else
+        jb_null(b);
+    jb_key(b, "tests_written");
+    jb_u64(b, js->ntests);
+    if (js->knees.len) {
+        /* Only in a find_max run: one answer per spec searched. */
+        jb_key(b, "find_max");
+        iof_buf_addstr(b, "[");
+        iof_buf_add(b, js->knees.p, js->knees.len);
+        iof_buf_addstr(b, "]");
+    }
+    jb_close(b, '}');
+}
+
+/* Room left after the run object for it to grow in place (finished, exit
+ * code, tests_written's digits; a find_max answer per spec searched). */
+static size_t js_run_room(const struct json_sink *js)
+{
+    return JS_RUN_ROOM + js->find_max_specs * JS_KNEE_ROOM;
+}
+
+/* Copies the bytes [from, to) of the current document to fd at off. */
+static int js_copy(struct json_sink *js, off_t from, off_t to, int fd, off_t off)
+{
+    size_t cap = JS_FLUSH_BYTES;
+    char *buf = malloc(cap);
+    int r = 0;
+
+    if (!buf)
+        return -ENOMEM;
+    while (!r && from < to) {
+        size_t want = (size_t)(to - from) < cap ? (size_t)(to - from) : cap;
+        ssize_t n = pread(js->fd, buf, want, from);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            r = n < 0 ? -errno : -EIO;
+            break;
+        }
+        r = write_all(fd, buf, (size_t)n, off);
+        from += n;
+        off += n;
+    }
+    free(buf);
+    return r;
+}
+
+/* Writes the document anew: to PATH.tmp, fsynced, renamed over PATH, the
+ * directory fsynced, then kept open for appending. body is everything from
+ * the "plan" key to the opening bracket of "tests"; NULL: the plan, agents,
+ * layout and tests of the current document, copied from it (a run object
+ * outgrowing its room). 0 or -errno; on failure the current document stays. */
+static int js_create(struct json_sink *js, const struct iof_buf *body)
+{
+    struct iof_buf pre = IOF_BUF_INIT;
+    static const char tail[] = "]}\n";
+    off_t off, run_at, rest = js->run_off + (off_t)js->run_cap;
+    off_t old_body = body ? 0 : js->tail_off - rest;
+    size_t cap;
+    int fd, r = 0;
+
+    iof_buf_addstr(&pre, "{\"iofleet\":{\"version\":");
+    jb_str(&pre, IOF_VERSION);
+    iof_buf_printf(&pre, ",\"format\":%d},\"run\":", JSON_FORMAT);
+    run_at = (off_t)pre.len;
+    js_run(js, &pre);
+    cap = pre.len - (size_t)run_at + js_run_room(js);
+    while (pre.len < (size_t)run_at + cap)
+        iof_buf_addc(&pre, ' ');
+    if (pre.err || (body && body->err) || js->knees.err) {
+        iof_buf_free(&pre);
+        return -ENOMEM;
+    }
+    /* A fresh file, never one planted at PATH.tmp (a link to elsewhere). */
+    if (unlink(js->tmp) != 0 && errno != ENOENT) {
+        r = -errno;
+        iof_buf_free(&pre);
+        return r;
+    }
+    fd = open(js->tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        r = -errno;
+        iof_buf_free(&pre);
+        return r;
+    }
+    r = write_all(fd, pre.p, pre.len, 0);
+    off = (off_t)pre.len;
+    iof_buf_free(&pre);
+    if (!r && body) {
+        r = write_all(fd, body->p, body->len, off);
+        off += (off_t)body->len;
+    } else if (!r) {
+        r = js_copy(js, rest, js->tail_off, fd, off);
+        off += old_body;
+    }
+    if (!r)
+        r = write_all(fd, tail, sizeof(tail) - 1, off);
+    if (!r && fsync(fd) != 0 && errno != EINVAL)
+        r = -errno;
+    if (!r && rename(js->tmp, js->path) != 0)
+        r = -errno;
+    if (r) {
+        close(fd);
+        unlink(js->tmp);
+        return r;
+    }
+    if (js->fd >= 0)
+        close(js->fd);
+    js->fd = fd;
+    js->run_off = run_at;
+    js->run_cap = cap;
+    js->tail_off = off;
+    /* The rename itself must reach the disk for the document to survive. */
+    fd = open(js->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        if (fsync(fd) != 0 && errno != EINVAL)
+            r = -errno;
+        close(fd);
+    }
+    return r;
+}
+
+/* Rewrites the run object in its room (padded with spaces, which JSON
+ * allows between a value and the next comma), or the document when it has
+ * outgrown it; then fsyncs. 0 or -errno. */
+static int js_update_run(struct json_sink *js)
+{
+    struct iof_buf b = IOF_BUF_INIT;
+    int r;
+
+    js_run(js, &b);
+    if (b.err) {
+        iof_buf_free(&b);
+        return -ENOMEM;
+    }
+    if (b.len > js->run_cap) {
+        iof_buf_free(&b);
+        return js_create(js, NULL);
+    }
+    while (b.len < js->run_cap)
+        iof_buf_addc(&b, ' ');
+    r = b.err ? -ENOMEM : write_all(js->fd, b.p, b.len, js->run_off);
+    iof_buf_free(&b);
+    if (!r && fsync(js->fd) != 0 && errno != EINVAL)
+        r = -errno;
+    return r;
+}
+
+/* Appending a test: its text goes where the closing "]}\n" stood, then the
+ * closing brackets after it. The buffer starts with the byte before the
+ * brackets ('[' before the first test, '}' after one) so jb_sep() places
+ * the comma between tests, and is written out whenever it passes
+ * JS_FLUSH_BYTES (keeping its last byte for the same reason). */
+struct jw {
+    struct json_sink *js;
+    struct iof_buf b;
+    off_t off; /* where b.p[0] goes */
+    int err;
+};
+
+static void jw_flush(struct jw *w, bool all)
+{
+    size_t n = all ? w->b.len : w->b.len - 1;
+    char last;
+
+    if (!w->b.len || (!all && w->b.len < JS_FLUSH_BYTES))
+        return;
+    if (!w->err && w->b.err)
+        w->err = w->b.err;
+    if (!w->err)
+        w->err = write_all(w->js->fd, w->b.p, n, w->off);
+    w->off += (off_t)n;
+    last = w->b.p[w->b.len - 1];
+    iof_buf_reset(&w->b);
+    if (!all)
+        iof_buf_addc(&w->b, last);
+}
+
+static void jw_begin(struct jw *w, struct json_sink *js)
+{
+    *w = (struct jw){.js = js, .b = IOF_BUF_INIT, .off = js->tail_off - 1};
+    iof_buf_addc(&w->b, js->ntests ? '}' : '[');
+}
+
+/* Closes the tests array after the test and fsyncs; on a failure the file
+ * is cut back to the tests before it. 0 or -errno. */
+static int jw_end(struct jw *w)
+{
+    struct json_sink *js = w->js;
+    static const char tail[] = "]}\n";
+
+    iof_buf_addstr(&w->b, tail);
+    jw_flush(w, true);
+    iof_buf_free(&w->b);
+    if (!w->err && fsync(js->fd) != 0 && errno != EINVAL)
+        w->err = -errno;
+    if (w->err) {
+        /* Best effort: the document as it was before the test. */
+        if (write_all(js->fd, tail, sizeof(tail) - 1, js->tail_off) == 0 &&
+            ftruncate(js->fd, js->tail_off + (off_t)sizeof(tail) - 1) == 0)
+            fsync(js->fd);
+        return w->err;
+    }
+    js->tail_off = w->off - (off_t)(sizeof(tail) - 1);
+    return 0;
+}
+
+/* Remembers the first failure (reported once at close). */
+static void js_fail(struct json_sink *js, int r)
+{
+    if (r && !js->sink->write_error)
+        js->sink->write_error = r;
+}
+
+/* Appends the running test to the document (te NULL: cut short without
+ * its end), updates the run object and clears the test. */
 static void jt_finish(struct json_sink *js, const struct mgr_test_end *te)
 {
     struct jtest *t = &js->cur;
-    struct iof_buf *b = &js->tests;
+    struct jw w;
+    struct iof_buf *b = &w.b;
+    int r;
 
     if (t->nrows)
         qsort(t->rows, t->nrows, sizeof(*t->rows), row_cmp);
     if (t->nivs)
         qsort(t->ivs, t->nivs, sizeof(*t->ivs), iv_cmp);
+    jw_begin(&w, js);
     jb_open(b, '{');
     jb_key(b, "index");
     jb_u64(b, t->index);
@@ -786,145 +1066,30 @@ static void jt_finish(struct json_sink *js, const struct mgr_test_end *te)
     jb_bool(b, te != NULL);
     jb_key(b, "intervals");
     jb_open(b, '[');
-    for (size_t i = 0; i < t->nivs; i++)
+    for (size_t i = 0; i < t->nivs; i++) {
         jb_json(b, t->ivs[i].text, t->ivs[i].len);
+        jw_flush(&w, false);
+    }
     jb_close(b, ']');
     jb_key(b, "results");
     jb_open(b, '[');
-    for (size_t i = 0; i < t->nrows; i++)
+    for (size_t i = 0; i < t->nrows; i++) {
         jb_json(b, t->rows[i].text, t->rows[i].len);
+        jw_flush(&w, false);
+    }
     jb_close(b, ']');
     jb_close(b, '}');
-    if (!te || te->interrupted)
-        js->interrupted = true;
-    js->ntests++;
+    if (js->oom)
+        js_fail(js, -ENOMEM); /* a row or interval could not be kept */
+    r = jw_end(&w);
+    js_fail(js, r);
+    if (!r) {
+        if (!te || te->interrupted)
+            js->interrupted = true;
+        js->ntests++;
+        js_fail(js, js_update_run(js));
+    }
     jt_clear(t);
-}
-
-/* --- the file ------------------------------------------------------------------------ */
-
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-static void js_run(struct json_sink *js, struct iof_buf *b)
-{
-    jb_open(b, '{');
-    jb_key(b, "start_time");
-    if (js->begun)
-        jb_time(b, js->start_wall_ns);
-    else
-        jb_null(b);
-    jb_key(b, "start_unix_ns");
-    if (js->begun)
-        jb_u64(b, js->start_wall_ns);
-    else
-        jb_null(b);
-    jb_key(b, "finished");
-    jb_bool(b, js->ended);
-    jb_key(b, "exit_code");
-    if (js->ended)
-        jb_int(b, js->exit_code);
-    else
-        jb_null(b);
-    jb_key(b, "interrupted");
-    jb_bool(b, js->interrupted || (js->ended && js->exit_code == 130));
-    jb_key(b, "tests_planned");
-    if (js->tests_planned)
-        jb_u64(b, js->tests_planned);
-    else
-        jb_null(b);
-    jb_key(b, "tests_written");
-    jb_u64(b, js->ntests);
-    if (js->knees.len) {
-        /* Only in a find_max run: one answer per spec searched. */
-        jb_key(b, "find_max");
-        iof_buf_addstr(b, "[");
-        iof_buf_add(b, js->knees.p, js->knees.len);
-        iof_buf_addstr(b, "]");
-    }
-    jb_close(b, '}');
-}
-
-/* Replaces the file with the document as it stands. 0 or -errno; on failure
- * the previous document stays. */
-static int js_write(struct json_sink *js)
-{
-    struct iof_buf pre = IOF_BUF_INIT;
-    static const char tail[] = "]}\n";
-    int fd, r = 0;
-
-    iof_buf_addstr(&pre, "{\"iofleet\":{\"version\":");
-    jb_str(&pre, IOF_VERSION);
-    iof_buf_printf(&pre, ",\"format\":%d},\"run\":", JSON_FORMAT);
-    js_run(js, &pre);
-    if (js->begun) {
-        iof_buf_add(&pre, js->head.p, js->head.len);
-    } else {
-        iof_buf_addstr(&pre, ",\"plan\":null,\"agents\":[]");
-    }
-    iof_buf_addstr(&pre, ",\"histogram_layout\":");
-    iof_buf_add(&pre, js->layout.p, js->layout.len);
-    iof_buf_addstr(&pre, ",\"tests\":[");
-    if (pre.err || js->head.err || js->layout.err || js->tests.err || js->oom) {
-        iof_buf_free(&pre);
-        return -ENOMEM;
-    }
-    /* A fresh file, never one planted at PATH.tmp (a link to elsewhere). */
-    if (unlink(js->tmp) != 0 && errno != ENOENT) {
-        r = -errno;
-        iof_buf_free(&pre);
-        return r;
-    }
-    fd = open(js->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-    if (fd < 0) {
-        r = -errno;
-        iof_buf_free(&pre);
-        return r;
-    }
-    r = write_all(fd, pre.p, pre.len);
-    if (!r && js->tests.len)
-        r = write_all(fd, js->tests.p, js->tests.len);
-    if (!r)
-        r = write_all(fd, tail, sizeof(tail) - 1);
-    if (!r && fsync(fd) != 0 && errno != EINVAL)
-        r = -errno;
-    if (close(fd) != 0 && !r && errno != EINTR)
-        r = -errno;
-    iof_buf_free(&pre);
-    if (!r && rename(js->tmp, js->path) != 0)
-        r = -errno;
-    if (r) {
-        unlink(js->tmp);
-        return r;
-    }
-    /* The rename itself must reach the disk for the document to survive. */
-    fd = open(js->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        if (fsync(fd) != 0 && errno != EINVAL)
-            r = -errno;
-        close(fd);
-    }
-    return r;
-}
-
-static void js_save(struct mgr_sink *s)
-{
-    struct json_sink *js = s->priv;
-    int r = js_write(js);
-    if (r && !s->write_error)
-        s->write_error = r;
 }
 
 /* --- sink ops ------------------------------------------------------------------------ */
@@ -934,10 +1099,9 @@ static void js_free(struct json_sink *js)
     if (!js)
         return;
     jt_clear(&js->cur);
-    iof_buf_free(&js->head);
-    iof_buf_free(&js->layout);
-    iof_buf_free(&js->tests);
     iof_buf_free(&js->knees);
+    if (js->fd >= 0)
+        close(js->fd);
     free(js->path);
     free(js->tmp);
     free(js->dir);
@@ -992,8 +1156,8 @@ static int js_paths(struct json_sink *js, const char *path, struct iof_diag *dia
     }
     if (stat(js->path, &st) == 0 && !S_ISREG(st.st_mode))
         return iof_diag_set(diag, -EINVAL,
-                            "%s: not a regular file (the JSON document is replaced whole "
-                            "at every test end)",
+                            "%s: not a regular file (the JSON document is created by "
+                            "renaming a new file over it)",
                             path);
     js->tmp = malloc(strlen(js->path) + 5);
     copy = strdup(js->path);
@@ -1010,21 +1174,53 @@ static int js_paths(struct json_sink *js, const char *path, struct iof_diag *dia
     return 0;
 }
 
+/* From "plan" to the opening bracket of "tests": the plan text (compact
+ * JSON, embedded as it is) and agents after run_begin, else null and []. */
+static void js_body(struct iof_buf *b, const struct mgr_run_info *ri)
+{
+    const char *text = ri ? ri->plan_text : NULL;
+    size_t len = 0;
+
+    if (text) {
+        while (*text == ' ' || *text == '\n' || *text == '\r' || *text == '\t')
+            text++;
+        len = strlen(text);
+        while (len && (text[len - 1] == ' ' || text[len - 1] == '\n' || text[len - 1] == '\r' ||
+                       text[len - 1] == '\t'))
+            len--;
+    }
+    iof_buf_addstr(b, ",\"plan\":");
+    if (len)
+        iof_buf_add(b, text, len);
+    else
+        iof_buf_addstr(b, "null");
+    iof_buf_addstr(b, ",\"agents\":[");
+    for (size_t i = 0; ri && i < ri->nagents; i++)
+        jb_agent(b, &ri->agents[i]);
+    iof_buf_addstr(b, "],\"histogram_layout\":");
+    jb_layout(b);
+    iof_buf_addstr(b, ",\"tests\":[");
+}
+
 static int js_open(struct mgr_sink *s, const char *path, struct iof_diag *diag)
 {
     struct json_sink *js = calloc(1, sizeof(*js));
+    struct iof_buf body = IOF_BUF_INIT;
     int r;
 
     if (!js)
         return iof_diag_set(diag, -ENOMEM, "out of memory");
+    js->sink = s;
+    js->fd = -1;
     r = js_paths(js, path, diag);
     if (r) {
         js_free(js);
         return r;
     }
-    jb_layout(&js->layout);
     /* Write the empty document now: an unwritable path fails before the run. */
-    r = js_write(js);
+    js_body(&body, NULL);
+    r = js_create(js, &body);
+    iof_buf_free(&body);
     if (r) {
         iof_diag_set(diag, r, "%s: cannot create: %s", path, iof_strerror(r));
         js_free(js);
@@ -1037,34 +1233,22 @@ static int js_open(struct mgr_sink *s, const char *path, struct iof_diag *diag)
 static void js_run_begin(struct mgr_sink *s, const struct mgr_run_info *ri)
 {
     struct json_sink *js = s->priv;
-    struct iof_buf *b = &js->head;
-    size_t len = 0;
-    const char *text = ri->plan_text;
+    struct iof_buf body = IOF_BUF_INIT;
 
     js->begun = true;
     js->start_wall_ns = ri->start_wall_ns;
-    if (ri->plan)
+    js->plan = ri->plan;
+    js->agents = ri->agents;
+    js->nagents = ri->nagents;
+    if (ri->plan) {
         js->tests_planned = ri->plan->nspecs * iof_plan_cycle_steps(ri->plan);
-    /* The canonical plan text is compact JSON already: embedded as it is. */
-    if (text) {
-        while (*text == ' ' || *text == '\n' || *text == '\r' || *text == '\t')
-            text++;
-        len = strlen(text);
-        while (len && (text[len - 1] == ' ' || text[len - 1] == '\n' || text[len - 1] == '\r' ||
-                       text[len - 1] == '\t'))
-            len--;
+        if (ri->plan->cycle.param == IOF_CYCLE_RATE && ri->plan->cycle.rate.find_max)
+            js->find_max_specs = iof_plan_positions(ri->plan);
     }
-    iof_buf_reset(b);
-    iof_buf_addstr(b, ",\"plan\":");
-    if (len)
-        iof_buf_add(b, text, len);
-    else
-        iof_buf_addstr(b, "null");
-    iof_buf_addstr(b, ",\"agents\":[");
-    for (size_t i = 0; i < ri->nagents; i++)
-        jb_agent(b, &ri->agents[i]);
-    iof_buf_addstr(b, "]");
-    js_save(s);
+    /* No test yet: the document is written whole, once. */
+    js_body(&body, ri);
+    js_fail(js, js_create(js, &body));
+    iof_buf_free(&body);
 }
 
 static void js_test_begin(struct mgr_sink *s, const struct mgr_test_info *ti)
@@ -1187,6 +1371,11 @@ static void jb_row(struct iof_buf *b, const struct jtest *t, const struct mgr_ro
         jb_null(b);
     }
     jb_key(b, "latency");
+    if (r->type == MGR_ROW_TARGET && !t->target_hists) {
+        jb_null(b); /* a test past the size run.target_histograms allows */
+        jb_close(b, '}');
+        return;
+    }
     jb_open(b, '{');
     jb_key(b, "read");
     jb_hist(b, &st->rd.lat);
@@ -1242,7 +1431,6 @@ static void js_test_end(struct mgr_sink *s, const struct mgr_test_end *te)
     if (te->all)
         js_add_row(js, t, te->all);
     jt_finish(js, te);
-    js_save(s);
 }
 
 static void js_knee(struct mgr_sink *s, const struct mgr_knee_info *k)
@@ -1282,7 +1470,7 @@ static void js_run_end(struct mgr_sink *s, int exit_code)
         jt_finish(js, NULL);
     js->ended = true;
     js->exit_code = exit_code;
-    js_save(s);
+    js_fail(js, js_update_run(js));
 }
 
 static void js_close(struct mgr_sink *s)

@@ -80,6 +80,45 @@ int mgr_sink_fclose(struct mgr_sink *sink, FILE *f)
     return sink->write_error;
 }
 
+/* Agents of the run that group gc runs on. */
+static size_t group_agents(const struct iof_worker_cfg *gc, const struct mgr_agent_info *agents,
+                           size_t nagents)
+{
+    size_t n = 0;
+
+    if (!gc->nnodes)
+        return nagents;
+    for (size_t a = 0; a < nagents; a++) {
+        bool here = false;
+        for (size_t i = 0; i < gc->nnodes && !here; i++)
+            here = !strcmp(gc->nodes[i], "*") ||
+                   (agents[a].name && !strcmp(gc->nodes[i], agents[a].name));
+        n += here;
+    }
+    return n;
+}
+
+bool mgr_target_hists(const struct iof_plan *p, const struct mgr_agent_info *agents, size_t nagents,
+                      const struct iof_test *t)
+{
+    uint64_t rows = 0;
+
+    if (!p || !t || p->run.target_hists == IOF_TARGET_HISTS_ALWAYS)
+        return true;
+    if (p->run.target_hists == IOF_TARGET_HISTS_NEVER)
+        return false;
+    for (size_t g = 0; g < p->nworkers; g++) {
+        struct iof_worker_cfg gc;
+        if (!iof_test_spec(p, t, g)) /* idle in this test */
+            continue;
+        gc = iof_test_worker(p, t, g);
+        rows += (uint64_t)group_agents(&gc, agents, nagents) * gc.count * gc.ntargets;
+        if (rows > IOF_TARGET_HISTS_AUTO_MAX)
+            return false;
+    }
+    return true;
+}
+
 const char *mgr_row_type_name(enum mgr_row_type t)
 {
     static const char *const names[] = {"ALL", "NODE", "WORKER", "TARGET", "GROUP"};

@@ -180,6 +180,13 @@ void mgr_sink_sync(struct mgr_sink *sink, FILE *f, bool durable);
 /* fclose (after a durable sync); reports a write error once on stderr,
  * naming the file. Returns the first error (0 when all went well). */
 int mgr_sink_fclose(struct mgr_sink *sink, FILE *f);
+/* Whether the TARGET rows of test t keep their latency histograms in
+ * --json and the run history: the plan's run.target_histograms when given,
+ * else when the test gives at most IOF_TARGET_HISTS_AUTO_MAX TARGET rows
+ * over the run's agents (every worker the plan gives each of them). The
+ * other rows, and CSV TARGET rows, are never affected. t NULL: true. */
+bool mgr_target_hists(const struct iof_plan *p, const struct mgr_agent_info *agents, size_t nagents,
+                      const struct iof_test *t);
 /* "ALL", "NODE", "WORKER", "TARGET". */
 const char *mgr_row_type_name(enum mgr_row_type t);
 /* "ok", "partial", "lost-before-start", "absent". */

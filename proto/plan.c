@@ -89,7 +89,8 @@ OBJDEF(line_def, line_fields);
 static const struct field spec_fields[] = {
     {"name"}, {"lines", SH_ARRAY, &line_def}, {"duration"}, {"ramp"}, {"io_limit"}};
 OBJDEF(spec_def, spec_fields);
-static const struct field run_fields[] = {{"ramp"}, {"duration"}, {"interval"}, {"cleanup"}};
+static const struct field run_fields[] = {
+    {"ramp"}, {"duration"}, {"interval"}, {"cleanup"}, {"target_histograms"}};
 OBJDEF(run_def, run_fields);
 static const struct field cycle_param_fields[] = {{"from"}, {"to"}, {"step"}};
 OBJDEF(cycle_param_def, cycle_param_fields);
@@ -795,6 +796,12 @@ static int parse_run(struct pctx *c, const cJSON *root, struct iof_run_cfg *r)
         (rc = dur_field(c, run, "interval", &ONE_SECOND, UINT64_MAX, &r->interval_ns)) ||
         (rc = bool_field(c, run, "cleanup", false, &r->cleanup)))
         return rc;
+    if (member(run, "target_histograms")) {
+        bool keep;
+        if ((rc = bool_field(c, run, "target_histograms", false, &keep)))
+            return rc;
+        r->target_hists = keep ? IOF_TARGET_HISTS_ALWAYS : IOF_TARGET_HISTS_NEVER;
+    }
     /* run.duration may be left out when every spec has a duration or an
      * io_limit of its own (run_check); given, it must be positive. */
     if (member(run, "duration") && r->duration_ns == 0) {
@@ -2879,8 +2886,10 @@ char *proto_plan_wire_text(const char *canonical)
     if (!root)
         return NULL;
     run = cJSON_GetObjectItemCaseSensitive(root, "run");
-    if (cJSON_IsObject(run))
+    if (cJSON_IsObject(run)) {
         cJSON_DeleteItemFromObjectCaseSensitive(run, "cleanup");
+        cJSON_DeleteItemFromObjectCaseSensitive(run, "target_histograms"); /* the manager's */
+    }
     text = proto_json_print_exact(root);
     cJSON_Delete(root);
     return text;

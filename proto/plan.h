@@ -88,8 +88,8 @@ int proto_plan_load_canonical(const char *path, const char *const *overrides, si
 /* The plan as agents receive it: `canonical` (borrowed) without the keys
  * the manager acts on for them (run.cleanup travels in the prepare message
  * instead, so that agents before protocol 1.2, which refuse unknown plan keys,
- * still take the plan). New text (free()), NULL when out of memory or not
- * JSON. */
+ * still take the plan) or alone (run.target_histograms, the result files'). New text (free()), NULL
+ * when out of memory or not JSON. */
 char *proto_plan_wire_text(const char *canonical);
 
 /* Same as proto_plan_load() for plan text in memory: `text` (borrowed, `len`

@@ -18,7 +18,13 @@
  * node NODE, WORKER, its TARGETs; intervals by interval, ALL first; the file
  * is valid after open, after run_begin, in the middle of a test, after test 1
  * (holding test 1 only) and at the end; a test cut short keeps what arrived;
- * an unwritable path fails at open with a diag naming it. */
+ * an unwritable path fails at open with a diag naming it.
+ *
+ * Streaming: each test is appended to the same file (same inode, the earlier
+ * bytes unchanged), never a whole-document rewrite, except when the run
+ * object outgrows its room (find_max answers), which rewrites it keeping
+ * every test; TARGET rows drop their histograms past the size
+ * run.target_histograms allows (mgr_target_hists, counted from the plan). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -31,6 +37,7 @@
 #include "common/stats.h"
 #include "manager/results.h"
 #include "proto/msg.h"
+#include "proto/plan.h"
 
 #include <cjson/cJSON.h>
 
@@ -1180,6 +1187,202 @@ static void test_planted_tmp(void **state)
     unlink(victim);
 }
 
+/* The file from `,"plan":` on, without its closing "]}\n". */
+static char *doc_body(const char *path, size_t *len)
+{
+    size_t n;
+    char *all = slurp(path, &n), *plan;
+
+    assert_non_null(all);
+    plan = strstr(all, ",\"plan\":");
+    assert_non_null(plan);
+    assert_true(n >= 3 && !memcmp(all + n - 3, "]}\n", 3));
+    *len = (size_t)(all + n - 3 - plan);
+    memmove(all, plan, *len);
+    return all;
+}
+
+/* Tests are appended to the one file: the inode stays, the bytes before
+ * each new test stay as they were. */
+static void test_appended(void **state)
+{
+    struct fixture *f = malloc(sizeof(*f));
+    struct stat st0, st;
+    char *before = NULL, *after;
+    size_t nbefore = 0, nafter;
+    (void)state;
+
+    assert_non_null(f);
+    fixture_init(f, "append.json");
+    run_begin(f);
+    assert_int_equal(stat(f->path, &st0), 0);
+    for (int t = 0; t < NTESTS; t++) {
+        test_begin(f, t);
+        intervals(f, t);
+        node_rows(f, t, 0);
+        node_rows(f, t, 1);
+        test_end(f, t);
+        assert_int_equal(stat(f->path, &st), 0);
+        assert_true(st.st_ino == st0.st_ino && st.st_dev == st0.st_dev);
+        after = doc_body(f->path, &nafter);
+        if (before) {
+            assert_true(nafter > nbefore);
+            assert_memory_equal(after, before, nbefore);
+        }
+        free(before);
+        before = after;
+        nbefore = nafter;
+    }
+    f->sink->ops->run_end(f->sink, 0);
+    assert_int_equal(stat(f->path, &st), 0);
+    assert_true(st.st_ino == st0.st_ino);
+    after = doc_body(f->path, &nafter);
+    assert_int_equal(nafter, nbefore);
+    assert_memory_equal(after, before, nbefore);
+    free(after);
+    free(before);
+    fixture_free(f);
+    free(f);
+}
+
+/* find_max answers past the run object's room: the document is rewritten
+ * once with more room, keeping every test, and stays valid. */
+static void test_run_outgrows_room(void **state)
+{
+    struct fixture *f = malloc(sizeof(*f));
+    char headline[300];
+    struct stat st0, st;
+    cJSON *doc;
+    (void)state;
+
+    assert_non_null(f);
+    fixture_init(f, "grow.json");
+    run_begin(f);
+    assert_int_equal(stat(f->path, &st0), 0);
+    test_begin(f, 0);
+    intervals(f, 0);
+    node_rows(f, 0, 0);
+    node_rows(f, 0, 1);
+    test_end(f, 0);
+    memset(headline, 'h', sizeof(headline) - 1);
+    headline[sizeof(headline) - 1] = '\0';
+    for (int k = 0; k < 8; k++) {
+        struct mgr_knee_info knee = {.spec = spec_names[0],
+                                     .metric = "p99",
+                                     .target_ns = 2000000,
+                                     .iops = 1000.0 * (k + 1),
+                                     .lat_ns = 1.5e6,
+                                     .steps = 7,
+                                     .headline = headline};
+        f->sink->ops->knee(f->sink, &knee);
+    }
+    test_begin(f, 1);
+    intervals(f, 1);
+    node_rows(f, 1, 0);
+    node_rows(f, 1, 1);
+    test_end(f, 1);
+    assert_int_equal(stat(f->path, &st), 0);
+    assert_true(st.st_ino != st0.st_ino); /* rewritten (renamed over) */
+    doc = load(f->path);
+    assert_int_equal(get_u64(get(doc, "run"), "tests_written"), NTESTS);
+    assert_int_equal(cJSON_GetArraySize(get(get(doc, "run"), "find_max")), 8);
+    assert_int_equal(ntests_in(doc), NTESTS);
+    for (int t = 0; t < NTESTS; t++)
+        check_test(cJSON_GetArrayItem(get(doc, "tests"), t), &f->d, t);
+    cJSON_Delete(doc);
+    f->sink->ops->run_end(f->sink, 0);
+    doc = load(f->path);
+    assert_int_equal(ntests_in(doc), NTESTS);
+    assert_true(cJSON_IsTrue(get(get(doc, "run"), "finished")));
+    cJSON_Delete(doc);
+    fixture_free(f);
+    free(f);
+}
+
+/* run.target_histograms false: TARGET rows have "latency": null, every other
+ * row keeps its histograms and every figure. */
+static void test_no_target_hists(void **state)
+{
+    struct fixture *f = malloc(sizeof(*f));
+    const cJSON *r;
+    cJSON *doc;
+    int targets = 0;
+    (void)state;
+
+    assert_non_null(f);
+    fixture_init(f, "notgt.json");
+    f->plan.run.target_hists = IOF_TARGET_HISTS_NEVER;
+    run_begin(f);
+    test_begin(f, 0);
+    intervals(f, 0);
+    node_rows(f, 0, 0);
+    node_rows(f, 0, 1);
+    test_end(f, 0);
+    doc = load(f->path);
+    cJSON_ArrayForEach(r, get(cJSON_GetArrayItem(get(doc, "tests"), 0), "results"))
+    {
+        check_keys(r, row_keys);
+        if (!strcmp(get_str(r, "row_type"), "TARGET")) {
+            assert_true(cJSON_IsNull(get(r, "latency")));
+            assert_true(cJSON_IsNumber(get(r, "p99_lat_ms")));
+            targets++;
+        } else {
+            assert_true(cJSON_IsObject(get(r, "latency")));
+        }
+    }
+    assert_int_equal(targets, NNODES * NWORKERS * NTARGETS);
+    cJSON_Delete(doc);
+    fixture_free(f);
+    free(f);
+}
+
+/* The size rule: TARGET rows over the run's agents, from the plan's groups
+ * (count x targets x the agents a group runs on); up to
+ * IOF_TARGET_HISTS_AUTO_MAX keeps the histograms; the plan key overrides. */
+static void test_target_hists_rule(void **state)
+{
+    static const char plan8[] =
+        "{\"name\":\"p\",\"run\":{\"duration\":\"1s\"%s},\"specs\":[{\"name\":\"a\",\"lines\":[{"
+        "\"size\":\"4k\"}]}],\"workers\":[{\"count\":8,%s\"engine\":\"null\",\"targets\":["
+        "{\"path\":\"t0\",\"size\":\"1m\"},{\"path\":\"t1\",\"size\":\"1m\"},{\"path\":\"t2\","
+        "\"size\":\"1m\"},{\"path\":\"t3\",\"size\":\"1m\"},{\"path\":\"t4\",\"size\":\"1m\"},{"
+        "\"path\":\"t5\",\"size\":\"1m\"},{\"path\":\"t6\",\"size\":\"1m\"},{\"path\":\"t7\","
+        "\"size\":\"1m\"}]}]}";
+    static char names[20][16];
+    struct mgr_agent_info agents[20];
+    struct iof_test t0 = {0};
+    struct iof_plan p;
+    struct iof_diag d = {{0}};
+    char text[2048];
+    (void)state;
+
+    for (int i = 0; i < 20; i++) {
+        snprintf(names[i], sizeof(names[i]), "n%d", i);
+        agents[i] = (struct mgr_agent_info){.name = names[i]};
+    }
+    assert_int_equal(IOF_TARGET_HISTS_AUTO_MAX, 1024); /* docs/results.md says 1024 */
+    snprintf(text, sizeof(text), plan8, "", "");
+    assert_int_equal(proto_plan_parse("p", text, strlen(text), NULL, 0, &p, &d), 0);
+    /* 8 workers x 8 targets = 64 rows per agent: 16 agents = 1024 keep, 17 drop */
+    assert_true(mgr_target_hists(&p, agents, 16, &t0));
+    assert_false(mgr_target_hists(&p, agents, 17, &t0));
+    assert_true(mgr_target_hists(&p, agents, 17, NULL));
+    iof_plan_free(&p);
+    /* a group on named nodes counts only those */
+    snprintf(text, sizeof(text), plan8, "", "\"nodes\":[\"n1\",\"n2\"],");
+    assert_int_equal(proto_plan_parse("p", text, strlen(text), NULL, 0, &p, &d), 0);
+    assert_true(mgr_target_hists(&p, agents, 20, &t0));
+    iof_plan_free(&p);
+    snprintf(text, sizeof(text), plan8, ",\"target_histograms\":true", "");
+    assert_int_equal(proto_plan_parse("p", text, strlen(text), NULL, 0, &p, &d), 0);
+    assert_true(mgr_target_hists(&p, agents, 20, &t0));
+    iof_plan_free(&p);
+    snprintf(text, sizeof(text), plan8, ",\"target_histograms\":false", "");
+    assert_int_equal(proto_plan_parse("p", text, strlen(text), NULL, 0, &p, &d), 0);
+    assert_false(mgr_target_hists(&p, agents, 1, &t0));
+    iof_plan_free(&p);
+}
+
 static int mkdir_p(const char *dir)
 {
     char buf[PATH_MAX];
@@ -1234,10 +1437,12 @@ static int group_teardown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_registry),  cmocka_unit_test(test_full_run),
-        cmocka_unit_test(test_cut_short), cmocka_unit_test(test_empty_test),
-        cmocka_unit_test(test_no_run),    cmocka_unit_test(test_unwritable),
-        cmocka_unit_test(test_symlink),   cmocka_unit_test(test_planted_tmp),
+        cmocka_unit_test(test_registry),        cmocka_unit_test(test_full_run),
+        cmocka_unit_test(test_cut_short),       cmocka_unit_test(test_empty_test),
+        cmocka_unit_test(test_no_run),          cmocka_unit_test(test_unwritable),
+        cmocka_unit_test(test_symlink),         cmocka_unit_test(test_planted_tmp),
+        cmocka_unit_test(test_appended),        cmocka_unit_test(test_run_outgrows_room),
+        cmocka_unit_test(test_no_target_hists), cmocka_unit_test(test_target_hists_rule),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

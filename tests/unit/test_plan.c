@@ -125,7 +125,10 @@ BAD(name_empty, "{'name':''," RUN "," SPECS "," WORKERS "}", "plan.json: name: m
 BAD(run_missing, "{" NAME "," SPECS "," WORKERS "}", "plan.json: run: required but missing")
 BAD(run_array, PLAN_RUN("[]"), "plan.json: run: must be an object, got array")
 BAD(run_unknown_key, PLAN_RUN("{'duration':'5s','time':'5s'}"),
-    "plan.json: run: unknown key 'time' (expected one of: ramp, duration, interval, cleanup)")
+    "plan.json: run: unknown key 'time' (expected one of: ramp, duration, interval, cleanup, "
+    "target_histograms)")
+BAD(run_target_histograms_type, PLAN_RUN("{'duration':'5s','target_histograms':'yes'}"),
+    "plan.json: run.target_histograms: must be true or false, got string")
 BAD(duration_missing, PLAN_RUN("{'ramp':'1s'}"),
     "plan.json: run.duration: required but missing (specs[0] has neither a duration nor an "
     "io_limit of its own)")
@@ -1014,6 +1017,36 @@ static void good_verify(void **state)
     load_good(GOOD, NULL, 0, &p);
     assert_int_equal(p.workers[0].verify.algo, IOF_VERIFY_NONE);
     iof_plan_free(&p);
+}
+
+/* run.target_histograms: left out AUTO, true ALWAYS, false NEVER; --set too. */
+static void good_target_histograms(void **state)
+{
+    struct iof_plan p;
+    const char *ov[] = {"run.target_histograms=true"};
+
+    (void)state;
+    load_good(GOOD, NULL, 0, &p);
+    assert_int_equal(p.run.target_hists, IOF_TARGET_HISTS_AUTO);
+    iof_plan_free(&p);
+    load_good(PLAN_RUN("{'duration':'5s','target_histograms':true}"), NULL, 0, &p);
+    assert_int_equal(p.run.target_hists, IOF_TARGET_HISTS_ALWAYS);
+    iof_plan_free(&p);
+    load_good(PLAN_RUN("{'duration':'5s','target_histograms':false}"), NULL, 0, &p);
+    assert_int_equal(p.run.target_hists, IOF_TARGET_HISTS_NEVER);
+    iof_plan_free(&p);
+    load_good(GOOD, ov, 1, &p);
+    assert_int_equal(p.run.target_hists, IOF_TARGET_HISTS_ALWAYS);
+    iof_plan_free(&p);
+    /* the manager's key: agents never see it */
+    {
+        char *wire = proto_plan_wire_text(
+            sq("{'name':'p','run':{'duration':'5s','target_histograms':true,'interval':'1s'}}"));
+        assert_non_null(wire);
+        assert_null(strstr(wire, "target_histograms"));
+        assert_non_null(strstr(wire, "\"interval\""));
+        free(wire);
+    }
 }
 
 static void good_defaults(void **state)
@@ -2017,6 +2050,7 @@ int main(void)
         B(run_missing),
         B(run_array),
         B(run_unknown_key),
+        B(run_target_histograms_type),
         B(duration_missing),
         B(duration_zero),
         B(duration_no_unit),
@@ -2180,6 +2214,7 @@ int main(void)
         B(set_hipri_libaio),
         B(file_missing),
         T(good_defaults),
+        T(good_target_histograms),
         T(good_offset_increment),
         T(good_rate_and_spec_timing),
         B(rate_empty),

@@ -191,6 +191,62 @@ static int64_t record_run(const char *db, const char *tag, unsigned ntests, bool
     return id;
 }
 
+/* A TARGET row's histograms are kept or dropped (latency NULL) as
+ * run.target_histograms and mgr_target_hists() say; other rows keep theirs. */
+static void target_histograms(void **state)
+{
+    static const enum iof_target_hists modes[] = {IOF_TARGET_HISTS_ALWAYS, IOF_TARGET_HISTS_NEVER};
+    struct iof_stats *st = malloc(sizeof(*st));
+    (void)state;
+
+    assert_non_null(st);
+    fill(st, 1000, 1000, 4096);
+    for (size_t i = 0; i < 2; i++) {
+        char db[PATH_MAX], name[32];
+        struct mgr_sink *s = NULL;
+        struct mgr_store *store;
+        struct iof_diag d = {{0}};
+        struct iof_plan plan = {.run = {.target_hists = modes[i]}};
+        struct mgr_agent_info agent = {.name = "a"};
+        struct mgr_run_info ri = {.plan = &plan, .plan_text = "{}", .agents = &agent, .nagents = 1};
+        struct iof_test test = {.index = 0};
+        struct mgr_test_info ti = {.test = &test, .ntests = 1, .spec = "s", .cycle = ""};
+        struct mgr_row row = {.type = MGR_ROW_TARGET,
+                              .node = "a",
+                              .worker = "w0",
+                              .target = "t",
+                              .stats = st,
+                              .ns = 1000000000,
+                              .nodes = 1};
+        struct mgr_row all = row;
+        struct mgr_test_end te = {.test = &ti, .end_wall_ns = 1, .all = &all, .nodes = 1};
+        struct mgr_metrics m;
+
+        snprintf(name, sizeof(name), "tgt%zu.db", i);
+        fresh_path(db, sizeof(db), name);
+        assert_int_equal(mgr_db_sink_open(db, NULL, &s, &d), 0);
+        s->ops->run_begin(s, &ri);
+        s->ops->test_begin(s, &ti);
+        row.m = metrics_of(row.stats, row.ns, &m);
+        s->ops->row(s, &ti, &row);
+        all.type = MGR_ROW_ALL;
+        all.node = all.worker = all.target = NULL;
+        all.m = row.m;
+        s->ops->test_end(s, &te);
+        s->ops->run_end(s, 0);
+        assert_int_equal(mgr_sink_close(s), 0);
+        assert_int_equal(mgr_store_open(db, &store, &d), 0);
+        assert_int_equal(query_int(store, "SELECT count(*) FROM rows WHERE row_type = 'TARGET' "
+                                          "AND latency IS NULL AND read_ios > 0"),
+                         modes[i] == IOF_TARGET_HISTS_NEVER);
+        assert_int_equal(query_int(store, "SELECT count(*) FROM rows WHERE latency IS NULL"),
+                         modes[i] == IOF_TARGET_HISTS_NEVER);
+        assert_int_equal(query_int(store, "SELECT count(*) FROM rows"), 2);
+        mgr_store_close(store);
+    }
+    free(st);
+}
+
 static void creates_wal_current_schema(void **state)
 {
     char db[PATH_MAX];
@@ -501,6 +557,7 @@ int main(void)
         cmocka_unit_test(refuses_newer),
         cmocka_unit_test(list_headline),
         cmocka_unit_test(many_agents_linear),
+        cmocka_unit_test(target_histograms),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }
