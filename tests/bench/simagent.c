@@ -849,6 +849,9 @@ static void sim_on_link_close(struct proto_link *l, int err, const char *why, vo
     }
     if (s->redial && !ss->bye && !s->stopping) {
         /* A lost link: dial again, as dynamo does, with the ticket. */
+        if (s->redials < SIM_LOST_LOGGED)
+            IOF_WARN("%s: session ended%s: %s; redialling", ss->name,
+                     ss->running ? " mid-test" : "", why);
         if (ss->running) {
             ss->running = false;
             ss->aborted++;
