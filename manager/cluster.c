@@ -33,6 +33,7 @@
 #define CL_PROBES 8                               /* clock probes per agent and test */
 #define CL_START_LEAD_MS 300                      /* start this long after the last probe */
 #define CL_RESULT_GRACE_NS (30ULL * IOF_NS_PER_S) /* after the end, for results */
+#define CL_CHILD_GRACE_MS 10000 /* the embedded agent's own end, before a SIGTERM */
 /* TLS handshakes the --listen manager runs at once; more connections wait
  * their turn, unread, newest first (iof_listener_set_admission;
  * docs/scaling.md). */
@@ -790,6 +791,16 @@ static void cl_on_signal(uv_signal_t *h, int sig)
     c->deadline = iof_now_ns() + 10 * IOF_NS_PER_S;
 }
 
+/* The embedded agent did not end within CL_CHILD_GRACE_MS of the run. */
+static void cl_on_child_kill(uv_timer_t *t)
+{
+    struct mgr_run *c = t->data;
+    if (c->child_running)
+        uv_process_kill(&c->child, SIGTERM);
+    c->child_kill_on = false;
+    uv_close((uv_handle_t *)t, NULL);
+}
+
 static void cl_close_handle(uv_handle_t *h)
 {
     if (h->loop && !uv_is_closing(h))
@@ -816,10 +827,17 @@ void mgr_run_finish(struct mgr_run *c)
     cl_close_handle((uv_handle_t *)&c->tick);
     cl_close_handle((uv_handle_t *)&c->sigint);
     cl_close_handle((uv_handle_t *)&c->sigterm);
-    /* The embedded agent ends with its session; SIGTERM makes sure it does
-     * not outlive us if the bye is lost. It stops its I/O on SIGTERM. */
-    if (c->child_running)
-        uv_process_kill(&c->child, SIGTERM);
+    /* The embedded agent ends with its session (after removing the test
+     * files of a --cleanup run); SIGTERM makes sure it does not outlive us
+     * if the bye is lost. Not at once: a SIGTERM that comes while it is
+     * shutting down, its handler already closed, would kill it in the middle
+     * of its cleanup. */
+    if (c->child_running) {
+        uv_timer_init(c->loop, &c->child_kill);
+        c->child_kill.data = c;
+        uv_timer_start(&c->child_kill, cl_on_child_kill, CL_CHILD_GRACE_MS, 0);
+        c->child_kill_on = true; /* its exit closes the timer (manager/session.c) */
+    }
 }
 
 int mgr_cluster_run(const struct iof_plan *p, const char *plan_text, const struct mgr_run_opts *o)

@@ -87,6 +87,8 @@ struct mgr_run {
     /* embedded agent */
     uv_process_t child;
     bool child_running;
+    uv_timer_t child_kill; /* SIGTERM if it has not ended this long after the run */
+    bool child_kill_on;    /* child_kill is open */
     bool embedded;
 };
 

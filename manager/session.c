@@ -606,6 +606,10 @@ static void sess_on_child_exit(uv_process_t *p, int64_t status, int sig)
     struct mgr_run *c = p->data;
     c->child_running = false;
     uv_close((uv_handle_t *)p, NULL);
+    if (c->child_kill_on) {
+        c->child_kill_on = false;
+        uv_close((uv_handle_t *)&c->child_kill, NULL);
+    }
     if (c->phase != MGR_PH_DONE && (status || sig)) {
         IOF_USER("iofleet: the local agent exited (status %" PRId64 ", signal %d)", status, sig);
         if (c->phase == MGR_PH_CONNECT) {
