@@ -352,6 +352,24 @@ struct reap {
     struct dyn_test *dt;
 };
 
+/* Gives freed memory back to the system (glibc's malloc_trim). Not under
+ * AddressSanitizer: its allocator replaces malloc, and glibc's trim of an
+ * arena that was never set up crashed (tls_resume under ASan). */
+#if defined(__SANITIZE_ADDRESS__)
+#define AGENT_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define AGENT_ASAN 1
+#endif
+#endif
+
+static void agent_trim(void)
+{
+#ifndef AGENT_ASAN
+    malloc_trim(0);
+#endif
+}
+
 /* On a worker thread: waits for the workers (a drain may take up to 30 s,
  * io_destroy waits on the kernel) and frees the test. */
 static void reap_work(uv_work_t *w)
@@ -363,7 +381,7 @@ static void reap_work(uv_work_t *w)
     /* A test's buffers and interval rings (hundreds of KiB per worker,
      * sized by the test's queue depth) are gone: give the memory back,
      * so a long campaign does not keep the largest test's footprint. */
-    malloc_trim(0);
+    agent_trim();
     atomic_fetch_sub(&r->a->reaping_live, 1);
 }
 
@@ -1128,7 +1146,7 @@ static void session_maybe_free(struct session *s)
     /* Idle again (after a session, or a flood of bad connections): give
      * the memory back rather than keep the peak. */
     if (!a->sessions && !a->active)
-        malloc_trim(0);
+        agent_trim();
 }
 
 static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void *arg);
