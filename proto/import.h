@@ -15,6 +15,8 @@
 #ifndef IOF_PROTO_IMPORT_H
 #define IOF_PROTO_IMPORT_H
 
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "common/buf.h"
@@ -25,6 +27,12 @@
 #define IOF_IMPORT_MAX_LINES 100000u
 #define IOF_IMPORT_MAX_JOBS 256u    /* sections */
 #define IOF_IMPORT_MAX_OPTIONS 8192 /* key=value lines in all */
+
+/* Appends one message "NAME:LINE: TEXT" (control characters shown as '?')
+ * and a newline to msgs; true when TEXT starts with "error:" (the import
+ * fails). For the importers. */
+bool proto_import_vmsg(struct iof_buf *msgs, const char *name, size_t line, const char *fmt,
+                       va_list ap);
 
 /* Imports the fio job file `text` (`len` bytes, need not be NUL-terminated;
  * `name` is used in messages) as plan JSON appended to `json`, with the

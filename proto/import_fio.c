@@ -96,19 +96,10 @@ static void fio_msg(struct fio_ctx *c, unsigned line, const char *fmt, ...)
 static void fio_msg(struct fio_ctx *c, unsigned line, const char *fmt, ...)
 {
     va_list ap;
-    size_t start = c->msgs->len;
 
-    iof_buf_printf(c->msgs, "%s:%u: ", c->name, line);
     va_start(ap, fmt);
-    iof_buf_vprintf(c->msgs, fmt, ap);
+    c->failed |= proto_import_vmsg(c->msgs, c->name, line, fmt, ap);
     va_end(ap);
-    /* One printable line whatever the file held (names, paths, keys). */
-    for (size_t i = start; !c->msgs->err && i < c->msgs->len; i++)
-        if ((unsigned char)c->msgs->p[i] < 0x20 || c->msgs->p[i] == 0x7f)
-            c->msgs->p[i] = '?';
-    iof_buf_addc(c->msgs, '\n');
-    if (!strncmp(fmt, "error:", 6))
-        c->failed = true;
 }
 
 /* A value as printed in a message: bounded, control characters replaced. */
