@@ -32,7 +32,7 @@
  * and a newline to msgs; true when TEXT starts with "error:" (the import
  * fails). For the importers. */
 bool proto_import_vmsg(struct iof_buf *msgs, const char *name, size_t line, const char *fmt,
-                       va_list ap);
+                       va_list ap) __attribute__((format(printf, 4, 0)));
 
 /* Imports the fio job file `text` (`len` bytes, need not be NUL-terminated;
  * `name` is used in messages) as plan JSON appended to `json`, with the
