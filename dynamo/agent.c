@@ -117,6 +117,11 @@ struct session {
     bool cleanup;
     struct dyn_created *created;
     size_t ncreated;
+    /* Where the targets of the last preparation live (prepared.targets),
+     * with their strings; filled on the preparation thread. */
+    struct proto_target_place *places;
+    struct place_str *place_str;
+    size_t nplaces;
     /* A test being started, on a libuv worker thread (dyn_test_start opens
      * targets, allocates buffers and creates threads: it may block). */
     uv_work_t start_work;
@@ -865,10 +870,58 @@ static int prep_progress(void *arg, const char *path, uint64_t done, uint64_t to
     return 0;
 }
 
+struct place_str {
+    char device[64], fstype[32];
+};
+
+/* Notes where target `ti` of plan group `gi` lives, once per path and up to
+ * PROTO_PLACES_MAX (a plan naming more leaves the rest unknown). */
+static void prep_note_place(struct session *s, size_t gi, size_t ti)
+{
+    const char *path = s->plan.workers[gi].targets[ti].path;
+    struct iof_diag d = {{0}};
+    struct stat st;
+    int fd;
+
+    for (size_t i = 0; i < s->nplaces; i++) {
+        const struct proto_target_place *p = &s->places[i];
+        if (!strcmp(s->plan.workers[p->group].targets[p->target].path, path))
+            return;
+    }
+    if (s->nplaces == PROTO_PLACES_MAX)
+        return;
+    if (!s->places) {
+        s->places = calloc(PROTO_PLACES_MAX, sizeof(*s->places));
+        s->place_str = calloc(PROTO_PLACES_MAX, sizeof(*s->place_str));
+        if (!s->places || !s->place_str) {
+            free(s->places);
+            free(s->place_str);
+            s->places = NULL;
+            s->place_str = NULL;
+            return;
+        }
+    }
+    fd = dyn_scope_open(s->a->scope, path, O_PATH, &st, &d);
+    if (fd < 0)
+        return; /* prepared a moment ago; the test's own open says why */
+    struct place_str *ps = &s->place_str[s->nplaces];
+    int ram = dyn_inventory_place(fd, &st, ps->device, sizeof(ps->device), ps->fstype,
+                                  sizeof(ps->fstype));
+    close(fd);
+    s->places[s->nplaces++] = (struct proto_target_place){
+        .group = (uint32_t)gi,
+        .target = (uint32_t)ti,
+        .device = ps->device[0] ? ps->device : NULL,
+        .fstype = ps->fstype[0] ? ps->fstype : NULL,
+        .ram_backed = ram,
+    };
+}
+
 static void prep_work(uv_work_t *w)
 {
     struct session *s = w->data;
     s->prep_err = 0;
+    s->nplaces = 0;
     for (size_t g = 0; g < s->ngroups && !s->prep_err; g++) {
         const struct iof_worker_cfg *gc = &s->plan.workers[s->groups[g]];
         const struct io_engine *eng = dyn_engine_find(gc->engine);
@@ -889,6 +942,8 @@ static void prep_work(uv_work_t *w)
             struct dyn_created f;
             s->prep_err = dyn_target_prepare_noted(&gc->targets[i], s->a->scope, gc->pattern,
                                                    prep_progress, s, &f, &s->prep_diag);
+            if (!s->prep_err)
+                prep_note_place(s, s->groups[g], i);
             if (f.path[0]) {
                 struct dyn_created *grown =
                     realloc(s->created, (s->ncreated + 1) * sizeof(*s->created));
@@ -945,6 +1000,8 @@ static void prep_after(uv_work_t *w, int status)
     }
     s->prepared = true;
     proto_msg_init(&m, PROTO_MSG_PREPARED);
+    m.u.prepared.places = s->places;
+    m.u.prepared.nplaces = s->nplaces;
     proto_link_send(s->link, &m);
 }
 
@@ -1138,6 +1195,8 @@ static void session_maybe_free(struct session *s)
         return;
     session_cleanup(s);
     free(s->created);
+    free(s->places);
+    free(s->place_str);
     session_drop_plan(s);
     pthread_mutex_destroy(&s->prep_lock);
     free(s->zeros);

@@ -428,6 +428,31 @@ void dyn_inventory_workdir(const char *path, struct proto_workdir_info *wi,
         wi->ram_backed = wi->device ? dyn_dev_ram_backed(st.st_dev) : -1;
 }
 
+int dyn_inventory_place(int fd, const struct stat *st, char *device, size_t cap, char *fstype,
+                        size_t fcap)
+{
+    struct statfs fs;
+    int ram = -1;
+
+    device[0] = fstype[0] = '\0';
+    if (S_ISBLK(st->st_mode)) {
+        dev_name(st->st_rdev, device, cap);
+        return dyn_dev_ram_backed(st->st_rdev);
+    }
+    if (fstatfs(fd, &fs) == 0) {
+        const char *name = dyn_fstype_name((unsigned long)fs.f_type);
+        if (name)
+            copy_clean(fstype, fcap, name);
+        else
+            snprintf(fstype, fcap, "0x%lx", (unsigned long)fs.f_type & 0xffffffffUL);
+        if (fs_in_ram((unsigned long)fs.f_type))
+            ram = 1;
+    }
+    if (dev_name(st->st_dev, device, cap) && ram < 0)
+        ram = dyn_dev_ram_backed(st->st_dev);
+    return ram;
+}
+
 /* ---- the agent's cached inventory ------------------------------------------ */
 
 /* One inventory, shared by the hellos that send it: freed with its last

@@ -12,6 +12,7 @@
 #define IOF_DYNAMO_INVENTORY_H
 
 #include <stdbool.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "proto/msg.h"
@@ -34,6 +35,14 @@ void dyn_inventory_target(const char *path, struct proto_target_info *ti,
  * its nearest existing parent is described). */
 void dyn_inventory_workdir(const char *path, struct proto_workdir_info *wi,
                            struct dyn_inv_strings *s);
+
+/* Where the target opened as `fd` (O_PATH is enough; *st its fstat) lives:
+ * for a block device its own kernel name; for a file the filesystem's type
+ * and the device under it. device[cap] and fstype[fcap] are "" when
+ * unknown or none (tmpfs has no device). Returns 1 when it keeps its data
+ * in RAM, 0 when not, -1 when that cannot be read. */
+int dyn_inventory_place(int fd, const struct stat *st, char *device, size_t cap, char *fstype,
+                        size_t fcap);
 
 /* The name of a filesystem type from statfs(2)'s f_type ("ext4" for the
  * ext2/3/4 magic, "tmpfs", ...), or NULL when it is not one we name. */

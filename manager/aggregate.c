@@ -350,10 +350,52 @@ static void agg_clear_rows(struct mgr_agg_node *a)
     a->nrows = 0;
 }
 
+static void agg_places_free(struct mgr_agg_node *a)
+{
+    for (size_t i = 0; i < a->nplaces; i++) {
+        free(a->places[i].device);
+        free(a->places[i].fstype);
+    }
+    free(a->places);
+    a->places = NULL;
+    a->nplaces = 0;
+}
+
+void mgr_agg_node_places(struct mgr_agg *g, struct mgr_agg_node *n, const struct proto_prepared *pr)
+{
+    agg_places_free(n);
+    n->places = calloc(pr->nplaces ? pr->nplaces : 1, sizeof(*n->places));
+    for (size_t i = 0; n->places && i < pr->nplaces; i++) {
+        const struct proto_target_place *t = &pr->places[i];
+        struct mgr_place *p = &n->places[n->nplaces];
+        if (t->group >= g->p->nworkers || t->target >= g->p->workers[t->group].ntargets)
+            continue;
+        *p = (struct mgr_place){.path = g->p->workers[t->group].targets[t->target].path,
+                                .device = t->device ? strdup(t->device) : NULL,
+                                .fstype = t->fstype ? strdup(t->fstype) : NULL,
+                                .ram_backed = t->ram_backed};
+        n->nplaces++;
+        if ((t->device && !p->device) || (t->fstype && !p->fstype)) {
+            free(p->device); /* out of memory: unknown */
+            free(p->fstype);
+            *p = (struct mgr_place){.path = p->path, .ram_backed = -1};
+        }
+    }
+}
+
+const struct mgr_place *mgr_agg_node_place(const struct mgr_agg_node *n, const char *path)
+{
+    for (size_t i = 0; i < n->nplaces; i++)
+        if (!strcmp(n->places[i].path, path))
+            return &n->places[i];
+    return NULL;
+}
+
 void mgr_agg_node_free(struct mgr_agg_node *a)
 {
     if (!a)
         return;
+    agg_places_free(a);
     agg_clear_rows(a);
     free(a->rows);
     free(a->acc_lat[0]);
@@ -562,7 +604,8 @@ static uint64_t agg_node_rows(struct mgr_agg *g, struct mgr_agg_node *a, const s
                                   .workers = 1,
                                   .targets = 1,
                                   .range_offset = tc ? tc->range_offset : 0,
-                                  .range_size = tc ? tc->range_size : 0};
+                                  .range_size = tc ? tc->range_size : 0,
+                                  .place = tc ? mgr_agg_node_place(a, path) : NULL};
             iof_stats_merge(wsum, ts);
             snprintf(label, sizeof(label), "%s:%s", wl, path);
             agg_emit_row(g, a, &row, label);

@@ -81,6 +81,9 @@ struct mgr_agg_node {
      * ..., then NODE last. */
     struct mgr_agg_row *rows;
     size_t nrows, caprows;
+    /* Where its targets live (from its last preparation); for TARGET rows. */
+    struct mgr_place *places;
+    size_t nplaces;
 };
 
 /* Called once per published interval for the live line. */
@@ -175,6 +178,12 @@ void mgr_agg_node_take_part(struct mgr_agg_node *n);
 /* Not in any test (yet): a new test is set up (rows stay until replaced). */
 void mgr_agg_node_clear_role(struct mgr_agg_node *n);
 void mgr_agg_node_free(struct mgr_agg_node *n);
+/* Replaces the node's places with (copies of) those of its prepared
+ * message; entries naming no target of the plan are dropped. */
+void mgr_agg_node_places(struct mgr_agg *g, struct mgr_agg_node *n,
+                         const struct proto_prepared *pr);
+/* Where `path` of node n lives, NULL when unknown. */
+const struct mgr_place *mgr_agg_node_place(const struct mgr_agg_node *n, const char *path);
 
 /* The end of the current test: prints the table (nodes in agent order) and
  * hands the ALL row to the sinks. measured_ns: the ALL row's window. */

@@ -1343,6 +1343,18 @@ static void jb_row(struct iof_buf *b, const struct jtest *t, const struct mgr_ro
         jb_u64(b, r->range_size);
     else
         jb_null(b);
+    /* TARGET: where it lives on its node, as the agent found it (null when
+     * unknown: an older agent, the null engine). */
+    const struct mgr_place *pl = r->type == MGR_ROW_TARGET ? r->place : NULL;
+    jb_key(b, "device");
+    jb_str(b, pl ? pl->device : NULL);
+    jb_key(b, "fstype");
+    jb_str(b, pl ? pl->fstype : NULL);
+    jb_key(b, "ram_backed");
+    if (pl && pl->ram_backed >= 0)
+        jb_bool(b, pl->ram_backed == 1);
+    else
+        jb_null(b);
     jb_key(b, "status");
     jb_str(b, mgr_row_status_name(r->status));
     jb_key(b, "window_start_s");

@@ -73,6 +73,15 @@ enum mgr_row_status {
 
 /* One final row of a test. Names are NULL where they do not apply (ALL has
  * none; NODE has node; WORKER node+worker; TARGET all three). */
+/* Where one target path of a node lives, as its agent found it at
+ * preparation (prepared.targets). */
+struct mgr_place {
+    const char *path; /* as in the plan (borrowed from it) */
+    char *device;     /* kernel name of the block device under it, NULL unknown or none */
+    char *fstype;     /* the filesystem holding a file, NULL for a device or unknown */
+    int ram_backed;   /* 1, 0, -1 unknown */
+};
+
 struct mgr_row {
     enum mgr_row_type type;
     const char *node;
@@ -91,6 +100,7 @@ struct mgr_row {
     uint32_t queue_depth;             /* outstanding I/Os per target (TARGET, WORKER: per target) */
     uint32_t nodes, workers, targets; /* entities below this row (Iometer's # columns) */
     uint64_t range_offset, range_size; /* TARGET: the region used (0 size: whole) */
+    const struct mgr_place *place;     /* TARGET: where it lives on its node, NULL unknown */
     /* NODE: the node's CPU; ALL: the mean over the nodes that measured it;
      * NULL when unknown. cpu_busy_pct is cpu->busy_pct (0 when NULL). */
     const struct proto_cpu *cpu;

@@ -193,6 +193,25 @@ void mgr_agent_drop_stray(struct mgr_agent *a, const char *fmt, ...)
         proto_link_close(a->link, IOF_EPROTO, NULL);
 }
 
+/* A target in RAM measures memory, not storage: say so while the run goes
+ * on, once per target and preparation (the JSON rows keep ram_backed). */
+static void sess_warn_ram(struct mgr_run *c, struct mgr_agent *a)
+{
+    for (size_t i = 0; i < a->agg.nplaces; i++) {
+        const struct mgr_place *p = &a->agg.places[i];
+        if (p->ram_backed != 1)
+            continue;
+        char what[96] = "";
+        if (p->fstype || p->device)
+            snprintf(what, sizeof(what), " (%s%s%s)", p->fstype ? p->fstype : "",
+                     p->fstype && p->device ? " on " : "", p->device ? p->device : "");
+        mgr_live_done(&c->live);
+        IOF_USER("iofleet: warning: %s: target %s is RAM-backed%s: its numbers are memory numbers, "
+                 "not storage numbers",
+                 a->name, p->path, what);
+    }
+}
+
 static void sess_on_msg(struct proto_link *l, const struct proto_msg *m, void *arg)
 {
     struct mgr_agent *a = arg;
@@ -335,6 +354,8 @@ static void sess_on_msg(struct proto_link *l, const struct proto_msg *m, void *a
         }
         return;
     case PROTO_MSG_PREPARED:
+        mgr_agg_node_places(&c->agg, &a->agg, &m->u.prepared);
+        sess_warn_ram(c, a);
         if (st == MGR_SESSION_PREPARING)
             mgr_agent_fire(a, MGR_SESSION_EV_PREPARED);
         if (c->phase == MGR_PH_PREPARE)

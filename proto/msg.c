@@ -981,6 +981,81 @@ static int empty_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
     return c->err;
 }
 
+/* ---- prepared: where each target lives (optional) ---------------------- */
+
+static int prepared_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
+{
+    const struct proto_prepared *pr = &msg->u.prepared;
+    cJSON *ja;
+
+    if (!pr->nplaces)
+        return c->err;
+    if (pr->nplaces > PROTO_PLACES_MAX || !pr->places)
+        return ctx_fail(c, "prepared.targets: %zu entries, at most %d", pr->nplaces,
+                        PROTO_PLACES_MAX);
+    ja = put_container(c, root, "targets", cJSON_CreateArray());
+    for (size_t i = 0; ja && i < pr->nplaces && !c->err; i++) {
+        const struct proto_target_place *t = &pr->places[i];
+        char prefix[PATH_BUF];
+        cJSON *jt = cJSON_CreateObject();
+        snprintf(prefix, sizeof(prefix), "prepared.targets[%zu]", i);
+        if (!jt || !cJSON_AddItemToArray(ja, jt)) {
+            cJSON_Delete(jt);
+            return ctx_oom(c);
+        }
+        put_u64(c, jt, "group", t->group);
+        put_u64(c, jt, "target", t->target);
+        if (t->device)
+            put_str(c, jt, prefix, "device", t->device, STR_LABEL, 0);
+        if (t->fstype)
+            put_str(c, jt, prefix, "fstype", t->fstype, STR_LABEL, 0);
+        put_tristate(c, jt, prefix, "ram_backed", t->ram_backed);
+    }
+    return c->err;
+}
+
+static int prepared_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
+{
+    struct proto_prepared *pr = &msg->u.prepared;
+    const cJSON *ja = get_item(c, root, "prepared.targets", "targets", OPTIONAL | NULLABLE), *jt;
+    size_t n = 0;
+
+    if (!ja)
+        return c->err;
+    if (!cJSON_IsArray(ja))
+        return ctx_fail(c, "prepared.targets: must be an array");
+    cJSON_ArrayForEach(jt, ja) n++;
+    if (n > PROTO_PLACES_MAX)
+        return ctx_fail(c, "prepared.targets: %zu entries, at most %d", n, PROTO_PLACES_MAX);
+    if (!n)
+        return c->err;
+    pr->places = calloc(n, sizeof(*pr->places));
+    if (!pr->places)
+        return ctx_oom(c);
+    pr->nplaces = n; /* from here on, proto_msg_clear() frees partial entries */
+    size_t i = 0;
+    cJSON_ArrayForEach(jt, ja)
+    {
+        struct proto_target_place *t = &pr->places[i];
+        char prefix[PATH_BUF];
+        uint64_t v = 0;
+        snprintf(prefix, sizeof(prefix), "prepared.targets[%zu]", i++);
+        t->ram_backed = -1;
+        if (!cJSON_IsObject(jt))
+            return ctx_fail(c, "%s: must be an object", prefix);
+        get_uint(c, jt, prefix, "group", 0, IOF_PLAN_MAX_GROUPS - 1, &v);
+        t->group = (uint32_t)v;
+        get_uint(c, jt, prefix, "target", 0, IOF_PLAN_MAX_TARGETS - 1, &v);
+        t->target = (uint32_t)v;
+        get_str(c, jt, prefix, "device", STR_LABEL, OPTIONAL | NULLABLE, &t->device);
+        get_str(c, jt, prefix, "fstype", STR_LABEL, OPTIONAL | NULLABLE, &t->fstype);
+        get_tristate(c, jt, prefix, "ram_backed", &t->ram_backed);
+        if (c->err)
+            return c->err;
+    }
+    return c->err;
+}
+
 static int progress_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
 {
     const struct proto_prepare_progress *p = &msg->u.prepare_progress;
@@ -1671,7 +1746,7 @@ static const struct {
     [PROTO_MSG_PLAN] = {plan_encode, plan_decode},
     [PROTO_MSG_PREPARE] = {prepare_encode, prepare_decode},
     [PROTO_MSG_PREPARE_PROGRESS] = {progress_encode, progress_decode},
-    [PROTO_MSG_PREPARED] = {empty_encode, empty_decode},
+    [PROTO_MSG_PREPARED] = {prepared_encode, prepared_decode},
     [PROTO_MSG_STATS] = {stats_encode, stats_decode},
     [PROTO_MSG_RESULT] = {stats_encode, stats_decode},
     [PROTO_MSG_CLEAN] = {empty_encode, empty_decode},
@@ -1929,6 +2004,13 @@ void proto_msg_clear(struct proto_msg *msg)
         break;
     case PROTO_MSG_PREPARE_PROGRESS:
         free((void *)msg->u.prepare_progress.path);
+        break;
+    case PROTO_MSG_PREPARED:
+        for (size_t i = 0; i < msg->u.prepared.nplaces; i++) {
+            free((void *)msg->u.prepared.places[i].device);
+            free((void *)msg->u.prepared.places[i].fstype);
+        }
+        free(msg->u.prepared.places);
         break;
     case PROTO_MSG_CLEANED:
         free((void *)msg->u.cleaned.workdir);

@@ -251,6 +251,25 @@ struct proto_cleaned {
     const char **removed;
 };
 
+/* Where one target of the plan lives on the agent, as preparation found
+ * what it opened (prepared.targets, optional: older agents send none). One
+ * entry per distinct path, in plan order, at most PROTO_PLACES_MAX. */
+#define PROTO_PLACES_MAX 256
+struct proto_target_place {
+    uint32_t group;     /* index of the worker group in the plan's workers */
+    uint32_t target;    /* index in that group's targets */
+    const char *device; /* kernel name of the block device under it ("nvme0n1", "loop3"),
+                         * NULL when none (tmpfs) or unknown */
+    const char *fstype; /* the filesystem holding a file ("ext4", "tmpfs"), NULL for a
+                         * block device or when unknown */
+    int ram_backed;     /* 1 RAM (tmpfs, ramfs, zram, brd, loop on tmpfs), 0, -1 unknown */
+};
+
+struct proto_prepared {
+    size_t nplaces;
+    struct proto_target_place *places;
+};
+
 struct proto_prepare_progress {
     const char *path;
     uint64_t done, total; /* bytes */
@@ -339,7 +358,7 @@ struct proto_welcome {
     uint32_t heartbeat_ms;
 };
 
-/* One message; prepared and clean have no fields. */
+/* One message; clean has no fields. */
 struct proto_msg {
     enum proto_msg_type type;
     union {
@@ -354,6 +373,7 @@ struct proto_msg {
         struct proto_stop stop;
         struct proto_plan plan;
         struct proto_prepare prepare;
+        struct proto_prepared prepared;
         struct proto_cleaned cleaned;
         struct proto_prepare_progress prepare_progress;
         struct proto_stats stats;  /* PROTO_MSG_STATS */

@@ -427,9 +427,82 @@ static void test_prepare_round_trip(void **state)
     proto_msg_clear(&out);
 
     /* Fields from a newer minor are ignored. */
-    expect_decoded("{\"type\":\"prepared\",\"targets\":[{\"path\":\"/dev/sdb\"}]}", &out);
+    expect_decoded("{\"type\":\"prepared\",\"future\":[{\"path\":\"/dev/sdb\"}]}", &out);
     assert_int_equal(out.type, PROTO_MSG_PREPARED);
+    assert_int_equal(out.u.prepared.nplaces, 0);
     proto_msg_clear(&out);
+}
+
+/* prepared.targets: where each target lives, and what an older agent (no
+ * list) or a partly known place reads as. */
+static void test_prepared_places(void **state)
+{
+    (void)state;
+    struct proto_target_place places[] = {
+        {.group = 0, .target = 0, .device = "loop3", .fstype = "ext4", .ram_backed = 0},
+        {.group = 1, .target = 2, .fstype = "tmpfs", .ram_backed = 1},
+        {.group = 255, .target = 255, .ram_backed = -1},
+    };
+    struct proto_msg in, out;
+    char *text;
+
+    proto_msg_init(&in, PROTO_MSG_PREPARED);
+    in.u.prepared.places = places;
+    in.u.prepared.nplaces = 3;
+    text = encode_text(&in);
+    assert_string_equal(text, "{\"type\":\"prepared\",\"targets\":["
+                              "{\"group\":0,\"target\":0,\"device\":\"loop3\",\"fstype\":"
+                              "\"ext4\",\"ram_backed\":false},"
+                              "{\"group\":1,\"target\":2,\"fstype\":\"tmpfs\",\"ram_backed\":"
+                              "true},"
+                              "{\"group\":255,\"target\":255,\"ram_backed\":null}]}");
+    free(text);
+    round_trip(&in, &out);
+    assert_int_equal(out.u.prepared.nplaces, 3);
+    for (size_t i = 0; i < 3; i++) {
+        const struct proto_target_place *a = &places[i], *b = &out.u.prepared.places[i];
+        assert_int_equal(a->group, b->group);
+        assert_int_equal(a->target, b->target);
+        if (a->device)
+            assert_string_equal(a->device, b->device);
+        else
+            assert_null(b->device);
+        if (a->fstype)
+            assert_string_equal(a->fstype, b->fstype);
+        else
+            assert_null(b->fstype);
+        assert_int_equal(a->ram_backed, b->ram_backed);
+    }
+    proto_msg_clear(&out);
+
+    expect_refused("{\"type\":\"prepared\",\"targets\":{}}", IOF_EPROTO,
+                   "prepared.targets: must be an array");
+    expect_refused("{\"type\":\"prepared\",\"targets\":[1]}", IOF_EPROTO,
+                   "prepared.targets[0]: must be an object");
+    expect_refused("{\"type\":\"prepared\",\"targets\":[{\"target\":0}]}", IOF_EPROTO,
+                   "prepared.targets[0].group: required field missing");
+    expect_refused("{\"type\":\"prepared\",\"targets\":[{\"group\":256,\"target\":0}]}", IOF_EPROTO,
+                   "prepared.targets[0].group: must be 0..255, got 256");
+    expect_refused("{\"type\":\"prepared\",\"targets\":[{\"group\":0,\"target\":0,"
+                   "\"ram_backed\":1}]}",
+                   IOF_EPROTO, "prepared.targets[0].ram_backed: must be true, false or null");
+    expect_refused("{\"type\":\"prepared\",\"targets\":[{\"group\":0,\"target\":0,"
+                   "\"device\":\"a\\nb\"}]}",
+                   IOF_EPROTO, "prepared.targets[0].device: contains a control character (byte 1)");
+
+    /* At most PROTO_PLACES_MAX entries, on both sides. */
+    struct proto_target_place many[PROTO_PLACES_MAX + 1];
+    for (size_t i = 0; i <= PROTO_PLACES_MAX; i++)
+        many[i] = (struct proto_target_place){
+            .group = 0, .target = (uint32_t)(i % 256), .ram_backed = -1};
+    struct iof_diag d = {{0}};
+    char *json = NULL;
+    size_t len = 0;
+    in.u.prepared.places = many;
+    in.u.prepared.nplaces = PROTO_PLACES_MAX + 1;
+    assert_int_equal(proto_msg_encode(&in, &json, &len, &d), -EINVAL);
+    assert_string_equal(d.msg, "prepared.targets: 257 entries, at most 256");
+    free(json);
 }
 
 static void test_progress_round_trip(void **state)
@@ -1436,9 +1509,9 @@ static void test_doc_file_examples(void **state)
     }
     free(doc);
     /* hello x3, welcome, heartbeat, clock_probe, clock_reply, start x3 (one with rates), stop,
-     * error, bye, plan, prepare x2, prepare_progress x2, prepared, stats, result x2, clean,
+     * error, bye, plan, prepare x2, prepare_progress x2, prepared x2, stats, result x2, clean,
      * cleaned */
-    assert_int_equal(n, 24);
+    assert_int_equal(n, 25);
 }
 
 /* ---- defects in proto/msg.c (fail until fixed) -------------------------- */
@@ -1553,6 +1626,7 @@ int main(void)
         cmocka_unit_test(test_plan_round_trip),
         cmocka_unit_test(test_plan_refused),
         cmocka_unit_test(test_prepare_round_trip),
+        cmocka_unit_test(test_prepared_places),
         cmocka_unit_test(test_progress_round_trip),
         cmocka_unit_test(test_progress_refused),
         cmocka_unit_test(test_start_offset_round_trip),

@@ -350,10 +350,10 @@ static const char *const test_keys[] = {
         "errors", "read_errors", "write_errors", "verify_errors", "cpu_pct", "cpu_effectiveness",  \
         "cpu"
 static const char *const row_keys[] = {
-    "test",         "spec",       "cycle",       "row_type",       "node",         "worker",
-    "target",       "group",      "queue_depth", "nodes",          "workers",      "targets",
-    "range_offset", "range_size", "status",      "window_start_s", "window_end_s", METRIC_KEYS,
-    "first_error",  "latency",    NULL};
+    "test",           "spec",         "cycle",       "row_type",    "node",       "worker",
+    "target",         "group",        "queue_depth", "nodes",       "workers",    "targets",
+    "range_offset",   "range_size",   "device",      "fstype",      "ram_backed", "status",
+    "window_start_s", "window_end_s", METRIC_KEYS,   "first_error", "latency",    NULL};
 static const char *const iv_keys[] = {"interval", "time_s", "row_type",  "node", "reported",
                                       "lost",     "late",   METRIC_KEYS, NULL};
 static const char *const hist_keys[] = {"count", "sum_ns", "min_ns", "max_ns", "buckets", NULL};
