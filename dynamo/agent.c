@@ -162,6 +162,10 @@ struct agent {
     struct session *active;
     struct session *sessions, *last; /* every open connection's session, oldest first */
     unsigned pending;                /* sessions still waiting for their hello */
+    /* Sessions not freed yet, closed ones included: a closed session still
+     * removes its test files (session_cleanup) when its handles are closed,
+     * so the signal handlers stay until the last one is freed. */
+    unsigned allocated;
     bool handles_closed;
     unsigned draining; /* ended sessions whose preparation or start thread is still stopping */
     unsigned reaping;  /* stopped tests being joined and freed on a worker thread */
@@ -644,6 +648,7 @@ static void session_poll(uv_timer_t *t)
 
 static void session_abort_test(struct session *s);
 static void session_maybe_free(struct session *s);
+static void agent_shutdown(struct agent *a);
 
 /* What the groups this node runs in test t need, against the agent's budget
  * as the host stands now. */
@@ -1202,6 +1207,9 @@ static void session_maybe_free(struct session *s)
     free(s->zeros);
     free(s->rates);
     free(s);
+    a->allocated--;
+    if (a->stopping && !a->allocated)
+        agent_shutdown(a);
     /* Idle again (after a session, or a flood of bad connections): give
      * the memory back rather than keep the peak. */
     if (!a->sessions && !a->active)
@@ -1479,10 +1487,9 @@ static void session_on_close(struct proto_link *l, int err, const char *why, voi
     uv_close((uv_handle_t *)&s->prep_async, session_on_handle_closed);
     if (a->fd_mode)
         a->stopping = true; /* the socketpair was its only connection */
-    if (a->stopping) {
-        if (!a->sessions)
-            agent_shutdown(a);
-    } else if (a->o->manager && !a->active) {
+    /* Stopping: the agent's handles close once this session is freed (its
+     * test files removed), in session_maybe_free. */
+    if (!a->stopping && a->o->manager && !a->active) {
         uv_timer_start(&a->reconnect, agent_on_reconnect, iof_backoff_next(&a->backoff), 0);
     }
     session_maybe_free(s);
@@ -1527,6 +1534,7 @@ static struct session *session_new(struct agent *a, struct iof_conn *c)
         return NULL;
     }
     s->a = a;
+    a->allocated++;
     atomic_init(&s->prep_cancel, false);
     atomic_init(&s->start_cancel, false);
     pthread_mutex_init(&s->prep_lock, NULL);
@@ -1689,7 +1697,7 @@ static void agent_on_signal(uv_signal_t *h, int sig)
     for (struct session *s = a->sessions; s; s = s->next)
         if (s->link)
             proto_link_close(s->link, 0, s == a->active ? "agent shutting down" : NULL);
-    if (!a->sessions)
+    if (!a->allocated)
         agent_shutdown(a);
     else if (a->listener) {
         iof_listener_close(a->listener);
