@@ -884,8 +884,12 @@ int mgr_cluster_run(const struct iof_plan *p, const char *plan_text, const struc
     }
     c->embedded = !o->nagents && !o->listen;
     c->expect = c->embedded ? 1 : o->expect;
-    /* Slack for stray connections on --listen; their slots are reused. */
-    c->capagents = o->nagents + c->expect + 64;
+    /* A lost agent keeps its slot (the rows of the test it dropped out of)
+     * until that test ends, and comes back in a new one: room for every agent
+     * of the run to return once within a test, plus slack for stray
+     * connections on --listen (their slots are reused). Slots are touched
+     * only when used: the rest of the array costs no memory. */
+    c->capagents = 2 * (o->nagents + c->expect) + 64;
     c->agents = calloc(c->capagents, sizeof(*c->agents));
     c->tests = iof_plan_expand(p, &c->ntests);
     if (!c->agents || !c->tests) {

@@ -608,8 +608,8 @@ void mgr_agent_on_accept(struct iof_listener *l, struct iof_conn *conn, void *ar
     }
     if (!(a = mgr_agent_add(c, iof_conn_peer(conn)))) {
         mgr_live_done(&c->live);
-        IOF_WARN("connection from %s dropped: %zu connections are already waiting for their "
-                 "hello",
+        IOF_WARN("connection from %s dropped: all %zu agent slots are taken (agents of the "
+                 "run, lost ones until their test ends, connections waiting for their hello)",
                  iof_conn_peer(conn), c->capagents);
         iof_conn_close(conn, IOF_EBUSY);
         return;

@@ -45,4 +45,35 @@ expect_in "$T/sim.out" "redials 3 rewelcomed 3"
 awk '/^== test 2\/2/ { t = 1 } t && /nodes/ { print; exit }' "$T/m.out" | grep -q " $N nodes" ||
     { cat "$T/m.out" >&2; cl_fail "test 2 did not run on all $N nodes"; }
 ok "3 cut sessions redialled with resumed TLS sessions and ran test 2 with the other 3"
+# Half of a larger fleet cut at once: every returning agent finds a slot at
+# once (a lost agent keeps its own slot, with the rows of the test it dropped
+# out of, until that test ends), none is turned away to redial later.
+N2=200
+plan p2.json <<'P'
+{"name": "redial-many", "run": {"ramp": "200ms", "duration": "3s", "interval": "500ms"},
+ "specs": [{"name": "one", "lines": [{"size": "4k", "burst": 4, "delay": "5ms"}]},
+           {"name": "two", "lines": [{"size": "4k", "burst": 4, "delay": "5ms"}]}],
+ "workers": [{"nodes": ["*"], "count": 1, "engine": "null", "queue_depth": 1,
+              "targets": [{"path": "sim.dat", "size": "1m"}]}]}
+P
+port2=''
+cl_start_listen_manager mgr2 port2 "$T/m2.out" "$T/m2.err" "$T/p2.json" --expect $N2 --wait 30 \
+    --verbose --no-db
+cl_spawn sim2 "$T/sim2.out" "$T/sim2.err" "$SIM" --manager "127.0.0.1:$port2" --count $N2 \
+    --redial --connect-timeout 30 --verbose
+cl_wait_log "$T/m2.err" "test 1 interval 1:" 30
+kill -USR1 "$sim2"
+cl_wait_log "$T/sim2.err" "SIGUSR1: cut $((N2 / 2)) sessions; they redial" 5
+cl_wait_log "$T/sim2.err" "all $((N2 / 2)) redialled sessions welcomed again" 20
+cl_wait_exit "$mgr2" 60 rc
+[ "$rc" = 1 ] || { tail -20 "$T/m2.err" >&2; cl_fail "manager exited $rc, expected 1"; }
+cl_wait_exit "$sim2" 30 src
+! grep -q "agent slots are taken" "$T/m2.err" ||
+    cl_fail "returning agents turned away: $(grep -c 'agent slots are taken' "$T/m2.err")"
+[ "$(grep -c 'is back; it takes part from the next test' "$T/m2.err")" = $((N2 / 2)) ] ||
+    cl_fail "expected $((N2 / 2)) agents back"
+awk '/^== test 2\/2/ { t = 1 } t && /nodes/ { print; exit }' "$T/m2.out" | grep -q " $N2 nodes" ||
+    { cat "$T/m2.out" >&2; cl_fail "test 2 did not run on all $N2 nodes"; }
+ok "$((N2 / 2)) of $N2 agents cut at once: every one found a slot and ran test 2"
+
 cl_done
