@@ -250,20 +250,42 @@ static bool hdr_sane(const uint8_t *b, const struct dyn_verify_hdr *h)
            h->length % DYN_VERIFY_SECTOR == 0;
 }
 
+/* How many of the 8 bytes of a and b differ. */
+static unsigned bytes_differ(uint64_t a, uint64_t b)
+{
+    uint64_t x = a ^ b;
+    unsigned n = 0;
+
+    for (; x; x >>= 8)
+        n += (x & 0xff) != 0;
+    return n;
+}
+
 enum dyn_verify_class dyn_verify_check(const uint8_t *b, uint32_t len, uint64_t off,
                                        uint64_t expected_gen, struct dyn_verify_hdr *found,
                                        uint32_t *consumed)
 {
+    uint8_t fixed[DYN_VERIFY_HDR];
+    const uint8_t *hdr = b;
     uint64_t tag;
-    bool other = false;
+    bool other = false, hit = false;
 
     *consumed = len < DYN_VERIFY_SECTOR ? len : DYN_VERIFY_SECTOR;
-    if (len < DYN_VERIFY_HDR || ld64(b) != DYN_VERIFY_MAGIC) {
+    if (len < DYN_VERIFY_HDR || bytes_differ(ld64(b), DYN_VERIFY_MAGIC) > 1) {
         memset(found, 0, sizeof(*found));
         return DYN_VERIFY_NO_HEADER;
     }
-    dyn_verify_hdr_get(b, found);
-    if (!hdr_sane(b, found))
+    /* A magic with one byte changed is a verify block whose first bytes
+     * were hit (any other data so close to it is ~2^-53 likely): judged
+     * with the magic put back, and corrupt whatever else holds. */
+    if (ld64(b) != DYN_VERIFY_MAGIC) {
+        memcpy(fixed, b, DYN_VERIFY_HDR);
+        st64(fixed, DYN_VERIFY_MAGIC);
+        hdr = fixed;
+        hit = true;
+    }
+    dyn_verify_hdr_get(hdr, found);
+    if (!hdr_sane(hdr, found))
         return DYN_VERIFY_CORRUPT;
     if (found->length > len) {
         /* Only part of the block was read: nothing to check it with. */
@@ -271,12 +293,16 @@ enum dyn_verify_class dyn_verify_check(const uint8_t *b, uint32_t len, uint64_t 
         return DYN_VERIFY_NO_HEADER;
     }
     *consumed = found->length;
+    if (hit)
+        return DYN_VERIFY_CORRUPT;
     if (found->offset != off)
         return DYN_VERIFY_MISPLACED;
     if (block_sum(b, found->length, found->algo) != found->sum) {
+        /* Torn when a sector carries another write's tag or none; a tag
+         * with one byte changed is this write's, hit: corrupt. */
         tag = dyn_verify_tag(found->generation);
         for (uint32_t s = DYN_VERIFY_SECTOR; s < found->length && !other; s += DYN_VERIFY_SECTOR)
-            other = ld64(b + s) != tag;
+            other = bytes_differ(ld64(b + s), tag) > 1;
         return other ? DYN_VERIFY_TORN : DYN_VERIFY_CORRUPT;
     }
     if (expected_gen && found->generation != expected_gen)

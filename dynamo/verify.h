@@ -11,12 +11,15 @@
  * is told apart from one whose bytes were changed ("corrupt").
  *
  * Judging a block read at offset `off`:
- *   no magic                      -> not a verify block (not checked)
+ *   no magic (2+ bytes differ)    -> not a verify block (not checked)
  *   header fields inconsistent    -> corrupt (a garbage header: never trusted)
+ *   magic with one byte changed   -> corrupt (a block whose first bytes were hit)
  *   header offset != off          -> misplaced (the block belongs elsewhere)
  *   checksum wrong, sector tags of
- *     another write               -> torn
+ *     another write (2+ bytes of
+ *     a tag differ)               -> torn
  *   checksum wrong otherwise      -> corrupt
+ * So one changed byte anywhere in a block read whole is always "corrupt".
  *   checksum right, generation
  *     not the one expected        -> stale (when the caller knows what to expect)
  * Everything here is pure: bytes in, a verdict out; never trusts a length

@@ -1,11 +1,11 @@
 # End-to-end verification ("verify") on a kept test file: written with
 # headers it reads back clean in a later run (a new agent: only the file and
-# the workdir carry over); one byte flipped with dd is reported as corrupt at
-# exactly its block; a block copied over another is reported as misplaced
-# there; an older copy of a block put back (a lost write) is reported as
-# stale; an interrupted write test leaves nothing the next verify calls wrong;
-# a mismatch is exit 1 with verify_errors in the CSV; verify_stop ends the
-# test at the first one.
+# the workdir carry over); one byte inverted with dd, in a block's payload or
+# in its header's magic, is reported as corrupt at exactly its block; a block
+# copied over another is reported as misplaced there; an older copy of a block
+# put back (a lost write) is reported as stale; an interrupted write test
+# leaves nothing the next verify calls wrong; a mismatch is exit 1 with
+# verify_errors in the CSV; verify_stop ends the test at the first one.
 source "$(dirname "$0")/lib/common.bash"
 
 F=$T/w/v.bin # the test file "v.bin" in the workdir
@@ -19,6 +19,15 @@ mkplan() {
  "workers": [{"engine": "sync", "queue_depth": 1, "targets": [{"path": "v.bin", "size": "16m"}],
               "verify": "xxh64", "verify_mode": "$4"}]}
 P
+}
+# flip FILE OFFSET: inverts the byte at OFFSET in place, and checks that it
+# changed on disk.
+flip() {
+    local old new
+    old=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
+    new=$((old ^ 0xff))
+    printf "\\$(printf %03o "$new")" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+    [ "$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')" = "$new" ] || fail "byte $2 of $1 did not change"
 }
 # col FILE NAME: the ALL row's value of CSV column NAME.
 col() {
@@ -40,17 +49,30 @@ expect_rc 0 "$IOFLEET" run "$T/read.json" --workdir "$T/w" --quiet --force --csv
 [ "$(col "$T/r.csv" read_ios)" -gt 0 ] || fail "no reads"
 ok "a later run (a new agent) verifies the kept file: no errors"
 
-# One byte in the middle of block 37.
+# flipped AT NAME: a read-back run reports exactly the block at AT, as
+# corrupt (NAME says where the byte was).
+flipped() {
+    local n others
+    expect_rc 1 "$IOFLEET" run "$T/read.json" --workdir "$T/w" --quiet --force --csv "$T/r.csv"
+    n=$(col "$T/r.csv" verify_errors)
+    [ "$n" -ge 1 ] || fail "flipped byte in $2: verify_errors $n"
+    grep -qE "verify: node local target 'v.bin' offset $1: corrupt \(expected offset $1( generation [0-9]+)?; found offset $1 length $BS " "$T/err" ||
+        { cat "$T/err"; fail "no corrupt report at offset $1"; }
+    others=$(grep -o "offset [0-9]*: [a-z]*" "$T/err" | grep -v "^offset $1: corrupt$" || true)
+    [ -z "$others" ] || { cat "$T/err"; fail "reports elsewhere: $others"; }
+    ok "one flipped byte in $2: exactly offset $1 reported, as corrupt ($n reads of it)"
+}
+# One byte in the middle of block 37. It is inverted, never overwritten with
+# a fixed value: the payload is random per run, and a fixed value equal to
+# the byte already there (1 run in 256) changed nothing, so nothing could be
+# reported.
 AT=$((37 * BS))
-printf '\x5a' | dd of="$F" bs=1 seek=$((AT + 3000)) conv=notrunc status=none
-expect_rc 1 "$IOFLEET" run "$T/read.json" --workdir "$T/w" --quiet --force --csv "$T/r.csv"
-n=$(col "$T/r.csv" verify_errors)
-[ "$n" -ge 1 ] || fail "flipped byte: verify_errors $n"
-grep -qE "verify: node local target 'v.bin' offset $AT: corrupt \(expected offset $AT( generation [0-9]+)?; found offset $AT length $BS " "$T/err" ||
-    { cat "$T/err"; fail "no corrupt report at offset $AT"; }
-others=$(grep -o "offset [0-9]*: [a-z]*" "$T/err" | grep -v "^offset $AT: corrupt$" || true)
-[ -z "$others" ] || { cat "$T/err"; fail "reports elsewhere: $others"; }
-ok "one flipped byte: exactly offset $AT reported, as corrupt ($n reads of it)"
+flip "$F" $((AT + 3000))
+flipped $AT "a block's payload"
+# Put back; then the first byte of block 41 (its header's magic).
+flip "$F" $((AT + 3000))
+flip "$F" $((41 * BS))
+flipped $((41 * BS)) "a header's magic"
 
 # Rewrite, then block 5 copied over block 9.
 expect_rc 0 "$IOFLEET" run "$T/write.json" --workdir "$T/w" --quiet

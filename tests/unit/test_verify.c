@@ -1,7 +1,8 @@
 /* tests/unit/test_verify.c - dynamo/verify: checksum vectors (crc32c against
  * a bit-by-bit reference, xxh64 against the published empty-input value),
  * the header codec, and the classification of every kind of bad block:
- * corrupt, misplaced, torn, stale, no header, garbage headers. */
+ * corrupt (one changed byte anywhere), misplaced, torn, stale, no header,
+ * garbage headers. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -87,7 +88,7 @@ static void test_seal_check(void **state)
         /* Read at another offset: the block belongs elsewhere. */
         assert_int_equal(dyn_verify_check(b, 4096, 0, 0, &f, &used), DYN_VERIFY_MISPLACED);
         assert_int_equal(f.offset, 8192);
-        /* One byte changed anywhere but a sector tag: corrupt. */
+        /* One byte changed: corrupt (every byte: test_every_byte). */
         for (uint32_t at = 100; at < 4096; at += 997) {
             b[at] ^= 0x40;
             assert_int_equal(dyn_verify_check(b, 4096, 8192, 0, &f, &used), DYN_VERIFY_CORRUPT);
@@ -99,6 +100,38 @@ static void test_seal_check(void **state)
         b[50] ^= 1;
         free(b);
     }
+}
+
+/* One byte changed anywhere in a block - the magic, a header field, the
+ * sums, a sector tag, the payload - with any value: corrupt, at the block's
+ * own offset, for every position of blocks of one and of eight sectors. */
+static void test_every_byte(void **state)
+{
+    (void)state;
+    const uint8_t algos[] = {DYN_VERIFY_CRC32C, DYN_VERIFY_XXH64};
+    const uint32_t lens[] = {512, 4096};
+
+    for (size_t a = 0; a < 2; a++)
+        for (size_t l = 0; l < 2; l++) {
+            uint32_t len = lens[l];
+            uint8_t *b = sealed(len, 65536, 9, algos[a]);
+            struct dyn_verify_hdr f;
+            uint32_t used;
+
+            for (uint32_t at = 0; at < len; at++) {
+                const uint8_t flips[] = {0x01, 0x80, 0xff, (uint8_t)(rand() % 255 + 1)};
+                for (size_t k = 0; k < sizeof(flips); k++) {
+                    b[at] ^= flips[k];
+                    if (dyn_verify_check(b, len, 65536, 9, &f, &used) != DYN_VERIFY_CORRUPT)
+                        fail_msg("len %u algo %u: byte %u ^ 0x%02x not judged corrupt", len,
+                                 algos[a], at, flips[k]);
+                    assert_true(used >= DYN_VERIFY_SECTOR && used <= len);
+                    b[at] ^= flips[k];
+                }
+            }
+            assert_int_equal(dyn_verify_check(b, len, 65536, 9, &f, &used), DYN_VERIFY_OK);
+            free(b);
+        }
 }
 
 /* Sectors 4..7 from another write of the same block (a newer generation):
@@ -133,11 +166,27 @@ static void test_garbage(void **state)
     uint32_t used;
     uint8_t *small;
 
-    /* No magic: not ours, step one sector. */
+    /* No magic (two of its bytes differ): not ours, step one sector. */
     b[0] ^= 1;
+    b[5] ^= 0x80;
     assert_int_equal(dyn_verify_check(b, 4096, 0, 0, &f, &used), DYN_VERIFY_NO_HEADER);
     assert_int_equal(used, 512);
     assert_true(f.magic == 0);
+    b[5] ^= 0x80;
+    /* One byte of it: a verify block whose magic was hit, corrupt. */
+    assert_int_equal(dyn_verify_check(b, 4096, 0, 0, &f, &used), DYN_VERIFY_CORRUPT);
+    assert_int_equal(used, 4096);
+    assert_int_equal(f.offset, 0);
+    assert_int_equal(f.generation, 1);
+    /* ... and, with another header field changed too, still corrupt. */
+    b[16] ^= 1;
+    assert_int_equal(dyn_verify_check(b, 4096, 0, 0, &f, &used), DYN_VERIFY_CORRUPT);
+    assert_int_equal(used, 512);
+    b[16] ^= 1;
+    /* ... read only in part: not judged yet, as for an intact magic. */
+    assert_int_equal(dyn_verify_check(b, 2048, 0, 0, &f, &used), DYN_VERIFY_NO_HEADER);
+    assert_true(f.magic == DYN_VERIFY_MAGIC);
+    assert_int_equal(used, 2048);
     b[0] ^= 1;
     /* Magic, but a header field changed (the header's own crc): corrupt. */
     b[16] ^= 1; /* length */
@@ -172,9 +221,8 @@ static void test_garbage(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_checksums),
-        cmocka_unit_test(test_seal_check),
-        cmocka_unit_test(test_torn),
+        cmocka_unit_test(test_checksums),  cmocka_unit_test(test_seal_check),
+        cmocka_unit_test(test_every_byte), cmocka_unit_test(test_torn),
         cmocka_unit_test(test_garbage),
     };
     srand(1);
