@@ -465,7 +465,7 @@ static uint64_t session_cut_ns(const struct session *s, uint64_t k)
 static void agent_verify_line(const char *node, const struct dyn_test *dt,
                               const struct dyn_verify_report *v, char *buf, size_t cap)
 {
-    char path[128], gen[40];
+    char path[128], gen[40], found[160];
     const char *p = dyn_test_target_cfg(dt, v->worker, v->target)->path;
     size_t i = 0;
 
@@ -476,12 +476,17 @@ static void agent_verify_line(const char *node, const struct dyn_test *dt,
         snprintf(gen, sizeof(gen), " generation %" PRIu64, v->e_generation);
     else
         gen[0] = '\0';
+    if (!v->f_none)
+        snprintf(found, sizeof(found),
+                 "found offset %" PRIu64 " length %" PRIu32 " writer %016" PRIx64 "/w%" PRIu32
+                 " generation %" PRIu64,
+                 v->f_offset, v->f_length, v->f_node, v->f_worker, v->f_generation);
+    else
+        snprintf(found, sizeof(found), "found no verify header");
     snprintf(buf, cap,
-             "node %s target '%s' offset %" PRIu64 ": %s (expected offset %" PRIu64
-             "%s; found offset %" PRIu64 " length %" PRIu32 " writer %016" PRIx64 "/w%" PRIu32
-             " generation %" PRIu64 ")",
-             node, path, v->offset, dyn_verify_class_name((enum dyn_verify_class)v->cls), v->offset,
-             gen, v->f_offset, v->f_length, v->f_node, v->f_worker, v->f_generation);
+             "node %s target '%s' offset %" PRIu64 ": %s (expected offset %" PRIu64 "%s; %s)", node,
+             path, v->offset, dyn_verify_class_name((enum dyn_verify_class)v->cls), v->offset, gen,
+             found);
 }
 
 /* Sends every interval all workers have published; then, once the test is

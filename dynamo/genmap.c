@@ -110,6 +110,23 @@ fail:
     return r;
 }
 
+int dyn_genmap_forget(struct dyn_scope *scope, const char *path, struct iof_diag *diag)
+{
+    char name[DYN_GENMAP_STATE_NAME_MAX];
+    const char *base;
+    int dirfd, r;
+
+    dyn_genmap_state_name(path, name, sizeof(name));
+    dirfd = dyn_scope_open_parent(scope, name, &base, diag);
+    if (dirfd < 0)
+        return dirfd;
+    r = unlinkat(dirfd, base, 0) < 0 && errno != ENOENT ? -errno : 0;
+    close(dirfd);
+    if (r)
+        return iof_diag_set(diag, r, "verify state '%s' in the workdir: %s", name, strerror(-r));
+    return 0;
+}
+
 void dyn_genmap_close(struct dyn_genmap *m)
 {
     if (!m)

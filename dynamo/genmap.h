@@ -9,8 +9,10 @@
  * hold either: not judged). The entries live in a state file in the agent's
  * workdir, mapped shared, so they carry over to later tests, runs and agent
  * restarts; the file names the test file's device and inode and is reset
- * when they change (the file was recreated). Devices and absolute paths get
- * no map: others may write them between runs.
+ * when they change, and removed when the test file is made anew (an inode
+ * number may come back) or a test writes it without verify (blocks with no
+ * header where the map expects one would be reported). Devices and absolute
+ * paths get no map: others may write them between runs.
  *
  * Concurrency: every worker of the node that writes the file shares its
  * map. Per granule a count of writes in flight; per map a count of writes
@@ -58,6 +60,11 @@ void dyn_genmap_state_name(const char *path, char *buf, size_t cap);
  * or an error naming the state file. */
 int dyn_genmap_open(struct dyn_scope *scope, const char *path, dev_t dev, ino_t ino, uint64_t size,
                     struct dyn_genmap **out, struct iof_diag *diag);
+
+/* Removes the state file of test file `path` (relative), if any: what it
+ * says no longer holds (the file was made anew, or is written without
+ * verify). Returns 0, or an error naming the state file. */
+int dyn_genmap_forget(struct dyn_scope *scope, const char *path, struct iof_diag *diag);
 
 /* Unmaps (the entries stay in the state file). Accepts NULL. */
 void dyn_genmap_close(struct dyn_genmap *m);

@@ -314,7 +314,8 @@ static void worker_verify_error(struct run_worker *w, size_t ti, uint64_t off, u
                                                          .f_node = f->node,
                                                          .f_generation = f->generation,
                                                          .f_length = f->length,
-                                                         .f_worker = f->worker};
+                                                         .f_worker = f->worker,
+                                                         .f_none = f->magic != DYN_VERIFY_MAGIC};
     pthread_mutex_unlock(&t->vlock);
     if (t->p.groups[w->group].verify.stop)
         atomic_store_explicit(&t->stop, true, memory_order_relaxed);
@@ -341,6 +342,11 @@ static uint32_t worker_verify_buf(struct run_worker *w, size_t ti, const uint8_t
          * writer's later block is not a lost write. */
         if (k == DYN_VERIFY_STALE && f.node != w->test->p.node_id)
             k = DYN_VERIFY_OK;
+        /* No header at all where this node's last write there left one
+         * (zeroed, or replaced by other data): corrupt, found nothing. */
+        if (k == DYN_VERIFY_NO_HEADER && want && f.magic != DYN_VERIFY_MAGIC &&
+            len - pos >= DYN_VERIFY_SECTOR)
+            k = DYN_VERIFY_CORRUPT;
         if (k == DYN_VERIFY_NO_HEADER && f.magic == DYN_VERIFY_MAGIC && used == len - pos &&
             pos > 0) {
             *partial = true;
@@ -960,9 +966,26 @@ static int worker_setup(struct dyn_test *t, struct run_worker *w, struct iof_dia
     }
 }
 
+/* Whether a group of test t writes test file `path` without verify. */
+static bool test_writes_unverified(const struct dyn_test *t, const char *path)
+{
+    for (size_t h = 0; h < t->p.ngroups; h++) {
+        const struct iof_worker_cfg *gc = &t->p.groups[h];
+        const struct iof_spec *spec = group_spec(t, h);
+        if (gc->verify.algo != IOF_VERIFY_NONE || !spec || !spec_writes(spec))
+            continue;
+        for (size_t k = 0; k < gc->ntargets; k++)
+            if (!strcmp(gc->targets[k].path, path))
+                return true;
+    }
+    return false;
+}
+
 /* The expected generations of verified test file i of group g: the state
  * file in the workdir (genmap.h), shared with an earlier group naming the
- * same file. Devices and absolute paths have none. */
+ * same file. Devices and absolute paths have none, nor a file another
+ * group of the test writes without verify (its state is removed: blocks
+ * without a header where it expected one would be reported). */
 static int test_open_genmap(struct dyn_test *t, size_t g, size_t i, struct iof_diag *diag)
 {
     const struct iof_target_cfg *tc = &t->p.groups[g].targets[i];
@@ -971,6 +994,8 @@ static int test_open_genmap(struct dyn_test *t, size_t g, size_t i, struct iof_d
 
     if (tc->path[0] == '/' || tg->fd < 0 || !t->p.scope)
         return 0;
+    if (test_writes_unverified(t, tc->path))
+        return dyn_genmap_forget(t->p.scope, tc->path, diag);
     for (size_t h = 0; h <= g; h++)
         for (size_t k = 0; k < (h < g ? t->group_ntargets[h] : i); k++)
             if (t->group_gm[h][k] && !strcmp(t->p.groups[h].targets[k].path, tc->path)) {
@@ -1015,6 +1040,11 @@ static int test_open_targets(struct dyn_test *t, struct iof_diag *diag)
                 return r;
             t->group_targets[g][t->group_ntargets[g]++] = tg;
             if (gc->verify.algo != IOF_VERIFY_NONE && (r = test_open_genmap(t, g, i, diag)))
+                return r;
+            /* Written without verify: what the state says no longer holds. */
+            if (gc->verify.algo == IOF_VERIFY_NONE && writes && eng->touches_files &&
+                gc->targets[i].path[0] != '/' && t->p.scope &&
+                (r = dyn_genmap_forget(t->p.scope, gc->targets[i].path, diag)))
                 return r;
             dyn_gen_region_init(&reg, NULL, tg->start, tg->end, tg->lbs);
             r = dyn_gen_check(spec, &reg, diag);

@@ -67,9 +67,11 @@ struct dyn_verify_report {
     uint32_t length;       /* what was expected there: the rest of the read */
     int cls;               /* enum dyn_verify_class */
     uint64_t e_generation; /* the generation expected there, 0 when unknown */
-    /* The header found (dynamo/verify.h fields). */
+    /* The header found (dynamo/verify.h fields), unless f_none: no header
+     * where the generation map expected this node's last write. */
     uint64_t f_offset, f_node, f_generation;
     uint32_t f_length, f_worker;
+    bool f_none;
 };
 
 /* Opens the targets, allocates buffers and starts the worker threads, which

@@ -18,6 +18,7 @@
 #include "common/log.h"
 #include "dynamo/clean.h"
 #include "dynamo/gen.h"
+#include "dynamo/genmap.h"
 #include "dynamo/scope.h"
 
 #define PREP_CHUNK (1u << 20)
@@ -223,10 +224,14 @@ int dyn_target_prepare_noted(const struct iof_target_cfg *cfg, struct dyn_scope 
     if (r)
         unlink_if_same(dirfd, base, &st);
     if (!r) {
-        /* Made here: noted in the ledger, so iofleet clean finds it. */
+        /* Made here: noted in the ledger, so iofleet clean finds it; the
+         * verify state of an earlier file of this name (its inode number
+         * may come back) says nothing of this one. */
         struct dyn_created f = {{0}};
         struct iof_diag nd = {{0}};
         int e = dyn_clean_identify(dirfd, base, &f);
+        if (dyn_genmap_forget(scope, cfg->path, &nd))
+            IOF_WARN("%s", nd.msg);
         snprintf(f.path, sizeof(f.path), "%s", cfg->path);
         if (e || f.dev != (uint64_t)st.st_dev || f.ino != (uint64_t)st.st_ino) {
             IOF_WARN("test file '%s': changed as it was made: it will not be cleaned up",

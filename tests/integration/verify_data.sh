@@ -1,11 +1,13 @@
 # End-to-end verification ("verify") on a kept test file: written with
 # headers it reads back clean in a later run (a new agent: only the file and
 # the workdir carry over); one byte inverted with dd, in a block's payload or
-# in its header's magic, is reported as corrupt at exactly its block; a block
-# copied over another is reported as misplaced there; an older copy of a block
-# put back (a lost write) is reported as stale; an interrupted write test
-# leaves nothing the next verify calls wrong; a mismatch is exit 1 with
-# verify_errors in the CSV; verify_stop ends the test at the first one.
+# in its header's magic, is reported as corrupt at exactly its block, and so
+# is a block zeroed (no header where one was written), but not a file made
+# anew or written over without verify; a block copied over another is
+# reported as misplaced there; an older copy of a block put back (a lost
+# write) is reported as stale; an interrupted write test leaves nothing the
+# next verify calls wrong; a mismatch is exit 1 with verify_errors in the
+# CSV; verify_stop ends the test at the first one.
 source "$(dirname "$0")/lib/common.bash"
 
 F=$T/w/v.bin # the test file "v.bin" in the workdir
@@ -49,18 +51,18 @@ expect_rc 0 "$IOFLEET" run "$T/read.json" --workdir "$T/w" --quiet --force --csv
 [ "$(col "$T/r.csv" read_ios)" -gt 0 ] || fail "no reads"
 ok "a later run (a new agent) verifies the kept file: no errors"
 
-# flipped AT NAME: a read-back run reports exactly the block at AT, as
-# corrupt (NAME says where the byte was).
-flipped() {
-    local n others
+# corrupted AT WHAT [FOUND]: a read-back run reports exactly the block at AT,
+# as corrupt, having found FOUND there (by default its own header).
+corrupted() {
+    local n others found=${3:-"found offset $1 length $BS "}
     expect_rc 1 "$IOFLEET" run "$T/read.json" --workdir "$T/w" --quiet --force --csv "$T/r.csv"
     n=$(col "$T/r.csv" verify_errors)
-    [ "$n" -ge 1 ] || fail "flipped byte in $2: verify_errors $n"
-    grep -qE "verify: node local target 'v.bin' offset $1: corrupt \(expected offset $1( generation [0-9]+)?; found offset $1 length $BS " "$T/err" ||
+    [ "$n" -ge 1 ] || fail "$2: verify_errors $n"
+    grep -qE "verify: node local target 'v.bin' offset $1: corrupt \(expected offset $1( generation [0-9]+)?; $found" "$T/err" ||
         { cat "$T/err"; fail "no corrupt report at offset $1"; }
     others=$(grep -o "offset [0-9]*: [a-z]*" "$T/err" | grep -v "^offset $1: corrupt$" || true)
     [ -z "$others" ] || { cat "$T/err"; fail "reports elsewhere: $others"; }
-    ok "one flipped byte in $2: exactly offset $1 reported, as corrupt ($n reads of it)"
+    ok "$2: exactly offset $1 reported, as corrupt ($n reads of it)"
 }
 # One byte in the middle of block 37. It is inverted, never overwritten with
 # a fixed value: the payload is random per run, and a fixed value equal to
@@ -68,11 +70,33 @@ flipped() {
 # reported.
 AT=$((37 * BS))
 flip "$F" $((AT + 3000))
-flipped $AT "a block's payload"
+corrupted $AT "one flipped byte in a block's payload"
 # Put back; then the first byte of block 41 (its header's magic).
 flip "$F" $((AT + 3000))
 flip "$F" $((41 * BS))
-flipped $((41 * BS)) "a header's magic"
+corrupted $((41 * BS)) "one flipped byte in a header's magic"
+# Put back; then block 45 zeroed whole: no header where one was written.
+flip "$F" $((41 * BS))
+dd if=/dev/zero of="$F" bs=$BS seek=45 count=1 conv=notrunc status=none
+corrupted $((45 * BS)) "a block zeroed" "found no verify header\\)"
+
+# The test file made anew (its inode number may be the old one's): the
+# verify state of the old file goes (a run that neither writes nor verifies
+# does not touch it otherwise), and nothing is expected of the new one.
+rm "$F"
+jq 'del(.workers[0].verify, .workers[0].verify_mode)' "$T/read.json" >"$T/plainread.json"
+expect_rc 0 "$IOFLEET" run "$T/plainread.json" --workdir "$T/w" --quiet
+! ls "$T"/w/.iofleet-verify-*.gen >/dev/null 2>&1 || fail "the old file's verify state outlived it"
+expect_rc 0 "$IOFLEET" run "$T/read.json" --workdir "$T/w" --quiet --force --csv "$T/r.csv"
+[ "$(col "$T/r.csv" verify_errors)" = 0 ] || { cat "$T/err"; fail "a new file: verify errors"; }
+ok "a test file made anew: nothing expected of it"
+# Written with verify, then by a run without: nothing expected any more.
+expect_rc 0 "$IOFLEET" run "$T/write.json" --workdir "$T/w" --quiet
+jq 'del(.workers[0].verify, .workers[0].verify_mode)' "$T/write.json" >"$T/plain.json"
+expect_rc 0 "$IOFLEET" run "$T/plain.json" --workdir "$T/w" --quiet
+expect_rc 0 "$IOFLEET" run "$T/read.json" --workdir "$T/w" --quiet --force --csv "$T/r.csv"
+[ "$(col "$T/r.csv" verify_errors)" = 0 ] || { cat "$T/err"; fail "after a write without verify: verify errors"; }
+ok "a test file written over without verify: no false errors"
 
 # Rewrite, then block 5 copied over block 9.
 expect_rc 0 "$IOFLEET" run "$T/write.json" --workdir "$T/w" --quiet

@@ -2,7 +2,7 @@
  * block of a verified test file: set by completed writes only, unknown
  * while a write is in flight (a crash leaves it unknown), ambiguous when
  * writes overlap, kept in the workdir across opens, reset when the file is
- * another one; reads judged only when calm and quiet. */
+ * another one or forgotten; reads judged only when calm and quiet. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -96,6 +96,28 @@ static void test_writes(void **state)
     dyn_genmap_close(m);
 }
 
+/* Forgotten (the file made anew, or written without verify): the same file
+ * opens with nothing expected; forgetting what has no state is no error. */
+static void test_forget(void **state)
+{
+    (void)state;
+    struct iof_diag d = {{0}};
+    struct dyn_genmap *m = open_map("b.dat", 9);
+
+    dyn_genmap_write_start(m, 0, 4096);
+    dyn_genmap_write_done(m, 0, 4096, 11, true);
+    dyn_genmap_close(m);
+    m = open_map("b.dat", 9);
+    assert_true(dyn_genmap_expected(m, 0) == 11);
+    dyn_genmap_close(m);
+    assert_int_equal(dyn_genmap_forget(g_scope, "b.dat", &d), 0);
+    m = open_map("b.dat", 9);
+    assert_true(dyn_genmap_expected(m, 0) == 0);
+    dyn_genmap_close(m);
+    assert_int_equal(dyn_genmap_forget(g_scope, "b.dat", &d), 0);
+    assert_int_equal(dyn_genmap_forget(g_scope, "b.dat", &d), 0);
+}
+
 static void test_reads(void **state)
 {
     (void)state;
@@ -132,6 +154,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_writes),
+        cmocka_unit_test(test_forget),
         cmocka_unit_test(test_reads),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
