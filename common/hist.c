@@ -42,6 +42,17 @@ void iof_hist_reset(struct iof_hist *h)
     h->min_ns = UINT64_MAX;
 }
 
+void iof_hist_clear(struct iof_hist *h)
+{
+    if (h->count)
+        memset(&h->buckets[iof_hist_index(h->min_ns)], 0,
+               (iof_hist_index(h->max_ns) - iof_hist_index(h->min_ns) + 1) * sizeof(uint64_t));
+    h->count = 0;
+    h->sum_ns = 0;
+    h->min_ns = UINT64_MAX;
+    h->max_ns = 0;
+}
+
 /* Buckets below 2*SUB hold one value each. Above, index = shift*SUB + m with
  * m = v >> shift in [SUB, 2*SUB), so shift = idx/SUB - 1 and the bucket spans
  * [m << shift, (m + 1) << shift). The last bucket also collects every value at
@@ -113,7 +124,8 @@ uint64_t iof_hist_percentile(const struct iof_hist *h, double q)
     if (rank > h->count)
         rank = h->count;
 
-    for (i = 0; i < IOF_HIST_BUCKETS; i++) {
+    /* From min's bucket: none below it holds a value (see iof_hist_merge). */
+    for (i = iof_hist_index(h->min_ns); i < IOF_HIST_BUCKETS; i++) {
         seen += h->buckets[i];
         if (seen >= rank)
             break;
@@ -231,15 +243,28 @@ static int varint128_get(struct hist_reader *r, iof_u128 *out)
     return IOF_EPROTO;
 }
 
+/* The buckets that can be non-empty, [hist_lo, hist_hi): those from min's
+ * to max's (recording, merging and decoding keep every other one empty);
+ * none when h is empty. */
+static unsigned hist_lo(const struct iof_hist *h)
+{
+    return h->count ? iof_hist_index(h->min_ns) : 0;
+}
+
+static unsigned hist_hi(const struct iof_hist *h)
+{
+    return h->count ? iof_hist_index(h->max_ns) + 1 : 0;
+}
+
 /* Exact length iof_hist_encode produces for h (so also its upper bound). */
 size_t iof_hist_encoded_max(const struct iof_hist *h)
 {
     size_t len, nnz = 0;
-    unsigned i, prev = 0;
+    unsigned i, prev = 0, hi = hist_hi(h);
 
     len = varint_len(h->count) + varint128_len(h->sum_ns) + varint_len(h->min_ns) +
           varint_len(h->max_ns);
-    for (i = 0; i < IOF_HIST_BUCKETS; i++) {
+    for (i = hist_lo(h); i < hi; i++) {
         if (!h->buckets[i])
             continue;
         len += varint_len(i - prev) + varint_len(h->buckets[i]);
@@ -255,11 +280,11 @@ long iof_hist_encode(const struct iof_hist *h, uint8_t *buf, size_t cap)
 {
     size_t need = iof_hist_encoded_max(h), nnz = 0;
     uint8_t *p = buf;
-    unsigned i, prev = 0;
+    unsigned i, prev = 0, lo = hist_lo(h), hi = hist_hi(h);
 
     if (cap < need)
         return -ENOBUFS;
-    for (i = 0; i < IOF_HIST_BUCKETS; i++)
+    for (i = lo; i < hi; i++)
         nnz += h->buckets[i] != 0;
 
     p = varint_put(p, h->count);
@@ -267,7 +292,7 @@ long iof_hist_encode(const struct iof_hist *h, uint8_t *buf, size_t cap)
     p = varint_put(p, h->min_ns);
     p = varint_put(p, h->max_ns);
     p = varint_put(p, nnz);
-    for (i = 0; i < IOF_HIST_BUCKETS; i++) {
+    for (i = lo; i < hi; i++) {
         if (!h->buckets[i])
             continue;
         p = varint_put(p, i - prev);

@@ -67,6 +67,11 @@ bool iof_hist_has_buckets(const struct iof_hist *h);
 
 /* Empties h (count 0, min UINT64_MAX). */
 void iof_hist_reset(struct iof_hist *h);
+/* Empties a histogram that is already one (reset once, then recorded,
+ * merged or decoded into), clearing only the buckets between its min's and
+ * its max's, the only ones that can hold values: for a histogram reused per
+ * message, instead of iof_hist_reset's 19 KiB memset. */
+void iof_hist_clear(struct iof_hist *h);
 
 /* Bucket index of value v (ns); always < IOF_HIST_BUCKETS. */
 static inline unsigned iof_hist_index(uint64_t v)

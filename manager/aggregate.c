@@ -253,7 +253,10 @@ void mgr_agg_publish_ready(struct mgr_agg *g, unsigned expect, bool force)
 
 /* *buf (encoded, *len bytes; none yet when 0) += add, kept encoded. A
  * failure leaves the histogram short of add: its NODE row then shows no
- * percentiles (its buckets no longer hold its count), never wrong ones. */
+ * percentiles (its buckets no longer hold its count), never wrong ones.
+ * Once per node per interval, so g->scratch stays empty between calls and
+ * only the buckets in use are touched (decode, merge, encode and clear
+ * each cover min's to max's bucket, a few hundred of 2432). */
 static void agg_keep_lat(struct mgr_agg *g, uint8_t **buf, size_t *len, const struct iof_hist *add)
 {
     struct iof_hist *h = g->scratch;
@@ -263,17 +266,19 @@ static void agg_keep_lat(struct mgr_agg *g, uint8_t **buf, size_t *len, const st
 
     if (!add->count)
         return;
-    iof_hist_reset(h);
-    if (*len && iof_hist_decode(h, *buf, *len))
+    if (*len && iof_hist_decode_add(h, *buf, *len)) {
+        iof_hist_reset(h); /* a part may have been added, outside h's range */
         return;
+    }
     iof_hist_merge(h, add);
     max = iof_hist_encoded_max(h);
-    if (!(n = realloc(*buf, max)))
-        return;
-    *buf = n;
-    r = iof_hist_encode(h, n, max);
-    if (r > 0)
-        *len = (size_t)r;
+    if ((n = realloc(*buf, max))) {
+        *buf = n;
+        r = iof_hist_encode(h, n, max);
+        if (r > 0)
+            *len = (size_t)r;
+    }
+    iof_hist_clear(h);
 }
 
 /* Keeps one interval of node a (node sum and per-target counters) for the
@@ -287,8 +292,11 @@ static void agg_keep_interval(struct mgr_agg *g, struct mgr_agg_node *a,
 
     for (size_t w = 0; w < st->nworkers; w++)
         n += st->workers[w].ntargets;
-    if (!g->scratch && !(g->scratch = malloc(sizeof(*g->scratch))))
-        return;
+    if (!g->scratch) {
+        if (!(g->scratch = malloc(sizeof(*g->scratch))))
+            return;
+        iof_hist_reset(g->scratch);
+    }
     if (n && n != a->ntacc) {
         struct iof_counts *t = realloc(a->tacc, n * sizeof(*t));
         if (!t)
