@@ -651,6 +651,12 @@ static void cl_log_handshakes(const struct mgr_run *c)
 void mgr_run_check_connected(struct mgr_run *c)
 {
     unsigned ready = cl_live(c), pending = 0;
+    if (c->phase == MGR_PH_PREPARE) {
+        /* Back while the others prepare for the next test: it prepares too
+         * (mgr_run_check_prepared waits for every ready agent). */
+        cl_send_plan(c);
+        return;
+    }
     if (c->phase != MGR_PH_CONNECT)
         return;
     /* An accepted connection that has not said hello yet is not an agent:

@@ -51,7 +51,10 @@
  * tls_resumed). SIGUSR1 cuts the connection of every second welcomed
  * session (sim-00001, sim-00003, ...) at once, as a lost network would; the
  * manager declares them lost and, the run going on with the others, takes
- * them back from its next test: with --redial, a reconnect storm.
+ * them back from its next test: with --redial, a reconnect storm. SIGUSR2
+ * cuts the others (sim-00002, sim-00004, ...). --prepare-ms makes every
+ * preparation take that long, so a session can come back while others
+ * still prepare.
  *
  * Exit status: 0 when every session was welcomed and sent the result of
  * every test it started, 1 otherwise, 2 on usage errors.
@@ -112,6 +115,7 @@ struct sim_session {
     struct iof_conn *conn;      /* the link's connection, for fan-out writes */
     struct iof_tls_ctx *tls;    /* --tls-dir: this session's client context */
     uv_timer_t retry;           /* dial retries */
+    uv_timer_t prep;            /* --prepare-ms: the prepared answer, later */
     struct iof_backoff backoff; /* their delays, as dynamo's (common/backoff.h) */
     bool welcomed;
     bool bye;       /* the manager ended the session: no redial */
@@ -162,8 +166,9 @@ struct sim {
     unsigned tls_failures; /* TLS dials that failed after TCP connected */
     unsigned tls_full, tls_resumed; /* TLS handshakes completed, by kind */
     bool redial;                    /* --redial: welcomed sessions redial when lost */
+    uint64_t prepare_ms;            /* --prepare-ms: each prepare takes this long */
     unsigned redials, rewelcomed;   /* lost sessions that dialled again / were welcomed again */
-    uv_signal_t sigusr1;
+    uv_signal_t sigusr1, sigusr2;
     double tls_load_s; /* loading every session's context */
     uv_signal_t sigint, sigterm;
     uv_timer_t tick;   /* the next interval boundary of any session */
@@ -398,6 +403,7 @@ static void sim_session_done(struct sim_session *ss)
     ss->state = SS_DONE;
     ss->running = false;
     uv_timer_stop(&ss->retry);
+    uv_timer_stop(&ss->prep);
     ss->sim->done++;
     sim_check_done(ss->sim);
 }
@@ -725,6 +731,19 @@ static void sim_start(struct sim_session *ss, const struct proto_start *st)
     sim_arm(s, sim_boundary(ss, 0));
 }
 
+/* --prepare-ms: the answer of a preparation that took that long (a real
+ * agent writing its test files), unless the link went meanwhile. */
+static void sim_on_prepared(uv_timer_t *t)
+{
+    struct sim_session *ss = t->data;
+    struct proto_msg r;
+
+    if (!ss->link)
+        return;
+    proto_msg_init(&r, PROTO_MSG_PREPARED);
+    proto_link_send(ss->link, &r);
+}
+
 static void sim_on_msg(struct proto_link *l, const struct proto_msg *m, void *arg)
 {
     struct sim_session *ss = arg;
@@ -772,9 +791,13 @@ static void sim_on_msg(struct proto_link *l, const struct proto_msg *m, void *ar
         sim_take_plan(ss, &m->u.plan);
         break;
     case PROTO_MSG_PREPARE:
-        if (!ss->have_plan || ss->running) {
+        if (!ss->have_plan || ss->running || uv_is_active((uv_handle_t *)&ss->prep)) {
             sim_send_error(ss, IOF_EPROTO, "prepare %s",
                            !ss->have_plan ? "before any plan" : "while busy");
+            break;
+        }
+        if (s->prepare_ms) {
+            uv_timer_start(&ss->prep, sim_on_prepared, s->prepare_ms, 0);
             break;
         }
         proto_msg_init(&r, PROTO_MSG_PREPARED);
@@ -836,6 +859,7 @@ static void sim_on_link_close(struct proto_link *l, int err, const char *why, vo
 
     ss->link = NULL;
     ss->conn = NULL;
+    uv_timer_stop(&ss->prep);
     if (!ss->welcomed) {
         /* Refused, or the manager was not ready: a real agent retries. */
         if (err == IOF_EVERSION || err == IOF_EPROTO) {
@@ -976,9 +1000,12 @@ static void sim_close_all(struct sim *s)
     uv_close((uv_handle_t *)&s->sigint, NULL);
     uv_close((uv_handle_t *)&s->sigterm, NULL);
     uv_close((uv_handle_t *)&s->sigusr1, NULL);
+    uv_close((uv_handle_t *)&s->sigusr2, NULL);
     uv_close((uv_handle_t *)&s->tick, NULL);
-    for (unsigned i = 0; i < s->count; i++)
+    for (unsigned i = 0; i < s->count; i++) {
         uv_close((uv_handle_t *)&s->sessions[i].retry, NULL);
+        uv_close((uv_handle_t *)&s->sessions[i].prep, NULL);
+    }
 }
 
 static void sim_check_done(struct sim *s)
@@ -1005,23 +1032,24 @@ static void sim_on_signal(uv_signal_t *h, int sig)
     }
 }
 
-/* SIGUSR1: the connection of every second welcomed session is cut (reset),
- * as a lost network would; with --redial they come back. */
+/* SIGUSR1: the connection of every second welcomed session (the 1st, 3rd,
+ * ...) is cut (reset), as a lost network would; SIGUSR2 cuts the others
+ * (2nd, 4th, ...). With --redial they come back. */
 static void sim_on_cut(uv_signal_t *h, int sig)
 {
     struct sim *s = h->data;
     unsigned n = 0;
-    (void)sig;
     if (s->stopping)
         return;
-    for (unsigned i = 0; i < s->count; i += 2) {
+    for (unsigned i = sig == SIGUSR2; i < s->count; i += 2) {
         struct sim_session *ss = &s->sessions[i];
         if (ss->link && ss->welcomed) {
             proto_link_close(ss->link, -ECONNRESET, "link cut (SIGUSR1)");
             n++;
         }
     }
-    IOF_INFO("SIGUSR1: cut %u sessions%s", n, s->redial ? "; they redial" : "");
+    IOF_INFO("%s: cut %u sessions%s", sig == SIGUSR2 ? "SIGUSR2" : "SIGUSR1", n,
+             s->redial ? "; they redial" : "");
 }
 
 /* Raises the open-file limit to fit n connections plus the loop's own. */
@@ -1106,7 +1134,8 @@ static void sim_usage(FILE *f)
     fputs("usage: iof_simagent --manager HOST:PORT [--count N] [--name-prefix P]\n"
           "                    [--heartbeat-ms MS] [--connect-timeout S] [--dials-at-once N] "
           "[--seed N]\n"
-          "                    [--tls-dir DIR] [--redial] [--encode-each] [--json-stats]\n"
+          "                    [--tls-dir DIR] [--redial] [--prepare-ms MS] [--encode-each]\n"
+          "                    [--json-stats]\n"
           "                    [--verbose|--quiet]\n"
           "\n"
           "  --manager          the manager to dial (iofleet run --listen)\n"
@@ -1121,8 +1150,10 @@ static void sim_usage(FILE *f)
           "  --tls-dir          dial over TLS: DIR/ca.pem and DIR/NAME.pem, DIR/NAME-key.pem\n"
           "                     per session (iofleet pki init DIR --agent NAME...)\n"
           "  --redial           a welcomed session whose link is lost dials again (TLS: with\n"
-          "                     the manager's session ticket); SIGUSR1 cuts every second\n"
-          "                     session's link\n"
+          "                     the manager's session ticket); SIGUSR1 cuts the links of\n"
+          "                     the 1st, 3rd, ... session, SIGUSR2 of the 2nd, 4th, ...\n"
+          "  --prepare-ms       answer each prepare MS ms later, as an agent writing its\n"
+          "                     test files (default 0: at once)\n"
           "  --encode-each      encode every stats message in its session (no fan-out)\n"
           "  --json-stats       send stats as JSON even to a manager that reads the binary\n"
           "                     body (protocol 1.1), to compare both\n"
@@ -1179,6 +1210,9 @@ int main(int argc, char **argv)
             s.tls_dir = argv[++i];
         } else if (!strcmp(a, "--redial")) {
             s.redial = true;
+        } else if (!strcmp(a, "--prepare-ms") && val && sim_parse_uint(val, 3600000, &v)) {
+            s.prepare_ms = v;
+            i++;
         } else if (!strcmp(a, "--encode-each")) {
             fanout = false;
         } else if (!strcmp(a, "--json-stats")) {
@@ -1240,11 +1274,16 @@ int main(int argc, char **argv)
     uv_signal_init(s.loop, &s.sigusr1);
     s.sigusr1.data = &s;
     uv_signal_start(&s.sigusr1, sim_on_cut, SIGUSR1);
+    uv_signal_init(s.loop, &s.sigusr2);
+    s.sigusr2.data = &s;
+    uv_signal_start(&s.sigusr2, sim_on_cut, SIGUSR2);
     for (unsigned i = 0; i < s.count; i++) {
         struct sim_session *ss = &s.sessions[i];
         ss->sim = &s;
         snprintf(ss->name, sizeof(ss->name), "%s-%05u", s.prefix, i + 1);
         uv_timer_init(s.loop, &ss->retry);
+        uv_timer_init(s.loop, &ss->prep);
+        ss->prep.data = ss;
         iof_backoff_init(&ss->backoff, IOF_REDIAL_MIN_MS, IOF_REDIAL_MAX_MS,
                          uv_hrtime() ^ ((uint64_t)i << 40) ^ (uint64_t)getpid());
         ss->retry.data = ss;

@@ -76,4 +76,38 @@ awk '/^== test 2\/2/ { t = 1 } t && /nodes/ { print; exit }' "$T/m2.out" | grep 
     { cat "$T/m2.out" >&2; cl_fail "test 2 did not run on all $N2 nodes"; }
 ok "$((N2 / 2)) of $N2 agents cut at once: every one found a slot and ran test 2"
 
+# An agent that comes back while others still prepare for the next test
+# gets the plan too, and the run goes on (it used to wait for that agent's
+# preparation forever). 4 plain sessions whose preparations take 3 s:
+# SIGUSR1 in test 1 cuts sim-00001 and sim-00003, which come back during
+# test 1 and prepare after it; SIGUSR2 then cuts sim-00002 and sim-00004,
+# which come back while those two still prepare.
+N3=4
+plan p3.json <<'P'
+{"name": "redial-prepare", "run": {"ramp": "0s", "duration": "2s", "interval": "500ms"},
+ "specs": [{"name": "one", "lines": [{"size": "4k", "burst": 4, "delay": "5ms"}]},
+           {"name": "two", "lines": [{"size": "4k", "burst": 4, "delay": "5ms"}]}],
+ "workers": [{"nodes": ["*"], "count": 1, "engine": "null", "queue_depth": 1,
+              "targets": [{"path": "sim.dat", "size": "1m"}]}]}
+P
+port3=''
+cl_start_listen_manager mgr3 port3 "$T/m3.out" "$T/m3.err" "$T/p3.json" --expect $N3 --wait 30 \
+    --verbose --no-db
+cl_spawn sim3 "$T/sim3.out" "$T/sim3.err" "$SIM" --manager "127.0.0.1:$port3" --count $N3 \
+    --redial --prepare-ms 3000 --connect-timeout 30 --verbose
+cl_wait_log "$T/m3.err" "test 1 interval 1:" 30
+kill -USR1 "$sim3"
+cl_wait_log "$T/sim3.err" "all 2 redialled sessions welcomed again" 10
+cl_wait_log "$T/m3.out" "== test 1/2" 20
+kill -USR2 "$sim3"
+cl_wait_log "$T/sim3.err" "SIGUSR2: cut 2 sessions; they redial" 5
+cl_wait_exit "$mgr3" 40 rc
+[ "$rc" = 1 ] || { tail -20 "$T/m3.err" >&2; cl_fail "manager exited $rc, expected 1 (agents were lost)"; }
+cl_wait_exit "$sim3" 30 src
+grep -q "sim-00002.*is back\|sim-00004.*is back" "$T/m3.err" ||
+    cl_fail "the second pair did not come back: $(tail -5 "$T/m3.err")"
+awk '/^== test 2\/2/ { t = 1 } t && /nodes/ { print; exit }' "$T/m3.out" | grep -q " $N3 nodes" ||
+    { cat "$T/m3.out" >&2; cl_fail "test 2 did not run on all $N3 nodes"; }
+ok "agents back while others prepared: given the plan, test 2 ran on all $N3 nodes"
+
 cl_done
