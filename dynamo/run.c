@@ -294,7 +294,8 @@ static void worker_stamp(struct run_worker *w, uint8_t *buf, uint32_t len)
 
 /* A block that failed verification: counted for its target (in the totals,
  * whatever the window: a mismatch is never outside the test), the first few
- * kept with what was found, and the test stopped with verify_stop. */
+ * distinct blocks kept with what was found, and the test stopped with
+ * verify_stop. */
 static void worker_verify_error(struct run_worker *w, size_t ti, uint64_t off, uint32_t len,
                                 enum dyn_verify_class cls, uint64_t want,
                                 const struct dyn_verify_hdr *f)
@@ -303,7 +304,12 @@ static void worker_verify_error(struct run_worker *w, size_t ti, uint64_t off, u
 
     w->totals[ti].verify_errors++;
     pthread_mutex_lock(&t->vlock);
-    if (t->nvrep < DYN_VERIFY_REPORTS)
+    /* The first few distinct blocks: a bad block read again and again
+     * would otherwise fill every report and hide the others. */
+    bool seen = false;
+    for (size_t i = 0; i < t->nvrep && !seen; i++)
+        seen = t->vrep[i].worker == w->index && t->vrep[i].target == ti && t->vrep[i].offset == off;
+    if (!seen && t->nvrep < DYN_VERIFY_REPORTS)
         t->vrep[t->nvrep++] = (struct dyn_verify_report){.worker = w->index,
                                                          .target = ti,
                                                          .offset = off,

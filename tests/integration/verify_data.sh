@@ -3,7 +3,8 @@
 # the workdir carry over); one byte inverted with dd, in a block's payload or
 # in its header's magic, is reported as corrupt at exactly its block, and so
 # is a block zeroed (no header where one was written), but not a file made
-# anew or written over without verify; a block copied over another is
+# anew or written over without verify; two bad blocks are reported once each
+# however often they are read; a block copied over another is
 # reported as misplaced there; an older copy of a block put back (a lost
 # write) is reported as stale; an interrupted write test leaves nothing the
 # next verify calls wrong; a mismatch is exit 1 with verify_errors in the
@@ -79,6 +80,18 @@ corrupted $((41 * BS)) "one flipped byte in a header's magic"
 flip "$F" $((41 * BS))
 dd if=/dev/zero of="$F" bs=$BS seek=45 count=1 conv=notrunc status=none
 corrupted $((45 * BS)) "a block zeroed" "found no verify header\\)"
+# Block 45 still zeroed, and a byte of block 50 flipped: each is read many
+# times, and the reports (the first 8 of a test) name each block once, so a
+# block read again and again does not hide the other.
+flip "$F" $((50 * BS + 100))
+expect_rc 1 "$IOFLEET" run "$T/read.json" --workdir "$T/w" --quiet --force --csv "$T/r.csv"
+[ "$(col "$T/r.csv" verify_errors)" -gt 2 ] || fail "two bad blocks read only $(col "$T/r.csv" verify_errors) times"
+reported=$(grep -o "target 'v.bin' offset [0-9]*: corrupt" "$T/err" | sort)
+[ "$(printf '%s\n' "$reported" | uniq -d)" = "" ] || { cat "$T/err"; fail "a block reported twice"; }
+[ "$(printf '%s\n' "$reported" | wc -l)" = 2 ] &&
+    grep -q "offset $((45 * BS)): corrupt" <<<"$reported" &&
+    grep -q "offset $((50 * BS)): corrupt" <<<"$reported" || { cat "$T/err"; fail "not both blocks reported once"; }
+ok "two bad blocks read $(col "$T/r.csv" verify_errors) times: each reported once"
 
 # The test file made anew (its inode number may be the old one's): the
 # verify state of the old file goes (a run that neither writes nor verifies
