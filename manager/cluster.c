@@ -719,6 +719,7 @@ static void cl_on_tick(uv_timer_t *t)
     uint64_t now = iof_now_ns();
 
     c->live_cache = cl_live(c);
+    CL_SINKS(c, if (s_->ops->flush) s_->ops->flush(s_));
     if (c->phase == MGR_PH_RUN && c->run.ramp_ns && now < c->measure_start)
         mgr_live_ramp_tick(&c->live, (unsigned)c->cur + 1, (unsigned)c->ntests,
                            (double)c->run.ramp_ns / 1e9, (double)(c->measure_start - now) / 1e9);

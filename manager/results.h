@@ -165,6 +165,10 @@ struct mgr_sink_ops {
     void (*run_end)(struct mgr_sink *s, int exit_code);
     /* Optional (NULL: the sink keeps no headline): a find_max answer. */
     void (*knee)(struct mgr_sink *s, const struct mgr_knee_info *k);
+    /* Optional (NULL: every write stands on its own): ends the batch of
+     * writes handed over since the last call. Called on the run's 50 ms
+     * tick, so a batch spans at most a few loop turns. */
+    void (*flush)(struct mgr_sink *s);
     /* Flushes, fsyncs and closes the file and frees the writer state (priv);
      * mgr_sink_close() frees the sink itself. */
     void (*close)(struct mgr_sink *s);

@@ -13,7 +13,9 @@
  * query works after migration; the list prints the headline of the fastest
  * test; a run of 20,000 agents with two targets each is recorded at
  * run_begin in linear time (each agent's targets under its own row), not
- * with a search per target that blocked a manager's loop for seconds. */
+ * with a search per target that blocked a manager's loop for seconds;
+ * intervals and rows are written in batches, visible to another connection
+ * only once the interval's ALL row, a flush or the test's end commits them. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -244,6 +246,71 @@ static void target_histograms(void **state)
         assert_int_equal(query_int(store, "SELECT count(*) FROM rows"), 2);
         mgr_store_close(store);
     }
+    free(st);
+}
+
+/* Node intervals wait for their interval's ALL row, rows for the next
+ * flush (the run's tick) or the test's end; nothing is lost at either. */
+static void intervals_batched(void **state)
+{
+    struct iof_stats *st = malloc(sizeof(*st));
+    struct mgr_agent_info agent = {.name = "a", .endpoint = "127.0.0.1:1"};
+    struct mgr_run_info ri = {.plan_text = "{}", .agents = &agent, .nagents = 1};
+    struct iof_test test = {.index = 0};
+    struct mgr_test_info ti = {.test = &test, .ntests = 1, .spec = "s", .cycle = ""};
+    struct mgr_sink *s = NULL;
+    struct mgr_store *rd;
+    struct iof_diag d = {{0}};
+    struct mgr_metrics m;
+    char db[PATH_MAX];
+    (void)state;
+
+    assert_non_null(st);
+    fill(st, 100, 1000, 4096);
+    fresh_path(db, sizeof(db), "batch.db");
+    assert_int_equal(mgr_db_sink_open(db, NULL, &s, &d), 0);
+    s->ops->run_begin(s, &ri);
+    s->ops->test_begin(s, &ti);
+    assert_int_equal(mgr_store_open(db, &rd, &d), 0);
+
+    struct mgr_interval iv = {.test = &ti, .node = "a", .stats = st, .ns = 1000000000};
+    iv.m = metrics_of(st, iv.ns, &m);
+    s->ops->interval(s, &iv);
+    iv.node = "b";
+    s->ops->interval(s, &iv);
+    assert_int_equal(query_int(rd, "SELECT count(*) FROM intervals"), 0);
+    iv.node = NULL;
+    s->ops->interval(s, &iv);
+    assert_int_equal(query_int(rd, "SELECT count(*) FROM intervals"), 3);
+
+    struct mgr_row nr = {.type = MGR_ROW_NODE,
+                         .node = "a",
+                         .stats = st,
+                         .ns = 1000000000,
+                         .status = MGR_STATUS_OK,
+                         .nodes = 1,
+                         .m = &m};
+    s->ops->row(s, &ti, &nr);
+    iv.node = "a";
+    iv.k = 1;
+    s->ops->interval(s, &iv);
+    assert_int_equal(query_int(rd, "SELECT count(*) FROM rows"), 0);
+    s->ops->flush(s);
+    assert_int_equal(query_int(rd, "SELECT count(*) FROM rows"), 1);
+    assert_int_equal(query_int(rd, "SELECT count(*) FROM intervals"), 4);
+
+    nr.node = "b";
+    s->ops->row(s, &ti, &nr);
+    struct mgr_row ar = nr;
+    ar.type = MGR_ROW_ALL;
+    ar.node = NULL;
+    struct mgr_test_end te = {.test = &ti, .end_wall_ns = 1, .all = &ar, .nodes = 2};
+    s->ops->test_end(s, &te);
+    assert_int_equal(query_int(rd, "SELECT count(*) FROM rows"), 3);
+    assert_int_equal(query_int(rd, "SELECT count(*) FROM tests WHERE complete"), 1);
+    s->ops->run_end(s, 0);
+    assert_int_equal(mgr_sink_close(s), 0);
+    mgr_store_close(rd);
     free(st);
 }
 
@@ -558,6 +625,7 @@ int main(void)
         cmocka_unit_test(list_headline),
         cmocka_unit_test(many_agents_linear),
         cmocka_unit_test(target_histograms),
+        cmocka_unit_test(intervals_batched),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }
