@@ -15,7 +15,8 @@
  * run_begin in linear time (each agent's targets under its own row), not
  * with a search per target that blocked a manager's loop for seconds;
  * intervals and rows are written in batches, visible to another connection
- * only once the interval's ALL row, a flush or the test's end commits them. */
+ * only once the interval's ALL row (not a late report's), a flush or the
+ * test's end commits them. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -298,6 +299,15 @@ static void intervals_batched(void **state)
     s->ops->flush(s);
     assert_int_equal(query_int(rd, "SELECT count(*) FROM rows"), 1);
     assert_int_equal(query_int(rd, "SELECT count(*) FROM intervals"), 4);
+    /* A late report and its own ALL row wait for the flush too. */
+    iv.k = 0;
+    s->ops->interval(s, &iv);
+    iv.node = NULL;
+    iv.late = true;
+    s->ops->interval(s, &iv);
+    assert_int_equal(query_int(rd, "SELECT count(*) FROM intervals"), 4);
+    s->ops->flush(s);
+    assert_int_equal(query_int(rd, "SELECT count(*) FROM intervals"), 6);
 
     nr.node = "b";
     s->ops->row(s, &ti, &nr);
