@@ -56,7 +56,10 @@ expect_in "$T/r2" '{"type":"prepare"}'
 # We hung up during preparation: the agent is lost, exit 1.
 [ "$rc" = 1 ] || cl_fail "manager exited $rc after losing the 1.9 agent, expected 1"
 expect_in "$T/m2.err" "iofleet: agent newer (127.0.0.1:"
-expect_in "$T/m2.err" "): lost: connection closed by the peer"
+# Our side hung up with the plan unread or read: the kernel ends the
+# connection with a reset or a close, both the loss this checks.
+grep -qE "\): lost: (connection closed by the peer|Connection reset by peer)" "$T/m2.err" ||
+    { cat "$T/m2.err"; cl_fail "the 1.9 agent's hang-up was not reported as its loss"; }
 ok "1.9 agent with unknown fields accepted: got plan and prepare"
 
 # --- garbage on an agent's port ---------------------------------------------------------

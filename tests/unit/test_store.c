@@ -595,18 +595,28 @@ static void many_agents_linear(void **state)
             (struct mgr_agent_info){.name = names[i], .endpoint = "127.0.0.1:1", .hello = &hello};
     }
     ri.agents = agents;
-    fresh_path(db, sizeof(db), "runs.db");
-    assert_int_equal(mgr_db_sink_open(db, "many", &s, &d), 0);
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    s->ops->run_begin(s, &ri);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    s->ops->run_end(s, 0);
-    assert_int_equal(mgr_sink_close(s), 0);
-    secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-    /* Linear: well under a second here; a search by run_id per target
-     * visits N rows each time (2 N^2 = 8e8 row visits: tens of seconds). */
-    if (secs > 8)
-        fail_msg("run_begin of %d agents took %.1f s", N, secs);
+    /* A quarter of the agents first, then all of them, each into a new
+     * database: linear costs 4x the time, a search by run_id per target
+     * (2 N^2 row visits) 16x. Judged by that ratio, and only when the full
+     * run is slow at all (well under a second here), so a machine that is
+     * loaded throughout does not fail it. */
+    double quarter = 0;
+    for (unsigned pass = 0; pass < 2; pass++) {
+        ri.nagents = pass ? N : N / 4;
+        fresh_path(db, sizeof(db), "runs.db");
+        assert_int_equal(mgr_db_sink_open(db, "many", &s, &d), 0);
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        s->ops->run_begin(s, &ri);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        s->ops->run_end(s, 0);
+        assert_int_equal(mgr_sink_close(s), 0);
+        secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+        if (!pass)
+            quarter = secs;
+    }
+    if (secs > 2 && secs > 8 * quarter)
+        fail_msg("run_begin of %d agents took %.1f s, of %d %.2f s: not linear", N, secs, N / 4,
+                 quarter);
     assert_int_equal(mgr_store_open(db, &st, &d), 0);
     assert_int_equal(query_int(st, "SELECT count(*) FROM agents"), N);
     assert_int_equal(
