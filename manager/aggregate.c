@@ -212,7 +212,7 @@ static void agg_publish(struct mgr_agg *g, struct mgr_agg_interval *iv)
                                   .stats = &iv->sum,
                                   .reported = iv->reported,
                                   .lost = iv->lost,
-                                  .interrupted = g->interrupted && iv->cut_ns,
+                                  .interrupted = g->interrupted && iv->cut,
                                   .cpu_busy_pct = 0};
         struct proto_cpu mean = agg_cpu_mean(&iv->cpu_sum, iv->cpu_nodes);
         mi.cpu = mean.valid ? &mean : NULL;
@@ -474,6 +474,7 @@ int mgr_agg_stats(struct mgr_agg *g, struct mgr_agg_node *a, const struct proto_
         iv->reported = 0;
         iv->lost = 0;
         iv->cut_ns = 0;
+        iv->cut = false;
         memset(&iv->cpu_sum, 0, sizeof(iv->cpu_sum));
         iv->cpu_nodes = 0;
         iof_stats_reset(&iv->sum);
@@ -485,6 +486,9 @@ int mgr_agg_stats(struct mgr_agg *g, struct mgr_agg_node *a, const struct proto_
         iv->reported++;
         if (len > iv->cut_ns)
             iv->cut_ns = len;
+        /* cut_ns is a full length when the report was not cut: whether
+         * one was is its own fact. */
+        iv->cut |= st->duration_ns != 0;
     }
     if (!st->sum)
         free(node);

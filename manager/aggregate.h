@@ -32,6 +32,7 @@ struct mgr_agg_interval {
     unsigned reported;
     unsigned lost;            /* nodes whose interval was lost (not in sum) */
     uint64_t cut_ns;          /* the longest real length reported (shorter: cut) */
+    bool cut;                 /* some node's report was cut short by a stop */
     uint64_t last_report_ns;  /* when the last node's stats for k arrived */
     struct proto_cpu cpu_sum; /* CPU of the reporting nodes that measured it, summed */
     unsigned cpu_nodes;

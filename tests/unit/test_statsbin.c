@@ -17,6 +17,7 @@
 
 #include "common/buf.h"
 #include "common/err.h"
+#include "common/clock.h"
 #include "common/hist.h"
 #include "common/stats.h"
 #include "manager/aggregate.h"
@@ -985,6 +986,107 @@ static char *agg_run(bool binary, size_t *len)
     }
 }
 
+/* Which intervals the sinks were told were cut short by the interruption. */
+static void cut_interval(struct mgr_sink *s, const struct mgr_interval *iv)
+{
+    struct capture *c = s->priv;
+    iof_buf_printf(&c->log, "%s%" PRIu64 "%s=%d", c->log.len ? " " : "", iv->k,
+                   iv->node ? iv->node : "ALL", iv->interrupted);
+}
+
+static void cut_nop_row(struct mgr_sink *s, const struct mgr_test_info *ti, const struct mgr_row *r)
+{
+    (void)s, (void)ti, (void)r;
+}
+
+static void cut_nop_end(struct mgr_sink *s, const struct mgr_test_end *te)
+{
+    (void)s, (void)te;
+}
+
+/* An interval that both nodes completed, published after the run was
+ * interrupted (the stop came between its end and its publication), is not
+ * "interrupted"; the one the stop cut short is, for ALL and per node. */
+static void test_agg_interrupted_interval(void **state)
+{
+    static const struct mgr_sink_ops ops = {.name = "cut",
+                                            .test_begin = cap_nop_test,
+                                            .interval = cut_interval,
+                                            .row = cut_nop_row,
+                                            .test_end = cut_nop_end};
+    struct iof_plan plan;
+    struct iof_diag d = {{0}};
+    struct iof_test *tests;
+    size_t ntests;
+    struct mgr_agg g;
+    struct mgr_live live;
+    struct capture cap = {IOF_BUF_INIT};
+    struct mgr_sink sink = {.ops = &ops, .priv = &cap};
+    struct mgr_sink *sinks[] = {&sink};
+    struct mgr_agg_hooks hooks = {.live = hook_two, .members = hook_two};
+    struct mgr_agg_node nodes[2] = {{.name = "a"}, {.name = "b"}};
+    struct iof_run_cfg run;
+    /* Now: an interval is published when both nodes reported, not at a
+     * deadline long past. */
+    const uint64_t t0 = iof_now_ns();
+    (void)state;
+
+    if (proto_plan_parse("plan", AGG_PLAN, strlen(AGG_PLAN), NULL, 0, &plan, &d))
+        fail_msg("plan: %s", d.msg);
+    tests = iof_plan_expand(&plan, &ntests);
+    assert_non_null(tests);
+    mgr_live_init(&live, true);
+    mgr_agg_init(&g, &plan, tests, ntests, sinks, 1, &live, &hooks, false, t0 - 1000000000);
+    run = iof_test_run(&plan, &tests[0]);
+    mgr_agg_test_begin(&g, 0, &run, t0);
+    for (int n = 0; n < 2; n++)
+        mgr_agg_node_take_part(&nodes[n]);
+    for (uint64_t k = 0; k < 3; k++) {
+        for (int n = 0; n < 2; n++) {
+            struct iof_stats *t = stats_new(6);
+            struct proto_worker_stats w[3];
+            struct proto_msg in, out;
+            uint64_t rng = 77 * k + (uint64_t)n + 1;
+            const uint8_t *p;
+            size_t plen;
+            uint8_t *frame;
+
+            for (size_t i = 0; i < 6; i++)
+                fill_dir(&t[i].rd, &rng, 50 + i, 4096);
+            for (size_t i = 0; i < 3; i++)
+                w[i] = (struct proto_worker_stats){2, &t[2 * i]};
+            proto_msg_init(&in, PROTO_MSG_STATS);
+            in.u.stats.interval = k;
+            in.u.stats.nworkers = 3;
+            in.u.stats.workers = w;
+            /* The stop cuts interval 2 after 0.25 s on both nodes. */
+            in.u.stats.duration_ns = k == 2 ? 250000000 : 0;
+            frame = json_frame(&in, &p, &plen);
+            decode_ok(p, plen, PROTO_DECODE_SUM_STATS, &out);
+            if (mgr_agg_stats(&g, &nodes[n], &out.u.stats, &d))
+                fail_msg("mgr_agg_stats: %s", d.msg);
+            proto_msg_clear(&out);
+            free(frame);
+            free(t);
+            /* The interruption: after both full reports of interval 1 came,
+             * before the interval was published. */
+            if (k == 1 && n == 1)
+                mgr_agg_interrupt(&g);
+        }
+        mgr_agg_publish_ready(&g, 2, false);
+    }
+    for (int n = 0; n < 2; n++)
+        mgr_agg_node_free(&nodes[n]);
+    mgr_agg_free(&g);
+    free(tests);
+    iof_plan_free(&plan);
+    size_t len;
+    char *text = iof_buf_take(&cap.log, &len);
+    assert_non_null(text);
+    assert_string_equal(text, "0a=0 0b=0 0ALL=0 1a=0 1b=0 1ALL=0 2a=1 2b=1 2ALL=1");
+    free(text);
+}
+
 static void test_agg_same_rows(void **state)
 {
     (void)state;
@@ -1028,6 +1130,7 @@ int main(void)
         cmocka_unit_test(test_encode_refused),
         cmocka_unit_test(test_wire_size),
         cmocka_unit_test(test_agg_same_rows),
+        cmocka_unit_test(test_agg_interrupted_interval),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
