@@ -42,11 +42,22 @@ void iof_hist_reset(struct iof_hist *h)
     h->min_ns = UINT64_MAX;
 }
 
+/* The buckets that can be non-empty, [hist_lo, hist_hi): those from min's
+ * to max's (recording, merging and decoding keep every other one empty);
+ * none when h is empty. */
+static unsigned hist_lo(const struct iof_hist *h)
+{
+    return h->count ? iof_hist_index(h->min_ns) : 0;
+}
+
+static unsigned hist_hi(const struct iof_hist *h)
+{
+    return h->count ? iof_hist_index(h->max_ns) + 1 : 0;
+}
+
 void iof_hist_clear(struct iof_hist *h)
 {
-    if (h->count)
-        memset(&h->buckets[iof_hist_index(h->min_ns)], 0,
-               (iof_hist_index(h->max_ns) - iof_hist_index(h->min_ns) + 1) * sizeof(uint64_t));
+    memset(&h->buckets[hist_lo(h)], 0, (hist_hi(h) - hist_lo(h)) * sizeof(uint64_t));
     h->count = 0;
     h->sum_ns = 0;
     h->min_ns = UINT64_MAX;
@@ -254,27 +265,19 @@ static int varint128_get(struct hist_reader *r, iof_u128 *out)
     return IOF_EPROTO;
 }
 
-/* The buckets that can be non-empty, [hist_lo, hist_hi): those from min's
- * to max's (recording, merging and decoding keep every other one empty);
- * none when h is empty. */
-static unsigned hist_lo(const struct iof_hist *h)
+/* The bytes of the count, sum, min and max both forms start with. */
+static size_t hist_summary_len(const struct iof_hist *h)
 {
-    return h->count ? iof_hist_index(h->min_ns) : 0;
-}
-
-static unsigned hist_hi(const struct iof_hist *h)
-{
-    return h->count ? iof_hist_index(h->max_ns) + 1 : 0;
+    return varint_len(h->count) + varint128_len(h->sum_ns) + varint_len(h->min_ns) +
+           varint_len(h->max_ns);
 }
 
 /* Exact length iof_hist_encode produces for h (so also its upper bound). */
 size_t iof_hist_encoded_max(const struct iof_hist *h)
 {
-    size_t len, nnz = 0;
+    size_t len = hist_summary_len(h), nnz = 0;
     unsigned i, prev = 0, hi = hist_hi(h);
 
-    len = varint_len(h->count) + varint128_len(h->sum_ns) + varint_len(h->min_ns) +
-          varint_len(h->max_ns);
     for (i = hist_lo(h); i < hi; i++) {
         if (!h->buckets[i])
             continue;
@@ -313,10 +316,6 @@ long iof_hist_encode(const struct iof_hist *h, uint8_t *buf, size_t cap)
     return (long)(p - buf);
 }
 
-/* Beyond the checks listed in hist.h, an empty histogram must carry exactly
- * the reset values, and a non-empty one must have min in its first non-empty
- * bucket and max in its last, as recording and merging guarantee; percentile
- * clamping relies on that. Any violation yields IOF_EPROTO with h reset. */
 /* The end of a decode whose buckets are in h: the summary stored, or
  * merged (add), and given to *one. */
 static int hist_finish(struct iof_hist *h, bool add, struct iof_hist_summary *one, uint64_t count,
@@ -342,6 +341,30 @@ static int hist_finish(struct iof_hist *h, bool add, struct iof_hist_summary *on
     return 0;
 }
 
+/* Reads the count, sum, min and max both forms start with, and the number
+ * of entries that follow (at most nmax), and checks that they hold
+ * together: an empty histogram carries exactly the reset values and no
+ * entries; every value lies in [min, max], so does the mean. (128-bit
+ * products of 64-bit values never overflow.) */
+static int hist_get_summary(struct hist_reader *r, uint64_t nmax, uint64_t *count, iof_u128 *sum,
+                            uint64_t *min, uint64_t *max, uint64_t *n)
+{
+    if (varint_get(r, count) || varint128_get(r, sum) || varint_get(r, min) || varint_get(r, max) ||
+        varint_get(r, n))
+        return IOF_EPROTO;
+    if (*n > nmax)
+        return IOF_EPROTO;
+    if (*count == 0)
+        return *sum != 0 || *min != UINT64_MAX || *max != 0 || *n != 0 ? IOF_EPROTO : 0;
+    if (*min > *max || (iof_u128)*count * *min > *sum || *sum > (iof_u128)*count * *max)
+        return IOF_EPROTO;
+    return 0;
+}
+
+/* Beyond the checks listed in hist.h, an empty histogram must carry exactly
+ * the reset values, and a non-empty one must have min in its first non-empty
+ * bucket and max in its last, as recording and merging guarantee; percentile
+ * clamping relies on that. Any violation yields IOF_EPROTO with h reset. */
 /* add: merge the decoded histogram into h instead of storing it. */
 static int hist_decode(struct iof_hist *h, struct hist_reader *r, bool add,
                        struct iof_hist_summary *one)
@@ -350,18 +373,7 @@ static int hist_decode(struct iof_hist *h, struct hist_reader *r, bool add,
     iof_u128 sum;
     unsigned idx = 0, first = 0;
 
-    if (varint_get(r, &count) || varint128_get(r, &sum) || varint_get(r, &min) ||
-        varint_get(r, &max) || varint_get(r, &nnz))
-        return IOF_EPROTO;
-    if (nnz > IOF_HIST_BUCKETS)
-        return IOF_EPROTO;
-    if (count == 0 && (sum != 0 || min != UINT64_MAX || max != 0 || nnz != 0))
-        return IOF_EPROTO;
-    if (count != 0 && min > max)
-        return IOF_EPROTO;
-    /* Every value lies in [min, max]: so does the mean. (128-bit products
-     * of 64-bit values never overflow.) */
-    if (count != 0 && ((iof_u128)count * min > sum || sum > (iof_u128)count * max))
+    if (hist_get_summary(r, IOF_HIST_BUCKETS, &count, &sum, &min, &max, &nnz))
         return IOF_EPROTO;
 
     for (k = 0; k < nnz; k++) {
@@ -431,21 +443,18 @@ int iof_hist_decode_add_summary(struct iof_hist *dst, const uint8_t *buf, size_t
 static size_t hist_runs_len(const struct iof_hist *h, size_t *nruns)
 {
     size_t len = 0, n = 0;
-    unsigned i, hi, pos = 0;
+    unsigned i, hi = hist_hi(h), pos = 0;
 
-    if (h->count) {
-        hi = iof_hist_index(h->max_ns);
-        for (i = iof_hist_index(h->min_ns); i <= hi; i++) {
-            unsigned start;
-            if (!h->buckets[i])
-                continue;
-            start = i;
-            while (i <= hi && h->buckets[i])
-                len += varint_len(h->buckets[i++]);
-            len += varint_len(start - pos) + varint_len(i - start);
-            pos = i;
-            n++;
-        }
+    for (i = hist_lo(h); i < hi; i++) {
+        unsigned start;
+        if (!h->buckets[i])
+            continue;
+        start = i;
+        while (i < hi && h->buckets[i])
+            len += varint_len(h->buckets[i++]);
+        len += varint_len(start - pos) + varint_len(i - start);
+        pos = i;
+        n++;
     }
     *nruns = n;
     return len;
@@ -454,18 +463,16 @@ static size_t hist_runs_len(const struct iof_hist *h, size_t *nruns)
 size_t iof_hist_runs_encoded_len(const struct iof_hist *h)
 {
     size_t nruns, len = hist_runs_len(h, &nruns);
-    return varint_len(h->count) + varint128_len(h->sum_ns) + varint_len(h->min_ns) +
-           varint_len(h->max_ns) + varint_len(nruns) + len;
+    return hist_summary_len(h) + varint_len(nruns) + len;
 }
 
 long iof_hist_encode_runs(const struct iof_hist *h, uint8_t *buf, size_t cap)
 {
     size_t nruns, need = hist_runs_len(h, &nruns);
     uint8_t *p = buf;
-    unsigned i, hi, pos = 0;
+    unsigned i, hi = hist_hi(h), pos = 0;
 
-    need += varint_len(h->count) + varint128_len(h->sum_ns) + varint_len(h->min_ns) +
-            varint_len(h->max_ns) + varint_len(nruns);
+    need += hist_summary_len(h) + varint_len(nruns);
     if (cap < need)
         return -ENOBUFS;
     p = varint_put(p, h->count);
@@ -473,20 +480,17 @@ long iof_hist_encode_runs(const struct iof_hist *h, uint8_t *buf, size_t cap)
     p = varint_put(p, h->min_ns);
     p = varint_put(p, h->max_ns);
     p = varint_put(p, nruns);
-    if (h->count) {
-        hi = iof_hist_index(h->max_ns);
-        for (i = iof_hist_index(h->min_ns); i <= hi; i++) {
-            unsigned end;
-            if (!h->buckets[i])
-                continue;
-            for (end = i; end <= hi && h->buckets[end]; end++)
-                ;
-            p = varint_put(p, i - pos);
-            p = varint_put(p, end - i);
-            for (; i < end; i++)
-                p = varint_put(p, h->buckets[i]);
-            pos = end;
-        }
+    for (i = hist_lo(h); i < hi; i++) {
+        unsigned end;
+        if (!h->buckets[i])
+            continue;
+        for (end = i; end < hi && h->buckets[end]; end++)
+            ;
+        p = varint_put(p, i - pos);
+        p = varint_put(p, end - i);
+        for (; i < end; i++)
+            p = varint_put(p, h->buckets[i]);
+        pos = end;
     }
     return (long)(p - buf);
 }
@@ -499,16 +503,7 @@ static int hist_decode_runs(struct iof_hist *h, struct hist_reader *r, bool add,
     iof_u128 sum;
     unsigned pos = 0, first = 0;
 
-    if (varint_get(r, &count) || varint128_get(r, &sum) || varint_get(r, &min) ||
-        varint_get(r, &max) || varint_get(r, &nruns))
-        return IOF_EPROTO;
-    if (nruns > (IOF_HIST_BUCKETS + 1) / 2)
-        return IOF_EPROTO;
-    if (count == 0 && (sum != 0 || min != UINT64_MAX || max != 0 || nruns != 0))
-        return IOF_EPROTO;
-    if (count != 0 && min > max)
-        return IOF_EPROTO;
-    if (count != 0 && ((iof_u128)count * min > sum || sum > (iof_u128)count * max))
+    if (hist_get_summary(r, (IOF_HIST_BUCKETS + 1) / 2, &count, &sum, &min, &max, &nruns))
         return IOF_EPROTO;
 
     for (k = 0; k < nruns; k++) {
