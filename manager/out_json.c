@@ -187,6 +187,10 @@ static void jb_null(struct iof_buf *b)
     iof_buf_addstr(b, "null");
 }
 
+/* put(b, v) when have, else null: v is evaluated only when have (it may
+ * read through a pointer that have checks). */
+#define jb_or_null(b, have, put, v) ((have) ? put(b, v) : jb_null(b))
+
 static void jb_bool(struct iof_buf *b, bool v)
 {
     jb_sep(b);
@@ -260,15 +264,9 @@ static void jb_hist(struct iof_buf *b, const struct iof_hist *h)
     jb_key(b, "sum_ns");
     jb_u128(b, h->sum_ns);
     jb_key(b, "min_ns");
-    if (h->count)
-        jb_u64(b, h->min_ns);
-    else
-        jb_null(b);
+    jb_or_null(b, h->count, jb_u64, h->min_ns);
     jb_key(b, "max_ns");
-    if (h->count)
-        jb_u64(b, h->max_ns);
-    else
-        jb_null(b);
+    jb_or_null(b, h->count, jb_u64, h->max_ns);
     jb_key(b, "buckets");
     if (!iof_hist_has_buckets(h)) {
         jb_null(b); /* kept as counters only: a partial node's WORKER and TARGET rows */
@@ -341,10 +339,7 @@ static void jb_cpu(struct iof_buf *b, const struct proto_cpu *cpu)
 /* The figures shared by rows and intervals, named as the CSV columns. */
 static void jb_lat(struct iof_buf *b, double ms, bool have)
 {
-    if (have)
-        jb_dbl(b, ms);
-    else
-        jb_null(b);
+    jb_or_null(b, have, jb_dbl, ms);
 }
 
 /* known: the figures were measured (false for a lost interval: counters
@@ -398,10 +393,7 @@ static void jb_metrics(struct iof_buf *b, const struct iof_stats *s, const struc
     jb_key(b, "max_svc_lat_ms");
     jb_lat(b, m.max_svc_ms, m.rated && s->rated.svc.count);
     jb_key(b, "late_ios");
-    if (known && m.rated)
-        jb_u64(b, m.late_ios);
-    else
-        jb_null(b);
+    jb_or_null(b, known && m.rated, jb_u64, m.late_ios);
     {
         const char *keys[] = {"read_ios", "write_ios",   "bytes_read",   "bytes_written",
                               "errors",   "read_errors", "write_errors", "verify_errors"};
@@ -409,10 +401,7 @@ static void jb_metrics(struct iof_buf *b, const struct iof_stats *s, const struc
                         m.errors,   s->rd.errors, s->wr.errors, s->verify_errors};
         for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
             jb_key(b, keys[i]);
-            if (known)
-                jb_u64(b, v[i]);
-            else
-                jb_null(b);
+            jb_or_null(b, known, jb_u64, v[i]);
         }
     }
 }
@@ -426,15 +415,10 @@ static void jb_cpu_fields(struct iof_buf *b, const struct proto_cpu *cpu, const 
     bool have = cpu && cpu->valid;
 
     jb_key(b, "cpu_pct");
-    if (have)
-        jb_dbl(b, cpu->busy_pct);
-    else
-        jb_null(b);
+    jb_or_null(b, have, jb_dbl, cpu->busy_pct);
     jb_key(b, "cpu_effectiveness");
-    if (have && cpu->busy_pct > 0 && sec > 0)
-        jb_dbl(b, (double)(s->rd.ios + s->wr.ios) / sec / cpu->busy_pct);
-    else
-        jb_null(b);
+    jb_or_null(b, have && cpu->busy_pct > 0 && sec > 0, jb_dbl,
+               (double)(s->rd.ios + s->wr.ios) / sec / cpu->busy_pct);
     jb_key(b, "cpu");
     jb_cpu(b, cpu);
 }
@@ -461,15 +445,9 @@ static void jb_agent(struct iof_buf *b, const struct mgr_agent_info *a)
     jb_key(b, "hostname");
     jb_str(b, h ? h->inventory.hostname : NULL);
     jb_key(b, "cpus");
-    if (h)
-        jb_u64(b, h->inventory.cpus);
-    else
-        jb_null(b);
+    jb_or_null(b, h, jb_u64, h->inventory.cpus);
     jb_key(b, "memory_bytes");
-    if (h)
-        jb_u64(b, h->inventory.memory_bytes);
-    else
-        jb_null(b);
+    jb_or_null(b, h, jb_u64, h->inventory.memory_bytes);
     jb_key(b, "kernel");
     jb_str(b, h ? h->inventory.kernel : NULL);
     jb_key(b, "budget"); /* the agent's limits (docs/security.md), null when not sent */
@@ -499,10 +477,7 @@ static void jb_agent(struct iof_buf *b, const struct mgr_agent_info *a)
         jb_key(b, "logical_block_size");
         jb_u64(b, t->logical_block_size);
         jb_key(b, "rotational");
-        if (t->rotational < 0)
-            jb_null(b);
-        else
-            jb_bool(b, t->rotational != 0);
+        jb_or_null(b, t->rotational >= 0, jb_bool, t->rotational != 0);
         jb_key(b, "model");
         jb_str(b, t->model);
         jb_close(b, '}');
@@ -746,29 +721,17 @@ static void js_run(struct json_sink *js, struct iof_buf *b)
 {
     jb_open(b, '{');
     jb_key(b, "start_time");
-    if (js->begun)
-        jb_time(b, js->start_wall_ns);
-    else
-        jb_null(b);
+    jb_or_null(b, js->begun, jb_time, js->start_wall_ns);
     jb_key(b, "start_unix_ns");
-    if (js->begun)
-        jb_u64(b, js->start_wall_ns);
-    else
-        jb_null(b);
+    jb_or_null(b, js->begun, jb_u64, js->start_wall_ns);
     jb_key(b, "finished");
     jb_bool(b, js->ended);
     jb_key(b, "exit_code");
-    if (js->ended)
-        jb_int(b, js->exit_code);
-    else
-        jb_null(b);
+    jb_or_null(b, js->ended, jb_int, js->exit_code);
     jb_key(b, "interrupted");
     jb_bool(b, js->interrupted || (js->ended && js->exit_code == 130));
     jb_key(b, "tests_planned");
-    if (js->tests_planned)
-        jb_u64(b, js->tests_planned);
-    else
-        jb_null(b);
+    jb_or_null(b, js->tests_planned, jb_u64, js->tests_planned);
     jb_key(b, "tests_written");
     jb_u64(b, js->ntests);
     if (js->knees.len) {
@@ -1005,52 +968,28 @@ static void jt_finish(struct json_sink *js, const struct mgr_test_end *te)
     jb_key(b, "cycle_param");
     jb_str(b, t->cycle_param);
     jb_key(b, "cycle_value");
-    if (t->cycle_param)
-        jb_u64(b, t->cycle_value);
-    else
-        jb_null(b);
+    jb_or_null(b, t->cycle_param, jb_u64, t->cycle_value);
     if (t->rate_step) {
         /* Only in a rate cycle's tests; null for its unthrottled step. */
         jb_key(b, "rate_pct");
-        if (t->rate_pct > 0)
-            jb_dbl(b, t->rate_pct);
-        else
-            jb_null(b);
+        jb_or_null(b, t->rate_pct > 0, jb_dbl, t->rate_pct);
         jb_key(b, "rate_target_iops");
-        if (t->rate_target > 0)
-            jb_dbl(b, t->rate_target);
-        else
-            jb_null(b);
+        jb_or_null(b, t->rate_target > 0, jb_dbl, t->rate_target);
     }
     jb_key(b, "start_time");
     jb_time(b, t->start_wall_ns);
     jb_key(b, "start_unix_ns");
     jb_u64(b, t->start_wall_ns);
     jb_key(b, "end_time");
-    if (te && te->end_wall_ns)
-        jb_time(b, te->end_wall_ns);
-    else
-        jb_null(b);
+    jb_or_null(b, te && te->end_wall_ns, jb_time, te->end_wall_ns);
     jb_key(b, "end_unix_ns");
-    if (te && te->end_wall_ns)
-        jb_u64(b, te->end_wall_ns);
-    else
-        jb_null(b);
+    jb_or_null(b, te && te->end_wall_ns, jb_u64, te->end_wall_ns);
     jb_key(b, "start_skew_ms");
-    if (te)
-        jb_dbl(b, te->start_skew_ms);
-    else
-        jb_null(b);
+    jb_or_null(b, te, jb_dbl, te->start_skew_ms);
     jb_key(b, "nodes");
-    if (te)
-        jb_u64(b, te->nodes);
-    else
-        jb_null(b);
+    jb_or_null(b, te, jb_u64, te->nodes);
     jb_key(b, "lost");
-    if (te)
-        jb_u64(b, te->lost);
-    else
-        jb_null(b);
+    jb_or_null(b, te, jb_u64, te->lost);
     jb_key(b, "absent");
     if (te) {
         jb_open(b, '[');
@@ -1334,15 +1273,9 @@ static void jb_row(struct iof_buf *b, const struct jtest *t, const struct mgr_ro
     jb_key(b, "targets");
     jb_u64(b, r->targets);
     jb_key(b, "range_offset");
-    if (r->type == MGR_ROW_TARGET)
-        jb_u64(b, r->range_offset);
-    else
-        jb_null(b);
+    jb_or_null(b, r->type == MGR_ROW_TARGET, jb_u64, r->range_offset);
     jb_key(b, "range_size");
-    if (r->type == MGR_ROW_TARGET)
-        jb_u64(b, r->range_size);
-    else
-        jb_null(b);
+    jb_or_null(b, r->type == MGR_ROW_TARGET, jb_u64, r->range_size);
     /* TARGET: where it lives on its node, as the agent found it (null when
      * unknown: an older agent, the null engine). */
     const struct mgr_place *pl = r->type == MGR_ROW_TARGET ? r->place : NULL;
@@ -1351,22 +1284,13 @@ static void jb_row(struct iof_buf *b, const struct jtest *t, const struct mgr_ro
     jb_key(b, "fstype");
     jb_str(b, pl ? pl->fstype : NULL);
     jb_key(b, "ram_backed");
-    if (pl && pl->ram_backed >= 0)
-        jb_bool(b, pl->ram_backed == 1);
-    else
-        jb_null(b);
+    jb_or_null(b, pl && pl->ram_backed >= 0, jb_bool, pl->ram_backed == 1);
     jb_key(b, "status");
     jb_str(b, mgr_row_status_name(r->status));
     jb_key(b, "window_start_s");
-    if (r->status == MGR_STATUS_ABSENT)
-        jb_null(b);
-    else
-        jb_dbl(b, (double)r->window_start_ns / 1e9);
+    jb_or_null(b, r->status != MGR_STATUS_ABSENT, jb_dbl, (double)r->window_start_ns / 1e9);
     jb_key(b, "window_end_s");
-    if (r->status == MGR_STATUS_ABSENT)
-        jb_null(b);
-    else
-        jb_dbl(b, (double)r->window_end_ns / 1e9);
+    jb_or_null(b, r->status != MGR_STATUS_ABSENT, jb_dbl, (double)r->window_end_ns / 1e9);
     jb_metrics(b, st, r->m, true);
     jb_cpu_fields(b, cpu, st, r->ns);
     jb_key(b, "first_error");
@@ -1458,10 +1382,7 @@ static void js_knee(struct mgr_sink *s, const struct mgr_knee_info *k)
     jb_key(b, "target_ms");
     jb_dbl(b, (double)k->target_ns / 1e6);
     jb_key(b, "max_iops");
-    if (k->iops > 0)
-        jb_dbl(b, k->iops);
-    else
-        jb_null(b);
+    jb_or_null(b, k->iops > 0, jb_dbl, k->iops);
     jb_key(b, "latency_ms");
     jb_dbl(b, k->lat_ns / 1e6);
     jb_key(b, "steps");
