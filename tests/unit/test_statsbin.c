@@ -888,35 +888,79 @@ static const char AGG_PLAN[] =
     "  \"targets\": [{\"path\": \"a\", \"size\": \"64m\"}, {\"path\": \"b\", \"size\": "
     "\"64m\"}]}]}";
 
+/* An aggregate of AGG_PLAN's first test with two nodes taking part, into
+ * one sink; the measured window starts at t0. */
+struct agg_fix {
+    struct iof_plan plan;
+    struct iof_test *tests;
+    size_t ntests;
+    struct mgr_agg g;
+    struct mgr_live live;
+    struct mgr_sink *sinks[1];
+    struct mgr_agg_node nodes[2];
+    struct iof_run_cfg run;
+};
+
+static void agg_fix_begin(struct agg_fix *f, struct mgr_sink *sink, const char *a, const char *b,
+                          uint64_t t0)
+{
+    static const struct mgr_agg_hooks hooks = {.live = hook_two, .members = hook_two};
+    struct iof_diag d = {{0}};
+
+    memset(f, 0, sizeof(*f));
+    if (proto_plan_parse("plan", AGG_PLAN, strlen(AGG_PLAN), NULL, 0, &f->plan, &d))
+        fail_msg("plan: %s", d.msg);
+    f->tests = iof_plan_expand(&f->plan, &f->ntests);
+    assert_non_null(f->tests);
+    f->sinks[0] = sink;
+    f->nodes[0].name = a;
+    f->nodes[1].name = b;
+    mgr_live_init(&f->live, true);
+    mgr_agg_init(&f->g, &f->plan, f->tests, f->ntests, f->sinks, 1, &f->live, &hooks, false,
+                 t0 - 1000000000);
+    f->run = iof_test_run(&f->plan, &f->tests[0]);
+    mgr_agg_test_begin(&f->g, 0, &f->run, t0);
+    for (int n = 0; n < 2; n++)
+        mgr_agg_node_take_part(&f->nodes[n]);
+}
+
+static void agg_fix_end(struct agg_fix *f)
+{
+    for (int n = 0; n < 2; n++)
+        mgr_agg_node_free(&f->nodes[n]);
+    mgr_agg_free(&f->g);
+    free(f->tests);
+    iof_plan_free(&f->plan);
+}
+
+/* Hands stats message `in` to the aggregate as node n's, through the wire
+ * (binary or JSON body) and the manager's summing decoder. */
+static void agg_fix_stats(struct agg_fix *f, int n, const struct proto_msg *in, bool binary)
+{
+    struct iof_diag d = {{0}};
+    struct proto_msg out;
+    const uint8_t *p;
+    size_t plen;
+    uint8_t *frame = binary ? bin_frame(in, &p, &plen) : json_frame(in, &p, &plen);
+
+    decode_ok(p, plen, PROTO_DECODE_SUM_STATS, &out);
+    if (mgr_agg_stats(&f->g, &f->nodes[n], &out.u.stats, &d))
+        fail_msg("mgr_agg_stats: %s", d.msg);
+    proto_msg_clear(&out);
+    free(frame);
+}
+
 /* One run of the aggregate: node-a reports 3 intervals and its result,
  * node-b 2 intervals and is lost; every stats message travels as `binary`
  * says. Returns what the sinks saw. */
 static char *agg_run(bool binary, size_t *len)
 {
-    struct iof_plan plan;
-    struct iof_diag d = {{0}};
-    struct iof_test *tests;
-    size_t ntests;
-    struct mgr_agg g;
-    struct mgr_live live;
     struct capture cap = {IOF_BUF_INIT};
     struct mgr_sink sink = {.ops = &cap_ops, .priv = &cap};
-    struct mgr_sink *sinks[] = {&sink};
-    struct mgr_agg_hooks hooks = {.live = hook_two, .members = hook_two};
-    struct mgr_agg_node nodes[2] = {{.name = "node-a"}, {.name = "node-b"}};
-    struct iof_run_cfg run;
+    struct agg_fix f;
     const uint64_t t0 = UINT64_C(1000) * 1000000000;
 
-    if (proto_plan_parse("plan", AGG_PLAN, strlen(AGG_PLAN), NULL, 0, &plan, &d))
-        fail_msg("plan: %s", d.msg);
-    tests = iof_plan_expand(&plan, &ntests);
-    assert_non_null(tests);
-    mgr_live_init(&live, true);
-    mgr_agg_init(&g, &plan, tests, ntests, sinks, 1, &live, &hooks, false, t0 - 1000000000);
-    run = iof_test_run(&plan, &tests[0]);
-    mgr_agg_test_begin(&g, 0, &run, t0);
-    for (int n = 0; n < 2; n++)
-        mgr_agg_node_take_part(&nodes[n]);
+    agg_fix_begin(&f, &sink, "node-a", "node-b", t0);
     for (uint64_t k = 0; k < 3; k++) {
         for (int n = 0; n < 2 && !(n == 1 && k == 2); n++) {
             /* (node-b is lost before its third interval) */
@@ -944,41 +988,32 @@ static char *agg_run(bool binary, size_t *len)
             in.u.stats.nworkers = 3;
             in.u.stats.workers = w;
             in.u.stats.cpu = (struct proto_cpu){.valid = true, .busy_pct = 10.0 + (double)k / 3};
-            frame = binary ? bin_frame(&in, &p, &plen) : json_frame(&in, &p, &plen);
-            decode_ok(p, plen, PROTO_DECODE_SUM_STATS, &out);
-            if (mgr_agg_stats(&g, &nodes[n], &out.u.stats, &d))
-                fail_msg("mgr_agg_stats: %s", d.msg);
-            proto_msg_clear(&out);
-            free(frame);
+            agg_fix_stats(&f, n, &in, binary);
             if (n == 0 && k == 2) {
                 /* node-a's result: JSON in both runs (its body is not binary). */
                 proto_msg_init(&in, PROTO_MSG_RESULT);
-                in.u.result.measured_ns = run.duration_ns;
+                in.u.result.measured_ns = f.run.duration_ns;
                 in.u.result.nworkers = 3;
                 in.u.result.workers = w;
                 frame = json_frame(&in, &p, &plen);
                 decode_ok(p, plen, 0, &out);
-                mgr_agg_result(&g, &nodes[0], &out.u.result, t0, t0);
+                mgr_agg_result(&f.g, &f.nodes[0], &out.u.result, t0, t0);
                 proto_msg_clear(&out);
                 free(frame);
             }
             free(t);
         }
-        mgr_agg_publish_ready(&g, 2, false);
+        mgr_agg_publish_ready(&f.g, 2, false);
     }
-    mgr_agg_mark_lost(&nodes[1], "lost in the test");
-    mgr_agg_publish_ready(&g, 1, true);
-    mgr_agg_lost(&g, &nodes[1]);
+    mgr_agg_mark_lost(&f.nodes[1], "lost in the test");
+    mgr_agg_publish_ready(&f.g, 1, true);
+    mgr_agg_lost(&f.g, &f.nodes[1]);
     {
-        struct mgr_agg_node *np[] = {&nodes[0], &nodes[1]};
-        struct mgr_agg_end e = {.nodes = np, .nnodes = 2, .measured_ns = run.duration_ns};
-        mgr_agg_test_end(&g, &e);
+        struct mgr_agg_node *np[] = {&f.nodes[0], &f.nodes[1]};
+        struct mgr_agg_end e = {.nodes = np, .nnodes = 2, .measured_ns = f.run.duration_ns};
+        mgr_agg_test_end(&f.g, &e);
     }
-    for (int n = 0; n < 2; n++)
-        mgr_agg_node_free(&nodes[n]);
-    mgr_agg_free(&g);
-    free(tests);
-    iof_plan_free(&plan);
+    agg_fix_end(&f);
     {
         char *text = iof_buf_take(&cap.log, len);
         assert_non_null(text);
@@ -1014,42 +1049,20 @@ static void test_agg_interrupted_interval(void **state)
                                             .interval = cut_interval,
                                             .row = cut_nop_row,
                                             .test_end = cut_nop_end};
-    struct iof_plan plan;
-    struct iof_diag d = {{0}};
-    struct iof_test *tests;
-    size_t ntests;
-    struct mgr_agg g;
-    struct mgr_live live;
     struct capture cap = {IOF_BUF_INIT};
     struct mgr_sink sink = {.ops = &ops, .priv = &cap};
-    struct mgr_sink *sinks[] = {&sink};
-    struct mgr_agg_hooks hooks = {.live = hook_two, .members = hook_two};
-    struct mgr_agg_node nodes[2] = {{.name = "a"}, {.name = "b"}};
-    struct iof_run_cfg run;
-    /* Now: an interval is published when both nodes reported, not at a
-     * deadline long past. */
-    const uint64_t t0 = iof_now_ns();
+    struct agg_fix f;
     (void)state;
 
-    if (proto_plan_parse("plan", AGG_PLAN, strlen(AGG_PLAN), NULL, 0, &plan, &d))
-        fail_msg("plan: %s", d.msg);
-    tests = iof_plan_expand(&plan, &ntests);
-    assert_non_null(tests);
-    mgr_live_init(&live, true);
-    mgr_agg_init(&g, &plan, tests, ntests, sinks, 1, &live, &hooks, false, t0 - 1000000000);
-    run = iof_test_run(&plan, &tests[0]);
-    mgr_agg_test_begin(&g, 0, &run, t0);
-    for (int n = 0; n < 2; n++)
-        mgr_agg_node_take_part(&nodes[n]);
+    /* Now: an interval is published when both nodes reported, not at a
+     * deadline long past. */
+    agg_fix_begin(&f, &sink, "a", "b", iof_now_ns());
     for (uint64_t k = 0; k < 3; k++) {
         for (int n = 0; n < 2; n++) {
             struct iof_stats *t = stats_new(6);
             struct proto_worker_stats w[3];
-            struct proto_msg in, out;
+            struct proto_msg in;
             uint64_t rng = 77 * k + (uint64_t)n + 1;
-            const uint8_t *p;
-            size_t plen;
-            uint8_t *frame;
 
             for (size_t i = 0; i < 6; i++)
                 fill_dir(&t[i].rd, &rng, 50 + i, 4096);
@@ -1061,25 +1074,16 @@ static void test_agg_interrupted_interval(void **state)
             in.u.stats.workers = w;
             /* The stop cuts interval 2 after 0.25 s on both nodes. */
             in.u.stats.duration_ns = k == 2 ? 250000000 : 0;
-            frame = json_frame(&in, &p, &plen);
-            decode_ok(p, plen, PROTO_DECODE_SUM_STATS, &out);
-            if (mgr_agg_stats(&g, &nodes[n], &out.u.stats, &d))
-                fail_msg("mgr_agg_stats: %s", d.msg);
-            proto_msg_clear(&out);
-            free(frame);
+            agg_fix_stats(&f, n, &in, false);
             free(t);
             /* The interruption: after both full reports of interval 1 came,
              * before the interval was published. */
             if (k == 1 && n == 1)
-                mgr_agg_interrupt(&g);
+                mgr_agg_interrupt(&f.g);
         }
-        mgr_agg_publish_ready(&g, 2, false);
+        mgr_agg_publish_ready(&f.g, 2, false);
     }
-    for (int n = 0; n < 2; n++)
-        mgr_agg_node_free(&nodes[n]);
-    mgr_agg_free(&g);
-    free(tests);
-    iof_plan_free(&plan);
+    agg_fix_end(&f);
     size_t len;
     char *text = iof_buf_take(&cap.log, &len);
     assert_non_null(text);
