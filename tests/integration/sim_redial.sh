@@ -8,6 +8,22 @@ source "$(dirname "$0")/lib/cluster.bash"
 
 SIM=$IOF_BIN/iof_simagent
 [ -x "$SIM" ] || skip "no iof_simagent at $SIM (build the tests)"
+
+# all_in_test2 OUT N: the manager's table of test 2 (in OUT) has N nodes.
+all_in_test2() {
+    awk '/^== test 2\/2/ { t = 1 } t && /nodes/ { print; exit }' "$1" | grep -q " $2 nodes" ||
+        { cat "$1" >&2; cl_fail "test 2 did not run on all $2 nodes"; }
+}
+# two_tests NAME RAMP: plan NAME.json, two 3 s tests of one null worker per node.
+two_tests() {
+    plan "$1.json" <<P
+{"name": "$1", "run": {"ramp": "$2", "duration": "3s", "interval": "500ms"},
+ "specs": [{"name": "one", "lines": [{"size": "4k", "burst": 4, "delay": "5ms"}]},
+           {"name": "two", "lines": [{"size": "4k", "burst": 4, "delay": "5ms"}]}],
+ "workers": [{"nodes": ["*"], "count": 1, "engine": "null", "queue_depth": 1,
+              "targets": [{"path": "sim.dat", "size": "1m"}]}]}
+P
+}
 N=6
 PKI=$T/pki
 args=()
@@ -42,20 +58,13 @@ cl_wait_exit "$sim" 30 src
 expect_in "$T/m.err" "TLS handshakes with agents that dialled in: $N full, 3 resumed"
 expect_in "$T/sim.out" "tls_full $N tls_resumed 3"
 expect_in "$T/sim.out" "redials 3 rewelcomed 3"
-awk '/^== test 2\/2/ { t = 1 } t && /nodes/ { print; exit }' "$T/m.out" | grep -q " $N nodes" ||
-    { cat "$T/m.out" >&2; cl_fail "test 2 did not run on all $N nodes"; }
+all_in_test2 "$T/m.out" $N
 ok "3 cut sessions redialled with resumed TLS sessions and ran test 2 with the other 3"
 # Half of a larger fleet cut at once: every returning agent finds a slot at
 # once (a lost agent keeps its own slot, with the rows of the test it dropped
 # out of, until that test ends), none is turned away to redial later.
 N2=200
-plan p2.json <<'P'
-{"name": "redial-many", "run": {"ramp": "200ms", "duration": "3s", "interval": "500ms"},
- "specs": [{"name": "one", "lines": [{"size": "4k", "burst": 4, "delay": "5ms"}]},
-           {"name": "two", "lines": [{"size": "4k", "burst": 4, "delay": "5ms"}]}],
- "workers": [{"nodes": ["*"], "count": 1, "engine": "null", "queue_depth": 1,
-              "targets": [{"path": "sim.dat", "size": "1m"}]}]}
-P
+two_tests p2 200ms
 port2=''
 cl_start_listen_manager mgr2 port2 "$T/m2.out" "$T/m2.err" "$T/p2.json" --expect $N2 --wait 30 \
     --verbose --no-db
@@ -72,8 +81,7 @@ cl_wait_exit "$sim2" 30 src
     cl_fail "returning agents turned away: $(grep -c 'agent slots are taken' "$T/m2.err")"
 [ "$(grep -c 'is back; it takes part from the next test' "$T/m2.err")" = $((N2 / 2)) ] ||
     cl_fail "expected $((N2 / 2)) agents back"
-awk '/^== test 2\/2/ { t = 1 } t && /nodes/ { print; exit }' "$T/m2.out" | grep -q " $N2 nodes" ||
-    { cat "$T/m2.out" >&2; cl_fail "test 2 did not run on all $N2 nodes"; }
+all_in_test2 "$T/m2.out" $N2
 ok "$((N2 / 2)) of $N2 agents cut at once: every one found a slot and ran test 2"
 
 # An agent that comes back while others still prepare for the next test
@@ -83,13 +91,7 @@ ok "$((N2 / 2)) of $N2 agents cut at once: every one found a slot and ran test 2
 # test 1 and prepare after it; SIGUSR2 then cuts sim-00002 and sim-00004,
 # which come back while those two still prepare.
 N3=4
-plan p3.json <<'P'
-{"name": "redial-prepare", "run": {"ramp": "0s", "duration": "2s", "interval": "500ms"},
- "specs": [{"name": "one", "lines": [{"size": "4k", "burst": 4, "delay": "5ms"}]},
-           {"name": "two", "lines": [{"size": "4k", "burst": 4, "delay": "5ms"}]}],
- "workers": [{"nodes": ["*"], "count": 1, "engine": "null", "queue_depth": 1,
-              "targets": [{"path": "sim.dat", "size": "1m"}]}]}
-P
+two_tests p3 0s
 port3=''
 cl_start_listen_manager mgr3 port3 "$T/m3.out" "$T/m3.err" "$T/p3.json" --expect $N3 --wait 30 \
     --verbose --no-db
@@ -106,8 +108,7 @@ cl_wait_exit "$mgr3" 40 rc
 cl_wait_exit "$sim3" 30 src
 grep -q "sim-00002.*is back\|sim-00004.*is back" "$T/m3.err" ||
     cl_fail "the second pair did not come back: $(tail -5 "$T/m3.err")"
-awk '/^== test 2\/2/ { t = 1 } t && /nodes/ { print; exit }' "$T/m3.out" | grep -q " $N3 nodes" ||
-    { cat "$T/m3.out" >&2; cl_fail "test 2 did not run on all $N3 nodes"; }
+all_in_test2 "$T/m3.out" $N3
 ok "agents back while others prepared: given the plan, test 2 ran on all $N3 nodes"
 
 cl_done
