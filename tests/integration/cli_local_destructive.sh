@@ -6,11 +6,8 @@ source "$(dirname "$0")/lib/common.bash"
 if [ "$(id -u)" != 0 ] || ! command -v mkfs.ext4 >/dev/null || ! command -v losetup >/dev/null; then
     skip "needs root, losetup and mkfs.ext4 (a loop device with a filesystem signature)"
 fi
-shm=$(mktemp -d /dev/shm/iofleet-clid.XXXXXX)
-iof_on_exit "rm -rf '$shm'"
-truncate -s 32M "$shm/fs.img"
-loop=$(losetup --find --show "$shm/fs.img") || skip "no loop device available"
-iof_on_exit "losetup -d $loop"
+iof_shm clid
+iof_loop loop "$shm/fs.img" 32M
 mkfs.ext4 -q -E lazy_itable_init=0,lazy_journal_init=0 "$loop"
 sync
 sum_fs=$(md5sum <"$shm/fs.img")

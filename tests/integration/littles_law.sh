@@ -7,13 +7,9 @@ source "$(dirname "$0")/lib/common.bash"
 
 [ "$(id -u)" = 0 ] || skip "needs root to attach loop devices"
 command -v losetup >/dev/null || skip "losetup not installed (util-linux)"
-shm=$(mktemp -d /dev/shm/iofleet-it.XXXXXX)
-iof_on_exit "rm -rf '$shm'"
-truncate -s 256M "$shm/a.img" "$shm/b.img"
-loopa=$(losetup --find --show "$shm/a.img") || skip "cannot attach a loop device"
-iof_on_exit "losetup -d $loopa"
-loopb=$(losetup --find --show "$shm/b.img") || skip "cannot attach a loop device"
-iof_on_exit "losetup -d $loopb"
+iof_shm it
+iof_loop loopa "$shm/a.img" 256M
+iof_loop loopb "$shm/b.img" 256M
 
 # csv_col FILE ROW_TYPE TARGET COLUMN: a column of the CSV row of that type
 # (and target, for TARGET rows; "" otherwise).

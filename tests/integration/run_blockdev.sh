@@ -3,14 +3,9 @@ source "$(dirname "$0")/lib/common.bash"
 
 [ "$(id -u)" = 0 ] || skip "needs root to attach loop devices"
 command -v losetup >/dev/null || skip "losetup not installed (util-linux)"
-shm=$(mktemp -d /dev/shm/iofleet-it.XXXXXX)
-iof_on_exit "rm -rf '$shm'"
-truncate -s 64M "$shm/a.img"
-truncate -s 16M "$shm/b.img"
-loop=$(losetup --find --show "$shm/a.img") || skip "cannot attach a loop device"
-iof_on_exit "losetup -d $loop"
-loop4k=$(losetup --find --show --sector-size 4096 "$shm/b.img") || skip "no 4k-sector loop device"
-iof_on_exit "losetup -d $loop4k"
+iof_shm it
+iof_loop loop "$shm/a.img" 64M
+iof_loop loop4k "$shm/b.img" 16M --sector-size 4096
 
 plan dev.json <<P
 {"name": "dev", "run": {"ramp": "200ms", "duration": "1s", "interval": "500ms"},

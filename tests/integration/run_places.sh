@@ -7,11 +7,8 @@ source "$(dirname "$0")/lib/common.bash"
 if [ "$(id -u)" != 0 ] || ! command -v losetup >/dev/null || ! command -v findmnt >/dev/null; then
     skip "needs root, losetup and findmnt"
 fi
-shm=$(mktemp -d /dev/shm/iofleet-places.XXXXXX)
-iof_on_exit "rm -rf '$shm'"
-truncate -s 8M "$shm/loop.img"
-loop=$(losetup --find --show "$shm/loop.img") || skip "no loop device"
-iof_on_exit "losetup -d $loop"
+iof_shm places
+iof_loop loop "$shm/loop.img" 8M
 head -c 4M /dev/urandom >"$shm/file.dat"
 
 iof_start_agent node1 --name node1 --allow "$loop" --allow "$shm"

@@ -63,11 +63,8 @@ ok "libaio unaffected on a kernel without io_uring"
 
 [ "$(id -u)" = 0 ] || skip "needs root to attach a loop device (file case passed)"
 command -v losetup >/dev/null || skip "losetup not installed (util-linux)"
-shm=$(mktemp -d /dev/shm/iofleet-uring.XXXXXX)
-iof_on_exit "rm -rf '$shm'"
-truncate -s 256M "$shm/u.img"
-loop=$(losetup --find --show "$shm/u.img") || skip "cannot attach a loop device"
-iof_on_exit "losetup -d $loop"
+iof_shm uring
+iof_loop loop "$shm/u.img" 256M
 qd16 "$loop"
 expect_rc 0 "$IOFLEET" run "$T/uring.json" --workdir "$T/w" --quiet --csv "$T/loop.csv"
 line=$(little "$T/loop.csv") || fail "Little's law on $loop: $line"

@@ -17,11 +17,8 @@ command -v losetup >/dev/null || skip "losetup not installed (util-linux)"
 command -v mkfs.ext4 >/dev/null || skip "mkfs.ext4 not installed (e2fsprogs)"
 
 MIB=1048576
-shm=$(mktemp -d /dev/shm/iofleet-dev.XXXXXX)
-iof_on_exit "rm -rf '$shm'"
-truncate -s 64M "$shm/d.img"
-loop=$(losetup --find --show "$shm/d.img") || skip "cannot attach a loop device"
-iof_on_exit "losetup -d $loop"
+iof_shm dev
+iof_loop loop "$shm/d.img" 64M
 
 start_agent() { # start_agent NAME [ARGS...]: sets AGENT_EP, AGENT_PID
     local name=$1

@@ -46,6 +46,25 @@ row_field() { awk -v r="$2" -v f="$3" '$1==r{print $f; exit}' "$1"; }
 # Writes a plan to $T/$1 from a here-doc on stdin.
 plan() { cat >"$T/$1"; }
 
+# iof_shm NAME: sets shm to a new directory in /dev/shm (RAM: files there back
+# fast loop devices), removed at exit.
+iof_shm() {
+    shm=$(mktemp -d "/dev/shm/iofleet-$1.XXXXXX")
+    iof_on_exit "rm -rf '$shm'"
+}
+
+# iof_loop VAR FILE SIZE [LOSETUP ARGS...]: makes FILE SIZE bytes long and
+# attaches it to a loop device, whose path goes in VAR; detached at exit.
+# Skips the test when no loop device can be attached.
+iof_loop() {
+    local __var=$1 __file=$2 __dev
+    truncate -s "$3" "$__file"
+    shift 3
+    __dev=$(losetup --find --show "$@" "$__file") || skip "cannot attach a loop device to $__file"
+    iof_on_exit "losetup -d $__dev"
+    printf -v "$__var" '%s' "$__dev"
+}
+
 # iof_start_agent NAME [DYNAMO ARGS...]: starts dynamo --listen on an ephemeral
 # loopback port with workdir $T/NAME-work, logging to $T/NAME.log; stopped at
 # exit. Sets AGENT_EP to 127.0.0.1:PORT and AGENT_PID.
