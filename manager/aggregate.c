@@ -375,19 +375,14 @@ void mgr_agg_node_places(struct mgr_agg *g, struct mgr_agg_node *n, const struct
     n->places = calloc(pr->nplaces ? pr->nplaces : 1, sizeof(*n->places));
     for (size_t i = 0; n->places && i < pr->nplaces; i++) {
         const struct proto_target_place *t = &pr->places[i];
-        struct mgr_place *p = &n->places[n->nplaces];
         if (t->group >= g->p->nworkers || t->target >= g->p->workers[t->group].ntargets)
             continue;
-        *p = (struct mgr_place){.path = g->p->workers[t->group].targets[t->target].path,
-                                .device = t->device ? strdup(t->device) : NULL,
-                                .fstype = t->fstype ? strdup(t->fstype) : NULL,
-                                .ram_backed = t->ram_backed};
-        n->nplaces++;
-        if ((t->device && !p->device) || (t->fstype && !p->fstype)) {
-            free(p->device); /* out of memory: unknown */
-            free(p->fstype);
-            *p = (struct mgr_place){.path = p->path, .ram_backed = -1};
-        }
+        /* A copy that fails leaves that name unknown (null), nothing else. */
+        n->places[n->nplaces++] =
+            (struct mgr_place){.path = g->p->workers[t->group].targets[t->target].path,
+                               .device = t->device ? strdup(t->device) : NULL,
+                               .fstype = t->fstype ? strdup(t->fstype) : NULL,
+                               .ram_backed = t->ram_backed};
     }
 }
 
