@@ -42,22 +42,9 @@ void iof_hist_reset(struct iof_hist *h)
     h->min_ns = UINT64_MAX;
 }
 
-/* The buckets that can be non-empty, [hist_lo, hist_hi): those from min's
- * to max's (recording, merging and decoding keep every other one empty);
- * none when h is empty. */
-static unsigned hist_lo(const struct iof_hist *h)
-{
-    return h->count ? iof_hist_index(h->min_ns) : 0;
-}
-
-static unsigned hist_hi(const struct iof_hist *h)
-{
-    return h->count ? iof_hist_index(h->max_ns) + 1 : 0;
-}
-
 void iof_hist_clear(struct iof_hist *h)
 {
-    memset(&h->buckets[hist_lo(h)], 0, (hist_hi(h) - hist_lo(h)) * sizeof(uint64_t));
+    memset(&h->buckets[iof_hist_lo(h)], 0, (iof_hist_hi(h) - iof_hist_lo(h)) * sizeof(uint64_t));
     h->count = 0;
     h->sum_ns = 0;
     h->min_ns = UINT64_MAX;
@@ -276,9 +263,9 @@ static size_t hist_summary_len(const struct iof_hist *h)
 size_t iof_hist_encoded_max(const struct iof_hist *h)
 {
     size_t len = hist_summary_len(h), nnz = 0;
-    unsigned i, prev = 0, hi = hist_hi(h);
+    unsigned i, prev = 0, hi = iof_hist_hi(h);
 
-    for (i = hist_lo(h); i < hi; i++) {
+    for (i = iof_hist_lo(h); i < hi; i++) {
         if (!h->buckets[i])
             continue;
         len += varint_len(i - prev) + varint_len(h->buckets[i]);
@@ -294,7 +281,7 @@ long iof_hist_encode(const struct iof_hist *h, uint8_t *buf, size_t cap)
 {
     size_t need = iof_hist_encoded_max(h), nnz = 0;
     uint8_t *p = buf;
-    unsigned i, prev = 0, lo = hist_lo(h), hi = hist_hi(h);
+    unsigned i, prev = 0, lo = iof_hist_lo(h), hi = iof_hist_hi(h);
 
     if (cap < need)
         return -ENOBUFS;
@@ -443,9 +430,9 @@ int iof_hist_decode_add_summary(struct iof_hist *dst, const uint8_t *buf, size_t
 static size_t hist_runs_len(const struct iof_hist *h, size_t *nruns)
 {
     size_t len = 0, n = 0;
-    unsigned i, hi = hist_hi(h), pos = 0;
+    unsigned i, hi = iof_hist_hi(h), pos = 0;
 
-    for (i = hist_lo(h); i < hi; i++) {
+    for (i = iof_hist_lo(h); i < hi; i++) {
         unsigned start;
         if (!h->buckets[i])
             continue;
@@ -470,7 +457,7 @@ long iof_hist_encode_runs(const struct iof_hist *h, uint8_t *buf, size_t cap)
 {
     size_t nruns, need = hist_runs_len(h, &nruns);
     uint8_t *p = buf;
-    unsigned i, hi = hist_hi(h), pos = 0;
+    unsigned i, hi = iof_hist_hi(h), pos = 0;
 
     need += hist_summary_len(h) + varint_len(nruns);
     if (cap < need)
@@ -480,7 +467,7 @@ long iof_hist_encode_runs(const struct iof_hist *h, uint8_t *buf, size_t cap)
     p = varint_put(p, h->min_ns);
     p = varint_put(p, h->max_ns);
     p = varint_put(p, nruns);
-    for (i = hist_lo(h); i < hi; i++) {
+    for (i = iof_hist_lo(h); i < hi; i++) {
         unsigned end;
         if (!h->buckets[i])
             continue;
@@ -558,8 +545,7 @@ bool iof_hist_has_buckets(const struct iof_hist *h)
     uint64_t n = 0;
     if (h->count == 0)
         return true;
-    for (unsigned i = iof_hist_index(h->min_ns); i <= iof_hist_index(h->max_ns) && n < h->count;
-         i++)
+    for (unsigned i = iof_hist_lo(h); i < iof_hist_hi(h) && n < h->count; i++)
         n += h->buckets[i];
     return n == h->count;
 }

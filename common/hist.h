@@ -86,6 +86,20 @@ static inline unsigned iof_hist_index(uint64_t v)
     return shift * IOF_HIST_SUB + (unsigned)(v >> shift);
 }
 
+/* The buckets that can hold values, [iof_hist_lo, iof_hist_hi): from min's
+ * to max's (recording, merging and decoding keep every other one empty);
+ * none when h is empty. Scans that only look at non-empty buckets need no
+ * others. */
+static inline unsigned iof_hist_lo(const struct iof_hist *h)
+{
+    return h->count ? iof_hist_index(h->min_ns) : 0;
+}
+
+static inline unsigned iof_hist_hi(const struct iof_hist *h)
+{
+    return h->count ? iof_hist_index(h->max_ns) + 1 : 0;
+}
+
 /* Records one value. O(1), no allocation, not thread-safe (one writer). */
 static inline void iof_hist_record(struct iof_hist *h, uint64_t v)
 {

@@ -183,7 +183,6 @@ static void hist_json(sqlite3_str *b, const struct iof_hist *h)
 {
     char sum[IOF_U128_DIGITS + 1];
     bool first = true;
-    unsigned lo, hi;
 
     sqlite3_str_appendf(b, "{\"count\":%" PRIu64 ",\"sum_ns\":%s,", h->count,
                         iof_u128_str(h->sum_ns, sum));
@@ -197,9 +196,7 @@ static void hist_json(sqlite3_str *b, const struct iof_hist *h)
         return;
     }
     sqlite3_str_appendall(b, "\"buckets\":[");
-    lo = h->count ? iof_hist_index(h->min_ns) : 1;
-    hi = h->count ? iof_hist_index(h->max_ns) : 0;
-    for (unsigned i = lo; i <= hi; i++) {
+    for (unsigned i = iof_hist_lo(h); i < iof_hist_hi(h); i++) {
         char one[4 + 3 * 20], *p = one;
         if (!h->buckets[i])
             continue;

@@ -274,7 +274,7 @@ static void jb_hist(struct iof_buf *b, const struct iof_hist *h)
         return;
     }
     jb_open(b, '[');
-    for (unsigned i = 0; i < IOF_HIST_BUCKETS; i++) {
+    for (unsigned i = iof_hist_lo(h); i < iof_hist_hi(h); i++) {
         if (!h->buckets[i])
             continue;
         jb_open(b, '[');

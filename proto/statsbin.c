@@ -46,7 +46,7 @@ static uint8_t *put_varint(uint8_t *p, uint64_t v)
  * a bucket: alternating runs of one cost 30 bytes per two buckets). */
 static size_t hist_room(const struct iof_hist *h)
 {
-    size_t span = h->count ? iof_hist_index(h->max_ns) - iof_hist_index(h->min_ns) + 1 : 0;
+    size_t span = iof_hist_hi(h) - iof_hist_lo(h);
     return SB_HLEN_BYTES + 4 * SB_VARINT_MAX + 19 + span * 2 * SB_VARINT_MAX;
 }
 
