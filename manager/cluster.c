@@ -130,20 +130,24 @@ static bool cl_part(const struct mgr_run *c, const struct mgr_agent *a)
 }
 
 /* Agents of the run: welcomed at some point and not superseded. */
-static unsigned cl_members(const struct mgr_run *c)
+static bool cl_not_gone(enum mgr_session_state st)
 {
-    unsigned n = 0;
-    for (size_t i = 0; i < c->nagents; i++)
-        n += c->agents[i].member && mgr_agent_state(&c->agents[i]) != MGR_SESSION_GONE;
-    return n;
+    return st != MGR_SESSION_GONE;
 }
 
+static unsigned cl_members(const struct mgr_run *c)
+{
+    return mgr_session_tally_count(&c->tally, cl_not_gone, true);
+}
+
+/* As many as cl_part() is true for. */
 static unsigned cl_live(const struct mgr_run *c)
 {
-    unsigned n = 0;
-    for (size_t i = 0; i < c->nagents; i++)
-        n += cl_part(c, &c->agents[i]);
-    return n;
+    return mgr_session_tally_count(&c->tally,
+                                   c->phase != MGR_PH_CLOCK && c->phase != MGR_PH_RUN
+                                       ? mgr_session_is_up
+                                       : mgr_session_in_test,
+                                   false);
 }
 
 static unsigned cl_live_hook(void *arg)
@@ -333,14 +337,14 @@ static void cl_rate_after(struct mgr_run *c)
  * name: an agent back in another slot, or lost in the test, is not). */
 static bool cl_absent(const struct mgr_run *c, const struct mgr_agent *a)
 {
-    if (!a->member || mgr_agent_state(a) == MGR_SESSION_GONE || a->agg.role != MGR_AGG_NONE)
+    if (!a->s.member || mgr_agent_state(a) == MGR_SESSION_GONE || a->agg.role != MGR_AGG_NONE)
         return false;
     for (size_t i = 0; i < c->nagents; i++) {
         const struct mgr_agent *o = &c->agents[i];
         if (o == a || strcmp(o->name, a->name))
             continue;
         if (o->agg.role != MGR_AGG_NONE ||
-            (o->member && mgr_agent_state(o) != MGR_SESSION_GONE && o < a))
+            (o->s.member && mgr_agent_state(o) != MGR_SESSION_GONE && o < a))
             return false;
     }
     return true;

@@ -41,9 +41,6 @@ struct mgr_agent {
     struct proto_link *link;
     struct proto_hello info; /* the agent's hello, kept for the result files */
     char why[512];
-    /* Welcomed into this run at some point (counted in "agents N/M", named
-     * when absent): the run's history, not the session's state. */
-    bool member;
     uint64_t best_rtt;
     int64_t offset; /* agent clock - manager clock */
     unsigned probes;
@@ -70,7 +67,8 @@ struct mgr_run {
     enum mgr_run_phase phase;
     int rc;
     uv_timer_t tick;
-    unsigned live_cache; /* cl_live(), refreshed on every change of the agent set */
+    unsigned live_cache;            /* cl_live(), refreshed on every change of the agent set */
+    struct mgr_session_tally tally; /* every agent's session, counted by state */
     uv_signal_t sigint, sigterm;
     uint64_t deadline; /* of the current phase */
     struct iof_test *tests;
@@ -112,7 +110,7 @@ static inline bool mgr_agent_dialled(const struct mgr_agent *a)
 static inline bool mgr_agent_coming_back(const struct mgr_agent *a)
 {
     return mgr_session_connecting(mgr_agent_state(a)) &&
-           ((mgr_agent_dialled(a) && a->member) || a->s.origin == MGR_SESSION_RETURNED);
+           ((mgr_agent_dialled(a) && a->s.member) || a->s.origin == MGR_SESSION_RETURNED);
 }
 
 /* Lost mid-run (and perhaps being dialled again). */

@@ -121,8 +121,53 @@ int mgr_session_fire(struct mgr_session *s, enum mgr_session_event ev)
     }
     IOF_DEBUG("agent %s (%s): %s -> %s on %s", who, where, mgr_session_state_name(s->state),
               mgr_session_state_name(to), mgr_session_event_name(ev));
+    if (s->tally) {
+        s->tally->n[s->state]--;
+        s->tally->n[to]++;
+        if (s->member) {
+            s->tally->members[s->state]--;
+            s->tally->members[to]++;
+        }
+    }
     s->state = to;
     return 0;
+}
+
+void mgr_session_attach(struct mgr_session *s, struct mgr_session_tally *t)
+{
+    s->tally = t;
+    t->n[s->state]++;
+    if (s->member)
+        t->members[s->state]++;
+}
+
+void mgr_session_detach(struct mgr_session *s)
+{
+    if (!s->tally)
+        return;
+    s->tally->n[s->state]--;
+    if (s->member)
+        s->tally->members[s->state]--;
+    s->tally = NULL;
+}
+
+void mgr_session_set_member(struct mgr_session *s)
+{
+    if (s->member)
+        return;
+    s->member = true;
+    if (s->tally)
+        s->tally->members[s->state]++;
+}
+
+unsigned mgr_session_tally_count(const struct mgr_session_tally *t,
+                                 bool (*pred)(enum mgr_session_state), bool members)
+{
+    unsigned n = 0;
+    for (int st = 0; st < MGR_SESSION_NSTATES; st++)
+        if (pred((enum mgr_session_state)st))
+            n += members ? t->members[st] : t->n[st];
+    return n;
 }
 
 bool mgr_session_is_up(enum mgr_session_state st)
@@ -302,7 +347,7 @@ static void sess_on_msg(struct proto_link *l, const struct proto_msg *m, void *a
         {
             bool back = mgr_agent_coming_back(a);
             mgr_agent_fire(a, MGR_SESSION_EV_WELCOME);
-            a->member = true;
+            mgr_session_set_member(&a->s);
             if (back) {
                 mgr_live_done(&c->live);
                 /* During a test it can join the next one; between tests
@@ -560,7 +605,8 @@ void mgr_agent_dial(struct mgr_agent *a)
 struct mgr_agent *mgr_agent_add(struct mgr_run *c, const char *endpoint)
 {
     struct mgr_agent *a = NULL;
-    for (size_t i = 0; i < c->nagents && !a; i++)
+    /* A slot to reuse can only be a gone one: none, no scan. */
+    for (size_t i = 0; i < c->nagents && !a && c->tally.n[MGR_SESSION_GONE]; i++)
         if (mgr_agent_state(&c->agents[i]) == MGR_SESSION_GONE && !c->agents[i].link &&
             c->agents[i].agg.role != MGR_AGG_LOST)
             a = &c->agents[i]; /* its retry timer stays initialised */
@@ -572,6 +618,7 @@ struct mgr_agent *mgr_agent_add(struct mgr_run *c, const char *endpoint)
         uv_timer_init(c->loop, &a->retry);
     } else {
         uv_timer_t t = a->retry;
+        mgr_session_detach(&a->s);
         proto_hello_free(&a->info);
         mgr_agg_node_free(&a->agg);
         free(a->base_iops);
@@ -585,6 +632,7 @@ struct mgr_agent *mgr_agent_add(struct mgr_run *c, const char *endpoint)
     a->retry.data = a;
     a->s.name = a->name;
     a->s.endpoint = a->endpoint;
+    mgr_session_attach(&a->s, &c->tally);
     return a;
 }
 

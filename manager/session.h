@@ -66,11 +66,26 @@ enum mgr_session_origin {
     MGR_SESSION_RETURNED, /* --listen after the start: only a lost agent may come back */
 };
 
+/* How many sessions are in each state, and how many of those are members
+ * of the run (welcomed at some point): kept up to date by every change of
+ * state or membership, so that counting the agents taking part costs a
+ * pass over the states, not over the agents (the run's 20 Hz tick counted
+ * 10,000 agents' states, a cache miss each, and spent an eighth of the
+ * manager's CPU on it). */
+struct mgr_session_tally {
+    unsigned n[MGR_SESSION_NSTATES];
+    unsigned members[MGR_SESSION_NSTATES];
+};
+
 struct mgr_session {
     enum mgr_session_state state;
     enum mgr_session_origin origin;
     const char *name;     /* the agent's name ("" before its hello); borrowed */
     const char *endpoint; /* borrowed */
+    /* Welcomed into this run at some point (counted in "agents N/M", named
+     * when absent): the run's history, not the session's state. */
+    bool member;
+    struct mgr_session_tally *tally; /* where s is counted, or NULL */
 };
 
 /* One row of the transition table. */
@@ -93,6 +108,17 @@ bool mgr_session_next(enum mgr_session_state from, enum mgr_session_event ev,
  * -EINVAL for a transition the table does not have: refused, s unchanged,
  * logged as a warning. */
 int mgr_session_fire(struct mgr_session *s, enum mgr_session_event ev);
+
+/* Counts s (in its current state and membership) in t, which it must not be
+ * counted in yet; detach takes it out again (before the session is reset
+ * or freed). */
+void mgr_session_attach(struct mgr_session *s, struct mgr_session_tally *t);
+void mgr_session_detach(struct mgr_session *s);
+/* Makes s a member of the run (once; its tally follows). */
+void mgr_session_set_member(struct mgr_session *s);
+/* Sessions of t whose state satisfies pred; with members, only members. */
+unsigned mgr_session_tally_count(const struct mgr_session_tally *t,
+                                 bool (*pred)(enum mgr_session_state), bool members);
 
 const char *mgr_session_state_name(enum mgr_session_state st);
 const char *mgr_session_event_name(enum mgr_session_event ev);

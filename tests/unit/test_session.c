@@ -3,7 +3,8 @@
  * the state as the table says; every other (state, event) pair is refused
  * and leaves the state alone; a whole run of an agent (connect, prepare, two
  * tests, a loss and its return) is a path through the table; and the
- * heartbeat period both peers settle on (proto/link.c). */
+ * heartbeat period both peers settle on (proto/link.c); and the tally of
+ * sessions by state, against a count of the sessions themselves. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -224,13 +225,81 @@ static void test_diagram(void **state)
     assert_int_equal(edges, mgr_session_table_len);
 }
 
+/* Counts of states by scanning, to check the tally against. */
+static unsigned scan(const struct mgr_session *s, size_t n, bool (*pred)(enum mgr_session_state),
+                     bool members)
+{
+    unsigned k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += s[i].tally && pred(s[i].state) && (!members || s[i].member);
+    return k;
+}
+
+static bool any_state(enum mgr_session_state st)
+{
+    (void)st;
+    return true;
+}
+
+static bool not_gone(enum mgr_session_state st)
+{
+    return st != MGR_SESSION_GONE;
+}
+
+/* The tally equals a scan of the sessions after every step of a random walk
+ * over the table's transitions, with refused events, new members, sessions
+ * taken out and reset (as a reused agent slot is) and put back. */
+static void test_tally(void **state)
+{
+    enum { N = 64, STEPS = 20000 };
+    static struct mgr_session s[N];
+    struct mgr_session_tally t = {0};
+    bool (*preds[])(enum mgr_session_state) = {any_state, not_gone, mgr_session_is_up,
+                                               mgr_session_in_test, mgr_session_connecting};
+    unsigned seed = 12345;
+    (void)state;
+
+    iof_log_init("test_session", IOF_LOG_ERROR); /* refused events are logged as warnings */
+    for (size_t i = 0; i < N; i++) {
+        s[i] = (struct mgr_session){.name = "a", .endpoint = "e"};
+        mgr_session_attach(&s[i], &t);
+    }
+    for (unsigned step = 0; step < STEPS; step++) {
+        struct mgr_session *x = &s[(seed = seed * 1103515245u + 12345u) >> 16 & (N - 1)];
+        unsigned r = (seed = seed * 1103515245u + 12345u) >> 16;
+        if (r % 50 == 0) {
+            mgr_session_detach(x);
+            mgr_session_detach(x); /* twice: no effect */
+            *x = (struct mgr_session){.name = "a", .endpoint = "e"};
+            mgr_session_attach(x, &t);
+        } else if (r % 17 == 0) {
+            mgr_session_set_member(x);
+        } else {
+            (void)mgr_session_fire(x, (enum mgr_session_event)(r % MGR_SESSION_NEVENTS));
+        }
+        for (size_t p = 0; p < sizeof(preds) / sizeof(preds[0]); p++) {
+            assert_int_equal(mgr_session_tally_count(&t, preds[p], false),
+                             scan(s, N, preds[p], false));
+            assert_int_equal(mgr_session_tally_count(&t, preds[p], true),
+                             scan(s, N, preds[p], true));
+        }
+    }
+    assert_int_equal(mgr_session_tally_count(&t, any_state, false), N);
+    for (size_t i = 0; i < N; i++)
+        mgr_session_detach(&s[i]);
+    for (int st = 0; st < MGR_SESSION_NSTATES; st++) {
+        assert_int_equal(t.n[st], 0);
+        assert_int_equal(t.members[st], 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_legal),    cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_illegal),  cmocka_unit_test(test_reachable_and_named),
         cmocka_unit_test(test_run_path), cmocka_unit_test(test_heartbeat),
-        cmocka_unit_test(test_diagram),
+        cmocka_unit_test(test_diagram),  cmocka_unit_test(test_tally),
     };
     /* refusals are logged as warnings: keep the test's output to failures */
     iof_log_init("test_session", IOF_LOG_ERROR);
