@@ -328,23 +328,60 @@ static int hist_finish(struct iof_hist *h, bool add, struct iof_hist_summary *on
     return 0;
 }
 
-/* Reads the count, sum, min and max both forms start with, and the number
- * of entries that follow (at most nmax), and checks that they hold
- * together: an empty histogram carries exactly the reset values and no
- * entries; every value lies in [min, max], so does the mean. (128-bit
- * products of 64-bit values never overflow.) */
+/* Reads a summary (count, sum, min, max) and checks that it holds together:
+ * an empty one carries exactly the reset values; every value lies in
+ * [min, max], so does the mean. (128-bit products of 64-bit values never
+ * overflow.) */
+static int summary_read(struct hist_reader *r, struct iof_hist_summary *s)
+{
+    if (varint_get(r, &s->count) || varint128_get(r, &s->sum_ns) || varint_get(r, &s->min_ns) ||
+        varint_get(r, &s->max_ns))
+        return IOF_EPROTO;
+    if (s->count == 0)
+        return s->sum_ns != 0 || s->min_ns != UINT64_MAX || s->max_ns != 0 ? IOF_EPROTO : 0;
+    if (s->min_ns > s->max_ns || (iof_u128)s->count * s->min_ns > s->sum_ns ||
+        s->sum_ns > (iof_u128)s->count * s->max_ns)
+        return IOF_EPROTO;
+    return 0;
+}
+
+/* Reads the summary both forms start with and the number of entries that
+ * follow (at most nmax; none in an empty histogram). */
 static int hist_get_summary(struct hist_reader *r, uint64_t nmax, uint64_t *count, iof_u128 *sum,
                             uint64_t *min, uint64_t *max, uint64_t *n)
 {
-    if (varint_get(r, count) || varint128_get(r, sum) || varint_get(r, min) || varint_get(r, max) ||
-        varint_get(r, n))
+    struct iof_hist_summary s;
+
+    if (summary_read(r, &s) || varint_get(r, n) || *n > nmax || (s.count == 0 && *n != 0))
         return IOF_EPROTO;
-    if (*n > nmax)
+    *count = s.count;
+    *sum = s.sum_ns;
+    *min = s.min_ns;
+    *max = s.max_ns;
+    return 0;
+}
+
+size_t iof_hist_summary_encoded_len(const struct iof_hist_summary *s)
+{
+    return varint_len(s->count) + varint128_len(s->sum_ns) + varint_len(s->min_ns) +
+           varint_len(s->max_ns);
+}
+
+uint8_t *iof_hist_summary_put(uint8_t *p, const struct iof_hist_summary *s)
+{
+    p = varint_put(p, s->count);
+    p = varint128_put(p, s->sum_ns);
+    p = varint_put(p, s->min_ns);
+    return varint_put(p, s->max_ns);
+}
+
+int iof_hist_summary_get(const uint8_t **p, const uint8_t *end, struct iof_hist_summary *s)
+{
+    struct hist_reader r = {*p, end};
+
+    if (summary_read(&r, s))
         return IOF_EPROTO;
-    if (*count == 0)
-        return *sum != 0 || *min != UINT64_MAX || *max != 0 || *n != 0 ? IOF_EPROTO : 0;
-    if (*min > *max || (iof_u128)*count * *min > *sum || *sum > (iof_u128)*count * *max)
-        return IOF_EPROTO;
+    *p = r.p;
     return 0;
 }
 

@@ -1329,7 +1329,8 @@ static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void
         /* Stats in the binary body to a manager that reads it (1.1 on
          * both sides); JSON to an older one. */
         proto_link_set_encode_flags(
-            l, proto_stats_binary_ok(m->u.hello.minor) ? PROTO_ENCODE_STATS_BINARY : 0);
+            l, (proto_stats_binary_ok(m->u.hello.minor) ? PROTO_ENCODE_STATS_BINARY : 0) |
+                   (proto_stats_node_hist_ok(m->u.hello.minor) ? PROTO_ENCODE_STATS_NODE_HIST : 0));
         if (a->pending)
             a->pending--;
         a->active = s;

@@ -329,7 +329,10 @@ static void sess_on_msg(struct proto_link *l, const struct proto_msg *m, void *a
             if (c->o->verbose)
                 IOF_INFO("agent %s (%s): protocol %u.%u, stats body %s", a->name,
                          proto_link_peer(l), m->u.hello.major, m->u.hello.minor,
-                         bin ? "binary" : "JSON");
+                         !bin ? "JSON"
+                         : proto_stats_node_hist_ok(m->u.hello.minor)
+                             ? "binary, a histogram per node"
+                             : "binary");
         }
         mgr_agent_fire(a, MGR_SESSION_EV_HELLO);
         return;

@@ -1843,7 +1843,11 @@ int proto_msg_encode_frame_flags(const struct proto_msg *msg, size_t max_payload
     *out = NULL;
     *out_len = 0;
     if (msg->type == PROTO_MSG_STATS && (flags & PROTO_ENCODE_STATS_BINARY))
-        return proto_statsbin_encode_frame(&msg->u.stats, max_payload, out, out_len, diag);
+        return proto_statsbin_encode_frame(&msg->u.stats,
+                                           flags & PROTO_ENCODE_STATS_NODE_HIST
+                                               ? PROTO_STATSBIN_LAYOUT_NODE
+                                               : PROTO_STATSBIN_LAYOUT_RUNS,
+                                           max_payload, out, out_len, diag);
     int rc = proto_msg_encode(msg, &text, &len, diag);
     if (rc)
         return rc;

@@ -412,6 +412,10 @@ int proto_msg_encode_frame(const struct proto_msg *msg, size_t max_payload, uint
  * for a peer with which proto_stats_binary_ok() (proto/version.h) holds.
  * Other types ignore it. */
 #define PROTO_ENCODE_STATS_BINARY 1u
+/* With PROTO_ENCODE_STATS_BINARY: layout 3, one latency histogram per node
+ * and direction instead of one per target (proto/statsbin.h); only for a
+ * peer with which proto_stats_node_hist_ok() holds. */
+#define PROTO_ENCODE_STATS_NODE_HIST 2u
 int proto_msg_encode_frame_flags(const struct proto_msg *msg, size_t max_payload, unsigned flags,
                                  uint8_t **out, size_t *out_len, struct iof_diag *diag);
 

@@ -61,21 +61,30 @@ static bool dir_present(const struct iof_dirstats *d)
     return d->ios || d->errors || d->bytes || d->lat.count;
 }
 
-/* bytes, errors, histogram length, histogram. */
-static uint8_t *dir_put(uint8_t *p, const struct iof_dirstats *d)
+/* A histogram's length and run form. */
+static uint8_t *hist_put(uint8_t *p, const struct iof_hist *lat)
 {
-    uint8_t *h;
-    long n;
+    uint8_t *h = p + SB_HLEN_BYTES;
+    long n = iof_hist_encode_runs(lat, h, hist_room(lat) - SB_HLEN_BYTES);
 
-    p = put_varint(p, d->bytes);
-    p = put_varint(p, d->errors);
-    h = p + SB_HLEN_BYTES;
-    n = iof_hist_encode_runs(&d->lat, h, hist_room(&d->lat) - SB_HLEN_BYTES);
     if (n < 0)
         return NULL; /* not reached: hist_room() bounds it */
     p = put_varint(p, (uint64_t)n);
     memmove(p, h, (size_t)n);
     return p + n;
+}
+
+/* bytes, errors, then the histogram's length and histogram (layouts 1, 2)
+ * or its summary alone (layout 3). */
+static uint8_t *dir_put(uint8_t *p, const struct iof_dirstats *d, bool node_hist)
+{
+    p = put_varint(p, d->bytes);
+    p = put_varint(p, d->errors);
+    if (node_hist) {
+        struct iof_hist_summary hs = {d->lat.count, d->lat.sum_ns, d->lat.min_ns, d->lat.max_ns};
+        return iof_hist_summary_put(p, &hs);
+    }
+    return hist_put(p, &d->lat);
 }
 
 static int enc_fail(struct iof_diag *diag, const char *fmt, ...)
@@ -150,9 +159,29 @@ static int enc_check(const struct proto_stats *st, size_t *room, struct iof_diag
     return 0;
 }
 
-int proto_statsbin_encode_frame(const struct proto_stats *st, size_t max_payload, uint8_t **out,
-                                size_t *out_len, struct iof_diag *diag)
+/* Layout 3's node histograms: every target's, merged per direction (new,
+ * free() it; NULL when out of memory). */
+static struct iof_hist *node_hists(const struct proto_stats *st)
 {
+    struct iof_hist *h = malloc(2 * sizeof(*h));
+
+    if (!h)
+        return NULL;
+    iof_hist_reset(&h[0]);
+    iof_hist_reset(&h[1]);
+    for (size_t w = 0; w < st->nworkers; w++)
+        for (size_t t = 0; t < st->workers[w].ntargets; t++) {
+            iof_hist_merge(&h[0], &st->workers[w].targets[t].rd.lat);
+            iof_hist_merge(&h[1], &st->workers[w].targets[t].wr.lat);
+        }
+    return h;
+}
+
+int proto_statsbin_encode_frame(const struct proto_stats *st, int layout, size_t max_payload,
+                                uint8_t **out, size_t *out_len, struct iof_diag *diag)
+{
+    bool node_hist = layout == PROTO_STATSBIN_LAYOUT_NODE;
+    struct iof_hist *node = NULL;
     size_t room = 0, len;
     uint8_t *buf, *p;
     unsigned flags = 0;
@@ -160,19 +189,29 @@ int proto_statsbin_encode_frame(const struct proto_stats *st, size_t max_payload
 
     *out = NULL;
     *out_len = 0;
+    if (layout != PROTO_STATSBIN_LAYOUT_RUNS && !node_hist)
+        return enc_fail(diag, "stats.layout: %d cannot be sent (%d or %d)", layout,
+                        PROTO_STATSBIN_LAYOUT_RUNS, PROTO_STATSBIN_LAYOUT_NODE);
     r = enc_check(st, &room, diag);
     if (r)
         return r;
+    if (node_hist && st->nworkers) {
+        if (!(node = node_hists(st)))
+            return iof_diag_set(diag, -ENOMEM, "out of memory");
+        room += hist_room(&node[0]) + hist_room(&node[1]);
+    }
     buf = malloc(PROTO_FRAME_HEADER_SIZE + room);
-    if (!buf)
+    if (!buf) {
+        free(node);
         return iof_diag_set(diag, -ENOMEM, "out of memory");
+    }
     p = buf + PROTO_FRAME_HEADER_SIZE;
     if (st->lost)
         flags |= PROTO_STATSBIN_LOST;
     if (st->cpu.valid)
         flags |= PROTO_STATSBIN_CPU;
     *p++ = PROTO_STATSBIN_TAG;
-    *p++ = PROTO_STATSBIN_LAYOUT_RUNS;
+    *p++ = (uint8_t)layout;
     p = put_le(p, flags, 2);
     p = put_le(p, st->test, 4);
     p = put_le(p, st->interval, 8);
@@ -195,9 +234,9 @@ int proto_statsbin_encode_frame(const struct proto_stats *st, size_t max_payload
                           (ts->first_error ? PROTO_STATSBIN_T_ERROR : 0);
             *p++ = (uint8_t)tf;
             if (tf & PROTO_STATSBIN_T_READ)
-                p = dir_put(p, &ts->rd);
+                p = dir_put(p, &ts->rd, node_hist);
             if (p && (tf & PROTO_STATSBIN_T_WRITE))
-                p = dir_put(p, &ts->wr);
+                p = dir_put(p, &ts->wr, node_hist);
             if (p && (tf & PROTO_STATSBIN_T_RATED)) {
                 p = put_varint(p, rt->svc.count);
                 p = put_varint(p, (uint64_t)rt->svc.sum_ns);
@@ -216,6 +255,12 @@ int proto_statsbin_encode_frame(const struct proto_stats *st, size_t max_payload
             }
         }
     }
+    if (p && node) {
+        p = hist_put(p, &node[0]);
+        if (p)
+            p = hist_put(p, &node[1]);
+    }
+    free(node);
     if (!p) {
         free(buf);
         return iof_diag_set(diag, -EINVAL, "stats: a histogram does not encode");
@@ -238,10 +283,25 @@ int proto_statsbin_encode_frame(const struct proto_stats *st, size_t max_payload
 
 struct rd {
     const uint8_t *p, *end;
-    bool runs; /* layout 2: histograms in the run form, else the sparse form */
+    bool runs; /* layouts 2 and 3: histograms in the run form, else the sparse form */
+    bool node; /* layout 3: summaries per target, a histogram per direction at the end */
     struct iof_diag *diag;
-    char path[64]; /* "stats.workers[w][t]" of the record being read */
+    size_t w, t;    /* the target record being read, when in_target */
+    bool in_target; /* else the header or the node histograms */
+    char path[64];  /* rpath()'s */
+    /* Layout 3: the targets' latency summaries added up, per direction. */
+    struct iof_hist_summary node_sum[2];
 };
+
+/* "stats.workers[w][t]" of the record being read, or "stats": made only for
+ * an error message. */
+static const char *rpath(struct rd *r)
+{
+    if (!r->in_target)
+        return "stats";
+    snprintf(r->path, sizeof(r->path), "stats.workers[%zu][%zu]", r->w, r->t);
+    return r->path;
+}
 
 static int bad(struct rd *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int bad(struct rd *r, const char *fmt, ...)
@@ -273,25 +333,91 @@ static int get_varint(struct rd *r, const char *what, uint64_t *out)
     for (size_t i = 0; i < SB_VARINT_MAX; i++, shift += 7) {
         uint8_t b;
         if (r->p >= r->end)
-            return bad(r, "%s.%s: truncated (the body ends inside it)", r->path, what);
+            return bad(r, "%s.%s: truncated (the body ends inside it)", rpath(r), what);
         b = *r->p++;
         if (i == SB_VARINT_MAX - 1 && b > 1)
-            return bad(r, "%s.%s: varint above 64 bits", r->path, what);
+            return bad(r, "%s.%s: varint above 64 bits", rpath(r), what);
         v |= (uint64_t)(b & 0x7f) << shift;
         if (!(b & 0x80)) {
             if (i > 0 && b == 0)
-                return bad(r, "%s.%s: varint not in its shortest form", r->path, what);
+                return bad(r, "%s.%s: varint not in its shortest form", rpath(r), what);
             *out = v;
             return 0;
         }
     }
-    return bad(r, "%s.%s: varint longer than 10 bytes", r->path, what);
+    return bad(r, "%s.%s: varint longer than 10 bytes", rpath(r), what);
 }
 
 static int add_u64(struct rd *r, const char *what, uint64_t *dst, uint64_t v)
 {
     if (__builtin_add_overflow(*dst, v, dst))
-        return bad(r, "%s.%s: the message's sum overflows 64 bits", r->path, what);
+        return bad(r, "%s.%s: the message's sum overflows 64 bits", rpath(r), what);
+    return 0;
+}
+
+/* Layout 3, summed only: one direction's bytes, errors and latency summary;
+ * the summary is added up in r->node_sum for the node histogram to match. */
+static int dir_get_summary(struct rd *r, char key, struct iof_dirstats *d,
+                           struct iof_dircounts *one)
+{
+    struct iof_hist_summary hs, *ns = &r->node_sum[key == 'w'];
+    char f_bytes[] = "?.bytes", f_errors[] = "?.errors";
+    uint64_t bytes, errors;
+
+    f_bytes[0] = f_errors[0] = key;
+    if (get_varint(r, f_bytes, &bytes) || get_varint(r, f_errors, &errors))
+        return IOF_EPROTO;
+    if (iof_hist_summary_get(&r->p, r->end, &hs))
+        return bad(r, "%s.%c.lat: not a valid latency summary", rpath(r), key);
+    if (__builtin_add_overflow(ns->count, hs.count, &ns->count) ||
+        ns->sum_ns + hs.sum_ns < ns->sum_ns)
+        return bad(r, "%s.%c.lat: the message's latency count overflows 64 bits", rpath(r), key);
+    ns->sum_ns += hs.sum_ns;
+    if (hs.count && hs.min_ns < ns->min_ns)
+        ns->min_ns = hs.min_ns;
+    if (hs.count && hs.max_ns > ns->max_ns)
+        ns->max_ns = hs.max_ns;
+    if (add_u64(r, key == 'r' ? "r.bytes" : "w.bytes", &d->bytes, bytes) ||
+        add_u64(r, key == 'r' ? "r.errors" : "w.errors", &d->errors, errors))
+        return IOF_EPROTO;
+    if (one)
+        *one = (struct iof_dircounts){.ios = hs.count,
+                                      .bytes = bytes,
+                                      .errors = errors,
+                                      .lat_sum_ns = hs.sum_ns,
+                                      .lat_min_ns = hs.min_ns,
+                                      .lat_max_ns = hs.max_ns};
+    return 0;
+}
+
+/* Layout 3: the node's histogram of one direction, after the last target,
+ * added into d; it must hold what the targets' summaries add up to. */
+static int node_hist_get(struct rd *r, char key, struct iof_dirstats *d)
+{
+    const struct iof_hist_summary *ns = &r->node_sum[key == 'w'];
+    struct iof_hist_summary hs;
+    char f_len[] = "?.lat_len";
+    uint64_t hlen;
+
+    f_len[0] = key;
+    if (get_varint(r, f_len, &hlen))
+        return IOF_EPROTO;
+    if (hlen > (uint64_t)(r->end - r->p))
+        return bad(r, "stats.%c.lat_len: %" PRIu64 " bytes, only %zu left in the body", key, hlen,
+                   (size_t)(r->end - r->p));
+    if (hlen > SB_HIST_MAX)
+        return bad(r, "stats.%c.lat_len: %" PRIu64 " bytes, at most %zu", key, hlen,
+                   (size_t)SB_HIST_MAX);
+    if (iof_hist_decode_runs_add_summary(&d->lat, r->p, (size_t)hlen, &hs))
+        return bad(r, "stats.%c.lat: not a valid histogram", key);
+    r->p += hlen;
+    if (hs.count != ns->count || hs.sum_ns != ns->sum_ns || hs.min_ns != ns->min_ns ||
+        hs.max_ns != ns->max_ns)
+        return bad(r,
+                   "stats.%c.lat: the node histogram (%" PRIu64
+                   " latencies) is not its targets' summaries added up (%" PRIu64 ")",
+                   key, hs.count, ns->count);
+    d->ios = d->lat.count;
     return 0;
 }
 
@@ -306,14 +432,16 @@ static int dir_get(struct rd *r, char key, struct iof_dirstats *d, bool sum,
     int e;
 
     f_bytes[0] = f_errors[0] = f_len[0] = key;
+    if (r->node)
+        return dir_get_summary(r, key, d, one);
     if (get_varint(r, f_bytes, &bytes) || get_varint(r, f_errors, &errors) ||
         get_varint(r, f_len, &hlen))
         return IOF_EPROTO;
     if (hlen > (uint64_t)(r->end - r->p))
-        return bad(r, "%s.%c.lat_len: %" PRIu64 " bytes, only %zu left in the body", r->path, key,
+        return bad(r, "%s.%c.lat_len: %" PRIu64 " bytes, only %zu left in the body", rpath(r), key,
                    hlen, (size_t)(r->end - r->p));
     if (hlen > SB_HIST_MAX)
-        return bad(r, "%s.%c.lat_len: %" PRIu64 " bytes, at most %zu", r->path, key, hlen,
+        return bad(r, "%s.%c.lat_len: %" PRIu64 " bytes, at most %zu", rpath(r), key, hlen,
                    (size_t)SB_HIST_MAX);
     if (r->runs)
         e = sum ? iof_hist_decode_runs_add_summary(&d->lat, r->p, (size_t)hlen, &hs)
@@ -322,7 +450,7 @@ static int dir_get(struct rd *r, char key, struct iof_dirstats *d, bool sum,
         e = sum ? iof_hist_decode_add_summary(&d->lat, r->p, (size_t)hlen, &hs)
                 : iof_hist_decode(&d->lat, r->p, (size_t)hlen);
     if (e)
-        return bad(r, "%s.%c.lat: not a valid histogram", r->path, key);
+        return bad(r, "%s.%c.lat: not a valid histogram", rpath(r), key);
     r->p += hlen;
     if (!sum) {
         d->ios = d->lat.count;
@@ -331,7 +459,7 @@ static int dir_get(struct rd *r, char key, struct iof_dirstats *d, bool sum,
         return 0;
     }
     if (d->lat.count < before)
-        return bad(r, "%s.%c.lat: the message's latency count overflows 64 bits", r->path, key);
+        return bad(r, "%s.%c.lat: the message's latency count overflows 64 bits", rpath(r), key);
     if (add_u64(r, key == 'r' ? "r.bytes" : "w.bytes", &d->bytes, bytes) ||
         add_u64(r, key == 'r' ? "r.errors" : "w.errors", &d->errors, errors))
         return IOF_EPROTO;
@@ -357,7 +485,7 @@ static int rated_get(struct rd *r, struct iof_rated *one)
     /* As the JSON form: count x min <= sum <= count x max, late <= count. */
     if (late > n || (n && (min > max || (iof_u128)min * n > sum || (iof_u128)max * n < sum)) ||
         (!n && sum))
-        return bad(r, "%s.rated: inconsistent service latency summary", r->path);
+        return bad(r, "%s.rated: inconsistent service latency summary", rpath(r));
     iof_rated_reset(one);
     if (n)
         one->svc = (struct iof_hist_summary){n, sum, min, max};
@@ -371,13 +499,13 @@ static int error_get(struct rd *r, int *code, uint64_t *offset)
     size_t n;
 
     if (r->p >= r->end)
-        return bad(r, "%s.first_error.code: truncated (the body ends inside it)", r->path);
+        return bad(r, "%s.first_error.code: truncated (the body ends inside it)", rpath(r));
     n = *r->p++;
     if (n > (size_t)(r->end - r->p))
-        return bad(r, "%s.first_error.code: %zu bytes, only %zu left in the body", r->path, n,
+        return bad(r, "%s.first_error.code: %zu bytes, only %zu left in the body", rpath(r), n,
                    (size_t)(r->end - r->p));
     if (!proto_code_name_ok((const char *)r->p, n))
-        return bad(r, "%s.first_error.code: must be an error code name like IOF_EBUSY", r->path);
+        return bad(r, "%s.first_error.code: must be an error code name like IOF_EBUSY", rpath(r));
     memcpy(name, r->p, n);
     name[n] = '\0';
     r->p += n;
@@ -397,11 +525,11 @@ static int target_get(struct rd *r, struct iof_stats *ts, bool sum, struct iof_c
     int code = 0;
 
     if (r->p >= r->end)
-        return bad(r, "%s: truncated (the body ends before this target)", r->path);
+        return bad(r, "%s: truncated (the body ends before this target)", rpath(r));
     tf = *r->p++;
     if (tf & ~(PROTO_STATSBIN_T_READ | PROTO_STATSBIN_T_WRITE | PROTO_STATSBIN_T_RATED |
                PROTO_STATSBIN_T_VERIFY | PROTO_STATSBIN_T_ERROR))
-        return bad(r, "%s.flags: reserved bits set (0x%02x)", r->path, tf);
+        return bad(r, "%s.flags: reserved bits set (0x%02x)", rpath(r), tf);
     if (one)
         *one = (struct iof_counts){.rd.lat_min_ns = UINT64_MAX, .wr.lat_min_ns = UINT64_MAX};
     if (!sum) {
@@ -456,7 +584,7 @@ static int oom(struct rd *r)
 int proto_statsbin_decode(const uint8_t *p, size_t len, struct proto_stats *st, bool sum,
                           struct iof_diag *diag)
 {
-    struct rd r = {p, p + len, false, diag, "stats"};
+    struct rd r = {.p = p, .end = p + len, .diag = diag};
     const uint8_t *wt;
     unsigned flags, cpu[4];
     size_t nw, total = 0, k = 0;
@@ -467,10 +595,15 @@ int proto_statsbin_decode(const uint8_t *p, size_t len, struct proto_stats *st, 
                    PROTO_STATSBIN_HEADER);
     if (p[0] != PROTO_STATSBIN_TAG)
         return bad(&r, "stats.tag: 0x%02x is not a binary stats body", p[0]);
-    if (p[1] != PROTO_STATSBIN_LAYOUT_SPARSE && p[1] != PROTO_STATSBIN_LAYOUT_RUNS)
-        return bad(&r, "stats.layout: %u is not known to this build (it reads %d and %d)", p[1],
-                   PROTO_STATSBIN_LAYOUT_SPARSE, PROTO_STATSBIN_LAYOUT_RUNS);
-    r.runs = p[1] == PROTO_STATSBIN_LAYOUT_RUNS;
+    if (p[1] < PROTO_STATSBIN_LAYOUT_SPARSE || p[1] > PROTO_STATSBIN_LAYOUT_NODE)
+        return bad(&r, "stats.layout: %u is not known to this build (it reads %d to %d)", p[1],
+                   PROTO_STATSBIN_LAYOUT_SPARSE, PROTO_STATSBIN_LAYOUT_NODE);
+    r.runs = p[1] != PROTO_STATSBIN_LAYOUT_SPARSE;
+    r.node = p[1] == PROTO_STATSBIN_LAYOUT_NODE;
+    if (r.node && !sum)
+        return bad(&r, "stats.layout: 3 has one histogram per node, not per target: it is read "
+                       "only summed");
+    r.node_sum[0] = r.node_sum[1] = (struct iof_hist_summary){0, 0, UINT64_MAX, 0};
     flags = (unsigned)get_le(p + 2, 2);
     if (flags & ~(PROTO_STATSBIN_LOST | PROTO_STATSBIN_CPU))
         return bad(&r, "stats.flags: reserved bits set (0x%04x)", flags);
@@ -539,11 +672,16 @@ int proto_statsbin_decode(const uint8_t *p, size_t len, struct proto_stats *st, 
             return oom(&r);
         ws->ntargets = nt;
         for (size_t t = 0; t < nt; t++, k++) {
-            snprintf(r.path, sizeof(r.path), "stats.workers[%zu][%zu]", w, t);
+            r.w = w;
+            r.t = t;
+            r.in_target = true;
             if (target_get(&r, sum ? st->sum : &ws->targets[t], sum, sum ? &st->counts[k] : NULL))
                 return IOF_EPROTO;
         }
     }
+    r.in_target = false;
+    if (r.node && (node_hist_get(&r, 'r', &st->sum->rd) || node_hist_get(&r, 'w', &st->sum->wr)))
+        return IOF_EPROTO;
     if (r.p != r.end)
         return bad(&r, "stats: %zu bytes after the last target", (size_t)(r.end - r.p));
     return 0;

@@ -32,6 +32,11 @@ bool proto_stats_binary_ok(unsigned peer_minor)
            peer_minor >= PROTO_MINOR_STATS_BINARY;
 }
 
+bool proto_stats_node_hist_ok(unsigned peer_minor)
+{
+    return proto_version_minor() >= PROTO_MINOR_NODE_HIST && peer_minor >= PROTO_MINOR_NODE_HIST;
+}
+
 bool proto_clean_ok(unsigned peer_minor)
 {
     return proto_version_minor() >= PROTO_MINOR_CLEAN && peer_minor >= PROTO_MINOR_CLEAN;

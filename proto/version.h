@@ -7,15 +7,18 @@
 #include <stdbool.h>
 
 #define PROTO_VERSION_MAJOR 1
-#define PROTO_VERSION_MINOR 2
+#define PROTO_VERSION_MINOR 3
 
 /* The minor that introduced the binary stats body (proto/statsbin.h). */
 #define PROTO_MINOR_STATS_BINARY 1
 /* The minor that introduced prepare.cleanup and the clean and cleaned
  * messages (test-file removal, dynamo/clean.h). */
 #define PROTO_MINOR_CLEAN 2
+/* The minor that introduced layout 3 of the binary stats body: one latency
+ * histogram per node and direction (proto/statsbin.h). */
+#define PROTO_MINOR_NODE_HIST 3
 
-/* "1.2" */
+/* "1.3" */
 const char *proto_version_string(void);
 
 /* The minor this process announces in its hello: PROTO_VERSION_MINOR, or a
@@ -29,6 +32,10 @@ unsigned proto_version_minor(void);
  * session whose peer announced `peer_minor`: both sides at
  * PROTO_MINOR_STATS_BINARY or later. */
 bool proto_stats_binary_ok(unsigned peer_minor);
+
+/* Whether stats go (agent) in layout 3 of the binary body to a peer that
+ * announced `peer_minor`: both sides at PROTO_MINOR_NODE_HIST or later. */
+bool proto_stats_node_hist_ok(unsigned peer_minor);
 
 /* Whether prepare.cleanup and clean may be sent to a peer that announced
  * `peer_minor`: both sides at PROTO_MINOR_CLEAN or later. */

@@ -27,8 +27,9 @@
  * through the link. --encode-each sends every stats message through
  * proto_link_send() instead.
  *
- * Stats body: binary (protocol 1.1, proto/statsbin.h) to a manager that
- * reads it, as dynamo sends it; --json-stats sends JSON instead, to compare.
+ * Stats body: binary (protocol 1.1, proto/statsbin.h; one histogram per node,
+ * layout 3, from 1.3: "binary-node") to a manager that reads it, as dynamo
+ * sends it; --json-stats sends JSON instead, to compare.
  * The summary line gives the body sent and its frame size (stats_bytes: the
  * bytes on the wire per agent per interval, frame header included, over the
  * fan-out writes).
@@ -120,7 +121,7 @@ struct sim_session {
     bool welcomed;
     bool bye;       /* the manager ended the session: no redial */
     bool redialing; /* welcomed before, lost, dialling again (--redial) */
-    bool binary;    /* stats in the binary body (the manager reads it, no --json-stats) */
+    unsigned enc;   /* PROTO_ENCODE_*: the stats body the manager reads (JSON with --json-stats) */
     /* The plan as assigned. */
     bool have_plan;
     struct iof_plan plan;
@@ -190,7 +191,8 @@ struct sim {
     /* The fan-out frame: stats of (test, interval, layout, body form). */
     uint8_t *frame;
     size_t frame_len;
-    bool frame_valid, frame_binary;
+    bool frame_valid;
+    unsigned frame_enc;
     uint32_t frame_test;
     uint64_t frame_interval, frame_layout;
     /* Live TCP handles, sorted, collected once per boundary. */
@@ -547,12 +549,11 @@ static int sim_send_stats(struct sim *s, struct sim_session *ss, uint64_t k, boo
         return proto_link_send(ss->link, &m);
     }
     if (!s->frame_valid || s->frame_test != ss->test || s->frame_interval != k ||
-        s->frame_layout != ss->layout || s->frame_binary != ss->binary) {
+        s->frame_layout != ss->layout || s->frame_enc != ss->enc) {
         free(s->frame);
         s->frame = NULL;
         s->frame_valid = false;
-        r = proto_msg_encode_frame_flags(&m, PROTO_FRAME_MAX_DEFAULT,
-                                         ss->binary ? PROTO_ENCODE_STATS_BINARY : 0, &s->frame,
+        r = proto_msg_encode_frame_flags(&m, PROTO_FRAME_MAX_DEFAULT, ss->enc, &s->frame,
                                          &s->frame_len, &d);
         if (r) {
             IOF_ERROR("cannot encode stats: %s", d.msg);
@@ -562,7 +563,7 @@ static int sim_send_stats(struct sim *s, struct sim_session *ss, uint64_t k, boo
         s->frame_test = ss->test;
         s->frame_interval = k;
         s->frame_layout = ss->layout;
-        s->frame_binary = ss->binary;
+        s->frame_enc = ss->enc;
     }
     s->fanout_writes++;
     s->fanout_bytes += s->frame_len;
@@ -766,9 +767,15 @@ static void sim_on_msg(struct proto_link *l, const struct proto_msg *m, void *ar
         }
         ss->welcomed = true;
         ss->state = SS_READY;
-        /* As dynamo: the binary body to a manager of protocol 1.1 or later. */
-        ss->binary = !s->json_stats && proto_stats_binary_ok(m->u.hello.minor);
-        proto_link_set_encode_flags(l, ss->binary ? PROTO_ENCODE_STATS_BINARY : 0);
+        /* As dynamo: the binary body to a manager of protocol 1.1 or later,
+         * one histogram per node from 1.3 on. */
+        ss->enc = s->json_stats ? 0
+                  : !proto_stats_binary_ok(m->u.hello.minor)
+                      ? 0
+                      : PROTO_ENCODE_STATS_BINARY | (proto_stats_node_hist_ok(m->u.hello.minor)
+                                                         ? PROTO_ENCODE_STATS_NODE_HIST
+                                                         : 0);
+        proto_link_set_encode_flags(l, ss->enc);
         s->pending--;
         if (ss->redialing) {
             ss->redialing = false;
@@ -1323,7 +1330,10 @@ int main(int argc, char **argv)
                "fanout_writes %" PRIu64 " link_sends %" PRIu64 " stats_body %s stats_bytes %.0f\n",
                s.count, s.welcomed, ok, results, s.lost,
                s.t_all_welcomed ? (double)(s.t_all_welcomed - s.t_begin) / 1e9 : -1.0, s.nspreads,
-               med, max, s.fanout_writes, s.link_sends, s.frame_binary ? "binary" : "json",
+               med, max, s.fanout_writes, s.link_sends,
+               !s.frame_enc                                 ? "json"
+               : s.frame_enc & PROTO_ENCODE_STATS_NODE_HIST ? "binary-node"
+                                                            : "binary",
                s.fanout_writes ? (double)s.fanout_bytes / (double)s.fanout_writes : 0.0);
         if (s.tls_dir)
             printf("iof_simagent: tls_load_s %.3f tls_failures %u tls_full %u tls_resumed %u\n",

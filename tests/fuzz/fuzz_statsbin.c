@@ -9,7 +9,9 @@
  * An accepted payload must encode again (the encoder applies the decoder's
  * rules), and that encoding must be a fixed point: it decodes and encodes
  * to identical bytes. The JSON form of the same message must decode to the
- * same sum.
+ * same sum, and its layout 3 (a histogram per node) to the same sum bit for
+ * bit. An input of layout 3 must be refused per target, and what the summing
+ * decoder accepts must add up to its targets' counters.
  */
 #include "fuzz.h"
 
@@ -58,14 +60,52 @@ static uint64_t bytes_of(const struct iof_stats *s)
 }
 
 /* FUZZ_SEEDS_VALID set: every input must decode (checks the seeds). */
+/* The I/Os of every target's counters (a summed decoding's). */
+static uint64_t counts_ios(const struct proto_stats *st)
+{
+    uint64_t n = 0, k = 0;
+    for (size_t w = 0; w < st->nworkers; w++)
+        for (size_t t = 0; t < st->workers[w].ntargets; t++, k++)
+            n += st->counts[k].rd.ios + st->counts[k].wr.ios;
+    return n;
+}
+
+static bool hist_same(const struct iof_hist *a, const struct iof_hist *b)
+{
+    return a->count == b->count && a->sum_ns == b->sum_ns && a->min_ns == b->min_ns &&
+           a->max_ns == b->max_ns && !memcmp(a->buckets, b->buckets, sizeof(a->buckets));
+}
+
+/* Layout 3 (a histogram per node) is read only summed: what it holds must
+ * add up, as the targets' counters say. */
+static void check_node(const uint8_t *p, size_t len)
+{
+    struct proto_msg one, sum;
+    int rs = decode(p, len, PROTO_DECODE_SUM_STATS, &sum);
+
+    FUZZ_CHECK(decode(p, len, 0, &one) != 0, "layout 3 decoded per target");
+    if (!rs && sum.u.stats.sum)
+        FUZZ_CHECK(counts_ios(&sum.u.stats) == ios_of(sum.u.stats.sum),
+                   "the sum holds %llu I/Os, the targets' counters %llu",
+                   (unsigned long long)ios_of(sum.u.stats.sum),
+                   (unsigned long long)counts_ios(&sum.u.stats));
+    proto_msg_clear(&one);
+    proto_msg_clear(&sum);
+}
+
 static void check(const uint8_t *p, size_t len)
 {
-    struct proto_msg one, sum, again, json;
-    size_t l1, l2, lj;
-    uint8_t *f1, *f2, *fj;
-    int rs = decode(p, len, PROTO_DECODE_SUM_STATS, &sum);
-    int ro = decode(p, len, 0, &one);
+    struct proto_msg one, sum, again, json, node;
+    size_t l1, l2, lj, ln;
+    uint8_t *f1, *f2, *fj, *fn;
+    int rs, ro;
 
+    if (len > 1 && p[1] == PROTO_STATSBIN_LAYOUT_NODE) {
+        check_node(p, len);
+        return;
+    }
+    rs = decode(p, len, PROTO_DECODE_SUM_STATS, &sum);
+    ro = decode(p, len, 0, &one);
     FUZZ_CHECK(rs != 0 || ro == 0, "summing accepted what the per-target decoder refused");
     FUZZ_CHECK(ro == 0 || !getenv("FUZZ_SEEDS_VALID"), "refused with FUZZ_SEEDS_VALID set");
     if (ro) {
@@ -87,6 +127,23 @@ static void check(const uint8_t *p, size_t len)
                "our own encoding does not decode");
     f2 = encode(&again, PROTO_ENCODE_STATS_BINARY, &l2);
     FUZZ_CHECK(l1 == l2 && memcmp(f1, f2, l1) == 0, "the binary encoding is not a fixed point");
+
+    /* Layout 3 of the same message sums to exactly the same. */
+    fn = encode(&one, PROTO_ENCODE_STATS_BINARY | PROTO_ENCODE_STATS_NODE_HIST, &ln);
+    if (!rs) {
+        FUZZ_CHECK(decode(fn + PROTO_FRAME_HEADER_SIZE, ln - PROTO_FRAME_HEADER_SIZE,
+                          PROTO_DECODE_SUM_STATS, &node) == 0,
+                   "layout 3 of an accepted message does not decode");
+        FUZZ_CHECK(!sum.u.stats.sum == !node.u.stats.sum, "layout 3 and layout 2 sums differ");
+        if (sum.u.stats.sum)
+            FUZZ_CHECK(hist_same(&sum.u.stats.sum->rd.lat, &node.u.stats.sum->rd.lat) &&
+                           hist_same(&sum.u.stats.sum->wr.lat, &node.u.stats.sum->wr.lat) &&
+                           bytes_of(sum.u.stats.sum) == bytes_of(node.u.stats.sum) &&
+                           counts_ios(&node.u.stats) == ios_of(node.u.stats.sum),
+                       "layout 3 and layout 2 sums differ");
+        proto_msg_clear(&node);
+    }
+    free(fn);
 
     /* The JSON form of the same message sums to the same I/O. */
     fj = encode(&one, 0, &lj);

@@ -174,13 +174,13 @@ static void sample_msg(struct proto_msg *m, struct sample *s)
 
 /* The binary frame of m: *payload points after the frame header. Free the
  * returned frame. */
-static uint8_t *bin_frame(const struct proto_msg *m, const uint8_t **payload, size_t *len)
+static uint8_t *bin_frame_flags(const struct proto_msg *m, unsigned flags, const uint8_t **payload,
+                                size_t *len)
 {
     struct iof_diag d = {{0}};
     uint8_t *frame = NULL;
     size_t flen = 0;
-    int rc = proto_msg_encode_frame_flags(m, PROTO_STATS_FRAME_MAX, PROTO_ENCODE_STATS_BINARY,
-                                          &frame, &flen, &d);
+    int rc = proto_msg_encode_frame_flags(m, PROTO_STATS_FRAME_MAX, flags, &frame, &flen, &d);
     if (rc)
         fail_msg("binary encode: %d %s", rc, d.msg);
     assert_true(flen > PROTO_FRAME_HEADER_SIZE);
@@ -193,6 +193,15 @@ static uint8_t *bin_frame(const struct proto_msg *m, const uint8_t **payload, si
     *len = flen - PROTO_FRAME_HEADER_SIZE;
     return frame;
 }
+
+/* Layout 2, a histogram per target. */
+static uint8_t *bin_frame(const struct proto_msg *m, const uint8_t **payload, size_t *len)
+{
+    return bin_frame_flags(m, PROTO_ENCODE_STATS_BINARY, payload, len);
+}
+
+/* Layout 3, a histogram per node. */
+#define ENC_NODE (PROTO_ENCODE_STATS_BINARY | PROTO_ENCODE_STATS_NODE_HIST)
 
 static uint8_t *json_frame(const struct proto_msg *m, const uint8_t **payload, size_t *len)
 {
@@ -454,7 +463,7 @@ static void test_not_negotiated(void **state)
 static void test_version_rules(void **state)
 {
     (void)state;
-    /* This build announces 1.2 (IOF_PROTO_MINOR is not set under ctest). */
+    /* This build announces 1.3 (IOF_PROTO_MINOR is not set under ctest). */
     if (getenv("IOF_PROTO_MINOR"))
         skip();
     assert_int_equal(proto_version_minor(), PROTO_VERSION_MINOR);
@@ -462,12 +471,143 @@ static void test_version_rules(void **state)
     assert_false(proto_stats_binary_ok(0));
     assert_true(proto_stats_binary_ok(1));
     assert_true(proto_stats_binary_ok(9));
-    assert_string_equal(proto_version_string(), "1.2");
+    assert_string_equal(proto_version_string(), "1.3");
     {
         struct proto_msg h;
         proto_msg_init_hello(&h, PROTO_ROLE_AGENT, "a");
         assert_int_equal(h.u.hello.minor, PROTO_VERSION_MINOR);
     }
+}
+
+/* Layout 3 (a histogram per node, from protocol 1.3) sums to exactly what
+ * layout 2 sums to, each target's counters included, in fewer bytes; it is
+ * not read per target. */
+static void test_layout_node(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        struct sample s;
+        struct proto_msg in, a, b, one;
+        struct iof_diag d = {{0}};
+        const uint8_t *ap, *bp;
+        size_t alen, blen;
+        uint8_t *af, *bf;
+
+        sample_build(&s, seed * 104729);
+        sample_msg(&in, &s);
+        in.u.stats.cpu.valid = seed != 2;
+        in.u.stats.lost = seed == 3;
+        in.u.stats.interval = seed;
+        af = bin_frame(&in, &ap, &alen);
+        bf = bin_frame_flags(&in, ENC_NODE, &bp, &blen);
+        assert_int_equal(ap[1], PROTO_STATSBIN_LAYOUT_RUNS);
+        assert_int_equal(bp[1], PROTO_STATSBIN_LAYOUT_NODE);
+        assert_true(blen < alen);
+        decode_ok(ap, alen, PROTO_DECODE_SUM_STATS, &a);
+        decode_ok(bp, blen, PROTO_DECODE_SUM_STATS, &b);
+        assert_non_null(b.u.stats.sum);
+        assert_stats_identical(a.u.stats.sum, b.u.stats.sum, "sum");
+        for (size_t i = 0; i < 6; i++)
+            assert_counts_identical(&a.u.stats.counts[i], &b.u.stats.counts[i], i);
+        assert_cpu_identical(&a.u.stats.cpu, &b.u.stats.cpu);
+        assert_int_equal(a.u.stats.lost, b.u.stats.lost);
+        assert_true(b.u.stats.interval == seed);
+        assert_int_equal(b.u.stats.nworkers, 3);
+        proto_msg_clear(&a);
+        proto_msg_clear(&b);
+        assert_int_equal(proto_msg_decode_flags(bp, blen, &one, PROTO_DECODE_STATS_BINARY, &d),
+                         IOF_EPROTO);
+        assert_non_null(strstr(d.msg, "stats.layout: 3 has one histogram per node, not per "
+                                      "target: it is read only summed"));
+        proto_msg_clear(&one);
+        free(af);
+        free(bf);
+        free(s.t);
+    }
+}
+
+/* A hand-made layout 3 body: one worker with one target that read `count`
+ * latencies adding up to `sum` (min, max), and the node's read histogram
+ * holding the nvals values of vals (its write histogram empty). */
+static size_t node_body(uint8_t *buf, uint64_t count, uint64_t sum, uint64_t min, uint64_t max,
+                        const uint64_t *vals, size_t nvals)
+{
+    struct iof_hist *h = malloc(sizeof(*h));
+    uint8_t tmp[256];
+    size_t n = PROTO_STATSBIN_HEADER;
+    long l;
+
+    assert_non_null(h);
+    memset(buf, 0, PROTO_STATSBIN_HEADER);
+    buf[0] = PROTO_STATSBIN_TAG;
+    buf[1] = PROTO_STATSBIN_LAYOUT_NODE;
+    buf[32] = 1;  /* one worker */
+    buf[n++] = 1; /* with one target */
+    buf[n++] = 0;
+    buf[n++] = PROTO_STATSBIN_T_READ;
+    n = put_varint(buf, n, 4096 * count); /* bytes */
+    n = put_varint(buf, n, 0);            /* errors */
+    n = put_varint(buf, n, count);
+    n = put_varint(buf, n, sum);
+    n = put_varint(buf, n, min);
+    n = put_varint(buf, n, max);
+    for (int dir = 0; dir < 2; dir++) {
+        iof_hist_reset(h);
+        for (size_t i = 0; !dir && i < nvals; i++)
+            iof_hist_record(h, vals[i]);
+        l = iof_hist_encode_runs(h, tmp, sizeof(tmp));
+        assert_true(l > 0);
+        n = put_varint(buf, n, (uint64_t)l);
+        memcpy(buf + n, tmp, (size_t)l);
+        n += (size_t)l;
+    }
+    free(h);
+    return n;
+}
+
+static void expect_bad_node(const uint8_t *p, size_t len, const char *want)
+{
+    struct proto_msg out;
+    struct iof_diag d = {{0}};
+    int rc = proto_msg_decode_flags(p, len, &out,
+                                    PROTO_DECODE_STATS_BINARY | PROTO_DECODE_SUM_STATS, &d);
+    if (rc != IOF_EPROTO || !strstr(d.msg, want) || strchr(d.msg, '\n'))
+        fail_msg("expected IOF_EPROTO with \"%s\", got %d \"%s\"", want, rc, d.msg);
+    proto_msg_clear(&out);
+}
+
+/* Layout 3's node histogram must hold exactly what its targets' summaries
+ * add up to, and each summary must hold together. */
+static void test_layout_node_refused(void **state)
+{
+    static const uint64_t two[] = {100, 200}, one[] = {100}, other[] = {100, 201};
+    uint8_t buf[512];
+    struct proto_msg out;
+    size_t n;
+    (void)state;
+
+    n = node_body(buf, 2, 300, 100, 200, two, 2);
+    decode_ok(buf, n, PROTO_DECODE_SUM_STATS, &out);
+    assert_true(out.u.stats.sum->rd.ios == 2 && out.u.stats.sum->rd.lat.count == 2);
+    assert_true(out.u.stats.sum->rd.bytes == 8192 && out.u.stats.sum->wr.ios == 0);
+    assert_true(out.u.stats.counts[0].rd.ios == 2 && out.u.stats.counts[0].rd.lat_sum_ns == 300 &&
+                out.u.stats.counts[0].rd.lat_max_ns == 200);
+    assert_true(iof_hist_percentile(&out.u.stats.sum->rd.lat, 1.0) == 200);
+    proto_msg_clear(&out);
+
+    n = node_body(buf, 2, 300, 100, 200, one, 1);
+    expect_bad_node(buf, n,
+                    "stats.r.lat: the node histogram (1 latencies) is not its targets' summaries "
+                    "added up (2)");
+    n = node_body(buf, 2, 300, 100, 200, other, 2);
+    expect_bad_node(buf, n, "stats.r.lat: the node histogram (2 latencies) is not its targets'");
+    n = node_body(buf, 0, 5, UINT64_MAX, 0, NULL, 0);
+    expect_bad_node(buf, n, "stats.workers[0][0].r.lat: not a valid latency summary");
+    n = node_body(buf, 2, 300, 200, 100, two, 2);
+    expect_bad_node(buf, n, "stats.workers[0][0].r.lat: not a valid latency summary");
+    n = node_body(buf, 2, 300, 100, 200, two, 2);
+    expect_bad_node(buf, n - 1, "stats.w.lat");
+    expect_bad_node(buf, n - 3, "stats.w.lat_len");
 }
 
 /* ---- refusals ----------------------------------------------------------- */
@@ -549,8 +689,8 @@ static void test_refused(void **state)
     frame = bin_frame(&in, &p, &len);
 
     expect_bad(p, len, 0, NULL, 0, 20, "stats: binary body of 20 bytes, its header alone is 36");
-    expect_bad(p, len, 1, "\x03", 1, len,
-               "stats.layout: 3 is not known to this build (it reads 1 and 2)");
+    expect_bad(p, len, 1, "\x04", 1, len,
+               "stats.layout: 4 is not known to this build (it reads 1 to 3)");
     expect_bad(p, len, 1, "\x00", 1, len, "stats.layout: 0 is not known to this build");
     expect_bad(p, len, 2, "\x04\x00", 2, len, "stats.flags: reserved bits set (0x0004)");
     expect_bad(p, len, 24, "\x11\x27", 2, len, "stats.cpu.busy: 10001, must be 0..10000");
@@ -736,8 +876,8 @@ static void test_wire_size(void **state)
     struct proto_worker_stats w[8];
     struct proto_msg in;
     const uint8_t *p;
-    size_t jlen, blen;
-    uint8_t *jf, *bf;
+    size_t jlen, blen, nlen;
+    uint8_t *jf, *bf, *nf;
     uint64_t rng = 42;
 
     for (size_t i = 0; i < 8; i++) {
@@ -762,33 +902,40 @@ static void test_wire_size(void **state)
     in.u.stats.cpu = (struct proto_cpu){.valid = true, .busy_pct = 12.5};
     jf = json_frame(&in, &p, &jlen);
     bf = bin_frame(&in, &p, &blen);
-    print_message("8 workers x 1 target, 2000 I/Os per direction: JSON %zu bytes, binary %zu bytes "
-                  "(frames: +%d each)\n",
-                  jlen, blen, PROTO_FRAME_HEADER_SIZE);
+    nf = bin_frame_flags(&in, ENC_NODE, &p, &nlen);
+    print_message(
+        "8 workers x 1 target, 2000 I/Os per direction: JSON %zu bytes, binary %zu bytes, "
+        "binary per node %zu bytes (frames: +%d each)\n",
+        jlen, blen, nlen, PROTO_FRAME_HEADER_SIZE);
     assert_true(blen < jlen);
+    assert_true(nlen < blen);
     {
         /* The manager's decoding (summed) of each form: CPU per message,
          * printed for docs/performance.md, not asserted (a shared machine). */
-        const uint8_t *jp = jf + PROTO_FRAME_HEADER_SIZE, *bp = bf + PROTO_FRAME_HEADER_SIZE;
-        double us[2];
-        for (int form = 0; form < 2; form++) {
+        const uint8_t *fp[3] = {jf + PROTO_FRAME_HEADER_SIZE, bf + PROTO_FRAME_HEADER_SIZE,
+                                nf + PROTO_FRAME_HEADER_SIZE};
+        size_t fl[3] = {jlen, blen, nlen};
+        double us[3];
+        for (int form = 0; form < 3; form++) {
             struct timespec a, b;
             const int rounds = 300;
             clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
             for (int i = 0; i < rounds; i++) {
                 struct proto_msg out;
-                decode_ok(form ? bp : jp, form ? blen : jlen, PROTO_DECODE_SUM_STATS, &out);
+                decode_ok(fp[form], fl[form], PROTO_DECODE_SUM_STATS, &out);
                 proto_msg_clear(&out);
             }
             clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
             us[form] = ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) /
                        rounds / 1e3;
         }
-        print_message("summed decode, CPU per message: JSON %.1f us, binary %.1f us\n", us[0],
-                      us[1]);
+        print_message(
+            "summed decode, CPU per message: JSON %.1f us, binary %.1f us, per node %.1f us\n",
+            us[0], us[1], us[2]);
     }
     free(jf);
     free(bf);
+    free(nf);
     free(t);
 }
 
@@ -934,14 +1081,15 @@ static void agg_fix_end(struct agg_fix *f)
 }
 
 /* Hands stats message `in` to the aggregate as node n's, through the wire
- * (binary or JSON body) and the manager's summing decoder. */
-static void agg_fix_stats(struct agg_fix *f, int n, const struct proto_msg *in, bool binary)
+ * (the binary body encoded with `enc`, PROTO_ENCODE_*, or JSON when 0) and
+ * the manager's summing decoder. */
+static void agg_fix_stats(struct agg_fix *f, int n, const struct proto_msg *in, unsigned enc)
 {
     struct iof_diag d = {{0}};
     struct proto_msg out;
     const uint8_t *p;
     size_t plen;
-    uint8_t *frame = binary ? bin_frame(in, &p, &plen) : json_frame(in, &p, &plen);
+    uint8_t *frame = enc ? bin_frame_flags(in, enc, &p, &plen) : json_frame(in, &p, &plen);
 
     decode_ok(p, plen, PROTO_DECODE_SUM_STATS, &out);
     if (mgr_agg_stats(&f->g, &f->nodes[n], &out.u.stats, &d))
@@ -951,9 +1099,9 @@ static void agg_fix_stats(struct agg_fix *f, int n, const struct proto_msg *in, 
 }
 
 /* One run of the aggregate: node-a reports 3 intervals and its result,
- * node-b 2 intervals and is lost; every stats message travels as `binary`
+ * node-b 2 intervals and is lost; every stats message travels as `enc`
  * says. Returns what the sinks saw. */
-static char *agg_run(bool binary, size_t *len)
+static char *agg_run(unsigned enc, size_t *len)
 {
     struct capture cap = {IOF_BUF_INIT};
     struct mgr_sink sink = {.ops = &cap_ops, .priv = &cap};
@@ -988,7 +1136,7 @@ static char *agg_run(bool binary, size_t *len)
             in.u.stats.nworkers = 3;
             in.u.stats.workers = w;
             in.u.stats.cpu = (struct proto_cpu){.valid = true, .busy_pct = 10.0 + (double)k / 3};
-            agg_fix_stats(&f, n, &in, binary);
+            agg_fix_stats(&f, n, &in, enc);
             if (n == 0 && k == 2) {
                 /* node-a's result: JSON in both runs (its body is not binary). */
                 proto_msg_init(&in, PROTO_MSG_RESULT);
@@ -1074,7 +1222,7 @@ static void test_agg_interrupted_interval(void **state)
             in.u.stats.workers = w;
             /* The stop cuts interval 2 after 0.25 s on both nodes. */
             in.u.stats.duration_ns = k == 2 ? 250000000 : 0;
-            agg_fix_stats(&f, n, &in, false);
+            agg_fix_stats(&f, n, &in, 0);
             free(t);
             /* The interruption: after both full reports of interval 1 came,
              * before the interval was published. */
@@ -1094,16 +1242,17 @@ static void test_agg_interrupted_interval(void **state)
 static void test_agg_same_rows(void **state)
 {
     (void)state;
-    size_t jlen, blen;
-    char *j, *b;
+    size_t jlen, blen, nlen;
+    char *j, *b, *nh;
     int saved = dup(STDOUT_FILENO), null = open("/dev/null", O_WRONLY);
 
     /* The table each run prints is not what is compared: keep it quiet. */
     assert_true(saved >= 0 && null >= 0);
     fflush(stdout);
     dup2(null, STDOUT_FILENO);
-    j = agg_run(false, &jlen);
-    b = agg_run(true, &blen);
+    j = agg_run(0, &jlen);
+    b = agg_run(PROTO_ENCODE_STATS_BINARY, &blen);
+    nh = agg_run(ENC_NODE, &nlen);
     fflush(stdout);
     dup2(saved, STDOUT_FILENO);
     close(saved);
@@ -1117,8 +1266,11 @@ static void test_agg_same_rows(void **state)
     assert_non_null(strstr(j, "\nend 1 1"));
     assert_int_equal(jlen, blen);
     assert_memory_equal(j, b, jlen);
+    assert_int_equal(jlen, nlen);
+    assert_memory_equal(j, nh, jlen);
     free(j);
     free(b);
+    free(nh);
 }
 
 int main(void)
@@ -1127,6 +1279,8 @@ int main(void)
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_same_as_json),
         cmocka_unit_test(test_layout_sparse),
+        cmocka_unit_test(test_layout_node),
+        cmocka_unit_test(test_layout_node_refused),
         cmocka_unit_test(test_not_negotiated),
         cmocka_unit_test(test_version_rules),
         cmocka_unit_test(test_refused),
