@@ -24,6 +24,7 @@ struct proto_link {
     uint32_t hb_ms;
     uint64_t hb_seq;
     uint64_t last_rx_ns;
+    uint64_t last_tx_ns; /* when a frame other than a heartbeat was last written */
     uint64_t last_hb_ns; /* when link_on_hb last ran */
     bool hb_deferred;    /* the last tick put its silence verdict off */
     bool established;
@@ -171,6 +172,12 @@ static void link_on_hb(uv_timer_t *t)
     struct proto_link *l = t->data;
     uint64_t now = iof_now_ns();
     uint64_t gap = now - l->last_hb_ns;
+    /* Something else went out since the last tick: the peer heard from us
+     * in this period (any message counts), so no heartbeat. An agent
+     * reporting every interval sends none, and its manager reads one frame
+     * a second from it instead of two. The peer still hears something at
+     * least every two periods, within its limit of three. */
+    bool quiet = l->last_tx_ns <= l->last_hb_ns;
 
     l->last_hb_ns = now;
     /* A tick that comes two periods late means this loop itself stalled (a
@@ -186,12 +193,17 @@ static void link_on_hb(uv_timer_t *t)
                   (double)(now - l->last_rx_ns) / 1e9, PROTO_HEARTBEAT_MISSES);
         return;
     }
-    {
+    if (quiet) {
         uint8_t frame[PROTO_HEARTBEAT_FRAME_MAX];
         size_t len;
         if (proto_msg_heartbeat_frame(l->hb_seq++, now, frame, sizeof(frame), &len) == 0 && l->conn)
             iof_conn_write(l->conn, frame, len);
     }
+}
+
+void proto_link_note_sent(struct proto_link *l)
+{
+    l->last_tx_ns = iof_now_ns();
 }
 
 static void link_on_deadline(uv_timer_t *t)
@@ -288,6 +300,8 @@ int proto_link_send(struct proto_link *l, const struct proto_msg *msg)
     }
     r = iof_conn_write(l->conn, frame, len);
     free(frame);
+    if (!r)
+        proto_link_note_sent(l);
     return r;
 }
 

@@ -1,7 +1,7 @@
 /* proto/link.h - a framed, heartbeated message link over a connection
  * (common/net.h): decodes frames into messages, sends messages, sends a
- * heartbeat every period and declares the peer lost after
- * PROTO_HEARTBEAT_MISSES silent periods. Used by both the manager and the
+ * heartbeat in every period in which it sent nothing else, and declares the
+ * peer lost after PROTO_HEARTBEAT_MISSES silent periods. Used by both the manager and the
  * agent. Loop thread only.
  *
  * Ownership: proto_link_new() takes the connection. The link is freed after
@@ -53,6 +53,11 @@ void proto_link_set_deadline(struct proto_link *l, uint64_t ms, const char *what
 /* Encodes and queues msg (borrowed). Returns 0 or a negative error; on a
  * write error the link closes. */
 int proto_link_send(struct proto_link *l, const struct proto_msg *msg);
+
+/* The application wrote a frame to the link's connection itself (one
+ * encoding written to many connections): it counts as heard from us in
+ * this period, as proto_link_send's do. */
+void proto_link_note_sent(struct proto_link *l);
 
 /* Sends an error message (code, formatted text), for the peer to show. */
 int proto_link_send_error(struct proto_link *l, int code, const char *fmt, ...)

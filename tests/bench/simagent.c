@@ -567,7 +567,10 @@ static int sim_send_stats(struct sim *s, struct sim_session *ss, uint64_t k, boo
     }
     s->fanout_writes++;
     s->fanout_bytes += s->frame_len;
-    return iof_conn_write(ss->conn, s->frame, s->frame_len);
+    r = iof_conn_write(ss->conn, s->frame, s->frame_len);
+    if (!r)
+        proto_link_note_sent(ss->link); /* as proto_link_send: no heartbeat this period */
+    return r;
 }
 
 /* --- interval boundaries ------------------------------------------------------------------ */

@@ -1,7 +1,9 @@
 /* tests/unit/test_link.c - proto/link.c's lost-peer rule: a link whose own
  * loop stalled (longer than the silence limit) while the peer kept sending
  * is not declared lost at the first late tick, before the waiting messages
- * are read; a peer that is really silent still is. */
+ * are read; a peer that is really silent still is. And its heartbeats: none
+ * in a period in which something else was sent, one in every other, so the
+ * peer never waits more than two periods for a frame. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -30,6 +32,11 @@ struct peer {
     int fd;
     bool silent; /* sends nothing */
     atomic_bool stop;
+    /* What the link sent: heartbeats counted, and the longest wait between
+     * two reads that returned something (after the first). */
+    char *got;
+    size_t got_len, got_cap;
+    uint64_t last_rx_ns, max_gap_ns;
 };
 
 /* The other end: a heartbeat every 30 ms (unless silent), reading out what
@@ -45,9 +52,17 @@ static void *peer_main(void *arg)
             proto_msg_heartbeat_frame(seq++, iof_now_ns(), frame, sizeof(frame), &len) == 0 &&
             write(p->fd, frame, len) != (ssize_t)len)
             break;
-        while (recv(p->fd, junk, sizeof(junk), MSG_DONTWAIT) > 0)
-            ;
-        usleep(30000);
+        for (ssize_t n; (n = recv(p->fd, junk, sizeof(junk), MSG_DONTWAIT)) > 0;) {
+            uint64_t now = iof_now_ns();
+            if (p->last_rx_ns && now - p->last_rx_ns > p->max_gap_ns)
+                p->max_gap_ns = now - p->last_rx_ns;
+            p->last_rx_ns = now;
+            if (p->got && p->got_len + (size_t)n <= p->got_cap) {
+                memcpy(p->got + p->got_len, junk, (size_t)n);
+                p->got_len += (size_t)n;
+            }
+        }
+        usleep(p->got ? 10000 : 30000);
     }
     return NULL;
 }
@@ -56,8 +71,9 @@ struct run {
     struct proto_link *link;
     int close_err;
     bool closed;
-    uv_timer_t stall, stop;
+    uv_timer_t stall, stop, send;
     uv_check_t check;
+    unsigned send_ms; /* the application sends a message this often; 0: never */
 };
 
 static void on_msg(struct proto_link *l, const struct proto_msg *msg, void *arg)
@@ -77,7 +93,19 @@ static void on_close(struct proto_link *l, int err, const char *why, void *arg)
     r->link = NULL;
     uv_close((uv_handle_t *)&r->stall, NULL);
     uv_close((uv_handle_t *)&r->stop, NULL);
+    uv_close((uv_handle_t *)&r->send, NULL);
     uv_close((uv_handle_t *)&r->check, NULL);
+}
+
+static void on_send(uv_timer_t *t)
+{
+    struct run *r = t->data;
+    struct proto_msg m;
+
+    proto_msg_init(&m, PROTO_MSG_STOP);
+    m.u.stop.reason = "a message that is not a heartbeat";
+    if (r->link)
+        assert_int_equal(proto_link_send(r->link, &m), 0);
 }
 
 /* The loop stalls 6 heartbeat periods (twice the silence limit), after its
@@ -102,18 +130,17 @@ static void on_stop(uv_timer_t *t)
         proto_link_close(r->link, 0, "done");
 }
 
-static void run_link(bool silent, struct run *r)
+/* stall: the loop stalls once (on_stall); p: the peer (its fd is set here). */
+static void run_link_with(bool stall, struct run *r, struct peer *p)
 {
     static const struct proto_link_cbs cbs = {.on_msg = on_msg, .on_close = on_close};
     uv_loop_t loop;
     struct iof_conn *c = NULL;
-    struct peer p = {.silent = silent};
     pthread_t th;
     int sv[2];
 
-    memset(r, 0, sizeof(*r));
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    p.fd = sv[1];
+    p->fd = sv[1];
     assert_int_equal(uv_loop_init(&loop), 0);
     assert_int_equal(iof_conn_open_fd(&loop, sv[0], "peer", NULL, NULL, &c), 0);
     r->link = proto_link_new(&loop, c, &cbs, r);
@@ -121,17 +148,73 @@ static void run_link(bool silent, struct run *r)
     proto_link_set_established(r->link, HB_MS);
     uv_timer_init(&loop, &r->stall);
     uv_timer_init(&loop, &r->stop);
+    uv_timer_init(&loop, &r->send);
     uv_check_init(&loop, &r->check);
-    r->stall.data = r->stop.data = r;
-    uv_timer_start(&r->stall, on_stall, 150, 0);
+    r->stall.data = r->stop.data = r->send.data = r;
+    if (stall)
+        uv_timer_start(&r->stall, on_stall, 150, 0);
+    if (r->send_ms)
+        uv_timer_start(&r->send, on_send, r->send_ms, r->send_ms);
     uv_timer_start(&r->stop, on_stop, 1500, 0);
-    assert_int_equal(pthread_create(&th, NULL, peer_main, &p), 0);
+    assert_int_equal(pthread_create(&th, NULL, peer_main, p), 0);
     uv_run(&loop, UV_RUN_DEFAULT);
-    atomic_store(&p.stop, true);
+    atomic_store(&p->stop, true);
     pthread_join(th, NULL);
     close(sv[1]);
     assert_int_equal(uv_loop_close(&loop), 0);
     assert_true(r->closed);
+}
+
+static void run_link(bool silent, struct run *r)
+{
+    struct peer p = {.silent = silent};
+    memset(r, 0, sizeof(*r));
+    run_link_with(true, r, &p);
+}
+
+/* Heartbeats the link sent in 1.5 s while the application sent a message
+ * every send_ms (0: none); *gap the longest wait for a frame, ms. */
+static unsigned heartbeats_sent(unsigned send_ms, double *gap)
+{
+    static char got[1 << 20];
+    struct peer p = {.got = got, .got_cap = sizeof(got)};
+    struct run r;
+    unsigned n = 0;
+
+    memset(&r, 0, sizeof(r));
+    r.send_ms = send_ms;
+    run_link_with(false, &r, &p);
+    assert_int_equal(r.close_err, 0);
+    assert_true(p.got_len < sizeof(got));
+    for (const char *q = got; (q = memmem(q, (size_t)(got + p.got_len - q), "\"heartbeat\"", 11));
+         q += 11)
+        n++;
+    *gap = (double)p.max_gap_ns / 1e6;
+    return n;
+}
+
+/* Silent application: a heartbeat every period. Messages more often than
+ * the period: no heartbeat at all. Messages every 4.5 periods: heartbeats
+ * fill the silence, so no wait for a frame is longer than two periods. */
+static void test_heartbeat_only_when_quiet(void **state)
+{
+    double gap;
+    unsigned n;
+    (void)state;
+
+    n = heartbeats_sent(0, &gap);
+    print_message("no messages: %u heartbeats in 1.5 s, longest wait %.0f ms\n", n, gap);
+    assert_true(n >= 10);
+    n = heartbeats_sent(HB_MS * 4 / 10, &gap);
+    print_message("a message every %d ms: %u heartbeats\n", HB_MS * 4 / 10, n);
+    assert_true(n <= 2); /* a tick with no send in its period only when this loop ran late */
+    n = heartbeats_sent(HB_MS * 9 / 2, &gap);
+    print_message("a message every %d ms: %u heartbeats, longest wait %.0f ms\n", HB_MS * 9 / 2, n,
+                  gap);
+    assert_true(n >= 5);
+    /* Two periods, with room for a late tick on a loaded machine; without
+     * the heartbeats the wait would be 4.5 periods. */
+    assert_true(gap < 3.5 * HB_MS);
 }
 
 static void test_own_stall_is_not_a_lost_peer(void **state)
@@ -155,6 +238,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_own_stall_is_not_a_lost_peer),
         cmocka_unit_test(test_silent_peer_is_lost),
+        cmocka_unit_test(test_heartbeat_only_when_quiet),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
