@@ -17,6 +17,7 @@
 #include "common/err.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define HIST_VARINT_MAX 10    /* ceil(64 / 7) */
@@ -593,6 +594,54 @@ void iof_hist_summary_reset(struct iof_hist_summary *s)
     s->sum_ns = 0;
     s->min_ns = UINT64_MAX;
     s->max_ns = 0;
+}
+
+int iof_hist_span_add(struct iof_hist_span *sp, const struct iof_hist *h)
+{
+    unsigned hlo = iof_hist_lo(h), hhi = iof_hist_hi(h), lo = hlo, hi = hhi;
+
+    if (!h->count)
+        return 0;
+    if (sp->n) {
+        lo = sp->lo < hlo ? sp->lo : hlo;
+        hi = sp->lo + sp->n > hhi ? sp->lo + sp->n : hhi;
+    }
+    if (!sp->n || lo != sp->lo || hi - lo != sp->n) {
+        uint64_t *c = calloc(hi - lo, sizeof(*c));
+        if (!c)
+            return -ENOMEM;
+        if (sp->n)
+            memcpy(c + (sp->lo - lo), sp->c, sp->n * sizeof(*c));
+        free(sp->c);
+        sp->c = c;
+        sp->lo = lo;
+        sp->n = hi - lo;
+    }
+    for (unsigned i = hlo; i < hhi; i++)
+        sp->c[i - lo] += h->buckets[i];
+    if (!sp->s.count)
+        sp->s = (struct iof_hist_summary){h->count, h->sum_ns, h->min_ns, h->max_ns};
+    else
+        iof_hist_summary_merge(
+            &sp->s, &(struct iof_hist_summary){h->count, h->sum_ns, h->min_ns, h->max_ns});
+    return 0;
+}
+
+void iof_hist_span_get(const struct iof_hist_span *sp, struct iof_hist *h)
+{
+    if (!sp->s.count)
+        return;
+    memcpy(h->buckets + sp->lo, sp->c, sp->n * sizeof(*sp->c));
+    h->count = sp->s.count;
+    h->sum_ns = sp->s.sum_ns;
+    h->min_ns = sp->s.min_ns;
+    h->max_ns = sp->s.max_ns;
+}
+
+void iof_hist_span_free(struct iof_hist_span *sp)
+{
+    free(sp->c);
+    memset(sp, 0, sizeof(*sp));
 }
 
 void iof_hist_summary_merge(struct iof_hist_summary *dst, const struct iof_hist_summary *src)

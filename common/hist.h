@@ -126,6 +126,24 @@ uint64_t iof_hist_percentile(const struct iof_hist *h, double q);
 /* Exact mean in ns (0 when empty). */
 double iof_hist_mean(const struct iof_hist *h);
 
+/* A histogram kept for long at the cost of the buckets it spans: its
+ * summary and the counts from its first to its last non-empty bucket, 8
+ * bytes a bucket in that span against 19 KiB for a whole histogram (a
+ * node's latencies over a test, kept for each of thousands of nodes and
+ * added to every interval). Zero-initialised is empty. */
+struct iof_hist_span {
+    struct iof_hist_summary s; /* meaningful when s.count > 0 */
+    unsigned lo, n;            /* buckets [lo, lo + n) */
+    uint64_t *c;
+};
+/* span += h, touching only h's buckets (and copying the span when h
+ * widens it): 0, or -ENOMEM with the span unchanged. */
+int iof_hist_span_add(struct iof_hist_span *sp, const struct iof_hist *h);
+/* h = the span's histogram; h must come reset (only the span is written). */
+void iof_hist_span_get(const struct iof_hist_span *sp, struct iof_hist *h);
+/* Empties the span and frees its counts. */
+void iof_hist_span_free(struct iof_hist_span *sp);
+
 /* Sparse wire encoding: count, sum, min, max and the non-empty buckets as
  * (index delta, count) pairs, all as LEB128 varints (sum up to 128 bits, the
  * others 64). Decoding also checks count*min <= sum <= count*max.

@@ -49,8 +49,6 @@ void mgr_agg_init(struct mgr_agg *g, const struct iof_plan *p, const struct iof_
 
 void mgr_agg_free(struct mgr_agg *g)
 {
-    free(g->scratch);
-    g->scratch = NULL;
     free(g->groups);
     g->groups = NULL;
 }
@@ -251,34 +249,13 @@ void mgr_agg_publish_ready(struct mgr_agg *g, unsigned expect, bool force)
     }
 }
 
-/* *buf (encoded, *len bytes; none yet when 0) += add, kept encoded. A
- * failure leaves the histogram short of add: its NODE row then shows no
- * percentiles (its buckets no longer hold its count), never wrong ones.
- * Once per node per interval, so g->scratch stays empty between calls and
- * only the buckets in use are touched (decode, merge, encode and clear
- * each cover min's to max's bucket, a few hundred of 2432). */
-static void agg_keep_lat(struct mgr_agg *g, uint8_t **buf, size_t *len, const struct iof_hist *add)
+/* *sp += add. A failure (out of memory) leaves the span short of add: its
+ * NODE row then shows no percentiles (its buckets no longer hold its
+ * count), never wrong ones. Once per node per interval, touching only the
+ * buckets add spans. */
+static void agg_keep_lat(struct iof_hist_span *sp, const struct iof_hist *add)
 {
-    struct iof_hist *h = g->scratch;
-    uint8_t *n;
-    size_t max;
-    long r;
-
-    if (!add->count)
-        return;
-    if (*len && iof_hist_decode_add(h, *buf, *len)) {
-        iof_hist_reset(h); /* a part may have been added, outside h's range */
-        return;
-    }
-    iof_hist_merge(h, add);
-    max = iof_hist_encoded_max(h);
-    if ((n = realloc(*buf, max))) {
-        *buf = n;
-        r = iof_hist_encode(h, n, max);
-        if (r > 0)
-            *len = (size_t)r;
-    }
-    iof_hist_clear(h);
+    (void)iof_hist_span_add(sp, add);
 }
 
 /* Keeps one interval of node a (node sum and per-target counters) for the
@@ -292,11 +269,6 @@ static void agg_keep_interval(struct mgr_agg *g, struct mgr_agg_node *a,
 
     for (size_t w = 0; w < st->nworkers; w++)
         n += st->workers[w].ntargets;
-    if (!g->scratch) {
-        if (!(g->scratch = malloc(sizeof(*g->scratch))))
-            return;
-        iof_hist_reset(g->scratch);
-    }
     if (n && n != a->ntacc) {
         struct iof_counts *t = realloc(a->tacc, n * sizeof(*t));
         if (!t)
@@ -317,8 +289,8 @@ static void agg_keep_interval(struct mgr_agg *g, struct mgr_agg_node *a,
         struct iof_counts one;
         iof_counts_from_stats(&one, node);
         iof_counts_merge(&a->acc_node, &one);
-        agg_keep_lat(g, &a->acc_lat[0], &a->acc_lat_len[0], &node->rd.lat);
-        agg_keep_lat(g, &a->acc_lat[1], &a->acc_lat_len[1], &node->wr.lat);
+        agg_keep_lat(&a->acc_lat[0], &node->rd.lat);
+        agg_keep_lat(&a->acc_lat[1], &node->wr.lat);
     }
     if (st->counts)
         for (size_t i = 0; i < n; i++)
@@ -336,11 +308,8 @@ void mgr_agg_node_take_part(struct mgr_agg_node *a)
 {
     a->role = MGR_AGG_IN_TEST;
     iof_counts_reset(&a->acc_node);
-    for (int d = 0; d < 2; d++) {
-        free(a->acc_lat[d]);
-        a->acc_lat[d] = NULL;
-        a->acc_lat_len[d] = 0;
-    }
+    for (int d = 0; d < 2; d++)
+        iof_hist_span_free(&a->acc_lat[d]);
     for (size_t i = 0; i < a->ntacc; i++)
         iof_counts_reset(&a->tacc[i]);
     a->acc_ns = a->acc_end_ns = a->acc_n = 0;
@@ -401,8 +370,8 @@ void mgr_agg_node_free(struct mgr_agg_node *a)
     agg_places_free(a);
     agg_clear_rows(a);
     free(a->rows);
-    free(a->acc_lat[0]);
-    free(a->acc_lat[1]);
+    iof_hist_span_free(&a->acc_lat[0]);
+    iof_hist_span_free(&a->acc_lat[1]);
     free(a->tacc);
     memset(a, 0, sizeof(*a));
 }
@@ -740,8 +709,7 @@ bool mgr_agg_lost(struct mgr_agg *g, struct mgr_agg_node *a)
         /* The node as kept: its counters, and its histograms decoded. */
         iof_counts_to_stats(&a->acc_node, empty);
         for (int d = 0; d < 2; d++)
-            if (a->acc_lat_len[d] && iof_hist_decode(lat[d], a->acc_lat[d], a->acc_lat_len[d]))
-                iof_hist_reset(lat[d]);
+            iof_hist_span_get(&a->acc_lat[d], lat[d]);
         for (int d = 0; d < 2; d++)
             if (lat[d]->count != (d ? a->acc_node.wr.ios : a->acc_node.rd.ios)) {
                 /* short of an interval (out of memory): counters stand, no buckets */

@@ -65,9 +65,8 @@ struct mgr_agg_node {
     /* The intervals as they arrived: the node's sum (with histograms) and
      * each target's counters. */
     struct iof_counts acc_node;
-    uint8_t *acc_lat[2]; /* read and write latencies merged, kept in the sparse wire
-                          * encoding: a few hundred bytes, not 39 KiB, per node */
-    size_t acc_lat_len[2];
+    struct iof_hist_span acc_lat[2]; /* read and write latencies merged: the buckets
+                                      * they span, not 39 KiB, per node */
     struct iof_counts *tacc;
     size_t ntacc;
     uint64_t acc_ns;     /* total length of the kept intervals */
@@ -119,7 +118,6 @@ struct mgr_agg {
         uint32_t nodes, workers, targets;
         const struct mgr_agg_node *last; /* the node last counted in `nodes` */
     } * groups;
-    struct iof_hist *scratch;    /* for merging a kept latency histogram */
     struct mgr_metrics last_all; /* the ALL row of the last test that ended */
     bool interrupted;            /* the run was interrupted (mgr_agg_interrupt) */
 };

@@ -752,6 +752,47 @@ static void test_merge_cluster_day(void **state)
     free(back);
 }
 
+/* A span fed interval after interval holds exactly what merging whole
+ * histograms gives: intervals that widen it below and above, empty ones,
+ * one value. */
+static void test_span_same_as_merge(void **state)
+{
+    struct iof_hist *ref = malloc(sizeof(*ref)), *add = malloc(sizeof(*add)),
+                    *got = malloc(sizeof(*got));
+    struct iof_hist_span sp = {0};
+    struct rng r = {77};
+    (void)state;
+
+    assert_true(ref && add && got);
+    iof_hist_reset(ref);
+    iof_hist_reset(got);
+    iof_hist_span_get(&sp, got); /* empty: leaves it reset */
+    assert_memory_equal(got, ref, sizeof(*ref));
+    for (int k = 0; k < 60; k++) {
+        /* Each interval around its own median, 1 us .. 100 ms. */
+        double median = exp(log(1e3) + rng_unit(&r) * log(1e5));
+        int n = k % 7 == 3 ? 0 : k % 11 == 5 ? 1 : 500;
+        iof_hist_reset(add);
+        for (int i = 0; i < n; i++)
+            iof_hist_record(add, (uint64_t)(median * exp(0.5 * rng_normal(&r))) + 1);
+        iof_hist_merge(ref, add);
+        assert_int_equal(iof_hist_span_add(&sp, add), 0);
+        iof_hist_reset(got);
+        iof_hist_span_get(&sp, got);
+        assert_true(got->count == ref->count && got->sum_ns == ref->sum_ns &&
+                    got->min_ns == ref->min_ns && got->max_ns == ref->max_ns);
+        assert_memory_equal(got->buckets, ref->buckets, sizeof(ref->buckets));
+        /* Only the span the values need. */
+        assert_int_equal(sp.n, iof_hist_hi(ref) - iof_hist_lo(ref));
+    }
+    iof_hist_span_free(&sp);
+    assert_null(sp.c);
+    assert_int_equal(sp.s.count, 0);
+    free(ref);
+    free(add);
+    free(got);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -769,6 +810,7 @@ int main(void)
         cmocka_unit_test(test_runs_rejects),
         cmocka_unit_test(test_runs_size),
         cmocka_unit_test(test_merge_cluster_day),
+        cmocka_unit_test(test_span_same_as_merge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
