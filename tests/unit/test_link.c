@@ -50,7 +50,7 @@ static void *peer_main(void *arg)
         size_t len;
         if (!p->silent &&
             proto_msg_heartbeat_frame(seq++, iof_now_ns(), frame, sizeof(frame), &len) == 0 &&
-            write(p->fd, frame, len) != (ssize_t)len)
+            send(p->fd, frame, len, MSG_NOSIGNAL) != (ssize_t)len) /* the link may have closed */
             break;
         for (ssize_t n; (n = recv(p->fd, junk, sizeof(junk), MSG_DONTWAIT)) > 0;) {
             uint64_t now = iof_now_ns();
