@@ -61,6 +61,58 @@ static void test_socketpair_cred(void **state)
     assert_int_equal(uv_loop_close(&loop), 0);
 }
 
+/* A write to an idle connection goes to the socket at once: nothing is
+ * queued and the peer can read it before the loop runs. Once the socket is
+ * full, writes queue, and everything still arrives in order. */
+static void test_write_direct_then_queued(void **state)
+{
+    static const struct iof_conn_cbs cbs = {.on_close = on_close_count};
+    enum { CHUNK = 65536 };
+    static uint8_t chunk[CHUNK], got[CHUNK];
+    struct iof_conn *c;
+    uv_loop_t loop;
+    int sv[2], closed = 0, sndbuf = 65536;
+    uint64_t sent = 0, seen = 0;
+    unsigned k = 0;
+    (void)state;
+
+    assert_int_equal(uv_loop_init(&loop), 0);
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    assert_int_equal(setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)), 0);
+    assert_int_equal(iof_conn_open_fd(&loop, sv[0], "the pair", &cbs, &closed, &c), 0);
+    assert_int_equal(iof_conn_write(c, "heartbeat", 9), 0);
+    assert_int_equal(iof_conn_queued(c), 0);
+    assert_int_equal(recv(sv[1], got, sizeof(got), MSG_DONTWAIT), 9);
+    assert_memory_equal(got, "heartbeat", 9);
+    /* Fill the socket: each chunk numbered by its bytes. */
+    while (iof_conn_queued(c) == 0 && k < 1000) {
+        memset(chunk, (int)(k++ & 0xff), sizeof(chunk));
+        assert_int_equal(iof_conn_write(c, chunk, sizeof(chunk)), 0);
+        sent += CHUNK;
+    }
+    assert_true(iof_conn_queued(c) > 0);
+    for (unsigned i = 0; i < 3; i++, k++) {
+        memset(chunk, (int)(k & 0xff), sizeof(chunk));
+        assert_int_equal(iof_conn_write(c, chunk, sizeof(chunk)), 0);
+        sent += CHUNK;
+    }
+    /* Read it all while the loop writes the rest. */
+    while (seen < sent) {
+        ssize_t n;
+        uv_run(&loop, UV_RUN_NOWAIT);
+        while ((n = recv(sv[1], got, sizeof(got), MSG_DONTWAIT)) > 0)
+            for (ssize_t i = 0; i < n; i++, seen++)
+                assert_int_equal(got[i], (uint8_t)((seen / CHUNK) & 0xff));
+    }
+    assert_true(seen == sent);
+    assert_int_equal(iof_conn_queued(c), 0);
+    iof_conn_close(c, 0);
+    close(sv[1]);
+    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    assert_int_equal(closed, 1);
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
 static void test_open_fd_not_unix(void **state)
 {
     struct iof_conn *c = NULL;
@@ -191,9 +243,8 @@ int main(void)
 {
     const char *base = getenv("IOF_TEST_TMPDIR");
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_socketpair_cred),
-        cmocka_unit_test(test_open_fd_not_unix),
-        cmocka_unit_test(test_addr_is_unix),
+        cmocka_unit_test(test_socketpair_cred),  cmocka_unit_test(test_write_direct_then_queued),
+        cmocka_unit_test(test_open_fd_not_unix), cmocka_unit_test(test_addr_is_unix),
         cmocka_unit_test(test_unix_listener),
     };
     int rc;
