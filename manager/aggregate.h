@@ -72,6 +72,9 @@ struct mgr_agg_node {
     uint64_t acc_ns;     /* total length of the kept intervals */
     uint64_t acc_end_ns; /* end of the last interval that arrived, from the window start */
     uint64_t acc_n;      /* intervals that arrived (lost ones included) */
+    /* The last shape mgr_agg_check_shape accepted: for test shape_test - 1
+     * (0: none), shape_nw workers with these numbers of targets. */
+    size_t shape_test, shape_nw, *shape_nt;
     /* From its result (RESULT). */
     struct proto_cpu cpu;
     uint64_t measured_ns;
@@ -150,7 +153,7 @@ bool mgr_agg_worker_group(const struct mgr_agg *g, const char *name, size_t w,
 int mgr_agg_stats(struct mgr_agg *g, struct mgr_agg_node *n, const struct proto_stats *st,
                   struct iof_diag *diag);
 /* Checks that st has the workers and targets the plan gives node n. */
-int mgr_agg_check_shape(const struct mgr_agg *g, const struct mgr_agg_node *n,
+int mgr_agg_check_shape(const struct mgr_agg *g, struct mgr_agg_node *n,
                         const struct proto_stats *st, struct iof_diag *diag);
 
 /* Publishes, in order, every interval all `expect` live nodes have reported,

@@ -1273,6 +1273,46 @@ static void test_agg_same_rows(void **state)
     free(nh);
 }
 
+/* Every report's shape is checked, also once one was accepted (and kept):
+ * a report with another one later in the test is refused by name. */
+static void test_agg_shape_each_report(void **state)
+{
+    static const struct mgr_sink_ops ops = {.name = "cut",
+                                            .test_begin = cap_nop_test,
+                                            .interval = cut_interval,
+                                            .row = cut_nop_row,
+                                            .test_end = cut_nop_end};
+    struct capture cap = {IOF_BUF_INIT};
+    struct mgr_sink sink = {.ops = &ops, .priv = &cap};
+    struct proto_worker_stats w[4] = {{2, NULL}, {2, NULL}, {2, NULL}, {2, NULL}};
+    struct proto_stats st = {.workers = w, .nworkers = 3};
+    struct iof_diag d = {{0}};
+    struct agg_fix f;
+    (void)state;
+
+    agg_fix_begin(&f, &sink, "a", "b", iof_now_ns());
+    assert_int_equal(mgr_agg_check_shape(&f.g, &f.nodes[0], &st, &d), 0);
+    assert_int_equal(mgr_agg_check_shape(&f.g, &f.nodes[0], &st, &d), 0);
+    w[2].ntargets = 1;
+    assert_int_equal(mgr_agg_check_shape(&f.g, &f.nodes[0], &st, &d), IOF_EPROTO);
+    assert_string_equal(d.msg, "sent 1 targets for worker 2, the plan gives 2");
+    w[2].ntargets = 2;
+    st.nworkers = 4;
+    assert_int_equal(mgr_agg_check_shape(&f.g, &f.nodes[0], &st, &d), IOF_EPROTO);
+    assert_string_equal(d.msg, "sent 4 workers for test 1, the plan gives it 3");
+    st.nworkers = 2;
+    assert_int_equal(mgr_agg_check_shape(&f.g, &f.nodes[0], &st, &d), IOF_EPROTO);
+    assert_string_equal(d.msg, "sent 2 workers for test 1, the plan gives it 3");
+    st.nworkers = 3;
+    assert_int_equal(mgr_agg_check_shape(&f.g, &f.nodes[0], &st, &d), 0);
+    /* The other node: its own check. */
+    w[0].ntargets = 3;
+    assert_int_equal(mgr_agg_check_shape(&f.g, &f.nodes[1], &st, &d), IOF_EPROTO);
+    assert_string_equal(d.msg, "sent 3 targets for worker 0, the plan gives 2");
+    agg_fix_end(&f);
+    iof_buf_free(&cap.log);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1289,6 +1329,7 @@ int main(void)
         cmocka_unit_test(test_wire_size),
         cmocka_unit_test(test_agg_same_rows),
         cmocka_unit_test(test_agg_interrupted_interval),
+        cmocka_unit_test(test_agg_shape_each_report),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
