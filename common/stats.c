@@ -3,12 +3,15 @@
 
 #include <stdint.h>
 
-static void dirstats_reset(struct iof_dirstats *d)
+static void dirstats_reset(struct iof_dirstats *d, bool whole)
 {
     d->ios = 0;
     d->bytes = 0;
     d->errors = 0;
-    iof_hist_reset(&d->lat);
+    if (whole)
+        iof_hist_reset(&d->lat);
+    else
+        iof_hist_clear(&d->lat);
 }
 
 static void dirstats_merge(struct iof_dirstats *dst, const struct iof_dirstats *src)
@@ -31,14 +34,24 @@ void iof_rated_merge(struct iof_rated *dst, const struct iof_rated *src)
     dst->late += src->late;
 }
 
-void iof_stats_reset(struct iof_stats *s)
+static void stats_reset(struct iof_stats *s, bool whole)
 {
     iof_rated_reset(&s->rated);
-    dirstats_reset(&s->rd);
-    dirstats_reset(&s->wr);
+    dirstats_reset(&s->rd, whole);
+    dirstats_reset(&s->wr, whole);
     s->first_error = 0;
     s->first_error_offset = 0;
     s->verify_errors = 0;
+}
+
+void iof_stats_reset(struct iof_stats *s)
+{
+    stats_reset(s, true);
+}
+
+void iof_stats_clear(struct iof_stats *s)
+{
+    stats_reset(s, false);
 }
 
 void iof_stats_merge(struct iof_stats *dst, const struct iof_stats *src)

@@ -2027,7 +2027,7 @@ void proto_msg_clear(struct proto_msg *msg)
         for (size_t i = 0; i < msg->u.stats.nworkers; i++)
             free(msg->u.stats.workers[i].targets);
         free(msg->u.stats.workers);
-        free(msg->u.stats.sum);
+        proto_statsbin_sum_free(msg->u.stats.sum, msg->u.stats.sum_valid);
         free(msg->u.stats.counts);
         free((void *)msg->u.stats.error);
         for (size_t i = 0; i < msg->u.stats.nverify_reports; i++)

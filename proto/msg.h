@@ -342,6 +342,7 @@ struct proto_stats {
     /* Decoded with PROTO_DECODE_SUM_STATS (stats only): the sum of every
      * target, and workers[].targets are NULL (ntargets still counted). */
     struct iof_stats *sum;
+    bool sum_valid; /* sum came whole from the binary decoder (proto_statsbin_sum_free) */
     /* With PROTO_DECODE_SUM_STATS also each target's counters (no buckets),
      * one per target in worker order (sum of workers[].ntargets entries). */
     struct iof_counts *counts;

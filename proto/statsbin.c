@@ -576,6 +576,36 @@ static int target_get(struct rd *r, struct iof_stats *ts, bool sum, struct iof_c
     return 0;
 }
 
+/* The last summed decoding's sum, cleared, kept for the next one of this
+ * thread: a manager decodes one per agent per interval, and allocating and
+ * resetting 39 KiB each time was a tenth of its decoding. */
+static _Thread_local struct iof_stats *sb_spare;
+
+static struct iof_stats *sum_new(void)
+{
+    struct iof_stats *s = sb_spare;
+
+    if (s) {
+        sb_spare = NULL;
+        return s;
+    }
+    if ((s = malloc(sizeof(*s))))
+        iof_stats_reset(s);
+    return s;
+}
+
+void proto_statsbin_sum_free(struct iof_stats *sum, bool valid)
+{
+    if (!sum)
+        return;
+    if (!valid || sb_spare) {
+        free(sum);
+        return;
+    }
+    iof_stats_clear(sum);
+    sb_spare = sum;
+}
+
 static int oom(struct rd *r)
 {
     return iof_diag_set(r->diag, -ENOMEM, "out of memory");
@@ -657,11 +687,10 @@ int proto_statsbin_decode(const uint8_t *p, size_t len, struct proto_stats *st, 
         return oom(&r);
     st->nworkers = nw;
     if (sum) {
-        st->sum = malloc(sizeof(*st->sum));
+        st->sum = sum_new();
         st->counts = calloc(total ? total : 1, sizeof(*st->counts));
         if (!st->sum || !st->counts)
             return oom(&r);
-        iof_stats_reset(st->sum);
     }
     for (size_t w = 0; w < nw; w++) {
         struct proto_worker_stats *ws = &st->workers[w];
@@ -684,5 +713,6 @@ int proto_statsbin_decode(const uint8_t *p, size_t len, struct proto_stats *st, 
         return IOF_EPROTO;
     if (r.p != r.end)
         return bad(&r, "stats: %zu bytes after the last target", (size_t)(r.end - r.p));
+    st->sum_valid = sum;
     return 0;
 }

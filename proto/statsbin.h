@@ -73,6 +73,11 @@ int proto_statsbin_encode_frame(const struct proto_stats *st, int layout, size_t
 int proto_statsbin_decode(const uint8_t *p, size_t len, struct proto_stats *st, bool sum,
                           struct iof_diag *diag);
 
+/* Frees a summed decoding's sum (proto_msg_clear does), or keeps it,
+ * cleared, for this thread's next summed decoding when `valid` (it came
+ * from a successful decoding, so its histograms hold their invariant). */
+void proto_statsbin_sum_free(struct iof_stats *sum, bool valid);
+
 /* Shared with proto/msg.c: an error code from its name as sent (IOF_E*
  * names, then errno names; IOF_EINTERNAL for a name this build does not
  * know), and whether a string is a valid code name (1..PROTO_CODE_MAX of

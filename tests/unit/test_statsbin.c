@@ -610,6 +610,48 @@ static void test_layout_node_refused(void **state)
     expect_bad_node(buf, n - 3, "stats.w.lat_len");
 }
 
+/* The summed decoder reuses the last sum it handed out, cleared: every
+ * decoding still starts from an empty sum, also after one that failed
+ * halfway through a histogram (whose sum is not reused). */
+static void test_sum_reused_clean(void **state)
+{
+    static const uint64_t two[] = {100, 200}, three[] = {100, 200, 5000};
+    struct iof_hist *want = malloc(sizeof(*want));
+    uint8_t buf[512];
+    struct proto_msg out;
+    struct iof_diag d = {{0}};
+    size_t n;
+    (void)state;
+
+    assert_non_null(want);
+    for (int round = 0; round < 3; round++) {
+        n = node_body(buf, 3, 5300, 100, 5000, three, 3);
+        decode_ok(buf, n, PROTO_DECODE_SUM_STATS, &out);
+        assert_true(out.u.stats.sum->rd.lat.count == 3);
+        proto_msg_clear(&out);
+        /* A histogram whose counts add up to more than its count: refused
+         * after its buckets were added. */
+        n = node_body(buf, 2, 300, 100, 200, two, 2);
+        assert_int_equal(buf[n - 16], 1); /* the read histogram's last count */
+        buf[n - 16] = 2;
+        assert_int_equal(proto_msg_decode_flags(
+                             buf, n, &out, PROTO_DECODE_STATS_BINARY | PROTO_DECODE_SUM_STATS, &d),
+                         IOF_EPROTO);
+        assert_non_null(strstr(d.msg, "stats.r.lat: not a valid histogram"));
+        proto_msg_clear(&out);
+        n = node_body(buf, 2, 300, 100, 200, two, 2);
+        decode_ok(buf, n, PROTO_DECODE_SUM_STATS, &out);
+        iof_hist_reset(want);
+        iof_hist_record(want, 100);
+        iof_hist_record(want, 200);
+        assert_true(out.u.stats.sum->rd.lat.count == 2 && out.u.stats.sum->rd.lat.max_ns == 200);
+        assert_memory_equal(out.u.stats.sum->rd.lat.buckets, want->buckets, sizeof(want->buckets));
+        assert_true(out.u.stats.sum->wr.lat.count == 0 && out.u.stats.sum->rd.bytes == 8192);
+        proto_msg_clear(&out);
+    }
+    free(want);
+}
+
 /* ---- refusals ----------------------------------------------------------- */
 
 /* A copy of the valid body `p` with `n` bytes at `off` replaced. */
@@ -1321,6 +1363,7 @@ int main(void)
         cmocka_unit_test(test_layout_sparse),
         cmocka_unit_test(test_layout_node),
         cmocka_unit_test(test_layout_node_refused),
+        cmocka_unit_test(test_sum_reused_clean),
         cmocka_unit_test(test_not_negotiated),
         cmocka_unit_test(test_version_rules),
         cmocka_unit_test(test_refused),
