@@ -370,22 +370,49 @@ static int conn_submit(struct iof_conn *c, struct conn_wreq *w, size_t len)
     return 0;
 }
 
+/* Sends len bytes of buf after whatever is queued. With nothing queued they
+ * go to the socket at once (uv_try_write): most writes (heartbeats, stats,
+ * replies) fit the socket's buffer whole, and then cost neither a copy and
+ * a write request nor libuv's re-arming of the descriptor (an epoll_ctl per
+ * write: a manager writes 10,000 heartbeats a second). The rest, if any, is
+ * copied and queued in order. Returns 0 or a uv error (the caller closes). */
+static int conn_send(struct iof_conn *c, const void *buf, size_t len)
+{
+    struct conn_wreq *w;
+
+    if (!c->queued) {
+        uv_buf_t b = uv_buf_init((char *)(uintptr_t)buf, (unsigned)len);
+        int r = uv_try_write(&c->h.stream, &b, 1);
+        if (r >= 0) {
+            buf = (const uint8_t *)buf + r;
+            len -= (size_t)r;
+            if (!len)
+                return 0;
+        } else if (r == UV_EPIPE || r == UV_ECONNRESET) {
+            c->write_broken = true; /* as conn_on_write: read out what the peer said */
+            return 0;
+        } else if (r != UV_EAGAIN) {
+            return r;
+        }
+    }
+    w = malloc(sizeof(*w) + len);
+    if (!w)
+        return -ENOMEM;
+    memcpy(w->data, buf, len);
+    return conn_submit(c, w, len);
+}
+
 /* Sends whatever ciphertext the TLS session produced. Does not close. */
 static int conn_tls_flush(struct iof_conn *c)
 {
+    uint8_t out[16384 + 1024]; /* a full TLS record and its overhead */
     size_t n;
 
-    while (c->tls && (n = iof_tls_sess_out_pending(c->tls)) > 0) {
-        struct conn_wreq *w = malloc(sizeof(*w) + n);
+    while (c->tls && iof_tls_sess_out_pending(c->tls) > 0) {
         int r;
-        if (!w)
-            return -ENOMEM;
-        n = iof_tls_sess_out_take(c->tls, w->data, n);
-        if (!n) {
-            free(w);
+        if (!(n = iof_tls_sess_out_take(c->tls, out, sizeof(out))))
             break;
-        }
-        if ((r = conn_submit(c, w, n)) < 0)
+        if ((r = conn_send(c, out, n)) < 0)
             return r;
     }
     return 0;
@@ -393,7 +420,6 @@ static int conn_tls_flush(struct iof_conn *c)
 
 int iof_conn_write(struct iof_conn *c, const void *buf, size_t len)
 {
-    struct conn_wreq *w;
     int r;
 
     if (c->closing)
@@ -418,32 +444,7 @@ int iof_conn_write(struct iof_conn *c, const void *buf, size_t len)
         }
         return r;
     }
-    /* Nothing queued: straight to the socket. Most writes (heartbeats,
-     * stats, replies) fit the socket's buffer whole, and then cost neither
-     * a copy and a write request nor libuv's re-arming of the descriptor
-     * (an epoll_ctl per write: a manager writes 10,000 heartbeats a
-     * second). The rest, if any, is queued in order. */
-    if (!c->queued) {
-        uv_buf_t b = uv_buf_init((char *)(uintptr_t)buf, (unsigned)len);
-        r = uv_try_write(&c->h.stream, &b, 1);
-        if (r >= 0) {
-            buf = (const uint8_t *)buf + r;
-            len -= (size_t)r;
-            if (!len)
-                return 0;
-        } else if (r == UV_EPIPE || r == UV_ECONNRESET) {
-            c->write_broken = true; /* as conn_on_write: read out what the peer said */
-            return 0;
-        } else if (r != UV_EAGAIN) {
-            iof_conn_close(c, r);
-            return r;
-        }
-    }
-    w = malloc(sizeof(*w) + len);
-    if (!w)
-        return -ENOMEM;
-    memcpy(w->data, buf, len);
-    r = conn_submit(c, w, len);
+    r = conn_send(c, buf, len);
     if (r < 0)
         iof_conn_close(c, r);
     return r;
