@@ -1,6 +1,6 @@
 /* common/tls.c - TLS 1.3 with mutual certificate authentication over OpenSSL
  * memory BIOs: context loading, the verification policy, session resumption
- * by stateless tickets, handshake, record I/O and one-line reasons for every
+ * by stateful tickets, handshake, record I/O and one-line reasons for every
  * failure. */
 #include "common/tls.h"
 
@@ -57,6 +57,7 @@ struct iof_tls_sess {
     bool ticket_seen; /* client: the server sent a ticket, so it accepted us */
     bool established; /* reported to the caller */
     bool failed;
+    bool peer_closed; /* the failure is the peer's close_notify: an orderly end */
     /* The first certificate verification failure, recorded by verify_cb. */
     int vfy_err;
     int vfy_depth;
@@ -209,18 +210,25 @@ int iof_tls_ctx_new(const struct iof_tls_config *cfg, struct iof_tls_ctx **out,
     SSL_CTX_set_info_callback(sc, info_cb);
     SSL_CTX_set_mode(sc, SSL_MODE_RELEASE_BUFFERS);
     if (server) {
-        /* Stateless tickets (SSL_OP_NO_TICKET off): the session, with the
-         * client's verified certificate, sealed under ticket keys OpenSSL
-         * draws at random for this SSL_CTX, so for this process only: a
-         * ticket from another process (or a restarted one) does not decrypt
-         * and the handshake is a full one. No server-side cache. One ticket
-         * per handshake: its arrival also tells the client that we accepted
-         * its certificate (see iof_tls_sess_handshake). The session id
-         * context must be set for a server that verifies client
+        /* Stateful tickets (SSL_OP_NO_TICKET with TLS 1.3): the session,
+         * with the client's verified certificate, stays in this SSL_CTX's
+         * cache, in this process's memory only, and the ticket the client
+         * gets is its 32-byte id: a ticket from another process (or a
+         * restarted one) finds nothing and the handshake is a full one.
+         * Against sealed (stateless) tickets this saves sealing the session
+         * on every full handshake (about a quarter of the server's
+         * handshake CPU, tests/bench/tls-handshake) and decoding it again,
+         * certificate and all, on every resumption (a resumption adds the
+         * session it made, for its own ticket, until the lifetime ends). At
+         * most IOF_TLS_SESSIONS_MAX sessions, the oldest go first. One
+         * ticket per handshake: its arrival also tells the client that we
+         * accepted its certificate (see iof_tls_sess_handshake). The session
+         * id context must be set for a server that verifies client
          * certificates to resume at all. */
         static const unsigned char sid_ctx[] = "iofleet";
-        SSL_CTX_clear_options(sc, SSL_OP_NO_TICKET);
-        SSL_CTX_set_session_cache_mode(sc, SSL_SESS_CACHE_OFF);
+        SSL_CTX_set_options(sc, SSL_OP_NO_TICKET);
+        SSL_CTX_set_session_cache_mode(sc, SSL_SESS_CACHE_SERVER);
+        SSL_CTX_sess_set_cache_size(sc, IOF_TLS_SESSIONS_MAX);
         SSL_CTX_set_num_tickets(sc, 1);
         SSL_CTX_set_timeout(sc, IOF_TLS_TICKET_LIFETIME_S);
         if (SSL_CTX_set_session_id_context(sc, sid_ctx, sizeof(sid_ctx) - 1) != 1) {
@@ -330,6 +338,11 @@ void iof_tls_ctx_free(struct iof_tls_ctx *ctx)
 void iof_tls_ctx_counts(const struct iof_tls_ctx *ctx, struct iof_tls_counts *out)
 {
     *out = ctx->counts;
+}
+
+size_t iof_tls_ctx_sessions(const struct iof_tls_ctx *ctx)
+{
+    return ctx->role == IOF_TLS_SERVER ? (size_t)SSL_CTX_sess_number(ctx->ssl_ctx) : 0;
 }
 
 size_t iof_tls_ctx_tickets(const struct iof_tls_ctx *ctx)
@@ -555,8 +568,8 @@ struct iof_tls_sess *iof_tls_sess_new(struct iof_tls_ctx *ctx, const char *peer)
     snprintf(s->peer, sizeof(s->peer), "%s", peer ? peer : "?");
     if (!s->server) {
         /* Offer the ticket this server gave us last time, if any. A server
-         * that cannot decrypt it (another process) answers with a full
-         * handshake, certificates and all. */
+         * that no longer holds its session (another process) answers with
+         * a full handshake, certificates and all. */
         struct tls_ticket *t = ticket_take(ctx, s->peer);
         if (t) {
             s->offered = SSL_SESSION_is_resumable(t->sess) && SSL_set_session(s->ssl, t->sess);
@@ -572,6 +585,11 @@ void iof_tls_sess_free(struct iof_tls_sess *s)
 {
     if (!s)
         return;
+    /* SSL_free() drops the session from the server's cache unless we sent
+     * a close_notify: right for a session that failed, wrong for a lost
+     * link or one the client closed, which is when its ticket is wanted. */
+    if (s->server && s->established && (!s->failed || s->peer_closed))
+        SSL_set_shutdown(s->ssl, SSL_get_shutdown(s->ssl) | SSL_SENT_SHUTDOWN);
     SSL_free(s->ssl);
     X509_free(s->peer_cert);
     iof_tls_ctx_free(s->ctx);
@@ -870,8 +888,10 @@ ssize_t iof_tls_sess_read(struct iof_tls_sess *s, uint8_t *buf, size_t cap, stru
     e = SSL_get_error(s->ssl, r);
     if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
         return 0;
-    if (e == SSL_ERROR_ZERO_RETURN)
+    if (e == SSL_ERROR_ZERO_RETURN) {
+        s->peer_closed = true;
         return sess_fail(s, -EPIPE, diag, "%s closed the TLS session", s->peer);
+    }
     if (s->alert_rcvd >= 0)
         return sess_fail(s, IOF_EPROTO, diag, "%s sent TLS alert \"%s\"", s->peer,
                          alert_name(s->alert_rcvd));

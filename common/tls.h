@@ -11,17 +11,19 @@
  *     CA file and refuses a peer without a certificate
  *     (SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT);
  *   - a server sends one TLS 1.3 session ticket after each handshake it
- *     accepted (stateless: the session, with the client's verified
- *     certificate, sealed under ticket keys drawn at random per server
- *     context, i.e. per process, never written anywhere; valid
- *     IOF_TLS_TICKET_LIFETIME_S). The client takes its arrival as the signal
+ *     accepted (stateful: the session, with the client's verified
+ *     certificate, stays in the server context's memory, i.e. per process,
+ *     never written anywhere, at most IOF_TLS_SESSIONS_MAX of them; the
+ *     ticket is its id, valid IOF_TLS_TICKET_LIFETIME_S). The client takes
+ *     its arrival as the signal
  *     that the server accepted its certificate (see net.h), keeps the latest
  *     ticket per server address in its context and offers it, once, on its
  *     next connection to that address: the server that issued it resumes
  *     the session (PSK with a fresh ECDHE key exchange, no certificates on
  *     the wire, the peer identity is the one verified at the full
  *     handshake, and a certificate that has expired since is refused); any
- *     other server cannot decrypt it and does a full handshake.
+ *     other server (or this one once the session is gone) does a full
+ *     handshake.
  * The peer's name (first DNS subjectAltName, else subject CN) is checked by
  * the application with iof_conn_check_peer_name(): this layer proves the
  * peer holds a certificate from the CA, not which peer it is.
@@ -55,6 +57,9 @@
 /* How long a session ticket resumes a session (the server's session timeout;
  * a resumption does not extend it past the first full handshake). */
 #define IOF_TLS_TICKET_LIFETIME_S 3600L
+/* Sessions a server context keeps for resumption (its stateful tickets);
+ * past it the oldest goes, and its ticket means a full handshake. */
+#define IOF_TLS_SESSIONS_MAX 32768L
 /* Tickets a client context keeps (one per server address). */
 #define IOF_TLS_TICKETS_MAX 16384u
 
@@ -116,6 +121,8 @@ const char *iof_tls_ctx_own_name(const struct iof_tls_ctx *ctx);
 
 /* Copies the handshake counters of ctx into *out. */
 void iof_tls_ctx_counts(const struct iof_tls_ctx *ctx, struct iof_tls_counts *out);
+/* Server: sessions kept for resumption (the tickets still good). */
+size_t iof_tls_ctx_sessions(const struct iof_tls_ctx *ctx);
 /* Client: tickets stored (one per server address); forgetting them makes
  * the next connections full handshakes. */
 size_t iof_tls_ctx_tickets(const struct iof_tls_ctx *ctx);

@@ -1,8 +1,9 @@
 /* tests/unit/test_tls_resume.c - TLS 1.3 session resumption (common/tls.c):
  * a client that got a ticket offers it on its next connection to the same
  * address and the server that issued it resumes the session with the peer
- * identities of the full handshake; a ticket tampered with on the wire, one
- * from another server context (another process), or one for another address
+ * identities of the full handshake, the ticket being the id of a session the
+ * server keeps; a ticket tampered with on the wire, one from another server
+ * context (another process), or one for another address
  * ends in a full, certificate-checked handshake; a client certificate that
  * expired after the ticket was issued is refused.
  *
@@ -177,8 +178,8 @@ static size_t psk_identity_at(const uint8_t *buf, size_t len, size_t *idlen)
     return 0;
 }
 
-/* Changes one byte in the middle of the ticket stored for peer (the sealed
- * blob the server decrypts), as an attacker with the client's memory could. */
+/* Changes one byte in the middle of the ticket stored for peer (what the
+ * server looks up), as an attacker with the client's memory could. */
 static void tamper_ticket(struct iof_tls_ctx *cli, const char *peer)
 {
     uint8_t *der = NULL;
@@ -186,16 +187,13 @@ static void tamper_ticket(struct iof_tls_ctx *cli, const char *peer)
     bool done = false;
 
     assert_int_equal(iof_tls_ctx_ticket_export(cli, peer, &der, &len), 0);
-    /* The ticket is the longest OCTET STRING of the DER session: find a
-     * run of >= 64 bytes announced by 0x04 0x81/0x82 and flip its middle. */
+    /* The ticket is the DER session's [10] EXPLICIT OCTET STRING: 0xaa L
+     * 0x04 L-2, both lengths in the short form (a 32-byte session id). */
     for (size_t i = 0; i + 4 < len && !done; i++) {
-        size_t n = 0, hdr = 0;
-        if (der[i] == 0x04 && der[i + 1] == 0x81)
-            n = der[i + 2], hdr = 3;
-        else if (der[i] == 0x04 && der[i + 1] == 0x82)
-            n = (size_t)der[i + 2] << 8 | der[i + 3], hdr = 4;
-        if (n >= 64 && i + hdr + n <= len) {
-            der[i + hdr + n / 2] ^= 0x5a;
+        size_t n = der[i + 3];
+        if (der[i] == 0xaa && der[i + 2] == 0x04 && der[i + 1] < 0x80 && n + 2 == der[i + 1] &&
+            n >= 16 && i + 4 + n <= len) {
+            der[i + 4 + n / 2] ^= 0x5a;
             done = true;
         }
     }
@@ -208,6 +206,7 @@ struct hs {
     int cli, srv; /* last results of iof_tls_sess_handshake */
     struct iof_diag dc, ds;
     bool offered; /* the ClientHello carried a ticket */
+    size_t idlen; /* its length */
 };
 
 /* Runs one handshake between a new client session (of cli, for address
@@ -230,7 +229,8 @@ static void handshake(struct iof_tls_ctx *cli, struct iof_tls_ctx *srv, const ch
         while ((n = iof_tls_sess_out_take(c, buf, sizeof(buf))) > 0) {
             if (first) {
                 size_t idlen = 0;
-                h->offered = psk_identity_at(buf, n, &idlen) > 0 && idlen > 16;
+                h->offered = psk_identity_at(buf, n, &idlen) > 0 && idlen >= 16;
+                h->idlen = idlen;
                 first = false;
             }
             assert_int_equal(iof_tls_sess_feed(s, buf, n, &h->ds), 0);
@@ -342,6 +342,59 @@ static void test_tampered_ticket_means_full_handshake(void **state)
     iof_tls_ctx_free(srv);
 }
 
+/* The ticket is the id of a session the server keeps (stateful tickets):
+ * nothing is sealed on a full handshake nor unsealed on a resumption. The
+ * server context holds one session per client whose ticket is still good,
+ * also when the connection ended without a close_notify (a lost link) or
+ * with the client's. */
+static void test_ticket_is_a_kept_session(void **state)
+{
+    struct iof_tls_ctx *srv = load("node1", true), *cli[3];
+    char peer[32];
+    struct iof_tls_sess *c, *s;
+    struct hs h;
+
+    (void)state;
+    assert_int_equal(iof_tls_ctx_sessions(srv), 0);
+    for (int i = 0; i < 3; i++) {
+        cli[i] = load("manager", false);
+        assert_false(handshake_ok(cli[i], srv, "10.0.0.1:7066", "iofleet-manager", NULL));
+    }
+    assert_int_equal(iof_tls_ctx_sessions(srv), 3);
+    for (int i = 0; i < 3; i++) {
+        snprintf(peer, sizeof(peer), "10.0.0.1:7066");
+        handshake(cli[i], srv, peer, &h, &c, &s);
+        assert_int_equal(h.cli, 1);
+        assert_int_equal(h.srv, 1);
+        assert_true(h.offered);
+        assert_true(h.idlen <= 32);
+        assert_true(iof_tls_sess_resumed(s));
+        iof_tls_sess_free(c); /* no shutdown on either side */
+        iof_tls_sess_free(s);
+    }
+    assert_int_equal(iof_tls_ctx_sessions(srv), 3 + 3);
+    for (int i = 0; i < 3; i++) {
+        /* The client ends the session in order (close_notify), the server
+         * reads that end: the ticket still resumes. */
+        uint8_t buf[4096];
+        size_t n;
+        handshake(cli[i], srv, peer, &h, &c, &s);
+        assert_int_equal(h.srv, 1);
+        assert_true(iof_tls_sess_resumed(s));
+        iof_tls_sess_shutdown(c);
+        while ((n = iof_tls_sess_out_take(c, buf, sizeof(buf))) > 0)
+            assert_int_equal(iof_tls_sess_feed(s, buf, n, &h.ds), 0);
+        assert_int_equal(iof_tls_sess_read(s, buf, sizeof(buf), &h.ds), -EPIPE);
+        iof_tls_sess_free(c);
+        iof_tls_sess_free(s);
+    }
+    for (int i = 0; i < 3; i++) {
+        assert_true(handshake_ok(cli[i], srv, "10.0.0.1:7066", "iofleet-manager", NULL));
+        iof_tls_ctx_free(cli[i]);
+    }
+    iof_tls_ctx_free(srv);
+}
+
 static void test_foreign_ticket_means_full_handshake(void **state)
 {
     struct iof_tls_ctx *cli = load("manager", false), *srv = load("node1", true);
@@ -387,6 +440,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_resumes_with_the_same_identities),
         cmocka_unit_test(test_tampered_ticket_means_full_handshake),
+        cmocka_unit_test(test_ticket_is_a_kept_session),
         cmocka_unit_test(test_foreign_ticket_means_full_handshake),
         cmocka_unit_test(test_expired_since_the_ticket_is_refused),
     };
