@@ -216,10 +216,10 @@ int iof_tls_ctx_new(const struct iof_tls_config *cfg, struct iof_tls_ctx **out,
          * gets is its 32-byte id: a ticket from another process (or a
          * restarted one) finds nothing and the handshake is a full one.
          * Against sealed (stateless) tickets this saves sealing the session
-         * on every full handshake (about a quarter of the server's
-         * handshake CPU, tests/bench/tls-handshake) and decoding it again,
-         * certificate and all, on every resumption (a resumption adds the
-         * session it made, for its own ticket, until the lifetime ends). At
+         * on every full handshake (~130 of ~1100 us of the server's CPU,
+         * tests/bench/tls-handshake) and unsealing it, certificate and all,
+         * on every resumption (~360 of ~600 us); a resumption adds the
+         * session it made, for its own ticket, until the lifetime ends. At
          * most IOF_TLS_SESSIONS_MAX sessions, the oldest go first. One
          * ticket per handshake: its arrival also tells the client that we
          * accepted its certificate (see iof_tls_sess_handshake). The session

@@ -15,10 +15,10 @@
  *     certificate, stays in the server context's memory, i.e. per process,
  *     never written anywhere, at most IOF_TLS_SESSIONS_MAX of them; the
  *     ticket is its id, valid IOF_TLS_TICKET_LIFETIME_S). The client takes
- *     its arrival as the signal
- *     that the server accepted its certificate (see net.h), keeps the latest
- *     ticket per server address in its context and offers it, once, on its
- *     next connection to that address: the server that issued it resumes
+ *     its arrival as the signal that the server accepted its certificate
+ *     (see net.h), keeps the latest ticket per server address in its
+ *     context and offers it, once, on its next connection to that address:
+ *     the server that issued it resumes
  *     the session (PSK with a fresh ECDHE key exchange, no certificates on
  *     the wire, the peer identity is the one verified at the full
  *     handshake, and a certificate that has expired since is refused); any
