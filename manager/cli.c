@@ -1083,6 +1083,8 @@ static int cli_run(int argc, char **argv)
         cli_args_free(&a);
         return rc;
     }
+    if (db_sink && a.verbose)
+        mgr_db_sink_verbose(db_sink);
     cli_dynamo_path(dynamo, sizeof(dynamo));
     o.agents = a.agents;
     o.nagents = a.nagents;

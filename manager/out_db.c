@@ -1,40 +1,131 @@
 /* manager/out_db.c - the run history sink: records a run into the SQLite
- * store (manager/store.h) as it goes. run_begin inserts the run, its plan and
- * the agents; test_begin the test; every interval and row is inserted when it
- * arrives; test_end inserts the ALL row and marks the test complete in one
- * transaction; run_end sets the exit code. Intervals and rows go in batches:
- * one transaction from the first of them until the interval's ALL row, the
- * run's 50 ms tick (flush) or DB_BATCH_ROWS rows, whichever comes first
- * (one per row cost ~100 us each, 10,000 agents' intervals a second took
- * a core). Everything else is its own transaction, and every one is
- * short, so a killed manager leaves every finished test (and the intervals
- * of the one running, but for the last tick's) and other managers are never
- * held up long.
+ * store (manager/store.h) as it goes, from a writer thread of its own so the
+ * database never holds up the manager's loop.
+ *
+ * The loop only copies each event's figures into a record (a row's metrics,
+ * its names, its histograms in their compact run form: a few hundred bytes)
+ * and queues it (manager/db_queue.h); the writer thread, which owns the
+ * database connection from run_begin to close, turns records into SQL. At
+ * run_begin the loop takes the run's id itself (one short insert), so the id
+ * is known at once; the writer then fills the run's row, its plan and the
+ * agents. Intervals and rows go in batches: one transaction from the first
+ * of them until the interval's ALL row, the run's 50 ms tick (flush) or
+ * DB_BATCH_ROWS rows, whichever comes first. A test's begin and end, and the
+ * run's end, are transactions of their own, so a killed manager leaves every
+ * test whose end the writer reached (it is at most the queue behind the loop:
+ * milliseconds unless the database is held by another writer) and other
+ * managers are never held up long.
+ *
+ * Back-pressure: the queue holds at most DB_QUEUE_MAX_BYTES of records. The
+ * loop never waits for the writer: an interval or row that would pass the
+ * bound is not recorded, counted, and close reports the count as a write
+ * error (the run's exit code is then 1). A test's begin and end, and the
+ * run's end, always go in.
  *
  * Latency histograms are kept as the JSON document's `latency` object
  * ({"read": {..., "buckets": [[low_ns, width_ns, count], ...]}, "write":
  * ...}), so imported and recorded runs read the same; a TARGET row's is
  * NULL in a test past the size mgr_target_hists() allows, as in --json.
- * Nothing of the run is held in memory: the sink keeps only the ids of the
- * run and the running test.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/clock.h"
 #include "common/hist.h"
 #include "common/log.h"
+#include "manager/db_queue.h"
 #include "manager/report.h"
 #include "manager/store.h"
 
 enum db_stmt { DB_INTERVAL, DB_ROW, DB_NSTMT };
 
-/* Rows and intervals in one transaction at most: its commit writes them
- * to the WAL at once (~6.6 KB each with their histograms), a stall of the
- * loop that grows with the batch; 256 keep it to a few ms. */
+/* Rows and intervals in one transaction at most: a commit writes them to
+ * the WAL at once (~6.6 KB each with their histograms) while other
+ * managers' writers wait; 256 keep it to a few ms. */
 #define DB_BATCH_ROWS 256
+
+/* The records queued for the writer at most, in bytes: ~1 KB per row with
+ * its histograms, so ~250,000 rows, the final rows of a test of 10,000
+ * agents of 8 workers and targets each (170,000) with room to spare. */
+#define DB_QUEUE_MAX_BYTES (256u << 20)
+
+enum db_kind { DB_REC_RUN, DB_REC_TEST, DB_REC_INTERVAL, DB_REC_ROW, DB_REC_END, DB_REC_RUN_END,
+               DB_REC_FLUSH };
+
+/* A latency histogram as the writer needs it: its summary, and (buckets)
+ * its buckets in the run form of iof_hist_encode_runs, in the record's
+ * tail at off. */
+struct db_hist {
+    uint64_t count;
+    iof_u128 sum_ns;
+    uint64_t min_ns, max_ns;
+    bool buckets;
+    uint32_t off, len;
+};
+
+/* The figures of an interval or a row, copied on the loop. */
+struct db_fig {
+    struct mgr_metrics m;
+    struct db_hist rd, wr;
+    bool known;   /* counts and rates known (false: a lost interval) */
+    bool latency; /* the latency object is stored (else NULL) */
+    bool cpu_valid;
+    double cpu_pct;
+};
+
+struct db_rowinfo {
+    enum mgr_row_type type;
+    enum mgr_row_status status;
+    const char *node, *worker, *target; /* in the tail, NULL where they do not apply */
+    uint32_t queue_depth, nodes, workers, targets;
+    uint64_t window_start_ns, window_end_ns;
+};
+
+/* One event for the writer, allocated as one block with its tail (names,
+ * histograms). Borrowed pointers (DB_REC_RUN) stay valid until close, which
+ * joins the writer. */
+struct db_rec {
+    struct mgr_dbq_item q;
+    enum db_kind kind;
+    union {
+        struct {
+            uint64_t start_wall_ns, tests_planned;
+            bool have_plan;
+            const char *plan_name, *plan_text;
+            const struct mgr_agent_info *agents;
+            size_t nagents;
+        } run;
+        struct {
+            unsigned idx;
+            const char *spec, *cycle, *cycle_param; /* cycle_param: static, NULL none */
+            uint64_t cycle_value, start_wall_ns;
+        } test;
+        struct {
+            uint64_t k;
+            double time_s;
+            const char *node; /* NULL: ALL */
+            unsigned reported, lost;
+            bool late;
+        } iv;
+        struct {
+            uint64_t end_wall_ns;
+            double start_skew_ms;
+            unsigned nodes, lost;
+            bool interrupted, has_all;
+            size_t nabsent;
+            const char **absent; /* in the tail */
+        } end;
+        int exit_code;
+    } u;
+    struct db_rowinfo row; /* DB_REC_ROW, and DB_REC_END's ALL row */
+    struct db_fig fig;     /* DB_REC_INTERVAL, DB_REC_ROW, DB_REC_END's ALL row */
+    unsigned char tail[];
+};
 
 struct db_sink {
     struct mgr_store *st;
@@ -42,17 +133,33 @@ struct db_sink {
     int64_t run_id;
     bool reserved; /* run_id taken by mgr_db_sink_reserve, the row filled at run_begin */
     bool begun;
-    int64_t test_id;   /* the running test, 0 when none */
-    unsigned test_idx; /* its 1-based index */
-    int64_t row_seq, iv_seq;
+    bool verbose; /* close says what the writer did */
+    sqlite3_stmt *stmt[DB_NSTMT];
+
+    /* The loop's side. */
+    struct mgr_dbq queue;
+    bool queue_ready;
+    bool writing; /* the writer thread runs */
+    pthread_t thread;
     bool target_hists;           /* the running test's TARGET rows keep their histograms */
+    unsigned test_idx;           /* the running test's 1-based index */
     const struct iof_plan *plan; /* from run_begin, valid until close */
     const struct mgr_agent_info *agents;
     size_t nagents;
+    bool unflushed;     /* intervals or rows queued since the last flush record */
+    uint64_t dropped;   /* intervals and rows refused by the full queue */
+    int loop_error;     /* a failure on the loop's side (before the writer ran) */
+    char loop_msg[1024];
+
+    /* The writer's side (the loop reads it only after the join). */
+    int64_t test_id;   /* the running test, 0 when none */
+    int64_t row_seq, iv_seq;
     bool ended;
-    char first_error[256];
-    sqlite3_stmt *stmt[DB_NSTMT];
     unsigned batch; /* intervals and rows in the open transaction; 0: none open */
+    int error;
+    char first_error[256];
+    uint64_t written;  /* intervals and rows inserted */
+    uint64_t cpu_ns;  /* the writer thread's CPU time */
 };
 
 #define COLNAME(name, kind) ", " #name
@@ -69,57 +176,49 @@ static const char *const db_sql[DB_NSTMT] = {
                                                          "?" MGR_STORE_METRICS(COLPARAM) ", ?)",
 };
 
-/* Remembers the first failure; the run goes on (the other sinks and the
- * terminal still have the figures) and close reports it once. */
-static void db_fail(struct mgr_sink *s, const char *what)
+/* Remembers the writer's first failure; the run goes on (the other sinks
+ * and the terminal still have the figures) and close reports it once. */
+static void db_fail(struct db_sink *d, const char *what)
 {
-    struct db_sink *d = s->priv;
-
-    if (s->write_error)
+    if (d->error)
         return;
-    s->write_error = -EIO;
+    d->error = -EIO;
     snprintf(d->first_error, sizeof(d->first_error), "%s: %s", what,
              d->st ? sqlite3_errmsg(d->st->db) : "no database");
 }
 
-static bool db_exec(struct mgr_sink *s, const char *sql)
+static bool db_exec(struct db_sink *d, const char *sql)
 {
-    struct db_sink *d = s->priv;
-
     if (sqlite3_exec(d->st->db, sql, NULL, NULL, NULL) == SQLITE_OK)
         return true;
-    db_fail(s, sql);
+    db_fail(d, sql);
     return false;
 }
 
 /* Commits the open batch, if any. A failed commit loses the batch (rolled
  * back) and is reported at close, as a failed write. */
-static void db_batch_end(struct mgr_sink *s)
+static void db_batch_end(struct db_sink *d)
 {
-    struct db_sink *d = s->priv;
-
     if (!d->batch)
         return;
     d->batch = 0;
-    if (!db_exec(s, "COMMIT"))
+    if (!db_exec(d, "COMMIT"))
         sqlite3_exec(d->st->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
 /* Opens a batch for the next interval or row unless one is open (when the
  * transaction cannot begin, the write goes alone). */
-static void db_batch_add(struct mgr_sink *s)
+static void db_batch_add(struct db_sink *d)
 {
-    struct db_sink *d = s->priv;
-
     if (d->batch >= DB_BATCH_ROWS)
-        db_batch_end(s);
+        db_batch_end(d);
     if (!d->batch && sqlite3_exec(d->st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
         return;
     d->batch++;
 }
 
 /* Steps a fully bound statement once and resets it. */
-static bool db_step(struct mgr_sink *s, sqlite3_stmt *q, const char *what)
+static bool db_step(struct db_sink *d, sqlite3_stmt *q, const char *what)
 {
     int rc = sqlite3_step(q);
 
@@ -127,7 +226,7 @@ static bool db_step(struct mgr_sink *s, sqlite3_stmt *q, const char *what)
     sqlite3_clear_bindings(q);
     if (rc == SQLITE_DONE || rc == SQLITE_ROW)
         return true;
-    db_fail(s, what);
+    db_fail(d, what);
     return false;
 }
 
@@ -174,14 +273,43 @@ static char *put_u64(char *p, uint64_t v)
     return p;
 }
 
+/* Skips one LEB128 varint at p (< end); NULL when it runs past end. */
+static const unsigned char *skip_varint(const unsigned char *p, const unsigned char *end)
+{
+    while (p < end && (*p & 0x80))
+        p++;
+    return p < end ? p + 1 : NULL;
+}
+
+/* Reads one LEB128 varint of up to 64 bits at p (< end); NULL when it runs
+ * past end or past 64 bits. */
+static const unsigned char *get_varint(const unsigned char *p, const unsigned char *end,
+                                       uint64_t *v)
+{
+    uint64_t x = 0;
+
+    for (unsigned s = 0; p && p < end && s < 64; s += 7) {
+        unsigned char c = *p++;
+        x |= (uint64_t)(c & 0x7f) << s;
+        if (!(c & 0x80)) {
+            *v = x;
+            return p;
+        }
+    }
+    return NULL;
+}
+
 /* {"count":..,"sum_ns":..,"min_ns":..,"max_ns":..,"buckets":[[low,width,count],..]}
  * (buckets null when the histogram has none: its percentiles are unknown).
- * The buckets, a few hundred per histogram and one row per node per
- * interval, are formatted by hand and only from min's to max's: through
- * sqlite3_str_appendf they were most of a row's cost. */
-static void hist_json(sqlite3_str *b, const struct iof_hist *h)
+ * The buckets come straight from the run form the loop made
+ * (common/hist.h: count, sum, min, max, then runs of (gap, length,
+ * counts...)), formatted by hand: through sqlite3_str_appendf they were
+ * most of a row's cost. */
+static void hist_json(sqlite3_str *b, const struct db_hist *h, const unsigned char *tail)
 {
     char sum[IOF_U128_DIGITS + 1];
+    const unsigned char *p, *end;
+    uint64_t nruns = 0, pos = 0;
     bool first = true;
 
     sqlite3_str_appendf(b, "{\"count\":%" PRIu64 ",\"sum_ns\":%s,", h->count,
@@ -191,40 +319,52 @@ static void hist_json(sqlite3_str *b, const struct iof_hist *h)
                             h->max_ns);
     else
         sqlite3_str_appendall(b, "\"min_ns\":null,\"max_ns\":null,");
-    if (!iof_hist_has_buckets(h)) {
+    if (!h->buckets) {
         sqlite3_str_appendall(b, "\"buckets\":null}");
         return;
     }
     sqlite3_str_appendall(b, "\"buckets\":[");
-    for (unsigned i = iof_hist_lo(h); i < iof_hist_hi(h); i++) {
-        char one[4 + 3 * 20], *p = one;
-        if (!h->buckets[i])
-            continue;
-        if (!first)
-            *p++ = ',';
-        *p++ = '[';
-        p = put_u64(p, iof_hist_bucket_low(i));
-        *p++ = ',';
-        p = put_u64(p, iof_hist_bucket_width(i));
-        *p++ = ',';
-        p = put_u64(p, h->buckets[i]);
-        *p++ = ']';
-        sqlite3_str_append(b, one, (int)(p - one));
-        first = false;
+    p = tail + h->off;
+    end = p + h->len;
+    for (int i = 0; i < 4; i++) /* count, sum, min, max: in h already */
+        p = p ? skip_varint(p, end) : NULL;
+    p = get_varint(p, end, &nruns);
+    for (uint64_t r = 0; p && r < nruns; r++) {
+        uint64_t gap = 0, len = 0;
+        p = get_varint(p, end, &gap);
+        p = get_varint(p, end, &len);
+        pos += gap;
+        for (uint64_t k = 0; p && k < len && pos < IOF_HIST_BUCKETS; k++, pos++) {
+            char one[4 + 3 * 20], *o = one;
+            uint64_t n = 0;
+            if (!(p = get_varint(p, end, &n)))
+                break;
+            if (!first)
+                *o++ = ',';
+            *o++ = '[';
+            o = put_u64(o, iof_hist_bucket_low((unsigned)pos));
+            *o++ = ',';
+            o = put_u64(o, iof_hist_bucket_width((unsigned)pos));
+            *o++ = ',';
+            o = put_u64(o, n);
+            *o++ = ']';
+            sqlite3_str_append(b, one, (int)(o - one));
+            first = false;
+        }
     }
     sqlite3_str_appendall(b, "]}");
 }
 
 /* Binds the latency object at i (NULL when it cannot be built). */
-static void bind_latency(sqlite3_stmt *q, int i, const struct iof_stats *st)
+static void bind_latency(sqlite3_stmt *q, int i, const struct db_fig *f, const unsigned char *tail)
 {
     sqlite3_str *b = sqlite3_str_new(NULL);
     char *text;
 
     sqlite3_str_appendall(b, "{\"read\":");
-    hist_json(b, &st->rd.lat);
+    hist_json(b, &f->rd, tail);
     sqlite3_str_appendall(b, ",\"write\":");
-    hist_json(b, &st->wr.lat);
+    hist_json(b, &f->wr, tail);
     sqlite3_str_appendall(b, "}");
     text = sqlite3_str_finish(b);
     if (text)
@@ -233,78 +373,48 @@ static void bind_latency(sqlite3_stmt *q, int i, const struct iof_stats *st)
         sqlite3_bind_null(q, i);
 }
 
-/* Binds the MGR_STORE_METRICS columns from index i on; returns the next
- * index. known: false for a lost interval (counts and rates unknown). */
-static int bind_metrics(sqlite3_stmt *q, int i, const struct iof_stats *st,
-                        const struct mgr_metrics *mm, bool known, const struct proto_cpu *cpu)
+/* Binds the MGR_STORE_METRICS columns from index i on, then the latency
+ * object; returns the next index. */
+static int bind_figures(sqlite3_stmt *q, int i, const struct db_fig *f, const unsigned char *tail)
 {
-    const struct mgr_metrics m = *mm;
-    bool any = st->rd.lat.count + st->wr.lat.count > 0, pct, rates;
+    const struct mgr_metrics *m = &f->m;
+    bool any = f->rd.count + f->wr.count > 0, pct, rates;
 
-    rates = m.rates && known;
-    pct = any && m.percentiles;
-    bind_real(q, i++, m.seconds, true);
-    bind_real(q, i++, m.iops, rates);
-    bind_real(q, i++, m.read_iops, rates);
-    bind_real(q, i++, m.write_iops, rates);
-    bind_real(q, i++, m.mibps, rates);
-    bind_real(q, i++, m.read_mibps, rates);
-    bind_real(q, i++, m.write_mibps, rates);
-    bind_real(q, i++, m.avg_ms, any);
-    bind_real(q, i++, m.avg_read_ms, st->rd.lat.count > 0);
-    bind_real(q, i++, m.avg_write_ms, st->wr.lat.count > 0);
-    bind_real(q, i++, m.p50_ms, pct);
-    bind_real(q, i++, m.p90_ms, pct);
-    bind_real(q, i++, m.p95_ms, pct);
-    bind_real(q, i++, m.p99_ms, pct);
-    bind_real(q, i++, m.p999_ms, pct);
-    bind_real(q, i++, m.p9999_ms, pct);
-    bind_real(q, i++, m.max_ms, any);
-    bind_u64(q, i++, m.read_ios, known);
-    bind_u64(q, i++, m.write_ios, known);
-    bind_u64(q, i++, m.bytes_read, known);
-    bind_u64(q, i++, m.bytes_written, known);
-    bind_u64(q, i++, m.errors, known);
-    bind_real(q, i++, cpu && cpu->valid ? cpu->busy_pct : 0, cpu && cpu->valid);
-    return i;
+    rates = m->rates && f->known;
+    pct = any && m->percentiles;
+    bind_real(q, i++, m->seconds, true);
+    bind_real(q, i++, m->iops, rates);
+    bind_real(q, i++, m->read_iops, rates);
+    bind_real(q, i++, m->write_iops, rates);
+    bind_real(q, i++, m->mibps, rates);
+    bind_real(q, i++, m->read_mibps, rates);
+    bind_real(q, i++, m->write_mibps, rates);
+    bind_real(q, i++, m->avg_ms, any);
+    bind_real(q, i++, m->avg_read_ms, f->rd.count > 0);
+    bind_real(q, i++, m->avg_write_ms, f->wr.count > 0);
+    bind_real(q, i++, m->p50_ms, pct);
+    bind_real(q, i++, m->p90_ms, pct);
+    bind_real(q, i++, m->p95_ms, pct);
+    bind_real(q, i++, m->p99_ms, pct);
+    bind_real(q, i++, m->p999_ms, pct);
+    bind_real(q, i++, m->p9999_ms, pct);
+    bind_real(q, i++, m->max_ms, any);
+    bind_u64(q, i++, m->read_ios, f->known);
+    bind_u64(q, i++, m->write_ios, f->known);
+    bind_u64(q, i++, m->bytes_read, f->known);
+    bind_u64(q, i++, m->bytes_written, f->known);
+    bind_u64(q, i++, m->errors, f->known);
+    bind_real(q, i++, f->cpu_pct, f->cpu_valid);
+    if (f->latency)
+        bind_latency(q, i, f, tail);
+    return i + 1;
 }
 
-/* --- sink ops ---------------------------------------------------------------------------- */
-
-static void db_free(struct db_sink *d)
-{
-    if (!d)
-        return;
-    for (int i = 0; i < DB_NSTMT; i++)
-        sqlite3_finalize(d->stmt[i]);
-    mgr_store_close(d->st);
-    free(d->tag);
-    free(d);
-}
-
-static int db_open(struct mgr_sink *s, const char *path, struct iof_diag *diag)
-{
-    struct db_sink *d = calloc(1, sizeof(*d));
-    int r;
-
-    if (!d)
-        return iof_diag_set(diag, -ENOMEM, "out of memory");
-    r = mgr_store_open(path, &d->st, diag);
-    for (int i = 0; !r && i < DB_NSTMT; i++)
-        if (sqlite3_prepare_v3(d->st->db, db_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &d->stmt[i],
-                               NULL) != SQLITE_OK)
-            r = iof_diag_set(diag, -EIO, "%s: %s", path, sqlite3_errmsg(d->st->db));
-    if (r) {
-        db_free(d);
-        return r;
-    }
-    s->priv = d;
-    return 0;
-}
+/* --- the writer thread ---------------------------------------------------------------------- */
 
 /* The agent as the JSON document has it (docs/results.md, agents[]), made
  * by SQLite's json functions so every string is escaped. */
-static void db_agent(struct mgr_sink *s, size_t seq, const struct mgr_agent_info *a)
+static void w_agent(struct db_sink *d, size_t seq, const struct mgr_agent_info *a)
 {
     static const char sql[] =
         "INSERT INTO agents(run_id, seq, name, doc) VALUES(?1, ?2, ?3, json_object('name', ?3, "
@@ -315,14 +425,13 @@ static void db_agent(struct mgr_sink *s, size_t seq, const struct mgr_agent_info
         "'size', ?2, 'logical_block_size', ?3, 'rotational', CASE ?4 WHEN -1 THEN NULL ELSE "
         "json(CASE ?4 WHEN 0 THEN 'false' ELSE 'true' END) END, 'model', ?5)) "
         "WHERE rowid = ?6";
-    struct db_sink *d = s->priv;
     const struct proto_hello *h = a->hello;
     sqlite3_stmt *q;
     sqlite3_int64 row;
     char ver[32], budget[160];
 
     if (sqlite3_prepare_v2(d->st->db, sql, -1, &q, NULL) != SQLITE_OK) {
-        db_fail(s, "agents");
+        db_fail(d, "agents");
         return;
     }
     sqlite3_bind_int64(q, 1, d->run_id);
@@ -344,16 +453,16 @@ static void db_agent(struct mgr_sink *s, size_t seq, const struct mgr_agent_info
                  b->workers, b->buffer_mem, b->aio_events, b->fds);
         bind_text(q, 11, budget);
     }
-    db_step(s, q, "agents");
+    db_step(d, q, "agents");
     sqlite3_finalize(q);
     /* The row just inserted, by its rowid: (run_id, seq) has no index of
      * its own, and a search by run_id walks every agent of the run, once per
-     * target: seconds of a blocked loop at 10,000 agents. */
+     * target: seconds at 10,000 agents. */
     row = sqlite3_last_insert_rowid(d->st->db);
     if (!h || !h->inventory.ntargets)
         return;
     if (sqlite3_prepare_v2(d->st->db, tsql, -1, &q, NULL) != SQLITE_OK) {
-        db_fail(s, "agent targets");
+        db_fail(d, "agent targets");
         return;
     }
     for (size_t i = 0; i < h->inventory.ntargets; i++) {
@@ -364,227 +473,585 @@ static void db_agent(struct mgr_sink *s, size_t seq, const struct mgr_agent_info
         sqlite3_bind_int(q, 4, t->rotational < 0 ? -1 : t->rotational != 0);
         bind_text(q, 5, t->model);
         sqlite3_bind_int64(q, 6, row);
-        if (!db_step(s, q, "agent targets"))
+        if (!db_step(d, q, "agent targets"))
             break;
     }
     sqlite3_finalize(q);
 }
 
-static void db_run_begin(struct mgr_sink *s, const struct mgr_run_info *ri)
+/* The run's row (taken on the loop at run_begin or by mgr_db_sink_reserve)
+ * filled, and its agents, in one transaction. */
+static void w_run(struct db_sink *d, const struct db_rec *r)
 {
     static const char sql[] =
-        "INSERT INTO runs(start_unix_ns, plan_name, plan, tests_planned, iofleet_version, "
-        "source, tag) VALUES(?, ?, json(?), ?, ?, 'run', ?)";
-    /* A run whose id was reserved (a {run} file name): its row is filled. */
-    static const char upd[] =
         "UPDATE runs SET start_unix_ns = ?1, plan_name = ?2, plan = json(?3), "
         "tests_planned = ?4, iofleet_version = ?5, source = 'run', tag = ?6 "
         "WHERE id = ?7";
-    struct db_sink *d = s->priv;
     sqlite3_stmt *q;
 
-    db_batch_end(s);
-
-    d->begun = true;
-    d->plan = ri->plan;
-    d->agents = ri->agents;
-    d->nagents = ri->nagents;
-    if (!db_exec(s, "BEGIN IMMEDIATE"))
+    if (!db_exec(d, "BEGIN IMMEDIATE"))
         return;
-    if (sqlite3_prepare_v2(d->st->db, d->reserved ? upd : sql, -1, &q, NULL) != SQLITE_OK) {
-        db_fail(s, "runs");
+    if (sqlite3_prepare_v2(d->st->db, sql, -1, &q, NULL) != SQLITE_OK) {
+        db_fail(d, "runs");
         sqlite3_exec(d->st->db, "ROLLBACK", NULL, NULL, NULL);
         return;
     }
-    bind_u64(q, 1, ri->start_wall_ns, true);
-    bind_text(q, 2, ri->plan ? ri->plan->name : NULL);
-    bind_text(q, 3, ri->plan_text);
-    bind_u64(q, 4, ri->plan ? ri->plan->nspecs * iof_plan_cycle_steps(ri->plan) : 0,
-             ri->plan != NULL);
+    bind_u64(q, 1, r->u.run.start_wall_ns, true);
+    bind_text(q, 2, r->u.run.plan_name);
+    bind_text(q, 3, r->u.run.plan_text);
+    bind_u64(q, 4, r->u.run.tests_planned, r->u.run.have_plan);
     bind_text(q, 5, IOF_VERSION);
     bind_text(q, 6, d->tag);
-    if (d->reserved)
-        sqlite3_bind_int64(q, 7, d->run_id);
-    if (db_step(s, q, "runs") && !d->reserved)
-        d->run_id = sqlite3_last_insert_rowid(d->st->db);
+    sqlite3_bind_int64(q, 7, d->run_id);
+    db_step(d, q, "runs");
     sqlite3_finalize(q);
-    for (size_t i = 0; d->run_id && i < ri->nagents; i++)
-        db_agent(s, i, &ri->agents[i]);
-    if (s->write_error || !db_exec(s, "COMMIT")) {
+    for (size_t i = 0; !d->error && i < r->u.run.nagents; i++)
+        w_agent(d, i, &r->u.run.agents[i]);
+    if (d->error || !db_exec(d, "COMMIT"))
         sqlite3_exec(d->st->db, "ROLLBACK", NULL, NULL, NULL);
-        d->run_id = 0;
-    }
 }
 
-static void db_test_begin(struct mgr_sink *s, const struct mgr_test_info *ti)
+static void w_test(struct db_sink *d, const struct db_rec *r)
 {
     static const char sql[] =
         "INSERT INTO tests(run_id, idx, spec, cycle, cycle_param, cycle_value, start_unix_ns) "
         "VALUES(?, ?, ?, ?, ?, ?, ?)";
-    struct db_sink *d = s->priv;
     sqlite3_stmt *q;
-    bool cyc = ti->test && ti->test->cycle_param != IOF_CYCLE_NONE;
-
-    db_batch_end(s);
+    bool cyc = r->u.test.cycle_param != NULL;
 
     d->test_id = 0;
     d->row_seq = d->iv_seq = 0;
-    d->test_idx = ti->test ? ti->test->index + 1 : d->test_idx + 1;
-    d->target_hists = mgr_target_hists(d->plan, d->agents, d->nagents, ti->test);
-    if (!d->run_id)
-        return;
     if (sqlite3_prepare_v2(d->st->db, sql, -1, &q, NULL) != SQLITE_OK) {
-        db_fail(s, "tests");
+        db_fail(d, "tests");
         return;
     }
     sqlite3_bind_int64(q, 1, d->run_id);
-    sqlite3_bind_int(q, 2, (int)d->test_idx);
-    bind_text(q, 3, ti->spec ? ti->spec : "");
-    bind_text(q, 4, ti->cycle ? ti->cycle : "");
-    bind_text(q, 5, cyc ? iof_cycle_param_name(ti->test->cycle_param) : NULL);
-    bind_u64(q, 6, cyc ? ti->test->cycle_value : 0, cyc);
-    bind_u64(q, 7, ti->start_wall_ns, true);
-    if (db_step(s, q, "tests"))
+    sqlite3_bind_int(q, 2, (int)r->u.test.idx);
+    bind_text(q, 3, r->u.test.spec);
+    bind_text(q, 4, r->u.test.cycle);
+    bind_text(q, 5, r->u.test.cycle_param);
+    bind_u64(q, 6, r->u.test.cycle_value, cyc);
+    bind_u64(q, 7, r->u.test.start_wall_ns, true);
+    if (db_step(d, q, "tests"))
         d->test_id = sqlite3_last_insert_rowid(d->st->db);
     sqlite3_finalize(q);
 }
 
-static void db_interval(struct mgr_sink *s, const struct mgr_interval *iv)
+static void w_interval(struct db_sink *d, const struct db_rec *r)
 {
-    struct db_sink *d = s->priv;
     sqlite3_stmt *q = d->stmt[DB_INTERVAL];
-    bool known = !(iv->node && iv->lost);
     int i = 1;
 
-    if (!d->test_id)
-        return;
     sqlite3_bind_int64(q, i++, d->test_id);
     sqlite3_bind_int64(q, i++, d->iv_seq++);
-    bind_u64(q, i++, iv->k + 1, true);
-    sqlite3_bind_double(q, i++, iv->time_s);
-    bind_text(q, i++, iv->node ? iv->node : "ALL");
-    sqlite3_bind_int(q, i++, (int)iv->reported);
-    sqlite3_bind_int(q, i++, (int)iv->lost);
-    sqlite3_bind_int(q, i++, iv->late);
-    i = bind_metrics(q, i, iv->stats, iv->m, known, iv->cpu);
-    if (known)
-        bind_latency(q, i, iv->stats);
-    db_batch_add(s);
-    db_step(s, q, "intervals");
+    bind_u64(q, i++, r->u.iv.k + 1, true);
+    sqlite3_bind_double(q, i++, r->u.iv.time_s);
+    bind_text(q, i++, r->u.iv.node ? r->u.iv.node : "ALL");
+    sqlite3_bind_int(q, i++, (int)r->u.iv.reported);
+    sqlite3_bind_int(q, i++, (int)r->u.iv.lost);
+    sqlite3_bind_int(q, i++, r->u.iv.late);
+    bind_figures(q, i, &r->fig, r->tail);
+    db_batch_add(d);
+    if (db_step(d, q, "intervals"))
+        d->written++;
     /* The interval's ALL row: every node's is in. Not a late report's own
-     * ALL row: a commit per late report would slow a manager that is
+     * ALL row: a commit per late report would slow a writer that is
      * already behind. */
-    if (!iv->node && !iv->late)
-        db_batch_end(s);
+    if (!r->u.iv.node && !r->u.iv.late)
+        db_batch_end(d);
 }
 
-static void db_add_row(struct mgr_sink *s, const struct mgr_row *r)
+static void w_row(struct db_sink *d, const struct db_rec *r)
 {
-    struct db_sink *d = s->priv;
     sqlite3_stmt *q = d->stmt[DB_ROW];
-    bool absent = r->status == MGR_STATUS_ABSENT;
+    const struct db_rowinfo *w = &r->row;
+    bool absent = w->status == MGR_STATUS_ABSENT;
     int i = 1;
 
-    if (!d->test_id)
-        return;
     sqlite3_bind_int64(q, i++, d->test_id);
     sqlite3_bind_int64(q, i++, d->row_seq++);
-    bind_text(q, i++, mgr_row_type_name(r->type));
-    bind_text(q, i++, r->type == MGR_ROW_ALL ? NULL : r->node);
-    bind_text(q, i++, r->type == MGR_ROW_WORKER || r->type == MGR_ROW_TARGET ? r->worker : NULL);
-    bind_text(q, i++, r->type == MGR_ROW_TARGET ? r->target : NULL);
-    bind_text(q, i++, mgr_row_status_name(r->status));
-    bind_u64(q, i++, r->queue_depth,
-             !(r->type == MGR_ROW_NODE || (r->type == MGR_ROW_ALL && !r->queue_depth)));
-    sqlite3_bind_int(q, i++, (int)r->nodes);
-    sqlite3_bind_int(q, i++, (int)r->workers);
-    sqlite3_bind_int(q, i++, (int)r->targets);
-    bind_real(q, i++, (double)r->window_start_ns / 1e9, !absent);
-    bind_real(q, i++, (double)r->window_end_ns / 1e9, !absent);
-    /* CPU belongs to NODE and (as the nodes' mean) ALL rows only. */
-    i = bind_metrics(q, i, r->stats, r->m, true,
-                     r->type == MGR_ROW_NODE || r->type == MGR_ROW_ALL ? r->cpu : NULL);
-    if (r->type != MGR_ROW_TARGET || d->target_hists)
-        bind_latency(q, i, r->stats);
-    db_step(s, q, "rows");
+    bind_text(q, i++, mgr_row_type_name(w->type));
+    bind_text(q, i++, w->node);
+    bind_text(q, i++, w->worker);
+    bind_text(q, i++, w->target);
+    bind_text(q, i++, mgr_row_status_name(w->status));
+    bind_u64(q, i++, w->queue_depth,
+             !(w->type == MGR_ROW_NODE || (w->type == MGR_ROW_ALL && !w->queue_depth)));
+    sqlite3_bind_int(q, i++, (int)w->nodes);
+    sqlite3_bind_int(q, i++, (int)w->workers);
+    sqlite3_bind_int(q, i++, (int)w->targets);
+    bind_real(q, i++, (double)w->window_start_ns / 1e9, !absent);
+    bind_real(q, i++, (double)w->window_end_ns / 1e9, !absent);
+    bind_figures(q, i, &r->fig, r->tail);
+    if (db_step(d, q, "rows"))
+        d->written++;
 }
 
-static void db_row(struct mgr_sink *s, const struct mgr_test_info *ti, const struct mgr_row *r)
-{
-    (void)ti;
-    if (((struct db_sink *)s->priv)->test_id)
-        db_batch_add(s);
-    db_add_row(s, r);
-}
-
-static void db_flush(struct mgr_sink *s)
-{
-    db_batch_end(s);
-}
-
-static void db_test_end(struct mgr_sink *s, const struct mgr_test_end *te)
+/* The ALL row and the test marked complete, in one transaction. */
+static void w_end(struct db_sink *d, const struct db_rec *r)
 {
     static const char sql[] =
         "UPDATE tests SET end_unix_ns = ?, start_skew_ms = ?, nodes = ?, lost = ?, absent = "
         "'[]', interrupted = ?, complete = 1 WHERE id = ?";
     static const char asql[] = "UPDATE tests SET absent = json_insert(absent, '$[#]', ?) "
                                "WHERE id = ?";
-    struct db_sink *d = s->priv;
     sqlite3_stmt *q;
 
-    db_batch_end(s);
-
-    if (!d->test_id)
+    if (!db_exec(d, "BEGIN IMMEDIATE"))
         return;
-    if (!db_exec(s, "BEGIN IMMEDIATE"))
-        return;
-    if (te->all)
-        db_add_row(s, te->all);
+    if (r->u.end.has_all)
+        w_row(d, r);
     if (sqlite3_prepare_v2(d->st->db, sql, -1, &q, NULL) == SQLITE_OK) {
-        bind_u64(q, 1, te->end_wall_ns, te->end_wall_ns != 0);
-        sqlite3_bind_double(q, 2, te->start_skew_ms);
-        sqlite3_bind_int(q, 3, (int)te->nodes);
-        sqlite3_bind_int(q, 4, (int)te->lost);
-        sqlite3_bind_int(q, 5, te->interrupted);
+        bind_u64(q, 1, r->u.end.end_wall_ns, r->u.end.end_wall_ns != 0);
+        sqlite3_bind_double(q, 2, r->u.end.start_skew_ms);
+        sqlite3_bind_int(q, 3, (int)r->u.end.nodes);
+        sqlite3_bind_int(q, 4, (int)r->u.end.lost);
+        sqlite3_bind_int(q, 5, r->u.end.interrupted);
         sqlite3_bind_int64(q, 6, d->test_id);
-        db_step(s, q, "tests");
+        db_step(d, q, "tests");
         sqlite3_finalize(q);
     } else {
-        db_fail(s, "tests");
+        db_fail(d, "tests");
     }
-    if (te->nabsent && sqlite3_prepare_v2(d->st->db, asql, -1, &q, NULL) == SQLITE_OK) {
-        for (size_t i = 0; i < te->nabsent; i++) {
-            bind_text(q, 1, te->absent[i]);
+    if (r->u.end.nabsent && sqlite3_prepare_v2(d->st->db, asql, -1, &q, NULL) == SQLITE_OK) {
+        for (size_t i = 0; i < r->u.end.nabsent; i++) {
+            bind_text(q, 1, r->u.end.absent[i]);
             sqlite3_bind_int64(q, 2, d->test_id);
-            db_step(s, q, "tests");
+            db_step(d, q, "tests");
         }
         sqlite3_finalize(q);
     }
-    if (s->write_error || !db_exec(s, "COMMIT"))
+    if (d->error || !db_exec(d, "COMMIT"))
         sqlite3_exec(d->st->db, "ROLLBACK", NULL, NULL, NULL);
-    d->test_id = 0;
+}
+
+static void w_run_end(struct db_sink *d, int exit_code)
+{
+    char sql[128];
+
+    if (d->ended)
+        return;
+    d->ended = true;
+    snprintf(sql, sizeof(sql), "UPDATE runs SET exit_code = %d WHERE id = %" PRId64, exit_code,
+             d->run_id);
+    db_exec(d, sql);
+}
+
+static void w_apply(struct db_sink *d, const struct db_rec *r)
+{
+    switch (r->kind) {
+    case DB_REC_INTERVAL:
+        if (d->test_id)
+            w_interval(d, r);
+        return;
+    case DB_REC_ROW:
+        if (d->test_id) {
+            db_batch_add(d);
+            w_row(d, r);
+        }
+        return;
+    case DB_REC_FLUSH:
+        db_batch_end(d);
+        return;
+    case DB_REC_RUN:
+        db_batch_end(d);
+        w_run(d, r);
+        return;
+    case DB_REC_TEST:
+        db_batch_end(d);
+        w_test(d, r);
+        return;
+    case DB_REC_END:
+        db_batch_end(d);
+        if (d->test_id)
+            w_end(d, r);
+        d->test_id = 0;
+        return;
+    case DB_REC_RUN_END:
+        db_batch_end(d);
+        w_run_end(d, r->u.exit_code);
+        return;
+    }
+}
+
+/* The writer: owns the connection from run_begin until close joins it. */
+static void *db_writer(void *arg)
+{
+    struct db_sink *d = arg;
+    struct mgr_dbq_item *list;
+    struct timespec t0, t1;
+
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+    while ((list = mgr_dbq_take(&d->queue))) {
+        while (list) {
+            struct db_rec *r = (struct db_rec *)list;
+            size_t bytes = r->q.bytes;
+            list = list->next;
+            w_apply(d, r);
+            free(r);
+            mgr_dbq_release(&d->queue, bytes);
+        }
+    }
+    db_batch_end(d);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+    d->cpu_ns = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000u + (uint64_t)t1.tv_nsec -
+                (uint64_t)t0.tv_nsec;
+    return NULL;
+}
+
+/* --- the loop's side: records ---------------------------------------------------------------- */
+
+static void loop_fail(struct db_sink *d, const char *what, const char *detail)
+{
+    if (d->loop_error)
+        return;
+    d->loop_error = -EIO;
+    snprintf(d->loop_msg, sizeof(d->loop_msg), "%s%s", what, detail);
+}
+
+/* The summary of h, and whether (and in how many bytes) its buckets go in
+ * the record. */
+static void hist_take(struct db_hist *dh, const struct iof_hist *h, bool latency)
+{
+    dh->count = h->count;
+    dh->sum_ns = h->sum_ns;
+    dh->min_ns = h->min_ns;
+    dh->max_ns = h->max_ns;
+    dh->buckets = latency && iof_hist_has_buckets(h);
+    dh->len = dh->buckets ? (uint32_t)iof_hist_runs_encoded_len(h) : 0;
+    dh->off = 0;
+}
+
+static void fig_take(struct db_fig *f, const struct iof_stats *st, const struct mgr_metrics *m,
+                     bool known, bool latency, const struct proto_cpu *cpu)
+{
+    f->m = *m;
+    f->known = known;
+    f->latency = latency;
+    f->cpu_valid = cpu && cpu->valid;
+    f->cpu_pct = f->cpu_valid ? cpu->busy_pct : 0;
+    hist_take(&f->rd, &st->rd.lat, latency);
+    hist_take(&f->wr, &st->wr.lat, latency);
+}
+
+static size_t str_size(const char *s)
+{
+    return s ? strlen(s) + 1 : 0;
+}
+
+/* Appends s to r's tail at *used; returns the copy (NULL for NULL). */
+static const char *tail_str(struct db_rec *r, size_t *used, const char *s)
+{
+    char *p;
+    size_t n = str_size(s);
+
+    if (!s)
+        return NULL;
+    p = (char *)r->tail + *used;
+    memcpy(p, s, n);
+    *used += n;
+    return p;
+}
+
+/* Encodes the histograms whose buckets go in the record into its tail. */
+static void tail_fig(struct db_rec *r, size_t *used, const struct iof_stats *st)
+{
+    struct db_hist *dh[2] = {&r->fig.rd, &r->fig.wr};
+    const struct iof_hist *h[2] = {&st->rd.lat, &st->wr.lat};
+
+    for (int i = 0; i < 2; i++) {
+        if (!dh[i]->len)
+            continue;
+        dh[i]->off = (uint32_t)*used;
+        if (iof_hist_encode_runs(h[i], r->tail + *used, dh[i]->len) != (long)dh[i]->len)
+            dh[i]->buckets = false; /* cannot happen: the length was measured */
+        *used += dh[i]->len;
+    }
+}
+
+/* A new record of kind with tail bytes after it (zeroed head); NULL when
+ * out of memory. */
+static struct db_rec *rec_new(enum db_kind kind, size_t tail)
+{
+    struct db_rec *r = calloc(1, sizeof(*r) + tail);
+
+    if (!r)
+        return NULL;
+    r->kind = kind;
+    r->q.bytes = sizeof(*r) + tail;
+    return r;
+}
+
+/* Queues r for the writer (must: a record that is never refused); a
+ * refused interval or row is counted, for close to report. */
+static void rec_push(struct db_sink *d, struct db_rec *r, bool must)
+{
+    if (!r) {
+        if (must)
+            loop_fail(d, "out of memory", "");
+        else
+            d->dropped++;
+        return;
+    }
+    if (mgr_dbq_push(&d->queue, &r->q, must)) {
+        free(r);
+        if (!must)
+            d->dropped++;
+        return;
+    }
+    if (r->kind == DB_REC_INTERVAL || r->kind == DB_REC_ROW)
+        d->unflushed = true;
+}
+
+/* A row's record: head bytes of the caller's own (aligned for pointers)
+ * first in the tail, then the row's names and histograms. */
+static struct db_rec *rec_row(struct db_sink *d, enum db_kind kind, const struct mgr_row *row,
+                              size_t head)
+{
+    struct db_rec *r;
+    struct db_fig f;
+    const char *node = row->type == MGR_ROW_ALL ? NULL : row->node;
+    const char *worker =
+        row->type == MGR_ROW_WORKER || row->type == MGR_ROW_TARGET ? row->worker : NULL;
+    const char *target = row->type == MGR_ROW_TARGET ? row->target : NULL;
+    size_t used = head;
+
+    /* CPU belongs to NODE and (as the nodes' mean) ALL rows only. */
+    fig_take(&f, row->stats, row->m, true, row->type != MGR_ROW_TARGET || d->target_hists,
+             row->type == MGR_ROW_NODE || row->type == MGR_ROW_ALL ? row->cpu : NULL);
+    r = rec_new(kind, head + str_size(node) + str_size(worker) + str_size(target) + f.rd.len +
+                          f.wr.len);
+    if (!r)
+        return NULL;
+    r->fig = f;
+    r->row = (struct db_rowinfo){.type = row->type,
+                                 .status = row->status,
+                                 .queue_depth = row->queue_depth,
+                                 .nodes = row->nodes,
+                                 .workers = row->workers,
+                                 .targets = row->targets,
+                                 .window_start_ns = row->window_start_ns,
+                                 .window_end_ns = row->window_end_ns};
+    r->row.node = tail_str(r, &used, node);
+    r->row.worker = tail_str(r, &used, worker);
+    r->row.target = tail_str(r, &used, target);
+    tail_fig(r, &used, row->stats);
+    return r;
+}
+
+/* --- sink ops ---------------------------------------------------------------------------- */
+
+static void db_free(struct db_sink *d)
+{
+    if (!d)
+        return;
+    for (int i = 0; i < DB_NSTMT; i++)
+        sqlite3_finalize(d->stmt[i]);
+    if (d->queue_ready)
+        mgr_dbq_destroy(&d->queue);
+    mgr_store_close(d->st);
+    free(d->tag);
+    free(d);
+}
+
+static int db_open(struct mgr_sink *s, const char *path, struct iof_diag *diag)
+{
+    struct db_sink *d = calloc(1, sizeof(*d));
+    int r;
+
+    if (!d)
+        return iof_diag_set(diag, -ENOMEM, "out of memory");
+    r = mgr_dbq_init(&d->queue, DB_QUEUE_MAX_BYTES);
+    if (r) {
+        free(d);
+        return iof_diag_set(diag, r, "run history queue: %s", strerror(-r));
+    }
+    d->queue_ready = true;
+    r = mgr_store_open(path, &d->st, diag);
+    for (int i = 0; !r && i < DB_NSTMT; i++)
+        if (sqlite3_prepare_v3(d->st->db, db_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &d->stmt[i],
+                               NULL) != SQLITE_OK)
+            r = iof_diag_set(diag, -EIO, "%s: %s", path, sqlite3_errmsg(d->st->db));
+    if (r) {
+        db_free(d);
+        return r;
+    }
+    s->priv = d;
+    return 0;
+}
+
+/* Takes the run's id (unless reserved), queues the run's row and agents
+ * and starts the writer, which owns the connection from here on. */
+static void db_run_begin(struct mgr_sink *s, const struct mgr_run_info *ri)
+{
+    struct db_sink *d = s->priv;
+    struct iof_diag diag = {{0}};
+    struct db_rec *r;
+    sigset_t all, old;
+    int e;
+
+    if (d->begun)
+        return;
+    d->begun = true;
+    d->plan = ri->plan;
+    d->agents = ri->agents;
+    d->nagents = ri->nagents;
+    if (!d->run_id && mgr_db_sink_reserve(s, &diag) <= 0) {
+        loop_fail(d, "", diag.msg);
+        d->run_id = 0;
+        return;
+    }
+    r = rec_new(DB_REC_RUN, 0);
+    if (!r) {
+        loop_fail(d, "out of memory", "");
+        return;
+    }
+    r->u.run.start_wall_ns = ri->start_wall_ns;
+    r->u.run.have_plan = ri->plan != NULL;
+    r->u.run.plan_name = ri->plan ? ri->plan->name : NULL;
+    r->u.run.plan_text = ri->plan_text;
+    r->u.run.tests_planned = ri->plan ? ri->plan->nspecs * iof_plan_cycle_steps(ri->plan) : 0;
+    r->u.run.agents = ri->agents;
+    r->u.run.nagents = ri->nagents;
+    rec_push(d, r, true);
+    /* Signals stay with the loop thread (libuv's handlers). */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    e = pthread_create(&d->thread, NULL, db_writer, d);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (e) {
+        loop_fail(d, "cannot start the writer thread: ", strerror(e));
+        return;
+    }
+    d->writing = true;
+}
+
+static void db_test_begin(struct mgr_sink *s, const struct mgr_test_info *ti)
+{
+    struct db_sink *d = s->priv;
+    bool cyc = ti->test && ti->test->cycle_param != IOF_CYCLE_NONE;
+    const char *spec = ti->spec ? ti->spec : "", *cycle = ti->cycle ? ti->cycle : "";
+    struct db_rec *r;
+    size_t used = 0;
+
+    d->test_idx = ti->test ? ti->test->index + 1 : d->test_idx + 1;
+    d->target_hists = mgr_target_hists(d->plan, d->agents, d->nagents, ti->test);
+    if (!d->writing)
+        return;
+    r = rec_new(DB_REC_TEST, str_size(spec) + str_size(cycle));
+    if (r) {
+        r->u.test.idx = d->test_idx;
+        r->u.test.spec = tail_str(r, &used, spec);
+        r->u.test.cycle = tail_str(r, &used, cycle);
+        r->u.test.cycle_param = cyc ? iof_cycle_param_name(ti->test->cycle_param) : NULL;
+        r->u.test.cycle_value = cyc ? ti->test->cycle_value : 0;
+        r->u.test.start_wall_ns = ti->start_wall_ns;
+    }
+    rec_push(d, r, true);
+}
+
+static void db_interval(struct mgr_sink *s, const struct mgr_interval *iv)
+{
+    struct db_sink *d = s->priv;
+    bool known = !(iv->node && iv->lost);
+    struct db_fig f;
+    struct db_rec *r;
+    size_t used = 0;
+
+    if (!d->writing)
+        return;
+    fig_take(&f, iv->stats, iv->m, known, known, iv->cpu);
+    r = rec_new(DB_REC_INTERVAL, str_size(iv->node) + f.rd.len + f.wr.len);
+    if (r) {
+        r->fig = f;
+        r->u.iv.k = iv->k;
+        r->u.iv.time_s = iv->time_s;
+        r->u.iv.node = tail_str(r, &used, iv->node);
+        r->u.iv.reported = iv->reported;
+        r->u.iv.lost = iv->lost;
+        r->u.iv.late = iv->late;
+        tail_fig(r, &used, iv->stats);
+    }
+    rec_push(d, r, false);
+}
+
+static void db_row(struct mgr_sink *s, const struct mgr_test_info *ti, const struct mgr_row *r)
+{
+    struct db_sink *d = s->priv;
+
+    (void)ti;
+    if (d->writing)
+        rec_push(d, rec_row(d, DB_REC_ROW, r, 0), false);
+}
+
+static void db_flush(struct mgr_sink *s)
+{
+    struct db_sink *d = s->priv;
+
+    if (!d->writing || !d->unflushed)
+        return;
+    d->unflushed = false;
+    rec_push(d, rec_new(DB_REC_FLUSH, 0), true);
+}
+
+static void db_test_end(struct mgr_sink *s, const struct mgr_test_end *te)
+{
+    struct db_sink *d = s->priv;
+    size_t head = te->nabsent * sizeof(char *), used = head;
+    struct db_rec *r;
+
+    if (!d->writing)
+        return;
+    for (size_t i = 0; i < te->nabsent; i++)
+        head += str_size(te->absent[i]);
+    if (te->all) {
+        r = rec_row(d, DB_REC_END, te->all, head);
+    } else {
+        r = rec_new(DB_REC_END, head);
+    }
+    if (r) {
+        r->u.end.end_wall_ns = te->end_wall_ns;
+        r->u.end.start_skew_ms = te->start_skew_ms;
+        r->u.end.nodes = te->nodes;
+        r->u.end.lost = te->lost;
+        r->u.end.interrupted = te->interrupted;
+        r->u.end.has_all = te->all != NULL;
+        r->u.end.nabsent = te->nabsent;
+        r->u.end.absent = (const char **)(void *)r->tail;
+        for (size_t i = 0; i < te->nabsent; i++)
+            r->u.end.absent[i] = tail_str(r, &used, te->absent[i]);
+    }
+    rec_push(d, r, true);
 }
 
 static void db_run_end(struct mgr_sink *s, int exit_code)
 {
     struct db_sink *d = s->priv;
-    char sql[128];
+    struct db_rec *r;
 
-    db_batch_end(s);
-
-    if (d->ended || !d->run_id)
+    if (!d->writing)
         return;
-    d->ended = true;
-    snprintf(sql, sizeof(sql), "UPDATE runs SET exit_code = %d WHERE id = %" PRId64, exit_code,
-             d->run_id);
-    db_exec(s, sql);
+    r = rec_new(DB_REC_RUN_END, 0);
+    if (r)
+        r->u.exit_code = exit_code;
+    rec_push(d, r, true);
 }
 
 static void db_close(struct mgr_sink *s)
 {
     struct db_sink *d = s->priv;
 
-    db_batch_end(s);
+    if (d->writing) {
+        mgr_dbq_close(&d->queue);
+        pthread_join(d->thread, NULL);
+        d->writing = false;
+        if (d->verbose)
+            IOF_INFO("%s: run history: %" PRIu64 " intervals and rows in %.3f s of its writer's CPU "
+                 "(%.1f us each), queue peak %.1f MiB",
+                 s->path, d->written, (double)d->cpu_ns / 1e9,
+                 d->written ? (double)d->cpu_ns / 1e3 / (double)d->written : 0.0,
+                 (double)d->queue.peak_bytes / (1 << 20));
+    }
 
     /* A reserved id whose run never began (refused before it started):
      * no empty run in the history; AUTOINCREMENT never hands the id out
@@ -595,8 +1062,20 @@ static void db_close(struct mgr_sink *s)
         sqlite3_exec(d->st->db, sql, NULL, NULL, NULL);
     }
 
-    if (s->write_error)
+    if (d->loop_error) {
+        s->write_error = d->loop_error;
+        IOF_ERROR("%s: run history write failed: %s", s->path, d->loop_msg);
+    } else if (d->error) {
+        s->write_error = d->error;
         IOF_ERROR("%s: run history write failed: %s", s->path, d->first_error);
+    }
+    if (d->dropped) {
+        if (!s->write_error)
+            s->write_error = -ENOBUFS;
+        IOF_ERROR("%s: run history: %" PRIu64 " intervals and rows not recorded: the database "
+                  "fell more than %zu MiB of records behind the run",
+                  s->path, d->dropped, d->queue.max_bytes >> 20);
+    }
     db_free(d);
     s->priv = NULL;
 }
@@ -641,6 +1120,8 @@ int64_t mgr_db_sink_reserve(struct mgr_sink *s, struct iof_diag *diag)
 
     if (d->run_id)
         return d->run_id;
+    if (d->writing)
+        return iof_diag_set(diag, -EBUSY, "%s: the run has begun", s->path);
     if (sqlite3_prepare_v2(d->st->db, sql, -1, &q, NULL) != SQLITE_OK)
         return iof_diag_set(diag, -EIO, "%s: %s", s->path, sqlite3_errmsg(d->st->db));
     bind_u64(q, 1, iof_wall_ns(), true);
@@ -659,4 +1140,26 @@ int64_t mgr_db_sink_run_id(const struct mgr_sink *s)
 {
     const struct db_sink *d = s->priv;
     return d ? d->run_id : 0;
+}
+
+void mgr_db_sink_sync(struct mgr_sink *s)
+{
+    struct db_sink *d = s->priv;
+
+    if (d && d->writing)
+        mgr_dbq_drain(&d->queue);
+}
+
+void mgr_db_sink_verbose(struct mgr_sink *s)
+{
+    ((struct db_sink *)s->priv)->verbose = true;
+}
+
+void mgr_db_sink_queue_max(struct mgr_sink *s, size_t bytes)
+{
+    struct db_sink *d = s->priv;
+
+    pthread_mutex_lock(&d->queue.mu);
+    d->queue.max_bytes = bytes;
+    pthread_mutex_unlock(&d->queue.mu);
 }

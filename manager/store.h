@@ -100,8 +100,11 @@ int mgr_store_list(struct mgr_store *st, bool json, FILE *f, struct iof_diag *di
 const char *mgr_store_status_name(bool has_exit, int exit_code);
 
 /* The history sink (manager/out_db.c): opens the database at path and
- * records the run into it as events arrive, tagged with tag (may be NULL).
- * Each test is committed when it ends, its intervals as they arrive. */
+ * records the run into it as events arrive, tagged with tag (may be NULL),
+ * from a writer thread of its own that owns the connection from run_begin
+ * until close: the sink's calls copy the figures and never wait for the
+ * database. Each test is committed when the writer reaches its end, its
+ * intervals in batches as they arrive. */
 int mgr_db_sink_open(const char *path, const char *tag, struct mgr_sink **out,
                      struct iof_diag *diag);
 /* The run id the sink created at run_begin (0 before), or reserved. */
@@ -112,5 +115,17 @@ int64_t mgr_db_sink_run_id(const struct mgr_sink *s);
  * fills, removed at close if the run never began. Returns the id (> 0) or
  * a negative error with diag. */
 int64_t mgr_db_sink_reserve(struct mgr_sink *s, struct iof_diag *diag);
+
+/* Makes close say (on stderr, info) how many intervals and rows the writer
+ * recorded, its CPU time per row and the queue's peak (--verbose). */
+void mgr_db_sink_verbose(struct mgr_sink *s);
+
+/* Waits until the writer has handled (not necessarily committed) every
+ * event handed to the sink so far; at once when it does not run. For tests. */
+void mgr_db_sink_sync(struct mgr_sink *s);
+/* Sets the bound of the writer's queue in bytes (default 256 MiB): past it,
+ * intervals and rows are not recorded, and close reports how many. For
+ * tests. */
+void mgr_db_sink_queue_max(struct mgr_sink *s, size_t bytes);
 
 #endif

@@ -16,7 +16,11 @@
  * with a search per target that blocked a manager's loop for seconds;
  * intervals and rows are written in batches, visible to another connection
  * only once the interval's ALL row (not a late report's), a flush or the
- * test's end commits them. */
+ * test's end commits them; the sink's calls do not wait for a database
+ * another connection holds, and what they handed over is all recorded once
+ * it is free; over the writer's queue bound, intervals and rows are not
+ * recorded, the test's end still is, and close fails naming how many were
+ * left out. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -24,6 +28,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -279,9 +284,11 @@ static void intervals_batched(void **state)
     s->ops->interval(s, &iv);
     iv.node = "b";
     s->ops->interval(s, &iv);
+    mgr_db_sink_sync(s);
     assert_int_equal(query_int(rd, "SELECT count(*) FROM intervals"), 0);
     iv.node = NULL;
     s->ops->interval(s, &iv);
+    mgr_db_sink_sync(s);
     assert_int_equal(query_int(rd, "SELECT count(*) FROM intervals"), 3);
 
     struct mgr_row nr = {.type = MGR_ROW_NODE,
@@ -295,9 +302,12 @@ static void intervals_batched(void **state)
     iv.node = "a";
     iv.k = 1;
     s->ops->interval(s, &iv);
+    mgr_db_sink_sync(s);
     assert_int_equal(query_int(rd, "SELECT count(*) FROM rows"), 0);
     s->ops->flush(s);
+    mgr_db_sink_sync(s);
     assert_int_equal(query_int(rd, "SELECT count(*) FROM rows"), 1);
+    mgr_db_sink_sync(s);
     assert_int_equal(query_int(rd, "SELECT count(*) FROM intervals"), 4);
     /* A late report and its own ALL row wait for the flush too. */
     iv.k = 0;
@@ -305,8 +315,10 @@ static void intervals_batched(void **state)
     iv.node = NULL;
     iv.late = true;
     s->ops->interval(s, &iv);
+    mgr_db_sink_sync(s);
     assert_int_equal(query_int(rd, "SELECT count(*) FROM intervals"), 4);
     s->ops->flush(s);
+    mgr_db_sink_sync(s);
     assert_int_equal(query_int(rd, "SELECT count(*) FROM intervals"), 6);
 
     nr.node = "b";
@@ -316,12 +328,136 @@ static void intervals_batched(void **state)
     ar.node = NULL;
     struct mgr_test_end te = {.test = &ti, .end_wall_ns = 1, .all = &ar, .nodes = 2};
     s->ops->test_end(s, &te);
+    mgr_db_sink_sync(s);
     assert_int_equal(query_int(rd, "SELECT count(*) FROM rows"), 3);
+    mgr_db_sink_sync(s);
     assert_int_equal(query_int(rd, "SELECT count(*) FROM tests WHERE complete"), 1);
     s->ops->run_end(s, 0);
     assert_int_equal(mgr_sink_close(s), 0);
     mgr_store_close(rd);
     free(st);
+}
+
+
+/* A run of one test of `n` node intervals (each with its ALL row) and `n`
+ * NODE rows through s, the database held by another connection from the
+ * test's begin until `hold` is committed; returns the seconds the sink's
+ * calls took. */
+static double locked_run(struct mgr_sink *s, sqlite3 *hold, unsigned n)
+{
+    struct iof_stats *st = malloc(sizeof(*st));
+    struct mgr_agent_info agent = {.name = "a", .endpoint = "127.0.0.1:1"};
+    struct mgr_run_info ri = {.plan_text = "{}", .agents = &agent, .nagents = 1};
+    struct iof_test test = {.index = 0};
+    struct mgr_test_info ti = {.test = &test, .ntests = 1, .spec = "s", .cycle = ""};
+    struct mgr_metrics m;
+    struct timespec t0, t1;
+
+    assert_non_null(st);
+    fill(st, 200, 1000, 4096);
+    mgr_metrics_compute(st, 1000000000, &m);
+    s->ops->run_begin(s, &ri);
+    s->ops->test_begin(s, &ti);
+    mgr_db_sink_sync(s);
+    assert_int_equal(sqlite3_exec(hold, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (unsigned k = 0; k < n; k++) {
+        struct mgr_interval iv = {.test = &ti, .k = k, .node = "a", .stats = st, .m = &m,
+                                  .ns = 1000000000, .reported = 1};
+        struct mgr_row nr = {.type = MGR_ROW_NODE, .node = "a", .stats = st, .m = &m,
+                             .ns = 1000000000, .status = MGR_STATUS_OK, .nodes = 1};
+        s->ops->interval(s, &iv);
+        iv.node = NULL;
+        s->ops->interval(s, &iv);
+        s->ops->row(s, &ti, &nr);
+        s->ops->flush(s);
+    }
+    struct mgr_row ar = {.type = MGR_ROW_ALL, .stats = st, .m = &m, .ns = 1000000000,
+                         .status = MGR_STATUS_OK, .nodes = 1};
+    struct mgr_test_end te = {.test = &ti, .end_wall_ns = 1, .all = &ar, .nodes = 1};
+    s->ops->test_end(s, &te);
+    s->ops->run_end(s, 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    free(st);
+    return (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+}
+
+/* Another connection holds the database (another manager's transaction,
+ * a reader's checkpoint): the sink's calls, made on the manager's loop,
+ * return at once rather than wait for it (up to MGR_STORE_BUSY_MS, 15 s);
+ * once it is free every interval and row is recorded. */
+static void locked_database_does_not_block(void **state)
+{
+    char db[PATH_MAX];
+    struct mgr_sink *s = NULL;
+    struct mgr_store *other;
+    struct iof_diag d = {{0}};
+    double secs;
+    (void)state;
+
+    fresh_path(db, sizeof(db), "locked.db");
+    assert_int_equal(mgr_db_sink_open(db, NULL, &s, &d), 0);
+    assert_int_equal(mgr_store_open(db, &other, &d), 0);
+    secs = locked_run(s, other->db, 50);
+    /* The writer waits on the lock all this while. */
+    usleep(200 * 1000);
+    assert_int_equal(query_int(other, "SELECT count(*) FROM intervals"), 0);
+    assert_int_equal(sqlite3_exec(other->db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+    assert_true(secs < 1.0);
+    assert_int_equal(mgr_sink_close(s), 0);
+    assert_int_equal(query_int(other, "SELECT count(*) FROM intervals"), 100);
+    assert_int_equal(query_int(other, "SELECT count(*) FROM rows"), 51);
+    assert_int_equal(query_int(other, "SELECT count(*) FROM tests WHERE complete"), 1);
+    assert_int_equal(query_int(other, "SELECT count(*) FROM runs WHERE exit_code = 0"), 1);
+    mgr_store_close(other);
+}
+
+/* The writer's queue full (its database held): intervals and rows past the
+ * bound are left out, never waited for; the test's end still goes in, and
+ * close fails saying how many were left out. */
+static void queue_overflow_reported(void **state)
+{
+    char db[PATH_MAX], errpath[PATH_MAX], want[128], text[4096] = "";
+    struct mgr_sink *s = NULL;
+    struct mgr_store *other;
+    struct iof_diag d = {{0}};
+    int64_t kept;
+    FILE *f;
+    int saved;
+    (void)state;
+
+    fresh_path(db, sizeof(db), "full.db");
+    assert_true(strlen(db) + 8 < sizeof(errpath));
+    memcpy(errpath, db, strlen(db));
+    memcpy(errpath + strlen(db), ".stderr", 8);
+    assert_int_equal(mgr_db_sink_open(db, NULL, &s, &d), 0);
+    mgr_db_sink_queue_max(s, 64 << 10);
+    assert_int_equal(mgr_store_open(db, &other, &d), 0);
+    assert_true(locked_run(s, other->db, 200) < 1.0);
+    assert_int_equal(sqlite3_exec(other->db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+    fflush(stderr);
+    saved = dup(2);
+    f = fopen(errpath, "w");
+    assert_non_null(f);
+    dup2(fileno(f), 2);
+    assert_int_not_equal(mgr_sink_close(s), 0);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    fclose(f);
+    f = fopen(errpath, "r");
+    assert_non_null(f);
+    text[fread(text, 1, sizeof(text) - 1, f)] = '\0';
+    fclose(f);
+    kept = query_int(other, "SELECT count(*) FROM intervals") +
+           query_int(other, "SELECT count(*) FROM rows WHERE row_type = 'NODE'");
+    assert_true(kept > 0 && kept < 600);
+    snprintf(want, sizeof(want), "%" PRId64 " intervals and rows not recorded", 600 - kept);
+    if (!strstr(text, want))
+        fail_msg("close said \"%s\", not \"%s\"", text, want);
+    assert_int_equal(query_int(other, "SELECT count(*) FROM tests WHERE complete"), 1);
+    assert_int_equal(query_int(other, "SELECT count(*) FROM rows WHERE row_type = 'ALL'"), 1);
+    mgr_store_close(other);
 }
 
 static void creates_wal_current_schema(void **state)
@@ -607,6 +743,7 @@ static void many_agents_linear(void **state)
         assert_int_equal(mgr_db_sink_open(db, "many", &s, &d), 0);
         clock_gettime(CLOCK_MONOTONIC, &t0);
         s->ops->run_begin(s, &ri);
+        mgr_db_sink_sync(s);
         clock_gettime(CLOCK_MONOTONIC, &t1);
         s->ops->run_end(s, 0);
         assert_int_equal(mgr_sink_close(s), 0);
@@ -646,6 +783,8 @@ int main(void)
         cmocka_unit_test(many_agents_linear),
         cmocka_unit_test(target_histograms),
         cmocka_unit_test(intervals_batched),
+        cmocka_unit_test(locked_database_does_not_block),
+        cmocka_unit_test(queue_overflow_reported),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

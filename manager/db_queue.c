@@ -1,0 +1,105 @@
+/* manager/db_queue.c - the bounded hand-over of run history records from
+ * the loop thread to the writer thread (manager/db_queue.h): a linked FIFO
+ * under one mutex, one condition variable for both directions (records
+ * arrived, records finished).
+ */
+#include "manager/db_queue.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+int mgr_dbq_init(struct mgr_dbq *q, size_t max_bytes)
+{
+    int r;
+
+    *q = (struct mgr_dbq){.max_bytes = max_bytes};
+    r = pthread_mutex_init(&q->mu, NULL);
+    if (r)
+        return -r;
+    r = pthread_cond_init(&q->cv, NULL);
+    if (r) {
+        pthread_mutex_destroy(&q->mu);
+        return -r;
+    }
+    return 0;
+}
+
+void mgr_dbq_destroy(struct mgr_dbq *q)
+{
+    while (q->head) {
+        struct mgr_dbq_item *it = q->head;
+        q->head = it->next;
+        free(it);
+    }
+    pthread_cond_destroy(&q->cv);
+    pthread_mutex_destroy(&q->mu);
+}
+
+int mgr_dbq_push(struct mgr_dbq *q, struct mgr_dbq_item *it, bool must)
+{
+    int r = 0;
+
+    it->next = NULL;
+    pthread_mutex_lock(&q->mu);
+    if (q->closed) {
+        r = -EPIPE;
+    } else if (!must && q->bytes + it->bytes > q->max_bytes) {
+        q->refused++;
+        r = -ENOBUFS;
+    } else {
+        if (q->tail)
+            q->tail->next = it;
+        else
+            q->head = it;
+        q->tail = it;
+        q->bytes += it->bytes;
+        if (q->bytes > q->peak_bytes)
+            q->peak_bytes = q->bytes;
+        q->pushed++;
+        /* Only an empty queue can have the consumer waiting for records. */
+        if (q->head == it)
+            pthread_cond_broadcast(&q->cv);
+    }
+    pthread_mutex_unlock(&q->mu);
+    return r;
+}
+
+struct mgr_dbq_item *mgr_dbq_take(struct mgr_dbq *q)
+{
+    struct mgr_dbq_item *list;
+
+    pthread_mutex_lock(&q->mu);
+    while (!q->head && !q->closed)
+        pthread_cond_wait(&q->cv, &q->mu);
+    list = q->head;
+    q->head = q->tail = NULL;
+    pthread_mutex_unlock(&q->mu);
+    return list;
+}
+
+void mgr_dbq_release(struct mgr_dbq *q, size_t bytes)
+{
+    pthread_mutex_lock(&q->mu);
+    q->bytes -= bytes;
+    q->done++;
+    if (q->done == q->pushed)
+        pthread_cond_broadcast(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+}
+
+void mgr_dbq_drain(struct mgr_dbq *q)
+{
+    pthread_mutex_lock(&q->mu);
+    uint64_t want = q->pushed;
+    while (q->done < want)
+        pthread_cond_wait(&q->cv, &q->mu);
+    pthread_mutex_unlock(&q->mu);
+}
+
+void mgr_dbq_close(struct mgr_dbq *q)
+{
+    pthread_mutex_lock(&q->mu);
+    q->closed = true;
+    pthread_cond_broadcast(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+}

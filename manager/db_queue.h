@@ -1,0 +1,64 @@
+/* manager/db_queue.h - the run history's hand-over between the loop thread
+ * and its writer thread (manager/out_db.c): a FIFO of records bounded by
+ * their bytes, one mutex and one condition variable.
+ *
+ * The producer (the loop) never waits: a push over the bound is refused and
+ * counted, unless the record is one that must not be lost (a test's begin
+ * or end, a few per test), which always goes in. The consumer (the writer)
+ * takes every queued record at once and gives their bytes back as it
+ * finishes each, so the bound holds what is queued or being written.
+ */
+#ifndef IOF_MANAGER_DB_QUEUE_H
+#define IOF_MANAGER_DB_QUEUE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The head of a record; the record is allocated by the producer and owned
+ * by the queue, then by the consumer that took it. */
+struct mgr_dbq_item {
+    struct mgr_dbq_item *next;
+    size_t bytes; /* what the record holds against the bound */
+};
+
+struct mgr_dbq {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct mgr_dbq_item *head, *tail;
+    size_t max_bytes;
+    size_t bytes;      /* queued or being written */
+    size_t peak_bytes; /* the most bytes ever held */
+    uint64_t pushed;   /* records accepted */
+    uint64_t done;     /* records the consumer finished (mgr_dbq_release) */
+    uint64_t refused;  /* pushes refused over the bound */
+    bool closed;
+};
+
+/* 0, or -errno when the mutex or condition variable cannot be made. */
+int mgr_dbq_init(struct mgr_dbq *q, size_t max_bytes);
+/* Frees whatever is still queued (with free()) and the primitives. */
+void mgr_dbq_destroy(struct mgr_dbq *q);
+
+/* Takes it and returns 0; or, when it would take the queue past max_bytes
+ * and must is false, returns -ENOBUFS, counts the refusal and leaves it to
+ * the caller. Never waits but for the mutex. After mgr_dbq_close: -EPIPE. */
+int mgr_dbq_push(struct mgr_dbq *q, struct mgr_dbq_item *it, bool must);
+
+/* Waits until records are queued or the queue is closed; returns every
+ * queued record, oldest first (linked by next; the caller owns them), or
+ * NULL once the queue is closed and empty. */
+struct mgr_dbq_item *mgr_dbq_take(struct mgr_dbq *q);
+
+/* The consumer finished one record of `bytes` (it may free it). */
+void mgr_dbq_release(struct mgr_dbq *q, size_t bytes);
+
+/* Waits until the consumer has finished every record pushed before the
+ * call (a barrier for tests and for the end of a run). */
+void mgr_dbq_drain(struct mgr_dbq *q);
+
+/* No more pushes; mgr_dbq_take returns what is left, then NULL. */
+void mgr_dbq_close(struct mgr_dbq *q);
+
+#endif

@@ -1,0 +1,131 @@
+/* tests/unit/test_db_queue.c - manager/db_queue.c, the run history's
+ * bounded hand-over from the loop to its writer thread.
+ *
+ * Checked: records come out oldest first, all at once; a push past the
+ * bound is refused (-ENOBUFS) and counted, never waited on, unless it must
+ * go in; bytes come back only as the consumer releases them; drain waits
+ * for a consumer thread to finish everything pushed; after close, pushes
+ * are refused and take returns what is left, then NULL. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "manager/db_queue.h"
+
+struct rec {
+    struct mgr_dbq_item q;
+    int n;
+};
+
+static struct rec *rec(int n, size_t bytes)
+{
+    struct rec *r = calloc(1, sizeof(*r));
+    assert_non_null(r);
+    r->n = n;
+    r->q.bytes = bytes;
+    return r;
+}
+
+static void fifo_and_bound(void **state)
+{
+    struct mgr_dbq q;
+    struct mgr_dbq_item *list;
+    struct rec *over;
+    int n = 0;
+    (void)state;
+
+    assert_int_equal(mgr_dbq_init(&q, 100), 0);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(mgr_dbq_push(&q, &rec(i, 25)->q, false), 0);
+    over = rec(4, 1);
+    assert_int_equal(mgr_dbq_push(&q, &over->q, false), -ENOBUFS);
+    assert_int_equal(q.refused, 1);
+    /* A record that must go in does, past the bound. */
+    assert_int_equal(mgr_dbq_push(&q, &over->q, true), 0);
+    assert_int_equal(q.bytes, 101);
+    list = mgr_dbq_take(&q);
+    /* Taken is not finished: the bytes still count. */
+    struct rec *late = rec(5, 10);
+    assert_int_equal(mgr_dbq_push(&q, &late->q, false), -ENOBUFS);
+    while (list) {
+        struct rec *r = (struct rec *)list;
+        assert_int_equal(r->n, n++);
+        list = list->next;
+        mgr_dbq_release(&q, r->q.bytes);
+        free(r);
+    }
+    assert_int_equal(n, 5);
+    assert_int_equal(q.bytes, 0);
+    assert_int_equal(q.peak_bytes, 101);
+    assert_int_equal(mgr_dbq_push(&q, &late->q, false), 0);
+    mgr_dbq_close(&q);
+    struct rec *after = rec(6, 1);
+    assert_int_equal(mgr_dbq_push(&q, &after->q, true), -EPIPE);
+    free(after);
+    list = mgr_dbq_take(&q);
+    assert_ptr_equal(list, &late->q);
+    assert_null(list->next);
+    mgr_dbq_release(&q, late->q.bytes);
+    free(late);
+    assert_null(mgr_dbq_take(&q));
+    mgr_dbq_destroy(&q);
+}
+
+static int g_sum;
+
+static void *consumer(void *arg)
+{
+    struct mgr_dbq *q = arg;
+    struct mgr_dbq_item *list;
+
+    while ((list = mgr_dbq_take(q))) {
+        while (list) {
+            struct rec *r = (struct rec *)list;
+            list = list->next;
+            g_sum += r->n;
+            mgr_dbq_release(q, r->q.bytes);
+            free(r);
+        }
+    }
+    return NULL;
+}
+
+static void drain_waits_for_consumer(void **state)
+{
+    struct mgr_dbq q;
+    pthread_t t;
+    int want = 0;
+    (void)state;
+
+    assert_int_equal(mgr_dbq_init(&q, 1 << 20), 0);
+    assert_int_equal(pthread_create(&t, NULL, consumer, &q), 0);
+    for (int round = 0; round < 50; round++) {
+        for (int i = 1; i <= 100; i++) {
+            assert_int_equal(mgr_dbq_push(&q, &rec(i, 64)->q, false), 0);
+            want += i;
+        }
+        mgr_dbq_drain(&q);
+        /* Everything pushed is finished: the consumer's sum is complete. */
+        assert_int_equal(__atomic_load_n(&g_sum, __ATOMIC_SEQ_CST), want);
+    }
+    mgr_dbq_close(&q);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_int_equal(q.bytes, 0);
+    assert_int_equal(q.done, q.pushed);
+    mgr_dbq_destroy(&q);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(fifo_and_bound),
+        cmocka_unit_test(drain_waits_for_consumer),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
