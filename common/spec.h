@@ -216,12 +216,19 @@ struct iof_worker_cfg {
 enum iof_target_hists { IOF_TARGET_HISTS_AUTO, IOF_TARGET_HISTS_ALWAYS, IOF_TARGET_HISTS_NEVER };
 #define IOF_TARGET_HISTS_AUTO_MAX 1024
 
+/* run.interval_histograms (the same three values): whether the run history
+ * keeps the latency histograms of every node's intervals (the ALL
+ * interval's are always kept). AUTO: only in runs of at most
+ * IOF_INTERVAL_HISTS_AUTO_MAX agents (docs/history.md says why). */
+#define IOF_INTERVAL_HISTS_AUTO_MAX 1024
+
 struct iof_run_cfg {
     uint64_t ramp_ns;
     uint64_t duration_ns;
     uint64_t interval_ns;
     bool cleanup; /* run.cleanup: agents remove the test files the run created, at its end */
     enum iof_target_hists target_hists;
+    enum iof_target_hists interval_hists;
 };
 
 enum iof_cycle_param {

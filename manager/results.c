@@ -119,6 +119,15 @@ bool mgr_target_hists(const struct iof_plan *p, const struct mgr_agent_info *age
     return true;
 }
 
+bool mgr_interval_hists(const struct iof_plan *p, size_t nagents)
+{
+    if (!p || p->run.interval_hists == IOF_TARGET_HISTS_ALWAYS)
+        return true;
+    if (p->run.interval_hists == IOF_TARGET_HISTS_NEVER)
+        return false;
+    return nagents <= IOF_INTERVAL_HISTS_AUTO_MAX;
+}
+
 const char *mgr_row_type_name(enum mgr_row_type t)
 {
     static const char *const names[] = {"ALL", "NODE", "WORKER", "TARGET", "GROUP"};

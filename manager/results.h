@@ -201,6 +201,11 @@ int mgr_sink_fclose(struct mgr_sink *sink, FILE *f);
  * other rows, and CSV TARGET rows, are never affected. t NULL: true. */
 bool mgr_target_hists(const struct iof_plan *p, const struct mgr_agent_info *agents, size_t nagents,
                       const struct iof_test *t);
+/* Whether the run history keeps the latency histograms of each node's
+ * intervals in a run of nagents agents: the plan's run.interval_histograms
+ * when given, else when nagents <= IOF_INTERVAL_HISTS_AUTO_MAX. p NULL:
+ * true. */
+bool mgr_interval_hists(const struct iof_plan *p, size_t nagents);
 /* "ALL", "NODE", "WORKER", "TARGET". */
 const char *mgr_row_type_name(enum mgr_row_type t);
 /* "ok", "partial", "lost-before-start", "absent". */

@@ -90,7 +90,8 @@ static const struct field spec_fields[] = {
     {"name"}, {"lines", SH_ARRAY, &line_def}, {"duration"}, {"ramp"}, {"io_limit"}};
 OBJDEF(spec_def, spec_fields);
 static const struct field run_fields[] = {
-    {"ramp"}, {"duration"}, {"interval"}, {"cleanup"}, {"target_histograms"}};
+    {"ramp"},    {"duration"},          {"interval"},
+    {"cleanup"}, {"target_histograms"}, {"interval_histograms"}};
 OBJDEF(run_def, run_fields);
 static const struct field cycle_param_fields[] = {{"from"}, {"to"}, {"step"}};
 OBJDEF(cycle_param_def, cycle_param_fields);
@@ -801,6 +802,12 @@ static int parse_run(struct pctx *c, const cJSON *root, struct iof_run_cfg *r)
         if ((rc = bool_field(c, run, "target_histograms", false, &keep)))
             return rc;
         r->target_hists = keep ? IOF_TARGET_HISTS_ALWAYS : IOF_TARGET_HISTS_NEVER;
+    }
+    if (member(run, "interval_histograms")) {
+        bool keep;
+        if ((rc = bool_field(c, run, "interval_histograms", false, &keep)))
+            return rc;
+        r->interval_hists = keep ? IOF_TARGET_HISTS_ALWAYS : IOF_TARGET_HISTS_NEVER;
     }
     /* run.duration may be left out when every spec has a duration or an
      * io_limit of its own (run_check); given, it must be positive. */
@@ -2889,6 +2896,7 @@ char *proto_plan_wire_text(const char *canonical)
     if (cJSON_IsObject(run)) {
         cJSON_DeleteItemFromObjectCaseSensitive(run, "cleanup");
         cJSON_DeleteItemFromObjectCaseSensitive(run, "target_histograms"); /* the manager's */
+        cJSON_DeleteItemFromObjectCaseSensitive(run, "interval_histograms");
     }
     text = proto_json_print_exact(root);
     cJSON_Delete(root);

@@ -122,13 +122,40 @@ BAD(name_number, "{'name':5," RUN "," SPECS "," WORKERS "}",
 BAD(name_empty, "{'name':''," RUN "," SPECS "," WORKERS "}", "plan.json: name: must not be empty")
 
 /* ---- run ---- */
+/* run.interval_histograms: left out AUTO, true ALWAYS, false NEVER; --set
+ * too; the manager's key, never on the wire. */
+static void good_interval_histograms(void **state)
+{
+    struct iof_plan p;
+    const char *ov[] = {"run.interval_histograms=false"};
+    char *wire;
+
+    (void)state;
+    load_good(GOOD, NULL, 0, &p);
+    assert_int_equal(p.run.interval_hists, IOF_TARGET_HISTS_AUTO);
+    iof_plan_free(&p);
+    load_good(PLAN_RUN("{'duration':'5s','interval_histograms':true}"), NULL, 0, &p);
+    assert_int_equal(p.run.interval_hists, IOF_TARGET_HISTS_ALWAYS);
+    iof_plan_free(&p);
+    load_good(GOOD, ov, 1, &p);
+    assert_int_equal(p.run.interval_hists, IOF_TARGET_HISTS_NEVER);
+    iof_plan_free(&p);
+    wire = proto_plan_wire_text(
+        sq("{'name':'p','run':{'duration':'5s','interval_histograms':true,'interval':'1s'}}"));
+    assert_non_null(wire);
+    assert_null(strstr(wire, "interval_histograms"));
+    assert_non_null(strstr(wire, "\"interval\""));
+    free(wire);
+}
 BAD(run_missing, "{" NAME "," SPECS "," WORKERS "}", "plan.json: run: required but missing")
 BAD(run_array, PLAN_RUN("[]"), "plan.json: run: must be an object, got array")
 BAD(run_unknown_key, PLAN_RUN("{'duration':'5s','time':'5s'}"),
     "plan.json: run: unknown key 'time' (expected one of: ramp, duration, interval, cleanup, "
-    "target_histograms)")
+    "target_histograms, interval_histograms)")
 BAD(run_target_histograms_type, PLAN_RUN("{'duration':'5s','target_histograms':'yes'}"),
     "plan.json: run.target_histograms: must be true or false, got string")
+BAD(run_interval_histograms_type, PLAN_RUN("{'duration':'5s','interval_histograms':1}"),
+    "plan.json: run.interval_histograms: must be true or false, got number")
 BAD(duration_missing, PLAN_RUN("{'ramp':'1s'}"),
     "plan.json: run.duration: required but missing (specs[0] has neither a duration nor an "
     "io_limit of its own)")
@@ -2051,6 +2078,7 @@ int main(void)
         B(run_array),
         B(run_unknown_key),
         B(run_target_histograms_type),
+        B(run_interval_histograms_type),
         B(duration_missing),
         B(duration_zero),
         B(duration_no_unit),
@@ -2215,6 +2243,7 @@ int main(void)
         B(file_missing),
         T(good_defaults),
         T(good_target_histograms),
+        T(good_interval_histograms),
         T(good_offset_increment),
         T(good_rate_and_spec_timing),
         B(rate_empty),

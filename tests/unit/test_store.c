@@ -16,11 +16,11 @@
  * with a search per target that blocked a manager's loop for seconds;
  * intervals and rows are written in batches, visible to another connection
  * only once the interval's ALL row (not a late report's), a flush or the
- * test's end commits them; the sink's calls do not wait for a database
- * another connection holds, and what they handed over is all recorded once
- * it is free; over the writer's queue bound, intervals and rows are not
- * recorded, the test's end still is, and close fails naming how many were
- * left out. */
+ * test's end commits them; node intervals keep their histograms as
+ * run.interval_histograms says (by default up to 1024 agents); the sink's calls do not wait for a
+ * database another connection holds, and what they handed over is all recorded once it is free;
+ * over the writer's queue bound, intervals and rows are not recorded, the test's end still is, and
+ * close fails naming how many were left out. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -255,6 +255,66 @@ static void target_histograms(void **state)
     free(st);
 }
 
+/* A node interval's histograms are kept (latency not NULL) as
+ * run.interval_histograms and mgr_interval_hists() say: by default only in
+ * runs of at most IOF_INTERVAL_HISTS_AUTO_MAX agents; the ALL interval's
+ * always. */
+static void interval_histograms(void **state)
+{
+    static const struct {
+        enum iof_target_hists mode;
+        size_t nagents;
+        bool kept;
+    } cases[] = {{IOF_TARGET_HISTS_AUTO, 1, true},
+                 {IOF_TARGET_HISTS_AUTO, IOF_INTERVAL_HISTS_AUTO_MAX + 1, false},
+                 {IOF_TARGET_HISTS_ALWAYS, IOF_INTERVAL_HISTS_AUTO_MAX + 1, true},
+                 {IOF_TARGET_HISTS_NEVER, 1, false}};
+    struct iof_stats *st = malloc(sizeof(*st));
+    struct mgr_agent_info *agents = calloc(IOF_INTERVAL_HISTS_AUTO_MAX + 1, sizeof(*agents));
+    (void)state;
+
+    assert_non_null(st);
+    assert_non_null(agents);
+    for (size_t i = 0; i <= IOF_INTERVAL_HISTS_AUTO_MAX; i++)
+        agents[i].name = "a";
+    fill(st, 1000, 1000, 4096);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char db[PATH_MAX];
+        struct mgr_sink *s = NULL;
+        struct mgr_store *store;
+        struct iof_diag d = {{0}};
+        struct iof_plan plan = {.run = {.interval_hists = cases[i].mode}};
+        struct mgr_run_info ri = {
+            .plan = &plan, .plan_text = "{}", .agents = agents, .nagents = cases[i].nagents};
+        struct iof_test test = {.index = 0};
+        struct mgr_test_info ti = {.test = &test, .ntests = 1, .spec = "s", .cycle = ""};
+        struct mgr_metrics m;
+        struct mgr_interval iv = {
+            .test = &ti, .node = "a", .stats = st, .ns = 1000000000, .reported = 1, .m = &m};
+
+        fresh_path(db, sizeof(db), "ivh.db");
+        mgr_metrics_compute(st, iv.ns, &m);
+        assert_int_equal(mgr_db_sink_open(db, NULL, &s, &d), 0);
+        s->ops->run_begin(s, &ri);
+        s->ops->test_begin(s, &ti);
+        s->ops->interval(s, &iv);
+        iv.node = NULL;
+        s->ops->interval(s, &iv);
+        s->ops->run_end(s, 0);
+        assert_int_equal(mgr_sink_close(s), 0);
+        assert_int_equal(mgr_store_open(db, &store, &d), 0);
+        assert_int_equal(query_int(store, "SELECT count(*) FROM intervals WHERE node = 'a' AND "
+                                          "latency IS NOT NULL AND p99_lat_ms > 0"),
+                         cases[i].kept);
+        assert_int_equal(query_int(store, "SELECT count(*) FROM intervals WHERE node = 'ALL' "
+                                          "AND json_type(latency, '$.read.buckets') = 'array'"),
+                         1);
+        mgr_store_close(store);
+    }
+    free(agents);
+    free(st);
+}
+
 /* Node intervals wait for their interval's ALL row, rows for the next
  * flush (the run's tick) or the test's end; nothing is lost at either. */
 static void intervals_batched(void **state)
@@ -338,7 +398,6 @@ static void intervals_batched(void **state)
     free(st);
 }
 
-
 /* A run of one test of `n` node intervals (each with its ALL row) and `n`
  * NODE rows through s, the database held by another connection from the
  * test's begin until `hold` is committed; returns the seconds the sink's
@@ -362,18 +421,32 @@ static double locked_run(struct mgr_sink *s, sqlite3 *hold, unsigned n)
     assert_int_equal(sqlite3_exec(hold, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (unsigned k = 0; k < n; k++) {
-        struct mgr_interval iv = {.test = &ti, .k = k, .node = "a", .stats = st, .m = &m,
-                                  .ns = 1000000000, .reported = 1};
-        struct mgr_row nr = {.type = MGR_ROW_NODE, .node = "a", .stats = st, .m = &m,
-                             .ns = 1000000000, .status = MGR_STATUS_OK, .nodes = 1};
+        struct mgr_interval iv = {.test = &ti,
+                                  .k = k,
+                                  .node = "a",
+                                  .stats = st,
+                                  .m = &m,
+                                  .ns = 1000000000,
+                                  .reported = 1};
+        struct mgr_row nr = {.type = MGR_ROW_NODE,
+                             .node = "a",
+                             .stats = st,
+                             .m = &m,
+                             .ns = 1000000000,
+                             .status = MGR_STATUS_OK,
+                             .nodes = 1};
         s->ops->interval(s, &iv);
         iv.node = NULL;
         s->ops->interval(s, &iv);
         s->ops->row(s, &ti, &nr);
         s->ops->flush(s);
     }
-    struct mgr_row ar = {.type = MGR_ROW_ALL, .stats = st, .m = &m, .ns = 1000000000,
-                         .status = MGR_STATUS_OK, .nodes = 1};
+    struct mgr_row ar = {.type = MGR_ROW_ALL,
+                         .stats = st,
+                         .m = &m,
+                         .ns = 1000000000,
+                         .status = MGR_STATUS_OK,
+                         .nodes = 1};
     struct mgr_test_end te = {.test = &ti, .end_wall_ns = 1, .all = &ar, .nodes = 1};
     s->ops->test_end(s, &te);
     s->ops->run_end(s, 0);
@@ -783,6 +856,7 @@ int main(void)
         cmocka_unit_test(many_agents_linear),
         cmocka_unit_test(target_histograms),
         cmocka_unit_test(intervals_batched),
+        cmocka_unit_test(interval_histograms),
         cmocka_unit_test(locked_database_does_not_block),
         cmocka_unit_test(queue_overflow_reported),
     };
