@@ -12,6 +12,11 @@
 #    the file passes PRAGMA integrity_check.
 # 5. A version 1 database made by hand is migrated and keeps its runs; a newer
 #    one is refused.
+# 6. A database another process holds (a long write transaction) does not
+#    hold up the run: every interval is published (its time series written)
+#    while the lock is still held, and once it is released every interval is
+#    recorded and the manager exits 0 (the history's writer thread waits with
+#    its queue; the manager's loop does not).
 source "$(dirname "$0")/lib/cluster.bash"
 command -v jq >/dev/null || skip "jq not installed"
 command -v python3 >/dev/null || skip "python3 not installed"
@@ -238,3 +243,36 @@ sql "$odb" 'PRAGMA user_version = 7' >/dev/null
 expect_rc 1 "$IOFLEET" runs --db "$odb"
 expect_in "$T/err" "schema version 7 is newer than this iofleet's (2)"
 ok "a database from a newer iofleet is refused, naming both versions"
+
+# --- 6. a held database does not hold up the run ------------------------------------------
+plan held.json <<'P'
+{"name": "held", "run": {"ramp": "100ms", "duration": "2s", "interval": "250ms"},
+ "specs": [{"name": "h1", "lines": [{"size": "4k", "burst": 16, "delay": "1ms"}]}],
+ "workers": [{"count": 2, "engine": "null", "queue_depth": 2,
+              "targets": [{"path": "n", "size": "16m"}]}]}
+P
+hdb=$T/held.db
+cl_spawn mh "$T/h.out" "$T/h.err" "$IOFLEET" run "$T/held.json" --workdir "$T/wh" --verbose \
+    --db "$hdb" --tag held --timeseries "$T/tsh.csv"
+cl_wait_log_count "$T/h.err" "test 1 interval 1: " 1 30
+# Holds the write lock 4 s (the run has ~1.75 s left), then counts the
+# intervals the time series has at that moment and lets go.
+python3 - "$hdb" "$T/tsh.csv" "$T/at_release" <<'PY'
+import sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], timeout=10, isolation_level=None)
+c.execute("BEGIN IMMEDIATE")
+time.sleep(4)
+with open(sys.argv[2]) as f, open(sys.argv[3], "w") as out:
+    out.write(str(sum(1 for _ in f) - 1))
+c.execute("COMMIT")
+PY
+cl_wait_exit "$mh" 60 rc
+[ "$rc" = 0 ] || fail "manager under a held database exited $rc: $(cat "$T/h.err")"
+want=$(($(wc -l <"$T/tsh.csv") - 1))
+[ "$(cat "$T/at_release")" = "$want" ] ||
+    fail "while the database was held the time series had $(cat "$T/at_release") of $want intervals: the run waited for the database"
+got=$(sql "$hdb" "SELECT count(*) FROM intervals i JOIN tests t ON i.test_id = t.id JOIN runs r ON t.run_id = r.id WHERE r.tag = 'held'")
+[ "$got" = "$want" ] || fail "held database: $got intervals recorded, $want in the time series"
+[ "$(sql "$hdb" "SELECT count(*) FROM tests t JOIN runs r ON t.run_id = r.id WHERE r.tag = 'held' AND t.complete")" = 1 ] ||
+    fail "held database: the test is not complete"
+ok "a database held by another process: the run goes on ($want intervals published while held), then all are recorded"
