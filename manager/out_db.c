@@ -164,13 +164,15 @@ static void rec_push(struct db_sink *d, struct mgr_dbw_rec *r, bool must)
             d->dropped++;
         return;
     }
+    /* Read before the push: from then on the writer may have freed r. */
+    bool figures = r->kind == MGR_DBW_INTERVAL || r->kind == MGR_DBW_ROW;
     if (mgr_dbq_push(&d->queue, &r->q, must)) {
         free(r);
         if (!must)
             d->dropped++;
         return;
     }
-    if (r->kind == MGR_DBW_INTERVAL || r->kind == MGR_DBW_ROW)
+    if (figures)
         d->unflushed = true;
 }
 
