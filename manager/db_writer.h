@@ -1,8 +1,9 @@
 /* manager/db_writer.h - the run history's writer thread (manager/db_writer.c)
  * and the records the loop hands it (manager/out_db.c makes them): each
  * event of a run with its figures copied, so the writer needs nothing of
- * the loop's but what stays valid until the sink's close (the plan text and
- * the agents' infos of run_begin).
+ * the loop's but the plan text and the agents' infos of run_begin, which
+ * stay valid until run_end: the sink's run_end waits for the writer to
+ * finish every record.
  */
 #ifndef IOF_MANAGER_DB_WRITER_H
 #define IOF_MANAGER_DB_WRITER_H
@@ -59,8 +60,8 @@ struct mgr_dbw_row {
 };
 
 /* One event for the writer, allocated as one block with its tail (names,
- * histograms). Borrowed pointers (MGR_DBW_RUN) stay valid until close, which
- * joins the writer. */
+ * histograms). Borrowed pointers (MGR_DBW_RUN) stay valid until the sink's
+ * run_end, which waits for the writer. */
 struct mgr_dbw_rec {
     struct mgr_dbq_item q;
     enum mgr_dbw_kind kind;

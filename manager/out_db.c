@@ -60,7 +60,7 @@ struct db_sink {
     bool target_hists;           /* the running test's TARGET rows keep their histograms */
     unsigned test_idx;           /* the running test's 1-based index */
     bool node_iv_hists;          /* node intervals keep their histograms (mgr_interval_hists) */
-    const struct iof_plan *plan; /* from run_begin, valid until close */
+    const struct iof_plan *plan; /* from run_begin, valid until run_end */
     const struct mgr_agent_info *agents;
     size_t nagents;
     bool unflushed;   /* intervals or rows queued since the last flush record */
@@ -409,6 +409,10 @@ static void db_run_end(struct mgr_sink *s, int exit_code)
     if (r)
         r->u.exit_code = exit_code;
     rec_push(d, r, true);
+    /* The run's agent infos and plan text, which the writer borrows, are
+     * freed after run_end (manager/cluster.c); the loop has stopped by then
+     * (every link closed), so waiting here holds nothing up. */
+    mgr_dbq_drain(&d->queue);
 }
 
 static void db_close(struct mgr_sink *s)

@@ -398,10 +398,52 @@ static void intervals_batched(void **state)
     free(st);
 }
 
+/* run_end waits for the writer: the run's agent infos and plan text, which
+ * the writer reads, are freed after run_end and before close (as
+ * manager/cluster.c does). */
+static void run_end_finishes_writer(void **state)
+{
+    enum { N = 2000 };
+    char db[PATH_MAX];
+    struct mgr_sink *s = NULL;
+    struct mgr_store *st;
+    struct iof_diag d = {{0}};
+    struct mgr_agent_info *agents = calloc(N, sizeof(*agents));
+    char(*names)[16] = calloc(N, sizeof(*names));
+    char *plan = strdup("{\"name\":\"freed\"}");
+    struct mgr_run_info ri = {.agents = agents, .nagents = N, .start_wall_ns = 1};
+    (void)state;
+
+    assert_non_null(agents);
+    assert_non_null(names);
+    assert_non_null(plan);
+    for (unsigned i = 0; i < N; i++) {
+        snprintf(names[i], sizeof(names[i]), "a-%05u", i);
+        agents[i] = (struct mgr_agent_info){.name = names[i], .endpoint = "127.0.0.1:1"};
+    }
+    ri.plan_text = plan;
+    fresh_path(db, sizeof(db), "freed.db");
+    assert_int_equal(mgr_db_sink_open(db, NULL, &s, &d), 0);
+    s->ops->run_begin(s, &ri);
+    s->ops->run_end(s, 0);
+    memset(names, 'x', N * sizeof(*names));
+    free(names);
+    free(agents);
+    free(plan);
+    assert_int_equal(mgr_sink_close(s), 0);
+    assert_int_equal(mgr_store_open(db, &st, &d), 0);
+    assert_int_equal(query_int(st, "SELECT count(*) FROM agents WHERE name LIKE 'a-%'"), N);
+    assert_int_equal(query_int(st, "SELECT count(*) FROM runs WHERE exit_code = 0 AND "
+                                   "json_extract(plan, '$.name') = 'freed'"),
+                     1);
+    mgr_store_close(st);
+}
+
 /* A run of one test of `n` node intervals (each with its ALL row) and `n`
  * NODE rows through s, the database held by another connection from the
- * test's begin until `hold` is committed; returns the seconds the sink's
- * calls took. */
+ * test's begin until `hold` is committed (the caller then ends the run:
+ * run_end waits for the writer); returns the seconds the sink's calls
+ * took. */
 static double locked_run(struct mgr_sink *s, sqlite3 *hold, unsigned n)
 {
     struct iof_stats *st = malloc(sizeof(*st));
@@ -449,7 +491,6 @@ static double locked_run(struct mgr_sink *s, sqlite3 *hold, unsigned n)
                          .nodes = 1};
     struct mgr_test_end te = {.test = &ti, .end_wall_ns = 1, .all = &ar, .nodes = 1};
     s->ops->test_end(s, &te);
-    s->ops->run_end(s, 0);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     free(st);
     return (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
@@ -477,6 +518,7 @@ static void locked_database_does_not_block(void **state)
     assert_int_equal(query_int(other, "SELECT count(*) FROM intervals"), 0);
     assert_int_equal(sqlite3_exec(other->db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
     assert_true(secs < 1.0);
+    s->ops->run_end(s, 0);
     assert_int_equal(mgr_sink_close(s), 0);
     assert_int_equal(query_int(other, "SELECT count(*) FROM intervals"), 100);
     assert_int_equal(query_int(other, "SELECT count(*) FROM rows"), 51);
@@ -508,6 +550,7 @@ static void queue_overflow_reported(void **state)
     assert_int_equal(mgr_store_open(db, &other, &d), 0);
     assert_true(locked_run(s, other->db, 200) < 1.0);
     assert_int_equal(sqlite3_exec(other->db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+    s->ops->run_end(s, 0);
     fflush(stderr);
     saved = dup(2);
     f = fopen(errpath, "w");
@@ -857,6 +900,7 @@ int main(void)
         cmocka_unit_test(target_histograms),
         cmocka_unit_test(intervals_batched),
         cmocka_unit_test(interval_histograms),
+        cmocka_unit_test(run_end_finishes_writer),
         cmocka_unit_test(locked_database_does_not_block),
         cmocka_unit_test(queue_overflow_reported),
     };
