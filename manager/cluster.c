@@ -69,10 +69,7 @@ static unsigned cl_count_up(const struct mgr_run *c)
 
 static unsigned cl_count_failed(const struct mgr_run *c)
 {
-    unsigned n = 0;
-    for (size_t i = 0; i < c->nagents; i++)
-        n += mgr_agent_state(&c->agents[i]) == MGR_SESSION_FAILED;
-    return n;
+    return c->tally.n[MGR_SESSION_FAILED];
 }
 
 /* --- result files --------------------------------------------------------------------- */
@@ -663,16 +660,20 @@ void mgr_run_check_connected(struct mgr_run *c)
     }
     if (c->phase != MGR_PH_CONNECT)
         return;
+    /* Both checks only wait: the cheap one first (it is called for every
+     * agent welcomed, and a walk of all agents each time was quadratic in a
+     * fleet's connect). */
+    if ((c->listener || c->embedded) && ready < c->expect)
+        return;
     /* An accepted connection that has not said hello yet is not an agent:
      * it holds up nothing (a port probe must not delay or fail the run). */
-    for (size_t i = 0; i < c->nagents; i++) {
-        enum mgr_session_state st = mgr_agent_state(&c->agents[i]);
-        pending += mgr_session_connecting(st) &&
-                   (mgr_agent_dialled(&c->agents[i]) || st == MGR_SESSION_HELLO);
-    }
+    if (mgr_session_tally_count(&c->tally, mgr_session_connecting, false))
+        for (size_t i = 0; i < c->nagents; i++) {
+            enum mgr_session_state st = mgr_agent_state(&c->agents[i]);
+            pending += mgr_session_connecting(st) &&
+                       (mgr_agent_dialled(&c->agents[i]) || st == MGR_SESSION_HELLO);
+        }
     if (pending)
-        return;
-    if ((c->listener || c->embedded) && ready < c->expect)
         return;
     if (cl_count_failed(c)) {
         if (c->rc < 3)
