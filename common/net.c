@@ -505,6 +505,10 @@ static void conn_tls_pump(struct iof_conn *c)
             return;
         if (c->cbs.on_data)
             c->cbs.on_data(c, conn_rbuf, (size_t)n, c->arg);
+        /* Nothing more fed in: no read to find that out (an SSL_read that
+         * fails, per message; the on_data above may have closed c). */
+        if (c->closing || !c->tls || !iof_tls_sess_has_input(c->tls))
+            return;
     }
 }
 

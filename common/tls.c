@@ -899,6 +899,11 @@ ssize_t iof_tls_sess_read(struct iof_tls_sess *s, uint8_t *buf, size_t cap, stru
     return sess_fail(s, IOF_EPROTO, diag, "TLS error from %s: %s", s->peer, why);
 }
 
+bool iof_tls_sess_has_input(const struct iof_tls_sess *s)
+{
+    return SSL_has_pending(s->ssl) || BIO_ctrl_pending(s->rbio) > 0;
+}
+
 int iof_tls_sess_write(struct iof_tls_sess *s, const void *buf, size_t len, struct iof_diag *diag)
 {
     const uint8_t *p = buf;

@@ -190,6 +190,10 @@ int iof_tls_sess_handshake(struct iof_tls_sess *s, struct iof_diag *diag);
 /* After the handshake: decrypts into buf. Returns the number of bytes (>0),
  * 0 when more input is needed, or an error (-EPIPE: close_notify). */
 ssize_t iof_tls_sess_read(struct iof_tls_sess *s, uint8_t *buf, size_t cap, struct iof_diag *diag);
+/* Whether anything fed in is still to be read (decrypted data, or bytes of
+ * records not yet processed): when not, another iof_tls_sess_read could
+ * only return 0, so the caller can stop without it. */
+bool iof_tls_sess_has_input(const struct iof_tls_sess *s);
 
 /* After the handshake: encrypts all of buf into the output. 0 or an error. */
 int iof_tls_sess_write(struct iof_tls_sess *s, const void *buf, size_t len, struct iof_diag *diag);

@@ -435,6 +435,41 @@ static void test_expired_since_the_ticket_is_refused(void **state)
     iof_tls_ctx_free(srv);
 }
 
+/* iof_tls_sess_has_input says whether a read would find anything: after
+ * the last record fed in was read, nothing; with two records fed in at
+ * once, one read leaves the other. */
+static void test_has_input(void **state)
+{
+    struct iof_tls_ctx *cli = load("manager", false), *srv = load("node1", true);
+    struct iof_tls_sess *c, *s;
+    struct iof_diag d = {{0}};
+    uint8_t buf[4096], out[64];
+    struct hs h;
+    size_t n;
+    (void)state;
+
+    handshake(cli, srv, "10.0.0.1:7066", &h, &c, &s);
+    assert_true(h.cli == 1 && h.srv == 1);
+    while (iof_tls_sess_has_input(s)) /* what the handshake left (none on the server) */
+        assert_true(iof_tls_sess_read(s, out, sizeof(out), &d) >= 0);
+    assert_int_equal(iof_tls_sess_write(c, "a", 1, &d), 0);
+    assert_int_equal(iof_tls_sess_write(c, "bc", 2, &d), 0);
+    n = iof_tls_sess_out_take(c, buf, sizeof(buf));
+    assert_true(n > 0);
+    assert_int_equal(iof_tls_sess_feed(s, buf, n, &d), 0);
+    assert_true(iof_tls_sess_has_input(s));
+    assert_int_equal(iof_tls_sess_read(s, out, sizeof(out), &d), 1);
+    assert_true(iof_tls_sess_has_input(s));
+    assert_int_equal(iof_tls_sess_read(s, out + 1, sizeof(out) - 1, &d), 2);
+    assert_memory_equal(out, "abc", 3);
+    assert_false(iof_tls_sess_has_input(s));
+    assert_int_equal(iof_tls_sess_read(s, out, sizeof(out), &d), 0);
+    iof_tls_sess_free(c);
+    iof_tls_sess_free(s);
+    iof_tls_ctx_free(cli);
+    iof_tls_ctx_free(srv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -443,6 +478,7 @@ int main(void)
         cmocka_unit_test(test_ticket_is_a_kept_session),
         cmocka_unit_test(test_foreign_ticket_means_full_handshake),
         cmocka_unit_test(test_expired_since_the_ticket_is_refused),
+        cmocka_unit_test(test_has_input),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
