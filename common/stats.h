@@ -40,6 +40,19 @@ struct iof_dircounts {
     uint64_t lat_max_ns; /* 0 when ios is 0 */
 };
 
+/* A direction's counters from its bytes, errors and latency summary (whose
+ * count is its ios). */
+static inline struct iof_dircounts iof_dircounts_of(uint64_t bytes, uint64_t errors,
+                                                    const struct iof_hist_summary *hs)
+{
+    return (struct iof_dircounts){.ios = hs->count,
+                                  .bytes = bytes,
+                                  .errors = errors,
+                                  .lat_sum_ns = hs->sum_ns,
+                                  .lat_min_ns = hs->min_ns,
+                                  .lat_max_ns = hs->max_ns};
+}
+
 struct iof_counts {
     struct iof_dircounts rd, wr;
     int first_error;

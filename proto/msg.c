@@ -1194,12 +1194,7 @@ static int dir_decode(struct ctx *c, const cJSON *obj, const char *prefix, const
         d->bytes += bytes;
         d->errors += errors;
         if (one)
-            *one = (struct iof_dircounts){.ios = ios,
-                                          .bytes = bytes,
-                                          .errors = errors,
-                                          .lat_sum_ns = hs.sum_ns,
-                                          .lat_min_ns = hs.min_ns,
-                                          .lat_max_ns = hs.max_ns};
+            *one = iof_dircounts_of(bytes, errors, &hs); /* hs.count == ios, checked above */
     } else {
         d->ios = ios;
         d->bytes = bytes;

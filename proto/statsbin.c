@@ -369,24 +369,14 @@ static int dir_get_summary(struct rd *r, char key, struct iof_dirstats *d,
         return IOF_EPROTO;
     if (iof_hist_summary_get(&r->p, r->end, &hs))
         return bad(r, "%s.%c.lat: not a valid latency summary", rpath(r), key);
-    if (__builtin_add_overflow(ns->count, hs.count, &ns->count) ||
-        ns->sum_ns + hs.sum_ns < ns->sum_ns)
+    if (ns->count + hs.count < ns->count || ns->sum_ns + hs.sum_ns < ns->sum_ns)
         return bad(r, "%s.%c.lat: the message's latency count overflows 64 bits", rpath(r), key);
-    ns->sum_ns += hs.sum_ns;
-    if (hs.count && hs.min_ns < ns->min_ns)
-        ns->min_ns = hs.min_ns;
-    if (hs.count && hs.max_ns > ns->max_ns)
-        ns->max_ns = hs.max_ns;
+    iof_hist_summary_merge(ns, &hs); /* an empty summary's min and max change nothing */
     if (add_u64(r, key == 'r' ? "r.bytes" : "w.bytes", &d->bytes, bytes) ||
         add_u64(r, key == 'r' ? "r.errors" : "w.errors", &d->errors, errors))
         return IOF_EPROTO;
     if (one)
-        *one = (struct iof_dircounts){.ios = hs.count,
-                                      .bytes = bytes,
-                                      .errors = errors,
-                                      .lat_sum_ns = hs.sum_ns,
-                                      .lat_min_ns = hs.min_ns,
-                                      .lat_max_ns = hs.max_ns};
+        *one = iof_dircounts_of(bytes, errors, &hs);
     return 0;
 }
 
@@ -465,12 +455,7 @@ static int dir_get(struct rd *r, char key, struct iof_dirstats *d, bool sum,
         return IOF_EPROTO;
     d->ios = d->lat.count;
     if (one)
-        *one = (struct iof_dircounts){.ios = hs.count,
-                                      .bytes = bytes,
-                                      .errors = errors,
-                                      .lat_sum_ns = hs.sum_ns,
-                                      .lat_min_ns = hs.min_ns,
-                                      .lat_max_ns = hs.max_ns};
+        *one = iof_dircounts_of(bytes, errors, &hs);
     return 0;
 }
 
