@@ -362,12 +362,6 @@ static int hist_get_summary(struct hist_reader *r, uint64_t nmax, uint64_t *coun
     return 0;
 }
 
-size_t iof_hist_summary_encoded_len(const struct iof_hist_summary *s)
-{
-    return varint_len(s->count) + varint128_len(s->sum_ns) + varint_len(s->min_ns) +
-           varint_len(s->max_ns);
-}
-
 uint8_t *iof_hist_summary_put(uint8_t *p, const struct iof_hist_summary *s)
 {
     p = varint_put(p, s->count);

@@ -178,11 +178,10 @@ int iof_hist_decode_runs_add_summary(struct iof_hist *dst, const uint8_t *buf, s
                                      struct iof_hist_summary *one);
 
 /* A summary on its own, as both forms start (count, sum, min, max; an empty
- * one is 0, 0, 2^64-1, 0): its exact length (at most IOF_HIST_SUMMARY_MAX),
- * put (returns the byte after), and get, which checks it as the decoders
- * do and returns 0 with *p moved past it, or IOF_EPROTO. */
+ * one is 0, 0, 2^64-1, 0; at most IOF_HIST_SUMMARY_MAX bytes): put (returns
+ * the byte after), and get, which checks it as the decoders do and returns
+ * 0 with *p moved past it, or IOF_EPROTO. */
 #define IOF_HIST_SUMMARY_MAX (3 * 10 + 19)
-size_t iof_hist_summary_encoded_len(const struct iof_hist_summary *s);
 uint8_t *iof_hist_summary_put(uint8_t *p, const struct iof_hist_summary *s);
 int iof_hist_summary_get(const uint8_t **p, const uint8_t *end, struct iof_hist_summary *s);
 

@@ -267,15 +267,6 @@ void mgr_agg_publish_ready(struct mgr_agg *g, unsigned expect, bool force)
     }
 }
 
-/* *sp += add. A failure (out of memory) leaves the span short of add: its
- * NODE row then shows no percentiles (its buckets no longer hold its
- * count), never wrong ones. Once per node per interval, touching only the
- * buckets add spans. */
-static void agg_keep_lat(struct iof_hist_span *sp, const struct iof_hist *add)
-{
-    (void)iof_hist_span_add(sp, add);
-}
-
 /* Keeps one interval of node a (node sum and per-target counters) for the
  * rows it gets if it is lost before its result. */
 static void agg_keep_interval(struct mgr_agg *g, struct mgr_agg_node *a,
@@ -307,8 +298,11 @@ static void agg_keep_interval(struct mgr_agg *g, struct mgr_agg_node *a,
         struct iof_counts one;
         iof_counts_from_stats(&one, node);
         iof_counts_merge(&a->acc_node, &one);
-        agg_keep_lat(&a->acc_lat[0], &node->rd.lat);
-        agg_keep_lat(&a->acc_lat[1], &node->wr.lat);
+        /* Out of memory leaves a span short of this interval: its NODE row
+         * then shows no percentiles (its buckets no longer hold its count),
+         * never wrong ones. */
+        (void)iof_hist_span_add(&a->acc_lat[0], &node->rd.lat);
+        (void)iof_hist_span_add(&a->acc_lat[1], &node->wr.lat);
     }
     if (st->counts)
         for (size_t i = 0; i < n; i++)
