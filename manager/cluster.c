@@ -119,11 +119,15 @@ static void cl_sinks_run_begin(struct mgr_run *c)
 
 /* Ready agents taking part in what is going on: during a test's clock and
  * run phases only those that started it; otherwise every ready agent. */
+static bool (*cl_part_state(const struct mgr_run *c))(enum mgr_session_state)
+{
+    return c->phase != MGR_PH_CLOCK && c->phase != MGR_PH_RUN ? mgr_session_is_up
+                                                              : mgr_session_in_test;
+}
+
 static bool cl_part(const struct mgr_run *c, const struct mgr_agent *a)
 {
-    enum mgr_session_state st = mgr_agent_state(a);
-    return c->phase != MGR_PH_CLOCK && c->phase != MGR_PH_RUN ? mgr_session_is_up(st)
-                                                              : mgr_session_in_test(st);
+    return cl_part_state(c)(mgr_agent_state(a));
 }
 
 /* Agents of the run: welcomed at some point and not superseded. */
@@ -140,11 +144,7 @@ static unsigned cl_members(const struct mgr_run *c)
 /* As many as cl_part() is true for. */
 static unsigned cl_live(const struct mgr_run *c)
 {
-    return mgr_session_tally_count(&c->tally,
-                                   c->phase != MGR_PH_CLOCK && c->phase != MGR_PH_RUN
-                                       ? mgr_session_is_up
-                                       : mgr_session_in_test,
-                                   false);
+    return mgr_session_tally_count(&c->tally, cl_part_state(c), false);
 }
 
 static unsigned cl_live_hook(void *arg)
