@@ -1229,18 +1229,20 @@ static void cut_nop_end(struct mgr_sink *s, const struct mgr_test_end *te)
     (void)s, (void)te;
 }
 
+/* A sink that logs the intervals it is handed (and nothing else). */
+static const struct mgr_sink_ops cut_ops = {.name = "cut",
+                                            .test_begin = cap_nop_test,
+                                            .interval = cut_interval,
+                                            .row = cut_nop_row,
+                                            .test_end = cut_nop_end};
+
 /* An interval that both nodes completed, published after the run was
  * interrupted (the stop came between its end and its publication), is not
  * "interrupted"; the one the stop cut short is, for ALL and per node. */
 static void test_agg_interrupted_interval(void **state)
 {
-    static const struct mgr_sink_ops ops = {.name = "cut",
-                                            .test_begin = cap_nop_test,
-                                            .interval = cut_interval,
-                                            .row = cut_nop_row,
-                                            .test_end = cut_nop_end};
     struct capture cap = {IOF_BUF_INIT};
-    struct mgr_sink sink = {.ops = &ops, .priv = &cap};
+    struct mgr_sink sink = {.ops = &cut_ops, .priv = &cap};
     struct agg_fix f;
     (void)state;
 
@@ -1319,13 +1321,8 @@ static void test_agg_same_rows(void **state)
  * a report with another one later in the test is refused by name. */
 static void test_agg_shape_each_report(void **state)
 {
-    static const struct mgr_sink_ops ops = {.name = "cut",
-                                            .test_begin = cap_nop_test,
-                                            .interval = cut_interval,
-                                            .row = cut_nop_row,
-                                            .test_end = cut_nop_end};
     struct capture cap = {IOF_BUF_INIT};
-    struct mgr_sink sink = {.ops = &ops, .priv = &cap};
+    struct mgr_sink sink = {.ops = &cut_ops, .priv = &cap};
     struct proto_worker_stats w[4] = {{2, NULL}, {2, NULL}, {2, NULL}, {2, NULL}};
     struct proto_stats st = {.workers = w, .nworkers = 3};
     struct iof_diag d = {{0}};
