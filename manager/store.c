@@ -164,6 +164,44 @@ rollback:
     return r;
 }
 
+/* WAL: readers never block the writer. Switching a fresh file to WAL needs
+ * its exclusive lock, and SQLite returns SQLITE_BUSY for that without
+ * calling the busy handler, so two managers creating one database at once
+ * would see "database is locked": retry within the busy timeout. The mode
+ * is kept in the file, so this only waits on a file being created. */
+static int store_wal(struct mgr_store *st, struct iof_diag *diag)
+{
+    const struct timespec nap = {0, 5 * 1000 * 1000};
+    sqlite3_stmt *s;
+    int rc, waited_ms = 0;
+
+    for (;;) {
+        char mode[16] = "";
+
+        if (sqlite3_prepare_v2(st->db, "PRAGMA journal_mode=WAL", -1, &s, NULL) != SQLITE_OK)
+            return store_err(st, diag, "cannot set the journal mode");
+        rc = sqlite3_step(s);
+        if (rc == SQLITE_ROW && sqlite3_column_text(s, 0))
+            snprintf(mode, sizeof(mode), "%s", (const char *)sqlite3_column_text(s, 0));
+        sqlite3_finalize(s);
+        if (rc == SQLITE_ROW) {
+            /* An in-memory database stays "memory". */
+            if (!strcmp(mode, "wal") || !strcmp(mode, "memory"))
+                return 0;
+            return iof_diag_set(diag, -EIO, "%s: cannot switch to WAL: journal mode stays '%s'",
+                                st->path, mode);
+        }
+        if ((rc & 0xff) != SQLITE_BUSY)
+            return store_err(st, diag, "cannot set the journal mode");
+        if (waited_ms >= MGR_STORE_BUSY_MS)
+            return iof_diag_set(diag, -EBUSY,
+                                "%s: cannot switch to WAL: the database stayed locked for %d ms",
+                                st->path, waited_ms);
+        nanosleep(&nap, NULL);
+        waited_ms += 5;
+    }
+}
+
 int mgr_store_open(const char *path, struct mgr_store **out, struct iof_diag *diag)
 {
     struct mgr_store *st;
@@ -189,9 +227,11 @@ int mgr_store_open(const char *path, struct mgr_store **out, struct iof_diag *di
     }
     sqlite3_busy_timeout(st->db, MGR_STORE_BUSY_MS);
     sqlite3_extended_result_codes(st->db, 1);
-    /* WAL: readers never block the writer; NORMAL: a commit is durable
-     * against a killed process (it is in the WAL), fsynced at checkpoints. */
-    r = mgr_store_exec(st, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", diag);
+    r = store_wal(st, diag);
+    /* NORMAL: a commit is durable against a killed process (it is in the
+     * WAL), fsynced at checkpoints. */
+    if (!r)
+        r = mgr_store_exec(st, "PRAGMA synchronous=NORMAL", diag);
     if (!r)
         r = store_migrate(st, diag);
     if (r) {

@@ -2,7 +2,8 @@
  * (manager/out_db.c), read back through the report model (report_data.c).
  *
  * Checked: a new file is created with its directory, in WAL mode, at the
- * current schema version; a run driven through the sink's ops (2 tests, a
+ * current schema version, also while another connection writes the fresh
+ * file in rollback mode; a run driven through the sink's ops (2 tests, a
  * node with quotes and UTF-8 in its name, intervals, NODE/WORKER rows, an
  * ALL row at test end) reads back with the figures the metrics code
  * computes, and p99 recomputed from the stored buckets equals the
@@ -31,6 +32,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -594,6 +596,50 @@ static void creates_wal_current_schema(void **state)
     mgr_store_close(st);
 }
 
+static void *end_write_later(void *arg)
+{
+    usleep(150 * 1000);
+    assert_int_equal(sqlite3_exec(arg, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+    return NULL;
+}
+
+/* A fresh file another connection is writing in rollback mode (as when a
+ * second manager creates the same --db at the same moment): switching it to
+ * WAL needs the write lock, for which SQLite does not call the busy handler.
+ * The open waits for the other connection instead of failing with "database
+ * is locked". */
+static void wal_switch_waits_for_writer(void **state)
+{
+    char db[PATH_MAX];
+    struct mgr_store *st = NULL;
+    struct iof_diag d = {{0}};
+    sqlite3 *other;
+    sqlite3_stmt *s;
+    pthread_t t;
+    (void)state;
+
+    fresh_path(db, sizeof(db), "race/runs.db");
+    assert_int_equal(mgr_store_open(db, &st, &d), 0); /* makes the directory */
+    mgr_store_close(st);
+    assert_int_equal(unlink(db), 0);
+    assert_int_equal(sqlite3_open(db, &other), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(other,
+                                  "CREATE TABLE t(x); BEGIN IMMEDIATE; INSERT INTO t VALUES(1);",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    assert_int_equal(pthread_create(&t, NULL, end_write_later, other), 0);
+    if (mgr_store_open(db, &st, &d))
+        fail_msg("open during another connection's write: %s", d.msg);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_int_equal(sqlite3_prepare_v2(st->db, "PRAGMA journal_mode", -1, &s, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(s, 0), "wal");
+    sqlite3_finalize(s);
+    assert_int_equal(query_int(st, "PRAGMA user_version"), MGR_STORE_SCHEMA);
+    mgr_store_close(st);
+    sqlite3_close(other);
+}
+
 static void records_and_reads_back(void **state)
 {
     char db[PATH_MAX];
@@ -890,6 +936,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(creates_wal_current_schema),
+        cmocka_unit_test(wal_switch_waits_for_writer),
         cmocka_unit_test(records_and_reads_back),
         cmocka_unit_test(unfinished_test_kept),
         cmocka_unit_test(resolve_and_rm),
