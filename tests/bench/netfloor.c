@@ -23,7 +23,8 @@
  * The measured window is [W, W + D) s: it holds D sends of every connection
  * and D * 32 heartbeat slots exactly. Each side samples its own
  * getrusage(RUSAGE_SELF) at both ends. After the window both sides read on
- * until every connection got all it was sent (at most 2 s more).
+ * until every connection got all it was sent (at most 2 s more); the client
+ * closes its end only once the server is done.
  *
  * Prints one machine-readable line and one human line:
  *   netfloor n=N b=B h=H send=MODE seconds=D server_cpu_pct=X client_cpu_pct=Y
@@ -459,6 +460,9 @@ static int nf_client(const struct nf_opts *o, uint16_t port, int rfd, int wfd)
     }
     nf_run(&s, &res);
     nf_pipe_write(wfd, &res, sizeof(res));
+    /* Close only once the server is done with its window: the EOFs it would
+     * read otherwise are no part of what it measures. */
+    nf_pipe_read(rfd, &ready, 1, 10000);
     nf_side_free(&s);
     return res.failed ? 1 : 0;
 }
@@ -633,8 +637,10 @@ int main(int argc, char **argv)
         if (nf_pipe_write(p2c[1], &s.t0, sizeof(s.t0)) < 0)
             rc = -EPIPE;
     }
-    if (rc == 0)
+    if (rc == 0) {
         nf_run(&s, &sr);
+        nf_pipe_write(p2c[1], &ready, 1); /* the client may close now */
+    }
     if (rc == 0 && nf_pipe_read(c2p[0], &cr, sizeof(cr), 10000) < 0) {
         fprintf(stderr, "iof_netfloor: no result from the client\n");
         rc = -EPROTO;

@@ -2,7 +2,7 @@
 # connections over loopback for 2 measured seconds after 1 s; the server must
 # have read exactly 50 x 2 messages of 917 bytes in the window and the client
 # 50 x 2 heartbeats of 24 bytes, every connection all it was sent over the
-# whole run, with no failed write.
+# whole run, with no failed write, and the closes came after the window.
 source "$(dirname "$0")/lib/common.bash"
 
 NF=$IOF_BIN/iof_netfloor
@@ -23,6 +23,10 @@ for kv in "n=$N" "b=$B" "h=$H" "seconds=$D" "send=write" "msgs=$((N * D))" \
     "hb_expected=$((N * D))" "write_errors=0" "complete=1" "ok=1"; do
     [ "$(val "${kv%%=*}")" = "${kv#*=}" ] || fail "expected $kv, got: $(cat "$T/out")"
 done
+# One read per message and per heartbeat: on loopback a 917-byte write arrives
+# whole, and no peer's close (EOF) falls in the measured window.
+[ "$(val server_reads)" = $((N * D)) ] && [ "$(val client_reads)" = $((N * D)) ] ||
+    fail "reads in the window are not one per message and heartbeat: $(cat "$T/out")"
 # The CPU figures are there and numbers (their values are the bench's business).
 for f in server_cpu_pct client_cpu_pct server_us_per_agent_s; do
     [[ $(val $f) =~ ^[0-9]+\.[0-9]+$ ]] || fail "$f is not a number: $(cat "$T/out")"
