@@ -35,7 +35,7 @@ void mgr_dbq_destroy(struct mgr_dbq *q)
     pthread_mutex_destroy(&q->mu);
 }
 
-int mgr_dbq_push(struct mgr_dbq *q, struct mgr_dbq_item *it, bool must)
+int mgr_dbq_push(struct mgr_dbq *q, struct mgr_dbq_item *it, unsigned flags)
 {
     int r = 0;
 
@@ -43,7 +43,7 @@ int mgr_dbq_push(struct mgr_dbq *q, struct mgr_dbq_item *it, bool must)
     pthread_mutex_lock(&q->mu);
     if (q->closed) {
         r = -EPIPE;
-    } else if (!must && q->bytes + it->bytes > q->max_bytes) {
+    } else if (!(flags & MGR_DBQ_MUST) && q->bytes + it->bytes > q->max_bytes) {
         q->refused++;
         r = -ENOBUFS;
     } else {
@@ -56,9 +56,11 @@ int mgr_dbq_push(struct mgr_dbq *q, struct mgr_dbq_item *it, bool must)
         if (q->bytes > q->peak_bytes)
             q->peak_bytes = q->bytes;
         q->pushed++;
-        /* Only an empty queue can have the consumer waiting for records. */
-        if (q->head == it)
+        q->queued++;
+        if (q->waiting && ((flags & MGR_DBQ_WAKE) || q->queued >= MGR_DBQ_WAKE_COUNT)) {
+            q->waiting = false;
             pthread_cond_broadcast(&q->cv);
+        }
     }
     pthread_mutex_unlock(&q->mu);
     return r;
@@ -69,19 +71,25 @@ struct mgr_dbq_item *mgr_dbq_take(struct mgr_dbq *q)
     struct mgr_dbq_item *list;
 
     pthread_mutex_lock(&q->mu);
-    while (!q->head && !q->closed)
+    /* An awake consumer takes whatever is queued; a waiting one is woken
+     * by a push that asks for it, enough records, a drain or the close. */
+    while (!q->head && !q->closed) {
+        q->waiting = true;
         pthread_cond_wait(&q->cv, &q->mu);
+    }
+    q->waiting = false;
     list = q->head;
     q->head = q->tail = NULL;
+    q->queued = 0;
     pthread_mutex_unlock(&q->mu);
     return list;
 }
 
-void mgr_dbq_release(struct mgr_dbq *q, size_t bytes)
+void mgr_dbq_release(struct mgr_dbq *q, size_t bytes, uint64_t n)
 {
     pthread_mutex_lock(&q->mu);
     q->bytes -= bytes;
-    q->done++;
+    q->done += n;
     if (q->done == q->pushed)
         pthread_cond_broadcast(&q->cv);
     pthread_mutex_unlock(&q->mu);
@@ -91,6 +99,10 @@ void mgr_dbq_drain(struct mgr_dbq *q)
 {
     pthread_mutex_lock(&q->mu);
     uint64_t want = q->pushed;
+    if (q->waiting) {
+        q->waiting = false;
+        pthread_cond_broadcast(&q->cv);
+    }
     while (q->done < want)
         pthread_cond_wait(&q->cv, &q->mu);
     pthread_mutex_unlock(&q->mu);

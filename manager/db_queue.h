@@ -6,7 +6,13 @@
  * counted, unless the record is one that must not be lost (a test's begin
  * or end, a few per test), which always goes in. The consumer (the writer)
  * takes every queued record at once and gives their bytes back as it
- * finishes each, so the bound holds what is queued or being written.
+ * finishes them, so the bound holds what is queued or being written.
+ *
+ * A waiting consumer is woken by a push that asks for it (the end of a
+ * batch: an interval's ALL row, a flush, a test's begin or end) or once
+ * MGR_DBQ_WAKE_COUNT records wait, not by every push: at 10,000 agents a
+ * wake-up per row was a futex call and a context switch per row on the
+ * loop's side.
  */
 #ifndef IOF_MANAGER_DB_QUEUE_H
 #define IOF_MANAGER_DB_QUEUE_H
@@ -23,10 +29,21 @@ struct mgr_dbq_item {
     size_t bytes; /* what the record holds against the bound */
 };
 
+/* Records queued before a waiting consumer is woken without being asked. */
+#define MGR_DBQ_WAKE_COUNT 256
+
+/* mgr_dbq_push's flags. */
+enum {
+    MGR_DBQ_MUST = 1 << 0, /* never refused, even past the bound */
+    MGR_DBQ_WAKE = 1 << 1, /* wake the consumer now */
+};
+
 struct mgr_dbq {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     struct mgr_dbq_item *head, *tail;
+    size_t queued; /* records queued, not yet taken */
+    bool waiting;  /* the consumer waits in mgr_dbq_take */
     size_t max_bytes;
     size_t bytes;      /* queued or being written */
     size_t peak_bytes; /* the most bytes ever held */
@@ -42,20 +59,21 @@ int mgr_dbq_init(struct mgr_dbq *q, size_t max_bytes);
 void mgr_dbq_destroy(struct mgr_dbq *q);
 
 /* Takes it and returns 0; or, when it would take the queue past max_bytes
- * and must is false, returns -ENOBUFS, counts the refusal and leaves it to
- * the caller. Never waits but for the mutex. After mgr_dbq_close: -EPIPE. */
-int mgr_dbq_push(struct mgr_dbq *q, struct mgr_dbq_item *it, bool must);
+ * and flags lack MGR_DBQ_MUST, returns -ENOBUFS, counts the refusal and
+ * leaves it to the caller. Never waits but for the mutex. After
+ * mgr_dbq_close: -EPIPE. MGR_DBQ_WAKE wakes a waiting consumer. */
+int mgr_dbq_push(struct mgr_dbq *q, struct mgr_dbq_item *it, unsigned flags);
 
 /* Waits until records are queued or the queue is closed; returns every
  * queued record, oldest first (linked by next; the caller owns them), or
  * NULL once the queue is closed and empty. */
 struct mgr_dbq_item *mgr_dbq_take(struct mgr_dbq *q);
 
-/* The consumer finished one record of `bytes` (it may free it). */
-void mgr_dbq_release(struct mgr_dbq *q, size_t bytes);
+/* The consumer finished n records of `bytes` in all (it may free them). */
+void mgr_dbq_release(struct mgr_dbq *q, size_t bytes, uint64_t n);
 
-/* Waits until the consumer has finished every record pushed before the
- * call (a barrier for tests and for the end of a run). */
+/* Wakes the consumer and waits until it has finished every record pushed
+ * before the call (a barrier for tests and for the end of a run). */
 void mgr_dbq_drain(struct mgr_dbq *q);
 
 /* No more pushes; mgr_dbq_take returns what is left, then NULL. */

@@ -28,6 +28,8 @@
  * heartbeats, intervals) always comes first for the CPU; the writer takes
  * what is left, and the queue absorbs the difference. */
 #define DB_WRITER_NICE 10
+/* Records the writer finishes before it gives their bytes back to the queue. */
+#define DB_RELEASE_STEP 64
 
 #define COLNAME(name, kind) ", " #name
 #define COLPARAM(name, kind) ", ?"
@@ -558,13 +560,21 @@ void *mgr_dbw_main(void *arg)
         setpriority(PRIO_PROCESS, tid, nice_now + DB_WRITER_NICE);
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
     while ((list = mgr_dbq_take(d->queue))) {
+        size_t bytes = 0;
+        uint64_t n = 0;
+
         while (list) {
             struct mgr_dbw_rec *r = (struct mgr_dbw_rec *)list;
-            size_t bytes = r->q.bytes;
+            bytes += r->q.bytes;
             list = list->next;
             w_apply(d, r);
             free(r);
-            mgr_dbq_release(d->queue, bytes);
+            /* Bytes back in steps, not a locked call per record. */
+            if (++n == DB_RELEASE_STEP || !list) {
+                mgr_dbq_release(d->queue, bytes, n);
+                bytes = 0;
+                n = 0;
+            }
         }
     }
     db_batch_end(d);

@@ -153,10 +153,16 @@ static struct mgr_dbw_rec *rec_new(enum mgr_dbw_kind kind, size_t tail)
     return r;
 }
 
-/* Queues r for the writer (must: a record that is never refused); a
- * refused interval or row is counted, for close to report. */
-static void rec_push(struct db_sink *d, struct mgr_dbw_rec *r, bool must)
+/* Queues r for the writer, with mgr_dbq_push's flags (MGR_DBQ_MUST: a
+ * record that is never refused); a refused interval or row is counted, for
+ * close to report. */
+/* Begins, ends and flushes: never refused, and the writer starts on them. */
+#define REC_MUST (MGR_DBQ_MUST | MGR_DBQ_WAKE)
+
+static void rec_push(struct db_sink *d, struct mgr_dbw_rec *r, unsigned flags)
 {
+    bool must = flags & MGR_DBQ_MUST;
+
     if (!r) {
         if (must)
             loop_fail(d, "out of memory", "");
@@ -166,7 +172,7 @@ static void rec_push(struct db_sink *d, struct mgr_dbw_rec *r, bool must)
     }
     /* Read before the push: from then on the writer may have freed r. */
     bool figures = r->kind == MGR_DBW_INTERVAL || r->kind == MGR_DBW_ROW;
-    if (mgr_dbq_push(&d->queue, &r->q, must)) {
+    if (mgr_dbq_push(&d->queue, &r->q, flags)) {
         free(r);
         if (!must)
             d->dropped++;
@@ -284,7 +290,7 @@ static void db_run_begin(struct mgr_sink *s, const struct mgr_run_info *ri)
     r->u.run.tests_planned = ri->plan ? ri->plan->nspecs * iof_plan_cycle_steps(ri->plan) : 0;
     r->u.run.agents = ri->agents;
     r->u.run.nagents = ri->nagents;
-    rec_push(d, r, true);
+    rec_push(d, r, REC_MUST);
     d->w.tag = d->tag;
     d->w.run_id = d->run_id;
     d->w.queue = &d->queue;
@@ -321,7 +327,7 @@ static void db_test_begin(struct mgr_sink *s, const struct mgr_test_info *ti)
         r->u.test.cycle_value = cyc ? ti->test->cycle_value : 0;
         r->u.test.start_wall_ns = ti->start_wall_ns;
     }
-    rec_push(d, r, true);
+    rec_push(d, r, REC_MUST);
 }
 
 static void db_interval(struct mgr_sink *s, const struct mgr_interval *iv)
@@ -346,7 +352,9 @@ static void db_interval(struct mgr_sink *s, const struct mgr_interval *iv)
         r->u.iv.late = iv->late;
         tail_fig(r, &used, iv->stats);
     }
-    rec_push(d, r, false);
+    /* The ALL interval ends the writer's batch: it goes to the database at
+     * once, the nodes' intervals before it in the same wake-up. */
+    rec_push(d, r, iv->node ? 0 : MGR_DBQ_WAKE);
 }
 
 static void db_row(struct mgr_sink *s, const struct mgr_test_info *ti, const struct mgr_row *r)
@@ -355,7 +363,7 @@ static void db_row(struct mgr_sink *s, const struct mgr_test_info *ti, const str
 
     (void)ti;
     if (d->writing)
-        rec_push(d, rec_row(d, MGR_DBW_ROW, r, 0), false);
+        rec_push(d, rec_row(d, MGR_DBW_ROW, r, 0), 0);
 }
 
 static void db_flush(struct mgr_sink *s)
@@ -365,7 +373,7 @@ static void db_flush(struct mgr_sink *s)
     if (!d->writing || !d->unflushed)
         return;
     d->unflushed = false;
-    rec_push(d, rec_new(MGR_DBW_FLUSH, 0), true);
+    rec_push(d, rec_new(MGR_DBW_FLUSH, 0), REC_MUST);
 }
 
 static void db_test_end(struct mgr_sink *s, const struct mgr_test_end *te)
@@ -395,7 +403,7 @@ static void db_test_end(struct mgr_sink *s, const struct mgr_test_end *te)
         for (size_t i = 0; i < te->nabsent; i++)
             r->u.end.absent[i] = tail_str(r, &used, te->absent[i]);
     }
-    rec_push(d, r, true);
+    rec_push(d, r, REC_MUST);
 }
 
 static void db_run_end(struct mgr_sink *s, int exit_code)
@@ -408,7 +416,7 @@ static void db_run_end(struct mgr_sink *s, int exit_code)
     r = rec_new(MGR_DBW_RUN_END, 0);
     if (r)
         r->u.exit_code = exit_code;
-    rec_push(d, r, true);
+    rec_push(d, r, REC_MUST);
     /* The run's agent infos and plan text, which the writer borrows, are
      * freed after run_end (manager/cluster.c); the loop has stopped by then
      * (every link closed), so waiting here holds nothing up. */
