@@ -17,6 +17,7 @@
 #include "common/err.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,46 +99,93 @@ void iof_hist_merge(struct iof_hist *dst, const struct iof_hist *src)
 }
 
 /* Rank is ceil(q*count) in [1, count], computed without libm. q*count is
- * below 2^64 for q < 1, so the conversion is defined. NaN is treated as 0.
- * If the buckets hold fewer than count values (a corrupted histogram; decode
- * never produces one) the result is max. */
-uint64_t iof_hist_percentile(const struct iof_hist *h, double q)
+ * below 2^64 for q < 1, so the conversion is defined. */
+static uint64_t hist_rank(double q, uint64_t count)
 {
-    uint64_t rank, seen = 0, mid;
-    double r;
-    unsigned i;
+    double r = q * (double)count;
+    uint64_t rank = (uint64_t)r;
 
-    if (h->count == 0)
-        return 0;
-    if (!(q > 0.0))
-        return h->min_ns;
-    if (q >= 1.0)
-        return h->max_ns;
-
-    r = q * (double)h->count;
-    rank = (uint64_t)r;
     if ((double)rank < r)
         rank++;
     if (rank < 1)
         rank = 1;
-    if (rank > h->count)
-        rank = h->count;
+    if (rank > count)
+        rank = count;
+    return rank;
+}
 
-    /* From min's bucket: none below it holds a value (see iof_hist_merge). */
-    for (i = iof_hist_index(h->min_ns); i < IOF_HIST_BUCKETS; i++) {
-        seen += h->buckets[i];
-        if (seen >= rank)
+/* As iof_hist_percentile of the histograms merged, for ascending qs, in one
+ * pass. A histogram adds only the buckets from its min's to its max's, as
+ * iof_hist_merge does. NaN is treated as 0. If the buckets hold fewer than
+ * count values (a corrupted histogram; decode never produces one) the
+ * result is max. */
+void iof_hist_percentiles(const struct iof_hist *const *hs, unsigned n, const double *qs,
+                          unsigned nq, uint64_t *out)
+{
+    unsigned lo[IOF_HIST_PCT_MAX_HISTS], hi[IOF_HIST_PCT_MAX_HISTS], used = 0, first = UINT_MAX;
+    const struct iof_hist *h[IOF_HIST_PCT_MAX_HISTS];
+    uint64_t count = 0, min = UINT64_MAX, max = 0, seen = 0;
+    unsigned i, k = 0;
+
+    for (unsigned j = 0; j < n && j < IOF_HIST_PCT_MAX_HISTS; j++) {
+        if (!hs[j]->count)
+            continue;
+        h[used] = hs[j];
+        lo[used] = iof_hist_index(hs[j]->min_ns);
+        hi[used] = iof_hist_index(hs[j]->max_ns);
+        if (lo[used] < first)
+            first = lo[used];
+        count += hs[j]->count;
+        if (hs[j]->min_ns < min)
+            min = hs[j]->min_ns;
+        if (hs[j]->max_ns > max)
+            max = hs[j]->max_ns;
+        used++;
+    }
+    /* Leading quantiles that need no buckets. */
+    for (; k < nq; k++) {
+        if (count == 0)
+            out[k] = 0;
+        else if (!(qs[k] > 0.0))
+            out[k] = min;
+        else if (qs[k] >= 1.0)
+            out[k] = max;
+        else
             break;
     }
-    if (i == IOF_HIST_BUCKETS)
-        return h->max_ns;
+    if (k == nq)
+        return;
+    /* From min's bucket: none below it holds a value. */
+    uint64_t rank = hist_rank(qs[k], count);
+    for (i = first; i < IOF_HIST_BUCKETS && k < nq; i++) {
+        for (unsigned j = 0; j < used; j++)
+            if (i >= lo[j] && i <= hi[j])
+                seen += h[j]->buckets[i];
+        while (k < nq && seen >= rank) {
+            uint64_t mid = iof_hist_bucket_low(i) + iof_hist_bucket_width(i) / 2;
+            if (mid < min)
+                mid = min;
+            if (mid > max)
+                mid = max;
+            out[k++] = mid;
+            if (k < nq && qs[k] >= 1.0) {
+                for (; k < nq; k++)
+                    out[k] = max;
+            } else if (k < nq) {
+                rank = hist_rank(qs[k], count);
+            }
+        }
+    }
+    for (; k < nq; k++)
+        out[k] = max;
+}
 
-    mid = iof_hist_bucket_low(i) + iof_hist_bucket_width(i) / 2;
-    if (mid < h->min_ns)
-        mid = h->min_ns;
-    if (mid > h->max_ns)
-        mid = h->max_ns;
-    return mid;
+uint64_t iof_hist_percentile(const struct iof_hist *h, double q)
+{
+    uint64_t v;
+
+    iof_hist_percentiles(&h, 1, &q, 1, &v);
+    return v;
 }
 
 double iof_hist_mean(const struct iof_hist *h)

@@ -793,6 +793,72 @@ static void test_span_same_as_merge(void **state)
     free(got);
 }
 
+/* iof_hist_percentiles over two (or three) histograms gives, for every
+ * quantile, what iof_hist_percentile gives for their merge: random pairs
+ * (either or both empty, one value, disjoint or overlapping spreads, the
+ * overflow bucket), the edge quantiles 0, NaN and 1 included, and a
+ * histogram whose count exceeds its buckets (corrupted: max). */
+static void test_percentiles_same_as_merge(void **state)
+{
+    static const double qs[] = {0.0, 1e-9, 0.25, 0.5, 0.5, 0.9, 0.95, 0.99, 0.999, 0.9999, 1.0};
+    struct iof_hist *h[3], *merged = malloc(sizeof(*merged));
+    const struct iof_hist *in[3];
+    uint64_t got[sizeof(qs) / sizeof(qs[0])];
+    struct rng r = {2026};
+    (void)state;
+
+    assert_non_null(merged);
+    for (int j = 0; j < 3; j++) {
+        h[j] = malloc(sizeof(*h[j]));
+        assert_non_null(h[j]);
+        in[j] = h[j];
+    }
+    for (int k = 0; k < 400; k++) {
+        unsigned n = k % 5 == 4 ? 3 : 2;
+        iof_hist_reset(merged);
+        for (unsigned j = 0; j < n; j++) {
+            int kind = (int)(rng_next(&r) % 6);
+            int count = kind == 0 ? 0 : kind == 1 ? 1 : 1 + (int)(rng_next(&r) % 3000);
+            double median = exp(log(100.0) + rng_unit(&r) * log(1e8));
+            iof_hist_reset(h[j]);
+            for (int i = 0; i < count; i++)
+                iof_hist_record(h[j], kind == 5 && i % 97 == 0
+                                          ? TOP_NS + i
+                                          : (uint64_t)(median * exp(rng_normal(&r))) + 1);
+            iof_hist_merge(merged, h[j]);
+        }
+        iof_hist_percentiles(in, n, qs, sizeof(qs) / sizeof(qs[0]), got);
+        for (size_t q = 0; q < sizeof(qs) / sizeof(qs[0]); q++)
+            if (got[q] != iof_hist_percentile(merged, qs[q]))
+                fail_msg("case %d, q %g: %llu, merged %llu", k, qs[q], (unsigned long long)got[q],
+                         (unsigned long long)iof_hist_percentile(merged, qs[q]));
+    }
+    /* NaN first counts as 0: min. */
+    {
+        const double nan_q[] = {NAN, 0.5};
+        iof_hist_reset(h[0]);
+        iof_hist_reset(h[1]);
+        iof_hist_record(h[0], 1000);
+        iof_hist_record(h[1], 5000);
+        iof_hist_percentiles(in, 2, nan_q, 2, got);
+        assert_int_equal(got[0], 1000);
+        assert_int_equal(got[1], iof_hist_bucket_low(iof_hist_index(1000)) +
+                                     iof_hist_bucket_width(iof_hist_index(1000)) / 2);
+    }
+    /* A count its buckets do not hold: max, as for the merge. */
+    h[0]->count += 10;
+    iof_hist_reset(merged);
+    iof_hist_merge(merged, h[0]);
+    iof_hist_merge(merged, h[1]);
+    iof_hist_percentiles(in, 2, qs, sizeof(qs) / sizeof(qs[0]), got);
+    for (size_t q = 0; q < sizeof(qs) / sizeof(qs[0]); q++)
+        assert_int_equal(got[q], iof_hist_percentile(merged, qs[q]));
+    assert_int_equal(got[9], 5000);
+    for (int j = 0; j < 3; j++)
+        free(h[j]);
+    free(merged);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -811,6 +877,7 @@ int main(void)
         cmocka_unit_test(test_runs_size),
         cmocka_unit_test(test_merge_cluster_day),
         cmocka_unit_test(test_span_same_as_merge),
+        cmocka_unit_test(test_percentiles_same_as_merge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
