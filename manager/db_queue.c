@@ -24,23 +24,33 @@ int mgr_dbq_init(struct mgr_dbq *q, size_t max_bytes)
     return 0;
 }
 
+static void free_list(struct mgr_dbq_item *it)
+{
+    while (it) {
+        struct mgr_dbq_item *next = it->next;
+        free(it);
+        it = next;
+    }
+}
+
 void mgr_dbq_destroy(struct mgr_dbq *q)
 {
-    while (q->head) {
-        struct mgr_dbq_item *it = q->head;
-        q->head = it->next;
-        free(it);
-    }
+    free_list(q->head);
+    free_list(q->spent);
+    q->head = q->spent = NULL;
     pthread_cond_destroy(&q->cv);
     pthread_mutex_destroy(&q->mu);
 }
 
 int mgr_dbq_push(struct mgr_dbq *q, struct mgr_dbq_item *it, unsigned flags)
 {
+    struct mgr_dbq_item *spent;
     int r = 0;
 
     it->next = NULL;
     pthread_mutex_lock(&q->mu);
+    spent = q->spent;
+    q->spent = NULL;
     if (q->closed) {
         r = -EPIPE;
     } else if (!(flags & MGR_DBQ_MUST) && q->bytes + it->bytes > q->max_bytes) {
@@ -63,6 +73,7 @@ int mgr_dbq_push(struct mgr_dbq *q, struct mgr_dbq_item *it, unsigned flags)
         }
     }
     pthread_mutex_unlock(&q->mu);
+    free_list(spent);
     return r;
 }
 
@@ -85,11 +96,24 @@ struct mgr_dbq_item *mgr_dbq_take(struct mgr_dbq *q)
     return list;
 }
 
-void mgr_dbq_release(struct mgr_dbq *q, size_t bytes, uint64_t n)
+void mgr_dbq_release(struct mgr_dbq *q, struct mgr_dbq_item *done)
 {
+    struct mgr_dbq_item *last = done;
+    size_t bytes = 0;
+    uint64_t n = 0;
+
+    if (!done)
+        return;
+    for (struct mgr_dbq_item *it = done; it; it = it->next) {
+        bytes += it->bytes;
+        n++;
+        last = it;
+    }
     pthread_mutex_lock(&q->mu);
     q->bytes -= bytes;
     q->done += n;
+    last->next = q->spent;
+    q->spent = done;
     if (q->done == q->pushed)
         pthread_cond_broadcast(&q->cv);
     pthread_mutex_unlock(&q->mu);

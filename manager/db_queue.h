@@ -5,8 +5,10 @@
  * The producer (the loop) never waits: a push over the bound is refused and
  * counted, unless the record is one that must not be lost (a test's begin
  * or end, a few per test), which always goes in. The consumer (the writer)
- * takes every queued record at once and gives their bytes back as it
- * finishes them, so the bound holds what is queued or being written.
+ * takes every queued record at once and hands them back as it finishes
+ * them, so the bound holds what is queued or being written. Finished records
+ * are freed by the producer at its next push: memory the loop allocated is
+ * freed on the loop's thread, not in contention with it for malloc's arena.
  *
  * A waiting consumer is woken by a push that asks for it (the end of a
  * batch: an interval's ALL row, a flush, a test's begin or end) or once
@@ -42,8 +44,9 @@ struct mgr_dbq {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     struct mgr_dbq_item *head, *tail;
-    size_t queued; /* records queued, not yet taken */
-    bool waiting;  /* the consumer waits in mgr_dbq_take */
+    struct mgr_dbq_item *spent; /* finished, for the next push to free */
+    size_t queued;              /* records queued, not yet taken */
+    bool waiting;               /* the consumer waits in mgr_dbq_take */
     size_t max_bytes;
     size_t bytes;      /* queued or being written */
     size_t peak_bytes; /* the most bytes ever held */
@@ -55,13 +58,15 @@ struct mgr_dbq {
 
 /* 0, or -errno when the mutex or condition variable cannot be made. */
 int mgr_dbq_init(struct mgr_dbq *q, size_t max_bytes);
-/* Frees whatever is still queued (with free()) and the primitives. */
+/* Frees whatever is still queued or finished (with free()) and the
+ * primitives. */
 void mgr_dbq_destroy(struct mgr_dbq *q);
 
 /* Takes it and returns 0; or, when it would take the queue past max_bytes
  * and flags lack MGR_DBQ_MUST, returns -ENOBUFS, counts the refusal and
  * leaves it to the caller. Never waits but for the mutex. After
- * mgr_dbq_close: -EPIPE. MGR_DBQ_WAKE wakes a waiting consumer. */
+ * mgr_dbq_close: -EPIPE. MGR_DBQ_WAKE wakes a waiting consumer. Frees (with
+ * free()) the records the consumer has finished since the last push. */
 int mgr_dbq_push(struct mgr_dbq *q, struct mgr_dbq_item *it, unsigned flags);
 
 /* Waits until records are queued or the queue is closed; returns every
@@ -69,8 +74,10 @@ int mgr_dbq_push(struct mgr_dbq *q, struct mgr_dbq_item *it, unsigned flags);
  * NULL once the queue is closed and empty. */
 struct mgr_dbq_item *mgr_dbq_take(struct mgr_dbq *q);
 
-/* The consumer finished n records of `bytes` in all (it may free them). */
-void mgr_dbq_release(struct mgr_dbq *q, size_t bytes, uint64_t n);
+/* The consumer finished the records of `done` (linked by next, the last's
+ * NULL): their bytes go back to the bound, and the queue owns them again
+ * (the next push frees them). */
+void mgr_dbq_release(struct mgr_dbq *q, struct mgr_dbq_item *done);
 
 /* Wakes the consumer and waits until it has finished every record pushed
  * before the call (a barrier for tests and for the end of a run). */

@@ -560,19 +560,19 @@ void *mgr_dbw_main(void *arg)
         setpriority(PRIO_PROCESS, tid, nice_now + DB_WRITER_NICE);
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
     while ((list = mgr_dbq_take(d->queue))) {
-        size_t bytes = 0;
-        uint64_t n = 0;
+        struct mgr_dbq_item *done = list;
+        unsigned n = 0;
 
         while (list) {
-            struct mgr_dbw_rec *r = (struct mgr_dbw_rec *)list;
-            bytes += r->q.bytes;
+            struct mgr_dbq_item *it = list;
             list = list->next;
-            w_apply(d, r);
-            free(r);
-            /* Bytes back in steps, not a locked call per record. */
+            w_apply(d, (struct mgr_dbw_rec *)it);
+            /* Handed back in steps, not a locked call per record; the loop
+             * frees them. */
             if (++n == DB_RELEASE_STEP || !list) {
-                mgr_dbq_release(d->queue, bytes, n);
-                bytes = 0;
+                it->next = NULL;
+                mgr_dbq_release(d->queue, done);
+                done = list;
                 n = 0;
             }
         }

@@ -144,10 +144,12 @@ static void tail_fig(struct mgr_dbw_rec *r, size_t *used, const struct iof_stats
  * out of memory. */
 static struct mgr_dbw_rec *rec_new(enum mgr_dbw_kind kind, size_t tail)
 {
-    struct mgr_dbw_rec *r = calloc(1, sizeof(*r) + tail);
+    /* The tail is all written by the caller: only the head is cleared. */
+    struct mgr_dbw_rec *r = malloc(sizeof(*r) + tail);
 
     if (!r)
         return NULL;
+    memset(r, 0, sizeof(*r));
     r->kind = kind;
     r->q.bytes = sizeof(*r) + tail;
     return r;

@@ -3,7 +3,8 @@
  *
  * Checked: records come out oldest first, all at once; a push past the
  * bound is refused (-ENOBUFS) and counted, never waited on, unless it must
- * go in; bytes come back only as the consumer releases them; drain waits
+ * go in; bytes come back only as the consumer releases them, and the
+ * released records are freed by the next push; drain waits
  * for a consumer thread to finish everything pushed (waking it); a waiting
  * consumer is woken by a push that asks for it or by MGR_DBQ_WAKE_COUNT
  * queued records, not by every push; after close, pushes
@@ -61,13 +62,17 @@ static void fifo_and_bound(void **state)
         struct rec *r = (struct rec *)list;
         assert_int_equal(r->n, n++);
         list = list->next;
-        mgr_dbq_release(&q, r->q.bytes, 1);
-        free(r);
+        r->q.next = NULL;
+        mgr_dbq_release(&q, &r->q);
     }
     assert_int_equal(n, 5);
     assert_int_equal(q.bytes, 0);
     assert_int_equal(q.peak_bytes, 101);
+    /* Finished records wait for the producer's next push, which frees them
+     * (on its own thread). */
+    assert_non_null(q.spent);
     assert_int_equal(mgr_dbq_push(&q, &late->q, 0), 0);
+    assert_null(q.spent);
     mgr_dbq_close(&q);
     struct rec *after = rec(6, 1);
     assert_int_equal(mgr_dbq_push(&q, &after->q, MGR_DBQ_MUST), -EPIPE);
@@ -75,33 +80,24 @@ static void fifo_and_bound(void **state)
     list = mgr_dbq_take(&q);
     assert_ptr_equal(list, &late->q);
     assert_null(list->next);
-    mgr_dbq_release(&q, late->q.bytes, 1);
-    free(late);
+    mgr_dbq_release(&q, &late->q);
     assert_null(mgr_dbq_take(&q));
     mgr_dbq_destroy(&q);
 }
 
 static int g_sum, g_takes;
 
-/* Releases a taken list in one call, as the writer does. */
+/* Hands a taken list back in one call, as the writer does in steps. */
 static void *consumer(void *arg)
 {
     struct mgr_dbq *q = arg;
     struct mgr_dbq_item *list;
 
     while ((list = mgr_dbq_take(q))) {
-        size_t bytes = 0;
-        uint64_t n = 0;
         __atomic_add_fetch(&g_takes, 1, __ATOMIC_SEQ_CST);
-        while (list) {
-            struct rec *r = (struct rec *)list;
-            list = list->next;
-            __atomic_add_fetch(&g_sum, r->n, __ATOMIC_SEQ_CST);
-            bytes += r->q.bytes;
-            n++;
-            free(r);
-        }
-        mgr_dbq_release(q, bytes, n);
+        for (struct mgr_dbq_item *it = list; it; it = it->next)
+            __atomic_add_fetch(&g_sum, ((struct rec *)it)->n, __ATOMIC_SEQ_CST);
+        mgr_dbq_release(q, list);
     }
     return NULL;
 }
