@@ -3,7 +3,8 @@
  * is not declared lost at the first late tick, before the waiting messages
  * are read; a peer that is really silent still is. And its heartbeats: none
  * in a period in which something else was sent, one in every other, so the
- * peer never waits more than two periods for a frame. */
+ * peer never waits more than two periods for a frame, also while the loop
+ * spends many periods in one callback handling another link's messages. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -233,12 +235,124 @@ static void test_silent_peer_is_lost(void **state)
     assert_int_equal(r.close_err, IOF_ELOST);
 }
 
+/* --- a burst of slow messages on one link --------------------------------------------- */
+
+#define BURST 40
+#define BURST_MS 25 /* each message's handling: 40 x 25 ms = 10 periods in one callback */
+
+struct burst {
+    struct proto_link *a, *b;
+    int a_fd; /* a's peer: the test writes the burst itself */
+    unsigned closed, handled;
+    int b_err;
+    uv_timer_t send, stop;
+};
+
+static void on_msg_slow(struct proto_link *l, const struct proto_msg *msg, void *arg)
+{
+    struct burst *bu = arg;
+    (void)l;
+    (void)msg;
+    bu->handled++;
+    usleep(BURST_MS * 1000);
+}
+
+static void on_close_burst(struct proto_link *l, int err, const char *why, void *arg)
+{
+    struct burst *bu = arg;
+    (void)why;
+    if (l == bu->b)
+        bu->b_err = err;
+    if (++bu->closed == 2) {
+        uv_close((uv_handle_t *)&bu->send, NULL);
+        uv_close((uv_handle_t *)&bu->stop, NULL);
+    }
+}
+
+/* All of the burst in one write: the loop reads it in one callback. */
+static void on_burst(uv_timer_t *t)
+{
+    struct burst *bu = t->data;
+    uint8_t buf[BURST * 256];
+    size_t used = 0;
+
+    for (int i = 0; i < BURST; i++) {
+        struct proto_msg m;
+        struct iof_diag d = {{0}};
+        uint8_t *frame = NULL;
+        size_t len;
+        proto_msg_init(&m, PROTO_MSG_STOP);
+        m.u.stop.reason = "slow to handle";
+        assert_int_equal(proto_msg_encode_frame(&m, 1 << 20, &frame, &len, &d), 0);
+        assert_true(used + len <= sizeof(buf));
+        memcpy(buf + used, frame, len);
+        used += len;
+        free(frame);
+    }
+    assert_int_equal(send(bu->a_fd, buf, used, MSG_NOSIGNAL), (ssize_t)used);
+}
+
+static void on_burst_stop(uv_timer_t *t)
+{
+    struct burst *bu = t->data;
+    proto_link_close(bu->a, 0, "done");
+    proto_link_close(bu->b, 0, "done");
+}
+
+/* Link a's messages take 10 periods to handle in one callback, so the
+ * loop's timers cannot run meanwhile: link b, on the same loop, still sends
+ * its heartbeats between a's messages, and its peer never waits much more
+ * than two periods for a frame (10 without the catch-up). */
+static void test_busy_loop_still_heartbeats(void **state)
+{
+    static const struct proto_link_cbs cbs = {.on_msg = on_msg_slow, .on_close = on_close_burst};
+    static char got[1 << 20];
+    struct peer pb = {.got = got, .got_cap = sizeof(got)};
+    struct iof_conn *ca = NULL, *cb = NULL;
+    struct burst bu = {0};
+    int sa[2], sb[2];
+    uv_loop_t loop;
+    pthread_t th;
+    (void)state;
+
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sa), 0);
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sb), 0);
+    bu.a_fd = sa[1];
+    pb.fd = sb[1];
+    assert_int_equal(uv_loop_init(&loop), 0);
+    assert_int_equal(iof_conn_open_fd(&loop, sa[0], "a", NULL, NULL, &ca), 0);
+    assert_int_equal(iof_conn_open_fd(&loop, sb[0], "b", NULL, NULL, &cb), 0);
+    bu.a = proto_link_new(&loop, ca, &cbs, &bu);
+    bu.b = proto_link_new(&loop, cb, &cbs, &bu);
+    assert_true(bu.a && bu.b);
+    proto_link_set_established(bu.a, HB_MS);
+    proto_link_set_established(bu.b, HB_MS);
+    uv_timer_init(&loop, &bu.send);
+    uv_timer_init(&loop, &bu.stop);
+    bu.send.data = bu.stop.data = &bu;
+    uv_timer_start(&bu.send, on_burst, 150, 0);
+    uv_timer_start(&bu.stop, on_burst_stop, 150 + BURST * BURST_MS + 250, 0);
+    assert_int_equal(pthread_create(&th, NULL, peer_main, &pb), 0);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    atomic_store(&pb.stop, true);
+    pthread_join(th, NULL);
+    close(sa[1]);
+    close(sb[1]);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    print_message("%u slow messages; b's peer waited at most %.0f ms for a frame\n", bu.handled,
+                  (double)pb.max_gap_ns / 1e6);
+    assert_int_equal(bu.handled, BURST);
+    assert_int_equal(bu.b_err, 0);
+    assert_true(pb.max_gap_ns < 3.5 * HB_MS * IOF_NS_PER_MS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_own_stall_is_not_a_lost_peer),
         cmocka_unit_test(test_silent_peer_is_lost),
         cmocka_unit_test(test_heartbeat_only_when_quiet),
+        cmocka_unit_test(test_busy_loop_still_heartbeats),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
