@@ -140,6 +140,7 @@ struct session {
     uint32_t test;
     uint64_t next_interval;
     bool stop_requested;
+    bool cut_by_close; /* its test stopped as its connection was closing (session_send_stats) */
     uint64_t stop_ns;  /* when the manager's stop arrived (0: none): a cut window's end */
     bool ended_early;  /* every worker reached its io_limit: stop_ns is when the last did */
     uint64_t vprog_ns; /* when read-back progress (verify_mode "after") was last sent */
@@ -431,7 +432,9 @@ static void session_abort_test(struct session *s);
 
 /* Sends a stats or result message. A send that fails is never ignored: the
  * manager is told why (unless the connection itself is gone) and the test
- * is stopped, as the manager cannot count what it will not receive.
+ * is stopped, as the manager cannot count what it will not receive. A test
+ * stopped because its connection is gone (closing, its close callback not
+ * run yet) is still reported by session_on_close as a lost manager.
  * Returns whether the message went out. */
 static bool session_send_stats(struct session *s, const struct proto_msg *m)
 {
@@ -441,8 +444,10 @@ static bool session_send_stats(struct session *s, const struct proto_msg *m)
     if (r != -ENOTCONN)
         session_send_error(s, r, "%s: test %u: cannot send its %s: %s", s->a->name, s->test + 1,
                            proto_msg_type_name(m->type), iof_strerror(r));
-    if (m->type == PROTO_MSG_STATS)
+    if (m->type == PROTO_MSG_STATS) {
+        s->cut_by_close = r == -ENOTCONN && s->dt;
         session_abort_test(s);
+    }
     return false;
 }
 
@@ -1477,7 +1482,7 @@ static void session_on_close(struct proto_link *l, int err, const char *why, voi
         a->draining++;
     }
     if (a->active == s) {
-        if (s->dt)
+        if (s->dt || s->cut_by_close)
             IOF_WARN("manager '%s' lost (%s): stopping all I/O", s->manager, why);
         else
             IOF_INFO("session with manager '%s' ended (%s)", s->manager, err ? why : "closed");
@@ -1510,7 +1515,8 @@ static void session_make_room(struct agent *a, const char *src)
     unsigned n = 0;
 
     for (struct session *p = a->sessions; p; p = p->next) { /* oldest first */
-        if (p->welcomed || p->evicted || !p->link)
+        /* One already closing (its peer left) logs its own drop. */
+        if (p->welcomed || p->evicted || !p->link || proto_link_is_closing(p->link))
             continue;
         if (!oldest)
             oldest = p;

@@ -538,6 +538,11 @@ bool proto_link_is_loopback(const struct proto_link *l)
     return l->loopback;
 }
 
+bool proto_link_is_closing(const struct proto_link *l)
+{
+    return l->closing;
+}
+
 void proto_link_set_arg(struct proto_link *l, void *arg)
 {
     l->arg = arg;

@@ -69,6 +69,8 @@ void proto_link_close(struct proto_link *l, int err, const char *reason);
 
 const char *proto_link_peer(const struct proto_link *l);
 bool proto_link_is_loopback(const struct proto_link *l);
+/* True once the link is closing (on_close has not run yet). */
+bool proto_link_is_closing(const struct proto_link *l);
 void proto_link_set_arg(struct proto_link *l, void *arg);
 
 /* Options for decoding incoming messages (PROTO_DECODE_*, proto/msg.h). */

@@ -100,7 +100,11 @@ t0=$(cl_now_ms)
 cl_wait_exit "$mgr" 5 rc
 size_at() { stat -c %s "$big" 2>/dev/null || echo 0; }
 s0=$(size_at)
-cl_wait_log "$plog" "session with manager 'iofleet' ended (connection closed by the peer)" 3
+# A FIN, or a reset when the manager had not read the agent's last message.
+cl_wait_log "$plog" "session with manager 'iofleet' ended (" 3
+grep "session with manager 'iofleet' ended (" "$plog" | tail -n1 |
+    grep -qiE "\((connection closed by the peer|connection reset by peer)\)" ||
+    cl_fail "prep: agent's log: $(grep "session with manager 'iofleet' ended (" "$plog" | tail -n1)"
 # 3 heartbeats after the kill, then one more second: the file must not grow.
 sleep "$(awk -v d=$((3 * hb - ($(cl_now_ms) - t0))) 'BEGIN { print (d > 0 ? d / 1000 : 0) }')"
 s1=$(size_at)
