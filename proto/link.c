@@ -219,6 +219,9 @@ static int hb_join(struct proto_link *l)
         g->open = LINK_HB_SLOTS;
         g->next = hb_groups;
         hb_groups = g;
+        /* hb_catch_up looks again at the next message: with no group it
+         * had nothing to wait for. */
+        hb_catch_up_ns = 0;
     }
     s = &g->slot[(iof_now_ns() / IOF_NS_PER_MS / phase_ms) % LINK_HB_SLOTS];
     hb_insert_before(&s->head, &l->hb);
