@@ -107,7 +107,7 @@ static void hb_on_group_timer_closed(uv_handle_t *h)
         free(g);
 }
 
-static void link_hb_tick(struct proto_link *l);
+static void link_hb_tick(struct proto_link *l, uint64_t now);
 
 /* Every link in s, with a cursor after the one being handled, so links
  * leaving (any of them) or joining meanwhile leave the walk sound. */
@@ -127,16 +127,10 @@ static void hb_walk(struct hb_slot *s, void (*fn)(struct proto_link *, uint64_t)
     hb_unlink(&cursor);
 }
 
-static void link_hb_tick_at(struct proto_link *l, uint64_t now)
-{
-    (void)now;
-    link_hb_tick(l);
-}
-
 /* A slot's tick. */
 static void hb_on_slot(uv_timer_t *t)
 {
-    hb_walk(t->data, link_hb_tick_at, iof_now_ns());
+    hb_walk(t->data, link_hb_tick, iof_now_ns());
 }
 
 static void link_hb_owe(struct proto_link *l, uint64_t now);
@@ -361,9 +355,19 @@ static void link_on_data(struct iof_conn *c, const uint8_t *buf, size_t len, voi
         link_fail(l, IOF_EPROTO, "%s", proto_decoder_error(&l->dec));
 }
 
-static void link_hb_tick(struct proto_link *l)
+/* A heartbeat to the peer, stamped now. */
+static void link_send_heartbeat(struct proto_link *l, uint64_t now)
 {
-    uint64_t now = iof_now_ns();
+    uint8_t frame[PROTO_HEARTBEAT_FRAME_MAX];
+    size_t len;
+
+    if (proto_msg_heartbeat_frame(l->hb_seq++, now, frame, sizeof(frame), &len) == 0 && l->conn)
+        iof_conn_write(l->conn, frame, len);
+}
+
+/* now: the slot's walk's clock, shared by its links. */
+static void link_hb_tick(struct proto_link *l, uint64_t now)
+{
     uint64_t gap = now - l->last_hb_ns;
     /* Something else went out since the last tick: the peer heard from us
      * in this period (any message counts), so no heartbeat. An agent
@@ -386,12 +390,8 @@ static void link_hb_tick(struct proto_link *l)
                   (double)(now - l->last_rx_ns) / 1e9, PROTO_HEARTBEAT_MISSES);
         return;
     }
-    if (quiet) {
-        uint8_t frame[PROTO_HEARTBEAT_FRAME_MAX];
-        size_t len;
-        if (proto_msg_heartbeat_frame(l->hb_seq++, now, frame, sizeof(frame), &len) == 0 && l->conn)
-            iof_conn_write(l->conn, frame, len);
-    }
+    if (quiet)
+        link_send_heartbeat(l, now);
 }
 
 /* A catch-up's part (hb_catch_up): a heartbeat if the peer has heard
@@ -400,15 +400,11 @@ static void link_hb_tick(struct proto_link *l)
 static void link_hb_owe(struct proto_link *l, uint64_t now)
 {
     uint64_t last = l->last_tx_ns > l->last_hb_ns ? l->last_tx_ns : l->last_hb_ns;
-    uint8_t frame[PROTO_HEARTBEAT_FRAME_MAX];
-    size_t len;
 
     if (l->closing || !l->conn || now - last < (uint64_t)l->hb_ms * IOF_NS_PER_MS)
         return;
-    if (proto_msg_heartbeat_frame(l->hb_seq++, now, frame, sizeof(frame), &len) == 0) {
-        iof_conn_write(l->conn, frame, len);
-        l->last_tx_ns = now;
-    }
+    link_send_heartbeat(l, now);
+    l->last_tx_ns = now;
 }
 
 void proto_link_note_sent(struct proto_link *l)
