@@ -140,7 +140,6 @@ struct session {
     uint32_t test;
     uint64_t next_interval;
     bool stop_requested;
-    bool cut_by_close; /* its test stopped as its connection was closing (session_send_stats) */
     uint64_t stop_ns;  /* when the manager's stop arrived (0: none): a cut window's end */
     bool ended_early;  /* every worker reached its io_limit: stop_ns is when the last did */
     uint64_t vprog_ns; /* when read-back progress (verify_mode "after") was last sent */
@@ -431,23 +430,21 @@ static void agent_reap_test(struct agent *a, struct dyn_test *dt)
 static void session_abort_test(struct session *s);
 
 /* Sends a stats or result message. A send that fails is never ignored: the
- * manager is told why (unless the connection itself is gone) and the test
- * is stopped, as the manager cannot count what it will not receive. A test
- * stopped because its connection is gone (closing, its close callback not
- * run yet) is still reported by session_on_close as a lost manager.
- * Returns whether the message went out. */
+ * manager is told why and the test is stopped, as the manager cannot count
+ * what it will not receive. A connection already closing is its close's to
+ * handle: session_on_close, this loop turn or the next (uv_close), stops the
+ * test and says the manager was lost. Returns whether the message went out. */
 static bool session_send_stats(struct session *s, const struct proto_msg *m)
 {
     int r = proto_link_send(s->link, m);
     if (!r)
         return true;
-    if (r != -ENOTCONN)
-        session_send_error(s, r, "%s: test %u: cannot send its %s: %s", s->a->name, s->test + 1,
-                           proto_msg_type_name(m->type), iof_strerror(r));
-    if (m->type == PROTO_MSG_STATS) {
-        s->cut_by_close = r == -ENOTCONN && s->dt;
+    if (r == -ENOTCONN)
+        return false;
+    session_send_error(s, r, "%s: test %u: cannot send its %s: %s", s->a->name, s->test + 1,
+                       proto_msg_type_name(m->type), iof_strerror(r));
+    if (m->type == PROTO_MSG_STATS)
         session_abort_test(s);
-    }
     return false;
 }
 
@@ -1482,7 +1479,7 @@ static void session_on_close(struct proto_link *l, int err, const char *why, voi
         a->draining++;
     }
     if (a->active == s) {
-        if (s->dt || s->cut_by_close)
+        if (s->dt)
             IOF_WARN("manager '%s' lost (%s): stopping all I/O", s->manager, why);
         else
             IOF_INFO("session with manager '%s' ended (%s)", s->manager, err ? why : "closed");
