@@ -55,6 +55,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "nofile.h"
+
 #define NF_SLOTS 32
 #define NF_EVENTS 1024 /* libuv's uv__io_poll */
 #define NF_RBUF (64u << 10)
@@ -118,27 +120,6 @@ static double nf_cpu_s(void)
 static const char *nf_who(const struct nf_side *s)
 {
     return s->server ? "server" : "client";
-}
-
-/* Raises the open-file limit to fit n sockets and a few more. */
-static int nf_raise_nofile(unsigned n)
-{
-    struct rlimit rl;
-    rlim_t need = (rlim_t)n + 64;
-
-    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-        return -errno;
-    if (rl.rlim_cur >= need)
-        return 0;
-    if (rl.rlim_max < need)
-        rl.rlim_max = need;
-    rl.rlim_cur = need;
-    if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
-        fprintf(stderr, "iof_netfloor: %u connections need %llu open files: %s\n", n,
-                (unsigned long long)need, strerror(errno));
-        return -errno;
-    }
-    return 0;
 }
 
 /* Full write or read of a small control record over a pipe; 0 or -1. */
@@ -602,7 +583,7 @@ int main(int argc, char **argv)
 
     if (nf_parse(argc, argv, &o) < 0)
         return 2;
-    if (nf_raise_nofile(o.n) < 0)
+    if (bench_raise_nofile("iof_netfloor", o.n) < 0)
         return 2;
     signal(SIGPIPE, SIG_IGN);
     /* A bound on everything, in both processes (the default action ends them). */

@@ -70,7 +70,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 #include <uv.h>
@@ -84,6 +83,7 @@
 #include "proto/link.h"
 #include "proto/plan.h"
 #include "proto/version.h"
+#include "nofile.h"
 
 #define SIM_MAX_COUNT 100000
 #define SIM_DISTINCT 8   /* distinct worker histograms; more workers reuse them */
@@ -1079,30 +1079,6 @@ static void sim_on_cut(uv_signal_t *h, int sig)
              s->redial ? "; they redial" : "");
 }
 
-/* Raises the open-file limit to fit n connections plus the loop's own. */
-static int sim_raise_nofile(unsigned n)
-{
-    struct rlimit rl;
-    rlim_t need = (rlim_t)n + 64;
-
-    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-        return -errno;
-    if (rl.rlim_cur >= need)
-        return 0;
-    if (rl.rlim_max < need) {
-        struct rlimit up = {need, need};
-        if (setrlimit(RLIMIT_NOFILE, &up) == 0)
-            return 0;
-        fprintf(stderr,
-                "iof_simagent: --count %u needs %llu open files; the hard limit is %llu "
-                "(raise it, e.g. ulimit -Hn, as root)\n",
-                n, (unsigned long long)need, (unsigned long long)rl.rlim_max);
-        return -EMFILE;
-    }
-    rl.rlim_cur = need;
-    return setrlimit(RLIMIT_NOFILE, &rl) < 0 ? -errno : 0;
-}
-
 /* Loads every session's client context from s->tls_dir. Returns 0 or -1
  * (reported); the caller frees what was loaded. */
 static int sim_tls_load(struct sim *s)
@@ -1272,7 +1248,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (sim_raise_nofile(s.count) < 0)
+    if (bench_raise_nofile("iof_simagent", s.count) < 0)
         return 1;
     s.sessions = calloc(s.count, sizeof(*s.sessions));
     s.wait = calloc(s.count, sizeof(*s.wait));
