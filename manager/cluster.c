@@ -766,13 +766,22 @@ static void cl_on_tick(uv_timer_t *t)
         else
             mgr_run_finish(c);
         return;
-    case MGR_PH_RUN:
+    case MGR_PH_RUN: {
+        size_t cur = c->cur;
+        /* Results received but not handled yet (proto_link_set_deferred)
+         * came within the grace: handled first, which may end the test. */
+        for (size_t i = 0; i < c->nagents && c->phase == MGR_PH_RUN && c->cur == cur; i++)
+            if (cl_part(c, &c->agents[i]) && c->agents[i].link)
+                proto_link_flush_deferred(c->agents[i].link);
+        if (c->phase != MGR_PH_RUN || c->cur != cur)
+            return;
         for (size_t i = 0; i < c->nagents; i++)
             if (cl_part(c, &c->agents[i]) && mgr_agent_state(&c->agents[i]) != MGR_SESSION_RESULTED)
                 mgr_agent_fail(&c->agents[i], MGR_SESSION_EV_LOST, 1, "no result for test %zu",
                                c->cur + 1);
         cl_end_test(c);
         return;
+    }
     default:
         return;
     }

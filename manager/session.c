@@ -326,6 +326,10 @@ static void sess_on_msg(struct proto_link *l, const struct proto_msg *m, void *a
             bool bin = proto_stats_binary_ok(m->u.hello.minor);
             proto_link_set_decode_flags(l, PROTO_DECODE_SUM_STATS |
                                                (bin ? PROTO_DECODE_STATS_BINARY : 0));
+            /* Results are handled after the loop's reads: at a test's end
+             * the last reports of every agent come with the results, and
+             * must not wait behind all of them (docs/architecture.md). */
+            proto_link_set_deferred(l, 1u << PROTO_MSG_RESULT);
             if (c->o->verbose)
                 IOF_INFO("agent %s (%s): protocol %u.%u, stats body %s", a->name,
                          proto_link_peer(l), m->u.hello.major, m->u.hello.minor,

@@ -81,6 +81,23 @@ void proto_link_set_decode_flags(struct proto_link *l, unsigned flags);
  * it reads the binary stats body (proto_stats_binary_ok()). */
 void proto_link_set_encode_flags(struct proto_link *l, unsigned flags);
 
+/* Messages of the types in `types` (a mask of 1u << PROTO_MSG_*) that
+ * arrive are handled after the loop's reads instead of at once, a few
+ * milliseconds' worth per loop turn, one message per link in turn: a
+ * manager defers results, so that 10,000 of them arriving at a test's end
+ * together do not hold up the last interval's reports read after them. A
+ * link's messages stay in order (once one waits, every later one waits
+ * behind it) and its waiting ones are handed out before on_close. The type
+ * is read from a message's first bytes (proto_msg_peek_type); a message
+ * whose first bytes do not say is handled at once. Bounded per link and per
+ * loop: past the bounds, messages are handled as they come. 0: none (the
+ * default). */
+void proto_link_set_deferred(struct proto_link *l, uint32_t types);
+
+/* Hands out l's waiting messages now, in order: before a deadline decides
+ * which messages have come. */
+void proto_link_flush_deferred(struct proto_link *l);
+
 /* The largest frame accepted once established (default PROTO_FRAME_MAX_DEFAULT):
  * a manager takes PROTO_STATS_FRAME_MAX from its agents, whose stats and
  * result messages may be that large (proto/msg.h). Call after

@@ -45,6 +45,29 @@ const char *proto_msg_type_name(enum proto_msg_type type)
     return (unsigned)type < PROTO_MSG_COUNT ? msg_types[type].name : "?";
 }
 
+int proto_msg_peek_type(const void *payload, size_t len)
+{
+    static const char prefix[] = "{\"type\":\"";
+    const char *p = payload, *name;
+    size_t n;
+
+    if (len && *(const uint8_t *)payload == PROTO_STATSBIN_TAG)
+        return PROTO_MSG_STATS;
+    if (len < sizeof(prefix) - 1 || memcmp(p, prefix, sizeof(prefix) - 1))
+        return -1;
+    name = p + sizeof(prefix) - 1;
+    len -= sizeof(prefix) - 1;
+    /* The longest type name is far shorter than 32 bytes. */
+    for (n = 0; n < len && n < 32 && name[n] != '"'; n++)
+        ;
+    if (n == len || n == 32)
+        return -1;
+    for (int t = 0; t < PROTO_MSG_COUNT; t++)
+        if (strlen(msg_types[t].name) == n && !memcmp(msg_types[t].name, name, n))
+            return t;
+    return -1;
+}
+
 const char *proto_msg_type_desc(enum proto_msg_type type)
 {
     return (unsigned)type < PROTO_MSG_COUNT ? msg_types[type].desc : "";

@@ -440,6 +440,14 @@ int proto_msg_decode(const void *payload, size_t len, struct proto_msg *msg, str
 int proto_msg_decode_flags(const void *payload, size_t len, struct proto_msg *msg, unsigned flags,
                            struct iof_diag *diag);
 
+/* The type of an encoded message, read from its first bytes without
+ * decoding it: a binary stats body, or JSON that starts with its "type"
+ * member, as this encoder writes it ({"type":"result",...}). -1 when the
+ * first bytes do not say (another member first, spaces, not a message):
+ * only proto_msg_decode() can tell then. A hint for scheduling; the
+ * decoder still checks everything. */
+int proto_msg_peek_type(const void *payload, size_t len);
+
 /* Frees what a decoded message owns and zeroes it. Accepts NULL. */
 void proto_msg_clear(struct proto_msg *msg);
 

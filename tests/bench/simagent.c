@@ -32,7 +32,7 @@
  * sends it; --json-stats sends JSON instead, to compare.
  * The summary line gives the body sent and its frame size (stats_bytes: the
  * bytes on the wire per agent per interval, frame header included, over the
- * fan-out writes).
+ * fan-out writes), and the frame size of a result (result_bytes).
  *
  * TLS (--tls-dir DIR): each session loads its own client context from
  * DIR/ca.pem, DIR/<name>.pem and DIR/<name>-key.pem (iofleet pki init DIR
@@ -201,6 +201,7 @@ struct sim {
     size_t nlive, caplive;
     uint64_t fanout_writes, link_sends;
     uint64_t fanout_bytes; /* frames written by fan-out: bytes per agent per interval */
+    size_t result_bytes;   /* the first result's frame, as the link sends it */
     /* The current test's intervals, for the send-spread report. */
     uint32_t cur_test;
     unsigned cur_started;
@@ -471,6 +472,15 @@ static void sim_send_result(struct sim_session *ss, bool interrupted)
     if (sim_body(s, ss, true, ss->next, &m.u.result) < 0) {
         sim_send_error(ss, -ENOMEM, "test %" PRIu32 ": out of memory", ss->test + 1);
         return;
+    }
+    if (!s->result_bytes) {
+        struct iof_diag d = {{0}};
+        uint8_t *frame;
+        size_t len;
+        if (proto_msg_encode_frame_flags(&m, PROTO_STATS_FRAME_MAX, 0, &frame, &len, &d) == 0) {
+            s->result_bytes = len;
+            free(frame);
+        }
     }
     if (proto_link_send(ss->link, &m) == 0)
         ss->results++;
@@ -1323,14 +1333,16 @@ int main(int argc, char **argv)
         /* One stable line for scripts (printed whatever the log level). */
         printf("iof_simagent: sessions %u welcomed %u complete %zu results %zu lost %u "
                "connect_s %.3f intervals %zu send_spread_ms median %.3f max %.3f "
-               "fanout_writes %" PRIu64 " link_sends %" PRIu64 " stats_body %s stats_bytes %.0f\n",
+               "fanout_writes %" PRIu64 " link_sends %" PRIu64
+               " stats_body %s stats_bytes %.0f result_bytes %zu\n",
                s.count, s.welcomed, ok, results, s.lost,
                s.t_all_welcomed ? (double)(s.t_all_welcomed - s.t_begin) / 1e9 : -1.0, s.nspreads,
                med, max, s.fanout_writes, s.link_sends,
                !s.frame_enc                                 ? "json"
                : s.frame_enc & PROTO_ENCODE_STATS_NODE_HIST ? "binary-node"
                                                             : "binary",
-               s.fanout_writes ? (double)s.fanout_bytes / (double)s.fanout_writes : 0.0);
+               s.fanout_writes ? (double)s.fanout_bytes / (double)s.fanout_writes : 0.0,
+               s.result_bytes);
         if (s.tls_dir)
             printf("iof_simagent: tls_load_s %.3f tls_failures %u tls_full %u tls_resumed %u\n",
                    s.tls_load_s, s.tls_failures, s.tls_full, s.tls_resumed);

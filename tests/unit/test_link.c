@@ -25,6 +25,7 @@
 #include "common/clock.h"
 #include "common/err.h"
 #include "common/net.h"
+#include "proto/frame.h"
 #include "proto/link.h"
 #include "proto/msg.h"
 
@@ -382,6 +383,226 @@ static void test_busy_loop_still_heartbeats(void **state)
     assert_true(pb.max_gap_ns < 3.5 * HB_MS * IOF_NS_PER_MS);
 }
 
+/* --- results handled after the reads -------------------------------------------------- */
+
+#define DQ_LINKS 5    /* links whose peers send results */
+#define DQ_PER_LINK 2 /* results per link */
+#define DQ_SLOW_MS 20 /* each result's handling */
+
+struct dq {
+    struct proto_link *res[DQ_LINKS], *rep;
+    int res_fd[DQ_LINKS], rep_fd;
+    atomic_uint results;
+    int last_test[DQ_LINKS];
+    bool in_order, stop0_after_results, report_seen;
+    unsigned results_before_report, closed, results_at_close[DQ_LINKS];
+    int close_err[DQ_LINKS];
+    char why[DQ_LINKS][128];
+    uint64_t report_sent_ns, report_wait_ns;
+};
+
+static int dq_index(struct dq *q, struct proto_link *l)
+{
+    for (int i = 0; i < DQ_LINKS; i++)
+        if (q->res[i] == l)
+            return i;
+    return -1;
+}
+
+static void dq_close_all(struct dq *q)
+{
+    for (int i = 0; i < DQ_LINKS; i++)
+        proto_link_close(q->res[i], 0, NULL);
+    proto_link_close(q->rep, 0, NULL);
+}
+
+static void dq_on_msg(struct proto_link *l, const struct proto_msg *msg, void *arg)
+{
+    struct dq *q = arg;
+    int i = dq_index(q, l);
+
+    if (msg->type == PROTO_MSG_RESULT) {
+        assert_true(i >= 0);
+        if ((int)msg->u.result.test <= q->last_test[i])
+            q->in_order = false;
+        q->last_test[i] = (int)msg->u.result.test;
+        atomic_fetch_add(&q->results, 1);
+        usleep(DQ_SLOW_MS * 1000);
+    } else if (msg->type == PROTO_MSG_STOP && i == 0) {
+        /* Not a deferred type, but behind link 0's results. */
+        q->stop0_after_results = q->last_test[0] == DQ_PER_LINK - 1;
+    } else if (msg->type == PROTO_MSG_STOP && l == q->rep) {
+        q->report_seen = true;
+        q->results_before_report = atomic_load(&q->results);
+        q->report_wait_ns = iof_now_ns() - q->report_sent_ns;
+    }
+    if (q->rep && q->report_seen && atomic_load(&q->results) == DQ_LINKS * DQ_PER_LINK &&
+        q->stop0_after_results)
+        dq_close_all(q);
+}
+
+static void dq_on_close(struct proto_link *l, int err, const char *why, void *arg)
+{
+    struct dq *q = arg;
+    int i = dq_index(q, l);
+
+    if (i >= 0) {
+        q->results_at_close[i] = (unsigned)(q->last_test[i] + 1);
+        q->close_err[i] = err;
+        snprintf(q->why[i], sizeof(q->why[i]), "%s", why ? why : "");
+        q->res[i] = NULL;
+    } else {
+        q->rep = NULL;
+    }
+    q->closed++;
+}
+
+static size_t dq_frame(uint8_t *buf, size_t cap, const struct proto_msg *m)
+{
+    struct iof_diag d = {{0}};
+    uint8_t *frame = NULL;
+    size_t len;
+
+    if (proto_msg_encode_frame(m, 1 << 20, &frame, &len, &d))
+        fail_msg("encode: %s", d.msg);
+    assert_true(len <= cap);
+    memcpy(buf, frame, len);
+    free(frame);
+    return len;
+}
+
+static size_t dq_result(uint8_t *buf, size_t cap, uint32_t test)
+{
+    struct proto_msg m;
+    proto_msg_init(&m, PROTO_MSG_RESULT);
+    m.u.result.test = test;
+    m.u.result.measured_ns = IOF_NS_PER_S;
+    return dq_frame(buf, cap, &m);
+}
+
+static size_t dq_stop(uint8_t *buf, size_t cap)
+{
+    struct proto_msg m;
+    proto_msg_init(&m, PROTO_MSG_STOP);
+    m.u.stop.reason = "a message of a type handled at once";
+    return dq_frame(buf, cap, &m);
+}
+
+/* The peers: each result link's results (and link 0's stop behind them) in
+ * one write; once the loop has begun to handle them, the report. */
+static void *dq_peers(void *arg)
+{
+    struct dq *q = arg;
+    uint8_t buf[4096];
+
+    for (int i = 0; i < DQ_LINKS; i++) {
+        size_t used = 0;
+        for (uint32_t t = 0; t < DQ_PER_LINK; t++)
+            used += dq_result(buf + used, sizeof(buf) - used, t);
+        if (i == 0)
+            used += dq_stop(buf + used, sizeof(buf) - used);
+        assert_int_equal(send(q->res_fd[i], buf, used, MSG_NOSIGNAL), (ssize_t)used);
+    }
+    for (int n = 0; n < 5000 && !atomic_load(&q->results); n++)
+        usleep(1000);
+    size_t len = dq_stop(buf, sizeof(buf));
+    q->report_sent_ns = iof_now_ns();
+    assert_int_equal(send(q->rep_fd, buf, len, MSG_NOSIGNAL), (ssize_t)len);
+    return NULL;
+}
+
+static void dq_open(uv_loop_t *loop, struct proto_link **l, int *peer_fd, void *arg)
+{
+    static const struct proto_link_cbs cbs = {.on_msg = dq_on_msg, .on_close = dq_on_close};
+    struct iof_conn *c = NULL;
+    int sv[2];
+
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    *peer_fd = sv[1];
+    assert_int_equal(iof_conn_open_fd(loop, sv[0], "peer", NULL, NULL, &c), 0);
+    *l = proto_link_new(loop, c, &cbs, arg);
+    assert_non_null(*l);
+    proto_link_set_deferred(*l, 1u << PROTO_MSG_RESULT);
+}
+
+/* Ten results that take 200 ms to handle reach the loop together; a report
+ * written to another link once their handling has begun is handled before
+ * they are all done (inline it would wait behind all ten), and each link's
+ * messages keep their order, including one of a type handled at once that
+ * came behind results. */
+static void test_results_after_reads(void **state)
+{
+    struct dq q = {.in_order = true};
+    uv_loop_t loop;
+    pthread_t th;
+    (void)state;
+
+    assert_int_equal(uv_loop_init(&loop), 0);
+    for (int i = 0; i < DQ_LINKS; i++) {
+        dq_open(&loop, &q.res[i], &q.res_fd[i], &q);
+        q.last_test[i] = -1;
+    }
+    dq_open(&loop, &q.rep, &q.rep_fd, &q);
+    assert_int_equal(pthread_create(&th, NULL, dq_peers, &q), 0);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    pthread_join(th, NULL);
+    for (int i = 0; i < DQ_LINKS; i++)
+        close(q.res_fd[i]);
+    close(q.rep_fd);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    print_message("report handled after %u of %d results, %.1f ms after it was written\n",
+                  q.results_before_report, DQ_LINKS * DQ_PER_LINK, (double)q.report_wait_ns / 1e6);
+    assert_int_equal(q.closed, DQ_LINKS + 1);
+    assert_int_equal(atomic_load(&q.results), DQ_LINKS * DQ_PER_LINK);
+    assert_true(q.in_order);
+    assert_true(q.stop0_after_results);
+    assert_true(q.report_seen);
+    assert_true(q.results_before_report < DQ_LINKS * DQ_PER_LINK);
+}
+
+/* Peers that send results and close at once: every result that came before
+ * the close is handled before the link's on_close, also those the loop had
+ * not reached when the close came; a bad one among them ends the link with
+ * its reason, and what came after it is dropped. */
+static void test_waiting_results_before_close(void **state)
+{
+    struct dq q = {.in_order = true};
+    uv_loop_t loop;
+    uint8_t buf[4096];
+    (void)state;
+
+    assert_int_equal(uv_loop_init(&loop), 0);
+    for (int i = 0; i < 2; i++) {
+        dq_open(&loop, &q.res[i], &q.res_fd[i], &q);
+        q.last_test[i] = -1;
+    }
+    for (int i = 0; i < 2; i++) {
+        size_t used = 0;
+        used += dq_result(buf, sizeof(buf), 0);
+        if (i == 1) {
+            static const char bad[] = "{\"type\":\"result\",\"test\":\"one\"}";
+            size_t len;
+            assert_int_equal(proto_frame_encode(bad, sizeof(bad) - 1, 1 << 20, buf + used,
+                                                sizeof(buf) - used, &len, NULL),
+                             0);
+            used += len;
+        }
+        used += dq_result(buf + used, sizeof(buf) - used, 1);
+        assert_int_equal(send(q.res_fd[i], buf, used, MSG_NOSIGNAL), (ssize_t)used);
+        close(q.res_fd[i]);
+    }
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    assert_int_equal(q.closed, 2);
+    assert_true(q.in_order);
+    assert_int_equal(q.results_at_close[0], 2);
+    assert_int_equal(q.close_err[0], -EPIPE);
+    assert_int_equal(q.results_at_close[1], 1);
+    assert_int_equal(q.close_err[1], IOF_EPROTO);
+    assert_non_null(strstr(q.why[1], "bad message"));
+    assert_int_equal(atomic_load(&q.results), 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -389,6 +610,8 @@ int main(void)
         cmocka_unit_test(test_silent_peer_is_lost),
         cmocka_unit_test(test_heartbeat_only_when_quiet),
         cmocka_unit_test(test_busy_loop_still_heartbeats),
+        cmocka_unit_test(test_results_after_reads),
+        cmocka_unit_test(test_waiting_results_before_close),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

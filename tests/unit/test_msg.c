@@ -1172,6 +1172,56 @@ static void test_doc_examples(void **state)
     }
 }
 
+/* proto_msg_peek_type: what this encoder writes is recognised from its first
+ * bytes; anything it cannot be sure of is -1, never a wrong type. */
+static void test_peek_type(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int type;
+    } cases[] = {
+        {"{\"type\":\"result\",\"test\":0}", PROTO_MSG_RESULT},
+        {"{\"type\":\"stats\"}", PROTO_MSG_STATS},
+        {"{\"type\":\"prepare_progress\",\"done\":1}", PROTO_MSG_PREPARE_PROGRESS},
+        {"{\"type\":\"heartbeat\",\"seq\":1}", PROTO_MSG_HEARTBEAT},
+        {"\x01\x03", PROTO_MSG_STATS},  /* the binary stats body's tag */
+        {"{\"type\":\"results\"}", -1}, /* no such type */
+        {"{\"type\":\"resul\"}", -1},
+        {"{\"type\":\"result", -1},     /* cut before the closing quote */
+        {"{\"type\": \"result\"}", -1}, /* a space: only the decoder can say */
+        {"{\"test\":0,\"type\":\"result\"}", -1},
+        {" {\"type\":\"result\"}", -1},
+        {"{\"type\":\"\"}", -1},
+        {"{\"type\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}", -1},
+        {"{\"typ", -1},
+        {"", -1},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        if (proto_msg_peek_type(cases[i].text, strlen(cases[i].text)) != cases[i].type)
+            fail_msg("%s: %d, not %d", cases[i].text,
+                     proto_msg_peek_type(cases[i].text, strlen(cases[i].text)), cases[i].type);
+
+    /* Every type as this encoder writes it. */
+    const enum proto_msg_type types[] = {PROTO_MSG_WELCOME, PROTO_MSG_STOP, PROTO_MSG_BYE,
+                                         PROTO_MSG_HEARTBEAT, PROTO_MSG_ERROR};
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+        struct proto_msg m;
+        proto_msg_init(&m, types[i]);
+        if (types[i] == PROTO_MSG_STOP)
+            m.u.stop.reason = "why";
+        if (types[i] == PROTO_MSG_BYE)
+            m.u.bye.reason = "why";
+        if (types[i] == PROTO_MSG_ERROR) {
+            m.u.error.code = IOF_EBUSY;
+            m.u.error.message = "busy";
+        }
+        char *text = encode_text(&m);
+        assert_int_equal(proto_msg_peek_type(text, strlen(text)), (int)types[i]);
+        free(text);
+    }
+}
+
 /* prepare_progress: the optional stage, as docs/protocol.md shows it; an
  * unknown stage is refused by name. */
 static void test_progress_stage(void **state)
@@ -1232,6 +1282,7 @@ int main(void)
         cmocka_unit_test(test_hello_frame_limit),
         cmocka_unit_test(test_name_check),
         cmocka_unit_test(test_doc_examples),
+        cmocka_unit_test(test_peek_type),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
