@@ -5,6 +5,8 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -70,6 +72,7 @@ struct iof_conn {
     struct iof_conn *qprev, *qnext; /* there, oldest first */
     uint64_t queued_ns;             /* when it was queued (iof_now_ns) */
     char err[sizeof(((struct iof_diag *)0)->msg)];
+    bool batched; /* has a write in this thread's open batch (iof_conn_write_batched) */
     /* Socket bytes; for TLS reused for plaintext once fed to the session. */
 };
 
@@ -418,12 +421,16 @@ static int conn_tls_flush(struct iof_conn *c)
     return 0;
 }
 
+static void conn_batch_flush_for(struct iof_conn *c);
+
 int iof_conn_write(struct iof_conn *c, const void *buf, size_t len)
 {
     int r;
 
     if (c->closing)
         return -ENOTCONN;
+    if (c->batched) /* its batched bytes go first */
+        conn_batch_flush_for(c);
     if (c->write_broken)
         return -EPIPE; /* closing as soon as the peer's last bytes are read */
     if (c->tls_ctx && !c->secure)
@@ -448,6 +455,199 @@ int iof_conn_write(struct iof_conn *c, const void *buf, size_t len)
     if (r < 0)
         iof_conn_close(c, r);
     return r;
+}
+
+/* ---- batched small writes through io_uring ---- */
+
+#define CONN_BATCH_MAX 256
+
+struct conn_batch {
+    struct io_uring ring;
+    int state;      /* 1 usable, 0 not tried, -1 plain writes */
+    unsigned depth; /* nested iof_conn_batch_begin() */
+    unsigned n;
+    struct {
+        struct iof_conn *c;
+        uint8_t len;
+        int res;
+        uint8_t data[IOF_CONN_BATCH_MSG_MAX];
+    } e[CONN_BATCH_MAX];
+};
+
+static _Thread_local struct conn_batch *conn_batch;
+
+/* The batch relies on the kernel failing a non-blocking send to a full
+ * socket at once (-EAGAIN in the CQE when io_uring_enter returns), not
+ * arming a retry that would complete later, after bytes written since:
+ * tried once per thread on a socket pair with its buffer filled. */
+static bool conn_batch_probe(struct conn_batch *b)
+{
+    static const char msg[] = "probe";
+    struct io_uring_cqe *cqe;
+    char fill[4096];
+    int sv[2], r, got[2] = {1, 1};
+    unsigned head, seen = 0;
+    bool ok = false;
+
+    memset(fill, 0, sizeof(fill));
+    if (io_uring_queue_init(CONN_BATCH_MAX, &b->ring, 0) < 0)
+        return false;
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) < 0) {
+        io_uring_queue_exit(&b->ring);
+        return false;
+    }
+    for (int i = 0; i < 4096 && send(sv[0], fill, sizeof(fill), MSG_DONTWAIT) > 0; i++)
+        ;
+    for (int i = 0; i < 2; i++) {
+        struct io_uring_sqe *sqe = io_uring_get_sqe(&b->ring);
+        /* 0: to the full end; 1: the other way, which has room */
+        io_uring_prep_send(sqe, sv[i], msg, sizeof(msg), MSG_DONTWAIT | MSG_NOSIGNAL);
+        sqe->user_data = (uint64_t)i;
+    }
+    r = io_uring_submit(&b->ring);
+    io_uring_for_each_cqe(&b->ring, head, cqe)
+    {
+        if (cqe->user_data < 2)
+            got[cqe->user_data] = cqe->res;
+        seen++;
+    }
+    io_uring_cq_advance(&b->ring, seen);
+    ok = r == 2 && seen == 2 && got[0] == -EAGAIN && got[1] == (int)sizeof(msg);
+    close(sv[0]);
+    close(sv[1]);
+    if (!ok)
+        io_uring_queue_exit(&b->ring); /* waits for a send still armed */
+    return ok;
+}
+
+static void conn_batch_plain(struct conn_batch *b, unsigned i)
+{
+    struct iof_conn *c = b->e[i].c;
+    if (!c->closing)
+        iof_conn_write(c, b->e[i].data, b->e[i].len);
+}
+
+/* Sends what the batch holds: each entry's send in one io_uring_enter, then
+ * what a socket refused or took in part through the ordinary path. */
+static void conn_batch_flush(struct conn_batch *b)
+{
+    struct io_uring_cqe *cqe;
+    unsigned n = b->n, prepped = 0, head, seen = 0;
+    int r;
+
+    b->n = 0;
+    for (unsigned i = 0; i < n; i++)
+        b->e[i].c->batched = false;
+    if (b->state == 0 && n >= 2)
+        b->state = conn_batch_probe(b) ? 1 : -1;
+    if (b->state < 0 || n < 2) {
+        for (unsigned i = 0; i < n; i++)
+            conn_batch_plain(b, i);
+        return;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        struct iof_conn *c = b->e[i].c;
+        uv_os_fd_t fd;
+        b->e[i].res = INT32_MIN; /* not sent here */
+        /* Closed since, or queued behind something written since. */
+        if (c->closing || c->queued || c->write_broken ||
+            uv_fileno((const uv_handle_t *)&c->h.stream, &fd))
+            continue;
+        struct io_uring_sqe *sqe = io_uring_get_sqe(&b->ring);
+        io_uring_prep_send(sqe, fd, b->e[i].data, b->e[i].len, MSG_DONTWAIT | MSG_NOSIGNAL);
+        sqe->user_data = i;
+        prepped++;
+    }
+    r = prepped ? io_uring_submit(&b->ring) : 0;
+    if (r < 0 || (unsigned)r != prepped) {
+        /* Not expected after the probe: no more batches in this thread. */
+        IOF_WARN("batched writes: io_uring_submit: %s; writing one by one from now on",
+                 r < 0 ? strerror(-r) : "not every send was taken");
+        io_uring_queue_exit(&b->ring);
+        b->state = -1;
+        for (unsigned i = 0; i < n; i++)
+            conn_batch_plain(b, i);
+        return;
+    }
+    io_uring_for_each_cqe(&b->ring, head, cqe)
+    {
+        if (cqe->user_data < n)
+            b->e[cqe->user_data].res = cqe->res;
+        seen++;
+    }
+    io_uring_cq_advance(&b->ring, seen);
+    if (seen != prepped) {
+        IOF_WARN("batched writes: %u of %u sends not complete at once; writing one by one from "
+                 "now on",
+                 prepped - seen, prepped);
+        io_uring_queue_exit(&b->ring);
+        b->state = -1;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        struct iof_conn *c = b->e[i].c;
+        int res = b->e[i].res;
+        if (res == (int)b->e[i].len)
+            continue;
+        if (res == INT32_MIN) {
+            conn_batch_plain(b, i);
+        } else if (res >= 0 || res == -EAGAIN) {
+            size_t done = res > 0 ? (size_t)res : 0;
+            if (!c->closing && (r = conn_send(c, b->e[i].data + done, b->e[i].len - done)) < 0)
+                iof_conn_close(c, r);
+        } else if (res == -EPIPE || res == -ECONNRESET) {
+            c->write_broken = true; /* as conn_send: read out what the peer said */
+        } else if (!c->closing) {
+            iof_conn_close(c, res);
+        }
+    }
+}
+
+static void conn_batch_flush_for(struct iof_conn *c)
+{
+    (void)c;
+    if (conn_batch)
+        conn_batch_flush(conn_batch);
+}
+
+void iof_conn_batch_begin(void)
+{
+    if (!conn_batch) {
+        conn_batch = calloc(1, sizeof(*conn_batch));
+        if (!conn_batch)
+            return;
+    }
+    conn_batch->depth++;
+}
+
+void iof_conn_batch_end(void)
+{
+    struct conn_batch *b = conn_batch;
+    if (!b || !b->depth)
+        return;
+    if (--b->depth == 0)
+        conn_batch_flush(b);
+}
+
+int iof_conn_batch_state(void)
+{
+    return conn_batch ? conn_batch->state : 0;
+}
+
+int iof_conn_write_batched(struct iof_conn *c, const void *buf, size_t len)
+{
+    struct conn_batch *b = conn_batch;
+
+    if (!b || !b->depth || b->state < 0 || len > IOF_CONN_BATCH_MSG_MAX || c->tls_ctx ||
+        c->closing || c->write_broken || c->queued)
+        return iof_conn_write(c, buf, len);
+    if (c->batched || b->n == CONN_BATCH_MAX)
+        conn_batch_flush(b);
+    b->e[b->n].c = c;
+    b->e[b->n].len = (uint8_t)len;
+    memcpy(b->e[b->n].data, buf, len);
+    b->n++;
+    c->batched = true;
+    return 0;
 }
 
 /* ---- the TLS transport: socket bytes through the session's memory BIOs ---- */

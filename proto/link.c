@@ -156,6 +156,8 @@ static void hb_walk(struct hb_slot *s, void (*fn)(struct proto_link *, uint64_t)
     struct hb_node cursor;
 
     s->last_walk_ns = now;
+    /* The slot's heartbeats leave in one system call (common/net.h). */
+    iof_conn_batch_begin();
     cursor.prev = cursor.next = &cursor;
     hb_insert_before(s->head.next, &cursor);
     while (cursor.next != &s->head) {
@@ -165,6 +167,7 @@ static void hb_walk(struct hb_slot *s, void (*fn)(struct proto_link *, uint64_t)
         fn(HB_LINK(n), now);
     }
     hb_unlink(&cursor);
+    iof_conn_batch_end();
 }
 
 /* A slot's tick. */
@@ -615,6 +618,9 @@ static void link_on_data(struct iof_conn *c, const uint8_t *buf, size_t len, voi
         link_fail(l, IOF_EPROTO, "%s", proto_decoder_error(&l->dec));
 }
 
+_Static_assert(PROTO_HEARTBEAT_FRAME_MAX <= IOF_CONN_BATCH_MSG_MAX,
+               "a heartbeat frame fits a batched write");
+
 /* A heartbeat to the peer, stamped now. */
 static void link_send_heartbeat(struct proto_link *l, uint64_t now)
 {
@@ -622,7 +628,7 @@ static void link_send_heartbeat(struct proto_link *l, uint64_t now)
     size_t len;
 
     if (proto_msg_heartbeat_frame(l->hb_seq++, now, frame, sizeof(frame), &len) == 0 && l->conn)
-        iof_conn_write(l->conn, frame, len);
+        iof_conn_write_batched(l->conn, frame, len);
 }
 
 /* now: the slot's walk's clock, shared by its links. */
