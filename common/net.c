@@ -405,12 +405,16 @@ static int conn_send(struct iof_conn *c, const void *buf, size_t len)
     return conn_submit(c, w, len);
 }
 
+static void conn_batch_flush_for(struct iof_conn *c);
+
 /* Sends whatever ciphertext the TLS session produced. Does not close. */
 static int conn_tls_flush(struct iof_conn *c)
 {
     uint8_t out[16384 + 1024]; /* a full TLS record and its overhead */
     size_t n;
 
+    if (c->batched) /* its batched records go first */
+        conn_batch_flush_for(c);
     while (c->tls && iof_tls_sess_out_pending(c->tls) > 0) {
         int r;
         if (!(n = iof_tls_sess_out_take(c->tls, out, sizeof(out))))
@@ -420,8 +424,6 @@ static int conn_tls_flush(struct iof_conn *c)
     }
     return 0;
 }
-
-static void conn_batch_flush_for(struct iof_conn *c);
 
 int iof_conn_write(struct iof_conn *c, const void *buf, size_t len)
 {
@@ -470,7 +472,7 @@ struct conn_batch {
         struct iof_conn *c;
         uint8_t len;
         int res;
-        uint8_t data[IOF_CONN_BATCH_MSG_MAX];
+        uint8_t data[IOF_CONN_BATCH_MSG_MAX + 64]; /* a TLS record: ciphertext, header, tag */
     } e[CONN_BATCH_MAX];
 };
 
@@ -520,11 +522,14 @@ static bool conn_batch_probe(struct conn_batch *b)
     return ok;
 }
 
+/* An entry's bytes (a TLS connection's are its ciphertext) as an ordinary
+ * write: to the socket now, or queued. */
 static void conn_batch_plain(struct conn_batch *b, unsigned i)
 {
     struct iof_conn *c = b->e[i].c;
-    if (!c->closing)
-        iof_conn_write(c, b->e[i].data, b->e[i].len);
+    int r;
+    if (!c->closing && !c->write_broken && (r = conn_send(c, b->e[i].data, b->e[i].len)) < 0)
+        iof_conn_close(c, r);
 }
 
 /* Sends what the batch holds: each entry's send in one io_uring_enter, then
@@ -637,14 +642,32 @@ int iof_conn_write_batched(struct iof_conn *c, const void *buf, size_t len)
 {
     struct conn_batch *b = conn_batch;
 
-    if (!b || !b->depth || b->state < 0 || len > IOF_CONN_BATCH_MSG_MAX || c->tls_ctx ||
-        c->closing || c->write_broken || c->queued)
+    if (!b || !b->depth || b->state < 0 || len > IOF_CONN_BATCH_MSG_MAX || c->closing ||
+        c->write_broken || c->queued || (c->tls_ctx && (!c->secure || !c->tls)))
         return iof_conn_write(c, buf, len);
     if (c->batched || b->n == CONN_BATCH_MAX)
         conn_batch_flush(b);
+    if (c->tls) {
+        /* Encrypted now, in the session's order; the record is what waits. */
+        struct iof_diag d = {{0}};
+        int r = iof_tls_sess_write(c->tls, buf, len, &d);
+        if (r == 0 && iof_tls_sess_out_pending(c->tls) > sizeof(b->e[0].data))
+            r = conn_tls_flush(c); /* more than one small record: not batched */
+        if (r < 0) {
+            if (d.msg[0])
+                snprintf(c->err, sizeof(c->err), "%s", d.msg);
+            iof_conn_close(c, r);
+            return r;
+        }
+        if (!iof_tls_sess_out_pending(c->tls))
+            return 0;
+        b->e[b->n].len =
+            (uint8_t)iof_tls_sess_out_take(c->tls, b->e[b->n].data, sizeof(b->e[0].data));
+    } else {
+        b->e[b->n].len = (uint8_t)len;
+        memcpy(b->e[b->n].data, buf, len);
+    }
     b->e[b->n].c = c;
-    b->e[b->n].len = (uint8_t)len;
-    memcpy(b->e[b->n].data, buf, len);
     b->n++;
     c->batched = true;
     return 0;

@@ -127,15 +127,17 @@ int iof_conn_write(struct iof_conn *c, const void *buf, size_t len);
 /* Small writes to many connections at once (a manager's heartbeats: one
  * tick of a heartbeat slot writes to hundreds of agents). Between
  * iof_conn_batch_begin() and iof_conn_batch_end(), iof_conn_write_batched()
- * collects writes of at most IOF_CONN_BATCH_MSG_MAX bytes to plain
- * connections with nothing queued, and the end (or a full batch) hands them
- * to the kernel in one io_uring_enter, each a non-blocking send: a send the
- * socket refuses or takes in part is queued as iof_conn_write() would, so
- * a connection's bytes stay in order. A connection written twice in one
- * batch, a TLS one, one with queued bytes, a batch of one, and a thread
- * whose kernel lacks io_uring (or does not refuse a full socket's
- * non-blocking send at once, tested on first use) write as iof_conn_write()
- * does. Outside a batch, iof_conn_write_batched() is iof_conn_write().
+ * collects writes of at most IOF_CONN_BATCH_MSG_MAX bytes to connections
+ * with nothing queued (over TLS, the record, encrypted at once), and the end
+ * (or a full batch) hands them to the kernel in one io_uring_enter, each a
+ * non-blocking send: a send the socket refuses or takes in part is queued as
+ * iof_conn_write() would, and a connection written (or sending TLS records)
+ * outside the batch meanwhile sends the batch first, so a connection's bytes
+ * stay in order. A connection written twice in one batch sends the batch
+ * first too. One with queued bytes, a batch of one, and a thread whose
+ * kernel lacks io_uring (or does not refuse a full socket's non-blocking
+ * send at once, tested on first use) write as iof_conn_write() does.
+ * Outside a batch, iof_conn_write_batched() is iof_conn_write().
  * Batches nest (the outermost end sends). Loop thread only. */
 #define IOF_CONN_BATCH_MSG_MAX 96
 void iof_conn_batch_begin(void);
