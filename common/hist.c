@@ -266,19 +266,40 @@ static int varint_get_long(struct hist_reader *r, uint64_t *out)
     return IOF_EPROTO;
 }
 
-/* varint_get_long with the one-byte case (most bucket counts and gaps) inline:
- * the manager decodes some 2,400 varints per agent per interval. */
+/* varint_get_long inline for the varints of up to 9 bytes when 10 bytes
+ * are left (no end to check), and the one-byte ones (most bucket counts and
+ * gaps) anywhere: the manager decodes some 500 varints per agent per
+ * interval. Anything else, valid or not, is left to varint_get_long (a last
+ * byte of 0 is not minimal: varint_get_long refuses it). */
 static inline int varint_get(struct hist_reader *r, uint64_t *out)
 {
-    if (r->p != r->end && *r->p < 0x80) {
-        *out = *r->p++;
+    const uint8_t *p = r->p;
+    uint64_t v;
+
+    if (p != r->end && p[0] < 0x80) {
+        *out = p[0];
+        r->p = p + 1;
         return 0;
+    }
+    if (r->end - p < HIST_VARINT_MAX)
+        return varint_get_long(r, out);
+    v = p[0] & 0x7f;
+    for (unsigned n = 1; n < HIST_VARINT_MAX - 1; n++) {
+        uint8_t b = p[n];
+        v |= (uint64_t)(b & 0x7f) << (7 * n);
+        if (b < 0x80) {
+            if (!b)
+                break;
+            *out = v;
+            r->p = p + n + 1;
+            return 0;
+        }
     }
     return varint_get_long(r, out);
 }
 
-/* As varint_get, for up to 128 bits. */
-static int varint128_get(struct hist_reader *r, iof_u128 *out)
+/* As varint_get_long, for up to 128 bits. */
+static int varint128_get_long(struct hist_reader *r, iof_u128 *out)
 {
     iof_u128 v = 0;
     unsigned n;
@@ -299,6 +320,30 @@ static int varint128_get(struct hist_reader *r, iof_u128 *out)
         }
     }
     return IOF_EPROTO;
+}
+
+/* varint128_get_long with the values of up to 9 bytes (below 2^63: a sum of
+ * latencies short of 292 years) read in 64-bit arithmetic; longer ones, and
+ * anything not valid, are left to varint128_get_long. */
+static inline int varint128_get(struct hist_reader *r, iof_u128 *out)
+{
+    const uint8_t *p = r->p;
+    uint64_t v = 0;
+
+    if (r->end - p < 9)
+        return varint128_get_long(r, out);
+    for (unsigned n = 0; n < 9; n++) {
+        uint8_t b = p[n];
+        v |= (uint64_t)(b & 0x7f) << (7 * n);
+        if (b < 0x80) {
+            if (b == 0 && n > 0)
+                break;
+            *out = v;
+            r->p = p + n + 1;
+            return 0;
+        }
+    }
+    return varint128_get_long(r, out);
 }
 
 /* The bytes of the count, sum, min and max both forms start with. */
@@ -562,19 +607,25 @@ long iof_hist_encode_runs(const struct iof_hist *h, uint8_t *buf, size_t cap)
     return (long)(p - buf);
 }
 
-/* The checks of hist_decode, for the run form. */
-static int hist_decode_runs(struct iof_hist *h, struct hist_reader *r, bool add,
-                            struct iof_hist_summary *one)
+/* The checks of hist_decode, for the run form. Inlined into each caller so
+ * that `add` is a constant there. The counts are added up in 128 bits (at
+ * most 2432 of 64 bits cannot wrap), so a total past 2^64 differs from the
+ * 64-bit count like any other wrong total; a count of 0 is remembered and
+ * refused at the end. */
+static inline __attribute__((always_inline)) int
+hist_decode_runs(struct iof_hist *h, struct hist_reader *r, bool add, struct iof_hist_summary *one)
 {
-    uint64_t count, min, max, nruns, total = 0, k;
-    iof_u128 sum;
+    uint64_t count, min, max, nruns, k;
+    iof_u128 sum, total = 0;
     unsigned pos = 0, first = 0;
+    bool zero = false;
 
     if (hist_get_summary(r, (IOF_HIST_BUCKETS + 1) / 2, &count, &sum, &min, &max, &nruns))
         return IOF_EPROTO;
 
     for (k = 0; k < nruns; k++) {
-        uint64_t gap, len;
+        uint64_t gap, len, *b, *bend;
+        const uint8_t *p;
         if (varint_get(r, &gap) || varint_get(r, &len))
             return IOF_EPROTO;
         if ((k > 0 && gap == 0) || len == 0)
@@ -584,17 +635,32 @@ static int hist_decode_runs(struct iof_hist *h, struct hist_reader *r, bool add,
         pos += (unsigned)gap;
         if (k == 0)
             first = pos;
-        for (uint64_t j = 0; j < len; j++, pos++) {
+        /* varint_get, with the reader's pointer in a register. */
+        p = r->p;
+        for (b = &h->buckets[pos], bend = b + len; b != bend; b++) {
             uint64_t c;
-            if (varint_get(r, &c) || c == 0 || __builtin_add_overflow(total, c, &total))
-                return IOF_EPROTO;
+            if (p != r->end && p[0] < 0x80) {
+                c = *p++;
+            } else if (r->end - p >= 2 && p[1] < 0x80 && p[1]) {
+                c = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+                p += 2;
+            } else {
+                r->p = p;
+                if (varint_get_long(r, &c))
+                    return IOF_EPROTO;
+                p = r->p;
+            }
+            zero |= c == 0;
+            total += c;
             if (add)
-                h->buckets[pos] += c;
+                *b += c;
             else
-                h->buckets[pos] = c;
+                *b = c;
         }
+        r->p = p;
+        pos += (unsigned)len;
     }
-    if (total != count || r->p != r->end)
+    if (zero || total != count || r->p != r->end)
         return IOF_EPROTO;
     if (count != 0 && (iof_hist_index(min) != first || iof_hist_index(max) != pos - 1))
         return IOF_EPROTO;
@@ -630,42 +696,103 @@ bool iof_hist_has_buckets(const struct iof_hist *h)
     return n == h->count;
 }
 
-void iof_hist_summary_reset(struct iof_hist_summary *s)
+/* Makes sp hold h's buckets [hlo, hhi) as well, in 64 bits when `wide`:
+ * copies its counts to a new array when that widens its span or its
+ * counts. 0, or -ENOMEM with sp unchanged. */
+static int hist_span_fit(struct iof_hist_span *sp, unsigned hlo, unsigned hhi, bool wide)
 {
-    s->count = 0;
-    s->sum_ns = 0;
-    s->min_ns = UINT64_MAX;
-    s->max_ns = 0;
+    unsigned lo = hlo, hi = hhi;
+    void *c;
+
+    if (sp->n) {
+        lo = sp->lo < hlo ? sp->lo : hlo;
+        hi = sp->lo + sp->n > hhi ? sp->lo + sp->n : hhi;
+        wide |= sp->c64 != NULL;
+        if (lo == sp->lo && hi - lo == sp->n && wide == (sp->c64 != NULL))
+            return 0;
+    }
+    if (!(c = calloc(hi - lo, wide ? sizeof(uint64_t) : sizeof(uint32_t))))
+        return -ENOMEM;
+    if (wide) {
+        uint64_t *to = (uint64_t *)c + (sp->lo - lo);
+        for (unsigned i = 0; i < sp->n; i++)
+            to[i] = sp->c64 ? sp->c64[i] : sp->c32[i];
+    } else if (sp->n) {
+        memcpy((uint32_t *)c + (sp->lo - lo), sp->c32, sp->n * sizeof(uint32_t));
+    }
+    free(sp->c32);
+    free(sp->c64);
+    sp->c32 = wide ? NULL : c;
+    sp->c64 = wide ? c : NULL;
+    sp->lo = lo;
+    sp->n = hi - lo;
+    return 0;
+}
+
+static void hist_span_summary_add(struct iof_hist_span *sp, const struct iof_hist *h)
+{
+    struct iof_hist_summary one = {h->count, h->sum_ns, h->min_ns, h->max_ns};
+
+    if (!sp->s.count)
+        sp->s = one;
+    else
+        iof_hist_summary_merge(&sp->s, &one);
 }
 
 int iof_hist_span_add(struct iof_hist_span *sp, const struct iof_hist *h)
 {
-    unsigned hlo = iof_hist_lo(h), hhi = iof_hist_hi(h), lo = hlo, hi = hhi;
+    return iof_hist_span_add_merge(sp, NULL, h);
+}
+
+/* The span's counts are cold (one node's, touched once an interval), dst's
+ * and h's warm: one pass reads h's buckets once for both. No bucket holds
+ * more than its span's count, so while that fits 32 bits every bucket
+ * does. */
+int iof_hist_span_add_merge(struct iof_hist_span *sp, struct iof_hist *dst,
+                            const struct iof_hist *h)
+{
+    unsigned lo = iof_hist_lo(h), hi = iof_hist_hi(h);
+    bool wide = h->count > UINT32_MAX || sp->s.count > UINT32_MAX - h->count;
+    const uint64_t *src = h->buckets + lo;
+    uint64_t *d = dst ? dst->buckets + lo : NULL;
 
     if (!h->count)
         return 0;
-    if (sp->n) {
-        lo = sp->lo < hlo ? sp->lo : hlo;
-        hi = sp->lo + sp->n > hhi ? sp->lo + sp->n : hhi;
+    if (hist_span_fit(sp, lo, hi, wide)) {
+        if (dst)
+            iof_hist_merge(dst, h);
+        return -ENOMEM;
     }
-    if (!sp->n || lo != sp->lo || hi - lo != sp->n) {
-        uint64_t *c = calloc(hi - lo, sizeof(*c));
-        if (!c)
-            return -ENOMEM;
-        if (sp->n)
-            memcpy(c + (sp->lo - lo), sp->c, sp->n * sizeof(*c));
-        free(sp->c);
-        sp->c = c;
-        sp->lo = lo;
-        sp->n = hi - lo;
+    if (sp->c64 && d) {
+        uint64_t *restrict c = sp->c64 + (lo - sp->lo), *restrict dd = d;
+        for (unsigned i = 0; i < hi - lo; i++) {
+            c[i] += src[i];
+            dd[i] += src[i];
+        }
+    } else if (sp->c64) {
+        uint64_t *restrict c = sp->c64 + (lo - sp->lo);
+        for (unsigned i = 0; i < hi - lo; i++)
+            c[i] += src[i];
+    } else if (d) {
+        uint32_t *c = sp->c32 + (lo - sp->lo);
+        for (unsigned i = 0; i < hi - lo; i++) {
+            c[i] += (uint32_t)src[i];
+            d[i] += src[i];
+        }
+    } else {
+        uint32_t *c = sp->c32 + (lo - sp->lo);
+        for (unsigned i = 0; i < hi - lo; i++)
+            c[i] += (uint32_t)src[i];
     }
-    for (unsigned i = hlo; i < hhi; i++)
-        sp->c[i - lo] += h->buckets[i];
-    if (!sp->s.count)
-        sp->s = (struct iof_hist_summary){h->count, h->sum_ns, h->min_ns, h->max_ns};
-    else
-        iof_hist_summary_merge(
-            &sp->s, &(struct iof_hist_summary){h->count, h->sum_ns, h->min_ns, h->max_ns});
+    if (dst) {
+        dst->count += h->count;
+        dst->sum_ns += h->sum_ns;
+        if (h->min_ns < dst->min_ns)
+            dst->min_ns = h->min_ns;
+        if (h->max_ns > dst->max_ns)
+            dst->max_ns = h->max_ns;
+    }
+    hist_span_summary_add(sp, h);
     return 0;
 }
 
@@ -673,7 +800,8 @@ void iof_hist_span_get(const struct iof_hist_span *sp, struct iof_hist *h)
 {
     if (!sp->s.count)
         return;
-    memcpy(h->buckets + sp->lo, sp->c, sp->n * sizeof(*sp->c));
+    for (unsigned i = 0; i < sp->n; i++)
+        h->buckets[sp->lo + i] = sp->c64 ? sp->c64[i] : sp->c32[i];
     h->count = sp->s.count;
     h->sum_ns = sp->s.sum_ns;
     h->min_ns = sp->s.min_ns;
@@ -682,16 +810,7 @@ void iof_hist_span_get(const struct iof_hist_span *sp, struct iof_hist *h)
 
 void iof_hist_span_free(struct iof_hist_span *sp)
 {
-    free(sp->c);
+    free(sp->c32);
+    free(sp->c64);
     memset(sp, 0, sizeof(*sp));
-}
-
-void iof_hist_summary_merge(struct iof_hist_summary *dst, const struct iof_hist_summary *src)
-{
-    dst->count += src->count;
-    dst->sum_ns += src->sum_ns;
-    if (src->min_ns < dst->min_ns)
-        dst->min_ns = src->min_ns;
-    if (src->max_ns > dst->max_ns)
-        dst->max_ns = src->max_ns;
 }

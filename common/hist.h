@@ -48,9 +48,26 @@ struct iof_hist_summary {
     uint64_t min_ns, max_ns;
 };
 
-/* A summary kept on its own (no buckets): empty, one value, merge. */
-void iof_hist_summary_reset(struct iof_hist_summary *s);
-void iof_hist_summary_merge(struct iof_hist_summary *dst, const struct iof_hist_summary *src);
+/* A summary kept on its own (no buckets): empty, one value, merge (inline:
+ * the manager does them per target of every report). */
+static inline void iof_hist_summary_reset(struct iof_hist_summary *s)
+{
+    s->count = 0;
+    s->sum_ns = 0;
+    s->min_ns = UINT64_MAX;
+    s->max_ns = 0;
+}
+
+static inline void iof_hist_summary_merge(struct iof_hist_summary *dst,
+                                          const struct iof_hist_summary *src)
+{
+    dst->count += src->count;
+    dst->sum_ns += src->sum_ns;
+    if (src->min_ns < dst->min_ns)
+        dst->min_ns = src->min_ns;
+    if (src->max_ns > dst->max_ns)
+        dst->max_ns = src->max_ns;
+}
 static inline void iof_hist_summary_record(struct iof_hist_summary *s, uint64_t v)
 {
     s->count++;
@@ -135,18 +152,29 @@ void iof_hist_percentiles(const struct iof_hist *const *hs, unsigned n, const do
 double iof_hist_mean(const struct iof_hist *h);
 
 /* A histogram kept for long at the cost of the buckets it spans: its
- * summary and the counts from its first to its last non-empty bucket, 8
- * bytes a bucket in that span against 19 KiB for a whole histogram (a
- * node's latencies over a test, kept for each of thousands of nodes and
- * added to every interval). Zero-initialised is empty. */
+ * summary and the counts from its first to its last non-empty bucket, 4
+ * bytes a bucket in that span (8 once its count passes 2^32 - 1) against
+ * 19 KiB for a whole histogram (a node's latencies over a test, kept for
+ * each of thousands of nodes and added to every interval: out of the cache
+ * by the next one, so its bytes are its cost). Zero-initialised is empty. */
 struct iof_hist_span {
     struct iof_hist_summary s; /* meaningful when s.count > 0 */
     unsigned lo, n;            /* buckets [lo, lo + n) */
-    uint64_t *c;
+    /* The counts, in c32 while s.count (so every bucket's) fits 32 bits,
+     * in c64 from the interval that takes it past; NULL when n is 0. */
+    uint32_t *c32;
+    uint64_t *c64;
 };
 /* span += h, touching only h's buckets (and copying the span when h
- * widens it): 0, or -ENOMEM with the span unchanged. */
+ * widens it or its counts): 0, or -ENOMEM with the span unchanged. h's
+ * buckets add up to at most its count, as in every histogram recorded,
+ * merged or decoded. */
 int iof_hist_span_add(struct iof_hist_span *sp, const struct iof_hist *h);
+/* As iof_hist_span_add, and dst (unless NULL) += h as iof_hist_merge, in
+ * one pass over h's buckets; dst is merged even when the span cannot
+ * widen (-ENOMEM). */
+int iof_hist_span_add_merge(struct iof_hist_span *sp, struct iof_hist *dst,
+                            const struct iof_hist *h);
 /* h = the span's histogram; h must come reset (only the span is written). */
 void iof_hist_span_get(const struct iof_hist_span *sp, struct iof_hist *h);
 /* Empties the span and frees its counts. */

@@ -22,18 +22,6 @@ static void dirstats_merge(struct iof_dirstats *dst, const struct iof_dirstats *
     iof_hist_merge(&dst->lat, &src->lat);
 }
 
-void iof_rated_reset(struct iof_rated *r)
-{
-    iof_hist_summary_reset(&r->svc);
-    r->late = 0;
-}
-
-void iof_rated_merge(struct iof_rated *dst, const struct iof_rated *src)
-{
-    iof_hist_summary_merge(&dst->svc, &src->svc);
-    dst->late += src->late;
-}
-
 static void stats_reset(struct iof_stats *s, bool whole)
 {
     iof_rated_reset(&s->rated);
@@ -64,6 +52,29 @@ void iof_stats_merge(struct iof_stats *dst, const struct iof_stats *src)
         dst->first_error = src->first_error;
         dst->first_error_offset = src->first_error_offset;
     }
+}
+
+int iof_stats_merge_keep(struct iof_stats *dst, const struct iof_stats *src,
+                         struct iof_hist_span keep[2])
+{
+    int rc = iof_hist_span_add_merge(&keep[0], dst ? &dst->rd.lat : NULL, &src->rd.lat);
+    int wc = iof_hist_span_add_merge(&keep[1], dst ? &dst->wr.lat : NULL, &src->wr.lat);
+
+    if (dst) {
+        dst->rd.ios += src->rd.ios;
+        dst->rd.bytes += src->rd.bytes;
+        dst->rd.errors += src->rd.errors;
+        dst->wr.ios += src->wr.ios;
+        dst->wr.bytes += src->wr.bytes;
+        dst->wr.errors += src->wr.errors;
+        iof_rated_merge(&dst->rated, &src->rated);
+        dst->verify_errors += src->verify_errors;
+        if (!dst->first_error && src->first_error) {
+            dst->first_error = src->first_error;
+            dst->first_error_offset = src->first_error_offset;
+        }
+    }
+    return rc ? rc : wc;
 }
 
 void iof_stats_lat_all(const struct iof_stats *s, struct iof_hist *out)

@@ -61,8 +61,17 @@ struct iof_counts {
     uint64_t verify_errors;
 };
 
-void iof_rated_reset(struct iof_rated *r);
-void iof_rated_merge(struct iof_rated *dst, const struct iof_rated *src);
+static inline void iof_rated_reset(struct iof_rated *r)
+{
+    iof_hist_summary_reset(&r->svc);
+    r->late = 0;
+}
+
+static inline void iof_rated_merge(struct iof_rated *dst, const struct iof_rated *src)
+{
+    iof_hist_summary_merge(&dst->svc, &src->svc);
+    dst->late += src->late;
+}
 
 void iof_counts_reset(struct iof_counts *c);
 /* dst += src; keeps dst's first error if it has one. */
@@ -81,6 +90,12 @@ void iof_stats_reset(struct iof_stats *s);
 void iof_stats_clear(struct iof_stats *s);
 /* dst += src; keeps dst's first error if it has one. */
 void iof_stats_merge(struct iof_stats *dst, const struct iof_stats *src);
+/* iof_stats_merge(dst, src) unless dst is NULL, and keep[0] and keep[1]
+ * += src's read and write latencies (iof_hist_span_add), in one pass over
+ * src's buckets: 0, or -ENOMEM when a span could not widen (that span is
+ * unchanged; dst is merged whole all the same). dst is not src. */
+int iof_stats_merge_keep(struct iof_stats *dst, const struct iof_stats *src,
+                         struct iof_hist_span keep[2]);
 /* Read and write latency combined into out (overwritten). */
 void iof_stats_lat_all(const struct iof_stats *s, struct iof_hist *out);
 

@@ -267,9 +267,11 @@ void mgr_agg_publish_ready(struct mgr_agg *g, unsigned expect, bool force)
     }
 }
 
-/* Keeps one interval of node a (node sum and per-target counters) for the
- * rows it gets if it is lost before its result. */
-static void agg_keep_interval(struct mgr_agg *g, struct mgr_agg_node *a,
+/* Keeps one interval of node a (node counters and per-target counters) for
+ * the rows it gets if it is lost before its result. Returns whether its
+ * latencies are to be kept too (a->acc_lat, by the caller, in the pass that
+ * adds them to the interval's sum): when it was not lost and kept. */
+static bool agg_keep_interval(struct mgr_agg *g, struct mgr_agg_node *a,
                               const struct proto_stats *st, const struct iof_stats *node,
                               uint64_t len)
 {
@@ -281,7 +283,7 @@ static void agg_keep_interval(struct mgr_agg *g, struct mgr_agg_node *a,
     if (n && n != a->ntacc) {
         struct iof_counts *t = realloc(a->tacc, n * sizeof(*t));
         if (!t)
-            return;
+            return false;
         a->tacc = t;
         a->ntacc = n;
         for (size_t i = 0; i < n; i++)
@@ -292,17 +294,12 @@ static void agg_keep_interval(struct mgr_agg *g, struct mgr_agg_node *a,
     if (end > a->acc_end_ns)
         a->acc_end_ns = end;
     if (st->lost)
-        return;
+        return false;
     a->acc_ns += len;
     {
         struct iof_counts one;
         iof_counts_from_stats(&one, node);
         iof_counts_merge(&a->acc_node, &one);
-        /* Out of memory leaves a span short of this interval: its NODE row
-         * then shows no percentiles (its buckets no longer hold its count),
-         * never wrong ones. */
-        (void)iof_hist_span_add(&a->acc_lat[0], &node->rd.lat);
-        (void)iof_hist_span_add(&a->acc_lat[1], &node->wr.lat);
     }
     if (st->counts)
         for (size_t i = 0; i < n; i++)
@@ -314,6 +311,7 @@ static void agg_keep_interval(struct mgr_agg *g, struct mgr_agg_node *a,
                 iof_counts_from_stats(&one, &st->workers[w].targets[t]);
                 iof_counts_merge(&a->tacc[i], &one);
             }
+    return true;
 }
 
 void mgr_agg_node_take_part(struct mgr_agg_node *a)
@@ -392,11 +390,11 @@ void mgr_agg_node_free(struct mgr_agg_node *a)
 int mgr_agg_stats(struct mgr_agg *g, struct mgr_agg_node *a, const struct proto_stats *st,
                   struct iof_diag *diag)
 {
-    struct mgr_agg_interval *iv;
+    struct mgr_agg_interval *iv = NULL;
     struct iof_stats *node;
     uint64_t len;
     int r;
-    bool late;
+    bool late, keep;
 
     if ((r = mgr_agg_check_shape(g, a, st, diag)))
         return r;
@@ -411,7 +409,9 @@ int mgr_agg_stats(struct mgr_agg *g, struct mgr_agg_node *a, const struct proto_
         return 0;
     if (!st->sum)
         agg_sum_message(st, node);
-    agg_keep_interval(g, a, st, node, len);
+    keep = agg_keep_interval(g, a, st, node, len);
+    /* Too late for its ALL row (already written) or beyond the window. */
+    late = st->interval < g->next_publish || st->interval >= g->next_publish + MGR_AGG_WINDOW;
     if (g->nsinks) {
         struct mgr_interval mi = {.test = &g->ti,
                                   .k = st->interval,
@@ -425,9 +425,8 @@ int mgr_agg_stats(struct mgr_agg *g, struct mgr_agg_node *a, const struct proto_
         struct mgr_metrics m;
         mgr_metrics_compute(node, len, &m);
         agg_sinks_interval(g, &mi, len, &m);
-        /* Too late for its ALL row (already written) or beyond the window:
-         * it gets an ALL row of its own, so the time series still adds up. */
-        late = st->interval < g->next_publish || st->interval >= g->next_publish + MGR_AGG_WINDOW;
+        /* A late one gets an ALL row of its own, so the time series still
+         * adds up. */
         if (late && !st->lost) {
             struct mgr_interval all = {.test = &g->ti,
                                        .k = st->interval,
@@ -438,28 +437,35 @@ int mgr_agg_stats(struct mgr_agg *g, struct mgr_agg_node *a, const struct proto_
             agg_sinks_interval(g, &all, len, &m);
         }
     }
-    late = st->interval < g->next_publish || st->interval >= g->next_publish + MGR_AGG_WINDOW;
-    if (late) {
-        if (!st->sum)
-            free(node);
+    if (!late) {
+        iv = &g->win[st->interval % MGR_AGG_WINDOW];
+        if (!iv->open || iv->k != st->interval) {
+            iv->open = true;
+            iv->k = st->interval;
+            iv->reported = 0;
+            iv->lost = 0;
+            iv->cut_ns = 0;
+            iv->cut = false;
+            memset(&iv->cpu_sum, 0, sizeof(iv->cpu_sum));
+            iv->cpu_nodes = 0;
+            iof_stats_reset(&iv->sum);
+        }
+    }
+    /* The node's latencies go to the interval's sum and to those kept for
+     * it in one pass over their buckets. Out of memory leaves a kept span
+     * short of this interval: its NODE row then shows no percentiles (its
+     * buckets no longer hold its count), never wrong ones. */
+    if (keep)
+        (void)iof_stats_merge_keep(iv ? &iv->sum : NULL, node, a->acc_lat);
+    else if (iv && !st->lost)
+        iof_stats_merge(&iv->sum, node);
+    if (!st->sum)
+        free(node);
+    if (!iv)
         return 0;
-    }
-    iv = &g->win[st->interval % MGR_AGG_WINDOW];
-    if (!iv->open || iv->k != st->interval) {
-        iv->open = true;
-        iv->k = st->interval;
-        iv->reported = 0;
-        iv->lost = 0;
-        iv->cut_ns = 0;
-        iv->cut = false;
-        memset(&iv->cpu_sum, 0, sizeof(iv->cpu_sum));
-        iv->cpu_nodes = 0;
-        iof_stats_reset(&iv->sum);
-    }
     if (st->lost) {
         iv->lost++;
     } else {
-        iof_stats_merge(&iv->sum, node);
         iv->reported++;
         if (len > iv->cut_ns)
             iv->cut_ns = len;
@@ -467,8 +473,6 @@ int mgr_agg_stats(struct mgr_agg *g, struct mgr_agg_node *a, const struct proto_
          * one was is its own fact. */
         iv->cut |= st->duration_ns != 0;
     }
-    if (!st->sum)
-        free(node);
     if (st->cpu.valid) {
         agg_cpu_add(&iv->cpu_sum, &st->cpu);
         iv->cpu_nodes++;

@@ -161,9 +161,17 @@ static void hb_walk(struct hb_slot *s, void (*fn)(struct proto_link *, uint64_t)
     cursor.prev = cursor.next = &cursor;
     hb_insert_before(s->head.next, &cursor);
     while (cursor.next != &s->head) {
-        struct hb_node *n = cursor.next;
+        struct hb_node *n = cursor.next, *ahead;
         hb_unlink(&cursor);
         hb_insert_before(n->next, &cursor);
+        /* The link after next is out of the cache (touched a period ago):
+         * asked for now, its node and fields arrive while this one is
+         * handled. */
+        if (cursor.next != &s->head && (ahead = cursor.next->next) != &s->head) {
+            __builtin_prefetch(ahead, 1);
+            __builtin_prefetch(&HB_LINK(ahead)->last_hb_ns, 1);
+            __builtin_prefetch(&HB_LINK(ahead)->conn);
+        }
         fn(HB_LINK(n), now);
     }
     hb_unlink(&cursor);

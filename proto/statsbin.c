@@ -325,7 +325,7 @@ static uint64_t get_le(const uint8_t *p, unsigned n)
 
 /* One unsigned LEB128 varint of at most 64 bits in its shortest form (each
  * value has one encoding). `what` names the field for the error. */
-static int get_varint(struct rd *r, const char *what, uint64_t *out)
+static int get_varint_long(struct rd *r, const char *what, uint64_t *out)
 {
     uint64_t v = 0;
     unsigned shift = 0;
@@ -346,6 +346,29 @@ static int get_varint(struct rd *r, const char *what, uint64_t *out)
         }
     }
     return bad(r, "%s.%s: varint longer than 10 bytes", rpath(r), what);
+}
+
+/* get_varint_long inline for what is valid and up to 9 bytes long, with 10
+ * bytes left (no end to check); anything else, and every error, is left to
+ * it (a last byte of 0 is not minimal: get_varint_long refuses it). */
+static inline int get_varint(struct rd *r, const char *what, uint64_t *out)
+{
+    const uint8_t *p = r->p;
+    uint64_t v = 0;
+
+    if (r->end - p >= SB_VARINT_MAX)
+        for (unsigned n = 0; n < SB_VARINT_MAX - 1; n++) {
+            uint8_t b = p[n];
+            v |= (uint64_t)(b & 0x7f) << (7 * n);
+            if (b < 0x80) {
+                if (!b && n)
+                    break;
+                *out = v;
+                r->p = p + n + 1;
+                return 0;
+            }
+        }
+    return get_varint_long(r, what, out);
 }
 
 static int add_u64(struct rd *r, const char *what, uint64_t *dst, uint64_t v)

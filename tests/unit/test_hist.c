@@ -663,6 +663,118 @@ static void test_runs_rejects(void **state)
     assert_true(runs_reject(buf, n));
 }
 
+/* As runs_reject, for iof_hist_decode_runs_add_summary (which leaves its
+ * destination to be discarded on error). */
+static bool runs_add_reject(const uint8_t *buf, size_t len)
+{
+    struct iof_hist *h = hist_new();
+    struct iof_hist_summary one;
+    bool ok = iof_hist_decode_runs_add_summary(h, buf, len, &one) == IOF_EPROTO;
+    test_free(h);
+    return ok;
+}
+
+/* The decoders read most varints inline: one or two bytes (a bucket's count)
+ * anywhere, up to 9 bytes where 10 are left, a sum of up to 9 bytes in 64
+ * bits; the rest, and every error, the long way. Every varint length in
+ * either place round-trips; each thing the long way refuses is refused
+ * where the inline reading meets it (early in the body, 10 bytes and more
+ * to go), by both the run decoders and the sparse one. */
+static void test_varint_fast_paths(void **state)
+{
+    struct iof_hist *h = hist_new();
+    const unsigned i1000 = iof_hist_index(1000);
+    /* Sums of 8, 9 (the most read in 64 bits) and 10 bytes, and past 2^64. */
+    static const uint64_t pairs[][2] = {{UINT64_C(1) << 55, (UINT64_C(1) << 55) - 1},
+                                        {UINT64_C(1) << 62, (UINT64_C(1) << 62) - 1},
+                                        {UINT64_C(1) << 62, UINT64_C(1) << 62},
+                                        {UINT64_MAX, UINT64_MAX}};
+    uint8_t b[512], tail[64];
+    size_t n, t;
+    (void)state;
+
+    /* Counts of every length, 1..10 bytes, both ways round (the last ones
+     * are read where fewer than 10 bytes are left), in two runs. */
+    for (int dir = 0; dir < 2; dir++) {
+        unsigned i = 40;
+        iof_hist_reset(h);
+        for (int k = 0; k < 10; k++) {
+            int len = dir ? 9 - k : k;
+            /* 2^(7 len) - 1 is len bytes long, 2^(7 len) one more; 2^63 is
+             * 10 bytes, and with 2^62 - 1 the count stays below 2^64. */
+            uint64_t lo = len == 9 ? UINT64_C(1) << 63 : len ? (UINT64_C(1) << (7 * len)) - 1 : 1;
+            uint64_t hi = len == 9 ? (UINT64_C(1) << 62) - 1 : UINT64_C(1) << (7 * len);
+            if (k == 5)
+                i += 3; /* a gap: a second run */
+            h->buckets[i++] = lo;
+            h->buckets[i++] = hi;
+            h->count += lo + hi;
+        }
+        h->min_ns = 40; /* below 128, a bucket per value */
+        h->max_ns = i - 1;
+        for (unsigned j = 40; j < i; j++)
+            h->sum_ns += (iof_u128)h->buckets[j] * j;
+        roundtrip(h);
+    }
+    for (size_t k = 0; k < sizeof(pairs) / sizeof(pairs[0]); k++) {
+        iof_hist_reset(h);
+        iof_hist_record(h, pairs[k][0]);
+        iof_hist_record(h, pairs[k][1]);
+        roundtrip(h);
+    }
+
+    /* Counts that add up past 2^64 to exactly the count (2^63 + 2^63 + 5
+     * wraps to 5): the total is not the count. */
+    n = CRAFT(b, 5, 55, 10, 12, 1, 10, 3, UINT64_C(1) << 63, UINT64_C(1) << 63, 5);
+    assert_true(runs_reject(b, n));
+    assert_true(runs_add_reject(b, n));
+    n = CRAFT(b, 5, 55, 10, 12, 3, 10, UINT64_C(1) << 63, 1, UINT64_C(1) << 63, 1, 5);
+    assert_true(rejects(b, n));
+    /* A count of 0 inside a run, not only at its end. */
+    n = CRAFT(b, 4, 1032, 10, 1000, 2, 10, 3, 2, 0, 1, i1000 - 13, 1, 1);
+    assert_true(runs_reject(b, n));
+    assert_true(runs_add_reject(b, n));
+
+    /* 10 ns twice, 11, 12 and 1000 ns once: runs [10, 12] and [i1000]. */
+    n = CRAFT(b, 5, 1043, 10, 1000, 2, 10, 3, 2, 1, 1, i1000 - 13, 1, 1);
+    assert_false(runs_reject(b, n));
+    assert_false(runs_add_reject(b, n));
+    /* The same with a non-minimal two-byte count (1 as 81 00) inside the
+     * first run, the rest of the body after it. */
+    t = CRAFT(tail, 1, i1000 - 13, 1, 1);
+    n = CRAFT(b, 5, 1043, 10, 1000, 2, 10, 3, 2);
+    memcpy(b + n, "\x81\x00", 2);
+    memcpy(b + n + 2, tail, t);
+    assert_true(runs_reject(b, n + 2 + t));
+    assert_true(runs_add_reject(b, n + 2 + t));
+
+    /* Summary fields read inline (10 bytes and more left), each not minimal
+     * or past 64 bits, in both forms: the count (5 as 85 00), the sum (1043
+     * as 93 88 00), min (10 bytes, the last carrying bit 64). */
+    for (int form = 0; form < 2; form++) {
+        static const char *const heads[] = {"\x85\x00\x93\x08\x0a\xe8\x07",
+                                            "\x05\x93\x88\x00\x0a\xe8\x07",
+                                            "\x05\x93\x08\x8a\x80\x80\x80\x80\x80\x80"
+                                            "\x80\x80\x02\xe8\x07",
+                                            "\x05\x93\x08\x0a\xe8\x07"};
+        static const size_t head_len[] = {7, 7, 15, 6};
+        for (size_t k = 0; k < 4; k++) {
+            bool bad = k < 3;
+            memcpy(b, heads[k], head_len[k]);
+            n = head_len[k];
+            if (form) /* sparse: 4 buckets as (delta, count) */
+                n += CRAFT(b + n, 4, 10, 2, 1, 1, 1, 1, i1000 - 12, 1);
+            else
+                n += CRAFT(b + n, 2, 10, 3, 2, 1, 1, i1000 - 13, 1, 1);
+            if (form)
+                assert_true(bad ? rejects(b, n) : accepts(b, n));
+            else
+                assert_true(bad == runs_reject(b, n));
+        }
+    }
+    test_free(h);
+}
+
 /* A latency spread as iof_simagent records it (log-normal, sigma 0.3, 2000
  * values): the run form takes fewer bytes than the sparse one. */
 static void test_runs_size(void **state)
@@ -754,20 +866,28 @@ static void test_merge_cluster_day(void **state)
 
 /* A span fed interval after interval holds exactly what merging whole
  * histograms gives: intervals that widen it below and above, empty ones,
- * one value. */
+ * one value; iof_hist_span_add_merge gives the same span and the same
+ * merge. */
 static void test_span_same_as_merge(void **state)
 {
     struct iof_hist *ref = malloc(sizeof(*ref)), *add = malloc(sizeof(*add)),
-                    *got = malloc(sizeof(*got));
-    struct iof_hist_span sp = {0};
+                    *got = malloc(sizeof(*got)), *dst = malloc(sizeof(*dst)),
+                    *dref = malloc(sizeof(*dref));
+    struct iof_hist_span sp = {0}, sp2 = {0};
     struct rng r = {77};
     (void)state;
 
-    assert_true(ref && add && got);
+    assert_true(ref && add && got && dst && dref);
     iof_hist_reset(ref);
     iof_hist_reset(got);
     iof_hist_span_get(&sp, got); /* empty: leaves it reset */
     assert_memory_equal(got, ref, sizeof(*ref));
+    /* iof_hist_span_add_merge's other histogram starts with values of its
+     * own (an interval's sum with other nodes' in it). */
+    iof_hist_reset(dst);
+    for (int i = 0; i < 300; i++)
+        iof_hist_record(dst, (uint64_t)(2e4 * exp(0.5 * rng_normal(&r))) + 1);
+    *dref = *dst;
     for (int k = 0; k < 60; k++) {
         /* Each interval around its own median, 1 us .. 100 ms. */
         double median = exp(log(1e3) + rng_unit(&r) * log(1e5));
@@ -776,7 +896,12 @@ static void test_span_same_as_merge(void **state)
         for (int i = 0; i < n; i++)
             iof_hist_record(add, (uint64_t)(median * exp(0.5 * rng_normal(&r))) + 1);
         iof_hist_merge(ref, add);
+        iof_hist_merge(dref, add);
         assert_int_equal(iof_hist_span_add(&sp, add), 0);
+        /* The same in one pass with a merge: the span as above, the other
+         * histogram as iof_hist_merge makes it. */
+        assert_int_equal(iof_hist_span_add_merge(&sp2, dst, add), 0);
+        assert_memory_equal(dst, dref, sizeof(*dst));
         iof_hist_reset(got);
         iof_hist_span_get(&sp, got);
         assert_true(got->count == ref->count && got->sum_ns == ref->sum_ns &&
@@ -784,13 +909,67 @@ static void test_span_same_as_merge(void **state)
         assert_memory_equal(got->buckets, ref->buckets, sizeof(ref->buckets));
         /* Only the span the values need. */
         assert_int_equal(sp.n, iof_hist_hi(ref) - iof_hist_lo(ref));
+        iof_hist_reset(got);
+        iof_hist_span_get(&sp2, got);
+        assert_memory_equal(got, ref, sizeof(*ref));
+        assert_true(sp2.lo == sp.lo && sp2.n == sp.n);
     }
     iof_hist_span_free(&sp);
-    assert_null(sp.c);
+    iof_hist_span_free(&sp2);
+    assert_true(!sp.c32 && !sp.c64);
     assert_int_equal(sp.s.count, 0);
     free(ref);
     free(add);
     free(got);
+    free(dst);
+    free(dref);
+}
+
+/* A span keeps its counts in 32 bits while its count fits them, then in
+ * 64: up to a count of exactly 2^32 - 1 narrow, from 2^32 wide, with one
+ * bucket reaching 2^32 itself; the buckets are always those of the merge,
+ * as the span widens below in the add that makes its counts wide, and
+ * above once they are. */
+static void test_span_wide_counts(void **state)
+{
+    struct iof_hist *ref = malloc(sizeof(*ref)), *add = malloc(sizeof(*add)),
+                    *got = malloc(sizeof(*got)), *dst = malloc(sizeof(*dst));
+    struct iof_hist_span sp = {0};
+    /* {first bucket, its count, second bucket, its count}; below 128 a
+     * bucket per value. */
+    static const uint64_t adds[][4] = {
+        {50, UINT64_C(1) << 31, 60, 7},
+        {50, (UINT64_C(1) << 31) - 9, 61, 1}, /* the span's count: 2^32 - 1 */
+        {48, 1, 70, 0},                       /* 2^32: wide, and wider */
+        {50, UINT64_C(1) << 31, 70, UINT64_C(1) << 40},
+    };
+    (void)state;
+
+    assert_true(ref && add && got && dst);
+    iof_hist_reset(ref);
+    iof_hist_reset(dst);
+    for (size_t k = 0; k < sizeof(adds) / sizeof(adds[0]); k++) {
+        iof_hist_reset(add);
+        add->buckets[adds[k][0]] = adds[k][1];
+        add->buckets[adds[k][2]] += adds[k][3];
+        add->count = adds[k][1] + adds[k][3];
+        add->min_ns = adds[k][0];
+        add->max_ns = adds[k][3] ? adds[k][2] : adds[k][0];
+        add->sum_ns = (iof_u128)adds[k][0] * adds[k][1] + (iof_u128)adds[k][2] * adds[k][3];
+        iof_hist_merge(ref, add);
+        assert_int_equal(iof_hist_span_add_merge(&sp, dst, add), 0);
+        assert_memory_equal(dst, ref, sizeof(*ref));
+        iof_hist_reset(got);
+        iof_hist_span_get(&sp, got);
+        assert_memory_equal(got, ref, sizeof(*ref));
+        assert_true(k < 2 ? sp.c32 && !sp.c64 : sp.c64 && !sp.c32);
+    }
+    assert_true(ref->count > UINT32_MAX && ref->buckets[50] > UINT32_MAX);
+    iof_hist_span_free(&sp);
+    free(ref);
+    free(add);
+    free(got);
+    free(dst);
 }
 
 /* iof_hist_percentiles over two (or three) histograms gives, for every
@@ -875,8 +1054,10 @@ int main(void)
         cmocka_unit_test(test_decode_sum_bounds),
         cmocka_unit_test(test_runs_rejects),
         cmocka_unit_test(test_runs_size),
+        cmocka_unit_test(test_varint_fast_paths),
         cmocka_unit_test(test_merge_cluster_day),
         cmocka_unit_test(test_span_same_as_merge),
+        cmocka_unit_test(test_span_wide_counts),
         cmocka_unit_test(test_percentiles_same_as_merge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

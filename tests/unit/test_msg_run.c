@@ -1595,28 +1595,52 @@ static void test_regress_offset_ns_lenient(void **state)
     }
 }
 
-/* The allocation-free heartbeat frame is byte for byte the codec's. */
+/* The allocation-free heartbeat frame is byte for byte the codec's: fixed
+ * values, every digit count on both sides of each power of ten and of the
+ * largest JSON integer (2^53 - 1, quoted above it), random ones; a buffer
+ * one byte short of the frame and its NUL is refused. */
+static void hb_frame_check(uint64_t seq, uint64_t sent_ns)
+{
+    struct proto_msg m;
+    uint8_t fast[PROTO_HEARTBEAT_FRAME_MAX], *slow;
+    size_t flen, slen, tight;
+
+    proto_msg_init(&m, PROTO_MSG_HEARTBEAT);
+    m.u.heartbeat.seq = seq;
+    m.u.heartbeat.sent_ns = sent_ns;
+    assert_int_equal(proto_msg_encode_frame(&m, PROTO_FRAME_MAX_DEFAULT, &slow, &slen, NULL), 0);
+    assert_int_equal(proto_msg_heartbeat_frame(seq, sent_ns, fast, sizeof(fast), &flen), 0);
+    assert_int_equal(flen, slen);
+    assert_memory_equal(fast, slow, slen);
+    free(slow);
+    tight = flen + 1; /* as snprintf: room for a NUL after the text */
+    assert_int_equal(proto_msg_heartbeat_frame(seq, sent_ns, fast, tight, &flen), 0);
+    assert_int_equal(flen, slen);
+    assert_int_equal(proto_msg_heartbeat_frame(seq, sent_ns, fast, tight - 1, &flen), -ENOBUFS);
+}
+
 static void test_heartbeat_frame(void **state)
 {
     static const uint64_t vals[][2] = {{0, 0},
                                        {41, 31536000123456789ULL},
                                        {UINT64_MAX, (UINT64_C(1) << 53) - 1},
                                        {UINT64_C(1) << 53, 123}};
+    uint64_t rng = 7;
     (void)state;
-    for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
-        struct proto_msg m;
-        uint8_t fast[PROTO_HEARTBEAT_FRAME_MAX], *slow;
-        size_t flen, slen;
-        proto_msg_init(&m, PROTO_MSG_HEARTBEAT);
-        m.u.heartbeat.seq = vals[i][0];
-        m.u.heartbeat.sent_ns = vals[i][1];
-        assert_int_equal(proto_msg_encode_frame(&m, PROTO_FRAME_MAX_DEFAULT, &slow, &slen, NULL),
-                         0);
-        assert_int_equal(
-            proto_msg_heartbeat_frame(vals[i][0], vals[i][1], fast, sizeof(fast), &flen), 0);
-        assert_int_equal(flen, slen);
-        assert_memory_equal(fast, slow, slen);
-        free(slow);
+    for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++)
+        hb_frame_check(vals[i][0], vals[i][1]);
+    for (uint64_t p = 1; p && p <= UINT64_MAX / 10; p *= 10) {
+        hb_frame_check(p - 1, p);
+        hb_frame_check(p, p - 1);
+        hb_frame_check(p + 1, p * 10 - 1);
+    }
+    for (uint64_t d = 0; d < 3; d++) {
+        hb_frame_check((UINT64_C(1) << 53) - 2 + d, UINT64_MAX - d);
+        hb_frame_check(UINT64_MAX - d, (UINT64_C(1) << 53) - 2 + d);
+    }
+    for (int i = 0; i < 2000; i++) {
+        rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+        hb_frame_check(rng >> (rng & 63), rng ^ (rng >> 17));
     }
 }
 

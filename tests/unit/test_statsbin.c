@@ -1317,6 +1317,143 @@ static void test_agg_same_rows(void **state)
     free(nh);
 }
 
+/* What the sinks get of an interval's ALL rows (on time) and of node-b's
+ * NODE row, kept whole for comparison. */
+struct keep_cap {
+    struct iof_stats *all[3];
+    unsigned all_reported[3], all_lost[3];
+    struct iof_stats *node_b;
+};
+
+static struct iof_stats *stats_copy(const struct iof_stats *s)
+{
+    struct iof_stats *c = malloc(sizeof(*c));
+    assert_non_null(c);
+    *c = *s;
+    return c;
+}
+
+static void keep_interval(struct mgr_sink *s, const struct mgr_interval *iv)
+{
+    struct keep_cap *c = s->priv;
+    if (iv->node || iv->late)
+        return;
+    assert_true(iv->k < 3 && !c->all[iv->k]);
+    c->all[iv->k] = stats_copy(iv->stats);
+    c->all_reported[iv->k] = iv->reported;
+    c->all_lost[iv->k] = iv->lost;
+}
+
+static void keep_row(struct mgr_sink *s, const struct mgr_test_info *ti, const struct mgr_row *r)
+{
+    struct keep_cap *c = s->priv;
+    (void)ti;
+    if (r->type == MGR_ROW_NODE && !strcmp(r->node, "node-b")) {
+        assert_null(c->node_b);
+        c->node_b = stats_copy(r->stats);
+    }
+}
+
+static const struct mgr_sink_ops keep_ops = {.name = "keep",
+                                             .test_begin = cap_nop_test,
+                                             .interval = keep_interval,
+                                             .row = keep_row,
+                                             .test_end = cut_nop_end};
+
+static bool stats_same(const struct iof_stats *a, const struct iof_stats *b)
+{
+    return dir_same(&a->rd, &b->rd) && dir_same(&a->wr, &b->wr) &&
+           a->verify_errors == b->verify_errors && a->first_error == b->first_error &&
+           a->first_error_offset == b->first_error_offset &&
+           a->rated.svc.count == b->rated.svc.count && a->rated.late == b->rated.late;
+}
+
+/* The interval sums and a lost node's kept latencies are added in one pass
+ * over each report's buckets (iof_stats_merge_keep): they must be exactly
+ * the plain merges of the reports, also with a report that comes after its
+ * interval was published (kept for the node, not in that ALL row) and one
+ * that says its interval was lost (in neither). node-a reports intervals
+ * 0-2; node-b 0 late, 1, 2 as lost, then is lost itself. */
+static void test_agg_keep_exact(void **state)
+{
+    struct keep_cap cap = {0};
+    struct mgr_sink sink = {.ops = &keep_ops, .priv = &cap};
+    struct iof_stats *want_all[3], *want_b = stats_new(1);
+    struct agg_fix f;
+    int saved = dup(STDOUT_FILENO), null = open("/dev/null", O_WRONLY);
+    (void)state;
+
+    assert_true(saved >= 0 && null >= 0);
+    fflush(stdout);
+    dup2(null, STDOUT_FILENO);
+    /* Now: an interval is published when its reports are in, not at a
+     * deadline long past. */
+    agg_fix_begin(&f, &sink, "node-a", "node-b", iof_now_ns());
+    for (uint64_t k = 0; k < 3; k++) {
+        want_all[k] = stats_new(1);
+        for (int n = 0; n < 2; n++) {
+            struct iof_stats *t = stats_new(6), *sum = stats_new(1);
+            struct proto_worker_stats w[3];
+            struct proto_msg in;
+            uint64_t rng = 31 * k + (uint64_t)n + 5;
+            bool lost = n == 1 && k == 2;
+
+            for (size_t i = 0; i < 6; i++) {
+                /* node-b's latencies reach further up each interval: its
+                 * kept span widens. */
+                fill_dir(&t[i].rd, &rng, 200 + 7 * i + 50 * k * (uint64_t)n, 4096);
+                fill_dir(&t[i].wr, &rng, 90 + i, 8192);
+                iof_hist_record(&t[i].wr.lat, (UINT64_C(1) << (20 + k + (uint64_t)n)) + i);
+                t[i].wr.ios++;
+                iof_stats_merge(sum, &t[i]);
+            }
+            t[4].rd.errors = k + 1;
+            t[5].verify_errors = 2 * k + (uint64_t)n;
+            sum->rd.errors += k + 1;
+            sum->verify_errors += 2 * k + (uint64_t)n;
+            for (size_t i = 0; i < 3; i++)
+                w[i] = (struct proto_worker_stats){2, &t[2 * i]};
+            proto_msg_init(&in, PROTO_MSG_STATS);
+            in.u.stats.interval = k;
+            in.u.stats.nworkers = 3;
+            in.u.stats.workers = w;
+            in.u.stats.lost = lost;
+            if (n == 1 && k == 0) /* node-b's first report, late */
+                mgr_agg_publish_ready(&f.g, 1, false);
+            agg_fix_stats(&f, n, &in, ENC_NODE);
+            if (!lost && !(n == 1 && k == 0))
+                iof_stats_merge(want_all[k], sum);
+            if (n == 1 && !lost)
+                iof_stats_merge(want_b, sum);
+            free(sum);
+            free(t);
+        }
+        mgr_agg_publish_ready(&f.g, 2, false);
+    }
+    mgr_agg_mark_lost(&f.nodes[1], "lost in the test");
+    mgr_agg_publish_ready(&f.g, 1, true);
+    mgr_agg_lost(&f.g, &f.nodes[1]);
+    agg_fix_end(&f);
+    fflush(stdout);
+    dup2(saved, STDOUT_FILENO);
+    close(saved);
+    close(null);
+    for (int k = 0; k < 3; k++) {
+        if (!cap.all[k])
+            fail_msg("no ALL row for interval %d", k);
+        assert_true(stats_same(cap.all[k], want_all[k]));
+        assert_int_equal(cap.all_reported[k], k == 0 ? 1 : k == 1 ? 2 : 1);
+        assert_int_equal(cap.all_lost[k], k == 2);
+        free(cap.all[k]);
+        free(want_all[k]);
+    }
+    assert_non_null(cap.node_b);
+    assert_true(want_b->rd.lat.count > 0 && want_b->wr.lat.count > 0);
+    assert_true(stats_same(cap.node_b, want_b));
+    free(cap.node_b);
+    free(want_b);
+}
+
 /* Every report's shape is checked, also once one was accepted (and kept):
  * a report with another one later in the test is refused by name. */
 static void test_agg_shape_each_report(void **state)
@@ -1368,6 +1505,7 @@ int main(void)
         cmocka_unit_test(test_encode_refused),
         cmocka_unit_test(test_wire_size),
         cmocka_unit_test(test_agg_same_rows),
+        cmocka_unit_test(test_agg_keep_exact),
         cmocka_unit_test(test_agg_interrupted_interval),
         cmocka_unit_test(test_agg_shape_each_report),
     };
