@@ -478,7 +478,8 @@ static bool nf_parse_uint(const char *s, unsigned max, unsigned *out)
 
 static int nf_parse(int argc, char **argv, struct nf_opts *o)
 {
-    for (int i = 1; i < argc; i++) {
+    /* Every option takes a value: a pair at a time. */
+    for (int i = 1; i < argc; i += 2) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         bool ok = v != NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -506,7 +507,6 @@ static int nf_parse(int argc, char **argv, struct nf_opts *o)
             nf_usage(stderr);
             return -EINVAL;
         }
-        i++;
     }
     return 0;
 }
