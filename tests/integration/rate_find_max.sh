@@ -69,8 +69,10 @@ if not missed:  # the unthrottled test met the target: that is the answer
     sys.exit(0)
 assert missed[0][0] == 1, "the unthrottled test is the first miss"
 assert met, "no step met the target"
-best = max(met)
-assert k["max_iops"] == best[1], (k["max_iops"], best)
+# The answer is the most IOPS any step within the target achieved: on a
+# loaded host the highest step offered can achieve less than the one below.
+assert k["max_iops"] == max(i for _, i, _ in met), (k["max_iops"], met)
+best = max(met)  # the highest rate offered within the target
 hi = min(f for f, _, _ in missed if f > best[0])
 assert hi - best[0] <= 0.02 + 1e-9, ("not within one final step", best[0], hi)
 print(f"knee at {best[0]:.4f} of the unthrottled {base:.1f} IOPS (next miss {hi:.4f})")
