@@ -78,6 +78,17 @@ uint64_t iof_hist_bucket_width(unsigned idx)
     return (uint64_t)1 << ((idx >> IOF_HIST_SUB_BITS) - 1);
 }
 
+/* dst's count, sum, min and max += src's (the buckets are the caller's). */
+static inline void hist_summary_add(struct iof_hist *dst, const struct iof_hist *src)
+{
+    dst->count += src->count;
+    dst->sum_ns += src->sum_ns;
+    if (src->min_ns < dst->min_ns)
+        dst->min_ns = src->min_ns;
+    if (src->max_ns > dst->max_ns)
+        dst->max_ns = src->max_ns;
+}
+
 void iof_hist_merge(struct iof_hist *dst, const struct iof_hist *src)
 {
     unsigned i, hi;
@@ -90,12 +101,7 @@ void iof_hist_merge(struct iof_hist *dst, const struct iof_hist *src)
     hi = iof_hist_index(src->max_ns);
     for (i = iof_hist_index(src->min_ns); i <= hi; i++)
         dst->buckets[i] += src->buckets[i];
-    dst->count += src->count;
-    dst->sum_ns += src->sum_ns;
-    if (src->min_ns < dst->min_ns)
-        dst->min_ns = src->min_ns;
-    if (src->max_ns > dst->max_ns)
-        dst->max_ns = src->max_ns;
+    hist_summary_add(dst, src);
 }
 
 /* Rank is ceil(q*count) in [1, count], computed without libm. q*count is
@@ -784,14 +790,8 @@ int iof_hist_span_add_merge(struct iof_hist_span *sp, struct iof_hist *dst,
         for (unsigned i = 0; i < hi - lo; i++)
             c[i] += (uint32_t)src[i];
     }
-    if (dst) {
-        dst->count += h->count;
-        dst->sum_ns += h->sum_ns;
-        if (h->min_ns < dst->min_ns)
-            dst->min_ns = h->min_ns;
-        if (h->max_ns > dst->max_ns)
-            dst->max_ns = h->max_ns;
-    }
+    if (dst)
+        hist_summary_add(dst, h);
     hist_span_summary_add(sp, h);
     return 0;
 }

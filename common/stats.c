@@ -14,12 +14,11 @@ static void dirstats_reset(struct iof_dirstats *d, bool whole)
         iof_hist_clear(&d->lat);
 }
 
-static void dirstats_merge(struct iof_dirstats *dst, const struct iof_dirstats *src)
+static void dirstats_merge_counts(struct iof_dirstats *dst, const struct iof_dirstats *src)
 {
     dst->ios += src->ios;
     dst->bytes += src->bytes;
     dst->errors += src->errors;
-    iof_hist_merge(&dst->lat, &src->lat);
 }
 
 static void stats_reset(struct iof_stats *s, bool whole)
@@ -42,10 +41,11 @@ void iof_stats_clear(struct iof_stats *s)
     stats_reset(s, false);
 }
 
-void iof_stats_merge(struct iof_stats *dst, const struct iof_stats *src)
+/* dst += src but for the latency histograms: the caller's. */
+static void stats_merge_counts(struct iof_stats *dst, const struct iof_stats *src)
 {
-    dirstats_merge(&dst->rd, &src->rd);
-    dirstats_merge(&dst->wr, &src->wr);
+    dirstats_merge_counts(&dst->rd, &src->rd);
+    dirstats_merge_counts(&dst->wr, &src->wr);
     iof_rated_merge(&dst->rated, &src->rated);
     dst->verify_errors += src->verify_errors;
     if (!dst->first_error && src->first_error) {
@@ -54,26 +54,21 @@ void iof_stats_merge(struct iof_stats *dst, const struct iof_stats *src)
     }
 }
 
+void iof_stats_merge(struct iof_stats *dst, const struct iof_stats *src)
+{
+    iof_hist_merge(&dst->rd.lat, &src->rd.lat);
+    iof_hist_merge(&dst->wr.lat, &src->wr.lat);
+    stats_merge_counts(dst, src);
+}
+
 int iof_stats_merge_keep(struct iof_stats *dst, const struct iof_stats *src,
                          struct iof_hist_span keep[2])
 {
     int rc = iof_hist_span_add_merge(&keep[0], dst ? &dst->rd.lat : NULL, &src->rd.lat);
     int wc = iof_hist_span_add_merge(&keep[1], dst ? &dst->wr.lat : NULL, &src->wr.lat);
 
-    if (dst) {
-        dst->rd.ios += src->rd.ios;
-        dst->rd.bytes += src->rd.bytes;
-        dst->rd.errors += src->rd.errors;
-        dst->wr.ios += src->wr.ios;
-        dst->wr.bytes += src->wr.bytes;
-        dst->wr.errors += src->wr.errors;
-        iof_rated_merge(&dst->rated, &src->rated);
-        dst->verify_errors += src->verify_errors;
-        if (!dst->first_error && src->first_error) {
-            dst->first_error = src->first_error;
-            dst->first_error_offset = src->first_error_offset;
-        }
-    }
+    if (dst)
+        stats_merge_counts(dst, src);
     return rc ? rc : wc;
 }
 
