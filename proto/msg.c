@@ -48,24 +48,24 @@ const char *proto_msg_type_name(enum proto_msg_type type)
 int proto_msg_peek_type(const void *payload, size_t len)
 {
     static const char prefix[] = "{\"type\":\"";
-    const char *p = payload, *name;
+    const char *p = payload;
+    char name[32]; /* longer than any type name */
     size_t n;
+    int t;
 
     if (len && *(const uint8_t *)payload == PROTO_STATSBIN_TAG)
         return PROTO_MSG_STATS;
     if (len < sizeof(prefix) - 1 || memcmp(p, prefix, sizeof(prefix) - 1))
         return -1;
-    name = p + sizeof(prefix) - 1;
+    p += sizeof(prefix) - 1;
     len -= sizeof(prefix) - 1;
-    /* The longest type name is far shorter than 32 bytes. */
-    for (n = 0; n < len && n < 32 && name[n] != '"'; n++)
-        ;
-    if (n == len || n == 32)
+    for (n = 0; n < len && n < sizeof(name) && p[n] != '"'; n++)
+        name[n] = p[n];
+    if (n == len || n == sizeof(name))
         return -1;
-    for (int t = 0; t < PROTO_MSG_COUNT; t++)
-        if (strlen(msg_types[t].name) == n && !memcmp(msg_types[t].name, name, n))
-            return t;
-    return -1;
+    name[n] = '\0';
+    t = proto_msg_type_from_name(name);
+    return t < 0 ? -1 : t;
 }
 
 const char *proto_msg_type_desc(enum proto_msg_type type)
