@@ -21,9 +21,10 @@
 #include "common/clock.h"
 #include "common/log.h"
 
-/* A link's place in its slot's list. */
-struct hb_node {
-    struct hb_node *prev, *next;
+/* A link's place in a circular list with a sentinel (its heartbeat slot's,
+ * its loop's links with deferred messages); linked to itself when in none. */
+struct link_node {
+    struct link_node *prev, *next;
 };
 
 #define LINK_HB_SLOTS 32
@@ -32,7 +33,7 @@ struct hb_group;
 
 struct hb_slot {
     uv_timer_t timer;
-    struct hb_node head; /* sentinel of a circular list */
+    struct link_node head; /* sentinel of a circular list */
     unsigned n;
     struct hb_group *g;
     uint64_t last_walk_ns; /* its last tick or catch-up (hb_catch_up) */
@@ -59,7 +60,7 @@ struct proto_link {
     struct proto_link_cbs cbs;
     void *arg;
     struct proto_decoder dec;
-    struct hb_node hb;         /* in hb_slot's list while established */
+    struct link_node hb;       /* in hb_slot's list while established */
     struct hb_slot *hb_slot;   /* heartbeat send + silence check; NULL: none */
     uv_timer_t deadline_timer; /* one-shot deadline for the next message */
     char deadline_what[64];
@@ -86,8 +87,7 @@ struct proto_link {
     struct defer_queue *dq;
     struct defer_item *dq_head, *dq_tail;
     unsigned dq_count;
-    bool dq_listed;
-    struct proto_link *dq_prev, *dq_next;
+    struct link_node dq_node;
 };
 
 /* A message received and put off, as its frame's payload. */
@@ -100,12 +100,12 @@ struct defer_item {
 /* The deferring links of one loop. */
 struct defer_queue {
     uv_loop_t *loop;
-    uv_check_t check;               /* after the poll phase: hands out waiting messages */
-    uv_idle_t idle;                 /* while any wait, the poll does not block */
-    unsigned nlinks;                /* links that defer */
-    unsigned open;                  /* handles not closed yet */
-    size_t bytes;                   /* waiting, on all its links */
-    struct proto_link *head, *tail; /* links with messages waiting, in turn */
+    uv_check_t check;      /* after the poll phase: hands out waiting messages */
+    uv_idle_t idle;        /* while any wait, the poll does not block */
+    unsigned nlinks;       /* links that defer */
+    unsigned open;         /* handles not closed yet */
+    size_t bytes;          /* waiting, on all its links */
+    struct link_node head; /* links with messages waiting, in turn */
     struct defer_queue *next;
 };
 
@@ -122,8 +122,9 @@ static _Thread_local struct defer_queue *defer_queues;
 #define LINK_DEFER_BYTES_MAX ((size_t)256 << 20)
 
 #define HB_LINK(node) ((struct proto_link *)((char *)(node)-offsetof(struct proto_link, hb)))
+#define DQ_LINK(node) ((struct proto_link *)((char *)(node)-offsetof(struct proto_link, dq_node)))
 
-static void hb_unlink(struct hb_node *n)
+static void node_unlink(struct link_node *n)
 {
     n->prev->next = n->next;
     n->next->prev = n->prev;
@@ -131,7 +132,7 @@ static void hb_unlink(struct hb_node *n)
 }
 
 /* Puts n before `at` (at the tail when at is the sentinel). */
-static void hb_insert_before(struct hb_node *at, struct hb_node *n)
+static void node_insert_before(struct link_node *at, struct link_node *n)
 {
     n->prev = at->prev;
     n->next = at;
@@ -153,17 +154,17 @@ static void link_hb_tick(struct proto_link *l, uint64_t now);
  * leaving (any of them) or joining meanwhile leave the walk sound. */
 static void hb_walk(struct hb_slot *s, void (*fn)(struct proto_link *, uint64_t), uint64_t now)
 {
-    struct hb_node cursor;
+    struct link_node cursor;
 
     s->last_walk_ns = now;
     /* The slot's heartbeats leave in one system call (common/net.h). */
     iof_conn_batch_begin();
     cursor.prev = cursor.next = &cursor;
-    hb_insert_before(s->head.next, &cursor);
+    node_insert_before(s->head.next, &cursor);
     while (cursor.next != &s->head) {
-        struct hb_node *n = cursor.next, *ahead;
-        hb_unlink(&cursor);
-        hb_insert_before(n->next, &cursor);
+        struct link_node *n = cursor.next, *ahead;
+        node_unlink(&cursor);
+        node_insert_before(n->next, &cursor);
         /* The link after next is out of the cache (touched a period ago):
          * asked for now, its node and fields arrive while this one is
          * handled. */
@@ -174,7 +175,7 @@ static void hb_walk(struct hb_slot *s, void (*fn)(struct proto_link *, uint64_t)
         }
         fn(HB_LINK(n), now);
     }
-    hb_unlink(&cursor);
+    node_unlink(&cursor);
     iof_conn_batch_end();
 }
 
@@ -224,7 +225,7 @@ static void hb_leave(struct proto_link *l)
     if (!s)
         return;
     g = s->g;
-    hb_unlink(&l->hb);
+    node_unlink(&l->hb);
     l->hb_slot = NULL;
     if (--s->n == 0)
         uv_timer_stop(&s->timer);
@@ -269,7 +270,7 @@ static int hb_join(struct proto_link *l)
         hb_catch_up_ns = 0;
     }
     s = &g->slot[(iof_now_ns() / IOF_NS_PER_MS / phase_ms) % LINK_HB_SLOTS];
-    hb_insert_before(&s->head, &l->hb);
+    node_insert_before(&s->head, &l->hb);
     l->hb_slot = s;
     g->nlinks++;
     if (s->n++ == 0) {
@@ -345,7 +346,10 @@ void proto_link_close(struct proto_link *l, int err, const char *reason)
         iof_conn_close(l->conn, err);
 }
 
-/* Closes with a reason that is not sent (the peer misbehaved or vanished). */
+/* Closes with a reason that is not sent (the peer misbehaved or vanished).
+ * On a link closing already, only a message received before the close and
+ * handed out since (proto_link_set_deferred) can fail: its failure becomes
+ * the close's reason, as it would have been had it been handled at once. */
 static void link_fail(struct proto_link *l, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void link_fail(struct proto_link *l, int err, const char *fmt, ...)
@@ -353,19 +357,19 @@ static void link_fail(struct proto_link *l, int err, const char *fmt, ...)
     char why[sizeof(l->why)];
     va_list ap;
 
-    if (l->closing)
-        return;
     va_start(ap, fmt);
     vsnprintf(why, sizeof(why), fmt, ap);
     va_end(ap);
-    proto_link_close(l, err, NULL);
+    if (l->closing)
+        l->close_err = err;
+    else
+        proto_link_close(l, err, NULL);
     snprintf(l->why, sizeof(l->why), "%s", why);
 }
 
 /* Decodes one message and hands it to the application. 0, or the error that
- * closed the link: a bad message (on a link already closing, it becomes the
- * reason of the close: the message came before the close) or a hello of
- * another protocol version. */
+ * closed the link: a bad message (link_fail) or a hello of another protocol
+ * version. */
 static int link_deliver(struct proto_link *l, const uint8_t *payload, size_t len)
 {
     struct proto_msg m;
@@ -375,13 +379,7 @@ static int link_deliver(struct proto_link *l, const uint8_t *payload, size_t len
     r = proto_msg_decode_flags(payload, len, &m, l->decode_flags, &d);
     if (r && r != IOF_EVERSION) {
         proto_msg_clear(&m);
-        if (l->closing) {
-            l->close_err = IOF_EPROTO;
-            snprintf(l->why, sizeof(l->why), "bad message: %.*s",
-                     (int)(sizeof(l->why) - sizeof("bad message: ")), d.msg);
-        } else {
-            link_fail(l, IOF_EPROTO, "bad message: %s", d.msg);
-        }
+        link_fail(l, IOF_EPROTO, "bad message: %s", d.msg);
         return IOF_EPROTO;
     }
     if (r == IOF_EVERSION) {
@@ -402,34 +400,6 @@ static int link_deliver(struct proto_link *l, const uint8_t *payload, size_t len
 }
 
 /* --- deferred messages ------------------------------------------------------------------ */
-
-static void dq_list(struct defer_queue *q, struct proto_link *l)
-{
-    l->dq_next = NULL;
-    l->dq_prev = q->tail;
-    if (q->tail)
-        q->tail->dq_next = l;
-    else
-        q->head = l;
-    q->tail = l;
-    l->dq_listed = true;
-}
-
-static void dq_unlist(struct defer_queue *q, struct proto_link *l)
-{
-    if (!l->dq_listed)
-        return;
-    if (l->dq_prev)
-        l->dq_prev->dq_next = l->dq_next;
-    else
-        q->head = l->dq_next;
-    if (l->dq_next)
-        l->dq_next->dq_prev = l->dq_prev;
-    else
-        q->tail = l->dq_prev;
-    l->dq_prev = l->dq_next = NULL;
-    l->dq_listed = false;
-}
 
 /* Takes l's first waiting message off and hands it out. After a bad one
  * the rest are dropped, as the reads after it would have been. */
@@ -459,7 +429,7 @@ void proto_link_flush_deferred(struct proto_link *l)
 {
     if (!l->dq)
         return;
-    dq_unlist(l->dq, l);
+    node_unlink(&l->dq_node);
     while (l->dq_head)
         link_deliver_first(l);
 }
@@ -476,16 +446,16 @@ static void dq_on_check(uv_check_t *h)
     struct defer_queue *q = h->data;
     uint64_t until = iof_now_ns() + LINK_DEFER_BUDGET_NS;
 
-    while (q->head) {
-        struct proto_link *l = q->head;
-        dq_unlist(q, l);
+    while (q->head.next != &q->head) {
+        struct proto_link *l = DQ_LINK(q->head.next);
+        node_unlink(&l->dq_node);
         link_deliver_first(l);
-        if (l->dq_head && !l->dq_listed)
-            dq_list(q, l);
+        if (l->dq_head && l->dq_node.next == &l->dq_node)
+            node_insert_before(&q->head, &l->dq_node); /* its next one, after the others' */
         if (iof_now_ns() >= until)
             break;
     }
-    if (!q->head) {
+    if (q->head.next == &q->head) {
         uv_idle_stop(&q->idle);
         uv_check_stop(&q->check);
     }
@@ -540,6 +510,7 @@ void proto_link_set_deferred(struct proto_link *l, uint32_t types)
             return;
         }
         q->loop = l->loop;
+        q->head.prev = q->head.next = &q->head;
         uv_check_init(l->loop, &q->check);
         uv_idle_init(l->loop, &q->idle);
         q->check.data = q->idle.data = q;
@@ -573,8 +544,8 @@ static int link_defer(struct proto_link *l, const struct proto_frame *f)
     l->dq_tail = it;
     l->dq_count++;
     q->bytes += f->len;
-    if (!l->dq_listed)
-        dq_list(q, l);
+    if (l->dq_node.next == &l->dq_node)
+        node_insert_before(&q->head, &l->dq_node);
     if (!uv_is_active((uv_handle_t *)&q->check)) {
         uv_check_start(&q->check, dq_on_check);
         uv_idle_start(&q->idle, dq_on_idle);
@@ -714,6 +685,7 @@ struct proto_link *proto_link_new(uv_loop_t *loop, struct iof_conn *conn,
     uv_timer_init(loop, &l->deadline_timer);
     l->deadline_timer.data = l;
     l->hb.prev = l->hb.next = &l->hb;
+    l->dq_node.prev = l->dq_node.next = &l->dq_node;
     l->open_handles = 2; /* the deadline timer and the connection */
     iof_conn_set_cbs(conn, &ccbs, l);
     return l;
