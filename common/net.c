@@ -5,7 +5,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <liburing.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -405,7 +404,7 @@ static int conn_send(struct iof_conn *c, const void *buf, size_t len)
     return conn_submit(c, w, len);
 }
 
-static void conn_batch_flush_for(struct iof_conn *c);
+static void conn_batch_send(void);
 
 /* Sends whatever ciphertext the TLS session produced. Does not close. */
 static int conn_tls_flush(struct iof_conn *c)
@@ -414,7 +413,7 @@ static int conn_tls_flush(struct iof_conn *c)
     size_t n;
 
     if (c->batched) /* its batched records go first */
-        conn_batch_flush_for(c);
+        conn_batch_send();
     while (c->tls && iof_tls_sess_out_pending(c->tls) > 0) {
         int r;
         if (!(n = iof_tls_sess_out_take(c->tls, out, sizeof(out))))
@@ -425,6 +424,21 @@ static int conn_tls_flush(struct iof_conn *c)
     return 0;
 }
 
+/* Encrypts buf into c's TLS session (the records wait there); on failure
+ * closes c, with the session's reason as iof_conn_error(). */
+static int conn_tls_encrypt(struct iof_conn *c, const void *buf, size_t len)
+{
+    struct iof_diag d = {{0}};
+    int r = iof_tls_sess_write(c->tls, buf, len, &d);
+
+    if (r < 0) {
+        if (d.msg[0])
+            snprintf(c->err, sizeof(c->err), "%s", d.msg);
+        iof_conn_close(c, r);
+    }
+    return r;
+}
+
 int iof_conn_write(struct iof_conn *c, const void *buf, size_t len)
 {
     int r;
@@ -432,7 +446,7 @@ int iof_conn_write(struct iof_conn *c, const void *buf, size_t len)
     if (c->closing)
         return -ENOTCONN;
     if (c->batched) /* its batched bytes go first */
-        conn_batch_flush_for(c);
+        conn_batch_send();
     if (c->write_broken)
         return -EPIPE; /* closing as soon as the peer's last bytes are read */
     if (c->tls_ctx && !c->secure)
@@ -442,15 +456,8 @@ int iof_conn_write(struct iof_conn *c, const void *buf, size_t len)
         return -ENOBUFS;
     }
     if (c->tls) {
-        struct iof_diag d = {{0}};
-        r = iof_tls_sess_write(c->tls, buf, len, &d);
-        if (r == 0)
-            r = conn_tls_flush(c);
-        if (r < 0) {
-            if (d.msg[0])
-                snprintf(c->err, sizeof(c->err), "%s", d.msg);
+        if ((r = conn_tls_encrypt(c, buf, len)) == 0 && (r = conn_tls_flush(c)) < 0)
             iof_conn_close(c, r);
-        }
         return r;
     }
     r = conn_send(c, buf, len);
@@ -607,9 +614,9 @@ static void conn_batch_flush(struct conn_batch *b)
     }
 }
 
-static void conn_batch_flush_for(struct iof_conn *c)
+/* Sends this thread's batch now (a connection in it is written otherwise). */
+static void conn_batch_send(void)
 {
-    (void)c;
     if (conn_batch)
         conn_batch_flush(conn_batch);
 }
@@ -649,14 +656,13 @@ int iof_conn_write_batched(struct iof_conn *c, const void *buf, size_t len)
         conn_batch_flush(b);
     if (c->tls) {
         /* Encrypted now, in the session's order; the record is what waits. */
-        struct iof_diag d = {{0}};
-        int r = iof_tls_sess_write(c->tls, buf, len, &d);
-        if (r == 0 && iof_tls_sess_out_pending(c->tls) > sizeof(b->e[0].data))
-            r = conn_tls_flush(c); /* more than one small record: not batched */
-        if (r < 0) {
-            if (d.msg[0])
-                snprintf(c->err, sizeof(c->err), "%s", d.msg);
-            iof_conn_close(c, r);
+        int r = conn_tls_encrypt(c, buf, len);
+        if (r < 0)
+            return r;
+        if (iof_tls_sess_out_pending(c->tls) > sizeof(b->e[0].data)) {
+            /* more than one small record: not batched */
+            if ((r = conn_tls_flush(c)) < 0)
+                iof_conn_close(c, r);
             return r;
         }
         if (!iof_tls_sess_out_pending(c->tls))

@@ -144,7 +144,7 @@ void iof_conn_batch_begin(void);
 int iof_conn_write_batched(struct iof_conn *c, const void *buf, size_t len);
 void iof_conn_batch_end(void);
 /* Whether this thread's batches go through io_uring: 1 yes, 0 not tried
- * yet, -1 no (they are plain writes). For tests and the benchmark. */
+ * yet, -1 no (they are plain writes). For the tests. */
 int iof_conn_batch_state(void);
 
 /* Starts closing; on_close(c, err) follows from the loop. Idempotent. */
