@@ -15,6 +15,7 @@
 #include <stdbool.h>
 
 #include "common/err.h"
+#include "common/varint.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -272,34 +273,23 @@ static int varint_get_long(struct hist_reader *r, uint64_t *out)
     return IOF_EPROTO;
 }
 
-/* varint_get_long inline for the varints of up to 9 bytes when 10 bytes
- * are left (no end to check), and the one-byte ones (most bucket counts and
- * gaps) anywhere: the manager decodes some 500 varints per agent per
- * interval. Anything else, valid or not, is left to varint_get_long (a last
- * byte of 0 is not minimal: varint_get_long refuses it). */
+/* varint_get_long inline for the one-byte varints (most bucket counts and
+ * gaps) anywhere, and those of up to 9 bytes when 9 bytes are left
+ * (iof_varint9_get): the manager decodes some 500 varints per agent per
+ * interval. Anything else, valid or not, is left to varint_get_long. */
 static inline int varint_get(struct hist_reader *r, uint64_t *out)
 {
     const uint8_t *p = r->p;
-    uint64_t v;
+    unsigned n;
 
     if (p != r->end && p[0] < 0x80) {
         *out = p[0];
         r->p = p + 1;
         return 0;
     }
-    if (r->end - p < HIST_VARINT_MAX)
-        return varint_get_long(r, out);
-    v = p[0] & 0x7f;
-    for (unsigned n = 1; n < HIST_VARINT_MAX - 1; n++) {
-        uint8_t b = p[n];
-        v |= (uint64_t)(b & 0x7f) << (7 * n);
-        if (b < 0x80) {
-            if (!b)
-                break;
-            *out = v;
-            r->p = p + n + 1;
-            return 0;
-        }
+    if (r->end - p >= 9 && (n = iof_varint9_get(p, out))) {
+        r->p = p + n;
+        return 0;
     }
     return varint_get_long(r, out);
 }
@@ -334,20 +324,13 @@ static int varint128_get_long(struct hist_reader *r, iof_u128 *out)
 static inline int varint128_get(struct hist_reader *r, iof_u128 *out)
 {
     const uint8_t *p = r->p;
-    uint64_t v = 0;
+    uint64_t v;
+    unsigned n;
 
-    if (r->end - p < 9)
-        return varint128_get_long(r, out);
-    for (unsigned n = 0; n < 9; n++) {
-        uint8_t b = p[n];
-        v |= (uint64_t)(b & 0x7f) << (7 * n);
-        if (b < 0x80) {
-            if (b == 0 && n > 0)
-                break;
-            *out = v;
-            r->p = p + n + 1;
-            return 0;
-        }
+    if (r->end - p >= 9 && (n = iof_varint9_get(p, &v))) {
+        *out = v;
+        r->p = p + n;
+        return 0;
     }
     return varint128_get_long(r, out);
 }

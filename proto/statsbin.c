@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/varint.h"
 #include "proto/frame.h"
 
 #define SB_VARINT_MAX 10 /* LEB128 of 64 bits */
@@ -348,26 +349,17 @@ static int get_varint_long(struct rd *r, const char *what, uint64_t *out)
     return bad(r, "%s.%s: varint longer than 10 bytes", rpath(r), what);
 }
 
-/* get_varint_long inline for what is valid and up to 9 bytes long, with 10
- * bytes left (no end to check); anything else, and every error, is left to
- * it (a last byte of 0 is not minimal: get_varint_long refuses it). */
+/* get_varint_long inline for what is valid and up to 9 bytes long, with 9
+ * bytes left (iof_varint9_get); anything else, and every error, is left to
+ * it. */
 static inline int get_varint(struct rd *r, const char *what, uint64_t *out)
 {
-    const uint8_t *p = r->p;
-    uint64_t v = 0;
+    unsigned n;
 
-    if (r->end - p >= SB_VARINT_MAX)
-        for (unsigned n = 0; n < SB_VARINT_MAX - 1; n++) {
-            uint8_t b = p[n];
-            v |= (uint64_t)(b & 0x7f) << (7 * n);
-            if (b < 0x80) {
-                if (!b && n)
-                    break;
-                *out = v;
-                r->p = p + n + 1;
-                return 0;
-            }
-        }
+    if (r->end - r->p >= 9 && (n = iof_varint9_get(r->p, out))) {
+        r->p += n;
+        return 0;
+    }
     return get_varint_long(r, what, out);
 }
 
