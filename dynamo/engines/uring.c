@@ -1,9 +1,9 @@
 /* io_uring engine: Linux io_uring through liburing, with O_DIRECT. Targets are
  * registered files and the worker's buffers registered (fixed) buffers, so the
  * kernel neither looks up an fd nor pins pages per I/O. submit fills SQEs and,
- * in a worker up to URING_PAIRS_DEPTH deep, hands them to the kernel two at a
- * time; the last one or two (all of them in a deeper worker) go in the same
- * io_uring_enter that waits for completions at the next reap, and reap takes
+ * in a worker up to URING_EAGER_DEPTH deep, hands each to the kernel as the
+ * next is filled; the last one (all of them in a deeper worker) goes in the
+ * same io_uring_enter that waits for completions at the next reap, and reap takes
  * what is already in the CQ ring without a syscall when that is enough. With
  * `hipri`
  * the ring polls for completions (IORING_SETUP_IOPOLL), for NVMe devices with
@@ -23,15 +23,16 @@
 #include "common/err.h"
 #include "dynamo/engine.h"
 
-/* Most SQEs handed to the kernel in one io_uring_enter by a worker no deeper
- * than URING_PAIRS_DEPTH. The kernel plugs the block queue for a submission of
+/* Deepest worker whose SQEs go to the kernel one per io_uring_enter, each as
+ * the next is filled. The kernel plugs the block queue for a submission of
  * more than 2 (io_submit_state_start: need_plug = max_ios > 2) and dispatches
  * none of them until the last is set up, as io_submit does for libaio (run.c's
- * RUN_SUBMIT_CHUNK): pairs reach the device at once. Deeper workers keep one
- * batch per enter, whose single dispatch costs less per I/O (both measured in
- * docs/performance.md: pairs won at QD 32, the batch on the disk at QD 128). */
-#define URING_ENTER_MAX 2u
-#define URING_PAIRS_DEPTH 64u
+ * RUN_SUBMIT_CHUNK); one at a time, the first I/O of a refill reaches the
+ * device before the second is prepared. Deeper workers keep one batch per
+ * enter, whose single dispatch costs less per I/O (all measured in
+ * docs/performance.md: one at a time beat pairs and pairs beat the batch at
+ * QD 32, the batch won on the disk at QD 128). */
+#define URING_EAGER_DEPTH 64u
 /* Largest SQ ring asked for: I/Os beyond it are flushed in several enters. */
 #define URING_MAX_SQ 4096u
 /* Largest CQ ring the kernel accepts (IORING_MAX_CQ_ENTRIES); deeper workers
@@ -334,8 +335,8 @@ static int uring_submit(struct dyn_engine *e, struct dyn_io **ios, unsigned n)
         struct io_uring_sqe *sqe;
         int b, fd = io->fd;
 
-        if (e->depth <= URING_PAIRS_DEPTH && io_uring_sq_ready(&e->ring) >= URING_ENTER_MAX) {
-            /* Hand the queued pair over before adding to it (no plug). */
+        if (e->depth <= URING_EAGER_DEPTH && io_uring_sq_ready(&e->ring)) {
+            /* Hand the queued SQE over before filling the next (no plug). */
             int r = io_uring_submit(&e->ring);
             if (r < 0 && r != -EAGAIN && r != -EBUSY && r != -EINTR)
                 return i ? (int)i : r;
@@ -343,7 +344,7 @@ static int uring_submit(struct dyn_engine *e, struct dyn_io **ios, unsigned n)
         sqe = io_uring_get_sqe(&e->ring);
         if (!sqe) {
             /* SQ ring full (a ring of one entry, or the kernel kept the last
-             * pair back with EAGAIN/EBUSY): flush it. */
+             * SQEs back with EAGAIN/EBUSY): flush it. */
             int r = io_uring_submit(&e->ring);
             if (r < 0 && r != -EAGAIN && r != -EBUSY && r != -EINTR)
                 return i ? (int)i : r;
