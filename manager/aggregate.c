@@ -255,13 +255,19 @@ void mgr_agg_publish_ready(struct mgr_agg *g, unsigned expect, bool force)
     while (g->next_publish < nint) {
         struct mgr_agg_interval *iv = &g->win[g->next_publish % MGR_AGG_WINDOW];
         uint64_t due = g->measure_start + (g->next_publish + 2) * g->run.interval_ns;
+        /* The test's last interval has no deadline of its own: it waits for
+         * every live node's report or for the test's end (every result in,
+         * the result deadline, a stop). At a test's end an agent host's last
+         * reports can queue behind its results; published without them, they
+         * would only come as late entries. */
+        bool wait = now < due || g->next_publish + 1 == nint;
         if (!iv->open || iv->k != g->next_publish) {
-            if (!force && now < due)
+            if (!force && wait)
                 return;
             g->next_publish++; /* nobody reported it (all lost or stopped) */
             continue;
         }
-        if (!force && now < due && iv->reported + iv->lost < expect)
+        if (!force && wait && iv->reported + iv->lost < expect)
             return;
         agg_publish(g, iv);
     }

@@ -157,7 +157,8 @@ int mgr_agg_check_shape(const struct mgr_agg *g, struct mgr_agg_node *n,
                         const struct proto_stats *st, struct iof_diag *diag);
 
 /* Publishes, in order, every interval all `expect` live nodes have reported,
- * and (force, or its deadline passed) every one still open. */
+ * and (force, or its deadline passed) every one still open; the test's last
+ * interval has no deadline: only force publishes it short of a node. */
 void mgr_agg_publish_ready(struct mgr_agg *g, unsigned expect, bool force);
 
 /* The node's rows from its result (checked with mgr_agg_check_shape): its

@@ -1283,6 +1283,82 @@ static void test_agg_interrupted_interval(void **state)
     free(text);
 }
 
+/* What the sinks were handed: interval, node (or ALL with how many reports it
+ * merged, and whether it came late). */
+static void seen_interval(struct mgr_sink *s, const struct mgr_interval *iv)
+{
+    struct capture *c = s->priv;
+    iof_buf_printf(&c->log, "%s%" PRIu64 "%s", c->log.len ? " " : "", iv->k,
+                   iv->node ? iv->node : "ALL");
+    if (!iv->node)
+        iof_buf_printf(&c->log, "/%u%s", iv->reported, iv->late ? "late" : "");
+}
+
+static const struct mgr_sink_ops seen_ops = {.name = "seen",
+                                             .test_begin = cap_nop_test,
+                                             .interval = seen_interval,
+                                             .row = cut_nop_row,
+                                             .test_end = cut_nop_end};
+
+/* Node n's report of interval k, through the JSON body. */
+static void agg_report(struct agg_fix *f, int n, uint64_t k)
+{
+    struct iof_stats *t = stats_new(6);
+    struct proto_worker_stats w[3];
+    struct proto_msg in;
+    uint64_t rng = 13 * k + (uint64_t)n + 1;
+
+    for (size_t i = 0; i < 6; i++)
+        fill_dir(&t[i].rd, &rng, 40 + i, 4096);
+    for (size_t i = 0; i < 3; i++)
+        w[i] = (struct proto_worker_stats){2, &t[2 * i]};
+    proto_msg_init(&in, PROTO_MSG_STATS);
+    in.u.stats.interval = k;
+    in.u.stats.nworkers = 3;
+    in.u.stats.workers = w;
+    agg_fix_stats(f, n, &in, 0);
+    free(t);
+}
+
+/* Every interval's deadline long past: an interval nobody has reported yet is
+ * skipped on the next look, and a report of it then comes as a late entry;
+ * the test's last interval is not skipped. It waits for both nodes' reports,
+ * or, when b never sends its report, for the test's end (force). */
+static void test_agg_last_interval_waits(void **state)
+{
+    static const char *const want[2] = {"0a 0b 1a 1b 0ALL/2 1ALL/2 2a 2b 2ALL/2",
+                                        "0a 0b 1a 1b 0ALL/2 1ALL/2 2a | 2ALL/1"};
+    (void)state;
+
+    for (int silent = 0; silent < 2; silent++) {
+        struct capture cap = {IOF_BUF_INIT};
+        struct mgr_sink sink = {.ops = &seen_ops, .priv = &cap};
+        struct agg_fix f;
+        size_t len;
+        char *text;
+
+        agg_fix_begin(&f, &sink, "a", "b", iof_now_ns() - 10 * IOF_NS_PER_S);
+        for (uint64_t k = 0; k < 2; k++)
+            for (int n = 0; n < 2; n++)
+                agg_report(&f, n, k);
+        mgr_agg_publish_ready(&f.g, 2, false);
+        agg_report(&f, 0, 2);
+        mgr_agg_publish_ready(&f.g, 2, false);
+        if (!silent) {
+            agg_report(&f, 1, 2);
+            mgr_agg_publish_ready(&f.g, 2, false);
+        } else {
+            iof_buf_printf(&cap.log, " |");
+            mgr_agg_publish_ready(&f.g, 2, true);
+        }
+        agg_fix_end(&f);
+        text = iof_buf_take(&cap.log, &len);
+        assert_non_null(text);
+        assert_string_equal(text, want[silent]);
+        free(text);
+    }
+}
+
 static void test_agg_same_rows(void **state)
 {
     (void)state;
@@ -1507,6 +1583,7 @@ int main(void)
         cmocka_unit_test(test_agg_same_rows),
         cmocka_unit_test(test_agg_keep_exact),
         cmocka_unit_test(test_agg_interrupted_interval),
+        cmocka_unit_test(test_agg_last_interval_waits),
         cmocka_unit_test(test_agg_shape_each_report),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
