@@ -1236,6 +1236,28 @@ static const struct mgr_sink_ops cut_ops = {.name = "cut",
                                             .row = cut_nop_row,
                                             .test_end = cut_nop_end};
 
+/* Node n's report of interval k, through the JSON body, of a run cut
+ * duration_ns into the interval (0: a full one). */
+static void agg_report(struct agg_fix *f, int n, uint64_t k, uint64_t duration_ns)
+{
+    struct iof_stats *t = stats_new(6);
+    struct proto_worker_stats w[3];
+    struct proto_msg in;
+    uint64_t rng = 77 * k + (uint64_t)n + 1;
+
+    for (size_t i = 0; i < 6; i++)
+        fill_dir(&t[i].rd, &rng, 50 + i, 4096);
+    for (size_t i = 0; i < 3; i++)
+        w[i] = (struct proto_worker_stats){2, &t[2 * i]};
+    proto_msg_init(&in, PROTO_MSG_STATS);
+    in.u.stats.interval = k;
+    in.u.stats.nworkers = 3;
+    in.u.stats.workers = w;
+    in.u.stats.duration_ns = duration_ns;
+    agg_fix_stats(f, n, &in, 0);
+    free(t);
+}
+
 /* An interval that both nodes completed, published after the run was
  * interrupted (the stop came between its end and its publication), is not
  * "interrupted"; the one the stop cut short is, for ALL and per node. */
@@ -1251,23 +1273,8 @@ static void test_agg_interrupted_interval(void **state)
     agg_fix_begin(&f, &sink, "a", "b", iof_now_ns());
     for (uint64_t k = 0; k < 3; k++) {
         for (int n = 0; n < 2; n++) {
-            struct iof_stats *t = stats_new(6);
-            struct proto_worker_stats w[3];
-            struct proto_msg in;
-            uint64_t rng = 77 * k + (uint64_t)n + 1;
-
-            for (size_t i = 0; i < 6; i++)
-                fill_dir(&t[i].rd, &rng, 50 + i, 4096);
-            for (size_t i = 0; i < 3; i++)
-                w[i] = (struct proto_worker_stats){2, &t[2 * i]};
-            proto_msg_init(&in, PROTO_MSG_STATS);
-            in.u.stats.interval = k;
-            in.u.stats.nworkers = 3;
-            in.u.stats.workers = w;
             /* The stop cuts interval 2 after 0.25 s on both nodes. */
-            in.u.stats.duration_ns = k == 2 ? 250000000 : 0;
-            agg_fix_stats(&f, n, &in, 0);
-            free(t);
+            agg_report(&f, n, k, k == 2 ? 250000000 : 0);
             /* The interruption: after both full reports of interval 1 came,
              * before the interval was published. */
             if (k == 1 && n == 1)
@@ -1300,26 +1307,6 @@ static const struct mgr_sink_ops seen_ops = {.name = "seen",
                                              .row = cut_nop_row,
                                              .test_end = cut_nop_end};
 
-/* Node n's report of interval k, through the JSON body. */
-static void agg_report(struct agg_fix *f, int n, uint64_t k)
-{
-    struct iof_stats *t = stats_new(6);
-    struct proto_worker_stats w[3];
-    struct proto_msg in;
-    uint64_t rng = 13 * k + (uint64_t)n + 1;
-
-    for (size_t i = 0; i < 6; i++)
-        fill_dir(&t[i].rd, &rng, 40 + i, 4096);
-    for (size_t i = 0; i < 3; i++)
-        w[i] = (struct proto_worker_stats){2, &t[2 * i]};
-    proto_msg_init(&in, PROTO_MSG_STATS);
-    in.u.stats.interval = k;
-    in.u.stats.nworkers = 3;
-    in.u.stats.workers = w;
-    agg_fix_stats(f, n, &in, 0);
-    free(t);
-}
-
 /* Every interval's deadline long past: an interval nobody has reported yet is
  * skipped on the next look, and a report of it then comes as a late entry;
  * the test's last interval is not skipped. It waits for both nodes' reports,
@@ -1340,12 +1327,12 @@ static void test_agg_last_interval_waits(void **state)
         agg_fix_begin(&f, &sink, "a", "b", iof_now_ns() - 10 * IOF_NS_PER_S);
         for (uint64_t k = 0; k < 2; k++)
             for (int n = 0; n < 2; n++)
-                agg_report(&f, n, k);
+                agg_report(&f, n, k, 0);
         mgr_agg_publish_ready(&f.g, 2, false);
-        agg_report(&f, 0, 2);
+        agg_report(&f, 0, 2, 0);
         mgr_agg_publish_ready(&f.g, 2, false);
         if (!silent) {
-            agg_report(&f, 1, 2);
+            agg_report(&f, 1, 2, 0);
             mgr_agg_publish_ready(&f.g, 2, false);
         } else {
             iof_buf_printf(&cap.log, " |");
