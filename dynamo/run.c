@@ -53,6 +53,17 @@ _Static_assert((int)IOF_VERIFY_CRC32C == (int)DYN_VERIFY_CRC32C &&
 /* Longest a worker sleeps or waits for completions without looking at the
  * stop flag: stop, the dead-man rule and SIGTERM end any wait within it. */
 #define RUN_WAIT_SLICE_NS (50 * IOF_NS_PER_MS)
+/* A rated worker wakes this much before its next due I/O at most and polls
+ * (completions, the clock) until it is due: a timed sleep ends late by the
+ * scheduler's wake-up latency (tens of microseconds in a VM), and an I/O
+ * submitted late has that much more latency from its scheduled time. The
+ * margin in use is the worker's own recent oversleep (run_spin_update), so a
+ * host that wakes on time spins little. */
+#define RUN_SPIN_MAX_NS (100 * IOF_NS_PER_US)
+/* Added to the oversleep estimate: the time from the wake-up to the submit. */
+#define RUN_SPIN_PAD_NS (2 * IOF_NS_PER_US)
+/* Where the oversleep estimate starts, before the first timed wake-up. */
+#define RUN_SPIN_INIT_NS (20 * IOF_NS_PER_US)
 
 struct run_worker {
     struct dyn_test *test;
@@ -85,7 +96,8 @@ struct run_worker {
      * (and a slot is free), their latency runs from that time. */
     bool rated;
     struct dyn_sched sched;
-    uint64_t *trace; /* dyn_test_params.trace, for worker 0 */
+    uint64_t spin_ns; /* rated: how long before a due I/O the worker stops sleeping */
+    uint64_t *trace;  /* dyn_test_params.trace, for worker 0 */
     size_t trace_left;
     /* io_limit: bytes the worker may still issue. UINT64_MAX until the
      * measured window starts (ramp-up I/O does not count) or without one. */
@@ -666,6 +678,22 @@ static void worker_verify_after(struct run_worker *w)
     }
 }
 
+/* A rated worker's margin after a timed wait meant to end at `target` ended
+ * at `now`: the margin follows the largest recent oversleep, decaying by 1/16
+ * of itself per wait so one long preemption does not keep it high, and stays
+ * within RUN_SPIN_MAX_NS. */
+static void run_spin_update(struct run_worker *w, uint64_t target, uint64_t now)
+{
+    uint64_t over = now > target ? now - target : 0, est = w->spin_ns - RUN_SPIN_PAD_NS;
+
+    est -= est / 16;
+    if (over > est)
+        est = over;
+    if (est > RUN_SPIN_MAX_NS - RUN_SPIN_PAD_NS)
+        est = RUN_SPIN_MAX_NS - RUN_SPIN_PAD_NS;
+    w->spin_ns = est + RUN_SPIN_PAD_NS;
+}
+
 static void *worker_main(void *arg)
 {
     struct run_worker *w = arg;
@@ -712,6 +740,7 @@ static void *worker_main(void *arg)
 
         {
             uint64_t wake = end;
+            bool due_wake = false; /* wake is a due I/O's, less the margin */
             if (ms > now && ms < wake)
                 wake = ms;
             else if (now >= ms && c.next_cut < wake)
@@ -720,13 +749,20 @@ static void *worker_main(void *arg)
                 wake = paused_until;
             if (w->rated && w->fq_count && w->io_left && paused_until <= now) {
                 /* The next I/O's due time (not before now: one is due
-                 * already when the fill stopped at a burst's end). */
+                 * already when the fill stopped at a burst's end), less the
+                 * margin: within it the worker polls instead of sleeping. */
                 uint64_t due = dyn_sched_due(&w->sched);
-                if (due < wake)
-                    wake = due > now ? due : now;
+                if (due <= now + w->spin_ns)
+                    wake = now;
+                else if (due - w->spin_ns < wake) {
+                    wake = due - w->spin_ns;
+                    due_wake = true;
+                }
             }
-            if (wake > now + RUN_WAIT_SLICE_NS)
+            if (wake > now + RUN_WAIT_SLICE_NS) {
                 wake = now + RUN_WAIT_SLICE_NS; /* look at the stop flag at least this often */
+                due_wake = false;
+            }
             if (inflight) {
                 /* Wait for one completion, then take the burst in chunks,
                  * each with its own stamp. Completions after a boundary
@@ -738,6 +774,9 @@ static void *worker_main(void *arg)
                     if (r < 0)
                         break;
                     now = iof_now_ns();
+                    if (due_wake && r == 0)
+                        run_spin_update(w, wake, now); /* the wait timed out */
+                    due_wake = false;
                     worker_advance(w, now, &c);
                     worker_collect(w, &c, now, r);
                     inflight -= (unsigned)r;
@@ -758,6 +797,8 @@ static void *worker_main(void *arg)
                 if (wake > now)
                     worker_wait_until(t, wake);
                 now = iof_now_ns();
+                if (due_wake)
+                    run_spin_update(w, wake, now);
             }
         }
     }
@@ -874,6 +915,7 @@ static int worker_setup(struct dyn_test *t, struct run_worker *w, struct iof_dia
     w->paced = w->rated || w->io_limit;
     if (w->rated) {
         dyn_sched_init(&w->sched, &rate, t->p.start_ns, seed + w->index);
+        w->spin_ns = RUN_SPIN_INIT_NS + RUN_SPIN_PAD_NS;
         if (w->index == 0 && t->p.trace) {
             w->trace = t->p.trace;
             w->trace_left = t->p.ntrace;

@@ -10,14 +10,20 @@
  * test file in WORKDIR (created once; O_DIRECT for libaio, so WORKDIR must
  * be on a filesystem that takes it). Prints one line:
  *   engine arrival target achieved ratio vs_sched cv_sched cv_sent late_pct lat_us svc_us
+ *   over20_pct lateness_p50_us lateness_p99_us lateness_p999_us cpu_pct
  * vs_sched: I/Os counted over the I/Os the schedule put in the window (the
  * same schedule, replayed: for Poisson the realised count, not the mean).
+ * The lateness of an I/O is its submission time less its scheduled time, from
+ * the trace of the measured window's I/Os; over20_pct is the share of them
+ * submitted more than 20 us late. cpu_pct is the process's CPU time (user +
+ * system) over the test's wall time, ramp included, in % of one core.
  */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "common/clock.h"
@@ -43,6 +49,40 @@ static double cv_of_gaps(const uint64_t *trace, size_t n, size_t which)
     return mean > 0 ? sqrt(sum2 / (double)(n - 1) - mean * mean) / mean : 0;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* The lateness of the traced I/Os scheduled at or after `from`: the share over
+ * 20 us and three percentiles (us) into out[0..3]. Sorts a copy. */
+static void lateness_of(const uint64_t *trace, size_t n, uint64_t from, double out[4])
+{
+    uint64_t *l = malloc((n ? n : 1) * sizeof(*l));
+    size_t k = 0, over = 0;
+
+    out[0] = out[1] = out[2] = out[3] = 0;
+    if (!l)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        if (trace[2 * i] < from)
+            continue;
+        l[k] = trace[2 * i + 1] > trace[2 * i] ? trace[2 * i + 1] - trace[2 * i] : 0;
+        over += l[k] > 20 * IOF_NS_PER_US;
+        k++;
+    }
+    if (k) {
+        qsort(l, k, sizeof(*l), cmp_u64);
+        out[0] = 100.0 * (double)over / (double)k;
+        out[1] = (double)l[k / 2] / 1e3;
+        out[2] = (double)l[k * 99 / 100] / 1e3;
+        out[3] = (double)l[k * 999 / 1000] / 1e3;
+    }
+    free(l);
+}
+
 int main(int argc, char **argv)
 {
     struct iof_line line = {
@@ -58,7 +98,8 @@ int main(int argc, char **argv)
     struct iof_stats all;
     const char *allow[1];
     uint64_t *trace, ios, ntrace, due = 0;
-    double iops, secs, achieved;
+    double iops, secs, achieved, late[4], cpu;
+    struct rusage ru0, ru1;
     size_t traced = 0;
 
     if (argc < 6) {
@@ -103,6 +144,7 @@ int main(int argc, char **argv)
     p.trace = trace;
     p.ntrace = ntrace;
     p.start_ns = iof_now_ns() + 20 * IOF_NS_PER_MS;
+    getrusage(RUSAGE_SELF, &ru0);
     if (dyn_test_start(&p, &t, &d)) {
         fprintf(stderr, "ratebench: %s\n", d.msg);
         return 1;
@@ -113,6 +155,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "ratebench: %s\n", d.msg);
         return 1;
     }
+    getrusage(RUSAGE_SELF, &ru1);
+    cpu = (double)(ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec + ru1.ru_stime.tv_sec -
+                   ru0.ru_stime.tv_sec) +
+          (double)(ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec + ru1.ru_stime.tv_usec -
+                   ru0.ru_stime.tv_usec) /
+              1e6;
     iof_stats_reset(&all);
     iof_stats_merge(&all, dyn_test_totals(t, 0));
     ios = all.rd.ios + all.wr.ios;
@@ -130,12 +178,15 @@ int main(int argc, char **argv)
                 due++;
         }
     }
-    printf("%s %s %.0f %.1f %.4f %.4f %.3f %.3f %.2f %.1f %.1f\n", argv[1], argv[3], iops, achieved,
-           achieved / iops, due ? (double)ios / (double)due : 0.0, cv_of_gaps(trace, traced, 0),
-           cv_of_gaps(trace, traced, 1), ios ? 100.0 * (double)all.rated.late / (double)ios : 0.0,
+    lateness_of(trace, traced, p.start_ns + p.ramp_ns, late);
+    printf("%s %s %.0f %.1f %.4f %.4f %.3f %.3f %.2f %.1f %.1f %.2f %.1f %.1f %.1f %.1f\n", argv[1],
+           argv[3], iops, achieved, achieved / iops, due ? (double)ios / (double)due : 0.0,
+           cv_of_gaps(trace, traced, 0), cv_of_gaps(trace, traced, 1),
+           ios ? 100.0 * (double)all.rated.late / (double)ios : 0.0,
            ios ? (double)(all.rd.lat.sum_ns + all.wr.lat.sum_ns) / (double)ios / 1e3 : 0.0,
            all.rated.svc.count ? (double)all.rated.svc.sum_ns / (double)all.rated.svc.count / 1e3
-                               : 0.0);
+                               : 0.0,
+           late[0], late[1], late[2], late[3], 100.0 * cpu / (secs + 1));
     dyn_test_free(t);
     dyn_scope_free(scope);
     free(trace);
