@@ -74,6 +74,7 @@ void mgr_agg_test_begin(struct mgr_agg *g, size_t cur, const struct iof_run_cfg 
         iof_stats_reset(&g->groups[k].stats);
         g->groups[k].nodes = g->groups[k].workers = g->groups[k].targets = 0;
         g->groups[k].last = NULL;
+        g->groups[k].lost = false;
     }
     iof_test_cycle_label(test, g->cycle, sizeof(g->cycle));
     iof_test_spec_label(g->p, test, g->spec_label, sizeof(g->spec_label));
@@ -554,6 +555,44 @@ static const struct iof_stats *agg_src_target(const struct mgr_agg_node *a,
     return src->tmp;
 }
 
+/* Node a was lost in the test: every group it runs is partial. */
+static void agg_groups_lost(struct mgr_agg *g, const struct mgr_agg_node *a)
+{
+    struct iof_worker_cfg gc;
+    size_t gi = 0;
+
+    for (size_t w = 0; g->groups && mgr_agg_worker_group(g, a->name, w, &gc, &gi); w++)
+        g->groups[gi].lost = true;
+}
+
+/* The GROUP row of group k in the current test, or false when it has none:
+ * idle in the test, or none of its workers measured anything (its nodes
+ * absent, or lost before their first interval). Its status is partial when
+ * a node running it was lost in the test, as ALL's is for any node. The
+ * table and every sink take the row from here. */
+static bool agg_group_row(struct mgr_agg *g, size_t k, uint64_t measured_ns, struct mgr_row *row,
+                          struct mgr_metrics *m)
+{
+    const struct mgr_agg_group *grp;
+
+    if (!g->groups || !iof_test_spec(g->p, &g->tests[g->cur], k) || !g->groups[k].nodes)
+        return false;
+    grp = &g->groups[k];
+    mgr_metrics_compute(&grp->stats, measured_ns, m);
+    *row = (struct mgr_row){.type = MGR_ROW_GROUP,
+                            .group = g->p->workers[k].name,
+                            .stats = &grp->stats,
+                            .m = m,
+                            .ns = measured_ns,
+                            .queue_depth = iof_test_worker(g->p, &g->tests[g->cur], k).queue_depth,
+                            .window_end_ns = measured_ns,
+                            .status = grp->lost ? MGR_STATUS_PARTIAL : MGR_STATUS_OK,
+                            .nodes = grp->nodes,
+                            .workers = grp->workers,
+                            .targets = grp->targets};
+    return true;
+}
+
 /* Writes one node's NODE, WORKER and TARGET rows to the sinks and keeps
  * them for the table; adds the node to the test's ALL row. Returns the
  * node's I/O errors. */
@@ -576,6 +615,8 @@ static uint64_t agg_node_rows(struct mgr_agg *g, struct mgr_agg_node *a, const s
     agg_clear_rows(a);
     a->status = src->status;
     iof_stats_reset(node);
+    if (src->status == MGR_STATUS_PARTIAL || src->status == MGR_STATUS_LOST_BEFORE_START)
+        agg_groups_lost(g, a);
     for (size_t w = 0; w < nw && detail; w++) {
         struct iof_worker_cfg gc = {0};
         size_t gi = 0;
@@ -777,13 +818,17 @@ static bool agg_table_node(const struct mgr_agg_node *a)
     return (a->role == MGR_AGG_RESULT || a->role == MGR_AGG_LOST) && a->nrows;
 }
 
+/* A row's name in the table: one whose status is not ok says so in it. */
+static void agg_status_name(const char *label, enum mgr_row_status st, char *name, size_t len)
+{
+    snprintf(name, len, "%s%s%s%s", label, st == MGR_STATUS_OK ? "" : "(",
+             st == MGR_STATUS_OK ? "" : mgr_row_status_name(st), st == MGR_STATUS_OK ? "" : ")");
+}
+
 /* Its NODE row's name: a node that was lost says so in its name. */
 static void agg_node_name(const struct mgr_agg_node *a, char *name, size_t len)
 {
-    const struct mgr_agg_row *nr = &a->rows[a->nrows - 1];
-    snprintf(name, len, "%s%s%s%s", nr->label, a->status == MGR_STATUS_OK ? "" : "(",
-             a->status == MGR_STATUS_OK ? "" : mgr_row_status_name(a->status),
-             a->status == MGR_STATUS_OK ? "" : ")");
+    agg_status_name(a->rows[a->nrows - 1].label, a->status, name, len);
 }
 
 static bool agg_table_fits(const struct mgr_agg_end *e)
@@ -838,7 +883,7 @@ static size_t agg_table_name_len(const struct mgr_agg *g, const struct mgr_agg_e
 
     for (size_t k = 0; g->groups && k < g->p->nworkers; k++)
         if (iof_test_spec(g->p, &g->tests[g->cur], k))
-            len = agg_max(len, strlen(g->p->workers[k].name));
+            len = agg_max(len, strlen(g->p->workers[k].name) + (g->groups[k].lost ? 9 : 0));
     for (size_t i = 0; i < e->nnodes; i++) {
         const struct mgr_agg_node *a = e->nodes[i];
         if (!agg_table_node(a))
@@ -895,10 +940,11 @@ static void agg_print_table(struct mgr_agg *g, const struct mgr_agg_end *e,
         mgr_table_row(&t, "ALL", "*", all);
     for (size_t k = 0; g->groups && (nodes || lost) && k < g->p->nworkers; k++) {
         struct mgr_metrics m;
-        if (!iof_test_spec(g->p, &g->tests[g->cur], k))
+        struct mgr_row row;
+        if (!agg_group_row(g, k, e->measured_ns, &row, &m))
             continue;
-        mgr_metrics_compute(&g->groups[k].stats, e->measured_ns, &m);
-        mgr_table_row(&t, "GROUP", g->p->workers[k].name, &m);
+        agg_status_name(row.group, row.status, name, sizeof(name));
+        mgr_table_row(&t, "GROUP", name, &m);
     }
     if (!agg_table_fits(e) && agg_print_summary(&t, e) == 0)
         goto notes;
@@ -1004,24 +1050,10 @@ void mgr_agg_test_end(struct mgr_agg *g, const struct mgr_agg_end *e)
                               .targets = g->all_targets,
                               .cpu = NULL};
         for (size_t k = 0; g->groups && k < g->p->nworkers; k++) {
-            const struct mgr_agg_group *grp = &g->groups[k];
             struct mgr_metrics gm;
-            struct mgr_row row = {.type = MGR_ROW_GROUP,
-                                  .group = g->p->workers[k].name,
-                                  .stats = &grp->stats,
-                                  .m = &gm,
-                                  .ns = e->measured_ns,
-                                  .queue_depth =
-                                      iof_test_worker(g->p, &g->tests[g->cur], k).queue_depth,
-                                  .window_end_ns = e->measured_ns,
-                                  .status = all.status,
-                                  .nodes = grp->nodes,
-                                  .workers = grp->workers,
-                                  .targets = grp->targets};
-            if (!iof_test_spec(g->p, &g->tests[g->cur], k))
-                continue;
-            mgr_metrics_compute(&grp->stats, e->measured_ns, &gm);
-            AGG_SINKS(g, s_->ops->row(s_, &g->ti, &row));
+            struct mgr_row row;
+            if (agg_group_row(g, k, e->measured_ns, &row, &gm))
+                AGG_SINKS(g, s_->ops->row(s_, &g->ti, &row));
         }
         cpu_mean = agg_cpu_mean(&cpu_sum, cpu_nodes);
         all.cpu = cpu_mean.valid ? &cpu_mean : NULL;

@@ -120,6 +120,8 @@ struct mgr_agg {
         struct iof_stats stats;
         uint32_t nodes, workers, targets;
         const struct mgr_agg_node *last; /* the node last counted in `nodes` */
+        bool lost; /* a node running the group was lost in the test (partial or
+                    * lost before its first interval) */
     } * groups;
     struct mgr_metrics last_all; /* the ALL row of the last test that ended */
     bool interrupted;            /* the run was interrupted (mgr_agg_interrupt) */

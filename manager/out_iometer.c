@@ -179,6 +179,14 @@ struct iom_worker {
     struct iom_common start, size, qd;
 };
 
+/* A node of the current test whose status is not ok: a comment line says
+ * so before the test's 'Results (Iometer's layout has no status column). */
+struct iom_status {
+    char *node;
+    enum mgr_row_status status;
+    uint64_t ns, from_ns, to_ns;
+};
+
 /* One buffered row of the current test. */
 struct iom_rec {
     int rank;            /* 0 MANAGER, 1 WORKER, 2 DISK */
@@ -205,6 +213,8 @@ struct iom_writer {
     size_t nworkers, capworkers;
     struct iom_rec *recs;
     size_t nrecs, caprecs;
+    struct iom_status *status;
+    size_t nstatus, capstatus;
     struct iom_common start, size, qd; /* every target of the test */
     bool in_test;                      /* test_begin came, test_end not yet */
     unsigned spec_index;               /* of the current test */
@@ -274,6 +284,23 @@ static void f_dbl(struct iom_buf *b, double v)
 {
     fld(b);
     iof_buf_printf(&b->t, "%.6f", v);
+}
+
+/* v when known, else an empty field. */
+static void f_dbl_if(struct iom_buf *b, bool known, double v)
+{
+    if (known)
+        f_dbl(b, v);
+    else
+        f_empty(b);
+}
+
+static void f_u64_if(struct iom_buf *b, bool known, uint64_t v)
+{
+    if (known)
+        f_u64(b, v);
+    else
+        f_empty(b);
 }
 
 static void f_common(struct iom_buf *b, const struct iom_common *c)
@@ -406,6 +433,7 @@ static void iom_fields(struct iom_buf *b, const struct iom_fig *g, const struct 
     uint64_t bins[IOM_NBINS];
     double sec = (double)ns / 1e9;
     double max_ms, rd_max_ms, wr_max_ms;
+    bool rd = s->rd.lat.count > 0, wr = s->wr.lat.count > 0, any = rd || wr;
 
     if (!all) {
         b->t.err = -ENOMEM;
@@ -423,27 +451,30 @@ static void iom_fields(struct iom_buf *b, const struct iom_fig *g, const struct 
     f_count(b, g->managers);
     f_count(b, g->workers);
     f_count(b, g->disks);
-    f_dbl(b, m.iops);
-    f_dbl(b, m.read_iops);
-    f_dbl(b, m.write_iops);
-    f_dbl(b, m.mibps);
-    f_dbl(b, m.read_mibps);
-    f_dbl(b, m.write_mibps);
-    f_dbl(b, sec > 0 ? (double)(s->rd.bytes + s->wr.bytes) / IOM_MB_DEC / sec : 0);
-    f_dbl(b, sec > 0 ? (double)s->rd.bytes / IOM_MB_DEC / sec : 0);
-    f_dbl(b, sec > 0 ? (double)s->wr.bytes / IOM_MB_DEC / sec : 0);
-    f_dbl(b, m.iops); /* Transactions per Second: a transaction is one I/O */
-    f_dbl(b, 0);      /* Connections per Second */
-    f_dbl(b, m.avg_ms);
-    f_dbl(b, m.avg_read_ms);
-    f_dbl(b, m.avg_write_ms);
-    f_dbl(b, m.avg_ms); /* Average Transaction Time */
-    f_dbl(b, 0);        /* Average Connection Time */
-    f_dbl(b, max_ms);
-    f_dbl(b, rd_max_ms);
-    f_dbl(b, wr_max_ms);
-    f_dbl(b, max_ms); /* Maximum Transaction Time */
-    f_dbl(b, 0);      /* Maximum Connection Time */
+    /* What does not apply is empty, never a made-up 0 (docs/results.md):
+     * the rates of a row without a window, the latencies of a direction
+     * without I/O. */
+    f_dbl_if(b, m.rates, m.iops);
+    f_dbl_if(b, m.rates, m.read_iops);
+    f_dbl_if(b, m.rates, m.write_iops);
+    f_dbl_if(b, m.rates, m.mibps);
+    f_dbl_if(b, m.rates, m.read_mibps);
+    f_dbl_if(b, m.rates, m.write_mibps);
+    f_dbl_if(b, m.rates, sec > 0 ? (double)(s->rd.bytes + s->wr.bytes) / IOM_MB_DEC / sec : 0);
+    f_dbl_if(b, m.rates, sec > 0 ? (double)s->rd.bytes / IOM_MB_DEC / sec : 0);
+    f_dbl_if(b, m.rates, sec > 0 ? (double)s->wr.bytes / IOM_MB_DEC / sec : 0);
+    f_dbl_if(b, m.rates, m.iops); /* Transactions per Second: a transaction is one I/O */
+    f_dbl(b, 0);                  /* Connections per Second */
+    f_dbl_if(b, any, m.avg_ms);
+    f_dbl_if(b, rd, m.avg_read_ms);
+    f_dbl_if(b, wr, m.avg_write_ms);
+    f_dbl_if(b, any, m.avg_ms); /* Average Transaction Time */
+    f_dbl(b, 0);                /* Average Connection Time */
+    f_dbl_if(b, any, max_ms);
+    f_dbl_if(b, rd, rd_max_ms);
+    f_dbl_if(b, wr, wr_max_ms);
+    f_dbl_if(b, any, max_ms); /* Maximum Transaction Time */
+    f_dbl(b, 0);              /* Maximum Connection Time */
     f_u64(b, m.errors);
     f_u64(b, s->rd.errors);
     f_u64(b, s->wr.errors);
@@ -458,11 +489,11 @@ static void iom_fields(struct iom_buf *b, const struct iom_fig *g, const struct 
         f_u128(b, s->wr.lat.sum_ns);
         f_u128(b, all->sum_ns); /* Total Raw Transaction Time */
         f_u64(b, 0);            /* Total Raw Connection Time */
-        f_u64(b, s->rd.lat.max_ns);
-        f_u64(b, s->wr.lat.max_ns);
-        f_u64(b, all->max_ns); /* Maximum Raw Transaction Time */
-        f_u64(b, 0);           /* Maximum Raw Connection Time */
-        f_u64(b, ns);          /* Total Raw Run Time */
+        f_u64_if(b, rd, s->rd.lat.max_ns);
+        f_u64_if(b, wr, s->wr.lat.max_ns);
+        f_u64_if(b, any, all->max_ns); /* Maximum Raw Transaction Time */
+        f_u64(b, 0);                   /* Maximum Raw Connection Time */
+        f_u64(b, ns);                  /* Total Raw Run Time */
     } else {
         for (int i = 0; i < 9; i++)
             f_empty(b);
@@ -486,8 +517,8 @@ static void iom_fields(struct iom_buf *b, const struct iom_fig *g, const struct 
     else
         f_empty(b);
     f_empty(b); /* Interrupts per Second: not measured */
-    if (g->cpu && g->cpu_known)
-        f_dbl(b, g->busy > 0 ? m.iops / g->busy : 0); /* CPU Effectiveness */
+    if (g->cpu && g->cpu_known && m.rates && g->busy > 0)
+        f_dbl(b, m.iops / g->busy); /* CPU Effectiveness */
     else
         f_empty(b);
     f_empty(b); /* Packets/Second */
@@ -557,7 +588,9 @@ static void iom_clear_test(struct iom_writer *w)
         free(w->workers[i].name);
     for (size_t i = 0; i < w->nrecs; i++)
         free(w->recs[i].text);
-    w->nnodes = w->nworkers = w->nrecs = 0;
+    for (size_t i = 0; i < w->nstatus; i++)
+        free(w->status[i].node);
+    w->nnodes = w->nworkers = w->nrecs = w->nstatus = 0;
     memset(&w->start, 0, sizeof(w->start));
     memset(&w->size, 0, sizeof(w->size));
     memset(&w->qd, 0, sizeof(w->qd));
@@ -667,6 +700,53 @@ static void iom_run_begin(struct mgr_sink *s, const struct mgr_run_info *ri)
     mgr_sink_sync(s, w->f, false);
 }
 
+/* The status of the ALL row and of each node that is not ok, one comment
+ * line each (Iometer's readers skip them):
+ *   'Status: ALL All partial: a node was lost during the test: ...
+ *   'Status: MANAGER beta partial: lost during the test: its rows hold ...
+ * in the words every other file and report uses (mgr_status_note). */
+static void iom_status_lines(struct iom_writer *w, const struct mgr_test_end *te)
+{
+    char note[512];
+    double test_s = te && te->all ? (double)te->all->ns / 1e9 : 0;
+
+    if (te && te->all && te->all->status != MGR_STATUS_OK)
+        fprintf(w->f, "'Status: ALL All %s: %s" IOM_EOL, mgr_row_status_name(te->all->status),
+                mgr_status_note(note, sizeof(note), MGR_ROW_ALL, te->all->status,
+                                (double)te->all->ns / 1e9, 0, test_s, test_s));
+    for (size_t i = 0; i < w->nstatus; i++) {
+        const struct iom_status *st = &w->status[i];
+        fputs("'Status: MANAGER ", w->f);
+        iom_fputname(w->f, st->node);
+        fprintf(w->f, " %s: %s" IOM_EOL, mgr_row_status_name(st->status),
+                mgr_status_note(note, sizeof(note), MGR_ROW_NODE, st->status, (double)st->ns / 1e9,
+                                (double)st->from_ns / 1e9, (double)st->to_ns / 1e9, test_s));
+    }
+}
+
+/* Keeps the status of a NODE row that is not ok for the test's comment
+ * lines. */
+static void iom_note_status(struct mgr_sink *s, const struct mgr_row *r)
+{
+    struct iom_writer *w = s->priv;
+    struct iom_status *st;
+
+    if (r->type != MGR_ROW_NODE || r->status == MGR_STATUS_OK)
+        return;
+    if (!iom_grow((void **)&w->status, &w->capstatus, w->nstatus + 1, sizeof(*w->status))) {
+        iom_nomem(s);
+        return;
+    }
+    st = &w->status[w->nstatus];
+    *st = (struct iom_status){
+        .status = r->status, .ns = r->ns, .from_ns = r->window_start_ns, .to_ns = r->window_end_ns};
+    if (!(st->node = iom_strdup(r->node))) {
+        iom_nomem(s);
+        return;
+    }
+    w->nstatus++;
+}
+
 /* The access spec of the current test, then the results header. */
 /* interrupted: the test was stopped before the end of its window (a
  * comment line says so, which Iometer readers skip like the others). */
@@ -696,6 +776,7 @@ static void iom_test_head(struct iom_writer *w, const struct mgr_test_end *te)
                 "'Interrupted: the test was stopped before the end of its measured window "
                 "(%.3f s measured)" IOM_EOL,
                 te->all ? (double)te->all->ns / 1e9 : 0.0);
+    iom_status_lines(w, te);
     fputs("'Results" IOM_EOL IOM_HEADER IOM_EOL, w->f);
 }
 
@@ -715,7 +796,7 @@ static void iom_test_tail(struct mgr_sink *s)
 static void iom_flush_orphans(struct mgr_sink *s)
 {
     struct iom_writer *w = s->priv;
-    if (!w->nrecs)
+    if (!w->nrecs && !w->nstatus)
         return;
     iom_test_head(w, NULL);
     iom_test_tail(s);
@@ -751,9 +832,12 @@ static void iom_row(struct mgr_sink *s, const struct mgr_test_info *ti, const st
 
     if (r->type == MGR_ROW_ALL || r->type == MGR_ROW_GROUP)
         return; /* the ALL row comes with test_end; Iometer's layout has no groups */
-    /* Iometer's layout has no status: a node that measured nothing in the
-     * test (absent, lost before its first interval) has no rows here; a
-     * partial node's rows are kept (the other files mark them). */
+    /* Iometer's layout has no status column: a node whose status is not ok
+     * is named on a comment line before 'Results. One that measured
+     * nothing in the test (absent, lost before its first interval) has no
+     * rows; a partial node's rows are kept, their rates over its own
+     * window, as in every other file. */
+    iom_note_status(s, r);
     if (r->status == MGR_STATUS_ABSENT || r->status == MGR_STATUS_LOST_BEFORE_START)
         return;
     node = iom_node(w, r->node);
@@ -922,6 +1006,7 @@ static void iom_close(struct mgr_sink *s)
     free(w->nodes);
     free(w->workers);
     free(w->recs);
+    free(w->status);
     iom_free_specs(w);
     free(w);
     s->priv = NULL;

@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "common/buf.h"
 #include "manager/report_html.h"
+#include "manager/results.h"
 
 static char *dup_col(sqlite3_stmt *s, int i)
 {
@@ -29,12 +30,19 @@ static void load_fig(sqlite3_stmt *s, int i, struct mgr_rpt_fig *f)
     }
 }
 
+/* Column i as a double, or dflt when NULL. */
+static double col_or(sqlite3_stmt *s, int i, double dflt)
+{
+    return sqlite3_column_type(s, i) == SQLITE_NULL ? dflt : sqlite3_column_double(s, i);
+}
+
 #define RPT_COL(id, col, label, hb) ", " #col
 #define RPT_COLS MGR_RPT_METRICS(RPT_COL)
 
 static int load_rows(struct mgr_store *st, int64_t test_id, struct mgr_rpt_test *t)
 {
-    static const char sql[] = "SELECT row_type, node, worker, target, status" RPT_COLS
+    static const char sql[] = "SELECT row_type, node, worker, target, status, duration_s, "
+                              "window_start_s, window_end_s" RPT_COLS
                               " FROM rows WHERE test_id = ? ORDER BY CASE row_type WHEN 'ALL' "
                               "THEN 0 WHEN 'NODE' THEN 1 WHEN 'WORKER' THEN 2 ELSE 3 END, node, "
                               "worker, target, seq";
@@ -57,7 +65,10 @@ static int load_rows(struct mgr_store *st, int64_t test_id, struct mgr_rpt_test 
                                   .worker = dup_col(s, 2),
                                   .target = dup_col(s, 3),
                                   .status = dup_col(s, 4)};
-        load_fig(s, 5, &r->f);
+        r->duration_s = col_or(s, 5, -1);
+        r->window_start_s = col_or(s, 6, -1);
+        r->window_end_s = col_or(s, 7, -1);
+        load_fig(s, 8, &r->f);
     }
     sqlite3_finalize(s);
     for (size_t i = 0; i < t->nrows; i++)
@@ -297,6 +308,26 @@ void mgr_rpt_free(struct mgr_rpt_run *r)
     free(r->version);
     free(r->source);
     *r = (struct mgr_rpt_run){0};
+}
+
+const char *mgr_rpt_status_note(const struct mgr_rpt_test *t, const struct mgr_rpt_row *r,
+                                char *buf, size_t cap)
+{
+    int st = mgr_row_status_parse(r->status);
+    enum mgr_row_type type = MGR_ROW_NODE;
+    double test_s = t->all ? t->all->duration_s : -1;
+
+    if (r->type && !strcmp(r->type, "ALL"))
+        type = MGR_ROW_ALL;
+    else if (r->type && !strcmp(r->type, "GROUP"))
+        type = MGR_ROW_GROUP;
+    if (st <= MGR_STATUS_OK) {
+        if (cap)
+            buf[0] = '\0';
+        return buf;
+    }
+    return mgr_status_note(buf, cap, type, (enum mgr_row_status)st, r->duration_s,
+                           r->window_start_s, r->window_end_s, test_s);
 }
 
 const struct mgr_rpt_test *mgr_rpt_find(const struct mgr_rpt_run *r, const char *name)

@@ -272,7 +272,7 @@ static void html_summary(FILE *f, const struct mgr_rpt_run *r)
           f);
     for (int m = 0; m < MGR_RPT_NMETRICS; m++)
         fprintf(f, "<th>%s</th>", rpt_metric[m].label);
-    fputs("</tr>\n", f);
+    fputs("<th class=\"l\">status</th></tr>\n", f);
     for (size_t j = 0; j < r->ntests; j++) {
         const struct mgr_rpt_test *t = &r->tests[j];
         fprintf(f, "<tr><td>%d</td><td class=\"l\">", t->idx);
@@ -284,7 +284,9 @@ static void html_summary(FILE *f, const struct mgr_rpt_run *r)
         fputs("</td>", f);
         for (int m = 0; m < MGR_RPT_NMETRICS; m++)
             td_fig(f, all_fig(t), m);
-        fputs("</tr>\n", f);
+        fputs("<td class=\"l\">", f);
+        html(f, t->all && t->all->status ? t->all->status : "-");
+        fputs("</td></tr>\n", f);
     }
     fputs("</table><div class=\"charts\"><div class=\"chart\"><canvas id=\"sum-iops\"></canvas>"
           "</div><div class=\"chart\"><canvas id=\"sum-mibps\"></canvas></div><div "
@@ -439,6 +441,33 @@ static void html_row_table(FILE *f, const struct mgr_rpt_test *t, const char *ty
     fputs("</table>\n", f);
 }
 
+/* Where the figures of each row that is not ok come from (ALL, then each
+ * NODE), under the test's node table. */
+static void html_status_notes(FILE *f, const struct mgr_rpt_test *t)
+{
+    char note[512];
+
+    for (size_t k = 0; k < t->nrows; k++) {
+        const struct mgr_rpt_row *r = &t->rows[k];
+        if (!r->type || (strcmp(r->type, "ALL") && strcmp(r->type, "NODE")))
+            continue;
+        if (!*mgr_rpt_status_note(t, r, note, sizeof(note)))
+            continue;
+        fputs("<p class=\"meta status-note\">", f);
+        if (!strcmp(r->type, "ALL")) {
+            fputs("ALL", f);
+        } else {
+            fputs("node ", f);
+            html(f, r->node);
+        }
+        fputs(": ", f);
+        html(f, r->status);
+        fputs(": ", f);
+        html(f, note);
+        fputs("</p>\n", f);
+    }
+}
+
 static void html_nodes(FILE *f, const struct mgr_rpt_run *runs, size_t n)
 {
     fputs("<section id=\"nodes\"><h2>Nodes and workers</h2>", f);
@@ -450,6 +479,7 @@ static void html_nodes(FILE *f, const struct mgr_rpt_run *runs, size_t n)
             html(f, runs[i].tests[j].name);
             fputs("</h3>", f);
             html_row_table(f, &runs[i].tests[j], "NODE");
+            html_status_notes(f, &runs[i].tests[j]);
             html_row_table(f, &runs[i].tests[j], "WORKER");
         }
     fputs("</section>\n", f);
@@ -731,17 +761,57 @@ static void md_figs(FILE *f, const struct mgr_rpt_fig *fig)
     }
 }
 
+/* The head of a table: its first columns, the figures, then `status` (last,
+ * so the figures keep their place for scripts). */
 static void md_head(FILE *f, const char *first, int nleft)
 {
     fprintf(f, "| %s |", first);
     for (int m = 0; m < MGR_RPT_NMETRICS; m++)
         fprintf(f, " %s |", rpt_metric[m].label);
-    fputs("\n|", f);
+    fputs(" status |\n|", f);
     for (int i = 0; i < nleft; i++)
         fputs(" :-- |", f);
     for (int m = 0; m < MGR_RPT_NMETRICS; m++)
         fputs(" --: |", f);
-    fputc('\n', f);
+    fputs(" :-- |\n", f);
+}
+
+/* The status cell of a row ("-" without one). */
+static void md_status(FILE *f, const struct mgr_rpt_row *r)
+{
+    fputc(' ', f);
+    md(f, r && r->status ? r->status : "-");
+    fputs(" |", f);
+}
+
+/* Under a test's table: where the figures of each row that is not ok come
+ * from (the ALL row, then each NODE row). */
+static void md_status_notes(FILE *f, const struct mgr_rpt_test *t)
+{
+    char note[512];
+    bool any = false;
+
+    for (size_t k = 0; k < t->nrows; k++) {
+        const struct mgr_rpt_row *r = &t->rows[k];
+        if (!r->type || (strcmp(r->type, "ALL") && strcmp(r->type, "NODE")))
+            continue;
+        if (!*mgr_rpt_status_note(t, r, note, sizeof(note)))
+            continue;
+        fputs(any ? "" : "\n", f);
+        any = true;
+        fputs("- ", f);
+        if (!strcmp(r->type, "ALL"))
+            fputs("ALL", f);
+        else {
+            fputs("node ", f);
+            md(f, r->node);
+        }
+        fputs(": ", f);
+        md(f, r->status);
+        fputs(": ", f);
+        md(f, note);
+        fputc('\n', f);
+    }
 }
 
 int mgr_rpt_md(FILE *f, const struct mgr_rpt_run *runs, size_t n)
@@ -816,6 +886,7 @@ int mgr_rpt_md(FILE *f, const struct mgr_rpt_run *runs, size_t n)
             md(f, runs[i].tests[j].name);
             fputs(" |", f);
             md_figs(f, all_fig(&runs[i].tests[j]));
+            md_status(f, runs[i].tests[j].all);
             fputc('\n', f);
         }
         for (size_t j = 0; j < runs[i].ntests; j++) {
@@ -834,8 +905,10 @@ int mgr_rpt_md(FILE *f, const struct mgr_rpt_run *runs, size_t n)
                 md(f, r->worker ? r->worker : "");
                 fputs(" |", f);
                 md_figs(f, &r->f);
+                md_status(f, r);
                 fputc('\n', f);
             }
+            md_status_notes(f, t);
         }
     }
     free(names);

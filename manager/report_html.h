@@ -54,6 +54,9 @@ struct mgr_rpt_fig {
 
 struct mgr_rpt_row {
     char *type, *node, *worker, *target, *status;
+    /* Its own window (duration_s) and the part of the test's measured
+     * window it covers; < 0 unknown (an absent node has none). */
+    double duration_s, window_start_s, window_end_s;
     struct mgr_rpt_fig f;
 };
 
@@ -112,6 +115,12 @@ void mgr_rpt_free(struct mgr_rpt_run *r);
 int mgr_rpt_html(FILE *f, const struct mgr_rpt_run *runs, size_t n, const char *chartjs,
                  const char *chartjs_version);
 int mgr_rpt_md(FILE *f, const struct mgr_rpt_run *runs, size_t n);
+
+/* Where the figures of row r of test t come from when its status is not
+ * ok (mgr_status_note's words, as in --iometer-csv), into buf; "" for ok.
+ * Returns buf. */
+const char *mgr_rpt_status_note(const struct mgr_rpt_test *t, const struct mgr_rpt_row *r,
+                                char *buf, size_t cap);
 
 /* The test of r named name, or NULL. */
 const struct mgr_rpt_test *mgr_rpt_find(const struct mgr_rpt_run *r, const char *name);

@@ -140,6 +140,51 @@ const char *mgr_row_status_name(enum mgr_row_status st)
     return (unsigned)st < 4 ? names[st] : "?";
 }
 
+int mgr_row_status_parse(const char *s)
+{
+    for (int st = MGR_STATUS_OK; s && st <= MGR_STATUS_ABSENT; st++)
+        if (!strcmp(s, mgr_row_status_name((enum mgr_row_status)st)))
+            return st;
+    return -1;
+}
+
+const char *mgr_status_note(char *buf, size_t cap, enum mgr_row_type type, enum mgr_row_status st,
+                            double row_s, double from_s, double to_s, double test_s)
+{
+    bool whole = type == MGR_ROW_ALL || type == MGR_ROW_GROUP;
+
+    switch (st) {
+    case MGR_STATUS_PARTIAL:
+        if (whole)
+            snprintf(buf, cap,
+                     "%s was lost during the test: it adds the I/O of its intervals that arrived "
+                     "and the rates are over the whole %.3f s window (below the sum of the node "
+                     "rates)",
+                     type == MGR_ROW_ALL ? "a node" : "a node of the group", test_s);
+        else if (test_s > 0)
+            snprintf(buf, cap,
+                     "lost during the test: its rows hold the %.3f s of the %.3f s window whose "
+                     "intervals arrived (%.3f s to %.3f s) and their rates are over those %.3f s",
+                     row_s, test_s, from_s, to_s, row_s);
+        else
+            snprintf(buf, cap,
+                     "lost during the test: its rows hold the %.3f s of the window whose "
+                     "intervals arrived (%.3f s to %.3f s) and their rates are over those %.3f s",
+                     row_s, from_s, to_s, row_s);
+        break;
+    case MGR_STATUS_LOST_BEFORE_START:
+        snprintf(buf, cap, "lost before any of its intervals arrived: no I/O and no rates");
+        break;
+    case MGR_STATUS_ABSENT:
+        snprintf(buf, cap, "not in this test: no I/O and no window");
+        break;
+    default:
+        if (cap)
+            buf[0] = '\0';
+    }
+    return buf;
+}
+
 int mgr_sink_open(const struct mgr_sink_ops *ops, const char *path, struct mgr_sink **out,
                   struct iof_diag *diag)
 {

@@ -211,6 +211,17 @@ const char *mgr_row_type_name(enum mgr_row_type t);
 /* "ok", "partial", "lost-before-start", "absent". */
 const char *mgr_row_status_name(enum mgr_row_status st);
 
+/* Where the figures of a row whose status is not ok come from, as one
+ * sentence without commas (Iometer's readers split lines on them): the same
+ * words in every file and report that prints it (--iometer-csv's comment
+ * lines, `iofleet report`). row_s is the row's own window (duration_s),
+ * from_s..to_s the part of the measured window it covers, test_s the test's
+ * window (the ALL row's duration_s). Empty for ok. Returns buf. */
+const char *mgr_status_note(char *buf, size_t cap, enum mgr_row_type type, enum mgr_row_status st,
+                            double row_s, double from_s, double to_s, double test_s);
+/* The status named s ("ok", "partial", ...), or -1. */
+int mgr_row_status_parse(const char *s);
+
 /* The writer behind an option ("--csv", "--iometer-csv", "--timeseries",
  * "--json"), or NULL. */
 const struct mgr_sink_ops *mgr_sink_for_option(const char *option);

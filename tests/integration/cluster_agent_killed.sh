@@ -20,7 +20,8 @@ P
 # --- SIGKILL -----------------------------------------------------------------------------
 t_start=$(cl_now_ms)
 cl_spawn mgr "$T/k.out" "$T/k.err" "$IOFLEET" run "$T/p.json" "${CL_AGENT_ARGS[@]}" \
-    --heartbeat-ms $hb --wait 10 --csv "$T/k.csv" --timeseries "$T/k.ts"
+    --heartbeat-ms $hb --wait 10 --csv "$T/k.csv" --timeseries "$T/k.ts" \
+    --iometer-csv "$T/k.iom" --json "$T/k.json"
 cl_wait_log_count "$T/k.err" "[run] test 1/1" 3 10 # ~2 s in
 victim=${CL_NAMES[1]} vport=${CL_PORTS[1]}
 kill -KILL "${CL_PIDS[1]}"
@@ -57,6 +58,30 @@ for n in "${CL_NAMES[0]}" "${CL_NAMES[2]}"; do
 done
 expect_in "$out" "  node $victim: no result (lost: connection closed by the peer)"
 sums=$(cl_check_sums "$out") || { echo "$sums"; cl_fail "table sums"; }
+# Every file and report gives the lost node's rows the same status and the
+# same figures, rated over the part of the window that arrived (docs/results.md).
+awk -F, -v v="$victim" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    $c["row_type"] == "NODE" && $c["node"] == v { print $c["iops"], $c["duration_s"], $c["status"] }' \
+    "$T/k.csv" >"$T/k.victim"
+read -r viops vdur vstatus <"$T/k.victim"
+[ "$vstatus" = partial ] || cl_fail "--csv: $victim is '$vstatus', not partial"
+awk "BEGIN { exit !($vdur > 0 && $vdur < 6) }" || cl_fail "--csv: $victim's duration_s $vdur"
+jq -e --arg v "$victim" --argjson i "$viops" '.tests[0].results[] | select(.row_type == "NODE" and
+    .node == $v) | .status == "partial" and (.iops - $i | fabs) < 0.001' "$T/k.json" >/dev/null ||
+    cl_fail "--json: $victim's row is not the CSV's ($viops IOPS, partial)"
+vs=$(printf '%.3f' "$vdur")
+expect_in "$T/k.iom" "'Status: ALL All partial: a node was lost during the test"
+expect_in "$T/k.iom" "'Status: MANAGER $victim partial: lost during the test: its rows hold the $vs s of the 6.000 s window"
+awk -F, -v v="$victim" -v i="$viops" '$1 == "MANAGER" && $2 == v { f = 1; d = $7 - i; if (d < -0.001 || d > 0.001) bad = 1 }
+    END { exit !f || bad }' "$T/k.iom" || cl_fail "--iometer-csv: $victim's MANAGER IOps is not the CSV's $viops"
+expect_rc 0 "$IOFLEET" report "$T/k.json" --format md -o "$T/k.md"
+grep -E "^\| $victim \|  \|.* \| partial \|$" "$T/k.md" >/dev/null ||
+    cl_fail "report: no partial NODE row for $victim: $(cat "$T/k.md")"
+expect_in "$T/k.md" "- node $victim: partial: lost during the test: its rows hold the $vs s of the 6.000 s window"
+expect_in "$T/k.md" "- ALL: partial: a node was lost during the test"
+grep -E '^\| 4k \|.* \| partial \|$' "$T/k.md" >/dev/null || cl_fail "report: the test's ALL row is not partial"
+ok "$victim partial ($vs s, $viops IOPS) in --csv, --json, --iometer-csv and the report"
+
 # Live lines: 3/3 before the kill, 2/3 after, one per interval.
 [ "$(grep -c '^\[run\] test 1/1 ' "$T/k.err")" = 12 ] || cl_fail "expected 12 live lines"
 grep -q 'agents 3/3$' "$T/k.err" || cl_fail "no live line with 3/3 agents"

@@ -536,6 +536,7 @@ static void check_run_rows(bool interleaved)
     struct file f;
     size_t n;
     uint64_t all = 0, mgr = 0, wkr = 0, dsk = 0;
+    double all_iops = 0, mgr_iops = 0;
 
     build_run(&r);
     path = write_run(&r, interleaved, 0);
@@ -547,11 +548,13 @@ static void check_run_rows(bool interleaved)
         assert_string_equal(rows[i].f[C_NAME], want[i][1]);
         /* bins of every row sum to its I/Os (reads + writes) */
         assert_int_equal(row_bins_sum(&rows[i]), row_ios(&rows[i]));
-        if (!strcmp(want[i][0], "ALL"))
+        if (!strcmp(want[i][0], "ALL")) {
             all += row_ios(&rows[i]);
-        else if (!strcmp(want[i][0], "MANAGER"))
+            all_iops += dbl(rows[i].f[C_IOPS]);
+        } else if (!strcmp(want[i][0], "MANAGER")) {
             mgr += row_ios(&rows[i]);
-        else if (!strcmp(want[i][0], "WORKER"))
+            mgr_iops += dbl(rows[i].f[C_IOPS]);
+        } else if (!strcmp(want[i][0], "WORKER"))
             wkr += row_ios(&rows[i]);
         else
             dsk += row_ios(&rows[i]);
@@ -560,6 +563,10 @@ static void check_run_rows(bool interleaved)
     assert_int_equal(all, mgr);
     assert_int_equal(all, wkr);
     assert_int_equal(all, dsk);
+    /* every node ok: ALL IOps = the sum of the MANAGER IOps, and no status line */
+    assert_float_equal(all_iops, mgr_iops, 1e-5);
+    for (size_t i = 0; i < f.n; i++)
+        assert_null(strstr(f.lines[i], "'Status"));
     free_rows(rows, n);
     file_free(&f);
     unlink(path);
@@ -906,6 +913,188 @@ static void test_orphan_rows_and_cycle(void **state)
     free_run(&r);
 }
 
+/* Any row, with its own window and status (the helpers above: ok, NS). */
+static void emit_status_row(struct mgr_sink *s, enum mgr_row_type type, const char *node,
+                            const char *worker, const char *path, const struct iof_stats *st,
+                            uint64_t ns, enum mgr_row_status status)
+{
+    struct mgr_row row = {.type = type,
+                          .node = node,
+                          .worker = worker,
+                          .target = path,
+                          .stats = st,
+                          .ns = ns,
+                          .status = status,
+                          .window_end_ns = ns,
+                          .queue_depth = 8,
+                          .nodes = 1,
+                          .workers = type == MGR_ROW_NODE && ns ? 1 : 0,
+                          .targets = ns ? 1 : 0};
+    struct mgr_metrics m;
+    row.m = metrics_of(row.stats, row.ns, &m);
+    s->ops->row(s, &tinfo, &row);
+}
+
+/* Index of the first line starting with prefix, or f->n. */
+static size_t find_prefix(const struct file *f, const char *prefix)
+{
+    for (size_t i = 0; i < f->n; i++)
+        if (!strncmp(f->lines[i], prefix, strlen(prefix)))
+            return i;
+    return f->n;
+}
+
+/* A node lost half-way (partial), one lost before its first interval and
+ * one absent: Iometer's layout has no status column, so comment lines
+ * before 'Results give each status in the other files' words; the partial
+ * node's rows are rated over its own 1 s, as in --csv and --json, and ALL
+ * over the whole 2 s window. */
+static void test_lost_node_status(void **state)
+{
+    struct run r;
+    struct row rows[16];
+    char *path = tmp_path();
+    struct mgr_sink *s;
+    struct iof_stats *none = stats_new();
+    struct mgr_metrics beta_m, all_m;
+    struct file f;
+    size_t n, res, beta = SIZE_MAX;
+    double mgr_iops = 0;
+    (void)state;
+
+    build_run(&r);
+    s = sink_open(path);
+    s->ops->test_begin(s, &tinfo);
+    emit_target(s, "alpha", "w0", "/dev/sdb", r.t[0], 0);
+    emit_worker(s, "alpha", "w0", r.t[0], 1);
+    emit_node(s, "alpha", r.t[0], 1, 1, &r.cpu[0]);
+    emit_status_row(s, MGR_ROW_TARGET, "beta", "w0", "data,1.dat", r.t[4], NS / 2,
+                    MGR_STATUS_PARTIAL);
+    emit_status_row(s, MGR_ROW_WORKER, "beta", "w0", NULL, r.t[4], NS / 2, MGR_STATUS_PARTIAL);
+    emit_status_row(s, MGR_ROW_NODE, "beta", NULL, NULL, r.t[4], NS / 2, MGR_STATUS_PARTIAL);
+    emit_status_row(s, MGR_ROW_NODE, "gamma", NULL, NULL, none, 0, MGR_STATUS_LOST_BEFORE_START);
+    emit_status_row(s, MGR_ROW_NODE, "delta", NULL, NULL, none, 0, MGR_STATUS_ABSENT);
+    {
+        struct iof_stats *all = stats_new();
+        struct mgr_row arow = {.type = MGR_ROW_ALL,
+                               .stats = all,
+                               .ns = NS,
+                               .status = MGR_STATUS_PARTIAL,
+                               .window_end_ns = NS,
+                               .queue_depth = 8,
+                               .nodes = 2,
+                               .workers = 2,
+                               .targets = 2};
+        struct mgr_test_end te = {.test = &tinfo, .all = &arow, .nodes = 1, .lost = 2};
+        iof_stats_merge(all, r.t[0]);
+        iof_stats_merge(all, r.t[4]);
+        arow.m = metrics_of(all, NS, &all_m);
+        s->ops->test_end(s, &te);
+        s->ops->run_end(s, 1);
+        test_free(all);
+    }
+    assert_int_equal(mgr_sink_close(s), 0);
+    metrics_of(r.t[4], NS / 2, &beta_m);
+
+    f = read_file_crlf(path);
+    res = find_line(&f, 0, "'Results");
+    assert_true(find_prefix(&f, "'Status: ALL All partial: a node was lost during the test") < res);
+    assert_true(find_line(&f, 0,
+                          "'Status: MANAGER beta partial: lost during the test: its rows hold the "
+                          "1.000 s of the 2.000 s window whose intervals arrived (0.000 s to "
+                          "1.000 s) and their rates are over those 1.000 s") < res);
+    assert_true(find_line(&f, 0,
+                          "'Status: MANAGER gamma lost-before-start: lost before any of its "
+                          "intervals arrived: no I/O and no rates") < res);
+    assert_true(find_line(&f, 0,
+                          "'Status: MANAGER delta absent: not in this test: no I/O and no "
+                          "window") < res);
+    n = data_rows(&f, rows, 16);
+    assert_int_equal(n, 7); /* ALL; alpha, its worker and disk; beta's three */
+    for (size_t i = 0; i < n; i++) {
+        assert_string_not_equal(rows[i].f[C_NAME], "gamma");
+        assert_string_not_equal(rows[i].f[C_NAME], "delta");
+        if (!strcmp(rows[i].f[C_TYPE], "MANAGER"))
+            mgr_iops += dbl(rows[i].f[C_IOPS]);
+        if (!strcmp(rows[i].f[C_TYPE], "MANAGER") && !strcmp(rows[i].f[C_NAME], "beta"))
+            beta = i;
+    }
+    assert_true(beta != SIZE_MAX);
+    /* beta over its own 1 s: the figure --csv and --json print */
+    assert_float_equal(dbl(rows[beta].f[C_IOPS]), beta_m.iops, 1e-6);
+    assert_float_equal(dbl(rows[beta].f[C_IOPS]), (double)row_ios(&rows[beta]) / 1.0, 1e-6);
+    assert_int_equal(u64(rows[beta].f[C_RAW_RUN]), NS / 2);
+    /* ALL over the whole 2 s: less than the sum of the MANAGER rows */
+    assert_float_equal(dbl(rows[0].f[C_IOPS]), all_m.iops, 1e-6);
+    assert_float_equal(dbl(rows[0].f[C_IOPS]), (double)row_ios(&rows[0]) / 2.0, 1e-6);
+    assert_true(dbl(rows[0].f[C_IOPS]) < mgr_iops);
+    free_rows(rows, n);
+    file_free(&f);
+    unlink(path);
+    test_free(path);
+    test_free(none);
+    free_run(&r);
+}
+
+/* What does not apply is empty, never 0 (docs/results.md): the read
+ * latencies of a row without reads, the rates of a row without a window. */
+static void test_empty_not_zero(void **state)
+{
+    struct iof_stats *st = stats_new();
+    struct row rows[4];
+    struct file f;
+    char *path;
+    size_t n;
+    (void)state;
+
+    add_io(st, false, 2000000, 4096); /* writes only */
+    path = write_single(st, NULL);
+    f = read_file_crlf(path);
+    n = data_rows(&f, rows, 4);
+    assert_int_equal(n, 4);
+    for (size_t i = 0; i < n; i++) {
+        assert_string_equal(rows[i].f[C_AVG_R], "");
+        assert_string_equal(rows[i].f[C_MAX_R], "");
+        assert_true(dbl(rows[i].f[C_AVG_W]) == 2.0);
+        assert_true(dbl(rows[i].f[C_AVG]) == 2.0);
+    }
+    free_rows(rows, n);
+    file_free(&f);
+    unlink(path);
+    test_free(path);
+
+    /* a test that measured no window: the ALL row has no rates */
+    path = tmp_path();
+    {
+        struct mgr_sink *s = sink_open(path);
+        struct iof_stats *none = stats_new();
+        struct mgr_row arow = {.type = MGR_ROW_ALL, .stats = none, .ns = 0};
+        struct mgr_test_end te = {.test = &tinfo, .all = &arow};
+        struct mgr_metrics m;
+        arow.m = metrics_of(none, 0, &m);
+        s->ops->test_begin(s, &tinfo);
+        s->ops->test_end(s, &te);
+        s->ops->run_end(s, 1);
+        assert_int_equal(mgr_sink_close(s), 0);
+        test_free(none);
+    }
+    f = read_file_crlf(path);
+    n = data_rows(&f, rows, 4);
+    assert_int_equal(n, 1);
+    assert_string_equal(rows[0].f[C_IOPS], "");
+    assert_string_equal(rows[0].f[C_MIBPS], "");
+    assert_string_equal(rows[0].f[C_MBPS], "");
+    assert_string_equal(rows[0].f[C_TPS], "");
+    assert_string_equal(rows[0].f[C_AVG], "");
+    assert_string_equal(rows[0].f[C_MAX], "");
+    assert_int_equal(u64(rows[0].f[C_RIOS]), 0);
+    free_rows(rows, n);
+    file_free(&f);
+    unlink(path);
+    test_free(path);
+    test_free(st);
+}
+
 static void test_unwritable_path(void **state)
 {
     struct mgr_sink *s = NULL;
@@ -931,6 +1120,8 @@ int main(void)
         cmocka_unit_test(test_bins_straddle),
         cmocka_unit_test(test_interrupted_no_end_test),
         cmocka_unit_test(test_orphan_rows_and_cycle),
+        cmocka_unit_test(test_lost_node_status),
+        cmocka_unit_test(test_empty_not_zero),
         cmocka_unit_test(test_unwritable_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
