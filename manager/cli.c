@@ -151,8 +151,8 @@ enum cli_opt_id {
          OPT_RAMP},                                                                                  \
     {                                                                                                \
         "print-plan", 0, IOF_OPT_NONE, NULL,                                                         \
-            "print the plan as JSON (built from --spec, or the file with every --set and --unset "   \
-            "applied) and exit: the quick form teaches the file form",                               \
+            "print the plan the run would use as JSON (built from --spec or read from the file, "    \
+            "every --set and --unset applied) and exit: the quick form teaches the file form",       \
             OPT_PRINT_PLAN                                                                           \
     }
 #define CLI_OPT_WAIT                                                                               \
@@ -777,14 +777,23 @@ static int cli_load(const struct cli_args *a, struct iof_plan *p, char **text)
         return 2;
     }
     if (a->print_plan) {
-        /* The quick form as written (indented); a file as the loader keeps it. */
-        if (json)
-            fputs(json, stdout);
+        /* The plan the run would use, --set and --unset applied: a quick
+         * plan indented as the quick form writes it, a file as the loader
+         * keeps it. */
+        char *shown = json ? proto_plan_text_indented(canon) : NULL;
+        free(json);
+        iof_plan_free(p);
+        if (json && !shown) {
+            free(canon);
+            IOF_USER("iofleet: out of memory for the plan");
+            return 1;
+        }
+        if (shown)
+            fputs(shown, stdout);
         else
             printf("%s\n", canon);
-        free(json);
+        free(shown);
         free(canon);
-        iof_plan_free(p);
         return fflush(stdout) ? 1 : -1;
     }
     free(json);

@@ -2885,6 +2885,28 @@ int proto_plan_parse_canonical(const char *name, const char *text, size_t len,
     return plan_parse_impl(name, text, len, overrides, noverrides, out, canonical, diag);
 }
 
+char *proto_plan_text_indented(const char *canonical)
+{
+    cJSON *root = cJSON_Parse(canonical);
+    char *text = NULL, *out = NULL;
+    size_t n;
+
+    if (root && proto_json_make_exact(root) == 0)
+        text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text)
+        return NULL;
+    n = strlen(text);
+    out = realloc(text, n + 2);
+    if (!out) {
+        free(text);
+        return NULL;
+    }
+    out[n] = '\n';
+    out[n + 1] = '\0';
+    return out;
+}
+
 char *proto_plan_wire_text(const char *canonical)
 {
     cJSON *root = cJSON_Parse(canonical), *run;

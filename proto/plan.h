@@ -92,6 +92,12 @@ int proto_plan_load_canonical(const char *path, const char *const *overrides, si
  * when out of memory or not JSON. */
 char *proto_plan_wire_text(const char *canonical);
 
+/* `canonical` (borrowed) indented as the quick form writes a plan (one key
+ * per line, tabs, a final newline), every number as exact as in it: what
+ * `--print-plan` shows of a quick plan, overrides applied. New text
+ * (free()), NULL when out of memory or not JSON. */
+char *proto_plan_text_indented(const char *canonical);
+
 /* Same as proto_plan_load() for plan text in memory: `text` (borrowed, `len`
  * bytes, need not be NUL-terminated); `name` (borrowed) is used in messages
  * in place of a file name. */

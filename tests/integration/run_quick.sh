@@ -44,6 +44,19 @@ jq -e '.workers[0].targets == [{"path": "iofleet-quick.dat", "size": "1g"}]
     >/dev/null || fail "defaults: $(cat "$T/out")"
 ok "defaults: iofleet-quick.dat of 1g, 10s"
 
+# The quick form's --print-plan is the plan the run uses, --set and --unset
+# applied: the same, key for key, as the plan the run records in --json.
+qs=(--spec "4k,read=70" --target a.dat:8m --engine null --duration 2s --ramp 200ms
+    --set run.duration=1s --set 'workers[0].queue_depth=3' --unset run.ramp)
+expect_rc 0 "$IOFLEET" run "${qs[@]}" --print-plan
+cp "$T/out" "$T/qs.json"
+jq -e '.run.duration == "1s" and (.run | has("ramp") | not) and .workers[0].queue_depth == 3' \
+    "$T/qs.json" >/dev/null || fail "--set/--unset not in the quick form's printed plan: $(cat "$T/qs.json")"
+expect_rc 0 "$IOFLEET" run "${qs[@]}" --workdir "$T/work" --quiet --no-db --json "$T/qs-run.json"
+jq -e --slurpfile p "$T/qs.json" '.plan == $p[0]' "$T/qs-run.json" >/dev/null ||
+    fail "the printed plan is not the run's: $(jq -c .plan "$T/qs-run.json") vs $(jq -c . "$T/qs.json")"
+ok "--print-plan of the quick form is the plan the run uses, overrides applied"
+
 # A plan file's --print-plan: the plan with the overrides applied.
 expect_rc 0 "$IOFLEET" validate "$IOF_SRC/configs/quickstart.json" --set run.duration=3s --print-plan
 jq -e '.run.duration == "3s"' "$T/out" >/dev/null || fail "override not in the printed plan"
