@@ -883,7 +883,8 @@ static size_t agg_table_name_len(const struct mgr_agg *g, const struct mgr_agg_e
 
     for (size_t k = 0; g->groups && k < g->p->nworkers; k++)
         if (iof_test_spec(g->p, &g->tests[g->cur], k))
-            len = agg_max(len, strlen(g->p->workers[k].name) + (g->groups[k].lost ? 9 : 0));
+            len = agg_max(len, strlen(g->p->workers[k].name) +
+                                   (g->groups[k].lost ? strlen("(partial)") : 0));
     for (size_t i = 0; i < e->nnodes; i++) {
         const struct mgr_agg_node *a = e->nodes[i];
         if (!agg_table_node(a))

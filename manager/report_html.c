@@ -204,6 +204,35 @@ static const struct mgr_rpt_fig *all_fig(const struct mgr_rpt_test *t)
     return t && t->all ? &t->all->f : NULL;
 }
 
+/* Under a test's table, one line per row that is not ok (the ALL row, then
+ * each NODE row) saying where its figures come from: `pre`, "ALL" or "node
+ * NAME", ": STATUS: NOTE" written with `esc`, then `post`; `first` comes
+ * before the first line. */
+static void status_notes(FILE *f, const struct mgr_rpt_test *t, void (*esc)(FILE *, const char *),
+                         const char *first, const char *pre, const char *post)
+{
+    char note[512];
+    bool any = false;
+
+    for (size_t k = 0; k < t->nrows; k++) {
+        const struct mgr_rpt_row *r = &t->rows[k];
+        bool all = r->type && !strcmp(r->type, "ALL");
+        if (!all && (!r->type || strcmp(r->type, "NODE")))
+            continue;
+        if (!*mgr_rpt_status_note(t, r, note, sizeof(note)))
+            continue;
+        fprintf(f, "%s%s%s", any ? "" : first, pre, all ? "ALL" : "node ");
+        any = true;
+        if (!all)
+            esc(f, r->node);
+        fputs(": ", f);
+        esc(f, r->status);
+        fputs(": ", f);
+        esc(f, note);
+        fputs(post, f);
+    }
+}
+
 /* --- HTML -------------------------------------------------------------------------------- */
 
 static const char css[] =
@@ -441,33 +470,6 @@ static void html_row_table(FILE *f, const struct mgr_rpt_test *t, const char *ty
     fputs("</table>\n", f);
 }
 
-/* Where the figures of each row that is not ok come from (ALL, then each
- * NODE), under the test's node table. */
-static void html_status_notes(FILE *f, const struct mgr_rpt_test *t)
-{
-    char note[512];
-
-    for (size_t k = 0; k < t->nrows; k++) {
-        const struct mgr_rpt_row *r = &t->rows[k];
-        if (!r->type || (strcmp(r->type, "ALL") && strcmp(r->type, "NODE")))
-            continue;
-        if (!*mgr_rpt_status_note(t, r, note, sizeof(note)))
-            continue;
-        fputs("<p class=\"meta status-note\">", f);
-        if (!strcmp(r->type, "ALL")) {
-            fputs("ALL", f);
-        } else {
-            fputs("node ", f);
-            html(f, r->node);
-        }
-        fputs(": ", f);
-        html(f, r->status);
-        fputs(": ", f);
-        html(f, note);
-        fputs("</p>\n", f);
-    }
-}
-
 static void html_nodes(FILE *f, const struct mgr_rpt_run *runs, size_t n)
 {
     fputs("<section id=\"nodes\"><h2>Nodes and workers</h2>", f);
@@ -479,7 +481,8 @@ static void html_nodes(FILE *f, const struct mgr_rpt_run *runs, size_t n)
             html(f, runs[i].tests[j].name);
             fputs("</h3>", f);
             html_row_table(f, &runs[i].tests[j], "NODE");
-            html_status_notes(f, &runs[i].tests[j]);
+            status_notes(f, &runs[i].tests[j], html, "", "<p class=\"meta status-note\">",
+                         "</p>\n");
             html_row_table(f, &runs[i].tests[j], "WORKER");
         }
     fputs("</section>\n", f);
@@ -784,36 +787,6 @@ static void md_status(FILE *f, const struct mgr_rpt_row *r)
     fputs(" |", f);
 }
 
-/* Under a test's table: where the figures of each row that is not ok come
- * from (the ALL row, then each NODE row). */
-static void md_status_notes(FILE *f, const struct mgr_rpt_test *t)
-{
-    char note[512];
-    bool any = false;
-
-    for (size_t k = 0; k < t->nrows; k++) {
-        const struct mgr_rpt_row *r = &t->rows[k];
-        if (!r->type || (strcmp(r->type, "ALL") && strcmp(r->type, "NODE")))
-            continue;
-        if (!*mgr_rpt_status_note(t, r, note, sizeof(note)))
-            continue;
-        fputs(any ? "" : "\n", f);
-        any = true;
-        fputs("- ", f);
-        if (!strcmp(r->type, "ALL"))
-            fputs("ALL", f);
-        else {
-            fputs("node ", f);
-            md(f, r->node);
-        }
-        fputs(": ", f);
-        md(f, r->status);
-        fputs(": ", f);
-        md(f, note);
-        fputc('\n', f);
-    }
-}
-
 int mgr_rpt_md(FILE *f, const struct mgr_rpt_run *runs, size_t n)
 {
     const char **names;
@@ -908,7 +881,7 @@ int mgr_rpt_md(FILE *f, const struct mgr_rpt_run *runs, size_t n)
                 md_status(f, r);
                 fputc('\n', f);
             }
-            md_status_notes(f, t);
+            status_notes(f, t, md, "\n", "- ", "\n");
         }
     }
     free(names);
