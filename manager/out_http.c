@@ -1,8 +1,9 @@
 /* manager/out_http.c - the live view's HTTP server: libmicrohttpd, one
- * thread per connection (at most HTTP_MAX_CONN), fed as a result sink. The
- * loop thread only updates the locked view (manager/live_view.c) in the
- * sink callbacks; HTTP threads render it under the lock into their own
- * bounded buffers and write outside it, so no client can stall the run. */
+ * thread per connection (admitted and timed by manager/http_guard.c), fed
+ * as a result sink. The loop thread only updates the locked view
+ * (manager/live_view.c) in the sink callbacks; HTTP threads render it under
+ * the lock into their own bounded buffers and write outside it, so no client
+ * can stall the run. */
 #include "manager/http.h"
 
 #include <arpa/inet.h>
@@ -18,18 +19,20 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "manager/http_guard.h"
 #include "manager/live_view.h"
 
-#define HTTP_MAX_CONN 32         /* connections at once, event streams included */
-#define HTTP_MAX_PER_IP 16       /* of them from one address */
-#define HTTP_IDLE_S 30           /* an idle connection is closed after this */
+#define HTTP_IDLE_S 30           /* a connection without progress is closed after this */
 #define HTTP_MAX_BODY (4u << 20) /* one rendering; a run has at most a few hundred nodes */
 #define SSE_RETRY_MS 2000        /* the browser's reconnect delay */
 #define SSE_KEEPALIVE_S 10       /* a comment line when nothing changed */
+#define HTTP_STR_(x) #x
+#define HTTP_STR(x) HTTP_STR_(x)
 
 struct http_sink {
     struct mgr_view view;
     struct MHD_Daemon *daemon;
+    struct mgr_http_guard *guard;
     int fd; /* the listening socket (MHD closes it in MHD_stop_daemon) */
     unsigned linger_s;
     char url[96];
@@ -104,9 +107,13 @@ static const char http_page[] =
     "  cell(tr,fmt(n.mibps,2));cell(tr,fmt(n.avg_ms,3));cell(tr,fmt(n.p99_ms,3));"
     "cell(tr,fmt(n.max_ms,3));cell(tr,String(n.errors));tb.appendChild(tr);});\n"
     "}\n"
-    "var es=new EventSource('events');\n"
+    /* A refused stream (503: every stream slot taken) is not retried by the
+     * browser itself: the page opens a new one after 5 s. */
+    "function listen(){var es=new EventSource('events');\n"
     "es.addEventListener('run',function(e){$('conn').textContent='';show(JSON.parse(e.data));});\n"
-    "es.onerror=function(){$('conn').textContent='disconnected; retrying';};\n"
+    "es.onerror=function(){$('conn').textContent='disconnected; retrying';"
+    "if(es.readyState===2)setTimeout(listen,5000);};}\n"
+    "listen();\n"
     "</script></body></html>\n";
 
 /* --- address --------------------------------------------------------------------------- */
@@ -187,6 +194,57 @@ static int http_listen(const char *host, uint16_t port, uint16_t *bound, bool *l
     *bound = ntohs(family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
                                       : ((struct sockaddr_in *)&ss)->sin_port);
     return fd;
+}
+
+/* --- connections (manager/http_guard.h) ------------------------------------------------ */
+
+static enum MHD_Result http_accept(void *cls, const struct sockaddr *sa, socklen_t len)
+{
+    struct http_sink *h = cls;
+    return mgr_http_guard_admit(h->guard, sa, len) ? MHD_YES : MHD_NO;
+}
+
+static void http_conn_notify(void *cls, struct MHD_Connection *conn, void **socket_ctx,
+                             enum MHD_ConnectionNotificationCode what)
+{
+    struct http_sink *h = cls;
+
+    if (what == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *fd =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        const union MHD_ConnectionInfo *ad =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        const struct sockaddr *sa = ad ? ad->client_addr : NULL;
+        socklen_t len = sa && sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                                        : sizeof(struct sockaddr_in);
+
+        *socket_ctx = fd ? mgr_http_guard_opened(h->guard, sa, len, fd->connect_fd) : NULL;
+        if (!*socket_ctx && fd) /* no slot: end it before it is read */
+            shutdown(fd->connect_fd, SHUT_RDWR);
+    } else if (what == MHD_CONNECTION_NOTIFY_CLOSED && *socket_ctx) {
+        mgr_http_guard_closed(h->guard, *socket_ctx);
+        *socket_ctx = NULL;
+    }
+}
+
+/* The connection's guard entry, NULL when it has none. */
+static struct mgr_http_conn *http_conn_of(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+static void http_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
+                           enum MHD_RequestTerminationCode why)
+{
+    struct http_sink *h = cls;
+    struct mgr_http_conn *c = http_conn_of(conn);
+
+    (void)req_cls;
+    (void)why;
+    if (c)
+        mgr_http_guard_done(h->guard, c);
 }
 
 /* --- responses ------------------------------------------------------------------------- */
@@ -301,14 +359,38 @@ static void sse_free(void *cls)
     free(c);
 }
 
+/* 503 and close: every event-stream slot of the client's network, or of
+ * the server, is taken. */
+static enum MHD_Result http_streams_busy(struct MHD_Connection *conn)
+{
+    static const char text[] =
+        "too many event streams (at most " HTTP_STR(MGR_HTTP_MAX_SSE) ", " HTTP_STR(
+            MGR_HTTP_MAX_SSE_PER_NET) " per network); try again later\n";
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(sizeof(text) - 1, (void *)text, MHD_RESPMEM_PERSISTENT);
+    enum MHD_Result ret;
+
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "5");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    ret = MHD_queue_response(conn, 503, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
 static enum MHD_Result http_events(struct MHD_Connection *conn, struct http_sink *h)
 {
     const char *last = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Last-Event-ID");
-    struct sse_client *c = calloc(1, sizeof(*c));
+    struct mgr_http_conn *slot = http_conn_of(conn);
+    struct sse_client *c;
     struct MHD_Response *r;
     enum MHD_Result ret;
 
-    if (!c)
+    if (!slot || mgr_http_guard_stream(h->guard, slot))
+        return http_streams_busy(conn);
+    if (!(c = calloc(1, sizeof(*c))))
         return http_text(conn, 500, "out of memory\n");
     c->h = h;
     iof_buf_init(&c->out, HTTP_MAX_BODY);
@@ -343,10 +425,13 @@ static enum MHD_Result http_request(void *cls, struct MHD_Connection *conn, cons
                                     void **req_cls)
 {
     struct http_sink *h = cls;
+    struct mgr_http_conn *c = http_conn_of(conn);
 
     (void)version;
     (void)upload_data;
     (void)req_cls;
+    if (!c || !mgr_http_guard_request(h->guard, c)) /* closed by the guard meanwhile */
+        return MHD_NO;
     if (*upload_data_size) /* no request here has a body */
         return http_text(conn, 413, "no request body is accepted\n");
     if (strcmp(method, "GET") && strcmp(method, "HEAD"))
@@ -407,6 +492,18 @@ static void http_free(struct http_sink *h)
     } else if (h->fd >= 0) {
         close(h->fd);
     }
+    if (h->guard) {
+        struct mgr_http_guard_stats st;
+        mgr_http_guard_stats(h->guard, &st);
+        if (st.timed_out || st.evicted || st.refused || st.streams_refused)
+            IOF_INFO("live view: %llu connections closed without request headers in %u s, "
+                     "%llu closed to admit others, %llu refused, %llu event streams refused "
+                     "(docs/security.md)",
+                     (unsigned long long)st.timed_out, MGR_HTTP_HEADER_S,
+                     (unsigned long long)st.evicted, (unsigned long long)st.refused,
+                     (unsigned long long)st.streams_refused);
+        mgr_http_guard_free(h->guard);
+    }
     mgr_view_destroy(&h->view);
     free(h);
 }
@@ -465,6 +562,12 @@ int mgr_http_open(const char *spec, unsigned linger_s, struct mgr_sink **out, st
     }
     h->fd = -1;
     h->linger_s = linger_s;
+    if ((rc = mgr_http_guard_new(&h->guard))) {
+        http_free(h);
+        free(s);
+        return iof_diag_set(diag, rc, "--http %s: cannot start the HTTP server: %s", spec,
+                            strerror(-rc));
+    }
     if ((rc = http_listen(host, port, &bound, &loopback, diag)) < 0) {
         http_free(h);
         free(s);
@@ -473,9 +576,10 @@ int mgr_http_open(const char *spec, unsigned linger_s, struct mgr_sink **out, st
     h->fd = rc;
     h->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
                                      (strchr(host, ':') ? MHD_USE_IPv6 : 0),
-                                 0, NULL, NULL, http_request, h, MHD_OPTION_LISTEN_SOCKET, h->fd,
-                                 MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONN,
-                                 MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)HTTP_MAX_PER_IP,
+                                 0, http_accept, h, http_request, h, MHD_OPTION_LISTEN_SOCKET,
+                                 h->fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned)MGR_HTTP_SLOTS,
+                                 MHD_OPTION_NOTIFY_CONNECTION, http_conn_notify, h,
+                                 MHD_OPTION_NOTIFY_COMPLETED, http_completed, h,
                                  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_S,
                                  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768, MHD_OPTION_END);
     if (!h->daemon) {
