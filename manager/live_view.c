@@ -115,9 +115,6 @@ void mgr_view_test_begin(struct mgr_view *v, const struct mgr_test_info *ti)
     snprintf(v->cycle, sizeof(v->cycle), "%s", ti->cycle ? ti->cycle : "");
     v->test_wall_ns = ti->start_wall_ns;
     v->k = 0;
-    v->have_all = false;
-    for (size_t i = 0; i < v->nnodes; i++)
-        v->nodes[i].have = false;
     view_changed(v);
     mgr_view_unlock(v);
 }
@@ -140,6 +137,7 @@ void mgr_view_interval(struct mgr_view *v, const struct mgr_interval *iv)
                 n->bytes_read += s->rd.bytes;
                 n->bytes_written += s->wr.bytes;
                 n->errors += s->rd.errors + s->wr.errors;
+                n->lat_sum_ns += s->rd.lat.sum_ns + s->wr.lat.sum_ns;
                 n->intervals++;
             }
         }
@@ -150,6 +148,7 @@ void mgr_view_interval(struct mgr_view *v, const struct mgr_interval *iv)
     if (!iv->late) {
         v->all = *iv->m;
         v->have_all = true;
+        v->all_test = v->started ? v->cur + 1 : 0;
         v->k = iv->k;
         v->reported = iv->reported;
         v->lost = iv->lost;
@@ -303,6 +302,7 @@ static void view_all_counters(const struct mgr_view *v, struct mgr_view_node *al
         all->bytes_read += n->bytes_read;
         all->bytes_written += n->bytes_written;
         all->errors += n->errors;
+        all->lat_sum_ns += n->lat_sum_ns;
     }
     all->intervals = v->published;
     all->have = v->have_all;
@@ -441,6 +441,10 @@ void mgr_view_metrics(const struct mgr_view *v, uint64_t now, struct iof_buf *b)
     iof_buf_printf(b, "iofleet_test_index %zu\n", v->started ? v->cur + 1 : 0);
     prom_head(b, "iofleet_test_ramp", "gauge", "1 while the current test ramps up.");
     iof_buf_printf(b, "iofleet_test_ramp %d\n", !strcmp(view_phase(v, now), "ramp"));
+    prom_head(b, "iofleet_interval_test_index", "gauge",
+              "1-based test of the last published interval, whose figures the interval "
+              "metrics hold (0 before the first).");
+    iof_buf_printf(b, "iofleet_interval_test_index %zu\n", v->have_all ? v->all_test : 0);
     prom_head(b, "iofleet_run_progress_ratio", "gauge",
               "Planned ramp and measurement time of the run done, 0..1.");
     iof_buf_addstr(b, "iofleet_run_progress_ratio");
@@ -458,7 +462,8 @@ void mgr_view_metrics(const struct mgr_view *v, uint64_t now, struct iof_buf *b)
     for (size_t i = 0; i < v->nnodes; i++)
         prom_node(b, "iofleet_agent_up", v->nodes[i].name, NULL, v->nodes[i].up);
 
-    /* Gauges of the last interval, ALL first; absent while unknown. */
+    /* Gauges of the last published interval, ALL first; absent until the
+     * first, then kept through the next test's start and ramp. */
     static const struct {
         const char *name, *help;
     } gauges[] = {
@@ -467,8 +472,6 @@ void mgr_view_metrics(const struct mgr_view *v, uint64_t now, struct iof_buf *b)
         {"iofleet_write_iops", "Writes per second in the last interval."},
         {"iofleet_mibps", "MiB per second (read + write) in the last interval."},
         {"iofleet_latency_avg_seconds", "Mean I/O latency in the last interval."},
-        {"iofleet_latency_seconds",
-         "I/O latency quantile in the last interval (quantile 1: the maximum)."},
     };
     for (size_t g = 0; g < sizeof(gauges) / sizeof(gauges[0]); g++) {
         prom_head(b, gauges[g].name, "gauge", gauges[g].help);
@@ -494,20 +497,33 @@ void mgr_view_metrics(const struct mgr_view *v, uint64_t now, struct iof_buf *b)
                 if (m->rates)
                     prom_node(b, gauges[g].name, n->name, NULL, m->mibps);
                 break;
-            case 4:
-                prom_node(b, gauges[g].name, n->name, NULL, m->avg_ms / 1e3);
-                break;
             default:
-                if (m->percentiles) {
-                    prom_node(b, gauges[g].name, n->name, "quantile=\"0.5\"", m->p50_ms / 1e3);
-                    prom_node(b, gauges[g].name, n->name, "quantile=\"0.9\"", m->p90_ms / 1e3);
-                    prom_node(b, gauges[g].name, n->name, "quantile=\"0.99\"", m->p99_ms / 1e3);
-                    prom_node(b, gauges[g].name, n->name, "quantile=\"0.999\"", m->p999_ms / 1e3);
-                }
-                prom_node(b, gauges[g].name, n->name, "quantile=\"1\"", m->max_ms / 1e3);
+                prom_node(b, gauges[g].name, n->name, NULL, m->avg_ms / 1e3);
                 break;
             }
         }
+    }
+
+    /* Latency as a summary: the quantiles of the last interval from the
+     * merged histograms (1: the maximum), _sum and _count over the run's
+     * intervals, so rate(_sum) / rate(_count) is the mean over a window. */
+    prom_head(b, "iofleet_latency_seconds", "summary",
+              "I/O latency: quantiles of the last interval (quantile 1: the maximum); "
+              "sum and count over the run's intervals.");
+    for (size_t i = 0; i < v->nnodes + 1; i++) {
+        const struct mgr_view_node *n = i == 0 ? &all : &v->nodes[i - 1];
+        const struct mgr_metrics *m = &n->m;
+        static const char *const q[] = {"quantile=\"0.5\"", "quantile=\"0.9\"", "quantile=\"0.99\"",
+                                        "quantile=\"0.999\""};
+        if (n->have && m->percentiles) {
+            const double ms[] = {m->p50_ms, m->p90_ms, m->p99_ms, m->p999_ms};
+            for (size_t k = 0; k < sizeof(ms) / sizeof(ms[0]); k++)
+                prom_node(b, "iofleet_latency_seconds", n->name, q[k], ms[k] / 1e3);
+        }
+        if (n->have)
+            prom_node(b, "iofleet_latency_seconds", n->name, "quantile=\"1\"", m->max_ms / 1e3);
+        prom_node(b, "iofleet_latency_seconds_sum", n->name, NULL, (double)n->lat_sum_ns / 1e9);
+        prom_counter(b, "iofleet_latency_seconds_count", n->name, NULL, n->read_ios + n->write_ios);
     }
 
     /* Counters over the run, ALL first. */

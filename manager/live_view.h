@@ -19,6 +19,9 @@
 
 enum mgr_view_state { MGR_VIEW_WAITING, MGR_VIEW_RUNNING, MGR_VIEW_DONE };
 
+/* A node's and ALL's figures are those of the last interval published in the
+ * run: a test's start does not clear them, so /metrics keeps every series
+ * from one test to the next (docs/monitoring.md). */
 struct mgr_view_node {
     char name[IOF_NAME_MAX];
     bool up;              /* reported in one of the last two published intervals */
@@ -28,6 +31,7 @@ struct mgr_view_node {
     struct mgr_metrics m; /* its last interval */
     /* Counters over the whole run: the sum of its intervals. */
     uint64_t read_ios, write_ios, bytes_read, bytes_written, errors, intervals;
+    iof_u128 lat_sum_ns; /* latencies of those read_ios + write_ios */
 };
 
 struct mgr_view {
@@ -49,6 +53,7 @@ struct mgr_view {
     uint64_t k;         /* the last published interval of the current test */
     bool have_all;
     struct mgr_metrics all; /* the last published ALL interval */
+    size_t all_test;        /* 1-based test of that interval, 0 before the first */
     unsigned reported, lost;
     struct mgr_view_node *nodes;
     size_t nnodes, cap;

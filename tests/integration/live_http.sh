@@ -98,7 +98,7 @@ jq -e -s '[.[0].samples[] | select(.name | endswith("_total"))] as $a
           | all($a[]; . as $x | any($b[]; .name == $x.name and .labels == $x.labels and .value >= $x.value))' \
     "$T/m1.json" "$T/m2.json" >/dev/null || fail "a counter went down between two scrapes"
 jq -e '.types.iofleet_ios == "counter" and .types.iofleet_iops == "gauge" and
-       .types.iofleet_agent_up == "gauge" and .types.iofleet_latency_seconds == "gauge"' \
+       .types.iofleet_agent_up == "gauge" and .types.iofleet_latency_seconds == "summary"' \
     "$T/m2.json" >/dev/null || fail "metric types: $(jq -c .types "$T/m2.json")"
 jq -e 'any(.samples[]; .name == "iofleet_agent_up" and .labels.node == "local" and .value == 1)' \
     "$T/m2.json" >/dev/null || fail "the local agent is not up in /metrics"
