@@ -6,8 +6,11 @@
 # what the manifests promise holds: limits on every container, TLS from
 # Secrets and never --insecure, the agents dial the manager Service's port,
 # every program option exists in that program's --help, the plan ConfigMap
-# validates, and host block devices appear only in raw-devices, each one
-# mounted, named by --allow and on labelled nodes only.
+# validates, no container is privileged and the agents keep no capability;
+# block devices appear only in raw-devices, as volumeDevices of block-mode
+# claims, each named by --allow and on labelled nodes only; NetworkPolicies
+# let agents take connections only from the manager on the agent port, and
+# the manager reach agents only on that port (and DNS).
 source "$(dirname "$0")/lib/common.bash"
 K8S=$IOF_SRC/deploy/kubernetes
 PY=/usr/bin/python3
@@ -30,9 +33,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 RES = {
     "/api/v1": [("namespaces", "Namespace", False), ("services", "Service", True),
                 ("configmaps", "ConfigMap", True), ("secrets", "Secret", True),
-                ("persistentvolumeclaims", "PersistentVolumeClaim", True)],
-    "/apis/apps/v1": [("daemonsets", "DaemonSet", True)],
+                ("persistentvolumeclaims", "PersistentVolumeClaim", True),
+                ("persistentvolumes", "PersistentVolume", False)],
+    "/apis/apps/v1": [("daemonsets", "DaemonSet", True), ("statefulsets", "StatefulSet", True)],
     "/apis/batch/v1": [("jobs", "Job", True)],
+    "/apis/networking.k8s.io/v1": [("networkpolicies", "NetworkPolicy", True)],
+    "/apis/storage.k8s.io/v1": [("storageclasses", "StorageClass", False)],
 }
 class Stub(BaseHTTPRequestHandler):
     def log_message(self, *a):
@@ -52,7 +58,7 @@ class Stub(BaseHTTPRequestHandler):
             return self.reply(200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": [
                 {"name": g, "versions": [{"groupVersion": g + "/v1", "version": "v1"}],
                  "preferredVersion": {"groupVersion": g + "/v1", "version": "v1"}}
-                for g in ("apps", "batch")]})
+                for g in ("apps", "batch", "networking.k8s.io", "storage.k8s.io")]})
         if p in RES:
             gv = p[len("/apis/"):] if p.startswith("/apis/") else "v1"
             return self.reply(200, {"kind": "APIResourceList", "groupVersion": gv, "resources": [
@@ -106,10 +112,26 @@ for d in docs:
 def opts(help_text):
     pat = r"^  (?:-[a-zA-Z], )?(--[a-z][a-z-]*)|^      (--[a-z][a-z-]*)"
     return {a or b for a, b in re.findall(pat, help_text, re.M)}
-svc = by_kind["Service"][0]
+(svc,) = [o for o in by_kind["Service"] if o["metadata"]["name"] == "iofleet-manager"]
 svc_name = f"{svc['metadata']['name']}.{svc['metadata']['namespace']}.svc:{svc['spec']['ports'][0]['port']}"
-for kind, known in (("DaemonSet", opts(dyn_help)), ("Job", opts(run_help))):
-    (obj,) = by_kind[kind]
+AGENT_PORT = 7066  # dynamo --listen's default, and the manager Service's port
+def privileged(node, path):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k == "privileged" and v is not False:
+                errs.append(f"{path}.privileged: {v}")
+            privileged(v, f"{path}.{k}")
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            privileged(v, f"{path}[{i}]")
+for d in docs:
+    privileged(d, f"{d['kind']} {d['metadata']['name']}")
+agents = by_kind.get("DaemonSet", []) + by_kind.get("StatefulSet", [])
+if len(agents) != 1:
+    errs.append(f"{len(agents)} agent workloads (DaemonSet or StatefulSet), want 1")
+for kind, known in (("agents", opts(dyn_help)), ("Job", opts(run_help))):
+    obj = agents[0] if kind == "agents" else by_kind[kind][0]
+    kind = obj["kind"]
     spec = obj["spec"]["template"]["spec"]
     vols = {v["name"]: v for v in spec.get("volumes", [])}
     for c in spec["containers"]:
@@ -130,28 +152,45 @@ for kind, known in (("DaemonSet", opts(dyn_help)), ("Job", opts(run_help))):
             vals = [a.split("=", 1)[1] for a in args if a.startswith(t + "=")]
             if len(vals) != 1 or not any(vals[0].startswith(m + "/") for m in secret_mounts):
                 errs.append(f"{where}: {t} is not one file from a Secret volume")
-        if kind == "DaemonSet":
+        sc = c.get("securityContext", {})
+        if sc.get("capabilities", {}).get("drop") != ["ALL"] or sc.get("capabilities", {}).get("add"):
+            errs.append(f"{where}: capabilities {sc.get('capabilities')}, want drop ALL and no add")
+        if sc.get("allowPrivilegeEscalation") is not False:
+            errs.append(f"{where}: privilege escalation allowed")
+        if kind != "Job":
             mgr = [a.split("=", 1)[1] for a in args if a.startswith("--manager=")]
             if mgr != [svc_name]:
                 errs.append(f"{where}: --manager {mgr} is not the Service {svc_name}")
             allowed = {a.split("=", 1)[1] for a in args if a.startswith("--allow=")}
             mounts = {m["mountPath"]: m["name"] for m in c.get("volumeMounts", [])}
-            devs = {v["hostPath"]["path"]: n for n, v in vols.items()
-                    if v.get("hostPath", {}).get("type") in ("BlockDevice", "CharDevice")}
-            privileged = c.get("securityContext", {}).get("privileged", False)
+            host_devs = [n for n, v in vols.items() if "hostPath" in v and
+                         (v["hostPath"].get("type") in ("BlockDevice", "CharDevice") or
+                          v["hostPath"]["path"].startswith("/dev"))]
+            if host_devs:
+                errs.append(f"{where}: host device volumes {host_devs} (use block-mode claims)")
+            # Block devices: volumeDevices of claims with volumeMode Block.
+            claims = {t["metadata"]["name"]: t["spec"] for t in obj["spec"].get("volumeClaimTemplates", [])}
+            for n, v in vols.items():
+                if "persistentVolumeClaim" in v:
+                    pvc = [o for o in by_kind.get("PersistentVolumeClaim", [])
+                           if o["metadata"]["name"] == v["persistentVolumeClaim"]["claimName"]]
+                    claims[n] = pvc[0]["spec"] if pvc else {}
+            devs = {}
+            for vd in c.get("volumeDevices", []):
+                if claims.get(vd["name"], {}).get("volumeMode") != "Block":
+                    errs.append(f"{where}: volumeDevice {vd['name']} is not a claim with volumeMode Block")
+                devs[vd["devicePath"]] = vd["name"]
             if variant == "base":
-                if devs or privileged or allowed:
-                    errs.append(f"{where}: base has host devices {sorted(devs)}, --allow {sorted(allowed)} or privileged")
+                if devs or allowed:
+                    errs.append(f"{where}: base has devices {sorted(devs)} or --allow {sorted(allowed)}")
             else:
                 if not devs:
-                    errs.append(f"{where}: raw-devices mounts no host device")
-                for path, name in devs.items():
-                    if mounts.get(path) != name:
-                        errs.append(f"{where}: device {path} is not mounted at its own path")
+                    errs.append(f"{where}: raw-devices gives no block device")
+                for path in devs:
                     if path not in allowed:
                         errs.append(f"{where}: device {path} is not named by --allow")
                 if set(allowed) - set(devs):
-                    errs.append(f"{where}: --allow {sorted(set(allowed) - set(devs))} without a device volume")
+                    errs.append(f"{where}: --allow {sorted(set(allowed) - set(devs))} without a device")
                 if not spec.get("nodeSelector"):
                     errs.append(f"{where}: raw devices on every node (no nodeSelector)")
         else:
@@ -173,10 +212,39 @@ for kind, known in (("DaemonSet", opts(dyn_help)), ("Job", opts(run_help))):
                 errs.append(f"{where}: the plan {plan_path} is not in the ConfigMap volume {mount}")
             else:
                 open(plan_out, "w").write(cm["data"][plan_path[0][len(mount[0]) + 1:]])
+# NetworkPolicies: agents take connections only from the manager, on the
+# agent port; the manager reaches agents only on that port; DNS aside,
+# neither reaches anything else.
+labels = {k: o["spec"]["template"]["metadata"]["labels"] for k, o in
+          (("agent", agents[0]), ("manager", by_kind["Job"][0]))}
+def selects(sel, who):
+    return (sel and not sel.get("matchExpressions") and sel.get("matchLabels") and
+            all(labels[who].get(k) == v for k, v in sel["matchLabels"].items()))
+def only(rules, side, peer, what):
+    for r in rules:
+        peers, ports = r.get(side, []), r.get("ports", [])
+        dns = ports and all(p.get("port") == 53 for p in ports) and peers and all(
+            "namespaceSelector" in q for q in peers)
+        if side == "to" and dns:
+            continue
+        if not peers or not all(set(q) == {"podSelector"} and selects(q["podSelector"], peer) for q in peers):
+            errs.append(f"{what}: a rule with {side} {peers}: not only the {peer}'s pods")
+        if ports != [{"protocol": "TCP", "port": AGENT_PORT}]:
+            errs.append(f"{what}: a rule with ports {ports}: not only TCP {AGENT_PORT}")
+for who, peer in (("agent", "manager"), ("manager", "agent")):
+    pols = [p for p in by_kind.get("NetworkPolicy", []) if selects(p["spec"].get("podSelector"), who)]
+    if len(pols) != 1:
+        errs.append(f"{len(pols)} NetworkPolicies select the {who}'s pods, want 1")
+        continue
+    ps, what = pols[0]["spec"], f"NetworkPolicy {pols[0]['metadata']['name']}"
+    if sorted(ps.get("policyTypes", [])) != ["Egress", "Ingress"]:
+        errs.append(f"{what}: policyTypes {ps.get('policyTypes')}, want Ingress and Egress")
+    only(ps.get("ingress", []), "from", peer, what)
+    only(ps.get("egress", []), "to", peer, what)
 for e in errs:
     print("FAIL: " + e)
 sys.exit(1 if errs else 0)
 PYEOF
     expect_rc 0 "$IOFLEET" validate "$T/plan-$k.json"
-    ok "$k: limits, TLS from Secrets, Service address and port, options, devices, plan valid"
+    ok "$k: limits, TLS from Secrets, Service address and port, options, unprivileged, devices, NetworkPolicies, plan valid"
 done

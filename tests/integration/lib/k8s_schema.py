@@ -25,7 +25,11 @@ KINDS = {
     ("v1", "Secret"): "V1Secret",
     ("v1", "PersistentVolumeClaim"): "V1PersistentVolumeClaim",
     ("v1", "ServiceAccount"): "V1ServiceAccount",
+    ("v1", "PersistentVolume"): "V1PersistentVolume",
     ("apps/v1", "DaemonSet"): "V1DaemonSet",
+    ("apps/v1", "StatefulSet"): "V1StatefulSet",
+    ("networking.k8s.io/v1", "NetworkPolicy"): "V1NetworkPolicy",
+    ("storage.k8s.io/v1", "StorageClass"): "V1StorageClass",
     ("apps/v1", "Deployment"): "V1Deployment",
     ("batch/v1", "Job"): "V1Job",
 }
