@@ -33,7 +33,8 @@ struct mgr_http_conn {
     enum mgr_http_conn_state state;
     int fd;
     struct http_net net;
-    uint64_t since_ns; /* when it began waiting for headers */
+    uint64_t since_ns;    /* when it began waiting for headers */
+    uint64_t deadline_ns; /* when it is closed if they are not complete */
 };
 
 struct mgr_http_guard {
@@ -97,8 +98,7 @@ static void guard_sweep_locked(struct mgr_http_guard *g, uint64_t now)
 {
     for (size_t i = 0; i < MGR_HTTP_SLOTS; i++) {
         struct mgr_http_conn *c = &g->conns[i];
-        if (c->state == HTTP_CONN_HEADERS &&
-            now - c->since_ns >= (uint64_t)MGR_HTTP_HEADER_S * IOF_NS_PER_S) {
+        if (c->state == HTTP_CONN_HEADERS && now >= c->deadline_ns) {
             guard_close(c);
             g->st.timed_out++;
         }
@@ -230,6 +230,7 @@ struct mgr_http_conn *mgr_http_guard_opened(struct mgr_http_guard *g, const stru
         c->fd = fd;
         c->net = guard_net(sa, len);
         c->since_ns = iof_now_ns();
+        c->deadline_ns = c->since_ns + (uint64_t)MGR_HTTP_HEADER_S * IOF_NS_PER_S;
     } else {
         g->st.refused++;
     }
@@ -283,6 +284,7 @@ void mgr_http_guard_done(struct mgr_http_guard *g, struct mgr_http_conn *c)
     } else if (c->state == HTTP_CONN_BUSY) {
         c->state = HTTP_CONN_HEADERS;
         c->since_ns = iof_now_ns();
+        c->deadline_ns = c->since_ns + (uint64_t)MGR_HTTP_KEEPALIVE_S * IOF_NS_PER_S;
     }
     pthread_mutex_unlock(&g->mu);
 }

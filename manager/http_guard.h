@@ -1,6 +1,7 @@
 /* manager/http_guard.h - who may hold a connection to the live view
  * (manager/out_http.c) and for how long: request headers complete within
- * MGR_HTTP_HEADER_S of connecting (or of the previous response), at most
+ * MGR_HTTP_HEADER_S of connecting (MGR_HTTP_KEEPALIVE_S of the previous
+ * response on a kept-alive connection), at most
  * MGR_HTTP_MAX_CONN connections for the page, /metrics and /api/run and
  * MGR_HTTP_MAX_SSE event streams on top of them, each with a cap per IPv4 /24
  * or IPv6 /64. A connection over a cap takes the place of the oldest one of
@@ -16,6 +17,7 @@
 #include <sys/socket.h>
 
 #define MGR_HTTP_HEADER_S 5        /* request headers must be complete within this */
+#define MGR_HTTP_KEEPALIVE_S 30    /* the next request's, after a response */
 #define MGR_HTTP_MAX_CONN 48       /* page, /metrics, /api/run and those reading headers */
 #define MGR_HTTP_MAX_PER_NET 16    /* of them from one IPv4 /24 or IPv6 /64 */
 #define MGR_HTTP_MAX_SSE 16        /* event streams, besides MGR_HTTP_MAX_CONN */
@@ -53,8 +55,9 @@ bool mgr_http_guard_request(struct mgr_http_guard *g, struct mgr_http_conn *c);
 /* The request is for an event stream: 0 when a stream slot is free (the
  * connection now holds it), -EBUSY over a cap. */
 int mgr_http_guard_stream(struct mgr_http_guard *g, struct mgr_http_conn *c);
-/* Its response is done: it waits for the next request's headers, with a
- * new deadline; a stream that ended is closed. */
+/* Its response is done: it waits for the next request's headers, for
+ * MGR_HTTP_KEEPALIVE_S (a scraper reusing its connection every few seconds
+ * keeps it); a stream that ended is closed. */
 void mgr_http_guard_done(struct mgr_http_guard *g, struct mgr_http_conn *c);
 /* It is closed: its entry is free again. */
 void mgr_http_guard_closed(struct mgr_http_guard *g, struct mgr_http_conn *c);

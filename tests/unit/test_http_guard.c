@@ -2,8 +2,9 @@
  * counted per IPv4 /24 and IPv6 /64 (IPv4-mapped IPv6 as IPv4); over a cap a
  * new connection closes the oldest of its network still waiting for
  * headers, or is refused when all are busy; event streams have their own
- * caps; late headers are closed by the sweep, a busy request never. A
- * connection closed by the guard is a socketpair end the peer sees shut. */
+ * caps; late headers are closed by the sweep (5 s from connecting, 30 s
+ * after a response), a busy request never. A connection closed by the
+ * guard is a socketpair end the peer sees shut. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <setjmp.h>
@@ -227,8 +228,15 @@ static void test_header_deadline(void **state)
     mgr_http_guard_sweep(g, now + (MGR_HTTP_HEADER_S + 1) * IOF_NS_PER_S);
     assert_true(peer_shut(&peers[0]));
     assert_false(peer_shut(&peers[1])); /* a request being answered is not timed here */
+    /* After a response the next request's headers get the keep-alive wait. */
+    mgr_http_guard_done(g, peers[1].c);
+    now = iof_now_ns();
+    mgr_http_guard_sweep(g, now + (MGR_HTTP_HEADER_S + 1) * IOF_NS_PER_S);
+    assert_false(peer_shut(&peers[1]));
+    mgr_http_guard_sweep(g, now + (MGR_HTTP_KEEPALIVE_S + 1) * IOF_NS_PER_S);
+    assert_true(peer_shut(&peers[1]));
     mgr_http_guard_stats(g, &st);
-    assert_int_equal(st.timed_out, 1);
+    assert_int_equal(st.timed_out, 2);
     close_all(g);
     mgr_http_guard_free(g);
 }

@@ -9,7 +9,9 @@ wrapping after 127.0.0.60), for SECONDS:
   line a second, never the blank line that ends the headers; when the server
   closes one it opens a new one half a second later (a slowloris);
 - N event-stream clients each ask for /events and, when answered 200, keep
-  reading the stream.
+  reading the stream. They start 20 ms apart, and the slow clients once every
+  stream has its answer (a stream still sending its request when a slow
+  client arrives over a cap could be closed to admit it).
 Prints "ready" on stdout once every connection has been opened once, then
 writes OUT.json: the lifetimes of the slow connections the server closed, the
 ages of those still open at the end, and each stream's status (200, 503,
@@ -138,12 +140,16 @@ def main():
     total = nslow + nstreams
     threads = []
     for i in range(nstreams):
-        threads.append(threading.Thread(target=f.stream, args=(i, src_addr(i, first), total)))
+        threads.append(threading.Thread(target=f.stream, args=(i, src_addr(i, first), total),
+                                        daemon=True))
+        threads[-1].start()
+        time.sleep(0.02)
+    while time.monotonic() < f.end and len(f.streams) < nstreams:
+        time.sleep(0.01)
     for i in range(nslow):
-        threads.append(threading.Thread(target=f.slow, args=(i, src_addr(i, first), total)))
-    for t in threads:
-        t.daemon = True
-        t.start()
+        threads.append(threading.Thread(target=f.slow, args=(i, src_addr(i, first), total),
+                                        daemon=True))
+        threads[-1].start()
     f.all_started.wait(seconds)
     print("ready", flush=True)
     for t in threads:
