@@ -7,18 +7,27 @@
  * fraction f of it: every worker runs at f x the IOPS it did itself
  * unthrottled, so the load is shared as the unthrottled test shared it.
  *
- * find_max is a bisection of the fraction over [0, 1]: the unthrottled test
- * either meets the target (the answer) or is the first miss (hi = 1); each
- * step offers (lo + hi) / 2 and moves lo (met) or hi (missed). Latency
- * grows with the offered rate, so the met/missed answer is monotone in f
- * and bisection is the search with the fewest steps in the worst case that
- * needs no model of the latency curve. It stops when hi - lo <=
- * IOF_FIND_MAX_PRECISION (of the unthrottled IOPS): at most
- * IOF_FIND_MAX_STEPS rated steps, so at most 1 + IOF_FIND_MAX_STEPS tests.
- * The answer is the achieved IOPS of the highest step that met the target;
- * the true knee lies within one final bracket (2 % of the unthrottled IOPS)
- * above it. When every step missed, the lowest one tried (1/64 of the
- * unthrottled IOPS) is reported as missed.
+ * find_max (docs/workloads.md "The knee, found for you"):
+ * - The unthrottled test only measures the ceiling (base IOPS). It is never
+ *   judged: its latency runs from each I/O's issue in a closed loop, while a
+ *   rated step's runs from the I/O's scheduled time, and only the latter is
+ *   what a load offered at that rate would see. Every judged test is rated.
+ * - The search bisects the fraction over (0, 1), 1 standing for a miss (an
+ *   open-loop rate at the ceiling queues without bound): each step offers
+ *   (lo + hi) / 2 and moves lo (met) or hi (missed), until hi - lo <=
+ *   IOF_FIND_MAX_PRECISION: at most IOF_FIND_MAX_STEPS steps.
+ * - A run whose latency is within IOF_FIND_MAX_BAND of the target is close:
+ *   noise can flip it. A close run that met is run again, up to
+ *   IOF_FIND_MAX_RUNS runs, and the step is met only if every run met; a
+ *   miss decides it at once. A met decision is what can become the answer,
+ *   so it needs the stronger evidence: a bisection settles where its
+ *   decision is a coin toss, and with a majority rule that is where one run
+ *   in two misses; with "every run" it is where a run meets 4 times in 5.
+ * - The highest fraction met is confirmed by one more run at it. If that
+ *   misses, the search steps down to the next lower fraction met (or half
+ *   the rate when there is none) and confirms again, at most
+ *   IOF_FIND_MAX_CONFIRMS times. The answer is the confirmed step.
+ * So at most IOF_FIND_MAX_TESTS tests per spec.
  *
  * Pure functions; no I/O.
  */
@@ -31,36 +40,75 @@
 #include "common/spec.h"
 
 #define IOF_FIND_MAX_PRECISION 0.02 /* of the unthrottled IOPS */
-#define IOF_FIND_MAX_STEPS 6        /* ceil(log2(1 / precision)) rated steps */
+#define IOF_FIND_MAX_STEPS 6        /* ceil(log2(1 / precision)) search steps */
+#define IOF_FIND_MAX_RUNS 3         /* runs of one search step at most */
+#define IOF_FIND_MAX_BAND 0.25      /* a run within +-25 % of the target is close */
+#define IOF_FIND_MAX_CONFIRMS 3     /* confirmation runs at most */
+/* The unthrottled test, the search, the confirmations: 22. */
+#define IOF_FIND_MAX_TESTS (1 + IOF_FIND_MAX_STEPS * IOF_FIND_MAX_RUNS + IOF_FIND_MAX_CONFIRMS)
+#define IOF_FIND_MAX_LOG (IOF_FIND_MAX_STEPS + IOF_FIND_MAX_CONFIRMS)
 
-/* Tests of one spec: 1 + the curve's points, or 1 + IOF_FIND_MAX_STEPS. */
+/* Tests of one spec: 1 + the curve's points, or IOF_FIND_MAX_TESTS (at
+ * most: a search usually ends sooner, and the rest are skipped). */
 size_t iof_rate_cycle_steps(const struct iof_rate_cycle *rc);
 
 /* The fraction a curve offers at step (0: unthrottled). */
 double iof_rate_curve_frac(const struct iof_rate_cycle *rc, size_t step);
 
-/* A find_max search, zero-initialised or reset with iof_knee_init(). */
+enum iof_knee_phase {
+    IOF_KNEE_BASE,    /* waiting for the unthrottled test */
+    IOF_KNEE_SEARCH,  /* bisecting */
+    IOF_KNEE_CONFIRM, /* confirming the highest fraction met */
+    IOF_KNEE_DONE,
+};
+
+/* One step of the search, or one confirmation run. */
+struct iof_knee_step {
+    double frac;                      /* offered, of the unthrottled IOPS */
+    bool confirm;                     /* a confirmation run, else a search step */
+    bool decided, met;                /* met: the decision */
+    unsigned runs, nmet;              /* runs so far, runs within the target */
+    double iops[IOF_FIND_MAX_RUNS];   /* achieved, per run */
+    double lat_ns[IOF_FIND_MAX_RUNS]; /* the target's metric, per run */
+};
+
+/* A find_max search, reset with iof_knee_init(). */
 struct iof_knee {
-    double lo, hi;                  /* fractions: lo met the target (0: none yet), hi missed */
-    double base_iops;               /* what the unthrottled step achieved */
-    double best_iops;               /* achieved IOPS of the highest step that met (0: none) */
-    double best_lat_ns, low_lat_ns; /* its latency; the latency of the lowest miss */
-    double low_iops;                /* the lowest miss's achieved IOPS */
-    size_t steps;                   /* steps fed */
+    enum iof_knee_phase phase;
+    double base_iops; /* what the unthrottled test achieved */
+    double lo, hi;    /* fractions: lo met (0: none yet), hi missed (1: the ceiling) */
+    struct iof_knee_step step[IOF_FIND_MAX_LOG];
+    size_t nsteps;   /* entries of step[], the current one last */
+    size_t tests;    /* tests fed, the unthrottled one included */
+    size_t confirms; /* confirmation runs so far */
+    /* The answer (phase DONE; best_iops 0: none): the confirmed fraction,
+     * the confirmation run's achieved IOPS and latency, and the runs at
+     * that fraction, search and confirmation, that met (all of them). */
+    double frac, best_iops, best_lat_ns;
+    unsigned runs_met, runs;
+    /* Without an answer: the lowest miss (the fraction, IOPS, latency). */
+    double low_frac, low_iops, low_lat_ns;
     bool done;
 };
 
 void iof_knee_init(struct iof_knee *k);
 
-/* Feeds the step just run: the fraction it offered (0: the unthrottled
- * step), the IOPS it achieved and its latency (the metric the search
- * targets, ns). Returns the next fraction to offer, or 0 when the search is
- * over (k->done; k->best_iops is the answer, 0 when no step met). */
+/* Feeds the test just run: the fraction it offered (0: the unthrottled
+ * test, the first fed), the IOPS it achieved and its latency (the metric
+ * the search targets, ns). Returns the fraction the next test offers (the
+ * same again for a repeated run), or 0 when the search is over (k->done). */
 double iof_knee_feed(struct iof_knee *k, const struct iof_rate_cycle *rc, double frac, double iops,
                      double lat_ns);
 
-/* The headline: "max 412 k IOPS at p99 <= 2 ms (7 steps)" or "no rate met
- * p99 <= 2 ms: ..." (UTF-8 free, one line). */
+/* What the last fed run did: "step 3, 62.5 % (41.2 k IOPS offered): p99
+ * 8.1 ms: met, close to the target: run 2 of at most 3 next" and the like
+ * (one line, no UTF-8). Empty before the unthrottled test. */
+void iof_knee_progress(const struct iof_knee *k, const struct iof_rate_cycle *rc, char *buf,
+                       size_t cap);
+
+/* The headline: "max 41.2 k IOPS at p99 <= 10 ms (confirmed: p99 7.9 ms;
+ * 3 of 3 runs met; 11 tests)" or "no rate met p99 <= 2 ms: ..." (one
+ * line, no UTF-8). */
 void iof_knee_headline(const struct iof_knee *k, const struct iof_rate_cycle *rc, char *buf,
                        size_t cap);
 

@@ -1081,7 +1081,12 @@ void mgr_agg_headline(struct mgr_agg *g, const struct iof_knee *k, const char *h
                                .target_ns = rc->target_ns,
                                .iops = k->best_iops,
                                .lat_ns = k->best_iops > 0 ? k->best_lat_ns : k->low_lat_ns,
-                               .steps = k->steps,
+                               .offered_iops = k->best_iops > 0 ? k->frac * k->base_iops : 0,
+                               .base_iops = k->base_iops,
+                               .runs_met = k->runs_met,
+                               .runs = k->runs,
+                               .steps = k->tests,
+                               .knee = k,
                                .headline = headline};
 
     for (size_t i = 0; i < g->nsinks; i++)

@@ -298,36 +298,45 @@ static void cl_rate_plan(struct mgr_run *c)
     t->rate_target = total;
 }
 
-/* After a rate test: a find_max search takes the step's figures and picks
- * the next rate; when it is over, the headline, and the spec's remaining
- * steps are skipped. */
+/* After a rate test: a find_max search takes the test's figures and picks
+ * the next rate (a new step, the same again, or a confirmation), each run
+ * printed as it is judged; when it is over, the headline, and the spec's
+ * remaining planned tests (IOF_FIND_MAX_TESTS, a bound) are skipped. */
 static void cl_rate_after(struct mgr_run *c)
 {
     const struct iof_test *t = &c->tests[c->cur];
     const struct iof_rate_cycle *rc = &c->p->cycle.rate;
     const struct mgr_metrics *m = &c->agg.last_all;
-    size_t steps = iof_rate_cycle_steps(rc);
+    size_t steps = iof_rate_cycle_steps(rc), last = (c->cur / steps) * steps + steps - 1;
     double lat, next;
-    char line[256];
+    char line[256], spec[160];
 
     if (t->cycle_param != IOF_CYCLE_RATE || !rc->find_max)
         return;
     if (t->cycle_value == 0)
         iof_knee_init(&c->knee);
+    iof_test_spec_label(c->p, t, spec, sizeof(spec));
     lat = rc->metric == IOF_KNEE_P99    ? m->p99_ms
           : rc->metric == IOF_KNEE_P999 ? m->p999_ms
                                         : m->avg_ms;
     next = iof_knee_feed(&c->knee, rc, t->rate_frac, m->iops, lat * 1e6);
-    if (!c->knee.done) {
+    if (!c->o->quiet) {
+        iof_knee_progress(&c->knee, rc, line, sizeof(line));
+        printf("\nspec '%s': find_max %s\n", spec, line);
+        fflush(stdout);
+    }
+    /* The search ends within the spec's planned tests (IOF_FIND_MAX_TESTS
+     * bounds it); the last one ends it whatever it found. */
+    if (!c->knee.done && c->cur < last) {
         c->next_frac = next;
         return;
     }
     iof_knee_headline(&c->knee, rc, line, sizeof(line));
-    printf("\nspec '%s': %s\n", c->p->specs[t->spec_index].name, line);
+    printf("\nspec '%s': %s\n", spec, line);
     fflush(stdout);
     mgr_agg_headline(&c->agg, &c->knee, line);
-    /* Jump to the last step of this spec: cl_end_test moves past it. */
-    c->cur = (c->cur / steps) * steps + steps - 1;
+    /* Jump to the last test of this spec: cl_end_test moves past it. */
+    c->cur = last;
 }
 
 /* Agents of the run that take no part in the current test (one entry per

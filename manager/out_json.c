@@ -532,7 +532,7 @@ struct jtest {
 /* Room the run object keeps for growing in place, and a buffered test's
  * most bytes before they are written out. */
 #define JS_RUN_ROOM 64
-#define JS_KNEE_ROOM 1024 /* per spec of a find_max run */
+#define JS_KNEE_ROOM 4096 /* per spec of a find_max run (its search log) */
 #define JS_FLUSH_BYTES (1u << 20)
 
 struct json_sink {
@@ -1369,11 +1369,48 @@ static void js_test_end(struct mgr_sink *s, const struct mgr_test_end *te)
     jt_finish(js, te);
 }
 
+/* A latency of the search in ms, to the nanosecond. */
+static void jb_knee_ms(struct iof_buf *b, double ns)
+{
+    jb_dbl(b, round(ns) / 1e6);
+}
+
+/* One entry of the search's log: a step (its runs) or a confirmation. */
+static void jb_knee_step(struct iof_buf *b, const struct iof_knee_step *st)
+{
+    jb_open(b, '{');
+    jb_key(b, "kind");
+    jb_str(b, st->confirm ? "confirm" : "step");
+    jb_key(b, "rate_pct");
+    jb_dbl(b, st->frac * 100);
+    jb_key(b, "runs");
+    jb_u64(b, st->runs);
+    jb_key(b, "runs_met");
+    jb_u64(b, st->nmet);
+    jb_key(b, "met");
+    jb_or_null(b, st->decided, jb_bool, st->met);
+    jb_key(b, "iops");
+    jb_open(b, '[');
+    for (unsigned r = 0; r < st->runs; r++)
+        jb_dbl(b, round(st->iops[r] * 1000) / 1000);
+    jb_close(b, ']');
+    jb_key(b, "latency_ms");
+    jb_open(b, '[');
+    for (unsigned r = 0; r < st->runs; r++)
+        jb_knee_ms(b, st->lat_ns[r]);
+    jb_close(b, ']');
+    jb_close(b, '}');
+}
+
 static void js_knee(struct mgr_sink *s, const struct mgr_knee_info *k)
 {
     struct json_sink *js = s->priv;
     struct iof_buf *b = &js->knees;
+    const struct iof_knee_step *conf = NULL;
 
+    for (size_t i = 0; k->knee && i < k->knee->nsteps; i++)
+        if (k->knee->step[i].confirm && k->knee->step[i].runs)
+            conf = &k->knee->step[i];
     jb_open(b, '{'); /* comma-separated by jb_sep */
     jb_key(b, "spec");
     jb_str(b, k->spec);
@@ -1384,7 +1421,33 @@ static void js_knee(struct mgr_sink *s, const struct mgr_knee_info *k)
     jb_key(b, "max_iops");
     jb_or_null(b, k->iops > 0, jb_dbl, k->iops);
     jb_key(b, "latency_ms");
-    jb_dbl(b, k->lat_ns / 1e6);
+    jb_knee_ms(b, k->lat_ns);
+    jb_key(b, "offered_iops");
+    jb_or_null(b, k->iops > 0, jb_dbl, round(k->offered_iops * 1000) / 1000);
+    jb_key(b, "base_iops");
+    jb_dbl(b, k->base_iops);
+    jb_key(b, "confidence");
+    if (k->iops > 0) {
+        jb_open(b, '{');
+        jb_key(b, "runs_met");
+        jb_u64(b, k->runs_met);
+        jb_key(b, "runs");
+        jb_u64(b, k->runs);
+        jb_close(b, '}');
+    } else {
+        jb_null(b);
+    }
+    jb_key(b, "confirmation");
+    if (conf)
+        jb_knee_step(b, conf);
+    else
+        jb_null(b);
+    jb_key(b, "search");
+    jb_open(b, '[');
+    for (size_t i = 0; k->knee && i < k->knee->nsteps; i++)
+        if (k->knee->step[i].runs)
+            jb_knee_step(b, &k->knee->step[i]);
+    jb_close(b, ']');
     jb_key(b, "steps");
     jb_u64(b, k->steps);
     jb_key(b, "headline");

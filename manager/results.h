@@ -28,6 +28,7 @@
 
 #include "common/buf.h"
 #include "common/err.h"
+#include "common/ratecycle.h"
 #include "common/spec.h"
 #include "common/stats.h"
 #include "manager/report.h"
@@ -142,15 +143,19 @@ struct mgr_test_end {
 struct mgr_sink;
 
 /* The answer of a find_max rate cycle (plan "cycle": {"rate": {"find_max":
- * ...}}) for one spec, after its last step. */
+ * ...}}) for one spec, after its last step (common/ratecycle.h). */
 struct mgr_knee_info {
     const char *spec;
     const char *metric; /* "p99", "p999", "avg" */
     uint64_t target_ns;
-    double iops;          /* achieved IOPS of the highest step within the target; 0: none */
-    double lat_ns;        /* its latency (the metric) */
-    size_t steps;         /* tests the search ran */
-    const char *headline; /* "max 412 k IOPS at p99 <= 2 ms (...)" */
+    double iops;                 /* the answer: its confirmation run's achieved IOPS; 0: none */
+    double lat_ns;               /* that run's latency (the metric); none: the lowest miss's */
+    double offered_iops;         /* the answer's offered rate: its fraction x base_iops */
+    double base_iops;            /* what the unthrottled test achieved */
+    unsigned runs_met, runs;     /* runs at the answer's rate that met, of all there */
+    size_t steps;                /* tests the search ran */
+    const struct iof_knee *knee; /* borrowed: every step and confirmation */
+    const char *headline;        /* "max 412 k IOPS at p99 <= 2 ms (...)" */
 };
 
 struct mgr_sink_ops {

@@ -3103,9 +3103,11 @@ void proto_plan_print(const struct iof_plan *p, FILE *f)
     } else if (p->cycle.param == IOF_CYCLE_RATE && p->cycle.rate.find_max) {
         proto_plan_format_duration(p->cycle.rate.target_ns, a, sizeof(a));
         fprintf(f,
-                "cycle: rate find_max %s <= %s (unthrottled, then at most %d rated steps; "
-                "%zu tests per spec at most)\n",
-                iof_knee_metric_name(p->cycle.rate.metric), a, IOF_FIND_MAX_STEPS, steps);
+                "cycle: rate find_max %s <= %s (unthrottled for the ceiling, then at most %d "
+                "rated steps of up to %d runs and %d confirmation runs; %zu tests per spec at "
+                "most)\n",
+                iof_knee_metric_name(p->cycle.rate.metric), a, IOF_FIND_MAX_STEPS,
+                IOF_FIND_MAX_RUNS, IOF_FIND_MAX_CONFIRMS, steps);
     } else if (p->cycle.param == IOF_CYCLE_RATE) {
         fprintf(f, "cycle: rate curve unthrottled");
         for (size_t i = 0; i < p->cycle.rate.npct; i++)

@@ -1250,6 +1250,7 @@ static void test_appended(void **state)
 static void test_run_outgrows_room(void **state)
 {
     struct fixture *f = malloc(sizeof(*f));
+    static struct iof_knee log;
     char headline[300];
     struct stat st0, st;
     cJSON *doc;
@@ -1266,13 +1267,44 @@ static void test_run_outgrows_room(void **state)
     test_end(f, 0);
     memset(headline, 'h', sizeof(headline) - 1);
     headline[sizeof(headline) - 1] = '\0';
+    /* The first answer carries its search: a close step met in 2 runs,
+     * a miss, a failed confirmation, the confirmation at the step met. */
+    log.nsteps = 4;
+    log.step[0] = (struct iof_knee_step){.frac = 0.5,
+                                         .decided = true,
+                                         .met = true,
+                                         .runs = 2,
+                                         .nmet = 2,
+                                         .iops = {500, 499.5},
+                                         .lat_ns = {1.6e6, 1.7e6}};
+    log.step[1] = (struct iof_knee_step){
+        .frac = 0.75, .decided = true, .runs = 1, .iops = {700}, .lat_ns = {9e6}};
+    log.step[2] = (struct iof_knee_step){.frac = 0.625,
+                                         .confirm = true,
+                                         .decided = true,
+                                         .runs = 1,
+                                         .iops = {620},
+                                         .lat_ns = {2.5e6}};
+    log.step[3] = (struct iof_knee_step){.frac = 0.5,
+                                         .confirm = true,
+                                         .decided = true,
+                                         .met = true,
+                                         .runs = 1,
+                                         .nmet = 1,
+                                         .iops = {1000},
+                                         .lat_ns = {1.5e6}};
     for (int k = 0; k < 8; k++) {
         struct mgr_knee_info knee = {.spec = spec_names[0],
                                      .metric = "p99",
                                      .target_ns = 2000000,
                                      .iops = 1000.0 * (k + 1),
                                      .lat_ns = 1.5e6,
+                                     .offered_iops = 1000,
+                                     .base_iops = 2000,
+                                     .runs_met = 3,
+                                     .runs = 3,
                                      .steps = 7,
+                                     .knee = k ? NULL : &log,
                                      .headline = headline};
         f->sink->ops->knee(f->sink, &knee);
     }
@@ -1286,6 +1318,32 @@ static void test_run_outgrows_room(void **state)
     doc = load(f->path);
     assert_int_equal(get_u64(get(doc, "run"), "tests_written"), NTESTS);
     assert_int_equal(cJSON_GetArraySize(get(get(doc, "run"), "find_max")), 8);
+    {
+        const cJSON *k0 = cJSON_GetArrayItem(get(get(doc, "run"), "find_max"), 0), *srch, *c;
+        assert_true(get_num(k0, "max_iops") == 1000 && get_num(k0, "offered_iops") == 1000);
+        assert_true(get_num(k0, "base_iops") == 2000 && get_num(k0, "latency_ms") == 1.5);
+        assert_int_equal(get_u64(get(k0, "confidence"), "runs_met"), 3);
+        assert_int_equal(get_u64(get(k0, "confidence"), "runs"), 3);
+        /* The confirmation that stood: the last one run. */
+        c = get(k0, "confirmation");
+        assert_string_equal(get_str(c, "kind"), "confirm");
+        assert_true(get_num(c, "rate_pct") == 50 && cJSON_IsTrue(get(c, "met")));
+        assert_true(cJSON_GetArrayItem(get(c, "iops"), 0)->valuedouble == 1000);
+        assert_true(cJSON_GetArrayItem(get(c, "latency_ms"), 0)->valuedouble == 1.5);
+        srch = get(k0, "search");
+        assert_int_equal(cJSON_GetArraySize(srch), 4);
+        c = cJSON_GetArrayItem(srch, 0);
+        assert_string_equal(get_str(c, "kind"), "step");
+        assert_int_equal(get_u64(c, "runs"), 2);
+        assert_int_equal(get_u64(c, "runs_met"), 2);
+        assert_true(cJSON_GetArrayItem(get(c, "latency_ms"), 1)->valuedouble == 1.7);
+        assert_true(cJSON_GetArrayItem(get(c, "iops"), 1)->valuedouble == 499.5);
+        assert_true(cJSON_IsFalse(get(cJSON_GetArrayItem(srch, 2), "met")));
+        /* Without a log: an empty search and no confirmation. */
+        k0 = cJSON_GetArrayItem(get(get(doc, "run"), "find_max"), 1);
+        assert_int_equal(cJSON_GetArraySize(get(k0, "search")), 0);
+        assert_true(cJSON_IsNull(get(k0, "confirmation")));
+    }
     assert_int_equal(ntests_in(doc), NTESTS);
     for (int t = 0; t < NTESTS; t++)
         check_test(cJSON_GetArrayItem(get(doc, "tests"), t), &f->d, t);
