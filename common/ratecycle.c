@@ -224,8 +224,9 @@ void iof_knee_headline(const struct iof_knee *k, const struct iof_rate_cycle *rc
         knee_time(k->best_lat_ns, l, sizeof(l));
         snprintf(buf, cap,
                  "max %s IOPS at %s <= %s (confirmed: %s %s at %.4g %% of the unthrottled; %u of "
-                 "%u runs met; %zu tests)",
-                 n, m, t, m, l, k->frac * 100, k->runs_met, k->runs, k->tests);
+                 "%u run%s met; %zu tests)",
+                 n, m, t, m, l, k->frac * 100, k->runs_met, k->runs, k->runs == 1 ? "" : "s",
+                 k->tests);
         return;
     }
     if (k->low_frac <= 0) {

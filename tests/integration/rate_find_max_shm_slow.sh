@@ -74,7 +74,9 @@ c = k["confirmation"]
 assert c is k["search"][-1] or c == k["search"][-1], "the answer is the last confirmation"
 assert c["kind"] == "confirm" and c["met"] and c["latency_ms"][0] <= T, c
 assert c["rate_pct"] < 100 and k["max_iops"] == c["iops"][0], k
-assert k["confidence"]["runs_met"] == k["confidence"]["runs"] >= 2, k["confidence"]
+# Every run at the answer's rate met: the search's (none when a failed
+# confirmation halved the rate) and the confirmation.
+assert k["confidence"]["runs_met"] == k["confidence"]["runs"] >= 1, k["confidence"]
 print(f'{k["offered_iops"]:.3f}')
 PY
 ) || fail "find_max results"
