@@ -11,6 +11,11 @@ size_t iof_rate_cycle_steps(const struct iof_rate_cycle *rc)
     return rc->find_max ? IOF_FIND_MAX_TESTS : 1 + rc->npct;
 }
 
+bool iof_rate_cycle_planned(const struct iof_rate_cycle *rc, size_t step)
+{
+    return !rc->find_max || step < IOF_FIND_MAX_SHORTEST;
+}
+
 double iof_rate_curve_frac(const struct iof_rate_cycle *rc, size_t step)
 {
     if (step == 0 || step > rc->npct)

@@ -52,6 +52,12 @@
  * most: a search usually ends sooner, and the rest are skipped). */
 size_t iof_rate_cycle_steps(const struct iof_rate_cycle *rc);
 
+/* Whether step (0: unthrottled) of a spec counts in the run's planned
+ * time: every step of a curve; of find_max, the shortest search (the
+ * unthrottled test, IOF_FIND_MAX_STEPS steps, one confirmation). */
+#define IOF_FIND_MAX_SHORTEST (1 + IOF_FIND_MAX_STEPS + 1)
+bool iof_rate_cycle_planned(const struct iof_rate_cycle *rc, size_t step);
+
 /* The fraction a curve offers at step (0: unthrottled). */
 double iof_rate_curve_frac(const struct iof_rate_cycle *rc, size_t step);
 

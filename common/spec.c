@@ -202,6 +202,12 @@ void iof_test_cycle_label(const struct iof_test *t, char *buf, size_t cap)
     snprintf(buf, cap, "%s=%" PRIu64, iof_cycle_param_name(t->cycle_param), t->cycle_value);
 }
 
+bool iof_test_planned(const struct iof_plan *p, const struct iof_test *t)
+{
+    return t->cycle_param != IOF_CYCLE_RATE ||
+           iof_rate_cycle_planned(&p->cycle.rate, t->cycle_value);
+}
+
 struct iof_run_cfg iof_test_run(const struct iof_plan *p, const struct iof_test *t)
 {
     struct iof_run_cfg r = p->run;

@@ -343,6 +343,12 @@ struct iof_worker_cfg iof_test_worker(const struct iof_plan *p, const struct iof
 #define IOF_IO_LIMIT_MAX_DURATION_NS (3600ull * 1000000000ull) /* 1 h */
 struct iof_run_cfg iof_test_run(const struct iof_plan *p, const struct iof_test *t);
 
+/* Whether test t counts in the run's planned time (the live ETA and
+ * progress): every test but a find_max search's beyond its shortest path
+ * (iof_rate_cycle_planned), which run only when a step is run again or a
+ * confirmation steps down. */
+bool iof_test_planned(const struct iof_plan *p, const struct iof_test *t);
+
 /* "queue_depth=8", "workers=4", "targets=2" or "" for the test's cycle step;
  * a rate step "rate=unthrottled", "rate=50%:61234" (percent of the
  * unthrottled IOPS, then the target IOPS of the cluster). */

@@ -91,7 +91,8 @@ void mgr_live_plan(struct mgr_live *l, const struct iof_plan *p, const struct io
 
 /* "ETA 1h02m", "ETA 3m05s", "ETA 42s": the planned time of the rest of
  * the current test and of the tests after it (1-based `test`); "" without
- * the run's tests. Setup between tests is not planned, so not counted. */
+ * the run's tests. Setup between tests is not planned, so not counted, nor
+ * a find_max search's tests past its shortest path (iof_test_planned). */
 static void live_eta(const struct mgr_live *l, unsigned test, double left_s, char *buf, size_t cap)
 {
     unsigned long s;
@@ -101,7 +102,8 @@ static void live_eta(const struct mgr_live *l, unsigned test, double left_s, cha
         return;
     for (size_t i = test; i < l->ntests; i++) {
         struct iof_run_cfg rc = iof_test_run(l->plan, &l->tests[i]);
-        left_s += (double)(rc.ramp_ns + rc.duration_ns) / 1e9;
+        if (iof_test_planned(l->plan, &l->tests[i]))
+            left_s += (double)(rc.ramp_ns + rc.duration_ns) / 1e9;
     }
     s = left_s > 0 ? (unsigned long)(left_s + 0.5) : 0;
     if (s >= 3600)

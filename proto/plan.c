@@ -3130,7 +3130,10 @@ void proto_plan_print(const struct iof_plan *p, FILE *f)
     proto_plan_format_duration(total, a, sizeof(a));
     fprintf(f, "tests: %zu (%zu spec%s%s x %zu cycle step%s), %s%s of ramp and measurement\n",
             npos * steps, npos, npos == 1 ? "" : "s", own ? " per group" : "", steps,
-            steps == 1 ? "" : "s", a, plan_has_io_limit(p) ? " at most" : "");
+            steps == 1 ? "" : "s", a,
+            plan_has_io_limit(p) || (p->cycle.param == IOF_CYCLE_RATE && p->cycle.rate.find_max)
+                ? " at most"
+                : "");
 
     for (size_t s = 0; s < p->nspecs; s++) {
         const struct iof_spec *sp = &p->specs[s];

@@ -65,6 +65,7 @@ static void test_curve_steps(void **state)
         assert_true(fabs(t[i].rate_frac - want[i % 4]) < 1e-12);
         /* Unthrottled in the plan: the manager sends the step's rates. */
         assert_int_equal(iof_test_worker(&p, &t[i], 0).rate.unit, IOF_RATE_NONE);
+        assert_true(iof_test_planned(&p, &t[i]));
     }
     iof_test_cycle_label(&t[0], label, sizeof(label));
     assert_string_equal(label, "rate=unthrottled");
@@ -81,6 +82,14 @@ static void test_curve_steps(void **state)
     assert_int_equal(p.cycle.rate.metric, IOF_KNEE_P999);
     assert_int_equal(p.cycle.rate.target_ns, 5000000);
     assert_int_equal(iof_plan_cycle_steps(&p), IOF_FIND_MAX_TESTS);
+    /* Planned time (live ETA, progress): the shortest search, the
+     * unthrottled test, IOF_FIND_MAX_STEPS steps and one confirmation. */
+    t = iof_plan_expand(&p, &n);
+    assert_non_null(t);
+    assert_int_equal(n, 2 * IOF_FIND_MAX_TESTS);
+    for (size_t i = 0; i < n; i++)
+        assert_true(iof_test_planned(&p, &t[i]) == (i % IOF_FIND_MAX_TESTS < 8));
+    free(t);
     iof_plan_free(&p);
 }
 
