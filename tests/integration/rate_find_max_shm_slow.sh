@@ -73,7 +73,7 @@ if k["max_iops"] is None:
 c = k["confirmation"]
 assert c is k["search"][-1] or c == k["search"][-1], "the answer is the last confirmation"
 assert c["kind"] == "confirm" and c["met"] and c["latency_ms"][0] <= T, c
-assert c["rate_pct"] < 100 and k["max_iops"] == c["iops"][0], k
+assert c["rate_pct"] < 100 and abs(k["max_iops"] - c["iops"][0]) < 1e-3, k
 # Every run at the answer's rate met: the search's (none when a failed
 # confirmation halved the rate) and the confirmation.
 assert k["confidence"]["runs_met"] == k["confidence"]["runs"] >= 1, k["confidence"]
