@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 size_t iof_rate_cycle_steps(const struct iof_rate_cycle *rc)
 {
@@ -116,7 +117,7 @@ double iof_knee_feed(struct iof_knee *k, const struct iof_rate_cycle *rc, double
     }
     s = &k->step[k->nsteps - 1];
     (void)frac; /* the caller offered s->frac */
-    met = lat_ns <= target;
+    met = lat_ns <= target && iops >= IOF_FIND_MAX_KEEP_UP * s->frac * k->base_iops;
     close = fabs(lat_ns - target) <= IOF_FIND_MAX_BAND * target;
     s->iops[s->runs] = iops;
     s->lat_ns[s->runs] = lat_ns;
@@ -175,7 +176,7 @@ void iof_knee_progress(const struct iof_knee *k, const struct iof_rate_cycle *rc
 {
     const struct iof_knee_step *s = NULL;
     const char *m = iof_knee_metric_name(rc->metric);
-    char n[32], l[32], t[32], what[96];
+    char n[32], l[32], t[64], what[96];
     size_t idx = 0;
 
     if (!cap)
@@ -201,6 +202,12 @@ void iof_knee_progress(const struct iof_knee *k, const struct iof_rate_cycle *rc
     knee_num(s->frac * k->base_iops, n, sizeof(n));
     knee_time(s->lat_ns[s->runs - 1], l, sizeof(l));
     knee_time((double)rc->target_ns, t, sizeof(t));
+    if (s->iops[s->runs - 1] < IOF_FIND_MAX_KEEP_UP * s->frac * k->base_iops) {
+        /* Within the latency target, perhaps, but behind the rate. */
+        size_t o = strlen(t);
+        snprintf(t + o, sizeof(t) - o, "; achieved %.0f %% of the rate",
+                 100 * s->iops[s->runs - 1] / (s->frac * k->base_iops));
+    }
     if (!s->decided)
         snprintf(what, sizeof(what), "met, within %.0f %% of the target: run %u of at most %d next",
                  IOF_FIND_MAX_BAND * 100, s->runs + 1, IOF_FIND_MAX_RUNS);

@@ -16,6 +16,10 @@
  *   open-loop rate at the ceiling queues without bound): each step offers
  *   (lo + hi) / 2 and moves lo (met) or hi (missed), until hi - lo <=
  *   IOF_FIND_MAX_PRECISION: at most IOF_FIND_MAX_STEPS steps.
+ * - A run meets the target when its latency is within it and it achieved
+ *   IOF_FIND_MAX_KEEP_UP of the rate offered: a run that fell behind ends
+ *   with a backlog whose latency its figures never saw, and a longer run at
+ *   that rate would miss.
  * - A run whose latency is within IOF_FIND_MAX_BAND of the target is close:
  *   noise can flip it. A close run that met is run again, up to
  *   IOF_FIND_MAX_RUNS runs, and the step is met only if every run met; a
@@ -44,6 +48,7 @@
 #define IOF_FIND_MAX_RUNS 3         /* runs of one search step at most */
 #define IOF_FIND_MAX_BAND 0.25      /* a run within +-25 % of the target is close */
 #define IOF_FIND_MAX_CONFIRMS 3     /* confirmation runs at most */
+#define IOF_FIND_MAX_KEEP_UP 0.95   /* of the offered rate a run must achieve to meet */
 /* The unthrottled test, the search, the confirmations: 22. */
 #define IOF_FIND_MAX_TESTS (1 + IOF_FIND_MAX_STEPS * IOF_FIND_MAX_RUNS + IOF_FIND_MAX_CONFIRMS)
 #define IOF_FIND_MAX_LOG (IOF_FIND_MAX_STEPS + IOF_FIND_MAX_CONFIRMS)

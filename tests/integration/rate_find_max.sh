@@ -6,8 +6,9 @@
 # time). The unthrottled test only gives the ceiling (common/ratecycle.h).
 # Checks, from the JSON results: at most 22 tests; the unthrottled test is
 # never judged nor the answer; every rated test is in the search's log,
-# whose steps follow the rules (met only when every run met, only a met run
-# within 25 % of the 10 ms target run again); the search's final bracket is
+# whose steps follow the rules (a run meets within the 10 ms target at 95 %
+# of the rate or more, a step only when every run met, only a met run within
+# 25 % of the target is run again); the search's final bracket is
 # within 2 % of the unthrottled IOPS; the answer is the last confirmation,
 # which met; the table and the JSON carry the headline. Where the knee
 # falls depends on how steady this machine is (a stalled FUSE server shows
@@ -61,10 +62,14 @@ for (s, r), t in zip(runs, tests[1:]):
     print(f'{t["cycle"]:>22} {s["kind"]:>7}: achieved {a["iops"]:8.1f} IOPS, '
           f'avg {a["avg_lat_ms"]:8.3f} ms, p99 {a["p99_lat_ms"]:8.3f} ms')
     assert abs(t["rate_pct"] - s["rate_pct"]) < 1e-6 and abs(a["avg_lat_ms"] - s["latency_ms"][r]) < 1e-5
+# A run meets: within the target, at 95 % of the rate offered or more.
+run_met = lambda s, r: (s["latency_ms"][r] <= T and
+                        s["iops"][r] >= 0.95 * s["rate_pct"] / 100 * k["base_iops"] - 1e-3)
 steps = [s for s in k["search"] if s["kind"] == "step"]
 for s in steps:
-    assert s["met"] == all(l <= T for l in s["latency_ms"]), s
-    assert all(l <= T and abs(l - T) <= 0.25 * T for l in s["latency_ms"][:-1]), s
+    assert s["met"] == all(run_met(s, r) for r in range(s["runs"])), s
+    assert all(run_met(s, r) and abs(l - T) <= 0.25 * T
+               for r, l in enumerate(s["latency_ms"][:-1])), s
 print(k["headline"])
 met = [s["rate_pct"] for s in steps if s["met"]]
 if met:

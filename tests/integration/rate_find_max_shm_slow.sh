@@ -4,8 +4,9 @@
 # as a fixed workers[].rate; at least 2 of the 3 must meet the target.
 # Checks, from the JSON: the unthrottled test is never the answer and the
 # search stays within IOF_FIND_MAX_TESTS (22) tests; the log accounts for
-# every rated test and follows the rules (a step met only when every run
-# met, only a met run within 25 % of the target run again, at most 3 runs);
+# every rated test and follows the rules (a run meets within the target at
+# 95 % of the rate or more, a step only when every run met, only a met run
+# within 25 % of the target is run again, at most 3 runs);
 # the answer is the last confirmation, which met, and its figures are that
 # test's ALL row.
 # The target, avg 20 ms, is met by rates well below the device's ceiling
@@ -58,15 +59,18 @@ assert len(runs) == len(tests) - 1, (len(runs), len(tests))
 for (s, r), t in zip(runs, tests[1:]):
     assert abs(t["rate_pct"] - s["rate_pct"]) < 1e-6, (t["cycle"], s)
     assert abs(all_row(t)["avg_lat_ms"] - s["latency_ms"][r]) < 1e-5, (t["cycle"], s)
+# A run meets: within the target, at 95 % of the rate offered or more.
+run_met = lambda s, r: (s["latency_ms"][r] <= T and
+                        s["iops"][r] >= 0.95 * s["rate_pct"] / 100 * k["base_iops"] - 1e-3)
 for s in k["search"]:
-    lat = s["latency_ms"]
-    assert 1 <= s["runs"] <= 3 and s["runs_met"] == sum(l <= T for l in lat), s
+    lat, met = s["latency_ms"], [run_met(s, r) for r in range(s["runs"])]
+    assert 1 <= s["runs"] <= 3 and s["runs_met"] == sum(met), s
     if s["kind"] == "step":
-        assert s["met"] == all(l <= T for l in lat), s
-        for l in lat[:-1]:  # only a met run within 25 % is run again
-            assert l <= T and abs(l - T) <= 0.25 * T, s
+        assert s["met"] == all(met), s
+        for r, l in enumerate(lat[:-1]):  # only a met run within 25 % is run again
+            assert met[r] and abs(l - T) <= 0.25 * T, s
     else:
-        assert s["runs"] == 1 and s["met"] == (lat[0] <= T), s
+        assert s["runs"] == 1 and s["met"] == met[0], s
 if k["max_iops"] is None:
     print("no answer:", k["headline"], file=sys.stderr)
     sys.exit(1)

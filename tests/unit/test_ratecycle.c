@@ -336,6 +336,30 @@ static void test_find_max_borderline_repeated(void **state)
     assert_true(k.step[3].decided && k.step[3].met && k.step[3].nmet == 3);
 }
 
+/* A run that fell behind the rate offered misses, whatever its latency:
+ * its backlog at the end was never measured. */
+static void test_find_max_behind_rate_misses(void **state)
+{
+    const struct iof_rate_cycle rc = {
+        .find_max = true, .metric = IOF_KNEE_AVG, .target_ns = 50000000};
+    struct iof_knee k;
+    char line[256];
+
+    (void)state;
+    iof_knee_init(&k);
+    assert_true(iof_knee_feed(&k, &rc, 0, 10e6, 1e6) == 0.5);
+    /* 5 M offered, 4.9 M achieved (98 %): met. */
+    assert_true(iof_knee_feed(&k, &rc, 0.5, 4.9e6, 5e6) == 0.75);
+    assert_true(k.step[0].met);
+    /* 7.5 M offered, 6.9 M achieved (92 %), 16 ms: missed. */
+    assert_true(iof_knee_feed(&k, &rc, 0.75, 6.9e6, 16e6) == 0.625);
+    assert_true(k.step[1].decided && !k.step[1].met && k.step[1].nmet == 0);
+    iof_knee_progress(&k, &rc, line, sizeof(line));
+    printf("  %s\n", line);
+    assert_non_null(strstr(line, "step 2, 75 % (7.5 M IOPS offered): avg 16 ms (<= 50 ms; "
+                                 "achieved 92 % of the rate): missed (0 of 1 run met)"));
+}
+
 /* The search ends at the highest fraction met; a confirmation run there
  * that misses steps down to the next fraction met, which is confirmed. */
 static void test_find_max_confirm_steps_down(void **state)
@@ -489,6 +513,7 @@ int main(void)
         cmocka_unit_test(test_find_max_queueing),
         cmocka_unit_test(test_find_max_unthrottled_not_judged),
         cmocka_unit_test(test_find_max_borderline_repeated),
+        cmocka_unit_test(test_find_max_behind_rate_misses),
         cmocka_unit_test(test_find_max_confirm_steps_down),
         cmocka_unit_test(test_find_max_noisy_reproduces),
         cmocka_unit_test(test_start_rates),
