@@ -10,7 +10,9 @@
 # of the rate or more, a step only when every run met, only a met run within
 # 25 % of the target is run again); the search's final bracket is
 # within 2 % of the unthrottled IOPS; the answer is the last confirmation,
-# which met; the table and the JSON carry the headline. Where the knee
+# which met (or, on a host that stalls the FUSE server at any rate, every
+# confirmation missed and the headline says no rate met); the table and the
+# JSON carry the headline. Where the knee
 # falls depends on how steady this machine is (a stalled FUSE server shows
 # as latency at any rate), so it is printed, not asserted.
 # Needs root, /dev/fuse, losetup, fusermount and python3-fuse (scripts/deps).
@@ -44,7 +46,7 @@ expect_rc 0 "$IOFLEET" validate "$T/knee.json"
 expect_in "$T/out" "cycle: rate find_max avg <= 10ms (unthrottled for the ceiling, then at most 6 rated steps of up to 3 runs and 3 confirmation runs; 22 tests per spec at most)"
 
 expect_rc 0 timeout 120 "$IOFLEET" run "$T/knee.json" --workdir "$T/w" --json "$T/k.json" --quiet
-expect_in "$T/out" "spec '4k': max "
+grep -E "^spec '4k': (max|no rate met) " "$T/out" || fail "no headline"
 python3 - "$T/k.json" <<'PY' || fail "find_max"
 import json, sys
 doc = json.load(open(sys.argv[1]))
@@ -76,10 +78,17 @@ if met:
     above = [s["rate_pct"] for s in steps if not s["met"] and s["rate_pct"] > max(met)]
     hi = min(above) if above else 100
     assert hi - max(met) <= 2 + 1e-9, ("the final bracket is over 2 %", max(met), hi)
-assert k["max_iops"] is not None, "no rate confirmed"
+confirms = [s for s in k["search"] if s["kind"] == "confirm"]
+if k["max_iops"] is None:
+    # A host that stalls the FUSE server at any rate: no step met, or
+    # every confirmation (at most 3) missed; said so.
+    assert not met or (1 <= len(confirms) <= 3 and not any(s["met"] for s in confirms)), k
+    assert k["headline"].startswith("no rate met avg <= 10 ms"), k["headline"]
+    sys.exit(0)
 c = k["search"][-1]
-assert c == k["confirmation"] and c["kind"] == "confirm" and c["met"], c
+assert c == k["confirmation"] and c == confirms[-1] and c["met"], c
+assert not any(s["met"] for s in confirms[:-1]) and len(confirms) <= 3, confirms
 assert abs(k["max_iops"] - c["iops"][0]) < 1e-3, k
 assert k["headline"].startswith("max ") and "IOPS at avg <= 10 ms (confirmed: " in k["headline"]
 PY
-ok "find_max on a 2 ms-per-I/O FUSE loop device: $(grep -o "spec '4k': max .*" "$T/out")"
+ok "find_max on a 2 ms-per-I/O FUSE loop device: $(grep -E "^spec '4k': (max|no rate met) " "$T/out")"
