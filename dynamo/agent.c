@@ -135,6 +135,7 @@ struct session {
     uint64_t hello_wait_until;
     uint32_t hello_heartbeat_ms;
     unsigned hello_minor; /* of the held hello: the manager's protocol minor */
+    unsigned mgr_minor;   /* the welcomed manager's protocol minor */
     /* The running test. */
     struct dyn_test *dt;
     uint32_t test;
@@ -1103,6 +1104,18 @@ static void session_take_plan(struct session *s, const struct proto_plan *pm)
         session_send_error(s, IOF_EPLAN, "%s: %s", s->a->name, d.msg);
         return;
     }
+    /* Test indexes name tests of this side's layout: a find_max search
+     * has another one before PROTO_MINOR_FIND_MAX. */
+    if (s->plan.cycle.param == IOF_CYCLE_RATE && s->plan.cycle.rate.find_max &&
+        !proto_find_max_ok(s->mgr_minor)) {
+        iof_plan_free(&s->plan);
+        session_send_error(s, IOF_EVERSION,
+                           "%s: a find_max plan needs protocol 1.%d on both sides (the manager "
+                           "speaks 1.%u, whose search lays out its tests otherwise): upgrade the "
+                           "manager",
+                           s->a->name, PROTO_MINOR_FIND_MAX, s->mgr_minor);
+        return;
+    }
     s->have_plan = true;
     s->tests = iof_plan_expand(&s->plan, &s->ntests);
     s->groups = calloc(s->plan.nworkers, sizeof(*s->groups));
@@ -1328,6 +1341,7 @@ static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void
         if (m->u.hello.name != s->manager) /* not a held hello (session_defer_hello) */
             snprintf(s->manager, sizeof(s->manager), "%s", m->u.hello.name);
         s->welcomed = true;
+        s->mgr_minor = m->u.hello.minor;
         /* Stats in the binary body to a manager that reads it (1.1 on
          * both sides); JSON to an older one. */
         proto_link_set_encode_flags(

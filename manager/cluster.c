@@ -339,6 +339,22 @@ static void cl_rate_after(struct mgr_run *c)
     c->cur = last;
 }
 
+/* A find_max plan runs only with agents that lay its tests out as this
+ * manager does (proto_find_max_ok); an older one fails here, before it has
+ * the plan, rather than run another test than the one started. */
+static bool cl_rate_agent_ok(struct mgr_agent *a)
+{
+    const struct iof_rate_cycle *rc = &a->c->p->cycle.rate;
+
+    if (a->c->p->cycle.param != IOF_CYCLE_RATE || !rc->find_max || proto_find_max_ok(a->info.minor))
+        return true;
+    mgr_agent_fail(a, MGR_SESSION_EV_FAIL, 3,
+                   "speaks protocol %u.%u: a find_max plan needs 1.%d on both sides (its search "
+                   "lays out its tests otherwise): upgrade the agent",
+                   a->info.major, a->info.minor, PROTO_MINOR_FIND_MAX);
+    return false;
+}
+
 /* Agents of the run that take no part in the current test (one entry per
  * name: an agent back in another slot, or lost in the test, is not). */
 static bool cl_absent(const struct mgr_run *c, const struct mgr_agent *a)
@@ -513,7 +529,7 @@ static unsigned cl_send_plan(struct mgr_run *c)
     proto_msg_init(&prep, PROTO_MSG_PREPARE);
     for (size_t i = 0; i < c->nagents; i++) {
         struct mgr_agent *a = &c->agents[i];
-        if (mgr_agent_state(a) != MGR_SESSION_READY)
+        if (mgr_agent_state(a) != MGR_SESSION_READY || !cl_rate_agent_ok(a))
             continue;
         /* run.cleanup travels in the prepare, from protocol 1.2 on. */
         prep.u.prepare.cleanup = c->p->run.cleanup && proto_clean_ok(a->info.minor);

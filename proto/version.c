@@ -41,3 +41,8 @@ bool proto_clean_ok(unsigned peer_minor)
 {
     return proto_version_minor() >= PROTO_MINOR_CLEAN && peer_minor >= PROTO_MINOR_CLEAN;
 }
+
+bool proto_find_max_ok(unsigned peer_minor)
+{
+    return peer_minor >= PROTO_MINOR_FIND_MAX;
+}

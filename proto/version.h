@@ -7,7 +7,7 @@
 #include <stdbool.h>
 
 #define PROTO_VERSION_MAJOR 1
-#define PROTO_VERSION_MINOR 3
+#define PROTO_VERSION_MINOR 4
 
 /* The minor that introduced the binary stats body (proto/statsbin.h). */
 #define PROTO_MINOR_STATS_BINARY 1
@@ -18,7 +18,13 @@
  * histogram per node and direction (proto/statsbin.h). */
 #define PROTO_MINOR_NODE_HIST 3
 
-/* "1.3" */
+/* The minor from which a find_max rate cycle expands to IOF_FIND_MAX_TESTS
+ * (22) tests per spec, confirmation runs included (common/ratecycle.h);
+ * before, to 7. Both sides must agree on the layout: the start names a test
+ * by its index. */
+#define PROTO_MINOR_FIND_MAX 4
+
+/* "1.4" */
 const char *proto_version_string(void);
 
 /* The minor this process announces in its hello: PROTO_VERSION_MINOR, or a
@@ -40,5 +46,11 @@ bool proto_stats_node_hist_ok(unsigned peer_minor);
 /* Whether prepare.cleanup and clean may be sent to a peer that announced
  * `peer_minor`: both sides at PROTO_MINOR_CLEAN or later. */
 bool proto_clean_ok(unsigned peer_minor);
+
+/* Whether a plan with a find_max rate cycle may run with a peer that
+ * announced `peer_minor`: PROTO_MINOR_FIND_MAX or later (an older peer lays
+ * its tests out otherwise: refused, never mixed). This build's own layout
+ * is the new one whatever minor it announces, so only the peer's counts. */
+bool proto_find_max_ok(unsigned peer_minor);
 
 #endif

@@ -153,6 +153,11 @@ static void test_clean_messages(void **state)
         assert_false(proto_clean_ok(1));
         assert_true(proto_clean_ok(PROTO_MINOR_CLEAN));
     }
+    /* A find_max plan: only the peer's minor counts (this build's layout
+     * is the new one whatever it announces). */
+    assert_false(proto_find_max_ok(PROTO_MINOR_FIND_MAX - 1));
+    assert_true(proto_find_max_ok(PROTO_MINOR_FIND_MAX));
+    assert_true(proto_find_max_ok(PROTO_MINOR_FIND_MAX + 5));
 
     proto_msg_init(&in, PROTO_MSG_PREPARE);
     text = encode_text(&in);
@@ -969,7 +974,7 @@ static void test_hello_version_negotiation(void **state)
                                 "\"name\":\"node-9\",\"caps\":{\"hb\":1}}",
                                 &m, &d),
                      IOF_EVERSION);
-    assert_non_null(strstr(d.msg, "protocol 2.3 is not compatible with this build's 1.3"));
+    assert_non_null(strstr(d.msg, "protocol 2.3 is not compatible with this build's 1.4"));
     assert_int_equal(m.type, PROTO_MSG_HELLO);
     assert_int_equal(m.u.hello.major, 2);
     assert_int_equal(m.u.hello.minor, 3);
@@ -980,7 +985,7 @@ static void test_hello_version_negotiation(void **state)
     /* ...and when even those are unreadable, the version error still wins. */
     assert_int_equal(decode_str("{\"type\":\"hello\",\"v\":[0,1],\"name\":\"bad name\"}", &m, &d),
                      IOF_EVERSION);
-    assert_non_null(strstr(d.msg, "protocol 0.1 is not compatible with this build's 1.3"));
+    assert_non_null(strstr(d.msg, "protocol 0.1 is not compatible with this build's 1.4"));
     assert_null(m.u.hello.name);
     assert_int_equal(m.u.hello.role, 0);
     proto_msg_clear(&m);
