@@ -17,6 +17,7 @@
 
 #include "common/cliopt.h"
 #include "common/log.h"
+#include "common/outfile.h"
 #include "manager/cluster.h"
 #include "manager/http.h"
 #include "manager/pki.h"
@@ -970,23 +971,28 @@ static int cli_expand_names(struct cli_args *a, struct mgr_sink *db)
     return 0;
 }
 
-/* Refuses result files that exist as regular files unless --force: a
- * rerun does not silently replace last night's results. Checked before the
- * plan is loaded and before any file is created, so nothing has run or been
- * written when it refuses. Devices and pipes (/dev/stdout) are fine. */
+/* IOF_OUTFILE_* for the result file of option opt. */
+static unsigned cli_sink_flags(const struct cli_args *a, const char *opt)
+{
+    return (a->force ? IOF_OUTFILE_FORCE : 0) | (!strcmp(opt, "--json") ? IOF_OUTFILE_SEEKABLE : 0);
+}
+
+/* Refuses result files whose name is taken (a file, or a symbolic link,
+ * dangling or not, judged without following it) unless --force: a rerun
+ * does not silently replace last night's results, and a link planted by
+ * someone else is never written through. Checked before the plan is loaded
+ * and before any file is created, so nothing has run or been written when
+ * it refuses. FIFOs, character devices and /dev/stdout are written as they
+ * are. */
 static int cli_results_exist(const struct cli_args *a)
 {
-    struct stat st;
-
-    if (a->force)
-        return 0;
-    for (size_t i = 0; i < a->nsinks; i++)
-        if (stat(a->sink_path[i], &st) == 0 && S_ISREG(st.st_mode)) {
-            IOF_USER("iofleet run: %s %s: the file exists; give --force to replace it, or "
-                     "another name",
-                     a->sink_opt[i], a->sink_path[i]);
+    for (size_t i = 0; i < a->nsinks; i++) {
+        struct iof_diag d = {{0}};
+        if (iof_outfile_check(a->sink_path[i], cli_sink_flags(a, a->sink_opt[i]), &d)) {
+            IOF_USER("iofleet run: %s %s", a->sink_opt[i], d.msg);
             return 2;
         }
+    }
     return 0;
 }
 
@@ -1075,7 +1081,8 @@ static int cli_run(int argc, char **argv)
             rc = 2;
             break;
         }
-        if (mgr_sink_open(ops, a.sink_path[i], &sinks[nsinks], &d)) {
+        if (mgr_sink_open(ops, a.sink_path[i], cli_sink_flags(&a, a.sink_opt[i]), &sinks[nsinks],
+                          &d)) {
             IOF_USER("iofleet: %s %s", a.sink_opt[i], d.msg);
             rc = 2;
             break;
@@ -1084,9 +1091,9 @@ static int cli_run(int argc, char **argv)
     }
     if (db_sink) /* last: as before, the history records what the files do */
         sinks[nsinks++] = db_sink;
-    if (rc) {
+    if (rc) { /* refused before it began: no result file is left */
         for (size_t i = 0; i < nsinks; i++)
-            mgr_sink_close(sinks[i]);
+            mgr_sink_abort(sinks[i]);
         free(text);
         iof_plan_free(&p);
         cli_args_free(&a);

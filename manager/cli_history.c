@@ -9,6 +9,7 @@
 
 #include "common/cliopt.h"
 #include "common/log.h"
+#include "common/outfile.h"
 #include "manager/cli.h"
 #include "manager/report_html.h"
 #include "manager/store.h"
@@ -226,7 +227,6 @@ int mgr_cli_report(int argc, char **argv)
     const char **refs = calloc((size_t)argc + 1, sizeof(*refs));
     size_t nrefs = 0;
     bool force = false;
-    struct stat sb;
     int id, rc = 0;
 
     if (!refs || iof_opt_init(&p, &report_cmd, argc, argv)) {
@@ -271,9 +271,12 @@ int mgr_cli_report(int argc, char **argv)
         rc = iof_opt_usage_error(&report_cmd, "needs a RUN (an id, a tag or a RESULT.json)");
     if (!rc && !out)
         rc = iof_opt_usage_error(&report_cmd, "needs -o FILE (- for stdout)");
-    if (!rc && !force && strcmp(out, "-") && stat(out, &sb) == 0 && S_ISREG(sb.st_mode)) {
-        IOF_USER("iofleet report: %s exists; give --force to replace it", out);
-        rc = 2;
+    if (!rc) {
+        struct iof_diag od = {{0}};
+        if (iof_outfile_check(out, force ? IOF_OUTFILE_FORCE : 0, &od)) {
+            IOF_USER("iofleet report: %s", od.msg);
+            rc = 2;
+        }
     }
     if (rc) {
         free(refs);
@@ -283,6 +286,7 @@ int mgr_cli_report(int argc, char **argv)
     o.nrefs = nrefs;
     o.db = db;
     o.out = out;
+    o.force = force;
     rc = mgr_report_write(&o);
     free(refs);
     return rc;

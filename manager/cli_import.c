@@ -16,6 +16,7 @@
 #include "common/buf.h"
 #include "common/cliopt.h"
 #include "common/log.h"
+#include "common/outfile.h"
 #include "manager/cli.h"
 #include "proto/export.h"
 #include "proto/import.h"
@@ -113,31 +114,14 @@ static int import_read(const char *path, struct iof_buf *b)
     return 0;
 }
 
-static int import_write(const char *out, bool force, const struct iof_buf *json)
+/* Writes the result to out (NULL or "-": stdout) through common/outfile.h:
+ * a new file renamed into place, an existing name (a link too, never
+ * followed) replaced only with force. 0 or an error with diag naming out. */
+static int import_write(const char *out, bool force, const struct iof_buf *json,
+                        struct iof_diag *diag)
 {
-    int fd;
-    size_t off = 0;
-
-    if (!out || !strcmp(out, "-")) {
-        if (fwrite(json->p, 1, json->len, stdout) != json->len || fflush(stdout))
-            return -EIO;
-        return 0;
-    }
-    fd = open(out, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0644);
-    if (fd < 0)
-        return -errno;
-    while (off < json->len) {
-        ssize_t n = write(fd, json->p + off, json->len - off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            int e = -errno;
-            close(fd);
-            return e;
-        }
-        off += (size_t)n;
-    }
-    return close(fd) ? -errno : 0;
+    return iof_outfile_write(out ? out : "-", 0, force ? IOF_OUTFILE_FORCE : 0, json->p, json->len,
+                             diag);
 }
 
 int mgr_cli_import(int argc, char **argv)
@@ -233,10 +217,9 @@ int mgr_cli_import(int argc, char **argv)
         ret = 2;
         goto out;
     }
-    rc = import_write(out, force, &json);
+    rc = import_write(out, force, &json, &diag);
     if (rc) {
-        IOF_USER("iofleet import: %s: %s%s", out ? out : "stdout", strerror(-rc),
-                 rc == -EEXIST ? " (--force replaces it)" : "");
+        IOF_USER("iofleet import: %s", diag.msg);
         ret = rc == -EEXIST ? 2 : 1;
         goto out;
     }
@@ -325,10 +308,9 @@ int mgr_cli_export(int argc, char **argv)
         ret = rc == -ENOMEM ? 1 : 2;
         goto out;
     }
-    rc = import_write(out, force, &icf);
+    rc = import_write(out, force, &icf, &diag);
     if (rc) {
-        IOF_USER("iofleet export: %s: %s%s", out ? out : "stdout", strerror(-rc),
-                 rc == -EEXIST ? " (--force replaces it)" : "");
+        IOF_USER("iofleet export: %s", diag.msg);
         ret = rc == -EEXIST ? 2 : 1;
         goto out;
     }

@@ -486,7 +486,7 @@ int mgr_db_sink_open(const char *path, const char *tag, struct mgr_sink **out,
                      struct iof_diag *diag)
 {
     struct db_sink *d;
-    int r = mgr_sink_open(&mgr_sink_db, path, out, diag);
+    int r = mgr_sink_open(&mgr_sink_db, path, 0, out, diag);
 
     if (r)
         return r;

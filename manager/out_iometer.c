@@ -627,9 +627,10 @@ static int iom_open(struct mgr_sink *s, const char *path, struct iof_diag *diag)
 {
     struct iom_writer *w = calloc(1, sizeof(*w));
 
+    (void)path; /* s->path */
     if (!w)
         return iof_diag_set(diag, -ENOMEM, "out of memory");
-    w->f = mgr_sink_fopen(path, diag);
+    w->f = mgr_sink_fopen(s, diag);
     if (!w->f) {
         int err = errno ? -errno : -EIO;
         free(w);
@@ -698,6 +699,7 @@ static void iom_run_begin(struct mgr_sink *s, const struct mgr_run_info *ri)
     fputs(IOM_EOL "'Version" IOM_EOL IOM_VERSION IOM_EOL "'Time Stamp" IOM_EOL, w->f);
     iom_timestamp(w->f, ri->start_wall_ns ? ri->start_wall_ns : iof_wall_ns());
     mgr_sink_sync(s, w->f, false);
+    mgr_sink_publish(s);
 }
 
 /* The status of the ALL row and of each node that is not ok, one comment

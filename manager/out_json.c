@@ -26,7 +26,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -537,10 +536,12 @@ struct jtest {
 
 struct json_sink {
     struct mgr_sink *sink;
-    char *path;     /* the file (a symbolic link resolved) */
-    char *tmp;      /* path + ".tmp" */
-    char *dir;      /* its directory, fsynced after each rename */
-    int fd;         /* the document, open for appending tests; -1 before it exists */
+    /* The document (common/outfile.h): open creates it under a temporary
+     * name, run_begin renames it into place (published); a document written
+     * whole again replaces it the same way. */
+    struct iof_outfile out;
+    bool published;
+    int fd;         /* out.fd: the document, open for appending tests; -1 before it exists */
     off_t run_off;  /* where the run object starts */
     size_t run_cap; /* bytes it may take there (the rest padded with spaces) */
     off_t tail_off; /* where the closing "]}\n" starts, after the last test */
@@ -777,19 +778,25 @@ static int js_copy(struct json_sink *js, off_t from, off_t to, int fd, off_t off
     return r;
 }
 
-/* Writes the document anew: to PATH.tmp, fsynced, renamed over PATH, the
- * directory fsynced, then kept open for appending. body is everything from
- * the "plan" key to the opening bracket of "tests"; NULL: the plan, agents,
- * layout and tests of the current document, copied from it (a run object
- * outgrowing its room). 0 or -errno; on failure the current document stays. */
-static int js_create(struct json_sink *js, const struct iof_buf *body)
+/* Writes the document anew: to a new file beside PATH (common/outfile.h),
+ * fsynced, renamed over PATH when publish (the directory fsynced), then kept
+ * open for appending. The first publication replaces an existing PATH only
+ * with --force; later ones replace the sink's own document. body is
+ * everything from the "plan" key to the opening bracket of "tests"; NULL:
+ * the plan, agents, layout and tests of the current document, copied from it
+ * (a run object outgrowing its room). 0 or an error with diag; on failure the
+ * current document stays. */
+static int js_create(struct json_sink *js, const struct iof_buf *body, bool publish,
+                     struct iof_diag *diag)
 {
     struct iof_buf pre = IOF_BUF_INIT;
+    struct iof_outfile o;
     static const char tail[] = "]}\n";
     off_t off, run_at, rest = js->run_off + (off_t)js->run_cap;
     off_t old_body = body ? 0 : js->tail_off - rest;
+    unsigned flags = (js->published ? IOF_OUTFILE_FORCE : js->sink->flags) | IOF_OUTFILE_SEEKABLE;
     size_t cap;
-    int fd, r = 0;
+    int r = 0;
 
     iof_buf_addstr(&pre, "{\"iofleet\":{\"version\":");
     jb_str(&pre, IOF_VERSION);
@@ -801,55 +808,43 @@ static int js_create(struct json_sink *js, const struct iof_buf *body)
         iof_buf_addc(&pre, ' ');
     if (pre.err || (body && body->err) || js->knees.err) {
         iof_buf_free(&pre);
-        return -ENOMEM;
+        return iof_diag_set(diag, -ENOMEM, "out of memory");
     }
-    /* A fresh file, never one planted at PATH.tmp (a link to elsewhere). */
-    if (unlink(js->tmp) != 0 && errno != ENOENT) {
-        r = -errno;
+    r = iof_outfile_open(&o, js->sink->path, 0, flags, diag);
+    if (r) {
         iof_buf_free(&pre);
         return r;
     }
-    fd = open(js->tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-    if (fd < 0) {
-        r = -errno;
-        iof_buf_free(&pre);
-        return r;
-    }
-    r = write_all(fd, pre.p, pre.len, 0);
+    r = write_all(o.fd, pre.p, pre.len, 0);
     off = (off_t)pre.len;
     iof_buf_free(&pre);
     if (!r && body) {
-        r = write_all(fd, body->p, body->len, off);
+        r = write_all(o.fd, body->p, body->len, off);
         off += (off_t)body->len;
     } else if (!r) {
-        r = js_copy(js, rest, js->tail_off, fd, off);
+        r = js_copy(js, rest, js->tail_off, o.fd, off);
         off += old_body;
     }
     if (!r)
-        r = write_all(fd, tail, sizeof(tail) - 1, off);
-    if (!r && fsync(fd) != 0 && errno != EINVAL)
+        r = write_all(o.fd, tail, sizeof(tail) - 1, off);
+    if (!r && fsync(o.fd) != 0 && errno != EINVAL)
         r = -errno;
-    if (!r && rename(js->tmp, js->path) != 0)
-        r = -errno;
+    if (r)
+        iof_diag_set(diag, r, "%s: cannot write: %s", js->sink->path, iof_strerror(r));
+    else if (publish)
+        r = iof_outfile_publish(&o, diag);
     if (r) {
-        close(fd);
-        unlink(js->tmp);
+        iof_outfile_abort(&o);
         return r;
     }
-    if (js->fd >= 0)
-        close(js->fd);
-    js->fd = fd;
+    iof_outfile_abort(&js->out); /* the previous document: closed, or removed if unpublished */
+    js->out = o;
+    js->fd = o.fd;
+    js->published = js->published || publish;
     js->run_off = run_at;
     js->run_cap = cap;
     js->tail_off = off;
-    /* The rename itself must reach the disk for the document to survive. */
-    fd = open(js->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        if (fsync(fd) != 0 && errno != EINVAL)
-            r = -errno;
-        close(fd);
-    }
-    return r;
+    return 0;
 }
 
 /* Rewrites the run object in its room (padded with spaces, which JSON
@@ -867,7 +862,7 @@ static int js_update_run(struct json_sink *js)
     }
     if (b.len > js->run_cap) {
         iof_buf_free(&b);
-        return js_create(js, NULL);
+        return js_create(js, NULL, true, NULL);
     }
     while (b.len < js->run_cap)
         iof_buf_addc(&b, ' ');
@@ -1039,78 +1034,8 @@ static void js_free(struct json_sink *js)
         return;
     jt_clear(&js->cur);
     iof_buf_free(&js->knees);
-    if (js->fd >= 0)
-        close(js->fd);
-    free(js->path);
-    free(js->tmp);
-    free(js->dir);
+    iof_outfile_abort(&js->out); /* an unpublished document is removed */
     free(js);
-}
-
-/* Where the dangling symbolic link at path points (relative targets taken
- * from the link's directory): new, or NULL with errno. */
-static char *link_target(const char *path)
-{
-    char target[PATH_MAX], *copy, *dir, *out;
-    ssize_t n = readlink(path, target, sizeof(target) - 1);
-
-    if (n < 0)
-        return NULL;
-    target[n] = '\0';
-    if (target[0] == '/')
-        return strdup(target);
-    copy = strdup(path);
-    if (!copy)
-        return NULL;
-    dir = dirname(copy);
-    out = malloc(strlen(dir) + 1 + (size_t)n + 1);
-    if (out)
-        sprintf(out, "%s/%s", dir, target);
-    free(copy);
-    if (!out)
-        errno = ENOMEM;
-    return out;
-}
-
-/* The document is replaced by rename, so the path must name a regular file
- * or nothing yet; a symbolic link is followed so the link survives. */
-static int js_paths(struct json_sink *js, const char *path, struct iof_diag *diag)
-{
-    struct stat st;
-    char *copy;
-
-    if (!*path)
-        return iof_diag_set(diag, -EINVAL, "empty path");
-    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
-        js->path = realpath(path, NULL);
-        if (!js->path && errno == ENOENT)
-            js->path = link_target(path); /* a link to a file yet to be written */
-        if (!js->path)
-            return iof_diag_set(diag, -errno, "%s: cannot resolve the symbolic link: %s", path,
-                                strerror(errno));
-    } else {
-        js->path = strdup(path);
-        if (!js->path)
-            return iof_diag_set(diag, -ENOMEM, "out of memory");
-    }
-    if (stat(js->path, &st) == 0 && !S_ISREG(st.st_mode))
-        return iof_diag_set(diag, -EINVAL,
-                            "%s: not a regular file (the JSON document is created by "
-                            "renaming a new file over it)",
-                            path);
-    js->tmp = malloc(strlen(js->path) + 5);
-    copy = strdup(js->path);
-    if (!js->tmp || !copy) {
-        free(copy);
-        return iof_diag_set(diag, -ENOMEM, "out of memory");
-    }
-    strcpy(js->tmp, js->path);
-    strcat(js->tmp, ".tmp");
-    js->dir = strdup(dirname(copy));
-    free(copy);
-    if (!js->dir)
-        return iof_diag_set(diag, -ENOMEM, "out of memory");
-    return 0;
 }
 
 /* From "plan" to the opening bracket of "tests": the plan text (compact
@@ -1151,17 +1076,14 @@ static int js_open(struct mgr_sink *s, const char *path, struct iof_diag *diag)
         return iof_diag_set(diag, -ENOMEM, "out of memory");
     js->sink = s;
     js->fd = -1;
-    r = js_paths(js, path, diag);
-    if (r) {
-        js_free(js);
-        return r;
-    }
-    /* Write the empty document now: an unwritable path fails before the run. */
+    js->out = (struct iof_outfile)IOF_OUTFILE_INIT;
+    (void)path; /* s->path */
+    /* Write the empty document now, under its temporary name: an unwritable
+     * path fails before the run. */
     js_body(&body, NULL);
-    r = js_create(js, &body);
+    r = js_create(js, &body, false, diag);
     iof_buf_free(&body);
     if (r) {
-        iof_diag_set(diag, r, "%s: cannot create: %s", path, iof_strerror(r));
         js_free(js);
         return r;
     }
@@ -1186,7 +1108,13 @@ static void js_run_begin(struct mgr_sink *s, const struct mgr_run_info *ri)
     }
     /* No test yet: the document is written whole, once. */
     js_body(&body, ri);
-    js_fail(js, js_create(js, &body));
+    {
+        struct iof_diag d = {{0}};
+        int r = js_create(js, &body, true, &d);
+        if (r)
+            IOF_WARN("%s", d.msg);
+        js_fail(js, r);
+    }
     iof_buf_free(&body);
 }
 
@@ -1471,9 +1399,19 @@ static void js_run_end(struct mgr_sink *s, int exit_code)
 
 static void js_close(struct mgr_sink *s)
 {
+    struct json_sink *js = s->priv;
+    struct iof_diag d = {{0}};
+
     if (s->write_error)
         IOF_ERROR("%s: write failed: %s", s->path, iof_strerror(s->write_error));
-    js_free(s->priv);
+    /* Not yet in place (no run began): put there now, or kept and named
+     * when that fails; removed when the run was refused. */
+    if (js && !s->aborted && iof_outfile_close(&js->out, true, &d)) {
+        IOF_ERROR("%s", d.msg);
+        if (!s->write_error)
+            s->write_error = -EIO;
+    }
+    js_free(js);
     s->priv = NULL;
 }
 

@@ -70,7 +70,7 @@ static int ts_open(struct mgr_sink *s, const char *path, struct iof_diag *diag)
 
     if (!w)
         return iof_diag_set(diag, -ENOMEM, "%s: out of memory", path);
-    w->f = mgr_sink_fopen(path, diag);
+    w->f = mgr_sink_fopen(s, diag);
     if (!w->f) {
         err = errno ? -errno : -EIO;
         free(w);
@@ -83,8 +83,8 @@ static int ts_open(struct mgr_sink *s, const char *path, struct iof_diag *diag)
 
 static void ts_run_begin(struct mgr_sink *s, const struct mgr_run_info *ri)
 {
-    (void)s;
     (void)ri;
+    mgr_sink_publish(s);
 }
 
 static void ts_test_begin(struct mgr_sink *s, const struct mgr_test_info *ti)

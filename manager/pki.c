@@ -23,6 +23,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include "common/outfile.h"
 #include "proto/msg.h"
 #include "proto/name.h"
 
@@ -145,50 +146,14 @@ static int pki_probe(const char *path, bool force, struct iof_diag *diag)
     return 0;
 }
 
-/* Writes data to path, mode 0600. Without force the file is created with
- * O_CREAT|O_EXCL (an existing file or symlink is never touched); with force a
- * temporary file in the same directory is renamed over it, so readers see
- * the old or the new file, never half of one. */
+/* Writes data to path, mode 0600, through common/outfile.h: a new file
+ * renamed into place, so readers see the old or the new file, never half of
+ * one; an existing name (a symbolic link too, never followed) is replaced
+ * only with force. */
 static int pki_write_file(const char *path, const char *data, size_t len, bool force,
                           struct iof_diag *diag)
 {
-    char tmp[PATH_MAX];
-    const char *target = path;
-    int fd, err = 0;
-
-    if (force) {
-        if (snprintf(tmp, sizeof(tmp), "%s.tmp-XXXXXX", path) >= (int)sizeof(tmp))
-            return iof_diag_set(diag, -ENAMETOOLONG, "%s: %s", path, strerror(ENAMETOOLONG));
-        fd = mkostemp(tmp, O_CLOEXEC); /* O_CREAT|O_EXCL, mode 0600 */
-        target = tmp;
-    } else {
-        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    }
-    if (fd < 0) {
-        err = -errno;
-        return iof_diag_set(diag, err, "%s: cannot create: %s%s", force ? tmp : path,
-                            strerror(-err), err == -EEXIST ? " (use --force to replace it)" : "");
-    }
-    if (fchmod(fd, 0600) < 0)
-        err = -errno;
-    for (size_t off = 0; !err && off < len;) {
-        ssize_t w = write(fd, data + off, len - off);
-        if (w < 0 && errno != EINTR)
-            err = -errno;
-        else if (w > 0)
-            off += (size_t)w;
-    }
-    if (!err && fsync(fd) < 0)
-        err = -errno;
-    if (close(fd) < 0 && !err)
-        err = -errno;
-    if (!err && force && rename(tmp, path) < 0)
-        err = -errno;
-    if (err) {
-        unlink(target);
-        return iof_diag_set(diag, err, "%s: cannot write: %s", path, strerror(-err));
-    }
-    return 0;
+    return iof_outfile_write(path, 0600, force ? IOF_OUTFILE_FORCE : 0, data, len, diag);
 }
 
 /* PEM of a certificate, or of a private key as unencrypted PKCS#8 (in a

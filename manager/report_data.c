@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/outfile.h"
 #include "common/buf.h"
 #include "manager/report_html.h"
 #include "manager/results.h"
@@ -387,6 +388,7 @@ int mgr_report_write(const struct mgr_report_opts *o)
     struct iof_diag d = {{0}};
     char version[32] = "", *chartjs = NULL;
     const char *cjs_path = getenv("IOF_CHARTJS");
+    struct iof_outfile of = IOF_OUTFILE_INIT;
     FILE *f = NULL;
     size_t n = 0;
     int rc = 0;
@@ -446,21 +448,27 @@ int mgr_report_write(const struct mgr_report_opts *o)
     if (rc)
         IOF_USER("iofleet report: %s", d.msg);
     if (!rc) {
-        f = strcmp(o->out, "-") ? fopen(o->out, "w") : stdout;
-        if (!f) {
-            IOF_USER("iofleet report: %s: cannot create: %s", o->out, strerror(errno));
+        struct iof_diag od = {{0}};
+        if (iof_outfile_open(&of, o->out, 0, o->force ? IOF_OUTFILE_FORCE : 0, &od) ||
+            !(f = iof_outfile_stdio(&of))) {
+            IOF_USER("iofleet report: %s", od.msg[0] ? od.msg : strerror(errno));
+            iof_outfile_abort(&of);
             rc = 1;
         }
     }
     if (!rc) {
+        struct iof_diag od = {{0}};
         int w = o->format == MGR_REPORT_HTML ? mgr_rpt_html(f, runs, n, chartjs, version)
                                              : mgr_rpt_md(f, runs, n);
-        if (fflush(f) || ferror(f) || w)
-            rc = 1;
-        if (f != stdout && fclose(f) && !rc)
-            rc = 1;
-        if (rc)
+        /* A report that could not be written whole leaves nothing behind. */
+        if (fflush(f) || ferror(f) || w) {
+            iof_outfile_abort(&of);
             IOF_USER("iofleet report: %s: write failed", o->out);
+            rc = 1;
+        } else if (iof_outfile_close(&of, false, &od)) {
+            IOF_USER("iofleet report: %s", od.msg);
+            rc = 1;
+        }
     }
     for (size_t i = 0; i < o->nrefs; i++)
         mgr_rpt_free(&runs[i]);

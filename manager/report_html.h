@@ -19,7 +19,8 @@ struct mgr_report_opts {
     const char *const *refs; /* run ids, tags, or result files */
     size_t nrefs;
     const char *db;  /* the history; NULL: the default */
-    const char *out; /* "-": stdout */
+    const char *out; /* "-": stdout; else written with common/outfile.h */
+    bool force;      /* replace an existing out (a link is replaced, never followed) */
     enum mgr_report_format format;
 };
 

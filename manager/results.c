@@ -29,15 +29,26 @@ const struct mgr_sink_ops *mgr_sink_for_option(const char *option)
     return NULL;
 }
 
-FILE *mgr_sink_fopen(const char *path, struct iof_diag *diag)
+FILE *mgr_sink_fopen(struct mgr_sink *sink, struct iof_diag *diag)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        iof_diag_set(diag, -errno, "%s: cannot create: %s", path, strerror(errno));
+    FILE *f;
+
+    if (iof_outfile_open(&sink->out, sink->path, 0, sink->flags, diag))
         return NULL;
+    f = iof_outfile_stdio(&sink->out);
+    if (!f) {
+        iof_diag_set(diag, -errno, "%s: cannot create: %s", sink->path, strerror(errno));
+        iof_outfile_abort(&sink->out);
     }
-    setvbuf(f, NULL, _IOFBF, 1 << 16);
     return f;
+}
+
+void mgr_sink_publish(struct mgr_sink *sink)
+{
+    struct iof_diag d = {{0}};
+
+    if (sink->out.fd >= 0 && iof_outfile_publish(&sink->out, &d))
+        IOF_WARN("%s (tried again when the run ends)", d.msg);
 }
 
 void mgr_csv_field(struct iof_buf *b, const char *s)
@@ -70,13 +81,24 @@ void mgr_sink_sync(struct mgr_sink *sink, FILE *f, bool durable)
 
 int mgr_sink_fclose(struct mgr_sink *sink, FILE *f)
 {
+    struct iof_diag d = {{0}};
+    int r;
+
     if (!f)
         return sink->write_error;
     mgr_sink_sync(sink, f, true);
-    if (fclose(f) != 0 && !sink->write_error)
-        sink->write_error = -errno;
+    if (sink->aborted) {
+        iof_outfile_abort(&sink->out);
+        return sink->write_error;
+    }
+    /* Measured data: a failed rename keeps the temporary file, named. */
+    r = iof_outfile_close(&sink->out, true, &d);
     if (sink->write_error)
         IOF_ERROR("%s: write failed: %s", sink->path, strerror(-sink->write_error));
+    else if (r)
+        IOF_ERROR("%s", d.msg);
+    if (!sink->write_error)
+        sink->write_error = r;
     return sink->write_error;
 }
 
@@ -185,8 +207,8 @@ const char *mgr_status_note(char *buf, size_t cap, enum mgr_row_type type, enum 
     return buf;
 }
 
-int mgr_sink_open(const struct mgr_sink_ops *ops, const char *path, struct mgr_sink **out,
-                  struct iof_diag *diag)
+int mgr_sink_open(const struct mgr_sink_ops *ops, const char *path, unsigned flags,
+                  struct mgr_sink **out, struct iof_diag *diag)
 {
     struct mgr_sink *s = calloc(1, sizeof(*s));
     int r;
@@ -194,6 +216,8 @@ int mgr_sink_open(const struct mgr_sink_ops *ops, const char *path, struct mgr_s
     if (!s)
         return iof_diag_set(diag, -ENOMEM, "out of memory");
     s->ops = ops;
+    s->flags = flags;
+    s->out = (struct iof_outfile)IOF_OUTFILE_INIT;
     snprintf(s->path, sizeof(s->path), "%s", path);
     r = ops->open(s, path, diag);
     if (r) {
@@ -213,4 +237,12 @@ int mgr_sink_close(struct mgr_sink *s)
     r = s->write_error;
     free(s);
     return r;
+}
+
+void mgr_sink_abort(struct mgr_sink *s)
+{
+    if (!s)
+        return;
+    s->aborted = true;
+    mgr_sink_close(s);
 }

@@ -11,6 +11,11 @@
  *             row (NODE, WORKER, TARGET rows as each agent's result arrives),
  *             then test_end (with the ALL row)
  *   run_end (also after Ctrl-C or lost agents), close.
+ * Files: open creates the file under a temporary name beside its own
+ * (common/outfile.h: no link is followed); run_begin renames it into place,
+ * so a run refused before it begins (mgr_sink_abort) leaves nothing and an
+ * existing file replaced with --force stays until then; close renames it if
+ * run_begin did not (a run whose agents could not be reached).
  * Durability: interval rows are written and flushed as they arrive; at
  * test_end a sink writes the test's final rows, flushes and fsyncs, so an
  * interrupted or crashed manager leaves files holding every finished test.
@@ -28,6 +33,7 @@
 
 #include "common/buf.h"
 #include "common/err.h"
+#include "common/outfile.h"
 #include "common/ratecycle.h"
 #include "common/spec.h"
 #include "common/stats.h"
@@ -160,7 +166,8 @@ struct mgr_knee_info {
 
 struct mgr_sink_ops {
     const char *name; /* "csv", "iometer-csv", "timeseries", "json" */
-    /* Creates the file (truncating) and writes any header. */
+    /* Creates the file (under a temporary name, sink->flags) and writes any
+     * header. */
     int (*open)(struct mgr_sink *s, const char *path, struct iof_diag *diag);
     void (*run_begin)(struct mgr_sink *s, const struct mgr_run_info *ri);
     void (*test_begin)(struct mgr_sink *s, const struct mgr_test_info *ti);
@@ -182,22 +189,31 @@ struct mgr_sink_ops {
 struct mgr_sink {
     const struct mgr_sink_ops *ops;
     char path[IOF_PATH_MAX];
-    int write_error; /* first write error (-errno); reported once at close */
-    void *priv;      /* the writer's state */
+    unsigned flags;         /* IOF_OUTFILE_* for the file (FORCE from --force) */
+    struct iof_outfile out; /* the file of a stdio writer (mgr_sink_fopen) */
+    bool aborted;           /* mgr_sink_abort: the run was refused, remove what open made */
+    int write_error;        /* first write error (-errno); reported once at close */
+    void *priv;             /* the writer's state */
 };
 
 /* Shared by the writers (manager/results.c). */
 
-/* Creates path for writing (truncating, 0644) as a stdio stream with a
- * large buffer; NULL with diag "PATH: cannot create: REASON" on failure. */
-FILE *mgr_sink_fopen(const char *path, struct iof_diag *diag);
+/* Creates sink->path for writing through sink->out (common/outfile.h,
+ * sink->flags, mode 0666 & ~umask) as a stdio stream with a large buffer,
+ * owned by sink->out; NULL with diag "PATH: REASON" on failure. */
+FILE *mgr_sink_fopen(struct mgr_sink *sink, struct iof_diag *diag);
+/* Renames the file of mgr_sink_fopen into place (the writers' run_begin);
+ * a failure is said once and tried again at close. */
+void mgr_sink_publish(struct mgr_sink *sink);
 /* Appends s as one RFC 4180 field: quoted when it holds a comma, quote, CR
  * or LF, quotes doubled. NULL appends an empty field. Failures stay in b->err. */
 void mgr_csv_field(struct iof_buf *b, const char *s);
 /* fflush + fsync; remembers the first error in sink->write_error. */
 void mgr_sink_sync(struct mgr_sink *sink, FILE *f, bool durable);
-/* fclose (after a durable sync); reports a write error once on stderr,
- * naming the file. Returns the first error (0 when all went well). */
+/* Durable sync, rename into place unless done (a failed rename keeps the
+ * temporary file and names it), fclose; after mgr_sink_abort the file is
+ * removed instead. Reports a write error once on stderr, naming the file.
+ * Returns the first error (0 when all went well). */
 int mgr_sink_fclose(struct mgr_sink *sink, FILE *f);
 /* Whether the TARGET rows of test t keep their latency histograms in
  * --json and the run history: the plan's run.target_histograms when given,
@@ -230,11 +246,15 @@ int mgr_row_status_parse(const char *s);
 /* The writer behind an option ("--csv", "--iometer-csv", "--timeseries",
  * "--json"), or NULL. */
 const struct mgr_sink_ops *mgr_sink_for_option(const char *option);
-/* Allocates a sink and opens it: 0, or an error with diag naming the path. */
-int mgr_sink_open(const struct mgr_sink_ops *ops, const char *path, struct mgr_sink **out,
-                  struct iof_diag *diag);
+/* Allocates a sink and opens it with flags (IOF_OUTFILE_FORCE: replace an
+ * existing file): 0, or an error with diag naming the path. */
+int mgr_sink_open(const struct mgr_sink_ops *ops, const char *path, unsigned flags,
+                  struct mgr_sink **out, struct iof_diag *diag);
 /* Closes and frees (accepts NULL); returns the sink's write error. */
 int mgr_sink_close(struct mgr_sink *s);
+/* Closes and frees a sink of a run refused before it began: a file not yet
+ * renamed into place is removed (what was at its name stays). */
+void mgr_sink_abort(struct mgr_sink *s);
 
 extern const struct mgr_sink_ops mgr_sink_csv;
 extern const struct mgr_sink_ops mgr_sink_iometer;

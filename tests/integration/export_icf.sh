@@ -11,7 +11,7 @@ expect_rc 0 "$IOFLEET" export "$IOF_SRC/configs/quickstart.json" -o q.icf
 expect_in q.icf "Version 1.1.0"
 expect_in q.icf "'ACCESS SPECIFICATIONS"
 expect_rc 2 "$IOFLEET" export "$IOF_SRC/configs/quickstart.json" -o q.icf
-expect_in "$T/err" "(--force replaces it)"
+expect_in "$T/err" "the file exists; give --force to replace it"
 ok "export writes Version 1.1.0 sections; an existing file needs --force"
 
 # Round trip: the target keeps its path, mapped back by its own name.

@@ -24,7 +24,7 @@ ok "four-corners.fio imports (ignored options named by line) and validates"
 
 # The file exists now: refused without --force, replaced with it.
 expect_rc 2 "$IOFLEET" import "$FIO" -o plan.json
-expect_in "$T/err" "plan.json: File exists (--force replaces it)"
+expect_in "$T/err" "plan.json: the file exists; give --force to replace it"
 expect_rc 0 "$IOFLEET" import "$FIO" -o plan.json --force
 ok "an existing output needs --force"
 

@@ -707,12 +707,12 @@ static int group_setup(void **state)
         sim_arrival(s, i == 1);
     }
 
-    if (mgr_sink_open(mgr_sink_for_option("--csv"), g_csv, &sinks[nsinks], &d) != 0) {
+    if (mgr_sink_open(mgr_sink_for_option("--csv"), g_csv, 0, &sinks[nsinks], &d) != 0) {
         fprintf(stderr, "open %s: %s\n", g_csv, d.msg);
         return -1;
     }
     nsinks++;
-    if (mgr_sink_open(mgr_sink_for_option("--timeseries"), g_ts, &sinks[nsinks], &d) != 0) {
+    if (mgr_sink_open(mgr_sink_for_option("--timeseries"), g_ts, 0, &sinks[nsinks], &d) != 0) {
         fprintf(stderr, "open %s: %s\n", g_ts, d.msg);
         return -1;
     }
@@ -1256,12 +1256,12 @@ static void test_unwritable_path(void **state)
     for (size_t i = 0; i < 2; i++) {
         struct iof_diag d = {{0}};
         struct mgr_sink *s = NULL;
-        assert_true(mgr_sink_open(ops[i], path, &s, &d) < 0);
+        assert_true(mgr_sink_open(ops[i], path, 0, &s, &d) < 0);
         assert_null(s);
         assert_non_null(strstr(d.msg, path));
         assert_non_null(strstr(d.msg, "No such file"));
         /* a directory */
-        assert_true(mgr_sink_open(ops[i], g_dir, &s, &d) < 0);
+        assert_true(mgr_sink_open(ops[i], g_dir, 0, &s, &d) < 0);
         assert_non_null(strstr(d.msg, g_dir));
     }
 }
@@ -1280,7 +1280,7 @@ static void test_write_error_at_close(void **state)
         struct iof_diag d = {{0}};
         struct mgr_sink *s = NULL;
         struct mgr_run_info ri = {0};
-        assert_int_equal(mgr_sink_open(ops[i], "/dev/full", &s, &d), 0);
+        assert_int_equal(mgr_sink_open(ops[i], "/dev/full", 0, &s, &d), 0);
         s->ops->run_begin(s, &ri);
         sim_feed(g_sim[0], &s, 1);
         s->ops->run_end(s, 0);
@@ -1300,7 +1300,7 @@ static void test_csv_unfinished_test(void **state)
 
     (void)state;
     fmt(path, sizeof(path), "%s/unfinished.csv", g_dir);
-    assert_int_equal(mgr_sink_open(&mgr_sink_csv, path, &sink, &d), 0);
+    assert_int_equal(mgr_sink_open(&mgr_sink_csv, path, 0, &sink, &d), 0);
     sink->ops->test_begin(sink, &s->ti);
     for (size_t i = 0; i < s->narrival; i++) {
         struct mgr_row row = sim_row(s, &s->arrival[i]);
@@ -1335,7 +1335,7 @@ static void test_csv_test_without_results(void **state)
     assert_non_null(zero);
     iof_stats_reset(zero);
     fmt(path, sizeof(path), "%s/noresult.csv", g_dir);
-    assert_int_equal(mgr_sink_open(&mgr_sink_csv, path, &sink, &d), 0);
+    assert_int_equal(mgr_sink_open(&mgr_sink_csv, path, 0, &sink, &d), 0);
     sink->ops->test_begin(sink, &s->ti);
     {
         struct mgr_row all = {

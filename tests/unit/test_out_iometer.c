@@ -150,7 +150,7 @@ static struct mgr_sink *sink_open(const char *path)
 
     assert_non_null(ops);
     assert_ptr_equal(ops, &mgr_sink_iometer);
-    assert_int_equal(mgr_sink_open(ops, path, &s, &d), 0);
+    assert_int_equal(mgr_sink_open(ops, path, IOF_OUTFILE_FORCE, &s, &d), 0);
     s->ops->run_begin(s, &ri);
     return s;
 }
@@ -1101,7 +1101,7 @@ static void test_unwritable_path(void **state)
     struct iof_diag d = {{0}};
     (void)state;
 
-    assert_true(mgr_sink_open(&mgr_sink_iometer, "/nonexistent-dir/x.csv", &s, &d) < 0);
+    assert_true(mgr_sink_open(&mgr_sink_iometer, "/nonexistent-dir/x.csv", 0, &s, &d) < 0);
     assert_null(s);
     assert_non_null(strstr(d.msg, "/nonexistent-dir/x.csv"));
 }

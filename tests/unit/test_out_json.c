@@ -43,6 +43,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <glob.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -258,13 +259,14 @@ static void check_no_dup_keys(const cJSON *j)
     }
 }
 
-/* Parses the whole file or fails; also checks no PATH.tmp is left. */
+/* Parses the whole file or fails; also checks no PATH.tmp-* is left. */
 static cJSON *load(const char *path)
 {
     size_t len;
     char *buf = slurp(path, &len);
     const char *end = NULL;
     char tmp[PATH_MAX + 8];
+    glob_t g;
     cJSON *j;
 
     check_bytes((const unsigned char *)buf, len);
@@ -276,8 +278,8 @@ static cJSON *load(const char *path)
     free(buf);
     assert_true(cJSON_IsObject(j));
     check_no_dup_keys(j);
-    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-    assert_int_equal(access(tmp, F_OK), -1);
+    snprintf(tmp, sizeof(tmp), "%s.tmp-*", path);
+    assert_int_equal(glob(tmp, 0, NULL, &g), GLOB_NOMATCH);
     return j;
 }
 
@@ -532,7 +534,7 @@ static void fixture_init(struct fixture *f, const char *name)
                                                .endpoint = n ? "[::1]:7066" : "10.0.0.1:7066",
                                                .hello = &f->hello[n]};
     }
-    assert_int_equal(mgr_sink_open(mgr_sink_for_option("--json"), f->path, &f->sink, &diag), 0);
+    assert_int_equal(mgr_sink_open(mgr_sink_for_option("--json"), f->path, 0, &f->sink, &diag), 0);
 }
 
 static void fixture_free(struct fixture *f)
@@ -942,8 +944,18 @@ static void test_full_run(void **state)
     assert_non_null(f);
     fixture_init(f, "full.json");
 
-    /* open: already a valid (empty) document */
-    doc = load(f->path);
+    /* open: a valid (empty) document under a temporary name beside the
+     * file's; run_begin puts the document in place */
+    {
+        char pattern[PATH_MAX + 8];
+        glob_t g;
+        snprintf(pattern, sizeof(pattern), "%s.tmp-*", f->path);
+        assert_int_equal(access(f->path, F_OK), -1);
+        assert_int_equal(glob(pattern, 0, NULL, &g), 0);
+        assert_int_equal(g.gl_pathc, 1);
+        doc = load(g.gl_pathv[0]);
+        globfree(&g);
+    }
     check_head(doc, false);
     assert_int_equal(ntests_in(doc), 0);
     cJSON_Delete(doc);
@@ -1093,7 +1105,7 @@ static void test_no_run(void **state)
     (void)state;
 
     path_in(path, sizeof(path), "none.json");
-    assert_int_equal(mgr_sink_open(&mgr_sink_json, path, &s, &diag), 0);
+    assert_int_equal(mgr_sink_open(&mgr_sink_json, path, 0, &s, &diag), 0);
     s->ops->run_end(s, 3);
     assert_int_equal(mgr_sink_close(s), 0);
     doc = load(path);
@@ -1108,7 +1120,7 @@ static void expect_open_fails(const char *path)
 {
     struct mgr_sink *s = NULL;
     struct iof_diag diag = {{0}};
-    int r = mgr_sink_open(&mgr_sink_json, path, &s, &diag);
+    int r = mgr_sink_open(&mgr_sink_json, path, 0, &s, &diag);
     if (r == 0)
         fail_msg("%s: opened", path);
     assert_true(r < 0);
@@ -1131,7 +1143,8 @@ static void test_unwritable(void **state)
     expect_open_fails("/dev/null"); /* nor a device */
 }
 
-/* A symbolic link is followed: the link stays, its target gets the document. */
+/* A symbolic link is never followed: refused without --force (its target
+ * is not created), replaced by the document with it (its target untouched). */
 static void test_symlink(void **state)
 {
     char link[PATH_MAX], target[PATH_MAX];
@@ -1145,16 +1158,19 @@ static void test_symlink(void **state)
     path_in(target, sizeof(target), "target.json");
     unlink(link);
     assert_int_equal(symlink("target.json", link), 0);
-    assert_int_equal(mgr_sink_open(&mgr_sink_json, link, &s, &diag), 0);
+    assert_int_equal(mgr_sink_open(&mgr_sink_json, link, 0, &s, &diag), -EEXIST);
+    assert_non_null(strstr(diag.msg, "symbolic link"));
+    assert_int_equal(lstat(target, &st), -1);
+    assert_int_equal(mgr_sink_open(&mgr_sink_json, link, IOF_OUTFILE_FORCE, &s, &diag), 0);
     s->ops->run_end(s, 0);
     assert_int_equal(mgr_sink_close(s), 0);
     assert_int_equal(lstat(link, &st), 0);
-    assert_true(S_ISLNK(st.st_mode));
-    doc = load(target);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(lstat(target, &st), -1);
+    doc = load(link);
     assert_int_equal(get_u64(get(doc, "run"), "exit_code"), 0);
     cJSON_Delete(doc);
     unlink(link);
-    unlink(target);
 }
 
 /* A link planted at PATH.tmp is replaced, never written through. */
@@ -1176,7 +1192,7 @@ static void test_planted_tmp(void **state)
     fputs("precious\n", f);
     fclose(f);
     assert_int_equal(symlink(victim, tmp), 0);
-    assert_int_equal(mgr_sink_open(&mgr_sink_json, path, &s, &diag), 0);
+    assert_int_equal(mgr_sink_open(&mgr_sink_json, path, 0, &s, &diag), 0);
     s->ops->run_end(s, 0);
     assert_int_equal(mgr_sink_close(s), 0);
     assert_int_equal(stat(victim, &st), 0);
