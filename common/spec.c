@@ -279,6 +279,14 @@ static uint64_t pct_of(uint64_t size, uint64_t pct, uint64_t align)
     return align ? v - v % align : v;
 }
 
+bool iof_target_name_reserved(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+
+    return !strncmp(base, IOF_RESERVED_PREFIX, sizeof(IOF_RESERVED_PREFIX) - 1);
+}
+
 int iof_target_range(const struct iof_target_cfg *t, uint64_t size, uint64_t align, uint64_t *start,
                      uint64_t *end)
 {

@@ -363,6 +363,14 @@ void iof_test_cycle_label(const struct iof_test *t, char *buf, size_t cap);
 int iof_target_range(const struct iof_target_cfg *t, uint64_t size, uint64_t align, uint64_t *start,
                      uint64_t *end);
 
+/* Names an agent keeps for its own bookkeeping in its workdir (the test-file
+ * ledger, verify state): no target may have a last component starting with
+ * it, wherever it is, so a plan can never overwrite or open them. */
+#define IOF_RESERVED_PREFIX ".iofleet-"
+
+/* Whether the last component of path starts with IOF_RESERVED_PREFIX. */
+bool iof_target_name_reserved(const char *path);
+
 /* "10%" or "1048576" (bytes): how range_offset / range_size was given. */
 void iof_target_range_label(uint64_t v, bool pct, char *buf, size_t cap);
 

@@ -48,7 +48,8 @@ static int ledger_open(struct dyn_scope *s, int flags, struct iof_diag *diag)
     return fd;
 }
 
-int dyn_clean_identify(int dirfd, const char *base, struct dyn_created *f)
+/* dyn_clean_identify() whatever the number of links, which goes to *nlink. */
+static int clean_identify_links(int dirfd, const char *base, struct dyn_created *f, uint64_t *nlink)
 {
     struct statx sx;
 
@@ -63,7 +64,23 @@ int dyn_clean_identify(int dirfd, const char *base, struct dyn_created *f)
     f->btime_ns = (sx.stx_mask & STATX_BTIME)
                       ? (uint64_t)sx.stx_btime.tv_sec * 1000000000u + sx.stx_btime.tv_nsec
                       : 0;
+    *nlink = sx.stx_nlink;
     return 0;
+}
+
+int dyn_clean_identify(int dirfd, const char *base, struct dyn_created *f)
+{
+    uint64_t nlink;
+    int r = clean_identify_links(dirfd, base, f, &nlink);
+
+    return r ? r : nlink != 1 ? -EPERM : 0;
+}
+
+/* Whether now (read with clean_identify_links) is the object f noted. */
+static bool same_file(const struct dyn_created *now, const struct dyn_created *f)
+{
+    return now->dev == f->dev && now->ino == f->ino && now->size == f->size &&
+           now->btime_ns == f->btime_ns;
 }
 
 int dyn_clean_note(struct dyn_scope *s, const struct dyn_created *f, struct iof_diag *diag)
@@ -109,7 +126,7 @@ static void remove_state(struct dyn_scope *s, const char *path)
     if (dirfd < 0)
         return;
     if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-        st.st_uid == geteuid())
+        st.st_nlink == 1 && st.st_uid == geteuid())
         unlinkat(dirfd, base, 0);
     close(dirfd);
 }
@@ -121,6 +138,7 @@ static int remove_one(struct dyn_scope *s, const struct dyn_created *f, struct d
     const char *base;
     struct iof_diag d = {{0}};
     struct dyn_created now;
+    uint64_t nlink;
     int dirfd, rc = 0;
 
     if (f->path[0] == '/' || !f->path[0])
@@ -128,9 +146,16 @@ static int remove_one(struct dyn_scope *s, const struct dyn_created *f, struct d
     dirfd = dyn_scope_open_parent(s, f->path, &base, &d);
     if (dirfd < 0)
         return 0; /* its directory is gone or leads elsewhere: nothing of ours there */
-    if (dyn_clean_identify(dirfd, base, &now) == 0 && now.dev == f->dev && now.ino == f->ino &&
-        now.size == f->size && now.btime_ns == f->btime_ns) {
-        if (unlinkat(dirfd, base, 0) == 0) {
+    if (clean_identify_links(dirfd, base, &now, &nlink) == 0 && same_file(&now, f)) {
+        /* A second name made since could be anywhere (another user's file
+         * by then): the agent removes only a file that is its one name. */
+        if (nlink != 1) {
+            rc = -EMLINK;
+            r->failed++;
+            IOF_WARN("test file '%s': has %" PRIu64 " links; left in place (remove the other "
+                     "names, then clean again)",
+                     f->path, nlink);
+        } else if (unlinkat(dirfd, base, 0) == 0) {
             r->files++;
             r->bytes += now.size;
             report_name(r, f->path);
@@ -236,7 +261,7 @@ static void remove_states(struct dyn_scope *s, const char *keep, size_t nkeep)
             line = nl ? nl + 1 : keep + nkeep;
         }
         if (!kept && fstatat(pfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-            S_ISREG(st.st_mode) && st.st_uid == geteuid())
+            S_ISREG(st.st_mode) && st.st_nlink == 1 && st.st_uid == geteuid())
             unlinkat(pfd, e->d_name, 0);
     }
     closedir(dir);
@@ -249,13 +274,13 @@ static bool still_there(struct dyn_scope *s, const struct dyn_created *f)
     struct iof_diag d = {{0}};
     struct dyn_created now;
     const char *base;
+    uint64_t nlink;
     bool same;
     int dirfd = dyn_scope_open_parent(s, f->path, &base, &d);
 
     if (dirfd < 0)
         return false;
-    same = dyn_clean_identify(dirfd, base, &now) == 0 && now.dev == f->dev && now.ino == f->ino &&
-           now.size == f->size && now.btime_ns == f->btime_ns;
+    same = clean_identify_links(dirfd, base, &now, &nlink) == 0 && same_file(&now, f);
     close(dirfd);
     return same;
 }

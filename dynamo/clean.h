@@ -6,8 +6,9 @@
  * ns or 0 where the filesystem keeps none, its plan path relative to the
  * workdir). A file is removed only when its name, resolved beneath the
  * workdir without following links (dyn_scope_open_parent), still holds that
- * very object - a regular file of the agent's user with that device, inode,
- * size and birth time (an inode number alone is soon reused). Anything else - a file
+ * very object - a regular file of the agent's user with one link (no second
+ * name made since) and that device, inode, size and birth time (an inode
+ * number alone is soon reused). Anything else - a file
  * the agent did not make, one replaced since, a device, a path outside the
  * workdir - is left alone. The verify state of a removed file
  * (dynamo/genmap.h) goes with it.
@@ -39,7 +40,7 @@ struct dyn_created {
 
 /* Fills f's identity (dev, ino, size, btime_ns) from the object `base`
  * names in dirfd, without following a link. 0, -ENOENT, or another error;
- * -EPERM when it is not a regular file of the agent's user. */
+ * -EPERM when it is not a regular file of the agent's user with one link. */
 int dyn_clean_identify(int dirfd, const char *base, struct dyn_created *f);
 
 /* Appends f to the workdir's ledger (created mode 0600 when missing).

@@ -3,6 +3,7 @@
  * judged by what fstat says was opened (dynamo/scope.h has the rules). */
 #include "dynamo/scope.h"
 #include "dynamo/devguard.h"
+#include "common/spec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -396,6 +397,19 @@ static bool same_object(const struct stat *a, const struct stat *b)
            (a->st_mode & S_IFMT) == (b->st_mode & S_IFMT) && a->st_rdev == b->st_rdev;
 }
 
+int dyn_scope_check_name(const char *path, struct iof_diag *diag)
+{
+    /* The plan loader refuses these names too; the agent judges on its own
+     * what it opens or creates (a manager need not run that loader). */
+    if (!iof_target_name_reserved(path))
+        return 0;
+    return iof_diag_set(diag, IOF_EDENIED,
+                        "target '%s': names starting with '" IOF_RESERVED_PREFIX
+                        "' are reserved for the agent's own files (its test-file ledger and "
+                        "verify state)",
+                        path);
+}
+
 int dyn_scope_open(struct dyn_scope *s, const char *path, int flags, struct stat *st_out,
                    struct iof_diag *diag)
 {
@@ -404,6 +418,9 @@ int dyn_scope_open(struct dyn_scope *s, const char *path, int flags, struct stat
     int root = -1, pfd, fd, r, fl;
     struct stat st, st2;
 
+    r = dyn_scope_check_name(path, diag);
+    if (r)
+        return r;
     if (path[0] != '/') {
         how = REACH_WORKDIR;
         root = s->wfd;

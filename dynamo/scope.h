@@ -47,6 +47,11 @@ int dyn_scope_refresh(struct dyn_scope *s, struct iof_diag *diag);
 /* The canonical workdir path (for messages). */
 const char *dyn_scope_workdir(const struct dyn_scope *s);
 
+/* 0, or IOF_EDENIED with a message when the last component of the plan
+ * target `path` is reserved for the agent's own files (IOF_RESERVED_PREFIX,
+ * common/spec.h). dyn_scope_open() and test-file creation check it. */
+int dyn_scope_check_name(const char *path, struct iof_diag *diag);
+
 /* Opens the plan target `path` (relative: a test file in the workdir) with
  * open(2) `flags`, checking it as described above; O_PATH in `flags` only
  * looks it up. O_NOCTTY and O_CLOEXEC are always added; O_EXCL is passed on

@@ -99,7 +99,9 @@ int dyn_target_prepare_noted(const struct iof_target_cfg *cfg, struct dyn_scope 
 
     if (created)
         created->path[0] = '\0';
-    r = dyn_target_resolve(cfg, dyn_scope_workdir(scope), path, diag);
+    r = dyn_scope_check_name(cfg->path, diag);
+    if (!r)
+        r = dyn_target_resolve(cfg, dyn_scope_workdir(scope), path, diag);
     if (r)
         return r;
     if (cfg->path[0] == '/') {

@@ -1217,6 +1217,17 @@ static int parse_target(struct pctx *c, const cJSON *jt, struct iof_target_cfg *
         path_key(c, "path");
         return fail(c, "must not contain a '..' component");
     }
+    /* The agent's own files in its workdir (ledger, verify state): a target
+     * of that name would overwrite them and orphan the test files. */
+    if (iof_target_name_reserved(path)) {
+        char q[96];
+        path_key(c, "path");
+        return fail(c,
+                    "%s: names starting with '" IOF_RESERVED_PREFIX
+                    "' are reserved for the agent's own files (its test-file ledger and verify "
+                    "state)",
+                    quote(q, sizeof(q), path));
+    }
     /* `iofleet import` writes an Iometer target it could not map this way. */
     if (!strncmp(path, "iometer:", 8)) {
         char q[96];

@@ -143,6 +143,31 @@ expect_rc 0 "$IOFLEET" clean --agent "unix:$T/one.sock"
 expect_in "$T/out" "removed 1 test file, 8 B"
 ok "a ledger naming a file outside the workdir removes nothing"
 
+# The workdir's own files are no target: a plan naming the ledger is
+# refused (it would overwrite it and orphan the test files), the ledger
+# stays. A test file given a second name since is left in place (exit 1,
+# said in the agent's log) and stays in the ledger until that name goes.
+expect_rc 0 "$IOFLEET" run "$T/p.json" --agent "unix:$T/one.sock" --no-db --quiet
+cp "$W/.iofleet-testfiles" "$T/ledger.before"
+for bad in .iofleet-testfiles sub/.iofleet-verify-x.gen; do
+    expect_rc 2 "$IOFLEET" run "$T/p.json" --agent "unix:$T/one.sock" --no-db --quiet \
+        --set "workers[0].targets[0].path=$bad"
+    expect_in "$T/err" "'$bad': names starting with '.iofleet-' are reserved for the agent's own files"
+done
+cmp -s "$W/.iofleet-testfiles" "$T/ledger.before" || fail "the ledger changed: $(cat "$W/.iofleet-testfiles")"
+ln "$W/a.dat" "$W/second-name"
+expect_rc 1 "$IOFLEET" clean --agent "unix:$T/one.sock"
+expect_in "$T/out" "removed 1 test file, 1.0 MiB"
+expect_in "$T/out" "1 of its test files could not be removed"
+expect_in "$T/one.log" "test file 'a.dat': has 2 links; left in place"
+[ -f "$W/a.dat" ] && [ -f "$W/second-name" ] || fail "clean removed a file with two names"
+grep -q " a.dat$" "$W/.iofleet-testfiles" || fail "a.dat left the ledger"
+rm "$W/second-name"
+expect_rc 0 "$IOFLEET" clean --agent "unix:$T/one.sock"
+expect_in "$T/out" "removed 1 test file, 1.0 MiB"
+[ ! -e "$W/a.dat" ] || fail "a.dat with one name again was not removed"
+ok "the ledger's name is no target; a test file with a second name is left until it has one"
+
 # An agent serving another manager's run is busy.
 "$IOFLEET" run "$T/long.json" --agent "unix:$T/one.sock" --no-db --quiet >/dev/null 2>&1 &
 mpid=$!

@@ -612,6 +612,12 @@ BAD(target_path_dotdot, PLAN_TARGETS("{'path':'data/../../etc/x','size':'1m'}"),
     "plan.json: workers[0].targets[0].path: must not contain a '..' component")
 BAD(target_path_dotdot_absolute, PLAN_TARGETS("{'path':'/allowed/../etc/shadow'}"),
     "plan.json: workers[0].targets[0].path: must not contain a '..' component")
+BAD(target_path_reserved, PLAN_TARGETS("{'path':'.iofleet-testfiles','size':'1m'}"),
+    "plan.json: workers[0].targets[0].path: '.iofleet-testfiles': names starting with "
+    "'.iofleet-' are reserved for the agent's own files (its test-file ledger and verify state)")
+BAD(target_path_reserved_sub, PLAN_TARGETS("{'path':'/data/.iofleet-verify-1.gen'}"),
+    "plan.json: workers[0].targets[0].path: '/data/.iofleet-verify-1.gen': names starting with "
+    "'.iofleet-' are reserved for the agent's own files (its test-file ledger and verify state)")
 BAD(target_relative_no_size, PLAN_TARGETS("{'path':'f.dat'}"),
     "plan.json: workers[0].targets[0].size: a relative path is a test file to create: give it a "
     "size greater than 0")
@@ -2197,6 +2203,8 @@ int main(void)
         B(target_path_empty),
         B(path_too_long),
         B(target_path_dotdot),
+        B(target_path_reserved),
+        B(target_path_reserved_sub),
         B(target_path_dotdot_absolute),
         B(target_relative_no_size),
         B(target_size_unaligned),
