@@ -160,7 +160,7 @@ expect_rc 1 "$IOFLEET" clean --agent "unix:$T/one.sock"
 expect_in "$T/out" "removed 1 test file, 1.0 MiB"
 expect_in "$T/out" "1 of its test files could not be removed"
 expect_in "$T/one.log" "test file 'a.dat': has 2 links; left in place"
-[ -f "$W/a.dat" ] && [ -f "$W/second-name" ] || fail "clean removed a file with two names"
+if [ ! -f "$W/a.dat" ] || [ ! -f "$W/second-name" ]; then fail "clean removed a file with two names"; fi
 grep -q " a.dat$" "$W/.iofleet-testfiles" || fail "a.dat left the ledger"
 rm "$W/second-name"
 expect_rc 0 "$IOFLEET" clean --agent "unix:$T/one.sock"
