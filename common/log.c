@@ -3,6 +3,8 @@
  * forge a log line nor move the terminal's cursor. */
 #include "common/log.h"
 
+#include "common/text.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,28 +22,7 @@ void iof_log_init(const char *prog, enum iof_log_level level)
 
 size_t iof_log_escape(char *out, size_t cap, const char *in)
 {
-    static const char hex[] = "0123456789abcdef";
-    size_t o = 0;
-
-    if (!cap)
-        return 0;
-    for (; *in; in++) {
-        unsigned char ch = (unsigned char)*in;
-        if (ch >= 0x20 && ch != 0x7f) {
-            if (o + 1 >= cap)
-                break;
-            out[o++] = (char)ch;
-            continue;
-        }
-        if (o + 4 >= cap) /* an escape is never cut in half */
-            break;
-        out[o++] = '\\';
-        out[o++] = 'x';
-        out[o++] = hex[ch >> 4];
-        out[o++] = hex[ch & 15];
-    }
-    out[o] = '\0';
-    return o;
+    return iof_text_escape(out, cap, in);
 }
 
 /* Writes prefix and the escaped message as one line with one write(2), so

@@ -11,9 +11,10 @@ enum iof_log_level { IOF_LOG_ERROR, IOF_LOG_WARN, IOF_LOG_INFO, IOF_LOG_DEBUG };
 
 /* Sets the threshold (default INFO) and the program name printed as prefix. */
 void iof_log_init(const char *prog, enum iof_log_level level);
-/* Copies `in` to `out` (cap bytes, always NUL-terminated) with control
- * bytes (0x00-0x1f, 0x7f) as \xNN, cut before an escape that would not fit.
- * Returns the length written. */
+/* Copies `in` to `out` (cap bytes, always NUL-terminated) with what
+ * common/text.h escapes for a terminal (control bytes as \xNN, C1 and
+ * bidirectional controls as \uNNNN, bytes that are not UTF-8 as \xNN), cut
+ * before an escape that would not fit. Returns the length written. */
 size_t iof_log_escape(char *out, size_t cap, const char *in);
 
 void iof_log(enum iof_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

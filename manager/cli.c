@@ -18,6 +18,7 @@
 #include "common/cliopt.h"
 #include "common/log.h"
 #include "common/outfile.h"
+#include "common/text.h"
 #include "manager/cluster.h"
 #include "manager/http.h"
 #include "manager/pki.h"
@@ -513,6 +514,17 @@ static int cli_agents_file(struct cli_args *a, const char *path)
     return 0;
 }
 
+int mgr_cli_tag_check(const struct iof_cmd *cmd, const char *tag)
+{
+    struct iof_text_fault tf;
+    char why[64];
+
+    if (!iof_text_check(tag, &tf))
+        return 0;
+    return iof_opt_usage_error(cmd, "--tag must not contain control characters, got %s",
+                               iof_text_fault_str(why, sizeof(why), &tf));
+}
+
 static int cli_number(const struct iof_cmd *cmd, const char *opt, const char *val,
                       unsigned long min, unsigned long max, unsigned long *out)
 {
@@ -666,6 +678,8 @@ static int cli_parse(int argc, char **argv, const struct iof_cmd *cmd, struct cl
                                          "--tag needs a name that is not a number (numbers "
                                          "are run ids), got '%s'",
                                          val);
+            else if (mgr_cli_tag_check(cmd, val))
+                rc = 2;
             a->tag = val;
             break;
         case OPT_TLS_CA:

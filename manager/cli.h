@@ -23,4 +23,11 @@ void mgr_cli_import_help(FILE *f);
 int mgr_cli_export(int argc, char **argv);
 void mgr_cli_export_help(FILE *f);
 
+struct iof_cmd;
+/* A run's tag (`iofleet run --tag`, `iofleet runs import --tag`) checked
+ * against common/text.h's policy: 0, or 2 after a usage error of cmd naming
+ * the character ("--tag must not contain control characters, got \x1b (a
+ * control character) at byte 3"). */
+int mgr_cli_tag_check(const struct iof_cmd *cmd, const char *tag);
+
 #endif

@@ -10,6 +10,7 @@
 #include "common/cliopt.h"
 #include "common/log.h"
 #include "common/outfile.h"
+#include "common/text.h"
 #include "manager/cli.h"
 #include "manager/report_html.h"
 #include "manager/store.h"
@@ -174,6 +175,8 @@ int mgr_cli_runs(int argc, char **argv)
         rc = iof_opt_usage_error(&runs_cmd, "--tag goes with import");
     if (!rc && tag && parse_id(tag, &(int64_t){0}))
         rc = iof_opt_usage_error(&runs_cmd, "a tag cannot be a number (numbers are run ids)");
+    if (!rc && tag && mgr_cli_tag_check(&runs_cmd, tag))
+        rc = 2;
     for (size_t i = 0; !rc && sub && !strcmp(sub, "rm") && i < nargs; i++)
         if (!parse_id(args[i], &(int64_t){0}))
             rc = iof_opt_usage_error(&runs_cmd, "rm takes run ids, got '%s'", args[i]);
@@ -208,7 +211,9 @@ int mgr_cli_runs(int argc, char **argv)
                 IOF_USER("iofleet runs import: %s", d.msg);
                 rc = 1;
             } else {
-                printf("imported %s as run %" PRId64 "\n", args[i], run);
+                fputs("imported ", stdout);
+                iof_text_fput(stdout, args[i]);
+                printf(" as run %" PRId64 "\n", run);
             }
         }
     }

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "common/buf.h"
+#include "common/text.h"
 #include "manager/report_html.h"
 
 static const struct {
@@ -33,9 +34,19 @@ static const enum mgr_rpt_metric cmp_metrics[] = {MGR_RPT_IOPS, MGR_RPT_MIBPS, M
 
 /* --- escaping ---------------------------------------------------------------------------- */
 
+/* HTML text or attribute value: markup characters as entities, and what
+ * common/text.h refuses (controls, bidirectional overrides) shown as its
+ * escape ("\x1b"), so a name from an old run or a result file cannot
+ * reorder the page's text. */
 static void html(FILE *f, const char *s)
 {
-    for (; s && *s; s++) {
+    char *esc = s ? malloc(iof_text_escaped_len(s) + 1) : NULL;
+
+    if (s && !esc)
+        return;
+    if (esc)
+        iof_text_escape(esc, iof_text_escaped_len(s) + 1, s);
+    for (s = esc; s && *s; s++) {
         switch (*s) {
         case '&':
             fputs("&amp;", f);
@@ -56,6 +67,7 @@ static void html(FILE *f, const char *s)
             fputc(*s, f);
         }
     }
+    free(esc);
 }
 
 /* A JSON string safe inside <script>: '<' and '>' as \u escapes, so no
@@ -87,17 +99,11 @@ static void jnum(FILE *f, double v, bool have)
         fputs("null", f);
 }
 
-/* Markdown table cell: pipes escaped, line breaks as spaces. */
+/* Markdown text (a table cell, a heading): common/text.h's escaper, so a
+ * name is shown as written, never as a link, HTML or another column. */
 static void md(FILE *f, const char *s)
 {
-    for (; s && *s; s++) {
-        if (*s == '|')
-            fputs("\\|", f);
-        else if (*s == '\n' || *s == '\r')
-            fputc(' ', f);
-        else
-            fputc(*s, f);
-    }
+    iof_text_fput_md(f, s);
 }
 
 static void fmt_num(char *buf, size_t cap, double v, bool have, enum mgr_rpt_metric m)

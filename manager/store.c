@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "common/buf.h"
+#include "common/text.h"
 
 #define METRIC_COL(name, kind) ", " #name " " #kind
 #define ROW_COLS                                                                                   \
@@ -530,8 +531,10 @@ static void json_str(FILE *f, const char *s)
         unsigned char c = (unsigned char)*s;
         if (c == '"' || c == '\\')
             fprintf(f, "\\%c", c);
-        else if (c < 0x20)
+        else if (c < 0x20 || c == 0x7f)
             fprintf(f, "\\u%04x", c);
+        else if (c == 0xc2 && (unsigned char)s[1] >= 0x80 && (unsigned char)s[1] <= 0x9f)
+            fprintf(f, "\\u%04x", (unsigned char)*++s); /* C1: a terminal's CSI, OSC... */
         else
             fputc(c, f);
     }
@@ -612,8 +615,14 @@ int mgr_store_list(struct mgr_store *st, bool json, FILE *f, struct iof_diag *di
                          mgr_store_status_name(true, exit_code));
             else
                 snprintf(ex, sizeof(ex), "- %s", mgr_store_status_name(false, 0));
-            fprintf(f, "%6" PRId64 "  %-19s  %-20.20s  %-14.14s %5d %7s %12s %10s  %s\n", id, when,
-                    plan ? plan : "-", tag ? tag : "-", nodes, tests_s, iops, p99, ex);
+            /* Names and tags as safe terminal text: a row written before
+             * the text policy (common/text.h), or imported, may hold an
+             * escape sequence. Cut to the column, never inside an escape. */
+            char plan_s[21], tag_s[15];
+            iof_text_escape(plan_s, sizeof(plan_s), plan ? plan : "-");
+            iof_text_escape(tag_s, sizeof(tag_s), tag ? tag : "-");
+            fprintf(f, "%6" PRId64 "  %-19s  %-20s  %-14s %5d %7s %12s %10s  %s\n", id, when,
+                    plan_s, tag_s, nodes, tests_s, iops, p99, ex);
         }
         first = false;
     }

@@ -28,11 +28,21 @@
 #define IOF_IMPORT_MAX_JOBS 256u    /* sections */
 #define IOF_IMPORT_MAX_OPTIONS 8192 /* key=value lines in all */
 
-/* Appends one message "NAME:LINE: TEXT" (control characters shown as '?')
- * and a newline to msgs; true when TEXT starts with "error:" (the import
- * fails). For the importers. */
+/* Appends one message "NAME:LINE: TEXT" (escaped as common/text.h does for
+ * a terminal: "\x1b") and a newline to msgs; true when TEXT starts with
+ * "error:" (the import fails). For the importers. */
 bool proto_import_vmsg(struct iof_buf *msgs, const char *name, size_t line, const char *fmt,
                        va_list ap) __attribute__((format(printf, 4, 0)));
+bool proto_import_msg(struct iof_buf *msgs, const char *name, size_t line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* The importers' check of a name or path read from the file (`what`: "access
+ * specification name", "section name", "option 'filename'"): false when
+ * value keeps common/text.h's policy; else true with the message
+ * "NAME:LINE: error: WHAT 'VALUE': must not contain control characters,
+ * got \x1b (a control character) at byte N" appended to msgs. */
+bool proto_import_text_bad(struct iof_buf *msgs, const char *name, size_t line, const char *what,
+                           const char *value);
 
 /* Imports the fio job file `text` (`len` bytes, need not be NUL-terminated;
  * `name` is used in messages) as plan JSON appended to `json`, with the

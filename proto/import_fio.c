@@ -324,13 +324,15 @@ static int fio_parse(struct fio_ctx *c, char *text)
                         "64 bytes)");
                 continue;
             }
-            for (const char *q = line + 1; q < close; q++)
-                if ((unsigned char)*q < 0x20 || *q == 0x7f || *q == '/') {
-                    fio_msg(c, lineno, "error: a control character or '/' in a section name");
-                    break;
-                }
-            if (c->failed)
+            *close = 0;
+            if (proto_import_text_bad(c->msgs, c->name, lineno, "section name", line + 1)) {
+                c->failed = true;
                 continue;
+            }
+            if (strchr(line + 1, '/')) {
+                fio_msg(c, lineno, "error: a '/' in a section name");
+                continue;
+            }
             if (c->nsec >= IOF_IMPORT_MAX_JOBS) {
                 fio_msg(c, lineno, "error: more than %u sections", IOF_IMPORT_MAX_JOBS);
                 return 0;
@@ -376,6 +378,13 @@ static int fio_parse(struct fio_ctx *c, char *text)
             *--e = 0;
         if (!*k) {
             fio_msg(c, lineno, "error: '=' without an option name");
+            continue;
+        }
+        /* Values become names and paths of the plan (name, filename,
+         * directory...): none needs a control character. */
+        if (proto_import_text_bad(c->msgs, c->name, lineno, "option name", k) ||
+            proto_import_text_bad(c->msgs, c->name, lineno, k, v)) {
+            c->failed = true;
             continue;
         }
         if (iof_array_grow((void **)&c->kv, &c->capkv, c->nkv + 1, sizeof(*c->kv)))

@@ -99,6 +99,15 @@ static void icf_msg(struct icf_ctx *c, size_t line, const char *fmt, ...)
     va_end(ap);
 }
 
+/* A name or path of the file checked against common/text.h's policy. */
+static bool icf_text_bad(struct icf_ctx *c, size_t line, const char *what, const char *v)
+{
+    bool bad = proto_import_text_bad(c->msgs, c->name, line, what, v);
+
+    c->failed |= bad;
+    return bad;
+}
+
 static bool icf_is_comment(const char *l)
 {
     return l[0] == '\'';
@@ -223,7 +232,7 @@ static void icf_test_setup(struct icf_ctx *c)
         if (!icf_is_comment(l)) {
             icf_msg(c, at, "cannot map this line: a value without its comment line");
         } else if (icf_key(l, "'Test Description")) {
-            if ((v = icf_value(c)))
+            if ((v = icf_value(c)) && !icf_text_bad(c, c->i + 1, "test description", v))
                 icf_copy(c->desc, sizeof(c->desc), v);
         } else if (icf_key(l, "'Run Time")) {
             icf_skip_header(c);
@@ -310,6 +319,8 @@ static void icf_access_specs(struct icf_ctx *c)
             icf_copy(tmp, sizeof(tmp), v);
             if ((comma = strrchr(tmp, ',')))
                 *comma = 0;
+            if (icf_text_bad(c, at + 1, "access specification name", tmp))
+                continue;
             if (!tmp[0] || icf_find_spec(c, tmp) != SIZE_MAX) {
                 icf_msg(c, at + 1, "error: access specification name '%s' is empty or given twice",
                         tmp);
@@ -431,6 +442,8 @@ static void icf_manager_list(struct icf_ctx *c)
             }
             icf_copy(tmp, sizeof(tmp), v ? v : "");
             comma = strchr(tmp, ',');
+            if (icf_text_bad(c, c->i + 1, "manager name", comma ? comma + 1 : tmp))
+                continue;
             icf_copy(c->managers[c->nmanagers++], ICF_NAME, comma ? comma + 1 : tmp);
             w = NULL;
         } else if (icf_key(l, "'Manager network address")) {
@@ -454,6 +467,8 @@ static void icf_manager_list(struct icf_ctx *c)
                 icf_msg(c, at, "error: a worker before any 'Manager ID, manager name");
                 continue;
             }
+            if (v && icf_text_bad(c, c->i + 1, "worker name", v))
+                continue;
             w = icf_new_worker(c, v ? v : "", at);
             if (!w && !c->failed)
                 return;
@@ -537,7 +552,8 @@ static void icf_manager_list(struct icf_ctx *c)
             v = icf_key(l, "'Target type") ? icf_value(c) : NULL;
             if (named && v && w) {
                 const char *comma = strchr(v, ',');
-                if (w->ntargets < ICF_MAX_TARGETS && comma) {
+                if (w->ntargets < ICF_MAX_TARGETS && comma &&
+                    !icf_text_bad(c, c->i + 1, "target name", comma + 1)) {
                     w->target_lines[w->ntargets] = (unsigned)c->i + 1;
                     icf_copy(w->targets[w->ntargets++], ICF_NAME, comma + 1);
                 }
@@ -546,7 +562,7 @@ static void icf_manager_list(struct icf_ctx *c)
                 w = NULL;
         } else if (icf_key(l, "'Target")) {
             v = icf_value(c);
-            if (!w || !v)
+            if (!w || !v || icf_text_bad(c, c->i + 1, "target name", v))
                 continue;
             if (w->ntargets >= ICF_MAX_TARGETS) {
                 icf_msg(c, c->i + 1, "error: more than %d targets for worker '%s'", ICF_MAX_TARGETS,

@@ -25,6 +25,7 @@
 #include <cjson/cJSON.h>
 
 #include "common/ratecycle.h"
+#include "common/text.h"
 
 #include "common/buf.h"
 #include "common/clock.h"
@@ -138,24 +139,15 @@ static const struct field *find_field(const struct objdef *def, const char *name
 
 /* ---- message helpers ---- */
 
-/* Copies s for a message: control bytes as \xNN, cut to fit with "...". */
+/* Copies s for a message, escaped as for a terminal (common/text.h), cut
+ * to fit with "...". */
 static char *sanitize(char *buf, size_t cap, const char *s)
 {
-    size_t o = 0;
-
-    for (; *s && o + 8 < cap; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch < 0x20 || ch == 0x7f)
-            o += (size_t)snprintf(buf + o, cap - o, "\\x%02x", ch);
-        else
-            buf[o++] = (char)ch;
+    if (cap < 4 || iof_text_escaped_len(s) < cap) {
+        iof_text_escape(buf, cap, s);
+        return buf;
     }
-    if (*s && cap > 4 && o + 4 <= cap) {
-        memcpy(buf + o, "...", 3);
-        o += 3;
-    }
-    if (cap)
-        buf[o < cap ? o : cap - 1] = '\0';
+    memcpy(buf + iof_text_escape(buf, cap - 3, s), "...", 4);
     return buf;
 }
 
@@ -676,6 +668,7 @@ static int dur_field(struct pctx *c, const cJSON *obj, const char *key, const ui
 /* String value: non-empty, at most maxlen bytes. *out borrows from the tree. */
 static int json_string(struct pctx *c, const cJSON *it, size_t maxlen, const char **out)
 {
+    struct iof_text_fault tf;
     size_t n;
 
     if (!cJSON_IsString(it))
@@ -685,6 +678,15 @@ static int json_string(struct pctx *c, const cJSON *it, size_t maxlen, const cha
         return fail(c, "must not be empty");
     if (n > maxlen)
         return fail(c, "is too long: %zu bytes, the maximum is %zu", n, maxlen);
+    /* No string of a plan (a name, a path, a label) needs a control
+     * character; one would forge log lines or drive the terminal of whoever
+     * lists the run (common/text.h). */
+    if (iof_text_check(it->valuestring, &tf)) {
+        char why[64], q[96];
+        return fail(c, "must not contain control characters, got %s of %s",
+                    iof_text_fault_str(why, sizeof(why), &tf),
+                    quote(q, sizeof(q), it->valuestring));
+    }
     *out = it->valuestring;
     return 0;
 }
@@ -1200,16 +1202,6 @@ static int parse_target(struct pctx *c, const cJSON *jt, struct iof_target_cfg *
     if ((rc = str_field(c, jt, "path", NULL, IOF_PATH_MAX - 1, &path)))
         return rc;
     snprintf(t->path, sizeof(t->path), "%s", path);
-    /* A control byte in a path forges log lines and cannot be reported
-     * back on the wire: no real target needs one. */
-    for (const char *p = path; *p; p++) {
-        if ((unsigned char)*p < 0x20 || *p == 0x7f) {
-            char q[96];
-            path_key(c, "path");
-            return fail(c, "must not contain control characters, got %s",
-                        quote(q, sizeof(q), path));
-        }
-    }
     /* The agent enforces its own limits; refusing ".." here keeps a plan
      * from even asking (a relative path must stay inside the workdir, an
      * absolute one is compared with the --allow list as written). */
@@ -2990,16 +2982,10 @@ out:
 
 /* ---- iofleet validate ---- */
 
-/* s in full, control bytes as \xNN (names and paths are not cut here). */
+/* s in full, escaped as for a terminal (names and paths are not cut here). */
 static void print_raw(FILE *f, const char *s)
 {
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch < 0x20 || ch == 0x7f)
-            fprintf(f, "\\x%02x", ch);
-        else
-            fputc(ch, f);
-    }
+    iof_text_fput(f, s);
 }
 
 static void print_quoted(FILE *f, const char *s)

@@ -312,16 +312,40 @@ static void garbage_is_refused(void **state)
     assert_non_null(strstr(msgs(&r), "j.fio:1: error: malformed section header"));
     done(&r);
 
-    /* Control bytes in a key or a section name never reach a message. */
+    /* Control bytes in a key, a value or a section name are refused
+     * (common/text.h), shown escaped, never raw. */
     import("[a]\nsize=1g\nrw\x1dwrite\n", &r);
-    assert_int_equal(r.rc, 0);
-    assert_non_null(strstr(msgs(&r), "j.fio:3: cannot map rw?write: no such setting in iofleet's "
-                                     "plan\n"));
+    assert_int_equal(r.rc, IOF_EPLAN);
+    assert_non_null(strstr(msgs(&r), "j.fio:3: error: option name 'rw\\x1dwrite': must not "
+                                     "contain control characters, got \\x1d (a control "
+                                     "character) at byte 2\n"));
     done(&r);
     import("[a\x1b]\nsize=1g\n", &r);
     assert_int_equal(r.rc, IOF_EPLAN);
-    assert_non_null(
-        strstr(msgs(&r), "j.fio:1: error: a control character or '/' in a section name\n"));
+    assert_non_null(strstr(msgs(&r), "j.fio:1: error: section name 'a\\x1b': must not contain "
+                                     "control characters, got \\x1b (a control character) at "
+                                     "byte 1\n"));
+    done(&r);
+    import("[a/b]\nsize=1g\n", &r);
+    assert_int_equal(r.rc, IOF_EPLAN);
+    assert_non_null(strstr(msgs(&r), "j.fio:1: error: a '/' in a section name\n"));
+    done(&r);
+    import("[a]\nsize=1g\nfilename=/dev/sd\x1b]0;x\x07"
+           "b\n",
+           &r);
+    assert_int_equal(r.rc, IOF_EPLAN);
+    assert_non_null(strstr(msgs(&r), "j.fio:3: error: filename '/dev/sd\\x1b]0;x\\x07b': must not "
+                                     "contain control characters, got \\x1b (a control "
+                                     "character) at byte 7\n"));
+    assert_null(strchr(msgs(&r), '\x1b'));
+    done(&r);
+    import("[a]\nsize=1g\nname=job\xc2\x9b"
+           "2J\n",
+           &r);
+    assert_int_equal(r.rc, IOF_EPLAN);
+    assert_non_null(strstr(msgs(&r), "j.fio:3: error: name 'job\\u009b2J': must not contain "
+                                     "control characters, got \\u009b (a C1 control character) "
+                                     "at byte 3\n"));
     done(&r);
 
     memset(&r, 0, sizeof(r));

@@ -224,12 +224,69 @@ static void garbage(void **state)
     done(&r);
 }
 
+/* The two-workers file with `from` (found once) replaced by `to`. */
+static char *edited(const char *from, const char *to)
+{
+    char *text = slurp("two-workers.icf"), *at = strstr(text, from), *out;
+
+    assert_non_null(at);
+    out = calloc(1, strlen(text) + strlen(to) + 1);
+    assert_non_null(out);
+    memcpy(out, text, (size_t)(at - text));
+    strcat(out, to);
+    strcat(out, at + strlen(from));
+    free(text);
+    return out;
+}
+
+/* A control character in any name or path of the file is refused by
+ * common/text.h's policy, with the line, the field and the character
+ * escaped; none reaches the messages raw. */
+static void control_characters_refused(void **state)
+{
+    static const struct {
+        const char *from, *to, *msg;
+    } cases[] = {
+        {"vsan 4k mixed", "vsan\x1b]0;owned\x07",
+         "t.icf:4: error: test description 'vsan\\x1b]0;owned\\x07': must not contain control "
+         "characters, got \\x1b (a control character) at byte 4\n"},
+        {"4K; 70% Read; 100% random,NONE", "4K\x1b[2J,NONE",
+         "t.icf:36: error: access specification name '4K\\x1b[2J': must not contain control "
+         "characters, got \\x1b (a control character) at byte 2\n"},
+        {"1,TESTVM1", "1,TEST\x07VM1",
+         "t.icf:47: error: manager name 'TEST\\x07VM1': must not contain control characters, got "
+         "\\x07 (a control character) at byte 4\n"},
+        {"Worker 1\n",
+         "Worker\x7f"
+         "1\n",
+         "t.icf:51: error: worker name 'Worker\\x7f1': must not contain control characters, got "
+         "\\x7f (a control character) at byte 6\n"},
+        {"1: \"VMware Virtual disk\"",
+         "1: \"VMware\xc2\x9b"
+         "disk\"",
+         "t.icf:66: error: target name '1: \"VMware\\u009bdisk\"': must not contain control "
+         "characters, got \\u009b (a C1 control character) at byte 10\n"},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *text = edited(cases[i].from, cases[i].to);
+        struct result r;
+        import(text, NULL, 0, &r);
+        assert_int_equal(r.rc, IOF_EPLAN);
+        if (!strstr(msgs(&r), cases[i].msg))
+            fail_msg("case %zu: %s", i, msgs(&r));
+        assert_null(strpbrk(msgs(&r), "\x1b\x07\x7f"));
+        done(&r);
+        free(text);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(two_workers_merge), cmocka_unit_test(date_header_and_cycle),
         cmocka_unit_test(two_managers),      cmocka_unit_test(unmappable),
-        cmocka_unit_test(garbage),
+        cmocka_unit_test(garbage),           cmocka_unit_test(control_characters_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -603,11 +603,48 @@ BAD(target_path_missing, PLAN_TARGETS("{'size':'1m'}"),
 BAD(target_path_empty, PLAN_TARGETS("{'path':'','size':'1m'}"),
     "plan.json: workers[0].targets[0].path: must not be empty")
 BAD(target_path_newline, PLAN_TARGETS("{'path':'f\\n2026-12-01 agent: forged.dat','size':'1m'}"),
-    "plan.json: workers[0].targets[0].path: must not contain control characters, got "
-    "'f\\x0a2026-12-01 agent: forged.dat'")
+    "plan.json: workers[0].targets[0].path: must not contain control characters, got \\x0a (a "
+    "control character) at byte 1 of 'f\\x0a2026-12-01 agent: forged.dat'")
 BAD(target_path_escape, PLAN_TARGETS("{'path':'/dev/sd\\u001b[2Jb'}"),
-    "plan.json: workers[0].targets[0].path: must not contain control characters, got "
-    "'/dev/sd\\x1b[2Jb'")
+    "plan.json: workers[0].targets[0].path: must not contain control characters, got \\x1b (a "
+    "control character) at byte 7 of '/dev/sd\\x1b[2Jb'")
+/* One policy (common/text.h) for every name: the plan's, a spec's, a group's. */
+static void names_utf8_allowed(void **state)
+{
+    struct iof_plan p;
+
+    (void)state;
+    load_good("{'name':'d\\u00e9bit \\u65e5\\u672c'," RUN
+              ",'specs':[{'name':'4K \\u00b5s \\u2192 read','lines':[{'size':'4k'}]}]," WORKERS "}",
+              NULL, 0, &p);
+    assert_string_equal(p.name, "d\xc3\xa9"
+                                "bit \xe6\x97\xa5\xe6\x9c\xac");
+    assert_string_equal(p.specs[0].name, "4K \xc2\xb5s \xe2\x86\x92 read");
+    iof_plan_free(&p);
+}
+BAD(plan_name_escape, "{'name':'p\\u001b]0;owned\\u0007'," RUN "," SPECS "," WORKERS "}",
+    "plan.json: name: must not contain control characters, got \\x1b (a control character) at "
+    "byte 1 of 'p\\x1b]0;owned\\x07'")
+BAD(spec_name_bel, PLAN_SPECS("[{'name':'4k\\u0007','lines':[{'size':'4k'}]}]"),
+    "plan.json: specs[0].name: must not contain control characters, got \\x07 (a control "
+    "character) at byte 2 of '4k\\x07'")
+BAD(spec_name_del, PLAN_SPECS("[{'name':'a\\u007f','lines':[{'size':'4k'}]}]"),
+    "plan.json: specs[0].name: must not contain control characters, got \\x7f (a control "
+    "character) at byte 1 of 'a\\x7f'")
+BAD(spec_name_c1_csi, PLAN_SPECS("[{'name':'a\\u009b2J','lines':[{'size':'4k'}]}]"),
+    "plan.json: specs[0].name: must not contain control characters, got \\u009b (a C1 control "
+    "character) at byte 1 of 'a\\u009b2J'")
+BAD(group_name_bidi, PLAN_GROUP("'name':'g\\u202eevil','targets':[{'path':'f.dat','size':'1m'}]"),
+    "plan.json: workers[0].name: must not contain control characters, got \\u202e (a "
+    "bidirectional control character) at byte 1 of 'g\\u202eevil'")
+BAD(group_name_tab, PLAN_GROUP("'name':'g\\tx','targets':[{'path':'f.dat','size':'1m'}]"),
+    "plan.json: workers[0].name: must not contain control characters, got \\x09 (a control "
+    "character) at byte 1 of 'g\\x09x'")
+BAD(spec_name_not_utf8,
+    PLAN_SPECS("[{'name':'a\xff"
+               "b','lines':[{'size':'4k'}]}]"),
+    "plan.json: specs[0].name: must not contain control characters, got \\xff (a byte that is "
+    "not UTF-8) at byte 1 of 'a\\xffb'")
 BAD(target_path_dotdot, PLAN_TARGETS("{'path':'data/../../etc/x','size':'1m'}"),
     "plan.json: workers[0].targets[0].path: must not contain a '..' component")
 BAD(target_path_dotdot_absolute, PLAN_TARGETS("{'path':'/allowed/../etc/shadow'}"),
@@ -2157,6 +2194,14 @@ int main(void)
         B(duration_too_long_seconds),
         B(target_path_newline),
         B(target_path_escape),
+        T(names_utf8_allowed),
+        B(plan_name_escape),
+        B(spec_name_bel),
+        B(spec_name_del),
+        B(spec_name_c1_csi),
+        B(group_name_bidi),
+        B(group_name_tab),
+        B(spec_name_not_utf8),
         B(line_typo_key),
         B(line_duplicate_key),
         B(workers_missing),
