@@ -14,11 +14,26 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Where a partition's filesystem usually starts: DOS cylinder alignment (63
- * sectors) and the MiB alignments of current partitioning tools. A signature
- * there survives a wiped partition table. */
-static const uint64_t g_part_starts[] = {63 * 512, 1u << 20, 2u << 20,
-                                         4u << 20, 8u << 20, 16u << 20};
+/* Where a partition (or a volume placed by hand) may start, beyond 0: the
+ * DOS cylinder alignment (63 sectors), then each power of two from 1 MiB
+ * to the end; with `dense`, every MiB below DYN_GUARD_SCAN_BYTES (where
+ * partitioning tools put the first partitions: an EFI or boot partition,
+ * then the next one) before the powers of two go on. Returns the next start
+ * after `off`, or 0 when none is below `size`. */
+static uint64_t next_start(uint64_t off, uint64_t size, bool dense)
+{
+    uint64_t next;
+
+    if (off == 0)
+        next = 63 * 512;
+    else if (off < (1u << 20))
+        next = 1u << 20;
+    else if (dense && off < DYN_GUARD_SCAN_BYTES)
+        next = off + (1u << 20);
+    else
+        next = off * 2;
+    return next < size ? next : 0;
+}
 
 /* What a refusal tells the user to do: a standalone agent's operator restarts
  * it with the flag; a local run's user passes it to `iofleet run`. */
@@ -114,23 +129,27 @@ int dyn_devguard_ends(int fd, uint64_t size, struct dyn_dev_ends *ends, struct i
     return 0;
 }
 
-/* First signature libblkid finds in the device from `off` on: partition
- * tables only at 0 (GPT forced: found without a protective MBR, and from
- * the backup header alone). Returns 1 with *what and a copy of the type in
- * `type`, 0 for none, -2 for ambivalent results, -1 when probing failed. */
-static int probe_at(blkid_probe pr, int fd, uint64_t off, uint64_t size, const char **what,
+/* First signature libblkid finds in the device from `off` on (the probe is
+ * on the open descriptor, never a name): every superblock type it knows
+ * (filesystems, swap, LVM, md and other RAID, bcache, LUKS...), even with a
+ * bad checksum, and at 0 also partition tables (GPT forced: found without a
+ * protective MBR, and from the backup header alone). Returns 1 with *what
+ * and a copy of the type in `type`, 0 for none, -2 for ambivalent results,
+ * -1 when probing failed. */
+static int probe_at(blkid_probe pr, int fd, uint64_t off, uint64_t len, const char **what,
                     char *type, size_t cap)
 {
     const char *v = NULL;
     int rc;
 
-    if (blkid_probe_set_device(pr, fd, (blkid_loff_t)off, (blkid_loff_t)(size - off)))
+    if (blkid_probe_set_device(pr, fd, (blkid_loff_t)off, (blkid_loff_t)len))
         return -1;
     blkid_probe_enable_partitions(pr, off == 0);
     if (off == 0)
         blkid_probe_set_partitions_flags(pr, BLKID_PARTS_FORCE_GPT);
     blkid_probe_enable_superblocks(pr, 1);
-    blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_USAGE);
+    blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_USAGE |
+                                              BLKID_SUBLKS_BADCSUM);
     rc = blkid_do_safeprobe(pr);
     if (rc != 0)
         return rc == 1 ? 0 : rc;
@@ -144,10 +163,21 @@ static int probe_at(blkid_probe pr, int fd, uint64_t off, uint64_t size, const c
     return 1;
 }
 
+/* Releases the probe and the area buffer and returns r. */
+static int check_done(blkid_probe pr, uint8_t *area, int r)
+{
+    if (pr)
+        blkid_free_probe(pr);
+    free(area);
+    return r;
+}
+
 int dyn_devguard_check(int fd, const char *path, uint64_t size, bool destructive,
                        struct dyn_dev_ends *ends, struct iof_diag *diag)
 {
     blkid_probe pr;
+    uint8_t *area;
+    uint64_t data_at = 0;
     char type[64];
     const char *what = NULL;
     int r;
@@ -156,44 +186,78 @@ int dyn_devguard_check(int fd, const char *path, uint64_t size, bool destructive
     if (r || destructive)
         return r;
     pr = blkid_new_probe();
-    if (!pr)
-        return iof_diag_set(diag, IOF_EDENIED,
-                            "target '%s': refusing to write: cannot probe it for partition "
-                            "tables or filesystems",
-                            path);
-    for (size_t i = 0; i <= sizeof(g_part_starts) / sizeof(g_part_starts[0]); i++) {
-        uint64_t off = i ? g_part_starts[i - 1] : 0;
-        if (off >= size)
-            break;
-        r = probe_at(pr, fd, off, size, &what, type, sizeof(type));
-        if (r == 1) {
-            blkid_free_probe(pr);
-            if (off == 0)
-                return iof_diag_set(diag, IOF_EDENIED,
-                                    "target '%s': refusing to write: it holds a %s (%s); %s to "
-                                    "overwrite it",
-                                    path, what, type, g_remedy);
-            return iof_diag_set(diag, IOF_EDENIED,
-                                "target '%s': refusing to write: it holds a %s (%s) at byte "
-                                "%" PRIu64 " (a partition whose table is gone); %s to overwrite it",
-                                path, what, type, off, g_remedy);
+    area = malloc(DYN_GUARD_AREA_BYTES);
+    if (!pr || !area)
+        return check_done(pr, area,
+                          iof_diag_set(diag, IOF_EDENIED,
+                                       "target '%s': refusing to write: cannot probe it for "
+                                       "partition tables or filesystems",
+                                       path));
+    /* The whole device from 0: partition tables, and the superblocks
+     * libblkid looks for relative to either end (md 0.90/1.0 and other
+     * RAID metadata at the end; LVM, swap, bcache, filesystems at the
+     * start). */
+    r = probe_at(pr, fd, 0, size, &what, type, sizeof(type));
+    if (r == 1)
+        return check_done(pr, area,
+                          iof_diag_set(diag, IOF_EDENIED,
+                                       "target '%s': refusing to write: it holds a %s (%s); %s "
+                                       "to overwrite it",
+                                       path, what, type, g_remedy));
+    /* Other places a partition may start. On a device whose ends are zero,
+     * every MiB of the first GiB: the area there must be zero, as a blank
+     * device's is, and what is not is data, named by libblkid when it knows
+     * the signature. Elsewhere (a marked device is full of iofleet's own
+     * data; an unmarked one with data at its ends is refused anyway) only
+     * libblkid's verdict counts, at the powers of two, which keeps the cost
+     * of each test's start low. */
+    for (uint64_t off = next_start(0, size, ends->zero); r == 0 && off;
+         off = next_start(off, size, ends->zero)) {
+        size_t n = size - off < DYN_GUARD_AREA_BYTES ? (size_t)(size - off) : DYN_GUARD_AREA_BYTES;
+        if (ends->zero) {
+            int rr = read_full(fd, area, n, off);
+            if (rr)
+                return check_done(pr, area,
+                                  iof_diag_set(diag, rr,
+                                               "target '%s': cannot read byte %" PRIu64 ": %s",
+                                               path, off, strerror(-rr)));
+            if (all_zero(area, n))
+                continue;
         }
-        if (r < 0) {
-            blkid_free_probe(pr);
-            return iof_diag_set(diag, IOF_EDENIED,
-                                "target '%s': refusing to write: %s; %s to overwrite it", path,
-                                r == -2 ? "ambivalent signatures found"
-                                        : "probing for partition tables and filesystems failed",
-                                g_remedy);
-        }
+        r = probe_at(pr, fd, off,
+                     size - off < DYN_GUARD_PROBE_BYTES ? size - off : DYN_GUARD_PROBE_BYTES, &what,
+                     type, sizeof(type));
+        if (r == 1)
+            return check_done(pr, area,
+                              iof_diag_set(diag, IOF_EDENIED,
+                                           "target '%s': refusing to write: it holds a %s (%s) "
+                                           "at byte %" PRIu64 " (a partition whose table is "
+                                           "gone); %s to overwrite it",
+                                           path, what, type, off, g_remedy));
+        if (r == 0 && ends->zero && !data_at)
+            data_at = off;
     }
-    blkid_free_probe(pr);
+    if (r < 0)
+        return check_done(pr, area,
+                          iof_diag_set(diag, IOF_EDENIED,
+                                       "target '%s': refusing to write: %s; %s to overwrite it",
+                                       path,
+                                       r == -2 ? "ambivalent signatures found"
+                                               : "probing for partition tables and filesystems "
+                                                 "failed",
+                                       g_remedy));
     if (!ends->zero && !ends->marked)
-        return iof_diag_set(diag, IOF_EDENIED,
-                            "target '%s': refusing to write: its first or last MiB holds data "
-                            "and no iofleet marker (something else wrote it); %s to overwrite it",
-                            path, g_remedy);
-    return 0;
+        r = iof_diag_set(diag, IOF_EDENIED,
+                         "target '%s': refusing to write: its first or last MiB holds data "
+                         "and no iofleet marker (something else wrote it); %s to overwrite it",
+                         path, g_remedy);
+    else if (data_at)
+        r = iof_diag_set(diag, IOF_EDENIED,
+                         "target '%s': refusing to write: it holds data at byte %" PRIu64
+                         " (where a partition may start) and no iofleet marker; %s to "
+                         "overwrite it",
+                         path, data_at, g_remedy);
+    return check_done(pr, area, r);
 }
 
 int dyn_devguard_mark(int fd, uint64_t size)

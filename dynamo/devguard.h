@@ -2,10 +2,15 @@
  * marker on the devices it wrote (docs/security.md, "Paths and devices").
  *
  * Without --allow-destructive a device is written only when nothing but
- * iofleet has written it: libblkid finds no partition table (GPT forced,
- * so a zeroed protective MBR or a lone backup GPT still counts) and no
- * filesystem, RAID or LVM signature, at the start or at the usual partition
- * starts; and its first and last MiB are all zero, or carry the marker.
+ * iofleet has written it: its first and last MiB are all zero, or carry the
+ * marker; libblkid, probing the open descriptor, finds no partition table
+ * (GPT forced, so a zeroed protective MBR or a lone backup GPT still
+ * counts) and no superblock of any type it knows (filesystems, swap, LVM,
+ * RAID, bcache...; a bad checksum still counts) from byte 0, nor where a
+ * partition may start: 63 sectors and each power of two from 1 MiB and,
+ * on a device whose ends are zero (no marker), also every MiB below 1 GiB,
+ * where the first 128 KiB must moreover be all zero (data there is refused
+ * even when libblkid names nothing).
  *
  * The marker: after a write test, when the test changed the first or last
  * MiB, the agent stamps the first and the last 512 bytes of the device with
@@ -30,6 +35,19 @@
 /* The ends that must be zero (or marked) to be written without
  * --allow-destructive. */
 #define DYN_GUARD_END_BYTES (1u << 20)
+/* On a device whose ends are zero, every MiB boundary below this is a
+ * place a partition may start; past it, and on any other device
+ * everywhere, every power of two (docs/security.md, "Devices"). */
+#define DYN_GUARD_SCAN_BYTES (1ull << 30)
+/* The bytes read at each such place: every superblock libblkid knows a
+ * volume to keep in its first 128 KiB (ext2/3/4 at 1 KiB, XFS, LVM label,
+ * md 1.1/1.2, bcache, swap, btrfs and ReiserFS at 64 KiB...). */
+#define DYN_GUARD_AREA_BYTES (128u << 10)
+/* libblkid probes each such place as a volume of this size (or up to the
+ * device's end): superblocks kept relative to a volume's end are found by
+ * the probe of the whole device from 0, and a window keeps each of the
+ * ~1,000 probes of a large device to the reads near its start. */
+#define DYN_GUARD_PROBE_BYTES (1u << 20)
 
 /* The state of both ends of a device: a hash of the first and last MiB. */
 struct dyn_dev_ends {

@@ -7,7 +7,9 @@
 #      the marker is refused
 #   3. signatures libblkid finds only when asked properly: GPT with a zeroed
 #      protective MBR, a backup GPT alone, an ext4 superblock at 1 MiB after
-#      the partition table was wiped: refused, device untouched
+#      the partition table was wiped; with both ends zero, an ext4 at 32 MiB,
+#      a swap area at 48 MiB and data libblkid does not know at 40 MiB:
+#      refused, device untouched
 #   4. an --allow link (as /dev/disk/by-id/...) is re-resolved at each plan:
 #      re-pointed to another device, the old one is no longer allowed
 source "$(dirname "$0")/lib/cluster.bash"
@@ -154,6 +156,22 @@ truncate -s 16M "$shm/fs.img"
 mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$shm/fs.img"
 dd if="$shm/fs.img" of="$loop" bs=1M seek=1 oflag=direct conv=notrunc,fsync status=none
 expect_refused "ext4 at 1 MiB, partition table wiped" "it holds a signature (ext4) at byte 1048576"
+# Deeper in, with both ends zero: the ext4 of a partition at 32 MiB (not one
+# of the old fixed offsets), a swap area at 48 MiB, data libblkid does not
+# know at 40 MiB.
+blank "$loop"
+dd if="$shm/fs.img" of="$loop" bs=1M seek=32 oflag=direct conv=notrunc,fsync status=none
+cmp -s -n "$MIB" "$shm/d.img" /dev/zero && cmp -s -n "$MIB" -i $((63 * MIB)) "$shm/d.img" /dev/zero ||
+    fail "the ext4 at 32 MiB reached an end of $loop"
+expect_refused "ext4 at 32 MiB, both ends zero" "it holds a signature (ext4) at byte 33554432"
+blank "$loop"
+truncate -s 8M "$shm/swap.img"
+mkswap -q "$shm/swap.img" >/dev/null
+dd if="$shm/swap.img" of="$loop" bs=1M seek=48 oflag=direct conv=notrunc,fsync status=none
+expect_refused "swap at 48 MiB" "it holds a signature (swap) at byte 50331648"
+blank "$loop"
+put "$loop" $((40 * MIB + 8192))
+expect_refused "data without a signature at 40 MiB" "it holds data at byte 41943040 (where a partition may start) and no iofleet marker"
 
 # --- 4. an --allow link re-resolved at each plan ----------------------------------------
 truncate -s 8M "$shm/b.img"
