@@ -14,4 +14,19 @@ char *proto_json_print_exact(const cJSON *item);
  * raw text of their exact digits). 0, or -1 on ENOMEM. */
 int proto_json_make_exact(cJSON *item);
 
+/* The first syntax error of JSON text cJSON refused, for a message that
+ * says where, what and why: its byte offset, the token there as shown
+ * ("','", "'//'", "'name'", "the end of the text") and its likely cause
+ * ("a trailing comma before '}': JSON allows none after the last member",
+ * a missing comma, an unquoted key, a comment, single quotes...). */
+struct proto_json_fault {
+    size_t offset;
+    char token[48];
+    const char *cause;
+};
+
+/* Scans text (len bytes) as cJSON reads it. 1 with *f filled at the first
+ * error; 0 when it finds none (the caller falls back on cJSON's position). */
+int proto_json_find_error(const char *text, size_t len, struct proto_json_fault *f);
+
 #endif

@@ -276,32 +276,35 @@ static int parse_digits(const char *s, uint64_t *v, const char **end, const char
     return 0;
 }
 
+/* Sizes take fio's and Iometer's unit spellings, all powers of 1024 (iofleet
+ * has no kb_base): k, kb, kib, in any case ("4k", "4K", "4kb", "4KiB"); the
+ * same for m, g and t; b or nothing is bytes. */
 static int parse_size(const char *s, uint64_t *out, const char **why)
 {
-    const char *end;
+    static const char units[] = "kmgt";
+    const char *end, *u;
     uint64_t v, mult = 1;
     int rc = parse_digits(s, &v, &end, why);
 
     if (rc)
         return rc;
-    if (*end) {
-        switch (end[1] ? 0 : lower(*end)) {
-        case 'k':
-            mult = 1ull << 10;
-            break;
-        case 'm':
-            mult = 1ull << 20;
-            break;
-        case 'g':
-            mult = 1ull << 30;
-            break;
-        case 't':
-            mult = 1ull << 40;
-            break;
-        default:
-            *why = "unknown suffix (use k, m, g or t: powers of 1024)";
-            return -EINVAL;
-        }
+    if (*end && (u = strchr(units, lower(*end))) != NULL) {
+        const char *rest = end + 1;
+        mult = 1ull << (10 * (u - units + 1));
+        if (lower(*rest) == 'i')
+            rest++;
+        if (lower(*rest) == 'b')
+            rest++;
+        if (*rest)
+            end = NULL;
+    } else if (lower(*end) == 'b' && !end[1]) {
+        mult = 1;
+    } else if (*end) {
+        end = NULL;
+    }
+    if (!end) {
+        *why = "unknown unit (use k, m, g or t, also written kb or KiB: powers of 1024)";
+        return -EINVAL;
     }
     if (v > UINT64_MAX / mult) {
         *why = "too large";
@@ -635,8 +638,14 @@ static int json_duration(struct pctx *c, const cJSON *it, uint64_t *out)
     }
     if (!cJSON_IsString(it))
         return fail(c, "must be a duration (a string like \"10s\", or seconds), got %s", jtype(it));
-    if (parse_duration(it->valuestring, out, &why))
+    if (parse_duration(it->valuestring, out, &why)) {
+        const char *v = it->valuestring;
+        /* A bare number: seconds is what fio and most people mean. */
+        if (*v && strspn(v, "0123456789") == strlen(v) && strlen(v) < 24)
+            return fail(c, "invalid duration %s: %s; did you mean \"%ss\"?", got(g, sizeof(g), it),
+                        why, v);
         return fail(c, "invalid duration %s: %s", got(g, sizeof(g), it), why);
+    }
     return 0;
 }
 
@@ -2818,6 +2827,13 @@ static int plan_parse_impl(const char *name, const char *text, size_t len,
     }
     root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
     if (!root) {
+        struct proto_json_fault jf;
+        char tok[64];
+        if (proto_json_find_error(text, len, &jf)) {
+            line_col(text, jf.offset, &line, &col);
+            return fail(&c, "invalid JSON at line %zu, column %zu, at %s: %s", line, col,
+                        sanitize(tok, sizeof(tok), jf.token), jf.cause);
+        }
         off = end && end >= text && end <= text + len ? (size_t)(end - text) : 0;
         line_col(text, off, &line, &col);
         return fail(&c, "invalid JSON near line %zu, column %zu", line, col);

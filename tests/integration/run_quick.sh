@@ -77,3 +77,15 @@ expect_rc 2 "$IOFLEET" run "$IOF_SRC/configs/quickstart.json" --spec 4k
 expect_in "$T/err" "give a PLAN.json or --spec and its options, not both"
 [ ! -e "$T/work/iofleet-quick.dat" ] || fail "a refused quick run created a file"
 ok "bad quick options refused with one line, exit 2"
+
+# fio's unit spellings are sizes; a bare number is not a duration.
+expect_rc 0 "$IOFLEET" validate --spec 4kb --spec 8KiB,random=0 --target f.dat:1MB --engine null \
+    --duration 3s --print-plan
+jq -e '.specs[0].lines[0].size == "4kb" and .specs[1].lines[0].size == "8KiB"
+    and .workers[0].targets[0].path == "f.dat" and .workers[0].targets[0].size == "1MB"' \
+    "$T/out" >/dev/null || fail "fio spellings: $(cat "$T/out")"
+expect_rc 0 "$IOFLEET" validate --spec 4kb --target f.dat:1MiB --engine null --duration 3s
+expect_in "$T/out" "spec 0 '4kb 100% read 100% random'"
+expect_rc 2 "$IOFLEET" validate --spec 4k --target f.dat:1m --engine null --duration 3
+expect_in "$T/err" "run.duration: invalid duration '3': missing unit (ms, s, m or h); did you mean \"3s\"?"
+ok "--spec 4kb, --target f.dat:1MiB accepted; --duration 3 refused with 'did you mean \"3s\"?'"

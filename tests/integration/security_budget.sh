@@ -141,7 +141,7 @@ ok "iofleet validate --agent:$line"
 # 9. The flags are checked.
 expect_rc 2 "$DYNAMO" --listen 127.0.0.1:0 --insecure --max-workers 0
 expect_in "$T/err" "dynamo: --max-workers must be 1..1000000000, got '0'"
-expect_rc 2 "$DYNAMO" --listen 127.0.0.1:0 --insecure --max-buffer-mem 4KB
-expect_in "$T/err" "dynamo: --max-buffer-mem must be a size like 512m or 4g, got '4KB'"
+expect_rc 2 "$DYNAMO" --listen 127.0.0.1:0 --insecure --max-buffer-mem 4KBs
+expect_in "$T/err" "dynamo: --max-buffer-mem must be a size like 512m or 4g, got '4KBs'"
 ok "budget flags are checked"
 cl_done
