@@ -11,6 +11,8 @@
 #include "proto/statsbin.h"
 #include "proto/version.h"
 
+#include "common/text.h"
+
 #include <cjson/cJSON.h>
 #include <openssl/evp.h>
 
@@ -261,7 +263,14 @@ static int check_str(struct ctx *c, const char *path, const char *s, enum str_ki
     }
     size_t bad = utf8_bad_offset(u, n);
     if (bad != n)
-        ctx_fail(c, "%s: not valid UTF-8 (byte %zu)", path, bad);
+        return ctx_fail(c, "%s: not valid UTF-8 (byte %zu)", path, bad);
+    /* What is left of common/text.h's policy: C1 and bidirectional controls
+     * (an agent's model or kernel string reaches the manager's terminal). */
+    struct iof_text_fault tf;
+    if (iof_text_check(s, &tf)) {
+        char why[64];
+        ctx_fail(c, "%s: contains %s", path, iof_text_fault_str(why, sizeof(why), &tf));
+    }
     return c->err;
 }
 

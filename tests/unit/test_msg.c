@@ -811,6 +811,16 @@ static void test_wrong_values(void **state)
          "hello.inventory.targets[0].model: not valid UTF-8 (byte 0)"},
         {"\"ST1000NM0033\"", "\"\xc0\xaf\"",
          "hello.inventory.targets[0].model: not valid UTF-8 (byte 0)"},
+        {"\"ST1000NM0033\"",
+         "\"ST\xc2\x9b"
+         "2J\"",
+         "hello.inventory.targets[0].model: contains \\u009b (a C1 control character) at byte "
+         "2"},
+        {"\"6.1.0-18-amd64\"",
+         "\"6.1\xe2\x80\xae"
+         "x\"",
+         "hello.inventory.kernel: contains \\u202e (a bidirectional control character) at byte "
+         "3"},
     };
     for (size_t i = 0; i < sizeof(hello_cases) / sizeof(hello_cases[0]); i++) {
         char *json = hello_with(hello_cases[i].from, hello_cases[i].to);
