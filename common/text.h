@@ -15,6 +15,7 @@
 #ifndef IOF_COMMON_TEXT_H
 #define IOF_COMMON_TEXT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -46,6 +47,13 @@ size_t iof_text_escaped_len(const char *s);
 
 /* Writes s to f escaped as iof_text_escape() does, whole; NULL as "-". */
 void iof_text_fput(FILE *f, const char *s);
+
+/* Writes s to f as a JSON string, quotes included: '"' and '\\' escaped,
+ * and every character the policy refuses as \uXXXX (a byte that is not
+ * UTF-8 as \ufffd, since JSON cannot carry it); with `script`, also '<',
+ * '>' and '&', so the string is safe inside an HTML <script>. NULL writes
+ * null. */
+void iof_text_fput_json(FILE *f, const char *s, bool script);
 
 /* Writes s to f as Markdown inline text (a table cell or a heading): the
  * policy's characters escaped as above, and the characters Markdown gives a

@@ -74,21 +74,7 @@ static void html(FILE *f, const char *s)
  * "</script>" or "<!--" can end or change the element. */
 static void jstr(FILE *f, const char *s)
 {
-    if (!s) {
-        fputs("null", f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20 || c == '<' || c == '>' || c == '&')
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
+    iof_text_fput_json(f, s, true);
 }
 
 static void jnum(FILE *f, double v, bool have)

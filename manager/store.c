@@ -522,23 +522,7 @@ static void fmt_time(int64_t ns, char *buf, size_t cap, bool iso)
 
 static void json_str(FILE *f, const char *s)
 {
-    if (!s) {
-        fputs("null", f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20 || c == 0x7f)
-            fprintf(f, "\\u%04x", c);
-        else if (c == 0xc2 && (unsigned char)s[1] >= 0x80 && (unsigned char)s[1] <= 0x9f)
-            fprintf(f, "\\u%04x", (unsigned char)*++s); /* C1: a terminal's CSI, OSC... */
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
+    iof_text_fput_json(f, s, false);
 }
 
 int mgr_store_list(struct mgr_store *st, bool json, FILE *f, struct iof_diag *diag)

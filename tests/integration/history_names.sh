@@ -3,8 +3,8 @@
 #    (exit 2, the JSON path and the character escaped), `iofleet run --tag`
 #    and `iofleet runs import --tag`, an imported fio job's name;
 # 2. a history row that holds them anyway (written before the policy, put
-#    there by hand) is printed escaped by `iofleet runs` and by `iofleet
-#    report --format md`: no raw ESC, BEL or C1 reaches the terminal.
+#    there by hand) is printed escaped by `iofleet runs` (table, --json) and
+#    by `iofleet report` (Markdown, HTML): no raw ESC, BEL or C1 is written.
 source "$(dirname "$0")/lib/common.bash"
 command -v python3 >/dev/null || skip "python3 not installed"
 
@@ -75,3 +75,7 @@ raw_free "$T/out"
 expect_in "$T/out" '| p\x1b\[2J |'
 expect_in "$T/out" '| s\x1b\[5m\x07 |'
 ok "iofleet report --format md escapes them (and Markdown's [)"
+expect_rc 0 "$IOFLEET" report "$id" --db "$DB" -o "$T/r.html"
+raw_free "$T/r.html"
+expect_in "$T/r.html" 'p\x1b[2J'
+ok "iofleet report (HTML) shows them as \\x1b, never raw"

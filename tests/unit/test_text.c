@@ -112,6 +112,28 @@ static void fput_terminal(void **state)
     assert_string_equal(written(iof_text_fput, NULL), "-");
 }
 
+static void json_plain(FILE *f, const char *s)
+{
+    iof_text_fput_json(f, s, false);
+}
+
+static void json_script(FILE *f, const char *s)
+{
+    iof_text_fput_json(f, s, true);
+}
+
+static void fput_json(void **state)
+{
+    (void)state;
+    assert_string_equal(written(json_plain, "a\"b\\c d\xc3\xa9"), "\"a\\\"b\\\\c d\xc3\xa9\"");
+    assert_string_equal(written(json_plain, "\x1b]0;x\x07\x7f|\xc2\x9b|\xe2\x80\xae|\xff"),
+                        "\"\\u001b]0;x\\u0007\\u007f|\\u009b|\\u202e|\\ufffd\"");
+    assert_string_equal(written(json_plain, "</script>"), "\"</script>\"");
+    assert_string_equal(written(json_script, "</script><!--&"),
+                        "\"\\u003c/script\\u003e\\u003c!--\\u0026\"");
+    assert_string_equal(written(json_plain, NULL), "null");
+}
+
 static void fput_markdown(void **state)
 {
     (void)state;
@@ -130,9 +152,8 @@ static void fput_markdown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(check_policy),
-        cmocka_unit_test(escape_for_terminal),
-        cmocka_unit_test(fput_terminal),
+        cmocka_unit_test(check_policy),  cmocka_unit_test(escape_for_terminal),
+        cmocka_unit_test(fput_terminal), cmocka_unit_test(fput_json),
         cmocka_unit_test(fput_markdown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
