@@ -187,8 +187,8 @@ static void test_group_and_node_status(void **state)
         fail_msg("plan: %s", d.msg);
     tests = iof_plan_expand(&plan, &ntests);
     assert_non_null(tests);
-    assert_int_equal(mgr_sink_open(&mgr_sink_csv, csv, &sinks[0], &d), 0);
-    assert_int_equal(mgr_sink_open(&mgr_sink_iometer, iom, &sinks[1], &d), 0);
+    assert_int_equal(mgr_sink_open(&mgr_sink_csv, csv, 0, &sinks[0], &d), 0);
+    assert_int_equal(mgr_sink_open(&mgr_sink_iometer, iom, 0, &sinks[1], &d), 0);
     {
         struct mgr_run_info ri = {.plan = &plan, .plan_text = "{}", .start_wall_ns = 1};
         for (int i = 0; i < 2; i++)
