@@ -697,7 +697,11 @@ static void sess_on_child_exit(uv_process_t *p, int64_t status, int sig)
 
 /* Starts the embedded agent connected to us by a socketpair (its end is
  * its descriptor 3): no port for another local user to reach, and each end
- * knows the other's user from the kernel. */
+ * knows the other's user from the kernel. The agent runs in a session of its
+ * own (UV_PROCESS_DETACHED: setsid before exec) so a terminal's Ctrl-C, sent
+ * to the whole foreground process group, reaches only the manager, which
+ * stops the test and collects its results; the agent still ends with the
+ * manager, as the socketpair's end is its --once session. */
 int mgr_agent_spawn_local(struct mgr_run *c)
 {
     char **argv;
@@ -756,6 +760,7 @@ int mgr_agent_spawn_local(struct mgr_run *c)
     po.exit_cb = sess_on_child_exit;
     po.stdio = stdio;
     po.stdio_count = 4;
+    po.flags = UV_PROCESS_DETACHED;
     c->child.data = c;
     r = uv_spawn(c->loop, &c->child, &po);
     free(argv);
