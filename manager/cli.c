@@ -55,6 +55,7 @@ enum cli_opt_id {
     OPT_TLS_KEY,
     OPT_INSECURE,
     OPT_WAIT,
+    OPT_MIN_AGENTS,
     OPT_HEARTBEAT_MS,
     OPT_QUIET,
     OPT_VERBOSE,
@@ -224,6 +225,10 @@ static const struct iof_opt cli_run_opts[] = {
      "tag the recorded run (iofleet report NAME finds the newest run with it)", OPT_TAG},
     CLI_OPT_TLS,
     CLI_OPT_WAIT,
+    {"min-agents", 0, IOF_OPT_REQUIRED, "N",
+     "when the --wait ends, go on with the agents connected if there are at least N, naming "
+     "each one left out and why (default: every --agent, or --expect)",
+     OPT_MIN_AGENTS},
     {"heartbeat-ms", 0, IOF_OPT_REQUIRED, "N",
      "the manager's heartbeat period, 100..60000 ms (default 1000), offered to each agent; a "
      "session uses the larger of both peers' periods, capped by the agent (5000 ms unless its "
@@ -422,6 +427,7 @@ struct cli_args {
     size_t nowned;
     const char *listen;
     unsigned expect;
+    unsigned min_agents; /* --min-agents, 0: all */
     bool insecure;
     const char *tls_ca, *tls_cert, *tls_key;
     uint64_t wait_ms;
@@ -626,6 +632,10 @@ static int cli_parse(int argc, char **argv, const struct iof_cmd *cmd, struct cl
             rc = cli_number(cmd, "--wait", val, 1, 86400, &num);
             a->wait_ms = (uint64_t)num * 1000;
             break;
+        case OPT_MIN_AGENTS:
+            rc = cli_number(cmd, "--min-agents", val, 1, CLI_MAX_AGENTS, &num);
+            a->min_agents = (unsigned)num;
+            break;
         case OPT_HEARTBEAT_MS:
             rc = cli_number(cmd, "--heartbeat-ms", val, 100, 60000, &num);
             a->heartbeat_ms = (uint32_t)num;
@@ -759,6 +769,12 @@ static int cli_parse(int argc, char **argv, const struct iof_cmd *cmd, struct cl
         return iof_opt_usage_error(cmd, "--listen needs --expect N (how many agents to wait for)");
     if (a->expect && !a->listen)
         return iof_opt_usage_error(cmd, "--expect only makes sense with --listen");
+    if (a->min_agents && !a->nagents && !a->listen)
+        return iof_opt_usage_error(cmd, "--min-agents needs --agent, --agents-file or --listen");
+    if (a->min_agents > (a->listen ? a->expect : a->nagents))
+        return iof_opt_usage_error(cmd, "--min-agents %u: more than the %zu agents %s",
+                                   a->min_agents, a->listen ? (size_t)a->expect : a->nagents,
+                                   a->listen ? "--expect waits for" : "given");
     if (a->no_db && (a->db || a->tag))
         return iof_opt_usage_error(cmd, "--no-db and %s contradict each other",
                                    a->db ? "--db" : "--tag");
@@ -1120,6 +1136,7 @@ static int cli_run(int argc, char **argv)
     o.nagents = a.nagents;
     o.listen = a.listen;
     o.expect = a.expect;
+    o.min_agents = a.min_agents;
     o.workdir = a.workdir;
     o.dynamo = dynamo;
     o.allow_destructive = a.allow_destructive;

@@ -67,9 +67,37 @@ static unsigned cl_count_up(const struct mgr_run *c)
     return n;
 }
 
+/* Failed agents the run does not go on without (--min-agents leaves some out). */
 static unsigned cl_count_failed(const struct mgr_run *c)
 {
-    return c->tally.n[MGR_SESSION_FAILED];
+    unsigned n = c->tally.n[MGR_SESSION_FAILED];
+    for (size_t i = 0; i < c->nagents && n; i++)
+        n -= c->agents[i].left_out && mgr_agent_state(&c->agents[i]) == MGR_SESSION_FAILED;
+    return n;
+}
+
+/* --min-agents: enough agents connected to start without the others. */
+static bool cl_enough(const struct mgr_run *c, unsigned ready)
+{
+    return c->o->min_agents && ready >= c->o->min_agents;
+}
+
+/* --min-agents: the run goes on without the agents that failed to connect;
+ * each is named with its reason. */
+static void cl_leave_out(struct mgr_run *c, unsigned ready)
+{
+    unsigned total = c->listener ? c->expect : (unsigned)c->o->nagents;
+    for (size_t i = 0; i < c->nagents; i++) {
+        struct mgr_agent *a = &c->agents[i];
+        if (a->left_out || mgr_agent_state(a) != MGR_SESSION_FAILED)
+            continue;
+        a->left_out = true;
+        mgr_live_done(&c->live);
+        IOF_USER("iofleet: going on without agent %s%s%s: %s (--min-agents %u: %u of %u "
+                 "connected)",
+                 a->name[0] ? a->name : "at ", a->name[0] ? " " : "", a->endpoint, a->why,
+                 c->o->min_agents, ready, total);
+    }
 }
 
 /* --- result files --------------------------------------------------------------------- */
@@ -700,6 +728,8 @@ void mgr_run_check_connected(struct mgr_run *c)
         }
     if (pending)
         return;
+    if (cl_count_failed(c) && cl_enough(c, ready))
+        cl_leave_out(c, ready);
     if (cl_count_failed(c)) {
         if (c->rc < 3)
             c->rc = 3;
@@ -743,6 +773,32 @@ void mgr_run_progress(struct mgr_run *c)
 
 /* --- timers, signals, the end --------------------------------------------------------- */
 
+/* The connect phase, once a second while a dialled agent does not answer:
+ * the countdown of the wait (mgr_live_wait). */
+static void cl_wait_tick(struct mgr_run *c, uint64_t now)
+{
+    unsigned long left = (unsigned long)((c->deadline - now + IOF_NS_PER_S - 1) / IOF_NS_PER_S);
+    const struct mgr_agent *first = NULL;
+    unsigned more = 0;
+
+    if (left == c->wait_left)
+        return;
+    for (size_t i = 0; i < c->nagents; i++) {
+        const struct mgr_agent *a = &c->agents[i];
+        if (!a->wait_told || !mgr_session_connecting(mgr_agent_state(a)))
+            continue;
+        if (first)
+            more++;
+        else
+            first = a;
+    }
+    if (!first)
+        return;
+    c->wait_left = left;
+    mgr_live_wait(&c->live, cl_live(c), c->listener ? c->expect : (unsigned)c->o->nagents,
+                  first->endpoint, first->why, more, (double)left);
+}
+
 static void cl_on_tick(uv_timer_t *t)
 {
     struct mgr_run *c = t->data;
@@ -755,11 +811,16 @@ static void cl_on_tick(uv_timer_t *t)
                            (double)c->run.ramp_ns / 1e9, (double)(c->measure_start - now) / 1e9);
     if (c->phase == MGR_PH_RUN)
         cl_publish_ready(c, false);
+    if (c->phase == MGR_PH_CONNECT && c->deadline > now)
+        cl_wait_tick(c, now);
     if (!c->deadline || now < c->deadline)
         return;
     switch (c->phase) {
     case MGR_PH_CONNECT: {
         unsigned ready = cl_live(c);
+        /* With --min-agents met, those not connected are left out, which
+         * does not make the run fail (mgr_run_check_connected). */
+        int rc = cl_enough(c, ready) ? 0 : 3;
         for (size_t i = 0; i < c->nagents; i++) {
             struct mgr_agent *a = &c->agents[i];
             if (mgr_agent_state(a) == MGR_SESSION_CONNECTED && !mgr_agent_dialled(a)) {
@@ -767,9 +828,19 @@ static void cl_on_tick(uv_timer_t *t)
                 mgr_agent_drop_stray(a, "no hello within the wait");
             } else if (mgr_session_connecting(mgr_agent_state(a))) {
                 uv_timer_stop(&a->retry);
-                mgr_agent_fail(a, MGR_SESSION_EV_FAIL, 3, "not connected after %.1f s%s%s",
+                mgr_agent_fail(a, MGR_SESSION_EV_FAIL, rc, "not connected after %.1f s%s%s",
                                (double)c->o->wait_ms / 1000, a->why[0] ? ": " : "", a->why);
             }
+        }
+        if (rc && ready && !c->listener && cl_count_failed(c))
+            IOF_USER("iofleet: %u of %zu agents connected; --min-agents %u would go on without "
+                     "the others",
+                     ready, c->o->nagents, ready);
+        if (c->listener && ready < c->expect && cl_enough(c, ready)) {
+            mgr_live_done(&c->live);
+            IOF_USER("iofleet: going on with %u of %u expected agents (--min-agents %u)", ready,
+                     c->expect, c->o->min_agents);
+            c->expect = ready;
         }
         if ((c->listener || c->embedded) && ready < c->expect) {
             IOF_USER("iofleet: %u of %u expected agents connected within %.1f s", ready, c->expect,

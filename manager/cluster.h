@@ -31,6 +31,7 @@ struct mgr_run_opts {
     const char *tls_ca, *tls_cert, *tls_key; /* all three, or none (plain TCP) */
     uint32_t heartbeat_ms;                   /* 0: default */
     uint64_t wait_ms;                        /* how long to wait for agents */
+    unsigned min_agents;                     /* start with this many when the wait ends; 0: all */
     struct mgr_sink **sinks;                 /* opened result files (borrowed) */
     size_t nsinks;
 };

@@ -60,6 +60,12 @@ void mgr_live_ramp_tick(struct mgr_live *l, unsigned test, unsigned ntests, doub
 void mgr_live_line(struct mgr_live *l, const char *phase, unsigned test, unsigned ntests,
                    double elapsed_s, double total_s, const struct mgr_metrics *m, unsigned alive,
                    unsigned total);
+/* The connect phase's wait: `ready` of `total` agents connected, `who` (an
+ * endpoint) not yet because of `why`, `more` others not either, `left_s`
+ * to wait. Redrawn in place on a terminal, a plain line otherwise; the
+ * caller calls it once a second. */
+void mgr_live_wait(struct mgr_live *l, unsigned ready, unsigned total, const char *who,
+                   const char *why, unsigned more, double left_s);
 /* Ends a redrawn line so normal output can follow. */
 void mgr_live_done(struct mgr_live *l);
 

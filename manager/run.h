@@ -41,6 +41,10 @@ struct mgr_agent {
     struct proto_link *link;
     struct proto_hello info; /* the agent's hello, kept for the result files */
     char why[512];
+    /* The connect phase's wait for a dialled agent that does not answer:
+     * told (the user was told at once who is waited for and why), left out
+     * (--min-agents: the run went on without it). */
+    bool wait_told, left_out;
     uint64_t best_rtt;
     int64_t offset; /* agent clock - manager clock */
     unsigned probes;
@@ -70,7 +74,8 @@ struct mgr_run {
     unsigned live_cache;            /* cl_live(), refreshed on every change of the agent set */
     struct mgr_session_tally tally; /* every agent's session, counted by state */
     uv_signal_t sigint, sigterm;
-    uint64_t deadline; /* of the current phase */
+    uint64_t deadline;       /* of the current phase */
+    unsigned long wait_left; /* whole seconds of the connect wait the wait line shows left */
     struct iof_test *tests;
     size_t ntests, cur;
     struct iof_run_cfg run; /* the current test's timing (iof_test_run) */

@@ -355,6 +355,11 @@ static void sess_on_msg(struct proto_link *l, const struct proto_msg *m, void *a
             bool back = mgr_agent_coming_back(a);
             mgr_agent_fire(a, MGR_SESSION_EV_WELCOME);
             mgr_session_set_member(&a->s);
+            if (a->wait_told && c->phase == MGR_PH_CONNECT) {
+                mgr_live_done(&c->live);
+                IOF_USER("iofleet: agent %s (%s) connected", a->name, a->endpoint);
+                a->wait_told = false;
+            }
             if (back) {
                 mgr_live_done(&c->live);
                 /* During a test it can join the next one; between tests
@@ -569,6 +574,34 @@ static void sess_on_connect(struct iof_conn *conn, int err, void *arg)
     sess_attach(a, conn);
 }
 
+/* The first time a dialled agent does not answer in the connect phase: who
+ * is waited for, why, what usually fixes it, and how long the wait lasts
+ * (the countdown follows: mgr_live_wait). */
+static void sess_wait_tell(struct mgr_agent *a, int err)
+{
+    const struct mgr_run_opts *o = a->c->o;
+    char hint[640] = "";
+
+    if (a->wait_told)
+        return;
+    a->wait_told = true;
+    if (err == -ECONNREFUSED || (err == -ENOENT && a->unix_path))
+        snprintf(hint, sizeof(hint),
+                 ": is dynamo running there? (`systemctl start dynamo`, or `dynamo --listen "
+                 "%s%s`)",
+                 a->unix_path ? "unix:" : "", a->unix_path ? a->unix_path : a->endpoint);
+    mgr_live_done(&a->c->live);
+    if (o->min_agents)
+        IOF_USER("iofleet: waiting for agent at %s: %s%s; retrying for up to %.0f s (--wait), "
+                 "then going on without it if %u agents are connected (--min-agents)",
+                 a->endpoint, a->why[0] ? a->why : iof_strerror(err), hint,
+                 (double)o->wait_ms / 1000, o->min_agents);
+    else
+        IOF_USER("iofleet: waiting for agent at %s: %s%s; retrying for up to %.0f s (--wait)",
+                 a->endpoint, a->why[0] ? a->why : iof_strerror(err), hint,
+                 (double)o->wait_ms / 1000);
+}
+
 static void sess_on_dial_close(struct iof_conn *conn, int err, void *arg)
 {
     struct mgr_agent *a = arg;
@@ -587,8 +620,13 @@ static void sess_on_dial_close(struct iof_conn *conn, int err, void *arg)
             mgr_agent_fire(a, MGR_SESSION_EV_LOST);
         return;
     }
-    if (c->phase == MGR_PH_CONNECT && transient && iof_now_ns() < c->deadline) {
-        uv_timer_start(&a->retry, sess_on_retry, SESS_RETRY_MS, 0);
+    if (c->phase == MGR_PH_CONNECT && transient) {
+        /* Past the wait, the wait's end fails it, or leaves it out with
+         * --min-agents (cluster.c, its tick): one message either way. */
+        if (iof_now_ns() < c->deadline) {
+            sess_wait_tell(a, err);
+            uv_timer_start(&a->retry, sess_on_retry, SESS_RETRY_MS, 0);
+        }
         return;
     }
     mgr_agent_fail(a, MGR_SESSION_EV_FAIL, 3, "%s%s", transient ? "unreachable: " : "",
