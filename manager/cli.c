@@ -54,6 +54,7 @@ enum cli_opt_id {
     OPT_TLS_CERT,
     OPT_TLS_KEY,
     OPT_INSECURE,
+    OPT_PKI,
     OPT_WAIT,
     OPT_MIN_AGENTS,
     OPT_HEARTBEAT_MS,
@@ -108,6 +109,14 @@ enum cli_opt_id {
      OPT_TLS_CA},                                                                                  \
         {"tls-cert", 0, IOF_OPT_REQUIRED, "F", "the manager's certificate", OPT_TLS_CERT},         \
         {"tls-key", 0, IOF_OPT_REQUIRED, "F", "the manager's private key", OPT_TLS_KEY},           \
+        {"pki",                                                                                    \
+         0,                                                                                        \
+         IOF_OPT_REQUIRED,                                                                         \
+         "DIR",                                                                                    \
+         "the directory iofleet pki init wrote: --tls-ca DIR/ca.pem --tls-cert DIR/manager.pem "   \
+         "--tls-key DIR/manager-key.pem, each --tls-* given still wins (default: $IOFLEET_PKI, "   \
+         "when agents are dialled or accepted and no --insecure or --tls-* is given)",             \
+         OPT_PKI},                                                                                 \
     {                                                                                              \
         "insecure", 0, IOF_OPT_NONE, NULL,                                                         \
             "allow plain TCP without authentication (loopback included: any local user could "     \
@@ -430,6 +439,8 @@ struct cli_args {
     unsigned min_agents; /* --min-agents, 0: all */
     bool insecure;
     const char *tls_ca, *tls_cert, *tls_key;
+    const char *pki;                /* --pki DIR */
+    char pki_path[3][IOF_PATH_MAX]; /* ca, cert, key from --pki or $IOFLEET_PKI */
     uint64_t wait_ms;
     uint32_t heartbeat_ms;
     const char *sink_opt[CLI_MAX_SINKS]; /* "--csv" ... */
@@ -575,6 +586,44 @@ static const char *cli_sink_option(int id)
     }
 }
 
+/* The manager's TLS files from a directory `iofleet pki init` wrote: --pki
+ * DIR, else $IOFLEET_PKI when the command dials or accepts agents and was
+ * given neither --insecure nor any --tls-* option. Each --tls-* given wins
+ * over its file from the directory. 0, or 2 after naming a missing file. */
+static int cli_pki_dir(const struct iof_cmd *cmd, struct cli_args *a)
+{
+    static const char *const base[3] = {"ca.pem", "manager.pem", "manager-key.pem"};
+    const char **set[3] = {&a->tls_ca, &a->tls_cert, &a->tls_key};
+    const char *dir = a->pki, *from = "--pki";
+
+    if (!dir && !a->insecure && !a->tls_ca && !a->tls_cert && !a->tls_key &&
+        (a->nagents || a->listen)) {
+        dir = getenv("IOFLEET_PKI");
+        from = "IOFLEET_PKI";
+        if (dir && !*dir)
+            dir = NULL;
+    }
+    if (!dir)
+        return 0;
+    for (int i = 0; i < 3; i++) {
+        struct stat st;
+        if (*set[i])
+            continue; /* given explicitly */
+        if (snprintf(a->pki_path[i], sizeof(a->pki_path[i]), "%s/%s", dir, base[i]) >=
+            (int)sizeof(a->pki_path[i])) {
+            IOF_USER("%s: %s %s: path too long", cmd->prog, from, dir);
+            return 2;
+        }
+        if (stat(a->pki_path[i], &st) < 0) {
+            IOF_USER("%s: %s%s%s: %s: %s (iofleet pki init %s writes it)", cmd->prog, from,
+                     from[0] == '-' ? " " : "=", dir, a->pki_path[i], strerror(errno), dir);
+            return 2;
+        }
+        *set[i] = a->pki_path[i];
+    }
+    return 0;
+}
+
 /* Parses run's or validate's options from argv[1..] (argv[1] is the
  * subcommand); 0, or the exit code (2 for a usage error, 0 after --help). */
 static int cli_parse(int argc, char **argv, const struct iof_cmd *cmd, struct cli_args *a)
@@ -704,6 +753,9 @@ static int cli_parse(int argc, char **argv, const struct iof_cmd *cmd, struct cl
         case OPT_INSECURE:
             a->insecure = true;
             break;
+        case OPT_PKI:
+            a->pki = val;
+            break;
         case OPT_QUIET:
             a->quiet = true;
             break;
@@ -762,6 +814,8 @@ static int cli_parse(int argc, char **argv, const struct iof_cmd *cmd, struct cl
     if (!a->plan && cmd != &cli_agents_cmd && cmd != &cli_clean_cmd &&
         !proto_quick_given(&a->quick))
         return iof_opt_usage_error(cmd, "needs a PLAN.json (or - for stdin), or --spec SIZE...");
+    if (cli_pki_dir(cmd, a))
+        return 2;
     if (!!a->tls_ca + !!a->tls_cert + !!a->tls_key != 0 &&
         !!a->tls_ca + !!a->tls_cert + !!a->tls_key != 3)
         return iof_opt_usage_error(cmd, "TLS needs all of --tls-ca, --tls-cert and --tls-key");

@@ -91,6 +91,7 @@ expect_words "pki/ca.pem" iofleet run --tls-cert=pki/
 expect_words "notes.txt" iofleet run --csv no
 expect_words "pki plans" iofleet run --workdir ""
 expect_words "pki plans" dynamo --workdir ""
+expect_words "pki plans" iofleet agents --pki ""
 expect_words "notes.txt" dynamo --allow no
 expect_words "unix:pki" iofleet run --agent unix:pk
 expect_words "pki plans" iofleet pki init ""
