@@ -252,9 +252,13 @@ static const struct iof_opt cli_run_opts[] = {
 static const struct iof_opt cli_validate_opts[] = {
     CLI_OPT_HELP,
     {"agent", 0, IOF_OPT_REQUIRED, "unix:PATH|HOST[:PORT]",
-     "also ask this agent (repeatable) for its budget and print it beside what the plan needs "
-     "there; exit 1 when an agent would refuse the plan",
+     "also ask this agent (repeatable) for its budget and --allow list and check the plan "
+     "against what it accepts there; exit 1 when an agent would refuse the plan",
      OPT_AGENT},
+    {"agents-file", 0, IOF_OPT_REQUIRED, "F",
+     "ask every agent listed in F as with --agent: one unix:PATH or HOST[:PORT] per line, '#' "
+     "comments (the file iofleet run takes)",
+     OPT_AGENTS_FILE},
     CLI_OPT_SET,
     CLI_OPT_UNSET,
     CLI_OPT_QUICK,
@@ -889,6 +893,20 @@ static int cli_load(const struct cli_args *a, struct iof_plan *p, char **text)
     return 0;
 }
 
+/* validate without agents: says what only the agents can check. */
+static void cli_validate_unchecked(const struct iof_plan *p)
+{
+    const char *abs = NULL;
+    for (size_t i = 0; i < p->nworkers && !abs; i++)
+        for (size_t k = 0; k < p->workers[i].ntargets && !abs; k++)
+            if (p->workers[i].targets[k].path[0] == '/')
+                abs = p->workers[i].targets[k].path;
+    IOF_USER("iofleet validate: not checked without --agent or --agents-file: the agents' "
+             "budgets%s%s%s",
+             abs ? " and whether their --allow lists admit the plan's absolute paths (" : "",
+             abs ? abs : "", abs ? "...)" : "");
+}
+
 static int cli_validate(int argc, char **argv)
 {
     struct cli_args a;
@@ -907,6 +925,8 @@ static int cli_validate(int argc, char **argv)
     }
     if (rc == 0) {
         proto_plan_print(&p, stdout);
+        if (!a.nagents)
+            cli_validate_unchecked(&p);
         for (size_t i = 0; i < a.nagents; i++) {
             struct mgr_probe_opts po = {.endpoint = a.agents[i],
                                         .tls_ca = a.tls_ca,

@@ -295,6 +295,68 @@ static bool probe_group_selects(const struct iof_worker_cfg *g, const char *name
     return g->nnodes == 0;
 }
 
+/* The --allow entry of inventory inv that admits the absolute target path
+ * by its name: the same path, or a path beneath an allowed directory. NULL
+ * when none does: the agent refuses the path unless it is another name of
+ * an allowed device or file, which only the agent can tell (dynamo/scope.h). */
+static const struct proto_target_info *probe_allowed(const struct proto_inventory *inv,
+                                                     const char *path)
+{
+    for (size_t i = 0; i < inv->ntargets; i++) {
+        const struct proto_target_info *t = &inv->targets[i];
+        size_t n = t->path ? strlen(t->path) : 0;
+        while (n > 1 && t->path[n - 1] == '/')
+            n--;
+        if (!n)
+            continue;
+        if (!strncmp(path, t->path, n) && path[n] == '\0')
+            return t;
+        if (t->kind && !strcmp(t->kind, "directory") && !strncmp(path, t->path, n) &&
+            (path[n] == '/' || (n == 1 && path[0] == '/')))
+            return t;
+    }
+    return NULL;
+}
+
+/* Checks the plan's absolute targets on node h against its --allow entries;
+ * prints one line per refused path and returns how many there are. */
+static size_t probe_check_targets(const struct iof_plan *p, const struct proto_hello *h, FILE *out)
+{
+    size_t bad = 0, checked = 0;
+
+    for (size_t i = 0; i < p->nworkers; i++) {
+        if (!probe_group_selects(&p->workers[i], h->name))
+            continue;
+        for (size_t k = 0; k < p->workers[i].ntargets; k++) {
+            const char *path = p->workers[i].targets[k].path;
+            bool seen = false;
+            if (path[0] != '/')
+                continue; /* a test file in the agent's workdir */
+            /* Each path once, however many groups name it. */
+            for (size_t j = 0; j <= i && !seen; j++)
+                for (size_t m = 0; m < (j == i ? k : p->workers[j].ntargets) && !seen; m++)
+                    seen = probe_group_selects(&p->workers[j], h->name) &&
+                           !strcmp(p->workers[j].targets[m].path, path);
+            if (seen)
+                continue;
+            checked++;
+            if (probe_allowed(&h->inventory, path))
+                continue;
+            if (!bad++)
+                fprintf(out, "  targets not in the agent's --allow list (%s):\n",
+                        h->inventory.ntargets ? "paths and directories it names"
+                                              : "it has none: test files in its workdir only");
+            fprintf(out, "    %s: REFUSED unless it is another name of an allowed device or file\n",
+                    path);
+        }
+    }
+    if (checked && !bad)
+        fprintf(out,
+                "  targets: the plan's %zu absolute path%s allowed by the agent's --allow list\n",
+                checked, checked == 1 ? " is" : "s are");
+    return bad;
+}
+
 int mgr_probe_budget(const struct iof_plan *p, const struct mgr_probe_opts *o, FILE *out)
 {
     struct proto_hello h;
@@ -311,9 +373,13 @@ int mgr_probe_budget(const struct iof_plan *p, const struct mgr_probe_opts *o, F
         return 3;
     }
     if (!h.inventory.has_budget) {
+        size_t bad;
         fprintf(out, "agent %s (%s): sends no budget (an older dynamo)\n", h.name, o->endpoint);
+        bad = probe_check_targets(p, &h, out);
+        if (bad)
+            fprintf(out, "  does not fit: the agent will refuse this plan at prepare\n");
         proto_hello_free(&h);
-        return 0;
+        return bad ? 1 : 0;
     }
     tests = iof_plan_expand(p, &ntests);
     g = calloc(p->nworkers ? p->nworkers : 1, sizeof(*g));
@@ -366,9 +432,12 @@ int mgr_probe_budget(const struct iof_plan *p, const struct mgr_probe_opts *o, F
                     rows[i].need > rows[i].have ? "EXCEEDS" : "ok");
             fits &= rows[i].need <= rows[i].have;
         }
+        fits &= probe_check_targets(p, &h, out) == 0;
         fprintf(out, "  %s\n",
                 fits ? "fits (as the agent's host stands now)"
                      : "does not fit: the agent will refuse this plan at prepare");
+        fprintf(out, "  not checked here: other names of allowed devices or files, and the "
+                     "guards on devices (mounted, data on them) the agent applies at prepare\n");
         proto_hello_free(&h);
         return fits ? 0 : 1;
     }
