@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/clock.h"
 #include "common/cliopt.h"
 #include "common/log.h"
 #include "common/outfile.h"
@@ -23,6 +24,9 @@ enum hist_opt_id {
     HOPT_OUT,
     HOPT_FORMAT,
     HOPT_FORCE,
+    HOPT_OLDER_THAN,
+    HOPT_KEEP,
+    HOPT_DRY_RUN,
 };
 
 #define HOPT_HELP_ENTRY                                                                            \
@@ -44,15 +48,28 @@ static const struct iof_opt runs_opts[] = {
      "list as one JSON array (id, start_time, plan, tag, nodes, tests, tests_planned, iops, "
      "p99_lat_ms, exit_code, status)",
      HOPT_JSON},
-    {"tag", 0, IOF_OPT_REQUIRED, "NAME", "import: tag the imported run", HOPT_TAG},
+    {"tag", 0, IOF_OPT_REQUIRED, "NAME",
+     "import: tag the imported run; rm and prune: only runs with this tag", HOPT_TAG},
+    {"older-than", 0, IOF_OPT_REQUIRED, "DURATION",
+     "prune: remove runs started longer ago than DURATION (a number and s, m, h, d or w: 30d)",
+     HOPT_OLDER_THAN},
+    {"keep", 0, IOF_OPT_REQUIRED, "N",
+     "prune: keep the newest N runs (of the --tag, when given), remove the others; with "
+     "--older-than, only runs both older and not among the newest N go",
+     HOPT_KEEP},
+    {"dry-run", 'n', IOF_OPT_NONE, NULL, "rm and prune: list the runs that would go, remove none",
+     HOPT_DRY_RUN},
 };
 
 static const struct iof_cmd runs_cmd = {
     .prog = "iofleet runs",
-    .synopsis = "[rm ID...|import RESULT.json] [OPTION]...",
+    .synopsis = "[rm ID|FROM-TO...|prune|tag ID NAME|import RESULT.json] [OPTION]...",
     .about = "Lists the recorded runs (id, start time, plan, tag, nodes, finished/planned tests, "
              "the IOPS and p99 latency in ms of the run's fastest test, exit code and status); "
-             "'rm ID...' removes runs; 'import RESULT.json' records a document written by "
+             "'rm ID|FROM-TO...' removes runs (3-7: ids 3 to 7; with --tag alone: every run "
+             "with the tag); 'prune' removes by --older-than and --keep; rm and prune then "
+             "compact the file (VACUUM); 'tag ID NAME' sets a run's tag ('' removes it); "
+             "'import RESULT.json' records a document written by "
              "iofleet run --json. A run a killed manager left is listed as unfinished with the "
              "tests it finished.",
     .opts = runs_opts,
@@ -117,15 +134,249 @@ static bool parse_id(const char *s, int64_t *id)
     return true;
 }
 
+/* --- housekeeping: rm of ranges and tags, prune, tag ---------------------------------- */
+
+/* "3" or "3-7": ids from..to; false for anything else. */
+static bool parse_range(const char *s, int64_t *from, int64_t *to)
+{
+    char buf[64];
+    char *dash;
+
+    if (parse_id(s, from)) {
+        *to = *from;
+        return true;
+    }
+    if (snprintf(buf, sizeof(buf), "%s", s) >= (int)sizeof(buf) || !(dash = strchr(buf, '-')))
+        return false;
+    *dash = '\0';
+    return parse_id(buf, from) && parse_id(dash + 1, to) && *from <= *to;
+}
+
+/* "30d", "12h", "90m", "45s", "2w": nanoseconds, or false. */
+static bool parse_age(const char *s, int64_t *ns)
+{
+    static const struct {
+        char unit;
+        int64_t s;
+    } units[] = {{'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}, {'w', 7 * 86400}};
+    char *end;
+    long long v;
+
+    errno = 0;
+    v = strtoll(s, &end, 10);
+    if (end == s || errno || v < 0 || !end[0] || end[1])
+        return false;
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+        if (*end == units[i].unit) {
+            if (v > INT64_MAX / 1000000000 / units[i].s)
+                return false;
+            *ns = (int64_t)v * units[i].s * 1000000000;
+            return true;
+        }
+    return false;
+}
+
+/* The database file and its WAL, in bytes. */
+static int64_t store_bytes(const struct mgr_store *st)
+{
+    char wal[IOF_PATH_MAX + 8];
+    struct stat sb;
+    int64_t n = 0;
+
+    if (stat(st->path, &sb) == 0)
+        n += sb.st_size;
+    snprintf(wal, sizeof(wal), "%s-wal", st->path);
+    if (stat(wal, &sb) == 0)
+        n += sb.st_size;
+    return n;
+}
+
+/* Removes the n runs of ids (or lists them with dry_run), then compacts the
+ * file and says how much it gave back. 0, or 1 after a database error. */
+static int runs_remove(const char *prog, struct mgr_store *st, const int64_t *ids, size_t n,
+                       bool dry_run)
+{
+    struct iof_diag d = {{0}};
+    int64_t before = store_bytes(st);
+    size_t removed = 0;
+
+    for (size_t i = 0; i < n; i++)
+        printf("%s run %" PRId64 "\n", dry_run ? "would remove" : "removed", ids[i]);
+    if (dry_run || !n)
+        return 0;
+    if (mgr_store_rm_many(st, ids, n, &removed, &d)) {
+        IOF_USER("%s: %s", prog, d.msg);
+        return 1;
+    }
+    if (mgr_store_vacuum(st, &d)) {
+        /* The runs are gone; only the file stays as large as it was. */
+        IOF_WARN("%s", d.msg);
+        return 0;
+    }
+    printf("%s: compacted to %.1f KiB, was %.1f KiB\n", st->path, (double)store_bytes(st) / 1024.0,
+           (double)before / 1024.0);
+    return 0;
+}
+
+/* runs rm ID|FROM-TO... [--tag NAME]: every id must name a run (of the tag),
+ * a range at least one. */
+static int runs_rm(struct mgr_store *st, const char *const *args, size_t nargs, const char *tag,
+                   bool dry_run)
+{
+    struct iof_diag d = {{0}};
+    int64_t *all = NULL;
+    size_t nall = 0;
+    int rc = 0;
+
+    for (size_t i = 0; i < nargs || (!nargs && i == 0); i++) {
+        struct mgr_store_sel sel = {.tag = tag, .keep = -1};
+        int64_t *ids, *grown;
+        size_t n;
+        if (nargs && !parse_range(args[i], &sel.from, &sel.to))
+            continue; /* checked by the caller */
+        if (mgr_store_select(st, &sel, &ids, &n, &d)) {
+            IOF_USER("iofleet runs rm: %s", d.msg);
+            free(all);
+            return 1;
+        }
+        if (!n) {
+            IOF_USER("iofleet runs rm: %s: no run %s%s%s%s", st->path,
+                     nargs && strchr(args[i], '-') ? "in " : "", nargs ? args[i] : "",
+                     tag ? (nargs ? " with tag " : "with tag ") : "", tag ? tag : "");
+            rc = 1;
+        }
+        grown = n ? realloc(all, (nall + n) * sizeof(*all)) : all;
+        if (!grown) {
+            free(ids);
+            free(all);
+            IOF_USER("iofleet runs rm: out of memory");
+            return 1;
+        }
+        all = grown;
+        for (size_t k = 0; k < n; k++) {
+            bool dup = false;
+            for (size_t j = 0; j < nall && !dup; j++)
+                dup = all[j] == ids[k];
+            if (!dup)
+                all[nall++] = ids[k];
+        }
+        free(ids);
+    }
+    if (runs_remove("iofleet runs rm", st, all, nall, dry_run))
+        rc = 1;
+    free(all);
+    return rc;
+}
+
+/* runs prune --older-than D | --keep N [--tag NAME]. */
+static int runs_prune(struct mgr_store *st, int64_t older_ns, long keep, const char *tag,
+                      bool dry_run)
+{
+    struct mgr_store_sel sel = {.tag = tag, .keep = keep};
+    struct iof_diag d = {{0}};
+    int64_t *ids;
+    size_t n;
+    int rc;
+
+    if (older_ns)
+        sel.before_unix_ns = (int64_t)iof_wall_ns() - older_ns;
+    if (mgr_store_select(st, &sel, &ids, &n, &d)) {
+        IOF_USER("iofleet runs prune: %s", d.msg);
+        return 1;
+    }
+    if (!n)
+        printf("no run to prune\n");
+    rc = runs_remove("iofleet runs prune", st, ids, n, dry_run);
+    free(ids);
+    return rc;
+}
+
+/* runs tag ID NAME: NAME "" removes the tag. */
+static int runs_tag(struct mgr_store *st, const char *const *args)
+{
+    struct iof_diag d = {{0}};
+    int64_t run = 0;
+
+    if (!parse_id(args[0], &run) || mgr_store_set_tag(st, run, args[1], &d)) {
+        IOF_USER("iofleet runs tag: %s", run ? d.msg : "not a run id");
+        return 1;
+    }
+    if (args[1][0])
+        printf("run %" PRId64 " tagged %s\n", run, args[1]);
+    else
+        printf("run %" PRId64 " untagged\n", run);
+    return 0;
+}
+
+/* The usage checks of rm, prune and tag; 0 or 2 after the message. */
+static int runs_check_housekeeping(const char *sub, const char *const *args, size_t nargs,
+                                   const char *tag, const char *older, const char *keep,
+                                   int64_t *older_ns, long *nkeep, bool dry_run)
+{
+    int64_t a, b;
+    char *end;
+
+    if ((older || keep) && strcmp(sub ? sub : "", "prune"))
+        return iof_opt_usage_error(&runs_cmd, "%s goes with prune",
+                                   older ? "--older-than" : "--keep");
+    if (dry_run && strcmp(sub ? sub : "", "prune") && strcmp(sub ? sub : "", "rm"))
+        return iof_opt_usage_error(&runs_cmd, "--dry-run goes with rm or prune");
+    if (!sub)
+        return 0;
+    if (!strcmp(sub, "rm")) {
+        if (!nargs && !tag)
+            return iof_opt_usage_error(&runs_cmd, "rm needs run ids (3, 3-7) or --tag NAME");
+        for (size_t i = 0; i < nargs; i++)
+            if (!parse_range(args[i], &a, &b))
+                return iof_opt_usage_error(
+                    &runs_cmd, "rm takes run ids and ranges (3, 3-7), got '%s'", args[i]);
+    } else if (!strcmp(sub, "prune")) {
+        if (nargs)
+            return iof_opt_usage_error(&runs_cmd, "prune takes no ids, got '%s'", args[0]);
+        if (!older && !keep)
+            return iof_opt_usage_error(&runs_cmd, "prune needs --older-than DURATION or --keep N");
+        if (older && !parse_age(older, older_ns))
+            return iof_opt_usage_error(
+                &runs_cmd, "--older-than must be a number and s, m, h, d or w (30d), got '%s'",
+                older);
+        if (keep) {
+            errno = 0;
+            *nkeep = strtol(keep, &end, 10);
+            if (!*keep || *end || errno || *nkeep < 0)
+                return iof_opt_usage_error(&runs_cmd, "--keep must be a count >= 0, got '%s'",
+                                           keep);
+        }
+    } else if (!strcmp(sub, "tag")) {
+        if (nargs != 2)
+            return iof_opt_usage_error(&runs_cmd, "tag takes a run id and a name, got %zu word%s",
+                                       nargs, nargs == 1 ? "" : "s");
+        if (!parse_id(args[0], &a))
+            return iof_opt_usage_error(&runs_cmd, "tag takes a run id first, got '%s'", args[0]);
+        if (parse_id(args[1], &a))
+            return iof_opt_usage_error(&runs_cmd,
+                                       "a tag cannot be a number (numbers are run "
+                                       "ids), got '%s'",
+                                       args[1]);
+        if (tag)
+            return iof_opt_usage_error(&runs_cmd,
+                                       "tag takes the name as its second word, not --tag");
+        if (mgr_cli_tag_check(&runs_cmd, args[1]))
+            return 2;
+    }
+    return 0;
+}
+
 int mgr_cli_runs(int argc, char **argv)
 {
     struct iof_opt_parser p;
     struct mgr_store *st = NULL;
     struct iof_diag d = {{0}};
-    const char *db = NULL, *tag = NULL, *val, *sub = NULL;
+    const char *db = NULL, *tag = NULL, *val, *sub = NULL, *older = NULL, *keep = NULL;
     const char **args = calloc((size_t)argc + 1, sizeof(*args));
     size_t nargs = 0;
-    bool json = false;
+    bool json = false, dry_run = false;
+    int64_t older_ns = 0;
+    long nkeep = -1;
     int id, rc = 0;
 
     if (!args || iof_opt_init(&p, &runs_cmd, argc, argv)) {
@@ -156,30 +407,39 @@ int mgr_cli_runs(int argc, char **argv)
         case HOPT_TAG:
             tag = val;
             break;
+        case HOPT_OLDER_THAN:
+            older = val;
+            break;
+        case HOPT_KEEP:
+            keep = val;
+            break;
+        case HOPT_DRY_RUN:
+            dry_run = true;
+            break;
         default:
             rc = iof_opt_usage_error(&runs_cmd, "option not handled");
         }
     }
     iof_opt_free(&p);
-    if (!rc && sub && strcmp(sub, "rm") && strcmp(sub, "import")) {
-        static const char *const subs[] = {"rm", "import"};
-        const char *best = iof_opt_suggest(sub, subs, 2);
+    if (!rc && sub && strcmp(sub, "rm") && strcmp(sub, "import") && strcmp(sub, "prune") &&
+        strcmp(sub, "tag")) {
+        static const char *const subs[] = {"rm", "import", "prune", "tag"};
+        const char *best = iof_opt_suggest(sub, subs, 4);
         rc =
             iof_opt_usage_error(&runs_cmd, "unknown command '%s'%s%s%s", sub,
                                 best ? "; did you mean '" : "", best ? best : "", best ? "'?" : "");
     }
-    if (!rc && sub && !nargs)
-        rc = iof_opt_usage_error(&runs_cmd, "%s needs %s", sub,
-                                 !strcmp(sub, "rm") ? "a run id" : "a RESULT.json file");
-    if (!rc && (!sub || strcmp(sub, "import")) && tag)
-        rc = iof_opt_usage_error(&runs_cmd, "--tag goes with import");
+    if (!rc && sub && !strcmp(sub, "import") && !nargs)
+        rc = iof_opt_usage_error(&runs_cmd, "%s needs %s", sub, "a RESULT.json file");
+    if (!rc && (!sub || !strcmp(sub, "tag")) && tag)
+        rc = iof_opt_usage_error(&runs_cmd, "--tag goes with import, rm or prune");
     if (!rc && tag && parse_id(tag, &(int64_t){0}))
         rc = iof_opt_usage_error(&runs_cmd, "a tag cannot be a number (numbers are run ids)");
     if (!rc && tag && mgr_cli_tag_check(&runs_cmd, tag))
         rc = 2;
-    for (size_t i = 0; !rc && sub && !strcmp(sub, "rm") && i < nargs; i++)
-        if (!parse_id(args[i], &(int64_t){0}))
-            rc = iof_opt_usage_error(&runs_cmd, "rm takes run ids, got '%s'", args[i]);
+    if (!rc)
+        rc =
+            runs_check_housekeeping(sub, args, nargs, tag, older, keep, &older_ns, &nkeep, dry_run);
     if (!rc)
         rc = open_store("iofleet runs", db, &st);
     if (rc) {
@@ -192,18 +452,11 @@ int mgr_cli_runs(int argc, char **argv)
             rc = 1;
         }
     } else if (!strcmp(sub, "rm")) {
-        for (size_t i = 0; i < nargs; i++) {
-            int64_t run = 0;
-            if (!parse_id(args[i], &run)) { /* checked above; kept for the compiler */
-                IOF_USER("iofleet runs rm: '%s' is not a run id", args[i]);
-                rc = 2;
-            } else if (mgr_store_rm(st, run, &d)) {
-                IOF_USER("iofleet runs rm: %s", d.msg);
-                rc = 1;
-            } else {
-                printf("removed run %" PRId64 "\n", run);
-            }
-        }
+        rc = runs_rm(st, args, nargs, tag, dry_run);
+    } else if (!strcmp(sub, "prune")) {
+        rc = runs_prune(st, older_ns, nkeep, tag, dry_run);
+    } else if (!strcmp(sub, "tag")) {
+        rc = runs_tag(st, args);
     } else {
         for (size_t i = 0; i < nargs; i++) {
             int64_t run;

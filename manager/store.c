@@ -283,13 +283,11 @@ int mgr_store_resolve(struct mgr_store *st, const char *ref, int64_t *id, struct
     return iof_diag_set(diag, -ENOENT, "%s: no run with id or tag '%s'", st->path, ref);
 }
 
-int mgr_store_rm(struct mgr_store *st, int64_t id, struct iof_diag *diag)
+/* The statements that delete run id and everything recorded of it, for one
+ * transaction. */
+static void store_rm_sql(char *sql, size_t cap, int64_t id)
 {
-    char sql[1024];
-    int r;
-
-    snprintf(sql, sizeof(sql),
-             "BEGIN IMMEDIATE;"
+    snprintf(sql, cap,
              "DELETE FROM rows WHERE test_id IN (SELECT id FROM tests WHERE run_id = %" PRId64 ");"
              "DELETE FROM intervals WHERE test_id IN (SELECT id FROM tests WHERE run_id = %" PRId64
              ");"
@@ -297,6 +295,126 @@ int mgr_store_rm(struct mgr_store *st, int64_t id, struct iof_diag *diag)
              "DELETE FROM agents WHERE run_id = %" PRId64 ";"
              "DELETE FROM runs WHERE id = %" PRId64 ";",
              id, id, id, id, id);
+}
+
+int mgr_store_select(struct mgr_store *st, const struct mgr_store_sel *sel, int64_t **ids,
+                     size_t *n, struct iof_diag *diag)
+{
+    static const char sql[] =
+        "SELECT id FROM runs WHERE (?1 IS NULL OR tag = ?1) AND (?2 = 0 OR id >= ?2) AND "
+        "(?3 = 0 OR id <= ?3) AND (?4 = 0 OR start_unix_ns < ?4) AND (?5 < 0 OR id NOT IN "
+        "(SELECT id FROM runs WHERE ?1 IS NULL OR tag = ?1 ORDER BY id DESC LIMIT ?5)) "
+        "ORDER BY id";
+    sqlite3_stmt *s;
+    size_t cap = 0;
+    int rc;
+
+    *ids = NULL;
+    *n = 0;
+    if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+        return store_err(st, diag, "cannot select runs");
+    if (sel->tag)
+        sqlite3_bind_text(s, 1, sel->tag, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(s, 2, sel->from);
+    sqlite3_bind_int64(s, 3, sel->to);
+    sqlite3_bind_int64(s, 4, sel->before_unix_ns);
+    sqlite3_bind_int64(s, 5, sel->keep);
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (*n == cap) {
+            size_t ncap = cap ? 2 * cap : 64;
+            int64_t *g = realloc(*ids, ncap * sizeof(*g));
+            if (!g) {
+                sqlite3_finalize(s);
+                free(*ids);
+                *ids = NULL;
+                *n = 0;
+                return iof_diag_set(diag, -ENOMEM, "out of memory");
+            }
+            *ids = g;
+            cap = ncap;
+        }
+        (*ids)[(*n)++] = sqlite3_column_int64(s, 0);
+    }
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE) {
+        free(*ids);
+        *ids = NULL;
+        *n = 0;
+        return store_err(st, diag, "cannot select runs");
+    }
+    return 0;
+}
+
+int mgr_store_rm_many(struct mgr_store *st, const int64_t *ids, size_t n, size_t *removed,
+                      struct iof_diag *diag)
+{
+    char sql[1024];
+    size_t done = 0;
+    int r = mgr_store_exec(st, "BEGIN IMMEDIATE", diag);
+
+    if (removed)
+        *removed = 0;
+    if (r)
+        return r;
+    for (size_t i = 0; i < n; i++) {
+        store_rm_sql(sql, sizeof(sql), ids[i]);
+        if ((r = mgr_store_exec(st, sql, diag))) {
+            sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+            return r;
+        }
+        done += sqlite3_changes(st->db) > 0; /* the runs row, deleted last */
+    }
+    if ((r = mgr_store_exec(st, "COMMIT", diag))) {
+        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+        return r;
+    }
+    if (removed)
+        *removed = done;
+    return 0;
+}
+
+int mgr_store_set_tag(struct mgr_store *st, int64_t id, const char *tag, struct iof_diag *diag)
+{
+    sqlite3_stmt *s;
+    int rc;
+
+    if (sqlite3_prepare_v2(st->db, "UPDATE runs SET tag = ? WHERE id = ?", -1, &s, NULL) !=
+        SQLITE_OK)
+        return store_err(st, diag, "cannot tag a run");
+    if (tag && *tag)
+        sqlite3_bind_text(s, 1, tag, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(s, 2, id);
+    rc = sqlite3_step(s);
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE)
+        return store_err(st, diag, "cannot tag a run");
+    if (!sqlite3_changes(st->db))
+        return iof_diag_set(diag, -ENOENT, "%s: no run %" PRId64, st->path, id);
+    return 0;
+}
+
+int mgr_store_vacuum(struct mgr_store *st, struct iof_diag *diag)
+{
+    int rc = sqlite3_exec(st->db, "VACUUM", NULL, NULL, NULL);
+
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(st->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        return 0;
+    if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED)
+        return iof_diag_set(diag, -EBUSY,
+                            "%s: not compacted: another process is using the database (%s)",
+                            st->path, sqlite3_errmsg(st->db));
+    return store_err(st, diag, "cannot compact");
+}
+
+int mgr_store_rm(struct mgr_store *st, int64_t id, struct iof_diag *diag)
+{
+    char sql[1024];
+    int r;
+
+    memcpy(sql, "BEGIN IMMEDIATE;", sizeof("BEGIN IMMEDIATE;"));
+    store_rm_sql(sql + strlen(sql), sizeof(sql) - strlen(sql), id);
     r = mgr_store_exec(st, sql, diag);
     if (r) {
         sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);

@@ -83,6 +83,34 @@ int mgr_store_resolve(struct mgr_store *st, const char *ref, int64_t *id, struct
 /* Deletes a run and everything recorded of it. -ENOENT when absent. */
 int mgr_store_rm(struct mgr_store *st, int64_t id, struct iof_diag *diag);
 
+/* Which runs mgr_store_select() picks: every condition given must hold. */
+struct mgr_store_sel {
+    const char *tag;        /* with this tag; NULL: any */
+    int64_t from, to;       /* ids from..to, inclusive; 0: no bound */
+    int64_t before_unix_ns; /* started before this time; 0: any */
+    long keep; /* not among the newest `keep` runs (of the tag, when given); < 0: any */
+};
+
+/* The ids of the runs sel picks, oldest first: a new array in *ids (free()
+ * it; NULL when none) and its length in *n. 0 or -EIO with diag. */
+int mgr_store_select(struct mgr_store *st, const struct mgr_store_sel *sel, int64_t **ids,
+                     size_t *n, struct iof_diag *diag);
+
+/* Deletes the n runs of ids and everything recorded of them in one
+ * transaction (ids that are not there are skipped); *removed (may be NULL)
+ * is how many were. 0 or -EIO with diag (nothing deleted). */
+int mgr_store_rm_many(struct mgr_store *st, const int64_t *ids, size_t n, size_t *removed,
+                      struct iof_diag *diag);
+
+/* Sets run id's tag (NULL or "": none). -ENOENT when there is no such run. */
+int mgr_store_set_tag(struct mgr_store *st, int64_t id, const char *tag, struct iof_diag *diag);
+
+/* Gives the space of deleted runs back to the file system: VACUUM, then a
+ * WAL checkpoint that truncates the log. Waits MGR_STORE_BUSY_MS for other
+ * connections; -EBUSY with diag when one still holds the database (the
+ * data is intact, only the file stays large), else 0 or -EIO. */
+int mgr_store_vacuum(struct mgr_store *st, struct iof_diag *diag);
+
 /* Records the result document at path (an `iofleet run --json` file) as a
  * new run; tag may be NULL. 0 with *id, or an error with diag naming the
  * file. */

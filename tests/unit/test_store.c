@@ -760,6 +760,110 @@ static void resolve_and_rm(void **state)
     mgr_store_close(st);
 }
 
+/* The ids mgr_store_select() picks, as "1,2,3". */
+static void select_str(struct mgr_store *st, const struct mgr_store_sel *sel, char *buf, size_t cap)
+{
+    struct iof_diag d = {{0}};
+    int64_t *ids;
+    size_t n, len = 0;
+
+    assert_int_equal(mgr_store_select(st, sel, &ids, &n, &d), 0);
+    buf[0] = '\0';
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s%" PRId64, i ? "," : "", ids[i]);
+    free(ids);
+}
+
+/* Housekeeping: selection by age, by the newest N kept, by tag and by id
+ * range (each alone and combined); deleting many in one transaction, which
+ * skips ids already gone and leaves nothing of the runs behind; retagging
+ * and untagging; VACUUM giving the space back to the file system. */
+static void select_prune_tag_vacuum(void **state)
+{
+    char db[PATH_MAX], got[256];
+    struct mgr_store *st;
+    struct iof_diag d = {{0}};
+    struct stat before, after;
+    int64_t id[6], *ids;
+    size_t n, removed;
+    (void)state;
+
+    fresh_path(db, sizeof(db), "runs.db");
+    for (int i = 0; i < 6; i++)
+        id[i] = record_run(db, i % 2 ? "odd" : "even", 3, false, NULL);
+    assert_int_equal(mgr_store_open(db, &st, &d), 0);
+    /* Starts one day apart: run ID started 7 - ID days before 2024-01-10. */
+    assert_int_equal(mgr_store_exec(st,
+                                    "UPDATE runs SET start_unix_ns = 1704844800000000000 - "
+                                    "(7 - id) * 86400000000000",
+                                    &d),
+                     0);
+    assert_int_equal(id[0], 1);
+    assert_int_equal(id[5], 6);
+
+    select_str(st, &(struct mgr_store_sel){.keep = -1}, got, sizeof(got));
+    assert_string_equal(got, "1,2,3,4,5,6");
+    /* Older than 3 days before 2024-01-10: started 6, 5 and 4 days before. */
+    select_str(st,
+               &(struct mgr_store_sel){.before_unix_ns = 1704844800000000000 - 3 * 86400000000000,
+                                       .keep = -1},
+               got, sizeof(got));
+    assert_string_equal(got, "1,2,3");
+    select_str(st, &(struct mgr_store_sel){.keep = 4}, got, sizeof(got));
+    assert_string_equal(got, "1,2");
+    select_str(st, &(struct mgr_store_sel){.keep = 0}, got, sizeof(got));
+    assert_string_equal(got, "1,2,3,4,5,6");
+    select_str(st, &(struct mgr_store_sel){.tag = "odd", .keep = 1}, got, sizeof(got));
+    assert_string_equal(got, "2,4");
+    select_str(st, &(struct mgr_store_sel){.tag = "even", .keep = -1}, got, sizeof(got));
+    assert_string_equal(got, "1,3,5");
+    select_str(st, &(struct mgr_store_sel){.from = 2, .to = 4, .keep = -1}, got, sizeof(got));
+    assert_string_equal(got, "2,3,4");
+    select_str(st, &(struct mgr_store_sel){.from = 2, .to = 4, .tag = "odd", .keep = -1}, got,
+               sizeof(got));
+    assert_string_equal(got, "2,4");
+    select_str(st, &(struct mgr_store_sel){.tag = "none", .keep = -1}, got, sizeof(got));
+    assert_string_equal(got, "");
+
+    /* Retag, untag, and a missing run. */
+    assert_int_equal(mgr_store_set_tag(st, 6, "best", &d), 0);
+    assert_int_equal(query_int(st, "SELECT count(*) FROM runs WHERE id = 6 AND tag = 'best'"), 1);
+    assert_int_equal(mgr_store_set_tag(st, 5, NULL, &d), 0);
+    assert_int_equal(query_int(st, "SELECT count(*) FROM runs WHERE id = 5 AND tag IS NULL"), 1);
+    assert_int_equal(mgr_store_set_tag(st, 99, "x", &d), -ENOENT);
+    assert_non_null(strstr(d.msg, "no run 99"));
+
+    /* Delete 2..4 and an id that is not there, then compact. */
+    mgr_store_close(st);
+    assert_int_equal(stat(db, &before), 0);
+    assert_int_equal(mgr_store_open(db, &st, &d), 0);
+    assert_int_equal(
+        mgr_store_select(st, &(struct mgr_store_sel){.from = 2, .to = 4, .keep = -1}, &ids, &n, &d),
+        0);
+    assert_int_equal(n, 3);
+    ids[1] = 77; /* gone meanwhile: skipped */
+    assert_int_equal(mgr_store_rm_many(st, ids, n, &removed, &d), 0);
+    free(ids);
+    assert_int_equal(removed, 2);
+    select_str(st, &(struct mgr_store_sel){.keep = -1}, got, sizeof(got));
+    assert_string_equal(got, "1,3,5,6");
+    assert_int_equal(mgr_store_rm_many(st, (int64_t[]){1, 3, 5}, 3, &removed, &d), 0);
+    assert_int_equal(removed, 3);
+    assert_int_equal(query_int(st, "SELECT count(*) FROM tests WHERE run_id <> 6"), 0);
+    assert_int_equal(query_int(st, "SELECT count(*) FROM rows WHERE test_id NOT IN "
+                                   "(SELECT id FROM tests)"),
+                     0);
+    assert_int_equal(query_int(st, "SELECT count(*) FROM intervals WHERE test_id NOT IN "
+                                   "(SELECT id FROM tests)"),
+                     0);
+    assert_int_equal(query_int(st, "SELECT count(*) FROM agents WHERE run_id <> 6"), 0);
+    assert_int_equal(query_int(st, "SELECT count(*) FROM tests WHERE run_id = 6"), 3);
+    assert_int_equal(mgr_store_vacuum(st, &d), 0);
+    mgr_store_close(st);
+    assert_int_equal(stat(db, &after), 0);
+    assert_true(after.st_size < before.st_size);
+}
+
 /* The version 1 layout, as a build of that version wrote it. */
 static const char v1_sql[] =
     "CREATE TABLE runs(id INTEGER PRIMARY KEY AUTOINCREMENT, start_unix_ns INTEGER, "
@@ -940,6 +1044,7 @@ int main(void)
         cmocka_unit_test(records_and_reads_back),
         cmocka_unit_test(unfinished_test_kept),
         cmocka_unit_test(resolve_and_rm),
+        cmocka_unit_test(select_prune_tag_vacuum),
         cmocka_unit_test(migrates_v1),
         cmocka_unit_test(refuses_newer),
         cmocka_unit_test(list_headline),
