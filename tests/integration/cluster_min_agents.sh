@@ -54,3 +54,28 @@ expect_in "$T/err" "--min-agents 2: more than the 1 agents given"
 expect_rc 2 "$IOFLEET" run "$T/p.json" --min-agents 1
 expect_in "$T/err" "--min-agents needs --agent, --agents-file or --listen"
 ok "--min-agents beyond the agents, or without any, is refused"
+
+# On a terminal the countdown is one line redrawn in place (tmux as the
+# terminal; the rest of the test ran without one: a line a second).
+if command -v tmux >/dev/null; then
+    SOCK=$T/tmux.sock
+    iof_on_exit "tmux -S '$SOCK' kill-server 2>/dev/null"
+    printf '%s\n' "cd '$T' && '$IOFLEET' run '$T/p.json' --agent '$live' --agent '$dead' --insecure --wait 3 --no-db --min-agents 1; echo \$? >'$T/tty.rc'" >"$T/tty.sh"
+    tmux -S "$SOCK" new-session -d -s tty -x 160 -y 50 -c "$T" "env LANG=C.UTF-8 bash --norc --noprofile"
+    tmux -S "$SOCK" send-keys -t tty "bash $T/tty.sh" Enter
+    for _ in $(seq 300); do
+        [ -s "$T/tty.rc" ] && break
+        sleep 0.1
+    done
+    [ -s "$T/tty.rc" ] || fail "the run in tmux did not finish within 30 s"
+    tmux -S "$SOCK" capture-pane -p -J -S - -t tty >"$T/tty.screen"
+    [ "$(cat "$T/tty.rc")" = 0 ] || { cat "$T/tty.screen"; fail "exit $(cat "$T/tty.rc") in tmux"; }
+    n=$(grep -c "^\[wait\] agents 1/2  waiting for $dead" "$T/tty.screen" || true)
+    [ "$n" = 1 ] || { cat "$T/tty.screen"; fail "$n countdown lines on the terminal, expected one redrawn"; }
+    grep -q "^\[wait\] .*retrying, 1s left$" "$T/tty.screen" || { cat "$T/tty.screen"; fail "the countdown did not reach 1s"; }
+    grep -q "^iofleet: going on without agent at $dead" "$T/tty.screen" ||
+        { cat "$T/tty.screen"; fail "the left-out line does not start its own line after the countdown"; }
+    ok "on a terminal: one countdown line, redrawn down to 1s, then the left-out agent named"
+else
+    echo "tmux not installed: the terminal's countdown not checked"
+fi
