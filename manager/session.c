@@ -593,7 +593,7 @@ static void sess_wait_tell(struct mgr_agent *a, int err)
     mgr_live_done(&a->c->live);
     if (o->min_agents)
         IOF_USER("iofleet: waiting for agent at %s: %s%s; retrying for up to %.0f s (--wait), "
-                 "then going on without it if %u agents are connected (--min-agents)",
+                 "then going on without it if %u or more agents are connected (--min-agents)",
                  a->endpoint, a->why[0] ? a->why : iof_strerror(err), hint,
                  (double)o->wait_ms / 1000, o->min_agents);
     else
