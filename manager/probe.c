@@ -318,18 +318,50 @@ static const struct proto_target_info *probe_allowed(const struct proto_inventor
     return NULL;
 }
 
-/* Checks the plan's absolute targets on node h against its --allow entries;
- * prints one line per refused path and returns how many there are. */
+/* Whether worker group g writes in some test of the plan. */
+static bool probe_group_writes(const struct iof_plan *p, const struct iof_test *tests,
+                               size_t ntests, size_t g)
+{
+    for (size_t t = 0; t < ntests; t++) {
+        const struct iof_spec *s = iof_test_spec(p, &tests[t], g);
+        for (size_t l = 0; s && l < s->nlines; l++)
+            if (s->lines[l].read_pct < 100)
+                return true;
+    }
+    return false;
+}
+
+/* A block device the agent will not let a write test have: mounted, or
+ * held by another program (dynamo/devguard.h); its reason, or NULL. */
+static const char *probe_device_busy(const struct proto_target_info *t, char *buf, size_t cap)
+{
+    if (!t->kind || strcmp(t->kind, "block"))
+        return NULL;
+    if (t->mountpoint)
+        snprintf(buf, cap, "mounted at %s", t->mountpoint);
+    else if (t->in_use == 1)
+        snprintf(buf, cap, "in use by another program");
+    else
+        return NULL;
+    return buf;
+}
+
+/* Checks the plan's absolute targets on node h against its --allow entries
+ * (and a write test's devices against the mounted or busy ones); prints one
+ * line per refused path and returns how many there are. */
 static size_t probe_check_targets(const struct iof_plan *p, const struct proto_hello *h, FILE *out)
 {
-    size_t bad = 0, checked = 0;
+    size_t bad = 0, outside = 0, checked = 0, ntests = 0;
+    struct iof_test *tests = iof_plan_expand(p, &ntests);
 
     for (size_t i = 0; i < p->nworkers; i++) {
         if (!probe_group_selects(&p->workers[i], h->name))
             continue;
         for (size_t k = 0; k < p->workers[i].ntargets; k++) {
             const char *path = p->workers[i].targets[k].path;
+            const struct proto_target_info *t;
             bool seen = false;
+            char why[300];
             if (path[0] != '/')
                 continue; /* a test file in the agent's workdir */
             /* Each path once, however many groups name it. */
@@ -340,9 +372,20 @@ static size_t probe_check_targets(const struct iof_plan *p, const struct proto_h
             if (seen)
                 continue;
             checked++;
-            if (probe_allowed(&h->inventory, path))
+            t = probe_allowed(&h->inventory, path);
+            if (t && tests && probe_device_busy(t, why, sizeof(why)) &&
+                probe_group_writes(p, tests, ntests, i)) {
+                bad++;
+                fprintf(out,
+                        "  %s: REFUSED for the plan's writes: the device is %s (writes to a "
+                        "mounted or busy device are always refused)\n",
+                        path, why);
                 continue;
-            if (!bad++)
+            }
+            if (t)
+                continue;
+            bad++;
+            if (!outside++)
                 fprintf(out, "  targets not in the agent's --allow list (%s):\n",
                         h->inventory.ntargets ? "paths and directories it names"
                                               : "it has none: test files in its workdir only");
@@ -354,6 +397,7 @@ static size_t probe_check_targets(const struct iof_plan *p, const struct proto_h
         fprintf(out,
                 "  targets: the plan's %zu absolute path%s allowed by the agent's --allow list\n",
                 checked, checked == 1 ? " is" : "s are");
+    free(tests);
     return bad;
 }
 
@@ -436,8 +480,9 @@ int mgr_probe_budget(const struct iof_plan *p, const struct mgr_probe_opts *o, F
         fprintf(out, "  %s\n",
                 fits ? "fits (as the agent's host stands now)"
                      : "does not fit: the agent will refuse this plan at prepare");
-        fprintf(out, "  not checked here: other names of allowed devices or files, and the "
-                     "guards on devices (mounted, data on them) the agent applies at prepare\n");
+        fprintf(out, "  not checked here: other names of allowed devices or files, and data on a "
+                     "device a write test would overwrite (refused without the agent's "
+                     "--allow-destructive, which its hello does not say)\n");
         proto_hello_free(&h);
         return fits ? 0 : 1;
     }

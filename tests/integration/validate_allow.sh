@@ -47,3 +47,29 @@ ok "validate --agents-file: every listed agent checked"
 expect_rc 0 "$IOFLEET" validate "$T/bad.json"
 expect_in "$T/err" "not checked without --agent or --agents-file: the agents' budgets and whether their --allow lists admit the plan's absolute paths ($T/other/x.dat...)"
 ok "validate without agents says what it did not check"
+
+# A mounted device in the --allow list: validate refuses a plan that writes
+# to it (the agent always does) and lets one that only reads it pass.
+if ! command -v mkfs.ext4 >/dev/null || [ "$(id -u)" != 0 ]; then
+    echo "mounted device not checked: needs root and mkfs.ext4 (e2fsprogs)"
+    exit 0
+fi
+iof_shm validate
+truncate -s 32M "$shm/m.img"
+loopm=$(losetup --find --show "$shm/m.img") || { echo "mounted device not checked: no loop device"; exit 0; }
+mkfs.ext4 -q "$loopm" || { losetup -d "$loopm"; fail "mkfs.ext4 $loopm"; }
+mkdir -p "$T/mnt"
+mount "$loopm" "$T/mnt" || { losetup -d "$loopm"; fail "mount $loopm"; }
+iof_on_exit "umount '$T/mnt'; losetup -d $loopm"
+iof_start_agent node2 --name node2 --allow "$loopm"
+plan mounted.json <<P
+{"name": "mounted", "run": {"duration": "1s"},
+ "specs": [{"name": "write", "lines": [{"size": "4k", "read": 0}]}],
+ "workers": [{"engine": "libaio", "targets": [{"path": "$loopm"}]}]}
+P
+expect_rc 1 "$IOFLEET" validate "$T/mounted.json" --insecure --agent "$AGENT_EP"
+expect_in "$T/out" "$loopm: REFUSED for the plan's writes: the device is mounted at $T/mnt"
+sed -i 's/"read": 0/"read": 100/' "$T/mounted.json"
+expect_rc 0 "$IOFLEET" validate "$T/mounted.json" --insecure --agent "$AGENT_EP"
+expect_in "$T/out" "fits (as the agent's host stands now)"
+ok "a mounted device: writes refused by validate, reads fit"
