@@ -82,22 +82,30 @@ static bool cl_enough(const struct mgr_run *c, unsigned ready)
     return c->o->min_agents && ready >= c->o->min_agents;
 }
 
-/* --min-agents: the run goes on without the agents that failed to connect;
- * each is named with its reason. */
+/* --min-agents: the run goes on without the agents that failed to connect
+ * (each was named with its reason as it failed): one line names them. */
+#define CL_LEFT_OUT_NAMED 8
+
 static void cl_leave_out(struct mgr_run *c, unsigned ready)
 {
-    unsigned total = c->listener ? c->expect : (unsigned)c->o->nagents;
+    unsigned total = c->listener ? c->expect : (unsigned)c->o->nagents, n = 0;
+    struct iof_buf who = IOF_BUF_INIT;
+
     for (size_t i = 0; i < c->nagents; i++) {
         struct mgr_agent *a = &c->agents[i];
         if (a->left_out || mgr_agent_state(a) != MGR_SESSION_FAILED)
             continue;
         a->left_out = true;
-        mgr_live_done(&c->live);
-        IOF_USER("iofleet: going on without agent %s%s%s: %s (--min-agents %u: %u of %u "
-                 "connected)",
-                 a->name[0] ? a->name : "at ", a->name[0] ? " " : "", a->endpoint, a->why,
-                 c->o->min_agents, ready, total);
+        if (n++ < CL_LEFT_OUT_NAMED)
+            iof_buf_printf(&who, "%s%s%s%s", n > 1 ? ", " : "", a->name[0] ? a->name : "",
+                           a->name[0] ? " at " : "", a->endpoint);
     }
+    if (n > CL_LEFT_OUT_NAMED)
+        iof_buf_printf(&who, " and %u more", n - CL_LEFT_OUT_NAMED);
+    mgr_live_done(&c->live);
+    IOF_USER("iofleet: going on without %u agent%s (--min-agents %u: %u of %u connected): %s", n,
+             n == 1 ? "" : "s", c->o->min_agents, ready, total, iof_buf_str(&who));
+    iof_buf_free(&who);
 }
 
 /* --- result files --------------------------------------------------------------------- */

@@ -243,7 +243,7 @@ void mgr_live_line(struct mgr_live *l, const char *phase, unsigned test, unsigne
 void mgr_live_wait(struct mgr_live *l, unsigned ready, unsigned total, const char *who,
                    const char *why, unsigned more, double left_s)
 {
-    struct live_piece pc[4];
+    struct live_piece pc[5];
 
     if (l->quiet)
         return;
@@ -251,11 +251,13 @@ void mgr_live_wait(struct mgr_live *l, unsigned ready, unsigned total, const cha
     pc[0].drop = 0;
     snprintf(pc[1].s, sizeof(pc[1].s), "  waiting for %.40s", who);
     pc[1].drop = 0;
-    snprintf(pc[2].s, sizeof(pc[2].s), " (%.40s)%s", why, more ? " and others" : "");
+    snprintf(pc[2].s, sizeof(pc[2].s), " (%.40s)", why);
     pc[2].drop = 1;
-    snprintf(pc[3].s, sizeof(pc[3].s), "  retrying, %.0fs left", left_s);
-    pc[3].drop = 0;
-    live_print(l, pc, 4, l->tty ? mgr_term_width(STDERR_FILENO) : 0);
+    snprintf(pc[3].s, sizeof(pc[3].s), " and %u more", more);
+    pc[3].drop = more ? 0 : -1;
+    snprintf(pc[4].s, sizeof(pc[4].s), "  retrying, %.0fs left", left_s);
+    pc[4].drop = 0;
+    live_print(l, pc, 5, l->tty ? mgr_term_width(STDERR_FILENO) : 0);
     l->dirty = l->tty;
 }
 

@@ -76,6 +76,7 @@ struct mgr_run {
     uv_signal_t sigint, sigterm;
     uint64_t deadline;       /* of the current phase */
     unsigned long wait_left; /* whole seconds of the connect wait the wait line shows left */
+    unsigned wait_told;      /* agents named as waited for (a fleet's first few only) */
     struct iof_test *tests;
     size_t ntests, cur;
     struct iof_run_cfg run; /* the current test's timing (iof_test_run) */

@@ -574,6 +574,11 @@ static void sess_on_connect(struct iof_conn *conn, int err, void *arg)
     sess_attach(a, conn);
 }
 
+/* Agents named one by one as they fail to answer; past them, one line says
+ * the countdown counts the others (a fleet's connect storm is not a page of
+ * lines). */
+#define SESS_WAIT_TOLD_MAX 8
+
 /* The first time a dialled agent does not answer in the connect phase: who
  * is waited for, why, what usually fixes it, and how long the wait lasts
  * (the countdown follows: mgr_live_wait). */
@@ -585,6 +590,13 @@ static void sess_wait_tell(struct mgr_agent *a, int err)
     if (a->wait_told)
         return;
     a->wait_told = true;
+    if (++a->c->wait_told > SESS_WAIT_TOLD_MAX) {
+        if (a->c->wait_told == SESS_WAIT_TOLD_MAX + 1) {
+            mgr_live_done(&a->c->live);
+            IOF_USER("iofleet: more agents do not answer yet; the wait line counts them");
+        }
+        return;
+    }
     if (err == -ECONNREFUSED || (err == -ENOENT && a->unix_path))
         snprintf(hint, sizeof(hint),
                  ": is dynamo running there? (`systemctl start dynamo`, or `dynamo --listen "

@@ -41,7 +41,8 @@ ok "without --min-agents: exit 3 within the wait, $dead named at once with its r
 # With --min-agents 1: the run goes on with the live agent and names the one left out.
 expect_rc 0 "$IOFLEET" run "$T/p.json" --agent "$live" --agent "$dead" --insecure --wait 2 \
     --no-db --min-agents 1 --csv "$T/r.csv"
-expect_in "$T/err" "going on without agent at $dead: not connected after 2.0 s: connection refused (--min-agents 1: 1 of 2 connected)"
+expect_in "$T/err" "agent at $dead: not connected after 2.0 s: connection refused"
+expect_in "$T/err" "going on without 1 agent (--min-agents 1: 1 of 2 connected): $dead"
 expect_in "$T/err" "1 agent ready: "
 expect_in "$T/out" "== test 1/1: one"
 nodes=$(awk -F, 'NR > 1 && $4 == "NODE"' "$T/r.csv" | wc -l)
@@ -73,8 +74,9 @@ if command -v tmux >/dev/null; then
     n=$(grep -c "^\[wait\] agents 1/2  waiting for $dead" "$T/tty.screen" || true)
     [ "$n" = 1 ] || { cat "$T/tty.screen"; fail "$n countdown lines on the terminal, expected one redrawn"; }
     grep -q "^\[wait\] .*retrying, 1s left$" "$T/tty.screen" || { cat "$T/tty.screen"; fail "the countdown did not reach 1s"; }
-    grep -q "^iofleet: going on without agent at $dead" "$T/tty.screen" ||
-        { cat "$T/tty.screen"; fail "the left-out line does not start its own line after the countdown"; }
+    grep -q "^iofleet: agent at $dead: not connected after 3.0 s" "$T/tty.screen" ||
+        { cat "$T/tty.screen"; fail "the agent's failure does not start its own line after the countdown"; }
+    grep -q "^iofleet: going on without 1 agent" "$T/tty.screen" || { cat "$T/tty.screen"; fail "no left-out line"; }
     ok "on a terminal: one countdown line, redrawn down to 1s, then the left-out agent named"
 else
     echo "tmux not installed: the terminal's countdown not checked"
