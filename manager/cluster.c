@@ -916,6 +916,23 @@ static void cl_on_signal(uv_signal_t *h, int sig)
     c->deadline = iof_now_ns() + 10 * IOF_NS_PER_S;
 }
 
+/* Ctrl-Z in a run with the embedded agent: that agent is in a session of
+ * its own (mgr_agent_spawn_local), out of the terminal's reach, so it is
+ * stopped with the manager and continued with it, as when both were in the
+ * terminal's process group. */
+static void cl_on_stop(uv_signal_t *h, int sig)
+{
+    struct mgr_run *c = h->data;
+    (void)sig;
+
+    mgr_live_done(&c->live);
+    if (c->child_running)
+        uv_process_kill(&c->child, SIGSTOP);
+    raise(SIGSTOP); /* returns once continued (fg, SIGCONT) */
+    if (c->child_running)
+        uv_process_kill(&c->child, SIGCONT);
+}
+
 /* The embedded agent did not end within CL_CHILD_GRACE_MS of the run. */
 static void cl_on_child_kill(uv_timer_t *t)
 {
@@ -952,6 +969,7 @@ void mgr_run_finish(struct mgr_run *c)
     cl_close_handle((uv_handle_t *)&c->tick);
     cl_close_handle((uv_handle_t *)&c->sigint);
     cl_close_handle((uv_handle_t *)&c->sigterm);
+    cl_close_handle((uv_handle_t *)&c->sigtstp);
     /* The embedded agent ends with its session (after removing the test
      * files of a --cleanup run); SIGTERM makes sure it does not outlive us
      * if the bye is lost. Not at once: a SIGTERM that comes while it is
@@ -1064,6 +1082,9 @@ int mgr_cluster_run(const struct iof_plan *p, const char *plan_text, const struc
     c->deadline = iof_now_ns() + o->wait_ms * IOF_NS_PER_MS;
 
     if (c->embedded) {
+        uv_signal_init(c->loop, &c->sigtstp);
+        c->sigtstp.data = c;
+        uv_signal_start(&c->sigtstp, cl_on_stop, SIGTSTP);
         if (mgr_agent_spawn_local(c) < 0) {
             c->rc = 3;
             mgr_run_finish(c);

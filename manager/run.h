@@ -74,6 +74,7 @@ struct mgr_run {
     unsigned live_cache;            /* cl_live(), refreshed on every change of the agent set */
     struct mgr_session_tally tally; /* every agent's session, counted by state */
     uv_signal_t sigint, sigterm;
+    uv_signal_t sigtstp;     /* the embedded agent's run only: cl_on_stop */
     uint64_t deadline;       /* of the current phase */
     unsigned long wait_left; /* whole seconds of the connect wait the wait line shows left */
     unsigned wait_told;      /* agents named as waited for (a fleet's first few only) */

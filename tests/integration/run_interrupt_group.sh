@@ -2,8 +2,9 @@
 # run (no --agent, no --listen) starts its own agent: that agent must not
 # take the terminal's SIGINT as its own, or the run reports it lost with an
 # ALL row that is not its only NODE row and no percentiles. The run stops
-# cleanly (exit 130), every figure consistent; and the local agent still
-# ends when the manager is killed outright.
+# cleanly (exit 130), every figure consistent; Ctrl-Z stops the agent with
+# the manager; and the local agent still ends when the manager is killed
+# outright.
 source "$(dirname "$0")/lib/common.bash"
 command -v setsid >/dev/null || skip "setsid (util-linux) is not installed"
 
@@ -23,7 +24,26 @@ for _ in $(seq 100); do
     grep -q "running\|interval\|IOPS" "$T/err" 2>/dev/null && break
     sleep 0.1
 done
-sleep 1.5
+sleep 1
+# Ctrl-Z and fg: the agent, out of the terminal's group, stops and goes on
+# with its manager.
+agent=$(pgrep -P "$pid" dynamo || true)
+[ -n "$agent" ] || { cat "$T/err"; fail "no local agent under iofleet $pid"; }
+state() { awk '{ print $3 }' "/proc/$1/stat"; }
+kill -TSTP -- "-$pid"
+for _ in $(seq 50); do
+    [ "$(state "$pid")$(state "$agent")" = TT ] && break
+    sleep 0.05
+done
+[ "$(state "$pid")$(state "$agent")" = TT ] || fail "after SIGTSTP: manager $(state "$pid"), agent $(state "$agent"), expected both stopped (T)"
+kill -CONT -- "-$pid"
+for _ in $(seq 50); do
+    [ "$(state "$agent")" != T ] && [ "$(state "$pid")" != T ] && break
+    sleep 0.05
+done
+[ "$(state "$agent")" != T ] || fail "after SIGCONT the agent is still stopped"
+ok "SIGTSTP to the run's group stops the local agent with the manager, SIGCONT continues both"
+sleep 0.5
 kill -INT -- "-$pid"
 rc=0
 wait "$pid" || rc=$?
