@@ -83,10 +83,12 @@ fi
 ok "$served of 45 streams from one /24 served, the others answered 503 at once"
 
 # The flood is over: its stream slots are free again once the server has
-# written to the closed streams (the next interval's events).
-for _ in $(seq 10); do
+# written to the closed streams (the next interval's events). A refusal comes
+# back at once, so each try waits a second before the next: 15 s in all.
+for _ in $(seq 15); do
     curl -sN --max-time 1.5 "${url}events" >"$T/ev" || true
     grep -q '^event: run' "$T/ev" && break
+    sleep 1
 done
 grep -q '^event: run' "$T/ev" || fail "/events after the flood: $(head -c 300 "$T/ev")"
 ok "a new event stream is served once the flood is over"
