@@ -5,6 +5,8 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <liburing.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -97,10 +99,24 @@ struct iof_listener {
      * and the accepted connections waiting for one, oldest first. */
     unsigned max_active, nactive, nqueued, peak_queued;
     struct iof_conn *qhead, *qtail;
-    char *unix_path; /* a unix socket's path, unlinked at close */
-    dev_t unix_dev;  /* the socket file we bound, to unlink only it */
+    char *unix_path;       /* a unix socket's path, unlinked at close */
+    const char *unix_base; /* its name in its directory (within unix_path) */
+    int unix_dirfd;        /* its directory, checked at start */
+    dev_t unix_dev;        /* the socket file we bound, to unlink only it */
     ino_t unix_ino;
 };
+
+/* Removes the listener's socket file, by its name in the directory opened at
+ * start, and only the socket it bound: not one another agent bound there
+ * since, nor whatever replaced it. */
+static void listener_unix_unlink(struct iof_listener *l)
+{
+    struct stat st;
+
+    if (l->unix_path && fstatat(l->unix_dirfd, l->unix_base, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISSOCK(st.st_mode) && st.st_dev == l->unix_dev && st.st_ino == l->unix_ino)
+        unlinkat(l->unix_dirfd, l->unix_base, 0);
+}
 
 int iof_addr_parse(const char *s, char *host, size_t cap, uint16_t default_port, uint16_t *port,
                    struct iof_diag *diag)
@@ -1138,6 +1154,8 @@ static void listener_on_closed(uv_handle_t *h)
 {
     struct iof_listener *l = (struct iof_listener *)h;
     iof_tls_ctx_free(l->tls);
+    if (l->unix_path)
+        close(l->unix_dirfd);
     free(l->unix_path);
     free(l);
 }
@@ -1199,17 +1217,126 @@ int iof_listener_start_tls(uv_loop_t *loop, const char *host, uint16_t port,
     return listener_start(loop, host, port, tls, on_accept, on_reject, arg, out, diag);
 }
 
-/* What is at path before we bind there: nothing (0), a stale socket nobody
- * listens on (removed, 0), or a reason to refuse. Never removes anything but
- * a socket. */
-static int unix_path_clear(uv_loop_t *loop, const char *path, struct iof_diag *diag)
+/* The directory that holds a unix socket, split from its path (absolute):
+ * dir gets the directory ("/" for a socket at the root), *base the socket's
+ * name within it. */
+static int unix_path_split(const char *path, char *dir, size_t cap, const char **base,
+                           struct iof_diag *diag)
 {
-    struct sockaddr_un sun = {.sun_family = AF_UNIX};
+    const char *slash = strrchr(path, '/');
+    size_t n = slash == path ? 1 : (size_t)(slash - path);
+
+    *base = slash + 1;
+    if (!**base || !strcmp(*base, ".") || !strcmp(*base, ".."))
+        return iof_diag_set(diag, -EINVAL, "unix socket path '%s' names no socket file", path);
+    if (n >= cap)
+        return iof_diag_set(diag, -ENAMETOOLONG, "unix socket path '%s' is too long", path);
+    memcpy(dir, path, n);
+    dir[n] = '\0';
+    return 0;
+}
+
+/* Creates dir (its parent must exist), mode 0755 and owned by root, as
+ * systemd's RuntimeDirectory= would: for an agent run as root outside
+ * systemd, whose /run/iofleet went with the last reboot. The mode is set on
+ * the descriptor, not by name. */
+static int unix_dir_create(const char *dir, struct iof_diag *diag)
+{
+    char parent[PATH_MAX];
+    const char *leaf;
+    int pfd, fd = -1, r = 0;
+
+    if (unix_path_split(dir, parent, sizeof(parent), &leaf, diag) < 0)
+        return -ENOENT;
+    pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (pfd < 0 && errno == ENOENT)
+        return iof_diag_set(diag, -ENOENT,
+                            "the socket's directory %s does not exist, nor its parent %s", dir,
+                            parent);
+    if (pfd < 0)
+        return iof_diag_set(diag, -errno, "cannot create the socket's directory %s: %s: %s", dir,
+                            parent, strerror(errno));
+    if (mkdirat(pfd, leaf, 0755) < 0) {
+        /* One made meanwhile is judged like any other by the caller. */
+        if (errno != EEXIST)
+            r = iof_diag_set(diag, -errno, "cannot create the socket's directory %s: %s", dir,
+                             strerror(errno));
+    } else if ((fd = openat(pfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+               fchown(fd, 0, 0) < 0 || fchmod(fd, 0755) < 0) {
+        r = iof_diag_set(diag, -errno, "%s: %s", dir, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+    } else {
+        IOF_INFO("created %s (mode 0755, owner root) for the unix socket", dir);
+        close(fd);
+    }
+    close(pfd);
+    return r;
+}
+
+/* Opens the directory of a unix socket (its last component not followed:
+ * a symbolic link there is refused) and checks that nobody but root and
+ * this process's user can write in it: whoever can could put a symlink or
+ * their own socket in the socket's place. A missing directory is created
+ * when we are root (unix_dir_create), else reported missing. */
+static int unix_dir_open(const char *dir, int *out, struct iof_diag *diag)
+{
     struct stat st;
+    uid_t me = geteuid();
     int fd, r;
 
-    (void)loop;
-    if (lstat(path, &st) < 0)
+    fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) {
+        if (me != 0)
+            return iof_diag_set(diag, -ENOENT,
+                                "the socket's directory %s does not exist: create it (writable "
+                                "only by root or uid %lu), or run dynamo as root, which creates it",
+                                dir, (unsigned long)me);
+        if ((r = unix_dir_create(dir, diag)) < 0)
+            return r;
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    }
+    if (fd < 0) {
+        r = -errno;
+        if ((r == -ELOOP || r == -ENOTDIR) && lstat(dir, &st) == 0 && S_ISLNK(st.st_mode))
+            return iof_diag_set(diag, -ELOOP,
+                                "the socket's directory %s is a symbolic link: name the directory "
+                                "it points to",
+                                dir);
+        return iof_diag_set(diag, r, "the socket's directory %s: %s", dir, strerror(-r));
+    }
+    if (fstat(fd, &st) < 0) {
+        r = -errno;
+        close(fd);
+        return iof_diag_set(diag, r, "%s: %s", dir, strerror(-r));
+    }
+    if ((st.st_uid != 0 && st.st_uid != me) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+        char who[48] = "root";
+        if (me != 0)
+            snprintf(who, sizeof(who), "root and uid %lu (this process)", (unsigned long)me);
+        close(fd);
+        return iof_diag_set(diag, -EPERM,
+                            "the socket's directory %s (mode %04o, owner uid %lu) can be written "
+                            "by others than %s, who could replace the socket: use a directory "
+                            "owned by %s and not writable by group or others (chmod go-w), such "
+                            "as /run/iofleet",
+                            dir, (unsigned)(st.st_mode & 07777), (unsigned long)st.st_uid, who,
+                            me ? "root or this user" : "root");
+    }
+    *out = fd;
+    return 0;
+}
+
+/* What is at base in dirfd before we bind there: nothing (0), a stale
+ * socket nobody listens on (removed, 0), or a reason to refuse. Never
+ * removes anything but a socket, and only from dirfd. */
+static int unix_path_clear(int dirfd, const char *base, const char *path, struct iof_diag *diag)
+{
+    struct sockaddr_un sun = {.sun_family = AF_UNIX};
+    struct stat st, again;
+    int fd, r;
+
+    if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
         return errno == ENOENT ? 0 : iof_diag_set(diag, -errno, "%s: %s", path, strerror(errno));
     if (!S_ISSOCK(st.st_mode))
         return iof_diag_set(diag, -EEXIST, "%s exists and is not a socket: not replacing it", path);
@@ -1225,10 +1352,40 @@ static int unix_path_clear(uv_loop_t *loop, const char *path, struct iof_diag *d
         return iof_diag_set(diag, -EADDRINUSE, "%s: another process is listening on it", path);
     if (r != -ECONNREFUSED)
         return iof_diag_set(diag, r, "%s: %s", path, strerror(-r));
-    if (unlink(path) < 0 && errno != ENOENT)
+    /* Still the socket we probed (the directory is root's or ours). */
+    if (fstatat(dirfd, base, &again, AT_SYMLINK_NOFOLLOW) < 0 || again.st_dev != st.st_dev ||
+        again.st_ino != st.st_ino || !S_ISSOCK(again.st_mode))
+        return iof_diag_set(diag, -EAGAIN, "%s changed while it was checked: not removing it",
+                            path);
+    if (unlinkat(dirfd, base, 0) < 0 && errno != ENOENT)
         return iof_diag_set(diag, -errno, "cannot remove the stale socket %s: %s", path,
                             strerror(errno));
     IOF_INFO("removed the stale socket %s (nobody listened on it)", path);
+    return 0;
+}
+
+/* Binds a new unix stream socket to path, mode 0600 from bind() itself: no
+ * chmod() by name afterwards, which a symlink swapped in meanwhile would
+ * redirect to another file. The umask is process-wide: the caller runs
+ * before it starts any thread (see iof_listener_start_unix). */
+static int unix_bind(const char *path, int *out, struct iof_diag *diag)
+{
+    struct sockaddr_un sun = {.sun_family = AF_UNIX};
+    mode_t old_mask;
+    int fd, r;
+
+    memcpy(sun.sun_path, path, strlen(path) + 1);
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return iof_diag_set(diag, -errno, "socket: %s", strerror(errno));
+    old_mask = umask(0177);
+    r = bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ? -errno : 0;
+    umask(old_mask);
+    if (r < 0) {
+        close(fd);
+        return iof_diag_set(diag, r, "cannot bind unix:%s: %s", path, strerror(-r));
+    }
+    *out = fd;
     return 0;
 }
 
@@ -1236,9 +1393,10 @@ int iof_listener_start_unix(uv_loop_t *loop, const char *path, iof_accept_fn on_
                             struct iof_listener **out, struct iof_diag *diag)
 {
     struct iof_listener *l;
+    char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+    const char *base;
     struct stat st;
-    mode_t old_mask;
-    int r;
+    int dirfd = -1, fd = -1, r;
 
     if (!path || path[0] != '/')
         return iof_diag_set(diag, -EINVAL, "unix socket path '%s' must be absolute",
@@ -1246,38 +1404,52 @@ int iof_listener_start_unix(uv_loop_t *loop, const char *path, iof_accept_fn on_
     if (strlen(path) >= sizeof(((struct sockaddr_un *)0)->sun_path))
         return iof_diag_set(diag, -ENAMETOOLONG, "unix socket path '%s' is longer than %zu bytes",
                             path, sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
-    if ((r = unix_path_clear(loop, path, diag)) < 0)
+    if ((r = unix_path_split(path, dir, sizeof(dir), &base, diag)) < 0 ||
+        (r = unix_dir_open(dir, &dirfd, diag)) < 0)
         return r;
+    if ((r = unix_path_clear(dirfd, base, path, diag)) < 0 ||
+        (r = unix_bind(path, &fd, diag)) < 0) {
+        close(dirfd);
+        return r;
+    }
+    /* What we bound, to remove only it at close. */
+    if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISSOCK(st.st_mode)) {
+        close(fd);
+        close(dirfd);
+        return iof_diag_set(diag, -EAGAIN, "unix:%s: the socket vanished after bind", path);
+    }
     l = calloc(1, sizeof(*l));
     if (!l || !(l->unix_path = strdup(path))) {
         free(l);
+        unlinkat(dirfd, base, 0);
+        close(fd);
+        close(dirfd);
         return iof_diag_set(diag, -ENOMEM, "out of memory");
     }
     l->on_accept = on_accept;
     l->arg = arg;
+    l->unix_dirfd = dirfd;
+    l->unix_base = l->unix_path + (base - path);
+    l->unix_dev = st.st_dev;
+    l->unix_ino = st.st_ino;
+    /* Opened, not bound, by libuv: it then never unlinks the path by name. */
     r = uv_pipe_init(loop, &l->h.pipe, 0);
     if (r < 0) {
+        unlinkat(dirfd, base, 0);
+        close(fd);
+        close(dirfd);
         free(l->unix_path);
         free(l);
         return iof_diag_set(diag, r, "cannot create a socket: %s", uv_strerror(r));
     }
-    /* Created owner-only (0600) from the start: the umask covers the window
-     * between bind() and chmod(). Peers are checked with SO_PEERCRED anyway;
-     * the mode keeps other users from even connecting. */
-    old_mask = umask(0177);
-    r = uv_pipe_bind(&l->h.pipe, path);
-    umask(old_mask);
-    if (r == 0 && (chmod(path, 0600) < 0 || lstat(path, &st) < 0))
-        r = -errno;
-    if (r == 0) {
-        l->unix_dev = st.st_dev;
-        l->unix_ino = st.st_ino;
+    r = uv_pipe_open(&l->h.pipe, fd);
+    if (r < 0)
+        close(fd);
+    else
         r = uv_listen(&l->h.stream, 1024, listener_on_conn);
-    }
     if (r < 0) {
         iof_diag_set(diag, r, "cannot listen on unix:%s: %s", path, uv_strerror(r));
-        if (l->unix_ino)
-            unlink(path);
+        listener_unix_unlink(l);
         uv_close(&l->h.handle, listener_on_closed);
         return r;
     }
@@ -1313,12 +1485,7 @@ void iof_listener_close(struct iof_listener *l)
     l->max_active = 0; /* closing: no more admissions */
     while (l->pending) /* unlinks itself */
         iof_conn_close(l->pending, -ECANCELED);
-    if (l->unix_path) {
-        /* Only the socket we made: not one another agent bound there since. */
-        struct stat st;
-        if (lstat(l->unix_path, &st) == 0 && st.st_dev == l->unix_dev && st.st_ino == l->unix_ino)
-            unlink(l->unix_path);
-    }
+    listener_unix_unlink(l);
     uv_close(&l->h.handle, listener_on_closed);
 }
 

@@ -211,12 +211,20 @@ int iof_listener_start_tls(uv_loop_t *loop, const char *host, uint16_t port,
                            struct iof_tls_ctx *tls, iof_accept_fn on_accept,
                            iof_reject_fn on_reject, void *arg, struct iof_listener **out,
                            struct iof_diag *diag);
-/* Listens on the unix-domain socket path (absolute). The socket file is
- * created mode 0600 (owner only); a stale socket there (nobody listening)
- * is replaced, a live one or anything that is not a socket is refused
- * (-EADDRINUSE, -EEXIST, with diag). The file is removed when the listener
- * closes. Accepted connections carry their peer's credentials; checking
- * them (iof_conn_check_local_peer) is the caller's job. */
+/* Listens on the unix-domain socket path (absolute). Its directory must be
+ * owned by root or this process's user and writable by nobody else (-EPERM),
+ * and not be a symbolic link (-ELOOP); a missing one is created (0755,
+ * root's) when we are root, else -ENOENT. The socket file is created mode
+ * 0600 (owner only) by bind() under a umask of 0177, never chmod()ed by
+ * name; a stale socket there (nobody listening) is removed relative to the
+ * directory's descriptor, a live one or anything that is not a socket is
+ * refused (-EADDRINUSE, -EEXIST, with diag). The file is removed when the
+ * listener closes, if it is still the one bound. Accepted connections carry
+ * their peer's credentials; checking them (iof_conn_check_local_peer) is the
+ * caller's job.
+ * The umask is process-wide: call this before the process starts threads
+ * (dynamo does, at start-up), or another thread's files made meanwhile
+ * would be created 0600 too. */
 int iof_listener_start_unix(uv_loop_t *loop, const char *path, iof_accept_fn on_accept, void *arg,
                             struct iof_listener **out, struct iof_diag *diag);
 /* Caps a TLS listener's unauthenticated connections (still handshaking):

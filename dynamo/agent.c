@@ -1895,6 +1895,7 @@ int dyn_agent_main(const struct dyn_agent_opts *o)
             agent_shutdown(&a);
         }
     } else if (upath) {
+        /* Before any thread exists (the listener sets the umask for its bind). */
         if (iof_listener_start_unix(a.loop, upath, agent_on_accept, &a, &a.listener, &d)) {
             IOF_USER("dynamo: --listen %s: %s", o->listen, d.msg);
             rc = 1;

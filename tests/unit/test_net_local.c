@@ -4,7 +4,10 @@
  * socket refused, and the unix listener's file handling: created 0600, a
  * live socket and a regular file refused, a stale socket replaced, the
  * socket removed at close; a dialled unix connection carries the server's
- * credentials.
+ * credentials. The socket's directory: one others can write, one owned by
+ * another user, or a symbolic link is refused; a missing one is reported as
+ * missing (created by root); the socket's mode comes from bind() alone,
+ * never a chmod() by name that a swapped-in symlink would redirect.
  *
  * Files live in a mkdtemp directory under $IOF_TEST_TMPDIR (created if
  * missing; /tmp otherwise), removed at the end. */
@@ -17,6 +20,7 @@
 #include "common/net.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +30,20 @@
 #include <unistd.h>
 
 static char g_dir[200];
+
+/* chmod() of this program (linked with --wrap=chmod): when g_victim is set,
+ * it first replaces what is at path with a symlink to g_victim, as a user
+ * owning the socket's directory could between bind() and a chmod() by name. */
+int __real_chmod(const char *path, mode_t mode);
+int __wrap_chmod(const char *path, mode_t mode);
+static const char *g_victim;
+
+int __wrap_chmod(const char *path, mode_t mode)
+{
+    if (g_victim && unlink(path) == 0 && symlink(g_victim, path) < 0)
+        return -1;
+    return __real_chmod(path, mode);
+}
 
 static void on_close_count(struct iof_conn *c, int err, void *arg)
 {
@@ -239,13 +257,151 @@ static void test_unix_listener(void **state)
     unlink(file);
 }
 
+/* The race of a chmod() by name after bind(): the victim keeps its mode. */
+static void test_unix_no_chmod_by_name(void **state)
+{
+    struct iof_listener *l = NULL;
+    struct iof_diag d = {{0}};
+    struct lis s = {0};
+    char path[300], victim[300];
+    struct stat st;
+    uv_loop_t loop;
+    mode_t old;
+    int fd;
+    (void)state;
+
+    snprintf(path, sizeof(path), "%s/race.sock", g_dir);
+    snprintf(victim, sizeof(victim), "%s/victim", g_dir);
+    fd = open(victim, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    assert_true(fd >= 0);
+    assert_int_equal(fchmod(fd, 0644), 0);
+    close(fd);
+    assert_int_equal(uv_loop_init(&loop), 0);
+    g_victim = victim;
+    old = umask(0); /* the mode must not depend on the caller's umask */
+    assert_int_equal(iof_listener_start_unix(&loop, path, lis_on_accept, &s, &l, &d), 0);
+    umask(old);
+    g_victim = NULL;
+    assert_int_equal(lstat(victim, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0644);
+    assert_int_equal(lstat(path, &st), 0);
+    assert_true(S_ISSOCK(st.st_mode));
+    assert_int_equal(st.st_mode & 07777, 0600);
+    iof_listener_close(l);
+    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    assert_int_equal(lstat(path, &st), -1);
+    unlink(victim);
+}
+
+/* Starts a listener on DIR/a.sock that must be refused with want, its
+ * message holding each of the NULL-terminated texts; nothing is created. */
+static void expect_unix_refused(const char *dir, int want, ...)
+{
+    struct iof_listener *l = NULL;
+    struct iof_diag d = {{0}};
+    struct lis s = {0};
+    char path[300];
+    struct stat st;
+    uv_loop_t loop;
+    const char *text;
+    va_list ap;
+
+    snprintf(path, sizeof(path), "%s/a.sock", dir);
+    assert_int_equal(uv_loop_init(&loop), 0);
+    assert_int_equal(iof_listener_start_unix(&loop, path, lis_on_accept, &s, &l, &d), want);
+    assert_null(l);
+    va_start(ap, want);
+    while ((text = va_arg(ap, const char *)))
+        if (!strstr(d.msg, text))
+            fail_msg("'%s' not in '%s'", text, d.msg);
+    va_end(ap);
+    assert_int_equal(lstat(path, &st), -1);
+    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    assert_int_equal(uv_loop_close(&loop), 0);
+}
+
+static void test_unix_dir_checks(void **state)
+{
+    char open_dir[300], sticky[300], other[300], real[300], link[300], missing[300];
+    char run[300], path[320];
+    struct iof_listener *l = NULL;
+    struct iof_diag d = {{0}};
+    struct lis s = {0};
+    struct stat st;
+    uv_loop_t loop;
+    (void)state;
+
+    /* Writable by others (sticky or not): refused, naming mode and owner. */
+    snprintf(open_dir, sizeof(open_dir), "%s/open", g_dir);
+    assert_int_equal(mkdir(open_dir, 0700), 0);
+    assert_int_equal(chmod(open_dir, 0777), 0);
+    expect_unix_refused(open_dir, -EPERM, open_dir, "mode 0777", "can be written by others", NULL);
+    snprintf(sticky, sizeof(sticky), "%s/sticky", g_dir);
+    assert_int_equal(mkdir(sticky, 0700), 0);
+    assert_int_equal(chmod(sticky, 01777), 0);
+    expect_unix_refused(sticky, -EPERM, sticky, "mode 1777", NULL);
+    assert_int_equal(chmod(open_dir, 0770), 0);
+    expect_unix_refused(open_dir, -EPERM, "mode 0770", NULL);
+
+    /* Owned by another user (only root can make one). */
+    snprintf(other, sizeof(other), "%s/other", g_dir);
+    assert_int_equal(mkdir(other, 0755), 0);
+    if (geteuid() == 0) {
+        assert_int_equal(chown(other, 65534, 65534), 0);
+        expect_unix_refused(other, -EPERM, other, "owner uid 65534", NULL);
+    }
+
+    /* A symbolic link as the directory: refused, nothing made behind it. */
+    snprintf(real, sizeof(real), "%s/real", g_dir);
+    snprintf(link, sizeof(link), "%s/link", g_dir);
+    assert_int_equal(mkdir(real, 0700), 0);
+    assert_int_equal(symlink(real, link), 0);
+    expect_unix_refused(link, -ELOOP, link, "symbolic link", NULL);
+
+    /* A directory whose parent is missing: "does not exist", not EACCES. */
+    snprintf(missing, sizeof(missing), "%s/no/such", g_dir);
+    expect_unix_refused(missing, -ENOENT, missing, "does not exist", NULL);
+
+    /* The runtime directory itself missing: root creates it (0755, root's);
+     * another user is told it is missing. */
+    snprintf(run, sizeof(run), "%s/run", g_dir);
+    snprintf(path, sizeof(path), "%s/a.sock", run);
+    if (geteuid() == 0) {
+        mode_t old = umask(077);
+        assert_int_equal(uv_loop_init(&loop), 0);
+        assert_int_equal(iof_listener_start_unix(&loop, path, lis_on_accept, &s, &l, &d), 0);
+        umask(old);
+        assert_int_equal(lstat(run, &st), 0);
+        assert_true(S_ISDIR(st.st_mode));
+        assert_int_equal(st.st_mode & 07777, 0755);
+        assert_int_equal(st.st_uid, 0);
+        assert_int_equal(st.st_gid, 0);
+        assert_int_equal(lstat(path, &st), 0);
+        assert_true(S_ISSOCK(st.st_mode));
+        iof_listener_close(l);
+        assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+        assert_int_equal(uv_loop_close(&loop), 0);
+        assert_int_equal(rmdir(run), 0);
+    } else {
+        expect_unix_refused(run, -ENOENT, run, "does not exist", NULL);
+    }
+
+    assert_int_equal(unlink(link), 0);
+    assert_int_equal(rmdir(real), 0);
+    assert_int_equal(rmdir(other), 0);
+    assert_int_equal(rmdir(sticky), 0);
+    assert_int_equal(rmdir(open_dir), 0);
+}
+
 int main(void)
 {
     const char *base = getenv("IOF_TEST_TMPDIR");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_socketpair_cred),  cmocka_unit_test(test_write_direct_then_queued),
         cmocka_unit_test(test_open_fd_not_unix), cmocka_unit_test(test_addr_is_unix),
-        cmocka_unit_test(test_unix_listener),
+        cmocka_unit_test(test_unix_listener),    cmocka_unit_test(test_unix_no_chmod_by_name),
+        cmocka_unit_test(test_unix_dir_checks),
     };
     int rc;
 
