@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include <openssl/bio.h>
@@ -17,6 +18,8 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
+
+#include "common/log.h"
 
 /* A client's ticket for one server address (the peer label of the
  * connection that got it). */
@@ -147,14 +150,23 @@ static void asn1_date(const ASN1_TIME *t, char *buf, size_t cap)
 /* ---- contexts ----------------------------------------------------------------------------- */
 
 /* fopen() first so a missing or unreadable file gets the errno message
- * rather than an OpenSSL error chain. */
-static int check_readable(const char *what, const char *path, struct iof_diag *diag)
+ * rather than an OpenSSL error chain. A private key (key) that its group or
+ * others may read or write gets a warning, as OpenSSH refuses one: whoever
+ * reads it can pose as this node or manager. */
+static int check_readable(const char *what, const char *path, bool key, struct iof_diag *diag)
 {
     FILE *f = fopen(path, "r");
+    struct stat st;
+
     if (!f) {
         int e = errno;
         return iof_diag_set(diag, -e, "cannot read %s %s: %s", what, path, strerror(e));
     }
+    if (key && fstat(fileno(f), &st) == 0 && (st.st_mode & (S_IRWXG | S_IRWXO)))
+        IOF_WARN("private key %s is %s by others than its owner (mode %04o, owner uid %lu): "
+                 "whoever can read it can pose as this peer; fix it with: chmod 600 %s",
+                 path, st.st_mode & (S_IRGRP | S_IROTH) ? "readable" : "accessible",
+                 (unsigned)(st.st_mode & 07777), (unsigned long)st.st_uid, path);
     fclose(f);
     return 0;
 }
@@ -179,9 +191,9 @@ int iof_tls_ctx_new(const struct iof_tls_config *cfg, struct iof_tls_ctx **out,
         return iof_diag_set(diag, -EINVAL, "TLS needs both a certificate and its key");
     if (server && !cfg->cert_file)
         return iof_diag_set(diag, -EINVAL, "a TLS server needs a certificate and a key");
-    if ((r = check_readable("CA certificate", cfg->ca_file, diag)) ||
-        (cfg->cert_file && (r = check_readable("certificate", cfg->cert_file, diag))) ||
-        (cfg->key_file && (r = check_readable("key", cfg->key_file, diag))))
+    if ((r = check_readable("CA certificate", cfg->ca_file, false, diag)) ||
+        (cfg->cert_file && (r = check_readable("certificate", cfg->cert_file, false, diag))) ||
+        (cfg->key_file && (r = check_readable("key", cfg->key_file, true, diag))))
         return r;
 
     ctx = calloc(1, sizeof(*ctx));

@@ -74,6 +74,10 @@
  * sends 8 per test. */
 #define AGENT_PROBE_BURST 64
 #define AGENT_PROBE_RATE 64
+/* TLS handshakes that time out (slow or idle connections: a scan, a flood)
+ * are logged at most one line per this period: the first at once, the rest
+ * counted and summed up in one line at the end of the period. */
+#define AGENT_HS_TIMEOUT_LOG_MS 10000
 
 struct agent;
 
@@ -181,6 +185,11 @@ struct agent {
     struct dyn_inv_cache *inv; /* what the hello tells of them and of the workdir */
     uv_async_t inv_async;      /* a refresh of it finished */
     uv_timer_t inv_timer;      /* hellos stop waiting for a refresh */
+    /* Handshake timeouts not logged one by one (AGENT_HS_TIMEOUT_LOG_MS). */
+    uv_timer_t hs_log_timer;  /* ends the period; sums up the quiet ones */
+    uint64_t hs_log_until_ns; /* timeouts before this are counted, not logged */
+    uint64_t hs_quiet;        /* counted in this period */
+    char hs_quiet_peer[96];   /* the last of them */
     size_t nallow;
     struct dyn_scope *scope;  /* what targets may be: workdir and --allow, as descriptors */
     struct dyn_budget budget; /* the agent's own limits, from its flags */
@@ -1458,6 +1467,7 @@ static void agent_shutdown(struct agent *a)
     uv_close((uv_handle_t *)&a->sigint, NULL);
     uv_close((uv_handle_t *)&a->sigterm, NULL);
     uv_close((uv_handle_t *)&a->reconnect, NULL);
+    uv_close((uv_handle_t *)&a->hs_log_timer, NULL);
     agent_close_inventory(a);
 }
 
@@ -1656,10 +1666,40 @@ static void agent_on_accept(struct iof_listener *l, struct iof_conn *c, void *ar
         session_new(a, c);
 }
 
+/* The end of a period of handshake-timeout lines: the ones not logged are
+ * summed up, and a new period starts (a flood goes on: one line a period);
+ * after a quiet period the next timeout is logged at once. */
+static void agent_on_hs_log_timer(uv_timer_t *t)
+{
+    struct agent *a = t->data;
+
+    if (!a->hs_quiet) {
+        a->hs_log_until_ns = 0; /* whatever the clocks' rounding */
+        return;
+    }
+    IOF_WARN("%" PRIu64 " more TLS handshakes timed out in the last %.0f s (not logged one by one; "
+             "the last with %s)",
+             a->hs_quiet, AGENT_HS_TIMEOUT_LOG_MS / 1000.0, a->hs_quiet_peer);
+    a->hs_quiet = 0;
+    a->hs_log_until_ns = uv_hrtime() + (uint64_t)AGENT_HS_TIMEOUT_LOG_MS * IOF_NS_PER_MS;
+    uv_timer_start(t, agent_on_hs_log_timer, AGENT_HS_TIMEOUT_LOG_MS, 0);
+}
+
 static void agent_on_reject(struct iof_listener *l, struct iof_conn *c, int err, void *arg)
 {
+    struct agent *a = arg;
     (void)l;
-    (void)arg;
+
+    if (err == IOF_ETIMEOUT) {
+        uint64_t now = uv_hrtime();
+        if (now < a->hs_log_until_ns) {
+            a->hs_quiet++;
+            snprintf(a->hs_quiet_peer, sizeof(a->hs_quiet_peer), "%s", iof_conn_peer(c));
+            return;
+        }
+        a->hs_log_until_ns = now + (uint64_t)AGENT_HS_TIMEOUT_LOG_MS * IOF_NS_PER_MS;
+        uv_timer_start(&a->hs_log_timer, agent_on_hs_log_timer, AGENT_HS_TIMEOUT_LOG_MS, 0);
+    }
     IOF_WARN("TLS handshake with %s failed: %s", iof_conn_peer(c),
              iof_conn_error(c)[0] ? iof_conn_error(c) : iof_strerror(err));
 }
@@ -1859,6 +1899,8 @@ int dyn_agent_main(const struct dyn_agent_opts *o)
                      uv_hrtime() ^ ((uint64_t)getpid() << 32));
     uv_timer_init(a.loop, &a.reconnect);
     a.reconnect.data = &a;
+    uv_timer_init(a.loop, &a.hs_log_timer);
+    a.hs_log_timer.data = &a;
     uv_timer_init(a.loop, &a.inv_timer);
     a.inv_timer.data = &a;
     uv_async_init(a.loop, &a.inv_async, agent_on_inventory);
@@ -1917,6 +1959,7 @@ int dyn_agent_main(const struct dyn_agent_opts *o)
             uv_close((uv_handle_t *)&a.sigint, NULL);
             uv_close((uv_handle_t *)&a.sigterm, NULL);
             uv_close((uv_handle_t *)&a.reconnect, NULL);
+            uv_close((uv_handle_t *)&a.hs_log_timer, NULL);
             agent_close_inventory(&a);
             uv_run(a.loop, UV_RUN_DEFAULT);
             goto out;
