@@ -8,7 +8,10 @@
  * a timer per link, 10,000 links were 10,000 repeating timers, and libuv's
  * timer heap, reordered at each of their 10,000 firings a second, took a
  * sixth of a manager's CPU; a slot's tick walks its own list. A slot's
- * timer runs only while it has links, so a lone agent link costs one. */
+ * timer runs only while it has links, so a lone agent link costs one.
+ * The lost-peer verdict falls at the silence limit itself: at a tick, or,
+ * when the limit comes before the link's next tick, by the link's one-shot
+ * silence timer (armed only then: rarely, for a live peer). */
 #include "proto/link.h"
 
 #include <errno.h>
@@ -63,6 +66,7 @@ struct proto_link {
     struct link_node hb;       /* in hb_slot's list while established */
     struct hb_slot *hb_slot;   /* heartbeat send + silence check; NULL: none */
     uv_timer_t deadline_timer; /* one-shot deadline for the next message */
+    uv_timer_t silence_timer;  /* the silence verdict due before the next tick */
     char deadline_what[64];
     uint32_t hb_ms;
     uint64_t hb_seq;
@@ -319,6 +323,8 @@ static void link_on_conn_close(struct iof_conn *c, int err, void *arg)
         hb_leave(l);
         uv_timer_stop(&l->deadline_timer);
         uv_close((uv_handle_t *)&l->deadline_timer, link_on_handle_closed);
+        uv_timer_stop(&l->silence_timer);
+        uv_close((uv_handle_t *)&l->silence_timer, link_on_handle_closed);
     }
     l->open_handles--;
     link_free_if_done(l);
@@ -342,6 +348,8 @@ void proto_link_close(struct proto_link *l, int err, const char *reason)
     hb_leave(l);
     uv_timer_stop(&l->deadline_timer);
     uv_close((uv_handle_t *)&l->deadline_timer, link_on_handle_closed);
+    uv_timer_stop(&l->silence_timer);
+    uv_close((uv_handle_t *)&l->silence_timer, link_on_handle_closed);
     if (l->conn)
         iof_conn_close(l->conn, err);
 }
@@ -610,6 +618,49 @@ static void link_send_heartbeat(struct proto_link *l, uint64_t now)
         iof_conn_write_batched(l->conn, frame, len);
 }
 
+static void link_silence_arm(struct proto_link *l, uint64_t now);
+
+static void link_lost(struct proto_link *l, uint64_t now)
+{
+    link_fail(l, IOF_ELOST, "no message or heartbeat for %.1f s (%d heartbeats missed)",
+              (double)(now - l->last_rx_ns) / 1e9, PROTO_HEARTBEAT_MISSES);
+}
+
+/* The silence limit, reached between two ticks (link_silence_arm). */
+static void link_on_silence(uv_timer_t *t)
+{
+    struct proto_link *l = t->data;
+    uint64_t now = iof_now_ns(), period = (uint64_t)l->hb_ms * IOF_NS_PER_MS;
+    uint64_t limit = PROTO_HEARTBEAT_MISSES * period;
+
+    if (l->closing || !l->established)
+        return;
+    if (now - l->last_rx_ns <= limit) {
+        link_silence_arm(l, now); /* a frame came, or the timer's ms were short */
+        return;
+    }
+    /* A period late, this loop itself stalled: the peer's frames of that
+     * time may be waiting unread; the tick judges after the reads. */
+    if (now - l->last_rx_ns - limit > period)
+        return;
+    link_lost(l, now);
+}
+
+/* The ticks judge the silence once a period: alone, a peer silent since
+ * just after a tick would be found lost at the tick after the limit, up to
+ * a period late (the dead-man rule's 3 periods would be 4). So when the
+ * limit falls before the next tick, a one-shot timer judges at the limit
+ * itself. Seldom armed: a live peer is heard at least every two periods. */
+static void link_silence_arm(struct proto_link *l, uint64_t now)
+{
+    uint64_t period = (uint64_t)l->hb_ms * IOF_NS_PER_MS;
+    uint64_t due = l->last_rx_ns + PROTO_HEARTBEAT_MISSES * period;
+
+    if (now >= due || due - now >= period)
+        return;
+    uv_timer_start(&l->silence_timer, link_on_silence, (due - now) / IOF_NS_PER_MS + 1, 0);
+}
+
 /* now: the slot's walk's clock, shared by its links. */
 static void link_hb_tick(struct proto_link *l, uint64_t now)
 {
@@ -631,10 +682,10 @@ static void link_hb_tick(struct proto_link *l, uint64_t now)
         l->hb_deferred = true;
     } else if ((l->hb_deferred = false),
                now - l->last_rx_ns > (uint64_t)PROTO_HEARTBEAT_MISSES * l->hb_ms * IOF_NS_PER_MS) {
-        link_fail(l, IOF_ELOST, "no message or heartbeat for %.1f s (%d heartbeats missed)",
-                  (double)(now - l->last_rx_ns) / 1e9, PROTO_HEARTBEAT_MISSES);
+        link_lost(l, now);
         return;
     }
+    link_silence_arm(l, now);
     if (quiet)
         link_send_heartbeat(l, now);
 }
@@ -684,9 +735,11 @@ struct proto_link *proto_link_new(uv_loop_t *loop, struct iof_conn *conn,
     l->loopback = iof_conn_is_loopback(conn);
     uv_timer_init(loop, &l->deadline_timer);
     l->deadline_timer.data = l;
+    uv_timer_init(loop, &l->silence_timer);
+    l->silence_timer.data = l;
     l->hb.prev = l->hb.next = &l->hb;
     l->dq_node.prev = l->dq_node.next = &l->dq_node;
-    l->open_handles = 2; /* the deadline timer and the connection */
+    l->open_handles = 3; /* the deadline and silence timers and the connection */
     iof_conn_set_cbs(conn, &ccbs, l);
     return l;
 }
@@ -709,6 +762,7 @@ void proto_link_set_established(struct proto_link *l, uint32_t heartbeat_ms)
     proto_decoder_set_limit(&l->dec, PROTO_FRAME_MAX_DEFAULT);
     l->last_rx_ns = iof_now_ns();
     l->last_hb_ns = l->last_rx_ns;
+    uv_timer_stop(&l->silence_timer);
     hb_leave(l);
     if (hb_join(l))
         link_fail(l, -ENOMEM, "out of memory for the heartbeat timer");

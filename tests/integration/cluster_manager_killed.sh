@@ -2,7 +2,9 @@
 # I/O within 3 heartbeats and goes back to waiting.
 # 1. SIGKILL the manager (the connection drops).
 # 2. SIGSTOP the manager (the connection stays open, the manager goes
-#    silent): the agent notices after 3 missed heartbeats.
+#    silent): the agent notices 3 heartbeat periods after the manager's last
+#    frame (which came before the signal), the documented figure, plus the
+#    time this script takes to see the log line.
 # The agent's CPU time is the evidence: a null-engine worker burns a core
 # while it runs and nothing once stopped. Each time a new manager then runs.
 # 3. The manager is killed while the agent writes a test file (prepare):
@@ -38,7 +40,8 @@ cpu_pct() {
 }
 
 # dead_man KILLSIG LOGTEXT WHAT: runs the long test, sends KILLSIG to the
-# manager 2 s in, and checks the agent stops within 3 heartbeats (+ margin).
+# manager 2 s in, and checks the agent stops within 3 heartbeats (+ 200 ms
+# to see it: log polling on a loaded machine).
 dead_man() {
     local sig=$1 text=$2 what=$3 mgr t0 t1 busy idle nlost
     nlost=$(grep -c "manager 'iofleet' lost (" "$alog" || true)
@@ -55,7 +58,8 @@ dead_man() {
         cl_fail "$what: agent's log: $(grep "manager 'iofleet' lost (" "$alog" | tail -n1)"
     grep "manager 'iofleet' lost (" "$alog" | tail -n1 | grep -qF "): stopping all I/O" ||
         cl_fail "$what: agent did not say it stops I/O"
-    [ $((t1 - t0)) -lt 3000 ] || cl_fail "$what: agent noticed after $((t1 - t0)) ms"
+    [ $((t1 - t0)) -le $((3 * hb + 200)) ] ||
+        cl_fail "$what: agent noticed after $((t1 - t0)) ms, more than 3 heartbeats of $hb ms"
     idle=$(cpu_pct 1)
     [ "$idle" -lt 5 ] || cl_fail "$what: agent still uses $idle% CPU after the manager was lost"
     cl_alive "$apid" || cl_fail "$what: agent died"

@@ -4,7 +4,10 @@
  * are read; a peer that is really silent still is. And its heartbeats: none
  * in a period in which something else was sent, one in every other, so the
  * peer never waits more than two periods for a frame, also while the loop
- * spends many periods in one callback handling another link's messages. */
+ * spends many periods in one callback handling another link's messages.
+ * A peer that falls silent right after one of the link's ticks is declared
+ * lost PROTO_HEARTBEAT_MISSES periods after its last frame, not at the tick
+ * after that (up to a period later: the dead-man rule's 15 s became 20 s). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -236,6 +239,86 @@ static void test_silent_peer_is_lost(void **state)
     (void)state;
     run_link(true, &r);
     assert_int_equal(r.close_err, IOF_ELOST);
+}
+
+/* --- the verdict at the silence limit, not at the next tick ------------------------------ */
+
+#define LIMIT_HB_MS 400
+
+struct hush {
+    int fd;
+    atomic_bool stop;
+    _Atomic uint64_t last_tx_ns; /* the peer's last frame */
+    uint64_t closed_ns;
+    int close_err;
+    char why[256];
+};
+
+/* The peer answers the link's first heartbeat (a tick) 50 ms later (more
+ * than the ticks drift in three periods: libuv's timers count whole ms)
+ * with its last frame, then says nothing: its silence starts a little after
+ * a tick, the worst case for a verdict at ticks only. */
+static void *hush_main(void *arg)
+{
+    struct hush *h = arg;
+    uint8_t frame[PROTO_HEARTBEAT_FRAME_MAX], junk[4096];
+    size_t len;
+
+    if (recv(h->fd, junk, sizeof(junk), 0) > 0 && usleep(50000) == 0 &&
+        proto_msg_heartbeat_frame(0, iof_now_ns(), frame, sizeof(frame), &len) == 0 &&
+        send(h->fd, frame, len, MSG_NOSIGNAL) == (ssize_t)len)
+        atomic_store(&h->last_tx_ns, iof_now_ns());
+    while (!atomic_load(&h->stop)) {
+        while (recv(h->fd, junk, sizeof(junk), MSG_DONTWAIT) > 0)
+            ;
+        usleep(10000);
+    }
+    return NULL;
+}
+
+static void on_close_hush(struct proto_link *l, int err, const char *why, void *arg)
+{
+    struct hush *h = arg;
+    (void)l;
+    h->closed_ns = iof_now_ns();
+    h->close_err = err;
+    snprintf(h->why, sizeof(h->why), "%s", why);
+}
+
+static void test_lost_at_the_limit(void **state)
+{
+    static const struct proto_link_cbs cbs = {.on_msg = on_msg, .on_close = on_close_hush};
+    struct hush h = {0};
+    struct iof_conn *c = NULL;
+    struct proto_link *l;
+    uv_loop_t loop;
+    pthread_t th;
+    double after_ms;
+    int sv[2];
+    (void)state;
+
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    h.fd = sv[1];
+    assert_int_equal(uv_loop_init(&loop), 0);
+    assert_int_equal(iof_conn_open_fd(&loop, sv[0], "peer", NULL, NULL, &c), 0);
+    l = proto_link_new(&loop, c, &cbs, &h);
+    assert_non_null(l);
+    proto_link_set_established(l, LIMIT_HB_MS);
+    assert_int_equal(pthread_create(&th, NULL, hush_main, &h), 0);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    atomic_store(&h.stop, true);
+    pthread_join(th, NULL);
+    close(sv[1]);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    assert_int_equal(h.close_err, IOF_ELOST);
+    assert_true(atomic_load(&h.last_tx_ns) != 0);
+    after_ms = (double)(h.closed_ns - atomic_load(&h.last_tx_ns)) / 1e6;
+    print_message("lost %.0f ms after the peer's last frame (limit %d ms): %s\n", after_ms,
+                  PROTO_HEARTBEAT_MISSES * LIMIT_HB_MS, h.why);
+    /* At the limit, with room for a late timer on a loaded machine; the
+     * tick after the limit comes a period later, less the peer's 50 ms. */
+    assert_true(after_ms >= PROTO_HEARTBEAT_MISSES * LIMIT_HB_MS - 1);
+    assert_true(after_ms < PROTO_HEARTBEAT_MISSES * LIMIT_HB_MS + LIMIT_HB_MS / 2);
 }
 
 /* --- a burst of slow messages on one link --------------------------------------------- */
@@ -608,6 +691,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_own_stall_is_not_a_lost_peer),
         cmocka_unit_test(test_silent_peer_is_lost),
+        cmocka_unit_test(test_lost_at_the_limit),
         cmocka_unit_test(test_heartbeat_only_when_quiet),
         cmocka_unit_test(test_busy_loop_still_heartbeats),
         cmocka_unit_test(test_results_after_reads),
