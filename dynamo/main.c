@@ -1,6 +1,7 @@
 /* dynamo/main.c - the agent's command line: options into struct
  * dyn_agent_opts, the descriptor limit raised, then dyn_agent_main(). */
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -288,6 +289,9 @@ int main(int argc, char **argv)
     struct iof_diag d;
     int rc;
 
+    /* A manager that closes while we write is an EPIPE to handle, not a
+     * death by SIGPIPE: before anything can write to a socket. */
+    signal(SIGPIPE, SIG_IGN);
     o.allow = allow;
     rc = dyn_parse(argc, argv, &o, allow, &level);
     if (rc)

@@ -1,11 +1,16 @@
 /* manager/main.c - the `iofleet` executable: heap tuning, then the command
  * line (manager/cli.c). */
 #include <malloc.h>
+#include <signal.h>
 
 #include "manager/cli.h"
 
 int main(int argc, char **argv)
 {
+    /* A peer that closes while we write (an agent refusing the manager
+     * races its bye) is an EPIPE to report, not a silent death by SIGPIPE:
+     * every command, before any connection. */
+    signal(SIGPIPE, SIG_IGN);
     /* Decoding every agent's interval allocates and frees histograms of a
      * few hundred KiB per message; keep that memory in the heap instead of
      * trimming it back to the kernel and faulting it in again each time

@@ -56,7 +56,7 @@ static void probe_on_msg(struct proto_link *l, const struct proto_msg *m, void *
         return;
     }
     if (m->type == PROTO_MSG_ERROR) {
-        iof_diag_set(p->diag, IOF_EDENIED, "%s: %s", p->o->endpoint, m->u.error.message);
+        iof_diag_set(p->diag, IOF_EDENIED, "%s: refused: %s", p->o->endpoint, m->u.error.message);
         probe_finish(p, IOF_EDENIED);
     } else if (m->type != PROTO_MSG_HELLO || m->u.hello.role != PROTO_ROLE_AGENT) {
         iof_diag_set(p->diag, IOF_EPROTO, "%s: expected the agent's hello, got %s", p->o->endpoint,

@@ -79,3 +79,20 @@ expect_rc 2 "$IOF_BIN/dynamo" --listen 127.0.0.1:0 --name node9 --workdir "$T/x"
     --tls-ca "$PKI/ca.pem" --tls-cert "$PKI/node1.pem" --tls-key "$PKI/node1-key.pem"
 expect_in "$T/err" "--name node9 does not match the certificate's name 'node1'"
 ok "--name must match the certificate"
+
+# iofleet agents against an agent that refuses the manager: exit 3 with the
+# agent and the reason, as run says it, never a silent death by SIGPIPE
+# (141: the agent's close raced the manager's bye). Ten times each: the race
+# went either way.
+start_agent picky "$PKI/node1" --manager-name other-mgr
+for _ in $(seq 10); do
+    expect_rc 3 "$IOFLEET" agents --agent "$EP" "${mgr_tls[@]}" --wait 3
+    expect_in "$T/err" "iofleet agents: $EP: refused: agent node1 accepts only a manager certificate for 'other-mgr'"
+done
+iof_start_agent otherca --tls-ca "$T/other/ca.pem" --tls-cert "$PKI/node1.pem" \
+    --tls-key "$PKI/node1-key.pem"
+for _ in $(seq 10); do
+    expect_rc 3 "$IOFLEET" agents --agent "$AGENT_EP" "${mgr_tls[@]}" --wait 3
+    expect_in "$T/err" "iofleet agents: $AGENT_EP: $AGENT_EP refused our certificate: not signed by a CA it trusts"
+done
+ok "iofleet agents: a refusing agent gives exit 3 and its reason, never SIGPIPE"
