@@ -39,6 +39,7 @@
 #include "dynamo/run.h"
 #include "dynamo/target.h"
 #include "dynamo/verify.h"
+#include "proto/frame.h"
 #include "proto/link.h"
 #include "proto/name.h"
 #include "proto/plan.h"
@@ -1495,6 +1496,11 @@ static void session_on_close(struct proto_link *l, int err, const char *why, voi
     session_unlink(s);
     s->link = NULL;
     s->gone = true;
+    /* A TLS manager (iofleet run --listen) answered our plain hello with an
+     * alert. */
+    if (err == IOF_EPROTO && !strncmp(why, PROTO_WHY_EXPECTS_TLS, strlen(PROTO_WHY_EXPECTS_TLS)))
+        why = "the manager expects TLS: configure TLS on the agent (--tls-ca, --tls-cert, "
+              "--tls-key) or pass --insecure to both";
     if (s->preparing || s->starting) {
         /* The preparation thread stops after its current chunk, a starting
          * test once started; a new manager is refused until they have. */

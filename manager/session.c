@@ -23,6 +23,7 @@
 #include "common/net.h"
 #include "common/tls.h"
 #include "manager/run.h"
+#include "proto/frame.h"
 #include "proto/link.h"
 #include "proto/version.h"
 
@@ -474,6 +475,10 @@ static void sess_on_link_close(struct proto_link *l, int err, const char *why, v
     if (!a->name[0] && proto_link_refused_name(l))
         snprintf(a->name, sizeof(a->name), "%s", proto_link_refused_name(l));
     a->link = NULL;
+    /* A TLS agent answered the plain manager's hello with an alert. */
+    if (err == IOF_EPROTO && !strncmp(why, PROTO_WHY_EXPECTS_TLS, strlen(PROTO_WHY_EXPECTS_TLS)))
+        why = "the agent expects TLS: configure TLS on the manager (--tls-ca, --tls-cert, "
+              "--tls-key) or pass --insecure to both";
     if (c->phase == MGR_PH_DONE)
         return;
     if (mgr_agent_dialled(a) && mgr_agent_coming_back(a)) {

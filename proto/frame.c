@@ -165,6 +165,10 @@ static int header_check(struct proto_decoder *dec, const uint8_t *h, size_t n, s
             iof_diag_set(&dec->diag, IOF_EPROTO,
                          "TLS handshake received on a plain connection (the peer uses TLS: "
                          "configure TLS on this side, or pass --insecure to both)");
+        else if (h[0] == 0x15)
+            iof_diag_set(&dec->diag, IOF_EPROTO,
+                         PROTO_WHY_EXPECTS_TLS
+                         " (configure TLS on this side, or pass --insecure to both)");
         else
             iof_diag_set(&dec->diag, IOF_EPROTO,
                          "TLS record (content type 0x%02x) received on a plain connection", h[0]);

@@ -35,6 +35,11 @@
 #define PROTO_FRAME_MAX_DEFAULT ((size_t)1 << 20)
 #define PROTO_FRAME_MAX_LIMIT ((size_t)64 << 20)
 
+/* The start of the decoder's error for a TLS alert on a plain connection:
+ * a TLS peer (server) answered our plain bytes; the manager and the agent
+ * say which of them expects TLS instead (manager/session.c, dynamo/agent.c). */
+#define PROTO_WHY_EXPECTS_TLS "TLS alert received on a plain connection: the peer expects TLS"
+
 /* What the first bytes of a stream look like. */
 enum proto_sniff {
     PROTO_SNIFF_MORE,    /* fewer than 2 bytes: cannot tell yet */

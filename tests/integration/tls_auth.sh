@@ -68,11 +68,24 @@ ok "an agent certificate cannot act as the manager"
 
 # Plain manager to a TLS agent, and TLS manager to a plain agent.
 expect_rc 3 "$IOFLEET" run "$T/p.json" --insecure --agent "$EP" --quiet --wait 3
-expect_in "$T/err" "TLS record"
+expect_in "$T/err" "agent at $EP: the agent expects TLS: configure TLS on the manager (--tls-ca, --tls-cert, --tls-key) or pass --insecure to both"
 iof_start_agent plain --name plain
 expect_rc 3 "$IOFLEET" run "$T/p.json" --agent "$AGENT_EP" "${mgr_tls[@]}" --quiet --wait 3
 expect_in "$T/err" "TLS"
 ok "plain <-> TLS mismatches refused with the cause"
+
+# A plain agent dialling a TLS manager (run --listen): the agent's log says
+# the manager expects TLS.
+source "$(dirname "$0")/lib/cluster.bash"
+lport='' lmgr='' dialer=''
+cl_start_listen_manager lmgr lport "$T/l.out" "$T/l.err" "$T/p.json" "${mgr_tls[@]}" \
+    --expect 1 --wait 30
+cl_spawn dialer /dev/null "$T/dial.log" "$DYNAMO" --manager "127.0.0.1:$lport" --insecure \
+    --name node2 --workdir "$T/dial-work"
+cl_wait_log "$T/dial.log" "the manager expects TLS: configure TLS on the agent (--tls-ca, --tls-cert, --tls-key) or pass --insecure to both" 10
+cl_stop "$dialer"
+cl_stop "$lmgr"
+ok "plain agent dialling a TLS manager: told the manager expects TLS"
 
 # The agent's name is its certificate's.
 expect_rc 2 "$IOF_BIN/dynamo" --listen 127.0.0.1:0 --name node9 --workdir "$T/x" \

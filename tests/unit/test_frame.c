@@ -473,7 +473,11 @@ static void test_tls_detected(void **state)
                   "TLS on this side, or pass --insecure to both)");
     const uint8_t alert[] = {0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x28};
     check_refused(alert, sizeof(alert), IOF_EPROTO,
-                  "TLS record (content type 0x15) received on a plain connection");
+                  "TLS alert received on a plain connection: the peer expects TLS (configure "
+                  "TLS on this side, or pass --insecure to both)");
+    const uint8_t data[] = {0x17, 0x03, 0x03, 0x00, 0x02, 0x02, 0x28};
+    check_refused(data, sizeof(data), IOF_EPROTO,
+                  "TLS record (content type 0x17) received on a plain connection");
 
     assert_int_equal(proto_frame_sniff(hello, 1), PROTO_SNIFF_MORE);
     assert_int_equal(proto_frame_sniff(hello, sizeof(hello)), PROTO_SNIFF_TLS);
