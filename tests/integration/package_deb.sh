@@ -100,6 +100,13 @@ snapshot >"$T/before"
 dpkg_retry -i "$deb" || fail "dpkg -i"
 dpkg -L iofleet >"$T/owned"
 ok "dpkg -i: $(wc -l <"$T/owned") paths"
+if [ ! -d /run/systemd/system ]; then
+    # The postinst says it started nothing, and how to start dynamo.
+    expect_in "$T/dpkg.log" "iofleet: systemd is not running on this host: dynamo.service was not started"
+    # shellcheck disable=SC2016 # the command as printed, unexpanded
+    expect_in "$T/dpkg.log" 'exec dynamo $DYNAMO_CONNECT'
+    ok "postinst without systemd: says the service was not started, and how to start dynamo"
+fi
 unit=/usr/lib/systemd/system/dynamo.service
 # --man=no: its check of the unit's Documentation= runs man on each page,
 # which formats it into man-db's cat cache (/var/cache/man/cat*) where that
@@ -120,10 +127,12 @@ if [ -d /run/systemd/system ]; then
     systemctl is-active --quiet dynamo || { systemctl status dynamo --no-pager; fail "dynamo.service not active"; }
     ok "systemd runs dynamo.service"
 else
-    # No systemd here: do what the unit says (StateDirectory, RuntimeDirectory,
-    # EnvironmentFile, ExecStart, WorkingDirectory) and start it by hand.
+    # No systemd here: do what the unit says (StateDirectory, EnvironmentFile,
+    # ExecStart, WorkingDirectory) and start it by hand; dynamo makes the
+    # missing /run/iofleet (RuntimeDirectory) itself.
     echo "note: systemd is not PID 1 here; the unit's sandboxing is not exercised"
-    mkdir -p -m 0700 /var/lib/iofleet /run/iofleet
+    mkdir -p -m 0700 /var/lib/iofleet
+    [ ! -e /run/iofleet ] || fail "/run/iofleet exists before dynamo starts"
     exec_start=$(sed -n 's/^ExecStart=//p' "$unit")
     (
         set -a
@@ -136,7 +145,10 @@ else
     DYN_PID=$!
     for _ in $(seq 100); do [ -S /run/iofleet/dynamo.sock ] && break; sleep 0.05; done
     [ -S /run/iofleet/dynamo.sock ] || { cat "$T/dynamo.log"; fail "installed dynamo did not listen"; }
-    ok "installed dynamo listens on /run/iofleet/dynamo.sock (ExecStart with /etc/default/dynamo)"
+    [ "$(stat -c '%a %U' /run/iofleet)" = "755 root" ] ||
+        fail "/run/iofleet made by dynamo is $(stat -c '%a %U' /run/iofleet), not 755 root"
+    expect_in "$T/dynamo.log" "created /run/iofleet (mode 0755, owner root) for the unix socket"
+    ok "installed dynamo made /run/iofleet and listens on /run/iofleet/dynamo.sock (ExecStart with /etc/default/dynamo)"
 fi
 expect_rc 0 /usr/bin/iofleet run /usr/share/iofleet/configs/quickstart.json \
     --agent unix:/run/iofleet/dynamo.sock --set 'workers[0].engine=null' \
