@@ -143,7 +143,17 @@ static void probe_on_link_close(struct proto_link *l, int err, const char *why, 
     struct probe *p = arg;
     (void)l;
     p->link = NULL;
-    if (!p->done) {
+    if (!p->done && err == -EPIPE && p->stage == 0 && !p->o->tls_ca &&
+        !iof_addr_is_unix(p->o->endpoint, NULL)) {
+        /* A plain agent says hello at once; one that expects TLS waits for
+         * a handshake, then drops the plain connection. */
+        iof_diag_set(p->diag, err,
+                     "%s: %s before its hello (an agent that expects TLS closes a plain "
+                     "connection at its %.0f s handshake timeout: configure TLS here "
+                     "(--tls-ca, --tls-cert, --tls-key) or pass --insecure to both)",
+                     p->o->endpoint, why, IOF_TLS_HANDSHAKE_MS / 1000.0);
+        probe_finish(p, err);
+    } else if (!p->done) {
         iof_diag_set(p->diag, err ? err : -EPIPE, "%s: %s", p->o->endpoint, why);
         probe_finish(p, err ? err : -EPIPE);
     }

@@ -69,6 +69,10 @@ ok "an agent certificate cannot act as the manager"
 # Plain manager to a TLS agent, and TLS manager to a plain agent.
 expect_rc 3 "$IOFLEET" run "$T/p.json" --insecure --agent "$EP" --quiet --wait 3
 expect_in "$T/err" "agent at $EP: the agent expects TLS: configure TLS on the manager (--tls-ca, --tls-cert, --tls-key) or pass --insecure to both"
+# The same for iofleet agents, which waits for the agent's hello: the TLS
+# agent drops the plain connection at its 10 s handshake timeout.
+expect_rc 3 "$IOFLEET" agents --agent "$EP" --insecure --wait 20
+expect_in "$T/err" "iofleet agents: $EP: connection closed by the peer before its hello (an agent that expects TLS closes a plain connection at its 10 s handshake timeout: configure TLS here (--tls-ca, --tls-cert, --tls-key) or pass --insecure to both)"
 iof_start_agent plain --name plain
 expect_rc 3 "$IOFLEET" run "$T/p.json" --agent "$AGENT_EP" "${mgr_tls[@]}" --quiet --wait 3
 expect_in "$T/err" "TLS"
