@@ -136,6 +136,10 @@ struct session {
     struct dyn_test *start_dt;
     int start_err;
     struct iof_diag start_diag;
+    bool setup_only; /* the work answers a setup: set up, no start time yet */
+    /* A test set up by a setup (protocol 1.4), waiting for its start. */
+    struct dyn_test *ready_dt;
+    uint32_t ready_test;
     /* A hello held while the previous session stops (AGENT_BUSY_GRACE_NS). */
     uint64_t hello_wait_until;
     uint32_t hello_heartbeat_ms;
@@ -698,32 +702,16 @@ static void start_work(uv_work_t *w)
         s->start_err = -ECANCELED;
         return;
     }
-    s->start_err = dyn_test_start(&s->start_p, &s->start_dt, &s->start_diag);
+    s->start_err = s->setup_only ? dyn_test_setup(&s->start_p, &s->start_dt, &s->start_diag)
+                                 : dyn_test_start(&s->start_p, &s->start_dt, &s->start_diag);
 }
 
-static void start_after(uv_work_t *w, int status)
+/* Hands a started test to the poll timer. */
+static void session_run_test(struct session *s, struct dyn_test *dt)
 {
-    struct session *s = w->data;
     struct agent *a = s->a;
-    struct dyn_test *dt = s->start_dt;
     size_t most = 1;
 
-    s->starting = false;
-    s->start_dt = NULL;
-    if (s->gone || a->stopping) {
-        if (dt)
-            agent_reap_test(a, dt);
-        if (s->gone) {
-            a->draining--;
-            session_maybe_free(s);
-        }
-        return;
-    }
-    if (status < 0 || s->start_err) {
-        session_send_error(s, s->start_err ? s->start_err : status, "%s: test %u: %s", a->name,
-                           s->test + 1, s->start_err ? s->start_diag.msg : uv_strerror(status));
-        return;
-    }
     for (size_t wk = 0; wk < dyn_test_nworkers(dt); wk++)
         if (dyn_test_ntargets(dt, wk) > most)
             most = dyn_test_ntargets(dt, wk);
@@ -742,6 +730,53 @@ static void start_after(uv_work_t *w, int status)
     uv_timer_start(&s->poll, session_poll, AGENT_POLL_MS, AGENT_POLL_MS);
 }
 
+/* Frees a test set up for a start that will not come. */
+static void session_drop_ready(struct session *s)
+{
+    if (!s->ready_dt)
+        return;
+    agent_reap_test(s->a, s->ready_dt);
+    s->ready_dt = NULL;
+}
+
+static void start_after(uv_work_t *w, int status)
+{
+    struct session *s = w->data;
+    struct agent *a = s->a;
+    struct dyn_test *dt = s->start_dt;
+
+    s->starting = false;
+    s->start_dt = NULL;
+    if (s->gone || a->stopping) {
+        if (dt)
+            agent_reap_test(a, dt);
+        if (s->gone) {
+            a->draining--;
+            session_maybe_free(s);
+        }
+        return;
+    }
+    if (status < 0 || s->start_err) {
+        session_send_error(s, s->start_err ? s->start_err : status, "%s: test %u: %s", a->name,
+                           s->test + 1, s->start_err ? s->start_diag.msg : uv_strerror(status));
+        return;
+    }
+    if (s->setup_only) {
+        struct proto_msg m;
+        if (s->stop_requested || atomic_load(&s->start_cancel)) {
+            agent_reap_test(a, dt);
+            return;
+        }
+        s->ready_dt = dt;
+        s->ready_test = s->test;
+        proto_msg_init(&m, PROTO_MSG_READY);
+        m.u.ready.test = s->test;
+        proto_link_send(s->link, &m);
+        return;
+    }
+    session_run_test(s, dt);
+}
+
 /* FNV-1a of the node name: the node's part of the identity of what it writes. */
 static uint64_t agent_name_hash(const char *name)
 {
@@ -751,72 +786,66 @@ static uint64_t agent_name_hash(const char *name)
     return h;
 }
 
-static void session_start_test(struct session *s, const struct proto_start *st)
+/* The checks a test's setup or start passes before anything is opened or
+ * allocated, and its parameters but the start time (in s->start_p). Sends
+ * the error and returns false when one fails. */
+static bool session_test_params(struct session *s, uint32_t test, const double *rates,
+                                size_t nrates, const char *what)
 {
     struct dyn_test_params *p = &s->start_p;
     struct iof_diag d = {{0}};
     struct iof_run_cfg run;
     const struct iof_test *t;
-    uint64_t now = iof_now_ns();
     int r;
 
     if (!s->have_plan) {
-        session_send_error(s, IOF_EPROTO, "%s: start before any plan", s->a->name);
-        return;
+        session_send_error(s, IOF_EPROTO, "%s: %s before any plan", s->a->name, what);
+        return false;
     }
     if (!s->prepared && !s->preparing && !s->dt) {
         session_send_error(s, IOF_EPROTO,
-                           "%s: start of test %u without a successful prepare of this plan",
-                           s->a->name, st->test + 1);
-        return;
+                           "%s: %s of test %u without a successful prepare of this plan",
+                           s->a->name, what, test + 1);
+        return false;
     }
     if (s->dt || s->starting || s->preparing) {
-        session_send_error(s, IOF_EBUSY, "%s: start of test %u while %s", s->a->name, st->test + 1,
+        session_send_error(s, IOF_EBUSY, "%s: %s of test %u while %s", s->a->name, what, test + 1,
                            s->preparing ? "preparing" : "a test is running");
-        return;
+        return false;
     }
-    if (st->test >= s->ntests) {
-        session_send_error(s, IOF_EPROTO, "%s: start of test %u, the plan has %zu", s->a->name,
-                           st->test + 1, s->ntests);
-        return;
+    if (test >= s->ntests) {
+        session_send_error(s, IOF_EPROTO, "%s: %s of test %u, the plan has %zu", s->a->name, what,
+                           test + 1, s->ntests);
+        return false;
     }
-    t = &s->tests[st->test];
+    t = &s->tests[test];
     /* The host may have changed since prepare: check again, still before
      * anything is opened or allocated. */
     r = session_check_budget(s, t, &d);
     if (r) {
-        session_send_error(s, r, "%s: test %u: %s", s->a->name, st->test + 1, d.msg);
-        return;
+        session_send_error(s, r, "%s: test %u: %s", s->a->name, test + 1, d.msg);
+        return false;
     }
     free(s->rates);
     s->rates = NULL;
-    if (st->nrates) {
+    if (nrates) {
         size_t nw = 0;
         for (size_t g = 0; g < s->ngroups; g++)
             nw += s->gcfg[g].count;
-        if (st->nrates != nw) {
-            session_send_error(s, IOF_EPROTO, "%s: test %u: start gives %zu rates for %zu workers",
-                               s->a->name, st->test + 1, st->nrates, nw);
-            return;
+        if (nrates != nw) {
+            session_send_error(s, IOF_EPROTO, "%s: test %u: %s gives %zu rates for %zu workers",
+                               s->a->name, test + 1, what, nrates, nw);
+            return false;
         }
         s->rates = malloc(nw * sizeof(*s->rates));
         if (!s->rates) {
-            session_send_error(s, -ENOMEM, "%s: test %u: out of memory", s->a->name, st->test + 1);
-            return;
+            session_send_error(s, -ENOMEM, "%s: test %u: out of memory", s->a->name, test + 1);
+            return false;
         }
-        memcpy(s->rates, st->rates, nw * sizeof(*s->rates));
+        memcpy(s->rates, rates, nw * sizeof(*s->rates));
     }
     memset(p, 0, sizeof(*p));
-    /* The manager's start time on this node's clock. */
     run = iof_test_run(&s->plan, t);
-    r = dyn_budget_start_time(st->start_at_ns, st->offset_ns, run.ramp_ns, now, &p->start_ns, &d);
-    if (r) {
-        session_send_error(s, r, "%s: test %u: %s", s->a->name, st->test + 1, d.msg);
-        return;
-    }
-    if (p->start_ns < now)
-        IOF_WARN("test %u: start time already passed by %.3f ms; starting now (in the ramp)",
-                 st->test + 1, (double)(now - p->start_ns) / 1e6);
     p->spec = t->spec_index < s->plan.nspecs ? &s->plan.specs[t->spec_index] : NULL;
     p->groups = s->gcfg; /* filled by session_check_budget */
     p->worker_iops = s->rates;
@@ -831,11 +860,32 @@ static void session_start_test(struct session *s, const struct proto_start *st)
     if (getrandom(&p->run_nonce, sizeof(p->run_nonce), 0) != sizeof(p->run_nonce))
         p->run_nonce = p->seed ^ ((uint64_t)getpid() << 32);
     p->allow_destructive = s->a->o->allow_destructive;
+    s->test = test;
+    return true;
+}
+
+/* The start time of `start` on this node's clock, in s->start_p.start_ns,
+ * and the window it opens; false (the error sent) for a start time too far
+ * off. */
+static bool session_test_arm(struct session *s, const struct proto_start *st)
+{
+    struct dyn_test_params *p = &s->start_p;
+    struct iof_diag d = {{0}};
+    uint64_t now = iof_now_ns();
+    int r;
+
+    r = dyn_budget_start_time(st->start_at_ns, st->offset_ns, p->ramp_ns, now, &p->start_ns, &d);
+    if (r) {
+        session_send_error(s, r, "%s: test %u: %s", s->a->name, st->test + 1, d.msg);
+        return false;
+    }
+    if (p->start_ns < now)
+        IOF_WARN("test %u: start time already passed by %.3f ms; starting now (in the ramp)",
+                 st->test + 1, (double)(now - p->start_ns) / 1e6);
     if (s->ngroups == 0)
         IOF_INFO("test %u: no worker group selects node '%s': idle until the test ends, "
                  "reporting no I/O",
                  st->test + 1, s->a->name);
-    s->test = st->test;
     s->next_interval = 0;
     memset(&s->cpu_start, 0, sizeof(s->cpu_start));
     memset(&s->cpu_last, 0, sizeof(s->cpu_last));
@@ -845,15 +895,67 @@ static void session_start_test(struct session *s, const struct proto_start *st)
     s->ended_early = false;
     s->measure_start = p->start_ns + p->ramp_ns;
     s->end = s->measure_start + p->duration_ns;
+    return true;
+}
+
+/* Queues the set-up (and, for a start, the start) of the test in
+ * s->start_p on a worker thread. */
+static void session_queue_start(struct session *s, bool setup_only)
+{
+    int r;
+
     atomic_store(&s->start_cancel, false);
     s->start_work.data = s;
+    s->setup_only = setup_only;
     s->starting = true;
     r = uv_queue_work(s->a->loop, &s->start_work, start_work, start_after);
     if (r < 0) {
         s->starting = false;
-        session_send_error(s, r, "%s: test %u: cannot start: %s", s->a->name, st->test + 1,
-                           uv_strerror(r));
+        session_send_error(s, r, "%s: test %u: cannot %s: %s", s->a->name, s->test + 1,
+                           setup_only ? "set up" : "start", uv_strerror(r));
     }
+}
+
+/* setup (protocol 1.4): the test is set up now - targets opened, buffers
+ * allocated and filled, engines opened - and `ready` sent, so that its
+ * start time is not spent on it. */
+static void session_setup_test(struct session *s, const struct proto_start *su)
+{
+    session_drop_ready(s);
+    s->stop_requested = false;
+    if (session_test_params(s, su->test, su->rates, su->nrates, "setup"))
+        session_queue_start(s, true);
+}
+
+static void session_start_test(struct session *s, const struct proto_start *st)
+{
+    if (s->ready_dt && s->ready_test == st->test && !s->dt && !s->starting) {
+        /* Set up by its setup: only the start time is left. The setup's
+         * rates hold (a start's are the same). */
+        struct dyn_test *dt = s->ready_dt;
+        struct iof_diag d = {{0}};
+        int r;
+        s->ready_dt = NULL;
+        if (!session_test_arm(s, st)) {
+            agent_reap_test(s->a, dt);
+            return;
+        }
+        r = dyn_test_go(dt, s->start_p.start_ns, &d);
+        if (r) {
+            agent_reap_test(s->a, dt);
+            session_send_error(s, r, "%s: test %u: %s", s->a->name, st->test + 1, d.msg);
+            return;
+        }
+        session_run_test(s, dt);
+        return;
+    }
+    /* A manager before 1.4 (no setup): set up now, inside the start's
+     * lead; a worker that leaves the barrier late fails the test. */
+    session_drop_ready(s);
+    if (!session_test_params(s, st->test, st->rates, st->nrates, "start") ||
+        !session_test_arm(s, st))
+        return;
+    session_queue_start(s, false);
 }
 
 /* Stops I/O at once: the dead-man rule and session teardown. The workers
@@ -861,6 +963,7 @@ static void session_start_test(struct session *s, const struct proto_start *st)
  * stopped as soon as its start returns. */
 static void session_abort_test(struct session *s)
 {
+    session_drop_ready(s);
     if (s->starting) {
         s->stop_requested = true;
         atomic_store(&s->start_cancel, true);
@@ -1032,6 +1135,8 @@ static void session_prepare(struct session *s, const struct proto_prepare *pm)
 {
     struct iof_diag d = {{0}};
     int r;
+
+    session_drop_ready(s);
     if (!s->have_plan || s->dt || s->starting || s->preparing) {
         session_send_error(s, IOF_EPROTO, "%s: prepare %s", s->a->name,
                            !s->have_plan ? "before any plan" : "while busy");
@@ -1097,6 +1202,8 @@ static void session_take_plan(struct session *s, const struct proto_plan *pm)
 {
     struct iof_diag d = {{0}};
     int r;
+
+    session_drop_ready(s);
 
     if (s->dt || s->starting || s->preparing) {
         session_send_error(s, IOF_EBUSY, "%s: a plan cannot change while busy", s->a->name);
@@ -1194,6 +1301,7 @@ static void session_clean(struct session *s)
     char b[32];
     int rc;
 
+    session_drop_ready(s);
     if (s->dt || s->starting || s->preparing) {
         session_send_error(s, IOF_EBUSY, "%s: cannot clean while a test or its preparation runs",
                            s->a->name);
@@ -1419,6 +1527,9 @@ static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void
         proto_link_send(l, &r);
         break;
     }
+    case PROTO_MSG_SETUP:
+        session_setup_test(s, &m->u.setup);
+        break;
     case PROTO_MSG_START:
         session_start_test(s, &m->u.start);
         break;

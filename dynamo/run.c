@@ -18,6 +18,7 @@
 #include "common/budget.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "dynamo/budget.h"
 #include "dynamo/data.h"
 #include "dynamo/engine.h"
 #include "dynamo/gen.h"
@@ -95,6 +96,7 @@ struct run_worker {
     /* workers[].rate: I/Os are issued when the schedule says they are due
      * (and a slot is free), their latency runs from that time. */
     bool rated;
+    struct iof_rate rate; /* its schedule starts at the test's start (dyn_test_go) */
     struct dyn_sched sched;
     uint64_t spin_ns; /* rated: how long before a due I/O the worker stops sleeping */
     uint64_t *trace;  /* dyn_test_params.trace, for worker 0 */
@@ -156,6 +158,7 @@ struct dyn_test {
     size_t ngroups;
     struct run_worker *workers;
     size_t nworkers;
+    bool going; /* dyn_test_go called */
     bool joined;
     /* The read-back of verify_mode "after": bytes to read in all, read so
      * far, and workers reading now (dyn_test_verify_progress). */
@@ -711,6 +714,20 @@ static void *worker_main(void *arg)
     worker_wait_until(t, t->p.start_ns);
     now = iof_now_ns();
     w->started_ns = now;
+    /* A worker leaving the barrier after the measured window began would
+     * count leading intervals without its I/O as measured: refused. */
+    if (now > ms && now - ms > DYN_START_LATE_MAX_NS &&
+        !atomic_load_explicit(&t->stop, memory_order_relaxed)) {
+        w->error = IOF_ETIMEOUT;
+        iof_diag_set(&w->diag, IOF_ETIMEOUT,
+                     "worker %zu: first I/O %.3f s after the measured window began (more than "
+                     "%llu ms late; its set-up ended too close to the start time): refused rather "
+                     "than count a window without its I/O",
+                     w->index, (double)(now - ms) / 1e9, DYN_START_LATE_MAX_NS / 1000000ull);
+        atomic_store_explicit(&w->ended_ns, ms, memory_order_release);
+        atomic_store_explicit(&w->done_flag, true, memory_order_release);
+        return NULL;
+    }
 
     for (;;) {
         int r;
@@ -913,8 +930,8 @@ static int worker_setup(struct dyn_test *t, struct run_worker *w, struct iof_dia
                                  .arrival = g->rate.arrival};
     w->rated = rate.unit != IOF_RATE_NONE;
     w->paced = w->rated || w->io_limit;
+    w->rate = rate;
     if (w->rated) {
-        dyn_sched_init(&w->sched, &rate, t->p.start_ns, seed + w->index);
         w->spin_ns = RUN_SPIN_INIT_NS + RUN_SPIN_PAD_NS;
         if (w->index == 0 && t->p.trace) {
             w->trace = t->p.trace;
@@ -1108,7 +1125,7 @@ static int test_open_targets(struct dyn_test *t, struct iof_diag *diag)
     return 0;
 }
 
-int dyn_test_start(const struct dyn_test_params *p, struct dyn_test **out, struct iof_diag *diag)
+int dyn_test_setup(const struct dyn_test_params *p, struct dyn_test **out, struct iof_diag *diag)
 {
     struct dyn_test *t = calloc(1, sizeof(*t));
     size_t w = 0;
@@ -1121,8 +1138,6 @@ int dyn_test_start(const struct dyn_test_params *p, struct dyn_test **out, struc
         free(t);
         return iof_diag_set(diag, -EINVAL, "test needs a positive duration and interval");
     }
-    t->measure_start = p->start_ns + p->ramp_ns;
-    t->end = t->measure_start + p->duration_ns;
     t->nintervals = (p->duration_ns + p->interval_ns - 1) / p->interval_ns;
     atomic_init(&t->stop, false);
     pthread_mutex_init(&t->vlock, NULL);
@@ -1162,20 +1177,56 @@ int dyn_test_start(const struct dyn_test_params *p, struct dyn_test **out, struc
             verify_after_share(&t->workers[w], ti, &pos, &stop);
             t->vafter_total += stop > pos ? stop - pos : 0;
         }
-    for (w = 0; w < t->nworkers; w++) {
-        r = -pthread_create(&t->workers[w].thread, NULL, worker_main, &t->workers[w]);
-        if (r) {
-            iof_diag_set(diag, r, "cannot start worker thread: %s", strerror(-r));
-            dyn_test_stop(t);
-            goto fail;
-        }
-        t->workers[w].started = true;
-    }
     *out = t;
     return 0;
 fail:
     dyn_test_free(t);
     return r;
+}
+
+int dyn_test_go(struct dyn_test *t, uint64_t start_ns, struct iof_diag *diag)
+{
+    int r;
+
+    if (t->going)
+        return iof_diag_set(diag, -EALREADY, "test already started");
+    t->going = true;
+    t->p.start_ns = start_ns;
+    t->measure_start = start_ns + t->p.ramp_ns;
+    t->end = t->measure_start + t->p.duration_ns;
+    for (size_t w = 0; w < t->nworkers; w++) {
+        struct run_worker *wk = &t->workers[w];
+        const struct iof_worker_cfg *g = &t->p.groups[wk->group];
+        if (wk->rated)
+            dyn_sched_init(&wk->sched, &wk->rate, start_ns,
+                           (g->has_seed ? g->seed : t->p.seed) + wk->index);
+    }
+    for (size_t w = 0; w < t->nworkers; w++) {
+        r = -pthread_create(&t->workers[w].thread, NULL, worker_main, &t->workers[w]);
+        if (r) {
+            iof_diag_set(diag, r, "cannot start worker thread: %s", strerror(-r));
+            dyn_test_stop(t);
+            return r;
+        }
+        t->workers[w].started = true;
+    }
+    return 0;
+}
+
+int dyn_test_start(const struct dyn_test_params *p, struct dyn_test **out, struct iof_diag *diag)
+{
+    struct dyn_test *t;
+    int r = dyn_test_setup(p, &t, diag);
+
+    if (r)
+        return r;
+    r = dyn_test_go(t, p->start_ns, diag);
+    if (r) {
+        dyn_test_free(t);
+        return r;
+    }
+    *out = t;
+    return 0;
 }
 
 size_t dyn_test_nworkers(const struct dyn_test *t)

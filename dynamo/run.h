@@ -32,7 +32,7 @@ struct dyn_test_params {
     const struct iof_spec *const *group_specs;
     const struct iof_worker_cfg *groups; /* borrowed; cycle overrides applied */
     size_t ngroups;
-    uint64_t start_ns; /* local CLOCK_MONOTONIC time the ramp-up begins */
+    uint64_t start_ns; /* local CLOCK_MONOTONIC time the ramp-up begins (dyn_test_start) */
     uint64_t ramp_ns;
     uint64_t duration_ns; /* measured window */
     uint64_t interval_ns;
@@ -74,9 +74,22 @@ struct dyn_verify_report {
     bool f_none;
 };
 
-/* Opens the targets, allocates buffers and starts the worker threads, which
- * wait for start_ns. Returns 0 and a new test in *out, or an error with a
- * message naming the target or engine (no thread left running). */
+/* Sets the test up without starting it: opens the targets, allocates and
+ * fills the buffers, opens the engines (p->start_ns is not used). Returns 0
+ * and a new test in *out, or an error with a message naming the target or
+ * engine. All of this costs time (4 workers x QD 64 x 512 KiB fill 256 MiB)
+ * and is done before the start time is fixed: a worker leaving the start
+ * barrier more than DYN_START_LATE_MAX_NS after its measured window began
+ * fails the test (dyn_test_join) instead of counting intervals without its
+ * I/O. */
+int dyn_test_setup(const struct dyn_test_params *p, struct dyn_test **out, struct iof_diag *diag);
+
+/* Starts a set-up test: the worker threads wait for start_ns (local
+ * CLOCK_MONOTONIC), the ramp-up and the measured window follow it. Once per
+ * test. Returns 0, or an error (no thread left running; free the test). */
+int dyn_test_go(struct dyn_test *t, uint64_t start_ns, struct iof_diag *diag);
+
+/* dyn_test_setup, then dyn_test_go at p->start_ns. */
 int dyn_test_start(const struct dyn_test_params *p, struct dyn_test **out, struct iof_diag *diag);
 
 size_t dyn_test_nworkers(const struct dyn_test *t);

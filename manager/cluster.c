@@ -30,8 +30,10 @@
 #include "manager/run.h"
 #include "manager/results.h"
 
-#define CL_PROBES 8                               /* clock probes per agent and test */
-#define CL_START_LEAD_MS 300                      /* start this long after the last probe */
+#define CL_PROBES 8          /* clock probes per agent and test */
+#define CL_START_LEAD_MS 300 /* start this long after the last probe */
+#define CL_CLOCK_WAIT_S 10   /* for every agent's clock probes */
+#define CL_SETUP_WAIT_S 60   /* for every agent's test set-up (and clock probes) */
 #define CL_RESULT_GRACE_NS (30ULL * IOF_NS_PER_S) /* after the end, for results */
 #define CL_CHILD_GRACE_MS 10000 /* the embedded agent's own end, before a SIGTERM */
 /* TLS handshakes the --listen manager runs at once; more connections wait
@@ -481,7 +483,6 @@ static void cl_start_test(struct mgr_run *c)
         if (cl_part(c, &c->agents[i]) && c->agents[i].best_rtt > max_rtt)
             max_rtt = c->agents[i].best_rtt;
     c->run = iof_test_run(c->p, &c->tests[c->cur]);
-    cl_rate_plan(c);
     c->ended_early = false;
     c->start_at = iof_now_ns() + CL_START_LEAD_MS * IOF_NS_PER_MS + max_rtt;
     c->measure_start = c->start_at + c->run.ramp_ns;
@@ -506,6 +507,18 @@ static void cl_start_test(struct mgr_run *c)
         m.u.start.nrates = a->nrates;
         proto_link_send(a->link, &m);
     }
+}
+
+/* Every agent taking part in the test is set up and knows its clock
+ * offset: the start may go. */
+static bool cl_all_synced(const struct mgr_run *c)
+{
+    for (size_t i = 0; i < c->nagents; i++) {
+        enum mgr_session_state st = mgr_agent_state(&c->agents[i]);
+        if (cl_part(c, &c->agents[i]) && (st == MGR_SESSION_PROBING || st == MGR_SESSION_SETUP))
+            return false;
+    }
+    return true;
 }
 
 static void cl_send_probe(struct mgr_agent *a)
@@ -545,10 +558,19 @@ void mgr_run_on_clock_reply(struct mgr_agent *a, const struct proto_clock_reply 
         return;
     }
     mgr_agent_fire(a, MGR_SESSION_EV_CLOCK_DONE);
-    for (size_t i = 0; i < c->nagents; i++)
-        if (cl_part(c, &c->agents[i]) && mgr_agent_state(&c->agents[i]) == MGR_SESSION_PROBING)
-            return;
-    cl_start_test(c);
+    if (cl_all_synced(c))
+        cl_start_test(c);
+}
+
+void mgr_run_on_ready(struct mgr_agent *a, const struct proto_ready *r)
+{
+    struct mgr_run *c = a->c;
+
+    if (c->phase != MGR_PH_CLOCK || mgr_agent_state(a) != MGR_SESSION_SETUP || r->test != c->cur)
+        return;
+    mgr_agent_fire(a, MGR_SESSION_EV_READY);
+    a->probes = 0;
+    cl_send_probe(a);
 }
 
 /* Sends the plan and the prepare request to every ready agent that has not
@@ -607,15 +629,35 @@ static void cl_next_test(struct mgr_run *c)
         return;
     }
     c->phase = MGR_PH_CLOCK;
-    c->deadline = iof_now_ns() + 10 * IOF_NS_PER_S;
+    c->deadline = iof_now_ns() + CL_CLOCK_WAIT_S * IOF_NS_PER_S;
+    /* An agent of 1.4 or later sets the test up first (setup, ready),
+     * then its clock is probed; an older one sets up inside the start's
+     * lead. */
     for (size_t i = 0; i < c->nagents; i++) {
         struct mgr_agent *a = &c->agents[i];
         if (mgr_agent_state(a) != MGR_SESSION_PREPARED)
             continue;
-        mgr_agent_fire(a, MGR_SESSION_EV_TEST_BEGIN);
+        mgr_agent_fire(a, proto_setup_ok(a->info.minor) ? MGR_SESSION_EV_SETUP_SENT
+                                                        : MGR_SESSION_EV_TEST_BEGIN);
         mgr_agg_node_take_part(&a->agg);
         a->probes = 0;
-        cl_send_probe(a);
+    }
+    cl_rate_plan(c);
+    for (size_t i = 0; i < c->nagents; i++) {
+        struct mgr_agent *a = &c->agents[i];
+        struct proto_msg m;
+        if (mgr_agent_state(a) == MGR_SESSION_PROBING) {
+            cl_send_probe(a);
+            continue;
+        }
+        if (mgr_agent_state(a) != MGR_SESSION_SETUP)
+            continue;
+        c->deadline = iof_now_ns() + CL_SETUP_WAIT_S * IOF_NS_PER_S;
+        proto_msg_init(&m, PROTO_MSG_SETUP);
+        m.u.setup.test = (uint32_t)c->cur;
+        m.u.setup.rates = a->rates;
+        m.u.setup.nrates = a->nrates;
+        proto_link_send(a->link, &m);
     }
 }
 
@@ -762,9 +804,7 @@ void mgr_run_progress(struct mgr_run *c)
         mgr_run_check_prepared(c);
         return;
     case MGR_PH_CLOCK:
-        for (size_t i = 0; i < c->nagents; i++)
-            all &=
-                !cl_part(c, &c->agents[i]) || mgr_agent_state(&c->agents[i]) != MGR_SESSION_PROBING;
+        all = cl_all_synced(c);
         if (all && cl_live(c))
             cl_start_test(c);
         else if (!cl_live(c))
@@ -862,9 +902,15 @@ static void cl_on_tick(uv_timer_t *t)
         return;
     }
     case MGR_PH_CLOCK:
-        for (size_t i = 0; i < c->nagents; i++)
-            if (cl_part(c, &c->agents[i]) && mgr_agent_state(&c->agents[i]) == MGR_SESSION_PROBING)
+        for (size_t i = 0; i < c->nagents; i++) {
+            if (!cl_part(c, &c->agents[i]))
+                continue;
+            if (mgr_agent_state(&c->agents[i]) == MGR_SESSION_PROBING)
                 mgr_agent_fail(&c->agents[i], MGR_SESSION_EV_LOST, 1, "no clock reply");
+            else if (mgr_agent_state(&c->agents[i]) == MGR_SESSION_SETUP)
+                mgr_agent_fail(&c->agents[i], MGR_SESSION_EV_LOST, 1,
+                               "test %zu not set up within %d s", c->cur + 1, CL_SETUP_WAIT_S);
+        }
         if (cl_live(c))
             cl_start_test(c);
         else

@@ -157,6 +157,8 @@ void mgr_run_check_results(struct mgr_run *c);
 /* An agent failed or vanished: moves the current phase on if the others
  * are done with it. */
 void mgr_run_progress(struct mgr_run *c);
+/* An agent's test is set up (protocol 1.4): its clock probes begin. */
+void mgr_run_on_ready(struct mgr_agent *a, const struct proto_ready *r);
 void mgr_run_on_clock_reply(struct mgr_agent *a, const struct proto_clock_reply *r);
 void mgr_run_on_stats(struct mgr_agent *a, const struct proto_stats *st);
 void mgr_run_on_result(struct mgr_agent *a, const struct proto_stats *st);

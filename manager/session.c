@@ -43,6 +43,8 @@ const struct mgr_session_transition mgr_session_table[] = {
     {S(PREPARING), E(PREPARED), S(PREPARED)},
     /* one test */
     {S(PREPARED), E(TEST_BEGIN), S(PROBING)},
+    {S(PREPARED), E(SETUP_SENT), S(SETUP)},
+    {S(SETUP), E(READY), S(PROBING)},
     {S(PROBING), E(CLOCK_DONE), S(SYNCED)},
     {S(SYNCED), E(START), S(RUNNING)},
     {S(RUNNING), E(RESULT), S(RESULTED)},
@@ -51,6 +53,7 @@ const struct mgr_session_transition mgr_session_table[] = {
     {S(READY), E(LOST), S(LOST)},
     {S(PREPARING), E(LOST), S(LOST)},
     {S(PREPARED), E(LOST), S(LOST)},
+    {S(SETUP), E(LOST), S(LOST)},
     {S(PROBING), E(LOST), S(LOST)},
     {S(SYNCED), E(LOST), S(LOST)},
     {S(RUNNING), E(LOST), S(LOST)},
@@ -63,6 +66,7 @@ const struct mgr_session_transition mgr_session_table[] = {
     {S(READY), E(FAIL), S(FAILED)},
     {S(PREPARING), E(FAIL), S(FAILED)},
     {S(PREPARED), E(FAIL), S(FAILED)},
+    {S(SETUP), E(FAIL), S(FAILED)},
     {S(PROBING), E(FAIL), S(FAILED)},
     {S(SYNCED), E(FAIL), S(FAILED)},
     {S(RUNNING), E(FAIL), S(FAILED)},
@@ -178,7 +182,7 @@ bool mgr_session_is_up(enum mgr_session_state st)
 
 bool mgr_session_in_test(enum mgr_session_state st)
 {
-    return st >= MGR_SESSION_PROBING && st <= MGR_SESSION_RESULTED;
+    return st >= MGR_SESSION_SETUP && st <= MGR_SESSION_RESULTED;
 }
 
 bool mgr_session_connecting(enum mgr_session_state st)
@@ -418,6 +422,9 @@ static void sess_on_msg(struct proto_link *l, const struct proto_msg *m, void *a
             mgr_agent_fire(a, MGR_SESSION_EV_PREPARED);
         if (c->phase == MGR_PH_PREPARE)
             mgr_run_check_prepared(c);
+        return;
+    case PROTO_MSG_READY:
+        mgr_run_on_ready(a, &m->u.ready);
         return;
     case PROTO_MSG_CLOCK_REPLY:
         mgr_run_on_clock_reply(a, &m->u.clock_reply);

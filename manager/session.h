@@ -3,7 +3,8 @@
  * of legal transitions (docs/architecture.md draws it).
  *
  *   DIALLING -> CONNECTED -> HELLO -> READY -> PREPARING -> PREPARED
- *   per test: PREPARED -> PROBING -> SYNCED -> RUNNING -> RESULTED -> PREPARED
+ *   per test: PREPARED -> [SETUP ->] PROBING -> SYNCED -> RUNNING -> RESULTED
+ *   -> PREPARED (SETUP with an agent of protocol 1.4 or later)
  *   LOST (mid-run) -> REJOINING -> DIALLING ... (a dialled agent comes back)
  *   FAILED (refused or errored: takes no part), GONE (not an agent, or
  *   superseded by a new session of the same agent).
@@ -26,6 +27,7 @@
     X(READY, "ready", "welcomed: an agent of the run, no plan sent on this link")                  \
     X(PREPARING, "preparing", "plan and prepare sent, waiting for prepared")                       \
     X(PREPARED, "prepared", "prepared, between tests")                                             \
+    X(SETUP, "setup", "in the current test: setup sent, waiting for ready")                        \
     X(PROBING, "probing", "in the current test: clock probes under way")                           \
     X(SYNCED, "synced", "in the current test: clock offset known, waiting for the start")          \
     X(RUNNING, "running", "in the current test: started, waiting for its result")                  \
@@ -44,6 +46,8 @@
     X(PLAN_SENT, "plan-sent", "plan and prepare sent")                                             \
     X(PREPARED, "prepared", "the agent reported prepared")                                         \
     X(TEST_BEGIN, "test-begin", "it takes part in the next test: clock probes")                    \
+    X(SETUP_SENT, "setup-sent", "it takes part in the next test: setup sent (protocol 1.4)")       \
+    X(READY, "ready", "its test is set up: clock probes")                                          \
     X(CLOCK_DONE, "clock-done", "the last clock probe came back")                                  \
     X(START, "start", "start sent")                                                                \
     X(RESULT, "result", "its result arrived")                                                      \
@@ -125,7 +129,7 @@ const char *mgr_session_event_name(enum mgr_session_event ev);
 
 /* Welcomed and connected (READY .. RESULTED). */
 bool mgr_session_is_up(enum mgr_session_state st);
-/* Taking part in the current test (PROBING .. RESULTED). */
+/* Taking part in the current test (SETUP .. RESULTED). */
 bool mgr_session_in_test(enum mgr_session_state st);
 /* On the way to its welcome (DIALLING, CONNECTED, HELLO). */
 bool mgr_session_connecting(enum mgr_session_state st);

@@ -902,16 +902,20 @@ static int get_i64(struct ctx *c, const cJSON *obj, const char *prefix, const ch
     return c->err;
 }
 
-static int start_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
+/* start, and setup (protocol 1.4): the same fields but the start time. */
+static int start_or_setup_encode(struct ctx *c, cJSON *root, const struct proto_start *st,
+                                 bool start)
 {
-    put_u64(c, root, "test", msg->u.start.test);
-    put_u64(c, root, "start_at_ns", msg->u.start.start_at_ns);
-    if (msg->u.start.offset_ns)
-        put_i64(c, root, "offset_ns", msg->u.start.offset_ns);
-    if (msg->u.start.nrates && !c->err) {
+    put_u64(c, root, "test", st->test);
+    if (start) {
+        put_u64(c, root, "start_at_ns", st->start_at_ns);
+        if (st->offset_ns)
+            put_i64(c, root, "offset_ns", st->offset_ns);
+    }
+    if (st->nrates && !c->err) {
         cJSON *arr = cJSON_CreateArray();
-        for (size_t i = 0; arr && i < msg->u.start.nrates; i++) {
-            cJSON *n = cJSON_CreateNumber(msg->u.start.rates[i]);
+        for (size_t i = 0; arr && i < st->nrates; i++) {
+            cJSON *n = cJSON_CreateNumber(st->rates[i]);
             if (!n || !cJSON_AddItemToArray(arr, n)) {
                 cJSON_Delete(n);
                 cJSON_Delete(arr);
@@ -923,38 +927,76 @@ static int start_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
     return c->err;
 }
 
-static int start_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
+static int start_or_setup_decode(struct ctx *c, const cJSON *root, struct proto_start *st,
+                                 bool start)
 {
+    const char *name = start ? "start" : "setup";
     uint64_t test = 0;
-    get_uint(c, root, "start", "test", 0, UINT32_MAX, &test);
-    msg->u.start.test = (uint32_t)test;
-    get_u64(c, root, "start", "start_at_ns", &msg->u.start.start_at_ns);
-    /* Optional (0 when absent): a manager that measured no offset. */
-    if (field(root, "offset_ns"))
-        get_i64(c, root, "start", "offset_ns", &msg->u.start.offset_ns);
+    get_uint(c, root, name, "test", 0, UINT32_MAX, &test);
+    st->test = (uint32_t)test;
+    if (start) {
+        get_u64(c, root, name, "start_at_ns", &st->start_at_ns);
+        /* Optional (0 when absent): a manager that measured no offset. */
+        if (field(root, "offset_ns"))
+            get_i64(c, root, name, "offset_ns", &st->offset_ns);
+    }
     /* Optional: per-worker IOPS of a rate cycle's step. */
     if (field(root, "rates")) {
-        const cJSON *arr = get_array(c, root, "start", "rates"), *it;
+        const cJSON *arr = get_array(c, root, name, "rates"), *it;
         size_t n = 0, i = 0;
         if (!arr)
             return c->err;
         cJSON_ArrayForEach(it, arr) n++;
         if (n == 0 || n > PROTO_START_MAX_RATES)
-            return ctx_fail(c, "start.rates: must hold 1..%u entries, got %zu",
+            return ctx_fail(c, "%s.rates: must hold 1..%u entries, got %zu", name,
                             (unsigned)PROTO_START_MAX_RATES, n);
-        msg->u.start.rates = calloc(n, sizeof(double));
-        if (!msg->u.start.rates)
+        st->rates = calloc(n, sizeof(double));
+        if (!st->rates)
             return ctx_oom(c);
-        msg->u.start.nrates = n;
+        st->nrates = n;
         cJSON_ArrayForEach(it, arr)
         {
             double v = cJSON_IsNumber(it) ? it->valuedouble : -1;
             if (!(v == 0 || (v >= IOF_RATE_MIN && v <= IOF_RATE_MAX_IOPS)))
-                return ctx_fail(c, "start.rates[%zu]: must be 0 or %g..%g IOPS", i, IOF_RATE_MIN,
+                return ctx_fail(c, "%s.rates[%zu]: must be 0 or %g..%g IOPS", name, i, IOF_RATE_MIN,
                                 IOF_RATE_MAX_IOPS);
-            msg->u.start.rates[i++] = v;
+            st->rates[i++] = v;
         }
     }
+    return c->err;
+}
+
+static int start_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
+{
+    return start_or_setup_encode(c, root, &msg->u.start, true);
+}
+
+static int start_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
+{
+    return start_or_setup_decode(c, root, &msg->u.start, true);
+}
+
+static int setup_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
+{
+    return start_or_setup_encode(c, root, &msg->u.setup, false);
+}
+
+static int setup_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
+{
+    return start_or_setup_decode(c, root, &msg->u.setup, false);
+}
+
+static int ready_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
+{
+    put_u64(c, root, "test", msg->u.ready.test);
+    return c->err;
+}
+
+static int ready_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
+{
+    uint64_t test = 0;
+    get_uint(c, root, "ready", "test", 0, UINT32_MAX, &test);
+    msg->u.ready.test = (uint32_t)test;
     return c->err;
 }
 
@@ -1766,6 +1808,8 @@ static const struct {
     [PROTO_MSG_CLOCK_PROBE] = {clock_probe_encode, clock_probe_decode},
     [PROTO_MSG_CLOCK_REPLY] = {clock_reply_encode, clock_reply_decode},
     [PROTO_MSG_START] = {start_encode, start_decode},
+    [PROTO_MSG_SETUP] = {setup_encode, setup_decode},
+    [PROTO_MSG_READY] = {ready_encode, ready_decode},
     [PROTO_MSG_STOP] = {stop_encode, stop_decode},
     [PROTO_MSG_ERROR] = {error_encode, error_decode},
     [PROTO_MSG_HEARTBEAT] = {heartbeat_encode, heartbeat_decode},
@@ -2029,6 +2073,9 @@ void proto_msg_clear(struct proto_msg *msg)
         break;
     case PROTO_MSG_START:
         free(msg->u.start.rates);
+        break;
+    case PROTO_MSG_SETUP:
+        free(msg->u.setup.rates);
         break;
     case PROTO_MSG_PLAN:
         free((void *)msg->u.plan.text);

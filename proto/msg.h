@@ -61,7 +61,10 @@
     X(CLEAN, "clean", MANAGER_TO_AGENT,                                                            \
       "remove the test files the agent made in its workdir (protocol 1.2)")                        \
     X(CLEANED, "cleaned", AGENT_TO_MANAGER,                                                        \
-      "the test files removed by a clean: how many, their bytes and names")
+      "the test files removed by a clean: how many, their bytes and names")                        \
+    X(SETUP, "setup", MANAGER_TO_AGENT,                                                            \
+      "set test N up ahead of its start: targets, buffers, engines (protocol 1.4)")                \
+    X(READY, "ready", AGENT_TO_MANAGER, "test N is set up and waits for its start (protocol 1.4)")
 
 enum proto_msg_type {
 #define PROTO_MSG_ENUM(id, name, dir, desc) PROTO_MSG_##id,
@@ -226,6 +229,12 @@ struct proto_start {
 };
 #define PROTO_START_MAX_RATES IOF_NODE_MAX_WORKERS
 
+/* setup (protocol 1.4) is a struct proto_start without the start time
+ * (start_at_ns and offset_ns unused); ready answers it. */
+struct proto_ready {
+    uint32_t test; /* the test set up */
+};
+
 /* The plan, as the canonical JSON text of its object (proto_plan_parse()
  * reads it). */
 struct proto_plan {
@@ -371,6 +380,8 @@ struct proto_msg {
         struct proto_clock_probe clock_probe;
         struct proto_clock_reply clock_reply;
         struct proto_start start;
+        struct proto_start setup; /* PROTO_MSG_SETUP */
+        struct proto_ready ready;
         struct proto_stop stop;
         struct proto_plan plan;
         struct proto_prepare prepare;

@@ -46,3 +46,8 @@ bool proto_find_max_ok(unsigned peer_minor)
 {
     return peer_minor >= PROTO_MINOR_FIND_MAX;
 }
+
+bool proto_setup_ok(unsigned peer_minor)
+{
+    return proto_version_minor() >= PROTO_MINOR_SETUP && peer_minor >= PROTO_MINOR_SETUP;
+}

@@ -17,6 +17,9 @@
 /* The minor that introduced layout 3 of the binary stats body: one latency
  * histogram per node and direction (proto/statsbin.h). */
 #define PROTO_MINOR_NODE_HIST 3
+/* The minor that introduced setup and ready: a test set up before its
+ * start time is fixed. */
+#define PROTO_MINOR_SETUP 4
 
 /* The minor from which a find_max rate cycle expands to IOF_FIND_MAX_TESTS
  * (22) tests per spec, confirmation runs included (common/ratecycle.h);
@@ -52,5 +55,9 @@ bool proto_clean_ok(unsigned peer_minor);
  * its tests out otherwise: refused, never mixed). This build's own layout
  * is the new one whatever minor it announces, so only the peer's counts. */
 bool proto_find_max_ok(unsigned peer_minor);
+
+/* Whether setup may be sent to a peer that announced `peer_minor`: both
+ * sides at PROTO_MINOR_SETUP or later. */
+bool proto_setup_ok(unsigned peer_minor);
 
 #endif

@@ -847,6 +847,12 @@ static void sim_on_msg(struct proto_link *l, const struct proto_msg *m, void *ar
         r.u.clock_reply.agent_ns = iof_now_ns();
         proto_link_send(l, &r);
         break;
+    case PROTO_MSG_SETUP:
+        /* Nothing to set up: ready at once. */
+        proto_msg_init(&r, PROTO_MSG_READY);
+        r.u.ready.test = m->u.setup.test;
+        proto_link_send(l, &r);
+        break;
     case PROTO_MSG_START:
         sim_start(ss, &m->u.start);
         break;

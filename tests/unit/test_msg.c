@@ -104,7 +104,7 @@ static const char *const AGENT_HELLO =
 static void test_type_table(void **state)
 {
     (void)state;
-    assert_int_equal(PROTO_MSG_COUNT, 17);
+    assert_int_equal(PROTO_MSG_COUNT, 19);
     for (int t = 0; t < PROTO_MSG_COUNT; t++) {
         const char *name = proto_msg_type_name(t);
         assert_true(strlen(name) > 0);
@@ -131,6 +131,10 @@ static void test_type_table(void **state)
     assert_false(proto_msg_may_send(PROTO_MSG_HEARTBEAT, (enum proto_role)0));
     assert_false(proto_msg_may_send(PROTO_MSG_COUNT, PROTO_ROLE_AGENT));
     assert_string_equal(proto_role_name(PROTO_ROLE_AGENT), "agent");
+    assert_true(proto_msg_may_send(PROTO_MSG_SETUP, PROTO_ROLE_MANAGER));
+    assert_false(proto_msg_may_send(PROTO_MSG_SETUP, PROTO_ROLE_AGENT));
+    assert_true(proto_msg_may_send(PROTO_MSG_READY, PROTO_ROLE_AGENT));
+    assert_false(proto_msg_may_send(PROTO_MSG_READY, PROTO_ROLE_MANAGER));
     assert_true(proto_msg_may_send(PROTO_MSG_CLEAN, PROTO_ROLE_MANAGER));
     assert_false(proto_msg_may_send(PROTO_MSG_CLEAN, PROTO_ROLE_AGENT));
     assert_true(proto_msg_may_send(PROTO_MSG_CLEANED, PROTO_ROLE_AGENT));
@@ -454,6 +458,18 @@ static void test_small_messages_round_trip(void **state)
         round_trip(&in, &out);
         assert_int_equal(out.u.start.test, in.u.start.test);
         assert_true(out.u.start.start_at_ns == v);
+        proto_msg_clear(&out);
+
+        proto_msg_init(&in, PROTO_MSG_SETUP);
+        in.u.setup = (struct proto_start){.test = (uint32_t)(i ? UINT32_MAX / i : 0)};
+        round_trip(&in, &out);
+        assert_int_equal(out.u.setup.test, in.u.setup.test);
+        proto_msg_clear(&out);
+
+        proto_msg_init(&in, PROTO_MSG_READY);
+        in.u.ready.test = (uint32_t)(i ? UINT32_MAX / i : 0);
+        round_trip(&in, &out);
+        assert_int_equal(out.u.ready.test, in.u.ready.test);
         proto_msg_clear(&out);
     }
 
@@ -1108,7 +1124,7 @@ static void test_encode_refused(void **state)
     m.u.plan.len = 3;
     expect_encode_refused(&m, -EINVAL, "plan.plan: must be the text of a JSON object");
     proto_msg_init(&m, PROTO_MSG_COUNT);
-    expect_encode_refused(&m, -EINVAL, "message type 17 does not exist");
+    expect_encode_refused(&m, -EINVAL, "message type 19 does not exist");
 }
 
 /* An agent's hello must fit the pre-authentication frame limit. */

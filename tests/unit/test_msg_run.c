@@ -1374,6 +1374,9 @@ static void test_doc_examples_run(void **state)
         "{\"type\":\"prepare_progress\",\"path\":\"iofleet-quickstart.dat\",\"done\":33554432,"
         "\"total\":67108864}",
         "{\"type\":\"prepared\"}",
+        "{\"type\":\"setup\",\"test\":0}",
+        "{\"type\":\"setup\",\"test\":2,\"rates\":[20467.125,19823.5]}",
+        "{\"type\":\"ready\",\"test\":0}",
         "{\"type\":\"start\",\"test\":0,\"start_at_ns\":86400250000000,"
         "\"offset_ns\":\"-1234567\"}",
         DOC_STATS,
@@ -1510,8 +1513,8 @@ static void test_doc_file_examples(void **state)
     free(doc);
     /* hello x3, welcome, heartbeat, clock_probe, clock_reply, start x3 (one with rates), stop,
      * error, bye, plan, prepare x2, prepare_progress x2, prepared x2, stats, result x2, clean,
-     * cleaned */
-    assert_int_equal(n, 25);
+     * cleaned, setup x2, ready */
+    assert_int_equal(n, 28);
 }
 
 /* ---- defects in proto/msg.c (fail until fixed) -------------------------- */

@@ -82,6 +82,8 @@ static void test_illegal(void **state)
     assert_false(in_table(MGR_SESSION_CONNECTED, MGR_SESSION_EV_WELCOME)); /* before hello */
     assert_false(in_table(MGR_SESSION_READY, MGR_SESSION_EV_TEST_BEGIN));  /* not prepared */
     assert_false(in_table(MGR_SESSION_PROBING, MGR_SESSION_EV_START));     /* clock unknown */
+    assert_false(in_table(MGR_SESSION_SETUP, MGR_SESSION_EV_START));       /* not set up */
+    assert_false(in_table(MGR_SESSION_SETUP, MGR_SESSION_EV_CLOCK_DONE));  /* not probed */
     assert_false(in_table(MGR_SESSION_RESULTED, MGR_SESSION_EV_RESULT));   /* twice */
     assert_false(in_table(MGR_SESSION_FAILED, MGR_SESSION_EV_REDIAL));     /* failed stays */
     assert_false(in_table(MGR_SESSION_GONE, MGR_SESSION_EV_LINK_UP));
@@ -123,6 +125,12 @@ static void test_run_path(void **state)
         {MGR_SESSION_EV_PLAN_SENT, MGR_SESSION_PREPARING},
         {MGR_SESSION_EV_PREPARED, MGR_SESSION_PREPARED},
         {MGR_SESSION_EV_TEST_BEGIN, MGR_SESSION_PROBING},
+        {MGR_SESSION_EV_CLOCK_DONE, MGR_SESSION_SYNCED},
+        {MGR_SESSION_EV_START, MGR_SESSION_RUNNING},
+        {MGR_SESSION_EV_RESULT, MGR_SESSION_RESULTED},
+        {MGR_SESSION_EV_TEST_END, MGR_SESSION_PREPARED},
+        {MGR_SESSION_EV_SETUP_SENT, MGR_SESSION_SETUP}, /* protocol 1.4: set up first */
+        {MGR_SESSION_EV_READY, MGR_SESSION_PROBING},
         {MGR_SESSION_EV_CLOCK_DONE, MGR_SESSION_SYNCED},
         {MGR_SESSION_EV_START, MGR_SESSION_RUNNING},
         {MGR_SESSION_EV_RESULT, MGR_SESSION_RESULTED},
