@@ -629,6 +629,7 @@ static void cl_next_test(struct mgr_run *c)
         return;
     }
     c->phase = MGR_PH_CLOCK;
+    c->setup_refused = false;
     c->deadline = iof_now_ns() + CL_CLOCK_WAIT_S * IOF_NS_PER_S;
     /* An agent of 1.4 or later sets the test up first (setup, ready),
      * then its clock is probed; an older one sets up inside the start's
@@ -805,9 +806,11 @@ void mgr_run_progress(struct mgr_run *c)
         return;
     case MGR_PH_CLOCK:
         all = cl_all_synced(c);
-        if (all && cl_live(c))
+        if (all && (cl_live(c) || c->setup_refused)) {
             cl_start_test(c);
-        else if (!cl_live(c))
+            if (!cl_live(c)) /* every agent refused it: the test ends with no results */
+                mgr_run_check_results(c);
+        } else if (!cl_live(c))
             mgr_run_finish(c);
         return;
     case MGR_PH_RUN:

@@ -82,6 +82,10 @@ struct mgr_run {
     size_t ntests, cur;
     struct iof_run_cfg run; /* the current test's timing (iof_test_run) */
     bool ended_early;       /* an agent's workers all reached their io_limit */
+    /* An agent refused the current test's setup: the test is still run (and
+     * reported, with no results when no agent is left), as a refused start
+     * is. */
+    bool setup_refused;
     uint64_t start_at, measure_start, end;
     struct mgr_agg agg;
     struct iof_knee knee; /* find_max: the current spec's search */

@@ -395,6 +395,8 @@ static void sess_on_msg(struct proto_link *l, const struct proto_msg *m, void *a
             mgr_agent_fail(a, MGR_SESSION_EV_FAIL, 3, "refused: %s", m->u.error.message);
             mgr_run_check_connected(c);
         } else {
+            if (st == MGR_SESSION_SETUP)
+                c->setup_refused = true;
             mgr_agent_fail(a, MGR_SESSION_EV_FAIL, m->u.error.code == IOF_EPLAN ? 2 : 1, "%s",
                            m->u.error.message);
             if (c->phase == MGR_PH_PREPARE)
