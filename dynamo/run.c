@@ -1031,6 +1031,19 @@ static int worker_setup(struct dyn_test *t, struct run_worker *w, struct iof_dia
     }
 }
 
+/* The largest alignment (or, without one, transfer size) of the spec's
+ * lines: an offset that moves by it keeps every line's alignment. */
+static uint64_t spec_unit(const struct iof_spec *s)
+{
+    uint64_t u = 0;
+    for (size_t i = 0; i < s->nlines; i++) {
+        uint64_t a = s->lines[i].align ? s->lines[i].align : s->lines[i].size;
+        if (s->lines[i].share && a > u)
+            u = a;
+    }
+    return u;
+}
+
 /* Whether a group of test t writes test file `path` without verify. */
 static bool test_writes_unverified(const struct dyn_test *t, const char *path)
 {
@@ -1104,6 +1117,10 @@ static int test_open_targets(struct dyn_test *t, struct iof_diag *diag)
             if (r)
                 return r;
             t->group_targets[g][t->group_ntargets[g]++] = tg;
+            if (gc->verify.algo != IOF_VERIFY_NONE && dyn_target_skip_marker(tg, spec_unit(spec)))
+                IOF_INFO("target '%s': verify leaves iofleet's marker out: bytes %" PRIu64
+                         "..%" PRIu64 " of %" PRIu64 " tested",
+                         tg->path, tg->start, tg->end, tg->dev_size);
             if (gc->verify.algo != IOF_VERIFY_NONE && (r = test_open_genmap(t, g, i, diag)))
                 return r;
             /* Written without verify: what the state says no longer holds. */

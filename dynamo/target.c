@@ -17,6 +17,7 @@
 
 #include "common/log.h"
 #include "dynamo/clean.h"
+#include "dynamo/devguard.h"
 #include "dynamo/gen.h"
 #include "dynamo/genmap.h"
 #include "dynamo/scope.h"
@@ -320,6 +321,7 @@ int dyn_target_open(const struct iof_target_cfg *cfg, struct dyn_scope *scope, b
                 goto fail;
             }
             t->lbs = (uint64_t)lbs;
+            t->dev_size = t->size;
         } else if (S_ISREG(st.st_mode)) {
             t->size = (uint64_t)st.st_size;
             t->lbs = direct ? probe_dio_align(t->fd, t->size) : 512;
@@ -367,6 +369,31 @@ int dyn_target_open(const struct iof_target_cfg *cfg, struct dyn_scope *scope, b
 fail:
     dyn_target_close(t);
     return r;
+}
+
+bool dyn_target_skip_marker(struct dyn_target *t, uint64_t unit)
+{
+    uint64_t blk = t->lbs > DYN_MARK_SIZE ? t->lbs : DYN_MARK_SIZE, tail;
+    bool changed = false;
+
+    if (!t->blockdev || t->dev_size < 2 * blk)
+        return false;
+    if (unit < blk)
+        unit = blk;
+    if (unit % blk)
+        unit += blk - unit % blk;
+    if (t->start < DYN_MARK_SIZE) {
+        t->start += unit;
+        changed = true;
+    }
+    tail = t->dev_size - blk;
+    if (t->end > tail) {
+        t->end = tail;
+        changed = true;
+    }
+    if (t->end < t->start)
+        t->end = t->start; /* nothing left: the spec's check says so */
+    return changed;
 }
 
 void dyn_target_close(struct dyn_target *t)

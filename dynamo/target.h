@@ -15,10 +15,11 @@ struct dyn_target {
     char path[IOF_PATH_MAX]; /* the path opened (workdir joined for test files) */
     int fd;                  /* -1 when the engine touches no file */
     bool blockdev;
-    uint64_t size;  /* file or device size in bytes */
-    uint64_t lbs;   /* logical block size: minimum O_DIRECT alignment */
-    uint64_t start; /* first byte of the region */
-    uint64_t end;   /* one past the last byte of the region */
+    uint64_t size;     /* file or device size in bytes */
+    uint64_t lbs;      /* logical block size: minimum O_DIRECT alignment */
+    uint64_t start;    /* first byte of the region */
+    uint64_t end;      /* one past the last byte of the region */
+    uint64_t dev_size; /* a block device's whole size (size may be less: cfg size) */
     /* A block device written by the test is claimed in this scope until
      * dyn_target_close (dyn_scope_hold). */
     struct dyn_scope *held;
@@ -68,6 +69,17 @@ int dyn_target_prepare_noted(const struct iof_target_cfg *cfg, struct dyn_scope 
 int dyn_target_open(const struct iof_target_cfg *cfg, struct dyn_scope *scope, bool direct,
                     bool write, bool touch, bool destructive, struct dyn_target **out,
                     struct iof_diag *diag);
+
+/* Keeps a verified test off iofleet's marker (dynamo/devguard.h), which the
+ * end of a write test stamps over the first and the last 512 bytes of a
+ * block device it wrote: a verify block there would lose its header (the
+ * first: never checked again) or its last sector (the last: reported torn).
+ * On a block device whose region touches them, the region starts `unit`
+ * bytes later (the spec's largest alignment or transfer size, at least a
+ * logical block: every offset stays aligned as it was) and ends a logical
+ * block (at least 512 bytes) before the device's end. Returns whether the
+ * region changed. */
+bool dyn_target_skip_marker(struct dyn_target *t, uint64_t unit);
 
 /* Closes and frees. Accepts NULL. */
 void dyn_target_close(struct dyn_target *t);
