@@ -261,6 +261,31 @@ static unsigned bytes_differ(uint64_t a, uint64_t b)
     return n;
 }
 
+/* Whether a sound verify block of a later write than generation `gen`
+ * starts at p (a sector boundary inside a block read at off - s), read at
+ * `off`, with `avail` bytes of the read from there: its header whole and
+ * at its own offset, and the block itself sound when it lies whole in the
+ * read, else every sector of it there carrying its tag. Returns how many
+ * bytes of the read it explains (its length, at most avail), 0 if none. */
+static uint32_t later_block(const uint8_t *p, uint32_t avail, uint64_t off, uint64_t gen)
+{
+    struct dyn_verify_hdr h;
+    uint64_t tag;
+
+    if (avail < DYN_VERIFY_HDR || ld64(p) != DYN_VERIFY_MAGIC)
+        return 0;
+    dyn_verify_hdr_get(p, &h);
+    if (!hdr_sane(p, &h) || h.offset != off || h.generation <= gen)
+        return 0;
+    if (h.length <= avail)
+        return block_sum(p, h.length, h.algo) == h.sum ? h.length : 0;
+    tag = dyn_verify_tag(h.generation);
+    for (uint32_t s = DYN_VERIFY_SECTOR; s < avail; s += DYN_VERIFY_SECTOR)
+        if (bytes_differ(ld64(p + s), tag) > 1)
+            return 0;
+    return avail;
+}
+
 enum dyn_verify_class dyn_verify_check(const uint8_t *b, uint32_t len, uint64_t off,
                                        uint64_t expected_gen, struct dyn_verify_hdr *found,
                                        uint32_t *consumed)
@@ -299,11 +324,29 @@ enum dyn_verify_class dyn_verify_check(const uint8_t *b, uint32_t len, uint64_t 
         return DYN_VERIFY_MISPLACED;
     if (block_sum(b, found->length, found->algo) != found->sum) {
         /* Torn when a sector carries another write's tag or none; a tag
-         * with one byte changed is this write's, hit: corrupt. */
+         * with one byte changed is this write's, hit: corrupt. Sectors
+         * that a sound block of a later write starts in and covers were
+         * legitimately replaced (a smaller write inside this block): not a
+         * fault, and the rest of this block, which its sum can no longer
+         * cover, is judged by its sector tags. */
+        bool later = false;
         tag = dyn_verify_tag(found->generation);
-        for (uint32_t s = DYN_VERIFY_SECTOR; s < found->length && !other; s += DYN_VERIFY_SECTOR)
-            other = bytes_differ(ld64(b + s), tag) > 1;
-        return other ? DYN_VERIFY_TORN : DYN_VERIFY_CORRUPT;
+        for (uint32_t s = DYN_VERIFY_SECTOR; s < found->length && !other;) {
+            uint32_t n;
+            if (bytes_differ(ld64(b + s), tag) <= 1) {
+                s += DYN_VERIFY_SECTOR;
+                continue;
+            }
+            n = later_block(b + s, len - s, off + s, found->generation);
+            if (!n)
+                other = true;
+            later = true;
+            s += n;
+        }
+        if (other)
+            return DYN_VERIFY_TORN;
+        if (!later)
+            return DYN_VERIFY_CORRUPT;
     }
     if (expected_gen && found->generation != expected_gen)
         return DYN_VERIFY_STALE;

@@ -18,6 +18,11 @@
  *   checksum wrong, sector tags of
  *     another write (2+ bytes of
  *     a tag differ)               -> torn
+ *   checksum wrong, the other
+ *     sectors each in a sound
+ *     block of a later write that
+ *     starts inside (a smaller
+ *     write into this block)      -> ok (the rest judged by its tags)
  *   checksum wrong otherwise      -> corrupt
  * So one changed byte anywhere in a block read whole is always "corrupt".
  *   checksum right, generation
