@@ -29,6 +29,7 @@ static void stats_reset(struct iof_stats *s, bool whole)
     s->first_error = 0;
     s->first_error_offset = 0;
     s->verify_errors = 0;
+    s->verify_bad_reads = 0;
 }
 
 void iof_stats_reset(struct iof_stats *s)
@@ -48,6 +49,7 @@ static void stats_merge_counts(struct iof_stats *dst, const struct iof_stats *sr
     dirstats_merge_counts(&dst->wr, &src->wr);
     iof_rated_merge(&dst->rated, &src->rated);
     dst->verify_errors += src->verify_errors;
+    dst->verify_bad_reads += src->verify_bad_reads;
     if (!dst->first_error && src->first_error) {
         dst->first_error = src->first_error;
         dst->first_error_offset = src->first_error_offset;
@@ -93,6 +95,7 @@ void iof_counts_reset(struct iof_counts *c)
     c->first_error = 0;
     c->first_error_offset = 0;
     c->verify_errors = 0;
+    c->verify_bad_reads = 0;
 }
 
 static void dircounts_merge(struct iof_dircounts *dst, const struct iof_dircounts *src)
@@ -113,6 +116,7 @@ void iof_counts_merge(struct iof_counts *dst, const struct iof_counts *src)
     dircounts_merge(&dst->wr, &src->wr);
     iof_rated_merge(&dst->rated, &src->rated);
     dst->verify_errors += src->verify_errors;
+    dst->verify_bad_reads += src->verify_bad_reads;
     if (!dst->first_error && src->first_error) {
         dst->first_error = src->first_error;
         dst->first_error_offset = src->first_error_offset;
@@ -137,6 +141,7 @@ void iof_counts_from_stats(struct iof_counts *dst, const struct iof_stats *s)
     dst->first_error = s->first_error;
     dst->first_error_offset = s->first_error_offset;
     dst->verify_errors = s->verify_errors;
+    dst->verify_bad_reads = s->verify_bad_reads;
 }
 
 static void dircounts_to(const struct iof_dircounts *d, struct iof_dirstats *s)
@@ -159,4 +164,5 @@ void iof_counts_to_stats(const struct iof_counts *c, struct iof_stats *s)
     s->first_error = c->first_error;
     s->first_error_offset = c->first_error_offset;
     s->verify_errors = c->verify_errors;
+    s->verify_bad_reads = c->verify_bad_reads;
 }

@@ -26,7 +26,8 @@ struct iof_stats {
     int first_error; /* 0 or the first I/O error seen (-errno) */
     uint64_t first_error_offset;
     struct iof_rated rated;
-    uint64_t verify_errors; /* blocks read back that failed verification ("verify") */
+    uint64_t verify_errors;    /* distinct blocks that failed verification ("verify") */
+    uint64_t verify_bad_reads; /* reads that returned one of them (each read of each) */
 };
 
 /* Counters of one entity without the latency buckets: what a manager keeps
@@ -59,6 +60,7 @@ struct iof_counts {
     uint64_t first_error_offset;
     struct iof_rated rated;
     uint64_t verify_errors;
+    uint64_t verify_bad_reads;
 };
 
 static inline void iof_rated_reset(struct iof_rated *r)

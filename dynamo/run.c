@@ -142,7 +142,12 @@ struct run_worker {
 
 struct dyn_test {
     struct dyn_test_params p;
-    pthread_mutex_t vlock; /* vrep, on the mismatch path only */
+    pthread_mutex_t vlock; /* vrep and vbad, on the mismatch path only */
+    /* The distinct bad blocks found so far (an open-addressed set of keys
+     * from the target's path and the block's offset, 0 = empty): a block
+     * counts once in verify_errors however often it is read. */
+    uint64_t *vbad;
+    size_t vbad_cap, vbad_n;
     struct dyn_verify_report vrep[DYN_VERIFY_REPORTS];
     size_t nvrep;
     uint64_t measure_start;
@@ -307,18 +312,64 @@ static void worker_stamp(struct run_worker *w, uint8_t *buf, uint32_t len)
     }
 }
 
-/* A block that failed verification: counted for its target (in the totals,
- * whatever the window: a mismatch is never outside the test), the first few
- * distinct blocks kept with what was found, and the test stopped with
- * verify_stop. */
+/* The most distinct bad blocks a node's test tells apart: beyond, each
+ * failing read of a block not seen yet counts as a new one. */
+#define RUN_VBAD_MAX (1u << 20)
+
+static uint64_t vbad_key(const char *path, uint64_t off)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (; *path; path++)
+        h = (h ^ (uint8_t)*path) * 0x100000001b3ULL;
+    h ^= off + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    h = (h ^ (h >> 31)) * 0xbf58476d1ce4e5b9ULL;
+    return (h ^ (h >> 29)) | 1; /* never 0: the empty slot */
+}
+
+/* Adds key to the set (vlock held). Returns whether it was new. */
+static bool vbad_add(struct dyn_test *t, uint64_t key)
+{
+    size_t i;
+
+    if (t->vbad_n * 2 >= t->vbad_cap) {
+        size_t cap = t->vbad_cap ? t->vbad_cap * 2 : 64;
+        uint64_t *n = cap <= 2 * (size_t)RUN_VBAD_MAX ? calloc(cap, sizeof(*n)) : NULL;
+        if (!n)
+            return true; /* full: counted as new */
+        for (size_t k = 0; k < t->vbad_cap; k++) {
+            if (!t->vbad[k])
+                continue;
+            for (i = (size_t)t->vbad[k] & (cap - 1); n[i]; i = (i + 1) & (cap - 1))
+                ;
+            n[i] = t->vbad[k];
+        }
+        free(t->vbad);
+        t->vbad = n;
+        t->vbad_cap = cap;
+    }
+    for (i = (size_t)key & (t->vbad_cap - 1); t->vbad[i]; i = (i + 1) & (t->vbad_cap - 1))
+        if (t->vbad[i] == key)
+            return false;
+    t->vbad[i] = key;
+    t->vbad_n++;
+    return true;
+}
+
+/* A block that failed verification: each failing read counted for its
+ * target in verify_bad_reads, the block once in verify_errors (in the
+ * totals, whatever the window: a mismatch is never outside the test), the
+ * first few distinct blocks kept with what was found, and the test stopped
+ * with verify_stop. */
 static void worker_verify_error(struct run_worker *w, size_t ti, uint64_t off, uint32_t len,
                                 enum dyn_verify_class cls, uint64_t want,
                                 const struct dyn_verify_hdr *f)
 {
     struct dyn_test *t = w->test;
 
-    w->totals[ti].verify_errors++;
+    w->totals[ti].verify_bad_reads++;
     pthread_mutex_lock(&t->vlock);
+    if (vbad_add(t, vbad_key(w->targets[ti]->path, off)))
+        w->totals[ti].verify_errors++;
     /* The first few distinct blocks: a bad block read again and again
      * would otherwise fill every report and hide the others. */
     bool seen = false;
@@ -1434,6 +1485,7 @@ void dyn_test_free(struct dyn_test *t)
     free(t->group_ntargets);
     free(t->group_gm);
     free(t->gm_own);
+    free(t->vbad);
     pthread_mutex_destroy(&t->vlock);
     free(t);
 }

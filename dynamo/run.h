@@ -124,8 +124,8 @@ int dyn_test_join(struct dyn_test *t, struct iof_diag *diag);
 const struct iof_stats *dyn_test_totals(const struct dyn_test *t, size_t w);
 
 /* After join: the first mismatches (at most DYN_VERIFY_REPORTS) in *out;
- * returns how many. Every one is also counted in the target's
- * verify_errors. */
+ * returns how many. Every bad block is also counted once in its target's
+ * verify_errors, every failing read of one in its verify_bad_reads. */
 size_t dyn_test_verify_reports(const struct dyn_test *t, const struct dyn_verify_report **out);
 
 /* CPU time (user+system, ns) consumed by the worker threads, after join. */

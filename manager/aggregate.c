@@ -651,8 +651,9 @@ static uint64_t agg_node_rows(struct mgr_agg *g, struct mgr_agg_node *a, const s
             agg_emit_row(g, a, &row, label);
             if (ts->verify_errors) {
                 mgr_live_done(g->live);
-                IOF_USER("iofleet: node %s: target %s: %" PRIu64 " blocks failed verification",
-                         a->name, path, ts->verify_errors);
+                IOF_USER("iofleet: node %s: target %s: %" PRIu64
+                         " blocks failed verification (%" PRIu64 " reads of them)",
+                         a->name, path, ts->verify_errors, ts->verify_bad_reads);
             }
             if (ts->first_error) {
                 mgr_live_done(g->live);

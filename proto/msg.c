@@ -1451,6 +1451,8 @@ static int stats_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
             }
             if (ts->verify_errors)
                 put_u64(c, o, "verify_errors", ts->verify_errors);
+            if (ts->verify_bad_reads)
+                put_u64(c, o, "verify_bad_reads", ts->verify_bad_reads);
             if (ts->first_error > 0)
                 return ctx_fail(c,
                                 "%s.workers[%zu][%zu].first_error.code: must be a negative "
@@ -1625,6 +1627,20 @@ static int stats_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
                     one->verify_errors = ve;
             } else if (!sum) {
                 ts->verify_errors = 0;
+            }
+            /* Optional (protocol 1.4): the failing reads, verify_errors
+             * counting the distinct blocks. */
+            if (field(jo, "verify_bad_reads")) {
+                uint64_t vr = 0;
+                get_u64(c, jo, prefix, "verify_bad_reads", &vr);
+                if (sum)
+                    ts->verify_bad_reads += vr;
+                else
+                    ts->verify_bad_reads = vr;
+                if (one)
+                    one->verify_bad_reads = vr;
+            } else if (!sum) {
+                ts->verify_bad_reads = 0;
             }
             fe = get_item(c, jo, prefix, "first_error", OPTIONAL | NULLABLE);
             if (fe && !c->err) {

@@ -6,7 +6,8 @@
 # anew or written over without verify; two bad blocks are reported once each
 # however often they are read; a block copied over another is
 # reported as misplaced there; an older copy of a block put back (a lost
-# write) is reported as stale; an interrupted write test leaves nothing the
+# write) is reported as stale; verify_errors counts each bad block once,
+# verify_bad_reads every read of one; an interrupted write test leaves nothing the
 # next verify calls wrong; a mismatch is exit 1 with verify_errors in the
 # CSV; verify_stop ends the test at the first one.
 source "$(dirname "$0")/lib/common.bash"
@@ -57,8 +58,9 @@ ok "a later run (a new agent) verifies the kept file: no errors"
 corrupted() {
     local n others found=${3:-"found offset $1 length $BS "}
     expect_rc 1 "$IOFLEET" run "$T/read.json" --workdir "$T/w" --quiet --force --csv "$T/r.csv"
-    n=$(col "$T/r.csv" verify_errors)
-    [ "$n" -ge 1 ] || fail "$2: verify_errors $n"
+    n=$(col "$T/r.csv" verify_bad_reads)
+    [ "$n" -ge 1 ] || fail "$2: verify_bad_reads $n"
+    [ "$(col "$T/r.csv" verify_errors)" = 1 ] || fail "$2: verify_errors $(col "$T/r.csv" verify_errors), expected 1 (one bad block)"
     grep -qE "verify: node local target 'v.bin' offset $1: corrupt \(expected offset $1( generation [0-9]+)?; $found" "$T/err" ||
         { cat "$T/err"; fail "no corrupt report at offset $1"; }
     others=$(grep -o "offset [0-9]*: [a-z]*" "$T/err" | grep -v "^offset $1: corrupt$" || true)
@@ -85,13 +87,15 @@ corrupted $((45 * BS)) "a block zeroed" "found no verify header\\)"
 # block read again and again does not hide the other.
 flip "$F" $((50 * BS + 100))
 expect_rc 1 "$IOFLEET" run "$T/read.json" --workdir "$T/w" --quiet --force --csv "$T/r.csv"
-[ "$(col "$T/r.csv" verify_errors)" -gt 2 ] || fail "two bad blocks read only $(col "$T/r.csv" verify_errors) times"
+[ "$(col "$T/r.csv" verify_bad_reads)" -gt 2 ] || fail "two bad blocks read only $(col "$T/r.csv" verify_bad_reads) times"
+# verify_errors counts the blocks, verify_bad_reads the reads of them.
+[ "$(col "$T/r.csv" verify_errors)" = 2 ] || fail "two bad blocks counted as $(col "$T/r.csv" verify_errors) verify_errors"
 reported=$(grep -o "target 'v.bin' offset [0-9]*: corrupt" "$T/err" | sort)
 [ "$(printf '%s\n' "$reported" | uniq -d)" = "" ] || { cat "$T/err"; fail "a block reported twice"; }
 [ "$(printf '%s\n' "$reported" | wc -l)" = 2 ] &&
     grep -q "offset $((45 * BS)): corrupt" <<<"$reported" &&
     grep -q "offset $((50 * BS)): corrupt" <<<"$reported" || { cat "$T/err"; fail "not both blocks reported once"; }
-ok "two bad blocks read $(col "$T/r.csv" verify_errors) times: each reported once"
+ok "two bad blocks read $(col "$T/r.csv" verify_bad_reads) times: verify_errors 2, each reported once"
 
 # The test file made anew (its inode number may be the old one's): the
 # verify state of the old file goes (a run that neither writes nor verifies
