@@ -58,13 +58,18 @@ _Static_assert((int)IOF_VERIFY_CRC32C == (int)DYN_VERIFY_CRC32C &&
  * (completions, the clock) until it is due: a timed sleep ends late by the
  * scheduler's wake-up latency (tens of microseconds in a VM), and an I/O
  * submitted late has that much more latency from its scheduled time. The
- * margin in use is the worker's own recent oversleep (run_spin_update), so a
- * host that wakes on time spins little. */
+ * margin in use is the 99th percentile of the worker's own oversleep, tracked
+ * as it goes (run_spin_update), so a host that wakes on time spins little. */
 #define RUN_SPIN_MAX_NS (100 * IOF_NS_PER_US)
 /* Added to the oversleep estimate: the time from the wake-up to the submit. */
 #define RUN_SPIN_PAD_NS (2 * IOF_NS_PER_US)
 /* Where the oversleep estimate starts, before the first timed wake-up. */
 #define RUN_SPIN_INIT_NS (20 * IOF_NS_PER_US)
+/* The percentile tracker's steps: down after a wake-up within the estimate,
+ * up after one past it. In equilibrium P(oversleep > estimate) is
+ * DOWN / (DOWN + UP) = 1 %. */
+#define RUN_SPIN_DOWN_NS 50u
+#define RUN_SPIN_UP_NS 4950u
 
 struct run_worker {
     struct dyn_test *test;
@@ -733,16 +738,18 @@ static void worker_verify_after(struct run_worker *w)
 }
 
 /* A rated worker's margin after a timed wait meant to end at `target` ended
- * at `now`: the margin follows the largest recent oversleep, decaying by 1/16
- * of itself per wait so one long preemption does not keep it high, and stays
- * within RUN_SPIN_MAX_NS. */
+ * at `now`: a stochastic estimate of the 99th percentile of its oversleep
+ * (one step up after a wake-up past the estimate, one small step down after
+ * one within it), so rare long preemptions do not keep the margin, and the
+ * CPU time it costs, high; within RUN_SPIN_MAX_NS. */
 static void run_spin_update(struct run_worker *w, uint64_t target, uint64_t now)
 {
     uint64_t over = now > target ? now - target : 0, est = w->spin_ns - RUN_SPIN_PAD_NS;
 
-    est -= est / 16;
     if (over > est)
-        est = over;
+        est += RUN_SPIN_UP_NS;
+    else
+        est -= est < RUN_SPIN_DOWN_NS ? est : RUN_SPIN_DOWN_NS;
     if (est > RUN_SPIN_MAX_NS - RUN_SPIN_PAD_NS)
         est = RUN_SPIN_MAX_NS - RUN_SPIN_PAD_NS;
     w->spin_ns = est + RUN_SPIN_PAD_NS;
