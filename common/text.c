@@ -137,15 +137,13 @@ size_t iof_text_escaped_len(const char *s)
     return n;
 }
 
-void iof_text_fput(FILE *f, const char *s)
+/* Writes s to f with each refused character escaped; a character in punct
+ * (ASCII, or NULL for none) is preceded by a backslash. */
+static void text_fput_escaped(FILE *f, const char *s, const char *punct)
 {
     const unsigned char *u = (const unsigned char *)s;
     size_t len;
 
-    if (!s) {
-        fputc('-', f);
-        return;
-    }
     while (*u) {
         int32_t cp = utf8_next(u, &len);
         if (text_refused(cp)) {
@@ -153,10 +151,21 @@ void iof_text_fput(FILE *f, const char *s)
             text_shown(e, cp, *u);
             fputs(e, f);
         } else {
+            if (punct && len == 1 && strchr(punct, *u))
+                fputc('\\', f);
             fwrite(u, 1, len, f);
         }
         u += len;
     }
+}
+
+void iof_text_fput(FILE *f, const char *s)
+{
+    if (!s) {
+        fputc('-', f);
+        return;
+    }
+    text_fput_escaped(f, s, NULL);
 }
 
 void iof_text_fput_json(FILE *f, const char *s, bool script)
@@ -184,22 +193,6 @@ void iof_text_fput_json(FILE *f, const char *s, bool script)
 
 void iof_text_fput_md(FILE *f, const char *s)
 {
-    const unsigned char *u = (const unsigned char *)s;
-    size_t len;
-
-    if (!s)
-        return;
-    while (*u) {
-        int32_t cp = utf8_next(u, &len);
-        if (text_refused(cp)) {
-            char e[8];
-            text_shown(e, cp, *u);
-            fputs(e, f);
-        } else {
-            if (len == 1 && strchr("\\`*_[]()<>&!~|#", *u))
-                fputc('\\', f);
-            fwrite(u, 1, len, f);
-        }
-        u += len;
-    }
+    if (s)
+        text_fput_escaped(f, s, "\\`*_[]()<>&!~|#");
 }
