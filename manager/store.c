@@ -307,6 +307,7 @@ int mgr_store_select(struct mgr_store *st, const struct mgr_store_sel *sel, int6
         "ORDER BY id";
     sqlite3_stmt *s;
     size_t cap = 0;
+    bool oom = false;
     int rc;
 
     *ids = NULL;
@@ -320,27 +321,18 @@ int mgr_store_select(struct mgr_store *st, const struct mgr_store_sel *sel, int6
     sqlite3_bind_int64(s, 4, sel->before_unix_ns);
     sqlite3_bind_int64(s, 5, sel->keep);
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (*n == cap) {
-            size_t ncap = cap ? 2 * cap : 64;
-            int64_t *g = realloc(*ids, ncap * sizeof(*g));
-            if (!g) {
-                sqlite3_finalize(s);
-                free(*ids);
-                *ids = NULL;
-                *n = 0;
-                return iof_diag_set(diag, -ENOMEM, "out of memory");
-            }
-            *ids = g;
-            cap = ncap;
-        }
+        oom = iof_array_grow((void **)ids, &cap, *n + 1, sizeof(**ids)) != 0;
+        if (oom)
+            break;
         (*ids)[(*n)++] = sqlite3_column_int64(s, 0);
     }
     sqlite3_finalize(s);
-    if (rc != SQLITE_DONE) {
+    if (oom || rc != SQLITE_DONE) {
         free(*ids);
         *ids = NULL;
         *n = 0;
-        return store_err(st, diag, "cannot select runs");
+        return oom ? iof_diag_set(diag, -ENOMEM, "out of memory")
+                   : store_err(st, diag, "cannot select runs");
     }
     return 0;
 }
