@@ -1304,6 +1304,12 @@ static void jb_knee_ms(struct iof_buf *b, double ns)
     jb_dbl(b, round(ns) / 1e6);
 }
 
+/* An IOPS figure of the search, to a thousandth. */
+static void jb_knee_iops(struct iof_buf *b, double iops)
+{
+    jb_dbl(b, round(iops * 1000) / 1000);
+}
+
 /* One entry of the search's log: a step (its runs) or a confirmation. */
 static void jb_knee_step(struct iof_buf *b, const struct iof_knee_step *st)
 {
@@ -1321,7 +1327,7 @@ static void jb_knee_step(struct iof_buf *b, const struct iof_knee_step *st)
     jb_key(b, "iops");
     jb_open(b, '[');
     for (unsigned r = 0; r < st->runs; r++)
-        jb_dbl(b, round(st->iops[r] * 1000) / 1000);
+        jb_knee_iops(b, st->iops[r]);
     jb_close(b, ']');
     jb_key(b, "latency_ms");
     jb_open(b, '[');
@@ -1352,7 +1358,7 @@ static void js_knee(struct mgr_sink *s, const struct mgr_knee_info *k)
     jb_key(b, "latency_ms");
     jb_knee_ms(b, k->lat_ns);
     jb_key(b, "offered_iops");
-    jb_or_null(b, k->iops > 0, jb_dbl, round(k->offered_iops * 1000) / 1000);
+    jb_or_null(b, k->iops > 0, jb_knee_iops, k->offered_iops);
     jb_key(b, "base_iops");
     jb_dbl(b, k->base_iops);
     jb_key(b, "confidence");
