@@ -12,6 +12,7 @@
 #include "dynamo/clean.h"
 #include "dynamo/scope.h"
 #include "dynamo/target.h"
+#include "tmpdir.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,34 +26,17 @@
 
 static char g_dir[PATH_MAX];
 
-static int rm_entry(const char *p, const struct stat *st, int type, struct FTW *ftw)
-{
-    (void)st;
-    (void)type;
-    (void)ftw;
-    return remove(p);
-}
-
 /* A fresh, empty workdir for each case. */
 static int case_setup(void **state)
 {
-    const char *base = getenv("IOF_TEST_TMPDIR");
-    char tmpl[PATH_MAX];
-
     (void)state;
-    if (!base || !*base)
-        base = "/tmp";
-    mkdir(base, 0755);
-    snprintf(tmpl, sizeof(tmpl), "%s/test_clean.XXXXXX", base);
-    if (!mkdtemp(tmpl) || !realpath(tmpl, g_dir))
-        return -1;
-    return 0;
+    return test_tmpdir_make(g_dir, "test_clean");
 }
 
 static int case_teardown(void **state)
 {
     (void)state;
-    nftw(g_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    test_tmpdir_remove(g_dir);
     return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "common/outfile.h"
+#include "tmpdir.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -25,28 +26,11 @@
 static char g_dir[PATH_MAX];
 static char g_a[PATH_MAX + 16], g_b[PATH_MAX + 16];
 
-static int rm_entry(const char *p, const struct stat *st, int type, struct FTW *ftw)
-{
-    (void)st;
-    (void)type;
-    (void)ftw;
-    return remove(p);
-}
-
 static int group_setup(void **state)
 {
-    const char *base = getenv("IOF_TEST_TMPDIR");
-    char tmpl[PATH_MAX];
-
     (void)state;
-    if (!base || !*base)
-        base = "/tmp";
-    mkdir(base, 0755);
-    snprintf(tmpl, sizeof(tmpl), "%s/test_outfile.XXXXXX", base);
-    if (!mkdtemp(tmpl) || !realpath(tmpl, g_dir)) {
-        fprintf(stderr, "cannot create a temp dir under %s: %s\n", base, strerror(errno));
+    if (test_tmpdir_make(g_dir, "test_outfile"))
         return -1;
-    }
     snprintf(g_a, sizeof(g_a), "%s/out.csv", g_dir);
     snprintf(g_b, sizeof(g_b), "%s/victim", g_dir);
     return 0;
@@ -55,7 +39,7 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
     (void)state;
-    nftw(g_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    test_tmpdir_remove(g_dir);
     return 0;
 }
 
@@ -72,7 +56,7 @@ static int case_setup(void **state)
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
             continue;
         snprintf(p, sizeof(p), "%s/%s", g_dir, e->d_name);
-        nftw(p, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        test_tmpdir_remove(p);
     }
     closedir(d);
     return 0;

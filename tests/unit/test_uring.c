@@ -22,6 +22,7 @@
 #include "dynamo/run.h"
 #include "dynamo/scope.h"
 #include "dynamo/target.h"
+#include "tmpdir.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -93,18 +94,9 @@ out:
 
 static int group_setup(void **state)
 {
-    const char *base = getenv("IOF_TEST_TMPDIR");
-    char tmpl[PATH_MAX];
-
     (void)state;
-    if (!base || !*base)
-        base = "/tmp";
-    mkdir(base, 0755);
-    snprintf(tmpl, sizeof(tmpl), "%s/test_uring.XXXXXX", base);
-    if (!mkdtemp(tmpl) || !realpath(tmpl, g_dir)) {
-        fprintf(stderr, "cannot create a temp dir under %s: %s\n", base, strerror(errno));
+    if (test_tmpdir_make(g_dir, "test_uring"))
         return -1;
-    }
     {
         const char *allow[] = {g_dir};
         struct iof_diag d = {{0}};
