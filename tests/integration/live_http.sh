@@ -48,17 +48,7 @@ kill "$HOLD" 2>/dev/null || true
 ok "a port in use: one error line, exit 2, nothing run"
 
 # --- a real run -----------------------------------------------------------------------------
-"$IOFLEET" run "$T/p.json" --no-db --workdir "$T/work" --http 0 --http-linger 6 --csv "$T/r.csv" \
-    >"$T/run.out" 2>"$T/run.err" &
-RUN=$!
-iof_on_exit "kill $RUN 2>/dev/null"
-url=
-for _ in $(seq 200); do
-    url=$(sed -n 's|.*live view on \(http://127\.0\.0\.1:[0-9]*/\).*|\1|p' "$T/run.err")
-    [ -n "$url" ] && break
-    sleep 0.05
-done
-[ -n "$url" ] || fail "no live view URL: $(cat "$T/run.err")"
+iof_run_live "$T/p.json" --no-db --workdir "$T/work" --http 0 --http-linger 6 --csv "$T/r.csv"
 
 # /api/run names the test once it runs.
 for _ in $(seq 150); do

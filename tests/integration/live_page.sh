@@ -14,16 +14,7 @@ plan p.json <<'P'
  "specs": [{"name": "4k mixed", "lines": [{"size": "4k", "read": 70, "random": 100, "burst": 64, "delay": "1ms"}]}],
  "workers": [{"count": 1, "engine": "null", "queue_depth": 4, "targets": [{"path": "t.dat", "size": "16m"}]}]}
 P
-"$IOFLEET" run "$T/p.json" --no-db --quiet --workdir "$T/work" --http 0 >"$T/run.out" 2>"$T/run.err" &
-RUN=$!
-iof_on_exit "kill $RUN 2>/dev/null"
-url=
-for _ in $(seq 200); do
-    url=$(sed -n 's|.*live view on \(http://127\.0\.0\.1:[0-9]*/\).*|\1|p' "$T/run.err")
-    [ -n "$url" ] && break
-    sleep 0.05
-done
-[ -n "$url" ] || fail "no live view URL: $(cat "$T/run.err")"
+iof_run_live "$T/p.json" --no-db --quiet --workdir "$T/work" --http 0
 
 $CHECK "$url" "$T/page.json" || fail "chromium could not load $url"
 jq -e '.changed' "$T/page.json" >/dev/null ||

@@ -19,16 +19,7 @@ plan p.json <<'P'
            {"name": "c", "lines": [{"size": "4k", "read": 0, "burst": 8, "delay": "1ms"}]}],
  "workers": [{"count": 1, "engine": "null", "queue_depth": 2, "targets": [{"path": "t.dat", "size": "1m"}]}]}
 P
-"$IOFLEET" run "$T/p.json" --no-db --workdir "$T/work" --http 0 --http-linger 2 >"$T/run.out" 2>"$T/run.err" &
-RUN=$!
-iof_on_exit "kill $RUN 2>/dev/null"
-url=
-for _ in $(seq 200); do
-    url=$(sed -n 's|.*live view on \(http://127\.0\.0\.1:[0-9]*/\).*|\1|p' "$T/run.err")
-    [ -n "$url" ] && break
-    sleep 0.05
-done
-[ -n "$url" ] || fail "no live view URL: $(cat "$T/run.err")"
+iof_run_live "$T/p.json" --no-db --workdir "$T/work" --http 0 --http-linger 2
 
 mkdir "$T/s"
 n=0

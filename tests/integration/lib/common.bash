@@ -65,6 +65,23 @@ iof_loop() {
     printf -v "$__var" '%s' "$__dev"
 }
 
+# iof_run_live RUN-ARGS...: starts `iofleet run RUN-ARGS...` (which should hold
+# --http) in the background, stdout to $T/run.out and stderr to $T/run.err;
+# killed at exit. Sets RUN to its pid and url to its live view
+# (http://127.0.0.1:PORT/), and fails the test when none is logged in 10 s.
+iof_run_live() {
+    "$IOFLEET" run "$@" >"$T/run.out" 2>"$T/run.err" &
+    RUN=$!
+    iof_on_exit "kill $RUN 2>/dev/null; wait $RUN 2>/dev/null"
+    url=
+    for _ in $(seq 200); do
+        url=$(sed -n 's|.*live view on \(http://127\.0\.0\.1:[0-9]*/\).*|\1|p' "$T/run.err")
+        [ -n "$url" ] && break
+        sleep 0.05
+    done
+    [ -n "$url" ] || fail "no live view URL: $(cat "$T/run.err")"
+}
+
 # iof_start_agent NAME [DYNAMO ARGS...]: starts dynamo --listen on an ephemeral
 # loopback port with workdir $T/NAME-work, logging to $T/NAME.log; stopped at
 # exit. Sets AGENT_EP to 127.0.0.1:PORT and AGENT_PID.
