@@ -340,6 +340,15 @@ static const struct mgr_metrics *metrics_of(const struct iof_stats *s, uint64_t 
     return m;
 }
 
+/* Hands row to the sink with its metrics, as manager/aggregate.c does. */
+static void emit_row(struct mgr_sink *s, struct mgr_row *row)
+{
+    struct mgr_metrics m;
+
+    row->m = metrics_of(row->stats, row->ns, &m);
+    s->ops->row(s, &tinfo, row);
+}
+
 static void emit_target(struct mgr_sink *s, const char *node, const char *worker, const char *path,
                         const struct iof_stats *st, uint64_t offset)
 {
@@ -355,9 +364,7 @@ static void emit_target(struct mgr_sink *s, const char *node, const char *worker
                           .targets = 1,
                           .range_offset = offset,
                           .range_size = 1 << 20};
-    struct mgr_metrics m;
-    row.m = metrics_of(row.stats, row.ns, &m);
-    s->ops->row(s, &tinfo, &row);
+    emit_row(s, &row);
 }
 
 static void emit_worker(struct mgr_sink *s, const char *node, const char *worker,
@@ -372,9 +379,7 @@ static void emit_worker(struct mgr_sink *s, const char *node, const char *worker
                           .nodes = 1,
                           .workers = 1,
                           .targets = ntargets};
-    struct mgr_metrics m;
-    row.m = metrics_of(row.stats, row.ns, &m);
-    s->ops->row(s, &tinfo, &row);
+    emit_row(s, &row);
 }
 
 static void emit_node(struct mgr_sink *s, const char *node, const struct iof_stats *st,
@@ -389,9 +394,7 @@ static void emit_node(struct mgr_sink *s, const char *node, const struct iof_sta
                           .targets = ntargets,
                           .cpu = cpu,
                           .cpu_busy_pct = cpu ? cpu->busy_pct : 0};
-    struct mgr_metrics m;
-    row.m = metrics_of(row.stats, row.ns, &m);
-    s->ops->row(s, &tinfo, &row);
+    emit_row(s, &row);
 }
 
 static void emit_end(struct mgr_sink *s, const struct iof_stats *all, int exit_code)
@@ -930,9 +933,7 @@ static void emit_status_row(struct mgr_sink *s, enum mgr_row_type type, const ch
                           .nodes = 1,
                           .workers = type == MGR_ROW_NODE && ns ? 1 : 0,
                           .targets = ns ? 1 : 0};
-    struct mgr_metrics m;
-    row.m = metrics_of(row.stats, row.ns, &m);
-    s->ops->row(s, &tinfo, &row);
+    emit_row(s, &row);
 }
 
 /* Index of the first line starting with prefix, or f->n. */
