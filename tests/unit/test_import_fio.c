@@ -51,6 +51,19 @@ static const char *msgs(const struct result *r)
     return r->msgs.p ? r->msgs.p : "";
 }
 
+/* Imports text, which must be refused (IOF_EPLAN) with a message holding want. */
+static void refused(const char *text, const char *want)
+{
+    struct result r;
+
+    import(text, &r);
+    assert_int_equal(r.rc, IOF_EPLAN);
+    if (!strstr(msgs(&r), want))
+        print_error("messages:\n%s", msgs(&r));
+    assert_non_null(strstr(msgs(&r), want));
+    done(&r);
+}
+
 static void defaults_are_fios(void **state)
 {
     struct result r;
@@ -223,24 +236,19 @@ static void concurrent_jobs_are_groups(void **state)
     done(&r);
 
     /* Steps whose groups differ cannot be one plan's groups. */
-    import("[a]\nrw=read\nsize=1g\nfilename=x\n[b]\nstonewall\nrw=write\nsize=1g\nioengine=libaio\n"
-           "filename=x\n",
-           &r);
-    assert_int_equal(r.rc, IOF_EPLAN);
-    assert_non_null(strstr(msgs(&r), "j.fio:5: error: job 'b' and the jobs after it up to the next "
-                                     "stonewall run with other workers, engine, queue depth, files "
-                                     "or rate than the jobs from 'a' (line 1): a plan's worker "
-                                     "groups are the same in every test\n"));
-    done(&r);
+    refused(
+        "[a]\nrw=read\nsize=1g\nfilename=x\n[b]\nstonewall\nrw=write\nsize=1g\nioengine=libaio\n"
+        "filename=x\n",
+        "j.fio:5: error: job 'b' and the jobs after it up to the next "
+        "stonewall run with other workers, engine, queue depth, files "
+        "or rate than the jobs from 'a' (line 1): a plan's worker "
+        "groups are the same in every test\n");
 
-    import("[a]\nrw=read\nsize=1g\nfilename=x\n[b]\nrw=read\nsize=1g\nfilename=y\n[c]\nstonewall\n"
-           "rw=write\nsize=1g\nfilename=x\n",
-           &r);
-    assert_int_equal(r.rc, IOF_EPLAN);
-    assert_non_null(strstr(msgs(&r), "j.fio:9: error: the step from job 'c' runs 1 job at once "
-                                     "where the first runs 2: a plan's worker groups are the same "
-                                     "in every test\n"));
-    done(&r);
+    refused("[a]\nrw=read\nsize=1g\nfilename=x\n[b]\nrw=read\nsize=1g\nfilename=y\n[c]\nstonewall\n"
+            "rw=write\nsize=1g\nfilename=x\n",
+            "j.fio:9: error: the step from job 'c' runs 1 job at once "
+            "where the first runs 2: a plan's worker groups are the same "
+            "in every test\n");
 }
 
 static void unmappable_options(void **state)
@@ -254,16 +262,11 @@ static void unmappable_options(void **state)
     assert_string_equal(r.diag.msg, "j.fio: cannot be imported (the reasons are above)");
     done(&r);
 
-    import("[a]\nrw=randrw\nbs=4k,8k\nsize=1g\n", &r);
-    assert_int_equal(r.rc, IOF_EPLAN);
-    assert_non_null(strstr(msgs(&r), "j.fio:3: error: cannot map bs=4k,8k: reads and writes of "
-                                     "different sizes in one mix"));
-    done(&r);
+    refused("[a]\nrw=randrw\nbs=4k,8k\nsize=1g\n",
+            "j.fio:3: error: cannot map bs=4k,8k: reads and writes of "
+            "different sizes in one mix");
 
-    import("[a]\nrw=read\ntime_based\n", &r);
-    assert_int_equal(r.rc, IOF_EPLAN);
-    assert_non_null(strstr(msgs(&r), "j.fio:1: error: job 'a' has no end iofleet knows"));
-    done(&r);
+    refused("[a]\nrw=read\ntime_based\n", "j.fio:1: error: job 'a' has no end iofleet knows");
 
     import("[a]\nsize=1g\ndirect=1\nverify=md5\nioengine=mmap\nrw=read:64k\n", &r);
     assert_int_equal(r.rc, 0);
@@ -275,21 +278,13 @@ static void unmappable_options(void **state)
                         "holes; mapped as read\n");
     done(&r);
 
-    import("size=1g\n[a]\n", &r);
-    assert_int_equal(r.rc, IOF_EPLAN);
-    assert_non_null(strstr(msgs(&r), "j.fio:1: error: option outside a section"));
-    done(&r);
+    refused("size=1g\n[a]\n", "j.fio:1: error: option outside a section");
 
-    import("[global]\nsize=1g\n", &r);
-    assert_int_equal(r.rc, IOF_EPLAN);
-    assert_non_null(strstr(msgs(&r), "j.fio:1: error: no job section"));
-    done(&r);
+    refused("[global]\nsize=1g\n", "j.fio:1: error: no job section");
 
-    import("[a]\nbssplit=4k/50:8k/60\nsize=1g\n", &r);
-    assert_int_equal(r.rc, IOF_EPLAN);
-    assert_non_null(strstr(msgs(&r), "j.fio:2: error: cannot map bssplit=4k/50:8k/60: the "
-                                     "percentages must sum to 100\n"));
-    done(&r);
+    refused("[a]\nbssplit=4k/50:8k/60\nsize=1g\n",
+            "j.fio:2: error: cannot map bssplit=4k/50:8k/60: the "
+            "percentages must sum to 100\n");
 }
 
 static void garbage_is_refused(void **state)
@@ -301,35 +296,20 @@ static void garbage_is_refused(void **state)
     memset(big, 'x', IOF_IMPORT_MAX_LINE + 10);
     memcpy(big, "[a]\n", 4);
     big[IOF_IMPORT_MAX_LINE + 10] = 0;
-    import(big, &r);
-    assert_int_equal(r.rc, IOF_EPLAN);
-    assert_non_null(strstr(msgs(&r), "j.fio:2: error: line longer than 4096 bytes\n"));
-    done(&r);
+    refused(big, "j.fio:2: error: line longer than 4096 bytes\n");
     free(big);
 
-    import("[unterminated\n=\n[]\n\x01\x02=\xff\n", &r);
-    assert_int_equal(r.rc, IOF_EPLAN);
-    assert_non_null(strstr(msgs(&r), "j.fio:1: error: malformed section header"));
-    done(&r);
+    refused("[unterminated\n=\n[]\n\x01\x02=\xff\n", "j.fio:1: error: malformed section header");
 
     /* Control bytes in a key, a value or a section name are refused
      * (common/text.h), shown escaped, never raw. */
-    import("[a]\nsize=1g\nrw\x1dwrite\n", &r);
-    assert_int_equal(r.rc, IOF_EPLAN);
-    assert_non_null(strstr(msgs(&r), "j.fio:3: error: option name 'rw\\x1dwrite': must not "
-                                     "contain control characters, got \\x1d (a control "
-                                     "character) at byte 2\n"));
-    done(&r);
-    import("[a\x1b]\nsize=1g\n", &r);
-    assert_int_equal(r.rc, IOF_EPLAN);
-    assert_non_null(strstr(msgs(&r), "j.fio:1: error: section name 'a\\x1b': must not contain "
-                                     "control characters, got \\x1b (a control character) at "
-                                     "byte 1\n"));
-    done(&r);
-    import("[a/b]\nsize=1g\n", &r);
-    assert_int_equal(r.rc, IOF_EPLAN);
-    assert_non_null(strstr(msgs(&r), "j.fio:1: error: a '/' in a section name\n"));
-    done(&r);
+    refused("[a]\nsize=1g\nrw\x1dwrite\n", "j.fio:3: error: option name 'rw\\x1dwrite': must not "
+                                           "contain control characters, got \\x1d (a control "
+                                           "character) at byte 2\n");
+    refused("[a\x1b]\nsize=1g\n", "j.fio:1: error: section name 'a\\x1b': must not contain "
+                                  "control characters, got \\x1b (a control character) at "
+                                  "byte 1\n");
+    refused("[a/b]\nsize=1g\n", "j.fio:1: error: a '/' in a section name\n");
     import("[a]\nsize=1g\nfilename=/dev/sd\x1b]0;x\x07"
            "b\n",
            &r);
@@ -339,14 +319,11 @@ static void garbage_is_refused(void **state)
                                      "character) at byte 7\n"));
     assert_null(strchr(msgs(&r), '\x1b'));
     done(&r);
-    import("[a]\nsize=1g\nname=job\xc2\x9b"
-           "2J\n",
-           &r);
-    assert_int_equal(r.rc, IOF_EPLAN);
-    assert_non_null(strstr(msgs(&r), "j.fio:3: error: name 'job\\u009b2J': must not contain "
-                                     "control characters, got \\u009b (a C1 control character) "
-                                     "at byte 3\n"));
-    done(&r);
+    refused("[a]\nsize=1g\nname=job\xc2\x9b"
+            "2J\n",
+            "j.fio:3: error: name 'job\\u009b2J': must not contain "
+            "control characters, got \\u009b (a C1 control character) "
+            "at byte 3\n");
 
     memset(&r, 0, sizeof(r));
     r.rc = proto_import_fio("j.fio", "[a]\0size=1g\n", 12, &r.json, &r.msgs, &r.diag);
