@@ -94,6 +94,17 @@ static int64_t query_int(struct mgr_store *st, const char *sql)
     return v;
 }
 
+/* No row and no interval is left without its test. */
+static void assert_no_orphan_rows(struct mgr_store *st)
+{
+    assert_int_equal(query_int(st, "SELECT count(*) FROM rows WHERE test_id NOT IN "
+                                   "(SELECT id FROM tests)"),
+                     0);
+    assert_int_equal(query_int(st, "SELECT count(*) FROM intervals WHERE test_id NOT IN "
+                                   "(SELECT id FROM tests)"),
+                     0);
+}
+
 static void fill(struct iof_stats *s, unsigned n, uint64_t base, uint64_t bs)
 {
     iof_stats_reset(s);
@@ -747,12 +758,7 @@ static void resolve_and_rm(void **state)
     assert_int_equal(query_int(st, "SELECT count(*) FROM tests WHERE run_id NOT IN "
                                    "(SELECT id FROM runs)"),
                      0);
-    assert_int_equal(query_int(st, "SELECT count(*) FROM rows WHERE test_id NOT IN "
-                                   "(SELECT id FROM tests)"),
-                     0);
-    assert_int_equal(query_int(st, "SELECT count(*) FROM intervals WHERE test_id NOT IN "
-                                   "(SELECT id FROM tests)"),
-                     0);
+    assert_no_orphan_rows(st);
     assert_int_equal(query_int(st, "SELECT count(*) FROM agents WHERE run_id NOT IN "
                                    "(SELECT id FROM runs)"),
                      0);
@@ -850,12 +856,7 @@ static void select_prune_tag_vacuum(void **state)
     assert_int_equal(mgr_store_rm_many(st, (int64_t[]){1, 3, 5}, 3, &removed, &d), 0);
     assert_int_equal(removed, 3);
     assert_int_equal(query_int(st, "SELECT count(*) FROM tests WHERE run_id <> 6"), 0);
-    assert_int_equal(query_int(st, "SELECT count(*) FROM rows WHERE test_id NOT IN "
-                                   "(SELECT id FROM tests)"),
-                     0);
-    assert_int_equal(query_int(st, "SELECT count(*) FROM intervals WHERE test_id NOT IN "
-                                   "(SELECT id FROM tests)"),
-                     0);
+    assert_no_orphan_rows(st);
     assert_int_equal(query_int(st, "SELECT count(*) FROM agents WHERE run_id <> 6"), 0);
     assert_int_equal(query_int(st, "SELECT count(*) FROM tests WHERE run_id = 6"), 3);
     assert_int_equal(mgr_store_vacuum(st, &d), 0);
