@@ -1310,6 +1310,16 @@ static void jb_knee_iops(struct iof_buf *b, double iops)
     jb_dbl(b, round(iops * 1000) / 1000);
 }
 
+/* A step's figures, one per run, each written by put. */
+static void jb_knee_runs(struct iof_buf *b, const double *v, unsigned runs,
+                         void (*put)(struct iof_buf *, double))
+{
+    jb_open(b, '[');
+    for (unsigned r = 0; r < runs; r++)
+        put(b, v[r]);
+    jb_close(b, ']');
+}
+
 /* One entry of the search's log: a step (its runs) or a confirmation. */
 static void jb_knee_step(struct iof_buf *b, const struct iof_knee_step *st)
 {
@@ -1325,15 +1335,9 @@ static void jb_knee_step(struct iof_buf *b, const struct iof_knee_step *st)
     jb_key(b, "met");
     jb_or_null(b, st->decided, jb_bool, st->met);
     jb_key(b, "iops");
-    jb_open(b, '[');
-    for (unsigned r = 0; r < st->runs; r++)
-        jb_knee_iops(b, st->iops[r]);
-    jb_close(b, ']');
+    jb_knee_runs(b, st->iops, st->runs, jb_knee_iops);
     jb_key(b, "latency_ms");
-    jb_open(b, '[');
-    for (unsigned r = 0; r < st->runs; r++)
-        jb_knee_ms(b, st->lat_ns[r]);
-    jb_close(b, ']');
+    jb_knee_runs(b, st->lat_ns, st->runs, jb_knee_ms);
     jb_close(b, '}');
 }
 
