@@ -89,6 +89,8 @@ struct fio_ctx {
     size_t nkv, capkv;
     struct fio_section *sec;
     size_t nsec, capsec;
+    char **owned; /* lines rewritten by ${VAR} expansion or arithmetic */
+    size_t nowned, capowned;
 };
 
 static void fio_msg(struct fio_ctx *c, unsigned line, const char *fmt, ...)
@@ -286,6 +288,242 @@ static bool fio_is_ignored(const char *k)
     return false;
 }
 
+/* Keeps a rewritten line until the import ends (options point into it). */
+static char *fio_own(struct fio_ctx *c, char *line)
+{
+    if (!line ||
+        iof_array_grow((void **)&c->owned, &c->capowned, c->nowned + 1, sizeof(*c->owned))) {
+        free(line);
+        return NULL;
+    }
+    c->owned[c->nowned++] = line;
+    return line;
+}
+
+/* fio's ${VAR}: replaced by the environment's value where the job file is
+ * read (fio's option_dup_subs()). fio puts nothing for an unset variable; the
+ * import refuses it by name. NULL (message given) or the expanded copy. */
+static char *fio_expand_env(struct fio_ctx *c, unsigned lineno, const char *line)
+{
+    struct iof_buf b;
+    const char *p = line;
+
+    iof_buf_init(&b, 0);
+    while (*p) {
+        const char *close;
+        if (p[0] == '$' && p[1] == '{' && (close = strchr(p + 2, '}')) && close > p + 2) {
+            char var[256];
+            const char *val;
+            if ((size_t)(close - p - 2) >= sizeof(var)) {
+                fio_msg(c, lineno, "error: an environment variable name longer than %zu bytes",
+                        sizeof(var) - 1);
+                iof_buf_free(&b);
+                return NULL;
+            }
+            memcpy(var, p + 2, (size_t)(close - p - 2));
+            var[close - p - 2] = 0;
+            if (!(val = getenv(var))) {
+                char show[96];
+                fio_msg(c, lineno,
+                        "error: ${%s} is not set in the environment (fio takes it from there)",
+                        fio_show(var, show, sizeof(show)));
+                iof_buf_free(&b);
+                return NULL;
+            }
+            iof_buf_addstr(&b, val);
+            p = close + 1;
+            continue;
+        }
+        iof_buf_addc(&b, *p++);
+    }
+    if (b.err || b.len > IOF_IMPORT_MAX_LINE) {
+        if (!b.err)
+            fio_msg(c, lineno, "error: line longer than %u bytes after ${VAR} expansion",
+                    IOF_IMPORT_MAX_LINE);
+        iof_buf_free(&b);
+        return NULL;
+    }
+    if (!b.p) /* an empty result */
+        iof_buf_addstr(&b, "");
+    return b.p;
+}
+
+/* fio's arithmetic in a value "(...)": + - * / % ^ and parentheses over
+ * whole numbers with fio's size suffixes (k, m, g, t, p: powers of 1024),
+ * as fio's expression parser reads a size. */
+struct fio_expr {
+    const char *p;
+    const char *err;
+};
+
+static bool fio_expr_sum(struct fio_expr *e, long double *out);
+
+static void fio_expr_space(struct fio_expr *e)
+{
+    while (*e->p == ' ' || *e->p == '\t')
+        e->p++;
+}
+
+static bool fio_expr_atom(struct fio_expr *e, long double *out)
+{
+    fio_expr_space(e);
+    if (*e->p == '(') {
+        e->p++;
+        if (!fio_expr_sum(e, out))
+            return false;
+        fio_expr_space(e);
+        if (*e->p != ')') {
+            e->err = "unbalanced parentheses";
+            return false;
+        }
+        e->p++;
+        return true;
+    }
+    if (*e->p == '-') {
+        e->p++;
+        if (!fio_expr_atom(e, out))
+            return false;
+        *out = -*out;
+        return true;
+    }
+    if (isdigit((unsigned char)*e->p)) {
+        char *end;
+        int shift = 0;
+        *out = strtold(e->p, &end);
+        e->p = end;
+        switch (tolower((unsigned char)*e->p)) {
+        case 'k':
+            shift = 1;
+            break;
+        case 'm':
+            shift = 2;
+            break;
+        case 'g':
+            shift = 3;
+            break;
+        case 't':
+            shift = 4;
+            break;
+        case 'p':
+            shift = 5;
+            break;
+        default:
+            break;
+        }
+        if (shift) {
+            e->p++;
+            if (tolower((unsigned char)*e->p) == 'b')
+                e->p++;
+        }
+        while (shift--)
+            *out *= 1024;
+        return true;
+    }
+    e->err = "expected a number or '(' in the arithmetic";
+    return false;
+}
+
+static bool fio_expr_pow(struct fio_expr *e, long double *out)
+{
+    long double r;
+
+    if (!fio_expr_atom(e, out))
+        return false;
+    fio_expr_space(e);
+    if (*e->p != '^')
+        return true;
+    e->p++;
+    if (!fio_expr_pow(e, &r))
+        return false;
+    if (r < 0 || r > 64 || r != (long double)(unsigned)r) {
+        e->err = "an exponent that is not a whole number 0..64";
+        return false;
+    }
+    for (long double b = *out, i = 1; i < r; i++)
+        *out *= b;
+    if (r == 0)
+        *out = 1;
+    return true;
+}
+
+static bool fio_expr_prod(struct fio_expr *e, long double *out)
+{
+    if (!fio_expr_pow(e, out))
+        return false;
+    for (;;) {
+        long double r;
+        char op;
+        fio_expr_space(e);
+        op = *e->p;
+        if (op != '*' && op != '/' && op != '%')
+            return true;
+        e->p++;
+        if (!fio_expr_pow(e, &r))
+            return false;
+        if (op == '*') {
+            *out *= r;
+        } else if (r == 0) {
+            e->err = "division by zero";
+            return false;
+        } else if (op == '/') {
+            *out /= r;
+        } else {
+            if (*out != (long double)(long long)*out || r != (long double)(long long)r) {
+                e->err = "% of a number that is not whole";
+                return false;
+            }
+            *out = (long double)((long long)*out % (long long)r);
+        }
+    }
+}
+
+static bool fio_expr_sum(struct fio_expr *e, long double *out)
+{
+    if (!fio_expr_prod(e, out))
+        return false;
+    for (;;) {
+        long double r;
+        char op;
+        fio_expr_space(e);
+        op = *e->p;
+        if (op != '+' && op != '-')
+            return true;
+        e->p++;
+        if (!fio_expr_prod(e, &r))
+            return false;
+        *out = op == '+' ? *out + r : *out - r;
+    }
+}
+
+/* A value "(...)" evaluated to a whole number written in decimal into buf;
+ * fio keeps the whole part of a size. NULL with *why on failure. */
+static const char *fio_arith(const char *v, char *buf, size_t cap, const char **why)
+{
+    struct fio_expr e = {.p = v, .err = NULL};
+    long double r;
+
+    if (!fio_expr_atom(&e, &r) || (fio_expr_space(&e), *e.p)) {
+        *why = e.err ? e.err : "text after the arithmetic (write the whole value in parentheses)";
+        return NULL;
+    }
+    if (r < 0 || r >= 18446744073709551616.0L) {
+        *why = "the result is negative or too large";
+        return NULL;
+    }
+    snprintf(buf, cap, "%" PRIu64, (uint64_t)r);
+    return buf;
+}
+
+/* fio's keywords for the machine that runs the job. */
+static const char *fio_keyword(const char *v)
+{
+    static const char *const words[] = {"$ncpus", "$mb_memory", "$pagesize"};
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+        if (strstr(v, words[i]))
+            return words[i];
+    return NULL;
+}
+
 /* Splits `text` into sections and options (bounded, messages for garbage). */
 static int fio_parse(struct fio_ctx *c, char *text)
 {
@@ -308,11 +546,24 @@ static int fio_parse(struct fio_ctx *c, char *text)
             fio_msg(c, lineno, "error: line longer than %u bytes", IOF_IMPORT_MAX_LINE);
             continue;
         }
+        /* fio ends a line at its first ';' or '#', wherever they are
+         * (strip_blank_end() in fio's parse.c): "bs=4k ; note" is bs=4k. */
+        if ((e = strpbrk(line, ";#")))
+            *e = 0;
+        n = strlen(line);
+        if (strstr(line, "${")) {
+            if (!(line = fio_own(c, fio_expand_env(c, lineno, line)))) {
+                if (!c->failed)
+                    return -ENOMEM;
+                continue;
+            }
+            n = strlen(line);
+        }
         while (n && isspace((unsigned char)line[n - 1]))
             line[--n] = 0;
         while (isspace((unsigned char)*line))
             line++;
-        if (!*line || *line == '#' || *line == ';')
+        if (!*line)
             continue;
         if (*line == '[') {
             char *close = strchr(line, ']');
@@ -386,6 +637,28 @@ static int fio_parse(struct fio_ctx *c, char *text)
             proto_import_text_bad(c->msgs, c->name, lineno, k, v)) {
             c->failed = true;
             continue;
+        }
+        {
+            char show[96], num[32];
+            const char *kw = fio_is_ignored(k) ? NULL : fio_keyword(v), *why = NULL;
+            if (kw) {
+                fio_msg(c, lineno,
+                        "error: cannot map %s=%s: %s is a value of the machine that runs the "
+                        "job, which the manager cannot know: write the number",
+                        k, fio_show(v, show, sizeof(show)), kw);
+                continue;
+            }
+            if (*v == '(') {
+                char *dup;
+                if (!fio_arith(v, num, sizeof(num), &why)) {
+                    fio_msg(c, lineno, "error: cannot map %s=%s: %s", k,
+                            fio_show(v, show, sizeof(show)), why);
+                    continue;
+                }
+                if (!(dup = fio_own(c, strdup(num))))
+                    return -ENOMEM;
+                v = dup;
+            }
         }
         if (iof_array_grow((void **)&c->kv, &c->capkv, c->nkv + 1, sizeof(*c->kv)))
             return -ENOMEM;
@@ -618,6 +891,8 @@ static bool fio_apply(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
             fio_copy(k[0] == 's' ? j->size_pct : j->offset_pct, sizeof(j->size_pct), v);
             return true;
         }
+        if (n > 1 && isdigit((unsigned char)v[n - 2]) && tolower((unsigned char)v[n - 1]) == 'z')
+            BAD("zones (a zoned device's zone size) have no size iofleet knows");
         if (fio_size(v, &sz))
             BAD("not a size (a range is not mapped)");
         if (!strcmp(k, "size"))
@@ -666,8 +941,12 @@ static bool fio_apply(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
         fio_copy(first, sizeof(first), v);
         if (comma) {
             first[comma - v < (long)sizeof(first) ? comma - v : 0] = 0;
-            if (comma[1] && strcmp(first, comma + 1))
-                BAD("different rates for reads and writes (a worker has one rate)");
+            /* R,W[,T]: the same rate for every direction given is one rate. */
+            for (const char *q = comma + 1; q; q = strchr(q, ',') ? strchr(q, ',') + 1 : NULL) {
+                size_t len = strcspn(q, ",");
+                if (len && (len != strlen(first) || strncmp(first, q, len)))
+                    BAD("different rates for reads and writes (a worker has one rate)");
+            }
         }
         if (iops ? fio_uint(first, 10000000, &u) || !u : fio_size(first, &sz) || !sz)
             BAD(iops ? "expected a whole number of I/Os per second"
@@ -1235,6 +1514,9 @@ int proto_import_fio(const char *name, const char *text, size_t len, struct iof_
     free(jobs);
     free(c.kv);
     free(c.sec);
+    for (size_t i = 0; i < c.nowned; i++)
+        free(c.owned[i]);
+    free(c.owned);
     free(copy);
     return rc;
 }

@@ -314,7 +314,8 @@ static void garbage_is_refused(void **state)
            "b\n",
            &r);
     assert_int_equal(r.rc, IOF_EPLAN);
-    assert_non_null(strstr(msgs(&r), "j.fio:3: error: filename '/dev/sd\\x1b]0;x\\x07b': must not "
+    /* fio ends the line at the ';' */
+    assert_non_null(strstr(msgs(&r), "j.fio:3: error: filename '/dev/sd\\x1b]0': must not "
                                      "contain control characters, got \\x1b (a control "
                                      "character) at byte 7\n"));
     assert_null(strchr(msgs(&r), '\x1b'));
@@ -332,6 +333,64 @@ static void garbage_is_refused(void **state)
     done(&r);
 }
 
+/* fio's own syntax: a ';' or '#' anywhere ends the line (fio's
+ * strip_blank_end()), ${VAR} comes from the environment, a value in
+ * parentheses is arithmetic, and identical per-direction rates are one. */
+static void fio_syntax(void **state)
+{
+    struct result r;
+    (void)state;
+    setenv("IOF_TEST_FIO_BS", "8k", 1);
+    unsetenv("IOF_TEST_FIO_UNSET");
+    import("[j] ; the job\nrw=randread   # random\nbs=${IOF_TEST_FIO_BS} ; from the environment\n"
+           "size=(5*1024*1024/8)\nruntime=(2*30)\ntime_based\nrate_iops=300,300,300\n"
+           "iodepth=4;comment\n",
+           &r);
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.plan.specs[0].name, "j (8k random read)");
+    assert_int_equal(r.plan.specs[0].lines[0].size, 8192);
+    assert_int_equal(r.plan.specs[0].lines[0].random_pct, 100);
+    assert_int_equal(r.plan.workers[0].targets[0].size, 655360);
+    assert_true(r.plan.workers[0].rate.value == 300.0);
+    assert_int_equal(r.plan.workers[0].queue_depth, 1); /* sync engine */
+    assert_null(strstr(msgs(&r), "cannot map"));
+    done(&r);
+
+    import("[j]\nsize=1g\nbs=${IOF_TEST_FIO_UNSET}\n", &r);
+    assert_int_equal(r.rc, IOF_EPLAN);
+    assert_non_null(strstr(msgs(&r), "j.fio:3: error: ${IOF_TEST_FIO_UNSET} is not set in the "
+                                     "environment (fio takes it from there)\n"));
+    done(&r);
+
+    import("[j]\nsize=5*1024*1024*$mb_memory/8\n", &r);
+    assert_int_equal(r.rc, IOF_EPLAN);
+    assert_non_null(strstr(msgs(&r), "j.fio:2: error: cannot map size=5*1024*1024*$mb_memory/8: "
+                                     "$mb_memory is a value of the machine that runs the job, "
+                                     "which the manager cannot know: write the number\n"));
+    done(&r);
+
+    import("[j]\nsize=1g\nnumjobs=$ncpus\n", &r);
+    assert_int_equal(r.rc, IOF_EPLAN);
+    assert_non_null(strstr(msgs(&r), "j.fio:3: error: cannot map numjobs=$ncpus: $ncpus is"));
+    done(&r);
+
+    import("[j]\nsize=(1g/0)\n", &r);
+    assert_int_equal(r.rc, IOF_EPLAN);
+    assert_non_null(strstr(msgs(&r), "j.fio:2: error: cannot map size=(1g/0): division by zero"));
+    done(&r);
+
+    import("[j]\nfilename=/dev/sdz\nsize=2z\n", &r);
+    assert_int_equal(r.rc, IOF_EPLAN);
+    assert_non_null(strstr(msgs(&r), "j.fio:3: error: cannot map size=2z: zones (a zoned "
+                                     "device's zone size) have no size iofleet knows\n"));
+    done(&r);
+
+    import("[j]\nsize=1g\nrate=1m,2m\n", &r);
+    assert_int_equal(r.rc, IOF_EPLAN);
+    assert_non_null(strstr(msgs(&r), "different rates for reads and writes"));
+    done(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -342,6 +401,7 @@ int main(void)
         cmocka_unit_test(concurrent_jobs_are_groups),
         cmocka_unit_test(unmappable_options),
         cmocka_unit_test(garbage_is_refused),
+        cmocka_unit_test(fio_syntax),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
