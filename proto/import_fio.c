@@ -801,7 +801,7 @@ static bool fio_rw(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
     return false;
 }
 
-static void fio_engine(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv, bool was)
+static bool fio_engine(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv, bool was)
 {
     static const char *const sync_engines[] = {"sync", "psync", "vsync", "pvsync", "pvsync2"};
     char show[96];
@@ -809,20 +809,23 @@ static void fio_engine(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv, 
     j->engine_sync = false;
     if (!strcmp(kv->val, "libaio") || !strcmp(kv->val, "io_uring") || !strcmp(kv->val, "null")) {
         fio_copy(j->engine, sizeof(j->engine), kv->val);
-        return;
+        return true;
     }
     for (size_t i = 0; i < sizeof(sync_engines) / sizeof(sync_engines[0]); i++)
         if (!strcmp(kv->val, sync_engines[i])) {
             fio_copy(j->engine, sizeof(j->engine), "sync");
             j->engine_sync = true;
-            return;
+            return true;
         }
-    fio_copy(j->engine, sizeof(j->engine), "libaio");
+    /* net, rdma, http, nfs, cpuio, exec, external:..., mmap, posixaio...: a
+     * different load (or none on the storage) as local files would change it. */
     if (!was)
         fio_msg(c, kv->line,
-                "cannot map ioengine=%s: iofleet has libaio, io_uring, sync and null; "
-                "mapped as libaio",
+                "error: cannot map ioengine=%s: iofleet's engines are libaio, io_uring, null "
+                "and sync (fio's sync, psync, vsync, pvsync, pvsync2)",
                 fio_show(kv->val, show, sizeof(show)));
+    c->failed = true;
+    return false;
 }
 
 /* Applies one option to the job; false on an essential failure. */
@@ -972,10 +975,8 @@ static bool fio_apply(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
             fio_copy(j->dist, sizeof(j->dist), v);
         return true;
     }
-    if (!strcmp(k, "ioengine")) {
-        fio_engine(c, j, kv, was);
-        return true;
-    }
+    if (!strcmp(k, "ioengine"))
+        return fio_engine(c, j, kv, was);
     if (!strcmp(k, "direct") || !strcmp(k, "buffered")) {
         bool on = !(v[0] == '0' && !v[1]);
         j->direct = k[0] == 'd' ? on : !on;

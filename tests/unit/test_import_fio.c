@@ -268,13 +268,11 @@ static void unmappable_options(void **state)
 
     refused("[a]\nrw=read\ntime_based\n", "j.fio:1: error: job 'a' has no end iofleet knows");
 
-    import("[a]\nsize=1g\ndirect=1\nverify=md5\nioengine=mmap\nrw=read:64k\n", &r);
+    import("[a]\nsize=1g\ndirect=1\nverify=md5\nrw=read:64k\n", &r);
     assert_int_equal(r.rc, 0);
     assert_string_equal(msgs(&r),
                         "j.fio:4: cannot map verify=md5: no such setting in iofleet's plan\n"
-                        "j.fio:5: cannot map ioengine=mmap: iofleet has libaio, io_uring, sync "
-                        "and null; mapped as libaio\n"
-                        "j.fio:6: cannot map the ':64k' of rw=read:64k: sequential I/O with "
+                        "j.fio:5: cannot map the ':64k' of rw=read:64k: sequential I/O with "
                         "holes; mapped as read\n");
     done(&r);
 
@@ -391,6 +389,36 @@ static void fio_syntax(void **state)
     done(&r);
 }
 
+/* An engine iofleet does not have is refused by name and line (once for a
+ * [global] one), never run as local libaio I/O. */
+static void foreign_engines_refused(void **state)
+{
+    static const char *const engines[] = {"net",  "netsplice", "rdma",  "http",
+                                          "nfs",  "cpuio",     "exec",  "external:/x/e.so",
+                                          "mmap", "posixaio",  "splice"};
+    struct result r;
+    char job[256], want[256];
+    (void)state;
+    for (size_t i = 0; i < sizeof(engines) / sizeof(engines[0]); i++) {
+        snprintf(job, sizeof(job), "[a]\nsize=1g\ndirect=1\nioengine=%s\n", engines[i]);
+        import(job, &r);
+        assert_int_equal(r.rc, IOF_EPLAN);
+        snprintf(want, sizeof(want),
+                 "j.fio:4: error: cannot map ioengine=%s: iofleet's engines are libaio, "
+                 "io_uring, null and sync (fio's sync, psync, vsync, pvsync, pvsync2)\n",
+                 engines[i]);
+        assert_string_equal(msgs(&r), want);
+        done(&r);
+    }
+    import("[global]\nioengine=net\nsize=1g\n[a]\n[b]\n", &r);
+    assert_int_equal(r.rc, IOF_EPLAN);
+    assert_string_equal(msgs(&r), "j.fio:2: error: cannot map ioengine=net: iofleet's engines are "
+                                  "libaio, io_uring, null and sync (fio's sync, psync, vsync, "
+                                  "pvsync, pvsync2)\n");
+    assert_int_equal(r.json.len, 0);
+    done(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -402,6 +430,7 @@ int main(void)
         cmocka_unit_test(unmappable_options),
         cmocka_unit_test(garbage_is_refused),
         cmocka_unit_test(fio_syntax),
+        cmocka_unit_test(foreign_engines_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
