@@ -26,6 +26,9 @@ void iof_plan_free(struct iof_plan *p)
         free(w->targets);
     }
     free(p->workers);
+    for (size_t i = 0; i < p->nnotes && p->notes; i++)
+        free(p->notes[i]);
+    free(p->notes);
     memset(p, 0, sizeof(*p));
 }
 

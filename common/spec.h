@@ -288,6 +288,8 @@ struct iof_plan {
     struct iof_spec_cycle spec_cycle[IOF_SPEC_AXES]; /* in the plan's order */
     size_t nspec_cycle;
     size_t nspecs_cycled; /* single-line specs the spec cycle expanded */
+    char **notes;         /* owned: what an import approximated (plan "notes") */
+    size_t nnotes;
 };
 
 /* One expanded test: a spec position at one cycle step. */

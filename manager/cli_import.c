@@ -28,6 +28,7 @@ enum import_opt_id {
     IOPT_FORCE,
     IOPT_FORMAT,
     IOPT_MAP,
+    IOPT_APPROX,
 };
 
 #define IMPORT_MAX_MAPS 256
@@ -46,6 +47,10 @@ static const struct iof_opt import_opts[] = {
      "'C:'); repeatable. An unmapped target stays as the placeholder 'iometer:NAME', which "
      "validate refuses by name",
      IOPT_MAP},
+    {"approximate", 0, IOF_OPT_NONE, NULL,
+     "fio: accept what the plan can only approximate (buffered I/O, direct=0, run with "
+     "O_DIRECT); each approximation is printed and kept in the plan's notes",
+     IOPT_APPROX},
 };
 
 static const struct iof_cmd import_cmd = {
@@ -134,6 +139,7 @@ int mgr_cli_import(int argc, char **argv)
     struct iof_diag diag = {{0}};
     struct iof_plan plan = {0};
     bool force = false;
+    unsigned flags = 0;
     int id, rc = 0, ret = 2;
 
     if (iof_opt_init(&p, &import_cmd, argc, argv))
@@ -156,6 +162,8 @@ int mgr_cli_import(int argc, char **argv)
             force = true;
         } else if (id == IOPT_FORMAT) {
             format = val;
+        } else if (id == IOPT_APPROX) {
+            flags |= IOF_IMPORT_APPROXIMATE;
         } else if (id == IOPT_MAP) {
             if (!strchr(val, '=') || val[0] == '=' || nmaps >= IMPORT_MAX_MAPS) {
                 iof_opt_free(&p);
@@ -180,6 +188,8 @@ int mgr_cli_import(int argc, char **argv)
                                    in);
     if (nmaps && strcmp(fmt, "icf"))
         return iof_opt_usage_error(&import_cmd, "--map is for Iometer configuration files");
+    if (flags && strcmp(fmt, "fio"))
+        return iof_opt_usage_error(&import_cmd, "--approximate is for fio job files");
     name = strrchr(in, '/') ? strrchr(in, '/') + 1 : in;
     rc = import_read(in, &text);
     if (rc) {
@@ -188,7 +198,7 @@ int mgr_cli_import(int argc, char **argv)
         goto out;
     }
     if (!strcmp(fmt, "fio"))
-        rc = proto_import_fio(name, text.p ? text.p : "", text.len, &json, &msgs, &diag);
+        rc = proto_import_fio(name, text.p ? text.p : "", text.len, flags, &json, &msgs, &diag);
     else
         rc = proto_import_icf(name, text.p ? text.p : "", text.len, maps, nmaps, &json, &msgs,
                               &diag);

@@ -44,14 +44,20 @@ bool proto_import_msg(struct iof_buf *msgs, const char *name, size_t line, const
 bool proto_import_text_bad(struct iof_buf *msgs, const char *name, size_t line, const char *what,
                            const char *value);
 
+/* proto_import_fio() flags. APPROXIMATE: accept what cannot be exact
+ * (buffered I/O run with O_DIRECT...), each approximation a "note:". */
+#define IOF_IMPORT_APPROXIMATE 1u
+
 /* Imports the fio job file `text` (`len` bytes, need not be NUL-terminated;
  * `name` is used in messages) as plan JSON appended to `json`, with the
- * messages above in `msgs`. Returns 0 (warnings may be in msgs), IOF_EPLAN
- * when something essential cannot be mapped (msgs says what, diag sums it
- * up) or -ENOMEM. The JSON is not validated: the caller passes it to
- * proto_plan_parse(). */
-int proto_import_fio(const char *name, const char *text, size_t len, struct iof_buf *json,
-                     struct iof_buf *msgs, struct iof_diag *diag);
+ * messages above in `msgs`. Every message other than "ignored:" and "error:"
+ * (a "note:" or a "cannot map" that stands) is also kept in the plan's
+ * "notes", so what the plan does not reproduce stays with it. Returns 0
+ * (warnings may be in msgs), IOF_EPLAN when something essential cannot be
+ * mapped (msgs says what, diag sums it up) or -ENOMEM. The JSON is not
+ * validated: the caller passes it to proto_plan_parse(). */
+int proto_import_fio(const char *name, const char *text, size_t len, unsigned flags,
+                     struct iof_buf *json, struct iof_buf *msgs, struct iof_diag *diag);
 
 /* The same for an Iometer configuration file (.icf). `maps` (borrowed,
  * `nmaps` entries) are "NAME=PATH": a target whose whole name or first word

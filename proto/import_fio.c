@@ -17,6 +17,7 @@
  * fio's: rw=read, bs=4k, iodepth=1, numjobs=1, rwmixread=50, direct=0,
  * ioengine psync. */
 #include "proto/import.h"
+#include "proto/plan.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -74,6 +75,7 @@ struct fio_job {
     char engine[16];
     bool engine_sync;
     bool direct, poisson;
+    unsigned direct_line; /* 0: fio's default direct=0 */
     const char *pattern;
     uint64_t thinktime_ns;
     unsigned thinktime_blocks;
@@ -85,6 +87,9 @@ struct fio_ctx {
     const char *name;
     struct iof_buf *msgs;
     bool failed;
+    bool approximate;     /* IOF_IMPORT_APPROXIMATE */
+    struct iof_buf notes; /* the plan's "notes": JSON strings, comma-separated */
+    size_t nnotes;
     struct fio_kv *kv;
     size_t nkv, capkv;
     struct fio_section *sec;
@@ -95,13 +100,39 @@ struct fio_ctx {
 
 static void fio_msg(struct fio_ctx *c, unsigned line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+static void fio_json_str(struct iof_buf *b, const char *s);
+
+/* One message; a note or a "cannot map" that stands is also kept in the
+ * plan's notes ("j.fio:7: note: ..."), the last one saying when there were
+ * more than a plan keeps. */
 static void fio_msg(struct fio_ctx *c, unsigned line, const char *fmt, ...)
 {
+    char text[2 * IOF_IMPORT_MAX_LINE], note[sizeof(text) + 256];
+    size_t n;
     va_list ap;
 
     va_start(ap, fmt);
-    c->failed |= proto_import_vmsg(c->msgs, c->name, line, fmt, ap);
+    vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
+    proto_import_msg(c->msgs, c->name, line, "%s", text);
+    if (!strncmp(text, "error:", 6))
+        c->failed = true;
+    if (c->failed || !strncmp(text, "ignored:", 8) || c->nnotes >= PROTO_PLAN_MAX_NOTES)
+        return;
+    if (c->nnotes + 1 == PROTO_PLAN_MAX_NOTES)
+        snprintf(note, sizeof(note),
+                 "%.200s: more notes than a plan keeps: see the import's messages", c->name);
+    else
+        snprintf(note, sizeof(note), "%.200s:%u: %s", c->name, line, text);
+    /* Cut to what a plan keeps, never inside a UTF-8 character. */
+    if ((n = strlen(note)) > PROTO_PLAN_MAX_NOTE) {
+        n = PROTO_PLAN_MAX_NOTE;
+        while (n && ((unsigned char)note[n] & 0xc0) == 0x80)
+            n--;
+        note[n] = 0;
+    }
+    iof_buf_addstr(&c->notes, c->nnotes++ ? ", " : "");
+    fio_json_str(&c->notes, note);
 }
 
 /* A value as printed in a message: bounded, control characters replaced. */
@@ -980,6 +1011,7 @@ static bool fio_apply(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
     if (!strcmp(k, "direct") || !strcmp(k, "buffered")) {
         bool on = !(v[0] == '0' && !v[1]);
         j->direct = k[0] == 'd' ? on : !on;
+        j->direct_line = kv->line;
         return true;
     }
     if (!strcmp(k, "thinktime")) {
@@ -1359,11 +1391,28 @@ static int fio_emit(struct fio_ctx *c, struct fio_job *jobs, size_t njobs, struc
         u[i].job = j;
         iof_buf_init(&u[i].spec, 0);
         iof_buf_init(&u[i].group, 0);
-        if (!j->direct)
-            fio_msg(c, j->line,
-                    "note: job '%s' has direct=0 (fio's default: buffered I/O); iofleet's libaio "
-                    "and io_uring engines always use O_DIRECT",
-                    j->name);
+        /* iofleet's sync engine is buffered (fio's psync, direct=0), libaio
+         * and io_uring always O_DIRECT. fio's synchronous engines with
+         * direct=1 keep one O_DIRECT I/O in flight per job: libaio at
+         * queue depth 1 (engine_sync keeps the depth at 1). */
+        if (j->direct && j->engine_sync)
+            fio_copy(j->engine, sizeof(j->engine), "libaio");
+        else if (!j->direct && !j->engine_sync && strcmp(j->engine, "null")) {
+            unsigned dl = j->direct_line ? j->direct_line : j->line;
+            const char *how = j->direct_line ? "" : " (fio's default)";
+            if (!c->approximate) {
+                fio_msg(c, dl,
+                        "error: cannot map direct=0%s of job '%s': buffered I/O, and iofleet's "
+                        "%s engine always uses O_DIRECT (set direct=1, use ioengine=psync: "
+                        "iofleet's sync engine is buffered, or import with --approximate)",
+                        how, j->name, j->engine);
+                break;
+            }
+            fio_msg(c, dl,
+                    "note: job '%s' has direct=0%s (buffered I/O): run with O_DIRECT, as "
+                    "iofleet's %s engine always does (--approximate)",
+                    j->name, how, j->engine);
+        }
         if (!fio_spec_json(c, j, &u[i].spec) || !fio_group_json(c, j, &u[i].group))
             break;
         if (u[i].spec.err || u[i].group.err) {
@@ -1413,6 +1462,13 @@ static int fio_emit(struct fio_ctx *c, struct fio_job *jobs, size_t njobs, struc
     if (!c->failed && !rc) {
         iof_buf_addstr(json, "{\n  \"name\": ");
         fio_json_str(json, c->name);
+        if (c->nnotes) {
+            iof_buf_addstr(json, ",\n  \"notes\": [");
+            iof_buf_addstr(json, c->notes.p);
+            iof_buf_addc(json, ']');
+        }
+        if (c->notes.err)
+            rc = c->notes.err;
         iof_buf_addstr(json, ",\n  \"run\": {\"interval\": \"1s\"},\n  \"specs\": [\n");
         for (size_t i = 0, first = 1; i < njobs; i++) {
             if (!u[i].listed)
@@ -1453,10 +1509,11 @@ static int fio_emit(struct fio_ctx *c, struct fio_job *jobs, size_t njobs, struc
     return rc;
 }
 
-int proto_import_fio(const char *name, const char *text, size_t len, struct iof_buf *json,
-                     struct iof_buf *msgs, struct iof_diag *diag)
+int proto_import_fio(const char *name, const char *text, size_t len, unsigned flags,
+                     struct iof_buf *json, struct iof_buf *msgs, struct iof_diag *diag)
 {
-    struct fio_ctx c = {.name = name, .msgs = msgs};
+    struct fio_ctx c = {
+        .name = name, .msgs = msgs, .approximate = (flags & IOF_IMPORT_APPROXIMATE) != 0};
     struct fio_job *jobs = NULL;
     size_t njobs = 0;
     char *copy;
@@ -1517,6 +1574,7 @@ int proto_import_fio(const char *name, const char *text, size_t len, struct iof_
     free(c.sec);
     for (size_t i = 0; i < c.nowned; i++)
         free(c.owned[i]);
+    iof_buf_free(&c.notes);
     free(c.owned);
     free(copy);
     return rc;

@@ -113,7 +113,8 @@ static const struct field root_fields[] = {{"name"},
                                            {"run", SH_OBJECT, &run_def},
                                            {"specs", SH_ARRAY, &spec_def},
                                            {"workers", SH_ARRAY, &worker_def},
-                                           {"cycle", SH_OBJECT, &cycle_def}};
+                                           {"cycle", SH_OBJECT, &cycle_def},
+                                           {"notes", SH_ARRAY, NULL}};
 OBJDEF(root_def, root_fields);
 
 static int spec_axis_of(const char *key);
@@ -2439,6 +2440,37 @@ static int parse_spec_cycle(struct pctx *c, const cJSON *root, struct iof_plan *
     return 0;
 }
 
+/* "notes": what an import approximated, kept with the plan and shown by
+ * validate; no effect on the run (the agents never see them). */
+static int parse_notes(struct pctx *c, const cJSON *root, struct iof_plan *p)
+{
+    const cJSON *arr = member(root, "notes"), *e;
+    size_t o = path_key(c, "notes"), n, i = 0;
+    int rc;
+
+    if (!arr) {
+        path_pop(c, o);
+        return 0;
+    }
+    if ((rc = check_array(c, arr, 0, PROTO_PLAN_MAX_NOTES, &n)))
+        return rc;
+    if (n && !(p->notes = calloc(n, sizeof(*p->notes))))
+        return nomem(c);
+    cJSON_ArrayForEach(e, arr)
+    {
+        const char *s;
+        size_t oi = path_index(c, i);
+        if ((rc = json_string(c, e, PROTO_PLAN_MAX_NOTE, &s)))
+            return rc;
+        if (!(p->notes[i] = strdup(s)))
+            return nomem(c);
+        p->nnotes = ++i;
+        path_pop(c, oi);
+    }
+    path_pop(c, o);
+    return 0;
+}
+
 static int parse_root(struct pctx *c, const cJSON *root, struct iof_plan *p)
 {
     const char *name;
@@ -2449,6 +2481,8 @@ static int parse_root(struct pctx *c, const cJSON *root, struct iof_plan *p)
     if ((rc = str_field(c, root, "name", NULL, IOF_NAME_MAX - 1, &name)))
         return rc;
     snprintf(p->name, sizeof(p->name), "%s", name);
+    if ((rc = parse_notes(c, root, p)))
+        return rc;
     if ((rc = parse_run(c, root, &p->run)) || (rc = parse_specs(c, root, p)) ||
         (rc = parse_workers(c, root, p)) || (rc = parse_cycle(c, root, p)))
         return rc;
@@ -2939,6 +2973,7 @@ char *proto_plan_wire_text(const char *canonical)
         cJSON_DeleteItemFromObjectCaseSensitive(run, "target_histograms"); /* the manager's */
         cJSON_DeleteItemFromObjectCaseSensitive(run, "interval_histograms");
     }
+    cJSON_DeleteItemFromObjectCaseSensitive(root, "notes"); /* the manager's */
     text = proto_json_print_exact(root);
     cJSON_Delete(root);
     return text;
@@ -3094,6 +3129,11 @@ void proto_plan_print(const struct iof_plan *p, FILE *f)
     fprintf(f, "\n");
     fprintf(f, "run: ramp %s, duration %s, interval %s%s\n", a, b, d,
             p->run.cleanup ? ", cleanup (test files made by the run are removed at its end)" : "");
+    for (size_t i = 0; i < p->nnotes; i++) {
+        fprintf(f, "%s", i ? "       " : "notes: ");
+        print_raw(f, p->notes[i]);
+        fprintf(f, "\n");
+    }
     if (p->nspec_cycle) {
         fprintf(f, "spec cycle:");
         for (size_t i = 0; i < p->nspec_cycle; i++) {

@@ -33,6 +33,8 @@
 /* Limits enforced by the loader: the plan limits are common/spec.h's one
  * set (IOF_PLAN_MAX_*, IOF_NODE_MAX_*), named here as the loader uses them. */
 #define PROTO_PLAN_MAX_FILE (16u << 20) /* bytes of plan text */
+#define PROTO_PLAN_MAX_NOTES 256        /* notes[] entries */
+#define PROTO_PLAN_MAX_NOTE 1024        /* bytes of one note */
 #define PROTO_PLAN_MAX_SPECS IOF_PLAN_MAX_SPECS
 #define PROTO_PLAN_MAX_LINES IOF_PLAN_MAX_LINES
 #define PROTO_PLAN_MAX_GROUPS IOF_PLAN_MAX_GROUPS

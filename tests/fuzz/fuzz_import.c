@@ -28,7 +28,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const char *const maps[] = {"PHYSICALDRIVE:1=/dev/sdb", "C:=data.tst"};
     bool icf = size >= 8 && !memcmp(data, "Version ", 8);
     int rc = icf ? proto_import_icf("j.fio", (const char *)data, size, maps, 2, &json, &msgs, &diag)
-                 : proto_import_fio("j.fio", (const char *)data, size, &json, &msgs, &diag);
+                 : proto_import_fio("j.fio", (const char *)data, size, IOF_IMPORT_APPROXIMATE,
+                                    &json, &msgs, &diag);
 
     FUZZ_CHECK(rc == 0 || rc == IOF_EPLAN || rc == -ENOMEM, "unexpected rc %d", rc);
     if (rc == IOF_EPLAN)

@@ -55,12 +55,32 @@ printf '[global]\nsize=1g\n[a]\nrw=randread\n[b]\nrw=trim\n' >bad.fio
 expect_rc 2 "$IOFLEET" import bad.fio -o bad.json
 expect_in "$T/err" "bad.fio:6: error: cannot map rw=trim"
 [ ! -e bad.json ] || fail "a refused import wrote its output"
-printf '[a]\nrw=read\nsize=1g\nfilename=x\n[b]\nstonewall\nrw=write\nsize=1g\nioengine=libaio\nfilename=x\n' >steps.fio
+printf '[a]\nrw=read\nsize=1g\nfilename=x\n[b]\nstonewall\nrw=write\nsize=1g\nioengine=libaio\nfilename=x\ndirect=1\n' >steps.fio
 expect_rc 2 "$IOFLEET" import steps.fio
 expect_in "$T/err" "steps.fio:5: error: job 'b' and the jobs after it up to the next stonewall run with other workers"
 expect_rc 2 "$IOFLEET" import notes.txt
 expect_in "$T/err" "cannot tell the format of 'notes.txt'"
 ok "unmappable jobs exit 2 with FILE:LINE and write nothing"
+
+# Buffered I/O with an O_DIRECT engine: refused, or with --approximate run
+# with O_DIRECT, printed and kept in the plan's notes, which validate shows.
+printf '[j]\nioengine=libaio\nsize=16m\ndirect=0\n' >buffered.fio
+expect_rc 2 "$IOFLEET" import buffered.fio -o buffered.json
+expect_in "$T/err" "buffered.fio:4: error: cannot map direct=0 of job 'j'"
+[ ! -e buffered.json ] || fail "a refused import wrote its output"
+expect_rc 0 "$IOFLEET" import buffered.fio -o buffered.json --approximate
+expect_in "$T/err" "buffered.fio:4: note: job 'j' has direct=0 (buffered I/O): run with O_DIRECT"
+python3 - buffered.json <<'PY' || fail "the approximation is not in the plan's notes"
+import json, sys
+notes = json.load(open(sys.argv[1]))["notes"]
+assert notes == ["buffered.fio:4: note: job 'j' has direct=0 (buffered I/O): run with O_DIRECT, "
+                 "as iofleet's libaio engine always does (--approximate)"], notes
+PY
+expect_rc 0 "$IOFLEET" validate buffered.json
+expect_in "$T/out" "notes: buffered.fio:4: note: job 'j' has direct=0"
+expect_rc 2 "$IOFLEET" import --format icf buffered.fio --approximate
+expect_in "$T/err" "--approximate is for fio job files"
+ok "direct=0 with libaio is refused, or approximated with --approximate and kept in the plan's notes"
 
 # Jobs that run at once with different workloads: one group each, running its
 # own spec side by side (per-group specs); a short null run has both groups.

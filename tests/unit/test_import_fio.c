@@ -26,17 +26,23 @@ struct result {
     struct iof_plan plan;
 };
 
-/* Imports text as "j.fio"; a successful import must load as a valid plan. */
-static void import(const char *text, struct result *r)
+/* Imports text as "j.fio" with flags; a successful import must load as a
+ * valid plan. */
+static void import_flags(const char *text, unsigned flags, struct result *r)
 {
     memset(r, 0, sizeof(*r));
-    r->rc = proto_import_fio("j.fio", text, strlen(text), &r->json, &r->msgs, &r->diag);
+    r->rc = proto_import_fio("j.fio", text, strlen(text), flags, &r->json, &r->msgs, &r->diag);
     if (!r->rc) {
         int prc = proto_plan_parse("j.fio", r->json.p, r->json.len, NULL, 0, &r->plan, &r->diag);
         if (prc)
             print_error("%s\n%s\n", r->diag.msg, r->json.p);
         assert_int_equal(prc, 0);
     }
+}
+
+static void import(const char *text, struct result *r)
+{
+    import_flags(text, 0, r);
 }
 
 static void done(struct result *r)
@@ -81,9 +87,9 @@ static void defaults_are_fios(void **state)
     assert_string_equal(r.plan.workers[0].engine, "sync");    /* psync */
     assert_string_equal(r.plan.workers[0].targets[0].path, "j.0.0");
     assert_int_equal(r.plan.workers[0].targets[0].size, 1ull << 30);
-    assert_non_null(strstr(msgs(&r), "j.fio:1: note: job 'j' has direct=0 (fio's default: "
-                                     "buffered I/O); iofleet's libaio and io_uring engines "
-                                     "always use O_DIRECT\n"));
+    /* fio's psync with direct=0 is iofleet's sync engine: buffered, exact. */
+    assert_null(strstr(msgs(&r), "direct"));
+    assert_int_equal(r.plan.nnotes, 0);
     done(&r);
 }
 
@@ -238,7 +244,7 @@ static void concurrent_jobs_are_groups(void **state)
     /* Steps whose groups differ cannot be one plan's groups. */
     refused(
         "[a]\nrw=read\nsize=1g\nfilename=x\n[b]\nstonewall\nrw=write\nsize=1g\nioengine=libaio\n"
-        "filename=x\n",
+        "filename=x\ndirect=1\n",
         "j.fio:5: error: job 'b' and the jobs after it up to the next "
         "stonewall run with other workers, engine, queue depth, files "
         "or rate than the jobs from 'a' (line 1): a plan's worker "
@@ -325,7 +331,7 @@ static void garbage_is_refused(void **state)
             "at byte 3\n");
 
     memset(&r, 0, sizeof(r));
-    r.rc = proto_import_fio("j.fio", "[a]\0size=1g\n", 12, &r.json, &r.msgs, &r.diag);
+    r.rc = proto_import_fio("j.fio", "[a]\0size=1g\n", 12, 0, &r.json, &r.msgs, &r.diag);
     assert_int_equal(r.rc, IOF_EPLAN);
     assert_string_equal(r.diag.msg, "j.fio: a NUL byte: not a fio job file");
     done(&r);
@@ -419,6 +425,48 @@ static void foreign_engines_refused(void **state)
     done(&r);
 }
 
+/* Buffered I/O (direct=0, fio's default) with an O_DIRECT engine is refused
+ * naming the option and line; with IOF_IMPORT_APPROXIMATE it is run with
+ * O_DIRECT, printed and kept in the plan's notes. fio's synchronous engines
+ * map exactly either way: buffered to iofleet's (buffered) sync engine,
+ * direct=1 to libaio at queue depth 1. */
+static void buffered_io(void **state)
+{
+    struct result r;
+    (void)state;
+    import("[global]\nioengine=libaio\ndirect=0\n[j]\nsize=1g\n", &r);
+    assert_int_equal(r.rc, IOF_EPLAN);
+    assert_string_equal(msgs(&r), "j.fio:3: error: cannot map direct=0 of job 'j': buffered I/O, "
+                                  "and iofleet's libaio engine always uses O_DIRECT (set "
+                                  "direct=1, use ioengine=psync: iofleet's sync engine is "
+                                  "buffered, or import with --approximate)\n");
+    done(&r);
+
+    import("[j]\nioengine=io_uring\nsize=1g\n", &r);
+    assert_int_equal(r.rc, IOF_EPLAN);
+    assert_non_null(strstr(msgs(&r), "j.fio:1: error: cannot map direct=0 (fio's default) of job "
+                                     "'j': buffered I/O, and iofleet's io_uring engine"));
+    done(&r);
+
+    import_flags("[j]\nioengine=libaio\nsize=1g\nbuffered=1\n", IOF_IMPORT_APPROXIMATE, &r);
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.plan.workers[0].engine, "libaio");
+    assert_string_equal(msgs(&r), "j.fio:4: note: job 'j' has direct=0 (buffered I/O): run with "
+                                  "O_DIRECT, as iofleet's libaio engine always does "
+                                  "(--approximate)\n");
+    assert_int_equal(r.plan.nnotes, 1);
+    assert_string_equal(r.plan.notes[0], "j.fio:4: note: job 'j' has direct=0 (buffered I/O): run "
+                                         "with O_DIRECT, as iofleet's libaio engine always does "
+                                         "(--approximate)");
+    done(&r);
+
+    import("[j]\nioengine=psync\ndirect=1\niodepth=8\nsize=1g\n", &r);
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.plan.workers[0].engine, "libaio");
+    assert_int_equal(r.plan.workers[0].queue_depth, 1);
+    done(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -431,6 +479,7 @@ int main(void)
         cmocka_unit_test(garbage_is_refused),
         cmocka_unit_test(fio_syntax),
         cmocka_unit_test(foreign_engines_refused),
+        cmocka_unit_test(buffered_io),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

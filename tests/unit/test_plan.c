@@ -174,7 +174,7 @@ BAD(root_array, "[1]", "plan.json: must be a JSON object, got array")
 BAD(nul_escape, "{'name':'a\\u0000b'}",
     "plan.json: line 1, column 11: \\u0000 (NUL) is not allowed in strings")
 BAD(root_unknown_key, "{" NAME "," RUN "," SPECS "," WORKERS ",'foo':1}",
-    "plan.json: unknown key 'foo' (expected one of: name, run, specs, workers, cycle)")
+    "plan.json: unknown key 'foo' (expected one of: name, run, specs, workers, cycle, notes)")
 BAD(root_typo_key, "{" NAME "," RUN "," SPECS ",'worker':[]}",
     "plan.json: unknown key 'worker' (did you mean 'workers'?)")
 BAD(root_duplicate_key, "{" NAME "," NAME "," RUN "," SPECS "," WORKERS "}",
@@ -183,6 +183,40 @@ BAD(name_missing, "{" RUN "," SPECS "," WORKERS "}", "plan.json: name: required 
 BAD(name_number, "{'name':5," RUN "," SPECS "," WORKERS "}",
     "plan.json: name: must be a string, got number")
 BAD(name_empty, "{'name':''," RUN "," SPECS "," WORKERS "}", "plan.json: name: must not be empty")
+
+/* "notes": what an import approximated, kept and printed by validate, never
+ * sent to the agents; strings only. */
+static void good_notes(void **state)
+{
+    struct iof_plan p;
+    char *buf = NULL, *wire;
+    size_t len = 0;
+    FILE *f;
+
+    (void)state;
+    load_good("{" NAME ",'notes':['j.fio:3: note: one','two']," RUN "," SPECS "," WORKERS "}", NULL,
+              0, &p);
+    assert_int_equal(p.nnotes, 2);
+    assert_string_equal(p.notes[0], "j.fio:3: note: one");
+    f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    proto_plan_print(&p, f);
+    fclose(f);
+    assert_non_null(strstr(buf, "notes: j.fio:3: note: one\n       two\n"));
+    free(buf);
+    iof_plan_free(&p);
+    load_good(GOOD, NULL, 0, &p);
+    assert_int_equal(p.nnotes, 0);
+    iof_plan_free(&p);
+    wire = proto_plan_wire_text(sq("{'name':'p','notes':['x'],'run':{'duration':'5s'}}"));
+    assert_non_null(wire);
+    assert_null(strstr(wire, "notes"));
+    free(wire);
+}
+BAD(notes_not_string, "{" NAME ",'notes':[1]," RUN "," SPECS "," WORKERS "}",
+    "plan.json: notes[0]: must be a string, got number")
+BAD(notes_not_array, "{" NAME ",'notes':'x'," RUN "," SPECS "," WORKERS "}",
+    "plan.json: notes: must be an array, got string")
 
 /* ---- run ---- */
 /* run.interval_histograms: left out AUTO, true ALWAYS, false NEVER; --set
@@ -895,7 +929,7 @@ BAD(cycle_targets_beyond,
 
 /* ---- --set ---- */
 BAD_SET(set_unknown_root, GOOD, "foo=1",
-        "--set foo=1: unknown key 'foo' (expected one of: name, run, specs, workers, cycle)")
+        "--set foo=1: unknown key 'foo' (expected one of: name, run, specs, workers, cycle, notes)")
 BAD_SET(
     set_unknown_nested, GOOD, "workers[0].qd=32",
     "--set workers[0].qd=32: unknown key 'qd' (expected one of: name, specs, nodes, count, engine, "
@@ -1007,7 +1041,7 @@ static void bad_unknown_key_escaped(void **state)
     /* A key with a control character is shown escaped, never raw. */
     expect_msg("{" NAME "," RUN "," SPECS "," WORKERS ",'a\\nb':1}", NULL, 0,
                "plan.json: unknown key 'a\\x0ab' (expected one of: name, run, specs, workers, "
-               "cycle)");
+               "cycle, notes)");
 }
 
 static void bad_file_missing(void **state)
@@ -2402,6 +2436,9 @@ int main(void)
         T(good_defaults),
         T(good_target_histograms),
         T(good_interval_histograms),
+        T(good_notes),
+        B(notes_not_string),
+        B(notes_not_array),
         T(good_offset_increment),
         T(good_rate_and_spec_timing),
         B(rate_empty),
