@@ -90,6 +90,7 @@ struct fio_ctx {
     bool approximate;     /* IOF_IMPORT_APPROXIMATE */
     struct iof_buf notes; /* the plan's "notes": JSON strings, comma-separated */
     size_t nnotes;
+    uint64_t run_dur_ns, run_ramp_ns; /* every job's runtime/ramp_time: the run's (0: none) */
     struct fio_kv *kv;
     size_t nkv, capkv;
     struct fio_section *sec;
@@ -1135,11 +1136,11 @@ static bool fio_spec_json(struct fio_ctx *c, const struct fio_job *j, struct iof
         iof_buf_addc(b, '}');
     }
     iof_buf_addc(b, ']');
-    if (j->ramp_ns) {
+    if (j->ramp_ns && !c->run_ramp_ns) {
         fio_dur_str(j->ramp_ns, s, sizeof(s));
         iof_buf_printf(b, ", \"ramp\": \"%s\"", s);
     }
-    if (j->runtime_ns) {
+    if (j->runtime_ns && !c->run_dur_ns) {
         fio_dur_str(j->runtime_ns, s, sizeof(s));
         iof_buf_printf(b, ", \"duration\": \"%s\"", s);
     }
@@ -1383,6 +1384,17 @@ static int fio_emit(struct fio_ctx *c, struct fio_job *jobs, size_t njobs, struc
         free(gnames);
         return -ENOMEM;
     }
+    /* A runtime and ramp_time every job shares (a [global] one, usually)
+     * are the run's, so `--set run.duration=...` changes them. A runtime
+     * under the run's interval (1s) stays the spec's. */
+    c->run_dur_ns = jobs[0].runtime_ns >= 1000000000ull ? jobs[0].runtime_ns : 0;
+    c->run_ramp_ns = jobs[0].ramp_ns;
+    for (size_t i = 1; i < njobs; i++) {
+        if (jobs[i].runtime_ns != c->run_dur_ns)
+            c->run_dur_ns = 0;
+        if (jobs[i].ramp_ns != c->run_ramp_ns)
+            c->run_ramp_ns = 0;
+    }
     for (size_t i = 0; i < njobs && !c->failed; i++) {
         struct fio_job *j = &jobs[i];
         if (!i || j->stonewall)
@@ -1469,7 +1481,18 @@ static int fio_emit(struct fio_ctx *c, struct fio_job *jobs, size_t njobs, struc
         }
         if (c->notes.err)
             rc = c->notes.err;
-        iof_buf_addstr(json, ",\n  \"run\": {\"interval\": \"1s\"},\n  \"specs\": [\n");
+        iof_buf_addstr(json, ",\n  \"run\": {");
+        if (c->run_ramp_ns) {
+            char d[32];
+            fio_dur_str(c->run_ramp_ns, d, sizeof(d));
+            iof_buf_printf(json, "\"ramp\": \"%s\", ", d);
+        }
+        if (c->run_dur_ns) {
+            char d[32];
+            fio_dur_str(c->run_dur_ns, d, sizeof(d));
+            iof_buf_printf(json, "\"duration\": \"%s\", ", d);
+        }
+        iof_buf_addstr(json, "\"interval\": \"1s\"},\n  \"specs\": [\n");
         for (size_t i = 0, first = 1; i < njobs; i++) {
             if (!u[i].listed)
                 continue;

@@ -82,6 +82,14 @@ expect_rc 2 "$IOFLEET" import --format icf buffered.fio --approximate
 expect_in "$T/err" "--approximate is for fio job files"
 ok "direct=0 with libaio is refused, or approximated with --approximate and kept in the plan's notes"
 
+# A job-wide runtime and ramp_time are the run's: --set run.duration changes them.
+printf '[global]\nruntime=60\nramp_time=5\ntime_based\nsize=16m\nfilename=x\n[a]\nrw=randread\n[b]\nstonewall\nrw=randwrite\n' >timed.fio
+expect_rc 0 "$IOFLEET" import timed.fio -o timed.json
+expect_rc 0 "$IOFLEET" validate timed.json --set run.duration=5s --set run.ramp=0s
+expect_in "$T/out" "run: ramp 0s, duration 5s, interval 1s"
+expect_in "$T/out" "tests: 2 (2 specs x 1 cycle step), 10s of ramp and measurement"
+ok "a job-wide runtime is run.duration, which --set changes"
+
 # Jobs that run at once with different workloads: one group each, running its
 # own spec side by side (per-group specs); a short null run has both groups.
 printf '[global]\nsize=16m\nioengine=null\nruntime=1\ntime_based\n[oltp]\nrw=randrw\nrwmixread=70\niodepth=4\n[backup]\nrw=read\nbs=64k\n' >mix.fio

@@ -170,8 +170,11 @@ static void time_rate_distribution_files(void **state)
            "size=10g\nnumjobs=2\noffset_increment=25%\nthinktime=100\nthinktime_blocks=8\n",
            &r);
     assert_int_equal(r.rc, 0);
-    assert_int_equal(r.plan.specs[0].duration_ns, 120000000000ull);
-    assert_int_equal(r.plan.specs[0].ramp_ns, 500000000ull);
+    /* A job-wide runtime and ramp_time are the run's. */
+    assert_int_equal(r.plan.run.duration_ns, 120000000000ull);
+    assert_int_equal(r.plan.run.ramp_ns, 500000000ull);
+    assert_int_equal(r.plan.specs[0].duration_ns, 0);
+    assert_int_equal(r.plan.specs[0].ramp_ns, 0);
     assert_int_equal(r.plan.specs[0].io_limit, 0);
     assert_int_equal(r.plan.workers[0].rate.unit, IOF_RATE_IOPS);
     assert_true(r.plan.workers[0].rate.value == 500.0);
@@ -467,6 +470,43 @@ static void buffered_io(void **state)
     done(&r);
 }
 
+/* runtime/ramp_time that every job shares are the plan's run.duration and
+ * run.ramp, so --set run.duration=... changes an imported plan; jobs with
+ * their own keep them in their specs. */
+static void runtime_is_the_runs(void **state)
+{
+    static const char job[] = "[global]\nruntime=60\nramp_time=5\ntime_based\nsize=16m\n"
+                              "filename=x\n[a]\nrw=randread\n[b]\nstonewall\nrw=randwrite\n";
+    const char *ov[] = {"run.duration=5s", "run.ramp=0s"};
+    struct result r;
+    struct iof_plan p;
+    struct iof_diag d;
+    (void)state;
+    import(job, &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.plan.nspecs, 2);
+    assert_int_equal(r.plan.run.duration_ns, 60000000000ull);
+    assert_int_equal(r.plan.run.ramp_ns, 5000000000ull);
+    assert_int_equal(r.plan.specs[0].duration_ns, 0);
+    assert_int_equal(r.plan.specs[1].ramp_ns, 0);
+    memset(&p, 0, sizeof(p));
+    assert_int_equal(proto_plan_parse("j.fio", r.json.p, r.json.len, ov, 2, &p, &d), 0);
+    assert_int_equal(p.run.duration_ns, 5000000000ull);
+    assert_int_equal(p.run.ramp_ns, 0);
+    assert_int_equal(p.specs[0].duration_ns, 0);
+    iof_plan_free(&p);
+    done(&r);
+
+    import("[global]\ntime_based\nsize=16m\nfilename=x\n[a]\nruntime=30\n[b]\nstonewall\n"
+           "runtime=60\n",
+           &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.plan.run.duration_ns, 0);
+    assert_int_equal(r.plan.specs[0].duration_ns, 30000000000ull);
+    assert_int_equal(r.plan.specs[1].duration_ns, 60000000000ull);
+    done(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -480,6 +520,7 @@ int main(void)
         cmocka_unit_test(fio_syntax),
         cmocka_unit_test(foreign_engines_refused),
         cmocka_unit_test(buffered_io),
+        cmocka_unit_test(runtime_is_the_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
