@@ -1212,7 +1212,13 @@ static bool fio_targets_json(struct fio_ctx *c, const struct fio_job *j, struct 
     iof_buf_addstr(b, "\"targets\": [");
     for (size_t i = 0; i < nf; i++) {
         char path[FIO_STR + FIO_STR / 4 + 2];
-        uint64_t fsize = j->filesize ? j->filesize : j->size / nf;
+        /* fio: a file's region is [offset, offset + size per file) and the
+         * file is extended to its end; with filesize, the file is that size
+         * and the region runs from the offset to its end. */
+        uint64_t region = j->filesize ? 0 : j->size / nf;
+        uint64_t fsize = j->filesize                                  ? j->filesize
+                         : region && j->offset <= UINT64_MAX - region ? j->offset + region
+                                                                      : 0;
         const char *base;
 
         if (j->directory[0] && files[i][0] != '/')
@@ -1273,7 +1279,7 @@ static bool fio_targets_json(struct fio_ctx *c, const struct fio_job *j, struct 
                 return false;
             }
             fio_size_str(j->offset, s, sizeof(s));
-            fio_size_str(fsize - j->offset, s2, sizeof(s2));
+            fio_size_str(region ? region : fsize - j->offset, s2, sizeof(s2));
             iof_buf_printf(b, ", \"range\": {\"offset\": \"%s\", \"size\": \"%s\"}", s, s2);
         }
         iof_buf_addc(b, '}');

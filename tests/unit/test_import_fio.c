@@ -507,6 +507,30 @@ static void runtime_is_the_runs(void **state)
     done(&r);
 }
 
+/* fio's region is [offset, offset+size) (filesetup.c: io_size = size per
+ * file, the file extended to offset + io_size): a 256m offset with size 1g
+ * is a 1g range in a 1280m test file, not 768m. With filesize the file is
+ * that size and the region runs from the offset to its end. */
+static void offset_plus_size(void **state)
+{
+    struct result r;
+    (void)state;
+    import("[j]\nfilename=f\nsize=1g\noffset=256m\n", &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.plan.workers[0].targets[0].size, 1280ull << 20);
+    assert_int_equal(r.plan.workers[0].targets[0].range_offset, 256ull << 20);
+    assert_int_equal(r.plan.workers[0].targets[0].range_size, 1ull << 30);
+    assert_int_equal(r.plan.specs[0].io_limit, 1ull << 30);
+    done(&r);
+
+    import("[j]\nfilename=f\nfilesize=1g\nsize=1g\noffset=256m\n", &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.plan.workers[0].targets[0].size, 1ull << 30);
+    assert_int_equal(r.plan.workers[0].targets[0].range_offset, 256ull << 20);
+    assert_int_equal(r.plan.workers[0].targets[0].range_size, 768ull << 20);
+    done(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -521,6 +545,7 @@ int main(void)
         cmocka_unit_test(foreign_engines_refused),
         cmocka_unit_test(buffered_io),
         cmocka_unit_test(runtime_is_the_runs),
+        cmocka_unit_test(offset_plus_size),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
