@@ -839,6 +839,24 @@ static int cli_parse(int argc, char **argv, const struct iof_cmd *cmd, struct cl
     return 0;
 }
 
+/* A --set of run.duration or run.ramp that every spec overrides with its own
+ * changes nothing: said, not silent. */
+static void cli_warn_overridden(const struct cli_args *a, const struct iof_plan *p)
+{
+    for (size_t i = 0; i < a->nsets; i++) {
+        bool dur = !strncmp(a->sets[i], "run.duration=", 13);
+        bool all = p->nspecs > 0;
+        if (!dur && strncmp(a->sets[i], "run.ramp=", 9))
+            continue;
+        for (size_t s = 0; s < p->nspecs && all; s++)
+            all = dur ? p->specs[s].has_duration : p->specs[s].has_ramp;
+        if (all)
+            IOF_USER("iofleet: warning: --set %s changes nothing: every spec has its own %s "
+                     "(specs[].%s overrides run's)",
+                     a->sets[i], dur ? "duration" : "ramp", dur ? "duration" : "ramp");
+    }
+}
+
 /* Loads the plan file, or builds the plan of the quick options. With
  * --print-plan, prints the plan's JSON instead and returns -1 (exit 0). */
 static int cli_load(const struct cli_args *a, struct iof_plan *p, char **text)
@@ -865,6 +883,7 @@ static int cli_load(const struct cli_args *a, struct iof_plan *p, char **text)
         IOF_USER("%s", d.msg);
         return 2;
     }
+    cli_warn_overridden(a, p);
     if (a->print_plan) {
         /* The plan the run would use, --set and --unset applied: a quick
          * plan indented as the quick form writes it, a file as the loader

@@ -88,6 +88,10 @@ expect_rc 0 "$IOFLEET" import timed.fio -o timed.json
 expect_rc 0 "$IOFLEET" validate timed.json --set run.duration=5s --set run.ramp=0s
 expect_in "$T/out" "run: ramp 0s, duration 5s, interval 1s"
 expect_in "$T/out" "tests: 2 (2 specs x 1 cycle step), 10s of ramp and measurement"
+printf '[global]\ntime_based\nsize=16m\nfilename=x\n[a]\nruntime=30\n[b]\nstonewall\nruntime=60\n' >own.fio
+expect_rc 0 "$IOFLEET" import own.fio -o own.json
+expect_rc 0 "$IOFLEET" validate own.json --set run.duration=5s
+expect_in "$T/err" "iofleet: warning: --set run.duration=5s changes nothing: every spec has its own duration (specs[].duration overrides run's)"
 ok "a job-wide runtime is run.duration, which --set changes"
 
 # Jobs that run at once with different workloads: one group each, running its
