@@ -12,13 +12,16 @@
  * where the first 128 KiB must moreover be all zero (data there is refused
  * even when libblkid names nothing).
  *
- * The marker: after a write test, when the test changed the first or last
- * MiB, the agent stamps the first and the last 512 bytes of the device with
- * the same 512-byte record: "IOFLEET-TESTDATA" (16 bytes), version 1 (u32),
- * 0 (u32), the device size in bytes (u64), the time written (ns since the
- * epoch, u64), a random id (u64), the writer's hostname (64 bytes, NUL
- * padded), zeros, and at byte 496 the FNV-1a 64-bit hash of bytes 0..495,
- * all little-endian; bytes 504..511 stay zero (never an MBR's 0x55AA).
+ * The marker: after a write test that wrote to the device, when it changed
+ * the first or last MiB and left data there, or found both zero and left
+ * them so (it wrote only between them: its data in the first GiB would
+ * otherwise refuse the next test), the agent stamps the first and the last
+ * 512 bytes of the device with the same 512-byte record: "IOFLEET-TESTDATA"
+ * (16 bytes), version 1 (u32), 0 (u32), the device size in bytes (u64), the
+ * time written (ns since the epoch, u64), a random id (u64), the writer's
+ * hostname (64 bytes, NUL padded), zeros, and at byte 496 the FNV-1a 64-bit
+ * hash of bytes 0..495, all little-endian; bytes 504..511 stay zero (never
+ * an MBR's 0x55AA).
  * Both copies must be intact and agree, and the size must be the device's:
  * anything that overwrote either end loses it.
  */

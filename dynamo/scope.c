@@ -37,6 +37,7 @@ struct scope_hold {
     unsigned refs;
     uint64_t size;
     struct dyn_dev_ends before; /* its ends when claimed */
+    bool wrote;                 /* a claimant released has written to it */
 };
 
 struct dyn_scope {
@@ -575,19 +576,26 @@ out:
     return r;
 }
 
-void dyn_scope_release(struct dyn_scope *s, dev_t rdev)
+void dyn_scope_release(struct dyn_scope *s, dev_t rdev, bool wrote)
 {
     struct scope_hold *h;
     struct dyn_dev_ends now;
 
     pthread_mutex_lock(&s->lock);
     h = hold_find(s, rdev);
+    if (h)
+        h->wrote |= wrote;
     if (h && --h->refs == 0) {
-        /* Stamp what this test wrote, so the next run knows the data at the
-         * ends is iofleet's; a test that left the ends as they were leaves
-         * the device as it found it. */
-        if (dyn_devguard_ends(h->fd, h->size, &now, NULL) == 0 && !now.zero &&
-            now.hash != h->before.hash)
+        /* Stamp what this test wrote, so the next run knows the data is
+         * iofleet's: at the ends, or, on a device whose ends were zero,
+         * anywhere (the next test's check reads every MiB of its first GiB,
+         * and would take unmarked data there for someone else's). Ends
+         * that held data and are as they were keep what they hold: the
+         * marker already there, or what --allow-destructive let the test
+         * write around. A test that wrote nothing leaves the device as it
+         * found it. */
+        if (h->wrote && dyn_devguard_ends(h->fd, h->size, &now, NULL) == 0 &&
+            (now.hash != h->before.hash ? !now.zero : h->before.zero))
             dyn_devguard_mark(h->fd, h->size);
         close(h->fd);
         *h = s->holds[--s->nholds];

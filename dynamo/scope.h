@@ -75,23 +75,12 @@ int dyn_scope_open_parent(struct dyn_scope *s, const char *path, const char **ba
 int dyn_scope_hold(struct dyn_scope *s, const char *path, dev_t rdev, bool destructive,
                    struct iof_diag *diag);
 
-/* Drops one claim on `rdev`; the last one stamps iofleet's marker when the
- * test changed the device's first or last MiB (dynamo/devguard.h), then
- * closes the device. */
-void dyn_scope_release(struct dyn_scope *s, dev_t rdev);
-
-/* Claims the block device `path` (number `rdev`, already opened through
- * the scope) for a write test: an exclusive open (O_EXCL: mount, mkfs and
- * swapon get EBUSY while it is held) that must pass dyn_devguard_check
- * unless `destructive`. Claims are counted: targets of one test on the same
- * device share one. Returns 0 or an error naming `path` and the reason. */
-int dyn_scope_hold(struct dyn_scope *s, const char *path, dev_t rdev, bool destructive,
-                   struct iof_diag *diag);
-
-/* Drops one claim on `rdev`; the last one stamps iofleet's marker when the
- * test changed the device's first or last MiB (dynamo/devguard.h), then
- * closes the device. */
-void dyn_scope_release(struct dyn_scope *s, dev_t rdev);
+/* Drops one claim on `rdev`; `wrote`: the claimant wrote to the device.
+ * The last one stamps iofleet's marker (dynamo/devguard.h) when any of them
+ * wrote and either the device's first or last MiB changed, or both were zero
+ * when it was claimed and still are (a test that wrote only between them),
+ * then closes the device. */
+void dyn_scope_release(struct dyn_scope *s, dev_t rdev, bool wrote);
 
 /* For tests: resolve without openat2 (the component-by-component fallback),
  * as on kernels older than 5.6. */

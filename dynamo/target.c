@@ -403,6 +403,6 @@ void dyn_target_close(struct dyn_target *t)
     if (t->fd >= 0)
         close(t->fd);
     if (t->held)
-        dyn_scope_release(t->held, t->rdev);
+        dyn_scope_release(t->held, t->rdev, t->wrote);
     free(t);
 }

@@ -24,6 +24,9 @@ struct dyn_target {
      * dyn_target_close (dyn_scope_hold). */
     struct dyn_scope *held;
     dev_t rdev;
+    /* Set when the test is over if a worker wrote to it: the claim's
+     * release then stamps the marker (dyn_scope_release). */
+    bool wrote;
 };
 
 /* Called during preparation after every chunk written, with bytes done out

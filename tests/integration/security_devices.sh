@@ -4,7 +4,8 @@
 #      mkfs.ext4 of it during the test fails (EBUSY), and works afterwards
 #   2. the marker: a device the agent wrote is written again without
 #      --allow-destructive; one whose first or last MiB holds data without
-#      the marker is refused
+#      the marker is refused; one written only between its ends (a range
+#      off both ends) is marked too, so later write tests run on it
 #   3. signatures libblkid finds only when asked properly: GPT with a zeroed
 #      protective MBR, a backup GPT alone, an ext4 superblock at 1 MiB after
 #      the partition table was wiped; with both ends zero, an ext4 at 32 MiB,
@@ -126,6 +127,34 @@ expect_in "$T/err" "its first or last MiB holds data and no iofleet marker"
 start_agent bold --allow "$loop" --allow-destructive
 expect_rc 0 "$IOFLEET" run "$T/mark.json" --insecure --agent "$AGENT_EP" --quiet --wait 5
 ok "data at either end without the marker is refused unless --allow-destructive"
+# A blank device written only between its ends (a range from 8 MiB, every
+# MiB of which the next test's scan reads): the marker is stamped all the
+# same, so the plan's second write test, and later plans, are not refused
+# for iofleet's own data.
+blank "$loop"
+plan middle.json <<P
+{"name": "middle", "run": {"duration": "1s", "interval": "500ms"},
+ "specs": [{"name": "w1", "lines": [{"size": "4k", "read": 0, "random": 0}]},
+           {"name": "w2", "lines": [{"size": "4k", "read": 0, "random": 100}]}],
+ "workers": [{"engine": "libaio", "queue_depth": 4,
+              "targets": [{"path": "$loop", "range": {"offset": "8m", "size": "8m"}}]}]}
+P
+start_agent middle --allow "$loop"
+expect_rc 0 "$IOFLEET" run "$T/middle.json" --insecure --agent "$AGENT_EP" --quiet --wait 5
+[ "$(awk '$1=="ALL" && $5 > 0 { n++ } END { print n + 0 }' "$T/out")" = 2 ] ||
+    { cat "$T/out"; fail "both write tests should have written $loop"; }
+released "$loop"
+sync
+cmp -s -n $((MIB - 512)) -i 512 "$shm/d.img" /dev/zero ||
+    fail "the tests wrote the first MiB of $loop: the range should avoid it"
+cmp -s -n $((MIB - 512)) -i $((size - MIB)) "$shm/d.img" /dev/zero ||
+    fail "the tests wrote the last MiB of $loop: the range should avoid it"
+cmp -s -n 4096 -i $((8 * MIB)) "$shm/d.img" /dev/zero && fail "nothing written at 8 MiB of $loop"
+[ "$(head -c 16 "$shm/d.img")" = IOFLEET-TESTDATA ] || fail "no marker at the start of $loop written only in its middle"
+[ "$(tail -c 512 "$shm/d.img" | head -c 16)" = IOFLEET-TESTDATA ] || fail "no marker at the end of $loop written only in its middle"
+expect_rc 0 "$IOFLEET" run "$T/middle.json" --insecure --agent "$AGENT_EP" --quiet --wait 5
+released "$loop"
+ok "a blank device written only between its ends is marked: the plan's second write test and the next plan run without --allow-destructive"
 
 # --- 3. signatures ------------------------------------------------------------------------
 # expect_refused WHAT MESSAGE: a write plan on $loop is refused with MESSAGE
