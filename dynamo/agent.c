@@ -276,8 +276,15 @@ static void session_send_hello(struct session *s)
     if (a->inv)
         hold = dyn_inv_cache_fill(a->inv, &m.u.hello.inventory);
     s->hello_wait = false;
-    proto_link_send(s->link, &m);
+    int r = proto_link_send(s->link, &m);
     dyn_inv_cache_release(hold);
+    /* Without its hello the manager would only see none came: say why, and
+     * close (a closing connection is its close's to report). */
+    if (r && r != -ENOTCONN) {
+        session_send_error(s, r, "%s: cannot send its hello: %s (the agent's log says which field)",
+                           s->a->name, iof_strerror(r));
+        proto_link_close(s->link, r, "cannot send the hello");
+    }
 }
 
 /* The hellos of new sessions wait (at most AGENT_INVENTORY_WAIT_MS) for a

@@ -3,10 +3,13 @@
  * sysfs, /proc/self/mountinfo, statfs and libblkid; writes nothing. */
 #include "dynamo/inventory.h"
 
+#include "common/text.h"
+
 #include <blkid.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/fs.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -25,26 +28,22 @@
 static void read_sys_line(const char *path, char *buf, size_t cap)
 {
     FILE *f = fopen(path, "re");
+    char raw[512] = "";
 
     buf[0] = '\0';
     if (!f)
         return;
-    if (fgets(buf, (int)cap, f))
-        buf[strcspn(buf, "\n")] = '\0';
+    if (fgets(raw, (int)sizeof(raw), f))
+        raw[strcspn(raw, "\n")] = '\0';
     fclose(f);
-    for (size_t n = strlen(buf); n && buf[n - 1] == ' '; n--)
-        buf[n - 1] = '\0';
+    for (size_t n = strlen(raw); n && raw[n - 1] == ' '; n--)
+        raw[n - 1] = '\0';
+    dyn_inventory_clean(buf, cap, raw);
 }
 
-/* Copies s into buf with control bytes as '?': sysfs and mountinfo text goes
- * into messages and terminals. */
-static void copy_clean(char *buf, size_t cap, const char *s)
+void dyn_inventory_clean(char *buf, size_t cap, const char *s)
 {
-    size_t o = 0;
-
-    for (; *s && o + 1 < cap; s++)
-        buf[o++] = ((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' : *s;
-    buf[o] = '\0';
+    iof_text_escape(buf, cap, s);
 }
 
 /* The kernel's name of block device `dev` ("vda1"): the last component of
@@ -60,7 +59,7 @@ static bool dev_name(dev_t dev, char *buf, size_t cap)
         return false;
     target[n] = '\0';
     const char *base = strrchr(target, '/');
-    copy_clean(buf, cap, base ? base + 1 : target);
+    dyn_inventory_clean(buf, cap, base ? base + 1 : target);
     return buf[0] != '\0';
 }
 
@@ -220,7 +219,7 @@ static bool mounted_at(dev_t dev, const char *name, char *buf, size_t cap)
         for (size_t i = 0; i < nd; i++)
             if (devs[i] == makedev(ma, mi)) {
                 unescape_mount(mp);
-                copy_clean(buf, cap, mp);
+                dyn_inventory_clean(buf, cap, mp);
                 found = true;
                 break;
             }
@@ -283,9 +282,9 @@ static bool probe_signature(int fd, char *buf, size_t cap)
         int r = blkid_do_safeprobe(pr);
         if (r == 0 && (blkid_probe_lookup_value(pr, "PTTYPE", &v, NULL) == 0 ||
                        blkid_probe_lookup_value(pr, "TYPE", &v, NULL) == 0))
-            copy_clean(buf, cap, v);
+            dyn_inventory_clean(buf, cap, v);
         else if (r == -2)
-            copy_clean(buf, cap, "ambivalent");
+            dyn_inventory_clean(buf, cap, "ambivalent");
         ok = r >= 0 || r == -2;
     }
     blkid_free_probe(pr);
@@ -389,18 +388,19 @@ void dyn_inventory_target(const char *path, struct proto_target_info *ti, struct
 void dyn_inventory_workdir(const char *path, struct proto_workdir_info *wi,
                            struct dyn_inv_strings *s)
 {
-    char probe[PROTO_PATH_MAX + 1];
+    char probe[PATH_MAX];
     struct statvfs vfs;
     struct statfs fs;
     struct stat st;
 
     memset(wi, 0, sizeof(*wi));
     wi->ram_backed = -1;
-    if (!realpath(path, s->path))
-        copy_clean(s->path, sizeof(s->path), path);
+    if (!realpath(path, probe))
+        snprintf(probe, sizeof(probe), "%s", path);
+    /* Probed as it is; sent escaped (the hello's text policy). */
+    dyn_inventory_clean(s->path, sizeof(s->path), probe);
     wi->path = s->path;
     /* Not created yet: describe the filesystem it will be created on. */
-    copy_clean(probe, sizeof(probe), s->path);
     while (stat(probe, &st) < 0) {
         char *slash = strrchr(probe, '/');
         if (!slash || !strcmp(probe, "/"))
@@ -414,7 +414,7 @@ void dyn_inventory_workdir(const char *path, struct proto_workdir_info *wi,
     if (statfs(probe, &fs) == 0) {
         const char *name = dyn_fstype_name((unsigned long)fs.f_type);
         if (name)
-            copy_clean(s->fstype, sizeof(s->fstype), name);
+            dyn_inventory_clean(s->fstype, sizeof(s->fstype), name);
         else
             snprintf(s->fstype, sizeof(s->fstype), "0x%lx",
                      (unsigned long)fs.f_type & 0xffffffffUL);
@@ -442,7 +442,7 @@ int dyn_inventory_place(int fd, const struct stat *st, char *device, size_t cap,
     if (fstatfs(fd, &fs) == 0) {
         const char *name = dyn_fstype_name((unsigned long)fs.f_type);
         if (name)
-            copy_clean(fstype, fcap, name);
+            dyn_inventory_clean(fstype, fcap, name);
         else
             snprintf(fstype, fcap, "0x%lx", (unsigned long)fs.f_type & 0xffffffffUL);
         if (fs_in_ram((unsigned long)fs.f_type))

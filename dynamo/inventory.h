@@ -27,6 +27,13 @@ struct dyn_inv_strings {
     char path[PROTO_PATH_MAX + 1];
 };
 
+/* Copies s (sysfs, mountinfo or path text) into buf (cap bytes, always
+ * terminated) valid under common/text.h's policy, as the hello's encoder
+ * requires: every character it refuses (C0 and C1 controls, bidirectional
+ * overrides, bytes that are not UTF-8, a character cut short) written as
+ * its escape ("\u202e"), and never cut inside a character. */
+void dyn_inventory_clean(char *buf, size_t cap, const char *s);
+
 /* Fills *ti for `path` (an --allow entry); its strings point into *s. */
 void dyn_inventory_target(const char *path, struct proto_target_info *ti,
                           struct dyn_inv_strings *s);
