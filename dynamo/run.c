@@ -787,6 +787,9 @@ static void *worker_main(void *arg)
                      w->index, (double)(now - ms) / 1e9, DYN_START_LATE_MAX_NS / 1000000ull);
         atomic_store_explicit(&w->ended_ns, ms, memory_order_release);
         atomic_store_explicit(&w->done_flag, true, memory_order_release);
+        /* The test has failed: the other workers stop now rather than run
+         * the whole ramp and window for nothing. */
+        atomic_store_explicit(&t->stop, true, memory_order_relaxed);
         return NULL;
     }
 

@@ -80,8 +80,8 @@ struct dyn_verify_report {
  * engine. All of this costs time (4 workers x QD 64 x 512 KiB fill 256 MiB)
  * and is done before the start time is fixed: a worker leaving the start
  * barrier more than DYN_START_LATE_MAX_NS after its measured window began
- * fails the test (dyn_test_join) instead of counting intervals without its
- * I/O. */
+ * fails the test (dyn_test_join) at once, stopping the other workers,
+ * instead of counting intervals without its I/O. */
 int dyn_test_setup(const struct dyn_test_params *p, struct dyn_test **out, struct iof_diag *diag);
 
 /* Starts a set-up test: the worker threads wait for start_ns (local
