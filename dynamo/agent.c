@@ -1548,6 +1548,9 @@ static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void
         }
         if (s->dt)
             dyn_test_stop(s->dt);
+        /* A test set up and not started: its start will not come; its
+         * device holds, buffers and fds go now. */
+        session_drop_ready(s);
         break;
     case PROTO_MSG_BYE:
         proto_link_close(l, 0, NULL);
