@@ -929,9 +929,10 @@ static void session_queue_start(struct session *s, bool setup_only)
 static void session_setup_test(struct session *s, const struct proto_start *su)
 {
     session_drop_ready(s);
+    if (!session_test_params(s, su->test, su->rates, su->nrates, "setup"))
+        return; /* a stop pending for a test still starting stays pending */
     s->stop_requested = false;
-    if (session_test_params(s, su->test, su->rates, su->nrates, "setup"))
-        session_queue_start(s, true);
+    session_queue_start(s, true);
 }
 
 static void session_start_test(struct session *s, const struct proto_start *st)
