@@ -253,6 +253,7 @@ static void session_send_hello(struct session *s)
     struct agent *a = s->a;
     struct proto_msg m;
     struct utsname u;
+    char kernel[PROTO_NAME_MAX + 1];
     void *hold = NULL;
 
     proto_msg_init_hello(&m, PROTO_ROLE_AGENT, a->name);
@@ -263,7 +264,8 @@ static void session_send_hello(struct session *s)
     m.u.hello.inventory.cpus = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
     m.u.hello.inventory.memory_bytes =
         (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
-    m.u.hello.inventory.kernel = u.release;
+    dyn_inventory_clean(kernel, sizeof(kernel), u.release);
+    m.u.hello.inventory.kernel = kernel;
     {
         struct dyn_budget_limits lim;
         dyn_budget_limits(&a->budget, &lim);
@@ -1979,7 +1981,12 @@ int dyn_agent_main(const struct dyn_agent_opts *o)
                  o->listen ? "--listen" : "--manager", o->listen ? o->listen : o->manager);
         return 2;
     }
-    gethostname(a.host, sizeof(a.host) - 1);
+    {
+        /* Sent in every hello: escaped to the text policy as the inventory is. */
+        char raw[256] = "";
+        gethostname(raw, sizeof(raw) - 1);
+        dyn_inventory_clean(a.host, sizeof(a.host), raw);
+    }
     if (!!o->tls_ca + !!o->tls_cert + !!o->tls_key != 0 &&
         !!o->tls_ca + !!o->tls_cert + !!o->tls_key != 3) {
         IOF_USER("dynamo: TLS needs all of --tls-ca, --tls-cert and --tls-key");
