@@ -30,6 +30,7 @@ static void stats_reset(struct iof_stats *s, bool whole)
     s->first_error_offset = 0;
     s->verify_errors = 0;
     s->verify_bad_reads = 0;
+    s->verify_overlaid = 0;
 }
 
 void iof_stats_reset(struct iof_stats *s)
@@ -50,6 +51,7 @@ static void stats_merge_counts(struct iof_stats *dst, const struct iof_stats *sr
     iof_rated_merge(&dst->rated, &src->rated);
     dst->verify_errors += src->verify_errors;
     dst->verify_bad_reads += src->verify_bad_reads;
+    dst->verify_overlaid += src->verify_overlaid;
     if (!dst->first_error && src->first_error) {
         dst->first_error = src->first_error;
         dst->first_error_offset = src->first_error_offset;
@@ -96,6 +98,7 @@ void iof_counts_reset(struct iof_counts *c)
     c->first_error_offset = 0;
     c->verify_errors = 0;
     c->verify_bad_reads = 0;
+    c->verify_overlaid = 0;
 }
 
 static void dircounts_merge(struct iof_dircounts *dst, const struct iof_dircounts *src)
@@ -117,6 +120,7 @@ void iof_counts_merge(struct iof_counts *dst, const struct iof_counts *src)
     iof_rated_merge(&dst->rated, &src->rated);
     dst->verify_errors += src->verify_errors;
     dst->verify_bad_reads += src->verify_bad_reads;
+    dst->verify_overlaid += src->verify_overlaid;
     if (!dst->first_error && src->first_error) {
         dst->first_error = src->first_error;
         dst->first_error_offset = src->first_error_offset;
@@ -142,6 +146,7 @@ void iof_counts_from_stats(struct iof_counts *dst, const struct iof_stats *s)
     dst->first_error_offset = s->first_error_offset;
     dst->verify_errors = s->verify_errors;
     dst->verify_bad_reads = s->verify_bad_reads;
+    dst->verify_overlaid = s->verify_overlaid;
 }
 
 static void dircounts_to(const struct iof_dircounts *d, struct iof_dirstats *s)
@@ -165,4 +170,5 @@ void iof_counts_to_stats(const struct iof_counts *c, struct iof_stats *s)
     s->first_error_offset = c->first_error_offset;
     s->verify_errors = c->verify_errors;
     s->verify_bad_reads = c->verify_bad_reads;
+    s->verify_overlaid = c->verify_overlaid;
 }

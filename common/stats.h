@@ -28,6 +28,8 @@ struct iof_stats {
     struct iof_rated rated;
     uint64_t verify_errors;    /* distinct blocks that failed verification ("verify") */
     uint64_t verify_bad_reads; /* reads that returned one of them (each read of each) */
+    uint64_t verify_overlaid;  /* reads of blocks partly replaced by later writes: the
+                                  rest checked by its sector tags only */
 };
 
 /* Counters of one entity without the latency buckets: what a manager keeps
@@ -61,6 +63,7 @@ struct iof_counts {
     struct iof_rated rated;
     uint64_t verify_errors;
     uint64_t verify_bad_reads;
+    uint64_t verify_overlaid;
 };
 
 static inline void iof_rated_reset(struct iof_rated *r)

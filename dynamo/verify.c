@@ -42,7 +42,8 @@ static void st32(uint8_t *p, uint32_t v)
 
 const char *dyn_verify_class_name(enum dyn_verify_class c)
 {
-    static const char *const names[] = {"ok", "no-header", "torn", "stale", "misplaced", "corrupt"};
+    static const char *const names[] = {"ok",        "no-header", "torn",    "stale",
+                                        "misplaced", "corrupt",   "overlaid"};
     return (unsigned)c < sizeof(names) / sizeof(names[0]) ? names[c] : "?";
 }
 
@@ -265,8 +266,9 @@ static unsigned bytes_differ(uint64_t a, uint64_t b)
  * starts at p (a sector boundary inside a block read at off - s), read at
  * `off`, with `avail` bytes of the read from there: its header whole and
  * at its own offset, and the block itself sound when it lies whole in the
- * read, else every sector of it there carrying its tag. Returns how many
- * bytes of the read it explains (its length, at most avail), 0 if none. */
+ * read, else every sector of it there carrying its tag exactly. Returns how
+ * many bytes of the read it explains (its length, at most avail), 0 if
+ * none. The caller still judges it at its own offset (stale or not). */
 static uint32_t later_block(const uint8_t *p, uint32_t avail, uint64_t off, uint64_t gen)
 {
     struct dyn_verify_hdr h;
@@ -281,7 +283,7 @@ static uint32_t later_block(const uint8_t *p, uint32_t avail, uint64_t off, uint
         return block_sum(p, h.length, h.algo) == h.sum ? h.length : 0;
     tag = dyn_verify_tag(h.generation);
     for (uint32_t s = DYN_VERIFY_SECTOR; s < avail; s += DYN_VERIFY_SECTOR)
-        if (bytes_differ(ld64(p + s), tag) > 1)
+        if (ld64(p + s) != tag)
             return 0;
     return avail;
 }
@@ -293,7 +295,7 @@ enum dyn_verify_class dyn_verify_check(const uint8_t *b, uint32_t len, uint64_t 
     uint8_t fixed[DYN_VERIFY_HDR];
     const uint8_t *hdr = b;
     uint64_t tag;
-    bool other = false, hit = false;
+    bool hit = false;
 
     *consumed = len < DYN_VERIFY_SECTOR ? len : DYN_VERIFY_SECTOR;
     if (len < DYN_VERIFY_HDR || bytes_differ(ld64(b), DYN_VERIFY_MAGIC) > 1) {
@@ -326,27 +328,39 @@ enum dyn_verify_class dyn_verify_check(const uint8_t *b, uint32_t len, uint64_t 
         /* Torn when a sector carries another write's tag or none; a tag
          * with one byte changed is this write's, hit: corrupt. Sectors
          * that a sound block of a later write starts in and covers were
-         * legitimately replaced (a smaller write inside this block): not a
-         * fault, and the rest of this block, which its sum can no longer
-         * cover, is judged by its sector tags. */
-        bool later = false;
+         * legitimately replaced (a smaller write inside this block): the
+         * caller judges those blocks at their own offsets (*consumed stops
+         * at the first), and the rest of this block, which its sum can no
+         * longer cover, is judged by its sector tags only, exactly:
+         * "overlaid", not ok. */
+        bool bent = false;
+        uint32_t first = 0;
         tag = dyn_verify_tag(found->generation);
-        for (uint32_t s = DYN_VERIFY_SECTOR; s < found->length && !other;) {
+        for (uint32_t s = DYN_VERIFY_SECTOR; s < found->length;) {
+            uint64_t t = ld64(b + s);
             uint32_t n;
-            if (bytes_differ(ld64(b + s), tag) <= 1) {
+            if (t == tag) {
                 s += DYN_VERIFY_SECTOR;
                 continue;
             }
             n = later_block(b + s, len - s, off + s, found->generation);
-            if (!n)
-                other = true;
-            later = true;
-            s += n;
+            if (n) {
+                if (!first)
+                    first = s;
+                s += n;
+                continue;
+            }
+            if (bytes_differ(t, tag) > 1)
+                return DYN_VERIFY_TORN;
+            bent = true;
+            s += DYN_VERIFY_SECTOR;
         }
-        if (other)
-            return DYN_VERIFY_TORN;
-        if (!later)
+        if (bent || !first)
             return DYN_VERIFY_CORRUPT;
+        *consumed = first;
+        if (expected_gen && found->generation != expected_gen)
+            return DYN_VERIFY_STALE;
+        return DYN_VERIFY_OVERLAID;
     }
     if (expected_gen && found->generation != expected_gen)
         return DYN_VERIFY_STALE;

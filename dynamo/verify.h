@@ -18,11 +18,21 @@
  *   checksum wrong, sector tags of
  *     another write (2+ bytes of
  *     a tag differ)               -> torn
+ *   checksum wrong, a sector tag
+ *     of this write with one byte
+ *     changed                     -> corrupt
  *   checksum wrong, the other
  *     sectors each in a sound
  *     block of a later write that
  *     starts inside (a smaller
- *     write into this block)      -> ok (the rest judged by its tags)
+ *     write into this block) or
+ *     carrying this write's tag
+ *     exactly                     -> overlaid: *consumed stops at the first
+ *                                    later block, which the caller judges at
+ *                                    its own offset (stale or not); the rest
+ *                                    of this block was checked by its tags
+ *                                    only (its payload, sector 0's past the
+ *                                    header included, is not checked)
  *   checksum wrong otherwise      -> corrupt
  * So one changed byte anywhere in a block read whole is always "corrupt".
  *   checksum right, generation
@@ -55,6 +65,8 @@ enum dyn_verify_class {
     DYN_VERIFY_STALE,
     DYN_VERIFY_MISPLACED,
     DYN_VERIFY_CORRUPT,
+    DYN_VERIFY_OVERLAID, /* partly replaced by later writes: not an error,
+                            the rest checked by its sector tags only */
 };
 
 /* The header as fields (its layout on disk is dyn_verify_hdr_put's). */
@@ -69,7 +81,7 @@ struct dyn_verify_hdr {
     uint64_t sum;        /* checksum of the block, this field as zero */
 };
 
-/* "ok", "no-header", "torn", "stale", "misplaced", "corrupt". */
+/* "ok", "no-header", "torn", "stale", "misplaced", "corrupt", "overlaid". */
 const char *dyn_verify_class_name(enum dyn_verify_class c);
 /* "crc32c", "xxh64" ("none" for 0). */
 const char *dyn_verify_algo_name(enum dyn_verify_algo a);
@@ -91,8 +103,9 @@ void dyn_verify_hdr_get(const uint8_t *block, struct dyn_verify_hdr *h);
 /* Judges the verify block that starts at `block`, read from offset off, with
  * len bytes of the read left from there (see above). `found` receives the
  * header as read (zeroed without magic); *consumed how far the next block
- * starts: the header's length for a whole block, else one sector (no
- * header, a garbage header) or all of len (a block longer than what is
+ * starts: the header's length for a whole block, the first later block
+ * inside it for an overlaid one, else one sector (no header, a garbage
+ * header) or all of len (a block longer than what is
  * left: not checked, NO_HEADER). expected_gen: the generation that should
  * be there, 0 when unknown (the caller passes one only for blocks it alone
  * writes). Never writes to block. */

@@ -181,14 +181,19 @@ static void test_overlay(void **state)
         memcpy(buf, big, 65536);
         memcpy(buf + 65536, tail + 8192, 8192); /* what lies after the big block */
         memcpy(buf + 8192, small, 4096);
-        assert_int_equal(dyn_verify_check(buf, 65536, 1 << 20, 100, &f, &used), DYN_VERIFY_OK);
-        assert_int_equal(used, 65536);
+        /* Overlaid, not ok: the big block's rest was checked by its tags
+         * only; the smaller block is the caller's to judge where it starts. */
+        assert_int_equal(dyn_verify_check(buf, 65536, 1 << 20, 100, &f, &used),
+                         DYN_VERIFY_OVERLAID);
+        assert_int_equal(used, 8192);
         assert_int_equal(f.generation, 100);
         /* A second one, reaching past the big block's end (read whole, and
          * only partly: its sectors in the buffer carry its tag). */
         memcpy(buf + 57344, tail, 16384);
-        assert_int_equal(dyn_verify_check(buf, 81920, 1 << 20, 0, &f, &used), DYN_VERIFY_OK);
-        assert_int_equal(dyn_verify_check(buf, 65536, 1 << 20, 0, &f, &used), DYN_VERIFY_OK);
+        assert_int_equal(dyn_verify_check(buf, 81920, 1 << 20, 0, &f, &used), DYN_VERIFY_OVERLAID);
+        assert_int_equal(used, 8192);
+        assert_int_equal(dyn_verify_check(buf, 65536, 1 << 20, 0, &f, &used), DYN_VERIFY_OVERLAID);
+        assert_int_equal(used, 8192);
         /* The smaller block itself, where it lies. */
         assert_int_equal(dyn_verify_check(buf + 8192, 4096, (1 << 20) + 8192, 0, &f, &used),
                          DYN_VERIFY_OK);
@@ -222,10 +227,96 @@ static void test_overlay(void **state)
         memset(buf + 20480, 0xee, 512);
         assert_int_equal(dyn_verify_check(buf, 65536, 1 << 20, 0, &f, &used), DYN_VERIFY_TORN);
         memcpy(buf + 20480, big + 20480, 512);
-        assert_int_equal(dyn_verify_check(buf, 65536, 1 << 20, 0, &f, &used), DYN_VERIFY_OK);
+        assert_int_equal(dyn_verify_check(buf, 65536, 1 << 20, 0, &f, &used), DYN_VERIFY_OVERLAID);
         free(big);
         free(small);
         free(tail);
+        free(buf);
+    }
+}
+
+/* What a reader makes of buf (len bytes read at off) as dynamo's
+ * worker_verify_buf walks it: each block judged where it starts, with the
+ * generation expected there (want: n pairs of offset and generation, 0
+ * elsewhere; a missing header where one is expected is corrupt). Returns
+ * the first bad verdict (its offset in *at), else overlaid if a block was,
+ * else ok. */
+static enum dyn_verify_class walk(const uint8_t *buf, uint32_t len, uint64_t off,
+                                  const uint64_t (*want)[2], size_t n, uint64_t *at)
+{
+    enum dyn_verify_class res = DYN_VERIFY_OK;
+
+    for (uint32_t pos = 0, used; pos < len; pos += used) {
+        struct dyn_verify_hdr f;
+        uint64_t w = 0;
+        for (size_t i = 0; i < n; i++)
+            if (want[i][0] == off + pos)
+                w = want[i][1];
+        enum dyn_verify_class k = dyn_verify_check(buf + pos, len - pos, off + pos, w, &f, &used);
+        if (k == DYN_VERIFY_NO_HEADER && w && f.magic != DYN_VERIFY_MAGIC)
+            k = DYN_VERIFY_CORRUPT;
+        if (k == DYN_VERIFY_OVERLAID)
+            res = k;
+        else if (k != DYN_VERIFY_OK && k != DYN_VERIFY_NO_HEADER) {
+            *at = off + pos;
+            return k;
+        }
+    }
+    return res;
+}
+
+/* A block overlaid by a later, smaller write is not passed as ok whatever
+ * else happened to it: a changed payload byte its checksum no longer
+ * covers leaves it overlaid (checked by tags only), a tag with one byte
+ * changed is corrupt, as is a header byte, and a later write lost over an intact older one in
+ * the same place is stale where it starts. */
+static void test_overlay_damage(void **state)
+{
+    (void)state;
+    const uint8_t algos[] = {DYN_VERIFY_CRC32C, DYN_VERIFY_XXH64};
+    const uint64_t base = 1 << 20;
+
+    for (size_t a = 0; a < 2; a++) {
+        uint8_t *big = sealed(65536, base, 5, algos[a]);
+        uint8_t *g7 = sealed(4096, base + 32768, 7, algos[a]);
+        uint8_t *buf = malloc(65536);
+        struct dyn_verify_hdr f;
+        uint32_t used;
+        uint64_t at = 0;
+
+        assert_non_null(buf);
+        memcpy(buf, big, 65536);
+        memcpy(buf + 32768, g7, 4096);
+        /* A payload byte of sector 0, and one past the tag of another
+         * sector of the rest: never ok. */
+        const uint32_t hits[] = {300, 511, 2560 + 100, 40960 + 8};
+        for (size_t i = 0; i < sizeof(hits) / sizeof(hits[0]); i++) {
+            buf[hits[i]] ^= 0x01;
+            assert_true(dyn_verify_check(buf, 65536, base, 0, &f, &used) != DYN_VERIFY_OK);
+            buf[hits[i]] ^= 0x01;
+        }
+        /* One byte of a tag of the rest, before and after the later block:
+         * corrupt, no tolerance. */
+        const uint32_t tags[] = {20480 + 3, 36864, 65024 + 7, 41 /* the header */};
+        for (size_t i = 0; i < sizeof(tags) / sizeof(tags[0]); i++) {
+            buf[tags[i]] ^= 0x40;
+            assert_int_equal(dyn_verify_check(buf, 65536, base, 0, &f, &used), DYN_VERIFY_CORRUPT);
+            buf[tags[i]] ^= 0x40;
+        }
+        /* Written: the big block (5), 4 KiB at +32K (7), 4 KiB at +32K
+         * again (9), which was lost: the 7 found there is stale. */
+        const uint64_t lost[][2] = {{base, 5}, {base + 32768, 9}};
+        assert_int_equal(walk(buf, 65536, base, lost, 2, &at), DYN_VERIFY_STALE);
+        assert_int_equal(at, base + 32768);
+        /* With 7 the last write there, nothing is wrong. */
+        const uint64_t kept[][2] = {{base, 5}, {base + 32768, 7}};
+        assert_int_equal(walk(buf, 65536, base, kept, 2, &at), DYN_VERIFY_OVERLAID);
+        /* A write at +40K (8) lost whole: no header where one should be. */
+        const uint64_t gone[][2] = {{base, 5}, {base + 32768, 7}, {base + 40960, 8}};
+        assert_int_equal(walk(buf, 65536, base, gone, 3, &at), DYN_VERIFY_CORRUPT);
+        assert_int_equal(at, base + 40960);
+        free(big);
+        free(g7);
         free(buf);
     }
 }
@@ -295,9 +386,10 @@ static void test_garbage(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_checksums),  cmocka_unit_test(test_seal_check),
-        cmocka_unit_test(test_every_byte), cmocka_unit_test(test_torn),
-        cmocka_unit_test(test_garbage),    cmocka_unit_test(test_overlay),
+        cmocka_unit_test(test_checksums),      cmocka_unit_test(test_seal_check),
+        cmocka_unit_test(test_every_byte),     cmocka_unit_test(test_torn),
+        cmocka_unit_test(test_garbage),        cmocka_unit_test(test_overlay),
+        cmocka_unit_test(test_overlay_damage),
     };
     srand(1);
     return cmocka_run_group_tests(tests, NULL, NULL);
