@@ -51,7 +51,7 @@
     "write_ios,bytes_read,bytes_written,errors,cpu_pct,read_errors,write_errors,user_pct,"         \
     "sys_pct,agent_cpu_pct,cpu_effectiveness,start_skew_ms,nodes,workers,targets,status,"          \
     "window_start_s,window_end_s,avg_svc_lat_ms,max_svc_lat_ms,late_ios,group,verify_errors,"      \
-    "interrupted,verify_bad_reads"
+    "interrupted,verify_bad_reads,verify_overlaid"
 
 /* CPU figures of one row; known false prints empty fields. */
 struct csv_cpu {
@@ -186,6 +186,7 @@ static void csv_format(struct iof_buf *b, const struct mgr_test_info *ti, const 
     put_u64(b, st->verify_errors);
     put_u64(b, ti && ti->interrupted);
     put_u64(b, st->verify_bad_reads);
+    put_u64(b, st->verify_overlaid);
     iof_buf_addc(b, '\n');
 }
 

@@ -394,11 +394,12 @@ static void jb_metrics(struct iof_buf *b, const struct iof_stats *s, const struc
     jb_key(b, "late_ios");
     jb_or_null(b, known && m.rated, jb_u64, m.late_ios);
     {
-        const char *keys[] = {"read_ios",      "write_ios",     "bytes_read",
-                              "bytes_written", "errors",        "read_errors",
-                              "write_errors",  "verify_errors", "verify_bad_reads"};
-        uint64_t v[] = {m.read_ios,   m.write_ios,  m.bytes_read,     m.bytes_written,    m.errors,
-                        s->rd.errors, s->wr.errors, s->verify_errors, s->verify_bad_reads};
+        const char *keys[] = {"read_ios",         "write_ios",      "bytes_read",   "bytes_written",
+                              "errors",           "read_errors",    "write_errors", "verify_errors",
+                              "verify_bad_reads", "verify_overlaid"};
+        uint64_t v[] = {
+            m.read_ios,   m.write_ios,  m.bytes_read,     m.bytes_written,     m.errors,
+            s->rd.errors, s->wr.errors, s->verify_errors, s->verify_bad_reads, s->verify_overlaid};
         for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
             jb_key(b, keys[i]);
             jb_or_null(b, known, jb_u64, v[i]);

@@ -1453,6 +1453,8 @@ static int stats_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
                 put_u64(c, o, "verify_errors", ts->verify_errors);
             if (ts->verify_bad_reads)
                 put_u64(c, o, "verify_bad_reads", ts->verify_bad_reads);
+            if (ts->verify_overlaid)
+                put_u64(c, o, "verify_overlaid", ts->verify_overlaid);
             if (ts->first_error > 0)
                 return ctx_fail(c,
                                 "%s.workers[%zu][%zu].first_error.code: must be a negative "
@@ -1641,6 +1643,20 @@ static int stats_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
                     one->verify_bad_reads = vr;
             } else if (!sum) {
                 ts->verify_bad_reads = 0;
+            }
+            /* Optional: the reads of blocks partly replaced by later
+             * writes, checked by their sector tags only. */
+            if (field(jo, "verify_overlaid")) {
+                uint64_t vo = 0;
+                get_u64(c, jo, prefix, "verify_overlaid", &vo);
+                if (sum)
+                    ts->verify_overlaid += vo;
+                else
+                    ts->verify_overlaid = vo;
+                if (one)
+                    one->verify_overlaid = vo;
+            } else if (!sum) {
+                ts->verify_overlaid = 0;
             }
             fe = get_item(c, jo, prefix, "first_error", OPTIONAL | NULLABLE);
             if (fe && !c->err) {

@@ -539,6 +539,8 @@ static int target_get(struct rd *r, struct iof_stats *ts, bool sum, struct iof_c
         iof_hist_reset(&ts->rd.lat);
         iof_hist_reset(&ts->wr.lat);
         ts->verify_errors = 0;
+        ts->verify_bad_reads = 0; /* only in a result (JSON) */
+        ts->verify_overlaid = 0;
         ts->first_error = 0;
         ts->first_error_offset = 0;
     }

@@ -2,9 +2,11 @@
 # 64 KiB verified blocks, then 4 KiB verified writes at random inside them,
 # then read back in 64 KiB reads. Nothing is wrong with the file: no
 # verify error, exit 0 (each 64 KiB block's header still claims the bytes a
-# later 4 KiB write replaced; those blocks were reported torn). Then one
-# byte changed inside a 4 KiB block that lies in a 64 KiB one is still
-# reported.
+# later 4 KiB write replaced; those blocks were reported torn); such
+# blocks are counted in verify_overlaid (the rest of each checked by its
+# sector tags only). Then one byte changed inside a 4 KiB block that lies
+# in a 64 KiB one is still reported, and so is one byte of a sector tag of
+# the 64 KiB block around it.
 source "$(dirname "$0")/lib/common.bash"
 
 # mkplan NAME SIZE READ RANDOM IO_LIMIT
@@ -36,7 +38,8 @@ rc=0
 "$IOFLEET" run "$T/check.json" --workdir "$T/w" --quiet --csv "$T/check.csv" >"$T/out" 2>"$T/err" || rc=$?
 [ "$rc" = 0 ] || { cat "$T/err"; fail "64 KiB blocks with later 4 KiB writes inside read back with exit $rc: a false verify error"; }
 [ "$(col "$T/check.csv" verify_errors)" = 0 ] || fail "verify_errors $(col "$T/check.csv" verify_errors) on a sound file"
-ok "$(col "$T/small.csv" write_ios) 4 KiB writes inside 64 KiB blocks: read back clean"
+[ "$(col "$T/check.csv" verify_overlaid)" -ge 1 ] || fail "verify_overlaid '$(col "$T/check.csv" verify_overlaid)': 64 KiB blocks with 4 KiB writes inside not counted"
+ok "$(col "$T/small.csv" write_ios) 4 KiB writes inside 64 KiB blocks: read back clean, $(col "$T/check.csv" verify_overlaid) blocks overlaid"
 
 # A 4 KiB block inside a 64 KiB one: the first 4 KiB-aligned header found
 # past a 64 KiB boundary; one byte of its payload inverted.
@@ -44,8 +47,10 @@ at=$(python3 - "$T/w/n.bin" <<'PY'
 import struct, sys
 data = open(sys.argv[1], "rb").read()
 for off in range(0, len(data), 4096):
+    base = off - off % 65536
     if off % 65536 and struct.unpack_from("<QQI", data, off)[0] == 0x6b6c6279666f69:
-        if struct.unpack_from("<QQI", data, off)[2] == 4096:
+        if struct.unpack_from("<QQI", data, off)[2] == 4096 and \
+                struct.unpack_from("<QQI", data, base)[2] == 65536:
             print(off)
             break
 PY
@@ -56,3 +61,18 @@ printf '%b' "\\$(printf %03o $((old ^ 0xff)))" | dd of="$T/w/n.bin" bs=1 seek=$(
 expect_rc 1 "$IOFLEET" run "$T/check.json" --workdir "$T/w" --quiet --force --csv "$T/check.csv"
 [ "$(col "$T/check.csv" verify_errors)" -ge 1 ] || fail "a changed byte in the 4 KiB block at $at went unseen"
 ok "a changed byte in the 4 KiB block at $at, inside a 64 KiB one: reported"
+
+# flip FILE OFFSET: inverts the byte at OFFSET.
+flip() {
+    local v
+    v=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
+    printf '%b' "\\$(printf %03o $((v ^ 0xff)))" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+# The byte back; then one byte of the tag of the 64 KiB block's second
+# sector (its own: the 4 KiB writes are 4 KiB-aligned and leave its header).
+flip "$T/w/n.bin" $((at + 1000))
+base=$((at - at % 65536))
+flip "$T/w/n.bin" $((base + 512 + 3))
+expect_rc 1 "$IOFLEET" run "$T/check.json" --workdir "$T/w" --quiet --force --csv "$T/check.csv"
+[ "$(col "$T/check.csv" verify_errors)" -ge 1 ] || fail "a changed tag byte in the 64 KiB block at $base went unseen"
+ok "a changed tag byte in the 64 KiB block at $base around the 4 KiB one: reported"

@@ -683,7 +683,8 @@ static void sample_build(struct sample *s, uint64_t seed)
     /* w1: an idle target (nothing to send), a read-only one, and writes
      * with errors: first error -EIO at an offset above 2^53. */
     fill_dir(&s->t[2].rd, &rng, 10000, 65536);
-    s->t[2].verify_errors = 12; /* blocks read back that failed verification */
+    s->t[2].verify_errors = 12;  /* blocks read back that failed verification */
+    s->t[2].verify_overlaid = 3; /* reads of blocks checked by their tags only */
     fill_dir(&s->t[3].wr, &rng, 3000, 131072);
     s->t[3].wr.errors = 7;
     s->t[3].first_error = -EIO;
@@ -974,10 +975,12 @@ static void test_result_round_trip(void **state)
                 out.u.result.cpu.agent_pct == 0.01);
     assert_true(out.u.result.interval == 0); /* stats only */
     assert_workers_identical(&in.u.result, &out.u.result);
+    assert_int_equal(out.u.result.workers[1].targets[1].verify_overlaid, 3);
     proto_msg_clear(&out);
     text = encode_text(&in);
     assert_null(strstr(text, "\"interval\""));
     assert_non_null(strstr(text, "\"verify_errors\":12"));
+    assert_non_null(strstr(text, "\"verify_overlaid\":3"));
     assert_non_null(strstr(text, "\"verify_reports\":[\"node n1 target 'f.dat' offset 4096: "));
     free(text);
     /* No reports: no key; more than the limit: refused. */

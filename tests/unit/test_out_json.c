@@ -349,8 +349,8 @@ static const char *const test_keys[] = {
         "avg_lat_ms", "avg_read_lat_ms", "avg_write_lat_ms", "p50_lat_ms", "p90_lat_ms",           \
         "p95_lat_ms", "p99_lat_ms", "p999_lat_ms", "p9999_lat_ms", "max_lat_ms", "avg_svc_lat_ms", \
         "max_svc_lat_ms", "late_ios", "read_ios", "write_ios", "bytes_read", "bytes_written",      \
-        "errors", "read_errors", "write_errors", "verify_errors", "verify_bad_reads", "cpu_pct",   \
-        "cpu_effectiveness", "cpu"
+        "errors", "read_errors", "write_errors", "verify_errors", "verify_bad_reads",              \
+        "verify_overlaid", "cpu_pct", "cpu_effectiveness", "cpu"
 static const char *const row_keys[] = {
     "test",           "spec",         "cycle",       "row_type",    "node",       "worker",
     "target",         "group",        "queue_depth", "nodes",       "workers",    "targets",
