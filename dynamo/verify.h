@@ -34,7 +34,8 @@
  *                                    only (its payload, sector 0's past the
  *                                    header included, is not checked)
  *   checksum wrong otherwise      -> corrupt
- * So one changed byte anywhere in a block read whole is always "corrupt".
+ * So one changed byte anywhere in a block read whole is always "corrupt",
+ * but in an overlaid block's payload (outside its tags) it is not seen.
  *   checksum right, generation
  *     not the one expected        -> stale (when the caller knows what to expect)
  * Everything here is pure: bytes in, a verdict out; never trusts a length
