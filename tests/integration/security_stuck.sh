@@ -117,7 +117,9 @@ fake_mgr() {
 # 3. No worker here: 2 s window in 500 ms intervals.
 OTHER='{"name":"other-nodes","run":{"ramp":"0s","duration":"2s","interval":"500ms"},"specs":[{"name":"4k","lines":[{"size":"4k"}]}],"workers":[{"nodes":["other"],"engine":"null","targets":[{"path":"n","size":"1m"}]}]}'
 c0=$(cl_cpu_ticks "$ipid")
-fake_mgr nowork "$OTHER" 200000000 '"type":"result"' 10
+# The start 1 s ahead: this shell's polling between the clock reply and the
+# start can take a few hundred ms on a loaded machine (ASan).
+fake_mgr nowork "$OTHER" 1000000000 '"type":"result"' 10
 c1=$(cl_cpu_ticks "$ipid")
 nstats=$(grep -ao '"type":"stats"' "$T/nowork.reply" | wc -l)
 ms=$(cat "$T/nowork.ms")
