@@ -126,6 +126,7 @@ expect_in "$T/err" "its first or last MiB holds data and no iofleet marker"
 [ "$(sum "$shm/d.img")" = "$before" ] || fail "$loop with data in its last MiB was written"
 start_agent bold --allow "$loop" --allow-destructive
 expect_rc 0 "$IOFLEET" run "$T/mark.json" --insecure --agent "$AGENT_EP" --quiet --wait 5
+released "$loop" # its marker is stamped at the release: not after the blanking below
 ok "data at either end without the marker is refused unless --allow-destructive"
 # A blank device written only between its ends (a range from 8 MiB, every
 # MiB of which the next test's scan reads): the marker is stamped all the
