@@ -151,6 +151,16 @@ static const char *fio_show(const char *v, char *buf, size_t cap)
     return buf;
 }
 
+/* The power of a fio size suffix: 1 for k, 2 for m, ... 5 for p (either
+ * case); 0 for anything else. */
+static int fio_unit_power(char c)
+{
+    static const char units[] = "kmgtp";
+    const char *u = c ? strchr(units, tolower((unsigned char)c)) : NULL;
+
+    return u ? (int)(u - units) + 1 : 0;
+}
+
 /* fio's size: digits (or 0x hex) with an optional k/m/g/t/p [b] suffix
  * (powers of 1024) or ki/mi/... [b] (powers of 1000). 0 or -EINVAL/-ERANGE. */
 static int fio_size(const char *s, uint64_t *out)
@@ -167,30 +177,9 @@ static int fio_size(const char *s, uint64_t *out)
     v = strtoull(s, &end, s[0] == '0' && (s[1] == 'x' || s[1] == 'X') ? 16 : 10);
     if (errno)
         return -ERANGE;
-    switch (tolower((unsigned char)*end)) {
-    case 0:
-        break;
-    case 'k':
-        shift = 1;
-        break;
-    case 'm':
-        shift = 2;
-        break;
-    case 'g':
-        shift = 3;
-        break;
-    case 't':
-        shift = 4;
-        break;
-    case 'p':
-        shift = 5;
-        break;
-    case 'b':
-        shift = 0;
-        break;
-    default:
+    shift = fio_unit_power(*end);
+    if (*end && !shift && tolower((unsigned char)*end) != 'b')
         return -EINVAL;
-    }
     if (*end && tolower((unsigned char)*end) != 'b') {
         end++;
         if (tolower((unsigned char)*end) == 'i') {
@@ -423,25 +412,7 @@ static bool fio_expr_atom(struct fio_expr *e, long double *out)
         int shift = 0;
         *out = strtold(e->p, &end);
         e->p = end;
-        switch (tolower((unsigned char)*e->p)) {
-        case 'k':
-            shift = 1;
-            break;
-        case 'm':
-            shift = 2;
-            break;
-        case 'g':
-            shift = 3;
-            break;
-        case 't':
-            shift = 4;
-            break;
-        case 'p':
-            shift = 5;
-            break;
-        default:
-            break;
-        }
+        shift = fio_unit_power(*e->p);
         if (shift) {
             e->p++;
             if (tolower((unsigned char)*e->p) == 'b')
