@@ -127,7 +127,7 @@ struct run_worker {
     uint64_t ring_interval[RUN_RING];
     struct iof_stats *scratch;  /* ntargets: used when the ring is full */
     struct iof_stats *totals;   /* ntargets */
-    uint8_t *wrote;             /* ntargets: the engine accepted a write to it */
+    bool may_write;             /* its spec has a line with writes */
     _Atomic uint64_t published; /* intervals [0, published) are readable */
     _Atomic uint64_t released;  /* intervals [0, released) are back to the worker */
     _Atomic bool done_flag;
@@ -631,8 +631,6 @@ static int worker_submit(struct run_worker *w, uint64_t issued, unsigned *npendi
         r = w->eng->submit(w->ctx, w->batch + off, c);
         if (r < 0)
             return r;
-        for (int i = 0; i < r; i++)
-            w->wrote[w->batch[off + i]->target] |= w->batch[off + i]->write;
         off += (unsigned)r;
         if ((unsigned)r < c)
             break;
@@ -958,7 +956,6 @@ static void worker_destroy(struct run_worker *w)
     free(w->ring);
     free(w->scratch);
     free(w->totals);
-    free(w->wrote);
     free(w->vbusy);
     free(w->vskip);
     free(w->vgens);
@@ -1022,7 +1019,8 @@ static int worker_setup(struct dyn_test *t, struct run_worker *w, struct iof_dia
     w->ring = calloc((size_t)RUN_RING * w->ntargets, sizeof(*w->ring));
     w->scratch = calloc(w->ntargets, sizeof(*w->scratch));
     w->totals = calloc(w->ntargets, sizeof(*w->totals));
-    w->wrote = calloc(w->ntargets, 1);
+    for (size_t i = 0; i < spec->nlines; i++)
+        w->may_write |= spec->lines[i].share && spec->lines[i].read_pct < 100;
     w->has_data = g->data.enabled;
     w->valgo = (uint8_t)g->verify.algo; /* the same values as enum dyn_verify_algo */
     w->vafter = w->valgo && g->verify.mode == IOF_VERIFY_AFTER;
@@ -1044,7 +1042,7 @@ static int worker_setup(struct dyn_test *t, struct run_worker *w, struct iof_dia
     if (posix_memalign((void **)&w->wbuf, RUN_BUF_ALIGN, w->wbuf_len))
         w->wbuf = NULL;
     if (!w->regions || !w->slots || !w->freeq || !w->batch || !w->done || !w->ring || !w->scratch ||
-        !w->totals || !w->wrote || !w->rbufs || !w->wbuf)
+        !w->totals || !w->rbufs || !w->wbuf)
         return iof_diag_set(diag, -ENOMEM,
                             "worker %zu: out of memory for %u I/O buffers of %zu bytes", w->index,
                             w->depth, w->maxsize);
@@ -1484,12 +1482,13 @@ void dyn_test_free(struct dyn_test *t)
     }
     if (t->workers)
         for (size_t w = 0; w < t->nworkers; w++) {
-            /* What the workers wrote, for the device claims' markers
-             * (dyn_target_close). */
+            /* What the workers may have written, for the device claims'
+             * markers (dyn_target_close): a worker that left the start
+             * barrier with writes in its spec. Decided here, once, not on
+             * the I/O path. */
             struct run_worker *wk = &t->workers[w];
-            for (size_t i = 0; wk->wrote && i < wk->ntargets; i++)
-                if (wk->wrote[i])
-                    wk->targets[i]->wrote = true;
+            for (size_t i = 0; wk->may_write && wk->started_ns && i < wk->ntargets; i++)
+                wk->targets[i]->wrote = true;
             worker_destroy(wk);
         }
     free(t->workers);

@@ -24,7 +24,7 @@ struct dyn_target {
      * dyn_target_close (dyn_scope_hold). */
     struct dyn_scope *held;
     dev_t rdev;
-    /* Set when the test is over if a worker wrote to it: the claim's
+    /* Set when the test is over if a worker with writes in its spec ran on it: the claim's
      * release then stamps the marker (dyn_scope_release). */
     bool wrote;
 };
