@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/backoff.c - capped exponential backoff with equal jitter for
  * redials (see backoff.h). */
 #include "common/backoff.h"

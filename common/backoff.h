@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/backoff.h - the delay before a dial is retried: capped exponential
  * backoff with jitter, so that thousands of agents that lost their manager
  * at the same instant do not all dial it again at the same instant. dynamo's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/budget.c - what a plan's test needs of a node (threads, I/O buffer
  * memory, AIO events, descriptors), shared by the agent's budget check and
  * the manager's `validate --agent`. */

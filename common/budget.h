@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/budget.h - what a plan's test needs of a node: worker threads, I/O
  * buffer memory, AIO events and descriptors, by the one rule a worker
  * allocates its I/O buffers by. The agent checks it against its limits

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/buf.c - the one growable byte buffer: doubling growth with every
  * size computation overflow-checked, a sticky first error, printf-append
  * without a size guess. */

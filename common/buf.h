@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/buf.h - the one growable byte buffer (in the manner of curl's
  * dynbuf): append bytes, strings and printf output, reserve, reset, take.
  *

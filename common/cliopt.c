@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/cliopt.c - getopt_long driven by an option table that also writes
  * the --help text, and "did you mean" suggestions for mistyped names. Used
  * by every iofleet subcommand and by dynamo. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/cliopt.h - command-line options from one table per command: the
  * table drives getopt_long (glibc) and generates the --help text, so an
  * option cannot exist undocumented; unknown commands and options get a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/clock.c - sleeping until a CLOCK_MONOTONIC deadline (the clock
  * itself is inline in clock.h). */
 #include "common/clock.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/clock.h - the one time source: CLOCK_MONOTONIC in nanoseconds. */
 #ifndef IOF_COMMON_CLOCK_H
 #define IOF_COMMON_CLOCK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/err.c - iof_strerror() over the one error table of err.h, and
  * filling a struct iof_diag with the human detail of an error. */
 #include "common/err.h"

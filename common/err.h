@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/err.h - the one error convention of iofleet.
  *
  * Functions return 0 on success or a negative code: either -errno or one of the

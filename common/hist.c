@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/hist.c - log-linear latency histogram; layout and contracts in hist.h.
  *
  * Wire format (all fields unsigned LEB128, at most 10 bytes each - the sum

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/hist.h - log-linear latency histogram (nanoseconds).
  *
  * Layout (HDR-style): values below 2*IOF_HIST_SUB are counted exactly; above,

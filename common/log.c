@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/log.c - leveled logging to stderr: one write(2) per line, with every
  * control byte of the message escaped, so a quoted name or path can neither
  * forge a log line nor move the terminal's cursor. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/log.h - the one logging channel: leveled logging to stderr and
  * user-facing error lines, thread-safe (one write per line).
  * A message never spans lines: control bytes in it (a newline in a quoted

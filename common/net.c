@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/net.c - byte-stream connections and listeners on the libuv loop:
  * address parsing, TCP and unix-domain sockets, TLS sessions pumped through
  * the same interface, caps on unauthenticated connections. */

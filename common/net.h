@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/net.h - byte-stream connections on the libuv loop: plain TCP, or
  * TLS 1.3 with mutual certificate authentication (common/tls.h) as another
  * transport under the same interface. Framing lives above this

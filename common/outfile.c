@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/outfile.c - writing a file a user named: a new file under a
  * temporary name (O_EXCL|O_NOFOLLOW) renamed over the name, so no link is
  * ever written through and no half file is ever seen (common/outfile.h). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/outfile.h - the one way iofleet writes a file a user named on its
  * command line (result files, reports, imported plans, certificates).
  *

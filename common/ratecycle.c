@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/ratecycle.c - rate curve steps and the find_max search: a
  * bisection of rated steps, close ones repeated, the answer confirmed (see
  * common/ratecycle.h). */

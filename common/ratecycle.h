@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/ratecycle.h - the steps of a rate cycle (plan "cycle": {"rate":
  * ...}): a curve (vdbench iorate=curve) offers fixed percentages of the
  * IOPS the unthrottled test reached; find_max searches the offered rate for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/spec.c - plan structs: freeing, cycle arithmetic and expansion into
  * tests. Pure functions over struct iof_plan; no I/O, no cJSON. */
 #include "common/spec.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/spec.h - a plan as plain C structs: access specifications, workers,
  * targets, run timing and cycling. Produced by the plan loader
  * (proto/plan.c), consumed by the dynamo engine (dynamo/run.h) and, later,

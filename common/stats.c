@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/stats.c - I/O counters of one entity, merged by addition. */
 #include "common/stats.h"
 

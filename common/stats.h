@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/stats.h - I/O counters of one entity (target, worker, node, cluster)
  * over one interval or one test. Merged by addition; exact. */
 #ifndef IOF_COMMON_STATS_H

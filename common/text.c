@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/text.c - the text policy (which characters a name may hold) and
  * the terminal and Markdown escapers built on the same classification, so
  * what is refused on input is exactly what is escaped on output. */

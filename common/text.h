@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/text.h - the one policy for text a person gives iofleet (plan,
  * spec, group and run names, tags, names and paths read by the importers),
  * and the escapers for text iofleet prints to a terminal or into Markdown.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/tls.c - TLS 1.3 with mutual certificate authentication over OpenSSL
  * memory BIOs: context loading, the verification policy, session resumption
  * by stateful tickets, handshake, record I/O and one-line reasons for every

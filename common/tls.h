@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/tls.h - TLS 1.3 with mutual certificate authentication, as a
  * transport under iof_conn (common/net.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/varint.h - the fast path of reading an unsigned LEB128 varint, as
  * the histogram's run form (common/hist.c) and the binary stats body
  * (proto/statsbin.c) encode their numbers: 7 bits a byte, low first, in the

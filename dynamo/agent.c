@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dynamo/agent.c - the agent daemon: sessions with managers, the plan as
  * assigned to this node, and the tests it runs. Everything that can block
  * (writing test files, starting a test's threads and buffers, joining and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dynamo/agent.h - the dynamo agent daemon: one manager session at a time,
  * over a listening socket (TCP with TLS or --insecure, or a unix socket: the
  * manager dials in), a dial-out connection with capped exponential backoff,

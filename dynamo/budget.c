@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dynamo/budget.c - the agent's budget: what a plan's tests need on this node
  * (common/budget.c) against what the agent's flags allow and the host has
  * free (threads, I/O buffer memory, AIO events, descriptors), checked before

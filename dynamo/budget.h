@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dynamo/budget.h - what one agent lets a plan take of its node: worker
  * threads, I/O buffer memory, AIO events and descriptors. The limits are the
  * agent's own (its command line and what the host has free), never the

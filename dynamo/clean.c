@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dynamo/clean.c - the ledger of test files made in the workdir, and their
  * removal (dynamo/clean.h). */
 #include "dynamo/clean.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dynamo/clean.h - removing the test files an agent made, and only those.
  *
  * Every test file dyn_target_prepare creates in the workdir is noted in the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dynamo/cpustat.h - node CPU utilisation from /proc/stat and the agent's
  * own CPU time, sampled at two moments and compared (as Iometer reports
  * "% CPU Utilization", "% User Time" and "% Privileged Time"). */

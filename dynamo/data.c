@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dynamo/data.c - data content of writes (data.h): a pool of duplicate units
  * shared by the cluster, unique units as an xor of a random slice and a fresh
  * key, every unit's compressible tail left as zeros from setup. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dynamo/data.h - the content of writes when a worker group sets "data"
  * (dedupe, compress, dedupe_unit): what deduplicating and compressing
  * storage reacts to, built so that the shares hold by construction.

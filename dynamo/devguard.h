@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dynamo/devguard.h - may this block device be written, and iofleet's own
  * marker on the devices it wrote (docs/security.md, "Paths and devices").
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dynamo/engine.h - the I/O engine interface: one ops table per engine
  * (dynamo/engines/<name>.c), found by name in a static registry. Engines are
  * called only through this table, by one worker thread each; an engine

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dynamo/gen.c - the access-spec generator (gen.h): per-test thresholds and
  * per-region slot counts computed once, so each uniform I/O takes raw PRNG
  * draws, compares and multiplies only; a skewed distribution adds a few

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dynamo/gen.h - the access-spec generator: decides, per I/O, which line,
  * read or write, random or sequential, and the offset - with Iometer's
  * semantics:

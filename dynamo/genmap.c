@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dynamo/genmap.c - the expected generation of each block of a verified
  * test file (genmap.h): a state file in the workdir mapped shared, write
  * and read bookkeeping with atomics only. */

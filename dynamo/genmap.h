@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dynamo/genmap.h - which generation each block of a verified test file
  * should hold, so a read can tell the block last written from an intact but
  * older one (a write the storage lost: "stale").

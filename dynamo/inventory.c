@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dynamo/inventory.c - the storage an agent describes in its hello: each
  * --allow entry and the workdir's filesystem (see dynamo/inventory.h). Reads
  * sysfs, /proc/self/mountinfo, statfs and libblkid; writes nothing. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dynamo/inventory.h - what an agent tells a manager about the storage it
  * may use: each --allow entry (kind, size, block sizes, model, device,
  * mount point, signature, in use, RAM-backed) and its workdir's filesystem

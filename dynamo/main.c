@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dynamo/main.c - the agent's command line: options into struct
  * dyn_agent_opts, the descriptor limit raised, then dyn_agent_main(). */
 #include <errno.h>

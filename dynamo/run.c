@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dynamo/run.c - one test on this node: the worker threads' I/O loop (refill
  * free slots, submit, reap, stamp, count), interval cutting and publishing,
  * and the driver-side API of run.h. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dynamo/run.h - one test on this node: worker threads driving targets with
  * an access spec, measured over a ramp-up and a measured window.
  *

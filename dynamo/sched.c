@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dynamo/sched.c - the arrival schedule of a rated worker: setup (the per-I/O
  * steps are inline in sched.h). */
 #include "dynamo/sched.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dynamo/sched.h - the arrival schedule of a rated worker (workers[].rate):
  * when each I/O is due, evenly spaced or with exponential (Poisson) gaps of
  * the same mean, for a rate in IOPS or MiB/s (where an I/O's gap is in

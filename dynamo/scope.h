@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dynamo/scope.h - what an agent may open: its workdir and its --allow
  * entries, held as descriptors, and how a plan's target path is resolved
  * against them. A target is judged by the object that was opened, never by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dynamo/target.c - test files made in the workdir, and targets opened for a
  * test through the agent's scope (dynamo/scope.h), checked and kept open. */
 #include "dynamo/target.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dynamo/target.h - what a worker drives: a test file in the workdir, a file
  * by absolute path or a block device, and the region of it that is used. */
 #ifndef IOF_DYNAMO_TARGET_H

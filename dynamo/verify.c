@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dynamo/verify.c - verify block headers (verify.h): layout, sealing, the
  * crc32c (SSE4.2 when the CPU has it, a table otherwise) and xxh64 checksums,
  * and the judgement of a block read back. */

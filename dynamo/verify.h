@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dynamo/verify.h - end-to-end data verification: the header every written
  * block carries when a worker group sets "verify", its checksums, and how a
  * block read back is judged.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/agents.c - `iofleet agents`: asks each agent for its hello and
  * prints its inventory as a table or JSON (manager/agents.h). */
 #include "manager/agents.h"

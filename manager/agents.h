@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/agents.h - `iofleet agents`: what each agent is and may use, from
  * the hello it sends on connection (Iometer's "Disk Targets" tab, for a
  * fleet): version, CPUs, memory, kernel, budget, workdir filesystem and the

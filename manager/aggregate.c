@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/aggregate.c - a test's figures as the agents send them: merges
  * intervals across nodes and publishes them in order, keeps each node's
  * intervals for the case it is lost before its result, builds the final

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/aggregate.h - the figures of one test as they arrive: the window of
  * intervals merged across nodes (published when every live node reported or
  * when their deadline passed), what each node's intervals added up to (so a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/clean.c - `iofleet clean` (manager/clean.h). */
 #include "manager/clean.h"
 

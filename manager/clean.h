@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/clean.h - `iofleet clean`: asks each agent to remove the test
  * files it made in its workdir (dynamo/clean.h says which: only those its
  * ledger names and that are still the files it made), and prints what

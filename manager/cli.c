@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/cli.c - the `iofleet` command line: one option table per subcommand
  * (run, validate, pki init) that drives getopt_long and writes the --help,
  * then dispatch to the run, the plan printer or the PKI. */

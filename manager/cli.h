@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/cli.h - the `iofleet` command line: subcommand dispatch. */
 #ifndef IOF_MANAGER_CLI_H
 #define IOF_MANAGER_CLI_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/cli_history.c - `iofleet runs` (list, rm, import of the run
  * history) and `iofleet report` (HTML or Markdown of one or more runs), each
  * with its option table (common/cliopt.h). */

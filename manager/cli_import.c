@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/cli_import.c - `iofleet import FILE -o PLAN.json`: a fio job file
  * (proto/import_fio.c) or an Iometer configuration file (proto/import_icf.c)
  * as an iofleet plan, checked by the plan loader before it is written; every

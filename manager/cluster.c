@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/cluster.c - `iofleet run` as a sequence of phases: connect (dial
  * --agent, accept on --listen, or start the embedded agent), prepare, and
  * per test clock probes, one start time for every node, intervals and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/cluster.h - `iofleet run` against dynamo agents: connects to or
  * accepts the agents, hands them the plan, prepares, synchronises clocks,
  * starts every test at one time on every node, merges interval stats live

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/db_queue.h - the run history's hand-over between the loop thread
  * and its writer thread (manager/out_db.c): a FIFO of records bounded by
  * their bytes, one mutex and one condition variable.

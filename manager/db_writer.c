@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/db_writer.c - the run history's writer thread: turns the records
  * the loop queued (manager/out_db.c) into SQL on the connection it owns
  * while it runs. Intervals and rows go in batches: one transaction from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/db_writer.h - the run history's writer thread (manager/db_writer.c)
  * and the records the loop hands it (manager/out_db.c makes them): each
  * event of a run with its figures copied, so the writer needs nothing of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/http.h - `iofleet run --http [ADDR:]PORT`: the live view (a page,
  * Server-Sent Events, Prometheus /metrics, /api/run JSON) served by
  * libmicrohttpd on its own threads while the run lasts. It is a result sink

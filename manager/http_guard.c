@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/http_guard.c - the live view's connection caps and header
  * deadline (manager/http_guard.h): one table of connections under a mutex,
  * counted by network on each admission, and a thread that closes those

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/http_guard.h - who may hold a connection to the live view
  * (manager/out_http.c) and for how long: request headers complete within
  * MGR_HTTP_HEADER_S of connecting (MGR_HTTP_KEEPALIVE_S of the previous

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/live_view.c - the live view's state of a run (per node and ALL:
  * last interval, counters over the run, up/lost, whole-run progress) and its
  * two renderings: the JSON of /api/run and /events, and the Prometheus text

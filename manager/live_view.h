@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/live_view.h - the state of a running `iofleet run` as the live
  * view serves it (manager/out_http.c): the loop thread updates it from the
  * sink callbacks, HTTP threads render it (JSON, Prometheus text) under its

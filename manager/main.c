@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/main.c - the `iofleet` executable: heap tuning, then the command
  * line (manager/cli.c). */
 #include <malloc.h>

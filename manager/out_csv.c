@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/out_csv.c - the --csv writer: plain CSV, one header line, one row
  * per test x entity (ALL, GROUP, NODE, WORKER, TARGET).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/out_db.c - the run history sink: records a run into the SQLite
  * store (manager/store.h) as it goes, from a writer thread of its own so the
  * database never holds up the manager's loop.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/out_http.c - the live view's HTTP server: libmicrohttpd, one
  * thread per connection (admitted and timed by manager/http_guard.c), fed
  * as a result sink. The loop thread only updates the locked view

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/out_iometer.c - the --iometer-csv writer: Iometer 1.1.0's results.csv
  * layout, so spreadsheets and scripts built for Iometer read it unchanged.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/out_json.c - the --json result document (layout in docs/results.md).
  *
  * One JSON document per run, written as the run goes with memory independent

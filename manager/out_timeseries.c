@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/out_timeseries.c - the --timeseries writer: one CSV row per
  * interval per node as each agent reports it, then the cluster's ALL row
  * (node "ALL") once the interval is merged.

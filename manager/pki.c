@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/pki.c - `iofleet pki init`: CA, manager and agent certificates
  * built with the OpenSSL 3 X509 API (contract in manager/pki.h). */
 #include "manager/pki.h"

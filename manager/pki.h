@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/pki.h - `iofleet pki init`: a private CA, the manager's certificate
  * and one certificate per agent, for mutual TLS between iofleet and dynamo.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/probe.c - one agent's hello without a session: dial, read the
  * hello the agent sends on every new connection, close with a bye. */
 #include "manager/probe.h"

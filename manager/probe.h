@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/probe.h - asks one agent who it is: connects, reads the hello an
  * agent sends first (name, inventory and budget), and says goodbye without
  * starting a session. Used by `iofleet validate --agent`. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/report.c - a row's figures from its counters and merged
  * histograms, and what `iofleet run` prints: live lines and final tables. */
 #include "manager/report.h"

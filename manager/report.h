@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/report.h - figures of one entity over one interval or test, and
  * the human-readable output of `iofleet run` (live lines, final tables). */
 #ifndef IOF_MANAGER_REPORT_H

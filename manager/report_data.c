@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/report_data.c - `iofleet report`'s inputs: resolves each RUN (a
  * history id or tag, or a --json result file, imported into a private
  * in-memory store), loads it into the report model and hands the runs to

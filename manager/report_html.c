@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/report_html.c - writes the report model (report_html.h) as one
  * self-contained HTML page or as Markdown tables.
  *

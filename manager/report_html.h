@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/report_html.h - `iofleet report`: runs from the history (or from
  * --json result files) loaded into a small model (report_data.c) and written
  * as one self-contained HTML page with Chart.js inlined, or as Markdown

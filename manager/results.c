@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/results.c - what the result-file writers share: the registry of
  * writers by option, file creation, CSV quoting and durable syncs. */
 #include "manager/results.h"

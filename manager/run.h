@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/run.h - what manager/cluster.c (the phases of a run) and
  * manager/session.c (each agent's session) share of a run: the run and
  * agent structures and the calls each side makes into the other. Internal

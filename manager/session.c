@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/session.c - each agent's session in the manager: the state
  * machine (the transition table, the one function that changes a session's
  * state and logs it, the names of states and events), and what moves it: a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/session.h - the state of one agent session in the manager, as one
  * explicit state machine: a state, the events that move it, and the table
  * of legal transitions (docs/architecture.md draws it).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/store.c - the run history database: opening (WAL, busy timeout),
  * the schema and its migrations, and the whole-run operations of `iofleet
  * runs` (list, rm, import of a --json document) and of the report (resolve a

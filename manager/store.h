@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/store.h - the run history: an SQLite database of every `iofleet
  * run` (plan, agents' inventory, every test's rows, intervals and merged
  * histograms), written as the run goes by the "db" sink (manager/out_db.c),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/term.c - terminal width and charset, latencies in auto-scaled
  * units, prose wrapped to a width: the pieces the final table and the live
  * line use to fit what a person sees (docs/results.md, "The terminal"). */

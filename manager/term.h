@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* manager/term.h - what a person's terminal can show: its width, whether it
  * takes UTF-8, latencies in auto-scaled units and prose wrapped to the width
  * (the final table and the live line of `iofleet run` fit with these). */

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # packaging/package.cmake - what a system installation adds to the programs, and
 # the CPack packages (.deb, and .rpm where rpmbuild exists). Included from the
 # top-level CMakeLists.txt after GNUInstallDirs; scripts/package builds the
@@ -61,7 +62,7 @@ set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 
 set(CPACK_RPM_FILE_NAME RPM-DEFAULT)
-set(CPACK_RPM_PACKAGE_LICENSE "none chosen yet")
+set(CPACK_RPM_PACKAGE_LICENSE "Apache-2.0")
 set(CPACK_RPM_PACKAGE_GROUP "Applications/System")
 set(CPACK_RPM_PACKAGE_AUTOREQ ON)
 set(CPACK_RPM_USER_FILELIST "%config(noreplace) ${CMAKE_INSTALL_FULL_SYSCONFDIR}/default/dynamo")

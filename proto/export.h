@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proto/export.h - a plan written in another tool's format: an Iometer
  * configuration file (proto/export_icf.c). */
 #ifndef IOF_PROTO_EXPORT_H

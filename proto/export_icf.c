@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proto/export_icf.c - `iofleet export PLAN.json -o F.icf`: a plan as an
  * Iometer configuration file ("Version 1.1.0", the layout Iometer's "Save
  * Configuration" writes and proto/import_icf.c reads back), for users who

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proto/frame.c - frame header encoding and the incremental decoder. */
 #include "proto/frame.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proto/frame.h - the frame layer of the iofleet wire protocol.
  *
  * A frame is an 8-byte header followed by the payload (docs/protocol.md):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proto/import.c - what the importers share (proto/import.h): the one
  * message writer, so fio and Iometer messages look alike, and the one check
  * of the names and paths they read (common/text.h's policy). */

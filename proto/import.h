@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proto/import.h - importers of other tools' workload files into plan JSON:
  * fio job files (proto/import_fio.c) and Iometer configuration files
  * (proto/import_icf.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proto/import_fio.c - `iofleet import JOB.fio`: a fio job file as plan JSON.
  *
  * fio's model: [global] sections set defaults for the jobs after them; each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proto/import_icf.c - `iofleet import FILE.icf`: an Iometer configuration
  * file as plan JSON.
  *

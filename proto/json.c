@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proto/json.c - cJSON helpers of proto/: printing JSON with every integral
  * number exact. */
 #include "proto/json.h"

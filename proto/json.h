@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proto/json.h - cJSON helpers shared by the plan loader and the message
  * codecs (cJSON stays inside proto/). */
 #ifndef IOF_PROTO_JSON_H

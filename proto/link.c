@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proto/link.c - a framed, heartbeated message link over one connection:
  * frame decoding into messages, sending, heartbeats and the lost-peer rule,
  * shared by the manager and the agent.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proto/link.h - a framed, heartbeated message link over a connection
  * (common/net.h): decodes frames into messages, sends messages, sends a
  * heartbeat in every period in which it sent nothing else, and declares the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proto/msg.c - message types, JSON encoding and validating decoders.
  *
  * Encoders and decoders share one validation vocabulary (check_*), so a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proto/msg.h - the message layer of the iofleet wire protocol.
  *
  * Every frame payload is one JSON object with a "type" string naming one of

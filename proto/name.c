@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proto/name.c - the one rule for a node's name (proto/name.h): its length,
  * its characters and the reserved names, with one message per reason. */
 #include "proto/name.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proto/name.h - the one rule for a node's name, wherever a name is given:
  * `dynamo --name` (or the host name or certificate name it defaults to), a
  * certificate's name (`iofleet pki init --agent`, `--manager-name`) and a

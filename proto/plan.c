@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proto/plan.c - the plan loader: JSON text -> struct iof_plan.
  *
  * Pipeline: bounded read -> refuse NUL bytes and \u0000 escapes (C strings

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proto/plan.h - the plan loader: a JSON plan file (plus `--set` overrides)
  * in, a validated struct iof_plan out; and the `iofleet validate` listing.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proto/quick.c - the JSON plan of `iofleet run/validate --spec ...` (see
  * proto/quick.h): one spec per --spec, one worker group over every --target. */
 #include "proto/quick.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proto/quick.h - a plan from the command line (`iofleet run --spec 4k
  * --target /dev/nvme0n1 ...`): the quick form writes the same JSON plan a
  * user would, so `--print-plan` shows the file form and the loader checks it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proto/statsbin.c - the binary stats body: encoder and validating decoder;
  * the layout is in docs/protocol.md ("Binary stats body") and the contracts
  * in statsbin.h. Garbage from the network is the normal case here: every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proto/statsbin.h - the binary body of the stats message (protocol 1.1).
  *
  * The per-interval stats message is the one message sent at scale (every

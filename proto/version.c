@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proto/version.c - the protocol version of this build as text, and the
  * minor announced to peers (with its override for compatibility tests). */
 #include "proto/version.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proto/version.h - protocol version of this build. Same major interoperates;
  * a higher minor only adds optional features, which are used only when both
  * peers' hellos announce them. */

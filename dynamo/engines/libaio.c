@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libaio engine: Linux native AIO with O_DIRECT. Each submit call is one
  * io_submit of the iocbs it is given (the worker gives at most two, see
  * RUN_SUBMIT_CHUNK in dynamo/run.c); completions are reaped with io_getevents.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* null engine: completes every I/O at once without touching any file. It
  * measures the generator's and the stats path's own overhead. */
 #include <errno.h>

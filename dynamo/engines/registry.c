@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dynamo/engines/registry.c - the table of I/O engines, found by name. */
 #include <stddef.h>
 #include <string.h>

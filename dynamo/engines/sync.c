@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sync engine: pread/pwrite, one I/O at a time (queue depth is effectively 1
  * per worker, as with fio's psync). Buffered I/O through the page cache. */
 #include <errno.h>

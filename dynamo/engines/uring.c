@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* io_uring engine: Linux io_uring through liburing, with O_DIRECT. Targets are
  * registered files and the worker's buffers registered (fixed) buffers, so the
  * kernel neither looks up an fd nor pins pages per I/O. submit fills SQEs and,

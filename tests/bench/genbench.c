@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/bench/genbench.c - nanoseconds per dyn_gen_next() for one line of
  * a given distribution (the access-spec generator's per-I/O cost, without
  * an engine): the best of several rounds of 10^7 draws, so a busy machine

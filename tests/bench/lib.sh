@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Shared helpers for the benchmarks in tests/bench/. Source it; it defines
 # functions and a few variables only and changes no shell options.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/bench/netfloor.c - iof_netfloor: the CPU that the sockets alone of
  * a manager with N agents cost on this host (tests/bench/net-floor), with no
  * protocol at all: the floor under `iofleet run --listen`'s own CPU.

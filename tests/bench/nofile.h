@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/bench/nofile.h - the open-file limit of a bench program that holds
  * many connections (iof_simagent, iof_netfloor). */
 #ifndef IOF_TESTS_BENCH_NOFILE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/bench/simagent.c - iof_simagent: N simulated dynamo agents in one
  * process and one libuv loop, for tests/bench/manager-scale.
  *

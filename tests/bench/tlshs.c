@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/bench/tlshs.c - iof_tlshs: the CPU of one TLS 1.3 handshake as
  * iofleet does it (common/tls.c), full against resumed, server and client
  * side apart, and the bytes each puts on the wire (tests/bench/tls-handshake).

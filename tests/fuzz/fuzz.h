@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/fuzz/fuzz.h - what every fuzz target shares.
  *
  * Each tests/fuzz/fuzz_<name>.c defines LLVMFuzzerTestOneInput(). It is

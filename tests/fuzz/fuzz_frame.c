@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/fuzz/fuzz_frame.c - proto/frame: the incremental frame decoder.
  *
  * Input: byte 0 picks the payload limit the decoder starts with and the one

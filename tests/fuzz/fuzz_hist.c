@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/fuzz/fuzz_hist.c - common/hist: the histogram wire formats, sparse
  * and runs.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/fuzz/fuzz_import.c - proto/import_fio.c and proto/import_icf.c: the
  * fio job file and Iometer configuration file importers.
  *

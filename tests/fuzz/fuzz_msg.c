@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/fuzz/fuzz_msg.c - proto/msg: proto_msg_decode() for every type.
  *
  * Input: a frame payload, raw. An input starting with a byte below 0x09 (no

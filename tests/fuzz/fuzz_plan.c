@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/fuzz/fuzz_plan.c - proto/plan: the plan loader and --set overrides.
  *
  * Input: plan text, optionally followed by a NUL byte and up to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/fuzz/fuzz_statsbin.c - proto/statsbin: the binary stats body, as a
  * manager decodes it from an agent that negotiated protocol 1.1.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/fuzz/make_seeds.sh - (re)writes the seed inputs of tests/fuzz/corpus/.
 #
 #     tests/fuzz/make_seeds.sh

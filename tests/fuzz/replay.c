@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/fuzz/replay.c - runs a fuzz target over a corpus, without libFuzzer.
  *
  *     replay_<name> PATH...

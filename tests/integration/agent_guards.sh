@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The agent decides what it touches: --allow and the workdir bound every
 # path (no symbolic link followed beneath them), devices with a partition table or filesystem are
 # written only with --allow-destructive. Each refusal names the path and the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # An agent's hello carries text from the system (hostname, kernel release,
 # disk models, mountpoints, the workdir's path): each is escaped to the text
 # policy (docs/security.md, "Text") so the hello always encodes. An agent

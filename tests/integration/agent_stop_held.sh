@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A stop reaches a test the agent holds but does not run (a scripted manager,
 # lib/fake_manager.py, speaking the protocol to a real dynamo):
 # 1. a test set up (`ready` sent) and not started is dropped at the stop: its

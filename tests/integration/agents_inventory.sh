@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # `iofleet agents`: an agent's inventory as the user sees it (table and JSON),
 # against loop devices with and without a filesystem; a device mounted after
 # the agent started shows up as mounted on the next call; unreachable agents

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # packaging/bash-completion/iofleet, sourced into a fresh bash and driven as
 # readline would (COMP_WORDS/COMP_CWORD): subcommands, `pki init`, options of
 # each command and of dynamo (taken from their --help tables), option values

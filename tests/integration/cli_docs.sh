@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The options each command's table defines (as its --help prints them, the
 # help being generated from the table the parser uses) against the README's
 # Usage section: every option is in the command's synopsis there, and the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # iofleet run --allow-destructive reaches the local agent: a loop device with
 # an ext4 signature is refused for writes by a local run without it (nothing
 # written), and written with it. Root only (loop device, mkfs.ext4).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The command lines of iofleet and dynamo: --help on every subcommand (exit 0,
 # stdout), "did you mean" for mistyped commands and options (exit 2, a short
 # usage on stderr), --opt=value, plans from stdin, --set/--unset and result

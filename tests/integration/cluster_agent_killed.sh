@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # An agent lost mid-test: the manager names it within 3 heartbeats, finishes
 # the test on the others and exits 1; the table has the survivors' NODE rows
 # and the lost node's rows marked partial (what its intervals measured), a

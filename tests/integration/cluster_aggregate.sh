@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Three loopback agents, two workers each: the cluster tables add up exactly
 # (ALL = sum of NODE = sum of WORKER, read + write = IOPS in every row), the
 # header names 3 nodes and a small start skew, and one live line per interval

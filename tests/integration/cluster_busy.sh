@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # One manager session per agent: while manager A runs a long test on agent X,
 # manager B is refused (exit 3, "busy with manager") and A's run goes on
 # undisturbed; SIGINT stops A (exit 130, partial table marked INTERRUPTED)

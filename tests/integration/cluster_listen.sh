@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Connection setup.
 # Iometer-style topology: the manager listens (--listen --expect N) and the
 # agents dial in (dynamo --manager). Two agents and --expect 2 run; --expect 3

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # An interval an agent could not keep (it fell behind: ring overrun) is sent
 # with "lost": true, and the manager never takes it for an idle interval: a
 # scripted agent (lib/fake_agent.py) loses interval 2 of 4.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A node lost mid-test keeps what it measured, in every result file: two
 # agents on loopback, kill -9 of one during test 1 of 2.
 #  - test 1: the lost node's NODE, WORKER and TARGET rows are there, marked

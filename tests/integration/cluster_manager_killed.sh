@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The dead-man rule: when the manager vanishes mid-test, the agent stops its
 # I/O within 3 heartbeats and goes back to waiting.
 # 1. SIGKILL the manager (the connection drops).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A missing agent: the manager says at once which agent it waits for and
 # why, counts the wait down (a plain line a second off a terminal), and
 # with --min-agents goes on with the agents that did connect, naming the

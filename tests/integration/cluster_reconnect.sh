@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # An agent started with --manager before the manager listens retries with
 # capped exponential backoff and joins once the manager is up. When a run
 # ends (normally or interrupted), the agent dials again, and the next manager

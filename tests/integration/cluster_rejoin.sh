@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # An agent restarted in the middle of a campaign: the manager reports it
 # lost in the test it dropped out of, the test finishes on the others, the
 # restarted agent reconnects (--agent: redialled; --listen: it dials in

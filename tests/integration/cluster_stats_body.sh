@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The stats body across protocol minors (docs/protocol.md, "Binary stats
 # body"), with the real binaries; IOF_PROTO_MINOR=N makes a process announce
 # protocol 1.N, as an older build does:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Protocol version negotiation and strangers, with fake peers on bash
 # /dev/tcp:
 # - a fake agent speaking protocol 2.0 is refused by the manager, with both

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Every shipped plan (configs/*.json) validates and runs end to end, made
 # cheap: null engine in every worker group, 4m test files, a short measured
 # window, at most 3 cycle steps. The run prints one "== test" table per test

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The container image (labels `package` and `slow`: it downloads Debian packages
 # with mmdebstrap, about two minutes): scripts/package and
 # packaging/container/build-image build it without any registry but Debian's;

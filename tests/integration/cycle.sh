@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cycling end to end: queue depth (exponential), worker count and target
 # count (linear) each give one test per step, in order, with the step in the
 # table header and the entity rows the step implies. Null engine, tiny test

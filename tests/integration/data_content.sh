@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Data content ("data": dedupe, compress, dedupe_unit) measured from outside:
 # a whole 64 MiB file is written sequentially with each setting, then
 # lib/data_check.py counts its distinct 4 KiB blocks and compresses it with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # dynamo as PID 1 (a container's init): in a new PID namespace, where the kernel
 # drops every signal PID 1 has no handler for, SIGTERM in the middle of a test
 # stops its I/O (the manager sees the agent go: exit 1, the test's measured I/O

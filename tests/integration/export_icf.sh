@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # iofleet export: a plan as an Iometer configuration file, read back by
 # iofleet import to the same specs, workers and queue depth (round trip);
 # what Iometer cannot express exits 2 naming the plan key and writes nothing.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Disk full while an agent prepares its test files.
 # 1. A test file larger than the free space of the agent's workdir (a 16 MiB
 #    tmpfs): refused before anything is written, with a clear error naming the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A target that starts failing mid-run.
 # Agent n1 reads two block devices with one worker: BAD and GOOD; agent n2
 # reads a third, OTHER. ~2 s into the test BAD starts failing every I/O past

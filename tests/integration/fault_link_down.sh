@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The network link of one node goes down mid-test and comes back.
 # 3 namespaces on a bridge, one dynamo each on its own loop device (libaio),
 # the manager in the hub namespace, heartbeats every 500 ms, a plan of 3 tests.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A fleet's final table: 40 simulated agents (iof_simagent, one process)
 # dial a --listen manager that writes --csv. The terminal shows ALL, the 5
 # slowest and 5 fastest nodes, how many nodes and rows it hides and the CSV's

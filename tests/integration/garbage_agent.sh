@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Garbage on a listening agent's port (issue 6, "Bad input"), with fake
 # peers on bash /dev/tcp. Complements cluster_version.sh (HTTP, TLS
 # ClientHello, 0xFFFFFFFF length, reserved flags, "not json", a 2.0 manager),

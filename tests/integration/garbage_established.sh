@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Garbage after the session is established (issue 6, "Bad input"): a fake
 # manager on bash /dev/tcp completes the hello exchange with a listening
 # agent (its hello, the agent's hello and welcome; heartbeat_ms 60000, which

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Garbage on the manager's --listen port (issue 6, "Bad input"), with fake
 # peers on bash /dev/tcp; cluster_version.sh already sends one HTTP request
 # and two bare connects, which this test does not repeat.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Different workloads at once (Iometer's per-worker assignment): two worker
 # groups with their own specs run on two loopback agents. Test 1 runs a 4k
 # 70 % read random mix in group "oltp" beside a 64k sequential read in group

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The run history (docs/history.md): every iofleet run recorded in SQLite.
 # 1. The default file ($XDG_DATA_HOME, else ~/.local/share), --no-db, and an
 #    unusable default (a warning) or --db (exit 2).

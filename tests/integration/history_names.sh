@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Names and tags with control characters (docs/security.md, "Text"):
 # 1. refused where they are given: a plan's name, spec and group names
 #    (exit 2, the JSON path and the character escaped), `iofleet run --tag`

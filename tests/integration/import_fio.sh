@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # iofleet import on a fio job file, round trip: seed 000's four corners as the
 # report's fio job file (configs/fio/four-corners.fio) imports with its
 # ignored options named by line, validates, and a short null-engine run gives

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # iofleet import on Iometer configuration files, round trip: each file of
 # tests/data/iometer (1.1.0 and date-style headers; merged workers, two
 # managers, queue-depth cycling) imports with its Windows targets mapped to

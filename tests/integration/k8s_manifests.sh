@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # deploy/kubernetes, validated offline: both kustomizations render
 # (kubectl kustomize); every object matches the Kubernetes API schema
 # (lib/k8s_schema.py: python3-kubernetes' models, unknown fields refused);

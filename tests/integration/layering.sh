@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Dependencies point one way: manager, dynamo -> proto -> common. No source
 # includes a header of a layer above it or beside it (manager and dynamo
 # never include each other), the iofleet executable holds no code of the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Queue depth is what the user asked for: Little's law from the CSV. At QD 16
 # (libaio, loop devices backed by /dev/shm) the I/Os really outstanding,
 # IOPS x mean latency, are at least 0.9 x QD, for the run and for every

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The four corners (4k random read and write, 512k sequential read and
 # write) with 4 workers x QD 64 and no ramp-up: every worker is set up
 # (buffers allocated and filled, target opened, engine ready) before the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # iofleet run --http: the live view during a real run (null engine, the local
 # agent, 1 s intervals). /metrics parses with prometheus_client's own parser
 # and its counters at the end equal the final CSV's ALL counts exactly;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # iofleet run --http with an agent lost mid-test (SIGKILL): the live view
 # flags it while the run goes on (/api/run "up": false, then "lost": true
 # once its partial rows are in; /metrics iofleet_agent_up 0) and keeps the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # iofleet run --http: the live page in headless Chromium during a real run
 # (null engine, the local agent, 1 s intervals): it loads, fills in from the
 # event stream and changes between two intervals (DOM text), with no console

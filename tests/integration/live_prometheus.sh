@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # iofleet run --http's /metrics as Prometheus' own tool reads it: every
 # scrape of a three-test run (one every 0.2 s, ramps and test starts
 # included) passes `promtool check metrics`; once a series is exposed it

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The man pages under man/ against the programs: every command that
 # `iofleet --help` lists has its own section in iofleet(1), and every option
 # its --help table defines (the table the parser uses) is a tagged entry in

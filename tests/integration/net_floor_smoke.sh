@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # iof_netfloor (tests/bench/net-floor), quickly, so the bench cannot rot: 50
 # connections over loopback for 2 measured seconds after 1 s; the server must
 # have read exactly 50 x 2 messages of 917 bytes in the window and the client

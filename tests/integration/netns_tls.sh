@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # TLS across hosts: 3 network namespaces, each with a dynamo holding its own
 # certificate from `iofleet pki init`, the manager in the hub namespace with
 # the manager certificate; plain TCP off loopback is refused without

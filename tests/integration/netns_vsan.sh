@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Multi-host run: 5 network namespaces on a bridge (198.18.0.0/24), one dynamo
 # per namespace on its own loop device (/dev/shm), the manager in the hub
 # namespace, running the vSAN IOMeter spec "4K 70% read 100% random"

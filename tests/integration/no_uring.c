@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/integration/no_uring.c - iof_no_uring ERRNO CMD [ARG...]: runs CMD with
  * io_uring_setup failing with ERRNO (ENOSYS: a kernel without io_uring; EPERM:
  * io_uring disabled by sysctl), through a seccomp filter that every child

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # One rule for a node's name wherever it is given (proto/name.h): dynamo
 # --name, iofleet pki init's names and a plan's workers[].nodes refuse the
 # same names (64 bytes at most, the reserved ALL, ca and manager in any case)

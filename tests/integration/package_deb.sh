@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The .deb round trip on this machine (label `package`): scripts/package builds
 # the package (CPack, shlibdeps); lintian finds no error; the package's control
 # data (dependencies from shlibdeps, conffile) and files are as promised;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # dynamo.service under a real systemd (label `package`): this machine's PID 1
 # is not systemd, so a Debian 12 system is made with mmdebstrap (systemd and the
 # iofleet .deb, installed by its own postinst) and booted with systemd-nspawn.

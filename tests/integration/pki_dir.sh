@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # --pki DIR (the layout iofleet pki init writes) instead of the three --tls-*
 # options, $IOFLEET_PKI as its default, explicit options winning, and a
 # missing file named.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # iofleet pki init: a CA, the manager's and two agents' certificates, checked
 # with the openssl command line (chain, names, usages, modes); enrolling a
 # third agent later under the same CA; refusals and their exit codes.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # What validates also runs: one node's share of a test (the workers x
 # targets of every group selecting it) is bounded at validation by the same
 # limit the stats messages carry (common/spec.h), so the largest plan that

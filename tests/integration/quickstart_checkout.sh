@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # scripts/quickstart leaves the checkout as it found it (git status clean):
 # its test file, result and report go under build/ (ignored by git), its
 # run history to $XDG_DATA_HOME, and a relative path among its extra

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A rate curve (plan "cycle": {"rate": {"curve": [...]}}, vdbench
 # iorate=curve) on the null engine, two workers on the embedded agent:
 # test 1 runs unthrottled; each later test offers every worker its curve

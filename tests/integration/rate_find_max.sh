@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # find_max (plan "cycle": {"rate": {"find_max": {"p99": ...}}}) on a device
 # whose latency we shape: a loop device over a file on a FUSE filesystem
 # (tests/integration/lib/stallfs.py) that serves one I/O at a time and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # find_max reproduces (plan "cycle": {"rate": {"find_max": {"avg": ...}}},
 # common/ratecycle.h) on a loop device over a /dev/shm file: a short search
 # (2 s steps, about 30 s), then the answer's offered rate run again 3 times

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A find_max plan between peers that lay its tests out differently (protocol
 # 1.4 changed the search to IOF_FIND_MAX_TESTS tests per spec; the start
 # names a test by its index): refused on both sides, never run as another

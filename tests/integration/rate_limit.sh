@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # workers[].rate, a spec's io_limit and its own duration, end to end on the
 # null engine with two agents (issue 11):
 # 1. A rated run (2 agents x 2 workers x 2000 IOPS, uniform, 10 s measured

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A rated worker on a device that stalls (issue 11, "no coordinated
 # omission"): a loop device over the FUSE file of lib/stallfs.py (as in
 # security_stuck.sh) hangs for 2 s in the middle of a 6 s test at 50 IOPS,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # iofleet report (docs/history.md): a real two-run comparison on two loopback
 # agents (null engine), loaded from its file in headless Chromium over the
 # DevTools protocol (lib/report_check.py): no console error, no request of any

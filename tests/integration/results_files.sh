@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Result files from a real two-agent run: every writer's output parsed and
 # cross-checked (ALL = sum of NODE = sum of WORKER, exactly, on counts), the
 # Iometer header byte for byte, a Ctrl-C'd run still leaves valid files with

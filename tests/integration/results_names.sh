@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Result file names with {date} and {run}: each run gets its own files
 # instead of being refused for an existing one (docs/results.md, "File
 # names"). {run} is the run's id in the history (the same id `iofleet runs`

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # --json at fleet scale (docs/results.md): each finished test is appended to
 # the file, so
 #  1. a manager killed with SIGKILL between tests leaves a valid document

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # libaio with O_DIRECT on real block devices: loop devices backed by /dev/shm.
 source "$(dirname "$0")/lib/common.bash"
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Test files that stay: `iofleet run --cleanup` (plan run.cleanup) makes the
 # agent remove the test files this run created at the run's end - also when
 # the run is interrupted - and keeps files it only reused; `iofleet clean`

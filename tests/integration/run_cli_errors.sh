@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Bad input to `iofleet run`: each gets a clear message and the right exit code.
 source "$(dirname "$0")/lib/common.bash"
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # SIGINT mid-test: the run stops promptly, prints what was measured, exits 130,
 # and marks the test interrupted in every result file.
 source "$(dirname "$0")/lib/common.bash"

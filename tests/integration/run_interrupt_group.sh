@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Ctrl-C in a terminal signals the whole foreground process group. A local
 # run (no --agent, no --listen) starts its own agent: that agent must not
 # take the terminal's SIGINT as its own, or the run reports it lost with an

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Where each target lives: the JSON result names the device and filesystem
 # under every TARGET row as the agent found them at preparation, and the run
 # warns on the terminal about RAM-backed targets (tmpfs, a loop device on

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The quick form: `iofleet run/validate --spec ... --target ...` without a plan
 # file is the same plan as the file --print-plan writes (validate lists the
 # same tests), runs one test per --spec, and refuses bad options with one line.

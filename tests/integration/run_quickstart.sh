@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # End-to-end: the README's quickstart plan runs on the local machine, every
 # test prints a table, and the ALL row is the exact sum of the workers.
 source "$(dirname "$0")/lib/common.bash"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The io_uring engine through the real binaries (iofleet and its local dynamo):
 # a test file and, as root, a loop device backed by /dev/shm. Little's law from
 # the CSV (IOPS x mean latency >= 0.9 x QD at QD 16) shows the engine keeps the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # History housekeeping: runs rm of ranges and by tag, runs prune
 # (--older-than, --keep, --tag, --dry-run), runs tag, and the file compacted
 # after a removal (a removal used to leave the file at its old size).

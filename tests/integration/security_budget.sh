@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The agent's budget: a plan that needs more worker threads, I/O buffer
 # memory or AIO events than the agent allows is refused at prepare, before
 # anything is written, opened or started, with a message naming the limit

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Security (issue 17, "Devices: hold what you write"), on loop devices
 # backed by /dev/shm files:
 #   1. a device written by a test is held exclusively for the whole test:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # iofleet run --http under slow and event-stream connections from many
 # loopback addresses (127.0.0.2..127.0.0.46, all one /24): 45 slowloris
 # clients (request headers begun, one more header line a second, never

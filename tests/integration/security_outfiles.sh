@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Files the manager writes for the user are never written through a
 # symbolic link (docs/security.md, "Files the manager writes"). Someone who
 # can write the directory plants links where a root-run iofleet will write:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Security (issue 17, "Paths: check what was opened, not a name"): a root
 # agent writes only inside its workdir and what --allow names, whatever a
 # local user does to the paths in between. Each part is an attack that

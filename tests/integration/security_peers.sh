@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Who may talk to an agent (issue 17): the agent runs as root, so an
 # unauthenticated session is allowed only from a peer the kernel proves is
 # root or the agent's own user, and unauthenticated peers cannot exhaust it.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Never stuck: whatever a plan or a device does, the agent's loop keeps
 # answering, and stop, the dead-man rule and SIGTERM end a test at once.
 # 1. A plan with ramp 1h and a burst delay of 1h, then its manager killed:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The simulator's reconnects (iof_simagent --redial, tests/bench/manager-scale
 # IOF_SCALE_CUT=1): 6 simulated agents dial a TLS --listen manager (one
 # certificate each from `iofleet pki init`); during test 1 SIGUSR1 cuts the

@@ -1,16 +1,30 @@
-# House rules a script can check (docs/architecture.md): every C source
+# SPDX-License-Identifier: Apache-2.0
+# House rules a script can check (docs/architecture.md, CONTRIBUTING.md):
+# every source file carries the licence's SPDX line, every C source then
 # opens with a comment saying what it is for, and nothing writes to stderr
 # but common/log.h, usage text and the live line.
 source "$(dirname "$0")/lib/common.bash"
 [ -d "$IOF_SRC/common" ] || skip "sources not found at $IOF_SRC"
 cd "$IOF_SRC"
 
+[ -f LICENSE ] && grep -q "Apache License" LICENSE || fail "LICENSE (Apache-2.0) is missing"
+spdx="SPDX-License-Identifier: Apache-2.0"
 bad=()
 while IFS= read -r f; do
-    head -n 1 "$f" | grep -q '^/\*' || bad+=("$f")
-done < <(find common proto dynamo manager tests -name '*.c' | sort)
-[ ${#bad[@]} -eq 0 ] || fail "no opening comment: ${bad[*]}"
-ok "every .c file opens with a comment"
+    head -n 2 "$f" | grep -qF "$spdx" || bad+=("$f")
+done < <(find common proto dynamo manager tests scripts packaging deploy man .ci \
+    -type f \( -name '*.[ch]' -o -name '*.sh' -o -name '*.bash' -o -name '*.py' \
+    -o -name '*.yaml' -o -name 'CMakeLists.txt' -o -name '*.cmake' -o -name '*.[158]' \) \
+    -not -path '*/corpus/*' | sort)
+[ ${#bad[@]} -eq 0 ] || fail "no '$spdx' in the first two lines: ${bad[*]}"
+ok "every source file carries the SPDX licence line"
+
+bad=()
+while IFS= read -r f; do
+    sed -n 2p "$f" | grep -q '^/\*' || bad+=("$f")
+done < <(find common proto dynamo manager tests -name '*.[ch]' | sort)
+[ ${#bad[@]} -eq 0 ] || fail "no opening comment after the SPDX line: ${bad[*]}"
+ok "every C file opens with a comment"
 
 # Direct writes to stderr outside common/log.c may only print usage text
 # (the format starts "usage: ") or the live line (manager/report.c).

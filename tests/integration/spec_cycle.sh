@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cycling the spec itself end to end: one single-line spec and
 # "cycle": {"size": [4k, 8k], "read": [100, 0]} with a queue_depth cycle of
 # two steps run 2 x 2 x 2 = 8 tests, in order, each table named after its

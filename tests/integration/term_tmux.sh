@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The terminal as a person sees it: `iofleet run` in a real terminal (tmux)
 # 140 and 80 columns wide, the screen captured with wrapped lines joined.
 # No line is wider than the terminal (a wrapped table row or live line would

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A TLS agent's log under a careless deployment and under a flood: a private
 # key its group or others may read is warned about (the file, its mode, and
 # chmod 600), by the agent and by the manager; TLS handshakes that time out

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # TLS 1.3 with mutual certificates between iofleet and dynamo: a good pair
 # runs; every refusal (other CA, expired, no certificate, wrong name, plain
 # <-> TLS) is refused on the right side with its cause, and no test runs.

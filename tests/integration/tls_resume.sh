@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # TLS session resumption on reconnect (certificates from `iofleet pki init`).
 # Two agents dial a --listen manager, node1 through a loopback relay (node2
 # directly, so that the run goes on while node1 is away); the first

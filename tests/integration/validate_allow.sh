@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # iofleet validate checks a plan against what the agents will accept: their
 # budget and their --allow lists (a target outside them is refused, exit 1,
 # as the run would be), takes --agents-file as run does, and without agents

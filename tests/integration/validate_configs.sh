@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Every shipped plan validates.
 source "$(dirname "$0")/lib/common.bash"
 n=0

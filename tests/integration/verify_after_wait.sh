@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # verify_mode "after" on a target that takes longer to read back than the
 # manager waits for a result: the agent reports its read-back progress and
 # the manager keeps waiting while it comes, so the node finishes with its

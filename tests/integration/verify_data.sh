@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # End-to-end verification ("verify") on a kept test file: written with
 # headers it reads back clean in a later run (a new agent: only the file and
 # the workdir carry over); one byte inverted with dd, in a block's payload or

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Verify on a whole block device: a write test with "verify" ends with
 # iofleet's marker stamped over the device's first and last 512 bytes
 # (dynamo/devguard.h); the verified range leaves those sectors out, so the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Verify after writes of different sizes: a test file written whole in
 # 64 KiB verified blocks, then 4 KiB verified writes at random inside them,
 # then read back in 64 KiB reads. Nothing is wrong with the file: no

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Working set and target templates end to end: "vmdk{0..3}.dat" runs four
 # test files (validate lists them, the run has one TARGET row each), and a
 # percentage range is resolved on the node against the size it finds (an

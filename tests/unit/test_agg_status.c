@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_agg_status.c - manager/aggregate.c: the status of the rows
  * a test gives every sink, as docs/results.md says it.
  *

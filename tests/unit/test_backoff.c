@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_backoff.c - common/backoff.c: the redial delay doubles up
  * to its cap, is jittered into [base/2, base], goes back to the minimum after
  * a reset, and spreads a fleet's redials instead of syncing them. */

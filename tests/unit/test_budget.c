@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_budget.c - common/budget.c and dynamo/budget.c: what a test
  * needs on a node (threads, buffer memory, AIO events, descriptors), the
  * refusal messages naming the limit and both numbers, and the start-time

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_buf.c - common/buf.c: appends of every kind, growth past
  * the first allocation, the limit, size overflow, an allocation failure
  * (realloc is wrapped, see tests/CMakeLists.txt) kept as a sticky error,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_clean.c - the workdir's own bookkeeping (dynamo/clean.c,
  * dynamo/target.c, dynamo/scope.c): a target named like the ledger or a
  * verify state file is refused by the agent, whatever the plan loader did,

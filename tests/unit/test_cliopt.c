@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_cliopt.c - common/cliopt.c: option tables over getopt_long.
  *
  * Parses argument vectors against a small table and checks what comes back

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_clock.c - time arithmetic on values from the wire
  * (common/clock.h): never a signed overflow, out-of-range sums refused. */
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_cpustat.c - node and agent CPU between two samples
  * (dynamo/cpustat.h): the agent's share is over elapsed time x CPUs, not
  * over the /proc/stat ticks that happened to pass. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_data.c - dynamo/data: the layout of a unit (random part,
  * zero tail) for each compress share, the duplicate share over many writes,
  * the pool shared across seeds, unique units never repeated, and multi-unit

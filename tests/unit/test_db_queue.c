@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_db_queue.c - manager/db_queue.c, the run history's
  * bounded hand-over from the loop to its writer thread.
  *

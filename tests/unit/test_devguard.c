@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_devguard.c - dynamo/devguard on image files: the state of
  * a device's ends (zero, marked, hash), the marker's round trip and what
  * breaks it, and the refusal of data at either end without the marker. */

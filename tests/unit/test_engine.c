@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_engine.c - dynamo/target, dynamo/run and the engines
  * (null, sync, libaio) on temporary files, through the dyn_test API.
  *

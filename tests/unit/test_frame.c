@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_frame.c - proto/frame: encoding, and the incremental
  * decoder on split, merged, truncated, oversized and foreign input.
  *

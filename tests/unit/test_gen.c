@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_gen.c - dynamo/gen: the access-spec generator against
  * Iometer's semantics (gen.h): read/write mix, line shares per burst,
  * random/sequential mix, alignment and uniformity of random offsets,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_gen_dist.c - dynamo/gen: skewed random offsets (a line's
  * "distribution", fio's random_distribution): zipf, pareto, normal and
  * zoned histograms against their analytical distributions, the scatter

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_genmap.c - dynamo/genmap: the expected generation of each
  * block of a verified test file: set by completed writes only, unknown
  * while a write is in flight (a crash leaves it unknown), ambiguous when

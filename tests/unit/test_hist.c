@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_hist.c - common/hist: layout, error bound, merge, wire format.
  *
  * Random samples come from a fixed-seed splitmix64 so every run sees the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_http_guard.c - manager/http_guard.c: connections are
  * counted per IPv4 /24 and IPv6 /64 (IPv4-mapped IPv6 as IPv4); over a cap a
  * new connection closes the oldest of its network still waiting for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_import_fio.c - proto/import_fio.c: each fio construct as
  * the plan it becomes (checked through the plan loader), fio's defaults, the
  * exact messages for ignored and unmappable options, and garbage refused

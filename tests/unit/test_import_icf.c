@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_import_icf.c - proto/import_icf.c: Iometer configuration
  * files of several shapes (1.1.0 and date-style headers, merged workers, two
  * managers, queue-depth cycling, old field layouts) as the plans they become

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_inventory.c - dynamo/inventory: the strings an agent's
  * hello carries are valid under common/text.h's policy, so the hello always
  * encodes: C1 controls, bidirectional overrides and UTF-8 cut short (sysfs

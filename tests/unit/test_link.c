@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_link.c - proto/link.c's lost-peer rule: a link whose own
  * loop stalled (longer than the silence limit) while the peer kept sending
  * is not declared lost at the first late tick, before the waiting messages

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_log.c - common/log.c: a quoted newline or escape sequence
  * can neither forge a second log line nor reach the terminal raw. */
 #include <setjmp.h>

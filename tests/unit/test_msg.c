@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_msg.c - proto/msg: the type table, encode/decode round
  * trips of every message with a body, forward compatibility (unknown fields
  * ignored), and the exact diag of every refused field.

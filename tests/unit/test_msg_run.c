@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_msg_run.c - proto/msg: the messages of a run (plan,
  * prepare, prepare_progress, prepared, start with offset_ns, stats, result).
  *

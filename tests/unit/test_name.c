@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_name.c - proto/name.c: the one rule for a node's name
  * (dynamo --name, certificate names, a plan's nodes), one message per
  * reason, the limit exactly at 64 bytes, reserved names whole and in any

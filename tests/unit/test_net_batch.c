@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_net_batch.c - batched small writes (common/net.h,
  * iof_conn_batch_*): what a batch sends reaches every connection in the
  * order it was written, also when a connection is written twice in one

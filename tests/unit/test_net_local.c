@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_net_local.c - unix-domain connections of common/net.c:
  * the peer's credentials of a socketpair (what the embedded agent and its
  * manager check), the local-peer rule, a descriptor that is no unix stream

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_out_csv.c - the --csv and --timeseries writers
  * (manager/out_csv.c, manager/out_timeseries.c), driven through their sink
  * ops with synthetic events, then read back with a strict RFC 4180 reader.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_out_iometer.c - manager/out_iometer.c, the --iometer-csv
  * writer: Iometer 1.1.0's results.csv layout.
  *

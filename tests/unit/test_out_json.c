@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_out_json.c - manager/out_json.c, the --json result document.
  *
  * The sink is driven through its ops with synthetic events shaped like

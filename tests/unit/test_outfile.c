@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_outfile.c - common/outfile: a file a user named is written
  * under a temporary name and renamed over it, never through a symbolic link:
  * dangling links, links to files, existing files with and without force, a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_pki.c - manager/pki.c, `iofleet pki init`.
  *
  * Each case runs mgr_cli_main() on `iofleet pki ...` (stdout and stderr captured in files) or

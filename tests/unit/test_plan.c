@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_plan.c - the plan loader (proto/plan.c) and plan
  * expansion (common/spec.c): good plans with every default checked, bad plans
  * with their exact message, units, cycles, --set overrides, printing.

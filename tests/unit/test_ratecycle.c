@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_ratecycle.c - rate cycles (plan "cycle": {"rate": ...}):
  * the loader's keys and one-line errors, the curve's steps, the find_max
  * search against synthetic latency-against-rate responses (a sharp knee

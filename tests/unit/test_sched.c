@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_sched.c - dynamo/sched: the arrival schedule of a rated
  * worker. Uniform spacing is exact (no drift over 10^6 I/Os, gaps that are
  * not whole nanoseconds included); MiB/s gaps follow each I/O's size;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_scope.c - dynamo/scope: how a plan target is resolved
  * against the workdir and --allow entries, with openat2 and with the
  * component-by-component fallback used where the kernel lacks it. Each case

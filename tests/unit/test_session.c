@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_session.c - manager/session: the state machine of an agent
  * session driven through its transition table. Every legal transition moves
  * the state as the table says; every other (state, event) pair is refused

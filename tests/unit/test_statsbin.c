@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_statsbin.c - proto/statsbin: the binary stats body.
  *
  * Round trips (struct -> binary frame -> decoder -> struct) come back bit

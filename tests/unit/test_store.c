@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_store.c - manager/store.c and the history sink
  * (manager/out_db.c), read back through the report model (report_data.c).
  *

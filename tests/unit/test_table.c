@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_table.c - manager/report.c's final table: for a fleet,
  * when it is summarised and what the summary shows (the slowest and fastest
  * nodes by IOPS, how many nodes and rows are hidden, the files that keep

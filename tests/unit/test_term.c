@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_term.c - manager/term.c: latencies in auto-scaled units
  * (3 significant digits, the unit's edges rounded the right way), columns
  * of UTF-8 text, prose wrapped to a width, the terminal width of a file. */

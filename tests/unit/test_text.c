@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_text.c - common/text.c: which characters the name policy
  * refuses (C0, DEL, C1 as UTF-8, bytes that are not UTF-8, bidirectional
  * controls) and how they are shown, the terminal escaper built on the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_tls.c - the TLS transport under iof_conn (common/tls.c,
  * common/net.c): TLS 1.3, mutual certificate authentication, over libuv on
  * 127.0.0.1 (ephemeral ports).

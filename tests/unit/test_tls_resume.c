@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_tls_resume.c - TLS 1.3 session resumption (common/tls.c):
  * a client that got a ticket offers it on its next connection to the same
  * address and the server that issued it resumes the session with the peer

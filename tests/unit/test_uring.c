@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_uring.c - the io_uring engine (dynamo/engines/uring.c) on
  * temporary files: through its ops table (data written is read back equal,
  * with and without registered buffers and files; errors come back per I/O) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_verify.c - dynamo/verify: checksum vectors (crc32c against
  * a bit-by-bit reference, xxh64 against the published empty-input value),
  * the header codec, and the classification of every kind of bad block:

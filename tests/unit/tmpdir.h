@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/tmpdir.h - the temporary directory a unit test works in: made
  * fresh with mkdtemp under $IOF_TEST_TMPDIR (or /tmp), removed with all it
  * holds at the end. Header-only, for the test programs in this folder. */

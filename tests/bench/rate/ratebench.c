@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/bench/rate/ratebench.c - rate accuracy of one rated worker, through
  * the dyn_test API the agent drives (dynamo/run.h): achieved IOPS over the
  * target, the coefficient of variation of the gaps between the I/Os as

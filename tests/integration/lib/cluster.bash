@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Helpers for the loopback cluster tests (tests/integration/cluster_*.sh):
 # start dynamo agents and iofleet managers in the background, wait for their
 # log lines with a timeout, and stop exactly the processes the test started

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared helpers for integration tests (sourced; not a test itself).
 # Tests exit 0 on success, 1 on failure, 77 when skipped (with the reason).
 set -euo pipefail

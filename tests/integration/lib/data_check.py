@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Measures what a file offers deduplicating and compressing storage, with
 nothing of iofleet's: the share of distinct UNIT-byte blocks (by content), and
 the size zstd and lz4 (their command-line tools, default levels) compress the

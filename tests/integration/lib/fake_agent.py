@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A scripted agent for manager tests (not a test itself): it listens on
 127.0.0.1:PORT (printed on stdout as "listening PORT"), speaks protocol 1.0
 to one `iofleet run --agent` session and runs every test of the plan by

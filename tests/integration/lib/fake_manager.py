@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A scripted manager for agent tests (not a test itself): it connects to a
 plain-TCP dynamo (--insecure) on 127.0.0.1:PORT, speaks protocol 1.4, sends
 the plan file PLAN and a prepare, then plays SCENARIO:

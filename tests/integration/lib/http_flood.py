@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Slow and event-stream connections against the live view (security_http.sh).
 
 usage: http_flood.py PORT SECONDS OUT.json --slow N --streams N [--first-addr K]

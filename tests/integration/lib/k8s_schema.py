@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Offline schema check of rendered Kubernetes manifests (a YAML stream on stdin).
 
 Each object is checked against the OpenAPI models of Debian's python3-kubernetes

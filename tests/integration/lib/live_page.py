@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Loads iofleet's live page in headless Chromium while a run is going on.
 
 usage: live_page.py URL OUT.json

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """One naming across the result files, as docs/results.md's table "One name per
 figure" states it. Usage: names_check.py RESULTS_MD OUT.csv OUT.json OUT-ts.csv OUT-iom.csv
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Multi-host helpers for integration tests and benchmarks (sourced; not a test).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Loads an iofleet HTML report in headless Chromium and checks it.
 
 usage: report_check.py REPORT.html OUT.json [SHOTDIR]

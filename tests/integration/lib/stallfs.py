@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 # A FUSE filesystem with one in-memory file, /disk.img, whose reads and
 # writes hang on demand: while the file named by --stall exists, every read
 # and write waits (polling every 20 ms). Mounted with direct_io, so a loop

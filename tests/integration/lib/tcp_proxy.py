@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A loopback TCP relay for the integration tests: listens on 127.0.0.1:LISTEN
 and relays each connection to 127.0.0.1:TARGET, byte for byte. Killing it cuts
 every relayed connection at once (both ends see EOF): a lost link between two
