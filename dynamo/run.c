@@ -37,12 +37,17 @@ _Static_assert((int)IOF_VERIFY_CRC32C == (int)DYN_VERIFY_CRC32C &&
 #define RUN_RING 8
 /* How long a stopping worker waits for in-flight I/O before giving up. */
 #define RUN_DRAIN_NS (30ULL * IOF_NS_PER_S)
-/* Most I/Os handed to the engine in one submit call. Linux plugs the block
- * queue for an io_submit of more than 2 iocbs (AIO_PLUG_THRESHOLD) and
- * dispatches nothing until the last one is set up, which idles the device
- * at high queue depth; pairs avoid the plug and still halve the syscalls
- * (measured in docs/performance.md). */
+/* I/Os handed to the engine in one submit call while the device has few in
+ * flight. Linux plugs the block queue for an io_submit of more than 2 iocbs
+ * (AIO_PLUG_THRESHOLD) and dispatches nothing until the last one is set up:
+ * with little else queued that idles the device, so a refill goes out in
+ * pairs. */
 #define RUN_SUBMIT_CHUNK 2u
+/* With at least this many I/Os already in flight the device has work while a
+ * plug holds the new ones, so the rest of a refill goes out in one call: one
+ * system call and one plugged dispatch for a burst of completions refilled,
+ * instead of one per pair (docs/performance.md, "Submission batches"). */
+#define RUN_SUBMIT_BATCH_INFLIGHT 8u
 /* Most completions taken in one reap. Every reap is stamped with its own
  * clock read, so a burst of completions is split over several stamps instead
  * of all sharing the one taken after the last was collected. */
@@ -607,12 +612,14 @@ static void worker_fail(struct run_worker *w, int err, const char *what)
 
 /* Issues the batch: every I/O in it gets one issue time, `issued`, taken when
  * the free slots were handed their requests (an I/O the engine refused
- * earlier is issued again now), then the engine is given RUN_SUBMIT_CHUNK
- * at a time. Time spent waiting behind earlier chunks is part of the I/O's
+ * earlier is issued again now), then the engine is given RUN_SUBMIT_CHUNK at
+ * a time until RUN_SUBMIT_BATCH_INFLIGHT are in flight, the rest in one
+ * call. Time spent waiting behind earlier chunks is part of the I/O's
  * latency: the slot is busy from the application's side. A rated I/O keeps
  * its scheduled time as the start of its latency; `issued` starts its
  * service latency. Returns how many were accepted, or a negative error. */
-static int worker_submit(struct run_worker *w, uint64_t issued, unsigned *npending)
+static int worker_submit(struct run_worker *w, uint64_t issued, unsigned inflight,
+                         unsigned *npending)
 {
     unsigned off = 0, n = *npending;
     int r = 0;
@@ -628,7 +635,8 @@ static int worker_submit(struct run_worker *w, uint64_t issued, unsigned *npendi
         for (unsigned i = 0; i < n; i++)
             w->batch[i]->submit_ns = issued;
     while (off < n) {
-        unsigned c = n - off < RUN_SUBMIT_CHUNK ? n - off : RUN_SUBMIT_CHUNK;
+        unsigned chunk = inflight + off >= RUN_SUBMIT_BATCH_INFLIGHT ? n : RUN_SUBMIT_CHUNK;
+        unsigned c = n - off < chunk ? n - off : chunk;
         r = w->eng->submit(w->ctx, w->batch + off, c);
         if (r < 0)
             return r;
@@ -814,7 +822,7 @@ static void *worker_main(void *arg)
                 w->paced ? worker_fill_paced(w, &npending, issued) : worker_fill(w, &npending);
             if (pause)
                 paused_until = now + pause;
-            r = worker_submit(w, issued, &npending);
+            r = worker_submit(w, issued, inflight, &npending);
             if (r < 0) {
                 worker_fail(w, r, "submit failed");
                 break;
@@ -1037,7 +1045,11 @@ static int worker_setup(struct dyn_test *t, struct run_worker *w, struct iof_dia
         if (!w->vbusy || !w->vskip || !w->vgens || !w->vtk)
             return iof_diag_set(diag, -ENOMEM, "worker %zu: out of memory", w->index);
     }
-    w->wbuf_len = (size_t)iof_budget_write_bytes(g, w->depth, w->maxsize);
+    /* A worker whose spec never writes needs no write data: one slot, not
+     * a buffer per slot filled at set-up (the budget still counts them). */
+    w->wbuf_len = w->may_write || w->valgo || w->has_data
+                      ? (size_t)iof_budget_write_bytes(g, w->depth, w->maxsize)
+                      : w->maxsize;
     if (posix_memalign((void **)&w->rbufs, RUN_BUF_ALIGN, (size_t)w->depth * w->maxsize))
         w->rbufs = NULL;
     if (posix_memalign((void **)&w->wbuf, RUN_BUF_ALIGN, w->wbuf_len))

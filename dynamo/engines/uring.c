@@ -2,9 +2,10 @@
 /* io_uring engine: Linux io_uring through liburing, with O_DIRECT. Targets are
  * registered files and the worker's buffers registered (fixed) buffers, so the
  * kernel neither looks up an fd nor pins pages per I/O. submit fills SQEs and,
- * in a worker up to URING_EAGER_DEPTH deep, hands each to the kernel as the
- * next is filled; the last one (all of them in a deeper worker) goes in the
- * same io_uring_enter that waits for completions at the next reap, and reap takes
+ * in a worker up to URING_EAGER_DEPTH deep while fewer than
+ * URING_BATCH_INFLIGHT are in flight, hands each to the kernel as the next is
+ * filled; the rest (all of them in a deeper worker) go in the same
+ * io_uring_enter that waits for completions at the next reap, and reap takes
  * what is already in the CQ ring without a syscall when that is enough. With
  * `hipri`
  * the ring polls for completions (IORING_SETUP_IOPOLL), for NVMe devices with
@@ -34,6 +35,10 @@
  * docs/performance.md: one at a time beat pairs and pairs beat the batch at
  * QD 32, the batch won on the disk at QD 128). */
 #define URING_EAGER_DEPTH 64u
+/* With this many I/Os in flight the device has work while a plugged batch is
+ * set up: the rest of a refill waits for the next enter, one system call for
+ * the batch instead of one per I/O (as run.c's RUN_SUBMIT_BATCH_INFLIGHT). */
+#define URING_BATCH_INFLIGHT 8u
 /* Largest SQ ring asked for: I/Os beyond it are flushed in several enters. */
 #define URING_MAX_SQ 4096u
 /* Largest CQ ring the kernel accepts (IORING_MAX_CQ_ENTRIES); deeper workers
@@ -52,9 +57,10 @@ struct uring_slot {
 struct dyn_engine {
     struct io_uring ring;
     unsigned depth;
-    bool disabled;  /* created disabled: the submitting thread enables it */
-    bool ready;     /* the submitting thread has set the ring up (uring_ready) */
-    unsigned nbufs; /* registered buffer areas, 0 when registration failed */
+    unsigned inflight; /* I/Os accepted and not yet reaped, queued SQEs included */
+    bool disabled;     /* created disabled: the submitting thread enables it */
+    bool ready;        /* the submitting thread has set the ring up (uring_ready) */
+    unsigned nbufs;    /* registered buffer areas, 0 when registration failed */
     uintptr_t buf_base[URING_MAX_BUFS];
     uint64_t buf_len[URING_MAX_BUFS];
     struct uring_slot *slots;
@@ -336,19 +342,26 @@ static int uring_submit(struct dyn_engine *e, struct dyn_io **ios, unsigned n)
         struct io_uring_sqe *sqe;
         int b, fd = io->fd;
 
-        if (e->depth <= URING_EAGER_DEPTH && io_uring_sq_ready(&e->ring)) {
+        if (e->depth <= URING_EAGER_DEPTH && e->inflight + i <= URING_BATCH_INFLIGHT &&
+            io_uring_sq_ready(&e->ring)) {
             /* Hand the queued SQE over before filling the next (no plug). */
             int r = io_uring_submit(&e->ring);
-            if (r < 0 && r != -EAGAIN && r != -EBUSY && r != -EINTR)
-                return i ? (int)i : r;
+            if (r < 0 && r != -EAGAIN && r != -EBUSY && r != -EINTR) {
+                if (!i)
+                    return r;
+                break; /* the I/Os before this one were accepted */
+            }
         }
         sqe = io_uring_get_sqe(&e->ring);
         if (!sqe) {
             /* SQ ring full (a ring of one entry, or the kernel kept the last
              * SQEs back with EAGAIN/EBUSY): flush it. */
             int r = io_uring_submit(&e->ring);
-            if (r < 0 && r != -EAGAIN && r != -EBUSY && r != -EINTR)
-                return i ? (int)i : r;
+            if (r < 0 && r != -EAGAIN && r != -EBUSY && r != -EINTR) {
+                if (!i)
+                    return r;
+                break; /* the I/Os before this one were accepted */
+            }
             sqe = io_uring_get_sqe(&e->ring);
             if (!sqe)
                 break;
@@ -370,6 +383,7 @@ static int uring_submit(struct dyn_engine *e, struct dyn_io **ios, unsigned n)
             sqe->flags |= IOSQE_FIXED_FILE;
         io_uring_sqe_set_data(sqe, io);
     }
+    e->inflight += i;
     return (int)i;
 }
 
@@ -387,6 +401,7 @@ static unsigned uring_take(struct dyn_engine *e, unsigned max, struct dyn_io **d
         done[k++] = io;
     }
     io_uring_cq_advance(&e->ring, n);
+    e->inflight -= k;
     return k;
 }
 
