@@ -20,7 +20,7 @@
 #include "common/log.h"
 #include "common/outfile.h"
 #include "common/text.h"
-#include "manager/cluster.h"
+#include "manager/run.h"
 #include "manager/http.h"
 #include "manager/pki.h"
 #include "manager/agents.h"
@@ -1244,7 +1244,7 @@ static int cli_run(int argc, char **argv)
     o.heartbeat_ms = a.heartbeat_ms;
     o.sinks = sinks;
     o.nsinks = nsinks;
-    rc = mgr_cluster_run(&p, text, &o);
+    rc = mgr_run_plan(&p, text, &o);
     if (db_sink && mgr_db_sink_run_id(db_sink) && !a.quiet)
         IOF_USER("iofleet: recorded as run %" PRId64 " in %s", mgr_db_sink_run_id(db_sink),
                  db_sink->path);

@@ -421,7 +421,7 @@ static void db_run_end(struct mgr_sink *s, int exit_code)
         r->u.exit_code = exit_code;
     rec_push(d, r, REC_MUST);
     /* The run's agent infos and plan text, which the writer borrows, are
-     * freed after run_end (manager/cluster.c); the loop has stopped by then
+     * freed after run_end (manager/run.c); the loop has stopped by then
      * (every link closed), so waiting here holds nothing up. */
     mgr_dbq_drain(&d->queue);
 }

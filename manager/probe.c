@@ -178,7 +178,7 @@ static void probe_on_connect(struct iof_conn *c, int err, void *arg)
     }
     if (iof_conn_is_unix(c) ? iof_conn_check_local_peer(c, p->diag) != 0
                             : !iof_conn_is_tls(c) && !p->o->insecure) {
-        /* The rule of cluster.c: a unix socket's agent must be root or our
+        /* The rule of run.c: a unix socket's agent must be root or our
          * user; plain TCP (checked before dialling too) needs --insecure. */
         if (!iof_conn_is_unix(c))
             iof_diag_set(p->diag, IOF_EDENIED, "%s: plain TCP needs --insecure", p->o->endpoint);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* manager/results.h - where a run's figures go besides the terminal: result
  * files (plain CSV, Iometer CSV, time series CSV, JSON), each a sink fed by
- * the run (manager/cluster.c) as figures arrive.
+ * the run (manager/run.c) as figures arrive.
  *
  * Order of calls for a run:
  *   open (every sink, before anything runs: an unwritable path fails the run

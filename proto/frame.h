@@ -38,7 +38,7 @@
 
 /* The start of the decoder's error for a TLS alert on a plain connection:
  * a TLS peer (server) answered our plain bytes; the manager and the agent
- * say which of them expects TLS instead (manager/session.c, dynamo/agent.c). */
+ * say which of them expects TLS instead (manager/agent_conn.c, dynamo/agent.c). */
 #define PROTO_WHY_EXPECTS_TLS "TLS alert received on a plain connection: the peer expects TLS"
 
 /* What the first bytes of a stream look like. */

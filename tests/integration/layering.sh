@@ -22,6 +22,29 @@ forbid dynamo manager
 forbid manager dynamo
 ok "includes point down only"
 
+# Inside the manager, the run's parts point one way too: the run
+# (manager/run.c) -> the agents' connections (manager/agent_conn.*) -> the
+# session state machine (manager/session.*). forbid_in FILE HEADER...: FILE
+# does not include "HEADER".
+forbid_in() {
+    local file=$1 h
+    shift
+    [ -f "$IOF_SRC/$file" ] || fail "$file not found"
+    for h in "$@"; do
+        ! grep -qE "^#[[:space:]]*include[[:space:]]+\"$h\"" "$IOF_SRC/$file" ||
+            fail "$file includes $h (the run's parts must point one way)"
+    done
+}
+for f in manager/session.h manager/session.c; do
+    forbid_in "$f" manager/agent_conn.h manager/run.h manager/local_agent.h
+done
+for f in manager/agent_conn.h manager/agent_conn.c; do
+    forbid_in "$f" manager/run.h manager/local_agent.h
+done
+! grep -rqE '^[[:space:]]*struct mgr_run[[:space:]]*\{' "$IOF_SRC/manager" --include='*.h' ||
+    fail "struct mgr_run is defined in a header: the run owns it (manager/run.c)"
+ok "run -> agent connections -> session state machine"
+
 [ -x "$IOFLEET" ] || skip "iofleet not built at $IOFLEET"
 command -v nm >/dev/null || skip "nm (binutils) is not installed"
 syms=$(nm --defined-only "$IOFLEET" | awk '$3 ~ /^dyn_/ {print $3}' | sort -u | tr '\n' ' ')

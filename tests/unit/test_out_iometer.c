@@ -2,7 +2,7 @@
 /* tests/unit/test_out_iometer.c - manager/out_iometer.c, the --iometer-csv
  * writer: Iometer 1.1.0's results.csv layout.
  *
- * Each test drives the sink through its ops as manager/cluster.c does (open,
+ * Each test drives the sink through its ops as manager/run.c does (open,
  * run_begin, test_begin, rows, test_end, run_end, close) with synthetic
  * stats, then reads the file back with a strict reader: CRLF lines, the
  * comment-line structure, the exact results header, 80 fields per data row,

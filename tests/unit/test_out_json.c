@@ -2,7 +2,7 @@
 /* tests/unit/test_out_json.c - manager/out_json.c, the --json result document.
  *
  * The sink is driven through its ops with synthetic events shaped like
- * manager/cluster.c's (2 tests, 2 nodes x 2 workers x 2 targets, real
+ * manager/run.c's (2 tests, 2 nodes x 2 workers x 2 targets, real
  * histograms from a fixed-seed generator; node, spec, target and plan names
  * with quotes, backslashes, control characters, UTF-8 and invalid UTF-8), and
  * the file is read back strictly after every rewrite: cJSON must consume the
@@ -488,7 +488,7 @@ struct fixture {
     struct mgr_sink *sink;
     struct run_data d;
     struct iof_test tests[NTESTS];
-    struct mgr_test_info ti; /* reused for every test, as cluster.c does */
+    struct mgr_test_info ti; /* reused for every test, as run.c does */
     struct iof_plan plan;
     struct proto_target_info inv[2];
     struct proto_hello hello[NNODES];
@@ -574,7 +574,7 @@ static const struct mgr_metrics *metrics_of(const struct iof_stats *s, uint64_t 
     return m;
 }
 
-/* Intervals as cluster.c emits them: each node's as it reports (node 1
+/* Intervals as run.c emits them: each node's as it reports (node 1
  * first here), then the merged ALL. */
 static void intervals(struct fixture *f, int t)
 {

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* manager/cluster.c - `iofleet run` as a sequence of phases: connect (dial
+/* manager/run.c - `iofleet run` as a sequence of phases: connect (dial
  * --agent, accept on --listen, or start the embedded agent), prepare, and
  * per test clock probes, one start time for every node, intervals and
- * results, then the end. Each agent's state is a session (manager/session.c);
- * the figures of a test are the aggregate's (manager/aggregate.c).
+ * results, then the end. Each agent's connection reports to the run through
+ * callbacks (manager/agent_conn.h), and its state is a session
+ * (manager/session.c); the run makes every cross-agent and phase decision,
+ * admission included. The figures of a test are the aggregate's
+ * (manager/aggregate.c).
  */
-#include "manager/cluster.h"
+#include "manager/run.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -25,11 +28,12 @@
 #include "proto/plan.h"
 #include "proto/version.h"
 
+#include "manager/agent_conn.h"
 #include "manager/aggregate.h"
+#include "manager/local_agent.h"
 #include "manager/report.h"
-#include "manager/session.h"
-#include "manager/run.h"
 #include "manager/results.h"
+#include "manager/session.h"
 
 #define CL_PROBES 8          /* clock probes per agent and test */
 #define CL_START_LEAD_MS 300 /* start this long after the last probe */
@@ -42,7 +46,76 @@
  * docs/scaling.md). */
 #define MGR_HANDSHAKES_AT_ONCE 256
 
+enum mgr_run_phase {
+    MGR_PH_CONNECT,
+    MGR_PH_PREPARE,
+    MGR_PH_CLOCK,
+    MGR_PH_RUN,
+    MGR_PH_DONE,
+};
+
+struct mgr_run {
+    uv_loop_t *loop;
+    const struct iof_plan *p;
+    const char *plan_text;
+    char *wire_text; /* plan_text as agents receive it (proto_plan_wire_text), owned */
+    const struct mgr_run_opts *o;
+    struct mgr_fleet f; /* the agents, and what their connections need */
+    unsigned expect;
+    struct iof_listener *listener;
+    struct iof_tls_ctx *tls_server; /* for --listen */
+    enum mgr_run_phase phase;
+    int rc;
+    uv_timer_t tick;
+    unsigned live_cache; /* cl_live(), refreshed on every change of the agent set */
+    uv_signal_t sigint, sigterm;
+    uv_signal_t sigtstp;     /* the embedded agent's run only: cl_on_stop */
+    uint64_t deadline;       /* of the current phase */
+    unsigned long wait_left; /* whole seconds of the connect wait the wait line shows left */
+    unsigned wait_told;      /* agents named as waited for (a fleet's first few only) */
+    struct iof_test *tests;
+    size_t ntests, cur;
+    struct iof_run_cfg run; /* the current test's timing (iof_test_run) */
+    bool ended_early;       /* an agent's workers all reached their io_limit */
+    /* An agent refused the current test's setup: the test is still run (and
+     * reported, with no results when no agent is left), as a refused start
+     * is. */
+    bool setup_refused;
+    uint64_t start_at, measure_start, end;
+    struct mgr_agg agg;
+    struct iof_knee knee; /* find_max: the current spec's search */
+    double next_frac;     /* find_max: what the next step offers */
+    struct mgr_live live;
+    uint64_t run_wall_ns, run_mono_ns;
+    struct mgr_agent_info *infos;
+    /* embedded agent */
+    uv_process_t child;
+    bool child_running;
+    uv_timer_t child_kill; /* SIGTERM if it has not ended this long after the run */
+    bool child_kill_on;    /* child_kill is open */
+    bool embedded;
+};
+
+static struct mgr_run *cl_of(const struct mgr_agent *a)
+{
+    return a->f->run;
+}
+
+/* The phase, and the stage the agents' connections see of it. */
+static void cl_set_phase(struct mgr_run *c, enum mgr_run_phase ph)
+{
+    c->phase = ph;
+    c->f.stage = ph == MGR_PH_CONNECT ? MGR_FLEET_CONNECT
+                 : ph == MGR_PH_DONE  ? MGR_FLEET_OVER
+                                      : MGR_FLEET_STARTED;
+}
+
 static void cl_next_test(struct mgr_run *c);
+static void cl_check_connected(struct mgr_run *c);
+static void cl_check_prepared(struct mgr_run *c);
+static void cl_check_results(struct mgr_run *c);
+static void cl_progress(struct mgr_run *c);
+static void cl_finish(struct mgr_run *c);
 
 /* How long after a test's end (or after an agent's last read-back progress,
  * verify_mode "after") the results may take: CL_RESULT_GRACE_NS, or
@@ -65,17 +138,17 @@ static void cl_rate_base(struct mgr_agent *a, const struct proto_stats *st);
 static unsigned cl_count_up(const struct mgr_run *c)
 {
     unsigned n = 0;
-    for (size_t i = 0; i < c->nagents; i++)
-        n += mgr_session_is_up(mgr_agent_state(&c->agents[i]));
+    for (size_t i = 0; i < c->f.nagents; i++)
+        n += mgr_session_is_up(mgr_agent_state(&c->f.agents[i]));
     return n;
 }
 
 /* Failed agents the run does not go on without (--min-agents leaves some out). */
 static unsigned cl_count_failed(const struct mgr_run *c)
 {
-    unsigned n = c->tally.n[MGR_SESSION_FAILED];
-    for (size_t i = 0; i < c->nagents && n; i++)
-        n -= c->agents[i].left_out && mgr_agent_state(&c->agents[i]) == MGR_SESSION_FAILED;
+    unsigned n = c->f.tally.n[MGR_SESSION_FAILED];
+    for (size_t i = 0; i < c->f.nagents && n; i++)
+        n -= c->f.agents[i].left_out && mgr_agent_state(&c->f.agents[i]) == MGR_SESSION_FAILED;
     return n;
 }
 
@@ -94,8 +167,8 @@ static void cl_leave_out(struct mgr_run *c, unsigned ready)
     unsigned total = c->listener ? c->expect : (unsigned)c->o->nagents, n = 0;
     struct iof_buf who = IOF_BUF_INIT;
 
-    for (size_t i = 0; i < c->nagents; i++) {
-        struct mgr_agent *a = &c->agents[i];
+    for (size_t i = 0; i < c->f.nagents; i++) {
+        struct mgr_agent *a = &c->f.agents[i];
         if (a->left_out || mgr_agent_state(a) != MGR_SESSION_FAILED)
             continue;
         a->left_out = true;
@@ -126,7 +199,7 @@ static void cl_leave_out(struct mgr_run *c, unsigned ready)
 static bool cl_shape_ok(struct mgr_agent *a, const struct proto_stats *st)
 {
     struct iof_diag d = {{0}};
-    if (!mgr_agg_check_shape(&a->c->agg, &a->agg, st, &d))
+    if (!mgr_agg_check_shape(&cl_of(a)->agg, &a->agg, st, &d))
         return true;
     mgr_agent_fail(a, MGR_SESSION_EV_LOST, 1, "%s", d.msg);
     return false;
@@ -140,13 +213,13 @@ static void cl_sinks_run_begin(struct mgr_run *c)
 
     if (!c->o->nsinks)
         return;
-    c->infos = calloc(c->nagents ? c->nagents : 1, sizeof(*c->infos));
-    for (size_t i = 0; c->infos && i < c->nagents; i++) {
-        if (!mgr_session_is_up(mgr_agent_state(&c->agents[i])))
+    c->infos = calloc(c->f.nagents ? c->f.nagents : 1, sizeof(*c->infos));
+    for (size_t i = 0; c->infos && i < c->f.nagents; i++) {
+        if (!mgr_session_is_up(mgr_agent_state(&c->f.agents[i])))
             continue;
-        c->infos[n].name = c->agents[i].name;
-        c->infos[n].endpoint = c->agents[i].endpoint;
-        c->infos[n].hello = &c->agents[i].info;
+        c->infos[n].name = c->f.agents[i].name;
+        c->infos[n].endpoint = c->f.agents[i].endpoint;
+        c->infos[n].hello = &c->f.agents[i].info;
         n++;
     }
     ri.agents = c->infos;
@@ -177,13 +250,13 @@ static bool cl_not_gone(enum mgr_session_state st)
 
 static unsigned cl_members(const struct mgr_run *c)
 {
-    return mgr_session_tally_count(&c->tally, cl_not_gone, true);
+    return mgr_session_tally_count(&c->f.tally, cl_not_gone, true);
 }
 
 /* As many as cl_part() is true for. */
 static unsigned cl_live(const struct mgr_run *c)
 {
-    return mgr_session_tally_count(&c->tally, cl_part_state(c), false);
+    return mgr_session_tally_count(&c->f.tally, cl_part_state(c), false);
 }
 
 static unsigned cl_live_hook(void *arg)
@@ -203,9 +276,9 @@ static void cl_publish_ready(struct mgr_run *c, bool force)
     mgr_agg_publish_ready(&c->agg, c->live_cache, force);
 }
 
-void mgr_run_on_stats(struct mgr_agent *a, const struct proto_stats *st)
+static void cl_on_stats(void *run, struct mgr_agent *a, const struct proto_stats *st)
 {
-    struct mgr_run *c = a->c;
+    struct mgr_run *c = run;
     struct iof_diag d = {{0}};
 
     if (c->phase != MGR_PH_RUN || st->test != c->cur ||
@@ -220,9 +293,10 @@ void mgr_run_on_stats(struct mgr_agent *a, const struct proto_stats *st)
 
 /* --- final results ---------------------------------------------------------------------- */
 
-void mgr_run_on_verify_progress(struct mgr_agent *a, const struct proto_prepare_progress *p)
+static void cl_on_verify_progress(void *run, struct mgr_agent *a,
+                                  const struct proto_prepare_progress *p)
 {
-    struct mgr_run *c = a->c;
+    struct mgr_run *c = run;
     uint64_t until;
 
     if (c->phase != MGR_PH_RUN || c->rc == 130 || mgr_agent_state(a) != MGR_SESSION_RUNNING)
@@ -239,9 +313,8 @@ void mgr_run_on_verify_progress(struct mgr_agent *a, const struct proto_prepare_
     }
 }
 
-void mgr_run_on_result(struct mgr_agent *a, const struct proto_stats *st)
+static void cl_take_result(struct mgr_run *c, struct mgr_agent *a, const struct proto_stats *st)
 {
-    struct mgr_run *c = a->c;
     uint64_t first, last;
 
     if (c->phase != MGR_PH_RUN || st->test != c->cur || mgr_agent_state(a) != MGR_SESSION_RUNNING ||
@@ -305,8 +378,8 @@ static void cl_rate_plan(struct mgr_run *c)
 
     t->rate_frac = frac;
     t->rate_target = 0;
-    for (size_t i = 0; i < c->nagents; i++) {
-        struct mgr_agent *a = &c->agents[i];
+    for (size_t i = 0; i < c->f.nagents; i++) {
+        struct mgr_agent *a = &c->f.agents[i];
         if (t->cycle_param == IOF_CYCLE_RATE && t->cycle_value == 0)
             a->nbase = 0; /* a new spec: only its own unthrottled result counts */
         free(a->rates);
@@ -383,9 +456,10 @@ static void cl_rate_after(struct mgr_run *c)
  * the plan, rather than run another test than the one started. */
 static bool cl_rate_agent_ok(struct mgr_agent *a)
 {
-    const struct iof_rate_cycle *rc = &a->c->p->cycle.rate;
+    const struct iof_rate_cycle *rc = &cl_of(a)->p->cycle.rate;
 
-    if (a->c->p->cycle.param != IOF_CYCLE_RATE || !rc->find_max || proto_find_max_ok(a->info.minor))
+    if (cl_of(a)->p->cycle.param != IOF_CYCLE_RATE || !rc->find_max ||
+        proto_find_max_ok(a->info.minor))
         return true;
     mgr_agent_fail(a, MGR_SESSION_EV_FAIL, 3,
                    "speaks protocol %u.%u: a find_max plan needs 1.%d on both sides (its search "
@@ -400,8 +474,8 @@ static bool cl_absent(const struct mgr_run *c, const struct mgr_agent *a)
 {
     if (!a->s.member || mgr_agent_state(a) == MGR_SESSION_GONE || a->agg.role != MGR_AGG_NONE)
         return false;
-    for (size_t i = 0; i < c->nagents; i++) {
-        const struct mgr_agent *o = &c->agents[i];
+    for (size_t i = 0; i < c->f.nagents; i++) {
+        const struct mgr_agent *o = &c->f.agents[i];
         if (o == a || strcmp(o->name, a->name))
             continue;
         if (o->agg.role != MGR_AGG_NONE ||
@@ -415,43 +489,44 @@ static bool cl_absent(const struct mgr_run *c, const struct mgr_agent *a)
 
 static void cl_send_all(struct mgr_run *c, const struct proto_msg *m)
 {
-    for (size_t i = 0; i < c->nagents; i++)
-        if (mgr_session_is_up(mgr_agent_state(&c->agents[i])))
-            proto_link_send(c->agents[i].link, m);
+    for (size_t i = 0; i < c->f.nagents; i++)
+        if (mgr_session_is_up(mgr_agent_state(&c->f.agents[i])))
+            proto_link_send(c->f.agents[i].link, m);
 }
 
 static void cl_end_test(struct mgr_run *c)
 {
     uint64_t now = iof_now_ns(), measured = c->run.duration_ns;
-    struct mgr_agg_node **nodes = calloc(c->nagents ? c->nagents : 1, sizeof(*nodes));
+    struct mgr_agg_node **nodes = calloc(c->f.nagents ? c->f.nagents : 1, sizeof(*nodes));
     size_t n = 0;
 
     cl_publish_ready(c, true);
     /* Nothing measured is dropped: a node lost in the test keeps the
      * intervals that arrived; an agent of the run not in it is named. */
-    for (size_t i = 0; i < c->nagents; i++)
-        if (c->agents[i].agg.role == MGR_AGG_LOST && mgr_agg_lost(&c->agg, &c->agents[i].agg) &&
+    for (size_t i = 0; i < c->f.nagents; i++)
+        if (c->f.agents[i].agg.role == MGR_AGG_LOST && mgr_agg_lost(&c->agg, &c->f.agents[i].agg) &&
             c->rc < 1)
             c->rc = 1;
-    for (size_t i = 0; i < c->nagents; i++)
-        if (cl_absent(c, &c->agents[i]))
-            mgr_agg_absent(&c->agg, &c->agents[i].agg,
-                           c->agents[i].why[0] ? c->agents[i].why : "not back yet");
+    for (size_t i = 0; i < c->f.nagents; i++)
+        if (cl_absent(c, &c->f.agents[i]))
+            mgr_agg_absent(&c->agg, &c->f.agents[i].agg,
+                           c->f.agents[i].why[0] ? c->f.agents[i].why : "not back yet");
     if ((c->rc == 130 || c->ended_early) && now < c->end) {
         /* Stopped early (interrupted, or every worker reached its
          * io_limit): the ALL row covers the longest window an agent
          * measured (one agent: exactly its NODE row). */
         measured = 0;
-        for (size_t i = 0; i < c->nagents; i++)
-            if (c->agents[i].agg.role == MGR_AGG_RESULT && c->agents[i].agg.measured_ns > measured)
-                measured = c->agents[i].agg.measured_ns;
+        for (size_t i = 0; i < c->f.nagents; i++)
+            if (c->f.agents[i].agg.role == MGR_AGG_RESULT &&
+                c->f.agents[i].agg.measured_ns > measured)
+                measured = c->f.agents[i].agg.measured_ns;
         if (!measured)
             measured = now > c->measure_start ? now - c->measure_start : 0;
     }
     /* An agent's own window may have been shorter (stopped): the ALL row
      * uses the window as the manager saw it; per-agent rows their own. */
-    for (size_t i = 0; nodes && i < c->nagents; i++)
-        nodes[n++] = &c->agents[i].agg;
+    for (size_t i = 0; nodes && i < c->f.nagents; i++)
+        nodes[n++] = &c->f.agents[i].agg;
     {
         struct mgr_agg_end e = {
             .nodes = nodes, .nnodes = n, .measured_ns = measured, .interrupted = c->rc == 130};
@@ -459,7 +534,7 @@ static void cl_end_test(struct mgr_run *c)
     }
     free(nodes);
     if (c->rc == 130 || cl_live(c) == 0) {
-        mgr_run_finish(c);
+        cl_finish(c);
         return;
     }
     cl_rate_after(c);
@@ -467,10 +542,10 @@ static void cl_end_test(struct mgr_run *c)
     cl_next_test(c);
 }
 
-void mgr_run_check_results(struct mgr_run *c)
+static void cl_check_results(struct mgr_run *c)
 {
-    for (size_t i = 0; i < c->nagents; i++)
-        if (cl_part(c, &c->agents[i]) && mgr_agent_state(&c->agents[i]) != MGR_SESSION_RESULTED)
+    for (size_t i = 0; i < c->f.nagents; i++)
+        if (cl_part(c, &c->f.agents[i]) && mgr_agent_state(&c->f.agents[i]) != MGR_SESSION_RESULTED)
             return;
     cl_end_test(c);
 }
@@ -480,9 +555,9 @@ static void cl_start_test(struct mgr_run *c)
     struct proto_msg m;
     uint64_t max_rtt = 0;
 
-    for (size_t i = 0; i < c->nagents; i++)
-        if (cl_part(c, &c->agents[i]) && c->agents[i].best_rtt > max_rtt)
-            max_rtt = c->agents[i].best_rtt;
+    for (size_t i = 0; i < c->f.nagents; i++)
+        if (cl_part(c, &c->f.agents[i]) && c->f.agents[i].best_rtt > max_rtt)
+            max_rtt = c->f.agents[i].best_rtt;
     c->run = iof_test_run(c->p, &c->tests[c->cur]);
     c->ended_early = false;
     c->start_at = iof_now_ns() + CL_START_LEAD_MS * IOF_NS_PER_MS + max_rtt;
@@ -492,11 +567,11 @@ static void cl_start_test(struct mgr_run *c)
     if (c->run.ramp_ns)
         mgr_live_ramp(&c->live, (unsigned)c->cur + 1, (unsigned)c->ntests,
                       (double)c->run.ramp_ns / 1e9);
-    c->phase = MGR_PH_RUN;
+    cl_set_phase(c, MGR_PH_RUN);
     c->live_cache = cl_live(c);
     c->deadline = c->end + cl_result_grace_ns();
-    for (size_t i = 0; i < c->nagents; i++) {
-        struct mgr_agent *a = &c->agents[i];
+    for (size_t i = 0; i < c->f.nagents; i++) {
+        struct mgr_agent *a = &c->f.agents[i];
         if (!cl_part(c, a))
             continue;
         mgr_agent_fire(a, MGR_SESSION_EV_START);
@@ -514,9 +589,9 @@ static void cl_start_test(struct mgr_run *c)
  * offset: the start may go. */
 static bool cl_all_synced(const struct mgr_run *c)
 {
-    for (size_t i = 0; i < c->nagents; i++) {
-        enum mgr_session_state st = mgr_agent_state(&c->agents[i]);
-        if (cl_part(c, &c->agents[i]) && (st == MGR_SESSION_PROBING || st == MGR_SESSION_SETUP))
+    for (size_t i = 0; i < c->f.nagents; i++) {
+        enum mgr_session_state st = mgr_agent_state(&c->f.agents[i]);
+        if (cl_part(c, &c->f.agents[i]) && (st == MGR_SESSION_PROBING || st == MGR_SESSION_SETUP))
             return false;
     }
     return true;
@@ -531,9 +606,9 @@ static void cl_send_probe(struct mgr_agent *a)
     proto_link_send(a->link, &m);
 }
 
-void mgr_run_on_clock_reply(struct mgr_agent *a, const struct proto_clock_reply *r)
+static void cl_on_clock_reply(void *run, struct mgr_agent *a, const struct proto_clock_reply *r)
 {
-    struct mgr_run *c = a->c;
+    struct mgr_run *c = run;
     uint64_t t1 = iof_now_ns(), rtt;
 
     if (c->phase != MGR_PH_CLOCK || mgr_agent_state(a) != MGR_SESSION_PROBING ||
@@ -563,9 +638,9 @@ void mgr_run_on_clock_reply(struct mgr_agent *a, const struct proto_clock_reply 
         cl_start_test(c);
 }
 
-void mgr_run_on_ready(struct mgr_agent *a, const struct proto_ready *r)
+static void cl_on_ready(void *run, struct mgr_agent *a, const struct proto_ready *r)
 {
-    struct mgr_run *c = a->c;
+    struct mgr_run *c = run;
 
     if (c->phase != MGR_PH_CLOCK || mgr_agent_state(a) != MGR_SESSION_SETUP || r->test != c->cur)
         return;
@@ -586,8 +661,8 @@ static unsigned cl_send_plan(struct mgr_run *c)
     plan.u.plan.text = c->wire_text;
     plan.u.plan.len = strlen(c->wire_text);
     proto_msg_init(&prep, PROTO_MSG_PREPARE);
-    for (size_t i = 0; i < c->nagents; i++) {
-        struct mgr_agent *a = &c->agents[i];
+    for (size_t i = 0; i < c->f.nagents; i++) {
+        struct mgr_agent *a = &c->f.agents[i];
         if (mgr_agent_state(a) != MGR_SESSION_READY || !cl_rate_agent_ok(a))
             continue;
         /* run.cleanup travels in the prepare, from protocol 1.2 on. */
@@ -609,34 +684,34 @@ static void cl_next_test(struct mgr_run *c)
     unsigned ready = 0;
 
     if (c->cur >= c->ntests) {
-        mgr_run_finish(c);
+        cl_finish(c);
         return;
     }
     /* An agent that came back prepares before it takes part. */
-    for (size_t i = 0; i < c->nagents; i++) {
-        if (mgr_agent_state(&c->agents[i]) == MGR_SESSION_RESULTED)
-            mgr_agent_fire(&c->agents[i], MGR_SESSION_EV_TEST_END);
-        mgr_agg_node_clear_role(&c->agents[i].agg);
+    for (size_t i = 0; i < c->f.nagents; i++) {
+        if (mgr_agent_state(&c->f.agents[i]) == MGR_SESSION_RESULTED)
+            mgr_agent_fire(&c->f.agents[i], MGR_SESSION_EV_TEST_END);
+        mgr_agg_node_clear_role(&c->f.agents[i].agg);
     }
     if (cl_send_plan(c)) {
-        c->phase = MGR_PH_PREPARE;
+        cl_set_phase(c, MGR_PH_PREPARE);
         c->deadline = 0;
         return;
     }
-    for (size_t i = 0; i < c->nagents; i++)
-        ready += mgr_agent_state(&c->agents[i]) == MGR_SESSION_PREPARED;
+    for (size_t i = 0; i < c->f.nagents; i++)
+        ready += mgr_agent_state(&c->f.agents[i]) == MGR_SESSION_PREPARED;
     if (ready == 0) {
-        mgr_run_finish(c);
+        cl_finish(c);
         return;
     }
-    c->phase = MGR_PH_CLOCK;
+    cl_set_phase(c, MGR_PH_CLOCK);
     c->setup_refused = false;
     c->deadline = iof_now_ns() + CL_CLOCK_WAIT_S * IOF_NS_PER_S;
     /* An agent of 1.4 or later sets the test up first (setup, ready),
      * then its clock is probed; an older one sets up inside the start's
      * lead. */
-    for (size_t i = 0; i < c->nagents; i++) {
-        struct mgr_agent *a = &c->agents[i];
+    for (size_t i = 0; i < c->f.nagents; i++) {
+        struct mgr_agent *a = &c->f.agents[i];
         if (mgr_agent_state(a) != MGR_SESSION_PREPARED)
             continue;
         mgr_agent_fire(a, proto_setup_ok(a->info.minor) ? MGR_SESSION_EV_SETUP_SENT
@@ -645,8 +720,8 @@ static void cl_next_test(struct mgr_run *c)
         a->probes = 0;
     }
     cl_rate_plan(c);
-    for (size_t i = 0; i < c->nagents; i++) {
-        struct mgr_agent *a = &c->agents[i];
+    for (size_t i = 0; i < c->f.nagents; i++) {
+        struct mgr_agent *a = &c->f.agents[i];
         struct proto_msg m;
         if (mgr_agent_state(a) == MGR_SESSION_PROBING) {
             cl_send_probe(a);
@@ -663,15 +738,15 @@ static void cl_next_test(struct mgr_run *c)
     }
 }
 
-void mgr_run_check_prepared(struct mgr_run *c)
+static void cl_check_prepared(struct mgr_run *c)
 {
-    for (size_t i = 0; i < c->nagents; i++)
-        if (mgr_agent_state(&c->agents[i]) == MGR_SESSION_READY ||
-            mgr_agent_state(&c->agents[i]) == MGR_SESSION_PREPARING)
+    for (size_t i = 0; i < c->f.nagents; i++)
+        if (mgr_agent_state(&c->f.agents[i]) == MGR_SESSION_READY ||
+            mgr_agent_state(&c->f.agents[i]) == MGR_SESSION_PREPARING)
             return;
     mgr_live_done(&c->live);
     if (cl_count_up(c) == 0) {
-        mgr_run_finish(c);
+        cl_finish(c);
         return;
     }
     cl_next_test(c);
@@ -684,14 +759,14 @@ static int cl_check_nodes(struct mgr_run *c)
         const struct iof_worker_cfg *gc = &c->p->workers[g];
         for (size_t i = 0; i < gc->nnodes; i++) {
             bool found = !strcmp(gc->nodes[i], "*");
-            for (size_t k = 0; k < c->nagents && !found; k++)
-                found = mgr_session_is_up(mgr_agent_state(&c->agents[k])) &&
-                        !strcmp(c->agents[k].name, gc->nodes[i]);
+            for (size_t k = 0; k < c->f.nagents && !found; k++)
+                found = mgr_session_is_up(mgr_agent_state(&c->f.agents[k])) &&
+                        !strcmp(c->f.agents[k].name, gc->nodes[i]);
             if (!found) {
                 struct iof_buf names = IOF_BUF_INIT;
-                for (size_t k = 0; k < c->nagents; k++)
-                    if (mgr_session_is_up(mgr_agent_state(&c->agents[k])))
-                        iof_buf_printf(&names, "%s%s", names.len ? ", " : "", c->agents[k].name);
+                for (size_t k = 0; k < c->f.nagents; k++)
+                    if (mgr_session_is_up(mgr_agent_state(&c->f.agents[k])))
+                        iof_buf_printf(&names, "%s%s", names.len ? ", " : "", c->f.agents[k].name);
                 IOF_USER("iofleet: workers[%zu].nodes: node '%s' does not exist (agents: %s)", g,
                          gc->nodes[i], iof_buf_str(&names));
                 iof_buf_free(&names);
@@ -711,25 +786,25 @@ static void cl_begin(struct mgr_run *c)
         IOF_USER("iofleet: no agent to run on");
         if (c->rc < 3)
             c->rc = 3;
-        mgr_run_finish(c);
+        cl_finish(c);
         return;
     }
     r = cl_check_nodes(c);
     if (r) {
         c->rc = r;
-        mgr_run_finish(c);
+        cl_finish(c);
         return;
     }
     if (!c->o->quiet) {
         struct iof_buf line = IOF_BUF_INIT;
-        for (size_t i = 0; i < c->nagents; i++)
-            if (mgr_session_is_up(mgr_agent_state(&c->agents[i])))
-                iof_buf_printf(&line, " %s", c->agents[i].name);
+        for (size_t i = 0; i < c->f.nagents; i++)
+            if (mgr_session_is_up(mgr_agent_state(&c->f.agents[i])))
+                iof_buf_printf(&line, " %s", c->f.agents[i].name);
         IOF_USER("iofleet: %u agent%s ready:%s", ready, ready == 1 ? "" : "s", iof_buf_str(&line));
         iof_buf_free(&line);
     }
     cl_sinks_run_begin(c);
-    c->phase = MGR_PH_PREPARE;
+    cl_set_phase(c, MGR_PH_PREPARE);
     c->deadline = 0; /* preparation takes as long as writing the files takes */
     c->cur = 0;
     cl_send_plan(c);
@@ -746,20 +821,20 @@ static void cl_log_handshakes(const struct mgr_run *c)
                  " resumed",
                  k.full, k.resumed);
     }
-    if (c->tls_client) {
-        iof_tls_ctx_counts(c->tls_client, &k);
+    if (c->f.tls_client) {
+        iof_tls_ctx_counts(c->f.tls_client, &k);
         IOF_INFO("TLS handshakes with agents dialled: %" PRIu64 " full, %" PRIu64
                  " resumed (%" PRIu64 " tickets refused)",
                  k.full, k.resumed, k.refused_tickets);
     }
 }
 
-void mgr_run_check_connected(struct mgr_run *c)
+static void cl_check_connected(struct mgr_run *c)
 {
     unsigned ready = cl_live(c), pending = 0;
     if (c->phase == MGR_PH_PREPARE) {
         /* Back while the others prepare for the next test: it prepares too
-         * (mgr_run_check_prepared waits for every ready agent). */
+         * (cl_check_prepared waits for every ready agent). */
         cl_send_plan(c);
         return;
     }
@@ -772,11 +847,11 @@ void mgr_run_check_connected(struct mgr_run *c)
         return;
     /* An accepted connection that has not said hello yet is not an agent:
      * it holds up nothing (a port probe must not delay or fail the run). */
-    if (mgr_session_tally_count(&c->tally, mgr_session_connecting, false))
-        for (size_t i = 0; i < c->nagents; i++) {
-            enum mgr_session_state st = mgr_agent_state(&c->agents[i]);
+    if (mgr_session_tally_count(&c->f.tally, mgr_session_connecting, false))
+        for (size_t i = 0; i < c->f.nagents; i++) {
+            enum mgr_session_state st = mgr_agent_state(&c->f.agents[i]);
             pending += mgr_session_connecting(st) &&
-                       (mgr_agent_dialled(&c->agents[i]) || st == MGR_SESSION_HELLO);
+                       (mgr_agent_dialled(&c->f.agents[i]) || st == MGR_SESSION_HELLO);
         }
     if (pending)
         return;
@@ -785,7 +860,7 @@ void mgr_run_check_connected(struct mgr_run *c)
     if (cl_count_failed(c)) {
         if (c->rc < 3)
             c->rc = 3;
-        mgr_run_finish(c);
+        cl_finish(c);
         return;
     }
     cl_begin(c);
@@ -793,34 +868,267 @@ void mgr_run_check_connected(struct mgr_run *c)
 
 /* Moves the current phase on if the agents still taking part are all done
  * with it (after one of them failed or vanished). */
-void mgr_run_progress(struct mgr_run *c)
+static void cl_progress(struct mgr_run *c)
 {
     bool all = true;
 
     c->live_cache = cl_live(c);
     switch (c->phase) {
     case MGR_PH_CONNECT:
-        mgr_run_check_connected(c);
+        cl_check_connected(c);
         return;
     case MGR_PH_PREPARE:
-        mgr_run_check_prepared(c);
+        cl_check_prepared(c);
         return;
     case MGR_PH_CLOCK:
         all = cl_all_synced(c);
         if (all && (cl_live(c) || c->setup_refused)) {
             cl_start_test(c);
             if (!cl_live(c)) /* every agent refused it: the test ends with no results */
-                mgr_run_check_results(c);
+                cl_check_results(c);
         } else if (!cl_live(c))
-            mgr_run_finish(c);
+            cl_finish(c);
         return;
     case MGR_PH_RUN:
         cl_publish_ready(c, false);
-        mgr_run_check_results(c);
+        cl_check_results(c);
         return;
     default:
         return;
     }
+}
+
+/* --- what the agents' connections report (struct mgr_agent_ops) ---------------------- */
+
+static void cl_on_result(void *run, struct mgr_agent *a, const struct proto_stats *st)
+{
+    struct mgr_run *c = run;
+    cl_take_result(c, a, st);
+    if (c->phase == MGR_PH_RUN)
+        cl_check_results(c);
+}
+
+/* Accepted on --listen after the start: only a lost node may come back, in
+ * a new slot; its old one stays lost. */
+static bool cl_admit(void *run, struct mgr_agent *a)
+{
+    struct mgr_run *c = run;
+    bool was_lost = false;
+
+    if (c->phase == MGR_PH_CONNECT || mgr_agent_dialled(a))
+        return true;
+    for (size_t i = 0; i < c->f.nagents; i++)
+        was_lost |= &c->f.agents[i] != a && mgr_agent_lost(&c->f.agents[i]) &&
+                    !strcmp(c->f.agents[i].name, a->name);
+    if (!was_lost) {
+        mgr_agent_refuse(a, IOF_EBUSY, "this run started without agent %s; it takes no new agents",
+                         a->name);
+        return false;
+    }
+    for (size_t i = 0; i < c->f.nagents; i++)
+        if (&c->f.agents[i] != a && mgr_agent_lost(&c->f.agents[i]) &&
+            !strcmp(c->f.agents[i].name, a->name))
+            mgr_agent_fire(&c->f.agents[i], MGR_SESSION_EV_DROP); /* superseded by this slot */
+    return true;
+}
+
+/* One name per agent of the run. */
+static int cl_on_hello(void *run, struct mgr_agent *a, char *why, size_t cap)
+{
+    struct mgr_run *c = run;
+    for (size_t i = 0; i < c->f.nagents; i++) {
+        enum mgr_session_state o = mgr_agent_state(&c->f.agents[i]);
+        if (&c->f.agents[i] != a && (o == MGR_SESSION_HELLO || mgr_session_is_up(o)) &&
+            !strcmp(c->f.agents[i].name, a->name)) {
+            snprintf(why, cap, "another agent already uses the name '%s'", a->name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void cl_on_welcome(void *run, struct mgr_agent *a, bool back)
+{
+    struct mgr_run *c = run;
+    if (a->wait_told && c->phase == MGR_PH_CONNECT) {
+        mgr_live_done(&c->live);
+        IOF_USER("iofleet: agent %s (%s) connected", a->name, a->endpoint);
+        a->wait_told = false;
+    }
+    if (back) {
+        mgr_live_done(&c->live);
+        /* During a test it can join the next one; between tests
+         * (preparing) the one about to start. */
+        bool next = c->phase == MGR_PH_RUN || c->phase == MGR_PH_CLOCK ? c->cur + 1 < c->ntests
+                                                                       : c->cur < c->ntests;
+        if (next)
+            IOF_USER("iofleet: agent %s (%s) is back; it takes part from the next test", a->name,
+                     a->endpoint);
+        else
+            IOF_USER("iofleet: agent %s (%s) is back, but no test is left for it to take part in",
+                     a->name, a->endpoint);
+    }
+    cl_check_connected(c);
+}
+
+static void cl_on_error(void *run, struct mgr_agent *a, const struct proto_error *e)
+{
+    struct mgr_run *c = run;
+    enum mgr_session_state st = mgr_agent_state(a);
+
+    if (c->phase == MGR_PH_CONNECT || mgr_session_connecting(st)) {
+        mgr_agent_fail(a, MGR_SESSION_EV_FAIL, 3, "refused: %s", e->message);
+        cl_check_connected(c);
+        return;
+    }
+    if (st == MGR_SESSION_SETUP)
+        c->setup_refused = true;
+    mgr_agent_fail(a, MGR_SESSION_EV_FAIL, e->code == IOF_EPLAN ? 2 : 1, "%s", e->message);
+    if (c->phase == MGR_PH_PREPARE)
+        cl_check_prepared(c);
+    else if (c->phase == MGR_PH_RUN)
+        cl_check_results(c);
+}
+
+/* A target in RAM measures memory, not storage: say so while the run goes
+ * on, once per target and preparation (the JSON rows keep ram_backed). */
+static void cl_warn_ram(struct mgr_run *c, struct mgr_agent *a)
+{
+    for (size_t i = 0; i < a->agg.nplaces; i++) {
+        const struct mgr_place *p = &a->agg.places[i];
+        if (p->ram_backed != 1)
+            continue;
+        char what[96] = "";
+        if (p->fstype || p->device)
+            snprintf(what, sizeof(what), " (%s%s%s)", p->fstype ? p->fstype : "",
+                     p->fstype && p->device ? " on " : "", p->device ? p->device : "");
+        mgr_live_done(&c->live);
+        IOF_USER("iofleet: warning: %s: target %s is RAM-backed%s: its numbers are memory numbers, "
+                 "not storage numbers",
+                 a->name, p->path, what);
+    }
+}
+
+static void cl_on_prepared(void *run, struct mgr_agent *a, const struct proto_prepared *p)
+{
+    struct mgr_run *c = run;
+    mgr_agg_node_places(&c->agg, &a->agg, p);
+    cl_warn_ram(c, a);
+    if (mgr_agent_state(a) == MGR_SESSION_PREPARING)
+        mgr_agent_fire(a, MGR_SESSION_EV_PREPARED);
+    if (c->phase == MGR_PH_PREPARE)
+        cl_check_prepared(c);
+}
+
+/* Agents named one by one as they fail to answer; past them, one line says
+ * the countdown counts the others (a fleet's connect storm is not a page of
+ * lines). */
+#define CL_WAIT_TOLD_MAX 8
+
+/* The first time a dialled agent does not answer in the connect phase: who
+ * is waited for, why, what usually fixes it, and how long the wait lasts
+ * (the countdown follows: mgr_live_wait). */
+static void cl_on_unanswered(void *run, struct mgr_agent *a, int err)
+{
+    struct mgr_run *c = run;
+    const struct mgr_run_opts *o = c->o;
+    char hint[640] = "";
+
+    if (a->wait_told)
+        return;
+    a->wait_told = true;
+    if (++c->wait_told > CL_WAIT_TOLD_MAX) {
+        if (c->wait_told == CL_WAIT_TOLD_MAX + 1) {
+            mgr_live_done(&c->live);
+            IOF_USER("iofleet: more agents do not answer yet; the wait line counts them");
+        }
+        return;
+    }
+    if (err == -ECONNREFUSED || (err == -ENOENT && a->unix_path))
+        snprintf(hint, sizeof(hint),
+                 ": is dynamo running there? (`systemctl start dynamo`, or `dynamo --listen "
+                 "%s%s`)",
+                 a->unix_path ? "unix:" : "", a->unix_path ? a->unix_path : a->endpoint);
+    mgr_live_done(&c->live);
+    if (o->min_agents)
+        IOF_USER("iofleet: waiting for agent at %s: %s%s; retrying for up to %.0f s (--wait), "
+                 "then going on without it if %u or more agents are connected (--min-agents)",
+                 a->endpoint, a->why[0] ? a->why : iof_strerror(err), hint,
+                 (double)o->wait_ms / 1000, o->min_agents);
+    else
+        IOF_USER("iofleet: waiting for agent at %s: %s%s; retrying for up to %.0f s (--wait)",
+                 a->endpoint, a->why[0] ? a->why : iof_strerror(err), hint,
+                 (double)o->wait_ms / 1000);
+}
+
+static void cl_on_unreachable(void *run, struct mgr_agent *a)
+{
+    (void)a;
+    cl_check_connected(run);
+}
+
+static void cl_on_lost(void *run, struct mgr_agent *a)
+{
+    (void)a;
+    cl_progress(run);
+}
+
+static const struct mgr_agent_ops cl_agent_ops = {
+    .admit = cl_admit,
+    .on_hello = cl_on_hello,
+    .on_welcome = cl_on_welcome,
+    .on_error = cl_on_error,
+    .on_prepared = cl_on_prepared,
+    .on_ready = cl_on_ready,
+    .on_clock_reply = cl_on_clock_reply,
+    .on_stats = cl_on_stats,
+    .on_result = cl_on_result,
+    .on_verify_progress = cl_on_verify_progress,
+    .on_unanswered = cl_on_unanswered,
+    .on_unreachable = cl_on_unreachable,
+    .on_lost = cl_on_lost,
+};
+
+/* --- the embedded agent ------------------------------------------------------------- */
+
+static void cl_on_child_exit(uv_process_t *p, int64_t status, int sig)
+{
+    struct mgr_run *c = p->data;
+    c->child_running = false;
+    uv_close((uv_handle_t *)p, NULL);
+    if (c->child_kill_on) {
+        c->child_kill_on = false;
+        uv_close((uv_handle_t *)&c->child_kill, NULL);
+    }
+    if (c->phase != MGR_PH_DONE && (status || sig)) {
+        IOF_USER("iofleet: the local agent exited (status %" PRId64 ", signal %d)", status, sig);
+        if (c->phase == MGR_PH_CONNECT) {
+            c->rc = 3;
+            cl_finish(c);
+        }
+    }
+}
+
+/* Starts the embedded agent (manager/local_agent.h) and adds it. 0 or an
+ * error (logged). */
+static int cl_spawn_local(struct mgr_run *c)
+{
+    struct iof_conn *conn;
+    struct mgr_agent *a;
+    int r;
+
+    c->child.data = c;
+    r = mgr_local_agent_spawn(c->loop, c->o, c->p, &c->child, cl_on_child_exit, &c->child_running,
+                              &conn);
+    if (r < 0)
+        return r;
+    if (!(a = mgr_agent_add(&c->f, "local"))) {
+        iof_conn_close(conn, -ENOMEM);
+        return -ENOMEM;
+    }
+    a->s.origin = MGR_SESSION_ACCEPTED;
+    mgr_agent_attach(a, conn);
+    return 0;
 }
 
 /* --- timers, signals, the end --------------------------------------------------------- */
@@ -835,8 +1143,8 @@ static void cl_wait_tick(struct mgr_run *c, uint64_t now)
 
     if (left == c->wait_left)
         return;
-    for (size_t i = 0; i < c->nagents; i++) {
-        const struct mgr_agent *a = &c->agents[i];
+    for (size_t i = 0; i < c->f.nagents; i++) {
+        const struct mgr_agent *a = &c->f.agents[i];
         if (!a->wait_told || !mgr_session_connecting(mgr_agent_state(a)))
             continue;
         if (first)
@@ -871,10 +1179,10 @@ static void cl_on_tick(uv_timer_t *t)
     case MGR_PH_CONNECT: {
         unsigned ready = cl_live(c);
         /* With --min-agents met, those not connected are left out, which
-         * does not make the run fail (mgr_run_check_connected). */
+         * does not make the run fail (cl_check_connected). */
         int rc = cl_enough(c, ready) ? 0 : 3;
-        for (size_t i = 0; i < c->nagents; i++) {
-            struct mgr_agent *a = &c->agents[i];
+        for (size_t i = 0; i < c->f.nagents; i++) {
+            struct mgr_agent *a = &c->f.agents[i];
             if (mgr_agent_state(a) == MGR_SESSION_CONNECTED && !mgr_agent_dialled(a)) {
                 /* An accepted connection that never said hello: not an agent. */
                 mgr_agent_drop_stray(a, "no hello within the wait");
@@ -899,39 +1207,40 @@ static void cl_on_tick(uv_timer_t *t)
                      (double)c->o->wait_ms / 1000);
             if (c->rc < 3)
                 c->rc = 3;
-            mgr_run_finish(c);
+            cl_finish(c);
             return;
         }
-        mgr_run_check_connected(c);
+        cl_check_connected(c);
         return;
     }
     case MGR_PH_CLOCK:
-        for (size_t i = 0; i < c->nagents; i++) {
-            if (!cl_part(c, &c->agents[i]))
+        for (size_t i = 0; i < c->f.nagents; i++) {
+            if (!cl_part(c, &c->f.agents[i]))
                 continue;
-            if (mgr_agent_state(&c->agents[i]) == MGR_SESSION_PROBING)
-                mgr_agent_fail(&c->agents[i], MGR_SESSION_EV_LOST, 1, "no clock reply");
-            else if (mgr_agent_state(&c->agents[i]) == MGR_SESSION_SETUP)
-                mgr_agent_fail(&c->agents[i], MGR_SESSION_EV_LOST, 1,
+            if (mgr_agent_state(&c->f.agents[i]) == MGR_SESSION_PROBING)
+                mgr_agent_fail(&c->f.agents[i], MGR_SESSION_EV_LOST, 1, "no clock reply");
+            else if (mgr_agent_state(&c->f.agents[i]) == MGR_SESSION_SETUP)
+                mgr_agent_fail(&c->f.agents[i], MGR_SESSION_EV_LOST, 1,
                                "test %zu not set up within %d s", c->cur + 1, CL_SETUP_WAIT_S);
         }
         if (cl_live(c))
             cl_start_test(c);
         else
-            mgr_run_finish(c);
+            cl_finish(c);
         return;
     case MGR_PH_RUN: {
         size_t cur = c->cur;
         /* Results received but not handled yet (proto_link_set_deferred)
          * came within the grace: handled first, which may end the test. */
-        for (size_t i = 0; i < c->nagents && c->phase == MGR_PH_RUN && c->cur == cur; i++)
-            if (cl_part(c, &c->agents[i]) && c->agents[i].link)
-                proto_link_flush_deferred(c->agents[i].link);
+        for (size_t i = 0; i < c->f.nagents && c->phase == MGR_PH_RUN && c->cur == cur; i++)
+            if (cl_part(c, &c->f.agents[i]) && c->f.agents[i].link)
+                proto_link_flush_deferred(c->f.agents[i].link);
         if (c->phase != MGR_PH_RUN || c->cur != cur)
             return;
-        for (size_t i = 0; i < c->nagents; i++)
-            if (cl_part(c, &c->agents[i]) && mgr_agent_state(&c->agents[i]) != MGR_SESSION_RESULTED)
-                mgr_agent_fail(&c->agents[i], MGR_SESSION_EV_LOST, 1, "no result for test %zu",
+        for (size_t i = 0; i < c->f.nagents; i++)
+            if (cl_part(c, &c->f.agents[i]) &&
+                mgr_agent_state(&c->f.agents[i]) != MGR_SESSION_RESULTED)
+                mgr_agent_fail(&c->f.agents[i], MGR_SESSION_EV_LOST, 1, "no result for test %zu",
                                c->cur + 1);
         cl_end_test(c);
         return;
@@ -949,7 +1258,7 @@ static void cl_on_signal(uv_signal_t *h, int sig)
 
     if (c->rc == 130) {
         IOF_USER("iofleet: interrupted again: exiting without waiting for results");
-        mgr_run_finish(c);
+        cl_finish(c);
         return;
     }
     c->rc = 130;
@@ -957,7 +1266,7 @@ static void cl_on_signal(uv_signal_t *h, int sig)
     mgr_live_done(&c->live);
     IOF_USER("iofleet: interrupted: stopping the agents and collecting results");
     if (c->phase != MGR_PH_RUN) {
-        mgr_run_finish(c);
+        cl_finish(c);
         return;
     }
     proto_msg_init(&m, PROTO_MSG_STOP);
@@ -967,7 +1276,7 @@ static void cl_on_signal(uv_signal_t *h, int sig)
 }
 
 /* Ctrl-Z in a run with the embedded agent: that agent is in a session of
- * its own (mgr_agent_spawn_local), out of the terminal's reach, so it is
+ * its own (cl_spawn_local), out of the terminal's reach, so it is
  * stopped with the manager and continued with it, as when both were in the
  * terminal's process group. */
 static void cl_on_stop(uv_signal_t *h, int sig)
@@ -999,14 +1308,14 @@ static void cl_close_handle(uv_handle_t *h)
         uv_close(h, NULL);
 }
 
-void mgr_run_finish(struct mgr_run *c)
+static void cl_finish(struct mgr_run *c)
 {
     if (c->phase == MGR_PH_DONE)
         return;
-    c->phase = MGR_PH_DONE;
+    cl_set_phase(c, MGR_PH_DONE);
     mgr_live_done(&c->live);
-    for (size_t i = 0; i < c->nagents; i++) {
-        struct mgr_agent *a = &c->agents[i];
+    for (size_t i = 0; i < c->f.nagents; i++) {
+        struct mgr_agent *a = &c->f.agents[i];
         uv_timer_stop(&a->retry);
         cl_close_handle((uv_handle_t *)&a->retry);
         if (a->link)
@@ -1029,11 +1338,11 @@ void mgr_run_finish(struct mgr_run *c)
         uv_timer_init(c->loop, &c->child_kill);
         c->child_kill.data = c;
         uv_timer_start(&c->child_kill, cl_on_child_kill, CL_CHILD_GRACE_MS, 0);
-        c->child_kill_on = true; /* its exit closes the timer (manager/session.c) */
+        c->child_kill_on = true; /* its exit closes the timer (cl_on_child_exit) */
     }
 }
 
-int mgr_cluster_run(const struct iof_plan *p, const char *plan_text, const struct mgr_run_opts *o)
+int mgr_run_plan(const struct iof_plan *p, const char *plan_text, const struct mgr_run_opts *o)
 {
     struct mgr_run *c = calloc(1, sizeof(*c));
     struct iof_diag d = {{0}};
@@ -1082,12 +1391,12 @@ int mgr_cluster_run(const struct iof_plan *p, const char *plan_text, const struc
      * of the run to return once within a test, plus slack for stray
      * connections on --listen (their slots are reused). Slots are touched
      * only when used: the rest of the array costs no memory. */
-    c->capagents = 2 * (o->nagents + c->expect) + 64;
-    c->agents = calloc(c->capagents, sizeof(*c->agents));
+    c->f.capagents = 2 * (o->nagents + c->expect) + 64;
+    c->f.agents = calloc(c->f.capagents, sizeof(*c->f.agents));
     c->tests = iof_plan_expand(p, &c->ntests);
-    if (!c->agents || !c->tests) {
+    if (!c->f.agents || !c->tests) {
         IOF_USER("iofleet: out of memory");
-        free(c->agents);
+        free(c->f.agents);
         free(c->tests);
         free(c->wire_text);
         free(c);
@@ -1096,12 +1405,12 @@ int mgr_cluster_run(const struct iof_plan *p, const char *plan_text, const struc
     if (o->tls_ca) {
         struct iof_diag td = {{0}};
         if ((o->nagents && iof_tls_config_load(NULL, o->tls_ca, o->tls_cert, o->tls_key, false,
-                                               &c->tls_client, &td)) ||
+                                               &c->f.tls_client, &td)) ||
             (o->listen && iof_tls_config_load(NULL, o->tls_ca, o->tls_cert, o->tls_key, true,
                                               &c->tls_server, &td))) {
             IOF_USER("iofleet: %s", td.msg);
-            iof_tls_ctx_free(c->tls_client);
-            free(c->agents);
+            iof_tls_ctx_free(c->f.tls_client);
+            free(c->f.agents);
             free(c->tests);
             free(c->wire_text);
             free(c);
@@ -1121,7 +1430,7 @@ int mgr_cluster_run(const struct iof_plan *p, const char *plan_text, const struc
     c->sigterm.data = c;
     uv_signal_start(&c->sigint, cl_on_signal, SIGINT);
     uv_signal_start(&c->sigterm, cl_on_signal, SIGTERM);
-    c->phase = MGR_PH_CONNECT;
+    cl_set_phase(c, MGR_PH_CONNECT);
     c->run_wall_ns = iof_wall_ns();
     c->run_mono_ns = iof_now_ns();
     {
@@ -1130,41 +1439,51 @@ int mgr_cluster_run(const struct iof_plan *p, const char *plan_text, const struc
                      o->verbose, c->run_mono_ns);
     }
     c->deadline = iof_now_ns() + o->wait_ms * IOF_NS_PER_MS;
+    c->f.loop = c->loop;
+    c->f.ops = &cl_agent_ops;
+    c->f.run = c;
+    c->f.live = &c->live;
+    c->f.rc = &c->rc;
+    c->f.heartbeat_ms = o->heartbeat_ms;
+    c->f.insecure = o->insecure;
+    c->f.verbose = o->verbose;
+    c->f.quiet = o->quiet;
+    c->f.wait_until = c->deadline;
 
     if (c->embedded) {
         uv_signal_init(c->loop, &c->sigtstp);
         c->sigtstp.data = c;
         uv_signal_start(&c->sigtstp, cl_on_stop, SIGTSTP);
-        if (mgr_agent_spawn_local(c) < 0) {
+        if (cl_spawn_local(c) < 0) {
             c->rc = 3;
-            mgr_run_finish(c);
+            cl_finish(c);
         }
     } else if (o->listen) {
         char host[256] = "127.0.0.1";
         if (iof_addr_parse(o->listen, host, sizeof(host), IOF_DEFAULT_PORT, &port, &d)) {
             IOF_USER("iofleet: --listen %s: %s", o->listen, d.msg);
             c->rc = 2;
-            mgr_run_finish(c);
+            cl_finish(c);
         } else if (c->tls_server ? iof_listener_start_tls(c->loop, host, port, c->tls_server,
                                                           mgr_agent_on_accept, mgr_agent_on_reject,
-                                                          c, &c->listener, &d)
-                                 : iof_listener_start(c->loop, host, port, mgr_agent_on_accept, c,
-                                                      &c->listener, &d)) {
+                                                          &c->f, &c->listener, &d)
+                                 : iof_listener_start(c->loop, host, port, mgr_agent_on_accept,
+                                                      &c->f, &c->listener, &d)) {
             IOF_USER("iofleet: %s", d.msg);
             c->rc = 3;
-            mgr_run_finish(c);
+            cl_finish(c);
         } else if (c->tls_server) {
             iof_listener_set_admission(c->listener, MGR_HANDSHAKES_AT_ONCE);
         }
     }
     for (size_t i = 0; i < o->nagents && c->phase != MGR_PH_DONE; i++) {
-        struct mgr_agent *a = mgr_agent_add(c, o->agents[i]);
+        struct mgr_agent *a = mgr_agent_add(&c->f, o->agents[i]);
         const char *upath;
         if (iof_addr_is_unix(o->agents[i], &upath)) {
             if (upath[0] != '/') {
                 IOF_USER("iofleet: --agent %s: the socket path must be absolute", o->agents[i]);
                 c->rc = 2;
-                mgr_run_finish(c);
+                cl_finish(c);
                 break;
             }
             a->unix_path = upath;
@@ -1173,7 +1492,7 @@ int mgr_cluster_run(const struct iof_plan *p, const char *plan_text, const struc
                                   &a->port, &d)) {
             IOF_USER("iofleet: --agent %s: %s", o->agents[i], d.msg);
             c->rc = 2;
-            mgr_run_finish(c);
+            cl_finish(c);
             break;
         }
         mgr_agent_dial(a);
@@ -1184,16 +1503,16 @@ int mgr_cluster_run(const struct iof_plan *p, const char *plan_text, const struc
     CL_SINKS(c, s_->ops->run_end(s_, rc));
     if (o->verbose)
         cl_log_handshakes(c);
-    iof_tls_ctx_free(c->tls_client);
+    iof_tls_ctx_free(c->f.tls_client);
     iof_tls_ctx_free(c->tls_server);
     free(c->infos);
-    for (size_t i = 0; i < c->nagents; i++) {
-        mgr_agg_node_free(&c->agents[i].agg);
-        proto_hello_free(&c->agents[i].info);
-        free(c->agents[i].base_iops);
-        free(c->agents[i].rates);
+    for (size_t i = 0; i < c->f.nagents; i++) {
+        mgr_agg_node_free(&c->f.agents[i].agg);
+        proto_hello_free(&c->f.agents[i].info);
+        free(c->f.agents[i].base_iops);
+        free(c->f.agents[i].rates);
     }
-    free(c->agents);
+    free(c->f.agents);
     free(c->tests);
     mgr_agg_free(&c->agg);
     free(c->wire_text);
