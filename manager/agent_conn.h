@@ -19,7 +19,7 @@
 #include "common/net.h"
 #include "common/tls.h"
 #include "manager/aggregate.h"
-#include "manager/report.h"
+#include "manager/console.h"
 #include "manager/session.h"
 #include "proto/link.h"
 #include "proto/msg.h"

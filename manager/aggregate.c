@@ -844,7 +844,7 @@ static bool agg_table_fits(const struct mgr_agg_end *e)
     return mgr_table_fits(nodes, rows);
 }
 
-/* A fleet's table (manager/report.h): the slowest and fastest nodes and
+/* A fleet's table (manager/console.h): the slowest and fastest nodes and
  * where every row is. 0, or -1 out of memory (then the caller prints all). */
 static int agg_print_summary(struct mgr_table *t, const struct mgr_agg_end *e)
 {

@@ -4,7 +4,7 @@
  * when their deadline passed), what each node's intervals added up to (so a
  * node lost before its result keeps its measured I/O), and the final rows
  * (ALL, NODE, WORKER, TARGET), each row's metrics computed once and handed
- * to every result sink (manager/results.h) and to the table on stdout.
+ * to every result sink (manager/sink.h) and to the table on stdout.
  *
  * Loop thread only. The plan, the tests and the sinks are borrowed for the
  * life of the aggregate; a node's name is borrowed while the node exists.
@@ -20,8 +20,8 @@
 #include "common/ratecycle.h"
 #include "common/spec.h"
 #include "common/stats.h"
-#include "manager/report.h"
-#include "manager/results.h"
+#include "manager/console.h"
+#include "manager/sink.h"
 #include "proto/msg.h"
 
 #define MGR_AGG_WINDOW 16 /* intervals held open at once */

@@ -10,7 +10,7 @@
  * 130 interrupted). */
 int mgr_cli_main(int argc, char **argv);
 
-/* `iofleet runs ...` and `iofleet report ...` (manager/cli_history.c);
+/* `iofleet runs ...` and `iofleet report ...` (manager/history/commands.c);
  * argv[0] is the command word. */
 int mgr_cli_runs(int argc, char **argv);
 int mgr_cli_report(int argc, char **argv);

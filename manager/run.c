@@ -31,8 +31,8 @@
 #include "manager/agent_conn.h"
 #include "manager/aggregate.h"
 #include "manager/local_agent.h"
-#include "manager/report.h"
-#include "manager/results.h"
+#include "manager/console.h"
+#include "manager/sink.h"
 #include "manager/session.h"
 
 #define CL_PROBES 8          /* clock probes per agent and test */

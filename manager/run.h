@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "common/spec.h"
-#include "manager/results.h"
+#include "manager/sink.h"
 
 struct mgr_run_opts {
     const char *const *agents; /* "HOST[:PORT]" to dial */

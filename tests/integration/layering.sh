@@ -45,6 +45,20 @@ done
     fail "struct mgr_run is defined in a header: the run owns it (manager/run.c)"
 ok "run -> agent connections -> session state machine"
 
+# manager/ shows its parts: the sinks in manager/sinks/, the sources listed
+# in manager/CMakeLists.txt (no glob), each one there.
+lists=$IOF_SRC/manager/CMakeLists.txt
+! grep -q 'GLOB' "$lists" || fail "manager/CMakeLists.txt globs its sources: list them"
+while IFS= read -r f; do
+    rel=${f#"$IOF_SRC/manager/"}
+    [ "$rel" = main.c ] && continue
+    grep -qE "^[[:space:]]*$rel\)?$" "$lists" || fail "manager/$rel is not listed in manager/CMakeLists.txt"
+done < <(find "$IOF_SRC/manager" -name '*.c' | sort)
+sinks=$(grep -rlE '^(static )?const struct mgr_sink_ops mgr_sink_' "$IOF_SRC/manager" --include='*.c' |
+    grep -v "^$IOF_SRC/manager/sinks/" || true)
+[ -z "$sinks" ] || fail "result sinks outside manager/sinks/: ${sinks//$IOF_SRC\//}"
+ok "manager sources listed, sinks in manager/sinks/"
+
 [ -x "$IOFLEET" ] || skip "iofleet not built at $IOFLEET"
 command -v nm >/dev/null || skip "nm (binutils) is not installed"
 syms=$(nm --defined-only "$IOFLEET" | awk '$3 ~ /^dyn_/ {print $3}' | sort -u | tr '\n' ' ')

@@ -15,7 +15,7 @@ command -v curl >/dev/null || skip "curl not installed"
 command -v jq >/dev/null || skip "jq not installed"
 LIB=$(dirname "$0")/lib
 FLOOD_S=14
-HEADER_S=5 # HTTP_HEADER_S in manager/out_http.c
+HEADER_S=5 # HTTP_HEADER_S in manager/sinks/http.c
 SSE_PER_NET=8
 
 plan p.json <<'P'

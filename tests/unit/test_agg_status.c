@@ -22,8 +22,8 @@
 #include "common/hist.h"
 #include "common/stats.h"
 #include "manager/aggregate.h"
-#include "manager/report.h"
-#include "manager/results.h"
+#include "manager/console.h"
+#include "manager/sink.h"
 #include "proto/msg.h"
 #include "proto/plan.h"
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tests/unit/test_db_queue.c - manager/db_queue.c, the run history's
+/* tests/unit/test_db_queue.c - manager/history/db_queue.c, the run history's
  * bounded hand-over from the loop to its writer thread.
  *
  * Checked: records come out oldest first, all at once; a push past the
@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "manager/db_queue.h"
+#include "manager/history/db_queue.h"
 
 struct rec {
     struct mgr_dbq_item q;

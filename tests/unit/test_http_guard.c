@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tests/unit/test_http_guard.c - manager/http_guard.c: connections are
+/* tests/unit/test_http_guard.c - manager/sinks/http_guard.c: connections are
  * counted per IPv4 /24 and IPv6 /64 (IPv4-mapped IPv6 as IPv4); over a cap a
  * new connection closes the oldest of its network still waiting for
  * headers, or is refused when all are busy; event streams have their own
@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "common/clock.h"
-#include "manager/http_guard.h"
+#include "manager/sinks/http_guard.h"
 
 struct peer {
     struct sockaddr_storage sa;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_out_csv.c - the --csv and --timeseries writers
- * (manager/out_csv.c, manager/out_timeseries.c), driven through their sink
+ * (manager/sinks/csv.c, manager/sinks/timeseries.c), driven through their sink
  * ops with synthetic events, then read back with a strict RFC 4180 reader.
  *
  * The run: 2 tests on 2 nodes x 2 workers x 2 targets, with real histograms
@@ -28,8 +28,8 @@
 #include "common/hist.h"
 #include "common/spec.h"
 #include "common/stats.h"
-#include "manager/report.h"
-#include "manager/results.h"
+#include "manager/metrics.h"
+#include "manager/sink.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tests/unit/test_out_iometer.c - manager/out_iometer.c, the --iometer-csv
+/* tests/unit/test_out_iometer.c - manager/sinks/iometer_csv.c, the --iometer-csv
  * writer: Iometer 1.1.0's results.csv layout.
  *
  * Each test drives the sink through its ops as manager/run.c does (open,
@@ -15,7 +15,7 @@
 
 #include "common/hist.h"
 #include "common/stats.h"
-#include "manager/results.h"
+#include "manager/sink.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tests/unit/test_out_json.c - manager/out_json.c, the --json result document.
+/* tests/unit/test_out_json.c - manager/sinks/json.c, the --json result document.
  *
  * The sink is driven through its ops with synthetic events shaped like
  * manager/run.c's (2 tests, 2 nodes x 2 workers x 2 targets, real
@@ -36,7 +36,7 @@
 #include "common/hist.h"
 #include "common/spec.h"
 #include "common/stats.h"
-#include "manager/results.h"
+#include "manager/sink.h"
 #include "proto/msg.h"
 #include "proto/plan.h"
 

@@ -22,7 +22,7 @@
 #include "common/hist.h"
 #include "common/stats.h"
 #include "manager/aggregate.h"
-#include "manager/results.h"
+#include "manager/sink.h"
 #include "proto/frame.h"
 #include "proto/msg.h"
 #include "proto/plan.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tests/unit/test_store.c - manager/store.c and the history sink
- * (manager/out_db.c), read back through the report model (report_data.c).
+/* tests/unit/test_store.c - manager/history/store.c and the history sink
+ * (manager/sinks/db.c), read back through the report model (report_data.c).
  *
  * Checked: a new file is created with its directory, in WAL mode, at the
  * current schema version, also while another connection writes the fresh
@@ -42,9 +42,9 @@
 #include <unistd.h>
 
 #include "common/hist.h"
-#include "manager/report.h"
-#include "manager/report_html.h"
-#include "manager/store.h"
+#include "manager/metrics.h"
+#include "manager/history/report_html.h"
+#include "manager/history/store.h"
 
 static char g_dir[PATH_MAX];
 static unsigned g_seq;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tests/unit/test_table.c - manager/report.c's final table: for a fleet,
+/* tests/unit/test_table.c - manager/console.c's final table: for a fleet,
  * when it is summarised and what the summary shows (the slowest and fastest
  * nodes by IOPS, how many nodes and rows are hidden, the files that keep
  * every row); on a terminal, how it fits the width (columns left out by
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "manager/report.h"
+#include "manager/console.h"
 
 enum { NODES = 100 };
 

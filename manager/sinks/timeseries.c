@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* manager/out_timeseries.c - the --timeseries writer: one CSV row per
+/* manager/sinks/timeseries.c - the --timeseries writer: one CSV row per
  * interval per node as each agent reports it, then the cluster's ALL row
  * (node "ALL") once the interval is merged.
  *
@@ -31,13 +31,13 @@
  * Durability: every row is flushed (not fsynced) as it is written; the file
  * is fsynced at test_end, run_end and close.
  */
-#include "manager/results.h"
+#include "manager/sink.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 
-#include "manager/report.h"
+#include "manager/metrics.h"
 
 #define TS_HEADER                                                                                  \
     "time_s,test,spec,interval,node,iops,read_iops,write_iops,mibps,avg_lat_ms,p99_lat_ms,"        \

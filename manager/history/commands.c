@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* manager/cli_history.c - `iofleet runs` (list, rm, import of the run
+/* manager/history/commands.c - `iofleet runs` (list, rm, import of the run
  * history) and `iofleet report` (HTML or Markdown of one or more runs), each
  * with its option table (common/cliopt.h). */
 #include <errno.h>
@@ -14,8 +14,8 @@
 #include "common/outfile.h"
 #include "common/text.h"
 #include "manager/cli.h"
-#include "manager/report_html.h"
-#include "manager/store.h"
+#include "manager/history/report_html.h"
+#include "manager/history/store.h"
 
 enum hist_opt_id {
     HOPT_HELP = 1,

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* manager/report_html.c - writes the report model (report_html.h) as one
+/* manager/history/report_html.c - writes the report model (report_html.h) as one
  * self-contained HTML page or as Markdown tables.
  *
  * The page: tables are static HTML written here; the charts are drawn in the
@@ -17,7 +17,7 @@
 
 #include "common/buf.h"
 #include "common/text.h"
-#include "manager/report_html.h"
+#include "manager/history/report_html.h"
 
 static const struct {
     const char *col, *label;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* manager/results.h - where a run's figures go besides the terminal: result
+/* manager/sink.h - where a run's figures go besides the terminal: result
  * files (plain CSV, Iometer CSV, time series CSV, JSON), each a sink fed by
  * the run (manager/run.c) as figures arrive.
  *
@@ -24,8 +24,8 @@
  * except run_begin's plan, plan text and agent infos, which stay valid until
  * close.
  */
-#ifndef IOF_MANAGER_RESULTS_H
-#define IOF_MANAGER_RESULTS_H
+#ifndef IOF_MANAGER_SINK_H
+#define IOF_MANAGER_SINK_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -38,7 +38,7 @@
 #include "common/ratecycle.h"
 #include "common/spec.h"
 #include "common/stats.h"
-#include "manager/report.h"
+#include "manager/metrics.h"
 #include "proto/msg.h"
 
 /* One agent as it introduced itself. */
@@ -197,7 +197,7 @@ struct mgr_sink {
     void *priv;             /* the writer's state */
 };
 
-/* Shared by the writers (manager/results.c). */
+/* Shared by the writers (manager/sink.c). */
 
 /* Creates sink->path for writing through sink->out (common/outfile.h,
  * sink->flags, mode 0666 & ~umask) as a stdio stream with a large buffer,

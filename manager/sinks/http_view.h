@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* manager/live_view.h - the state of a running `iofleet run` as the live
- * view serves it (manager/out_http.c): the loop thread updates it from the
+/* manager/sinks/http_view.h - the state of a running `iofleet run` as the live
+ * view serves it (manager/sinks/http.c): the loop thread updates it from the
  * sink callbacks, HTTP threads render it (JSON, Prometheus text) under its
  * lock. Every function here takes the lock itself except the renderers,
  * which the caller calls with mgr_view_lock held.
  */
-#ifndef IOF_MANAGER_LIVE_VIEW_H
-#define IOF_MANAGER_LIVE_VIEW_H
+#ifndef IOF_MANAGER_SINKS_HTTP_VIEW_H
+#define IOF_MANAGER_SINKS_HTTP_VIEW_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -15,8 +15,8 @@
 
 #include "common/buf.h"
 #include "common/spec.h"
-#include "manager/report.h"
-#include "manager/results.h"
+#include "manager/metrics.h"
+#include "manager/sink.h"
 
 enum mgr_view_state { MGR_VIEW_WAITING, MGR_VIEW_RUNNING, MGR_VIEW_DONE };
 

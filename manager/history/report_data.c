@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* manager/report_data.c - `iofleet report`'s inputs: resolves each RUN (a
+/* manager/history/report_data.c - `iofleet report`'s inputs: resolves each RUN (a
  * history id or tag, or a --json result file, imported into a private
  * in-memory store), loads it into the report model and hands the runs to
  * the HTML or Markdown writer. Chart.js is found and read here.
@@ -14,8 +14,8 @@
 #include "common/log.h"
 #include "common/outfile.h"
 #include "common/buf.h"
-#include "manager/report_html.h"
-#include "manager/results.h"
+#include "manager/history/report_html.h"
+#include "manager/sink.h"
 
 static char *dup_col(sqlite3_stmt *s, int i)
 {

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* manager/db_queue.c - the bounded hand-over of run history records from
- * the loop thread to the writer thread (manager/db_queue.h): a linked FIFO
+/* manager/history/db_queue.c - the bounded hand-over of run history records from
+ * the loop thread to the writer thread (manager/history/db_queue.h): a linked FIFO
  * under one mutex, one condition variable for both directions (records
  * arrived, records finished).
  */
-#include "manager/db_queue.h"
+#include "manager/history/db_queue.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* manager/http.h - `iofleet run --http [ADDR:]PORT`: the live view (a page,
+/* manager/sinks/http.h - `iofleet run --http [ADDR:]PORT`: the live view (a page,
  * Server-Sent Events, Prometheus /metrics, /api/run JSON) served by
  * libmicrohttpd on its own threads while the run lasts. It is a result sink
- * (manager/results.h): the run feeds it like the files, on the loop thread,
- * and the HTTP threads only read a locked snapshot (manager/live_view.h).
+ * (manager/sink.h): the run feeds it like the files, on the loop thread,
+ * and the HTTP threads only read a locked snapshot (manager/sinks/http_view.h).
  */
-#ifndef IOF_MANAGER_HTTP_H
-#define IOF_MANAGER_HTTP_H
+#ifndef IOF_MANAGER_SINKS_HTTP_H
+#define IOF_MANAGER_SINKS_HTTP_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "common/err.h"
-#include "manager/results.h"
+#include "manager/sink.h"
 
 /* Parses "[ADDR:]PORT" (ADDR an IPv4 or [IPv6] address; default 127.0.0.1;
  * PORT 0..65535, 0 picks a free one) into a numeric host and port. Returns 0

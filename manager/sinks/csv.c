@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* manager/out_csv.c - the --csv writer: plain CSV, one header line, one row
+/* manager/sinks/csv.c - the --csv writer: plain CSV, one header line, one row
  * per test x entity (ALL, GROUP, NODE, WORKER, TARGET).
  *
  * Format: RFC 4180 quoting (a field holding a comma, quote, CR or LF is
@@ -36,14 +36,14 @@
  * are written in the same order without an ALL row at the next test_begin,
  * run_end or close, so nothing received is lost.
  */
-#include "manager/results.h"
+#include "manager/sink.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "manager/report.h"
+#include "manager/metrics.h"
 
 #define CSV_HEADER                                                                                 \
     "test,spec,cycle,row_type,node,worker,target,queue_depth,duration_s,iops,read_iops,"           \

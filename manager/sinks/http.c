@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* manager/out_http.c - the live view's HTTP server: libmicrohttpd, one
- * thread per connection (admitted and timed by manager/http_guard.c), fed
+/* manager/sinks/http.c - the live view's HTTP server: libmicrohttpd, one
+ * thread per connection (admitted and timed by manager/sinks/http_guard.c), fed
  * as a result sink. The loop thread only updates the locked view
- * (manager/live_view.c) in the sink callbacks; HTTP threads render it under
+ * (manager/sinks/http_view.c) in the sink callbacks; HTTP threads render it under
  * the lock into their own bounded buffers and write outside it, so no client
  * can stall the run. */
-#include "manager/http.h"
+#include "manager/sinks/http.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -20,8 +20,8 @@
 
 #include "common/clock.h"
 #include "common/log.h"
-#include "manager/http_guard.h"
-#include "manager/live_view.h"
+#include "manager/sinks/http_guard.h"
+#include "manager/sinks/http_view.h"
 
 #define HTTP_IDLE_S 30           /* a connection without progress is closed after this */
 #define HTTP_MAX_BODY (4u << 20) /* one rendering; a run has at most a few hundred nodes */
@@ -197,7 +197,7 @@ static int http_listen(const char *host, uint16_t port, uint16_t *bound, bool *l
     return fd;
 }
 
-/* --- connections (manager/http_guard.h) ------------------------------------------------ */
+/* --- connections (manager/sinks/http_guard.h) ------------------------------------------------ */
 
 static enum MHD_Result http_accept(void *cls, const struct sockaddr *sa, socklen_t len)
 {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* manager/out_iometer.c - the --iometer-csv writer: Iometer 1.1.0's results.csv
+/* manager/sinks/iometer_csv.c - the --iometer-csv writer: Iometer 1.1.0's results.csv
  * layout, so spreadsheets and scripts built for Iometer read it unchanged.
  *
  * Where the layout comes from (Iometer 1.1.0 sources, as stored in the public
@@ -91,7 +91,7 @@
  * seen), then the file is fsynced. Rows of a test that got no test_end are
  * written, without an ALL row, at the next test_begin, run_end or close.
  */
-#include "manager/results.h"
+#include "manager/sink.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -102,7 +102,7 @@
 
 #include "common/buf.h"
 #include "common/clock.h"
-#include "manager/report.h"
+#include "manager/metrics.h"
 
 /* Iometer 1.1.0 src/ManagerList.cpp, ManagerList::SaveResults (note the
  * space in " >= 10 s"). */

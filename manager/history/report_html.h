@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* manager/report_html.h - `iofleet report`: runs from the history (or from
+/* manager/history/report_html.h - `iofleet report`: runs from the history (or from
  * --json result files) loaded into a small model (report_data.c) and written
  * as one self-contained HTML page with Chart.js inlined, or as Markdown
  * tables (report_html.c). */
-#ifndef IOF_MANAGER_REPORT_HTML_H
-#define IOF_MANAGER_REPORT_HTML_H
+#ifndef IOF_MANAGER_HISTORY_REPORT_HTML_H
+#define IOF_MANAGER_HISTORY_REPORT_HTML_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #include "common/err.h"
-#include "manager/store.h"
+#include "manager/history/store.h"
 
 enum mgr_report_format { MGR_REPORT_HTML, MGR_REPORT_MD };
 

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* manager/db_writer.c - the run history's writer thread: turns the records
- * the loop queued (manager/out_db.c) into SQL on the connection it owns
+/* manager/history/db_writer.c - the run history's writer thread: turns the records
+ * the loop queued (manager/sinks/db.c) into SQL on the connection it owns
  * while it runs. Intervals and rows go in batches: one transaction from
  * the first of them until the interval's ALL row, the run's 50 ms tick
  * (a flush record) or DB_BATCH_ROWS rows, whichever comes first; a run's
  * row and agents, a test's begin, its end with the ALL row, and the run's
  * end are transactions of their own.
  */
-#include "manager/db_writer.h"
+#include "manager/history/db_writer.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "manager/report.h"
+#include "manager/metrics.h"
 
 /* Rows and intervals in one transaction at most: a commit writes them to
  * the WAL at once (~6.6 KB each with their histograms) while other

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* manager/live_view.c - the live view's state of a run (per node and ALL:
+/* manager/sinks/http_view.c - the live view's state of a run (per node and ALL:
  * last interval, counters over the run, up/lost, whole-run progress) and its
  * two renderings: the JSON of /api/run and /events, and the Prometheus text
  * exposition of /metrics (docs/monitoring.md names every metric). */
-#include "manager/live_view.h"
+#include "manager/sinks/http_view.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* manager/db_writer.h - the run history's writer thread (manager/db_writer.c)
- * and the records the loop hands it (manager/out_db.c makes them): each
+/* manager/history/db_writer.h - the run history's writer thread (manager/history/db_writer.c)
+ * and the records the loop hands it (manager/sinks/db.c makes them): each
  * event of a run with its figures copied, so the writer needs nothing of
  * the loop's but the plan text and the agents' infos of run_begin, which
  * stay valid until run_end: the sink's run_end waits for the writer to
  * finish every record.
  */
-#ifndef IOF_MANAGER_DB_WRITER_H
-#define IOF_MANAGER_DB_WRITER_H
+#ifndef IOF_MANAGER_HISTORY_DB_WRITER_H
+#define IOF_MANAGER_HISTORY_DB_WRITER_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -17,9 +17,9 @@
 
 #include "common/err.h"
 #include "common/hist.h"
-#include "manager/db_queue.h"
-#include "manager/results.h"
-#include "manager/store.h"
+#include "manager/history/db_queue.h"
+#include "manager/sink.h"
+#include "manager/history/store.h"
 
 enum mgr_dbw_kind {
     MGR_DBW_RUN,

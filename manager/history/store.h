@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* manager/store.h - the run history: an SQLite database of every `iofleet
+/* manager/history/store.h - the run history: an SQLite database of every `iofleet
  * run` (plan, agents' inventory, every test's rows, intervals and merged
- * histograms), written as the run goes by the "db" sink (manager/out_db.c),
+ * histograms), written as the run goes by the "db" sink (manager/sinks/db.c),
  * listed and pruned by `iofleet runs`, read by `iofleet report`.
  *
  * The file is shared: WAL mode and a busy timeout let several managers (and
@@ -9,8 +9,8 @@
  * The schema is versioned with PRAGMA user_version and migrated forward when
  * opened (docs/history.md lists the versions); a newer file is refused.
  */
-#ifndef IOF_MANAGER_STORE_H
-#define IOF_MANAGER_STORE_H
+#ifndef IOF_MANAGER_HISTORY_STORE_H
+#define IOF_MANAGER_HISTORY_STORE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -20,7 +20,7 @@
 #include <sqlite3.h>
 
 #include "common/err.h"
-#include "manager/results.h"
+#include "manager/sink.h"
 
 /* The schema version this build writes (PRAGMA user_version). */
 #define MGR_STORE_SCHEMA 2
@@ -128,7 +128,7 @@ int mgr_store_list(struct mgr_store *st, bool json, FILE *f, struct iof_diag *di
  * "unfinished" (no exit code: running, or the manager was killed). */
 const char *mgr_store_status_name(bool has_exit, int exit_code);
 
-/* The history sink (manager/out_db.c): opens the database at path and
+/* The history sink (manager/sinks/db.c): opens the database at path and
  * records the run into it as events arrive, tagged with tag (may be NULL),
  * from a writer thread of its own that owns the connection from run_begin
  * until close: the sink's calls copy the figures and never wait for the

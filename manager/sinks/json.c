@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* manager/out_json.c - the --json result document (layout in docs/results.md).
+/* manager/sinks/json.c - the --json result document (layout in docs/results.md).
  *
  * One JSON document per run, written as the run goes with memory independent
  * of its length: open and run_begin write it whole (no test yet: to PATH.tmp,
@@ -22,7 +22,7 @@
  * in their shortest round-trip form, integers exact, commas placed by
  * jb_sep() from the previous byte so no element ever gets a stray one.
  */
-#include "manager/results.h"
+#include "manager/sink.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,7 +38,7 @@
 #include "common/buf.h"
 #include "common/hist.h"
 #include "common/log.h"
-#include "manager/report.h"
+#include "manager/metrics.h"
 
 #define JSON_FORMAT 2
 
@@ -1155,7 +1155,7 @@ static void js_interval(struct mgr_sink *s, const struct mgr_interval *iv)
     jb_key(&b, "late");
     jb_bool(&b, iv->late);
     jb_metrics(&b, iv->stats, iv->m, !(iv->node && iv->lost));
-    /* ALL: the mean over the nodes that measured their CPU (results.h) */
+    /* ALL: the mean over the nodes that measured their CPU (manager/sink.h) */
     jb_cpu_fields(&b, iv->cpu, iv->stats, iv->ns);
     jb_close(&b, '}');
     t->ivs[t->nivs] = (struct jiv){.k = iv->k, .all = !iv->node, .seq = t->nivs};

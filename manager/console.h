@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* manager/report.h - figures of one entity over one interval or test, and
- * the human-readable output of `iofleet run` (live lines, final tables). */
-#ifndef IOF_MANAGER_REPORT_H
-#define IOF_MANAGER_REPORT_H
+/* manager/console.h - the human-readable output of `iofleet run` on the
+ * terminal: live lines and final tables. */
+#ifndef IOF_MANAGER_CONSOLE_H
+#define IOF_MANAGER_CONSOLE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -11,28 +11,7 @@
 
 #include "common/spec.h"
 #include "common/stats.h"
-
-/* Derived figures; latencies in ms. Computed from counters and merged
- * histograms only: never an average of averages. */
-struct mgr_metrics {
-    double seconds;
-    double iops, read_iops, write_iops;
-    double mibps, read_mibps, write_mibps;
-    double avg_ms, avg_read_ms, avg_write_ms;
-    double p50_ms, p90_ms, p95_ms, p99_ms, p999_ms, p9999_ms, max_ms;
-    bool rates;       /* a window to divide by (seconds > 0); else the rates are unknown */
-    bool percentiles; /* the histograms have buckets (else p* are unknown) */
-    uint64_t read_ios, write_ios, bytes_read, bytes_written, errors;
-    /* Rated workers (workers[].rate): the avg_/p*_ms above run from each
-     * I/O's scheduled time; these from its actual submission (service
-     * latency), and late_ios were submitted > 1 ms after their time. */
-    bool rated; /* the row holds rated I/O (else the three are unknown) */
-    double avg_svc_ms, max_svc_ms;
-    uint64_t late_ios;
-};
-
-/* Fills m from s measured over `ns` nanoseconds. */
-void mgr_metrics_compute(const struct iof_stats *s, uint64_t ns, struct mgr_metrics *m);
+#include "manager/metrics.h"
 
 /* Live line for one interval, on stderr; redrawn in place on a TTY, where
  * it fits the terminal's width (the least needed figures left out first). */

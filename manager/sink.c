@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* manager/results.c - what the result-file writers share: the registry of
+/* manager/sink.c - what the result-file writers share: the registry of
  * writers by option, file creation, CSV quoting and durable syncs. */
-#include "manager/results.h"
+#include "manager/sink.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* manager/http_guard.h - who may hold a connection to the live view
- * (manager/out_http.c) and for how long: request headers complete within
+/* manager/sinks/http_guard.h - who may hold a connection to the live view
+ * (manager/sinks/http.c) and for how long: request headers complete within
  * MGR_HTTP_HEADER_S of connecting (MGR_HTTP_KEEPALIVE_S of the previous
  * response on a kept-alive connection), at most
  * MGR_HTTP_MAX_CONN connections for the page, /metrics and /api/run and
  * MGR_HTTP_MAX_SSE event streams on top of them, each with a cap per IPv4 /24
  * or IPv6 /64. A connection over a cap takes the place of the oldest one of
  * its network (else of any) still waiting for headers; with none to take,
- * it is refused. No libmicrohttpd here: out_http.c calls these from its
+ * it is refused. No libmicrohttpd here: manager/sinks/http.c calls these from its
  * callbacks, and the unit test calls them directly.
  */
-#ifndef IOF_MANAGER_HTTP_GUARD_H
-#define IOF_MANAGER_HTTP_GUARD_H
+#ifndef IOF_MANAGER_SINKS_HTTP_GUARD_H
+#define IOF_MANAGER_SINKS_HTTP_GUARD_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* manager/out_db.c - the run history sink: records a run into the SQLite
- * store (manager/store.h) as it goes, from a writer thread of its own so the
+/* manager/sinks/db.c - the run history sink: records a run into the SQLite
+ * store (manager/history/store.h) as it goes, from a writer thread of its own so the
  * database never holds up the manager's loop.
  *
  * The loop only copies each event's figures into a record (a row's metrics,
  * its names, its histograms in their compact run form: a few hundred bytes)
- * and queues it (manager/db_queue.h); the writer thread, which owns the
+ * and queues it (manager/history/db_queue.h); the writer thread, which owns the
  * database connection from run_begin to close, turns records into SQL
- * (manager/db_writer.c: batches of intervals and rows, a transaction per
+ * (manager/history/db_writer.c: batches of intervals and rows, a transaction per
  * test begin and end). At run_begin the loop takes the run's id itself (one
  * short insert), so the id is known at once; the writer fills the run's
  * row, its plan and its agents. A killed manager leaves every test whose
@@ -37,10 +37,10 @@
 #include "common/clock.h"
 #include "common/hist.h"
 #include "common/log.h"
-#include "manager/db_queue.h"
-#include "manager/db_writer.h"
-#include "manager/report.h"
-#include "manager/store.h"
+#include "manager/history/db_queue.h"
+#include "manager/history/db_writer.h"
+#include "manager/metrics.h"
+#include "manager/history/store.h"
 
 /* The records queued for the writer at most, in bytes: ~0.7 KB per row with
  * its histograms, so ~350,000 rows, twice the final rows of a test of

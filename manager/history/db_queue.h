@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* manager/db_queue.h - the run history's hand-over between the loop thread
- * and its writer thread (manager/out_db.c): a FIFO of records bounded by
+/* manager/history/db_queue.h - the run history's hand-over between the loop thread
+ * and its writer thread (manager/sinks/db.c): a FIFO of records bounded by
  * their bytes, one mutex and one condition variable.
  *
  * The producer (the loop) never waits: a push over the bound is refused and
@@ -17,8 +17,8 @@
  * wake-up per row was a futex call and a context switch per row on the
  * loop's side.
  */
-#ifndef IOF_MANAGER_DB_QUEUE_H
-#define IOF_MANAGER_DB_QUEUE_H
+#ifndef IOF_MANAGER_HISTORY_DB_QUEUE_H
+#define IOF_MANAGER_HISTORY_DB_QUEUE_H
 
 #include <pthread.h>
 #include <stdbool.h>

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* manager/store.c - the run history database: opening (WAL, busy timeout),
+/* manager/history/store.c - the run history database: opening (WAL, busy timeout),
  * the schema and its migrations, and the whole-run operations of `iofleet
  * runs` (list, rm, import of a --json document) and of the report (resolve a
- * run by id or tag). The per-event writes of a live run are in out_db.c.
+ * run by id or tag). The per-event writes of a live run are in manager/sinks/db.c.
  */
-#include "manager/store.h"
+#include "manager/history/store.h"
 
 #include <errno.h>
 #include <inttypes.h>

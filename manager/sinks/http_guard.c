@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* manager/http_guard.c - the live view's connection caps and header
- * deadline (manager/http_guard.h): one table of connections under a mutex,
+/* manager/sinks/http_guard.c - the live view's connection caps and header
+ * deadline (manager/sinks/http_guard.h): one table of connections under a mutex,
  * counted by network on each admission, and a thread that closes those
  * whose request headers are late. Closing is shutdown(2) of the socket: the
  * connection's own thread then sees the end and libmicrohttpd closes it. */
-#include "manager/http_guard.h"
+#include "manager/sinks/http_guard.h"
 
 #include <errno.h>
 #include <netinet/in.h>
