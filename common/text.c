@@ -169,31 +169,18 @@ void iof_text_fput(FILE *f, const char *s)
     text_fput_escaped(f, s, NULL);
 }
 
-void iof_text_fput_json(FILE *f, const char *s, bool script)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    size_t len;
-
-    if (!s) {
-        fputs("null", f);
-        return;
-    }
-    fputc('"', f);
-    while (*u) {
-        int32_t cp = utf8_next(u, &len);
-        if (text_refused(cp) || (script && (*u == '<' || *u == '>' || *u == '&')))
-            fprintf(f, "\\u%04x", cp < 0 ? 0xfffdu : (unsigned)cp);
-        else if (*u == '"' || *u == '\\')
-            fprintf(f, "\\%c", *u);
-        else
-            fwrite(u, 1, len, f);
-        u += len;
-    }
-    fputc('"', f);
-}
-
 void iof_text_fput_md(FILE *f, const char *s)
 {
     if (s)
         text_fput_escaped(f, s, "\\`*_[]()<>&!~|#");
+}
+
+int32_t iof_text_utf8_next(const unsigned char *s, size_t *len)
+{
+    return utf8_next(s, len);
+}
+
+bool iof_text_refused(int32_t cp)
+{
+    return text_refused(cp);
 }

@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* Where a string breaks the policy: its byte offset and the offending
@@ -49,18 +50,20 @@ size_t iof_text_escaped_len(const char *s);
 /* Writes s to f escaped as iof_text_escape() does, whole; NULL as "-". */
 void iof_text_fput(FILE *f, const char *s);
 
-/* Writes s to f as a JSON string, quotes included: '"' and '\\' escaped,
- * and every character the policy refuses as \uXXXX (a byte that is not
- * UTF-8 as \ufffd, since JSON cannot carry it); with `script`, also '<',
- * '>' and '&', so the string is safe inside an HTML <script>. NULL writes
- * null. */
-void iof_text_fput_json(FILE *f, const char *s, bool script);
-
 /* Writes s to f as Markdown inline text (a table cell or a heading): the
  * policy's characters escaped as above, and the characters Markdown gives a
  * meaning inside a line (\ ` * _ [ ] ( ) < > & ! ~ | #) behind a
  * backslash, so a name is shown as written and never becomes a link, an
  * image, HTML, emphasis or another table column. NULL writes nothing. */
 void iof_text_fput_md(FILE *f, const char *s);
+
+/* Decodes the UTF-8 character at s (NUL-terminated): its length in *len
+ * and the code point, or -1 (with *len 1) for a byte that does not start a
+ * valid, shortest-form character. */
+int32_t iof_text_utf8_next(const unsigned char *s, size_t *len);
+
+/* True for a code point the policy refuses (-1, not UTF-8, included). JSON
+ * strings escape these with common/jsonw.h's IOF_JSON_TEXT. */
+bool iof_text_refused(int32_t cp);
 
 #endif

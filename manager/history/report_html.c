@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "common/buf.h"
+#include "common/jsonw.h"
 #include "common/text.h"
 #include "manager/history/report_html.h"
 
@@ -75,7 +76,7 @@ static void html(FILE *f, const char *s)
  * "</script>" or "<!--" can end or change the element. */
 static void jstr(FILE *f, const char *s)
 {
-    iof_text_fput_json(f, s, true);
+    iof_json_fput(f, s, IOF_JSON_TEXT | IOF_JSON_SCRIPT);
 }
 
 static void jnum(FILE *f, double v, bool have)

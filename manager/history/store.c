@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "common/buf.h"
+#include "common/jsonw.h"
 #include "common/text.h"
 
 #define METRIC_COL(name, kind) ", " #name " " #kind
@@ -633,7 +634,7 @@ static void fmt_time(int64_t ns, char *buf, size_t cap, bool iso)
 
 static void json_str(FILE *f, const char *s)
 {
-    iof_text_fput_json(f, s, false);
+    iof_json_fput(f, s, IOF_JSON_TEXT);
 }
 
 int mgr_store_list(struct mgr_store *st, bool json, FILE *f, struct iof_diag *diag)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "common/jsonw.h"
 
 /* A node missing from this many published intervals in a row is down. */
 #define VIEW_DOWN_AFTER 2
@@ -254,21 +255,11 @@ static const char *view_state_name(enum mgr_view_state s)
 
 /* --- JSON --------------------------------------------------------------------------- */
 
-/* s as a JSON string: quotes, backslash and control bytes escaped, so the
- * text never holds a newline (an SSE data line). */
+/* s as a JSON string under the text policy: control characters escaped, so
+ * the text never holds a newline (an SSE data line). */
 static void json_str(struct iof_buf *b, const char *s)
 {
-    iof_buf_addc(b, '"');
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            iof_buf_printf(b, "\\%c", ch);
-        else if (ch < 0x20 || ch == 0x7f)
-            iof_buf_printf(b, "\\u%04x", ch);
-        else
-            iof_buf_addc(b, (char)ch);
-    }
-    iof_buf_addc(b, '"');
+    iof_json_escape(b, s, IOF_JSON_TEXT);
 }
 
 /* "KEY":NUMBER, or null when v is not finite or unknown. */

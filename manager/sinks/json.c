@@ -20,7 +20,7 @@
  * The emitter writes RFC 8259 JSON itself (cJSON stays in proto/): strings
  * escaped, invalid UTF-8 replaced by U+FFFD, numbers finite (null otherwise)
  * in their shortest round-trip form, integers exact, commas placed by
- * jb_sep() from the previous byte so no element ever gets a stray one.
+ * iof_json_sep() from the previous byte so no element ever gets a stray one.
  */
 #include "manager/sink.h"
 
@@ -37,204 +37,25 @@
 
 #include "common/buf.h"
 #include "common/hist.h"
+#include "common/jsonw.h"
 #include "common/log.h"
 #include "manager/metrics.h"
 
 #define JSON_FORMAT 2
 
-/* --- JSON emitter (into a common/buf.h buffer) ------------------------------------------- */
-
-/* A comma unless the value starts a container or follows a key. */
-static void jb_sep(struct iof_buf *b)
-{
-    char last;
-    if (!b->len)
-        return;
-    last = b->p[b->len - 1];
-    if (last != '{' && last != '[' && last != ':')
-        iof_buf_add(b, ",", 1);
-}
-
-/* Length of the well-formed UTF-8 sequence at s (n bytes left), or 0 when it
- * is not one (overlong, surrogate, above U+10FFFF, truncated). */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0], lo = 0x80, hi = 0xBF;
-    size_t len;
-
-    if (c >= 0xC2 && c <= 0xDF)
-        len = 2;
-    else if (c >= 0xE0 && c <= 0xEF)
-        len = 3;
-    else if (c >= 0xF0 && c <= 0xF4)
-        len = 4;
-    else
-        return 0;
-    if (len > n)
-        return 0;
-    if (c == 0xE0)
-        lo = 0xA0;
-    else if (c == 0xED)
-        hi = 0x9F;
-    else if (c == 0xF0)
-        lo = 0x90;
-    else if (c == 0xF4)
-        hi = 0x8F;
-    if (s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < len; i++)
-        if (s[i] < 0x80 || s[i] > 0xBF)
-            return 0;
-    return len;
-}
-
-/* A JSON string (RFC 8259 section 7), or null for NULL. */
-static void jb_str(struct iof_buf *b, const char *str)
-{
-    const unsigned char *s = (const unsigned char *)str;
-    size_t n, run = 0;
-
-    jb_sep(b);
-    if (!str) {
-        iof_buf_addstr(b, "null");
-        return;
-    }
-    n = strlen(str);
-    iof_buf_add(b, "\"", 1);
-    for (size_t i = 0; i < n;) {
-        unsigned char c = s[i];
-        const char *esc = NULL;
-        char u[8];
-        size_t len = 1;
-
-        if (c >= 0x80) {
-            len = utf8_seq(s + i, n - i);
-            if (len) {
-                i += len;
-                run += len;
-                continue;
-            }
-            esc = "\\ufffd"; /* not UTF-8: the replacement character */
-            len = 1;
-        } else if (c == '"') {
-            esc = "\\\"";
-        } else if (c == '\\') {
-            esc = "\\\\";
-        } else if (c < 0x20) {
-            switch (c) {
-            case '\b':
-                esc = "\\b";
-                break;
-            case '\f':
-                esc = "\\f";
-                break;
-            case '\n':
-                esc = "\\n";
-                break;
-            case '\r':
-                esc = "\\r";
-                break;
-            case '\t':
-                esc = "\\t";
-                break;
-            default:
-                snprintf(u, sizeof(u), "\\u%04x", c);
-                esc = u;
-            }
-        } else {
-            i++;
-            run++;
-            continue;
-        }
-        iof_buf_add(b, (const char *)s + i - run, run);
-        run = 0;
-        iof_buf_addstr(b, esc);
-        i += len;
-    }
-    iof_buf_add(b, (const char *)s + n - run, run);
-    iof_buf_add(b, "\"", 1);
-}
-
-static void jb_key(struct iof_buf *b, const char *key)
-{
-    jb_str(b, key);
-    iof_buf_add(b, ":", 1);
-}
-
-static void jb_u64(struct iof_buf *b, uint64_t v)
-{
-    jb_sep(b);
-    iof_buf_printf(b, "%" PRIu64, v);
-}
+/* --- values beyond common/jsonw.h ------------------------------------------------------ */
 
 /* An exact integer of up to 128 bits (a merged latency sum). */
 static void jb_u128(struct iof_buf *b, iof_u128 v)
 {
     char buf[IOF_U128_DIGITS + 1];
-    jb_sep(b);
+    iof_json_sep(b);
     iof_buf_printf(b, "%s", iof_u128_str(v, buf));
-}
-
-static void jb_int(struct iof_buf *b, int v)
-{
-    jb_sep(b);
-    iof_buf_printf(b, "%d", v);
-}
-
-static void jb_null(struct iof_buf *b)
-{
-    jb_sep(b);
-    iof_buf_addstr(b, "null");
 }
 
 /* put(b, v) when have, else null: v is evaluated only when have (it may
  * read through a pointer that have checks). */
-#define jb_or_null(b, have, put, v) ((have) ? put(b, v) : jb_null(b))
-
-static void jb_bool(struct iof_buf *b, bool v)
-{
-    jb_sep(b);
-    iof_buf_addstr(b, v ? "true" : "false");
-}
-
-/* The shortest decimal that reads back as v; null when v is not finite. */
-static void jb_dbl(struct iof_buf *b, double v)
-{
-    char tmp[40];
-
-    jb_sep(b);
-    if (!isfinite(v)) {
-        iof_buf_addstr(b, "null");
-        return;
-    }
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(tmp, sizeof(tmp), "%.*g", prec, v);
-        if (strtod(tmp, NULL) == v)
-            break;
-    }
-    for (char *p = tmp; *p; p++)
-        if (*p == ',') /* a decimal comma from an LC_NUMERIC locale */
-            *p = '.';
-    iof_buf_addstr(b, tmp);
-}
-
-static void jb_open(struct iof_buf *b, char c)
-{
-    jb_sep(b);
-    iof_buf_add(b, &c, 1);
-}
-
-static void jb_close(struct iof_buf *b, char c)
-{
-    iof_buf_add(b, &c, 1);
-}
-
-/* Already-valid JSON text as one value. */
-static void jb_json(struct iof_buf *b, const char *text, size_t len)
-{
-    jb_sep(b);
-    iof_buf_add(b, text, len);
-}
+#define jb_or_null(b, have, put, v) ((have) ? put(b, v) : iof_json_null(b))
 
 /* "2024-05-01T12:00:00.123456789Z" */
 static void jb_time(struct iof_buf *b, uint64_t wall_ns)
@@ -244,13 +65,13 @@ static void jb_time(struct iof_buf *b, uint64_t wall_ns)
     char tmp[64];
 
     if (!gmtime_r(&t, &tm)) {
-        jb_null(b);
+        iof_json_null(b);
         return;
     }
     snprintf(tmp, sizeof(tmp), "%04d-%02d-%02dT%02d:%02d:%02d.%09uZ", tm.tm_year + 1900,
              tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
              (unsigned)(wall_ns % 1000000000u));
-    jb_str(b, tmp);
+    iof_json_str(b, tmp);
 }
 
 /* --- document parts ----------------------------------------------------------------- */
@@ -258,88 +79,89 @@ static void jb_time(struct iof_buf *b, uint64_t wall_ns)
 /* {"count":..,"sum_ns":..,"min_ns":..,"max_ns":..,"buckets":[[low_ns,width_ns,count],..]} */
 static void jb_hist(struct iof_buf *b, const struct iof_hist *h)
 {
-    jb_open(b, '{');
-    jb_key(b, "count");
-    jb_u64(b, h->count);
-    jb_key(b, "sum_ns");
+    iof_json_open(b, '{');
+    iof_json_key(b, "count");
+    iof_json_u64(b, h->count);
+    iof_json_key(b, "sum_ns");
     jb_u128(b, h->sum_ns);
-    jb_key(b, "min_ns");
-    jb_or_null(b, h->count, jb_u64, h->min_ns);
-    jb_key(b, "max_ns");
-    jb_or_null(b, h->count, jb_u64, h->max_ns);
-    jb_key(b, "buckets");
+    iof_json_key(b, "min_ns");
+    jb_or_null(b, h->count, iof_json_u64, h->min_ns);
+    iof_json_key(b, "max_ns");
+    jb_or_null(b, h->count, iof_json_u64, h->max_ns);
+    iof_json_key(b, "buckets");
     if (!iof_hist_has_buckets(h)) {
-        jb_null(b); /* kept as counters only: a partial node's WORKER and TARGET rows */
-        jb_close(b, '}');
+        iof_json_null(b); /* kept as counters only: a partial node's WORKER and TARGET rows */
+        iof_json_close(b, '}');
         return;
     }
-    jb_open(b, '[');
+    iof_json_open(b, '[');
     for (unsigned i = iof_hist_lo(h); i < iof_hist_hi(h); i++) {
         if (!h->buckets[i])
             continue;
-        jb_open(b, '[');
-        jb_u64(b, iof_hist_bucket_low(i));
-        jb_u64(b, iof_hist_bucket_width(i));
-        jb_u64(b, h->buckets[i]);
-        jb_close(b, ']');
+        iof_json_open(b, '[');
+        iof_json_u64(b, iof_hist_bucket_low(i));
+        iof_json_u64(b, iof_hist_bucket_width(i));
+        iof_json_u64(b, h->buckets[i]);
+        iof_json_close(b, ']');
     }
-    jb_close(b, ']');
-    jb_close(b, '}');
+    iof_json_close(b, ']');
+    iof_json_close(b, '}');
 }
 
 static void jb_layout(struct iof_buf *b)
 {
-    jb_open(b, '{');
-    jb_key(b, "unit");
-    jb_str(b, "ns");
-    jb_key(b, "bucket");
-    jb_str(b, "[low_ns, width_ns, count]: count values v with low_ns <= v < low_ns + width_ns; "
-              "only non-empty buckets, in ascending order");
-    jb_key(b, "exact_below_ns");
-    jb_u64(b, 2 * IOF_HIST_SUB);
-    jb_key(b, "sub_buckets_per_octave");
-    jb_u64(b, IOF_HIST_SUB);
-    jb_key(b, "max_relative_error");
-    jb_dbl(b, 1.0 / (2.0 * IOF_HIST_SUB));
-    jb_key(b, "buckets");
-    jb_u64(b, IOF_HIST_BUCKETS);
-    jb_key(b, "index");
-    jb_str(b, "v < 128: v; else with m = floor(log2(v)): (m - 6) * 64 + (v >> (m - 6))");
-    jb_key(b, "overflow_from_ns");
-    jb_u64(b, (uint64_t)1 << (IOF_HIST_MAX_BITS + 1));
-    jb_key(b, "overflow");
-    jb_str(b, "the last bucket also counts every value >= overflow_from_ns");
-    jb_key(b, "merge");
-    jb_str(b, "add the counts of buckets with equal low_ns (read + write, or rows)");
-    jb_key(b, "percentile");
-    jb_str(b, "value at quantile q: low_ns + floor(width_ns / 2) of the first bucket whose "
-              "cumulative count reaches ceil(q * count), clamped to [min_ns, max_ns]; the "
-              "*_lat_ms figures are this over read and write merged");
-    jb_close(b, '}');
+    iof_json_open(b, '{');
+    iof_json_key(b, "unit");
+    iof_json_str(b, "ns");
+    iof_json_key(b, "bucket");
+    iof_json_str(b,
+                 "[low_ns, width_ns, count]: count values v with low_ns <= v < low_ns + width_ns; "
+                 "only non-empty buckets, in ascending order");
+    iof_json_key(b, "exact_below_ns");
+    iof_json_u64(b, 2 * IOF_HIST_SUB);
+    iof_json_key(b, "sub_buckets_per_octave");
+    iof_json_u64(b, IOF_HIST_SUB);
+    iof_json_key(b, "max_relative_error");
+    iof_json_dbl(b, 1.0 / (2.0 * IOF_HIST_SUB));
+    iof_json_key(b, "buckets");
+    iof_json_u64(b, IOF_HIST_BUCKETS);
+    iof_json_key(b, "index");
+    iof_json_str(b, "v < 128: v; else with m = floor(log2(v)): (m - 6) * 64 + (v >> (m - 6))");
+    iof_json_key(b, "overflow_from_ns");
+    iof_json_u64(b, (uint64_t)1 << (IOF_HIST_MAX_BITS + 1));
+    iof_json_key(b, "overflow");
+    iof_json_str(b, "the last bucket also counts every value >= overflow_from_ns");
+    iof_json_key(b, "merge");
+    iof_json_str(b, "add the counts of buckets with equal low_ns (read + write, or rows)");
+    iof_json_key(b, "percentile");
+    iof_json_str(b, "value at quantile q: low_ns + floor(width_ns / 2) of the first bucket whose "
+                    "cumulative count reaches ceil(q * count), clamped to [min_ns, max_ns]; the "
+                    "*_lat_ms figures are this over read and write merged");
+    iof_json_close(b, '}');
 }
 
 static void jb_cpu(struct iof_buf *b, const struct proto_cpu *cpu)
 {
     if (!cpu || !cpu->valid) {
-        jb_null(b);
+        iof_json_null(b);
         return;
     }
-    jb_open(b, '{');
-    jb_key(b, "busy_pct");
-    jb_dbl(b, cpu->busy_pct);
-    jb_key(b, "user_pct");
-    jb_dbl(b, cpu->user_pct);
-    jb_key(b, "sys_pct");
-    jb_dbl(b, cpu->sys_pct);
-    jb_key(b, "agent_pct");
-    jb_dbl(b, cpu->agent_pct);
-    jb_close(b, '}');
+    iof_json_open(b, '{');
+    iof_json_key(b, "busy_pct");
+    iof_json_dbl(b, cpu->busy_pct);
+    iof_json_key(b, "user_pct");
+    iof_json_dbl(b, cpu->user_pct);
+    iof_json_key(b, "sys_pct");
+    iof_json_dbl(b, cpu->sys_pct);
+    iof_json_key(b, "agent_pct");
+    iof_json_dbl(b, cpu->agent_pct);
+    iof_json_close(b, '}');
 }
 
 /* The figures shared by rows and intervals, named as the CSV columns. */
 static void jb_lat(struct iof_buf *b, double ms, bool have)
 {
-    jb_or_null(b, have, jb_dbl, ms);
+    jb_or_null(b, have, iof_json_dbl, ms);
 }
 
 /* known: the figures were measured (false for a lost interval: counters
@@ -352,48 +174,48 @@ static void jb_metrics(struct iof_buf *b, const struct iof_stats *s, const struc
 
     m.rates &= known;
     pct = any && m.percentiles;
-    jb_key(b, "duration_s");
-    jb_dbl(b, m.seconds);
-    jb_key(b, "iops");
+    iof_json_key(b, "duration_s");
+    iof_json_dbl(b, m.seconds);
+    iof_json_key(b, "iops");
     jb_lat(b, m.iops, m.rates);
-    jb_key(b, "read_iops");
+    iof_json_key(b, "read_iops");
     jb_lat(b, m.read_iops, m.rates);
-    jb_key(b, "write_iops");
+    iof_json_key(b, "write_iops");
     jb_lat(b, m.write_iops, m.rates);
-    jb_key(b, "mibps");
+    iof_json_key(b, "mibps");
     jb_lat(b, m.mibps, m.rates);
-    jb_key(b, "read_mibps");
+    iof_json_key(b, "read_mibps");
     jb_lat(b, m.read_mibps, m.rates);
-    jb_key(b, "write_mibps");
+    iof_json_key(b, "write_mibps");
     jb_lat(b, m.write_mibps, m.rates);
     /* A latency of a direction without I/O is null, not a made-up 0. */
-    jb_key(b, "avg_lat_ms");
+    iof_json_key(b, "avg_lat_ms");
     jb_lat(b, m.avg_ms, any);
-    jb_key(b, "avg_read_lat_ms");
+    iof_json_key(b, "avg_read_lat_ms");
     jb_lat(b, m.avg_read_ms, s->rd.lat.count > 0);
-    jb_key(b, "avg_write_lat_ms");
+    iof_json_key(b, "avg_write_lat_ms");
     jb_lat(b, m.avg_write_ms, s->wr.lat.count > 0);
-    jb_key(b, "p50_lat_ms");
+    iof_json_key(b, "p50_lat_ms");
     jb_lat(b, m.p50_ms, pct);
-    jb_key(b, "p90_lat_ms");
+    iof_json_key(b, "p90_lat_ms");
     jb_lat(b, m.p90_ms, pct);
-    jb_key(b, "p95_lat_ms");
+    iof_json_key(b, "p95_lat_ms");
     jb_lat(b, m.p95_ms, pct);
-    jb_key(b, "p99_lat_ms");
+    iof_json_key(b, "p99_lat_ms");
     jb_lat(b, m.p99_ms, pct);
-    jb_key(b, "p999_lat_ms");
+    iof_json_key(b, "p999_lat_ms");
     jb_lat(b, m.p999_ms, pct);
-    jb_key(b, "p9999_lat_ms");
+    iof_json_key(b, "p9999_lat_ms");
     jb_lat(b, m.p9999_ms, pct);
-    jb_key(b, "max_lat_ms");
+    iof_json_key(b, "max_lat_ms");
     jb_lat(b, m.max_ms, any);
     /* workers[].rate: service latency and late starts; null without. */
-    jb_key(b, "avg_svc_lat_ms");
+    iof_json_key(b, "avg_svc_lat_ms");
     jb_lat(b, m.avg_svc_ms, m.rated && s->rated.svc.count);
-    jb_key(b, "max_svc_lat_ms");
+    iof_json_key(b, "max_svc_lat_ms");
     jb_lat(b, m.max_svc_ms, m.rated && s->rated.svc.count);
-    jb_key(b, "late_ios");
-    jb_or_null(b, known && m.rated, jb_u64, m.late_ios);
+    iof_json_key(b, "late_ios");
+    jb_or_null(b, known && m.rated, iof_json_u64, m.late_ios);
     {
         const char *keys[] = {"read_ios",         "write_ios",      "bytes_read",   "bytes_written",
                               "errors",           "read_errors",    "write_errors", "verify_errors",
@@ -402,8 +224,8 @@ static void jb_metrics(struct iof_buf *b, const struct iof_stats *s, const struc
             m.read_ios,   m.write_ios,  m.bytes_read,     m.bytes_written,     m.errors,
             s->rd.errors, s->wr.errors, s->verify_errors, s->verify_bad_reads, s->verify_overlaid};
         for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
-            jb_key(b, keys[i]);
-            jb_or_null(b, known, jb_u64, v[i]);
+            iof_json_key(b, keys[i]);
+            jb_or_null(b, known, iof_json_u64, v[i]);
         }
     }
 }
@@ -416,12 +238,12 @@ static void jb_cpu_fields(struct iof_buf *b, const struct proto_cpu *cpu, const 
     double sec = (double)ns / 1e9;
     bool have = cpu && cpu->valid;
 
-    jb_key(b, "cpu_pct");
-    jb_or_null(b, have, jb_dbl, cpu->busy_pct);
-    jb_key(b, "cpu_effectiveness");
-    jb_or_null(b, have && cpu->busy_pct > 0 && sec > 0, jb_dbl,
+    iof_json_key(b, "cpu_pct");
+    jb_or_null(b, have, iof_json_dbl, cpu->busy_pct);
+    iof_json_key(b, "cpu_effectiveness");
+    jb_or_null(b, have && cpu->busy_pct > 0 && sec > 0, iof_json_dbl,
                (double)(s->rd.ios + s->wr.ios) / sec / cpu->busy_pct);
-    jb_key(b, "cpu");
+    iof_json_key(b, "cpu");
     jb_cpu(b, cpu);
 }
 
@@ -430,62 +252,62 @@ static void jb_agent(struct iof_buf *b, const struct mgr_agent_info *a)
     const struct proto_hello *h = a->hello;
     char ver[32];
 
-    jb_open(b, '{');
-    jb_key(b, "name");
-    jb_str(b, a->name);
-    jb_key(b, "endpoint");
-    jb_str(b, a->endpoint);
-    jb_key(b, "software");
-    jb_str(b, h ? h->software : NULL);
-    jb_key(b, "protocol");
+    iof_json_open(b, '{');
+    iof_json_key(b, "name");
+    iof_json_str(b, a->name);
+    iof_json_key(b, "endpoint");
+    iof_json_str(b, a->endpoint);
+    iof_json_key(b, "software");
+    iof_json_str(b, h ? h->software : NULL);
+    iof_json_key(b, "protocol");
     if (h) {
         snprintf(ver, sizeof(ver), "%u.%u", h->major, h->minor);
-        jb_str(b, ver);
+        iof_json_str(b, ver);
     } else {
-        jb_null(b);
+        iof_json_null(b);
     }
-    jb_key(b, "hostname");
-    jb_str(b, h ? h->inventory.hostname : NULL);
-    jb_key(b, "cpus");
-    jb_or_null(b, h, jb_u64, h->inventory.cpus);
-    jb_key(b, "memory_bytes");
-    jb_or_null(b, h, jb_u64, h->inventory.memory_bytes);
-    jb_key(b, "kernel");
-    jb_str(b, h ? h->inventory.kernel : NULL);
-    jb_key(b, "budget"); /* the agent's limits (docs/security.md), null when not sent */
+    iof_json_key(b, "hostname");
+    iof_json_str(b, h ? h->inventory.hostname : NULL);
+    iof_json_key(b, "cpus");
+    jb_or_null(b, h, iof_json_u64, h->inventory.cpus);
+    iof_json_key(b, "memory_bytes");
+    jb_or_null(b, h, iof_json_u64, h->inventory.memory_bytes);
+    iof_json_key(b, "kernel");
+    iof_json_str(b, h ? h->inventory.kernel : NULL);
+    iof_json_key(b, "budget"); /* the agent's limits (docs/security.md), null when not sent */
     if (h && h->inventory.has_budget) {
-        jb_open(b, '{');
-        jb_key(b, "workers");
-        jb_u64(b, h->inventory.budget.workers);
-        jb_key(b, "buffer_mem");
-        jb_u64(b, h->inventory.budget.buffer_mem);
-        jb_key(b, "aio_events");
-        jb_u64(b, h->inventory.budget.aio_events);
-        jb_key(b, "fds");
-        jb_u64(b, h->inventory.budget.fds);
-        jb_close(b, '}');
+        iof_json_open(b, '{');
+        iof_json_key(b, "workers");
+        iof_json_u64(b, h->inventory.budget.workers);
+        iof_json_key(b, "buffer_mem");
+        iof_json_u64(b, h->inventory.budget.buffer_mem);
+        iof_json_key(b, "aio_events");
+        iof_json_u64(b, h->inventory.budget.aio_events);
+        iof_json_key(b, "fds");
+        iof_json_u64(b, h->inventory.budget.fds);
+        iof_json_close(b, '}');
     } else {
-        jb_null(b);
+        iof_json_null(b);
     }
-    jb_key(b, "targets");
-    jb_open(b, '[');
+    iof_json_key(b, "targets");
+    iof_json_open(b, '[');
     for (size_t i = 0; h && i < h->inventory.ntargets; i++) {
         const struct proto_target_info *t = &h->inventory.targets[i];
-        jb_open(b, '{');
-        jb_key(b, "path");
-        jb_str(b, t->path);
-        jb_key(b, "size");
-        jb_u64(b, t->size);
-        jb_key(b, "logical_block_size");
-        jb_u64(b, t->logical_block_size);
-        jb_key(b, "rotational");
-        jb_or_null(b, t->rotational >= 0, jb_bool, t->rotational != 0);
-        jb_key(b, "model");
-        jb_str(b, t->model);
-        jb_close(b, '}');
+        iof_json_open(b, '{');
+        iof_json_key(b, "path");
+        iof_json_str(b, t->path);
+        iof_json_key(b, "size");
+        iof_json_u64(b, t->size);
+        iof_json_key(b, "logical_block_size");
+        iof_json_u64(b, t->logical_block_size);
+        iof_json_key(b, "rotational");
+        jb_or_null(b, t->rotational >= 0, iof_json_bool, t->rotational != 0);
+        iof_json_key(b, "model");
+        iof_json_str(b, t->model);
+        iof_json_close(b, '}');
     }
-    jb_close(b, ']');
-    jb_close(b, '}');
+    iof_json_close(b, ']');
+    iof_json_close(b, '}');
 }
 
 /* --- writer state ------------------------------------------------------------------- */
@@ -723,29 +545,29 @@ static int write_all(int fd, const char *p, size_t n, off_t off)
 
 static void js_run(struct json_sink *js, struct iof_buf *b)
 {
-    jb_open(b, '{');
-    jb_key(b, "start_time");
+    iof_json_open(b, '{');
+    iof_json_key(b, "start_time");
     jb_or_null(b, js->begun, jb_time, js->start_wall_ns);
-    jb_key(b, "start_unix_ns");
-    jb_or_null(b, js->begun, jb_u64, js->start_wall_ns);
-    jb_key(b, "finished");
-    jb_bool(b, js->ended);
-    jb_key(b, "exit_code");
-    jb_or_null(b, js->ended, jb_int, js->exit_code);
-    jb_key(b, "interrupted");
-    jb_bool(b, js->interrupted || (js->ended && js->exit_code == 130));
-    jb_key(b, "tests_planned");
-    jb_or_null(b, js->tests_planned, jb_u64, js->tests_planned);
-    jb_key(b, "tests_written");
-    jb_u64(b, js->ntests);
+    iof_json_key(b, "start_unix_ns");
+    jb_or_null(b, js->begun, iof_json_u64, js->start_wall_ns);
+    iof_json_key(b, "finished");
+    iof_json_bool(b, js->ended);
+    iof_json_key(b, "exit_code");
+    jb_or_null(b, js->ended, iof_json_int, js->exit_code);
+    iof_json_key(b, "interrupted");
+    iof_json_bool(b, js->interrupted || (js->ended && js->exit_code == 130));
+    iof_json_key(b, "tests_planned");
+    jb_or_null(b, js->tests_planned, iof_json_u64, js->tests_planned);
+    iof_json_key(b, "tests_written");
+    iof_json_u64(b, js->ntests);
     if (js->knees.len) {
         /* Only in a find_max run: one answer per spec searched. */
-        jb_key(b, "find_max");
+        iof_json_key(b, "find_max");
         iof_buf_addstr(b, "[");
         iof_buf_add(b, js->knees.p, js->knees.len);
         iof_buf_addstr(b, "]");
     }
-    jb_close(b, '}');
+    iof_json_close(b, '}');
 }
 
 /* Room left after the run object for it to grow in place (finished, exit
@@ -802,7 +624,7 @@ static int js_create(struct json_sink *js, const struct iof_buf *body, bool publ
     int r = 0;
 
     iof_buf_addstr(&pre, "{\"iofleet\":{\"version\":");
-    jb_str(&pre, IOF_VERSION);
+    iof_json_str(&pre, IOF_VERSION);
     iof_buf_printf(&pre, ",\"format\":%d},\"run\":", JSON_FORMAT);
     run_at = (off_t)pre.len;
     js_run(js, &pre);
@@ -878,7 +700,7 @@ static int js_update_run(struct json_sink *js)
 
 /* Appending a test: its text goes where the closing "]}\n" stood, then the
  * closing brackets after it. The buffer starts with the byte before the
- * brackets ('[' before the first test, '}' after one) so jb_sep() places
+ * brackets ('[' before the first test, '}' after one) so iof_json_sep() places
  * the comma between tests, and is written out whenever it passes
  * JS_FLUSH_BYTES (keeping its last byte for the same reason). */
 struct jw {
@@ -956,66 +778,66 @@ static void jt_finish(struct json_sink *js, const struct mgr_test_end *te)
     if (t->nivs)
         qsort(t->ivs, t->nivs, sizeof(*t->ivs), iv_cmp);
     jw_begin(&w, js);
-    jb_open(b, '{');
-    jb_key(b, "index");
-    jb_u64(b, t->index);
-    jb_key(b, "spec");
-    jb_str(b, t->spec);
-    jb_key(b, "cycle");
-    jb_str(b, t->cycle);
-    jb_key(b, "cycle_param");
-    jb_str(b, t->cycle_param);
-    jb_key(b, "cycle_value");
-    jb_or_null(b, t->cycle_param, jb_u64, t->cycle_value);
+    iof_json_open(b, '{');
+    iof_json_key(b, "index");
+    iof_json_u64(b, t->index);
+    iof_json_key(b, "spec");
+    iof_json_str(b, t->spec);
+    iof_json_key(b, "cycle");
+    iof_json_str(b, t->cycle);
+    iof_json_key(b, "cycle_param");
+    iof_json_str(b, t->cycle_param);
+    iof_json_key(b, "cycle_value");
+    jb_or_null(b, t->cycle_param, iof_json_u64, t->cycle_value);
     if (t->rate_step) {
         /* Only in a rate cycle's tests; null for its unthrottled step. */
-        jb_key(b, "rate_pct");
-        jb_or_null(b, t->rate_pct > 0, jb_dbl, t->rate_pct);
-        jb_key(b, "rate_target_iops");
-        jb_or_null(b, t->rate_target > 0, jb_dbl, t->rate_target);
+        iof_json_key(b, "rate_pct");
+        jb_or_null(b, t->rate_pct > 0, iof_json_dbl, t->rate_pct);
+        iof_json_key(b, "rate_target_iops");
+        jb_or_null(b, t->rate_target > 0, iof_json_dbl, t->rate_target);
     }
-    jb_key(b, "start_time");
+    iof_json_key(b, "start_time");
     jb_time(b, t->start_wall_ns);
-    jb_key(b, "start_unix_ns");
-    jb_u64(b, t->start_wall_ns);
-    jb_key(b, "end_time");
+    iof_json_key(b, "start_unix_ns");
+    iof_json_u64(b, t->start_wall_ns);
+    iof_json_key(b, "end_time");
     jb_or_null(b, te && te->end_wall_ns, jb_time, te->end_wall_ns);
-    jb_key(b, "end_unix_ns");
-    jb_or_null(b, te && te->end_wall_ns, jb_u64, te->end_wall_ns);
-    jb_key(b, "start_skew_ms");
-    jb_or_null(b, te, jb_dbl, te->start_skew_ms);
-    jb_key(b, "nodes");
-    jb_or_null(b, te, jb_u64, te->nodes);
-    jb_key(b, "lost");
-    jb_or_null(b, te, jb_u64, te->lost);
-    jb_key(b, "absent");
+    iof_json_key(b, "end_unix_ns");
+    jb_or_null(b, te && te->end_wall_ns, iof_json_u64, te->end_wall_ns);
+    iof_json_key(b, "start_skew_ms");
+    jb_or_null(b, te, iof_json_dbl, te->start_skew_ms);
+    iof_json_key(b, "nodes");
+    jb_or_null(b, te, iof_json_u64, te->nodes);
+    iof_json_key(b, "lost");
+    jb_or_null(b, te, iof_json_u64, te->lost);
+    iof_json_key(b, "absent");
     if (te) {
-        jb_open(b, '[');
+        iof_json_open(b, '[');
         for (size_t i = 0; i < te->nabsent; i++)
-            jb_str(b, te->absent[i]);
-        jb_close(b, ']');
+            iof_json_str(b, te->absent[i]);
+        iof_json_close(b, ']');
     } else {
-        jb_null(b);
+        iof_json_null(b);
     }
-    jb_key(b, "interrupted");
-    jb_bool(b, te ? te->interrupted : true);
-    jb_key(b, "complete");
-    jb_bool(b, te != NULL);
-    jb_key(b, "intervals");
-    jb_open(b, '[');
+    iof_json_key(b, "interrupted");
+    iof_json_bool(b, te ? te->interrupted : true);
+    iof_json_key(b, "complete");
+    iof_json_bool(b, te != NULL);
+    iof_json_key(b, "intervals");
+    iof_json_open(b, '[');
     for (size_t i = 0; i < t->nivs; i++) {
-        jb_json(b, t->ivs[i].text, t->ivs[i].len);
+        iof_json_raw(b, t->ivs[i].text, t->ivs[i].len);
         jw_flush(&w, false);
     }
-    jb_close(b, ']');
-    jb_key(b, "results");
-    jb_open(b, '[');
+    iof_json_close(b, ']');
+    iof_json_key(b, "results");
+    iof_json_open(b, '[');
     for (size_t i = 0; i < t->nrows; i++) {
-        jb_json(b, t->rows[i].text, t->rows[i].len);
+        iof_json_raw(b, t->rows[i].text, t->rows[i].len);
         jw_flush(&w, false);
     }
-    jb_close(b, ']');
-    jb_close(b, '}');
+    iof_json_close(b, ']');
+    iof_json_close(b, '}');
     if (js->oom)
         js_fail(js, -ENOMEM); /* a row or interval could not be kept */
     r = jw_end(&w);
@@ -1136,28 +958,28 @@ static void js_interval(struct mgr_sink *s, const struct mgr_interval *iv)
         js->oom = true;
         return;
     }
-    jb_open(&b, '{');
-    jb_key(&b, "interval");
-    jb_u64(&b, iv->k + 1); /* 1-based, as test and the --timeseries file */
-    jb_key(&b, "time_s");
-    jb_dbl(&b, iv->time_s);
-    jb_key(&b, "row_type");
-    jb_str(&b, iv->node ? "NODE" : "ALL");
-    jb_key(&b, "node");
-    jb_str(&b, iv->node ? iv->node : "ALL");
-    jb_key(&b, "reported");
-    jb_u64(&b, iv->reported);
-    jb_key(&b, "lost");
+    iof_json_open(&b, '{');
+    iof_json_key(&b, "interval");
+    iof_json_u64(&b, iv->k + 1); /* 1-based, as test and the --timeseries file */
+    iof_json_key(&b, "time_s");
+    iof_json_dbl(&b, iv->time_s);
+    iof_json_key(&b, "row_type");
+    iof_json_str(&b, iv->node ? "NODE" : "ALL");
+    iof_json_key(&b, "node");
+    iof_json_str(&b, iv->node ? iv->node : "ALL");
+    iof_json_key(&b, "reported");
+    iof_json_u64(&b, iv->reported);
+    iof_json_key(&b, "lost");
     if (iv->node)
-        jb_bool(&b, iv->lost != 0);
+        iof_json_bool(&b, iv->lost != 0);
     else
-        jb_u64(&b, iv->lost);
-    jb_key(&b, "late");
-    jb_bool(&b, iv->late);
+        iof_json_u64(&b, iv->lost);
+    iof_json_key(&b, "late");
+    iof_json_bool(&b, iv->late);
     jb_metrics(&b, iv->stats, iv->m, !(iv->node && iv->lost));
     /* ALL: the mean over the nodes that measured their CPU (manager/sink.h) */
     jb_cpu_fields(&b, iv->cpu, iv->stats, iv->ns);
-    jb_close(&b, '}');
+    iof_json_close(&b, '}');
     t->ivs[t->nivs] = (struct jiv){.k = iv->k, .all = !iv->node, .seq = t->nivs};
     t->ivs[t->nivs].text = iof_buf_take(&b, &t->ivs[t->nivs].len);
     if (!t->ivs[t->nivs].text) {
@@ -1173,83 +995,84 @@ static void jb_row(struct iof_buf *b, const struct jtest *t, const struct mgr_ro
 {
     const struct iof_stats *st = r->stats;
 
-    jb_open(b, '{');
-    jb_key(b, "test");
-    jb_u64(b, t->index);
-    jb_key(b, "spec");
-    jb_str(b, t->spec);
-    jb_key(b, "cycle");
-    jb_str(b, t->cycle);
-    jb_key(b, "row_type");
-    jb_str(b, mgr_row_type_name(r->type));
-    jb_key(b, "node");
-    jb_str(b, r->type == MGR_ROW_ALL ? NULL : r->node);
-    jb_key(b, "worker");
-    jb_str(b, r->type == MGR_ROW_WORKER || r->type == MGR_ROW_TARGET ? r->worker : NULL);
-    jb_key(b, "target");
-    jb_str(b, r->type == MGR_ROW_TARGET ? r->target : NULL);
-    jb_key(b, "group");
-    jb_str(b, r->type == MGR_ROW_GROUP || r->type == MGR_ROW_WORKER || r->type == MGR_ROW_TARGET
-                  ? r->group
-                  : NULL);
-    jb_key(b, "queue_depth");
+    iof_json_open(b, '{');
+    iof_json_key(b, "test");
+    iof_json_u64(b, t->index);
+    iof_json_key(b, "spec");
+    iof_json_str(b, t->spec);
+    iof_json_key(b, "cycle");
+    iof_json_str(b, t->cycle);
+    iof_json_key(b, "row_type");
+    iof_json_str(b, mgr_row_type_name(r->type));
+    iof_json_key(b, "node");
+    iof_json_str(b, r->type == MGR_ROW_ALL ? NULL : r->node);
+    iof_json_key(b, "worker");
+    iof_json_str(b, r->type == MGR_ROW_WORKER || r->type == MGR_ROW_TARGET ? r->worker : NULL);
+    iof_json_key(b, "target");
+    iof_json_str(b, r->type == MGR_ROW_TARGET ? r->target : NULL);
+    iof_json_key(b, "group");
+    iof_json_str(b,
+                 r->type == MGR_ROW_GROUP || r->type == MGR_ROW_WORKER || r->type == MGR_ROW_TARGET
+                     ? r->group
+                     : NULL);
+    iof_json_key(b, "queue_depth");
     if (r->type == MGR_ROW_NODE || (r->type == MGR_ROW_ALL && !r->queue_depth))
-        jb_null(b); /* NODE, and ALL unless every group has the same */
+        iof_json_null(b); /* NODE, and ALL unless every group has the same */
     else
-        jb_u64(b, r->queue_depth);
-    jb_key(b, "nodes");
-    jb_u64(b, r->nodes);
-    jb_key(b, "workers");
-    jb_u64(b, r->workers);
-    jb_key(b, "targets");
-    jb_u64(b, r->targets);
-    jb_key(b, "range_offset");
-    jb_or_null(b, r->type == MGR_ROW_TARGET, jb_u64, r->range_offset);
-    jb_key(b, "range_size");
-    jb_or_null(b, r->type == MGR_ROW_TARGET, jb_u64, r->range_size);
+        iof_json_u64(b, r->queue_depth);
+    iof_json_key(b, "nodes");
+    iof_json_u64(b, r->nodes);
+    iof_json_key(b, "workers");
+    iof_json_u64(b, r->workers);
+    iof_json_key(b, "targets");
+    iof_json_u64(b, r->targets);
+    iof_json_key(b, "range_offset");
+    jb_or_null(b, r->type == MGR_ROW_TARGET, iof_json_u64, r->range_offset);
+    iof_json_key(b, "range_size");
+    jb_or_null(b, r->type == MGR_ROW_TARGET, iof_json_u64, r->range_size);
     /* TARGET: where it lives on its node, as the agent found it (null when
      * unknown: an older agent, the null engine). */
     const struct mgr_place *pl = r->type == MGR_ROW_TARGET ? r->place : NULL;
-    jb_key(b, "device");
-    jb_str(b, pl ? pl->device : NULL);
-    jb_key(b, "fstype");
-    jb_str(b, pl ? pl->fstype : NULL);
-    jb_key(b, "ram_backed");
-    jb_or_null(b, pl && pl->ram_backed >= 0, jb_bool, pl->ram_backed == 1);
-    jb_key(b, "status");
-    jb_str(b, mgr_row_status_name(r->status));
-    jb_key(b, "window_start_s");
-    jb_or_null(b, r->status != MGR_STATUS_ABSENT, jb_dbl, (double)r->window_start_ns / 1e9);
-    jb_key(b, "window_end_s");
-    jb_or_null(b, r->status != MGR_STATUS_ABSENT, jb_dbl, (double)r->window_end_ns / 1e9);
+    iof_json_key(b, "device");
+    iof_json_str(b, pl ? pl->device : NULL);
+    iof_json_key(b, "fstype");
+    iof_json_str(b, pl ? pl->fstype : NULL);
+    iof_json_key(b, "ram_backed");
+    jb_or_null(b, pl && pl->ram_backed >= 0, iof_json_bool, pl->ram_backed == 1);
+    iof_json_key(b, "status");
+    iof_json_str(b, mgr_row_status_name(r->status));
+    iof_json_key(b, "window_start_s");
+    jb_or_null(b, r->status != MGR_STATUS_ABSENT, iof_json_dbl, (double)r->window_start_ns / 1e9);
+    iof_json_key(b, "window_end_s");
+    jb_or_null(b, r->status != MGR_STATUS_ABSENT, iof_json_dbl, (double)r->window_end_ns / 1e9);
     jb_metrics(b, st, r->m, true);
     jb_cpu_fields(b, cpu, st, r->ns);
-    jb_key(b, "first_error");
+    iof_json_key(b, "first_error");
     if (st->first_error) {
-        jb_open(b, '{');
-        jb_key(b, "code");
-        jb_str(b, iof_errname(st->first_error));
-        jb_key(b, "message");
-        jb_str(b, iof_strerror(st->first_error));
-        jb_key(b, "offset");
-        jb_u64(b, st->first_error_offset);
-        jb_close(b, '}');
+        iof_json_open(b, '{');
+        iof_json_key(b, "code");
+        iof_json_str(b, iof_errname(st->first_error));
+        iof_json_key(b, "message");
+        iof_json_str(b, iof_strerror(st->first_error));
+        iof_json_key(b, "offset");
+        iof_json_u64(b, st->first_error_offset);
+        iof_json_close(b, '}');
     } else {
-        jb_null(b);
+        iof_json_null(b);
     }
-    jb_key(b, "latency");
+    iof_json_key(b, "latency");
     if (r->type == MGR_ROW_TARGET && !t->target_hists) {
-        jb_null(b); /* a test past the size run.target_histograms allows */
-        jb_close(b, '}');
+        iof_json_null(b); /* a test past the size run.target_histograms allows */
+        iof_json_close(b, '}');
         return;
     }
-    jb_open(b, '{');
-    jb_key(b, "read");
+    iof_json_open(b, '{');
+    iof_json_key(b, "read");
     jb_hist(b, &st->rd.lat);
-    jb_key(b, "write");
+    iof_json_key(b, "write");
     jb_hist(b, &st->wr.lat);
-    jb_close(b, '}');
-    jb_close(b, '}');
+    iof_json_close(b, '}');
+    iof_json_close(b, '}');
 }
 
 static void js_add_row(struct json_sink *js, struct jtest *t, const struct mgr_row *r)
@@ -1303,44 +1126,44 @@ static void js_test_end(struct mgr_sink *s, const struct mgr_test_end *te)
 /* A latency of the search in ms, to the nanosecond. */
 static void jb_knee_ms(struct iof_buf *b, double ns)
 {
-    jb_dbl(b, round(ns) / 1e6);
+    iof_json_dbl(b, round(ns) / 1e6);
 }
 
 /* An IOPS figure of the search, to a thousandth. */
 static void jb_knee_iops(struct iof_buf *b, double iops)
 {
-    jb_dbl(b, round(iops * 1000) / 1000);
+    iof_json_dbl(b, round(iops * 1000) / 1000);
 }
 
 /* A step's figures, one per run, each written by put. */
 static void jb_knee_runs(struct iof_buf *b, const double *v, unsigned runs,
                          void (*put)(struct iof_buf *, double))
 {
-    jb_open(b, '[');
+    iof_json_open(b, '[');
     for (unsigned r = 0; r < runs; r++)
         put(b, v[r]);
-    jb_close(b, ']');
+    iof_json_close(b, ']');
 }
 
 /* One entry of the search's log: a step (its runs) or a confirmation. */
 static void jb_knee_step(struct iof_buf *b, const struct iof_knee_step *st)
 {
-    jb_open(b, '{');
-    jb_key(b, "kind");
-    jb_str(b, st->confirm ? "confirm" : "step");
-    jb_key(b, "rate_pct");
-    jb_dbl(b, st->frac * 100);
-    jb_key(b, "runs");
-    jb_u64(b, st->runs);
-    jb_key(b, "runs_met");
-    jb_u64(b, st->nmet);
-    jb_key(b, "met");
-    jb_or_null(b, st->decided, jb_bool, st->met);
-    jb_key(b, "iops");
+    iof_json_open(b, '{');
+    iof_json_key(b, "kind");
+    iof_json_str(b, st->confirm ? "confirm" : "step");
+    iof_json_key(b, "rate_pct");
+    iof_json_dbl(b, st->frac * 100);
+    iof_json_key(b, "runs");
+    iof_json_u64(b, st->runs);
+    iof_json_key(b, "runs_met");
+    iof_json_u64(b, st->nmet);
+    iof_json_key(b, "met");
+    jb_or_null(b, st->decided, iof_json_bool, st->met);
+    iof_json_key(b, "iops");
     jb_knee_runs(b, st->iops, st->runs, jb_knee_iops);
-    jb_key(b, "latency_ms");
+    iof_json_key(b, "latency_ms");
     jb_knee_runs(b, st->lat_ns, st->runs, jb_knee_ms);
-    jb_close(b, '}');
+    iof_json_close(b, '}');
 }
 
 static void js_knee(struct mgr_sink *s, const struct mgr_knee_info *k)
@@ -1352,48 +1175,48 @@ static void js_knee(struct mgr_sink *s, const struct mgr_knee_info *k)
     for (size_t i = 0; k->knee && i < k->knee->nsteps; i++)
         if (k->knee->step[i].confirm && k->knee->step[i].runs)
             conf = &k->knee->step[i];
-    jb_open(b, '{'); /* comma-separated by jb_sep */
-    jb_key(b, "spec");
-    jb_str(b, k->spec);
-    jb_key(b, "metric");
-    jb_str(b, k->metric);
-    jb_key(b, "target_ms");
-    jb_dbl(b, (double)k->target_ns / 1e6);
-    jb_key(b, "max_iops");
-    jb_or_null(b, k->iops > 0, jb_dbl, k->iops);
-    jb_key(b, "latency_ms");
+    iof_json_open(b, '{'); /* comma-separated by iof_json_sep */
+    iof_json_key(b, "spec");
+    iof_json_str(b, k->spec);
+    iof_json_key(b, "metric");
+    iof_json_str(b, k->metric);
+    iof_json_key(b, "target_ms");
+    iof_json_dbl(b, (double)k->target_ns / 1e6);
+    iof_json_key(b, "max_iops");
+    jb_or_null(b, k->iops > 0, iof_json_dbl, k->iops);
+    iof_json_key(b, "latency_ms");
     jb_knee_ms(b, k->lat_ns);
-    jb_key(b, "offered_iops");
+    iof_json_key(b, "offered_iops");
     jb_or_null(b, k->iops > 0, jb_knee_iops, k->offered_iops);
-    jb_key(b, "base_iops");
-    jb_dbl(b, k->base_iops);
-    jb_key(b, "confidence");
+    iof_json_key(b, "base_iops");
+    iof_json_dbl(b, k->base_iops);
+    iof_json_key(b, "confidence");
     if (k->iops > 0) {
-        jb_open(b, '{');
-        jb_key(b, "runs_met");
-        jb_u64(b, k->runs_met);
-        jb_key(b, "runs");
-        jb_u64(b, k->runs);
-        jb_close(b, '}');
+        iof_json_open(b, '{');
+        iof_json_key(b, "runs_met");
+        iof_json_u64(b, k->runs_met);
+        iof_json_key(b, "runs");
+        iof_json_u64(b, k->runs);
+        iof_json_close(b, '}');
     } else {
-        jb_null(b);
+        iof_json_null(b);
     }
-    jb_key(b, "confirmation");
+    iof_json_key(b, "confirmation");
     if (conf)
         jb_knee_step(b, conf);
     else
-        jb_null(b);
-    jb_key(b, "search");
-    jb_open(b, '[');
+        iof_json_null(b);
+    iof_json_key(b, "search");
+    iof_json_open(b, '[');
     for (size_t i = 0; k->knee && i < k->knee->nsteps; i++)
         if (k->knee->step[i].runs)
             jb_knee_step(b, &k->knee->step[i]);
-    jb_close(b, ']');
-    jb_key(b, "steps");
-    jb_u64(b, k->steps);
-    jb_key(b, "headline");
-    jb_str(b, k->headline);
-    jb_close(b, '}');
+    iof_json_close(b, ']');
+    iof_json_key(b, "steps");
+    iof_json_u64(b, k->steps);
+    iof_json_key(b, "headline");
+    iof_json_str(b, k->headline);
+    iof_json_close(b, '}');
 }
 
 static void js_run_end(struct mgr_sink *s, int exit_code)

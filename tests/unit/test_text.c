@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jsonw.h"
 #include "common/text.h"
 
 static void expect_fault(const char *s, size_t offset, const char *shown, const char *str)
@@ -115,12 +116,12 @@ static void fput_terminal(void **state)
 
 static void json_plain(FILE *f, const char *s)
 {
-    iof_text_fput_json(f, s, false);
+    iof_json_fput(f, s, IOF_JSON_TEXT);
 }
 
 static void json_script(FILE *f, const char *s)
 {
-    iof_text_fput_json(f, s, true);
+    iof_json_fput(f, s, IOF_JSON_TEXT | IOF_JSON_SCRIPT);
 }
 
 static void fput_json(void **state)
