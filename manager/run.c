@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +28,7 @@
 #include "proto/version.h"
 
 #include "manager/agent_conn.h"
+#include "manager/agent_rates.h"
 #include "manager/aggregate.h"
 #include "manager/local_agent.h"
 #include "manager/console.h"
@@ -132,7 +132,6 @@ static uint64_t cl_result_grace_ns(void)
     }
     return grace;
 }
-static void cl_rate_base(struct mgr_agent *a, const struct proto_stats *st);
 
 /* Agents whose session is up (welcomed, connected). */
 static unsigned cl_count_up(const struct mgr_run *c)
@@ -334,29 +333,10 @@ static void cl_take_result(struct mgr_run *c, struct mgr_agent *a, const struct 
     if (mgr_agg_result(&c->agg, &a->agg, st, first, last) && c->rc < 1)
         c->rc = 1;
     if (c->tests[c->cur].cycle_param == IOF_CYCLE_RATE && c->tests[c->cur].cycle_value == 0)
-        cl_rate_base(a, st);
+        mgr_agent_rates_base(a, st);
 }
 
 /* --- rate cycles (common/ratecycle.h) ------------------------------------------------- */
-
-/* The unthrottled step's result: what each worker of the node did. */
-static void cl_rate_base(struct mgr_agent *a, const struct proto_stats *st)
-{
-    double secs = (double)st->measured_ns / 1e9;
-
-    free(a->base_iops);
-    a->nbase = 0;
-    a->base_iops = calloc(st->nworkers ? st->nworkers : 1, sizeof(*a->base_iops));
-    if (!a->base_iops)
-        return;
-    a->nbase = st->nworkers;
-    for (size_t w = 0; w < st->nworkers; w++) {
-        uint64_t ios = 0;
-        for (size_t t = 0; t < st->workers[w].ntargets; t++)
-            ios += st->workers[w].targets[t].rd.ios + st->workers[w].targets[t].wr.ios;
-        a->base_iops[w] = secs > 0 ? (double)ios / secs : 0;
-    }
-}
 
 /* The fraction of the unthrottled IOPS the current test offers (0: none). */
 static double cl_rate_frac(const struct mgr_run *c)
@@ -380,11 +360,7 @@ static void cl_rate_plan(struct mgr_run *c)
     t->rate_target = 0;
     for (size_t i = 0; i < c->f.nagents; i++) {
         struct mgr_agent *a = &c->f.agents[i];
-        if (t->cycle_param == IOF_CYCLE_RATE && t->cycle_value == 0)
-            a->nbase = 0; /* a new spec: only its own unthrottled result counts */
-        free(a->rates);
-        a->rates = NULL;
-        a->nrates = 0;
+        mgr_agent_rates_clear(a, t->cycle_param == IOF_CYCLE_RATE && t->cycle_value == 0);
         if (frac <= 0 || !cl_part(c, a))
             continue;
         if (!a->nbase) {
@@ -392,20 +368,7 @@ static void cl_rate_plan(struct mgr_run *c)
                      c->cur + 1, a->name);
             continue;
         }
-        a->rates = calloc(a->nbase, sizeof(*a->rates));
-        if (!a->rates)
-            continue;
-        a->nrates = a->nbase;
-        for (size_t w = 0; w < a->nbase; w++) {
-            /* Rounded to 1/1000 IOPS: short on the wire. */
-            double r = round(frac * a->base_iops[w] * 1000) / 1000;
-            if (r < IOF_RATE_MIN)
-                r = IOF_RATE_MIN;
-            if (r > IOF_RATE_MAX_IOPS)
-                r = IOF_RATE_MAX_IOPS;
-            a->rates[w] = r;
-            total += r;
-        }
+        total += mgr_agent_rates_set(a, frac);
     }
     t->rate_target = total;
 }

@@ -562,7 +562,7 @@ static double sim_all_cpu(const struct sim *s, bool *known)
         }                                                                                          \
     } while (0)
 
-/* Feeds one test to the sinks, as manager/cluster.c would. */
+/* Feeds one test to the sinks, as manager/run.c would. */
 static void sim_feed(const struct sim *s, struct mgr_sink **sinks, size_t nsinks)
 {
     double t = s->t0;

@@ -414,7 +414,7 @@ static void intervals_batched(void **state)
 
 /* run_end waits for the writer: the run's agent infos and plan text, which
  * the writer reads, are freed after run_end and before close (as
- * manager/cluster.c does). */
+ * manager/run.c does). */
 static void run_end_finishes_writer(void **state)
 {
     enum { N = 2000 };
