@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 static void agent_dial(struct agent *a);
@@ -247,12 +246,11 @@ static int agent_canonical_allow(struct agent *a)
  * sessions, so a flood never takes the descriptor the manager needs. */
 static void agent_set_listener_limits(struct agent *a)
 {
-    struct rlimit rl;
-    uint64_t avail = 1u << 20, budget;
+    uint64_t avail = dyn_os_fd_limit(), budget;
     unsigned pending = IOF_LISTENER_MAX_PENDING;
 
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-        avail = rl.rlim_cur;
+    if (avail == UINT64_MAX)
+        avail = 1u << 20;
     budget = avail > AGENT_FD_RESERVE + AGENT_MAX_PENDING + 16
                  ? avail - AGENT_FD_RESERVE - AGENT_MAX_PENDING - 16
                  : 8;

@@ -26,6 +26,7 @@
 #include "common/tls.h"
 #include "dynamo/engine.h"
 #include "dynamo/inventory.h"
+#include "dynamo/os/os.h"
 #include "dynamo/run.h"
 #include "dynamo/target.h"
 #include "dynamo/verify.h"
@@ -202,7 +203,6 @@ void agent_on_inventory(uv_async_t *h);
 void session_hello_soon(struct session *s);
 
 /* running a test and tearing it down (dynamo/agent_test.c) */
-void agent_trim(void);
 int session_check_budget(struct session *s, const struct iof_test *t, struct iof_diag *d);
 void session_drop_ready(struct session *s);
 void session_setup_test(struct session *s, const struct proto_start *su);

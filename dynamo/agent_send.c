@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <sys/utsname.h>
 
 /* --- sending ------------------------------------------------------------------ */
 
@@ -25,19 +24,18 @@ void session_send_hello(struct session *s)
 {
     struct agent *a = s->a;
     struct proto_msg m;
-    struct utsname u;
+    struct dyn_os_machine mach;
     char kernel[PROTO_NAME_MAX + 1];
     void *hold = NULL;
 
     proto_msg_init_hello(&m, PROTO_ROLE_AGENT, a->name);
     if (a->o->heartbeat_ms)
         m.u.hello.heartbeat_ms = a->o->heartbeat_ms;
-    uname(&u);
+    dyn_os_machine(&mach);
     m.u.hello.inventory.hostname = a->host;
-    m.u.hello.inventory.cpus = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
-    m.u.hello.inventory.memory_bytes =
-        (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
-    dyn_inventory_clean(kernel, sizeof(kernel), u.release);
+    m.u.hello.inventory.cpus = mach.cpus;
+    m.u.hello.inventory.memory_bytes = mach.memory_bytes;
+    dyn_inventory_clean(kernel, sizeof(kernel), mach.kernel);
     m.u.hello.inventory.kernel = kernel;
     {
         struct dyn_budget_limits lim;

@@ -97,7 +97,7 @@ void session_maybe_free(struct session *s)
     /* Idle again (after a session, or a flood of bad connections): give
      * the memory back rather than keep the peak. */
     if (!a->sessions && !a->active)
-        agent_trim();
+        dyn_os_trim_memory();
 }
 
 static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void *arg);

@@ -6,11 +6,9 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 /* --- running a test ------------------------------------------------------------ */
@@ -68,24 +66,6 @@ struct reap {
     struct dyn_test *dt;
 };
 
-/* Gives freed memory back to the system (glibc's malloc_trim). Not under
- * AddressSanitizer: its allocator replaces malloc, and glibc's trim of an
- * arena that was never set up crashed (tls_resume under ASan). */
-#if defined(__SANITIZE_ADDRESS__)
-#define AGENT_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define AGENT_ASAN 1
-#endif
-#endif
-
-void agent_trim(void)
-{
-#ifndef AGENT_ASAN
-    malloc_trim(0);
-#endif
-}
-
 /* On a worker thread: waits for the workers (a drain may take up to 30 s,
  * io_destroy waits on the kernel) and frees the test. */
 static void reap_work(uv_work_t *w)
@@ -97,7 +77,7 @@ static void reap_work(uv_work_t *w)
     /* A test's buffers and interval rings (hundreds of KiB per worker,
      * sized by the test's queue depth) are gone: give the memory back,
      * so a long campaign does not keep the largest test's footprint. */
-    agent_trim();
+    dyn_os_trim_memory();
     atomic_fetch_sub(&r->a->reaping_live, 1);
 }
 
@@ -543,7 +523,7 @@ static bool session_test_params(struct session *s, uint32_t test, const double *
     p->interval_ns = run.interval_ns;
     p->seed = iof_wall_ns();
     p->node_id = agent_name_hash(s->a->name);
-    if (getrandom(&p->run_nonce, sizeof(p->run_nonce), 0) != sizeof(p->run_nonce))
+    if (dyn_os_random(&p->run_nonce, sizeof(p->run_nonce)))
         p->run_nonce = p->seed ^ ((uint64_t)getpid() << 32);
     p->allow_destructive = s->a->o->allow_destructive;
     s->test = test;

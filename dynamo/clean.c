@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "common/log.h"
 #include "dynamo/genmap.h"
+#include "dynamo/os/os.h"
 #include "dynamo/scope.h"
 
 /* The longest ledger read: far more entries than any workdir holds. */
@@ -52,20 +52,18 @@ static int ledger_open(struct dyn_scope *s, int flags, struct iof_diag *diag)
 /* dyn_clean_identify() whatever the number of links, which goes to *nlink. */
 static int clean_identify_links(int dirfd, const char *base, struct dyn_created *f, uint64_t *nlink)
 {
-    struct statx sx;
+    struct dyn_os_file_id id;
+    int r = dyn_os_file_id(dirfd, base, &id);
 
-    if (statx(dirfd, base, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_BASIC_STATS | STATX_BTIME,
-              &sx) < 0)
-        return -errno;
-    if (!S_ISREG(sx.stx_mode) || sx.stx_uid != geteuid())
+    if (r)
+        return r;
+    if (!id.regular || !id.mine)
         return -EPERM;
-    f->dev = (uint64_t)makedev(sx.stx_dev_major, sx.stx_dev_minor);
-    f->ino = sx.stx_ino;
-    f->size = sx.stx_size;
-    f->btime_ns = (sx.stx_mask & STATX_BTIME)
-                      ? (uint64_t)sx.stx_btime.tv_sec * 1000000000u + sx.stx_btime.tv_nsec
-                      : 0;
-    *nlink = sx.stx_nlink;
+    f->dev = id.dev;
+    f->ino = id.ino;
+    f->size = id.size;
+    f->btime_ns = id.btime;
+    *nlink = id.nlink;
     return 0;
 }
 

@@ -2,19 +2,18 @@
 /* dynamo/main.c - the agent's command line: options into struct
  * dyn_agent_opts, the descriptor limit raised, then dyn_agent_main(). */
 #include <errno.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/resource.h>
 
 #include "common/cliopt.h"
 #include "common/log.h"
 #include "dynamo/agent.h"
 #include "dynamo/devguard.h"
+#include "dynamo/os/os.h"
 #include "proto/name.h"
 #include "proto/plan.h"
 #include "proto/version.h"
@@ -263,25 +262,6 @@ static int dyn_parse(int argc, char **argv, struct dyn_agent_opts *o, const char
     return rc;
 }
 
-/* Raises the soft descriptor limit to the hard one (systemd's default soft
- * limit is 1024): connections, targets and a flood's worth of pending
- * handshakes all need descriptors. */
-static void raise_fd_limit(void)
-{
-    struct rlimit rl;
-
-    if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= rl.rlim_max)
-        return;
-    rlim_t was = rl.rlim_cur;
-    rl.rlim_cur = rl.rlim_max;
-    if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-        IOF_WARN("cannot raise the descriptor limit from %llu to %llu: %s", (unsigned long long)was,
-                 (unsigned long long)rl.rlim_max, strerror(errno));
-    else
-        IOF_INFO("descriptor limit raised from %llu to %llu", (unsigned long long)was,
-                 (unsigned long long)rl.rlim_max);
-}
-
 int main(int argc, char **argv)
 {
     struct dyn_agent_opts o = {.workdir = "dynamo-work"};
@@ -292,7 +272,7 @@ int main(int argc, char **argv)
 
     /* A manager that closes while we write is an EPIPE to handle, not a
      * death by SIGPIPE: before anything can write to a socket. */
-    signal(SIGPIPE, SIG_IGN);
+    dyn_os_process_init();
     o.allow = allow;
     rc = dyn_parse(argc, argv, &o, allow, &level);
     if (rc)
@@ -302,6 +282,6 @@ int main(int argc, char **argv)
         return 2;
     }
     iof_log_init("dynamo", level);
-    raise_fd_limit();
+    dyn_os_raise_fd_limit();
     return dyn_agent_main(&o);
 }

@@ -6,12 +6,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <linux/fs.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -21,6 +19,7 @@
 #include "dynamo/devguard.h"
 #include "dynamo/gen.h"
 #include "dynamo/genmap.h"
+#include "dynamo/os/os.h"
 #include "dynamo/scope.h"
 
 #define PREP_CHUNK (1u << 20)
@@ -306,7 +305,6 @@ int dyn_target_open(const struct iof_target_cfg *cfg, struct dyn_scope *scope, b
             goto fail;
         }
         if (S_ISBLK(st.st_mode)) {
-            int lbs = 512;
             t->blockdev = true;
             if (write) {
                 r = dyn_scope_hold(scope, cfg->path, st.st_rdev, destructive, diag);
@@ -315,13 +313,12 @@ int dyn_target_open(const struct iof_target_cfg *cfg, struct dyn_scope *scope, b
                 t->held = scope;
                 t->rdev = st.st_rdev;
             }
-            if (ioctl(t->fd, BLKGETSIZE64, &t->size) < 0 || ioctl(t->fd, BLKSSZGET, &lbs) < 0) {
-                r = -errno;
+            r = dyn_os_blockdev_geometry(t->fd, &t->size, &t->lbs);
+            if (r) {
                 iof_diag_set(diag, r, "target '%s': cannot read device geometry: %s", t->path,
-                             strerror(errno));
+                             strerror(-r));
                 goto fail;
             }
-            t->lbs = (uint64_t)lbs;
             t->dev_size = t->size;
         } else if (S_ISREG(st.st_mode)) {
             t->size = (uint64_t)st.st_size;

@@ -64,6 +64,23 @@ esc=$(grep -rlE '\\\\u%04x' "$IOF_SRC/manager" --include='*.c' | grep -v '/cli_i
 [ -z "$esc" ] || fail "JSON escaped outside common/jsonw.c: ${esc//$IOF_SRC\//}"
 ok "JSON strings escaped by common/jsonw.c only"
 
+# The agent's platform layer (dynamo/os/os.h): headers only Linux has are
+# included under dynamo/os/linux/ and by the engines built on Linux's own
+# interfaces (libaio, io_uring), nowhere else in dynamo/; dynamo/os/ itself
+# holds only the interface and one folder per OS.
+linux_only='<(linux/[^>]*|blkid\.h|blkid/blkid\.h|sys/sysmacros\.h|sys/ioctl\.h|sys/statfs\.h|sys/random\.h|sys/syscall\.h|sys/utsname\.h|malloc\.h)>'
+hits=$(grep -rnE "^#[[:space:]]*include[[:space:]]+$linux_only" "$IOF_SRC/dynamo" \
+    --include='*.c' --include='*.h' |
+    grep -vE "^$IOF_SRC/dynamo/(os/linux/|engines/(libaio|uring)\.c:)" || true)
+[ -z "$hits" ] || fail "Linux-only headers outside dynamo/os/linux/: ${hits//$IOF_SRC\//}"
+[ -r "$IOF_SRC/dynamo/os/os.h" ] || fail "dynamo/os/os.h is missing"
+stray=$(find "$IOF_SRC/dynamo/os" -mindepth 1 -maxdepth 1 ! -name os.h ! -name linux ! -name windows)
+[ -z "$stray" ] || fail "dynamo/os/ holds more than os.h and one folder per OS: ${stray//$IOF_SRC\//}"
+hits=$(grep -rnE "^#[[:space:]]*include[[:space:]]+\"dynamo/os/(linux|windows)/" "$IOF_SRC" \
+    --include='*.c' --include='*.h' || true)
+[ -z "$hits" ] || fail "an OS folder's files are included directly: ${hits//$IOF_SRC\//}"
+ok "Linux-only headers only in dynamo/os/linux/ and the libaio and io_uring engines"
+
 [ -x "$IOFLEET" ] || skip "iofleet not built at $IOFLEET"
 command -v nm >/dev/null || skip "nm (binutils) is not installed"
 syms=$(nm --defined-only "$IOFLEET" | awk '$3 ~ /^dyn_/ {print $3}' | sort -u | tr '\n' ' ')

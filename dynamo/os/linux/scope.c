@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* dynamo/scope.c - the agent's workdir and --allow entries as descriptors,
+/* dynamo/os/linux/scope.c - the agent's workdir and --allow entries as descriptors,
  * and the one way a plan target is opened: resolved beneath them, then
  * judged by what fstat says was opened (dynamo/scope.h has the rules). */
 #include "dynamo/scope.h"

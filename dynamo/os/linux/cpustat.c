@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* dynamo/cpustat.c - node CPU from /proc/stat and the agent's own CPU time,
+/* dynamo/os/linux/cpustat.c - node CPU from /proc/stat and the agent's own CPU time,
  * as percentages between two samples. */
 #include "dynamo/cpustat.h"
 

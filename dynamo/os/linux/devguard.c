@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* dynamo/devguard.c - the signature and data checks a block device passes
+/* dynamo/os/linux/devguard.c - the signature and data checks a block device passes
  * before a write test without --allow-destructive, and the marker a write
  * test leaves behind (the rules and the marker layout: dynamo/devguard.h). */
 #include "dynamo/devguard.h"

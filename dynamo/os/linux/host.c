@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* dynamo/os/linux/host.c - the machine and the process on Linux (dynamo/os/os.h):
+ * CPUs, memory and kernel release for the hello, what the budget weighs
+ * (/proc/meminfo, the memory cgroup, aio-nr, descriptors), and the
+ * process's start-up, random bytes and memory trim. */
+#include "dynamo/os/os.h"
+
+#include "common/log.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <malloc.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+/* A cgroup limit at or above this is "no limit" (v1 reports ~2^63). */
+#define OS_NO_LIMIT (1ull << 60)
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+    return a < b ? a : b;
+}
+
+void dyn_os_machine(struct dyn_os_machine *m)
+{
+    struct utsname u;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+
+    memset(m, 0, sizeof(*m));
+    m->cpus = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
+    m->memory_bytes = (uint64_t)pages * (uint64_t)page;
+    if (uname(&u) == 0)
+        snprintf(m->kernel, sizeof(m->kernel), "%s", u.release);
+}
+
+unsigned dyn_os_ncpus(void)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus > 0 ? (unsigned)cpus : 1;
+}
+
+/* The first number in file `path`, or UINT64_MAX when unreadable or "max". */
+static uint64_t read_u64(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    unsigned long long v;
+    int n;
+
+    if (!f)
+        return UINT64_MAX;
+    n = fscanf(f, "%llu", &v);
+    fclose(f);
+    return n == 1 ? (uint64_t)v : UINT64_MAX;
+}
+
+static uint64_t mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[128];
+    unsigned long long kib;
+    uint64_t v = UINT64_MAX;
+
+    if (!f)
+        return v;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1) {
+            v = (uint64_t)kib * 1024;
+            break;
+        }
+    fclose(f);
+    return v;
+}
+
+/* Room left under the memory cgroup limits of this process (the tightest of
+ * its cgroup and every ancestor), or UINT64_MAX when none is set. Cgroup v2
+ * (memory.max, memory.current) and v1 (memory.limit_in_bytes,
+ * memory.usage_in_bytes); a cgroup path not visible from here (a container's
+ * own cgroup namespace) is read at the mount's root. */
+static uint64_t cgroup_room(void)
+{
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    char line[4096];
+    uint64_t room = UINT64_MAX;
+
+    if (!f)
+        return room;
+    while (fgets(line, sizeof(line), f)) {
+        char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL, *rel;
+        const char *base, *fmax, *fcur;
+        char dir[4096 + 64], p[4096 + 128];
+        bool v2;
+
+        if (!c2)
+            continue;
+        *c2 = '\0';
+        rel = c2 + 1;
+        rel[strcspn(rel, "\n")] = '\0';
+        v2 = c1 == line + 1 && line[0] == '0' && c1[1] == '\0';
+        if (!v2 && !strstr(c1 + 1, "memory"))
+            continue;
+        base = v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/memory";
+        fmax = v2 ? "memory.max" : "memory.limit_in_bytes";
+        fcur = v2 ? "memory.current" : "memory.usage_in_bytes";
+        snprintf(dir, sizeof(dir), "%s%s", base, rel);
+        snprintf(p, sizeof(p), "%s/%s", dir, fmax);
+        if (access(p, R_OK))
+            snprintf(dir, sizeof(dir), "%s", base);
+        for (;;) {
+            uint64_t lim, cur;
+            char *slash;
+            snprintf(p, sizeof(p), "%s/%s", dir, fmax);
+            lim = read_u64(p);
+            snprintf(p, sizeof(p), "%s/%s", dir, fcur);
+            cur = read_u64(p);
+            if (lim < OS_NO_LIMIT)
+                room = min_u64(room, cur == UINT64_MAX || cur >= lim ? 0 : lim - cur);
+            if (strlen(dir) <= strlen(base))
+                break;
+            slash = strrchr(dir, '/');
+            *slash = '\0';
+        }
+    }
+    fclose(f);
+    return room;
+}
+
+static uint64_t open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    uint64_t n = 0;
+
+    if (!d)
+        return 0;
+    while (readdir(d))
+        n++;
+    closedir(d);
+    return n > 3 ? n - 3 : 0; /* ".", ".." and the directory's own descriptor */
+}
+
+uint64_t dyn_os_fd_limit(void)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        return rl.rlim_cur;
+    return UINT64_MAX;
+}
+
+void dyn_os_resources(struct dyn_os_resources *r)
+{
+    r->mem_free = min_u64(mem_available(), cgroup_room());
+    r->aio_max = read_u64("/proc/sys/fs/aio-max-nr");
+    r->aio_used = read_u64("/proc/sys/fs/aio-nr");
+    r->fd_limit = dyn_os_fd_limit();
+    r->fd_in_use = r->fd_limit == UINT64_MAX ? 0 : open_fds();
+}
+
+int dyn_os_random(void *buf, size_t len)
+{
+    ssize_t n = getrandom(buf, len, 0);
+    if (n < 0)
+        return -errno;
+    return (size_t)n == len ? 0 : -EIO;
+}
+
+/* glibc's malloc_trim. Not under AddressSanitizer: its allocator replaces
+ * malloc, and glibc's trim of an arena that was never set up crashed
+ * (tls_resume under ASan). */
+#if defined(__SANITIZE_ADDRESS__)
+#define OS_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define OS_ASAN 1
+#endif
+#endif
+
+void dyn_os_trim_memory(void)
+{
+#ifndef OS_ASAN
+    malloc_trim(0);
+#endif
+}
+
+/* systemd's default soft limit is 1024. */
+void dyn_os_raise_fd_limit(void)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= rl.rlim_max)
+        return;
+    rlim_t was = rl.rlim_cur;
+    rl.rlim_cur = rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+        IOF_WARN("cannot raise the descriptor limit from %llu to %llu: %s", (unsigned long long)was,
+                 (unsigned long long)rl.rlim_max, strerror(errno));
+    else
+        IOF_INFO("descriptor limit raised from %llu to %llu", (unsigned long long)was,
+                 (unsigned long long)rl.rlim_max);
+}
+
+void dyn_os_process_init(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+}

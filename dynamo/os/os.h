@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* dynamo/os/os.h - the agent's platform layer: what dynamo needs of the
+ * operating system that is not plain C, POSIX files or libuv. One
+ * implementation per OS (dynamo/os/linux/, later dynamo/os/windows/); the
+ * rest of dynamo includes no OS-specific header (tests/integration/layering.sh).
+ *
+ * The layer is this header and the OS-facing modules whose headers stay
+ * beside the code that uses them and whose implementations live in the OS
+ * folder: dynamo/scope.h (opening a target safely, the exclusive claim of a
+ * device), dynamo/devguard.h (may a device be written, iofleet's marker),
+ * the probes of dynamo/inventory.h (dyn_inventory_target/_workdir/_place,
+ * dyn_fstype_name, dyn_dev_ram_backed) and dynamo/cpustat.h
+ * (dyn_cpu_sample). docs/architecture.md ("The platform layer") lists which
+ * file implements what. Nothing here is on the per-I/O path: the engines
+ * call the OS directly. */
+#ifndef IOF_DYNAMO_OS_H
+#define IOF_DYNAMO_OS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* An opened target as the OS names it: a file descriptor on Linux (widened),
+ * a HANDLE on Windows. */
+typedef intptr_t dyn_os_handle;
+
+/* What the hello tells of the machine. */
+struct dyn_os_machine {
+    uint32_t cpus;         /* online CPUs */
+    uint64_t memory_bytes; /* physical memory */
+    char kernel[128];      /* the kernel's release (raw: the caller escapes it) */
+};
+
+/* Fills *m; a figure that cannot be read is 0 (kernel ""). */
+void dyn_os_machine(struct dyn_os_machine *m);
+
+/* Online CPUs, at least 1. */
+unsigned dyn_os_ncpus(void);
+
+/* What the host has free for a test, as the budget weighs it (dynamo/budget.h).
+ * UINT64_MAX: unknown or unlimited. */
+struct dyn_os_resources {
+    uint64_t mem_free;  /* available memory, within the process's memory cgroup */
+    uint64_t aio_max;   /* the host's AIO event limit (Linux aio-max-nr) */
+    uint64_t aio_used;  /* AIO events in use now (aio-nr) */
+    uint64_t fd_limit;  /* the soft descriptor limit */
+    uint64_t fd_in_use; /* descriptors this process holds (0: unknown) */
+};
+
+void dyn_os_resources(struct dyn_os_resources *r);
+
+/* A block device's size in bytes and logical sector size, from the opened
+ * target `h`. 0, or a negative errno. */
+int dyn_os_blockdev_geometry(dyn_os_handle h, uint64_t *size, uint64_t *lbs);
+
+/* The identity of the file `base` in the directory open as `dirfd`, not
+ * following a last symbolic link: for the workdir's ledger (dynamo/clean.h). */
+struct dyn_os_file_id {
+    bool regular;   /* a regular file */
+    bool mine;      /* owned by the agent's effective user */
+    uint64_t dev;   /* the filesystem's device number */
+    uint64_t ino;   /* the inode number */
+    uint64_t size;  /* bytes */
+    uint64_t btime; /* creation time in ns since the epoch; 0: unknown */
+    uint64_t nlink; /* hard links */
+};
+
+/* 0, or a negative errno. */
+int dyn_os_file_id(int dirfd, const char *base, struct dyn_os_file_id *out);
+
+/* Fills buf with len bytes from the OS's random source. 0, or a negative errno. */
+int dyn_os_random(void *buf, size_t len);
+
+/* Gives memory freed by the allocator back to the OS where it can. */
+void dyn_os_trim_memory(void);
+
+/* The process's soft descriptor limit (Windows: the CRT's), UINT64_MAX when
+ * unlimited or unknown. */
+uint64_t dyn_os_fd_limit(void);
+
+/* First thing in main, before any socket or pipe is written: a peer that
+ * closes is an error to handle, not a signal that kills (SIGPIPE ignored). */
+void dyn_os_process_init(void);
+
+/* Once logging is set up: the soft descriptor limit raised to the hard one
+ * (logged), as connections, targets and a flood's worth of pending
+ * handshakes all need descriptors. */
+void dyn_os_raise_fd_limit(void);
+
+#endif
