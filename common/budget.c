@@ -3,6 +3,7 @@
  * memory, AIO events, descriptors), shared by the agent's budget check and
  * the manager's `validate --agent`. */
 #include "common/budget.h"
+#include "common/engine_facts.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -90,6 +91,7 @@ void iof_budget_need_add(struct iof_budget_need *need, const struct iof_spec *co
     for (size_t g = 0; g < ngroups; g++) {
         const struct iof_worker_cfg *gc = &groups[g];
         uint64_t qd = gc->queue_depth ? gc->queue_depth : 1, maxsize;
+        const struct iof_engine_facts *ef = iof_engine_facts_find(gc->engine);
         if (!specs[g])
             continue;
         maxsize = iof_budget_slot_size(specs[g]);
@@ -100,11 +102,11 @@ void iof_budget_need_add(struct iof_budget_need *need, const struct iof_spec *co
         uint64_t per = sat_add(sat_mul(depth, maxsize), iof_budget_write_bytes(gc, depth, maxsize));
         workers = sat_add(workers, gc->count);
         mem = sat_add(mem, sat_mul(per, gc->count));
-        if (!strcmp(gc->engine, "libaio"))
+        if (ef && ef->aio_events)
             aio = sat_add(aio, sat_mul(depth, gc->count));
-        if (strcmp(gc->engine, "null"))
+        if (!ef || ef->touches_files)
             fds = sat_add(fds, gc->ntargets);
-        if (!strcmp(gc->engine, "io_uring")) /* a ring descriptor per worker */
+        if (ef && ef->ring_fd) /* a ring descriptor per worker */
             fds = sat_add(fds, gc->count);
     }
     mem = sat_add(mem, genmap_bytes(specs, groups, ngroups));

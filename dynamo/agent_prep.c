@@ -86,7 +86,7 @@ static void prep_work(uv_work_t *w)
     s->nplaces = 0;
     for (size_t g = 0; g < s->ngroups && !s->prep_err; g++) {
         const struct iof_worker_cfg *gc = &s->plan.workers[s->groups[g]];
-        const struct io_engine *eng = dyn_engine_find(gc->engine);
+        const struct dyn_engine_ops *eng = dyn_engine_find(gc->engine);
         /* A kernel without the engine (io_uring absent or disabled by
          * sysctl) refuses the plan here, before any file is written. */
         if (eng && eng->probe && (s->prep_err = eng->probe(&s->prep_diag))) {
@@ -98,7 +98,7 @@ static void prep_work(uv_work_t *w)
             s->prep_err = IOF_EENGINE;
             break;
         }
-        if (!eng || !eng->touches_files)
+        if (!eng || !eng->facts->touches_files)
             continue;
         for (size_t i = 0; i < gc->ntargets && !s->prep_err; i++) {
             struct dyn_created f;

@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* dynamo/engine.h - the I/O engine interface: one ops table per engine
- * (dynamo/engines/<name>.c), found by name in a static registry. Engines are
- * called only through this table, by one worker thread each; an engine
- * instance is never shared between threads.
+/* dynamo/engine.h - the I/O engine interface: one ops table (struct
+ * dyn_engine_ops) per engine (dynamo/engines/<name>.c), found by name in a
+ * static registry; what each engine is (O_DIRECT, ring descriptor, hipri,
+ * submit batch) is its row of common/engine_facts.h. Engines are called only
+ * through their ops, by one worker thread each; an engine instance (struct
+ * dyn_engine) is never shared between threads.
  */
 #ifndef IOF_DYNAMO_ENGINE_H
 #define IOF_DYNAMO_ENGINE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include "common/engine_facts.h"
 
 struct iof_diag;
 struct iovec;
@@ -41,10 +46,11 @@ struct dyn_engine_opts {
     unsigned nbufs;
 };
 
-struct io_engine {
-    const char *name;
-    bool direct;        /* targets are opened with O_DIRECT, buffers aligned */
-    bool touches_files; /* false for null: targets are never opened */
+struct dyn_engine_ops {
+    /* Its row of the engine facts: name, O_DIRECT (targets opened with it,
+     * buffers aligned), touches_files (false for null: targets are never
+     * opened), ring descriptor, hipri, submit batch. */
+    const struct iof_engine_facts *facts;
     /* Checks that this kernel can run the engine at all (0, or a negative
      * error with the reason in diag). NULL: always available. */
     int (*probe)(struct iof_diag *diag);
@@ -68,12 +74,17 @@ struct io_engine {
                 struct dyn_io **done);
 };
 
-extern const struct io_engine dyn_engine_libaio;
-extern const struct io_engine dyn_engine_uring;
-extern const struct io_engine dyn_engine_sync;
-extern const struct io_engine dyn_engine_null;
+extern const struct dyn_engine_ops dyn_engine_libaio;
+extern const struct dyn_engine_ops dyn_engine_uring;
+extern const struct dyn_engine_ops dyn_engine_sync;
+extern const struct dyn_engine_ops dyn_engine_null;
 
 /* The engine called `name`, or NULL. */
-const struct io_engine *dyn_engine_find(const char *name);
+const struct dyn_engine_ops *dyn_engine_find(const char *name);
+
+/* The registry's engines, for walking it: the i-th of dyn_engine_count(), or
+ * NULL past the end. */
+size_t dyn_engine_count(void);
+const struct dyn_engine_ops *dyn_engine_at(size_t i);
 
 #endif

@@ -37,16 +37,14 @@ _Static_assert((int)IOF_VERIFY_CRC32C == (int)DYN_VERIFY_CRC32C &&
 #define RUN_RING 8
 /* How long a stopping worker waits for in-flight I/O before giving up. */
 #define RUN_DRAIN_NS (30ULL * IOF_NS_PER_S)
-/* I/Os handed to the engine in one submit call while the device has few in
- * flight. Linux plugs the block queue for an io_submit of more than 2 iocbs
- * (AIO_PLUG_THRESHOLD) and dispatches nothing until the last one is set up:
- * with little else queued that idles the device, so a refill goes out in
- * pairs. */
-#define RUN_SUBMIT_CHUNK 2u
-/* With at least this many I/Os already in flight the device has work while a
- * plug holds the new ones, so the rest of a refill goes out in one call: one
- * system call and one plugged dispatch for a burst of completions refilled,
- * instead of one per pair (docs/performance.md, "Submission batches"). */
+/* While fewer than this many I/Os are in flight a refill goes to the engine
+ * in its submit batch (common/engine_facts.h: pairs for libaio, whose
+ * io_submit of more than 2 plugs the block queue and dispatches nothing until
+ * the last is set up, idling a device with little else queued). From this
+ * many on the device has work while a plug holds the new ones, so the rest
+ * of the refill goes out in one call: one system call and one plugged
+ * dispatch for a burst of completions refilled, instead of one per pair
+ * (docs/performance.md, "Submission batches"). */
 #define RUN_SUBMIT_BATCH_INFLIGHT 8u
 /* Most completions taken in one reap. Every reap is stamped with its own
  * clock read, so a burst of completions is split over several stamps instead
@@ -82,8 +80,9 @@ struct run_worker {
     size_t index;
     size_t group;
     uint32_t in_group; /* index among the group's workers on this node */
-    const struct io_engine *eng;
+    const struct dyn_engine_ops *eng;
     struct dyn_engine *ctx;
+    unsigned submit_batch; /* most I/Os handed to the engine in one submit call */
     uint32_t qd;
     size_t ntargets;
     struct dyn_target **targets; /* borrowed from the test */
@@ -612,9 +611,10 @@ static void worker_fail(struct run_worker *w, int err, const char *what)
 
 /* Issues the batch: every I/O in it gets one issue time, `issued`, taken when
  * the free slots were handed their requests (an I/O the engine refused
- * earlier is issued again now), then the engine is given RUN_SUBMIT_CHUNK at
- * a time until RUN_SUBMIT_BATCH_INFLIGHT are in flight, the rest in one
- * call. Time spent waiting behind earlier chunks is part of the I/O's
+ * earlier is issued again now), then the engine is given its submit batch
+ * (common/engine_facts.h) at a time until RUN_SUBMIT_BATCH_INFLIGHT are in
+ * flight, the rest in one call. Time spent waiting behind earlier chunks is
+ * part of the I/O's
  * latency: the slot is busy from the application's side. A rated I/O keeps
  * its scheduled time as the start of its latency; `issued` starts its
  * service latency. Returns how many were accepted, or a negative error. */
@@ -635,7 +635,7 @@ static int worker_submit(struct run_worker *w, uint64_t issued, unsigned infligh
         for (unsigned i = 0; i < n; i++)
             w->batch[i]->submit_ns = issued;
     while (off < n) {
-        unsigned chunk = inflight + off >= RUN_SUBMIT_BATCH_INFLIGHT ? n : RUN_SUBMIT_CHUNK;
+        unsigned chunk = inflight + off >= RUN_SUBMIT_BATCH_INFLIGHT ? n : w->submit_batch;
         unsigned c = n - off < chunk ? n - off : chunk;
         r = w->eng->submit(w->ctx, w->batch + off, c);
         if (r < 0)
@@ -988,6 +988,7 @@ static int worker_setup(struct dyn_test *t, struct run_worker *w, struct iof_dia
     w->eng = dyn_engine_find(g->engine);
     if (!w->eng)
         return iof_diag_set(diag, IOF_EENGINE, "unknown engine '%s'", g->engine);
+    w->submit_batch = w->eng->facts->submit_batch;
     w->qd = g->queue_depth ? g->queue_depth : 1;
     w->ntargets = t->group_ntargets[w->group];
     w->targets = t->group_targets[w->group];
@@ -1179,7 +1180,7 @@ static int test_open_targets(struct dyn_test *t, struct iof_diag *diag)
         return iof_diag_set(diag, -ENOMEM, "out of memory");
     for (size_t g = 0; g < t->ngroups; g++) {
         const struct iof_worker_cfg *gc = &t->p.groups[g];
-        const struct io_engine *eng = dyn_engine_find(gc->engine);
+        const struct dyn_engine_ops *eng = dyn_engine_find(gc->engine);
         const struct iof_spec *spec = group_spec(t, g);
         bool writes = spec && spec_writes(spec);
         if (!eng)
@@ -1193,8 +1194,8 @@ static int test_open_targets(struct dyn_test *t, struct iof_diag *diag)
         for (size_t i = 0; spec && i < gc->ntargets; i++) {
             struct dyn_target *tg;
             struct dyn_gen_region reg;
-            int r = dyn_target_open(&gc->targets[i], t->p.scope, eng->direct, writes,
-                                    eng->touches_files, t->p.allow_destructive, &tg, diag);
+            int r = dyn_target_open(&gc->targets[i], t->p.scope, eng->facts->direct, writes,
+                                    eng->facts->touches_files, t->p.allow_destructive, &tg, diag);
             if (r)
                 return r;
             t->group_targets[g][t->group_ntargets[g]++] = tg;
@@ -1205,7 +1206,7 @@ static int test_open_targets(struct dyn_test *t, struct iof_diag *diag)
             if (gc->verify.algo != IOF_VERIFY_NONE && (r = test_open_genmap(t, g, i, diag)))
                 return r;
             /* Written without verify: what the state says no longer holds. */
-            if (gc->verify.algo == IOF_VERIFY_NONE && writes && eng->touches_files &&
+            if (gc->verify.algo == IOF_VERIFY_NONE && writes && eng->facts->touches_files &&
                 gc->targets[i].path[0] != '/' && t->p.scope &&
                 (r = dyn_genmap_forget(t->p.scope, gc->targets[i].path, diag)))
                 return r;

@@ -30,6 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/engine_facts.h"
+
 #define FIO_MAX_SPLIT 64 /* bssplit entries (a spec's lines) */
 #define FIO_MAX_FILES 64 /* colon-separated filenames */
 #define FIO_STR 1024     /* bytes kept of a string value */
@@ -805,14 +807,24 @@ static bool fio_rw(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
     return false;
 }
 
+/* Whether iofleet's engine `name` always opens its targets with O_DIRECT. */
+static bool fio_engine_direct(const char *name)
+{
+    const struct iof_engine_facts *f = iof_engine_facts_find(name);
+    return f && f->direct;
+}
+
 static bool fio_engine(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv, bool was)
 {
     static const char *const sync_engines[] = {"sync", "psync", "vsync", "pvsync", "pvsync2"};
+    const struct iof_engine_facts *f;
     char show[96];
 
     j->engine_sync = false;
-    if (!strcmp(kv->val, "libaio") || !strcmp(kv->val, "io_uring") || !strcmp(kv->val, "null")) {
-        fio_copy(j->engine, sizeof(j->engine), kv->val);
+    /* fio's own engines of iofleet's names but sync (fio's sync family is below). */
+    f = iof_engine_facts_find(kv->val);
+    if (f && f != &iof_engine_facts[IOF_ENGINE_SYNC]) {
+        fio_copy(j->engine, sizeof(j->engine), f->name);
         return true;
     }
     for (size_t i = 0; i < sizeof(sync_engines) / sizeof(sync_engines[0]); i++)
@@ -1387,7 +1399,7 @@ static int fio_emit(struct fio_ctx *c, struct fio_job *jobs, size_t njobs, struc
          * queue depth 1 (engine_sync keeps the depth at 1). */
         if (j->direct && j->engine_sync)
             fio_copy(j->engine, sizeof(j->engine), "libaio");
-        else if (!j->direct && !j->engine_sync && strcmp(j->engine, "null")) {
+        else if (!j->direct && !j->engine_sync && fio_engine_direct(j->engine)) {
             unsigned dl = j->direct_line ? j->direct_line : j->line;
             const char *how = j->direct_line ? "" : " (fio's default)";
             if (!c->approximate) {

@@ -30,6 +30,7 @@
 
 #include "common/buf.h"
 #include "common/clock.h"
+#include "common/engine_facts.h"
 
 /* The generator's line table is IOF_PLAN_MAX_LINES long (dynamo/gen.h). */
 _Static_assert(PROTO_PLAN_MAX_IO_SIZE <= UINT32_MAX, "dyn_io_desc.size is 32-bit");
@@ -120,11 +121,18 @@ OBJDEF(root_def, root_fields);
 
 static int spec_axis_of(const char *key);
 
-static const char *const engine_names[] = {"libaio", "io_uring", "sync", "null"};
+/* The facts of a group's engine (common/engine_facts.h); the name was
+ * checked when the group was read, so never NULL after that. */
+static const struct iof_engine_facts *engine_facts(const char *name)
+{
+    const struct iof_engine_facts *f = iof_engine_facts_find(name);
+    return f ? f : &iof_engine_facts[IOF_ENGINE_NULL];
+}
+
 /* Engines that open targets with O_DIRECT (sizes must be 512-byte multiples). */
 static bool engine_direct(const char *name)
 {
-    return strcmp(name, "libaio") == 0 || strcmp(name, "io_uring") == 0;
+    return engine_facts(name)->direct;
 }
 static const char *const pattern_names[] = {"repeat", "pseudo", "random"};
 static const char *const arrival_names[] = {"uniform", "poisson"};
@@ -1524,9 +1532,9 @@ static int parse_verify(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *
         return fail(c, "cannot be combined with \"data\" (a verified block carries a header that "
                        "makes it unique and less compressible)");
     }
-    if (!strcmp(w->engine, "null")) {
+    if (!engine_facts(w->engine)->touches_files) {
         path_key(c, "verify");
-        return fail(c, "needs an engine that does I/O (this group uses null)");
+        return fail(c, "needs an engine that does I/O (this group uses %s)", w->engine);
     }
     return 0;
 }
@@ -1656,6 +1664,7 @@ static int parse_worker(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *
                         const struct iof_plan *p, size_t gi)
 {
     const cJSON *arr;
+    const char *engines[IOF_ENGINE_COUNT];
     const char *name;
     size_t n, idx, o;
     uint64_t v;
@@ -1681,9 +1690,11 @@ static int parse_worker(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *
     if ((rc = int_field(c, jw, "count", &ONE, 1, PROTO_PLAN_MAX_COUNT, &v)))
         return rc;
     w->count = (uint32_t)v;
-    if ((rc = enum_field(c, jw, "engine", 0, engine_names, 4, &idx)))
+    for (size_t e = 0; e < IOF_ENGINE_COUNT; e++)
+        engines[e] = iof_engine_facts[e].name;
+    if ((rc = enum_field(c, jw, "engine", IOF_ENGINE_LIBAIO, engines, IOF_ENGINE_COUNT, &idx)))
         return rc;
-    snprintf(w->engine, sizeof(w->engine), "%s", engine_names[idx]);
+    snprintf(w->engine, sizeof(w->engine), "%s", engines[idx]);
     if ((rc = int_field(c, jw, "queue_depth", &ONE, 1, PROTO_PLAN_MAX_QD, &v)))
         return rc;
     w->queue_depth = (uint32_t)v;
@@ -1710,7 +1721,7 @@ static int parse_worker(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *
         return rc;
     if ((rc = bool_field(c, jw, "hipri", false, &w->hipri)))
         return rc;
-    if (w->hipri && strcmp(w->engine, "io_uring") != 0) {
+    if (w->hipri && !engine_facts(w->engine)->hipri) {
         path_key(c, "hipri");
         return fail(c, "polled completion needs engine io_uring (this group uses %s)", w->engine);
     }

@@ -172,10 +172,8 @@ static int aio_reap(struct dyn_engine *e, unsigned min, unsigned max, uint64_t t
     return (int)got + r;
 }
 
-const struct io_engine dyn_engine_libaio = {
-    .name = "libaio",
-    .direct = true,
-    .touches_files = true,
+const struct dyn_engine_ops dyn_engine_libaio = {
+    .facts = &iof_engine_facts[IOF_ENGINE_LIBAIO],
     .open = aio_open,
     .close = aio_close,
     .submit = aio_submit,

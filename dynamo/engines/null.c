@@ -56,10 +56,8 @@ static int null_reap(struct dyn_engine *e, unsigned min, unsigned max, uint64_t 
     return (int)n;
 }
 
-const struct io_engine dyn_engine_null = {
-    .name = "null",
-    .direct = false,
-    .touches_files = false,
+const struct dyn_engine_ops dyn_engine_null = {
+    .facts = &iof_engine_facts[IOF_ENGINE_NULL],
     .open = null_open,
     .close = null_close,
     .submit = null_submit,

@@ -5,17 +5,29 @@
 
 #include "dynamo/engine.h"
 
-static const struct io_engine *const engine_registry[] = {
+static const struct dyn_engine_ops *const engine_registry[] = {
     &dyn_engine_libaio,
     &dyn_engine_uring,
     &dyn_engine_sync,
     &dyn_engine_null,
 };
 
-const struct io_engine *dyn_engine_find(const char *name)
+#define ENGINE_COUNT (sizeof(engine_registry) / sizeof(engine_registry[0]))
+
+const struct dyn_engine_ops *dyn_engine_find(const char *name)
 {
-    for (size_t i = 0; i < sizeof(engine_registry) / sizeof(engine_registry[0]); i++)
-        if (!strcmp(engine_registry[i]->name, name))
+    for (size_t i = 0; i < ENGINE_COUNT; i++)
+        if (!strcmp(engine_registry[i]->facts->name, name))
             return engine_registry[i];
     return NULL;
+}
+
+size_t dyn_engine_count(void)
+{
+    return ENGINE_COUNT;
+}
+
+const struct dyn_engine_ops *dyn_engine_at(size_t i)
+{
+    return i < ENGINE_COUNT ? engine_registry[i] : NULL;
 }

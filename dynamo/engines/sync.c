@@ -59,10 +59,8 @@ static int sync_reap(struct dyn_engine *e, unsigned min, unsigned max, uint64_t 
     return 1;
 }
 
-const struct io_engine dyn_engine_sync = {
-    .name = "sync",
-    .direct = false,
-    .touches_files = true,
+const struct dyn_engine_ops dyn_engine_sync = {
+    .facts = &iof_engine_facts[IOF_ENGINE_SYNC],
     .open = sync_open,
     .close = sync_close,
     .submit = sync_submit,

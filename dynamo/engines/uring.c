@@ -29,7 +29,7 @@
  * the next is filled. The kernel plugs the block queue for a submission of
  * more than 2 (io_submit_state_start: need_plug = max_ios > 2) and dispatches
  * none of them until the last is set up, as io_submit does for libaio (run.c's
- * RUN_SUBMIT_CHUNK); one at a time, the first I/O of a refill reaches the
+ * submit batch); one at a time, the first I/O of a refill reaches the
  * device before the second is prepared. Deeper workers keep one batch per
  * enter, whose single dispatch costs less per I/O (all measured in
  * docs/performance.md: one at a time beat pairs and pairs beat the batch at
@@ -437,10 +437,8 @@ static int uring_reap(struct dyn_engine *e, unsigned min, unsigned max, uint64_t
     return (int)(got + uring_take(e, max - got, done + got));
 }
 
-const struct io_engine dyn_engine_uring = {
-    .name = "io_uring",
-    .direct = true,
-    .touches_files = true,
+const struct dyn_engine_ops dyn_engine_uring = {
+    .facts = &iof_engine_facts[IOF_ENGINE_URING],
     .probe = uring_probe,
     .open = uring_open,
     .close = uring_close,

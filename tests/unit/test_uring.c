@@ -49,7 +49,7 @@
 
 static char g_dir[PATH_MAX];
 static struct dyn_scope *g_scope; /* g_dir as the workdir, and allowed */
-static const struct io_engine *g_eng;
+static const struct dyn_engine_ops *g_eng;
 static bool g_ok;
 static char g_why[PATH_MAX + 1024];
 

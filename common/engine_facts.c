@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* common/engine_facts.c - the one table of engine facts (common/engine_facts.h). */
+#include "common/engine_facts.h"
+
+#include <string.h>
+
+/* Most I/Os the worker hands an engine in one submit call. Linux plugs the
+ * block queue for an io_submit of more than 2 iocbs (AIO_PLUG_THRESHOLD) and
+ * dispatches nothing until the last one is set up, which idles the device
+ * at high queue depth; pairs avoid the plug and still halve the syscalls
+ * (measured in docs/performance.md). */
+#define ENGINE_SUBMIT_BATCH 2u
+
+const struct iof_engine_facts iof_engine_facts[IOF_ENGINE_COUNT] = {
+    [IOF_ENGINE_LIBAIO] = {.name = "libaio",
+                           .direct = true,
+                           .touches_files = true,
+                           .aio_events = true,
+                           .submit_batch = ENGINE_SUBMIT_BATCH},
+    [IOF_ENGINE_URING] = {.name = "io_uring",
+                          .direct = true,
+                          .touches_files = true,
+                          .ring_fd = true,
+                          .hipri = true,
+                          .submit_batch = ENGINE_SUBMIT_BATCH},
+    [IOF_ENGINE_SYNC] = {.name = "sync",
+                         .touches_files = true,
+                         .submit_batch = ENGINE_SUBMIT_BATCH},
+    [IOF_ENGINE_NULL] = {.name = "null", .submit_batch = ENGINE_SUBMIT_BATCH},
+};
+
+const struct iof_engine_facts *iof_engine_facts_find(const char *name)
+{
+    for (size_t i = 0; i < IOF_ENGINE_COUNT; i++)
+        if (!strcmp(iof_engine_facts[i].name, name))
+            return &iof_engine_facts[i];
+    return NULL;
+}
