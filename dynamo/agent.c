@@ -198,10 +198,12 @@ static void agent_dial(struct agent *a)
     }
 }
 
-static void agent_on_signal(uv_signal_t *h, int sig)
+/* Shuts the agent down: the running test stops, every connection closes and
+ * the listener with them; the loop ends once the last session is freed. What
+ * a SIGINT or SIGTERM does in the foreground, and what a service manager's
+ * stop will do. */
+static void agent_stop(struct agent *a)
 {
-    struct agent *a = h->data;
-    IOF_INFO("signal %d: shutting down", sig);
     a->stopping = true;
     if (a->active)
         session_abort_test(a->active);
@@ -215,6 +217,12 @@ static void agent_on_signal(uv_signal_t *h, int sig)
         iof_listener_close(a->listener);
         a->listener = NULL;
     }
+}
+
+static void agent_on_signal(uv_signal_t *h, int sig)
+{
+    IOF_INFO("signal %d: shutting down", sig);
+    agent_stop(h->data);
 }
 
 static int agent_canonical_allow(struct agent *a)
@@ -262,18 +270,14 @@ static void agent_set_listener_limits(struct agent *a)
              avail, pending, IOF_LISTENER_MAX_PER_SOURCE, AGENT_MAX_PENDING);
 }
 
-int dyn_agent_main(const struct dyn_agent_opts *o)
+/* The options that decide how the agent talks to its manager, checked
+ * together: exactly one way to reach it, TLS files all or none and never on
+ * a unix socket, plain TCP only with --insecure. Returns 0 and *on_unix,
+ * *plain and *upath (the socket path of --listen unix:PATH, or NULL), or
+ * the exit code 2 with the reason printed. */
+static int agent_check_opts(const struct dyn_agent_opts *o, bool *on_unix, bool *plain,
+                            const char **upath)
 {
-    struct agent a = {.o = o,
-                      .budget = {.max_workers = o->max_workers,
-                                 .max_buffer_mem = o->max_buffer_mem,
-                                 .max_aio_events = o->max_aio_events}};
-    struct iof_diag d = {{0}};
-    int rc = 0;
-
-    const char *upath = NULL;
-    bool on_unix, plain;
-
     if (!!o->listen + !!o->manager + !!o->use_manager_fd != 1) {
         IOF_USER("dynamo: give exactly one of --listen or --manager");
         return 2;
@@ -284,14 +288,14 @@ int dyn_agent_main(const struct dyn_agent_opts *o)
                  o->manager);
         return 2;
     }
-    on_unix = o->use_manager_fd || (o->listen && iof_addr_is_unix(o->listen, &upath));
-    if (on_unix && (o->tls_ca || o->tls_cert || o->tls_key)) {
+    *on_unix = o->use_manager_fd || (o->listen && iof_addr_is_unix(o->listen, upath));
+    if (*on_unix && (o->tls_ca || o->tls_cert || o->tls_key)) {
         IOF_USER("dynamo: --tls-* do not apply to a unix socket: its peer is known by "
                  "its user (root or the agent's own)");
         return 2;
     }
-    plain = !on_unix && !o->tls_ca;
-    if (plain && !o->insecure) {
+    *plain = !*on_unix && !o->tls_ca;
+    if (*plain && !o->insecure) {
         IOF_USER("dynamo: %s %s: plain TCP would let anyone who can reach it, any local user "
                  "included (loopback is no identity), drive this agent; use TLS (--tls-ca, "
                  "--tls-cert, --tls-key), a unix socket (--listen unix:PATH), or --insecure "
@@ -299,11 +303,23 @@ int dyn_agent_main(const struct dyn_agent_opts *o)
                  o->listen ? "--listen" : "--manager", o->listen ? o->listen : o->manager);
         return 2;
     }
+    return 0;
+}
+
+/* Who the agent is: this machine's hostname, its TLS context (the listening
+ * agent is the TLS server, a dialling one the client) and its node name,
+ * the name in its certificate when it has one. 0, or the exit code 2 with
+ * the reason printed (a->tls freed). */
+static int agent_identity(struct agent *a)
+{
+    const struct dyn_agent_opts *o = a->o;
+    struct iof_diag d = {{0}};
+
     {
         /* Sent in every hello: escaped to the text policy as the inventory is. */
         char raw[256] = "";
         gethostname(raw, sizeof(raw) - 1);
-        dyn_inventory_clean(a.host, sizeof(a.host), raw);
+        dyn_inventory_clean(a->host, sizeof(a->host), raw);
     }
     if (!!o->tls_ca + !!o->tls_cert + !!o->tls_key != 0 &&
         !!o->tls_ca + !!o->tls_cert + !!o->tls_key != 3) {
@@ -312,32 +328,164 @@ int dyn_agent_main(const struct dyn_agent_opts *o)
     }
     if (o->tls_ca) {
         /* The listening agent is the TLS server; a dialling one the client. */
-        if (iof_tls_config_load(NULL, o->tls_ca, o->tls_cert, o->tls_key, o->listen != NULL, &a.tls,
-                                &d)) {
+        if (iof_tls_config_load(NULL, o->tls_ca, o->tls_cert, o->tls_key, o->listen != NULL,
+                                &a->tls, &d)) {
             IOF_USER("dynamo: %s", d.msg);
             return 2;
         }
         /* The agent's identity is the name in its certificate. */
-        if (!iof_tls_ctx_own_name(a.tls)) {
+        if (!iof_tls_ctx_own_name(a->tls)) {
             IOF_USER("dynamo: %s: the certificate carries no usable name", o->tls_cert);
-            iof_tls_ctx_free(a.tls);
+            iof_tls_ctx_free(a->tls);
+            a->tls = NULL;
             return 2;
         }
-        if (o->name && strcasecmp(o->name, iof_tls_ctx_own_name(a.tls))) {
+        if (o->name && strcasecmp(o->name, iof_tls_ctx_own_name(a->tls))) {
             IOF_USER("dynamo: --name %s does not match the certificate's name '%s' (%s)", o->name,
-                     iof_tls_ctx_own_name(a.tls), o->tls_cert);
-            iof_tls_ctx_free(a.tls);
+                     iof_tls_ctx_own_name(a->tls), o->tls_cert);
+            iof_tls_ctx_free(a->tls);
+            a->tls = NULL;
             return 2;
         }
     }
-    snprintf(a.name, sizeof(a.name), "%s",
-             a.tls     ? iof_tls_ctx_own_name(a.tls)
+    snprintf(a->name, sizeof(a->name), "%s",
+             a->tls    ? iof_tls_ctx_own_name(a->tls)
              : o->name ? o->name
-                       : a.host);
-    if (proto_node_name_check("node name", a.name, &d)) {
+                       : a->host);
+    if (proto_node_name_check("node name", a->name, &d)) {
         IOF_USER("dynamo: %s", d.msg);
         return 2;
     }
+    return 0;
+}
+
+/* The loop and the handles the agent keeps for its whole life: the redial
+ * timer and backoff, the handshake-log timer, the inventory cache and its
+ * refresh, and SIGINT/SIGTERM, which stop the agent (agent_stop). */
+static void agent_loop_init(struct agent *a)
+{
+    a->loop = uv_default_loop();
+    iof_backoff_init(&a->backoff, IOF_REDIAL_MIN_MS, IOF_REDIAL_MAX_MS,
+                     uv_hrtime() ^ ((uint64_t)getpid() << 32));
+    uv_timer_init(a->loop, &a->reconnect);
+    a->reconnect.data = a;
+    uv_timer_init(a->loop, &a->hs_log_timer);
+    a->hs_log_timer.data = a;
+    uv_timer_init(a->loop, &a->inv_timer);
+    a->inv_timer.data = a;
+    uv_async_init(a->loop, &a->inv_async, agent_on_inventory);
+    a->inv_async.data = a;
+    a->inv = dyn_inv_cache_new(a->o->workdir, a->allow_real, a->nallow);
+    if (!a->inv)
+        IOF_WARN("out of memory for the inventory: hellos carry none");
+    uv_signal_init(a->loop, &a->sigint);
+    uv_signal_init(a->loop, &a->sigterm);
+    a->sigint.data = a;
+    a->sigterm.data = a;
+    uv_signal_start(&a->sigint, agent_on_signal, SIGINT);
+    uv_signal_start(&a->sigterm, agent_on_signal, SIGTERM);
+    dyn_os_process_init();
+}
+
+/* Reaches the manager the way the options say: the inherited socketpair,
+ * a unix or TCP listener, or a dial-out. Returns 0 with the loop's work
+ * started, or the exit code (1: cannot listen, 2: bad address or
+ * descriptor, 3: the socketpair's peer is not allowed) with the reason
+ * printed. *run_loop: the caller runs the loop (to its end, for a failure
+ * whose handles are closing); false only when nothing was started. */
+static int agent_connect(struct agent *a, const char *upath, bool *run_loop)
+{
+    const struct dyn_agent_opts *o = a->o;
+    struct iof_diag d = {{0}};
+
+    *run_loop = true;
+    if (o->use_manager_fd) {
+        struct iof_conn *c;
+        int r =
+            iof_conn_open_fd(a->loop, o->manager_fd, "the manager's socketpair", NULL, NULL, &c);
+        a->fd_mode = true;
+        if (r < 0) {
+            IOF_USER("dynamo: --manager-fd %d: %s", o->manager_fd, iof_strerror(r));
+            a->stopping = true;
+            agent_shutdown(a);
+            return 2;
+        }
+        if (agent_conn_allowed(a, c)) {
+            session_new(a, c);
+            return 0;
+        }
+        a->stopping = true;
+        agent_shutdown(a);
+        return 3;
+    }
+    if (upath) {
+        /* Before any thread exists (the listener sets the umask for its bind). */
+        if (iof_listener_start_unix(a->loop, upath, agent_on_accept, a, &a->listener, &d)) {
+            IOF_USER("dynamo: --listen %s: %s", o->listen, d.msg);
+            agent_shutdown(a);
+            return 1;
+        }
+        IOF_INFO("agent '%s' listening on unix:%s (protocol %s, root and uid %lu only)", a->name,
+                 upath, proto_version_string(), (unsigned long)geteuid());
+        return 0;
+    }
+    if (o->listen) {
+        char host[256];
+        if (iof_addr_parse(o->listen, host, sizeof(host), IOF_DEFAULT_PORT, &a->port, &d) ||
+            (a->tls ? iof_listener_start_tls(a->loop, host, a->port, a->tls, agent_on_accept,
+                                             agent_on_reject, a, &a->listener, &d)
+                    : iof_listener_start(a->loop, host, a->port, agent_on_accept, a, &a->listener,
+                                         &d))) {
+            IOF_USER("dynamo: --listen %s: %s", o->listen, d.msg);
+            uv_close((uv_handle_t *)&a->sigint, NULL);
+            uv_close((uv_handle_t *)&a->sigterm, NULL);
+            uv_close((uv_handle_t *)&a->reconnect, NULL);
+            uv_close((uv_handle_t *)&a->hs_log_timer, NULL);
+            agent_close_inventory(a);
+            return 1;
+        }
+        agent_set_listener_limits(a);
+        IOF_INFO("agent '%s' listening on %s:%u (protocol %s, %s)", a->name, host[0] ? host : "*",
+                 iof_listener_port(a->listener), proto_version_string(),
+                 a->tls ? "TLS" : "plain TCP, --insecure");
+        return 0;
+    }
+    if (iof_addr_parse(o->manager, a->mhost, sizeof(a->mhost), IOF_DEFAULT_PORT, &a->port, &d)) {
+        IOF_USER("dynamo: --manager %s: %s", o->manager, d.msg);
+        *run_loop = false;
+        return 2;
+    }
+    IOF_INFO("agent '%s' dialling manager %s:%u", a->name, a->mhost, a->port);
+    agent_dial(a);
+    return 0;
+}
+
+/* What dyn_agent_main holds once its loop has ended (or never ran). */
+static void agent_free(struct agent *a)
+{
+    dyn_inv_cache_close(a->inv); /* when the loop never ran */
+    if (a->loop)
+        uv_loop_close(a->loop);
+    iof_tls_ctx_free(a->tls);
+    dyn_scope_free(a->scope);
+    for (size_t i = 0; i < a->nallow; i++)
+        free(a->allow_real[i]);
+    free(a->allow_real);
+}
+
+int dyn_agent_main(const struct dyn_agent_opts *o)
+{
+    struct agent a = {.o = o,
+                      .budget = {.max_workers = o->max_workers,
+                                 .max_buffer_mem = o->max_buffer_mem,
+                                 .max_aio_events = o->max_aio_events}};
+    struct iof_diag d = {{0}};
+    const char *upath = NULL;
+    bool on_unix, plain, run_loop;
+    int rc;
+
+    if ((rc = agent_check_opts(o, &on_unix, &plain, &upath)) || (rc = agent_identity(&a)))
+        return rc;
     if (agent_canonical_allow(&a) < 0) {
         rc = 2;
         goto out;
@@ -347,98 +495,15 @@ int dyn_agent_main(const struct dyn_agent_opts *o)
         rc = 2;
         goto out;
     }
-    a.loop = uv_default_loop();
-    iof_backoff_init(&a.backoff, IOF_REDIAL_MIN_MS, IOF_REDIAL_MAX_MS,
-                     uv_hrtime() ^ ((uint64_t)getpid() << 32));
-    uv_timer_init(a.loop, &a.reconnect);
-    a.reconnect.data = &a;
-    uv_timer_init(a.loop, &a.hs_log_timer);
-    a.hs_log_timer.data = &a;
-    uv_timer_init(a.loop, &a.inv_timer);
-    a.inv_timer.data = &a;
-    uv_async_init(a.loop, &a.inv_async, agent_on_inventory);
-    a.inv_async.data = &a;
-    a.inv = dyn_inv_cache_new(o->workdir, a.allow_real, a.nallow);
-    if (!a.inv)
-        IOF_WARN("out of memory for the inventory: hellos carry none");
-    uv_signal_init(a.loop, &a.sigint);
-    uv_signal_init(a.loop, &a.sigterm);
-    a.sigint.data = &a;
-    a.sigterm.data = &a;
-    uv_signal_start(&a.sigint, agent_on_signal, SIGINT);
-    uv_signal_start(&a.sigterm, agent_on_signal, SIGTERM);
-    signal(SIGPIPE, SIG_IGN);
-
+    agent_loop_init(&a);
     if (plain)
         IOF_WARN("--insecure: plain TCP, no authentication: anyone who can reach %s can drive "
                  "this agent (uid %lu) and read its results",
                  o->listen ? o->listen : o->manager, (unsigned long)geteuid());
-    if (o->use_manager_fd) {
-        struct iof_conn *c;
-        int r = iof_conn_open_fd(a.loop, o->manager_fd, "the manager's socketpair", NULL, NULL, &c);
-        a.fd_mode = true;
-        if (r < 0) {
-            IOF_USER("dynamo: --manager-fd %d: %s", o->manager_fd, iof_strerror(r));
-            rc = 2;
-            a.stopping = true;
-            agent_shutdown(&a);
-        } else if (agent_conn_allowed(&a, c)) {
-            session_new(&a, c);
-        } else {
-            rc = 3;
-            a.stopping = true;
-            agent_shutdown(&a);
-        }
-    } else if (upath) {
-        /* Before any thread exists (the listener sets the umask for its bind). */
-        if (iof_listener_start_unix(a.loop, upath, agent_on_accept, &a, &a.listener, &d)) {
-            IOF_USER("dynamo: --listen %s: %s", o->listen, d.msg);
-            rc = 1;
-            agent_shutdown(&a);
-            uv_run(a.loop, UV_RUN_DEFAULT);
-            goto out;
-        }
-        IOF_INFO("agent '%s' listening on unix:%s (protocol %s, root and uid %lu only)", a.name,
-                 upath, proto_version_string(), (unsigned long)geteuid());
-    } else if (o->listen) {
-        char host[256];
-        if (iof_addr_parse(o->listen, host, sizeof(host), IOF_DEFAULT_PORT, &a.port, &d) ||
-            (a.tls ? iof_listener_start_tls(a.loop, host, a.port, a.tls, agent_on_accept,
-                                            agent_on_reject, &a, &a.listener, &d)
-                   : iof_listener_start(a.loop, host, a.port, agent_on_accept, &a, &a.listener,
-                                        &d))) {
-            IOF_USER("dynamo: --listen %s: %s", o->listen, d.msg);
-            rc = 1;
-            uv_close((uv_handle_t *)&a.sigint, NULL);
-            uv_close((uv_handle_t *)&a.sigterm, NULL);
-            uv_close((uv_handle_t *)&a.reconnect, NULL);
-            uv_close((uv_handle_t *)&a.hs_log_timer, NULL);
-            agent_close_inventory(&a);
-            uv_run(a.loop, UV_RUN_DEFAULT);
-            goto out;
-        }
-        agent_set_listener_limits(&a);
-        IOF_INFO("agent '%s' listening on %s:%u (protocol %s, %s)", a.name, host[0] ? host : "*",
-                 iof_listener_port(a.listener), proto_version_string(),
-                 a.tls ? "TLS" : "plain TCP, --insecure");
-    } else {
-        if (iof_addr_parse(o->manager, a.mhost, sizeof(a.mhost), IOF_DEFAULT_PORT, &a.port, &d)) {
-            IOF_USER("dynamo: --manager %s: %s", o->manager, d.msg);
-            rc = 2;
-            goto out;
-        }
-        IOF_INFO("agent '%s' dialling manager %s:%u", a.name, a.mhost, a.port);
-        agent_dial(&a);
-    }
-    uv_run(a.loop, UV_RUN_DEFAULT);
+    rc = agent_connect(&a, upath, &run_loop);
+    if (run_loop)
+        uv_run(a.loop, UV_RUN_DEFAULT);
 out:
-    dyn_inv_cache_close(a.inv); /* when the loop never ran */
-    if (a.loop)
-        uv_loop_close(a.loop);
-    iof_tls_ctx_free(a.tls);
-    dyn_scope_free(a.scope);
-    for (size_t i = 0; i < a.nallow; i++)
-        free(a.allow_real[i]);
-    free(a.allow_real);
+    agent_free(&a);
     return rc;
 }

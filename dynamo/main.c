@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* dynamo/main.c - the agent's command line: options into struct
- * dyn_agent_opts, the descriptor limit raised, then dyn_agent_main(). */
+ * dyn_agent_opts, then the agent run in the foreground (run_foreground:
+ * logging, the descriptor limit raised, dyn_agent_main()). */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -262,6 +263,17 @@ static int dyn_parse(int argc, char **argv, struct dyn_agent_opts *o, const char
     return rc;
 }
 
+/* Runs the agent in the foreground: logs to stderr, stops on SIGINT or
+ * SIGTERM (or at the end of the session with --once). This is where a
+ * service mode (started and stopped by a service manager, logging
+ * elsewhere) branches off, around the same dyn_agent_main(). */
+static int run_foreground(const struct dyn_agent_opts *o, enum iof_log_level level)
+{
+    iof_log_init("dynamo", level);
+    dyn_os_raise_fd_limit();
+    return dyn_agent_main(o);
+}
+
 int main(int argc, char **argv)
 {
     struct dyn_agent_opts o = {.workdir = "dynamo-work"};
@@ -281,7 +293,5 @@ int main(int argc, char **argv)
         IOF_USER("dynamo: %s", d.msg);
         return 2;
     }
-    iof_log_init("dynamo", level);
-    dyn_os_raise_fd_limit();
-    return dyn_agent_main(&o);
+    return run_foreground(&o, level);
 }
