@@ -225,6 +225,39 @@ static void agent_on_signal(uv_signal_t *h, int sig)
     agent_stop(h->data);
 }
 
+/* The agent dyn_agent_request_stop() reaches: set while its stop_async is
+ * open, so a request never touches a closed handle. */
+static pthread_mutex_t agent_running_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct agent *agent_running;
+
+static void agent_on_stop_request(uv_async_t *h)
+{
+    IOF_INFO("stop requested: shutting down");
+    agent_stop(h->data);
+}
+
+int dyn_agent_request_stop(void)
+{
+    int r = -ESRCH;
+
+    pthread_mutex_lock(&agent_running_lock);
+    if (agent_running)
+        r = uv_async_send(&agent_running->stop_async);
+    pthread_mutex_unlock(&agent_running_lock);
+    return r;
+}
+
+/* Closes the handle of dyn_agent_request_stop(), once: later requests find
+ * no agent. */
+void agent_close_stop(struct agent *a)
+{
+    pthread_mutex_lock(&agent_running_lock);
+    if (agent_running == a)
+        agent_running = NULL;
+    pthread_mutex_unlock(&agent_running_lock);
+    uv_close((uv_handle_t *)&a->stop_async, NULL);
+}
+
 static int agent_canonical_allow(struct agent *a)
 {
     a->allow_real = calloc(a->o->nallow ? a->o->nallow : 1, sizeof(*a->allow_real));
@@ -361,7 +394,8 @@ static int agent_identity(struct agent *a)
 
 /* The loop and the handles the agent keeps for its whole life: the redial
  * timer and backoff, the handshake-log timer, the inventory cache and its
- * refresh, and SIGINT/SIGTERM, which stop the agent (agent_stop). */
+ * refresh, and SIGINT/SIGTERM and dyn_agent_request_stop(), which stop the
+ * agent (agent_stop). */
 static void agent_loop_init(struct agent *a)
 {
     a->loop = uv_default_loop();
@@ -384,6 +418,11 @@ static void agent_loop_init(struct agent *a)
     a->sigterm.data = a;
     uv_signal_start(&a->sigint, agent_on_signal, SIGINT);
     uv_signal_start(&a->sigterm, agent_on_signal, SIGTERM);
+    uv_async_init(a->loop, &a->stop_async, agent_on_stop_request);
+    a->stop_async.data = a;
+    pthread_mutex_lock(&agent_running_lock);
+    agent_running = a;
+    pthread_mutex_unlock(&agent_running_lock);
     dyn_os_process_init();
 }
 
@@ -439,6 +478,7 @@ static int agent_connect(struct agent *a, const char *upath, bool *run_loop)
             IOF_USER("dynamo: --listen %s: %s", o->listen, d.msg);
             uv_close((uv_handle_t *)&a->sigint, NULL);
             uv_close((uv_handle_t *)&a->sigterm, NULL);
+            agent_close_stop(a);
             uv_close((uv_handle_t *)&a->reconnect, NULL);
             uv_close((uv_handle_t *)&a->hs_log_timer, NULL);
             agent_close_inventory(a);
@@ -463,6 +503,10 @@ static int agent_connect(struct agent *a, const char *upath, bool *run_loop)
 /* What dyn_agent_main holds once its loop has ended (or never ran). */
 static void agent_free(struct agent *a)
 {
+    pthread_mutex_lock(&agent_running_lock);
+    if (agent_running == a) /* a loop that never ran (a bad --manager) */
+        agent_running = NULL;
+    pthread_mutex_unlock(&agent_running_lock);
     dyn_inv_cache_close(a->inv); /* when the loop never ran */
     if (a->loop)
         uv_loop_close(a->loop);

@@ -37,9 +37,16 @@ struct dyn_agent_opts {
     int manager_fd;
 };
 
-/* Runs the daemon until SIGINT/SIGTERM (or the first session's end with
- * `once`). Returns the process exit code: 0, or 2 for bad options, 1 when
- * the listening socket cannot be opened. */
+/* Runs the daemon until SIGINT/SIGTERM or dyn_agent_request_stop() (or the
+ * first session's end with `once`). Returns the process exit code: 0, or 2
+ * for bad options, 1 when the listening socket cannot be opened. One at a
+ * time per process. */
 int dyn_agent_main(const struct dyn_agent_opts *o);
+
+/* Asks the running dyn_agent_main() to stop as SIGTERM does (its test
+ * stopped, every connection closed); callable from any thread, e.g. a
+ * service manager's stop. Returns 0, or -ESRCH when no agent runs (not
+ * started yet, or already stopping its loop). */
+int dyn_agent_request_stop(void);
 
 #endif

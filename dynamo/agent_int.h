@@ -174,6 +174,7 @@ struct agent {
     uv_timer_t reconnect;
     struct iof_backoff backoff; /* redials to the manager (common/backoff.h) */
     uv_signal_t sigint, sigterm;
+    uv_async_t stop_async; /* dyn_agent_request_stop(), from any thread */
     bool stopping;
     bool fd_mode;              /* the manager's socketpair (--manager-fd): one session, then exit */
     struct iof_tls_ctx *tls;   /* NULL: a unix socket, or plain TCP with --insecure */
@@ -193,6 +194,7 @@ struct agent {
 
 /* listening and dialling (dynamo/agent.c) */
 void agent_on_reconnect(uv_timer_t *t);
+void agent_close_stop(struct agent *a);
 int agent_check_target(const struct agent *a, const struct iof_target_cfg *cfg, struct iof_diag *d);
 
 /* sending (dynamo/agent_send.c) */

@@ -327,6 +327,7 @@ void agent_shutdown(struct agent *a)
     }
     uv_close((uv_handle_t *)&a->sigint, NULL);
     uv_close((uv_handle_t *)&a->sigterm, NULL);
+    agent_close_stop(a);
     uv_close((uv_handle_t *)&a->reconnect, NULL);
     uv_close((uv_handle_t *)&a->hs_log_timer, NULL);
     agent_close_inventory(a);

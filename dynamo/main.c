@@ -265,8 +265,9 @@ static int dyn_parse(int argc, char **argv, struct dyn_agent_opts *o, const char
 
 /* Runs the agent in the foreground: logs to stderr, stops on SIGINT or
  * SIGTERM (or at the end of the session with --once). This is where a
- * service mode (started and stopped by a service manager, logging
- * elsewhere) branches off, around the same dyn_agent_main(). */
+ * service mode (started by a service manager, logging elsewhere, stopped
+ * through dyn_agent_request_stop()) branches off, around the same
+ * dyn_agent_main(). */
 static int run_foreground(const struct dyn_agent_opts *o, enum iof_log_level level)
 {
     iof_log_init("dynamo", level);
