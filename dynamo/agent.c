@@ -15,7 +15,7 @@
 
 static void agent_dial(struct agent *a);
 
-void agent_on_reconnect(uv_timer_t *t)
+void dyn_agent_on_reconnect(uv_timer_t *t)
 {
     agent_dial(t->data);
 }
@@ -25,7 +25,8 @@ void agent_on_reconnect(uv_timer_t *t)
 /* 0 when cfg's path may be opened by this agent, else the reason: the
  * scope's rules (dynamo/scope.h). A test file may not exist yet; its
  * directory must. Checked again, on what is opened, when a test starts. */
-int agent_check_target(const struct agent *a, const struct iof_target_cfg *cfg, struct iof_diag *d)
+int dyn_agent_check_target(const struct agent *a, const struct iof_target_cfg *cfg,
+                           struct iof_diag *d)
 {
     const char *base;
     int fd;
@@ -112,7 +113,7 @@ static void agent_on_accept(struct iof_listener *l, struct iof_conn *c, void *ar
     struct agent *a = arg;
     (void)l;
     if (agent_conn_allowed(a, c))
-        session_new(a, c);
+        dyn_session_new(a, c);
 }
 
 /* The end of a period of handshake-timeout lines: the ones not logged are
@@ -162,16 +163,16 @@ static void agent_on_connect(struct iof_conn *c, int err, void *arg)
                  uv_strerror(err), (double)delay / 1000);
         if (iof_conn_error(c)[0] && err != -ECONNREFUSED)
             IOF_WARN("(%s)", iof_conn_error(c));
-        uv_timer_start(&a->reconnect, agent_on_reconnect, delay, 0);
+        uv_timer_start(&a->reconnect, dyn_agent_on_reconnect, delay, 0);
         return;
     }
     if (a->tls)
         IOF_INFO("TLS session with manager %s:%u: %s handshake", a->mhost, a->port,
                  iof_conn_tls_resumed(c) ? "resumed" : "full");
     if (agent_conn_allowed(a, c))
-        session_new(a, c);
+        dyn_session_new(a, c);
     else
-        uv_timer_start(&a->reconnect, agent_on_reconnect, iof_backoff_next(&a->backoff), 0);
+        uv_timer_start(&a->reconnect, dyn_agent_on_reconnect, iof_backoff_next(&a->backoff), 0);
 }
 
 static void agent_conn_closed_early(struct iof_conn *c, int err, void *arg)
@@ -194,7 +195,7 @@ static void agent_dial(struct agent *a)
                : iof_conn_connect(a->loop, a->mhost, a->port, &cbs, a, &c);
     if (r < 0) {
         IOF_WARN("cannot dial manager %s:%u: %s", a->mhost, a->port, uv_strerror(r));
-        uv_timer_start(&a->reconnect, agent_on_reconnect, iof_backoff_next(&a->backoff), 0);
+        uv_timer_start(&a->reconnect, dyn_agent_on_reconnect, iof_backoff_next(&a->backoff), 0);
     }
 }
 
@@ -206,13 +207,13 @@ static void agent_stop(struct agent *a)
 {
     a->stopping = true;
     if (a->active)
-        session_abort_test(a->active);
-    /* Every connection closes; the last session_on_close ends the loop. */
+        dyn_session_abort_test(a->active);
+    /* Every connection closes; the last dyn_session_on_close ends the loop. */
     for (struct session *s = a->sessions; s; s = s->next)
         if (s->link)
             proto_link_close(s->link, 0, s == a->active ? "agent shutting down" : NULL);
     if (!a->allocated)
-        agent_shutdown(a);
+        dyn_agent_shutdown(a);
     else if (a->listener) {
         iof_listener_close(a->listener);
         a->listener = NULL;
@@ -249,7 +250,7 @@ int dyn_agent_request_stop(void)
 
 /* Closes the handle of dyn_agent_request_stop(), once: later requests find
  * no agent. */
-void agent_close_stop(struct agent *a)
+void dyn_agent_close_stop(struct agent *a)
 {
     pthread_mutex_lock(&agent_running_lock);
     if (agent_running == a)
@@ -407,7 +408,7 @@ static void agent_loop_init(struct agent *a)
     a->hs_log_timer.data = a;
     uv_timer_init(a->loop, &a->inv_timer);
     a->inv_timer.data = a;
-    uv_async_init(a->loop, &a->inv_async, agent_on_inventory);
+    uv_async_init(a->loop, &a->inv_async, dyn_agent_on_inventory);
     a->inv_async.data = a;
     a->inv = dyn_inv_cache_new(a->o->workdir, a->allow_real, a->nallow);
     if (!a->inv)
@@ -446,22 +447,22 @@ static int agent_connect(struct agent *a, const char *upath, bool *run_loop)
         if (r < 0) {
             IOF_USER("dynamo: --manager-fd %d: %s", o->manager_fd, iof_strerror(r));
             a->stopping = true;
-            agent_shutdown(a);
+            dyn_agent_shutdown(a);
             return 2;
         }
         if (agent_conn_allowed(a, c)) {
-            session_new(a, c);
+            dyn_session_new(a, c);
             return 0;
         }
         a->stopping = true;
-        agent_shutdown(a);
+        dyn_agent_shutdown(a);
         return 3;
     }
     if (upath) {
         /* Before any thread exists (the listener sets the umask for its bind). */
         if (iof_listener_start_unix(a->loop, upath, agent_on_accept, a, &a->listener, &d)) {
             IOF_USER("dynamo: --listen %s: %s", o->listen, d.msg);
-            agent_shutdown(a);
+            dyn_agent_shutdown(a);
             return 1;
         }
         IOF_INFO("agent '%s' listening on unix:%s (protocol %s, root and uid %lu only)", a->name,
@@ -478,10 +479,10 @@ static int agent_connect(struct agent *a, const char *upath, bool *run_loop)
             IOF_USER("dynamo: --listen %s: %s", o->listen, d.msg);
             uv_close((uv_handle_t *)&a->sigint, NULL);
             uv_close((uv_handle_t *)&a->sigterm, NULL);
-            agent_close_stop(a);
+            dyn_agent_close_stop(a);
             uv_close((uv_handle_t *)&a->reconnect, NULL);
             uv_close((uv_handle_t *)&a->hs_log_timer, NULL);
-            agent_close_inventory(a);
+            dyn_agent_close_inventory(a);
             return 1;
         }
         agent_set_listener_limits(a);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* dynamo/agent_int.h - internal to the agent (dynamo/agent*.c): its limits, the
- * agent and session structures, and the calls its files make into each other.
+ * agent and session structures, and the calls its files make into each other
+ * (dyn_agent_*, dyn_session_*, dyn_prep_*: internal, never called from
+ * outside the agent).
  * Everything runs on the agent's loop thread, except what can block (writing
  * test files, starting a test's threads and buffers, joining and freeing a
  * stopped test): that runs on libuv worker threads, so the loop keeps
@@ -193,35 +195,36 @@ struct agent {
 };
 
 /* listening and dialling (dynamo/agent.c) */
-void agent_on_reconnect(uv_timer_t *t);
-void agent_close_stop(struct agent *a);
-int agent_check_target(const struct agent *a, const struct iof_target_cfg *cfg, struct iof_diag *d);
+void dyn_agent_on_reconnect(uv_timer_t *t);
+void dyn_agent_close_stop(struct agent *a);
+int dyn_agent_check_target(const struct agent *a, const struct iof_target_cfg *cfg,
+                           struct iof_diag *d);
 
 /* sending (dynamo/agent_send.c) */
-void session_send_error(struct session *s, int code, const char *fmt, ...)
+void dyn_session_send_error(struct session *s, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-void session_send_hello(struct session *s);
-void agent_on_inventory(uv_async_t *h);
-void session_hello_soon(struct session *s);
+void dyn_session_send_hello(struct session *s);
+void dyn_agent_on_inventory(uv_async_t *h);
+void dyn_session_hello_soon(struct session *s);
 
 /* running a test and tearing it down (dynamo/agent_test.c) */
-int session_check_budget(struct session *s, const struct iof_test *t, struct iof_diag *d);
-void session_drop_ready(struct session *s);
-void session_setup_test(struct session *s, const struct proto_start *su);
-void session_start_test(struct session *s, const struct proto_start *st);
-void session_abort_test(struct session *s);
+int dyn_session_check_budget(struct session *s, const struct iof_test *t, struct iof_diag *d);
+void dyn_session_drop_ready(struct session *s);
+void dyn_session_setup_test(struct session *s, const struct proto_start *su);
+void dyn_session_start_test(struct session *s, const struct proto_start *st);
+void dyn_session_abort_test(struct session *s);
 
 /* preparation and the plan (dynamo/agent_prep.c) */
-void prep_on_async(uv_async_t *h);
-void session_prepare(struct session *s, const struct proto_prepare *pm);
-void session_drop_plan(struct session *s);
-void session_take_plan(struct session *s, const struct proto_plan *pm);
+void dyn_prep_on_async(uv_async_t *h);
+void dyn_session_prepare(struct session *s, const struct proto_prepare *pm);
+void dyn_session_drop_plan(struct session *s);
+void dyn_session_take_plan(struct session *s, const struct proto_plan *pm);
 
 /* session lifecycle (dynamo/agent_session.c) */
-void session_maybe_free(struct session *s);
-void agent_close_inventory(struct agent *a);
-void agent_shutdown(struct agent *a);
-void session_on_close(struct proto_link *l, int err, const char *why, void *arg);
-struct session *session_new(struct agent *a, struct iof_conn *c);
+void dyn_session_maybe_free(struct session *s);
+void dyn_agent_close_inventory(struct agent *a);
+void dyn_agent_shutdown(struct agent *a);
+void dyn_session_on_close(struct proto_link *l, int err, const char *why, void *arg);
+struct session *dyn_session_new(struct agent *a, struct iof_conn *c);
 
 #endif

@@ -121,7 +121,7 @@ static void prep_work(uv_work_t *w)
     }
 }
 
-void prep_on_async(uv_async_t *h)
+void dyn_prep_on_async(uv_async_t *h)
 {
     struct session *s = h->data;
     struct proto_msg m;
@@ -151,13 +151,13 @@ static void prep_after(uv_work_t *w, int status)
     s->preparing = false;
     if (s->gone) {
         s->a->draining--;
-        session_maybe_free(s);
+        dyn_session_maybe_free(s);
         return;
     }
-    prep_on_async(&s->prep_async);
+    dyn_prep_on_async(&s->prep_async);
     if (status < 0 || s->prep_err) {
-        session_send_error(s, s->prep_err ? s->prep_err : status, "%s: %s", s->a->name,
-                           s->prep_err ? s->prep_diag.msg : uv_strerror(status));
+        dyn_session_send_error(s, s->prep_err ? s->prep_err : status, "%s: %s", s->a->name,
+                               s->prep_err ? s->prep_diag.msg : uv_strerror(status));
         return;
     }
     s->prepared = true;
@@ -167,33 +167,33 @@ static void prep_after(uv_work_t *w, int status)
     proto_link_send(s->link, &m);
 }
 
-void session_prepare(struct session *s, const struct proto_prepare *pm)
+void dyn_session_prepare(struct session *s, const struct proto_prepare *pm)
 {
     struct iof_diag d = {{0}};
     int r;
 
-    session_drop_ready(s);
+    dyn_session_drop_ready(s);
     if (!s->have_plan || s->dt || s->starting || s->preparing) {
-        session_send_error(s, IOF_EPROTO, "%s: prepare %s", s->a->name,
-                           !s->have_plan ? "before any plan" : "while busy");
+        dyn_session_send_error(s, IOF_EPROTO, "%s: prepare %s", s->a->name,
+                               !s->have_plan ? "before any plan" : "while busy");
         return;
     }
     /* The budget: every test of the plan must fit before anything is
      * written, opened or started. */
     for (size_t i = 0; i < s->ntests; i++) {
-        r = session_check_budget(s, &s->tests[i], &d);
+        r = dyn_session_check_budget(s, &s->tests[i], &d);
         if (r) {
             char label[64], specs[160];
             iof_test_cycle_label(&s->tests[i], label, sizeof(label));
             iof_test_spec_label(&s->plan, &s->tests[i], specs, sizeof(specs));
-            session_send_error(s, r, "%s: test %zu (spec '%s'%s%s): %s", s->a->name, i + 1, specs,
-                               label[0] ? ", " : "", label, d.msg);
+            dyn_session_send_error(s, r, "%s: test %zu (spec '%s'%s%s): %s", s->a->name, i + 1,
+                                   specs, label[0] ? ", " : "", label, d.msg);
             return;
         }
     }
     if (mkdir(s->a->o->workdir, 0700) < 0 && errno != EEXIST) {
-        session_send_error(s, -errno, "%s: workdir '%s': %s", s->a->name, s->a->o->workdir,
-                           strerror(errno));
+        dyn_session_send_error(s, -errno, "%s: workdir '%s': %s", s->a->name, s->a->o->workdir,
+                               strerror(errno));
         return;
     }
     s->prep_work.data = s;
@@ -203,7 +203,8 @@ void session_prepare(struct session *s, const struct proto_prepare *pm)
     r = uv_queue_work(s->a->loop, &s->prep_work, prep_work, prep_after);
     if (r < 0) {
         s->preparing = false;
-        session_send_error(s, r, "%s: cannot start preparation: %s", s->a->name, uv_strerror(r));
+        dyn_session_send_error(s, r, "%s: cannot start preparation: %s", s->a->name,
+                               uv_strerror(r));
     }
 }
 
@@ -217,7 +218,7 @@ static bool group_selects(const struct iof_worker_cfg *g, const char *name)
     return g->nnodes == 0;
 }
 
-void session_drop_plan(struct session *s)
+void dyn_session_drop_plan(struct session *s)
 {
     if (!s->have_plan)
         return;
@@ -234,27 +235,27 @@ void session_drop_plan(struct session *s)
     s->prepared = false;
 }
 
-void session_take_plan(struct session *s, const struct proto_plan *pm)
+void dyn_session_take_plan(struct session *s, const struct proto_plan *pm)
 {
     struct iof_diag d = {{0}};
     int r;
 
-    session_drop_ready(s);
+    dyn_session_drop_ready(s);
 
     if (s->dt || s->starting || s->preparing) {
-        session_send_error(s, IOF_EBUSY, "%s: a plan cannot change while busy", s->a->name);
+        dyn_session_send_error(s, IOF_EBUSY, "%s: a plan cannot change while busy", s->a->name);
         return;
     }
-    session_drop_plan(s);
+    dyn_session_drop_plan(s);
     /* What --allow names now: a /dev/disk/by-* link follows its device. */
     r = dyn_scope_refresh(s->a->scope, &d);
     if (r) {
-        session_send_error(s, r, "%s: %s", s->a->name, d.msg);
+        dyn_session_send_error(s, r, "%s: %s", s->a->name, d.msg);
         return;
     }
     r = proto_plan_parse("plan", pm->text, pm->len, NULL, 0, &s->plan, &d);
     if (r) {
-        session_send_error(s, IOF_EPLAN, "%s: %s", s->a->name, d.msg);
+        dyn_session_send_error(s, IOF_EPLAN, "%s: %s", s->a->name, d.msg);
         return;
     }
     /* Test indexes name tests of this side's layout: a find_max search
@@ -262,11 +263,12 @@ void session_take_plan(struct session *s, const struct proto_plan *pm)
     if (s->plan.cycle.param == IOF_CYCLE_RATE && s->plan.cycle.rate.find_max &&
         !proto_find_max_ok(s->mgr_minor)) {
         iof_plan_free(&s->plan);
-        session_send_error(s, IOF_EVERSION,
-                           "%s: a find_max plan needs protocol 1.%d on both sides (the manager "
-                           "speaks 1.%u, whose search lays out its tests otherwise): upgrade the "
-                           "manager",
-                           s->a->name, PROTO_MINOR_FIND_MAX, s->mgr_minor);
+        dyn_session_send_error(
+            s, IOF_EVERSION,
+            "%s: a find_max plan needs protocol 1.%d on both sides (the manager "
+            "speaks 1.%u, whose search lays out its tests otherwise): upgrade the "
+            "manager",
+            s->a->name, PROTO_MINOR_FIND_MAX, s->mgr_minor);
         return;
     }
     s->have_plan = true;
@@ -275,8 +277,8 @@ void session_take_plan(struct session *s, const struct proto_plan *pm)
     s->gcfg = calloc(s->plan.nworkers, sizeof(*s->gcfg));
     s->gspec = calloc(s->plan.nworkers ? s->plan.nworkers : 1, sizeof(*s->gspec));
     if (!s->tests || !s->groups || !s->gcfg || !s->gspec) {
-        session_drop_plan(s);
-        session_send_error(s, -ENOMEM, "%s: out of memory for the plan", s->a->name);
+        dyn_session_drop_plan(s);
+        dyn_session_send_error(s, -ENOMEM, "%s: out of memory for the plan", s->a->name);
         return;
     }
     s->ngroups = 0;
@@ -285,11 +287,11 @@ void session_take_plan(struct session *s, const struct proto_plan *pm)
         if (!group_selects(gc, s->a->name))
             continue;
         for (size_t i = 0; i < gc->ntargets; i++) {
-            r = agent_check_target(s->a, &gc->targets[i], &d);
+            r = dyn_agent_check_target(s->a, &gc->targets[i], &d);
             if (r) {
-                session_drop_plan(s);
-                session_send_error(s, r, "%s: workers[%zu].targets[%zu]: %s", s->a->name, g, i,
-                                   d.msg);
+                dyn_session_drop_plan(s);
+                dyn_session_send_error(s, r, "%s: workers[%zu].targets[%zu]: %s", s->a->name, g, i,
+                                       d.msg);
                 return;
             }
         }

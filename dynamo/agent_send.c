@@ -9,7 +9,7 @@
 
 /* --- sending ------------------------------------------------------------------ */
 
-void session_send_error(struct session *s, int code, const char *fmt, ...)
+void dyn_session_send_error(struct session *s, int code, const char *fmt, ...)
 {
     char text[PROTO_TEXT_MAX + 1];
     va_list ap;
@@ -20,7 +20,7 @@ void session_send_error(struct session *s, int code, const char *fmt, ...)
     proto_link_send_error(s->link, code, "%s", text);
 }
 
-void session_send_hello(struct session *s)
+void dyn_session_send_hello(struct session *s)
 {
     struct agent *a = s->a;
     struct proto_msg m;
@@ -54,8 +54,9 @@ void session_send_hello(struct session *s)
     /* Without its hello the manager would only see none came: say why, and
      * close (a closing connection is its close's to report). */
     if (r && r != -ENOTCONN) {
-        session_send_error(s, r, "%s: cannot send its hello: %s (the agent's log says which field)",
-                           s->a->name, iof_strerror(r));
+        dyn_session_send_error(s, r,
+                               "%s: cannot send its hello: %s (the agent's log says which field)",
+                               s->a->name, iof_strerror(r));
         proto_link_close(s->link, r, "cannot send the hello");
     }
 }
@@ -68,10 +69,10 @@ static void agent_send_waiting_hellos(struct agent *a)
     uv_timer_stop(&a->inv_timer);
     for (struct session *s = a->sessions; s; s = s->next)
         if (s->hello_wait)
-            session_send_hello(s);
+            dyn_session_send_hello(s);
 }
 
-void agent_on_inventory(uv_async_t *h)
+void dyn_agent_on_inventory(uv_async_t *h)
 {
     agent_send_waiting_hellos(h->data);
 }
@@ -88,12 +89,12 @@ static void agent_inventory_done(void *arg)
     uv_async_send(&a->inv_async);
 }
 
-void session_hello_soon(struct session *s)
+void dyn_session_hello_soon(struct session *s)
 {
     struct agent *a = s->a;
 
     if (!a->inv || a->handles_closed || !dyn_inv_cache_refresh(a->inv, agent_inventory_done, a)) {
-        session_send_hello(s);
+        dyn_session_send_hello(s);
         return;
     }
     s->hello_wait = true;

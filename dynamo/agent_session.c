@@ -15,7 +15,7 @@ static void session_on_handle_closed(uv_handle_t *h)
 {
     struct session *s = h->data;
     s->open_handles--;
-    session_maybe_free(s);
+    dyn_session_maybe_free(s);
 }
 
 /* The end of a session whose prepare asked for cleanup: the test files it
@@ -47,16 +47,16 @@ static void session_clean(struct session *s)
     char b[32];
     int rc;
 
-    session_drop_ready(s);
+    dyn_session_drop_ready(s);
     if (s->dt || s->starting || s->preparing) {
-        session_send_error(s, IOF_EBUSY, "%s: cannot clean while a test or its preparation runs",
-                           s->a->name);
+        dyn_session_send_error(s, IOF_EBUSY,
+                               "%s: cannot clean while a test or its preparation runs", s->a->name);
         return;
     }
     rc = dyn_clean_workdir(s->a->scope, &r, &d);
     if (rc) {
         dyn_clean_report_free(&r);
-        session_send_error(s, rc, "%s: clean: %s", s->a->name, d.msg);
+        dyn_session_send_error(s, rc, "%s: clean: %s", s->a->name, d.msg);
         return;
     }
     s->prepared = false; /* the files a plan was prepared with may be gone */
@@ -76,7 +76,7 @@ static void session_clean(struct session *s)
     dyn_clean_report_free(&r);
 }
 
-void session_maybe_free(struct session *s)
+void dyn_session_maybe_free(struct session *s)
 {
     struct agent *a = s->a;
 
@@ -86,14 +86,14 @@ void session_maybe_free(struct session *s)
     free(s->created);
     free(s->places);
     free(s->place_str);
-    session_drop_plan(s);
+    dyn_session_drop_plan(s);
     pthread_mutex_destroy(&s->prep_lock);
     free(s->zeros);
     free(s->rates);
     free(s);
     a->allocated--;
     if (a->stopping && !a->allocated)
-        agent_shutdown(a);
+        dyn_agent_shutdown(a);
     /* Idle again (after a session, or a flood of bad connections): give
      * the memory back rather than keep the peak. */
     if (!a->sessions && !a->active)
@@ -166,7 +166,7 @@ static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void
     struct agent *a = s->a;
 
     if (s->hello_wait) /* ours goes first, fresh or not */
-        session_send_hello(s);
+        dyn_session_send_hello(s);
     if (!s->welcomed) {
         if (m->type == PROTO_MSG_BYE) {
             /* A peer that only wanted this agent's hello (iofleet validate --agent). */
@@ -254,10 +254,10 @@ static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void
     }
     switch (m->type) {
     case PROTO_MSG_PLAN:
-        session_take_plan(s, &m->u.plan);
+        dyn_session_take_plan(s, &m->u.plan);
         break;
     case PROTO_MSG_PREPARE:
-        session_prepare(s, &m->u.prepare);
+        dyn_session_prepare(s, &m->u.prepare);
         break;
     case PROTO_MSG_CLEAN:
         session_clean(s);
@@ -274,10 +274,10 @@ static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void
         break;
     }
     case PROTO_MSG_SETUP:
-        session_setup_test(s, &m->u.setup);
+        dyn_session_setup_test(s, &m->u.setup);
         break;
     case PROTO_MSG_START:
-        session_start_test(s, &m->u.start);
+        dyn_session_start_test(s, &m->u.start);
         break;
     case PROTO_MSG_STOP:
         if (s->dt || s->starting) {
@@ -289,7 +289,7 @@ static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void
             dyn_test_stop(s->dt);
         /* A test set up and not started: its start will not come; its
          * device holds, buffers and fds go now. */
-        session_drop_ready(s);
+        dyn_session_drop_ready(s);
         break;
     case PROTO_MSG_BYE:
         proto_link_close(l, 0, NULL);
@@ -306,7 +306,7 @@ static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void
 
 /* Stops the inventory refreshes: after dyn_inv_cache_close() no refresh
  * thread touches the async handle, which may then be closed. */
-void agent_close_inventory(struct agent *a)
+void dyn_agent_close_inventory(struct agent *a)
 {
     dyn_inv_cache_close(a->inv);
     a->inv = NULL;
@@ -316,7 +316,7 @@ void agent_close_inventory(struct agent *a)
 
 /* Closes the agent's own handles once every session is gone: the loop then
  * ends. Idempotent. */
-void agent_shutdown(struct agent *a)
+void dyn_agent_shutdown(struct agent *a)
 {
     if (a->handles_closed)
         return;
@@ -327,10 +327,10 @@ void agent_shutdown(struct agent *a)
     }
     uv_close((uv_handle_t *)&a->sigint, NULL);
     uv_close((uv_handle_t *)&a->sigterm, NULL);
-    agent_close_stop(a);
+    dyn_agent_close_stop(a);
     uv_close((uv_handle_t *)&a->reconnect, NULL);
     uv_close((uv_handle_t *)&a->hs_log_timer, NULL);
-    agent_close_inventory(a);
+    dyn_agent_close_inventory(a);
 }
 
 static void session_unlink(struct session *s)
@@ -349,7 +349,7 @@ static void session_unlink(struct session *s)
         a->pending--;
 }
 
-void session_on_close(struct proto_link *l, int err, const char *why, void *arg)
+void dyn_session_on_close(struct proto_link *l, int err, const char *why, void *arg)
 {
     struct session *s = arg;
     struct agent *a = s->a;
@@ -374,7 +374,7 @@ void session_on_close(struct proto_link *l, int err, const char *why, void *arg)
             IOF_WARN("manager '%s' lost (%s): stopping all I/O", s->manager, why);
         else
             IOF_INFO("session with manager '%s' ended (%s)", s->manager, err ? why : "closed");
-        session_abort_test(s);
+        dyn_session_abort_test(s);
         a->active = NULL;
         if (a->o->once)
             a->stopping = true;
@@ -387,11 +387,11 @@ void session_on_close(struct proto_link *l, int err, const char *why, void *arg)
     if (a->fd_mode)
         a->stopping = true; /* the socketpair was its only connection */
     /* Stopping: the agent's handles close once this session is freed (its
-     * test files removed), in session_maybe_free. */
+     * test files removed), in dyn_session_maybe_free. */
     if (!a->stopping && a->o->manager && !a->active) {
-        uv_timer_start(&a->reconnect, agent_on_reconnect, iof_backoff_next(&a->backoff), 0);
+        uv_timer_start(&a->reconnect, dyn_agent_on_reconnect, iof_backoff_next(&a->backoff), 0);
     }
-    session_maybe_free(s);
+    dyn_session_maybe_free(s);
 }
 
 /* Drops the oldest session still waiting for its hello (from src when
@@ -423,10 +423,10 @@ static void session_make_room(struct agent *a, const char *src)
     proto_link_close(old->link, IOF_EBUSY, NULL);
 }
 
-struct session *session_new(struct agent *a, struct iof_conn *c)
+struct session *dyn_session_new(struct agent *a, struct iof_conn *c)
 {
     static const struct proto_link_cbs cbs = {.on_msg = session_on_msg,
-                                              .on_close = session_on_close};
+                                              .on_close = dyn_session_on_close};
     struct session *s = calloc(1, sizeof(*s));
 
     if (!s) {
@@ -439,7 +439,7 @@ struct session *session_new(struct agent *a, struct iof_conn *c)
     atomic_init(&s->start_cancel, false);
     pthread_mutex_init(&s->prep_lock, NULL);
     uv_timer_init(a->loop, &s->poll);
-    uv_async_init(a->loop, &s->prep_async, prep_on_async);
+    uv_async_init(a->loop, &s->prep_async, dyn_prep_on_async);
     s->poll.data = s;
     s->prep_async.data = s;
     s->open_handles = 2;
@@ -459,6 +459,6 @@ struct session *session_new(struct agent *a, struct iof_conn *c)
     a->last = s;
     a->pending++;
     proto_link_set_deadline(s->link, AGENT_HELLO_DEADLINE_MS, "hello from the manager");
-    session_hello_soon(s);
+    dyn_session_hello_soon(s);
     return s;
 }

@@ -117,7 +117,7 @@ static void agent_reap_test(struct agent *a, struct dyn_test *dt)
 /* Sends a stats or result message. A send that fails is never ignored: the
  * manager is told why and the test is stopped, as the manager cannot count
  * what it will not receive. A connection already closing is its close's to
- * handle: session_on_close, this loop turn or the next (uv_close), stops the
+ * handle: dyn_session_on_close, this loop turn or the next (uv_close), stops the
  * test and says the manager was lost. Returns whether the message went out. */
 static bool session_send_stats(struct session *s, const struct proto_msg *m)
 {
@@ -126,10 +126,10 @@ static bool session_send_stats(struct session *s, const struct proto_msg *m)
         return true;
     if (r == -ENOTCONN)
         return false;
-    session_send_error(s, r, "%s: test %u: cannot send its %s: %s", s->a->name, s->test + 1,
-                       proto_msg_type_name(m->type), iof_strerror(r));
+    dyn_session_send_error(s, r, "%s: test %u: cannot send its %s: %s", s->a->name, s->test + 1,
+                           proto_msg_type_name(m->type), iof_strerror(r));
     if (m->type == PROTO_MSG_STATS)
-        session_abort_test(s);
+        dyn_session_abort_test(s);
     return false;
 }
 
@@ -340,7 +340,7 @@ static void session_poll(uv_timer_t *t)
 
 /* What the groups this node runs in test t need, against the agent's budget
  * as the host stands now. */
-int session_check_budget(struct session *s, const struct iof_test *t, struct iof_diag *d)
+int dyn_session_check_budget(struct session *s, const struct iof_test *t, struct iof_diag *d)
 {
     struct iof_budget_need need = {0};
     struct dyn_budget_limits lim;
@@ -385,7 +385,7 @@ static void session_run_test(struct session *s, struct dyn_test *dt)
     s->zeros = calloc(most, sizeof(*s->zeros));
     if (!s->zeros) {
         agent_reap_test(a, dt);
-        session_send_error(s, -ENOMEM, "%s: test %u: out of memory", a->name, s->test + 1);
+        dyn_session_send_error(s, -ENOMEM, "%s: test %u: out of memory", a->name, s->test + 1);
         return;
     }
     for (size_t i = 0; i < most; i++)
@@ -397,7 +397,7 @@ static void session_run_test(struct session *s, struct dyn_test *dt)
 }
 
 /* Frees a test set up for a start that will not come. */
-void session_drop_ready(struct session *s)
+void dyn_session_drop_ready(struct session *s)
 {
     if (!s->ready_dt)
         return;
@@ -418,13 +418,13 @@ static void start_after(uv_work_t *w, int status)
             agent_reap_test(a, dt);
         if (s->gone) {
             a->draining--;
-            session_maybe_free(s);
+            dyn_session_maybe_free(s);
         }
         return;
     }
     if (status < 0 || s->start_err) {
-        session_send_error(s, s->start_err ? s->start_err : status, "%s: test %u: %s", a->name,
-                           s->test + 1, s->start_err ? s->start_diag.msg : uv_strerror(status));
+        dyn_session_send_error(s, s->start_err ? s->start_err : status, "%s: test %u: %s", a->name,
+                               s->test + 1, s->start_err ? s->start_diag.msg : uv_strerror(status));
         return;
     }
     if (s->setup_only) {
@@ -465,31 +465,31 @@ static bool session_test_params(struct session *s, uint32_t test, const double *
     int r;
 
     if (!s->have_plan) {
-        session_send_error(s, IOF_EPROTO, "%s: %s before any plan", s->a->name, what);
+        dyn_session_send_error(s, IOF_EPROTO, "%s: %s before any plan", s->a->name, what);
         return false;
     }
     if (!s->prepared && !s->preparing && !s->dt) {
-        session_send_error(s, IOF_EPROTO,
-                           "%s: %s of test %u without a successful prepare of this plan",
-                           s->a->name, what, test + 1);
+        dyn_session_send_error(s, IOF_EPROTO,
+                               "%s: %s of test %u without a successful prepare of this plan",
+                               s->a->name, what, test + 1);
         return false;
     }
     if (s->dt || s->starting || s->preparing) {
-        session_send_error(s, IOF_EBUSY, "%s: %s of test %u while %s", s->a->name, what, test + 1,
-                           s->preparing ? "preparing" : "a test is running");
+        dyn_session_send_error(s, IOF_EBUSY, "%s: %s of test %u while %s", s->a->name, what,
+                               test + 1, s->preparing ? "preparing" : "a test is running");
         return false;
     }
     if (test >= s->ntests) {
-        session_send_error(s, IOF_EPROTO, "%s: %s of test %u, the plan has %zu", s->a->name, what,
-                           test + 1, s->ntests);
+        dyn_session_send_error(s, IOF_EPROTO, "%s: %s of test %u, the plan has %zu", s->a->name,
+                               what, test + 1, s->ntests);
         return false;
     }
     t = &s->tests[test];
     /* The host may have changed since prepare: check again, still before
      * anything is opened or allocated. */
-    r = session_check_budget(s, t, &d);
+    r = dyn_session_check_budget(s, t, &d);
     if (r) {
-        session_send_error(s, r, "%s: test %u: %s", s->a->name, test + 1, d.msg);
+        dyn_session_send_error(s, r, "%s: test %u: %s", s->a->name, test + 1, d.msg);
         return false;
     }
     free(s->rates);
@@ -499,13 +499,13 @@ static bool session_test_params(struct session *s, uint32_t test, const double *
         for (size_t g = 0; g < s->ngroups; g++)
             nw += s->gcfg[g].count;
         if (nrates != nw) {
-            session_send_error(s, IOF_EPROTO, "%s: test %u: %s gives %zu rates for %zu workers",
-                               s->a->name, test + 1, what, nrates, nw);
+            dyn_session_send_error(s, IOF_EPROTO, "%s: test %u: %s gives %zu rates for %zu workers",
+                                   s->a->name, test + 1, what, nrates, nw);
             return false;
         }
         s->rates = malloc(nw * sizeof(*s->rates));
         if (!s->rates) {
-            session_send_error(s, -ENOMEM, "%s: test %u: out of memory", s->a->name, test + 1);
+            dyn_session_send_error(s, -ENOMEM, "%s: test %u: out of memory", s->a->name, test + 1);
             return false;
         }
         memcpy(s->rates, rates, nw * sizeof(*s->rates));
@@ -513,7 +513,7 @@ static bool session_test_params(struct session *s, uint32_t test, const double *
     memset(p, 0, sizeof(*p));
     run = iof_test_run(&s->plan, t);
     p->spec = t->spec_index < s->plan.nspecs ? &s->plan.specs[t->spec_index] : NULL;
-    p->groups = s->gcfg; /* filled by session_check_budget */
+    p->groups = s->gcfg; /* filled by dyn_session_check_budget */
     p->worker_iops = s->rates;
     p->group_specs = s->gspec;
     p->ngroups = s->ngroups;
@@ -542,7 +542,7 @@ static bool session_test_arm(struct session *s, const struct proto_start *st)
 
     r = dyn_budget_start_time(st->start_at_ns, st->offset_ns, p->ramp_ns, now, &p->start_ns, &d);
     if (r) {
-        session_send_error(s, r, "%s: test %u: %s", s->a->name, st->test + 1, d.msg);
+        dyn_session_send_error(s, r, "%s: test %u: %s", s->a->name, st->test + 1, d.msg);
         return false;
     }
     if (p->start_ns < now)
@@ -577,24 +577,24 @@ static void session_queue_start(struct session *s, bool setup_only)
     r = uv_queue_work(s->a->loop, &s->start_work, start_work, start_after);
     if (r < 0) {
         s->starting = false;
-        session_send_error(s, r, "%s: test %u: cannot %s: %s", s->a->name, s->test + 1,
-                           setup_only ? "set up" : "start", uv_strerror(r));
+        dyn_session_send_error(s, r, "%s: test %u: cannot %s: %s", s->a->name, s->test + 1,
+                               setup_only ? "set up" : "start", uv_strerror(r));
     }
 }
 
 /* setup (protocol 1.4): the test is set up now - targets opened, buffers
  * allocated and filled, engines opened - and `ready` sent, so that its
  * start time is not spent on it. */
-void session_setup_test(struct session *s, const struct proto_start *su)
+void dyn_session_setup_test(struct session *s, const struct proto_start *su)
 {
-    session_drop_ready(s);
+    dyn_session_drop_ready(s);
     if (!session_test_params(s, su->test, su->rates, su->nrates, "setup"))
         return; /* a stop pending for a test still starting stays pending */
     s->stop_requested = false;
     session_queue_start(s, true);
 }
 
-void session_start_test(struct session *s, const struct proto_start *st)
+void dyn_session_start_test(struct session *s, const struct proto_start *st)
 {
     if (s->ready_dt && s->ready_test == st->test && !s->dt && !s->starting) {
         /* Set up by its setup: only the start time is left. The setup's
@@ -610,7 +610,7 @@ void session_start_test(struct session *s, const struct proto_start *st)
         r = dyn_test_go(dt, s->start_p.start_ns, &d);
         if (r) {
             agent_reap_test(s->a, dt);
-            session_send_error(s, r, "%s: test %u: %s", s->a->name, st->test + 1, d.msg);
+            dyn_session_send_error(s, r, "%s: test %u: %s", s->a->name, st->test + 1, d.msg);
             return;
         }
         session_run_test(s, dt);
@@ -618,7 +618,7 @@ void session_start_test(struct session *s, const struct proto_start *st)
     }
     /* A manager before 1.4 (no setup): set up now, inside the start's
      * lead; a worker that leaves the barrier late fails the test. */
-    session_drop_ready(s);
+    dyn_session_drop_ready(s);
     if (!session_test_params(s, st->test, st->rates, st->nrates, "start") ||
         !session_test_arm(s, st))
         return;
@@ -628,9 +628,9 @@ void session_start_test(struct session *s, const struct proto_start *st)
 /* Stops I/O at once: the dead-man rule and session teardown. The workers
  * are joined and freed on a worker thread; a test still starting is
  * stopped as soon as its start returns. */
-void session_abort_test(struct session *s)
+void dyn_session_abort_test(struct session *s)
 {
-    session_drop_ready(s);
+    dyn_session_drop_ready(s);
     if (s->starting) {
         s->stop_requested = true;
         atomic_store(&s->start_cancel, true);
