@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 
 #include "common/clock.h"
 #include "dynamo/agent.h"
+#include "tmpdir.h"
 
 struct run {
     struct dyn_agent_opts o;
@@ -34,23 +36,19 @@ static void *agent_thread(void *arg)
 }
 
 /* The test's directory, removed by the teardown whatever happened. */
-static char g_dir[256];
+static char g_dir[PATH_MAX];
 
 static int remove_dir(void **state)
 {
-    char cmd[512];
-
     (void)state;
-    if (!g_dir[0])
-        return 0;
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_dir);
-    return system(cmd) == 0 ? 0 : -1;
+    if (g_dir[0])
+        test_tmpdir_remove(g_dir);
+    return 0;
 }
 
 static void stop_request_ends_the_agent(void **state)
 {
-    const char *base = getenv("IOF_TEST_TMPDIR");
-    char *dir = g_dir, listen[320], work[320];
+    char listen[PATH_MAX + 16], work[PATH_MAX + 16];
     struct run r = {.rc = -1};
     pthread_t th;
     struct timespec deadline;
@@ -59,10 +57,10 @@ static void stop_request_ends_the_agent(void **state)
 
     (void)state;
     assert_int_equal(dyn_agent_request_stop(), -ESRCH);
-    snprintf(g_dir, sizeof(g_dir), "%s/agent_stop.XXXXXX", base && *base ? base : "/tmp");
-    assert_non_null(mkdtemp(dir));
-    snprintf(listen, sizeof(listen), "unix:%s/sock", dir);
-    snprintf(work, sizeof(work), "%s/work", dir);
+    /* The base is created when missing: this test may be the first to run. */
+    assert_int_equal(test_tmpdir_make(g_dir, "agent_stop"), 0);
+    snprintf(listen, sizeof(listen), "unix:%s/sock", g_dir);
+    snprintf(work, sizeof(work), "%s/work", g_dir);
     r.o.listen = listen;
     r.o.workdir = work;
     assert_int_equal(pthread_create(&th, NULL, agent_thread, &r), 0);
