@@ -3,7 +3,7 @@
 # `iofleet --help` lists has its own section in iofleet(1), and every option
 # its --help table defines (the table the parser uses) is a tagged entry in
 # that section; every dynamo option is one in dynamo(8); every key of the plan
-# schema (proto/plan.c) is a tagged entry in iofleet-plan(5), and that page
+# schema (proto/plan_field.c) is a tagged entry in iofleet-plan(5), and that page
 # names no key the schema does not have. The pages format without a warning.
 source "$(dirname "$0")/lib/common.bash"
 MAN=$IOF_SRC/man
@@ -73,10 +73,10 @@ done <"$T/commands"
 check_opts "iofleet" "$MAN/iofleet.1" "OPTIONS" "$IOFLEET"
 check_opts "dynamo" "$MAN/dynamo.8" "OPTIONS" "$IOF_BIN/dynamo"
 
-# The plan schema: proto/plan.c's field tables, walked from root_fields into
+# The plan schema: proto/plan_field.c's field tables, walked from root_fields into
 # full paths ("workers[].targets[].range.offset"); a cycle parameter's fields
 # (shared by queue_depth, workers and targets) are documented as cycle.*.NAME.
-python3 - "$IOF_SRC/proto/plan.c" >"$T/schema" <<'EOF'
+python3 - "$IOF_SRC/proto/plan_field.c" >"$T/schema" <<'EOF'
 import re, sys
 src = open(sys.argv[1]).read()
 tables = {}
@@ -92,18 +92,18 @@ def walk(table, prefix):
             path = "cycle.*." + name
         out.add(path + ("[]" if shape == "SH_ARRAY" and not sub else ""))
         if sub:
-            walk(defs[sub], path + ("[]." if shape == "SH_ARRAY" else "."))
+            walk(defs[sub.replace("plan_", "", 1)], path + ("[]." if shape == "SH_ARRAY" else "."))
             out.add(path)
 walk("root_fields", "")
 print("\n".join(sorted(out)))
 EOF
 sed -i 's/\[\]$//' "$T/schema"
-[ "$(wc -l <"$T/schema")" -ge 20 ] || fail "read only $(wc -l <"$T/schema") keys from proto/plan.c"
+[ "$(wc -l <"$T/schema")" -ge 20 ] || fail "read only $(wc -l <"$T/schema") keys from proto/plan_field.c"
 # The page's key entries: the first word of each tag under .SH KEYS.
 awk '/^\.SH /{k = ($0 == ".SH KEYS")} k' "$MAN/iofleet-plan.5" >"$T/keys.5"
 tags "$T/keys.5" | sed -E 's/^\.BR? //; s/\\f[BIRP]//g; s/[ "].*//' | sort -u >"$T/page"
 missing=$(comm -23 "$T/schema" "$T/page" | tr '\n' ' ')
 extra=$(comm -13 "$T/schema" "$T/page" | tr '\n' ' ')
 [ -z "$missing" ] || fail "plan keys not documented in man/iofleet-plan.5: $missing"
-[ -z "$extra" ] || fail "man/iofleet-plan.5 documents keys proto/plan.c does not have: $extra"
+[ -z "$extra" ] || fail "man/iofleet-plan.5 documents keys proto/plan_field.c does not have: $extra"
 ok "iofleet-plan(5): all $(wc -l <"$T/schema") plan keys documented, none extra"

@@ -1,0 +1,778 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* proto/plan_workers.c - the plan's worker groups: nodes, engine and
+ * queue depth, targets (with {A..B} path templates and ranges), offset
+ * increment, rate, data content and verify. */
+#include "proto/plan_internal.h"
+#include "proto/name.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/ratecycle.h"
+
+static const char *const engine_names[] = {"libaio", "io_uring", "sync", "null"};
+/* Engines that open targets with O_DIRECT (sizes must be 512-byte multiples). */
+bool plan_engine_direct(const char *name)
+{
+    return strcmp(name, "libaio") == 0 || strcmp(name, "io_uring") == 0;
+}
+static const char *const pattern_names[] = {"repeat", "pseudo", "random"};
+static const char *const arrival_names[] = {"uniform", "poisson"};
+_Static_assert(IOF_PATTERN_REPEAT == 0 && IOF_PATTERN_PSEUDO == 1 && IOF_PATTERN_RANDOM == 2,
+               "pattern_names follows enum iof_pattern");
+
+static const uint64_t ZERO = 0, ONE = 1;
+
+struct named {
+    const char *s;
+    size_t i;
+};
+
+static int named_cmp(const void *a, const void *b)
+{
+    const struct named *x = a, *y = b;
+    int r = strcmp(x->s, y->s);
+
+    if (r)
+        return r;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static int parse_nodes(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *w)
+{
+    const cJSON *arr = plan_member(jw, "nodes"), *e;
+    size_t o = plan_path_key(c, "nodes"), n, i = 0;
+    struct named *sorted;
+    char q[96];
+    int rc;
+
+    if (!arr) {
+        w->nodes = calloc(1, sizeof(*w->nodes));
+        if (!w->nodes)
+            return plan_nomem(c);
+        w->nnodes = 1;
+        w->nodes[0] = strdup("*");
+        if (!w->nodes[0])
+            return plan_nomem(c);
+        plan_path_pop(c, o);
+        return 0;
+    }
+    if ((rc = plan_check_array(c, arr, 1, PROTO_PLAN_MAX_NODES, &n)))
+        return rc;
+    w->nodes = calloc(n, sizeof(*w->nodes));
+    if (!w->nodes)
+        return plan_nomem(c);
+    w->nnodes = n;
+    cJSON_ArrayForEach(e, arr)
+    {
+        const char *s;
+        struct iof_diag d;
+        size_t oi = plan_path_index(c, i);
+        if ((rc = plan_json_string(c, e, IOF_NAME_MAX - 1, &s)))
+            return rc;
+        /* The one rule of node names (proto/name.h); "*" is every agent. */
+        if (strcmp(s, "*") && proto_node_name_check("node name", s, &d))
+            return fail(c, "%s", d.msg);
+        w->nodes[i] = strdup(s);
+        if (!w->nodes[i])
+            return plan_nomem(c);
+        plan_path_pop(c, oi);
+        i++;
+    }
+    /* Duplicates: sort (name, index) pairs and compare neighbours. */
+    sorted = malloc(n * sizeof(*sorted));
+    if (!sorted)
+        return plan_nomem(c);
+    for (i = 0; i < n; i++)
+        sorted[i] = (struct named){w->nodes[i], i};
+    qsort(sorted, n, sizeof(*sorted), named_cmp);
+    for (i = 1; i < n; i++) {
+        if (strcmp(sorted[i - 1].s, sorted[i].s) == 0) {
+            size_t first = sorted[i - 1].i, dup = sorted[i].i;
+            free(sorted);
+            plan_path_index(c, dup);
+            return fail(c, "duplicate node %s (also nodes[%zu])",
+                        plan_quote(q, sizeof(q), w->nodes[dup]), first);
+        }
+    }
+    free(sorted);
+    plan_path_pop(c, o);
+    return 0;
+}
+
+/* True when the path has a ".." component. */
+static bool has_dotdot(const char *p)
+{
+    for (const char *s = p; *s;) {
+        size_t n = strcspn(s, "/");
+        if (n == 2 && s[0] == '.' && s[1] == '.')
+            return true;
+        s += n;
+        while (*s == '/')
+            s++;
+    }
+    return false;
+}
+
+/* "N%": a whole percentage 0..100 in *pct (true); anything else false. */
+static bool range_pct_string(const cJSON *it, uint64_t *pct)
+{
+    const char *s;
+    size_t n;
+
+    if (!cJSON_IsString(it))
+        return false;
+    s = it->valuestring;
+    n = strlen(s);
+    if (n < 2 || n > 4 || s[n - 1] != '%')
+        return false;
+    *pct = 0;
+    for (size_t i = 0; i + 1 < n; i++) {
+        if (!is_digit(s[i]))
+            return false;
+        *pct = *pct * 10 + (uint64_t)(s[i] - '0');
+    }
+    return *pct <= 100;
+}
+
+/* range.offset / range.size: a size, or "N%" of the target (offset 0%..99%,
+ * size 1%..100%). */
+static int range_member(struct pctx *c, const cJSON *r, const char *key, uint64_t min_pct,
+                        uint64_t max_pct, uint64_t *v, bool *pct)
+{
+    const cJSON *it = plan_member(r, key);
+    char g[96];
+    size_t o;
+
+    if (!it || !cJSON_IsString(it) || !strchr(it->valuestring, '%'))
+        return plan_size_field(c, r, key, &ZERO, 0, UINT64_MAX, v);
+    o = plan_path_key(c, key);
+    if (!range_pct_string(it, v) || *v < min_pct || *v > max_pct)
+        return fail(c,
+                    "must be a whole percentage %" PRIu64 "%%..%" PRIu64 "%% of the target, got %s",
+                    min_pct, max_pct, plan_got(g, sizeof(g), it));
+    *pct = true;
+    plan_path_pop(c, o);
+    return 0;
+}
+
+static int parse_range(struct pctx *c, const cJSON *jt, struct iof_target_cfg *t)
+{
+    const cJSON *r = plan_member(jt, "range");
+    size_t o = plan_path_key(c, "range");
+    char a[32], b[32], s[32], g[96];
+    uint64_t start, end;
+    int rc;
+
+    if (!r) {
+        plan_path_pop(c, o);
+        return 0;
+    }
+    if ((rc = plan_check_object(c, r)) || (rc = plan_check_keys(c, r, &plan_range_def)))
+        return rc;
+    if ((rc = range_member(c, r, "offset", 0, 99, &t->range_offset, &t->range_offset_pct)) ||
+        (rc = range_member(c, r, "size", 1, 100, &t->range_size, &t->range_size_pct)))
+        return rc;
+    if (!t->range_offset_pct && t->range_offset % DIRECT_IO_ALIGN) {
+        plan_path_key(c, "offset");
+        return fail(c, "must be a multiple of 512, got %s",
+                    plan_got(g, sizeof(g), plan_member(r, "offset")));
+    }
+    if (!t->range_size_pct && t->range_size % DIRECT_IO_ALIGN) {
+        plan_path_key(c, "size");
+        return fail(c, "must be a multiple of 512, got %s",
+                    plan_got(g, sizeof(g), plan_member(r, "size")));
+    }
+    if (t->range_offset_pct || t->range_size_pct) {
+        iof_target_range_label(t->range_offset, t->range_offset_pct, a, sizeof(a));
+        iof_target_range_label(t->range_size, t->range_size_pct, b, sizeof(b));
+        if (t->range_offset_pct && t->range_size_pct && t->range_offset + t->range_size > 100)
+            return fail(c, "offset %s + size %s is more than 100%% of the target", a, b);
+        if (!t->range_offset_pct)
+            proto_plan_format_size(t->range_offset, a, sizeof(a));
+        if (!t->range_size_pct)
+            proto_plan_format_size(t->range_size, b, sizeof(b));
+        proto_plan_format_size(t->size, s, sizeof(s));
+        /* With a size the region is known now; otherwise the agent resolves
+         * it against the file or device it opens. */
+        if (t->size && iof_target_range(t, t->size, DIRECT_IO_ALIGN, &start, &end))
+            return fail(c, "offset %s + size %s does not fit the target (size %s)", a, b, s);
+        plan_path_pop(c, o);
+        return 0;
+    }
+    proto_plan_format_size(t->range_offset, a, sizeof(a));
+    proto_plan_format_size(t->range_size, b, sizeof(b));
+    proto_plan_format_size(t->size, s, sizeof(s));
+    if (t->range_size > UINT64_MAX - t->range_offset)
+        return fail(c, "offset %s + size %s overflows", a, b);
+    if (t->size && t->range_offset >= t->size)
+        return fail(c, "offset %s is not inside the target (size %s)", a, s);
+    if (t->size && t->range_offset + t->range_size > t->size)
+        return fail(c, "offset %s + size %s goes past the end of the target (size %s)", a, b, s);
+    plan_path_pop(c, o);
+    return 0;
+}
+
+static int parse_target(struct pctx *c, const cJSON *jt, struct iof_target_cfg *t)
+{
+    const char *path;
+    char g[96];
+    int rc;
+
+    if ((rc = plan_check_object(c, jt)) || (rc = plan_check_keys(c, jt, &plan_target_def)))
+        return rc;
+    if ((rc = plan_str_field(c, jt, "path", NULL, IOF_PATH_MAX - 1, &path)))
+        return rc;
+    snprintf(t->path, sizeof(t->path), "%s", path);
+    /* The agent enforces its own limits; refusing ".." here keeps a plan
+     * from even asking (a relative path must stay inside the workdir, an
+     * absolute one is compared with the --allow list as written). */
+    if (has_dotdot(path)) {
+        plan_path_key(c, "path");
+        return fail(c, "must not contain a '..' component");
+    }
+    /* The agent's own files in its workdir (ledger, verify state): a target
+     * of that name would overwrite them and orphan the test files. */
+    if (iof_target_name_reserved(path)) {
+        char q[96];
+        plan_path_key(c, "path");
+        return fail(c,
+                    "%s: names starting with '" IOF_RESERVED_PREFIX
+                    "' are reserved for the agent's own files (its test-file ledger and verify "
+                    "state)",
+                    plan_quote(q, sizeof(q), path));
+    }
+    /* `iofleet import` writes an Iometer target it could not map this way. */
+    if (!strncmp(path, "iometer:", 8)) {
+        char q[96];
+        plan_path_key(c, "path");
+        return fail(c,
+                    "%s is an Iometer target placeholder: map it with iofleet import --map "
+                    "'NAME=PATH' or --set",
+                    plan_quote(q, sizeof(q), path));
+    }
+    if ((rc = plan_size_field(c, jt, "size", &ZERO, 0, UINT64_MAX, &t->size)))
+        return rc;
+    if (t->size % TEST_FILE_ALIGN) {
+        plan_path_key(c, "size");
+        return fail(c, "must be a multiple of 4096, got %s",
+                    plan_got(g, sizeof(g), plan_member(jt, "size")));
+    }
+    if (path[0] != '/' && t->size == 0) {
+        plan_path_key(c, "size");
+        return fail(c, "a relative path is a test file to create: give it a size greater than 0");
+    }
+    return parse_range(c, jt, t);
+}
+
+/* ---- target path templates: "vmdk{0..9}.dat" -> vmdk0.dat .. vmdk9.dat ---- */
+
+#define TEMPLATE_MAX_DIGITS 9
+
+struct path_template {
+    size_t at, len; /* where "{A..B}" sits in the path */
+    uint64_t from, to;
+    int width; /* zero-padded width (bash's {00..09}); 0: none */
+};
+
+/* Digits of s[0..n): false unless 1..TEMPLATE_MAX_DIGITS of them. */
+static bool template_number(const char *s, size_t n, uint64_t *v)
+{
+    if (n == 0 || n > TEMPLATE_MAX_DIGITS)
+        return false;
+    *v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!is_digit(s[i]))
+            return false;
+        *v = *v * 10 + (uint64_t)(s[i] - '0');
+    }
+    return true;
+}
+
+enum template_why { TPL_OK, TPL_MANY, TPL_MALFORMED, TPL_DOWN, TPL_HUGE };
+
+/* Finds the one "{A..B}" of a path without reporting: true when there is
+ * one. A brace group holding ".." is a range and must be well-formed;
+ * other braces are plain characters. *why says what is wrong with it. */
+static bool template_scan(const char *path, struct path_template *pt, enum template_why *why)
+{
+    bool found = false;
+
+    *why = TPL_OK;
+    for (const char *b = strchr(path, '{'); b; b = strchr(b + 1, '{')) {
+        const char *e = strchr(b + 1, '}'), *dots;
+        size_t na, nb;
+        if (!e)
+            break;
+        dots = strstr(b + 1, "..");
+        if (!dots || dots > e)
+            continue;
+        if (found) {
+            *why = TPL_MANY;
+            return true;
+        }
+        found = true;
+        pt->at = (size_t)(b - path);
+        pt->len = (size_t)(e - b + 1);
+        na = (size_t)(dots - b - 1);
+        nb = (size_t)(e - dots - 2);
+        if (!template_number(b + 1, na, &pt->from) || !template_number(dots + 2, nb, &pt->to))
+            *why = TPL_MALFORMED;
+        else if (pt->from > pt->to)
+            *why = TPL_DOWN;
+        else if (pt->to - pt->from + 1 > PROTO_PLAN_MAX_TARGETS)
+            *why = TPL_HUGE;
+        pt->width =
+            (na > 1 && b[1] == '0') || (nb > 1 && dots[2] == '0') ? (int)(na > nb ? na : nb) : 0;
+    }
+    return found;
+}
+
+/* How many targets the path names (1 without a template, or when it is bad:
+ * path_template_find() reports that). */
+static size_t template_count(const char *path)
+{
+    struct path_template pt;
+    enum template_why why;
+
+    if (template_scan(path, &pt, &why) && why == TPL_OK)
+        return (size_t)(pt.to - pt.from + 1);
+    return 1;
+}
+
+/* The path's template in *pt and *found, or a plan error at targets[i].path. */
+static int path_template_find(struct pctx *c, const char *path, struct path_template *pt,
+                              bool *found)
+{
+    enum template_why why;
+    char q[96], r[96], raw[96];
+
+    *found = template_scan(path, pt, &why);
+    if (!*found || why == TPL_OK)
+        return 0;
+    plan_path_key(c, "path");
+    snprintf(raw, sizeof(raw), "%.*s", (int)pt->len, path + pt->at);
+    plan_quote(r, sizeof(r), raw);
+    switch (why) {
+    case TPL_MANY:
+        return fail(c, "may hold one {A..B} range, got more in %s", plan_quote(q, sizeof(q), path));
+    case TPL_DOWN:
+        return fail(c, "range %s counts down: write {%" PRIu64 "..%" PRIu64 "}", r, pt->to,
+                    pt->from);
+    case TPL_HUGE:
+        return fail(c, "range %s names %" PRIu64 " targets, the maximum is %u", r,
+                    pt->to - pt->from + 1, PROTO_PLAN_MAX_TARGETS);
+    default:
+        return fail(c,
+                    "range %s must be {A..B} with whole numbers of at most %d digits, as in "
+                    "{0..9}",
+                    r, TEMPLATE_MAX_DIGITS);
+    }
+}
+
+/* Writes the n targets of template pt into out[0..n), copies of *t with the
+ * range replaced by each number. */
+static int path_template_expand(struct pctx *c, const struct iof_target_cfg *t,
+                                const struct path_template *pt, struct iof_target_cfg *out)
+{
+    for (uint64_t v = pt->from; v <= pt->to; v++) {
+        struct iof_target_cfg *o = &out[v - pt->from];
+        int n;
+        *o = *t;
+        n = snprintf(o->path, sizeof(o->path), "%.*s%0*" PRIu64 "%s", (int)pt->at, t->path,
+                     pt->width, v, t->path + pt->at + pt->len);
+        if (n < 0 || (size_t)n >= sizeof(o->path)) {
+            plan_path_key(c, "path");
+            return fail(c, "is too long once its range is expanded (the maximum is %d bytes)",
+                        IOF_PATH_MAX - 1);
+        }
+    }
+    return 0;
+}
+
+/* "offset_increment": a size (a multiple of 512) or "N%" of the range. */
+static int parse_offset_increment(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *w)
+{
+    const cJSON *it = plan_member(jw, "offset_increment");
+    size_t o = plan_path_key(c, "offset_increment");
+    char g[96];
+    int rc;
+
+    if (!it) {
+        plan_path_pop(c, o);
+        return 0;
+    }
+    if (cJSON_IsString(it) && it->valuestring[0] &&
+        it->valuestring[strlen(it->valuestring) - 1] == '%') {
+        const char *s = it->valuestring;
+        uint64_t v = 0;
+        size_t n = strlen(s) - 1;
+        if (n == 0 || n > 3)
+            return fail(c, "must be a whole percentage 0%%..100%%, got %s",
+                        plan_got(g, sizeof(g), it));
+        for (size_t i = 0; i < n; i++) {
+            if (s[i] < '0' || s[i] > '9')
+                return fail(c, "must be a whole percentage 0%%..100%%, got %s",
+                            plan_got(g, sizeof(g), it));
+            v = v * 10 + (uint64_t)(s[i] - '0');
+        }
+        if (v > 100)
+            return fail(c, "must be a whole percentage 0%%..100%%, got %s",
+                        plan_got(g, sizeof(g), it));
+        w->offset_increment = v;
+        w->offset_increment_pct = true;
+        plan_path_pop(c, o);
+        return 0;
+    }
+    if (!cJSON_IsString(it) && !cJSON_IsNumber(it))
+        return fail(c, "must be a size (\"64m\") or a percentage of the range (\"25%%\"), got %s",
+                    plan_jtype(it));
+    if ((rc = plan_json_size(c, it, &w->offset_increment)))
+        return rc;
+    if (w->offset_increment % DIRECT_IO_ALIGN)
+        return fail(c, "must be a multiple of 512, got %s", plan_got(g, sizeof(g), it));
+    plan_path_pop(c, o);
+    return 0;
+}
+
+/* A whole percentage, "N%" or the number N, 0..100. */
+static int pct_field(struct pctx *c, const cJSON *obj, const char *key, uint32_t *out)
+{
+    const cJSON *it = plan_member(obj, key);
+    size_t o = plan_path_key(c, key);
+    uint64_t v = 0;
+    char g[96];
+
+    if (!it) {
+        *out = 0;
+        plan_path_pop(c, o);
+        return 0;
+    }
+    if (cJSON_IsString(it)) {
+        if (!range_pct_string(it, &v))
+            return fail(c, "must be a whole percentage 0%%..100%%, got %s",
+                        plan_got(g, sizeof(g), it));
+    } else {
+        int rc = plan_json_uint(c, it, 0, 100, &v);
+        if (rc)
+            return rc;
+    }
+    *out = (uint32_t)v;
+    plan_path_pop(c, o);
+    return 0;
+}
+
+/* "data": {"dedupe": "50%", "compress": "60%", "dedupe_unit": "4k"}. */
+static int parse_data(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *w)
+{
+    const cJSON *jd = plan_member(jw, "data");
+    size_t o = plan_path_key(c, "data");
+    const uint64_t def_unit = IOF_DATA_UNIT_DEFAULT;
+    uint64_t unit;
+    char g[96];
+    int rc;
+
+    if (!jd) {
+        plan_path_pop(c, o);
+        return 0;
+    }
+    if ((rc = plan_check_object(c, jd)) || (rc = plan_check_keys(c, jd, &plan_data_def)))
+        return rc;
+    if (plan_member(jw, "pattern")) {
+        plan_path_pop(c, o);
+        plan_path_key(c, "pattern");
+        return fail(c, "cannot be given with \"data\" (the data content replaces the pattern)");
+    }
+    if ((rc = pct_field(c, jd, "dedupe", &w->data.dedupe_pct)) ||
+        (rc = pct_field(c, jd, "compress", &w->data.compress_pct)) ||
+        (rc = plan_size_field(c, jd, "dedupe_unit", &def_unit, IOF_DATA_UNIT_MIN, IOF_DATA_UNIT_MAX,
+                              &unit)))
+        return rc;
+    if (unit & (unit - 1)) {
+        plan_path_key(c, "dedupe_unit");
+        return fail(c, "must be a power of two, got %s",
+                    plan_got(g, sizeof(g), plan_member(jd, "dedupe_unit")));
+    }
+    w->data.unit = (uint32_t)unit;
+    w->data.enabled = true;
+    plan_path_pop(c, o);
+    return 0;
+}
+
+const char *const plan_verify_names[] = {"none", "crc32c", "xxh64"};
+_Static_assert(IOF_VERIFY_NONE == 0 && IOF_VERIFY_CRC32C == 1 && IOF_VERIFY_XXH64 == 2,
+               "verify_names follows enum iof_verify_algo");
+const char *const plan_verify_mode_names[] = {"inline", "after"};
+
+/* "verify": "crc32c" | "xxh64" | "none" (or true: the default checksum,
+ * false: none), "verify_mode", "verify_stop". */
+static int parse_verify(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *w)
+{
+    const cJSON *it = plan_member(jw, "verify");
+    size_t idx;
+    int rc;
+
+    if (it && cJSON_IsBool(it)) {
+        w->verify.algo = cJSON_IsTrue(it) ? IOF_VERIFY_DEFAULT : IOF_VERIFY_NONE;
+    } else {
+        if ((rc = plan_enum_field(c, jw, "verify", IOF_VERIFY_NONE, plan_verify_names, 3, &idx)))
+            return rc;
+        w->verify.algo = (enum iof_verify_algo)idx;
+    }
+    if ((rc = plan_enum_field(c, jw, "verify_mode", IOF_VERIFY_INLINE, plan_verify_mode_names, 2,
+                              &idx)))
+        return rc;
+    w->verify.mode = (enum iof_verify_mode)idx;
+    if ((rc = plan_bool_field(c, jw, "verify_stop", false, &w->verify.stop)))
+        return rc;
+    if (w->verify.algo == IOF_VERIFY_NONE) {
+        const char *k = plan_member(jw, "verify_mode")   ? "verify_mode"
+                        : plan_member(jw, "verify_stop") ? "verify_stop"
+                                                         : NULL;
+        if (k) {
+            plan_path_key(c, k);
+            return fail(c, "needs \"verify\" (a checksum: crc32c or xxh64)");
+        }
+        return 0;
+    }
+    if (w->data.enabled) {
+        plan_path_key(c, "verify");
+        return fail(c, "cannot be combined with \"data\" (a verified block carries a header that "
+                       "makes it unique and less compressible)");
+    }
+    if (!strcmp(w->engine, "null")) {
+        plan_path_key(c, "verify");
+        return fail(c, "needs an engine that does I/O (this group uses null)");
+    }
+    return 0;
+}
+
+/* The n entries of "targets", each path template expanded in place (the
+ * group's targets are the expansion, in order). */
+static int parse_targets(struct pctx *c, const cJSON *arr, size_t n, struct iof_worker_cfg *w)
+{
+    const cJSON *jt, *jp;
+    size_t total = 0, i = 0, k = 0;
+    int rc;
+
+    cJSON_ArrayForEach(jt, arr)
+    {
+        jp = cJSON_IsObject(jt) ? cJSON_GetObjectItemCaseSensitive(jt, "path") : NULL;
+        total += cJSON_IsString(jp) ? template_count(jp->valuestring) : 1;
+    }
+    if (total > PROTO_PLAN_MAX_TARGETS)
+        return fail(c,
+                    "%zu entries name %zu targets once their {A..B} ranges are expanded, the "
+                    "maximum is %u",
+                    n, total, PROTO_PLAN_MAX_TARGETS);
+    w->targets = calloc(total, sizeof(*w->targets));
+    if (!w->targets)
+        return plan_nomem(c);
+    cJSON_ArrayForEach(jt, arr)
+    {
+        size_t oi = plan_path_index(c, i);
+        struct path_template pt;
+        bool found;
+        if ((rc = parse_target(c, jt, &w->targets[k])) ||
+            (rc = path_template_find(c, w->targets[k].path, &pt, &found)))
+            return rc;
+        if (found) {
+            struct iof_target_cfg t = w->targets[k];
+            if ((rc = path_template_expand(c, &t, &pt, &w->targets[k])))
+                return rc;
+            k += (size_t)(pt.to - pt.from + 1);
+        } else {
+            k++;
+        }
+        w->ntargets = k;
+        plan_path_pop(c, oi);
+        i++;
+    }
+    return 0;
+}
+
+/* "rate": {"iops": N} or {"mibps": N}, "arrival": "uniform" | "poisson". */
+static int parse_rate(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *w)
+{
+    const cJSON *r = plan_member(jw, "rate"), *iops, *mibps, *it;
+    size_t o = plan_path_key(c, "rate"), o2, idx;
+    double max;
+    char g[96];
+    int rc;
+
+    if (!r) {
+        plan_path_pop(c, o);
+        return 0;
+    }
+    if ((rc = plan_check_object(c, r)) || (rc = plan_check_keys(c, r, &plan_rate_def)))
+        return rc;
+    iops = plan_member(r, "iops");
+    mibps = plan_member(r, "mibps");
+    if (iops && mibps)
+        return fail(c, "give one of iops and mibps, not both");
+    if (!iops && !mibps)
+        return fail(c, "needs iops or mibps");
+    it = iops ? iops : mibps;
+    max = iops ? IOF_RATE_MAX_IOPS : IOF_RATE_MAX_MIBPS;
+    o2 = plan_path_key(c, iops ? "iops" : "mibps");
+    if (!cJSON_IsNumber(it))
+        return fail(c, "must be a number, got %s", plan_jtype(it));
+    if (!isfinite(it->valuedouble) || it->valuedouble < IOF_RATE_MIN || it->valuedouble > max)
+        return fail(c, "must be %g..%.0f per worker, got %s", IOF_RATE_MIN, max,
+                    plan_got(g, sizeof(g), it));
+    plan_path_pop(c, o2);
+    w->rate.unit = iops ? IOF_RATE_IOPS : IOF_RATE_MIBPS;
+    w->rate.value = it->valuedouble;
+    if ((rc = plan_enum_field(c, r, "arrival", IOF_ARRIVAL_UNIFORM, arrival_names, 2, &idx)))
+        return rc;
+    w->rate.arrival = (enum iof_arrival)idx;
+    plan_path_pop(c, o);
+    return 0;
+}
+
+/* A group's own specs (Iometer's per-worker assignment): names of the
+ * plan's specs, resolved to indices; a spec cycle later replaces each by
+ * its expansion (spec_cycle_regroup). */
+static int parse_group_specs(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *w,
+                             const struct iof_plan *p)
+{
+    const cJSON *arr = plan_member(jw, "specs"), *e;
+    size_t o, n, i = 0;
+    char q[96];
+    int rc;
+
+    if (!arr)
+        return 0;
+    o = plan_path_key(c, "specs");
+    if ((rc = plan_check_array(c, arr, 1, PROTO_PLAN_MAX_SPECS, &n)))
+        return rc;
+    w->specs = calloc(n, sizeof(*w->specs));
+    if (!w->specs)
+        return plan_nomem(c);
+    w->nspecs = n;
+    w->has_specs = true;
+    cJSON_ArrayForEach(e, arr)
+    {
+        const char *name;
+        size_t oi = plan_path_index(c, i), k = 0;
+        if ((rc = plan_json_string(c, e, IOF_NAME_MAX - 1, &name)))
+            return rc;
+        while (k < p->nspecs && strcmp(p->specs[k].name, name) != 0)
+            k++;
+        if (k == p->nspecs)
+            return fail(c, "names no spec of the plan's specs, got %s",
+                        plan_quote(q, sizeof(q), name));
+        w->specs[i++] = (unsigned)k;
+        plan_path_pop(c, oi);
+    }
+    plan_path_pop(c, o);
+    return 0;
+}
+
+static int parse_worker(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *w,
+                        const struct iof_plan *p, size_t gi)
+{
+    const cJSON *arr;
+    const char *name;
+    size_t n, idx, o;
+    uint64_t v;
+    int rc;
+
+    if ((rc = plan_check_object(c, jw)) || (rc = plan_check_keys(c, jw, &plan_worker_def)))
+        return rc;
+    if (plan_member(jw, "name")) {
+        if ((rc = plan_str_field(c, jw, "name", NULL, IOF_NAME_MAX - 1, &name)))
+            return rc;
+        if (!*name) {
+            plan_path_key(c, "name");
+            return fail(c, "must not be empty");
+        }
+        snprintf(w->name, sizeof(w->name), "%s", name);
+    } else {
+        snprintf(w->name, sizeof(w->name), "workers[%zu]", gi);
+    }
+    if ((rc = parse_group_specs(c, jw, w, p)))
+        return rc;
+    if ((rc = parse_nodes(c, jw, w)))
+        return rc;
+    if ((rc = plan_int_field(c, jw, "count", &ONE, 1, PROTO_PLAN_MAX_COUNT, &v)))
+        return rc;
+    w->count = (uint32_t)v;
+    if ((rc = plan_enum_field(c, jw, "engine", 0, engine_names, 4, &idx)))
+        return rc;
+    snprintf(w->engine, sizeof(w->engine), "%s", engine_names[idx]);
+    if ((rc = plan_int_field(c, jw, "queue_depth", &ONE, 1, PROTO_PLAN_MAX_QD, &v)))
+        return rc;
+    w->queue_depth = (uint32_t)v;
+
+    arr = plan_member(jw, "targets");
+    o = plan_path_key(c, "targets");
+    if (!arr)
+        return fail(c, "required but missing");
+    if ((rc = plan_check_array(c, arr, 1, PROTO_PLAN_MAX_TARGETS, &n)))
+        return rc;
+    if ((rc = parse_targets(c, arr, n, w)))
+        return rc;
+    plan_path_pop(c, o);
+
+    if ((rc = plan_enum_field(c, jw, "pattern", IOF_PATTERN_RANDOM, pattern_names, 3, &idx)))
+        return rc;
+    w->pattern = (enum iof_pattern)idx;
+    if (plan_member(jw, "seed")) {
+        if ((rc = plan_int_field(c, jw, "seed", NULL, 0, (uint64_t)JSON_MAX_EXACT, &w->seed)))
+            return rc;
+        w->has_seed = true;
+    }
+    if ((rc = parse_offset_increment(c, jw, w)))
+        return rc;
+    if ((rc = plan_bool_field(c, jw, "hipri", false, &w->hipri)))
+        return rc;
+    if (w->hipri && strcmp(w->engine, "io_uring") != 0) {
+        plan_path_key(c, "hipri");
+        return fail(c, "polled completion needs engine io_uring (this group uses %s)", w->engine);
+    }
+    if ((rc = parse_rate(c, jw, w)) || (rc = parse_data(c, jw, w)) || (rc = parse_verify(c, jw, w)))
+        return rc;
+    return 0;
+}
+
+int plan_parse_workers(struct pctx *c, const cJSON *root, struct iof_plan *p)
+{
+    const cJSON *arr = plan_member(root, "workers"), *jw;
+    size_t o = plan_path_key(c, "workers"), n, i = 0;
+    int rc;
+
+    if (!arr)
+        return fail(c, "required but missing");
+    if ((rc = plan_check_array(c, arr, 1, PROTO_PLAN_MAX_GROUPS, &n)))
+        return rc;
+    p->workers = calloc(n, sizeof(*p->workers));
+    if (!p->workers)
+        return plan_nomem(c);
+    p->nworkers = n;
+    cJSON_ArrayForEach(jw, arr)
+    {
+        size_t oi = plan_path_index(c, i);
+        if ((rc = parse_worker(c, jw, &p->workers[i], p, i)))
+            return rc;
+        plan_path_pop(c, oi);
+        i++;
+    }
+    /* Group names key the per-group result rows: unique. */
+    for (i = 1; i < n; i++) {
+        for (size_t j = 0; j < i; j++) {
+            if (strcmp(p->workers[i].name, p->workers[j].name) == 0) {
+                char q[96];
+                plan_path_index(c, i);
+                plan_path_key(c, "name");
+                return fail(c, "duplicate group name %s (also workers[%zu])",
+                            plan_quote(q, sizeof(q), p->workers[i].name), j);
+            }
+        }
+    }
+    plan_path_pop(c, o);
+    return 0;
+}
