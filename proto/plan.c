@@ -23,8 +23,6 @@
 
 /* ---- the plan, member by member ---- */
 
-static const uint64_t ZERO = 0, ONE = 1, HUNDRED = 100, ONE_SECOND = IOF_NS_PER_S;
-
 static int parse_run(struct pctx *c, const cJSON *root, struct iof_run_cfg *r)
 {
     const cJSON *run = plan_member(root, "run");
@@ -36,21 +34,20 @@ static int parse_run(struct pctx *c, const cJSON *root, struct iof_run_cfg *r)
         return fail(c, "required but missing");
     if ((rc = plan_check_object(c, run)) || (rc = plan_check_keys(c, run, &plan_run_def)))
         return rc;
-    if ((rc = plan_dur_field(c, run, "ramp", &ZERO, PROTO_PLAN_MAX_RAMP_NS, &r->ramp_ns)) ||
-        (rc = plan_dur_field(c, run, "duration", &ZERO, PROTO_PLAN_MAX_DURATION_NS,
-                             &r->duration_ns)) ||
-        (rc = plan_dur_field(c, run, "interval", &ONE_SECOND, UINT64_MAX, &r->interval_ns)) ||
-        (rc = plan_bool_field(c, run, "cleanup", false, &r->cleanup)))
+    if ((rc = plan_read(c, run, &plan_run_def, "ramp", r)) ||
+        (rc = plan_read(c, run, &plan_run_def, "duration", r)) ||
+        (rc = plan_read(c, run, &plan_run_def, "interval", r)) ||
+        (rc = plan_read(c, run, &plan_run_def, "cleanup", r)))
         return rc;
     if (plan_member(run, "target_histograms")) {
         bool keep;
-        if ((rc = plan_bool_field(c, run, "target_histograms", false, &keep)))
+        if ((rc = plan_read_to(c, run, &plan_run_def, "target_histograms", &keep)))
             return rc;
         r->target_hists = keep ? IOF_TARGET_HISTS_ALWAYS : IOF_TARGET_HISTS_NEVER;
     }
     if (plan_member(run, "interval_histograms")) {
         bool keep;
-        if ((rc = plan_bool_field(c, run, "interval_histograms", false, &keep)))
+        if ((rc = plan_read_to(c, run, &plan_run_def, "interval_histograms", &keep)))
             return rc;
         r->interval_hists = keep ? IOF_TARGET_HISTS_ALWAYS : IOF_TARGET_HISTS_NEVER;
     }
@@ -83,28 +80,21 @@ static int parse_run(struct pctx *c, const cJSON *root, struct iof_run_cfg *r)
 static int parse_line(struct pctx *c, const cJSON *jl, struct iof_line *l, size_t nlines)
 {
     const char *dist;
-    uint64_t v;
     char g[96], why[160];
     int rc;
 
     if ((rc = plan_check_object(c, jl)) || (rc = plan_check_keys(c, jl, &plan_line_def)))
         return rc;
-    if ((rc = plan_size_field(c, jl, "size", NULL, 1, PROTO_PLAN_MAX_IO_SIZE, &l->size)))
+    if ((rc = plan_read(c, jl, &plan_line_def, "size", l)))
         return rc;
     if (nlines > 1 && !plan_member(jl, "share")) {
         plan_path_key(c, "share");
         return fail(c, "required when a spec has more than one line");
     }
-    if ((rc = plan_int_field(c, jl, "share", &HUNDRED, 0, 100, &v)))
-        return rc;
-    l->share = (uint32_t)v;
-    if ((rc = plan_int_field(c, jl, "read", &HUNDRED, 0, 100, &v)))
-        return rc;
-    l->read_pct = (uint32_t)v;
-    if ((rc = plan_int_field(c, jl, "random", &HUNDRED, 0, 100, &v)))
-        return rc;
-    l->random_pct = (uint32_t)v;
-    if ((rc = plan_size_field(c, jl, "align", &ZERO, 0, UINT64_MAX, &l->align)))
+    if ((rc = plan_read(c, jl, &plan_line_def, "share", l)) ||
+        (rc = plan_read(c, jl, &plan_line_def, "read", l)) ||
+        (rc = plan_read(c, jl, &plan_line_def, "random", l)) ||
+        (rc = plan_read(c, jl, &plan_line_def, "align", l)))
         return rc;
     if (l->align % DIRECT_IO_ALIGN) {
         plan_path_key(c, "align");
@@ -112,12 +102,9 @@ static int parse_line(struct pctx *c, const cJSON *jl, struct iof_line *l, size_
             c, "must be 0 (automatic: aligned to the transfer size) or a multiple of 512, got %s",
             plan_got(g, sizeof(g), plan_member(jl, "align")));
     }
-    if ((rc = plan_dur_field(c, jl, "delay", &ZERO, PROTO_PLAN_MAX_DELAY_NS, &l->delay_ns)))
-        return rc;
-    if ((rc = plan_int_field(c, jl, "burst", &ONE, 1, PROTO_PLAN_MAX_BURST, &v)))
-        return rc;
-    l->burst = (uint32_t)v;
-    if ((rc = plan_str_field(c, jl, "distribution", "uniform", IOF_DIST_LABEL_MAX, &dist)))
+    if ((rc = plan_read(c, jl, &plan_line_def, "delay", l)) ||
+        (rc = plan_read(c, jl, &plan_line_def, "burst", l)) ||
+        (rc = plan_read_to(c, jl, &plan_line_def, "distribution", &dist)))
         return rc;
     if (iof_dist_parse(dist, &l->dist, why, sizeof(why))) {
         plan_path_key(c, "distribution");
@@ -129,21 +116,19 @@ static int parse_line(struct pctx *c, const cJSON *jl, struct iof_line *l, size_
 static int parse_spec(struct pctx *c, const cJSON *js, struct iof_spec *s)
 {
     const cJSON *lines, *jl;
-    const char *name;
     uint64_t sum = 0;
     size_t n, k = 0, o;
     int rc;
 
     if ((rc = plan_check_object(c, js)) || (rc = plan_check_keys(c, js, &plan_spec_def)))
         return rc;
-    if ((rc = plan_str_field(c, js, "name", NULL, IOF_NAME_MAX - 1, &name)))
+    if ((rc = plan_read(c, js, &plan_spec_def, "name", s)))
         return rc;
-    snprintf(s->name, sizeof(s->name), "%s", name);
     lines = plan_member(js, "lines");
     o = plan_path_key(c, "lines");
     if (!lines)
         return fail(c, "required but missing");
-    if ((rc = plan_check_array(c, lines, 1, PROTO_PLAN_MAX_LINES, &n)))
+    if ((rc = plan_check_entries(c, lines, &plan_spec_def, "lines", &n)))
         return rc;
     s->lines = calloc(n, sizeof(*s->lines));
     if (!s->lines)
@@ -163,10 +148,9 @@ static int parse_spec(struct pctx *c, const cJSON *js, struct iof_spec *s)
     plan_path_pop(c, o);
     s->has_duration = plan_member(js, "duration") != NULL;
     s->has_ramp = plan_member(js, "ramp") != NULL;
-    if ((rc = plan_dur_field(c, js, "duration", &ZERO, PROTO_PLAN_MAX_DURATION_NS,
-                             &s->duration_ns)) ||
-        (rc = plan_dur_field(c, js, "ramp", &ZERO, PROTO_PLAN_MAX_RAMP_NS, &s->ramp_ns)) ||
-        (rc = plan_size_field(c, js, "io_limit", &ZERO, 0, PROTO_PLAN_MAX_IO_LIMIT, &s->io_limit)))
+    if ((rc = plan_read(c, js, &plan_spec_def, "duration", s)) ||
+        (rc = plan_read(c, js, &plan_spec_def, "ramp", s)) ||
+        (rc = plan_read(c, js, &plan_spec_def, "io_limit", s)))
         return rc;
     if (s->has_duration && s->duration_ns == 0) {
         plan_path_key(c, "duration");
@@ -188,7 +172,7 @@ static int parse_specs(struct pctx *c, const cJSON *root, struct iof_plan *p)
 
     if (!arr)
         return fail(c, "required but missing");
-    if ((rc = plan_check_array(c, arr, 1, PROTO_PLAN_MAX_SPECS, &n)))
+    if ((rc = plan_check_entries(c, arr, &plan_root_def, "specs", &n)))
         return rc;
     p->specs = calloc(n, sizeof(*p->specs));
     if (!p->specs)
@@ -225,7 +209,7 @@ static int parse_notes(struct pctx *c, const cJSON *root, struct iof_plan *p)
         plan_path_pop(c, o);
         return 0;
     }
-    if ((rc = plan_check_array(c, arr, 0, PROTO_PLAN_MAX_NOTES, &n)))
+    if ((rc = plan_check_entries(c, arr, &plan_root_def, "notes", &n)))
         return rc;
     if (n && !(p->notes = calloc(n, sizeof(*p->notes))))
         return plan_nomem(c);
@@ -246,14 +230,11 @@ static int parse_notes(struct pctx *c, const cJSON *root, struct iof_plan *p)
 
 static int parse_root(struct pctx *c, const cJSON *root, struct iof_plan *p)
 {
-    const char *name;
     int rc;
 
-    if ((rc = plan_check_keys(c, root, &plan_root_def)))
+    if ((rc = plan_check_keys(c, root, &plan_root_def)) ||
+        (rc = plan_read(c, root, &plan_root_def, "name", p)))
         return rc;
-    if ((rc = plan_str_field(c, root, "name", NULL, IOF_NAME_MAX - 1, &name)))
-        return rc;
-    snprintf(p->name, sizeof(p->name), "%s", name);
     if ((rc = parse_notes(c, root, p)))
         return rc;
     if ((rc = parse_run(c, root, &p->run)) || (rc = parse_specs(c, root, p)) ||

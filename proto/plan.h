@@ -131,4 +131,22 @@ int proto_plan_parse_duration(const char *s, uint64_t *out_ns);
 void proto_plan_format_size(uint64_t bytes, char *buf, size_t cap);
 void proto_plan_format_duration(uint64_t ns, char *buf, size_t cap);
 
+/* One key of the plan schema (proto/plan_schema.c, the table every reader
+ * of plans uses), as iofleet-plan(5) names it: `path` is dotted with [] for
+ * arrays of objects ("workers[].targets[].range.offset"; a cycle
+ * parameter's keys under each of cycle.queue_depth, .workers, .targets),
+ * `kind` one of "integer", "number", "size", "duration", "percentage",
+ * "string", "one of", "boolean", "object", "array", `help` one line. All
+ * three are borrowed and valid during the call only. */
+struct proto_plan_key {
+    const char *path;
+    const char *kind;
+    const char *help;
+};
+
+/* Calls fn(arg, key) for every key of the schema, each object's keys in
+ * table order followed by the keys inside it. Stops at and returns the first
+ * non-zero value fn returns; 0 otherwise. */
+int proto_plan_keys(int (*fn)(void *arg, const struct proto_plan_key *key), void *arg);
+
 #endif

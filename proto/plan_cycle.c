@@ -61,7 +61,7 @@ static int parse_spec_axis(struct pctx *c, const cJSON *it, struct iof_spec_cycl
     char a[32], g[96];
     int rc;
 
-    if ((rc = plan_check_array(c, it, 1, IOF_SPEC_AXIS_MAX_VALUES, &n)))
+    if ((rc = plan_check_entries(c, it, &plan_cycle_def, it->string, &n)))
         return rc;
     ax->nvalues = n;
     cJSON_ArrayForEach(el, it)
@@ -333,7 +333,7 @@ static int parse_rate_cycle(struct pctx *c, const cJSON *pc, struct iof_plan *p)
     p->cycle.param = IOF_CYCLE_RATE;
     if (curve) {
         o2 = plan_path_key(c, "curve");
-        if ((r = plan_check_array(c, curve, 1, IOF_RATE_CURVE_MAX, &n)))
+        if ((r = plan_check_entries(c, curve, &plan_rate_cycle_def, "curve", &n)))
             return r;
         rc->npct = n;
         cJSON_ArrayForEach(el, curve)
@@ -366,7 +366,7 @@ static int parse_rate_cycle(struct pctx *c, const cJSON *pc, struct iof_plan *p)
     rc->metric = strcmp(m->string, "p99") == 0    ? IOF_KNEE_P99
                  : strcmp(m->string, "p999") == 0 ? IOF_KNEE_P999
                                                   : IOF_KNEE_AVG;
-    if ((r = plan_dur_field(c, fm, m->string, NULL, PROTO_PLAN_MAX_RAMP_NS, &rc->target_ns)))
+    if ((r = plan_read_to(c, fm, &plan_find_max_def, m->string, &rc->target_ns)))
         return r;
     if (rc->target_ns == 0) {
         plan_path_key(c, m->string);
@@ -434,8 +434,8 @@ int plan_parse_cycle(struct pctx *c, const cJSON *root, struct iof_plan *p)
     o2 = plan_path_key(c, pc->string);
     if ((rc = plan_check_object(c, pc)) || (rc = plan_check_keys(c, pc, &plan_cycle_param_def)))
         return rc;
-    if ((rc = plan_int_field(c, pc, "from", NULL, 1, limit, &out->from)) ||
-        (rc = plan_int_field(c, pc, "to", NULL, 1, limit, &out->to)))
+    if ((rc = plan_read_upto(c, pc, &plan_cycle_param_def, "from", limit, &out->from)) ||
+        (rc = plan_read_upto(c, pc, &plan_cycle_param_def, "to", limit, &out->to)))
         return rc;
     if (out->to < out->from) {
         plan_path_key(c, "to");

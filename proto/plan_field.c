@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* proto/plan_field.c - reading one plan member: the schema (which keys
- * exist where), the JSON path of messages, "did you mean", and the typed
- * readers (integer, size, duration, string, enum, boolean) with their range
- * checks and "got ..." messages. */
+/* proto/plan_field.c - reading one plan member: the JSON path of messages,
+ * unknown keys and "did you mean", the typed readers (integer, size,
+ * duration, percentage, string, enum, boolean) with their range checks and
+ * "got ..." messages, and plan_read(), which reads a key as the schema table
+ * (plan_schema.c) says. */
 #include "proto/plan_internal.h"
 
 #include <errno.h>
@@ -13,77 +14,6 @@
 #include <string.h>
 
 #include "common/text.h"
-
-/* ---- schema: which keys exist where (validation and --set share it) ---- */
-
-#define OBJDEF(var, arr) const struct objdef plan_##var = {arr, sizeof(arr) / sizeof(arr[0])}
-
-static const struct field range_fields[] = {{"offset"}, {"size"}};
-OBJDEF(range_def, range_fields);
-static const struct field target_fields[] = {
-    {"path"}, {"size"}, {"range", SH_OBJECT, &plan_range_def}};
-OBJDEF(target_def, target_fields);
-static const struct field rate_fields[] = {{"iops"}, {"mibps"}, {"arrival"}};
-OBJDEF(rate_def, rate_fields);
-static const struct field data_fields[] = {{"dedupe"}, {"compress"}, {"dedupe_unit"}};
-OBJDEF(data_def, data_fields);
-static const struct field worker_fields[] = {{"name"},
-                                             {"specs", SH_ARRAY, NULL},
-                                             {"nodes", SH_ARRAY, NULL},
-                                             {"count"},
-                                             {"engine"},
-                                             {"queue_depth"},
-                                             {"targets", SH_ARRAY, &plan_target_def},
-                                             {"pattern"},
-                                             {"seed"},
-                                             {"offset_increment"},
-                                             {"hipri"},
-                                             {"rate", SH_OBJECT, &plan_rate_def},
-                                             {"data", SH_OBJECT, &plan_data_def},
-                                             {"verify"},
-                                             {"verify_mode"},
-                                             {"verify_stop"}};
-OBJDEF(worker_def, worker_fields);
-static const struct field line_fields[] = {{"size"},  {"share"}, {"read"},  {"random"},
-                                           {"align"}, {"delay"}, {"burst"}, {"distribution"}};
-OBJDEF(line_def, line_fields);
-static const struct field spec_fields[] = {
-    {"name"}, {"lines", SH_ARRAY, &plan_line_def}, {"duration"}, {"ramp"}, {"io_limit"}};
-OBJDEF(spec_def, spec_fields);
-static const struct field run_fields[] = {
-    {"ramp"},    {"duration"},          {"interval"},
-    {"cleanup"}, {"target_histograms"}, {"interval_histograms"}};
-OBJDEF(run_def, run_fields);
-static const struct field cycle_param_fields[] = {{"from"}, {"to"}, {"step"}};
-OBJDEF(cycle_param_def, cycle_param_fields);
-static const struct field find_max_fields[] = {{"p99"}, {"p999"}, {"avg"}};
-OBJDEF(find_max_def, find_max_fields);
-static const struct field rate_cycle_fields[] = {{"curve", SH_ARRAY, NULL},
-                                                 {"find_max", SH_OBJECT, &plan_find_max_def}};
-OBJDEF(rate_cycle_def, rate_cycle_fields);
-static const struct field cycle_fields[] = {{"rate", SH_OBJECT, &plan_rate_cycle_def},
-                                            {"queue_depth", SH_OBJECT, &plan_cycle_param_def},
-                                            {"workers", SH_OBJECT, &plan_cycle_param_def},
-                                            {"targets", SH_OBJECT, &plan_cycle_param_def},
-                                            {"size", SH_ARRAY, NULL},
-                                            {"read", SH_ARRAY, NULL},
-                                            {"random", SH_ARRAY, NULL}};
-OBJDEF(cycle_def, cycle_fields);
-static const struct field root_fields[] = {{"name"},
-                                           {"run", SH_OBJECT, &plan_run_def},
-                                           {"specs", SH_ARRAY, &plan_spec_def},
-                                           {"workers", SH_ARRAY, &plan_worker_def},
-                                           {"cycle", SH_OBJECT, &plan_cycle_def},
-                                           {"notes", SH_ARRAY, NULL}};
-OBJDEF(root_def, root_fields);
-
-const struct field *plan_find_field(const struct objdef *def, const char *name)
-{
-    for (size_t i = 0; i < def->nfields; i++)
-        if (strcmp(def->fields[i].name, name) == 0)
-            return &def->fields[i];
-    return NULL;
-}
 
 /* ---- message helpers ---- */
 
@@ -547,4 +477,161 @@ int plan_check_array(struct pctx *c, const cJSON *it, size_t min, size_t max, si
         return fail(c, "has %zu entries, the maximum is %zu", k, max);
     *n = k;
     return 0;
+}
+
+/* ---- reading a key as the table says ---- */
+
+/* "N%": a whole percentage 0..100 in *pct (true); anything else false. */
+bool plan_pct_string(const cJSON *it, uint64_t *pct)
+{
+    const char *s;
+    size_t n;
+
+    if (!cJSON_IsString(it))
+        return false;
+    s = it->valuestring;
+    n = strlen(s);
+    if (n < 2 || n > 4 || s[n - 1] != '%')
+        return false;
+    *pct = 0;
+    for (size_t i = 0; i + 1 < n; i++) {
+        if (!is_digit(s[i]))
+            return false;
+        *pct = *pct * 10 + (uint64_t)(s[i] - '0');
+    }
+    return *pct <= 100;
+}
+
+/* A whole percentage, "N%" or the number N, 0..100. */
+int plan_pct_field(struct pctx *c, const cJSON *obj, const char *key, uint32_t *out)
+{
+    const cJSON *it = plan_member(obj, key);
+    size_t o = plan_path_key(c, key);
+    uint64_t v = 0;
+    char g[96];
+
+    if (!it) {
+        *out = 0;
+        plan_path_pop(c, o);
+        return 0;
+    }
+    if (cJSON_IsString(it)) {
+        if (!plan_pct_string(it, &v))
+            return fail(c, "must be a whole percentage 0%%..100%%, got %s",
+                        plan_got(g, sizeof(g), it));
+    } else {
+        int rc = plan_json_uint(c, it, 0, 100, &v);
+        if (rc)
+            return rc;
+    }
+    *out = (uint32_t)v;
+    plan_path_pop(c, o);
+    return 0;
+}
+
+static void store(void *out, size_t width, uint64_t v)
+{
+    if (width == sizeof(uint64_t)) {
+        memcpy(out, &v, sizeof(v));
+    } else if (width == sizeof(uint32_t)) {
+        uint32_t v32 = (uint32_t)v;
+        memcpy(out, &v32, sizeof(v32));
+    } else {
+        bool b = v != 0;
+        memcpy(out, &b, sizeof(b));
+    }
+}
+
+static int read_field(struct pctx *c, const cJSON *obj, const struct field *f, uint64_t max,
+                      void *out)
+{
+    const uint64_t *def = f->flags & PF_REQUIRED ? NULL : &f->def;
+    uint64_t v = 0;
+    uint32_t v32;
+    size_t idx;
+    bool b;
+    const char *s;
+    int rc;
+
+    switch (f->kind) {
+    case PK_INT:
+        rc = plan_int_field(c, obj, f->name, def, f->min, max, &v);
+        break;
+    case PK_SIZE:
+        rc = plan_size_field(c, obj, f->name, def, f->min, max, &v);
+        break;
+    case PK_DURATION:
+        rc = plan_dur_field(c, obj, f->name, def, max, &v);
+        break;
+    case PK_PCT:
+        rc = plan_pct_field(c, obj, f->name, &v32);
+        v = v32;
+        break;
+    case PK_ENUM:
+        rc = plan_enum_field(c, obj, f->name, (size_t)f->def, f->names, f->nnames, &idx);
+        v = idx;
+        break;
+    case PK_BOOL:
+        rc = plan_bool_field(c, obj, f->name, f->def != 0, &b);
+        v = b;
+        break;
+    case PK_STRING:
+        rc = plan_str_field(c, obj, f->name, f->flags & PF_REQUIRED ? NULL : f->def_str, max, &s);
+        if (rc)
+            return rc;
+        if (f->off == PLAN_NO_OFF)
+            memcpy(out, &s, sizeof(s));
+        else
+            snprintf(out, f->width, "%s", s);
+        return 0;
+    default:
+        return fail(c, "internal error: %s is not read by its kind", f->name);
+    }
+    if (rc)
+        return rc;
+    store(out, f->width, v);
+    return 0;
+}
+
+static const struct field *field_of(struct pctx *c, const struct objdef *def, const char *key)
+{
+    const struct field *f = plan_find_field(def, key);
+
+    if (!f)
+        plan_fail_msg(c, "internal error: no key %s in the schema", key);
+    return f;
+}
+
+int plan_read(struct pctx *c, const cJSON *obj, const struct objdef *def, const char *key,
+              void *base)
+{
+    const struct field *f = field_of(c, def, key);
+
+    if (!f || f->off == PLAN_NO_OFF)
+        return f ? fail(c, "internal error: %s has no place", key) : IOF_EPLAN;
+    return read_field(c, obj, f, f->max, (char *)base + f->off);
+}
+
+int plan_read_to(struct pctx *c, const cJSON *obj, const struct objdef *def, const char *key,
+                 void *out)
+{
+    const struct field *f = field_of(c, def, key);
+
+    return f ? read_field(c, obj, f, f->max, out) : IOF_EPLAN;
+}
+
+int plan_read_upto(struct pctx *c, const cJSON *obj, const struct objdef *def, const char *key,
+                   uint64_t max, void *out)
+{
+    const struct field *f = field_of(c, def, key);
+
+    return f ? read_field(c, obj, f, max, out) : IOF_EPLAN;
+}
+
+int plan_check_entries(struct pctx *c, const cJSON *it, const struct objdef *def, const char *key,
+                       size_t *n)
+{
+    const struct field *f = field_of(c, def, key);
+
+    return f ? plan_check_array(c, it, (size_t)f->min, (size_t)f->max, n) : IOF_EPLAN;
 }

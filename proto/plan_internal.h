@@ -30,15 +30,44 @@
 #define NS_PER_MIN (60 * NS_PER_S)
 #define NS_PER_HOUR (3600 * NS_PER_S)
 
-/* ---- schema: which keys exist where (validation and --set share it) ---- */
+/* ---- schema: the one table of plan keys (plan_schema.c) ---- */
+
+/* What a key holds: how its value is read, what --set may build under it. */
+enum plan_kind {
+    PK_INT,      /* JSON integer, min..max */
+    PK_NUMBER,   /* JSON number; its range is its object's code */
+    PK_SIZE,     /* bytes, or a string like "4k"; min..max (max UINT64_MAX: unbounded) */
+    PK_DURATION, /* seconds, or a string like "10s"; at most max */
+    PK_PCT,      /* a whole percentage: "N%" or N, 0..100 */
+    PK_STRING,   /* non-empty text of at most max bytes */
+    PK_ENUM,     /* one of names[]; def is the index of the default */
+    PK_BOOL,     /* true or false; def 0 or 1 */
+    PK_OBJECT,   /* an object of sub's keys */
+    PK_ARRAY,    /* min..max entries: objects of sub's keys, or values when sub is NULL */
+};
+
+#define PF_REQUIRED 0x1u         /* no default: absent is an error */
+#define PLAN_NO_OFF ((size_t)-1) /* read into a variable of the caller (plan_read_to) */
 
 enum shape { SH_VALUE, SH_OBJECT, SH_ARRAY };
 
 struct objdef;
+/* One key of one object, like a row of fio's options table. A key whose
+ * value needs more than its kind (a percentage or a size, a bool or a name)
+ * is read by its object's parse function; the table still states it. */
 struct field {
     const char *name;
-    enum shape shape;
-    const struct objdef *def; /* the object, or an array's element object; NULL: values */
+    enum plan_kind kind;
+    size_t off;   /* offsetof the value in the struct the object fills, or PLAN_NO_OFF */
+    size_t width; /* sizeof that member: 1 (bool), 4 or 8; a char array's size */
+    uint64_t min, max;
+    uint64_t def;             /* when absent and not PF_REQUIRED */
+    const char *def_str;      /* PK_STRING's default */
+    unsigned flags;           /* PF_* */
+    const char *const *names; /* PK_ENUM */
+    size_t nnames;
+    const struct objdef *sub; /* PK_OBJECT, or PK_ARRAY of objects */
+    const char *help;         /* one line: what it is for (kind, range, default are above) */
 };
 
 struct objdef {
@@ -49,6 +78,16 @@ struct objdef {
 extern const struct objdef plan_root_def, plan_run_def, plan_spec_def, plan_line_def,
     plan_worker_def, plan_target_def, plan_range_def, plan_rate_def, plan_data_def, plan_cycle_def,
     plan_cycle_param_def, plan_rate_cycle_def, plan_find_max_def;
+extern const char *const plan_engine_names[4],
+    *const plan_pattern_names[3], *const plan_arrival_names[2],
+                                      *const plan_verify_names[3], *const plan_verify_mode_names[2];
+
+/* The key `name` of def, NULL when it has none. */
+const struct field *plan_find_field(const struct objdef *def, const char *name);
+/* SH_OBJECT, SH_ARRAY or SH_VALUE: what --set walks into. */
+enum shape plan_field_shape(const struct field *f);
+/* Engines that open targets with O_DIRECT (sizes must be 512-byte multiples). */
+bool plan_engine_direct(const char *name);
 
 /* ---- validation context ---- */
 
@@ -89,7 +128,22 @@ int plan_parse_size(const char *s, uint64_t *out, const char **why);
 int plan_parse_duration(const char *s, uint64_t *out, const char **why);
 
 /* plan_field.c */
-const struct field *plan_find_field(const struct objdef *def, const char *name);
+/* Member `key` of obj read as def's table says (kind, range, default) into
+ * its place in base, the struct the object fills. Returns 0 or IOF_EPLAN
+ * (the message set; the path left at the member). */
+int plan_read(struct pctx *c, const cJSON *obj, const struct objdef *def, const char *key,
+              void *base);
+/* Same, into *out: a PLAN_NO_OFF key's variable (uint64_t for numbers and
+ * enums, bool, const char * borrowed from the tree for strings). */
+int plan_read_to(struct pctx *c, const cJSON *obj, const struct objdef *def, const char *key,
+                 void *out);
+/* plan_check_array() with the bounds the table gives array `key` of def. */
+int plan_check_entries(struct pctx *c, const cJSON *it, const struct objdef *def, const char *key,
+                       size_t *n);
+/* plan_read_to() with an upper bound of the caller's (a cycle parameter's
+ * own limit) in place of the table's. */
+int plan_read_upto(struct pctx *c, const cJSON *obj, const struct objdef *def, const char *key,
+                   uint64_t max, void *out);
 /* Copies s for a message, escaped as for a terminal (common/text.h), cut
  * to fit with "...". */
 char *plan_sanitize(char *buf, size_t cap, const char *s);
@@ -132,15 +186,16 @@ int plan_enum_field(struct pctx *c, const cJSON *obj, const char *key, size_t de
                     const char *const *names, size_t n, size_t *out);
 /* Boolean member `key` (true or false), def when absent. */
 int plan_bool_field(struct pctx *c, const cJSON *obj, const char *key, bool def, bool *out);
+/* "N%" of a string holding a whole percentage 0..100 into *pct (true);
+ * anything else false. */
+bool plan_pct_string(const cJSON *it, uint64_t *pct);
+/* A whole percentage, "N%" or the number N, 0..100; 0 when absent. */
+int plan_pct_field(struct pctx *c, const cJSON *obj, const char *key, uint32_t *out);
 int plan_check_object(struct pctx *c, const cJSON *it);
 /* An array of min..max entries; *n its length. */
 int plan_check_array(struct pctx *c, const cJSON *it, size_t min, size_t max, size_t *n);
 
 /* plan_workers.c */
-/* Engines that open targets with O_DIRECT (sizes must be 512-byte multiples). */
-bool plan_engine_direct(const char *name);
-extern const char *const plan_verify_names[];
-extern const char *const plan_verify_mode_names[];
 int plan_parse_workers(struct pctx *c, const cJSON *root, struct iof_plan *p);
 
 /* plan_check.c */

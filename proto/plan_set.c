@@ -224,8 +224,9 @@ int plan_ov_apply(cJSON *root, const char *arg, char *canon, size_t ccap, struct
                 }
                 return 0;
             }
-            if (!child && f->shape != SH_VALUE) {
-                child = f->shape == SH_OBJECT ? cJSON_CreateObject() : cJSON_CreateArray();
+            if (!child && plan_field_shape(f) != SH_VALUE) {
+                child =
+                    plan_field_shape(f) == SH_OBJECT ? cJSON_CreateObject() : cJSON_CreateArray();
                 if (!child || !cJSON_AddItemToObject(cur, st[k].name, child)) {
                     cJSON_Delete(child);
                     cJSON_Delete(v);
@@ -233,8 +234,8 @@ int plan_ov_apply(cJSON *root, const char *arg, char *canon, size_t ccap, struct
                 }
             }
             cur = child;
-            shape = f->shape;
-            def = f->def;
+            shape = plan_field_shape(f);
+            def = f->sub;
         } else {
             size_t size;
             if (shape != SH_ARRAY) {

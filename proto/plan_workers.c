@@ -13,19 +13,6 @@
 
 #include "common/ratecycle.h"
 
-static const char *const engine_names[] = {"libaio", "io_uring", "sync", "null"};
-/* Engines that open targets with O_DIRECT (sizes must be 512-byte multiples). */
-bool plan_engine_direct(const char *name)
-{
-    return strcmp(name, "libaio") == 0 || strcmp(name, "io_uring") == 0;
-}
-static const char *const pattern_names[] = {"repeat", "pseudo", "random"};
-static const char *const arrival_names[] = {"uniform", "poisson"};
-_Static_assert(IOF_PATTERN_REPEAT == 0 && IOF_PATTERN_PSEUDO == 1 && IOF_PATTERN_RANDOM == 2,
-               "pattern_names follows enum iof_pattern");
-
-static const uint64_t ZERO = 0, ONE = 1;
-
 struct named {
     const char *s;
     size_t i;
@@ -60,7 +47,7 @@ static int parse_nodes(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *w
         plan_path_pop(c, o);
         return 0;
     }
-    if ((rc = plan_check_array(c, arr, 1, PROTO_PLAN_MAX_NODES, &n)))
+    if ((rc = plan_check_entries(c, arr, &plan_worker_def, "nodes", &n)))
         return rc;
     w->nodes = calloc(n, sizeof(*w->nodes));
     if (!w->nodes)
@@ -117,27 +104,6 @@ static bool has_dotdot(const char *p)
     return false;
 }
 
-/* "N%": a whole percentage 0..100 in *pct (true); anything else false. */
-static bool range_pct_string(const cJSON *it, uint64_t *pct)
-{
-    const char *s;
-    size_t n;
-
-    if (!cJSON_IsString(it))
-        return false;
-    s = it->valuestring;
-    n = strlen(s);
-    if (n < 2 || n > 4 || s[n - 1] != '%')
-        return false;
-    *pct = 0;
-    for (size_t i = 0; i + 1 < n; i++) {
-        if (!is_digit(s[i]))
-            return false;
-        *pct = *pct * 10 + (uint64_t)(s[i] - '0');
-    }
-    return *pct <= 100;
-}
-
 /* range.offset / range.size: a size, or "N%" of the target (offset 0%..99%,
  * size 1%..100%). */
 static int range_member(struct pctx *c, const cJSON *r, const char *key, uint64_t min_pct,
@@ -148,9 +114,9 @@ static int range_member(struct pctx *c, const cJSON *r, const char *key, uint64_
     size_t o;
 
     if (!it || !cJSON_IsString(it) || !strchr(it->valuestring, '%'))
-        return plan_size_field(c, r, key, &ZERO, 0, UINT64_MAX, v);
+        return plan_read_to(c, r, &plan_range_def, key, v);
     o = plan_path_key(c, key);
-    if (!range_pct_string(it, v) || *v < min_pct || *v > max_pct)
+    if (!plan_pct_string(it, v) || *v < min_pct || *v > max_pct)
         return fail(c,
                     "must be a whole percentage %" PRIu64 "%%..%" PRIu64 "%% of the target, got %s",
                     min_pct, max_pct, plan_got(g, sizeof(g), it));
@@ -218,15 +184,13 @@ static int parse_range(struct pctx *c, const cJSON *jt, struct iof_target_cfg *t
 
 static int parse_target(struct pctx *c, const cJSON *jt, struct iof_target_cfg *t)
 {
-    const char *path;
+    const char *path = t->path;
     char g[96];
     int rc;
 
-    if ((rc = plan_check_object(c, jt)) || (rc = plan_check_keys(c, jt, &plan_target_def)))
+    if ((rc = plan_check_object(c, jt)) || (rc = plan_check_keys(c, jt, &plan_target_def)) ||
+        (rc = plan_read(c, jt, &plan_target_def, "path", t)))
         return rc;
-    if ((rc = plan_str_field(c, jt, "path", NULL, IOF_PATH_MAX - 1, &path)))
-        return rc;
-    snprintf(t->path, sizeof(t->path), "%s", path);
     /* The agent enforces its own limits; refusing ".." here keeps a plan
      * from even asking (a relative path must stay inside the workdir, an
      * absolute one is compared with the --allow list as written). */
@@ -254,7 +218,7 @@ static int parse_target(struct pctx *c, const cJSON *jt, struct iof_target_cfg *
                     "'NAME=PATH' or --set",
                     plan_quote(q, sizeof(q), path));
     }
-    if ((rc = plan_size_field(c, jt, "size", &ZERO, 0, UINT64_MAX, &t->size)))
+    if ((rc = plan_read(c, jt, &plan_target_def, "size", t)))
         return rc;
     if (t->size % TEST_FILE_ALIGN) {
         plan_path_key(c, "size");
@@ -438,39 +402,11 @@ static int parse_offset_increment(struct pctx *c, const cJSON *jw, struct iof_wo
     return 0;
 }
 
-/* A whole percentage, "N%" or the number N, 0..100. */
-static int pct_field(struct pctx *c, const cJSON *obj, const char *key, uint32_t *out)
-{
-    const cJSON *it = plan_member(obj, key);
-    size_t o = plan_path_key(c, key);
-    uint64_t v = 0;
-    char g[96];
-
-    if (!it) {
-        *out = 0;
-        plan_path_pop(c, o);
-        return 0;
-    }
-    if (cJSON_IsString(it)) {
-        if (!range_pct_string(it, &v))
-            return fail(c, "must be a whole percentage 0%%..100%%, got %s",
-                        plan_got(g, sizeof(g), it));
-    } else {
-        int rc = plan_json_uint(c, it, 0, 100, &v);
-        if (rc)
-            return rc;
-    }
-    *out = (uint32_t)v;
-    plan_path_pop(c, o);
-    return 0;
-}
-
 /* "data": {"dedupe": "50%", "compress": "60%", "dedupe_unit": "4k"}. */
 static int parse_data(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *w)
 {
     const cJSON *jd = plan_member(jw, "data");
     size_t o = plan_path_key(c, "data");
-    const uint64_t def_unit = IOF_DATA_UNIT_DEFAULT;
     uint64_t unit;
     char g[96];
     int rc;
@@ -486,10 +422,9 @@ static int parse_data(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *w)
         plan_path_key(c, "pattern");
         return fail(c, "cannot be given with \"data\" (the data content replaces the pattern)");
     }
-    if ((rc = pct_field(c, jd, "dedupe", &w->data.dedupe_pct)) ||
-        (rc = pct_field(c, jd, "compress", &w->data.compress_pct)) ||
-        (rc = plan_size_field(c, jd, "dedupe_unit", &def_unit, IOF_DATA_UNIT_MIN, IOF_DATA_UNIT_MAX,
-                              &unit)))
+    if ((rc = plan_read(c, jd, &plan_data_def, "dedupe", &w->data)) ||
+        (rc = plan_read(c, jd, &plan_data_def, "compress", &w->data)) ||
+        (rc = plan_read_to(c, jd, &plan_data_def, "dedupe_unit", &unit)))
         return rc;
     if (unit & (unit - 1)) {
         plan_path_key(c, "dedupe_unit");
@@ -502,31 +437,23 @@ static int parse_data(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *w)
     return 0;
 }
 
-const char *const plan_verify_names[] = {"none", "crc32c", "xxh64"};
-_Static_assert(IOF_VERIFY_NONE == 0 && IOF_VERIFY_CRC32C == 1 && IOF_VERIFY_XXH64 == 2,
-               "verify_names follows enum iof_verify_algo");
-const char *const plan_verify_mode_names[] = {"inline", "after"};
-
 /* "verify": "crc32c" | "xxh64" | "none" (or true: the default checksum,
  * false: none), "verify_mode", "verify_stop". */
 static int parse_verify(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *w)
 {
     const cJSON *it = plan_member(jw, "verify");
-    size_t idx;
+    uint64_t idx;
     int rc;
 
     if (it && cJSON_IsBool(it)) {
         w->verify.algo = cJSON_IsTrue(it) ? IOF_VERIFY_DEFAULT : IOF_VERIFY_NONE;
     } else {
-        if ((rc = plan_enum_field(c, jw, "verify", IOF_VERIFY_NONE, plan_verify_names, 3, &idx)))
+        if ((rc = plan_read_to(c, jw, &plan_worker_def, "verify", &idx)))
             return rc;
         w->verify.algo = (enum iof_verify_algo)idx;
     }
-    if ((rc = plan_enum_field(c, jw, "verify_mode", IOF_VERIFY_INLINE, plan_verify_mode_names, 2,
-                              &idx)))
-        return rc;
-    w->verify.mode = (enum iof_verify_mode)idx;
-    if ((rc = plan_bool_field(c, jw, "verify_stop", false, &w->verify.stop)))
+    if ((rc = plan_read(c, jw, &plan_worker_def, "verify_mode", w)) ||
+        (rc = plan_read(c, jw, &plan_worker_def, "verify_stop", w)))
         return rc;
     if (w->verify.algo == IOF_VERIFY_NONE) {
         const char *k = plan_member(jw, "verify_mode")   ? "verify_mode"
@@ -598,7 +525,8 @@ static int parse_targets(struct pctx *c, const cJSON *arr, size_t n, struct iof_
 static int parse_rate(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *w)
 {
     const cJSON *r = plan_member(jw, "rate"), *iops, *mibps, *it;
-    size_t o = plan_path_key(c, "rate"), o2, idx;
+    size_t o = plan_path_key(c, "rate"), o2;
+    uint64_t idx;
     double max;
     char g[96];
     int rc;
@@ -626,7 +554,7 @@ static int parse_rate(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *w)
     plan_path_pop(c, o2);
     w->rate.unit = iops ? IOF_RATE_IOPS : IOF_RATE_MIBPS;
     w->rate.value = it->valuedouble;
-    if ((rc = plan_enum_field(c, r, "arrival", IOF_ARRIVAL_UNIFORM, arrival_names, 2, &idx)))
+    if ((rc = plan_read_to(c, r, &plan_rate_def, "arrival", &idx)))
         return rc;
     w->rate.arrival = (enum iof_arrival)idx;
     plan_path_pop(c, o);
@@ -647,7 +575,7 @@ static int parse_group_specs(struct pctx *c, const cJSON *jw, struct iof_worker_
     if (!arr)
         return 0;
     o = plan_path_key(c, "specs");
-    if ((rc = plan_check_array(c, arr, 1, PROTO_PLAN_MAX_SPECS, &n)))
+    if ((rc = plan_check_entries(c, arr, &plan_worker_def, "specs", &n)))
         return rc;
     w->specs = calloc(n, sizeof(*w->specs));
     if (!w->specs)
@@ -676,21 +604,15 @@ static int parse_worker(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *
                         const struct iof_plan *p, size_t gi)
 {
     const cJSON *arr;
-    const char *name;
-    size_t n, idx, o;
-    uint64_t v;
+    uint64_t idx;
+    size_t n, o;
     int rc;
 
     if ((rc = plan_check_object(c, jw)) || (rc = plan_check_keys(c, jw, &plan_worker_def)))
         return rc;
     if (plan_member(jw, "name")) {
-        if ((rc = plan_str_field(c, jw, "name", NULL, IOF_NAME_MAX - 1, &name)))
+        if ((rc = plan_read(c, jw, &plan_worker_def, "name", w)))
             return rc;
-        if (!*name) {
-            plan_path_key(c, "name");
-            return fail(c, "must not be empty");
-        }
-        snprintf(w->name, sizeof(w->name), "%s", name);
     } else {
         snprintf(w->name, sizeof(w->name), "workers[%zu]", gi);
     }
@@ -698,37 +620,33 @@ static int parse_worker(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *
         return rc;
     if ((rc = parse_nodes(c, jw, w)))
         return rc;
-    if ((rc = plan_int_field(c, jw, "count", &ONE, 1, PROTO_PLAN_MAX_COUNT, &v)))
+    if ((rc = plan_read(c, jw, &plan_worker_def, "count", w)) ||
+        (rc = plan_read_to(c, jw, &plan_worker_def, "engine", &idx)))
         return rc;
-    w->count = (uint32_t)v;
-    if ((rc = plan_enum_field(c, jw, "engine", 0, engine_names, 4, &idx)))
+    snprintf(w->engine, sizeof(w->engine), "%s", plan_engine_names[idx]);
+    if ((rc = plan_read(c, jw, &plan_worker_def, "queue_depth", w)))
         return rc;
-    snprintf(w->engine, sizeof(w->engine), "%s", engine_names[idx]);
-    if ((rc = plan_int_field(c, jw, "queue_depth", &ONE, 1, PROTO_PLAN_MAX_QD, &v)))
-        return rc;
-    w->queue_depth = (uint32_t)v;
 
     arr = plan_member(jw, "targets");
     o = plan_path_key(c, "targets");
     if (!arr)
         return fail(c, "required but missing");
-    if ((rc = plan_check_array(c, arr, 1, PROTO_PLAN_MAX_TARGETS, &n)))
+    if ((rc = plan_check_entries(c, arr, &plan_worker_def, "targets", &n)))
         return rc;
     if ((rc = parse_targets(c, arr, n, w)))
         return rc;
     plan_path_pop(c, o);
 
-    if ((rc = plan_enum_field(c, jw, "pattern", IOF_PATTERN_RANDOM, pattern_names, 3, &idx)))
+    if ((rc = plan_read(c, jw, &plan_worker_def, "pattern", w)))
         return rc;
-    w->pattern = (enum iof_pattern)idx;
     if (plan_member(jw, "seed")) {
-        if ((rc = plan_int_field(c, jw, "seed", NULL, 0, (uint64_t)JSON_MAX_EXACT, &w->seed)))
+        if ((rc = plan_read(c, jw, &plan_worker_def, "seed", w)))
             return rc;
         w->has_seed = true;
     }
     if ((rc = parse_offset_increment(c, jw, w)))
         return rc;
-    if ((rc = plan_bool_field(c, jw, "hipri", false, &w->hipri)))
+    if ((rc = plan_read(c, jw, &plan_worker_def, "hipri", w)))
         return rc;
     if (w->hipri && strcmp(w->engine, "io_uring") != 0) {
         plan_path_key(c, "hipri");
@@ -747,7 +665,7 @@ int plan_parse_workers(struct pctx *c, const cJSON *root, struct iof_plan *p)
 
     if (!arr)
         return fail(c, "required but missing");
-    if ((rc = plan_check_array(c, arr, 1, PROTO_PLAN_MAX_GROUPS, &n)))
+    if ((rc = plan_check_entries(c, arr, &plan_root_def, "workers", &n)))
         return rc;
     p->workers = calloc(n, sizeof(*p->workers));
     if (!p->workers)

@@ -2,9 +2,9 @@
 # The man pages under man/ against the programs: every command that
 # `iofleet --help` lists has its own section in iofleet(1), and every option
 # its --help table defines (the table the parser uses) is a tagged entry in
-# that section; every dynamo option is one in dynamo(8); every key of the plan
-# schema (proto/plan_field.c) is a tagged entry in iofleet-plan(5), and that page
-# names no key the schema does not have. The pages format without a warning.
+# that section; every dynamo option is one in dynamo(8) (the plan keys of
+# iofleet-plan(5): tests/unit/test_plan_keys.c). The pages format without a
+# warning.
 source "$(dirname "$0")/lib/common.bash"
 MAN=$IOF_SRC/man
 for p in iofleet.1 dynamo.8 iofleet-plan.5; do
@@ -73,37 +73,5 @@ done <"$T/commands"
 check_opts "iofleet" "$MAN/iofleet.1" "OPTIONS" "$IOFLEET"
 check_opts "dynamo" "$MAN/dynamo.8" "OPTIONS" "$IOF_BIN/dynamo"
 
-# The plan schema: proto/plan_field.c's field tables, walked from root_fields into
-# full paths ("workers[].targets[].range.offset"); a cycle parameter's fields
-# (shared by queue_depth, workers and targets) are documented as cycle.*.NAME.
-python3 - "$IOF_SRC/proto/plan_field.c" >"$T/schema" <<'EOF'
-import re, sys
-src = open(sys.argv[1]).read()
-tables = {}
-for m in re.finditer(r'static const struct field (\w+)\[\] = \{(.*?)\};', src, re.S):
-    tables[m.group(1)] = re.findall(
-        r'\{"(\w+)"(?:,\s*(SH_\w+)(?:,\s*(?:&(\w+)|NULL))?)?\}', m.group(2))
-defs = dict(re.findall(r'OBJDEF\((\w+),\s*(\w+)\)', src))
-out = set()
-def walk(table, prefix):
-    for name, shape, sub in tables[table]:
-        path = prefix + name
-        if prefix.startswith("cycle.") and table == "cycle_param_fields":
-            path = "cycle.*." + name
-        out.add(path + ("[]" if shape == "SH_ARRAY" and not sub else ""))
-        if sub:
-            walk(defs[sub.replace("plan_", "", 1)], path + ("[]." if shape == "SH_ARRAY" else "."))
-            out.add(path)
-walk("root_fields", "")
-print("\n".join(sorted(out)))
-EOF
-sed -i 's/\[\]$//' "$T/schema"
-[ "$(wc -l <"$T/schema")" -ge 20 ] || fail "read only $(wc -l <"$T/schema") keys from proto/plan_field.c"
-# The page's key entries: the first word of each tag under .SH KEYS.
-awk '/^\.SH /{k = ($0 == ".SH KEYS")} k' "$MAN/iofleet-plan.5" >"$T/keys.5"
-tags "$T/keys.5" | sed -E 's/^\.BR? //; s/\\f[BIRP]//g; s/[ "].*//' | sort -u >"$T/page"
-missing=$(comm -23 "$T/schema" "$T/page" | tr '\n' ' ')
-extra=$(comm -13 "$T/schema" "$T/page" | tr '\n' ' ')
-[ -z "$missing" ] || fail "plan keys not documented in man/iofleet-plan.5: $missing"
-[ -z "$extra" ] || fail "man/iofleet-plan.5 documents keys proto/plan_field.c does not have: $extra"
-ok "iofleet-plan(5): all $(wc -l <"$T/schema") plan keys documented, none extra"
+# The plan keys against iofleet-plan(5): tests/unit/test_plan_keys.c walks the
+# schema table itself (proto_plan_keys()).
