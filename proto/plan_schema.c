@@ -104,7 +104,7 @@ static const struct field worker_fields[] = {
      NAMES(plan_pattern_names), .help = "the data written"},
     {"seed", PK_INT, AT(struct iof_worker_cfg, seed), .max = (uint64_t)JSON_MAX_EXACT,
      .flags = PF_REQUIRED, .help = "seed of the offset generator, for repeatable offsets"},
-    {"offset_increment", PK_SIZE, .max = UINT64_MAX,
+    {"offset_increment", PK_SIZE, VAR_U64, .max = UINT64_MAX,
      .help = "where worker i starts in each range: i times a size (a multiple of 512) or "
              "\"N%\" of the range; default 0"},
     {"hipri", PK_BOOL, AT(struct iof_worker_cfg, hipri), .help = "io_uring: poll for completions"},

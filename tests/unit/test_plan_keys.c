@@ -3,7 +3,14 @@
  * as proto_plan_keys() lists it, against man/iofleet-plan.5: every key of
  * the table is a tagged entry of the page's KEYS section and the page names
  * no key the table does not have (a "*" in a tag stands for one key of any
- * name: cycle.*.from). Every key has a kind and a line of help. */
+ * name: cycle.*.from). Every key has a kind and a line of help, and every
+ * row of the table is consistent: its place fits its kind, its default is in
+ * its range. */
+/* The table's rows themselves (proto/plan_internal.h), before cmocka.h,
+ * which has a fail() of its own. */
+#include "proto/plan_internal.h"
+#undef fail
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -207,12 +215,73 @@ static void test_keys_walk_stops(void **state)
     assert_int_equal(n, 3);
 }
 
+/* The rows of def and of every object under it. */
+static void check_rows(const struct objdef *def, size_t *nrows)
+{
+    for (size_t i = 0; i < def->nfields; i++) {
+        const struct field *f = &def->fields[i];
+        bool required = f->flags & PF_REQUIRED;
+        (*nrows)++;
+        switch (f->kind) {
+        case PK_STRING:
+            if (f->off == PLAN_NO_OFF)
+                assert_int_equal(f->width, sizeof(const char *));
+            else
+                assert_int_equal(f->width, f->max + 1); /* the char array holds the longest */
+            break;
+        case PK_BOOL:
+            assert_int_equal(f->width, sizeof(bool));
+            assert_true(f->def <= 1);
+            break;
+        case PK_INT:
+        case PK_SIZE:
+        case PK_DURATION:
+        case PK_PCT:
+        case PK_ENUM:
+            if (f->width != 4 && f->width != 8)
+                fail_msg("%s: width %zu", f->name, f->width);
+            if (f->width == 4 && f->kind != PK_ENUM && f->max > UINT32_MAX)
+                fail_msg("%s: max %" PRIu64 " does not fit 32 bits", f->name, f->max);
+            if (f->kind == PK_ENUM) {
+                assert_non_null(f->names);
+                assert_true(f->def < f->nnames);
+            } else if (!required && (f->def < f->min || f->def > f->max)) {
+                fail_msg("%s: default %" PRIu64 " outside %" PRIu64 "..%" PRIu64, f->name, f->def,
+                         f->min, f->max);
+            }
+            break;
+        case PK_OBJECT:
+            assert_non_null(f->sub);
+            break;
+        case PK_ARRAY:
+            assert_true(f->min <= f->max);
+            break;
+        case PK_NUMBER:
+            break;
+        }
+        if (f->kind == PK_OBJECT || f->kind == PK_ARRAY || f->kind == PK_NUMBER)
+            assert_int_equal(f->off, 0); /* read by its object's code, no place */
+        if (f->sub)
+            check_rows(f->sub, nrows);
+    }
+}
+
+static void test_table_rows(void **state)
+{
+    size_t n = 0;
+
+    (void)state;
+    check_rows(&plan_root_def, &n);
+    assert_true(n >= 60);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_key_documented),
         cmocka_unit_test(test_keys_kinds_and_help),
         cmocka_unit_test(test_keys_walk_stops),
+        cmocka_unit_test(test_table_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
