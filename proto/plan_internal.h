@@ -18,6 +18,7 @@
 #include <cjson/cJSON.h>
 
 #include "common/clock.h"
+#include "common/engine_facts.h"
 #include "common/err.h"
 #include "common/spec.h"
 #include "proto/plan.h"
@@ -88,6 +89,9 @@ const struct field *plan_find_field(const struct objdef *def, const char *name);
 enum shape plan_field_shape(const struct field *f);
 /* Engines that open targets with O_DIRECT (sizes must be 512-byte multiples). */
 bool plan_engine_direct(const char *name);
+/* The facts of a group's engine (common/engine_facts.h); the name was checked
+ * when the group was read, so an unknown one (never seen) reads as null. */
+const struct iof_engine_facts *plan_engine_facts(const char *name);
 
 /* ---- validation context ---- */
 

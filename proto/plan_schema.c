@@ -13,13 +13,30 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/engine_facts.h"
 #include "common/ratecycle.h"
 
-const char *const plan_engine_names[] = {"libaio", "io_uring", "sync", "null"};
+/* The engines' names, in the order of enum iof_engine_id (their facts,
+ * common/engine_facts.h, say what each one is). */
+const char *const plan_engine_names[] = {
+    [IOF_ENGINE_LIBAIO] = "libaio",
+    [IOF_ENGINE_URING] = "io_uring",
+    [IOF_ENGINE_SYNC] = "sync",
+    [IOF_ENGINE_NULL] = "null",
+};
+_Static_assert(sizeof(plan_engine_names) / sizeof(plan_engine_names[0]) == IOF_ENGINE_COUNT,
+               "plan_engine_names names every engine of common/engine_facts.h");
+
+const struct iof_engine_facts *plan_engine_facts(const char *name)
+{
+    const struct iof_engine_facts *f = iof_engine_facts_find(name);
+    return f ? f : &iof_engine_facts[IOF_ENGINE_NULL];
+}
+
 /* Engines that open targets with O_DIRECT (sizes must be 512-byte multiples). */
 bool plan_engine_direct(const char *name)
 {
-    return strcmp(name, "libaio") == 0 || strcmp(name, "io_uring") == 0;
+    return plan_engine_facts(name)->direct;
 }
 const char *const plan_pattern_names[] = {"repeat", "pseudo", "random"};
 _Static_assert(IOF_PATTERN_REPEAT == 0 && IOF_PATTERN_PSEUDO == 1 && IOF_PATTERN_RANDOM == 2,

@@ -470,9 +470,9 @@ static int parse_verify(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *
         return fail(c, "cannot be combined with \"data\" (a verified block carries a header that "
                        "makes it unique and less compressible)");
     }
-    if (!strcmp(w->engine, "null")) {
+    if (!plan_engine_facts(w->engine)->touches_files) {
         plan_path_key(c, "verify");
-        return fail(c, "needs an engine that does I/O (this group uses null)");
+        return fail(c, "needs an engine that does I/O (this group uses %s)", w->engine);
     }
     return 0;
 }
@@ -648,7 +648,7 @@ static int parse_worker(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *
         return rc;
     if ((rc = plan_read(c, jw, &plan_worker_def, "hipri", w)))
         return rc;
-    if (w->hipri && strcmp(w->engine, "io_uring") != 0) {
+    if (w->hipri && !plan_engine_facts(w->engine)->hipri) {
         plan_path_key(c, "hipri");
         return fail(c, "polled completion needs engine io_uring (this group uses %s)", w->engine);
     }
