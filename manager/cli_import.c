@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* manager/cli_import.c - `iofleet import FILE -o PLAN.json`: a fio job file
- * (proto/import_fio.c) or an Iometer configuration file (proto/import_icf.c)
- * as an iofleet plan, checked by the plan loader before it is written; every
- * option or line the importer ignores or cannot map is named on stderr with
- * its line. And `iofleet export PLAN.json -o F.icf`: a plan as an Iometer
- * configuration file (proto/export_icf.c). */
+ * (proto/import_fio.c), an Iometer configuration file (proto/import_icf.c)
+ * or a vdbench parameter file (proto/import_vdbench.c) as an iofleet plan, checked by the plan
+ * loader before it is written; every option or line the importer ignores or cannot map is named on
+ * stderr with its line. And `iofleet export PLAN.json -o F.icf`: a plan as an Iometer configuration
+ * file (proto/export_icf.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -39,9 +39,10 @@ static const struct iof_opt import_opts[] = {
     {"output", 'o', IOF_OPT_REQUIRED, "PLAN.json", "where to write the plan (- or none: stdout)",
      IOPT_OUT},
     {"force", 'f', IOF_OPT_NONE, NULL, "replace an existing output file", IOPT_FORCE},
-    {"format", 0, IOF_OPT_REQUIRED, "fio|icf",
+    {"format", 0, IOF_OPT_REQUIRED, "fio|icf|vdbench",
      "the input's format (default: from the name; .fio, .ini and .job are fio job files, .icf "
-     "Iometer configuration files)",
+     "Iometer configuration files, .vdb and vdb-* vdbench parameter files; else a file whose "
+     "first definition is sd=, wd=, rd= or hd= is a vdbench file)",
      IOPT_FORMAT},
     {"map", 0, IOF_OPT_REQUIRED, "NAME=PATH",
      "icf: the path of an Iometer target (its whole name or first word: 'PHYSICALDRIVE:1', "
@@ -49,21 +50,25 @@ static const struct iof_opt import_opts[] = {
      "validate refuses by name",
      IOPT_MAP},
     {"approximate", 0, IOF_OPT_NONE, NULL,
-     "fio: accept what the plan can only approximate (buffered I/O, direct=0, run with "
-     "O_DIRECT); each approximation is printed and kept in the plan's notes",
+     "fio, vdbench: accept what the plan can only approximate (buffered I/O run with O_DIRECT, "
+     "fractional percentages rounded); each approximation is printed and kept in the plan's "
+     "notes",
      IOPT_APPROX},
 };
 
 static const struct iof_cmd import_cmd = {
     .prog = "iofleet import",
-    .synopsis = "JOB.fio|CONFIG.icf [-o PLAN.json] [OPTION]...",
-    .about = "Writes an iofleet plan from a fio job file (stonewalled jobs become tests in "
-             "order, numjobs the worker count, iodepth the queue depth, bs/bssplit the spec's "
-             "lines) or an Iometer configuration file (assigned access specifications become the "
-             "tests, disk workers the worker groups, outstanding I/Os the queue depth). Each "
-             "option or line that is ignored (it does not change the load) or cannot be mapped "
-             "is named on stderr with FILE:LINE; the plan is validated before it is written. "
-             "docs/workloads.md has the mapping tables.",
+    .synopsis = "JOB.fio|CONFIG.icf|PARAMS.vdb [-o PLAN.json] [OPTION]...",
+    .about =
+        "Writes an iofleet plan from a fio job file (stonewalled jobs become tests in "
+        "order, numjobs the worker count, iodepth the queue depth, bs/bssplit the spec's "
+        "lines) or an Iometer configuration file (assigned access specifications become the "
+        "tests, disk workers the worker groups, outstanding I/Os the queue depth) or a vdbench "
+        "parameter file such as HCIBench's (each rd= a test, the SDs the targets, threads "
+        "the queue depth, the workloads' mix and skew the spec's lines). Each "
+        "option or line that is ignored (it does not change the load) or cannot be mapped "
+        "is named on stderr with FILE:LINE; the plan is validated before it is written. "
+        "docs/workloads.md has the mapping tables.",
     .opts = import_opts,
     .nopts = sizeof(import_opts) / sizeof(import_opts[0]),
     .epilog = "exit codes: 0 written (notes on stderr), 1 I/O error, 2 usage error or\n"
@@ -75,10 +80,11 @@ void mgr_cli_import_help(FILE *f)
     iof_opt_help(&import_cmd, f);
 }
 
-/* "fio", "icf" or NULL when the name does not tell. */
-static const char *import_format(const char *path, const char *format)
+/* "fio", "icf", "vdbench" or NULL when neither the name nor the content tells. */
+static const char *import_format(const char *path, const char *format, const struct iof_buf *text)
 {
     const char *dot = strrchr(path, '.');
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 
     if (format)
         return format;
@@ -86,6 +92,10 @@ static const char *import_format(const char *path, const char *format)
         return "fio";
     if (dot && !strcasecmp(dot, ".icf"))
         return "icf";
+    if ((dot && !strcasecmp(dot, ".vdb")) || !strncmp(base, "vdb-", 4))
+        return "vdbench";
+    if (text && proto_import_vdbench_detect(text->p ? text->p : "", text->len))
+        return "vdbench";
     return NULL;
 }
 
@@ -178,27 +188,42 @@ int mgr_cli_import(int argc, char **argv)
     iof_opt_free(&p);
     if (!in)
         return iof_opt_usage_error(&import_cmd, "missing the file to import");
-    if (format && strcmp(format, "fio") && strcmp(format, "icf"))
-        return iof_opt_usage_error(&import_cmd, "unknown --format '%s' (expected fio or icf)",
-                                   format);
-    fmt = import_format(in, format);
-    if (!fmt)
+    if (format && strcmp(format, "fio") && strcmp(format, "icf") && strcmp(format, "vdbench"))
         return iof_opt_usage_error(&import_cmd,
-                                   "cannot tell the format of '%s' (.fio, .ini, .job or .icf; or "
-                                   "--format fio|icf)",
-                                   in);
-    if (nmaps && strcmp(fmt, "icf"))
-        return iof_opt_usage_error(&import_cmd, "--map is for Iometer configuration files");
-    if (flags && strcmp(fmt, "fio"))
-        return iof_opt_usage_error(&import_cmd, "--approximate is for fio job files");
+                                   "unknown --format '%s' (expected fio, icf or vdbench)", format);
     name = strrchr(in, '/') ? strrchr(in, '/') + 1 : in;
     rc = import_read(in, &text);
-    if (rc) {
+    fmt = import_format(in, format, rc ? NULL : &text);
+    if (rc && fmt) {
         IOF_USER("iofleet import: %s: %s", in, strerror(-rc));
         ret = rc == -ENOMEM ? 1 : 2;
         goto out;
     }
-    if (!strcmp(fmt, "fio"))
+    if (!fmt) {
+        ret = iof_opt_usage_error(&import_cmd,
+                                  "cannot tell the format of '%s' (.fio, .ini, .job, .icf or "
+                                  ".vdb; or --format fio|icf|vdbench)",
+                                  in);
+        goto out;
+    }
+    if (nmaps && strcmp(fmt, "icf")) {
+        ret = iof_opt_usage_error(&import_cmd, "--map is for Iometer configuration files");
+        goto out;
+    }
+    if (flags && !strcmp(fmt, "icf")) {
+        ret = iof_opt_usage_error(&import_cmd,
+                                  "--approximate is for fio job files and vdbench parameter files");
+        goto out;
+    }
+    if (!strcmp(fmt, "vdbench")) {
+        char dir[4096];
+        const char *slash = strrchr(in, '/');
+        snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - in) : 1, slash ? in : ".");
+        if (slash == in)
+            snprintf(dir, sizeof(dir), "/");
+        rc = proto_import_vdbench(name, text.p ? text.p : "", text.len, flags, dir, &json, &msgs,
+                                  &diag);
+    } else if (!strcmp(fmt, "fio"))
         rc = proto_import_fio(name, text.p ? text.p : "", text.len, flags, &json, &msgs, &diag);
     else
         rc = proto_import_icf(name, text.p ? text.p : "", text.len, maps, nmaps, &json, &msgs,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* proto/import.h - importers of other tools' workload files into plan JSON:
- * fio job files (proto/import_fio.c) and Iometer configuration files
- * (proto/import_icf.c).
+ * fio job files (proto/import_fio.c), Iometer configuration files
+ * (proto/import_icf.c) and vdbench parameter files (proto/import_vdbench.c).
  *
  * An importer reads hostile text: lines are bounded (IOF_IMPORT_MAX_LINE
  * bytes), so are the number of lines, sections and options; garbage is
@@ -67,5 +67,18 @@ int proto_import_fio(const char *name, const char *text, size_t len, unsigned fl
 int proto_import_icf(const char *name, const char *text, size_t len, const char *const *maps,
                      size_t nmaps, struct iof_buf *json, struct iof_buf *msgs,
                      struct iof_diag *diag);
+
+/* The same for a vdbench raw-I/O parameter file (HCIBench's too). `dir`
+ * (borrowed, NULL: include= is refused) is the directory include= files are
+ * read from. Flags as for fio (APPROXIMATE: fractions rounded, buffered SDs
+ * run with O_DIRECT, each a "note:" kept in the plan's notes). */
+int proto_import_vdbench(const char *name, const char *text, size_t len, unsigned flags,
+                         const char *dir, struct iof_buf *json, struct iof_buf *msgs,
+                         struct iof_diag *diag);
+
+/* True when text's first line that is not a comment starts a vdbench
+ * definition (sd=, wd=, rd=, hd=, or a general parameter): how `iofleet
+ * import` tells a vdbench file whose name does not. */
+bool proto_import_vdbench_detect(const char *text, size_t len);
 
 #endif

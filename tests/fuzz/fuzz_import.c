@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tests/fuzz/fuzz_import.c - proto/import_fio.c and proto/import_icf.c: the
- * fio job file and Iometer configuration file importers.
+/* tests/fuzz/fuzz_import.c - proto/import_fio.c, proto/import_icf.c and
+ * proto/import_vdbench.c: the fio job file, Iometer configuration file and
+ * vdbench parameter file importers.
  *
  * Input: an Iometer file when it starts with "Version " (imported with two
- * --map pairs), else a fio job file. The importer must accept it or refuse it with
+ * --map pairs), a vdbench file when its first definition is sd=, wd=, rd=
+ * or hd= (include= refused), else a fio job file. The importer must accept it or refuse it with
  * IOF_EPLAN (or -ENOMEM) and a one-line summary; every message it gives is
  * one line starting "j.fio:LINE: ". An accepted file's JSON goes through the
  * plan loader, which must accept it or refuse it with a one-line message
@@ -28,9 +30,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct iof_plan plan = {0};
     static const char *const maps[] = {"PHYSICALDRIVE:1=/dev/sdb", "C:=data.tst"};
     bool icf = size >= 8 && !memcmp(data, "Version ", 8);
+    bool vdb = !icf && proto_import_vdbench_detect((const char *)data, size);
     int rc = icf ? proto_import_icf("j.fio", (const char *)data, size, maps, 2, &json, &msgs, &diag)
-                 : proto_import_fio("j.fio", (const char *)data, size, IOF_IMPORT_APPROXIMATE,
-                                    &json, &msgs, &diag);
+             : vdb ? proto_import_vdbench("j.fio", (const char *)data, size, IOF_IMPORT_APPROXIMATE,
+                                          NULL, &json, &msgs, &diag)
+                   : proto_import_fio("j.fio", (const char *)data, size, IOF_IMPORT_APPROXIMATE,
+                                      &json, &msgs, &diag);
 
     FUZZ_CHECK(rc == 0 || rc == IOF_EPLAN || rc == -ENOMEM, "unexpected rc %d", rc);
     if (rc == IOF_EPLAN)

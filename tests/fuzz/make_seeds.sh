@@ -11,8 +11,8 @@
 #   frame  the same messages framed: alone, as one session stream, and foreign or broken
 #          streams (TLS, HTTP, SSH, oversized, bad version or flags, truncated)
 #   plan   configs/*.json, and some of them with --set overrides after a NUL byte
-#   import configs/fio/*.fio, job files with every construct the fio importer maps, and
-#          tests/data/iometer/*.icf
+#   import configs/fio/*.fio, job files with every construct the fio importer maps,
+#          tests/data/iometer/*.icf, tests/data/vdbench/* and configs/hcibench-*.vdb
 #   hist   the `lat` histograms of docs/protocol.md and a few made with common/hist.c
 #   statsbin  binary stats bodies of every shape, built from those histograms (layout 2,
 #          run form, and layout 1, sparse)
@@ -290,6 +290,9 @@ for f in "$src"/tests/data/iometer/*.icf; do
 done
 for f in "$src"/configs/fio/*.fio; do
     cp "$f" "$out/import/seed-$(basename "$f" .fio)"
+done
+for f in "$src"/tests/data/vdbench/* "$src"/configs/hcibench-*.vdb; do
+    cp "$f" "$out/import/seed-vdbench-$(basename "$f")"
 done
 cat >"$out/import/seed-mixed" <<'FIOEOF'
 [global]

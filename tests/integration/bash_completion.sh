@@ -103,5 +103,5 @@ expect_words "html md" iofleet report a.json --format ""
 expect_words "notes.txt" iofleet report a.json -o no
 expect_words "notes.txt" iofleet run --db no
 expect_words "job.fio old.icf pki plans" iofleet import ""
-expect_words "fio icf" iofleet import job.fio --format ""
+expect_words "fio icf vdbench" iofleet import job.fio --format ""
 ok "values: certificates, result files, directories, unix: sockets, report formats, runs actions, fio job files"
