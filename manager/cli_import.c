@@ -72,7 +72,7 @@ static const struct iof_cmd import_cmd = {
     .opts = import_opts,
     .nopts = sizeof(import_opts) / sizeof(import_opts[0]),
     .epilog = "exit codes: 0 written (notes on stderr), 1 I/O error, 2 usage error or\n"
-              "            something essential cannot be mapped\n",
+              "            something that changes the load cannot be reproduced exactly\n",
 };
 
 void mgr_cli_import_help(FILE *f)

@@ -10,9 +10,11 @@
  * Messages: one line each, "NAME:LINE: ...", appended to `msgs` with a
  * newline after each:
  *   "job.fio:7: ignored: group_reporting (reporting only, not the load)"
- *   "job.fio:9: cannot map verify=md5: iofleet does not verify data"
+ *   "job.fio:9: note: verify=md5: checked with crc32c (--approximate)"
  *   "job.fio:3: error: cannot map rw=trim: iofleet issues reads and writes only"
- * Lines with "error:" are what made the import fail. */
+ * Lines with "error:" are what made the import fail: anything that changes
+ * the load and cannot be reproduced exactly, unless APPROXIMATE accepts it
+ * with a "note:". */
 #ifndef IOF_PROTO_IMPORT_H
 #define IOF_PROTO_IMPORT_H
 
@@ -52,9 +54,9 @@ bool proto_import_text_bad(struct iof_buf *msgs, const char *name, size_t line, 
 /* Imports the fio job file `text` (`len` bytes, need not be NUL-terminated;
  * `name` is used in messages) as plan JSON appended to `json`, with the
  * messages above in `msgs`. Every message other than "ignored:" and "error:"
- * (a "note:" or a "cannot map" that stands) is also kept in the plan's
+ * (a "note:") is also kept in the plan's
  * "notes", so what the plan does not reproduce stays with it. Returns 0
- * (warnings may be in msgs), IOF_EPLAN when something essential cannot be
+ * (warnings may be in msgs), IOF_EPLAN when something that changes the load cannot be
  * mapped (msgs says what, diag sums it up) or -ENOMEM. The JSON is not
  * validated: the caller passes it to proto_plan_parse(). */
 int proto_import_fio(const char *name, const char *text, size_t len, unsigned flags,

@@ -74,6 +74,9 @@ struct fio_job {
     uint64_t runtime_ns, ramp_ns;
     bool time_based, stonewall;
     char rate[64];
+    char rate_dir[2][96]; /* rate/rate_iops R,W as given ("" none) */
+    bool rate_iops;
+    unsigned rate_line;
     char dist[128];
     char engine[16];
     bool engine_sync;
@@ -82,6 +85,18 @@ struct fio_job {
     const char *pattern;
     uint64_t thinktime_ns;
     unsigned thinktime_blocks;
+    bool exitall;
+    unsigned exitall_line;
+    char startdelay[32];
+    unsigned startdelay_line;
+    unsigned loops;
+    uint64_t number_ios;
+    unsigned number_ios_line;
+    const char *verify; /* the plan's checksum, NULL none */
+    unsigned verify_line;
+    bool verify_stop, do_verify;
+    int dedupe_pct, compress_pct; /* -1 unset */
+    unsigned data_line;
 };
 
 enum { FIO_RW_READ, FIO_RW_WRITE, FIO_RW_RANDREAD, FIO_RW_RANDWRITE, FIO_RW_RW, FIO_RW_RANDRW };
@@ -106,7 +121,7 @@ static void fio_msg(struct fio_ctx *c, unsigned line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void fio_json_str(struct iof_buf *b, const char *s);
 
-/* One message; a note or a "cannot map" that stands is also kept in the
+/* One message; a note is also kept in the
  * plan's notes ("j.fio:7: note: ..."), the last one saying when there were
  * more than a plan keeps. */
 static void fio_msg(struct fio_ctx *c, unsigned line, const char *fmt, ...)
@@ -297,7 +312,6 @@ static const char *const fio_ignored[] = {
     "iodepth_batch_complete_min",
     "iodepth_batch_complete_max",
     "iodepth_low",
-    "exitall",
     "clocksource",
     "significant_figures",
     "eta",
@@ -687,6 +701,9 @@ static void fio_job_defaults(struct fio_job *j)
     j->engine_sync = true;
     j->pattern = "pseudo";
     j->thinktime_blocks = 1;
+    j->loops = 1;
+    j->do_verify = true;
+    j->dedupe_pct = j->compress_pct = -1;
 }
 
 /* bs=R[,W[,T]]: the size the job's directions use; false when they differ. */
@@ -788,9 +805,17 @@ static bool fio_rw(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
     fio_copy(tmp, sizeof(tmp), kv->val);
     if ((colon = strchr(tmp, ':'))) {
         *colon = 0;
-        fio_msg(c, kv->line,
-                "cannot map the ':%s' of %s=%s: sequential I/O with holes; mapped as %s", colon + 1,
-                kv->key, fio_show(kv->val, show, sizeof(show)), tmp);
+        /* fio: a sequential job skips that much after each I/O (holes), a
+         * random one takes that many sequential I/Os per random offset. */
+        if (strcmp(colon + 1, "0")) {
+            fio_msg(c, kv->line,
+                    "error: cannot map the ':%s' of %s=%s: %s; the plan has no such pattern",
+                    colon + 1, kv->key, fio_show(kv->val, show, sizeof(show)),
+                    tmp[0] == 'r' && tmp[1] == 'a'
+                        ? "runs of sequential I/Os between random offsets"
+                        : "sequential I/O with holes");
+            return false;
+        }
     }
     if (!strcmp(tmp, "readwrite"))
         fio_copy(tmp, sizeof(tmp), "rw");
@@ -851,7 +876,6 @@ static bool fio_apply(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
     char show[96];
     unsigned u;
     uint64_t sz;
-    bool ok = true;
     bool was = kv->reported;
 
     kv->reported = true;
@@ -954,26 +978,25 @@ static bool fio_apply(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
         return true;
     }
     if (!strcmp(k, "rate_iops") || !strcmp(k, "rate")) {
-        const char *comma = strchr(v, ',');
-        char first[64];
+        /* R[,W[,T]]: fio caps each direction by its own value; one value
+         * caps both; an empty one leaves that direction free. Which counts
+         * is decided with rw (fio_rate()). */
+        char tmp[96], *parts[3] = {tmp, NULL, NULL};
         bool iops = k[4] == '_';
-        fio_copy(first, sizeof(first), v);
-        if (comma) {
-            first[comma - v < (long)sizeof(first) ? comma - v : 0] = 0;
-            /* R,W[,T]: the same rate for every direction given is one rate. */
-            for (const char *q = comma + 1; q; q = strchr(q, ',') ? strchr(q, ',') + 1 : NULL) {
-                size_t len = strcspn(q, ",");
-                if (len && (len != strlen(first) || strncmp(first, q, len)))
-                    BAD("different rates for reads and writes (a worker has one rate)");
-            }
+        fio_copy(tmp, sizeof(tmp), v);
+        for (int i = 1; i < 3 && parts[i - 1]; i++)
+            if ((parts[i] = strchr(parts[i - 1], ',')))
+                *parts[i]++ = 0;
+        for (int i = 0; i < 2; i++) {
+            const char *d = i == 1 && !parts[1] ? parts[0] : parts[i] ? parts[i] : "";
+            if (*d && (iops ? fio_uint(d, 10000000, &u) || !u : fio_size(d, &sz) || !sz))
+                BAD(iops ? "expected whole numbers of I/Os per second"
+                         : "expected sizes (bytes "
+                           "per second)");
+            fio_copy(j->rate_dir[i], sizeof(j->rate_dir[i]), d);
         }
-        if (iops ? fio_uint(first, 10000000, &u) || !u : fio_size(first, &sz) || !sz)
-            BAD(iops ? "expected a whole number of I/Os per second"
-                     : "expected bytes per second (a size)");
-        if (iops)
-            snprintf(j->rate, sizeof(j->rate), "{\"iops\": %u", u);
-        else
-            snprintf(j->rate, sizeof(j->rate), "{\"mibps\": %.6g", (double)sz / 1048576.0);
+        j->rate_iops = iops;
+        j->rate_line = kv->line;
         return true;
     }
     if (!strcmp(k, "rate_process")) {
@@ -1002,10 +1025,13 @@ static bool fio_apply(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
     if (!strcmp(k, "thinktime")) {
         if (fio_time(v, 1000, &j->thinktime_ns))
             BAD("not a time");
+        if (j->thinktime_ns % 1000000 && !c->approximate)
+            BAD("a plan's delay is in whole milliseconds (import with --approximate to round it "
+                "up)");
         if (j->thinktime_ns % 1000000 && !was)
             fio_msg(c, kv->line,
                     "note: thinktime=%s: rounded up to %" PRIu64 "ms (a plan's delay is in "
-                    "milliseconds)",
+                    "milliseconds; --approximate)",
                     fio_show(v, show, sizeof(show)),
                     (uint64_t)((j->thinktime_ns + 999999) / 1000000));
         return true;
@@ -1021,10 +1047,16 @@ static bool fio_apply(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
         return true;
     }
     if (!strcmp(k, "zero_buffers") || !strcmp(k, "scramble_buffers")) {
+        if (k[0] == 'z' && !c->approximate) {
+            fio_msg(c, kv->line,
+                    "error: cannot map zero_buffers: iofleet writes no all-zero data (import with "
+                    "--approximate to write one repeated byte pattern)");
+            return false;
+        }
         if (k[0] == 'z' && !was)
             fio_msg(c, kv->line,
-                    "cannot map zero_buffers: iofleet writes no all-zero data; "
-                    "mapped as pattern repeat (one repeated byte pattern)");
+                    "note: zero_buffers: iofleet writes no all-zero data; mapped as pattern repeat "
+                    "(one repeated byte pattern; --approximate)");
         if (k[0] == 'z')
             j->pattern = "repeat";
         else if (!was)
@@ -1033,15 +1065,80 @@ static bool fio_apply(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
     }
     if (!strcmp(k, "trim") || !strncmp(k, "trim_", 5))
         BAD("iofleet issues reads and writes only");
+    if (!strcmp(k, "exitall")) {
+        j->exitall = !(v[0] == '0' && !v[1]);
+        j->exitall_line = kv->line;
+        return true;
+    }
+    if (!strcmp(k, "startdelay")) {
+        uint64_t ns;
+        if (strchr(v, '-'))
+            BAD("a random start delay in a range: the plan starts every worker group together");
+        if (fio_time(v, 1000000000ull, &ns))
+            BAD("not a time");
+        snprintf(j->startdelay, sizeof(j->startdelay), "%" PRIu64, ns);
+        j->startdelay_line = kv->line;
+        return true;
+    }
+    if (!strcmp(k, "loops")) {
+        if (fio_uint(v, 1u << 20, &u) || !u)
+            BAD("expected a whole number >= 1");
+        j->loops = u;
+        return true;
+    }
+    if (!strcmp(k, "number_ios")) {
+        if (fio_size(v, &sz))
+            BAD("expected a whole number");
+        j->number_ios = sz;
+        j->number_ios_line = kv->line;
+        return true;
+    }
+    if (!strcmp(k, "wait_for"))
+        BAD("a job waiting for one named job while others run has no plan equivalent (the plan's "
+            "tests wait for every job before them: stonewall)");
+    if (!strcmp(k, "verify")) {
+        j->verify_line = kv->line;
+        if (!strcmp(v, "0") || !strcmp(v, "null")) {
+            j->verify = NULL;
+            return true;
+        }
+        if (!strcmp(v, "crc32c") || !strcmp(v, "crc32c-intel")) {
+            j->verify = "crc32c";
+            return true;
+        }
+        if (!c->approximate)
+            BAD("the plan verifies with crc32c or xxh64 (import with --approximate to check with "
+                "crc32c instead)");
+        if (!was)
+            fio_msg(c, kv->line, "note: verify=%s: checked with crc32c (--approximate)",
+                    fio_show(v, show, sizeof(show)));
+        j->verify = "crc32c";
+        return true;
+    }
+    if (!strcmp(k, "do_verify")) {
+        j->do_verify = !(v[0] == '0' && !v[1]);
+        return true;
+    }
+    if (!strcmp(k, "verify_fatal")) {
+        j->verify_stop = !(v[0] == '0' && !v[1]);
+        return true;
+    }
+    if (!strcmp(k, "dedupe_percentage") || !strcmp(k, "buffer_compress_percentage")) {
+        if (fio_uint(v, 100, &u))
+            BAD("expected 0..100");
+        *(k[0] == 'd' ? &j->dedupe_pct : &j->compress_pct) = (int)u;
+        j->data_line = kv->line;
+        return true;
+    }
     if (fio_is_ignored(k)) {
         if (!was)
             fio_msg(c, kv->line, "ignored: %s (does not change the load)", k);
         return true;
     }
-    if (!was)
-        fio_msg(c, kv->line, "cannot map %s%s%s: no such setting in iofleet's plan", k,
-                v[0] ? "=" : "", fio_show(v, show, sizeof(show)));
-    return ok;
+    /* Anything else could change the load: refused by name. */
+    fio_msg(c, kv->line, "error: cannot map %s%s%s: no such setting in iofleet's plan", k,
+            v[0] ? "=" : "", fio_show(v, show, sizeof(show)));
+    return false;
 #undef BAD
 }
 
@@ -1096,8 +1193,13 @@ static bool fio_spec_json(struct fio_ctx *c, const struct fio_job *j, struct iof
     struct fio_split one = {j->bs, 100};
     const struct fio_split *sp = j->nsplit ? j->split : &one;
     size_t n = j->nsplit ? j->nsplit : 1;
-    uint64_t limit = 0;
+    uint64_t limit = 0, align = j->align;
 
+    /* fio aligns the offsets of every bssplit size to the smallest one
+     * (blockalign's default is the minimum block size). */
+    for (size_t i = 0; !j->align && j->nsplit && i < n; i++)
+        if (!i || sp[i].size < align)
+            align = sp[i].size;
     iof_buf_addstr(b, "\"lines\": [");
     for (size_t i = 0; i < n; i++) {
         fio_size_str(sp[i].size, s, sizeof(s));
@@ -1105,8 +1207,8 @@ static bool fio_spec_json(struct fio_ctx *c, const struct fio_job *j, struct iof
         if (n > 1)
             iof_buf_printf(b, ", \"share\": %u", sp[i].pct);
         iof_buf_printf(b, ", \"read\": %d, \"random\": %d", read, random);
-        if (j->align) {
-            fio_size_str(j->align, s, sizeof(s));
+        if (align) {
+            fio_size_str(align, s, sizeof(s));
             iof_buf_printf(b, ", \"align\": \"%s\"", s);
         }
         if (j->thinktime_ns) {
@@ -1134,6 +1236,23 @@ static bool fio_spec_json(struct fio_ctx *c, const struct fio_job *j, struct iof
         limit = j->io_size ? j->io_size : j->size;
         if (!j->io_size && files && (!limit || limit > files))
             limit = files;
+        /* loops repeats the job that many times */
+        if (limit && j->loops > 1)
+            limit = limit > UINT64_MAX / j->loops ? UINT64_MAX : limit * j->loops;
+    }
+    if (j->number_ios) {
+        /* fio stops after that many I/Os, if nothing stopped it before */
+        if (j->nsplit) {
+            fio_msg(c, j->number_ios_line,
+                    "error: cannot map number_ios with bssplit: a number of I/Os of mixed sizes is "
+                    "no amount of bytes (the plan's io_limit)");
+            return false;
+        }
+        uint64_t bytes = j->number_ios > UINT64_MAX / j->bs ? UINT64_MAX : j->number_ios * j->bs;
+        if (!limit || bytes < limit)
+            limit = bytes;
+    }
+    {
         if (limit) {
             fio_size_str(limit, s, sizeof(s));
             iof_buf_printf(b, ", \"io_limit\": \"%s\"", s);
@@ -1160,10 +1279,18 @@ static bool fio_targets_json(struct fio_ctx *c, const struct fio_job *j, struct 
     if (!j->filename[0]) {
         snprintf(files[0], sizeof(files[0]), "%s.0.0", j->name);
         nf = 1;
+        if (j->numjobs > 1 && !c->approximate) {
+            fio_msg(c, j->line,
+                    "error: job '%s' has no filename: fio gives each of its %u jobs a file of its "
+                    "own, a plan's workers share their targets (set filename, or import with "
+                    "--approximate to share one test file)",
+                    j->name, j->numjobs);
+            return false;
+        }
         if (j->numjobs > 1)
             fio_msg(c, j->line,
                     "note: job '%s' has no filename: fio gives each of its %u jobs a file of its "
-                    "own; the plan's %u workers share the test file '%s'",
+                    "own; the plan's %u workers share the test file '%s' (--approximate)",
                     j->name, j->numjobs, j->numjobs, files[0]);
     } else {
         for (const char *p = j->filename;; p++) {
@@ -1272,6 +1399,53 @@ static bool fio_targets_json(struct fio_ctx *c, const struct fio_job *j, struct 
     return true;
 }
 
+/* The rate that counts for the job's direction(s), as the plan's: fio caps
+ * reads and writes separately, so a mixed job maps only when neither is
+ * capped; rate_iops with bssplit paces in bytes of the smallest size (fio
+ * turns IOPS into bytes with the minimum block size), which is mibps. */
+static bool fio_rate(struct fio_ctx *c, struct fio_job *j)
+{
+    bool rd = j->rw == FIO_RW_READ || j->rw == FIO_RW_RANDREAD ||
+              ((j->rw == FIO_RW_RW || j->rw == FIO_RW_RANDRW) && j->read_pct == 100);
+    bool wr = j->rw == FIO_RW_WRITE || j->rw == FIO_RW_RANDWRITE ||
+              ((j->rw == FIO_RW_RW || j->rw == FIO_RW_RANDRW) && j->read_pct == 0);
+    const char *d;
+    uint64_t v = 0;
+    unsigned u = 0;
+
+    j->rate[0] = 0;
+    if (!j->rate_dir[0][0] && !j->rate_dir[1][0])
+        return true;
+    if (!rd && !wr) {
+        fio_msg(c, j->rate_line,
+                "error: cannot map %s=%s%s%s of job '%s': fio caps a mixed job's reads and writes "
+                "separately; a plan's rate is one for all of a worker's I/Os",
+                j->rate_iops ? "rate_iops" : "rate", j->rate_dir[0],
+                strcmp(j->rate_dir[0], j->rate_dir[1]) ? "," : "",
+                strcmp(j->rate_dir[0], j->rate_dir[1]) ? j->rate_dir[1] : "", j->name);
+        return false;
+    }
+    d = j->rate_dir[rd ? 0 : 1];
+    if (!*d) /* only the other direction is capped */
+        return true;
+    if (j->rate_iops) {
+        uint64_t min = j->bs;
+        fio_uint(d, 10000000, &u);
+        for (size_t i = 0; i < j->nsplit; i++)
+            if (!i || j->split[i].size < min)
+                min = j->split[i].size;
+        if (j->nsplit)
+            snprintf(j->rate, sizeof(j->rate), "{\"mibps\": %.10g",
+                     (double)u * (double)min / 1048576.0);
+        else
+            snprintf(j->rate, sizeof(j->rate), "{\"iops\": %u", u);
+    } else {
+        fio_size(d, &v);
+        snprintf(j->rate, sizeof(j->rate), "{\"mibps\": %.10g", (double)v / 1048576.0);
+    }
+    return true;
+}
+
 static bool fio_group_json(struct fio_ctx *c, const struct fio_job *j, struct iof_buf *b)
 {
     unsigned qd = j->iodepth;
@@ -1289,7 +1463,49 @@ static bool fio_group_json(struct fio_ctx *c, const struct fio_job *j, struct io
                    j->numjobs, j->engine, qd);
     if (!fio_targets_json(c, j, b))
         return false;
-    iof_buf_printf(b, ", \"pattern\": \"%s\"", j->pattern);
+    if (j->dedupe_pct >= 0 || j->compress_pct >= 0) {
+        char unit[32];
+        fio_size_str(j->nsplit ? j->split[0].size : j->bs, unit, sizeof(unit));
+        for (size_t i = 0; i < j->nsplit; i++)
+            if (j->split[i].size < (j->nsplit ? j->split[0].size : j->bs))
+                fio_size_str(j->split[i].size, unit, sizeof(unit));
+        if (j->verify) {
+            fio_msg(c, j->data_line,
+                    "error: cannot map dedupe_percentage/buffer_compress_percentage with verify: a "
+                    "verified block carries a header, which the plan's data cannot hold");
+            return false;
+        }
+        if (j->nsplit && j->dedupe_pct > 0) {
+            fio_msg(c, j->data_line,
+                    "error: cannot map dedupe_percentage with bssplit: fio dedupes whole write "
+                    "buffers of each size, the plan fixed units");
+            return false;
+        }
+        iof_buf_printf(b,
+                       ", \"data\": {\"dedupe\": \"%d%%\", \"compress\": \"%d%%\", "
+                       "\"dedupe_unit\": \"%s\"}",
+                       j->dedupe_pct > 0 ? j->dedupe_pct : 0,
+                       j->compress_pct > 0 ? j->compress_pct : 0, unit);
+    } else {
+        iof_buf_printf(b, ", \"pattern\": \"%s\"", j->pattern);
+    }
+    if (j->verify) {
+        bool rd = j->rw == FIO_RW_READ || j->rw == FIO_RW_RANDREAD;
+        bool wr = j->rw == FIO_RW_WRITE || j->rw == FIO_RW_RANDWRITE;
+        if (!rd && !wr) {
+            fio_msg(c, j->verify_line,
+                    "error: cannot map verify in job '%s': fio verifies a mixed job's reads "
+                    "against what it wrote itself; the plan verifies a write test after it "
+                    "(verify_mode after) or a read test inline",
+                    j->name);
+            return false;
+        }
+        /* fio reads a write job's blocks back after writing (do_verify) */
+        iof_buf_printf(b, ", \"verify\": \"%s\", \"verify_mode\": \"%s\"", j->verify,
+                       wr && j->do_verify ? "after" : "inline");
+        if (j->verify_stop)
+            iof_buf_addstr(b, ", \"verify_stop\": true");
+    }
     if (j->offset_inc[0]) {
         iof_buf_addstr(b, ", \"offset_increment\": ");
         fio_json_str(b, j->offset_inc);
@@ -1385,6 +1601,38 @@ static int fio_emit(struct fio_ctx *c, struct fio_job *jobs, size_t njobs, struc
         if (jobs[i].ramp_ns != c->run_ramp_ns)
             c->run_ramp_ns = 0;
     }
+    /* exitall ends every job when the first ends: the same as the plan
+     * only when every job runs for one time and nothing else ends it. */
+    for (size_t i = 0; i < njobs && !c->failed; i++) {
+        if (!jobs[i].exitall)
+            continue;
+        for (size_t k = 0; k < njobs; k++)
+            if (!jobs[k].time_based || !jobs[k].runtime_ns ||
+                jobs[k].runtime_ns != jobs[0].runtime_ns || jobs[k].number_ios) {
+                fio_msg(c, jobs[i].exitall_line,
+                        "error: cannot map exitall: job '%s' %s, so the first job to end would "
+                        "stop the others; a plan's test runs every worker to its own end",
+                        jobs[k].name,
+                        jobs[k].time_based && jobs[k].runtime_ns ? "runs for another time or "
+                                                                   "number of I/Os"
+                                                                 : "is not time_based");
+                break;
+            }
+        break;
+    }
+    /* startdelay: the same for every job is a pause before the test. */
+    for (size_t i = 1; i < njobs && !c->failed; i++)
+        if (strcmp(jobs[i].startdelay, jobs[0].startdelay)) {
+            const struct fio_job *d = jobs[i].startdelay_line ? &jobs[i] : &jobs[0];
+            fio_msg(c, d->startdelay_line,
+                    "error: cannot map startdelay: jobs '%s' and '%s' start at different times; "
+                    "a plan's worker groups start together",
+                    jobs[0].name, jobs[i].name);
+        }
+    if (!c->failed && jobs[0].startdelay[0] && strcmp(jobs[0].startdelay, "0"))
+        fio_msg(c, jobs[0].startdelay_line,
+                "ignored: startdelay (every job waits the same before it starts: no change to the "
+                "load)");
     for (size_t i = 0; i < njobs && !c->failed; i++) {
         struct fio_job *j = &jobs[i];
         if (!i || j->stonewall)
@@ -1415,7 +1663,8 @@ static int fio_emit(struct fio_ctx *c, struct fio_job *jobs, size_t njobs, struc
                     "iofleet's %s engine always does (--approximate)",
                     j->name, how, j->engine);
         }
-        if (!fio_spec_json(c, j, &u[i].spec) || !fio_group_json(c, j, &u[i].group))
+        if (!fio_rate(c, j) || !fio_spec_json(c, j, &u[i].spec) ||
+            !fio_group_json(c, j, &u[i].group))
             break;
         if (u[i].spec.err || u[i].group.err) {
             rc = -ENOMEM;

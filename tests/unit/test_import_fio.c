@@ -165,11 +165,11 @@ static void time_rate_distribution_files(void **state)
 {
     struct result r;
     (void)state;
-    import("[global]\ntime_based\nruntime=2m\nramp_time=500ms\nioengine=io_uring\n"
-           "direct=1\n[t]\nrw=randread\nrate_iops=500\nrate_process=poisson\n"
-           "random_distribution=zipf:1.2\nfilename=/dev/nvme0n1:/dev/nvme1n1\noffset=1g\n"
-           "size=10g\nnumjobs=2\noffset_increment=25%\nthinktime=100\nthinktime_blocks=8\n",
-           &r);
+    import_flags("[global]\ntime_based\nruntime=2m\nramp_time=500ms\nioengine=io_uring\n"
+                 "direct=1\n[t]\nrw=randread\nrate_iops=500\nrate_process=poisson\n"
+                 "random_distribution=zipf:1.2\nfilename=/dev/nvme0n1:/dev/nvme1n1\noffset=1g\n"
+                 "size=10g\nnumjobs=2\noffset_increment=25%\nthinktime=100\nthinktime_blocks=8\n",
+                 IOF_IMPORT_APPROXIMATE, &r);
     assert_int_equal(r.rc, 0);
     /* A job-wide runtime and ramp_time are the run's. */
     assert_int_equal(r.plan.run.duration_ns, 120000000000ull);
@@ -186,10 +186,11 @@ static void time_rate_distribution_files(void **state)
     assert_int_equal(r.plan.workers[0].targets[0].range_size, 5ull << 30);
     assert_true(r.plan.workers[0].offset_increment_pct);
     assert_int_equal(r.plan.workers[0].offset_increment, 25);
-    /* thinktime is in microseconds; a plan's delay in milliseconds. */
+    /* thinktime is in microseconds; a plan's delay in milliseconds: with
+     * --approximate rounded up, with a note. */
     assert_int_equal(r.plan.specs[0].lines[0].delay_ns, 1000000);
     assert_non_null(strstr(msgs(&r), "j.fio:17: note: thinktime=100: rounded up to 1ms (a plan's "
-                                     "delay is in milliseconds)\n"));
+                                     "delay is in milliseconds; --approximate)\n"));
     assert_int_equal(r.plan.specs[0].lines[0].burst, 8);
     assert_int_not_equal(r.plan.specs[0].lines[0].dist.kind, 0);
     done(&r);
@@ -278,13 +279,12 @@ static void unmappable_options(void **state)
 
     refused("[a]\nrw=read\ntime_based\n", "j.fio:1: error: job 'a' has no end iofleet knows");
 
-    import("[a]\nsize=1g\ndirect=1\nverify=md5\nrw=read:64k\n", &r);
-    assert_int_equal(r.rc, 0);
-    assert_string_equal(msgs(&r),
-                        "j.fio:4: cannot map verify=md5: no such setting in iofleet's plan\n"
-                        "j.fio:5: cannot map the ':64k' of rw=read:64k: sequential I/O with "
-                        "holes; mapped as read\n");
-    done(&r);
+    /* What changes the load and has no plan key is refused, never
+     * imported with a warning. */
+    refused("[a]\nsize=1g\ndirect=1\nrw=read:64k\n",
+            "j.fio:4: error: cannot map the ':64k' of rw=read:64k: sequential I/O with holes");
+    refused("[a]\nsize=1g\ndirect=1\nrate_min=1m\n",
+            "j.fio:4: error: cannot map rate_min=1m: no such setting in iofleet's plan");
 
     refused("size=1g\n[a]\n", "j.fio:1: error: option outside a section");
 
@@ -393,10 +393,104 @@ static void fio_syntax(void **state)
                                      "device's zone size) have no size iofleet knows\n"));
     done(&r);
 
-    import("[j]\nsize=1g\nrate=1m,2m\n", &r);
-    assert_int_equal(r.rc, IOF_EPLAN);
-    assert_non_null(strstr(msgs(&r), "different rates for reads and writes"));
+    refused("[j]\nsize=1g\nrw=randrw\nrate=1m,2m\n",
+            "j.fio:4: error: cannot map rate=1m,2m of job 'j': fio caps a mixed job's reads and "
+            "writes separately");
+}
+
+/* fio options that change the load: mapped exactly or refused. */
+static void load_options(void **state)
+{
+    struct result r;
+    (void)state;
+#define J "[global]\ndirect=1\nioengine=libaio\nsize=1g\n"
+    /* rate=R,: reads only; a write job is not capped, a read job is */
+    import(J "[w]\nrw=write\nrate=500k,\n", &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.plan.workers[0].rate.unit, IOF_RATE_NONE);
     done(&r);
+    import(J "[r]\nrw=randread\nrate=512k,\n", &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.plan.workers[0].rate.unit, IOF_RATE_MIBPS);
+    assert_true(r.plan.workers[0].rate.value == 0.5);
+    done(&r);
+    /* one rate caps both directions of a mixed job separately */
+    refused(J "[m]\nrw=randrw\nrate_iops=300\n",
+            "j.fio:7: error: cannot map rate_iops=300 of job 'm': fio caps a mixed job's reads");
+    /* rate_iops with bssplit paces in bytes of the smallest size */
+    import(J "[b]\nrw=randread\nbssplit=4k/50:64k/50\nrate_iops=256\n", &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.plan.workers[0].rate.unit, IOF_RATE_MIBPS);
+    assert_true(r.plan.workers[0].rate.value == 1.0);
+    /* and every bssplit size is aligned to the smallest (blockalign) */
+    assert_int_equal(r.plan.specs[0].lines[1].align, 4096);
+    done(&r);
+    /* loops and number_ios end the job */
+    import(J "[l]\nrw=read\nloops=3\n", &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.plan.specs[0].io_limit, 3ull << 30);
+    done(&r);
+    import(J "[n]\nrw=randread\nbs=8k\nnumber_ios=1000\n", &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.plan.specs[0].io_limit, 8192000);
+    done(&r);
+    /* exitall: exact when every job runs for the same time */
+    import(J "time_based\nruntime=10s\nexitall\n[a]\nrw=read\n[b]\nrw=write\n", &r);
+    assert_int_equal(r.rc, 0);
+    done(&r);
+    refused(J "exitall\n[a]\nrw=read\n[b]\nrw=write\nsize=2g\n",
+            "j.fio:5: error: cannot map exitall: job 'a' is not time_based");
+    /* startdelay: the same for all is only a pause; else refused */
+    import(J "startdelay=5\n[a]\nrw=read\n", &r);
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(msgs(&r), "j.fio:5: ignored: startdelay"));
+    done(&r);
+    refused(J "[a]\nrw=read\n[b]\nrw=write\nstartdelay=2\n",
+            "j.fio:9: error: cannot map startdelay: jobs 'a' and 'b' start at different times");
+    refused(J "[a]\nrw=read\nstartdelay=1-5\n",
+            "j.fio:7: error: cannot map startdelay=1-5: a random start delay in a range");
+    refused(J "[a]\nrw=read\n[b]\nwait_for=a\nrw=write\n",
+            "j.fio:8: error: cannot map wait_for=a: a job waiting for one named job");
+    refused(J "[a]\nrw=randread:8\n",
+            "j.fio:6: error: cannot map the ':8' of rw=randread:8: runs of sequential I/Os");
+    refused(J "[a]\nrw=read\nthinktime=1500\n",
+            "j.fio:7: error: cannot map thinktime=1500: a plan's delay is in whole milliseconds");
+    /* verify: a write job is read back after it, a read job checks inline */
+    import(J "[w]\nrw=write\nverify=crc32c\nverify_fatal=1\n", &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.plan.workers[0].verify.algo, IOF_VERIFY_CRC32C);
+    assert_int_equal(r.plan.workers[0].verify.mode, IOF_VERIFY_AFTER);
+    assert_true(r.plan.workers[0].verify.stop);
+    done(&r);
+    refused(J "[w]\nrw=write\nverify=md5\n",
+            "j.fio:7: error: cannot map verify=md5: the plan verifies with crc32c or xxh64");
+    import_flags(J "[w]\nrw=write\nverify=md5\n", IOF_IMPORT_APPROXIMATE, &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.plan.nnotes, 1);
+    assert_string_equal(r.plan.notes[0], "j.fio:7: note: verify=md5: checked with crc32c "
+                                         "(--approximate)");
+    done(&r);
+    refused(J "[m]\nrw=randrw\nverify=crc32c\n",
+            "j.fio:7: error: cannot map verify in job 'm': fio verifies a mixed job's reads");
+    /* dedupe and compression: the plan's data */
+    import(J "[w]\nrw=write\nbs=8k\ndedupe_percentage=30\nbuffer_compress_percentage=60\n", &r);
+    assert_int_equal(r.rc, 0);
+    assert_true(r.plan.workers[0].data.enabled);
+    assert_int_equal(r.plan.workers[0].data.dedupe_pct, 30);
+    assert_int_equal(r.plan.workers[0].data.compress_pct, 60);
+    assert_int_equal(r.plan.workers[0].data.unit, 8192);
+    done(&r);
+    /* approximations need --approximate */
+    refused(J "[w]\nrw=write\nzero_buffers\nfilename=f\n",
+            "j.fio:7: error: cannot map zero_buffers: iofleet writes no all-zero data");
+    refused(J "[w]\nrw=write\nnumjobs=4\n",
+            "j.fio:5: error: job 'w' has no filename: fio gives each of its 4 jobs a file of its "
+            "own");
+    import_flags(J "[w]\nrw=write\nnumjobs=4\n", IOF_IMPORT_APPROXIMATE, &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.plan.nnotes, 1);
+    done(&r);
+#undef J
 }
 
 /* An engine iofleet does not have is refused by name and line (once for a
@@ -547,6 +641,7 @@ int main(void)
         cmocka_unit_test(buffered_io),
         cmocka_unit_test(runtime_is_the_runs),
         cmocka_unit_test(offset_plus_size),
+        cmocka_unit_test(load_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
