@@ -87,6 +87,8 @@ struct fio_job {
     unsigned thinktime_blocks;
     bool exitall;
     unsigned exitall_line;
+    bool norandommap; /* fio's random map is off */
+    unsigned rw_random_line;
     char startdelay[32];
     unsigned startdelay_line;
     unsigned loops;
@@ -887,6 +889,8 @@ static bool fio_apply(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
     } while (0)
     if (!strcmp(k, "rw") || !strcmp(k, "readwrite"))
         return fio_rw(c, j, kv);
+    if (!strcmp(k, "norandommap"))
+        j->norandommap = !(v[0] == '0' && !v[1]);
     if (!strcmp(k, "rwmixread") || !strcmp(k, "rwmixwrite")) {
         if (fio_uint(v, 100, &u))
             BAD("expected 0..100");
@@ -1006,12 +1010,31 @@ static bool fio_apply(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
         return true;
     }
     if (!strcmp(k, "random_distribution")) {
+        size_t n = strlen(v);
         if (!strcmp(v, "random"))
             fio_copy(j->dist, sizeof(j->dist), "uniform");
-        else if (strlen(v) >= sizeof(j->dist))
+        else if (n + 4 >= sizeof(j->dist))
             BAD("too long");
         else
             fio_copy(j->dist, sizeof(j->dist), v);
+        /* zoned: a last zone without a size takes the rest of the range */
+        if (!strncmp(v, "zoned:", 6) && n && v[n - 1] == '/') {
+            unsigned sum = 0, a, r;
+            for (const char *q = v + 6; *q;) {
+                int used = 0;
+                if (sscanf(q, "%u/%u%n", &a, &r, &used) == 2 && used) {
+                    sum += r;
+                    q += used;
+                } else {
+                    q += strcspn(q, ":");
+                }
+                if (*q == ':')
+                    q++;
+            }
+            if (sum >= 100)
+                BAD("the zones before the last take the whole range");
+            snprintf(j->dist + n, sizeof(j->dist) - n, "%u", 100 - sum);
+        }
         return true;
     }
     if (!strcmp(k, "ioengine"))
@@ -1399,6 +1422,37 @@ static bool fio_targets_json(struct fio_ctx *c, const struct fio_job *j, struct 
     return true;
 }
 
+/* fio's random map: a random job with the uniform distribution and the
+ * default alignment touches every block once per pass unless norandommap
+ * (fio's init.c turns the map off for other distributions and blockalign).
+ * The plan's random offsets are drawn with replacement, so such a job is
+ * refused, or with --approximate run without the map. */
+static bool fio_random_map(struct fio_ctx *c, struct fio_job *j)
+{
+    bool rnd = j->rw == FIO_RW_RANDREAD || j->rw == FIO_RW_RANDWRITE || j->rw == FIO_RW_RANDRW;
+    uint64_t min = j->bs;
+
+    for (size_t i = 0; i < j->nsplit; i++)
+        if (!i || j->split[i].size < min)
+            min = j->split[i].size;
+    if (!rnd || !j->random_pct || j->norandommap || (j->dist[0] && strcmp(j->dist, "uniform")) ||
+        (j->align && j->align != min) || !strcmp(j->engine, "null"))
+        return true;
+    if (!c->approximate) {
+        fio_msg(c, j->rw_line ? j->rw_line : j->line,
+                "error: job '%s' is random without norandommap: fio touches every block once per "
+                "pass (its random map), iofleet draws offsets with replacement (add norandommap, "
+                "or import with --approximate)",
+                j->name);
+        return false;
+    }
+    fio_msg(c, j->rw_line ? j->rw_line : j->line,
+            "note: job '%s' is random without norandommap: fio touches every block once per pass, "
+            "the plan draws offsets with replacement (--approximate)",
+            j->name);
+    return true;
+}
+
 /* The rate that counts for the job's direction(s), as the plan's: fio caps
  * reads and writes separately, so a mixed job maps only when neither is
  * capped; rate_iops with bssplit paces in bytes of the smallest size (fio
@@ -1663,7 +1717,7 @@ static int fio_emit(struct fio_ctx *c, struct fio_job *jobs, size_t njobs, struc
                     "iofleet's %s engine always does (--approximate)",
                     j->name, how, j->engine);
         }
-        if (!fio_rate(c, j) || !fio_spec_json(c, j, &u[i].spec) ||
+        if (!fio_random_map(c, j) || !fio_rate(c, j) || !fio_spec_json(c, j, &u[i].spec) ||
             !fio_group_json(c, j, &u[i].group))
             break;
         if (u[i].spec.err || u[i].group.err) {

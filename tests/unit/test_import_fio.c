@@ -207,7 +207,8 @@ static void concurrent_jobs_are_groups(void **state)
     struct result r;
     (void)state;
     /* Two jobs at once with the same workload on different files: two groups. */
-    import("[global]\nrw=randread\nsize=1g\ndirect=1\n[a]\nfilename=a.dat\n[b]\nfilename=b.dat\n"
+    import("[global]\nrw=randread\nnorandommap\nsize=1g\ndirect=1\n[a]\nfilename=a.dat\n[b]"
+           "\nfilename=b.dat\n"
            "iodepth=8\nioengine=libaio\n",
            &r);
     assert_int_equal(r.rc, 0);
@@ -233,7 +234,8 @@ static void concurrent_jobs_are_groups(void **state)
 
     /* Two steps of the same two groups: each group lists a spec per test;
      * job names that are not plain words become group names that are. */
-    import("[global]\nsize=1g\ndirect=1\n[read me]\nfilename=x\nrw=randread\n[w]\nfilename=y\n"
+    import("[global]\nsize=1g\ndirect=1\nnorandommap\n[read "
+           "me]\nfilename=x\nrw=randread\n[w]\nfilename=y\n"
            "rw=write\n[read me]\nstonewall\nfilename=x\nrw=randwrite\n[w]\nfilename=y\nrw=read\n",
            &r);
     assert_int_equal(r.rc, 0);
@@ -352,7 +354,7 @@ static void fio_syntax(void **state)
     unsetenv("IOF_TEST_FIO_UNSET");
     import("[j] ; the job\nrw=randread   # random\nbs=${IOF_TEST_FIO_BS} ; from the environment\n"
            "size=(5*1024*1024/8)\nruntime=(2*30)\ntime_based\nrate_iops=300,300,300\n"
-           "iodepth=4;comment\n",
+           "iodepth=4;comment\nnorandommap\n",
            &r);
     assert_int_equal(r.rc, 0);
     assert_string_equal(r.plan.specs[0].name, "j (8k random read)");
@@ -393,7 +395,7 @@ static void fio_syntax(void **state)
                                      "device's zone size) have no size iofleet knows\n"));
     done(&r);
 
-    refused("[j]\nsize=1g\nrw=randrw\nrate=1m,2m\n",
+    refused("[j]\nsize=1g\nrw=rw\nrate=1m,2m\n",
             "j.fio:4: error: cannot map rate=1m,2m of job 'j': fio caps a mixed job's reads and "
             "writes separately");
 }
@@ -403,7 +405,7 @@ static void load_options(void **state)
 {
     struct result r;
     (void)state;
-#define J "[global]\ndirect=1\nioengine=libaio\nsize=1g\n"
+#define J "[global]\ndirect=1\nioengine=libaio\nsize=1g\nnorandommap\n"
     /* rate=R,: reads only; a write job is not capped, a read job is */
     import(J "[w]\nrw=write\nrate=500k,\n", &r);
     assert_int_equal(r.rc, 0);
@@ -416,7 +418,7 @@ static void load_options(void **state)
     done(&r);
     /* one rate caps both directions of a mixed job separately */
     refused(J "[m]\nrw=randrw\nrate_iops=300\n",
-            "j.fio:7: error: cannot map rate_iops=300 of job 'm': fio caps a mixed job's reads");
+            "j.fio:8: error: cannot map rate_iops=300 of job 'm': fio caps a mixed job's reads");
     /* rate_iops with bssplit paces in bytes of the smallest size */
     import(J "[b]\nrw=randread\nbssplit=4k/50:64k/50\nrate_iops=256\n", &r);
     assert_int_equal(r.rc, 0);
@@ -439,22 +441,22 @@ static void load_options(void **state)
     assert_int_equal(r.rc, 0);
     done(&r);
     refused(J "exitall\n[a]\nrw=read\n[b]\nrw=write\nsize=2g\n",
-            "j.fio:5: error: cannot map exitall: job 'a' is not time_based");
+            "j.fio:6: error: cannot map exitall: job 'a' is not time_based");
     /* startdelay: the same for all is only a pause; else refused */
     import(J "startdelay=5\n[a]\nrw=read\n", &r);
     assert_int_equal(r.rc, 0);
-    assert_non_null(strstr(msgs(&r), "j.fio:5: ignored: startdelay"));
+    assert_non_null(strstr(msgs(&r), "j.fio:6: ignored: startdelay"));
     done(&r);
     refused(J "[a]\nrw=read\n[b]\nrw=write\nstartdelay=2\n",
-            "j.fio:9: error: cannot map startdelay: jobs 'a' and 'b' start at different times");
+            "j.fio:10: error: cannot map startdelay: jobs 'a' and 'b' start at different times");
     refused(J "[a]\nrw=read\nstartdelay=1-5\n",
-            "j.fio:7: error: cannot map startdelay=1-5: a random start delay in a range");
+            "j.fio:8: error: cannot map startdelay=1-5: a random start delay in a range");
     refused(J "[a]\nrw=read\n[b]\nwait_for=a\nrw=write\n",
-            "j.fio:8: error: cannot map wait_for=a: a job waiting for one named job");
+            "j.fio:9: error: cannot map wait_for=a: a job waiting for one named job");
     refused(J "[a]\nrw=randread:8\n",
-            "j.fio:6: error: cannot map the ':8' of rw=randread:8: runs of sequential I/Os");
+            "j.fio:7: error: cannot map the ':8' of rw=randread:8: runs of sequential I/Os");
     refused(J "[a]\nrw=read\nthinktime=1500\n",
-            "j.fio:7: error: cannot map thinktime=1500: a plan's delay is in whole milliseconds");
+            "j.fio:8: error: cannot map thinktime=1500: a plan's delay is in whole milliseconds");
     /* verify: a write job is read back after it, a read job checks inline */
     import(J "[w]\nrw=write\nverify=crc32c\nverify_fatal=1\n", &r);
     assert_int_equal(r.rc, 0);
@@ -463,15 +465,15 @@ static void load_options(void **state)
     assert_true(r.plan.workers[0].verify.stop);
     done(&r);
     refused(J "[w]\nrw=write\nverify=md5\n",
-            "j.fio:7: error: cannot map verify=md5: the plan verifies with crc32c or xxh64");
+            "j.fio:8: error: cannot map verify=md5: the plan verifies with crc32c or xxh64");
     import_flags(J "[w]\nrw=write\nverify=md5\n", IOF_IMPORT_APPROXIMATE, &r);
     assert_int_equal(r.rc, 0);
     assert_int_equal(r.plan.nnotes, 1);
-    assert_string_equal(r.plan.notes[0], "j.fio:7: note: verify=md5: checked with crc32c "
+    assert_string_equal(r.plan.notes[0], "j.fio:8: note: verify=md5: checked with crc32c "
                                          "(--approximate)");
     done(&r);
     refused(J "[m]\nrw=randrw\nverify=crc32c\n",
-            "j.fio:7: error: cannot map verify in job 'm': fio verifies a mixed job's reads");
+            "j.fio:8: error: cannot map verify in job 'm': fio verifies a mixed job's reads");
     /* dedupe and compression: the plan's data */
     import(J "[w]\nrw=write\nbs=8k\ndedupe_percentage=30\nbuffer_compress_percentage=60\n", &r);
     assert_int_equal(r.rc, 0);
@@ -482,13 +484,27 @@ static void load_options(void **state)
     done(&r);
     /* approximations need --approximate */
     refused(J "[w]\nrw=write\nzero_buffers\nfilename=f\n",
-            "j.fio:7: error: cannot map zero_buffers: iofleet writes no all-zero data");
+            "j.fio:8: error: cannot map zero_buffers: iofleet writes no all-zero data");
     refused(J "[w]\nrw=write\nnumjobs=4\n",
-            "j.fio:5: error: job 'w' has no filename: fio gives each of its 4 jobs a file of its "
+            "j.fio:6: error: job 'w' has no filename: fio gives each of its 4 jobs a file of its "
             "own");
     import_flags(J "[w]\nrw=write\nnumjobs=4\n", IOF_IMPORT_APPROXIMATE, &r);
     assert_int_equal(r.rc, 0);
     assert_int_equal(r.plan.nnotes, 1);
+    done(&r);
+    /* fio's random map: every block once per pass, unless norandommap */
+    refused("[global]\ndirect=1\nsize=1g\n[r]\nrw=randwrite\n",
+            "j.fio:5: error: job 'r' is random without norandommap: fio touches every block once "
+            "per pass");
+    import("[global]\ndirect=1\nsize=1g\n[r]\nrw=randwrite\nrandom_distribution=zipf:1.1\n", &r);
+    assert_int_equal(r.rc, 0); /* fio has no map with a skewed distribution */
+    done(&r);
+    /* zoned: a last zone without a size takes the rest */
+    import("[global]\ndirect=1\nsize=1g\n[r]\nrw=randread\n"
+           "random_distribution=zoned:50/5:30/15:20/\n",
+           &r);
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.json.p, "\"zoned:50/5:30/15:20/80\""));
     done(&r);
 #undef J
 }
@@ -570,8 +586,9 @@ static void buffered_io(void **state)
  * their own keep them in their specs. */
 static void runtime_is_the_runs(void **state)
 {
-    static const char job[] = "[global]\nruntime=60\nramp_time=5\ntime_based\nsize=16m\n"
-                              "filename=x\n[a]\nrw=randread\n[b]\nstonewall\nrw=randwrite\n";
+    static const char job[] =
+        "[global]\nruntime=60\nramp_time=5\ntime_based\nsize=16m\n"
+        "filename=x\nnorandommap\n[a]\nrw=randread\n[b]\nstonewall\nrw=randwrite\n";
     const char *ov[] = {"run.duration=5s", "run.ramp=0s"};
     struct result r;
     struct iof_plan p;
