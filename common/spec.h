@@ -70,6 +70,7 @@ struct iof_line {
     uint64_t delay_ns;        /* pause between bursts (submission only; reaping goes on) */
     uint32_t burst;           /* I/Os per burst, >= 1 */
     struct iof_dist_cfg dist; /* of the random offsets; zeroed = uniform */
+    bool random_once;         /* random_map "once_per_pass": each slot once per pass (fio's map) */
 };
 
 struct iof_spec {

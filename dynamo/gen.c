@@ -199,6 +199,24 @@ uint64_t dyn_gen_scatter(uint64_t x, uint64_t n)
     return x;
 }
 
+uint64_t dyn_gen_pass_slot(uint64_t x, uint64_t n, uint64_t key, uint64_t mask, unsigned sh)
+{
+    uint64_t k2 = (key >> 17) | 1;
+
+    if (n <= 1)
+        return 0;
+    /* The scatter's rounds with the key mixed in: each step (xor or add a
+     * constant, multiply by an odd number, xor-shift) is a bijection of
+     * [0, 2^bits); walking the cycle past n keeps it one of [0, n). */
+    do {
+        x = ((x ^ key) * SCATTER_M1 + SCATTER_C1) & mask;
+        x ^= x >> sh;
+        x = (x * SCATTER_M2 + k2) & mask;
+        x ^= x >> sh;
+    } while (x >= n);
+    return x;
+}
+
 /* The inverse of an odd number modulo 2^64 (Newton: each step doubles the
  * correct low bits, 3 to start with). */
 static uint64_t odd_inverse(uint64_t m)
@@ -253,6 +271,7 @@ int dyn_gen_init(struct dyn_gen *g, const struct iof_spec *spec, uint64_t seed)
         gl->random = gen_chance_mode(l->random_pct);
         gl->random_thr = gl->random == DYN_CHANCE_DRAW ? dyn_gen_threshold(l->random_pct) : 0;
         gl->dist = (uint8_t)l->dist.kind;
+        gl->once = l->random_once && l->dist.kind == IOF_DIST_UNIFORM;
         gl->zones = &l->dist;
         gl->dp[0] = gl->dp[1] = gl->dp[2] = 0.0;
         if (l->dist.kind == IOF_DIST_ZIPF) {
@@ -306,6 +325,13 @@ void dyn_gen_region_init(struct dyn_gen_region *r, const struct dyn_gen *g, uint
         r->line[i].seq_align = sa;
         r->line[i].seq_mask = (sa & (sa - 1)) == 0 ? sa - 1 : 0;
         r->line[i].zipf_hn = gl->dist == IOF_DIST_ZIPF ? zipf_H((double)n + 0.5, gl->dp[0]) : 0.0;
+        {
+            unsigned bits = n > 1 ? 64u - (unsigned)__builtin_clzll(n - 1) : 1;
+            r->line[i].perm_mask = bits == 64 ? UINT64_MAX : (1ull << bits) - 1;
+            r->line[i].perm_sh = (bits + 1) / 2;
+            r->line[i].pass_done = n; /* the first random I/O starts a pass */
+            r->line[i].pass_key = 0;
+        }
     }
 }
 
@@ -367,9 +393,16 @@ uint64_t dyn_gen_next(struct dyn_gen *g, struct dyn_gen_region *r, struct dyn_io
     out->write = !gen_chance(g, l->read, l->read_thr);
     if (gen_chance(g, l->random, l->random_thr)) {
         uint64_t k;
-        if (__builtin_expect(l->dist == IOF_DIST_UNIFORM, 1))
+        if (__builtin_expect(l->dist == IOF_DIST_UNIFORM && !l->once, 1)) {
             k = gen_below(&g->rng, r->line[li].slots, r->line[li].reject);
-        else
+        } else if (l->once) {
+            if (r->line[li].pass_done >= r->line[li].slots) { /* a new pass, a new order */
+                r->line[li].pass_done = 0;
+                r->line[li].pass_key = dyn_rng_next(&g->rng);
+            }
+            k = dyn_gen_pass_slot(r->line[li].pass_done++, r->line[li].slots, r->line[li].pass_key,
+                                  r->line[li].perm_mask, r->line[li].perm_sh);
+        } else
             k = gen_skewed(g, l, r->line[li].zipf_hn, r->line[li].slots);
         off = r->start + k * l->align;
     } else {

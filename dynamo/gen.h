@@ -15,6 +15,9 @@
  *     random_distribution (zipf, pareto, normal: a skewed rank scattered
  *     over the slots by one fixed permutation; zoned: uniform inside each
  *     zone, zones in the range's order);
+ *   - with random_map "once_per_pass" (fio's random map), a line's random
+ *     I/Os on a region walk its slots in a keyed permutation: every slot
+ *     exactly once per pass, a new order each pass, O(1) memory (no bitmap);
  *   - after `burst` I/Os, submission pauses for `delay` before the next burst.
  * One generator per worker thread; not thread-safe; deterministic for a seed.
  */
@@ -84,6 +87,7 @@ struct dyn_gen_line {
     uint32_t burst;       /* >= 1 */
     uint8_t read, random; /* enum dyn_chance */
     uint8_t dist;         /* enum iof_dist of the random offsets */
+    bool once;            /* random_map once_per_pass */
     /* Fixed for the test: zipf {theta, H(1.5) - 1, s} (rejection-inversion);
      * pareto {log h / log(1-h)}; normal {sigma as a fraction of the range}. */
     double dp[3];
@@ -103,6 +107,10 @@ struct dyn_gen_region {
         uint64_t seq_align; /* sequential alignment: the line's, else min_align */
         uint64_t seq_mask;  /* seq_align - 1 when a power of two, else 0 */
         double zipf_hn;     /* zipf: H(slots + 0.5), the far end of the inversion */
+        /* once_per_pass: random I/Os of this pass so far, the pass's key,
+         * and the permutation's domain 2^bits >= slots (mask, shift). */
+        uint64_t pass_done, pass_key, perm_mask;
+        unsigned perm_sh;
     } line[DYN_GEN_MAX_LINES];
 };
 
@@ -153,6 +161,11 @@ uint64_t dyn_gen_stream_start(uint64_t len, uint64_t inc, bool pct, uint64_t i);
  * over the whole range. The same for every worker, run and seed, so workers
  * share one hot set as an application's users would. n > 0. */
 uint64_t dyn_gen_scatter(uint64_t rank, uint64_t n);
+
+/* The i-th slot (i < n) of the pass keyed `key` of a once_per_pass line:
+ * for a fixed key a permutation of [0, n), so i = 0..n-1 gives every slot
+ * once. mask = 2^bits - 1 >= n - 1, sh = (bits + 1) / 2 (the region's). */
+uint64_t dyn_gen_pass_slot(uint64_t i, uint64_t n, uint64_t key, uint64_t mask, unsigned sh);
 
 /* The rank that dyn_gen_scatter(rank, n) maps to slot; slot < n. */
 uint64_t dyn_gen_unscatter(uint64_t slot, uint64_t n);

@@ -80,6 +80,11 @@ static bool exp_check(const struct iof_plan *p, struct iof_buf *msgs)
                               "specs[%zu].lines[%zu].distribution: Iometer's random offsets "
                               "are uniform",
                               s, l);
+            if (ln->random_once)
+                ok = exp_fail(msgs,
+                              "specs[%zu].lines[%zu].random_map: Iometer draws random offsets "
+                              "with replacement",
+                              s, l);
             if (ln->delay_ns % 1000000u)
                 ok = exp_fail(msgs, "specs[%zu].lines[%zu].delay: Iometer takes whole milliseconds",
                               s, l);

@@ -88,6 +88,7 @@ struct fio_job {
     bool exitall;
     unsigned exitall_line;
     bool norandommap; /* fio's random map is off */
+    bool random_once; /* fio's random map is on: the plan's random_map once_per_pass */
     unsigned rw_random_line;
     char startdelay[32];
     unsigned startdelay_line;
@@ -1242,6 +1243,8 @@ static bool fio_spec_json(struct fio_ctx *c, const struct fio_job *j, struct iof
             iof_buf_addstr(b, ", \"distribution\": ");
             fio_json_str(b, j->dist);
         }
+        if (j->random_once && random)
+            iof_buf_addstr(b, ", \"random_map\": \"once_per_pass\"");
         iof_buf_addc(b, '}');
     }
     iof_buf_addc(b, ']');
@@ -1424,9 +1427,10 @@ static bool fio_targets_json(struct fio_ctx *c, const struct fio_job *j, struct 
 
 /* fio's random map: a random job with the uniform distribution and the
  * default alignment touches every block once per pass unless norandommap
- * (fio's init.c turns the map off for other distributions and blockalign).
- * The plan's random offsets are drawn with replacement, so such a job is
- * refused, or with --approximate run without the map. */
+ * (fio's init.c turns the map off for other distributions and blockalign):
+ * the plan's random_map "once_per_pass" for one block size. fio's map of a
+ * bssplit job counts blocks of the smallest size, which the plan's per-line
+ * passes do not: refused, or with --approximate drawn with replacement. */
 static bool fio_random_map(struct fio_ctx *c, struct fio_job *j)
 {
     bool rnd = j->rw == FIO_RW_RANDREAD || j->rw == FIO_RW_RANDWRITE || j->rw == FIO_RW_RANDRW;
@@ -1438,17 +1442,22 @@ static bool fio_random_map(struct fio_ctx *c, struct fio_job *j)
     if (!rnd || !j->random_pct || j->norandommap || (j->dist[0] && strcmp(j->dist, "uniform")) ||
         (j->align && j->align != min) || !strcmp(j->engine, "null"))
         return true;
+    if (!j->nsplit) {
+        j->random_once = true;
+        return true;
+    }
     if (!c->approximate) {
         fio_msg(c, j->rw_line ? j->rw_line : j->line,
-                "error: job '%s' is random without norandommap: fio touches every block once per "
-                "pass (its random map), iofleet draws offsets with replacement (add norandommap, "
-                "or import with --approximate)",
+                "error: job '%s' is random with bssplit and without norandommap: fio's random "
+                "map touches every block of the smallest size once per pass, which the plan's "
+                "random_map cannot for several sizes (add norandommap, or import with "
+                "--approximate)",
                 j->name);
         return false;
     }
     fio_msg(c, j->rw_line ? j->rw_line : j->line,
-            "note: job '%s' is random without norandommap: fio touches every block once per pass, "
-            "the plan draws offsets with replacement (--approximate)",
+            "note: job '%s' is random with bssplit and without norandommap: fio touches every "
+            "block once per pass, the plan draws offsets with replacement (--approximate)",
             j->name);
     return true;
 }

@@ -80,6 +80,7 @@ static int parse_run(struct pctx *c, const cJSON *root, struct iof_run_cfg *r)
 static int parse_line(struct pctx *c, const cJSON *jl, struct iof_line *l, size_t nlines)
 {
     const char *dist;
+    uint64_t map;
     char g[96], why[160];
     int rc;
 
@@ -109,6 +110,16 @@ static int parse_line(struct pctx *c, const cJSON *jl, struct iof_line *l, size_
     if (iof_dist_parse(dist, &l->dist, why, sizeof(why))) {
         plan_path_key(c, "distribution");
         return fail(c, "%s, got %s", why, plan_got(g, sizeof(g), plan_member(jl, "distribution")));
+    }
+    /* "random_map": "once_per_pass" walks the random slots as fio's random
+     * map does, each once per pass (dynamo/gen.h); "none" draws them. */
+    if ((rc = plan_read_to(c, jl, &plan_line_def, "random_map", &map)))
+        return rc;
+    l->random_once = map == 1;
+    if (l->random_once && l->dist.kind != IOF_DIST_UNIFORM) {
+        plan_path_key(c, "random_map");
+        return fail(c, "once_per_pass needs the uniform distribution (a skewed one repeats slots "
+                       "by design)");
     }
     return 0;
 }

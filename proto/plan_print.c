@@ -195,8 +195,9 @@ void proto_plan_print(const struct iof_plan *p, FILE *f)
             iof_dist_label(&ln->dist, dl, sizeof(dl));
             fprintf(f,
                     "  %4zu %8s %5" PRIu32 "%% %4" PRIu32 "%% %6" PRIu32 "%% %8s %8s %6" PRIu32
-                    "  %s\n",
-                    l, a, ln->share, ln->read_pct, ln->random_pct, b, d, ln->burst, dl);
+                    "  %s%s\n",
+                    l, a, ln->share, ln->read_pct, ln->random_pct, b, d, ln->burst, dl,
+                    ln->random_once ? ", once per pass" : "");
         }
     }
 

@@ -42,6 +42,7 @@ const char *const plan_pattern_names[] = {"repeat", "pseudo", "random"};
 _Static_assert(IOF_PATTERN_REPEAT == 0 && IOF_PATTERN_PSEUDO == 1 && IOF_PATTERN_RANDOM == 2,
                "plan_pattern_names follows enum iof_pattern");
 const char *const plan_arrival_names[] = {"uniform", "poisson"};
+const char *const plan_random_map_names[] = {"none", "once_per_pass"};
 _Static_assert(IOF_ARRIVAL_UNIFORM == 0 && IOF_ARRIVAL_POISSON == 1,
                "plan_arrival_names follows enum iof_arrival");
 const char *const plan_verify_names[] = {"none", "crc32c", "xxh64"};
@@ -158,6 +159,8 @@ static const struct field line_fields[] = {
     {"distribution", PK_STRING, VAR_STR, .max = IOF_DIST_LABEL_MAX, .def_str = "uniform",
      .help = "of random offsets: uniform, zipf:THETA, pareto:H, normal:SIGMA_PCT or "
              "zoned:ACCESS/RANGE:..."},
+    {"random_map", PK_ENUM, VAR_U64, .def = 0, NAMES(plan_random_map_names),
+     .help = "once_per_pass: random offsets touch every slot once per pass, as fio's random map"},
 };
 OBJDEF(line_def, line_fields);
 

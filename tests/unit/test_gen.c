@@ -18,6 +18,7 @@
 #include "dynamo/gen.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -817,6 +818,89 @@ static void test_max_lines_uniform(void **state)
         assert_true(count[i] > 9000 && count[i] < 11000); /* expect 10000, sigma 99 */
 }
 
+/* random_map once_per_pass (fio's random map): a pass over a region's n
+ * slots touches every slot exactly once, the next pass again in another
+ * order; only random I/Os advance the pass. Regions of odd slot counts
+ * (cycle-walking past n) and of a power of two. */
+static void test_once_per_pass(void **state)
+{
+    static const uint64_t sizes[] = {1 * MIB, 1 * MIB + 4 * KIB * 37, 3 * MIB + 4 * KIB};
+    (void)state;
+    for (size_t t = 0; t < sizeof(sizes) / sizeof(sizes[0]); t++) {
+        struct iof_line l = line_mk(4 * KIB, 100, 50, 100, 0);
+        struct iof_spec s;
+        struct dyn_gen g;
+        struct dyn_gen_region r;
+        uint64_t n = sizes[t] / (4 * KIB);
+        uint8_t seen[1024];
+        uint64_t first[8]; /* some offsets of passes 0 and 1 */
+
+        l.random_once = true;
+        spec_mk(&s, "once", &l, 1);
+        assert_int_equal(dyn_gen_init(&g, &s, 42 + t), 0);
+        dyn_gen_region_init(&r, &g, 8 * MIB, 8 * MIB + sizes[t], 512);
+        assert_int_equal(r.line[0].slots, n);
+        assert_true(n <= sizeof(seen));
+        for (int pass = 0; pass < 3; pass++) {
+            memset(seen, 0, sizeof(seen));
+            for (uint64_t i = 0; i < n; i++) {
+                struct dyn_io_desc io;
+                dyn_gen_next(&g, &r, &io);
+                assert_int_equal((io.offset - 8 * MIB) % (4 * KIB), 0);
+                assert_true(io.offset + io.size <= 8 * MIB + sizes[t]);
+                seen[(io.offset - 8 * MIB) / (4 * KIB)]++;
+                if (i < 8 && pass < 2)
+                    first[pass * 4 + i / 2] = io.offset;
+            }
+            for (uint64_t k = 0; k < n; k++)
+                assert_int_equal(seen[k], 1);
+        }
+        assert_true(memcmp(first, first + 4, 4 * sizeof(first[0]))); /* a new order */
+        printf("once_per_pass: %" PRIu64 " slots, 3 passes, each slot once per pass\n", n);
+    }
+    /* half the I/Os sequential: the random half still covers each slot once */
+    {
+        struct iof_line l = line_mk(4 * KIB, 100, 100, 50, 0);
+        struct iof_spec s;
+        struct dyn_gen g;
+        struct dyn_gen_region r;
+        uint8_t seen[256] = {0};
+        uint64_t nrand = 0;
+        l.random_once = true;
+        spec_mk(&s, "half", &l, 1);
+        assert_int_equal(dyn_gen_init(&g, &s, 7), 0);
+        dyn_gen_region_init(&r, &g, 0, 1 * MIB, 512);
+        while (nrand < 256) {
+            struct dyn_io_desc io;
+            uint64_t before = r.line[0].pass_done;
+            dyn_gen_next(&g, &r, &io);
+            if (r.line[0].pass_done != before || (before == 256 && r.line[0].pass_done == 1)) {
+                seen[io.offset / (4 * KIB)]++;
+                nrand++;
+            }
+        }
+        for (size_t k = 0; k < 256; k++)
+            assert_int_equal(seen[k], 1);
+    }
+}
+
+/* dyn_gen_pass_slot is a permutation of [0, n) for any key. */
+static void test_pass_slot_permutation(void **state)
+{
+    (void)state;
+    for (uint64_t n = 1; n < 300; n += 7) {
+        unsigned bits = n > 1 ? 64u - (unsigned)__builtin_clzll(n - 1) : 1;
+        uint64_t mask = (1ull << bits) - 1;
+        for (uint64_t key = 0; key < 4; key++) {
+            uint8_t seen[300] = {0};
+            for (uint64_t i = 0; i < n; i++)
+                seen[dyn_gen_pass_slot(i, n, key * 0x9e3779b97f4a7c15ULL, mask, (bits + 1) / 2)]++;
+            for (uint64_t k = 0; k < n; k++)
+                assert_int_equal(seen[k], 1);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -842,6 +926,8 @@ int main(void)
         cmocka_unit_test(test_one_draw_per_decision),
         cmocka_unit_test(test_pct_sweep_unchanged),
         cmocka_unit_test(test_stream_start),
+        cmocka_unit_test(test_once_per_pass),
+        cmocka_unit_test(test_pass_slot_permutation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -493,9 +493,25 @@ static void load_options(void **state)
     assert_int_equal(r.plan.nnotes, 1);
     done(&r);
     /* fio's random map: every block once per pass, unless norandommap */
-    refused("[global]\ndirect=1\nsize=1g\n[r]\nrw=randwrite\n",
-            "j.fio:5: error: job 'r' is random without norandommap: fio touches every block once "
-            "per pass");
+    import("[global]\ndirect=1\nsize=1g\n[r]\nrw=randwrite\n", &r);
+    assert_int_equal(r.rc, 0);
+    assert_true(r.plan.specs[0].lines[0].random_once);
+    done(&r);
+    refused("[global]\ndirect=1\nsize=1g\n[r]\nrw=randwrite\nbssplit=4k/50:8k/50\n",
+            "j.fio:5: error: job 'r' is random with bssplit and without norandommap");
+    {
+        /* the plan's random_map: once_per_pass needs the uniform distribution */
+        static const char bad[] =
+            "{\"name\": \"p\", \"run\": {\"duration\": \"1s\"}, \"specs\": [{\"name\": \"s\", "
+            "\"lines\": [{\"size\": \"4k\", \"distribution\": \"zipf:1.2\", \"random_map\": "
+            "\"once_per_pass\"}]}], \"workers\": [{\"targets\": [{\"path\": \"t\", \"size\": "
+            "\"1m\"}]}]}";
+        struct iof_plan p = {0};
+        struct iof_diag d = {{0}};
+        assert_int_equal(proto_plan_parse("p.json", bad, strlen(bad), NULL, 0, &p, &d), IOF_EPLAN);
+        assert_non_null(strstr(d.msg, "specs[0].lines[0].random_map: once_per_pass needs the "
+                                      "uniform distribution"));
+    }
     import("[global]\ndirect=1\nsize=1g\n[r]\nrw=randwrite\nrandom_distribution=zipf:1.1\n", &r);
     assert_int_equal(r.rc, 0); /* fio has no map with a skewed distribution */
     done(&r);
