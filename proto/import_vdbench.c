@@ -18,521 +18,18 @@
  * parentheses are lists; sizes take k/m/g/t (powers of 1024); $variables
  * (given on vdbench's command line) are refused by name, as is anything
  * for file systems (fsd=, fwd=). */
-#include "proto/import.h"
-#include "proto/plan.h"
+#include "proto/import_vdbench.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
-#include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
-#define VDB_MAX_LIST 64   /* entries of one (list) */
-#define VDB_MAX_INCLUDE 8 /* include= depth */
-#define VDB_NAME 65       /* bytes of a definition's name */
-#define VDB_CURVE_DEFAULT "(10,50,70,80,90,100)"
-
-enum vdb_kind { VDB_GEN, VDB_HD, VDB_SD, VDB_WD, VDB_RD };
-
-struct vdb_kv {
-    char *key, *val; /* owned by the context's text copies */
-    const char *file;
-    unsigned line;
-};
-
-struct vdb_def {
-    enum vdb_kind kind;
-    char name[VDB_NAME];
-    bool is_default;
-    const char *file;
-    unsigned line;
-    size_t first, count; /* its parameters in the kv array (the first is the name) */
-};
-
-struct vdb_ctx {
-    const char *name; /* the top file's, for the plan's name */
-    const char *dir;  /* where include= files are (NULL: refused) */
-    struct iof_buf *msgs;
-    bool failed, approximate;
-    struct iof_buf notes;
-    size_t nnotes;
-    struct vdb_kv *kv;
-    size_t nkv, capkv;
-    struct vdb_def *def;
-    size_t ndef, capdef;
-    char **owned;
-    size_t nowned, capowned;
-    unsigned depth;
-};
-
-static void vdb_json_str(struct iof_buf *b, const char *s);
-
-static void vdb_msg(struct vdb_ctx *c, const char *file, unsigned line, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-/* One message; a note is also kept in the plan's notes. */
-static void vdb_msg(struct vdb_ctx *c, const char *file, unsigned line, const char *fmt, ...)
-{
-    char text[2 * IOF_IMPORT_MAX_LINE], note[sizeof(text) + 256];
-    size_t n;
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof(text), fmt, ap);
-    va_end(ap);
-    proto_import_msg(c->msgs, file, line, "%s", text);
-    if (!strncmp(text, "error:", 6))
-        c->failed = true;
-    if (c->failed || strncmp(text, "note:", 5) || c->nnotes >= PROTO_PLAN_MAX_NOTES)
-        return;
-    snprintf(note, sizeof(note), "%.200s:%u: %s", file, line, text);
-    if ((n = strlen(note)) > PROTO_PLAN_MAX_NOTE) {
-        n = PROTO_PLAN_MAX_NOTE;
-        while (n && ((unsigned char)note[n] & 0xc0) == 0x80)
-            n--;
-        note[n] = 0;
-    }
-    iof_buf_addstr(&c->notes, c->nnotes++ ? ", " : "");
-    vdb_json_str(&c->notes, note);
-}
-
-static char *vdb_own(struct vdb_ctx *c, char *p)
-{
-    if (!p || iof_array_grow((void **)&c->owned, &c->capowned, c->nowned + 1, sizeof(*c->owned))) {
-        free(p);
-        return NULL;
-    }
-    c->owned[c->nowned++] = p;
-    return p;
-}
-
-/* ---- values ---- */
-
-/* A vdbench size: a whole number with an optional k/m/g/t (powers of 1024);
- * a fraction only where it makes whole bytes ("1.5k"). */
-static int vdb_size(const char *s, uint64_t *out)
-{
-    char *end;
-    long double v;
-    uint64_t mul = 1;
-
-    if (!isdigit((unsigned char)*s))
-        return -EINVAL;
-    errno = 0;
-    v = strtold(s, &end);
-    if (errno)
-        return -ERANGE;
-    switch (tolower((unsigned char)*end)) {
-    case 'k':
-        mul = 1ull << 10;
-        break;
-    case 'm':
-        mul = 1ull << 20;
-        break;
-    case 'g':
-        mul = 1ull << 30;
-        break;
-    case 't':
-        mul = 1ull << 40;
-        break;
-    case 0:
-        break;
-    default:
-        return -EINVAL;
-    }
-    if (*end)
-        end++;
-    if (*end)
-        return -EINVAL;
-    v *= (long double)mul;
-    if (v >= 18446744073709551616.0L || v != (long double)(uint64_t)v)
-        return -ERANGE;
-    *out = (uint64_t)v;
-    return 0;
-}
-
-/* A number; *whole tells whether it has no fraction. */
-static int vdb_num(const char *s, double *out)
-{
-    char *end;
-
-    if (!isdigit((unsigned char)*s) && *s != '.')
-        return -EINVAL;
-    errno = 0;
-    *out = strtod(s, &end);
-    return errno || *end ? -EINVAL : 0;
-}
-
-/* Splits "(a,b,c)" or "a" (v, kv's value or a default) into at most max
- * items pointing into buf (at least IOF_IMPORT_MAX_LINE + 1 bytes, so a
- * value always fits); 0 with an error naming kv when there are more. */
-static size_t vdb_list(struct vdb_ctx *c, const struct vdb_kv *kv, const char *v, char *buf,
-                       char **items, size_t max)
-{
-    size_t n = 0, len;
-    char *p;
-
-    snprintf(buf, IOF_IMPORT_MAX_LINE + 1, "%s", v);
-    p = buf;
-    len = strlen(p);
-    if (*p == '(' && len >= 2 && p[len - 1] == ')') {
-        p[len - 1] = 0;
-        p++;
-    }
-    for (;;) {
-        char *comma = strchr(p, ',');
-        if (n == max) {
-            vdb_msg(c, kv->file, kv->line, "error: cannot map %s=%s: more than %zu values", kv->key,
-                    kv->val, max);
-            return 0;
-        }
-        if (comma)
-            *comma = 0;
-        items[n++] = p;
-        if (!comma)
-            return n;
-        p = comma + 1;
-    }
-}
-
-static void vdb_size_str(uint64_t v, char *buf, size_t cap)
-{
-    static const char units[] = "kmgt";
-    int u = -1;
-
-    while (v && v % 1024 == 0 && u < 3) {
-        v /= 1024;
-        u++;
-    }
-    if (u < 0)
-        snprintf(buf, cap, "%" PRIu64, v);
-    else
-        snprintf(buf, cap, "%" PRIu64 "%c", v, units[u]);
-}
-
-static void vdb_json_str(struct iof_buf *b, const char *s)
-{
-    iof_buf_addc(b, '"');
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            iof_buf_printf(b, "\\%c", ch);
-        else if (ch < 0x20 || ch == 0x7f)
-            iof_buf_printf(b, "\\u%04x", ch);
-        else
-            iof_buf_addc(b, (char)ch);
-    }
-    iof_buf_addc(b, '"');
-}
-
-/* ---- parsing ---- */
-
-static const char *const vdb_general[] = {
-    "compratio",      "dedupratio", "dedupunit",      "dedupsets", "data_errors",
-    "messagescan",    "report",     "histogram",      "validate",  "journal",
-    "concatenatesds", "debug",      "create_anchors", "formatsds", "loop",
-    "startcmd",       "endcmd",     "showlba",        "monitor",   "swat"};
-
-static bool vdb_is_general(const char *k)
-{
-    for (size_t i = 0; i < sizeof(vdb_general) / sizeof(vdb_general[0]); i++)
-        if (!strcasecmp(k, vdb_general[i]))
-            return true;
-    return false;
-}
-
-static int vdb_parse(struct vdb_ctx *c, const char *file, char *text);
-
-/* include=NAME: the file read in place, from the including file's directory. */
-static int vdb_include(struct vdb_ctx *c, const char *file, unsigned line, const char *val)
-{
-    char path[4096], *buf;
-    int fd;
-    ssize_t n;
-    size_t len = 0;
-
-    if (!c->dir) {
-        vdb_msg(c, file, line, "error: cannot map include=%s: import the file from disk", val);
-        return 0;
-    }
-    if (c->depth >= VDB_MAX_INCLUDE) {
-        vdb_msg(c, file, line, "error: include=%s: more than %d nested includes", val,
-                VDB_MAX_INCLUDE);
-        return 0;
-    }
-    if (val[0] == '/')
-        snprintf(path, sizeof(path), "%s", val);
-    else
-        snprintf(path, sizeof(path), "%s/%s", c->dir, val);
-    if (!(buf = vdb_own(c, malloc(IOF_IMPORT_MAX_TEXT + 1))))
-        return -ENOMEM;
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        vdb_msg(c, file, line, "error: include=%s: %s", val, strerror(errno));
-        return 0;
-    }
-    while ((n = read(fd, buf + len, IOF_IMPORT_MAX_TEXT + 1 - len)) > 0)
-        len += (size_t)n;
-    close(fd);
-    if (n < 0 || len > IOF_IMPORT_MAX_TEXT || memchr(buf, 0, len)) {
-        vdb_msg(c, file, line, "error: include=%s: %s", val,
-                n < 0 ? strerror(errno) : "not a parameter file (too large or binary)");
-        return 0;
-    }
-    buf[len] = 0;
-    {
-        const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-        char *bname = vdb_own(c, strdup(base));
-        int rc;
-        if (!bname)
-            return -ENOMEM;
-        c->depth++;
-        rc = vdb_parse(c, bname, buf);
-        c->depth--;
-        return rc;
-    }
-}
-
-/* Adds one "key=value" token: a new definition (sd=, wd=, rd=, hd=, or a
- * general parameter before them) or a parameter of the open one. sd= in a
- * wd= (and wd= in an rd=) names the SDs (WDs) it uses. */
-static int vdb_token(struct vdb_ctx *c, const char *file, unsigned line, char *tok, bool *open)
-{
-    char *eq = strchr(tok, '='), *k = tok, *v;
-    const struct vdb_def *last;
-    bool defkey, ref;
-
-    if (!eq || eq == tok) {
-        vdb_msg(c, file, line, "error: '%s' is not KEYWORD=VALUE", tok);
-        return 0;
-    }
-    *eq = 0;
-    v = eq + 1;
-    if (strpbrk(k, " \t") || strpbrk(v, " \t")) {
-        vdb_msg(c, file, line, "error: a blank in '%s=%s' (vdbench parameters have none)", k, v);
-        return 0;
-    }
-    for (char *p = k; *p; p++)
-        *p = (char)tolower((unsigned char)*p);
-    if (strchr(v, '$')) {
-        vdb_msg(c, file, line,
-                "error: cannot map %s=%s: a $variable takes its value from vdbench's command "
-                "line, which the import does not have: write the value",
-                k, v);
-        return 0;
-    }
-    if (!*v) {
-        vdb_msg(c, file, line, "error: %s= has no value", k);
-        return 0;
-    }
-    if (!strcmp(k, "include")) {
-        *open = false;
-        return vdb_include(c, file, line, v);
-    }
-    if (!strcmp(k, "fsd") || !strcmp(k, "fwd")) {
-        vdb_msg(c, file, line,
-                "error: cannot map %s=%s: file-system workloads (fsd=, fwd=) are not iofleet's "
-                "(it runs raw-I/O workloads: sd=, wd=, rd=)",
-                k, v);
-        return 0;
-    }
-    last = *open && c->ndef ? &c->def[c->ndef - 1] : NULL;
-    defkey = !strcmp(k, "sd") || !strcmp(k, "wd") || !strcmp(k, "rd") || !strcmp(k, "hd");
-    ref = last && ((k[0] == 's' && (last->kind == VDB_WD || last->kind == VDB_RD)) ||
-                   (k[0] == 'w' && last->kind == VDB_RD));
-    if ((defkey && !ref) || (vdb_is_general(k) && (!last || last->kind == VDB_GEN))) {
-        struct vdb_def *d;
-        if (!defkey && c->ndef && c->def[c->ndef - 1].kind != VDB_GEN) {
-            vdb_msg(c, file, line, "error: %s= is a general parameter: it goes before sd=", k);
-            return 0;
-        }
-        if (defkey && strlen(v) >= VDB_NAME) {
-            vdb_msg(c, file, line, "error: %s=%s: a name longer than %d bytes", k, v, VDB_NAME - 1);
-            return 0;
-        }
-        if (!defkey && last) /* one more general parameter on the same line */
-            goto add;
-        if (iof_array_grow((void **)&c->def, &c->capdef, c->ndef + 1, sizeof(*c->def)))
-            return -ENOMEM;
-        d = &c->def[c->ndef++];
-        memset(d, 0, sizeof(*d));
-        d->kind = !defkey       ? VDB_GEN
-                  : k[0] == 's' ? VDB_SD
-                  : k[0] == 'w' ? VDB_WD
-                  : k[0] == 'r' ? VDB_RD
-                                : VDB_HD;
-        if (defkey)
-            snprintf(d->name, sizeof(d->name), "%s", v);
-        d->is_default = defkey && !strcasecmp(v, "default");
-        d->file = file;
-        d->line = line;
-        d->first = c->nkv;
-        *open = true;
-    } else if (!last) {
-        vdb_msg(c, file, line,
-                "error: %s=%s outside a definition (a definition starts with sd=, wd=, rd= or hd=; "
-                "a line continues the one before only when that ends with ',')",
-                k, v);
-        return 0;
-    }
-add:
-    if (c->nkv >= IOF_IMPORT_MAX_OPTIONS) {
-        vdb_msg(c, file, line, "error: more than %d parameters", IOF_IMPORT_MAX_OPTIONS);
-        return 0;
-    }
-    if (iof_array_grow((void **)&c->kv, &c->capkv, c->nkv + 1, sizeof(*c->kv)))
-        return -ENOMEM;
-    c->kv[c->nkv++] = (struct vdb_kv){.key = k, .val = v, .file = file, .line = line};
-    c->def[c->ndef - 1].count++;
-    return 0;
-}
-
-static int vdb_parse(struct vdb_ctx *c, const char *file, char *text)
-{
-    unsigned lineno = 0;
-    bool open = false, cont = false;
-    char *p = text;
-
-    while (*p) {
-        char *nl = strchr(p, '\n'), *line = p;
-        size_t n;
-        int depth = 0;
-        char *tok;
-
-        if (nl)
-            *nl = 0;
-        p = nl ? nl + 1 : p + strlen(p);
-        if (++lineno > IOF_IMPORT_MAX_LINES) {
-            vdb_msg(c, file, lineno, "error: more than %u lines", IOF_IMPORT_MAX_LINES);
-            return 0;
-        }
-        if (strlen(line) > IOF_IMPORT_MAX_LINE) {
-            vdb_msg(c, file, lineno, "error: line longer than %u bytes", IOF_IMPORT_MAX_LINE);
-            continue;
-        }
-        n = strlen(line);
-        if (n && line[n - 1] == '\r') /* a Windows line end */
-            line[n - 1] = 0;
-        if (proto_import_text_bad(c->msgs, file, lineno, "line", line)) {
-            c->failed = true;
-            continue;
-        }
-        while (isspace((unsigned char)*line))
-            line++;
-        n = strlen(line);
-        while (n && isspace((unsigned char)line[n - 1]))
-            line[--n] = 0;
-        if (!*line || *line == '*' || *line == '/' || *line == '#')
-            continue;
-        /* A new definition unless the last line ended with ','. */
-        if (!cont)
-            open = false;
-        cont = line[n - 1] == ',';
-        if (cont)
-            line[--n] = 0;
-        tok = line;
-        for (char *q = line;; q++) {
-            if (*q == '(')
-                depth++;
-            else if (*q == ')')
-                depth--;
-            if ((*q == ',' && depth == 0) || !*q) {
-                bool end = !*q;
-                int rc;
-                *q = 0;
-                while (isspace((unsigned char)*tok))
-                    tok++;
-                for (char *e = tok + strlen(tok); e > tok && isspace((unsigned char)e[-1]);)
-                    *--e = 0;
-                if (*tok && (rc = vdb_token(c, file, lineno, tok, &open)))
-                    return rc;
-                if (end)
-                    break;
-                tok = q + 1;
-            }
-        }
-        if (depth) {
-            vdb_msg(c, file, lineno, "error: unbalanced parentheses");
-            continue;
-        }
-    }
-    return 0;
-}
-
-/* ---- resolution ---- */
-
-/* The value of key for definition d: its own (the last given), else the
- * last `kind=default` before it that gives one. */
-static const struct vdb_kv *vdb_get(const struct vdb_ctx *c, const struct vdb_def *d,
-                                    const char *key)
-{
-    for (size_t i = d->count; i-- > 1;)
-        if (!strcmp(c->kv[d->first + i].key, key))
-            return &c->kv[d->first + i];
-    for (const struct vdb_def *x = d; x-- > c->def;)
-        if (x->kind == d->kind && x->is_default)
-            for (size_t i = x->count; i-- > 1;)
-                if (!strcmp(c->kv[x->first + i].key, key))
-                    return &c->kv[x->first + i];
-    return NULL;
-}
-
-static const struct vdb_kv *vdb_gen(const struct vdb_ctx *c, const char *key)
-{
-    const struct vdb_kv *r = NULL;
-    for (size_t i = 0; i < c->ndef; i++)
-        if (c->def[i].kind == VDB_GEN)
-            for (size_t k = 0; k < c->def[i].count; k++)
-                if (!strcmp(c->kv[c->def[i].first + k].key, key))
-                    r = &c->kv[c->def[i].first + k];
-    return r;
-}
-
-/* "FILE:LINE: error: cannot map KEY=VALUE: WHY". */
-static void vdb_bad(struct vdb_ctx *c, const struct vdb_kv *kv, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void vdb_bad(struct vdb_ctx *c, const struct vdb_kv *kv, const char *fmt, ...)
-{
-    char why[512];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(why, sizeof(why), fmt, ap);
-    va_end(ap);
-    vdb_msg(c, kv->file, kv->line, "error: cannot map %s=%s: %s", kv->key, kv->val, why);
-}
-
-/* The keys each kind takes; anything else is refused by name. */
-static const char *const vdb_sd_keys[] = {"sd",    "lun",     "size",   "threads",  "openflags",
-                                          "range", "hitarea", "host",   "count",    "offset",
-                                          "align", "journal", "replay", "resetbus", "resetlun"};
-static const char *const vdb_wd_keys[] = {
-    "wd",      "sd",     "xfersize",  "rdpct", "seekpct",  "skew",   "rhpct",   "whpct", "range",
-    "hotband", "iorate", "openflags", "host",  "priority", "stride", "streams", "lun",   "threads"};
-static const char *const vdb_rd_keys[] = {
-    "rd",           "wd",       "sd",           "iorate",    "curve",     "elapsed",
-    "interval",     "warmup",   "distribution", "pause",     "threads",   "forxfersize",
-    "forthreads",   "forrdpct", "forseekpct",   "forrhpct",  "forwhpct",  "forhitarea",
-    "forcompratio", "xfersize", "rdpct",        "seekpct",   "rhpct",     "whpct",
-    "hitarea",      "maxdata",  "openflags",    "stopcurve", "compratio", "startcmd",
-    "endcmd"};
-static const char *const vdb_hd_keys[] = {"hd",      "system",  "jvms",  "shell", "user",
-                                          "vdbench", "clients", "mount", "rsh"};
-
-static bool vdb_known(const char *const *keys, size_t n, const char *k)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!strcmp(keys[i], k))
-            return true;
-    return false;
-}
+#include "proto/plan.h"
 
 struct vdb_sd {
     const struct vdb_def *def;
@@ -555,7 +52,7 @@ static bool vdb_range(struct vdb_ctx *c, const struct vdb_kv *kv, uint64_t lunsi
                       size_t cap, uint64_t *bytes)
 {
     char buf[IOF_IMPORT_MAX_LINE + 1], *it[4], a[24], b[24];
-    size_t n = vdb_list(c, kv, kv->val, buf, it, 3);
+    size_t n = proto_vdb_list(c, kv, kv->val, buf, it, 3);
 
     if (!n)
         return false;
@@ -564,18 +61,18 @@ static bool vdb_range(struct vdb_ctx *c, const struct vdb_kv *kv, uint64_t lunsi
 
     *bytes = 0;
     if (n != 2) {
-        vdb_bad(c, kv, "expected (START,END)");
+        proto_vdb_bad(c, kv, "expected (START,END)");
         return false;
     }
-    if (!vdb_num(it[0], &lo) && !vdb_num(it[1], &hi) && lo <= 200 && hi <= 200) {
+    if (!proto_vdb_num(it[0], &lo) && !proto_vdb_num(it[1], &hi) && lo <= 200 && hi <= 200) {
         if (hi > 100) {
-            vdb_bad(c, kv, "a range that wraps past the end of the SD (an END above 100)");
+            proto_vdb_bad(c, kv, "a range that wraps past the end of the SD (an END above 100)");
             return false;
         }
         if (lo != (unsigned)lo || hi != (unsigned)hi || lo >= hi) {
-            vdb_bad(c, kv,
-                    "the plan takes whole percentages with START below END (a fraction of a "
-                    "percent has no exact region on a lun of unknown size)");
+            proto_vdb_bad(c, kv,
+                          "the plan takes whole percentages with START below END (a fraction of a "
+                          "percent has no exact region on a lun of unknown size)");
             return false;
         }
         if (lo == 0 && hi == 100) {
@@ -590,12 +87,13 @@ static bool vdb_range(struct vdb_ctx *c, const struct vdb_kv *kv, uint64_t lunsi
             *bytes = 0;
         return true;
     }
-    if (vdb_size(it[0], &blo) || vdb_size(it[1], &bhi) || blo >= bhi || blo % 512 || bhi % 512) {
-        vdb_bad(c, kv, "expected whole percentages, or sizes that are multiples of 512");
+    if (proto_vdb_size(it[0], &blo) || proto_vdb_size(it[1], &bhi) || blo >= bhi || blo % 512 ||
+        bhi % 512) {
+        proto_vdb_bad(c, kv, "expected whole percentages, or sizes that are multiples of 512");
         return false;
     }
-    vdb_size_str(blo, a, sizeof(a));
-    vdb_size_str(bhi - blo, b, sizeof(b));
+    proto_vdb_size_str(blo, a, sizeof(a));
+    proto_vdb_size_str(bhi - blo, b, sizeof(b));
     snprintf(out, cap, "\"range\": {\"offset\": \"%s\", \"size\": \"%s\"}", a, b);
     *bytes = bhi - blo;
     return true;
@@ -619,20 +117,20 @@ static bool vdb_seek(struct vdb_ctx *c, const struct vdb_kv *kv, const char *v, 
         *out = -1;
         return true;
     }
-    if (vdb_num(v, &d) || d > 100) {
-        vdb_bad(c, kv, "expected 0..100, seq, random or eof");
+    if (proto_vdb_num(v, &d) || d > 100) {
+        proto_vdb_bad(c, kv, "expected 0..100, seq, random or eof");
         return false;
     }
     if (d != (unsigned)d) {
         if (!c->approximate) {
-            vdb_bad(c, kv,
-                    "a fraction of a percent (the plan's random share is a whole percentage; "
-                    "import with --approximate to round it)");
+            proto_vdb_bad(c, kv,
+                          "a fraction of a percent (the plan's random share is a whole percentage; "
+                          "import with --approximate to round it)");
             return false;
         }
         d = (double)(unsigned)(d + 0.5);
-        vdb_msg(c, kv->file, kv->line, "note: %s=%s: rounded to %u%% random (--approximate)",
-                kv->key, kv->val, (unsigned)d);
+        proto_vdb_msg(c, kv->file, kv->line, "note: %s=%s: rounded to %u%% random (--approximate)",
+                      kv->key, kv->val, (unsigned)d);
     }
     *out = (int)d;
     return true;
@@ -643,20 +141,20 @@ static bool vdb_pct(struct vdb_ctx *c, const struct vdb_kv *kv, const char *v, u
 {
     double d;
 
-    if (vdb_num(v, &d) || d > 100) {
-        vdb_bad(c, kv, "expected 0..100");
+    if (proto_vdb_num(v, &d) || d > 100) {
+        proto_vdb_bad(c, kv, "expected 0..100");
         return false;
     }
     if (d != (unsigned)d) {
         if (!c->approximate) {
-            vdb_bad(c, kv,
-                    "a fraction of a percent (the plan takes whole percentages; import with "
-                    "--approximate to round it)");
+            proto_vdb_bad(c, kv,
+                          "a fraction of a percent (the plan takes whole percentages; import with "
+                          "--approximate to round it)");
             return false;
         }
         d = (double)(unsigned)(d + 0.5);
-        vdb_msg(c, kv->file, kv->line, "note: %s=%s: rounded to %u%% (--approximate)", kv->key,
-                kv->val, (unsigned)d);
+        proto_vdb_msg(c, kv->file, kv->line, "note: %s=%s: rounded to %u%% (--approximate)",
+                      kv->key, kv->val, (unsigned)d);
     }
     *out = (unsigned)d;
     return true;
@@ -667,214 +165,49 @@ static bool vdb_pct(struct vdb_ctx *c, const struct vdb_kv *kv, const char *v, u
 static size_t vdb_xfer(struct vdb_ctx *c, const struct vdb_kv *kv, struct vdb_line *out)
 {
     char buf[IOF_IMPORT_MAX_LINE + 1], *it[VDB_MAX_LIST];
-    size_t n = vdb_list(c, kv, kv->val, buf, it, VDB_MAX_LIST);
+    size_t n = proto_vdb_list(c, kv, kv->val, buf, it, VDB_MAX_LIST);
     unsigned total = 0;
 
     if (!n)
         return 0;
     if (n == 1) {
-        if (vdb_size(it[0], &out[0].size) || !out[0].size) {
-            vdb_bad(c, kv, "not a size");
+        if (proto_vdb_size(it[0], &out[0].size) || !out[0].size) {
+            proto_vdb_bad(c, kv, "not a size");
             return 0;
         }
         out[0].share = 100;
         return 1;
     }
     if (n == 3) {
-        vdb_bad(c, kv,
-                "(MIN,MAX,ALIGN) picks each transfer size at random in a range; a plan's lines "
-                "have fixed sizes (write a distribution: (4k,50,8k,50))");
+        proto_vdb_bad(
+            c, kv,
+            "(MIN,MAX,ALIGN) picks each transfer size at random in a range; a plan's lines "
+            "have fixed sizes (write a distribution: (4k,50,8k,50))");
         return 0;
     }
     if (n % 2) {
-        vdb_bad(c, kv, "expected (SIZE,PERCENT,SIZE,PERCENT...)");
+        proto_vdb_bad(c, kv, "expected (SIZE,PERCENT,SIZE,PERCENT...)");
         return 0;
     }
     for (size_t i = 0; i < n / 2; i++) {
         double pct;
-        if (vdb_size(it[2 * i], &out[i].size) || !out[i].size || vdb_num(it[2 * i + 1], &pct) ||
-            pct > 100) {
-            vdb_bad(c, kv, "expected (SIZE,PERCENT,SIZE,PERCENT...)");
+        if (proto_vdb_size(it[2 * i], &out[i].size) || !out[i].size ||
+            proto_vdb_num(it[2 * i + 1], &pct) || pct > 100) {
+            proto_vdb_bad(c, kv, "expected (SIZE,PERCENT,SIZE,PERCENT...)");
             return 0;
         }
         if (pct != (unsigned)pct) {
-            vdb_bad(c, kv, "a fraction of a percent (a line's share is a whole percentage)");
+            proto_vdb_bad(c, kv, "a fraction of a percent (a line's share is a whole percentage)");
             return 0;
         }
         out[i].share = (unsigned)pct;
         total += out[i].share;
     }
     if (total != 100) {
-        vdb_bad(c, kv, "the percentages add up to %u, not 100", total);
+        proto_vdb_bad(c, kv, "the percentages add up to %u, not 100", total);
         return 0;
     }
     return n / 2;
-}
-
-/* Does name match the list item (a name, "prefix*" or "name1-name9")? */
-static bool vdb_match(const char *item, const char *name)
-{
-    size_t n = strlen(item);
-    const char *dash;
-
-    if (n && item[n - 1] == '*')
-        return !strncmp(item, name, n - 1);
-    if ((dash = strchr(item, '-'))) {
-        size_t pl = 0;
-        const char *a = item, *b = dash + 1;
-        unsigned long lo, hi, v;
-        char *end;
-        while (a + pl < dash && !isdigit((unsigned char)a[pl]))
-            pl++;
-        if (pl && !strncmp(a, b, pl) && !strncmp(a, name, pl) && isdigit((unsigned char)name[pl])) {
-            lo = strtoul(a + pl, &end, 10);
-            if (end != dash)
-                return false;
-            hi = strtoul(b + pl, &end, 10);
-            if (*end)
-                return false;
-            v = strtoul(name + pl, &end, 10);
-            return !*end && v >= lo && v <= hi;
-        }
-    }
-    return !strcmp(item, name);
-}
-
-/* The definitions of kind named by kv's list, in file order; 0 with a message when none. */
-static size_t vdb_select(struct vdb_ctx *c, const struct vdb_kv *kv, enum vdb_kind kind,
-                         const struct vdb_def **out, size_t max)
-{
-    char buf[IOF_IMPORT_MAX_LINE + 1], *it[VDB_MAX_LIST];
-    size_t n = vdb_list(c, kv, kv->val, buf, it, VDB_MAX_LIST), k = 0;
-
-    for (size_t i = 0; i < n; i++) {
-        size_t before = k;
-        for (size_t d = 0; d < c->ndef; d++) {
-            bool dup = false;
-            if (c->def[d].kind != kind || c->def[d].is_default || !vdb_match(it[i], c->def[d].name))
-                continue;
-            for (size_t j = 0; j < k; j++)
-                dup |= out[j] == &c->def[d];
-            if (!dup && k == max) {
-                vdb_msg(c, kv->file, kv->line, "error: cannot map %s=%s: more than %zu of them",
-                        kv->key, kv->val, max);
-                return 0;
-            }
-            if (!dup)
-                out[k++] = &c->def[d];
-        }
-        if (k == before) {
-            vdb_msg(c, kv->file, kv->line, "error: %s=%s: no %s named '%s'", kv->key, kv->val,
-                    kind == VDB_SD ? "sd=" : "wd=", it[i]);
-            return 0;
-        }
-    }
-    return k;
-}
-
-static bool vdb_check_keys(struct vdb_ctx *c)
-{
-    for (size_t i = 0; i < c->ndef; i++) {
-        const struct vdb_def *d = &c->def[i];
-        const char *const *keys = d->kind == VDB_SD   ? vdb_sd_keys
-                                  : d->kind == VDB_WD ? vdb_wd_keys
-                                  : d->kind == VDB_RD ? vdb_rd_keys
-                                  : d->kind == VDB_HD ? vdb_hd_keys
-                                                      : vdb_general;
-        size_t n = d->kind == VDB_SD   ? sizeof(vdb_sd_keys) / sizeof(*keys)
-                   : d->kind == VDB_WD ? sizeof(vdb_wd_keys) / sizeof(*keys)
-                   : d->kind == VDB_RD ? sizeof(vdb_rd_keys) / sizeof(*keys)
-                   : d->kind == VDB_HD ? sizeof(vdb_hd_keys) / sizeof(*keys)
-                                       : sizeof(vdb_general) / sizeof(*keys);
-        for (size_t k = 0; k < d->count; k++) {
-            const struct vdb_kv *kv = &c->kv[d->first + k];
-            if (!vdb_known(keys, n, kv->key))
-                vdb_msg(c, kv->file, kv->line,
-                        "error: cannot map %s=%s: not a vdbench raw-I/O parameter of %s= that "
-                        "iofleet knows",
-                        kv->key, kv->val,
-                        d->kind == VDB_SD   ? "sd"
-                        : d->kind == VDB_WD ? "wd"
-                        : d->kind == VDB_RD ? "rd"
-                        : d->kind == VDB_HD ? "hd"
-                                            : "the general parameters");
-        }
-    }
-    return !c->failed;
-}
-
-/* What the parameters that have no plan key ask: refused unless they ask
- * nothing (rhpct=0), or ignored when they do not change the load. */
-static void vdb_refuse_unexact(struct vdb_ctx *c)
-{
-    static const char *const zero_ok[] = {"rhpct", "whpct", "forrhpct", "forwhpct"};
-    static const char *const ignored[] = {
-        "hitarea",        "forhitarea",  "jvms",        "shell",  "user",      "vdbench",
-        "system",         "data_errors", "messagescan", "report", "histogram", "pause",
-        "create_anchors", "monitor",     "rsh",         "mount"};
-    static const char *const refused[][2] = {
-        {"hotband", "vdbench's hot-band distribution has no plan equivalent (a zoned "
-                    "distribution is close, not the same)"},
-        {"priority", "workload priorities have no plan equivalent"},
-        {"stride", "strided sequential I/O has no plan equivalent"},
-        {"streams", "independent sequential streams per workload have no plan equivalent"},
-        {"host", "an sd= or wd= on some hosts only: the plan's worker groups run on the nodes "
-                 "they name; write one plan per host set"},
-        {"dedupsets", "dedup sets have no plan equivalent"},
-        {"validate", "vdbench's data validation journal has no plan equivalent (the plan's "
-                     "verify checks data another way)"},
-        {"journal", "vdbench's data validation journal has no plan equivalent"},
-        {"concatenatesds", "concatenated SDs have no plan equivalent"},
-        {"debug", "debug options change vdbench's behaviour"},
-        {"formatsds", "formatting SDs first has no plan equivalent"},
-        {"loop", "repeating the whole parameter file has no plan equivalent"},
-        {"startcmd", "iofleet runs no commands"},
-        {"endcmd", "iofleet runs no commands"},
-        {"showlba", "an LBA trace has no plan equivalent"},
-        {"swat", "swat replay has no plan equivalent"},
-        {"replay", "swat replay has no plan equivalent"},
-        {"count", "sd= count cloning: write the SDs out"},
-        {"offset", "an SD offset: use range=(START,END) in bytes"},
-        {"align", "vdbench's align= (the plan aligns random offsets to the transfer size)"},
-        {"resetbus", "iofleet resets no buses"},
-        {"resetlun", "iofleet resets no luns"},
-        {"stopcurve", "a curve that stops on a response time has no plan equivalent"},
-        {"forcompratio", "the plan cannot cycle the compression ratio"},
-        {"lun", "a wd= with its own lun"},
-        {"threads", "threads= of a wd= (vdbench takes threads from the sd= or rd=)"}};
-
-    for (size_t i = 0; i < c->ndef; i++) {
-        const struct vdb_def *d = &c->def[i];
-        for (size_t k = d->kind == VDB_GEN ? 0 : 1; k < d->count; k++) {
-            const struct vdb_kv *kv = &c->kv[d->first + k];
-            bool done = false;
-            for (size_t z = 0; z < sizeof(zero_ok) / sizeof(zero_ok[0]) && !done; z++)
-                if (!strcmp(kv->key, zero_ok[z])) {
-                    char buf[IOF_IMPORT_MAX_LINE + 1], *it[VDB_MAX_LIST];
-                    size_t n = vdb_list(c, kv, kv->val, buf, it, VDB_MAX_LIST);
-                    for (size_t j = 0; j < n; j++)
-                        if (strcmp(it[j], "0"))
-                            vdb_bad(c, kv,
-                                    "cache hit percentages need vdbench's hit area, which the "
-                                    "plan has not (only 0 maps)");
-                    done = true;
-                }
-            for (size_t z = 0; z < sizeof(ignored) / sizeof(ignored[0]) && !done; z++)
-                if (!strcmp(kv->key, ignored[z])) {
-                    vdb_msg(c, kv->file, kv->line, "ignored: %s (does not change the load)",
-                            kv->key);
-                    done = true;
-                }
-            /* lun= and threads= are the SD's (threads= the rd's too), not a wd's */
-            if ((!strcmp(kv->key, "lun") || !strcmp(kv->key, "threads")) && d->kind != VDB_WD)
-                done = true;
-            for (size_t z = 0; z < sizeof(refused) / sizeof(refused[0]) && !done; z++)
-                if (!strcmp(kv->key, refused[z][0])) {
-                    vdb_bad(c, kv, "%s", refused[z][1]);
-                    done = true;
-                }
-        }
-    }
 }
 
 /* ---- the plan ---- */
@@ -896,8 +229,8 @@ static bool vdb_sd(struct vdb_ctx *c, const struct vdb_def *d, struct vdb_sd *s)
     memset(s, 0, sizeof(*s));
     s->def = d;
     s->threads = 8; /* vdbench's default */
-    if (!(kv = vdb_get(c, d, "lun"))) {
-        vdb_msg(c, d->file, d->line, "error: sd=%s has no lun=", d->name);
+    if (!(kv = proto_vdb_get(c, d, "lun"))) {
+        proto_vdb_msg(c, d->file, d->line, "error: sd=%s has no lun=", d->name);
         return false;
     }
     if (proto_import_text_bad(c->msgs, kv->file, kv->line, "lun", kv->val)) {
@@ -905,32 +238,32 @@ static bool vdb_sd(struct vdb_ctx *c, const struct vdb_def *d, struct vdb_sd *s)
         return false;
     }
     snprintf(s->lun, sizeof(s->lun), "%s", kv->val);
-    if ((kv = vdb_get(c, d, "size")) && (vdb_size(kv->val, &s->size) || !s->size)) {
-        vdb_bad(c, kv, "not a size");
+    if ((kv = proto_vdb_get(c, d, "size")) && (proto_vdb_size(kv->val, &s->size) || !s->size)) {
+        proto_vdb_bad(c, kv, "not a size");
         return false;
     }
-    if ((kv = vdb_get(c, d, "threads"))) {
+    if ((kv = proto_vdb_get(c, d, "threads"))) {
         double t;
-        if (vdb_num(kv->val, &t) || t < 1 || t != (unsigned)t || t > PROTO_PLAN_MAX_QD) {
-            vdb_bad(c, kv, "expected a whole number 1..%u", (unsigned)PROTO_PLAN_MAX_QD);
+        if (proto_vdb_num(kv->val, &t) || t < 1 || t != (unsigned)t || t > PROTO_PLAN_MAX_QD) {
+            proto_vdb_bad(c, kv, "expected a whole number 1..%u", (unsigned)PROTO_PLAN_MAX_QD);
             return false;
         }
         s->threads = (unsigned)t;
     }
-    if ((kv = vdb_get(c, d, "openflags"))) {
+    if ((kv = proto_vdb_get(c, d, "openflags"))) {
         char buf[IOF_IMPORT_MAX_LINE + 1], *it[8];
-        size_t n = vdb_list(c, kv, kv->val, buf, it, 8);
+        size_t n = proto_vdb_list(c, kv, kv->val, buf, it, 8);
         for (size_t i = 0; i < n; i++) {
             if (!strcasecmp(it[i], "o_direct") || !strcasecmp(it[i], "directio"))
                 s->direct = true;
             else if (strcasecmp(it[i], "o_rdwr") && strcasecmp(it[i], "o_rdonly")) {
-                vdb_bad(c, kv, "iofleet opens with O_DIRECT only (o_direct or directio)");
+                proto_vdb_bad(c, kv, "iofleet opens with O_DIRECT only (o_direct or directio)");
                 return false;
             }
         }
     }
     s->range_bytes = s->size;
-    if ((kv = vdb_get(c, d, "range")) &&
+    if ((kv = proto_vdb_get(c, d, "range")) &&
         !vdb_range(c, kv, s->size, s->range, sizeof(s->range), &s->range_bytes))
         return false;
     return true;
@@ -973,16 +306,17 @@ static void vdb_targets(struct vdb_ctx *c, const struct vdb_sd *sd, size_t nsd, 
         iof_buf_addstr(b, i ? ",\n       {\"path\": " : "\n       {\"path\": ");
         if (tmpl[0] == '/' && strncmp(tmpl, "/dev/", 5)) {
             const char *base = strrchr(tmpl, '/') + 1;
-            vdb_msg(c, s->def->file, s->def->line,
-                    "note: lun=%s is a test file '%s' in the agent's workdir (dynamo --workdir "
-                    "puts it on the same filesystem)",
-                    tmpl, base);
-            vdb_json_str(b, base);
+            proto_vdb_msg(
+                c, s->def->file, s->def->line,
+                "note: lun=%s is a test file '%s' in the agent's workdir (dynamo --workdir "
+                "puts it on the same filesystem)",
+                tmpl, base);
+            proto_vdb_json_str(b, base);
         } else {
-            vdb_json_str(b, tmpl);
+            proto_vdb_json_str(b, tmpl);
         }
         if (s->size && strncmp(tmpl, "/dev/", 5)) {
-            vdb_size_str(s->size, sz, sizeof(sz));
+            proto_vdb_size_str(s->size, sz, sizeof(sz));
             iof_buf_printf(b, ", \"size\": \"%s\"", sz);
         }
         if (s->range[0])
@@ -1003,7 +337,7 @@ static bool vdb_secs(struct vdb_ctx *c, const struct vdb_kv *kv, uint64_t *out)
     errno = 0;
     v = strtod(kv->val, &end);
     if (end == kv->val || errno || v < 0) {
-        vdb_bad(c, kv, "not a time");
+        proto_vdb_bad(c, kv, "not a time");
         return false;
     }
     if (!strcasecmp(end, "s"))
@@ -1013,12 +347,12 @@ static bool vdb_secs(struct vdb_ctx *c, const struct vdb_kv *kv, uint64_t *out)
     else if (!strcasecmp(end, "h"))
         mul = 3600;
     else if (*end) {
-        vdb_bad(c, kv, "not a time");
+        proto_vdb_bad(c, kv, "not a time");
         return false;
     }
     v *= mul;
     if (v != (double)(uint64_t)v) {
-        vdb_bad(c, kv, "a fraction of a second");
+        proto_vdb_bad(c, kv, "a fraction of a second");
         return false;
     }
     *out = (uint64_t)v;
@@ -1030,7 +364,7 @@ static bool vdb_for_list(struct vdb_ctx *c, const struct vdb_kv *kv, struct iof_
                          unsigned *n_out, unsigned long *vals)
 {
     char buf[IOF_IMPORT_MAX_LINE + 1], *it[VDB_MAX_LIST];
-    size_t n = vdb_list(c, kv, kv->val, buf, it, VDB_MAX_LIST);
+    size_t n = proto_vdb_list(c, kv, kv->val, buf, it, VDB_MAX_LIST);
 
     if (!n)
         return false;
@@ -1042,11 +376,11 @@ static bool vdb_for_list(struct vdb_ctx *c, const struct vdb_kv *kv, struct iof_
         int sk;
         iof_buf_addstr(b, i ? ", " : "");
         if (!strcmp(kv->key, "forxfersize") || !strcmp(kv->key, "xfersize")) {
-            if (vdb_size(it[i], &sz) || !sz) {
-                vdb_bad(c, kv, "'%s' is not a size", it[i]);
+            if (proto_vdb_size(it[i], &sz) || !sz) {
+                proto_vdb_bad(c, kv, "'%s' is not a size", it[i]);
                 return false;
             }
-            vdb_size_str(sz, s, sizeof(s));
+            proto_vdb_size_str(sz, s, sizeof(s));
             iof_buf_printf(b, "\"%s\"", s);
         } else if (!strcmp(kv->key, "forrdpct")) {
             if (!vdb_pct(c, kv, it[i], &u))
@@ -1056,15 +390,15 @@ static bool vdb_for_list(struct vdb_ctx *c, const struct vdb_kv *kv, struct iof_
             if (!vdb_seek(c, kv, it[i], &sk))
                 return false;
             if (sk < 0) {
-                vdb_bad(c, kv, "eof in a for-loop (a run to the end of the SD)");
+                proto_vdb_bad(c, kv, "eof in a for-loop (a run to the end of the SD)");
                 return false;
             }
             iof_buf_printf(b, "%d", sk);
         } else { /* forthreads */
             double t;
-            if (vdb_num(it[i], &t) || t < 1 || t != (unsigned)t || t > PROTO_PLAN_MAX_QD) {
-                vdb_bad(c, kv, "'%s' is not a whole number of threads 1..%u", it[i],
-                        (unsigned)PROTO_PLAN_MAX_QD);
+            if (proto_vdb_num(it[i], &t) || t < 1 || t != (unsigned)t || t > PROTO_PLAN_MAX_QD) {
+                proto_vdb_bad(c, kv, "'%s' is not a whole number of threads 1..%u", it[i],
+                              (unsigned)PROTO_PLAN_MAX_QD);
                 return false;
             }
             vals[i] = (unsigned long)t;
@@ -1094,21 +428,23 @@ static bool vdb_cycle(struct vdb_ctx *c, const struct vdb_def *rd, size_t nlines
             }
     /* rd=default for-loops too */
     for (size_t l = 0; l < 4; l++)
-        if (!seen[l] && (seen[l] = vdb_get(c, rd, loops[l])) && !last)
+        if (!seen[l] && (seen[l] = proto_vdb_get(c, rd, loops[l])) && !last)
             last = seen[l];
     if (!seen[0] && !seen[1] && !seen[2] && !seen[3])
         return true;
     if (nlines > 1 && (seen[0] || seen[1] || seen[2])) {
         const struct vdb_kv *kv = seen[0] ? seen[0] : seen[1] ? seen[1] : seen[2];
-        vdb_bad(c, kv,
-                "a for-loop over a mix of several transfer sizes or workloads (the plan cycles "
-                "single-line specs only)");
+        proto_vdb_bad(
+            c, kv,
+            "a for-loop over a mix of several transfer sizes or workloads (the plan cycles "
+            "single-line specs only)");
         return false;
     }
     if (seen[3] && last != seen[3] && (seen[0] || seen[1] || seen[2])) {
-        vdb_bad(c, seen[3],
-                "forthreads before another for-loop: the plan cycles the queue depth innermost, "
-                "so forthreads must be the last for-loop");
+        proto_vdb_bad(
+            c, seen[3],
+            "forthreads before another for-loop: the plan cycles the queue depth innermost, "
+            "so forthreads must be the last for-loop");
         return false;
     }
     {
@@ -1156,9 +492,9 @@ static bool vdb_cycle(struct vdb_ctx *c, const struct vdb_def *rd, size_t nlines
                     geo &= v[i] == v[i - 1] * (v[1] / v[0]);
                 }
                 if (!lin && !geo) {
-                    vdb_bad(c, seen[3],
-                            "the plan cycles the queue depth in equal steps (+N) or by a "
-                            "factor (xN); this series is neither");
+                    proto_vdb_bad(c, seen[3],
+                                  "the plan cycles the queue depth in equal steps (+N) or by a "
+                                  "factor (xN); this series is neither");
                     return false;
                 }
                 iof_buf_printf(b,
@@ -1188,14 +524,15 @@ static bool vdb_run(struct vdb_ctx *c, const struct vdb_def *rd, unsigned nhosts
     r->def = rd;
     r->elapsed_s = 30; /* vdbench's defaults */
     r->interval_s = 1;
-    if ((kv = vdb_get(c, rd, "elapsed")) && !vdb_secs(c, kv, &r->elapsed_s))
+    if ((kv = proto_vdb_get(c, rd, "elapsed")) && !vdb_secs(c, kv, &r->elapsed_s))
         return false;
-    if ((kv = vdb_get(c, rd, "interval")) && (!vdb_secs(c, kv, &r->interval_s) || !r->interval_s)) {
+    if ((kv = proto_vdb_get(c, rd, "interval")) &&
+        (!vdb_secs(c, kv, &r->interval_s) || !r->interval_s)) {
         if (!c->failed)
-            vdb_bad(c, kv, "an interval of 0");
+            proto_vdb_bad(c, kv, "an interval of 0");
         return false;
     }
-    if ((kv = vdb_get(c, rd, "warmup"))) {
+    if ((kv = proto_vdb_get(c, rd, "warmup"))) {
         if (!vdb_secs(c, kv, &r->warmup_s))
             return false;
         r->has_warmup = true;
@@ -1203,57 +540,59 @@ static bool vdb_run(struct vdb_ctx *c, const struct vdb_def *rd, unsigned nhosts
         r->warmup_s = r->interval_s; /* vdbench leaves the first interval out */
     }
     if (r->elapsed_s <= r->warmup_s) {
-        vdb_msg(c, rd->file, rd->line,
-                "error: rd=%s: elapsed=%" PRIu64 " leaves no measured time after the warmup of "
-                "%" PRIu64 "s",
-                rd->name, r->elapsed_s, r->warmup_s);
+        proto_vdb_msg(c, rd->file, rd->line,
+                      "error: rd=%s: elapsed=%" PRIu64
+                      " leaves no measured time after the warmup of "
+                      "%" PRIu64 "s",
+                      rd->name, r->elapsed_s, r->warmup_s);
         return false;
     }
-    if ((kv = vdb_get(c, rd, "sd"))) {
-        vdb_bad(c, kv, "sd= in an rd= (choose the SDs in the wd=)");
+    if ((kv = proto_vdb_get(c, rd, "sd"))) {
+        proto_vdb_bad(c, kv, "sd= in an rd= (choose the SDs in the wd=)");
         return false;
     }
-    if (!(wdkv = vdb_get(c, rd, "wd"))) {
-        vdb_msg(c, rd->file, rd->line, "error: rd=%s has no wd=", rd->name);
+    if (!(wdkv = proto_vdb_get(c, rd, "wd"))) {
+        proto_vdb_msg(c, rd->file, rd->line, "error: rd=%s has no wd=", rd->name);
         return false;
     }
-    if (!(nwd = vdb_select(c, wdkv, VDB_WD, wds, VDB_MAX_LIST)))
+    if (!(nwd = proto_vdb_select(c, wdkv, VDB_WD, wds, VDB_MAX_LIST)))
         return false;
     /* Every wd= of the run on the same SDs and range: one mix on one group. */
     for (size_t w = 0; w < nwd; w++) {
         const struct vdb_def *wd = wds[w];
         const struct vdb_def *wsd[IOF_PLAN_MAX_TARGETS];
-        const struct vdb_kv *rk = vdb_get(c, wd, "range"),
-                            *r0 = w ? vdb_get(c, wds[0], "range") : NULL;
+        const struct vdb_kv *rk = proto_vdb_get(c, wd, "range"),
+                            *r0 = w ? proto_vdb_get(c, wds[0], "range") : NULL;
         size_t n;
-        if (!(kv = vdb_get(c, wd, "sd"))) {
-            vdb_msg(c, wd->file, wd->line, "error: wd=%s has no sd=", wd->name);
+        if (!(kv = proto_vdb_get(c, wd, "sd"))) {
+            proto_vdb_msg(c, wd->file, wd->line, "error: wd=%s has no sd=", wd->name);
             return false;
         }
-        if (!(n = vdb_select(c, kv, VDB_SD, wsd, IOF_PLAN_MAX_TARGETS)))
+        if (!(n = proto_vdb_select(c, kv, VDB_SD, wsd, IOF_PLAN_MAX_TARGETS)))
             return false;
         if (w == 0) {
             memcpy(sds, wsd, n * sizeof(*wsd));
             nsd = n;
         } else if (n != nsd || memcmp(sds, wsd, n * sizeof(*wsd)) || (!rk != !r0) ||
                    (rk && strcmp(rk->val, r0->val))) {
-            vdb_msg(c, wd->file, wd->line,
-                    "error: rd=%s runs wd=%s and wd=%s on different SDs or ranges at once: a plan "
-                    "test runs one mix on every target of a worker group, and vdbench's skew "
-                    "between different SDs has no plan equivalent",
-                    rd->name, wds[0]->name, wd->name);
+            proto_vdb_msg(
+                c, wd->file, wd->line,
+                "error: rd=%s runs wd=%s and wd=%s on different SDs or ranges at once: a plan "
+                "test runs one mix on every target of a worker group, and vdbench's skew "
+                "between different SDs has no plan equivalent",
+                rd->name, wds[0]->name, wd->name);
             return false;
         }
         skews[w] = -1;
-        if ((kv = vdb_get(c, wd, "skew"))) {
+        if ((kv = proto_vdb_get(c, wd, "skew"))) {
             double sk;
-            if (vdb_num(kv->val, &sk) || sk > 100 || sk != (unsigned)sk) {
-                vdb_bad(c, kv, "expected a whole percentage 0..100");
+            if (proto_vdb_num(kv->val, &sk) || sk > 100 || sk != (unsigned)sk) {
+                proto_vdb_bad(c, kv, "expected a whole percentage 0..100");
                 return false;
             }
             skews[w] = (int)sk;
             if ((unsigned)sk > skew_left) {
-                vdb_bad(c, kv, "the skews of rd=%s add up to more than 100", rd->name);
+                proto_vdb_bad(c, kv, "the skews of rd=%s add up to more than 100", rd->name);
                 return false;
             }
             skew_left -= (unsigned)sk;
@@ -1262,11 +601,11 @@ static bool vdb_run(struct vdb_ctx *c, const struct vdb_def *rd, unsigned nhosts
         }
     }
     if (nskewless ? skew_left % nskewless : skew_left) {
-        vdb_msg(c, rd->file, rd->line,
-                "error: rd=%s: the skews leave %u%% to %u workloads without skew=: %s (the "
-                "plan's shares are whole percentages)",
-                rd->name, skew_left, nskewless,
-                nskewless ? "not a whole percentage each" : "they do not add up to 100");
+        proto_vdb_msg(c, rd->file, rd->line,
+                      "error: rd=%s: the skews leave %u%% to %u workloads without skew=: %s (the "
+                      "plan's shares are whole percentages)",
+                      rd->name, skew_left, nskewless,
+                      nskewless ? "not a whole percentage each" : "they do not add up to 100");
         return false;
     }
     if (!(sd = calloc(nsd, sizeof(*sd))))
@@ -1276,31 +615,33 @@ static bool vdb_run(struct vdb_ctx *c, const struct vdb_def *rd, unsigned nhosts
             goto out;
         if (!sd[i].direct) {
             if (!c->approximate) {
-                vdb_msg(c, sds[i]->file, sds[i]->line,
-                        "error: cannot map sd=%s without openflags=o_direct: vdbench reads and "
-                        "writes through the page cache then, and iofleet's engine always uses "
-                        "O_DIRECT (add openflags=o_direct, or import with --approximate)",
-                        sds[i]->name);
+                proto_vdb_msg(
+                    c, sds[i]->file, sds[i]->line,
+                    "error: cannot map sd=%s without openflags=o_direct: vdbench reads and "
+                    "writes through the page cache then, and iofleet's engine always uses "
+                    "O_DIRECT (add openflags=o_direct, or import with --approximate)",
+                    sds[i]->name);
                 goto out;
             }
-            vdb_msg(c, sds[i]->file, sds[i]->line,
-                    "note: sd=%s has no openflags=o_direct (buffered I/O): run with O_DIRECT "
-                    "(--approximate)",
-                    sds[i]->name);
+            proto_vdb_msg(c, sds[i]->file, sds[i]->line,
+                          "note: sd=%s has no openflags=o_direct (buffered I/O): run with O_DIRECT "
+                          "(--approximate)",
+                          sds[i]->name);
         }
         if (i && (sd[i].threads != sd[0].threads)) {
-            vdb_msg(c, sds[i]->file, sds[i]->line,
-                    "error: sd=%s has threads=%u where sd=%s has %u: a worker group keeps one "
-                    "queue depth on every target",
-                    sds[i]->name, sd[i].threads, sds[0]->name, sd[0].threads);
+            proto_vdb_msg(
+                c, sds[i]->file, sds[i]->line,
+                "error: sd=%s has threads=%u where sd=%s has %u: a worker group keeps one "
+                "queue depth on every target",
+                sds[i]->name, sd[i].threads, sds[0]->name, sd[0].threads);
             goto out;
         }
     }
     threads = sd[0].threads;
-    if ((kv = vdb_get(c, rd, "threads"))) {
+    if ((kv = proto_vdb_get(c, rd, "threads"))) {
         double t;
-        if (vdb_num(kv->val, &t) || t < 1 || t != (unsigned)t || t > PROTO_PLAN_MAX_QD) {
-            vdb_bad(c, kv, "expected a whole number 1..%u", (unsigned)PROTO_PLAN_MAX_QD);
+        if (proto_vdb_num(kv->val, &t) || t < 1 || t != (unsigned)t || t > PROTO_PLAN_MAX_QD) {
+            proto_vdb_bad(c, kv, "expected a whole number 1..%u", (unsigned)PROTO_PLAN_MAX_QD);
             goto out;
         }
         threads = (unsigned)t;
@@ -1312,17 +653,17 @@ static bool vdb_run(struct vdb_ctx *c, const struct vdb_def *rd, unsigned nhosts
         size_t nx = 1;
         unsigned read = 100, skew = skews[w] >= 0 ? (unsigned)skews[w] : skew_left / nskewless;
         int random = 100;
-        const struct vdb_kv *xk = vdb_get(c, rd, "xfersize");
+        const struct vdb_kv *xk = proto_vdb_get(c, rd, "xfersize");
         x[0].size = 4096;
         x[0].share = 100;
         if (!xk)
-            xk = vdb_get(c, wd, "xfersize");
+            xk = proto_vdb_get(c, wd, "xfersize");
         if (xk && !(nx = vdb_xfer(c, xk, x)))
             goto out;
-        if ((kv = vdb_get(c, rd, "rdpct")) || (kv = vdb_get(c, wd, "rdpct")))
+        if ((kv = proto_vdb_get(c, rd, "rdpct")) || (kv = proto_vdb_get(c, wd, "rdpct")))
             if (!vdb_pct(c, kv, kv->val, &read))
                 goto out;
-        if ((kv = vdb_get(c, rd, "seekpct")) || (kv = vdb_get(c, wd, "seekpct")))
+        if ((kv = proto_vdb_get(c, rd, "seekpct")) || (kv = proto_vdb_get(c, wd, "seekpct")))
             if (!vdb_seek(c, kv, kv->val, &random))
                 goto out;
         if (random < 0) {
@@ -1333,15 +674,15 @@ static bool vdb_run(struct vdb_ctx *c, const struct vdb_def *rd, unsigned nhosts
             continue;
         for (size_t i = 0; i < nx; i++) {
             if (skew * x[i].share % 100) {
-                vdb_msg(c, wd->file, wd->line,
-                        "error: wd=%s: skew %u%% of a %u%% transfer size is not a whole "
-                        "percentage of the I/Os (a plan line's share is)",
-                        wd->name, skew, x[i].share);
+                proto_vdb_msg(c, wd->file, wd->line,
+                              "error: wd=%s: skew %u%% of a %u%% transfer size is not a whole "
+                              "percentage of the I/Os (a plan line's share is)",
+                              wd->name, skew, x[i].share);
                 goto out;
             }
             if (nlines >= PROTO_PLAN_MAX_LINES) {
-                vdb_msg(c, wd->file, wd->line, "error: rd=%s: more than %d lines in its mix",
-                        rd->name, PROTO_PLAN_MAX_LINES);
+                proto_vdb_msg(c, wd->file, wd->line, "error: rd=%s: more than %d lines in its mix",
+                              rd->name, PROTO_PLAN_MAX_LINES);
                 goto out;
             }
             lines[nlines++] = (struct vdb_line){.size = x[i].size,
@@ -1353,7 +694,7 @@ static bool vdb_run(struct vdb_ctx *c, const struct vdb_def *rd, unsigned nhosts
     /* spec */
     iof_buf_addstr(&r->spec, "\"lines\": [");
     for (size_t i = 0; i < nlines; i++) {
-        vdb_size_str(lines[i].size, s, sizeof(s));
+        proto_vdb_size_str(lines[i].size, s, sizeof(s));
         iof_buf_printf(&r->spec, "%s{\"size\": \"%s\"", i ? ",\n               " : "", s);
         if (nlines > 1)
             iof_buf_printf(&r->spec, ", \"share\": %u", lines[i].share);
@@ -1361,7 +702,7 @@ static bool vdb_run(struct vdb_ctx *c, const struct vdb_def *rd, unsigned nhosts
     }
     iof_buf_addc(&r->spec, ']');
     if (nlines == 1) {
-        vdb_size_str(lines[0].size, s, sizeof(s));
+        proto_vdb_size_str(lines[0].size, s, sizeof(s));
         snprintf(r->name, sizeof(r->name), "%.64s: %s %u%% read %u%% random", rd->name, s,
                  lines[0].read, lines[0].random);
     } else {
@@ -1371,44 +712,47 @@ static bool vdb_run(struct vdb_ctx *c, const struct vdb_def *rd, unsigned nhosts
         uint64_t total = 0;
         for (size_t i = 0; i < nsd; i++) {
             if (!sd[i].range_bytes) {
-                vdb_msg(c, sds[i]->file, sds[i]->line,
-                        "error: seekpct=eof reads sd=%s to its end once, and its size is not in "
-                        "the file (give size=, or a range in bytes)",
-                        sds[i]->name);
+                proto_vdb_msg(
+                    c, sds[i]->file, sds[i]->line,
+                    "error: seekpct=eof reads sd=%s to its end once, and its size is not in "
+                    "the file (give size=, or a range in bytes)",
+                    sds[i]->name);
                 goto out;
             }
             total += sd[i].range_bytes;
         }
         if (nsd > 1 || nlines > 1) {
-            vdb_msg(c, rd->file, rd->line,
-                    "error: rd=%s: seekpct=eof over %s: the plan's io_limit ends a worker after "
-                    "an amount of I/O, which is exact for one SD and one workload only",
-                    rd->name, nsd > 1 ? "several SDs" : "a mix");
+            proto_vdb_msg(
+                c, rd->file, rd->line,
+                "error: rd=%s: seekpct=eof over %s: the plan's io_limit ends a worker after "
+                "an amount of I/O, which is exact for one SD and one workload only",
+                rd->name, nsd > 1 ? "several SDs" : "a mix");
             goto out;
         }
-        vdb_size_str(total, s, sizeof(s));
+        proto_vdb_size_str(total, s, sizeof(s));
         iof_buf_printf(&r->spec, ", \"io_limit\": \"%s\"", s);
     }
-    if ((kv = vdb_get(c, rd, "maxdata"))) {
+    if ((kv = proto_vdb_get(c, rd, "maxdata"))) {
         uint64_t md;
         if (eof) {
-            vdb_bad(c, kv, "maxdata with seekpct=eof");
+            proto_vdb_bad(c, kv, "maxdata with seekpct=eof");
             goto out;
         }
-        if (vdb_size(kv->val, &md) || !md) {
-            vdb_bad(c, kv,
-                    "not a size (maxdata below 200 counts passes over the SDs, which the "
-                    "plan cannot)");
+        if (proto_vdb_size(kv->val, &md) || !md) {
+            proto_vdb_bad(c, kv,
+                          "not a size (maxdata below 200 counts passes over the SDs, which the "
+                          "plan cannot)");
             goto out;
         }
         if (md < 200 * 1024 || md % nhosts) {
-            vdb_bad(c, kv,
-                    "a number of passes, or bytes that do not divide among %u hosts (the plan's "
-                    "io_limit is per worker)",
-                    nhosts);
+            proto_vdb_bad(
+                c, kv,
+                "a number of passes, or bytes that do not divide among %u hosts (the plan's "
+                "io_limit is per worker)",
+                nhosts);
             goto out;
         }
-        vdb_size_str(md / nhosts, s, sizeof(s));
+        proto_vdb_size_str(md / nhosts, s, sizeof(s));
         iof_buf_printf(&r->spec, ", \"io_limit\": \"%s\"", s);
     }
     /* group */
@@ -1418,32 +762,34 @@ static bool vdb_run(struct vdb_ctx *c, const struct vdb_def *rd, unsigned nhosts
     /* data: vdbench writes a new random pattern for every write unless
      * compratio/dedupratio say otherwise. */
     {
-        const struct vdb_kv *cr = vdb_get(c, rd, "compratio"), *dr = vdb_gen(c, "dedupratio"),
-                            *du = vdb_gen(c, "dedupunit");
+        const struct vdb_kv *cr = proto_vdb_get(c, rd, "compratio"),
+                            *dr = proto_vdb_gen(c, "dedupratio"),
+                            *du = proto_vdb_gen(c, "dedupunit");
         unsigned comp = 0, dedupe = 0;
         if (!cr)
-            cr = vdb_gen(c, "compratio");
+            cr = proto_vdb_gen(c, "compratio");
         for (int k = 0; k < 2; k++) {
             const struct vdb_kv *x = k ? dr : cr;
             double ratio;
             double pct;
             if (!x)
                 continue;
-            if (vdb_num(x->val, &ratio) || ratio < 1) {
-                vdb_bad(c, x, "expected a ratio of 1 or more");
+            if (proto_vdb_num(x->val, &ratio) || ratio < 1) {
+                proto_vdb_bad(c, x, "expected a ratio of 1 or more");
                 goto out;
             }
             pct = 100.0 - 100.0 / ratio;
             if (pct != (double)(unsigned)pct) {
                 if (!c->approximate) {
-                    vdb_bad(c, x,
-                            "1:%g leaves %.4g%% of the data %s, not a whole percentage as the "
-                            "plan's data takes (import with --approximate to round it)",
-                            ratio, 100.0 / ratio, k ? "unique" : "incompressible");
+                    proto_vdb_bad(
+                        c, x,
+                        "1:%g leaves %.4g%% of the data %s, not a whole percentage as the "
+                        "plan's data takes (import with --approximate to round it)",
+                        ratio, 100.0 / ratio, k ? "unique" : "incompressible");
                     goto out;
                 }
-                vdb_msg(c, x->file, x->line, "note: %s=%s: rounded to %u%% (--approximate)", x->key,
-                        x->val, (unsigned)(pct + 0.5));
+                proto_vdb_msg(c, x->file, x->line, "note: %s=%s: rounded to %u%% (--approximate)",
+                              x->key, x->val, (unsigned)(pct + 0.5));
                 pct = (double)(unsigned)(pct + 0.5);
             }
             *(k ? &dedupe : &comp) = (unsigned)pct;
@@ -1454,11 +800,11 @@ static bool vdb_run(struct vdb_ctx *c, const struct vdb_def *rd, unsigned nhosts
                            dedupe, comp);
             if (du) {
                 uint64_t u;
-                if (vdb_size(du->val, &u) || !u) {
-                    vdb_bad(c, du, "not a size");
+                if (proto_vdb_size(du->val, &u) || !u) {
+                    proto_vdb_bad(c, du, "not a size");
                     goto out;
                 }
-                vdb_size_str(u, s, sizeof(s));
+                proto_vdb_size_str(u, s, sizeof(s));
                 iof_buf_printf(&r->group, ", \"dedupe_unit\": \"%s\"", s);
             }
             iof_buf_addc(&r->group, '}');
@@ -1467,29 +813,30 @@ static bool vdb_run(struct vdb_ctx *c, const struct vdb_def *rd, unsigned nhosts
         }
     }
     /* rate */
-    if (!(iokv = vdb_get(c, rd, "iorate"))) {
-        vdb_msg(c, rd->file, rd->line, "error: rd=%s has no iorate= (vdbench requires one)",
-                rd->name);
+    if (!(iokv = proto_vdb_get(c, rd, "iorate"))) {
+        proto_vdb_msg(c, rd->file, rd->line, "error: rd=%s has no iorate= (vdbench requires one)",
+                      rd->name);
         goto out;
     }
     for (size_t w = 0; w < nwd; w++)
-        if ((kv = vdb_get(c, wds[w], "iorate"))) {
-            vdb_bad(c, kv, "a wd= of its own rate (the plan rates a worker group, not a mix)");
+        if ((kv = proto_vdb_get(c, wds[w], "iorate"))) {
+            proto_vdb_bad(c, kv,
+                          "a wd= of its own rate (the plan rates a worker group, not a mix)");
             goto out;
         }
     if (!strcasecmp(iokv->val, "curve")) {
-        const struct vdb_kv *ck = vdb_get(c, rd, "curve");
+        const struct vdb_kv *ck = proto_vdb_get(c, rd, "curve");
         char buf[IOF_IMPORT_MAX_LINE + 1], *it[VDB_MAX_LIST];
-        size_t n =
-            vdb_list(c, ck ? ck : iokv, ck ? ck->val : VDB_CURVE_DEFAULT, buf, it, VDB_MAX_LIST);
+        size_t n = proto_vdb_list(c, ck ? ck : iokv, ck ? ck->val : VDB_CURVE_DEFAULT, buf, it,
+                                  VDB_MAX_LIST);
         iof_buf_addstr(&r->cycle, "\"rate\": {\"curve\": [");
         for (size_t i = 0; i < n; i++) {
             double p;
-            if (vdb_num(it[i], &p) || p <= 0 || p > 100 || p != (unsigned)p) {
-                vdb_bad(c, ck,
-                        "'%s': the plan's curve takes whole percentages 1..100 of the "
-                        "unthrottled rate",
-                        it[i]);
+            if (proto_vdb_num(it[i], &p) || p <= 0 || p > 100 || p != (unsigned)p) {
+                proto_vdb_bad(c, ck,
+                              "'%s': the plan's curve takes whole percentages 1..100 of the "
+                              "unthrottled rate",
+                              it[i]);
                 goto out;
             }
             iof_buf_printf(&r->cycle, "%s%u", i ? ", " : "", (unsigned)p);
@@ -1497,12 +844,12 @@ static bool vdb_run(struct vdb_ctx *c, const struct vdb_def *rd, unsigned nhosts
         iof_buf_addstr(&r->cycle, "]}");
     } else if (strcasecmp(iokv->val, "max")) {
         double rate;
-        const struct vdb_kv *dk = vdb_get(c, rd, "distribution");
+        const struct vdb_kv *dk = proto_vdb_get(c, rd, "distribution");
         bool poisson = true; /* vdbench's default: exponential inter-arrival times */
-        if (vdb_num(iokv->val, &rate) || rate <= 0) {
-            vdb_bad(c, iokv,
-                    "expected max, curve or one I/O rate (several rates are several runs: "
-                    "write one rd= each)");
+        if (proto_vdb_num(iokv->val, &rate) || rate <= 0) {
+            proto_vdb_bad(c, iokv,
+                          "expected max, curve or one I/O rate (several rates are several runs: "
+                          "write one rd= each)");
             goto out;
         }
         if (dk) {
@@ -1510,11 +857,12 @@ static bool vdb_run(struct vdb_ctx *c, const struct vdb_def *rd, unsigned nhosts
                 !strcasecmp(dk->val, "u") || !strcasecmp(dk->val, "d")) {
                 poisson = false;
                 if (tolower((unsigned char)dk->val[0]) == 'u')
-                    vdb_msg(c, dk->file, dk->line,
-                            "note: distribution=uniform (gaps uniform in 0..2x the mean) is run "
-                            "with even gaps of the mean");
+                    proto_vdb_msg(
+                        c, dk->file, dk->line,
+                        "note: distribution=uniform (gaps uniform in 0..2x the mean) is run "
+                        "with even gaps of the mean");
             } else if (strcasecmp(dk->val, "exponential") && strcasecmp(dk->val, "e")) {
-                vdb_bad(c, dk, "expected exponential, uniform or deterministic");
+                proto_vdb_bad(c, dk, "expected exponential, uniform or deterministic");
                 goto out;
             }
         }
@@ -1556,14 +904,14 @@ static int vdb_emit(struct vdb_ctx *c, struct iof_buf *json)
         if (d->kind == VDB_RD && !d->is_default)
             nrd++;
         if (d->kind == VDB_HD && !d->is_default && strcasecmp(d->name, "localhost")) {
-            const struct vdb_kv *cl = vdb_get(c, d, "clients");
+            const struct vdb_kv *cl = proto_vdb_get(c, d, "clients");
             if (cl && strcmp(cl->val, "1")) {
-                vdb_bad(c, cl, "simulated clients per host: give iofleet more agents");
+                proto_vdb_bad(c, cl, "simulated clients per host: give iofleet more agents");
                 return 0;
             }
             if (nhosts >= sizeof(hosts) / sizeof(hosts[0])) {
-                vdb_msg(c, d->file, d->line, "error: more than %zu hosts",
-                        sizeof(hosts) / sizeof(hosts[0]));
+                proto_vdb_msg(c, d->file, d->line, "error: more than %zu hosts",
+                              sizeof(hosts) / sizeof(hosts[0]));
                 return 0;
             }
             if (proto_import_text_bad(c->msgs, d->file, d->line, "host name", d->name)) {
@@ -1574,7 +922,7 @@ static int vdb_emit(struct vdb_ctx *c, struct iof_buf *json)
         }
     }
     if (!nrd) {
-        vdb_msg(c, c->name, 1, "error: no rd= (a parameter file runs its rd= definitions)");
+        proto_vdb_msg(c, c->name, 1, "error: no rd= (a parameter file runs its rd= definitions)");
         return 0;
     }
     if (!(runs = calloc(nrd, sizeof(*runs))))
@@ -1592,24 +940,25 @@ static int vdb_emit(struct vdb_ctx *c, struct iof_buf *json)
     for (size_t i = 1; i < nr && !c->failed; i++) {
         const struct vdb_run *a = &runs[0], *b = &runs[i];
         if (strcmp(iof_buf_str(&a->group), iof_buf_str(&b->group))) {
-            vdb_msg(c, b->def->file, b->def->line,
-                    "error: rd=%s runs other SDs, threads, data or rate than rd=%s (line %u): a "
-                    "plan's worker groups are the same in every test (import it separately)",
-                    b->def->name, a->def->name, a->def->line);
+            proto_vdb_msg(
+                c, b->def->file, b->def->line,
+                "error: rd=%s runs other SDs, threads, data or rate than rd=%s (line %u): a "
+                "plan's worker groups are the same in every test (import it separately)",
+                b->def->name, a->def->name, a->def->line);
             break;
         }
         if (strcmp(iof_buf_str(&a->cycle), iof_buf_str(&b->cycle))) {
-            vdb_msg(c, b->def->file, b->def->line,
-                    "error: rd=%s has other for-loops or curve than rd=%s: a plan's cycle is "
-                    "the same for every spec (import it separately)",
-                    b->def->name, a->def->name);
+            proto_vdb_msg(c, b->def->file, b->def->line,
+                          "error: rd=%s has other for-loops or curve than rd=%s: a plan's cycle is "
+                          "the same for every spec (import it separately)",
+                          b->def->name, a->def->name);
             break;
         }
         if (a->interval_s != b->interval_s) {
-            vdb_msg(c, b->def->file, b->def->line,
-                    "error: rd=%s reports every %" PRIu64 "s where rd=%s does every %" PRIu64
-                    "s: a plan has one interval",
-                    b->def->name, b->interval_s, a->def->name, a->interval_s);
+            proto_vdb_msg(c, b->def->file, b->def->line,
+                          "error: rd=%s reports every %" PRIu64 "s where rd=%s does every %" PRIu64
+                          "s: a plan has one interval",
+                          b->def->name, b->interval_s, a->def->name, a->interval_s);
             break;
         }
         if (a->elapsed_s != b->elapsed_s || a->warmup_s != b->warmup_s)
@@ -1622,7 +971,7 @@ static int vdb_emit(struct vdb_ctx *c, struct iof_buf *json)
         snprintf(pname, sizeof(pname), "%.*s",
                  n > 4 && !strcasecmp(c->name + n - 4, ".vdb") ? (int)n - 4 : (int)n, c->name);
         iof_buf_addstr(json, "{\n  \"name\": ");
-        vdb_json_str(json, pname);
+        proto_vdb_json_str(json, pname);
         if (c->nnotes) {
             iof_buf_addstr(json, ",\n  \"notes\": [");
             iof_buf_addstr(json, c->notes.p);
@@ -1638,7 +987,7 @@ static int vdb_emit(struct vdb_ctx *c, struct iof_buf *json)
         iof_buf_printf(json, "\"interval\": \"%s\"},\n  \"specs\": [\n", d1);
         for (size_t i = 0; i < nr; i++) {
             iof_buf_printf(json, "%s    {\"name\": ", i ? ",\n" : "");
-            vdb_json_str(json, runs[i].name);
+            proto_vdb_json_str(json, runs[i].name);
             iof_buf_printf(json, ",\n     %s", iof_buf_str(&runs[i].spec));
             if (!same_time) {
                 vdb_secs_str(runs[i].warmup_s, d1, sizeof(d1));
@@ -1652,7 +1001,7 @@ static int vdb_emit(struct vdb_ctx *c, struct iof_buf *json)
             iof_buf_addstr(json, "\"*\"");
         for (unsigned h = 0; h < nhosts; h++) {
             iof_buf_addstr(json, h ? ", " : "");
-            vdb_json_str(json, hosts[h]);
+            proto_vdb_json_str(json, hosts[h]);
         }
         iof_buf_printf(json, "], %s}\n  ]", iof_buf_str(&runs[0].group));
         if (runs[0].cycle.len)
@@ -1670,26 +1019,6 @@ static int vdb_emit(struct vdb_ctx *c, struct iof_buf *json)
     }
     free(runs);
     return rc;
-}
-
-bool proto_import_vdbench_detect(const char *text, size_t len)
-{
-    const char *p = text, *end = text + len;
-
-    while (p < end) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p)), *e = nl ? nl : end;
-        while (p < e && isspace((unsigned char)*p))
-            p++;
-        if (p < e && *p != '*' && *p != '/' && *p != '#')
-            return (size_t)(e - p) > 3 &&
-                   (!strncasecmp(p, "sd=", 3) || !strncasecmp(p, "hd=", 3) ||
-                    !strncasecmp(p, "wd=", 3) || !strncasecmp(p, "rd=", 3) ||
-                    !strncasecmp(p, "compratio=", 10) || !strncasecmp(p, "dedupratio=", 11) ||
-                    !strncasecmp(p, "include=", 8) || !strncasecmp(p, "data_errors=", 12) ||
-                    !strncasecmp(p, "messagescan=", 12));
-        p = nl ? nl + 1 : end;
-    }
-    return false;
 }
 
 int proto_import_vdbench(const char *name, const char *text, size_t len, unsigned flags,
@@ -1713,9 +1042,9 @@ int proto_import_vdbench(const char *name, const char *text, size_t len, unsigne
         return -ENOMEM;
     memcpy(copy, text, len);
     copy[len] = 0;
-    rc = vdb_parse(&c, name, copy);
-    if (!rc && !c.failed && vdb_check_keys(&c)) {
-        vdb_refuse_unexact(&c);
+    rc = proto_vdb_parse(&c, name, copy);
+    if (!rc && !c.failed && proto_vdb_check_keys(&c)) {
+        proto_vdb_refuse_unexact(&c);
         if (!c.failed)
             rc = vdb_emit(&c, json);
     }
