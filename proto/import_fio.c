@@ -1871,6 +1871,20 @@ int proto_import_fio(const char *name, const char *text, size_t len, unsigned fl
             fio_job_defaults(j);
             fio_copy(j->name, sizeof(j->name), c.sec[s].name);
             j->line = c.sec[s].line;
+            /* The engine first: an engine iofleet does not have is the
+             * reason a job cannot be imported, whatever its other options
+             * (nfs_url, hostname...) would say. */
+            {
+                struct fio_kv *eng = NULL;
+                for (size_t g = 0; g <= s; g++)
+                    for (size_t o = 0; (g == s || c.sec[g].global) && o < c.sec[g].count; o++)
+                        if (!strcmp(c.kv[c.sec[g].first + o].key, "ioengine"))
+                            eng = &c.kv[c.sec[g].first + o];
+                if (eng && !fio_engine(&c, j, eng, eng->reported)) {
+                    eng->reported = true;
+                    break;
+                }
+            }
             /* Every [global] before the job, then the job's own options. */
             for (size_t g = 0; g < s; g++)
                 for (size_t o = 0; c.sec[g].global && o < c.sec[g].count; o++)

@@ -553,6 +553,14 @@ static void foreign_engines_refused(void **state)
                                   "pvsync, pvsync2)\n");
     assert_int_equal(r.json.len, 0);
     done(&r);
+
+    /* the engine is the reason, not the options that only it has */
+    import("[global]\nnfs_url=nfs://127.0.0.1/nfs\n[j]\nioengine=nfs\nsize=1g\n", &r);
+    assert_int_equal(r.rc, IOF_EPLAN);
+    assert_string_equal(msgs(&r), "j.fio:4: error: cannot map ioengine=nfs: iofleet's engines are "
+                                  "libaio, io_uring, null and sync (fio's sync, psync, vsync, "
+                                  "pvsync, pvsync2)\n");
+    done(&r);
 }
 
 /* Buffered I/O (direct=0, fio's default) with an O_DIRECT engine is refused
