@@ -13,6 +13,12 @@ DYNAMO=$IOF_BIN/dynamo
 [ -x "$DYNAMO" ] || skip "no dynamo binary at $DYNAMO"
 [ -x "$IOFLEET" ] || skip "no iofleet binary at $IOFLEET"
 
+# Every wait below is for an event (a log line, an exit, a condition) and
+# ends as soon as it happens; its deadline only bounds a failure. Deadlines
+# are multiplied by IOF_WAIT_SCALE (default 3) so that a machine with every
+# CPU busy (scripts/test --full's hog stage) still sees the event in time.
+CL_WAIT_SCALE=${IOF_WAIT_SCALE:-3}
+
 # Every process started through cl_spawn, for the final cleanup and check.
 CL_ALL_PIDS=()
 
@@ -73,7 +79,7 @@ cl_spawn() {
 # cl_wait_log FILE TEXT [TIMEOUT_S=10]: waits until FILE contains TEXT
 # (fixed string). Fails the test on timeout, showing the file.
 cl_wait_log() {
-    local file=$1 text=$2 timeout=${3:-10} deadline
+    local file=$1 text=$2 timeout=$((${3:-10} * CL_WAIT_SCALE)) deadline
     deadline=$(($(cl_now_ms) + timeout * 1000))
     while ! grep -qF -- "$text" "$file" 2>/dev/null; do
         if [ "$(cl_now_ms)" -ge "$deadline" ]; then
@@ -88,7 +94,7 @@ cl_wait_log() {
 # cl_wait_log_count FILE TEXT N [TIMEOUT_S=10]: waits until FILE has at
 # least N lines containing TEXT.
 cl_wait_log_count() {
-    local file=$1 text=$2 n=$3 timeout=${4:-10} deadline c
+    local file=$1 text=$2 n=$3 timeout=$((${4:-10} * CL_WAIT_SCALE)) deadline c
     deadline=$(($(cl_now_ms) + timeout * 1000))
     while :; do
         c=$(grep -cF -- "$text" "$file" 2>/dev/null || true)
@@ -105,7 +111,7 @@ cl_wait_log_count() {
 # cl_wait_cmd TIMEOUT_S DESCRIPTION CMD...: waits until CMD succeeds
 # (polled every 20 ms); fails the test naming DESCRIPTION on timeout.
 cl_wait_cmd() {
-    local __cl_to=$1 __cl_what=$2 __cl_dl
+    local __cl_to=$(($1 * CL_WAIT_SCALE)) __cl_what=$2 __cl_dl
     shift 2
     __cl_dl=$(($(cl_now_ms) + __cl_to * 1000))
     until "$@"; do
@@ -117,7 +123,7 @@ cl_wait_cmd() {
 # cl_wait_exit PID TIMEOUT_S VAR: waits (bounded) for our child PID to exit
 # and stores its exit status in VAR. Fails the test on timeout.
 cl_wait_exit() {
-    local __cl_pid=$1 __cl_timeout=$2 __cl_var=$3 __cl_deadline __cl_rc=0
+    local __cl_pid=$1 __cl_timeout=$(($2 * CL_WAIT_SCALE)) __cl_var=$3 __cl_deadline __cl_rc=0
     __cl_deadline=$(($(cl_now_ms) + __cl_timeout * 1000))
     while cl_alive "$__cl_pid"; do
         if [ "$(cl_now_ms)" -ge "$__cl_deadline" ]; then
@@ -143,13 +149,13 @@ CL_WORKDIRS=()
 CL_AGENT_ARGS=() # --insecure --agent 127.0.0.1:PORT for each (plain TCP needs --insecure)
 
 # cl_start_agent NAME [DYNAMO ARGS...]: a listening agent on an ephemeral
-# loopback port, workdir $T/work-NAME, log $T/NAME.log. Waits (10 s max)
+# loopback port, workdir $T/work-NAME, log $T/NAME.log. Waits (60 s max)
 # for its "listening" line and appends it to the CL_* arrays.
 cl_start_agent() {
     local name=$1 pid='' port log=$T/$1.log wd=$T/work-$1
     shift
     cl_spawn pid /dev/null "$log" "$DYNAMO" --listen 127.0.0.1:0 --insecure --name "$name" --workdir "$wd" "$@"
-    cl_wait_log "$log" "agent '$name' listening on 127.0.0.1:" 10
+    cl_wait_log "$log" "agent '$name' listening on 127.0.0.1:" 20
     port=$(cl_agent_port "$log")
     [ -n "$port" ] || fail "no port in $log"
     CL_NAMES+=("$name")
@@ -209,8 +215,8 @@ cl_listening() {
 
 # cl_start_listen_manager PIDVAR PORTVAR OUT ERR [IOFLEET RUN ARGS...]:
 # `iofleet run ARGS --listen 127.0.0.1:PORT` on a random free port, and
-# waits (10 s max) until it listens; when the port turns out to be taken
-# ("cannot listen"), tries another (5 times). With PORTVAR already set to a
+# waits (60 s max) until it listens or exits; when the port turns out to be
+# taken ("cannot listen"), tries another (5 times). With PORTVAR already set to a
 # number, uses that port and does not retry.
 cl_start_listen_manager() {
     local __cl_pv=$1 __cl_portv=$2 __cl_out=$3 __cl_err=$4 __cl_port __cl_pid __cl_i __cl_dl
@@ -222,18 +228,17 @@ cl_start_listen_manager() {
         [ $__cl_tries = 1 ] || __cl_port=$(cl_random_port)
         [ -n "$__cl_port" ] || fail "no free port"
         cl_spawn __cl_pid "$__cl_out" "$__cl_err" "$IOFLEET" run "$@" --insecure --listen "127.0.0.1:$__cl_port"
-        __cl_dl=$(($(cl_now_ms) + 10000))
+        __cl_dl=$(($(cl_now_ms) + 60000))
         while cl_alive "$__cl_pid" && ! cl_listening "$__cl_pid" "$__cl_port"; do
-            [ "$(cl_now_ms)" -lt "$__cl_dl" ] || fail "manager $__cl_pid not listening on $__cl_port after 10 s"
+            [ "$(cl_now_ms)" -lt "$__cl_dl" ] || fail "manager $__cl_pid not listening on $__cl_port after 60 s"
             sleep 0.02
         done
-        if ! cl_alive "$__cl_pid"; then
+        # Gone already: a taken port is retried; any other exit (a short --wait ends
+        # before this loop, slowed by a busy machine, saw the socket) is the caller's
+        # to judge, so it is not reaped here and cl_wait_exit gets its status.
+        if ! cl_alive "$__cl_pid" && grep -qF "cannot listen on 127.0.0.1:$__cl_port" "$__cl_err"; then
             wait "$__cl_pid" || true
-            if grep -qF "cannot listen on 127.0.0.1:$__cl_port" "$__cl_err"; then
-                continue
-            fi
-            cat "$__cl_err" >&2
-            fail "manager exited before listening on $__cl_port"
+            continue
         fi
         printf -v "$__cl_pv" '%s' "$__cl_pid"
         printf -v "$__cl_portv" '%s' "$__cl_port"

@@ -69,13 +69,13 @@ iof_loop() {
 # iof_run_live RUN-ARGS...: starts `iofleet run RUN-ARGS...` (which should hold
 # --http) in the background, stdout to $T/run.out and stderr to $T/run.err;
 # killed at exit. Sets RUN to its pid and url to its live view
-# (http://127.0.0.1:PORT/), and fails the test when none is logged in 10 s.
+# (http://127.0.0.1:PORT/), and fails the test when none is logged in 60 s.
 iof_run_live() {
     "$IOFLEET" run "$@" >"$T/run.out" 2>"$T/run.err" &
     RUN=$!
     iof_on_exit "kill $RUN 2>/dev/null; wait $RUN 2>/dev/null"
     url=
-    for _ in $(seq 200); do
+    for _ in $(seq 1200); do
         url=$(sed -n 's|.*live view on \(http://127\.0\.0\.1:[0-9]*/\).*|\1|p' "$T/run.err")
         [ -n "$url" ] && break
         sleep 0.05
@@ -85,7 +85,8 @@ iof_run_live() {
 
 # iof_start_agent NAME [DYNAMO ARGS...]: starts dynamo --listen on an ephemeral
 # loopback port with workdir $T/NAME-work, logging to $T/NAME.log; stopped at
-# exit. Sets AGENT_EP to 127.0.0.1:PORT and AGENT_PID.
+# exit (waits 60 s at most for it to listen). Sets AGENT_EP to 127.0.0.1:PORT
+# and AGENT_PID.
 iof_start_agent() {
     local name=$1 log=$T/$1.log port=
     shift
@@ -93,7 +94,7 @@ iof_start_agent() {
     "$IOF_BIN/dynamo" --listen 127.0.0.1:0 --insecure --workdir "$T/$name-work" "$@" 2>"$log" &
     AGENT_PID=$!
     iof_on_exit "kill $AGENT_PID 2>/dev/null"
-    for _ in $(seq 200); do
+    for _ in $(seq 1200); do
         port=$(sed -n "s/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p" "$log")
         [ -n "$port" ] && break
         kill -0 "$AGENT_PID" 2>/dev/null || break

@@ -146,7 +146,7 @@ def main():
             raise RuntimeError("the page did not load")
         # The first event fills the page; wait for it, then for the next interval.
         first = snapshot(cdp, session)
-        deadline = time.time() + 15
+        deadline = time.time() + 60  # generous: a busy machine; the run lasts until we are done
         while time.time() < deadline and first["interval"] in (None, "-", "0"):
             time.sleep(0.1)
             first = snapshot(cdp, session)
