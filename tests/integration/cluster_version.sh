@@ -19,20 +19,21 @@ inv='"inventory":{"hostname":"fake-host","cpus":1,"memory_bytes":1048576,"kernel
 
 # --- a 2.0 agent dials a manager ------------------------------------------------------
 port=''
-cl_start_listen_manager mgr port "$T/m1.out" "$T/m1.err" "$T/p.json" --expect 1 --wait 5
+# --wait 15: the refusal below must come while the manager still waits, on a busy machine too.
+cl_start_listen_manager mgr port "$T/m1.out" "$T/m1.err" "$T/p.json" --expect 1 --wait 15
 t0=$(cl_now_ms)
 CL_SEND="cl_frame '{\"type\":\"hello\",\"v\":[2,0],\"role\":\"agent\",\"name\":\"future\",\"software\":\"9.9\",\"heartbeat_ms\":1000,$inv}'"
 cl_raw_session "$port" "$T/r1" 4
 cl_wait_log "$T/m1.err" "protocol 2.0 is not compatible with this build's 1.4" 3
 t1=$(cl_now_ms)
-cl_wait_exit "$mgr" 10 rc
+cl_wait_exit "$mgr" 20 rc
 [ "$rc" = 3 ] || cl_fail "manager exited $rc after a 2.0 agent, expected 3"
 msg=$(grep "protocol 2.0" "$T/m1.err")
 case "$msg" in
 "iofleet: agent "*" (127.0.0.1:"*"): protocol 2.0 is not compatible with this build's 1.4 (the peer is newer: upgrade this side)") ;;
 *) cl_fail "refusal message: $msg" ;;
 esac
-expect_in "$T/m1.err" "iofleet: 0 of 1 expected agents connected within 5.0 s"
+expect_in "$T/m1.err" "iofleet: 0 of 1 expected agents connected within 15.0 s"
 if grep -q '^== test' "$T/m1.out"; then cl_fail "a test ran"; fi
 # Our fake agent got the manager's hello (so it could see the version too).
 expect_in "$T/r1" '{"type":"hello","v":[1,4],"role":"manager","name":"iofleet"'
@@ -47,7 +48,7 @@ cl_expect_fixed "manager sends error IOF_EVERSION + bye to a 2.0 agent (got: $(c
 
 # --- a 1.9 agent with unknown fields is compatible --------------------------------------
 port=''
-cl_start_listen_manager mgr port "$T/m2.out" "$T/m2.err" "$T/p.json" --expect 1 --wait 5
+cl_start_listen_manager mgr port "$T/m2.out" "$T/m2.err" "$T/p.json" --expect 1 --wait 60
 CL_SEND="cl_frame '{\"type\":\"hello\",\"v\":[1,9],\"role\":\"agent\",\"name\":\"newer\",\"software\":\"1.9\",\"heartbeat_ms\":1000,\"colour\":\"blue\",${inv%\}},\"gpu\":{\"n\":1}}}'; cl_frame '{\"type\":\"welcome\",\"since\":\"1.9\"}'"
 cl_raw_session "$port" "$T/r2" 1
 cl_wait_exit "$mgr" 10 rc
@@ -104,12 +105,12 @@ ok "agent still serves: a normal run succeeded"
 # A port probe or an HTTP request is not an agent: the run should go on with
 # the agent that does connect.
 port=''
-cl_start_listen_manager mgr port "$T/m3.out" "$T/m3.err" "$T/p.json" --expect 1 --wait 5
+cl_start_listen_manager mgr port "$T/m3.out" "$T/m3.err" "$T/p.json" --expect 1 --wait 60
 CL_SEND="printf 'GET / HTTP/1.0\r\n\r\n'"
 cl_raw_session "$port" "$T/r3" 2
 cl_wait_log "$T/m3.err" "bad frame magic 0x4745" 3
 cl_start_dialer d1 dialer-1 "127.0.0.1:$port"
-cl_wait_exit "$mgr" 15 rc
+cl_wait_exit "$mgr" 30 rc
 cl_expect_fixed "a stray HTTP connection on the manager's --listen port makes the run exit $rc (expected 0 with the real agent's table)" \
     test "$rc" = 0
 cl_expect_fixed "the run with --expect 1 ran on dialer-1 despite the stray connection" \
@@ -117,12 +118,12 @@ cl_expect_fixed "the run with --expect 1 ran on dialer-1 despite the stray conne
 
 # Two bare connects (port probes) exhaust the manager's agent slots.
 port=''
-cl_start_listen_manager mgr port "$T/m4.out" "$T/m4.err" "$T/p.json" --expect 1 --wait 5
+cl_start_listen_manager mgr port "$T/m4.out" "$T/m4.err" "$T/p.json" --expect 1 --wait 60
 CL_SEND=":"
 cl_raw_session "$port" "$T/r4a" 0.2
 cl_raw_session "$port" "$T/r4b" 0.2
 cl_start_dialer d2 dialer-2 "127.0.0.1:$port"
-cl_wait_exit "$mgr" 15 rc
+cl_wait_exit "$mgr" 30 rc
 cl_expect_fixed "two port probes on the manager's --listen port lock the real agent out (exit $rc, expected 0): $(tr '\n' ' ' <"$T/m4.err")" \
     test "$rc" = 0
 cl_done

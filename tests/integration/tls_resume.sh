@@ -6,7 +6,8 @@
 # (a lost link; both processes stay up): the agent redials, offers the
 # manager's ticket, and the reconnect is resumed on both sides, the manager
 # still checking the agent's name against the certificate of the session; the
-# agent takes part again from the next test. Then a new manager process on
+# agent takes part again from the next test (test 2 lasts 8 s, so that a
+# busy machine still has it back by test 3). Then a new manager process on
 # the same port: the agent offers the old ticket, which that manager cannot
 # decrypt (its own ticket keys), so the handshake is a full one, certificates
 # verified, and the run works.
@@ -16,12 +17,13 @@ command -v python3 >/dev/null || skip "python3 not installed (the loopback relay
 PKI=$T/pki
 "$IOFLEET" pki init "$PKI" --agent node1 --agent node2 >/dev/null || fail "pki init"
 tls_mgr=(--tls-ca "$PKI/ca.pem" --tls-cert "$PKI/manager.pem" --tls-key "$PKI/manager-key.pem")
-tls_agent() { echo --tls-ca "$PKI/ca.pem" --tls-cert "$PKI/$1.pem" --tls-key "$PKI/$1-key.pem"; }
+tls_node1=(--tls-ca "$PKI/ca.pem" --tls-cert "$PKI/node1.pem" --tls-key "$PKI/node1-key.pem")
+tls_node2=(--tls-ca "$PKI/ca.pem" --tls-cert "$PKI/node2.pem" --tls-key "$PKI/node2-key.pem")
 
 plan p.json <<'P'
 {"name": "resume", "run": {"duration": "2s", "interval": "500ms"},
  "specs": [{"name": "one", "lines": [{"size": "4k", "burst": 16, "delay": "1ms"}]},
-           {"name": "two", "lines": [{"size": "4k", "burst": 16, "delay": "1ms"}]},
+           {"name": "two", "duration": "8s", "lines": [{"size": "4k", "burst": 16, "delay": "1ms"}]},
            {"name": "three", "lines": [{"size": "4k", "burst": 16, "delay": "1ms"}]}],
  "workers": [{"engine": "null", "targets": [{"path": "t.dat", "size": "1m"}]}]}
 P
@@ -44,13 +46,13 @@ cl_start_listen_manager mgr mport "$T/m1.out" "$T/m1.err" "$T/p.json" "${tls_mgr
 rport=$(cl_random_port)
 start_relay
 cl_spawn ag /dev/null "$T/node1.log" "$DYNAMO" --manager "127.0.0.1:$rport" --name node1 \
-    --workdir "$T/work-node1" $(tls_agent node1)
+    --workdir "$T/work-node1" "${tls_node1[@]}"
 cl_spawn ag2 /dev/null "$T/node2.log" "$DYNAMO" --manager "127.0.0.1:$mport" --name node2 \
-    --workdir "$T/work-node2" $(tls_agent node2)
+    --workdir "$T/work-node2" "${tls_node2[@]}"
 
 cl_wait_log "$T/node1.log" "TLS session with manager 127.0.0.1:$rport: full handshake" 15
-cl_wait_log "$T/node1.log" "plan 'resume'" 15
-sleep 1.5 # into test 1
+# Into test 1: the manager has merged its first interval from both agents.
+cl_wait_log "$T/m1.err" "test 1 interval 0: 2 of 2 agents" 15
 cl_stop "$relay" # the link is cut: both ends see it close
 rport_was=$rport
 start_relay

@@ -403,7 +403,10 @@ static struct dyn_test *start_ok(struct setup *s)
     struct dyn_test *t = NULL;
     int r;
 
-    s->p.start_ns = iof_now_ns() + 10 * MS;
+    /* Set-up (open, allocate, start the threads) must end before the start:
+     * a worker whose first I/O comes over 100 ms into the window is refused.
+     * 500 ms is room for a machine with every CPU busy. */
+    s->p.start_ns = iof_now_ns() + 500 * MS;
     r = dyn_test_start(&s->p, &t, &diag);
     if (r)
         print_message("dyn_test_start: %s (%s)\n", iof_strerror(r), diag.msg);
@@ -1067,10 +1070,10 @@ static void test_stop_before_window(void **state)
     iof_sleep_until(iof_now_ns() + 30 * MS);
     t0 = iof_now_ns();
     dyn_test_stop(t);
-    while (!dyn_test_finished(t) && iof_now_ns() - t0 < 2 * IOF_NS_PER_S)
+    while (!dyn_test_finished(t) && iof_now_ns() - t0 < 4 * IOF_NS_PER_S)
         iof_sleep_until(iof_now_ns() + 1 * MS);
     assert_true(dyn_test_finished(t));
-    assert_true(iof_now_ns() - t0 < 1 * IOF_NS_PER_S);
+    assert_true(iof_now_ns() - t0 < 3 * IOF_NS_PER_S);
     join_ok(t);
     for (size_t w = 0; w < dyn_test_nworkers(t); w++)
         assert_int_equal(dyn_test_interval(t, w, 0, &st), -ENOENT);
@@ -1388,7 +1391,7 @@ static void test_burst_delay_rotates_targets(void **state)
     dyn_test_free(t);
     print_message("burst 1 / delay 1 ms, 3 targets: %" PRIu64 " %" PRIu64 " %" PRIu64 " I/Os\n",
                   ios[0], ios[1], ios[2]);
-    assert_true(all >= 30);
+    assert_true(all >= 9); /* 3 a target, however busy the machine */
     for (int i = 0; i < 3; i++) {
         /* in turn: no target more than one I/O apart from another */
         assert_true(ios[i] + 1 >= all / 3 && ios[i] <= all / 3 + 1);
@@ -1397,13 +1400,13 @@ static void test_burst_delay_rotates_targets(void **state)
 
 static void test_ring_slots_reused_clean(void **state)
 {
-    /* 30 intervals through a ring of 8, the driver releasing as it goes:
-     * every slot is reused several times and must come back empty. Paced at
-     * one I/O per ms (burst 1, delay 1 ms), an interval of 40 ms holds at
-     * most 41 I/Os; a slot reused without clearing would hold its old
-     * interval's too (about twice as many). 40 ms intervals give the driver
-     * 320 ms of slack before the ring overruns (-EOVERFLOW), which a loaded
-     * machine needs: 10 ms intervals overran under a parallel ASan run. */
+    /* 24 intervals through a ring of 8, the driver releasing as it goes:
+     * every slot is reused three times and must come back empty. Paced at
+     * one I/O per ms (burst 1, delay 1 ms), an interval of 100 ms holds at
+     * most 101 I/Os; a slot reused without clearing would hold its old
+     * interval's too (about twice as many). 100 ms intervals give the driver
+     * 800 ms of slack before the ring overruns (-EOVERFLOW): a driver thread
+     * beside a busy loop on every CPU can wait that long to run. */
     struct setup s;
     struct dyn_test *t;
     struct collect c;
@@ -1412,17 +1415,17 @@ static void test_ring_slots_reused_clean(void **state)
     setup_mk(&s, "null", 2, 4, "null.dat", 8 * MIB, 50, 100);
     s.line.delay_ns = 1 * MS;
     s.p.ramp_ns = 0;
-    s.p.duration_ns = 30 * 40 * MS;
-    s.p.interval_ns = 40 * MS;
+    s.p.duration_ns = 24 * 100 * MS;
+    s.p.interval_ns = 100 * MS;
     t = start_ok(&s);
     collect_init(&c, t);
     drive(t, &c, 0);
     join_ok(t);
     assert_int_equal(c.bad, 0);
     for (size_t w = 0; w < c.nw; w++)
-        assert_int_equal(c.got[w], 30);
-    print_message("most I/Os in one 40 ms interval: %" PRIu64 "\n", c.max_ios);
-    assert_true(c.max_ios >= 1 && c.max_ios <= 41);
+        assert_int_equal(c.got[w], 24);
+    print_message("most I/Os in one 100 ms interval: %" PRIu64 "\n", c.max_ios);
+    assert_true(c.max_ios >= 1 && c.max_ios <= 101);
     assert_sums_match_totals(t, &c);
     collect_free(&c);
     dyn_test_free(t);
