@@ -22,7 +22,7 @@ start_pid1() {
     iof_on_exit "kill -KILL $NS_PID 2>/dev/null"
     for _ in $(seq 200); do [ -S "$sock" ] && break; sleep 0.05; done
     [ -S "$sock" ] || { cat "$T/$1.log"; fail "dynamo as PID 1 did not listen"; }
-    DYN_PID=$(cat "/proc/$NS_PID/task/$NS_PID/children" | awk '{print $1}')
+    DYN_PID=$(awk '{print $1}' "/proc/$NS_PID/task/$NS_PID/children")
     [ -n "$DYN_PID" ] || fail "no child of unshare"
     grep -q 'pid in namespace: 1$' "$T/$1.log" || { cat "$T/$1.log"; fail "dynamo is not PID 1 there"; }
     iof_on_exit "kill -KILL $DYN_PID 2>/dev/null"

@@ -19,7 +19,7 @@ mkdir -p "$mnt"
 /usr/bin/python3 "$IOF_SRC/tests/integration/lib/stallfs.py" "$mnt" -f \
     -o "direct_io,size=$((64 << 20)),stall=$stall" 2>"$T/stallfs.log" &
 fspid=$!
-loop= AGENT_PID=
+loop='' AGENT_PID=''
 # Cleanup, first of all (an agent waiting on the hung device cannot exit):
 # the device comes back, the agent goes, the loop device is detached, and
 # last the file system is unmounted.

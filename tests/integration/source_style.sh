@@ -28,7 +28,7 @@ ok "every C file opens with a comment"
 
 # Direct writes to stderr outside common/log.c may only print usage text
 # (the format starts "usage: ") or the live line (manager/console.c).
-bad=$(find common proto dynamo manager -name '*.c' | sort |
+direct=$(find common proto dynamo manager -name '*.c' | sort |
     grep -v -e '^common/log.c$' -e '^manager/console.c$' |
     xargs awk '
         FNR == 1 { pending = 0 }
@@ -38,5 +38,5 @@ bad=$(find common proto dynamo manager -name '*.c' | sort |
             if (line ~ /"/) { if (line !~ /^[ \t]*"usage: /) print FILENAME ":" FNR }
             else pending = 1
         }')
-[ -z "$bad" ] || fail "stderr written directly, not usage text: $bad (log through common/log.h: IOF_ERROR, IOF_WARN, IOF_USER...)"
+[ -z "$direct" ] || fail "stderr written directly, not usage text: $direct (log through common/log.h: IOF_ERROR, IOF_WARN, IOF_USER...)"
 ok "stderr is written through common/log.h but for usage text and the live line"
