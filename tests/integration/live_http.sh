@@ -49,7 +49,7 @@ kill "$HOLD" 2>/dev/null || true
 ok "a port in use: one error line, exit 2, nothing run"
 
 # --- a real run -----------------------------------------------------------------------------
-iof_run_live "$T/p.json" --no-db --workdir "$T/work" --http 0 --http-linger 6 --csv "$T/r.csv"
+iof_run_live "$T/p.json" --no-db --workdir "$T/work" --http 0 --http-linger 20 --csv "$T/r.csv"
 
 # /api/run names the test once it runs.
 for _ in $(seq 150); do
@@ -97,7 +97,9 @@ jq -e 'any(.samples[]; .name == "iofleet_agent_up" and .labels.node == "local" a
     "$T/m2.json" >/dev/null || fail "the local agent is not up in /metrics"
 ok "/metrics parses (prometheus_client), counters only go up"
 
-# After the run (served for --http-linger): counters equal the CSV's ALL rows.
+# After the run (served for --http-linger: 20 s, room for a slow machine or
+# ThreadSanitizer between the "done" state and the last scrape): counters equal the
+# CSV's ALL rows.
 for _ in $(seq 300); do
     curl -sf "${url}api/run" >"$T/api.json" 2>/dev/null && jq -e '.state == "done"' "$T/api.json" >/dev/null && break
     sleep 0.1

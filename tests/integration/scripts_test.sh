@@ -20,7 +20,7 @@ ok "default run: $(grep -c '^    ' "$T/out") tests, none labelled long, package 
 
 expect_rc 0 "$IOF_SRC/scripts/test" --full --list
 stages=$(grep -o '^[a-z]*' "$T/out" | tr '\n' ' ')
-[ "$stages" = "lint default asan fuzz builds package hog windows " ] || fail "--full stages: $stages"
+[ "$stages" = "lint default asan tsan fuzz builds package hog windows " ] || fail "--full stages: $stages"
 # The tests under each stage heading.
 under() { awk -v s="$1:" '/^[a-z]/ { on = ($1 == s) } on && /^    / { print $1 }' "$T/out"; }
 under default >"$T/full-default"
