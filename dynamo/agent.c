@@ -159,8 +159,10 @@ static void agent_on_connect(struct iof_conn *c, int err, void *arg)
     struct agent *a = arg;
     if (err) {
         uint64_t delay = iof_backoff_next(&a->backoff);
+        /* err is libuv's or, from the TLS handshake, a project code (IOF_EPROTO). */
         IOF_WARN("cannot reach manager %s:%u: %s; retrying in %.1f s", a->mhost, a->port,
-                 uv_strerror(err), (double)delay / 1000);
+                 err < -4000 && err > UV_EOF ? iof_strerror(err) : uv_strerror(err),
+                 (double)delay / 1000);
         if (iof_conn_error(c)[0] && err != -ECONNREFUSED)
             IOF_WARN("(%s)", iof_conn_error(c));
         uv_timer_start(&a->reconnect, dyn_agent_on_reconnect, delay, 0);

@@ -61,3 +61,18 @@ if [ "$n" != 1 ] || ! grep -qF "$summary" "$T/node1b.log"; then
     fail "30 handshake timeouts: $n lines of their own, expected 1 and a summary"
 fi
 ok "30 handshake timeouts: 1 line and 1 summary"
+
+# A dialling agent whose manager address closes without a TLS answer (a relay to a
+# dead port): the retry line names the cause in words, not as an unknown error number.
+source "$(dirname "$0")/lib/cluster.bash"
+command -v python3 >/dev/null || skip "python3 not installed (the loopback relay)"
+rport=$(cl_random_port)
+dead=$(cl_random_port)
+cl_spawn relay "$T/relay.out" "$T/relay.err" python3 "$(dirname "$0")/lib/tcp_proxy.py" "$rport" "$dead"
+cl_wait_log "$T/relay.out" listening 10
+cl_spawn dialer /dev/null "$T/dial.log" "$DYNAMO" --manager "127.0.0.1:$rport" --name node1 \
+    --workdir "$T/work-dial" "${tls_agent[@]}"
+cl_wait_log "$T/dial.log" "cannot reach manager 127.0.0.1:$rport: " 10
+line=$(grep -F "cannot reach manager 127.0.0.1:$rport: " "$T/dial.log" | head -n1)
+if grep -q "Unknown system error" <<<"$line"; then fail "the retry line has no cause in words: $line"; fi
+ok "a manager address that closes without a TLS answer: $line"
