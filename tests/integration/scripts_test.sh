@@ -7,6 +7,7 @@ source "$(dirname "$0")/lib/common.bash"
 
 [ -f "$IOF_SRC/build/CTestTestfile.cmake" ] || skip "build/ is not configured (cmake --preset default)"
 export IOF_SKIP_DEPS=1
+unset IOF_STAGES # the stages of a scripts/test that runs this test are not the defaults
 
 expect_rc 0 "$IOF_SRC/scripts/test" --list
 [ "$(grep -c '^[a-z]' "$T/out")" = 1 ] || fail "the default run is not one stage: $(cat "$T/out")"
