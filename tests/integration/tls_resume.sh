@@ -42,7 +42,7 @@ start_relay() {
 
 mport=
 cl_start_listen_manager mgr mport "$T/m1.out" "$T/m1.err" "$T/p.json" "${tls_mgr[@]}" \
-    --expect 2 --wait 20 --heartbeat-ms 300 --verbose
+    --expect 2 --wait 120 --heartbeat-ms 300 --verbose
 rport=$(cl_random_port)
 start_relay
 cl_spawn ag /dev/null "$T/node1.log" "$DYNAMO" --manager "127.0.0.1:$rport" --name node1 \
