@@ -153,6 +153,12 @@ int iof_opt_next(struct iof_opt_parser *p, const char **val)
             iof_opt_usage_error(cmd, "an option needs a value");
             return IOF_OPT_ERROR;
         }
+        /* BSD's getopt_long (mingw-w64's) also answers ':' when a flag is given
+         * a value (--quiet=1), where glibc answers '?'. */
+        if (cmd->opts[i].arg == IOF_OPT_NONE) {
+            opt_unknown(p, optind > 0 && optind <= p->argc ? p->argv[optind - 1] : "");
+            return IOF_OPT_ERROR;
+        }
         if (optopt < OPT_VAL_BASE)
             snprintf(l, sizeof(l), "-%c", optopt);
         else

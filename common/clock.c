@@ -5,6 +5,7 @@
 
 #include <errno.h>
 
+#ifndef _WIN32 /* Windows: common/os/win.c */
 void iof_sleep_until(uint64_t deadline_ns)
 {
     struct timespec ts = {.tv_sec = (time_t)(deadline_ns / IOF_NS_PER_S),
@@ -12,3 +13,4 @@ void iof_sleep_until(uint64_t deadline_ns)
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
         ;
 }
+#endif

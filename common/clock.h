@@ -11,13 +11,22 @@
 #define IOF_NS_PER_MS 1000000ULL
 #define IOF_NS_PER_S 1000000000ULL
 
-/* Monotonic time in ns. Cheap (vDSO); safe from any thread. */
+/* Monotonic time in ns. Cheap (vDSO; QueryPerformanceCounter on Windows,
+ * common/os/os.h); safe from any thread. */
+#ifdef _WIN32
+#include "common/os/os.h"
+static inline uint64_t iof_now_ns(void)
+{
+    return iof_os_now_ns();
+}
+#else
 static inline uint64_t iof_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * IOF_NS_PER_S + (uint64_t)ts.tv_nsec;
 }
+#endif
 
 /* Wall-clock time in ns since the epoch (for result timestamps only). */
 static inline uint64_t iof_wall_ns(void)

@@ -45,6 +45,12 @@ const char *iof_errname(int err)
         if (n)
             return n;
     }
+#elif defined(_WIN32)
+    if (err < 0 && err > -4000) {
+        const char *n = iof_os_errname(-err); /* common/os/win.c */
+        if (n)
+            return n;
+    }
 #endif
     return "EUNKNOWN";
 }

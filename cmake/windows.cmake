@@ -1,0 +1,74 @@
+# SPDX-License-Identifier: Apache-2.0
+# The Windows build (cross-built with cmake/mingw-w64-x86_64.cmake; scripts/windows build):
+# the parts of iofleet that run on Windows so far, linked statically against the libuv,
+# cJSON, OpenSSL and cmocka that scripts/windows deps built into IOF_WIN_PREFIX, and the
+# unit tests that apply to them (ctest runs them under Wine). docs/windows.md says what
+# is not there yet. Included from the top CMakeLists.txt instead of the Linux part.
+
+# The C99 printf family of mingw-w64 (%zu, %lld, %j...), not msvcrt's. GCC for mingw reads
+# __attribute__((format(printf))) as msvcrt's dialect, so it would warn on every %zu the
+# program prints correctly: format strings are checked by the Linux build of the same
+# sources instead.
+add_compile_definitions(__USE_MINGW_ANSI_STDIO=1 WIN32_LEAN_AND_MEAN _WIN32_WINNT=0x0603)
+add_compile_options(-Wno-format)
+# common/os/os.h fills the C library's gaps (strndup...) in every file of this build.
+add_compile_options("SHELL:-include ${PROJECT_SOURCE_DIR}/common/os/os.h")
+
+find_path(IOF_WIN_INCLUDE uv.h REQUIRED)
+find_library(IOF_WIN_UV NAMES libuv_a.a uv_a libuv.a REQUIRED)
+find_library(IOF_WIN_CJSON NAMES libcjson.a cjson REQUIRED)
+find_library(IOF_WIN_SSL NAMES libssl.a REQUIRED)
+find_library(IOF_WIN_CRYPTO NAMES libcrypto.a REQUIRED)
+find_library(IOF_WIN_CMOCKA NAMES libcmocka-static.a libcmocka.a REQUIRED)
+
+add_library(iof_win_deps INTERFACE)
+target_include_directories(iof_win_deps INTERFACE ${IOF_WIN_INCLUDE})
+target_link_libraries(iof_win_deps INTERFACE ${IOF_WIN_SSL} ${IOF_WIN_CRYPTO} ${IOF_WIN_CJSON}
+                      ${IOF_WIN_UV} ws2_32 iphlpapi userenv psapi dbghelp ole32 shell32 crypt32
+                      advapi32 user32 pthread) # pthread: winpthreads clock_gettime (iof_wall_ns)
+
+# common/ and proto/ without the connection layer (net.c, link.c: Unix sockets, io_uring
+# batching, POSIX ownership checks) and the safe output file (outfile.c: O_NOFOLLOW,
+# renameat2): those come with the agent's OS layer.
+file(GLOB IOF_COMMON_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/common/*.c
+     ${PROJECT_SOURCE_DIR}/common/os/win.c)
+list(REMOVE_ITEM IOF_COMMON_SOURCES ${PROJECT_SOURCE_DIR}/common/net.c
+     ${PROJECT_SOURCE_DIR}/common/outfile.c)
+add_library(iof_common STATIC ${IOF_COMMON_SOURCES})
+target_include_directories(iof_common PUBLIC ${PROJECT_SOURCE_DIR})
+target_link_libraries(iof_common PUBLIC iof_win_deps)
+
+file(GLOB IOF_PROTO_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/proto/*.c)
+list(REMOVE_ITEM IOF_PROTO_SOURCES ${PROJECT_SOURCE_DIR}/proto/link.c)
+add_library(iof_proto STATIC ${IOF_PROTO_SOURCES})
+target_link_libraries(iof_proto PUBLIC iof_common)
+
+if(IOF_TESTS)
+  enable_testing()
+  # Not here: the tests of what is not built for Windows (net, link, outfile, the agent,
+  # the manager: test_statsbin drives the manager's aggregation too) and those that
+  # make their files with POSIX calls (tests/unit/tmpdir.h: mkdtemp, nftw).
+  set(IOF_WIN_UNIT_TESTS
+      test_backoff test_buf test_clock test_clock_sleep test_cliopt test_frame test_hist
+      test_import_fio test_import_icf test_msg test_msg_run test_name test_plan
+      test_ratecycle test_text)
+  set(IOF_WIN_TEST_SOURCES)
+  foreach(name ${IOF_WIN_UNIT_TESTS})
+    list(APPEND IOF_WIN_TEST_SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/${name}.c)
+  endforeach()
+  foreach(src ${IOF_WIN_TEST_SOURCES})
+    get_filename_component(name ${src} NAME_WE)
+    add_executable(${name} ${src})
+    target_link_libraries(${name} PRIVATE iof_proto iof_common
+                          ${IOF_WIN_CMOCKA})
+    # open_memstream, fmemopen, setenv for the tests only (tests/windows/posix_shim.h).
+    target_compile_options(${name} PRIVATE
+                           "SHELL:-include ${PROJECT_SOURCE_DIR}/tests/windows/posix_shim.h")
+    # ctest runs it with CMAKE_CROSSCOMPILING_EMULATOR (wine).
+    add_test(NAME unit.${name} COMMAND ${name})
+    set_tests_properties(unit.${name} PROPERTIES LABELS "unit;windows" TIMEOUT 300
+                         ENVIRONMENT "IOF_TEST_TMPDIR=${CMAKE_BINARY_DIR}/testtmp")
+  endforeach()
+  target_compile_definitions(test_import_icf PRIVATE IOF_SRC_DIR="${PROJECT_SOURCE_DIR}")
+  target_link_options(test_buf PRIVATE -Wl,--wrap=realloc)
+endif()

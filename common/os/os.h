@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* common/os/os.h - the portability layer of common/: what common/ needs
+ * that the C library of the other system does not give the same way. On
+ * Linux it declares nothing; on Windows (mingw-w64) it declares what
+ * common/os/win.c implements with the Win32 API. */
+#ifndef IOF_COMMON_OS_OS_H
+#define IOF_COMMON_OS_OS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef _WIN32
+/* The Windows build force-includes this header (cmake/windows.cmake), so
+ * what follows stands in for the C library's gaps without an #include or an
+ * #ifdef in the files that use them. */
+
+/* POSIX strndup, which msvcrt lacks. */
+char *strndup(const char *s, size_t n);
+
+/* The symbolic name of errno value e ("ENOENT"), or NULL: what glibc's
+ * strerrorname_np gives common/err.c on Linux. Errors cross the wire by
+ * name, since Windows' numbers differ from Linux's past ERANGE. */
+const char *iof_os_errname(int e);
+
+/* Monotonic time in ns from QueryPerformanceCounter (the frequency read
+ * once). mingw-w64's clock_gettime(CLOCK_MONOTONIC) reads the same counter
+ * but asks for the frequency on every call. */
+uint64_t iof_os_now_ns(void);
+
+/* Windows' stat has no group or other permission bits (msvcrt copies the
+ * owner's into them, so testing them would condemn every file): who may read
+ * a key there is its ACL's business, which common/ does not check yet
+ * (docs/windows.md). Zero makes such tests false. */
+#include <sys/stat.h>
+#undef S_IRWXG
+#undef S_IRWXO
+#undef S_IRGRP
+#undef S_IROTH
+#define S_IRWXG 0
+#define S_IRWXO 0
+#define S_IRGRP 0
+#define S_IROTH 0
+#endif
+
+#endif

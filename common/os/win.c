@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* common/os/win.c - Windows implementations of common/os/os.h and of the
+ * parts of common/ that Win32 does differently (the clock and its sleep).
+ * Built only for Windows (cmake/windows.cmake). */
+#ifdef _WIN32
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <windows.h>
+
+#include "common/clock.h"
+#include "common/os/os.h"
+
+#ifndef CREATE_WAITABLE_TIMER_HIGH_RESOLUTION
+#define CREATE_WAITABLE_TIMER_HIGH_RESOLUTION 0x00000002
+#endif
+
+char *strndup(const char *s, size_t n)
+{
+    size_t len = strnlen(s, n);
+    char *p = malloc(len + 1);
+
+    if (p) {
+        memcpy(p, s, len);
+        p[len] = '\0';
+    }
+    return p;
+}
+
+#define OS_ERRNAME(n) {n, #n},
+static const struct {
+    int e;
+    const char *name;
+} os_errnames[] = {
+    /* The C runtime's, then the POSIX supplement of mingw-w64's errno.h. */
+    OS_ERRNAME(EPERM) OS_ERRNAME(ENOENT) OS_ERRNAME(ESRCH) OS_ERRNAME(EINTR) OS_ERRNAME(
+        EIO) OS_ERRNAME(ENXIO) OS_ERRNAME(E2BIG) OS_ERRNAME(ENOEXEC) OS_ERRNAME(EBADF)
+        OS_ERRNAME(ECHILD) OS_ERRNAME(EAGAIN) OS_ERRNAME(ENOMEM) OS_ERRNAME(EACCES) OS_ERRNAME(
+            EFAULT) OS_ERRNAME(EBUSY) OS_ERRNAME(EEXIST) OS_ERRNAME(EXDEV) OS_ERRNAME(ENODEV)
+            OS_ERRNAME(ENOTDIR) OS_ERRNAME(EISDIR) OS_ERRNAME(EINVAL) OS_ERRNAME(ENFILE) OS_ERRNAME(
+                EMFILE) OS_ERRNAME(ENOTTY) OS_ERRNAME(EFBIG) OS_ERRNAME(ENOSPC) OS_ERRNAME(ESPIPE)
+                OS_ERRNAME(EROFS) OS_ERRNAME(EMLINK) OS_ERRNAME(EPIPE) OS_ERRNAME(EDOM) OS_ERRNAME(
+                    ERANGE) OS_ERRNAME(EDEADLK) OS_ERRNAME(ENAMETOOLONG) OS_ERRNAME(ENOLCK)
+                    OS_ERRNAME(ENOSYS) OS_ERRNAME(ENOTEMPTY) OS_ERRNAME(EILSEQ) OS_ERRNAME(
+                        EADDRINUSE) OS_ERRNAME(EADDRNOTAVAIL) OS_ERRNAME(EAFNOSUPPORT)
+                        OS_ERRNAME(EALREADY) OS_ERRNAME(EBADMSG) OS_ERRNAME(ECANCELED) OS_ERRNAME(
+                            ECONNABORTED) OS_ERRNAME(ECONNREFUSED) OS_ERRNAME(ECONNRESET)
+                            OS_ERRNAME(EDESTADDRREQ) OS_ERRNAME(EHOSTUNREACH) OS_ERRNAME(
+                                EIDRM) OS_ERRNAME(EINPROGRESS) OS_ERRNAME(EISCONN) OS_ERRNAME(ELOOP)
+                                OS_ERRNAME(EMSGSIZE) OS_ERRNAME(ENETDOWN) OS_ERRNAME(ENETRESET)
+                                    OS_ERRNAME(ENETUNREACH) OS_ERRNAME(ENOBUFS) OS_ERRNAME(ENODATA)
+                                        OS_ERRNAME(ENOLINK) OS_ERRNAME(ENOMSG) OS_ERRNAME(
+                                            ENOPROTOOPT) OS_ERRNAME(ENOSR) OS_ERRNAME(ENOSTR)
+                                            OS_ERRNAME(ENOTCONN) OS_ERRNAME(ENOTRECOVERABLE)
+                                                OS_ERRNAME(ENOTSOCK) OS_ERRNAME(ENOTSUP)
+                                                    OS_ERRNAME(EOPNOTSUPP) OS_ERRNAME(EOVERFLOW)
+                                                        OS_ERRNAME(EOWNERDEAD) OS_ERRNAME(EPROTO)
+                                                            OS_ERRNAME(EPROTONOSUPPORT) OS_ERRNAME(
+                                                                EPROTOTYPE) OS_ERRNAME(ETIME)
+                                                                OS_ERRNAME(ETIMEDOUT)
+                                                                    OS_ERRNAME(ETXTBSY)
+                                                                        OS_ERRNAME(EWOULDBLOCK)};
+#undef OS_ERRNAME
+
+const char *iof_os_errname(int e)
+{
+    for (size_t i = 0; i < sizeof(os_errnames) / sizeof(os_errnames[0]); i++)
+        if (os_errnames[i].e == e)
+            return os_errnames[i].name;
+    return NULL;
+}
+
+uint64_t iof_os_now_ns(void)
+{
+    static volatile LONGLONG freq; /* constant: a racing first read stores the same value */
+    LARGE_INTEGER c, f;
+    uint64_t hz;
+
+    if (!freq) {
+        QueryPerformanceFrequency(&f);
+        freq = f.QuadPart;
+    }
+    hz = (uint64_t)freq;
+    QueryPerformanceCounter(&c);
+    return (uint64_t)c.QuadPart / hz * IOF_NS_PER_S + (uint64_t)c.QuadPart % hz * IOF_NS_PER_S / hz;
+}
+
+/* One waitable timer per thread: high resolution where the system has it
+ * (Windows 10 1803 and later), else the ordinary one, else Sleep. */
+static HANDLE os_thread_timer(void)
+{
+    static __thread HANDLE timer;
+    static __thread bool tried;
+
+    if (!tried) {
+        tried = true;
+        timer = CreateWaitableTimerExW(NULL, NULL, CREATE_WAITABLE_TIMER_HIGH_RESOLUTION,
+                                       TIMER_ALL_ACCESS);
+        if (!timer)
+            timer = CreateWaitableTimerExW(NULL, NULL, 0, TIMER_ALL_ACCESS);
+    }
+    return timer;
+}
+
+/* winpthreads' clock_nanosleep knows only CLOCK_REALTIME, so the Linux
+ * version (clock.c) would return at once here. */
+void iof_sleep_until(uint64_t deadline_ns)
+{
+    for (;;) {
+        uint64_t now = iof_now_ns();
+        uint64_t left;
+        HANDLE timer;
+
+        if (now >= deadline_ns)
+            return;
+        left = deadline_ns - now;
+        timer = os_thread_timer();
+        if (timer) {
+            LARGE_INTEGER due;
+            /* Relative, in 100 ns units, rounded up. */
+            due.QuadPart = -(LONGLONG)((left + 99) / 100);
+            if (SetWaitableTimer(timer, &due, 0, NULL, NULL, FALSE)) {
+                WaitForSingleObject(timer, INFINITE);
+                continue;
+            }
+        }
+        if (left > 60 * IOF_NS_PER_S)
+            left = 60 * IOF_NS_PER_S;
+        Sleep((DWORD)((left + IOF_NS_PER_MS - 1) / IOF_NS_PER_MS));
+    }
+}
+#endif
