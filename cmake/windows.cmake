@@ -43,6 +43,11 @@ list(REMOVE_ITEM IOF_PROTO_SOURCES ${PROJECT_SOURCE_DIR}/proto/link.c)
 add_library(iof_proto STATIC ${IOF_PROTO_SOURCES})
 target_link_libraries(iof_proto PUBLIC iof_common)
 
+# The engines that build on Windows.
+add_library(iof_win_engines STATIC ${PROJECT_SOURCE_DIR}/dynamo/engines/windows.c
+                                   ${PROJECT_SOURCE_DIR}/dynamo/engines/null.c)
+target_link_libraries(iof_win_engines PUBLIC iof_common)
+
 if(IOF_TESTS)
   enable_testing()
   # Not here: the tests of what is not built for Windows (net, link, outfile, the agent,
@@ -52,14 +57,16 @@ if(IOF_TESTS)
       test_backoff test_buf test_clock test_clock_sleep test_cliopt test_frame test_hist
       test_import_fio test_import_icf test_msg test_msg_run test_name test_plan
       test_ratecycle test_text)
+  # tests/windows/test_*.c: Windows-only tests (the engine), not in the Linux build.
+  file(GLOB IOF_WIN_ONLY_TESTS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/windows/test_*.c)
   set(IOF_WIN_TEST_SOURCES)
   foreach(name ${IOF_WIN_UNIT_TESTS})
     list(APPEND IOF_WIN_TEST_SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/${name}.c)
   endforeach()
-  foreach(src ${IOF_WIN_TEST_SOURCES})
+  foreach(src ${IOF_WIN_TEST_SOURCES} ${IOF_WIN_ONLY_TESTS})
     get_filename_component(name ${src} NAME_WE)
     add_executable(${name} ${src})
-    target_link_libraries(${name} PRIVATE iof_proto iof_common
+    target_link_libraries(${name} PRIVATE iof_win_engines iof_proto iof_common
                           ${IOF_WIN_CMOCKA})
     # open_memstream, fmemopen, setenv for the tests only (tests/windows/posix_shim.h).
     target_compile_options(${name} PRIVATE
