@@ -14,6 +14,14 @@ add_compile_options(-Wno-format)
 # common/os/os.h fills the C library's gaps (strndup...) in every file of this build.
 add_compile_options("SHELL:-include ${PROJECT_SOURCE_DIR}/common/os/os.h")
 
+# A new dependency folder (a new key: a Debian security update) must not keep the
+# libraries found in the old one: CMake caches what find_* found.
+if(NOT "${IOF_WIN_PREFIX}" STREQUAL "${IOF_WIN_PREFIX_SEARCHED}")
+  foreach(var IOF_WIN_INCLUDE IOF_WIN_UV IOF_WIN_CJSON IOF_WIN_SSL IOF_WIN_CRYPTO IOF_WIN_CMOCKA)
+    unset(${var} CACHE)
+  endforeach()
+  set(IOF_WIN_PREFIX_SEARCHED "${IOF_WIN_PREFIX}" CACHE INTERNAL "")
+endif()
 find_path(IOF_WIN_INCLUDE uv.h REQUIRED)
 find_library(IOF_WIN_UV NAMES libuv_a.a uv_a libuv.a REQUIRED)
 find_library(IOF_WIN_CJSON NAMES libcjson.a cjson REQUIRED)
