@@ -195,8 +195,8 @@ static bool vdb_is_general(const char *k)
 static int vdb_include(struct vdb_ctx *c, const char *file, unsigned line, const char *val)
 {
     char path[4096], *buf;
-    int fd;
-    ssize_t n;
+    FILE *f;
+    int rerr;
     size_t len = 0;
 
     if (!c->dir) {
@@ -215,17 +215,18 @@ static int vdb_include(struct vdb_ctx *c, const char *file, unsigned line, const
         snprintf(path, sizeof(path), "%s/%s", c->dir, val);
     if (!(buf = vdb_own(c, malloc(IOF_IMPORT_MAX_TEXT + 1))))
         return -ENOMEM;
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
+    /* stdio, not open(2): the importers build on Windows too. */
+    f = fopen(path, "rb");
+    if (!f) {
         proto_vdb_msg(c, file, line, "error: include=%s: %s", val, strerror(errno));
         return 0;
     }
-    while ((n = read(fd, buf + len, IOF_IMPORT_MAX_TEXT + 1 - len)) > 0)
-        len += (size_t)n;
-    close(fd);
-    if (n < 0 || len > IOF_IMPORT_MAX_TEXT || memchr(buf, 0, len)) {
+    len = fread(buf, 1, IOF_IMPORT_MAX_TEXT + 1, f);
+    rerr = ferror(f) ? (errno ? errno : EIO) : 0;
+    fclose(f);
+    if (rerr || len > IOF_IMPORT_MAX_TEXT || memchr(buf, 0, len)) {
         proto_vdb_msg(c, file, line, "error: include=%s: %s", val,
-                      n < 0 ? strerror(errno) : "not a parameter file (too large or binary)");
+                      rerr ? strerror(rerr) : "not a parameter file (too large or binary)");
         return 0;
     }
     buf[len] = 0;
