@@ -291,16 +291,16 @@ static void vdb_targets(struct vdb_ctx *c, const struct vdb_sd *sd, size_t nsd, 
             while (i + run < nsd) {
                 const struct vdb_sd *t = &sd[i + run];
                 char want[1200];
-                snprintf(want, sizeof(want), "%.*s%lu%s", (int)pl, path, first + run,
-                         path + pl + dl);
+                snprintf(want, sizeof(want), "%.*s%lu%s", (int)pl, path,
+                         (unsigned long)(first + run), path + pl + dl);
                 if (strcmp(t->lun, want) || t->size != s->size || strcmp(t->range, s->range))
                     break;
                 run++;
             }
         }
         if (run > 1)
-            snprintf(tmpl, sizeof(tmpl), "%.*s{%lu..%lu}%s", (int)pl, path, first, first + run - 1,
-                     path + pl + dl);
+            snprintf(tmpl, sizeof(tmpl), "%.*s{%lu..%lu}%s", (int)pl, path, first,
+                     (unsigned long)(first + run - 1), path + pl + dl);
         else
             snprintf(tmpl, sizeof(tmpl), "%s", path);
         iof_buf_addstr(b, i ? ",\n       {\"path\": " : "\n       {\"path\": ");

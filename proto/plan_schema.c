@@ -60,7 +60,7 @@ _Static_assert(IOF_VERIFY_INLINE == 0 && IOF_VERIFY_AFTER == 1,
 #define VAR_U64 .off = PLAN_NO_OFF, .width = sizeof(uint64_t)
 #define VAR_BOOL .off = PLAN_NO_OFF, .width = sizeof(bool)
 #define VAR_STR .off = PLAN_NO_OFF, .width = sizeof(const char *)
-#define OBJDEF(var, arr) const struct objdef plan_##var = {arr, sizeof(arr) / sizeof(arr[0])}
+#define OBJDEF(var, arr) const struct objdef plan_##var = {(arr), sizeof(arr) / sizeof((arr)[0])}
 
 static const struct field range_fields[] = {
     {"offset", PK_SIZE, VAR_U64, .max = UINT64_MAX,
