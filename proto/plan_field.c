@@ -546,10 +546,12 @@ static int read_field(struct pctx *c, const cJSON *obj, const struct field *f, u
                       void *out)
 {
     const uint64_t *def = f->flags & PF_REQUIRED ? NULL : &f->def;
+    /* Set before each reader: a reader that fails leaves its output alone,
+     * and v is only stored when it succeeded. */
     uint64_t v = 0;
-    uint32_t v32;
-    size_t idx;
-    bool b;
+    uint32_t v32 = 0;
+    size_t idx = 0;
+    bool b = false;
     const char *s;
     int rc;
 

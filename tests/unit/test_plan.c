@@ -254,6 +254,8 @@ BAD(run_target_histograms_type, PLAN_RUN("{'duration':'5s','target_histograms':'
     "plan.json: run.target_histograms: must be true or false, got string")
 BAD(run_interval_histograms_type, PLAN_RUN("{'duration':'5s','interval_histograms':1}"),
     "plan.json: run.interval_histograms: must be true or false, got number")
+BAD(run_cleanup_type, PLAN_RUN("{'duration':'5s','cleanup':'yes'}"),
+    "plan.json: run.cleanup: must be true or false, got string")
 BAD(duration_missing, PLAN_RUN("{'ramp':'1s'}"),
     "plan.json: run.duration: required but missing (specs[0] has neither a duration nor an "
     "io_limit of its own)")
@@ -2259,6 +2261,7 @@ int main(void)
         B(run_unknown_key),
         B(run_target_histograms_type),
         B(run_interval_histograms_type),
+        B(run_cleanup_type),
         B(duration_missing),
         B(duration_zero),
         B(duration_no_unit),
