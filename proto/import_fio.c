@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jsonw.h"
 #include "common/engine_facts.h"
 
 #define FIO_MAX_SPLIT 64 /* bssplit entries (a spec's lines) */
@@ -122,7 +123,6 @@ struct fio_ctx {
 
 static void fio_msg(struct fio_ctx *c, unsigned line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static void fio_json_str(struct iof_buf *b, const char *s);
 
 /* One message; a note is also kept in the
  * plan's notes ("j.fio:7: note: ..."), the last one saying when there were
@@ -154,7 +154,7 @@ static void fio_msg(struct fio_ctx *c, unsigned line, const char *fmt, ...)
         note[n] = 0;
     }
     iof_buf_addstr(&c->notes, c->nnotes++ ? ", " : "");
-    fio_json_str(&c->notes, note);
+    iof_json_escape(&c->notes, note, IOF_JSON_TEXT);
 }
 
 /* A value as printed in a message: bounded, control characters replaced. */
@@ -1166,36 +1166,6 @@ static bool fio_apply(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
 #undef BAD
 }
 
-static void fio_json_str(struct iof_buf *b, const char *s)
-{
-    iof_buf_addc(b, '"');
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            iof_buf_printf(b, "\\%c", ch);
-        else if (ch < 0x20 || ch == 0x7f)
-            iof_buf_printf(b, "\\u%04x", ch);
-        else
-            iof_buf_addc(b, (char)ch);
-    }
-    iof_buf_addc(b, '"');
-}
-
-static void fio_size_str(uint64_t v, char *buf, size_t cap)
-{
-    static const char units[] = "kmgt";
-    int u = -1;
-
-    while (v && v % 1024 == 0 && u < 3) {
-        v /= 1024;
-        u++;
-    }
-    if (u < 0)
-        snprintf(buf, cap, "%" PRIu64, v);
-    else
-        snprintf(buf, cap, "%" PRIu64 "%c", v, units[u]);
-}
-
 static void fio_dur_str(uint64_t ns, char *buf, size_t cap)
 {
     if (ns % 1000000000ull == 0)
@@ -1226,13 +1196,13 @@ static bool fio_spec_json(struct fio_ctx *c, const struct fio_job *j, struct iof
             align = sp[i].size;
     iof_buf_addstr(b, "\"lines\": [");
     for (size_t i = 0; i < n; i++) {
-        fio_size_str(sp[i].size, s, sizeof(s));
+        proto_plan_format_size(sp[i].size, s, sizeof(s));
         iof_buf_printf(b, "%s{\"size\": \"%s\"", i ? ", " : "", s);
         if (n > 1)
             iof_buf_printf(b, ", \"share\": %u", sp[i].pct);
         iof_buf_printf(b, ", \"read\": %d, \"random\": %d", read, random);
         if (align) {
-            fio_size_str(align, s, sizeof(s));
+            proto_plan_format_size(align, s, sizeof(s));
             iof_buf_printf(b, ", \"align\": \"%s\"", s);
         }
         if (j->thinktime_ns) {
@@ -1241,7 +1211,7 @@ static bool fio_spec_json(struct fio_ctx *c, const struct fio_job *j, struct iof
         }
         if (j->dist[0] && random) {
             iof_buf_addstr(b, ", \"distribution\": ");
-            fio_json_str(b, j->dist);
+            iof_json_escape(b, j->dist, IOF_JSON_TEXT);
         }
         if (j->random_once && random)
             iof_buf_addstr(b, ", \"random_map\": \"once_per_pass\"");
@@ -1280,7 +1250,7 @@ static bool fio_spec_json(struct fio_ctx *c, const struct fio_job *j, struct iof
     }
     {
         if (limit) {
-            fio_size_str(limit, s, sizeof(s));
+            proto_plan_format_size(limit, s, sizeof(s));
             iof_buf_printf(b, ", \"io_limit\": \"%s\"", s);
         }
     }
@@ -1364,19 +1334,19 @@ static bool fio_targets_json(struct fio_ctx *c, const struct fio_job *j, struct 
             snprintf(path, sizeof(path), "%.255s", files[i]);
         iof_buf_addstr(b, i ? ", {\"path\": " : "{\"path\": ");
         if (!strncmp(path, "/dev/", 5)) {
-            fio_json_str(b, path);
+            iof_json_escape(b, path, IOF_JSON_TEXT);
             if (j->offset || j->offset_pct[0] || j->size || j->size_pct[0]) {
                 iof_buf_addstr(b, ", \"range\": {");
                 if (j->offset_pct[0])
                     iof_buf_printf(b, "\"offset\": \"%s\"", j->offset_pct);
                 else {
-                    fio_size_str(j->offset, s, sizeof(s));
+                    proto_plan_format_size(j->offset, s, sizeof(s));
                     iof_buf_printf(b, "\"offset\": \"%s\"", s);
                 }
                 if (j->size_pct[0])
                     iof_buf_printf(b, ", \"size\": \"%s\"", j->size_pct);
                 else if (j->size) {
-                    fio_size_str(j->size / nf, s, sizeof(s));
+                    proto_plan_format_size(j->size / nf, s, sizeof(s));
                     iof_buf_printf(b, ", \"size\": \"%s\"", s);
                 }
                 iof_buf_addc(b, '}');
@@ -1407,16 +1377,16 @@ static bool fio_targets_json(struct fio_ctx *c, const struct fio_job *j, struct 
                     "iofleet run --workdir, puts it on the same filesystem)",
                     path, base);
         }
-        fio_json_str(b, base);
-        fio_size_str(fsize, s, sizeof(s));
+        iof_json_escape(b, base, IOF_JSON_TEXT);
+        proto_plan_format_size(fsize, s, sizeof(s));
         iof_buf_printf(b, ", \"size\": \"%s\"", s);
         if (j->offset) {
             if (j->offset >= fsize) {
                 fio_msg(c, line, "error: offset is past the end of the test file '%s'", base);
                 return false;
             }
-            fio_size_str(j->offset, s, sizeof(s));
-            fio_size_str(region ? region : fsize - j->offset, s2, sizeof(s2));
+            proto_plan_format_size(j->offset, s, sizeof(s));
+            proto_plan_format_size(region ? region : fsize - j->offset, s2, sizeof(s2));
             iof_buf_printf(b, ", \"range\": {\"offset\": \"%s\", \"size\": \"%s\"}", s, s2);
         }
         iof_buf_addc(b, '}');
@@ -1528,10 +1498,10 @@ static bool fio_group_json(struct fio_ctx *c, const struct fio_job *j, struct io
         return false;
     if (j->dedupe_pct >= 0 || j->compress_pct >= 0) {
         char unit[32];
-        fio_size_str(j->nsplit ? j->split[0].size : j->bs, unit, sizeof(unit));
+        proto_plan_format_size(j->nsplit ? j->split[0].size : j->bs, unit, sizeof(unit));
         for (size_t i = 0; i < j->nsplit; i++)
             if (j->split[i].size < (j->nsplit ? j->split[0].size : j->bs))
-                fio_size_str(j->split[i].size, unit, sizeof(unit));
+                proto_plan_format_size(j->split[i].size, unit, sizeof(unit));
         if (j->verify) {
             fio_msg(c, j->data_line,
                     "error: cannot map dedupe_percentage/buffer_compress_percentage with verify: a "
@@ -1571,7 +1541,7 @@ static bool fio_group_json(struct fio_ctx *c, const struct fio_job *j, struct io
     }
     if (j->offset_inc[0]) {
         iof_buf_addstr(b, ", \"offset_increment\": ");
-        fio_json_str(b, j->offset_inc);
+        iof_json_escape(b, j->offset_inc, IOF_JSON_TEXT);
     }
     if (j->rate[0])
         iof_buf_printf(b, ", \"rate\": %s%s}", j->rate,
@@ -1592,7 +1562,7 @@ static void fio_spec_name(const struct fio_job *j, char *buf, size_t cap)
     if (j->nsplit)
         snprintf(s, sizeof(s), "bssplit");
     else
-        fio_size_str(j->bs, s, sizeof(s));
+        proto_plan_format_size(j->bs, s, sizeof(s));
     if (j->rw == FIO_RW_RW || j->rw == FIO_RW_RANDRW)
         snprintf(buf, cap, "%s (%s %s %d%% read)", j->name, s, how, read);
     else
@@ -1775,7 +1745,7 @@ static int fio_emit(struct fio_ctx *c, struct fio_job *jobs, size_t njobs, struc
     }
     if (!c->failed && !rc) {
         iof_buf_addstr(json, "{\n  \"name\": ");
-        fio_json_str(json, c->name);
+        iof_json_escape(json, c->name, IOF_JSON_TEXT);
         if (c->nnotes) {
             iof_buf_addstr(json, ",\n  \"notes\": [");
             iof_buf_addstr(json, c->notes.p);
@@ -1799,7 +1769,7 @@ static int fio_emit(struct fio_ctx *c, struct fio_job *jobs, size_t njobs, struc
             if (!u[i].listed)
                 continue;
             iof_buf_printf(json, "%s    {\"name\": ", first ? "" : ",\n");
-            fio_json_str(json, u[i].spec_name);
+            iof_json_escape(json, u[i].spec_name, IOF_JSON_TEXT);
             iof_buf_printf(json, ", %s}", u[i].spec.p);
             first = 0;
         }
@@ -1810,11 +1780,11 @@ static int fio_emit(struct fio_ctx *c, struct fio_job *jobs, size_t njobs, struc
             if (!same) {
                 fio_group_name(u[k].job->name, gnames, k, gnames[k]);
                 iof_buf_addstr(json, "{\"name\": ");
-                fio_json_str(json, gnames[k]);
+                iof_json_escape(json, gnames[k], IOF_JSON_TEXT);
                 iof_buf_addstr(json, ", \"specs\": [");
                 for (size_t t = 0; t < nt; t++) {
                     iof_buf_addstr(json, t ? ", " : "");
-                    fio_json_str(json, u[t * per + k].spec_name);
+                    iof_json_escape(json, u[t * per + k].spec_name, IOF_JSON_TEXT);
                 }
                 iof_buf_addstr(json, "], ");
                 g++; /* past its '{' */

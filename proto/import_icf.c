@@ -20,6 +20,7 @@
  * as "iometer:NAME" placeholders that the plan loader refuses by name.
  * Every line not mapped is named with its number. */
 #include "proto/import.h"
+#include "common/jsonw.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -583,21 +584,6 @@ static void icf_manager_list(struct icf_ctx *c)
     icf_msg(c, c->nlines, "error: the manager list has no 'END manager list");
 }
 
-static void icf_json_str(struct iof_buf *b, const char *s)
-{
-    iof_buf_addc(b, '"');
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            iof_buf_printf(b, "\\%c", ch);
-        else if (ch < 0x20 || ch == 0x7f)
-            iof_buf_printf(b, "\\u%04x", ch);
-        else
-            iof_buf_addc(b, (char)ch);
-    }
-    iof_buf_addc(b, '"');
-}
-
 /* The path a target name maps to: a --map NAME=PATH whose NAME is the whole
  * target name or its first word ("C:" of "C: \"label\""), else NULL. */
 static const char *icf_map(const char *target, const char *const *maps, size_t nmaps)
@@ -620,7 +606,7 @@ static void icf_group_json(struct icf_ctx *c, const struct icf_worker *w, unsign
                            const char *const *maps, size_t nmaps, struct iof_buf *b)
 {
     iof_buf_addstr(b, "{\"nodes\": [");
-    icf_json_str(b, c->nmanagers == 1 ? "*" : c->managers[w->manager]);
+    iof_json_escape(b, c->nmanagers == 1 ? "*" : c->managers[w->manager], IOF_JSON_TEXT);
     iof_buf_printf(b, "], \"count\": %u, \"queue_depth\": %u, \"targets\": [", count, w->qd);
     for (size_t t = 0; t < w->ntargets; t++) {
         const char *path = icf_map(w->targets[t], maps, nmaps);
@@ -630,7 +616,7 @@ static void icf_group_json(struct icf_ctx *c, const struct icf_worker *w, unsign
             snprintf(ph, sizeof(ph), "iometer:%s", w->targets[t]);
             path = ph;
         }
-        icf_json_str(b, path);
+        iof_json_escape(b, path, IOF_JSON_TEXT);
         if (path[0] != '/' && strncmp(path, "iometer:", 8)) {
             /* A test file: Iometer's maximum disk size is its size. */
             /* A test file's size is a multiple of 4096. */
@@ -725,7 +711,7 @@ static void icf_emit(struct icf_ctx *c, const char *const *maps, size_t nmaps, s
     }
 
     iof_buf_addstr(json, "{\n  \"name\": ");
-    icf_json_str(json, c->desc[0] ? c->desc : c->name);
+    iof_json_escape(json, c->desc[0] ? c->desc : c->name, IOF_JSON_TEXT);
     iof_buf_printf(json,
                    ",\n  \"run\": {\"ramp\": %" PRIu64 ", \"duration\": %" PRIu64
                    ", \"interval\": \"1s\"},\n  \"specs\": [\n",
@@ -733,7 +719,7 @@ static void icf_emit(struct icf_ctx *c, const char *const *maps, size_t nmaps, s
     for (size_t s = 0; s < first->nspecs; s++) {
         const struct icf_spec *sp = &c->specs[first->specs[s]];
         iof_buf_addstr(json, "    {\"name\": ");
-        icf_json_str(json, sp->name);
+        iof_json_escape(json, sp->name, IOF_JSON_TEXT);
         iof_buf_addstr(json, ", \"lines\": [");
         for (size_t k = 0; k < sp->nlines; k++) {
             const struct icf_line *ln = &sp->lines[k];

@@ -30,6 +30,7 @@
 #include <strings.h>
 
 #include "proto/plan.h"
+#include "common/jsonw.h"
 
 struct vdb_sd {
     const struct vdb_def *def;
@@ -92,8 +93,8 @@ static bool vdb_range(struct vdb_ctx *c, const struct vdb_kv *kv, uint64_t lunsi
         proto_vdb_bad(c, kv, "expected whole percentages, or sizes that are multiples of 512");
         return false;
     }
-    proto_vdb_size_str(blo, a, sizeof(a));
-    proto_vdb_size_str(bhi - blo, b, sizeof(b));
+    proto_plan_format_size(blo, a, sizeof(a));
+    proto_plan_format_size(bhi - blo, b, sizeof(b));
     snprintf(out, cap, "\"range\": {\"offset\": \"%s\", \"size\": \"%s\"}", a, b);
     *bytes = bhi - blo;
     return true;
@@ -311,12 +312,12 @@ static void vdb_targets(struct vdb_ctx *c, const struct vdb_sd *sd, size_t nsd, 
                 "note: lun=%s is a test file '%s' in the agent's workdir (dynamo --workdir "
                 "puts it on the same filesystem)",
                 tmpl, base);
-            proto_vdb_json_str(b, base);
+            iof_json_escape(b, base, IOF_JSON_TEXT);
         } else {
-            proto_vdb_json_str(b, tmpl);
+            iof_json_escape(b, tmpl, IOF_JSON_TEXT);
         }
         if (s->size && strncmp(tmpl, "/dev/", 5)) {
-            proto_vdb_size_str(s->size, sz, sizeof(sz));
+            proto_plan_format_size(s->size, sz, sizeof(sz));
             iof_buf_printf(b, ", \"size\": \"%s\"", sz);
         }
         if (s->range[0])
@@ -380,7 +381,7 @@ static bool vdb_for_list(struct vdb_ctx *c, const struct vdb_kv *kv, struct iof_
                 proto_vdb_bad(c, kv, "'%s' is not a size", it[i]);
                 return false;
             }
-            proto_vdb_size_str(sz, s, sizeof(s));
+            proto_plan_format_size(sz, s, sizeof(s));
             iof_buf_printf(b, "\"%s\"", s);
         } else if (!strcmp(kv->key, "forrdpct")) {
             if (!vdb_pct(c, kv, it[i], &u))
@@ -694,7 +695,7 @@ static bool vdb_run(struct vdb_ctx *c, const struct vdb_def *rd, unsigned nhosts
     /* spec */
     iof_buf_addstr(&r->spec, "\"lines\": [");
     for (size_t i = 0; i < nlines; i++) {
-        proto_vdb_size_str(lines[i].size, s, sizeof(s));
+        proto_plan_format_size(lines[i].size, s, sizeof(s));
         iof_buf_printf(&r->spec, "%s{\"size\": \"%s\"", i ? ",\n               " : "", s);
         if (nlines > 1)
             iof_buf_printf(&r->spec, ", \"share\": %u", lines[i].share);
@@ -702,7 +703,7 @@ static bool vdb_run(struct vdb_ctx *c, const struct vdb_def *rd, unsigned nhosts
     }
     iof_buf_addc(&r->spec, ']');
     if (nlines == 1) {
-        proto_vdb_size_str(lines[0].size, s, sizeof(s));
+        proto_plan_format_size(lines[0].size, s, sizeof(s));
         snprintf(r->name, sizeof(r->name), "%.64s: %s %u%% read %u%% random", rd->name, s,
                  lines[0].read, lines[0].random);
     } else {
@@ -729,7 +730,7 @@ static bool vdb_run(struct vdb_ctx *c, const struct vdb_def *rd, unsigned nhosts
                 rd->name, nsd > 1 ? "several SDs" : "a mix");
             goto out;
         }
-        proto_vdb_size_str(total, s, sizeof(s));
+        proto_plan_format_size(total, s, sizeof(s));
         iof_buf_printf(&r->spec, ", \"io_limit\": \"%s\"", s);
     }
     if ((kv = proto_vdb_get(c, rd, "maxdata"))) {
@@ -752,7 +753,7 @@ static bool vdb_run(struct vdb_ctx *c, const struct vdb_def *rd, unsigned nhosts
                 nhosts);
             goto out;
         }
-        proto_vdb_size_str(md / nhosts, s, sizeof(s));
+        proto_plan_format_size(md / nhosts, s, sizeof(s));
         iof_buf_printf(&r->spec, ", \"io_limit\": \"%s\"", s);
     }
     /* group */
@@ -804,7 +805,7 @@ static bool vdb_run(struct vdb_ctx *c, const struct vdb_def *rd, unsigned nhosts
                     proto_vdb_bad(c, du, "not a size");
                     goto out;
                 }
-                proto_vdb_size_str(u, s, sizeof(s));
+                proto_plan_format_size(u, s, sizeof(s));
                 iof_buf_printf(&r->group, ", \"dedupe_unit\": \"%s\"", s);
             }
             iof_buf_addc(&r->group, '}');
@@ -971,7 +972,7 @@ static int vdb_emit(struct vdb_ctx *c, struct iof_buf *json)
         snprintf(pname, sizeof(pname), "%.*s",
                  n > 4 && !strcasecmp(c->name + n - 4, ".vdb") ? (int)n - 4 : (int)n, c->name);
         iof_buf_addstr(json, "{\n  \"name\": ");
-        proto_vdb_json_str(json, pname);
+        iof_json_escape(json, pname, IOF_JSON_TEXT);
         if (c->nnotes) {
             iof_buf_addstr(json, ",\n  \"notes\": [");
             iof_buf_addstr(json, c->notes.p);
@@ -987,7 +988,7 @@ static int vdb_emit(struct vdb_ctx *c, struct iof_buf *json)
         iof_buf_printf(json, "\"interval\": \"%s\"},\n  \"specs\": [\n", d1);
         for (size_t i = 0; i < nr; i++) {
             iof_buf_printf(json, "%s    {\"name\": ", i ? ",\n" : "");
-            proto_vdb_json_str(json, runs[i].name);
+            iof_json_escape(json, runs[i].name, IOF_JSON_TEXT);
             iof_buf_printf(json, ",\n     %s", iof_buf_str(&runs[i].spec));
             if (!same_time) {
                 vdb_secs_str(runs[i].warmup_s, d1, sizeof(d1));
@@ -1001,7 +1002,7 @@ static int vdb_emit(struct vdb_ctx *c, struct iof_buf *json)
             iof_buf_addstr(json, "\"*\"");
         for (unsigned h = 0; h < nhosts; h++) {
             iof_buf_addstr(json, h ? ", " : "");
-            proto_vdb_json_str(json, hosts[h]);
+            iof_json_escape(json, hosts[h], IOF_JSON_TEXT);
         }
         iof_buf_printf(json, "], %s}\n  ]", iof_buf_str(&runs[0].group));
         if (runs[0].cycle.len)

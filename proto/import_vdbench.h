@@ -58,7 +58,6 @@ void proto_vdb_msg(struct vdb_ctx *c, const char *file, unsigned line, const cha
 /* "FILE:LINE: error: cannot map KEY=VALUE: WHY". */
 void proto_vdb_bad(struct vdb_ctx *c, const struct vdb_kv *kv, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-void proto_vdb_json_str(struct iof_buf *b, const char *s);
 
 /* Values: a size with k/m/g/t (powers of 1024), a number, a size written
  * back in its largest exact unit, "(a,b,c)" split into at most max items
@@ -66,7 +65,6 @@ void proto_vdb_json_str(struct iof_buf *b, const char *s);
  * there are more). */
 int proto_vdb_size(const char *s, uint64_t *out);
 int proto_vdb_num(const char *s, double *out);
-void proto_vdb_size_str(uint64_t v, char *buf, size_t cap);
 size_t proto_vdb_list(struct vdb_ctx *c, const struct vdb_kv *kv, const char *v, char *buf,
                       char **items, size_t max);
 

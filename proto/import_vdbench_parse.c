@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "proto/plan.h"
+#include "common/jsonw.h"
 
 /* One message; a note is also kept in the plan's notes. */
 void proto_vdb_msg(struct vdb_ctx *c, const char *file, unsigned line, const char *fmt, ...)
@@ -43,7 +44,7 @@ void proto_vdb_msg(struct vdb_ctx *c, const char *file, unsigned line, const cha
         note[n] = 0;
     }
     iof_buf_addstr(&c->notes, c->nnotes++ ? ", " : "");
-    proto_vdb_json_str(&c->notes, note);
+    iof_json_escape(&c->notes, note, IOF_JSON_TEXT);
 }
 
 static char *vdb_own(struct vdb_ctx *c, char *p)
@@ -143,36 +144,6 @@ size_t proto_vdb_list(struct vdb_ctx *c, const struct vdb_kv *kv, const char *v,
             return n;
         p = comma + 1;
     }
-}
-
-void proto_vdb_size_str(uint64_t v, char *buf, size_t cap)
-{
-    static const char units[] = "kmgt";
-    int u = -1;
-
-    while (v && v % 1024 == 0 && u < 3) {
-        v /= 1024;
-        u++;
-    }
-    if (u < 0)
-        snprintf(buf, cap, "%" PRIu64, v);
-    else
-        snprintf(buf, cap, "%" PRIu64 "%c", v, units[u]);
-}
-
-void proto_vdb_json_str(struct iof_buf *b, const char *s)
-{
-    iof_buf_addc(b, '"');
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            iof_buf_printf(b, "\\%c", ch);
-        else if (ch < 0x20 || ch == 0x7f)
-            iof_buf_printf(b, "\\u%04x", ch);
-        else
-            iof_buf_addc(b, (char)ch);
-    }
-    iof_buf_addc(b, '"');
 }
 
 /* ---- parsing ---- */
