@@ -34,6 +34,14 @@ struct dyn_io {
     void *priv;         /* engine-private per-slot state */
 };
 
+/* I/Os in flight from which the device has work while a plugged batch is
+ * set up (Linux plugs the block queue for a submission of more than 2 and
+ * dispatches nothing until the last is ready): below it a refill goes out in
+ * small steps so the first I/O reaches an idle device at once, from it the
+ * rest goes in one call (the worker's submit, the io_uring engine's enter).
+ * docs/performance.md, "Submission batches". */
+#define DYN_BATCH_INFLIGHT 8u
+
 struct dyn_engine; /* an engine instance, private to each engine */
 
 /* What a worker fixes for its whole test, handed to open. Engines ignore what

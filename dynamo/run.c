@@ -37,15 +37,6 @@ _Static_assert((int)IOF_VERIFY_CRC32C == (int)DYN_VERIFY_CRC32C &&
 #define RUN_RING 8
 /* How long a stopping worker waits for in-flight I/O before giving up. */
 #define RUN_DRAIN_NS (30ULL * IOF_NS_PER_S)
-/* While fewer than this many I/Os are in flight a refill goes to the engine
- * in its submit batch (common/engine_facts.h: pairs for libaio, whose
- * io_submit of more than 2 plugs the block queue and dispatches nothing until
- * the last is set up, idling a device with little else queued). From this
- * many on the device has work while a plug holds the new ones, so the rest
- * of the refill goes out in one call: one system call and one plugged
- * dispatch for a burst of completions refilled, instead of one per pair
- * (docs/performance.md, "Submission batches"). */
-#define RUN_SUBMIT_BATCH_INFLIGHT 8u
 /* Most completions taken in one reap. Every reap is stamped with its own
  * clock read, so a burst of completions is split over several stamps instead
  * of all sharing the one taken after the last was collected. */
@@ -612,7 +603,7 @@ static void worker_fail(struct run_worker *w, int err, const char *what)
 /* Issues the batch: every I/O in it gets one issue time, `issued`, taken when
  * the free slots were handed their requests (an I/O the engine refused
  * earlier is issued again now), then the engine is given its submit batch
- * (common/engine_facts.h) at a time until RUN_SUBMIT_BATCH_INFLIGHT are in
+ * (common/engine_facts.h) at a time until DYN_BATCH_INFLIGHT are in
  * flight, the rest in one call. Time spent waiting behind earlier chunks is
  * part of the I/O's
  * latency: the slot is busy from the application's side. A rated I/O keeps
@@ -635,7 +626,7 @@ static int worker_submit(struct run_worker *w, uint64_t issued, unsigned infligh
         for (unsigned i = 0; i < n; i++)
             w->batch[i]->submit_ns = issued;
     while (off < n) {
-        unsigned chunk = inflight + off >= RUN_SUBMIT_BATCH_INFLIGHT ? n : w->submit_batch;
+        unsigned chunk = inflight + off >= DYN_BATCH_INFLIGHT ? n : w->submit_batch;
         unsigned c = n - off < chunk ? n - off : chunk;
         r = w->eng->submit(w->ctx, w->batch + off, c);
         if (r < 0)

@@ -3,7 +3,7 @@
  * registered files and the worker's buffers registered (fixed) buffers, so the
  * kernel neither looks up an fd nor pins pages per I/O. submit fills SQEs and,
  * in a worker up to URING_EAGER_DEPTH deep while fewer than
- * URING_BATCH_INFLIGHT are in flight, hands each to the kernel as the next is
+ * DYN_BATCH_INFLIGHT are in flight, hands each to the kernel as the next is
  * filled; the rest (all of them in a deeper worker) go in the same
  * io_uring_enter that waits for completions at the next reap, and reap takes
  * what is already in the CQ ring without a syscall when that is enough. With
@@ -35,10 +35,6 @@
  * docs/performance.md: one at a time beat pairs and pairs beat the batch at
  * QD 32, the batch won on the disk at QD 128). */
 #define URING_EAGER_DEPTH 64u
-/* With this many I/Os in flight the device has work while a plugged batch is
- * set up: the rest of a refill waits for the next enter, one system call for
- * the batch instead of one per I/O (as run.c's RUN_SUBMIT_BATCH_INFLIGHT). */
-#define URING_BATCH_INFLIGHT 8u
 /* Largest SQ ring asked for: I/Os beyond it are flushed in several enters. */
 #define URING_MAX_SQ 4096u
 /* Largest CQ ring the kernel accepts (IORING_MAX_CQ_ENTRIES); deeper workers
@@ -342,7 +338,7 @@ static int uring_submit(struct dyn_engine *e, struct dyn_io **ios, unsigned n)
         struct io_uring_sqe *sqe;
         int b, fd = io->fd;
 
-        if (e->depth <= URING_EAGER_DEPTH && e->inflight + i <= URING_BATCH_INFLIGHT &&
+        if (e->depth <= URING_EAGER_DEPTH && e->inflight + i <= DYN_BATCH_INFLIGHT &&
             io_uring_sq_ready(&e->ring)) {
             /* Hand the queued SQE over before filling the next (no plug). */
             int r = io_uring_submit(&e->ring);
