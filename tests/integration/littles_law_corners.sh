@@ -75,7 +75,10 @@ if [ "$rc" = 1 ]; then
     ok "protocol 1.3: a worker set up too late is refused: $(grep -o 'worker [0-9]*: first I/O [0-9.]* s' "$T/err")"
 elif [ "$rc" = 0 ]; then
     v=$(little "$T/old-r.json" | awk '{ print $2 }')
-    awk -v v="$v" 'BEGIN { exit !(v >= 0.97) }' || fail "protocol 1.3: exit 0 with Little's law $v: a short window reported as a full one"
+    # The agent accepts a first I/O up to 100 ms late: at most 0.1 s of the
+    # 2 s window may be missing, on top of the 0.97 every run keeps.
+    awk -v v="$v" 'BEGIN { exit !(v >= 0.97 - 0.1 / 2) }' ||
+        fail "protocol 1.3: exit 0 with Little's law $v, below 0.97 - 0.1 s / 2 s: a short window reported as a full one"
     ok "protocol 1.3: set up within the start's lead (Little's law $v)"
 else
     cat "$T/err"
