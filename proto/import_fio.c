@@ -18,6 +18,7 @@
  * fio's: rw=read, bs=4k, iodepth=1, numjobs=1, rwmixread=50, direct=0,
  * ioengine psync. */
 #include "proto/import.h"
+#include "proto/import_fio.h"
 #include "proto/plan.h"
 
 #include <ctype.h>
@@ -32,664 +33,6 @@
 
 #include "common/jsonw.h"
 #include "common/engine_facts.h"
-
-#define FIO_MAX_SPLIT 64 /* bssplit entries (a spec's lines) */
-#define FIO_MAX_FILES 64 /* colon-separated filenames */
-#define FIO_STR 1024     /* bytes kept of a string value */
-
-struct fio_kv {
-    const char *key; /* NUL-terminated, inside the line copy */
-    const char *val; /* "" for a bare flag */
-    unsigned line;
-    bool reported; /* a message was given for it (global options once) */
-};
-
-struct fio_section {
-    char name[65];
-    unsigned line;
-    bool global;
-    size_t first, count; /* its options in the kv array */
-};
-
-struct fio_split {
-    uint64_t size;
-    unsigned pct;
-};
-
-struct fio_job {
-    char name[65];
-    unsigned line;
-    int rw; /* FIO_RW_* */
-    unsigned rw_line;
-    int read_pct; /* from rwmixread/rwmixwrite; -1 unset */
-    int random_pct;
-    uint64_t bs;
-    struct fio_split split[FIO_MAX_SPLIT];
-    size_t nsplit;
-    uint64_t align;
-    unsigned iodepth, numjobs;
-    char filename[FIO_STR], directory[FIO_STR];
-    unsigned filename_line;
-    uint64_t size, filesize, offset, io_size;
-    char size_pct[8], offset_pct[8], offset_inc[32];
-    uint64_t runtime_ns, ramp_ns;
-    bool time_based, stonewall;
-    char rate[64];
-    char rate_dir[2][96]; /* rate/rate_iops R,W as given ("" none) */
-    bool rate_iops;
-    unsigned rate_line;
-    char dist[128];
-    char engine[16];
-    bool engine_sync;
-    bool direct, poisson;
-    unsigned direct_line; /* 0: fio's default direct=0 */
-    const char *pattern;
-    uint64_t thinktime_ns;
-    unsigned thinktime_blocks;
-    bool exitall;
-    unsigned exitall_line;
-    bool norandommap; /* fio's random map is off */
-    bool random_once; /* fio's random map is on: the plan's random_map once_per_pass */
-    unsigned rw_random_line;
-    char startdelay[32];
-    unsigned startdelay_line;
-    unsigned loops;
-    uint64_t number_ios;
-    unsigned number_ios_line;
-    const char *verify; /* the plan's checksum, NULL none */
-    unsigned verify_line;
-    bool verify_stop, do_verify;
-    int dedupe_pct, compress_pct; /* -1 unset */
-    unsigned data_line;
-};
-
-enum { FIO_RW_READ, FIO_RW_WRITE, FIO_RW_RANDREAD, FIO_RW_RANDWRITE, FIO_RW_RW, FIO_RW_RANDRW };
-
-struct fio_ctx {
-    const char *name;
-    struct iof_buf *msgs;
-    bool failed;
-    bool approximate;     /* IOF_IMPORT_APPROXIMATE */
-    struct iof_buf notes; /* the plan's "notes": JSON strings, comma-separated */
-    size_t nnotes;
-    uint64_t run_dur_ns, run_ramp_ns; /* every job's runtime/ramp_time: the run's (0: none) */
-    struct fio_kv *kv;
-    size_t nkv, capkv;
-    struct fio_section *sec;
-    size_t nsec, capsec;
-    char **owned; /* lines rewritten by ${VAR} expansion or arithmetic */
-    size_t nowned, capowned;
-};
-
-static void fio_msg(struct fio_ctx *c, unsigned line, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* One message; a note is also kept in the
- * plan's notes ("j.fio:7: note: ..."), the last one saying when there were
- * more than a plan keeps. */
-static void fio_msg(struct fio_ctx *c, unsigned line, const char *fmt, ...)
-{
-    char text[2 * IOF_IMPORT_MAX_LINE], note[sizeof(text) + 256];
-    size_t n;
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof(text), fmt, ap);
-    va_end(ap);
-    proto_import_msg(c->msgs, c->name, line, "%s", text);
-    if (!strncmp(text, "error:", 6))
-        c->failed = true;
-    if (c->failed || !strncmp(text, "ignored:", 8) || c->nnotes >= PROTO_PLAN_MAX_NOTES)
-        return;
-    if (c->nnotes + 1 == PROTO_PLAN_MAX_NOTES)
-        snprintf(note, sizeof(note),
-                 "%.200s: more notes than a plan keeps: see the import's messages", c->name);
-    else
-        snprintf(note, sizeof(note), "%.200s:%u: %s", c->name, line, text);
-    /* Cut to what a plan keeps, never inside a UTF-8 character. */
-    if ((n = strlen(note)) > PROTO_PLAN_MAX_NOTE) {
-        n = PROTO_PLAN_MAX_NOTE;
-        while (n && ((unsigned char)note[n] & 0xc0) == 0x80)
-            n--;
-        note[n] = 0;
-    }
-    iof_buf_addstr(&c->notes, c->nnotes++ ? ", " : "");
-    iof_json_escape(&c->notes, note, IOF_JSON_TEXT);
-}
-
-/* A value as printed in a message: bounded, control characters replaced. */
-static const char *fio_show(const char *v, char *buf, size_t cap)
-{
-    size_t i = 0;
-
-    for (; v[i] && i + 4 < cap && i < 80; i++)
-        buf[i] = (unsigned char)v[i] < 0x20 || v[i] == 0x7f ? '?' : v[i];
-    if (v[i]) {
-        memcpy(buf + i, "...", 3);
-        i += 3;
-    }
-    buf[i] = 0;
-    return buf;
-}
-
-/* The power of a fio size suffix: 1 for k, 2 for m, ... 5 for p (either
- * case); 0 for anything else. */
-static int fio_unit_power(char c)
-{
-    static const char units[] = "kmgtp";
-    const char *u = c ? strchr(units, tolower((unsigned char)c)) : NULL;
-
-    return u ? (int)(u - units) + 1 : 0;
-}
-
-/* fio's size: digits (or 0x hex) with an optional k/m/g/t/p [b] suffix
- * (powers of 1024) or ki/mi/... [b] (powers of 1000). 0 or -EINVAL/-ERANGE. */
-static int fio_size(const char *s, uint64_t *out)
-{
-    char *end;
-    uint64_t v, mul = 1;
-    int base = 1024, shift = 0;
-
-    while (*s == ' ' || *s == '\t')
-        s++;
-    if (!isdigit((unsigned char)*s))
-        return -EINVAL;
-    errno = 0;
-    v = strtoull(s, &end, s[0] == '0' && (s[1] == 'x' || s[1] == 'X') ? 16 : 10);
-    if (errno)
-        return -ERANGE;
-    shift = fio_unit_power(*end);
-    if (*end && !shift && tolower((unsigned char)*end) != 'b')
-        return -EINVAL;
-    if (*end && tolower((unsigned char)*end) != 'b') {
-        end++;
-        if (tolower((unsigned char)*end) == 'i') {
-            base = 1000;
-            end++;
-        }
-    }
-    if (tolower((unsigned char)*end) == 'b')
-        end++;
-    if (*end)
-        return -EINVAL;
-    while (shift--)
-        mul *= (uint64_t)base;
-    if (v && mul > UINT64_MAX / v)
-        return -ERANGE;
-    *out = v * mul;
-    return 0;
-}
-
-/* fio's time: a number in `unit_ns` unless suffixed (us, ms, s, m, h, d). */
-static int fio_time(const char *s, uint64_t unit_ns, uint64_t *out_ns)
-{
-    char *end;
-    uint64_t v, mul = unit_ns;
-
-    if (!isdigit((unsigned char)*s))
-        return -EINVAL;
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    if (errno)
-        return -ERANGE;
-    if (!strcasecmp(end, "us") || !strcasecmp(end, "usec"))
-        mul = 1000;
-    else if (!strcasecmp(end, "ms") || !strcasecmp(end, "msec"))
-        mul = 1000000;
-    else if (!strcasecmp(end, "s") || !strcasecmp(end, "sec"))
-        mul = 1000000000ull;
-    else if (!strcasecmp(end, "m") || !strcasecmp(end, "min"))
-        mul = 60000000000ull;
-    else if (!strcasecmp(end, "h"))
-        mul = 3600000000000ull;
-    else if (!strcasecmp(end, "d"))
-        mul = 86400000000000ull;
-    else if (*end)
-        return -EINVAL;
-    if (v && mul > UINT64_MAX / v)
-        return -ERANGE;
-    *out_ns = v * mul;
-    return 0;
-}
-
-static int fio_uint(const char *s, unsigned max, unsigned *out)
-{
-    char *end;
-    unsigned long v;
-
-    if (!isdigit((unsigned char)*s))
-        return -EINVAL;
-    errno = 0;
-    v = strtoul(s, &end, 10);
-    if (errno || *end || v > max)
-        return -EINVAL;
-    *out = (unsigned)v;
-    return 0;
-}
-
-static void fio_copy(char *dst, size_t cap, const char *src)
-{
-    snprintf(dst, cap, "%s", src);
-}
-
-/* Options that do not change the load: reporting, logging, bookkeeping. */
-static const char *const fio_ignored[] = {
-    "group_reporting",
-    "norandommap",
-    "randrepeat",
-    "write_bw_log",
-    "write_lat_log",
-    "write_iops_log",
-    "write_hist_log",
-    "log_avg_msec",
-    "log_hist_msec",
-    "per_job_logs",
-    "description",
-    "name",
-    "new_group",
-    "thread",
-    "invalidate",
-    "clat_percentiles",
-    "lat_percentiles",
-    "slat_percentiles",
-    "percentile_list",
-    "unified_rw_reporting",
-    "disable_lat",
-    "disable_clat",
-    "disable_slat",
-    "disable_bw_measurement",
-    "gtod_reduce",
-    "log_offset",
-    "log_compression",
-    "random_generator",
-    "allrandrepeat",
-    "randseed",
-    "kb_base",
-    "unit_base",
-    "fallocate",
-    "create_serialize",
-    "overwrite",
-    "iodepth_batch",
-    "iodepth_batch_submit",
-    "iodepth_batch_complete",
-    "iodepth_batch_complete_min",
-    "iodepth_batch_complete_max",
-    "iodepth_low",
-    "clocksource",
-    "significant_figures",
-    "eta",
-    "output-format",
-};
-
-static bool fio_is_ignored(const char *k)
-{
-    for (size_t i = 0; i < sizeof(fio_ignored) / sizeof(fio_ignored[0]); i++)
-        if (!strcmp(k, fio_ignored[i]))
-            return true;
-    return false;
-}
-
-/* Keeps a rewritten line until the import ends (options point into it). */
-static char *fio_own(struct fio_ctx *c, char *line)
-{
-    if (!line ||
-        iof_array_grow((void **)&c->owned, &c->capowned, c->nowned + 1, sizeof(*c->owned))) {
-        free(line);
-        return NULL;
-    }
-    c->owned[c->nowned++] = line;
-    return line;
-}
-
-/* fio's ${VAR}: replaced by the environment's value where the job file is
- * read (fio's option_dup_subs()). fio puts nothing for an unset variable; the
- * import refuses it by name. NULL (message given) or the expanded copy. */
-static char *fio_expand_env(struct fio_ctx *c, unsigned lineno, const char *line)
-{
-    struct iof_buf b;
-    const char *p = line;
-
-    iof_buf_init(&b, 0);
-    while (*p) {
-        const char *close;
-        if (p[0] == '$' && p[1] == '{' && (close = strchr(p + 2, '}')) && close > p + 2) {
-            char var[256];
-            const char *val;
-            if ((size_t)(close - p - 2) >= sizeof(var)) {
-                fio_msg(c, lineno, "error: an environment variable name longer than %zu bytes",
-                        sizeof(var) - 1);
-                iof_buf_free(&b);
-                return NULL;
-            }
-            memcpy(var, p + 2, (size_t)(close - p - 2));
-            var[close - p - 2] = 0;
-            if (!(val = getenv(var))) {
-                char show[96];
-                fio_msg(c, lineno,
-                        "error: ${%s} is not set in the environment (fio takes it from there)",
-                        fio_show(var, show, sizeof(show)));
-                iof_buf_free(&b);
-                return NULL;
-            }
-            iof_buf_addstr(&b, val);
-            p = close + 1;
-            continue;
-        }
-        iof_buf_addc(&b, *p++);
-    }
-    if (b.err || b.len > IOF_IMPORT_MAX_LINE) {
-        if (!b.err)
-            fio_msg(c, lineno, "error: line longer than %u bytes after ${VAR} expansion",
-                    IOF_IMPORT_MAX_LINE);
-        iof_buf_free(&b);
-        return NULL;
-    }
-    if (!b.p) /* an empty result */
-        iof_buf_addstr(&b, "");
-    return b.p;
-}
-
-/* fio's arithmetic in a value "(...)": + - * / % ^ and parentheses over
- * whole numbers with fio's size suffixes (k, m, g, t, p: powers of 1024),
- * as fio's expression parser reads a size. */
-struct fio_expr {
-    const char *p;
-    const char *err;
-};
-
-static bool fio_expr_sum(struct fio_expr *e, long double *out);
-
-static void fio_expr_space(struct fio_expr *e)
-{
-    while (*e->p == ' ' || *e->p == '\t')
-        e->p++;
-}
-
-static bool fio_expr_atom(struct fio_expr *e, long double *out)
-{
-    fio_expr_space(e);
-    if (*e->p == '(') {
-        e->p++;
-        if (!fio_expr_sum(e, out))
-            return false;
-        fio_expr_space(e);
-        if (*e->p != ')') {
-            e->err = "unbalanced parentheses";
-            return false;
-        }
-        e->p++;
-        return true;
-    }
-    if (*e->p == '-') {
-        e->p++;
-        if (!fio_expr_atom(e, out))
-            return false;
-        *out = -*out;
-        return true;
-    }
-    if (isdigit((unsigned char)*e->p)) {
-        char *end;
-        int shift = 0;
-        *out = strtold(e->p, &end);
-        e->p = end;
-        shift = fio_unit_power(*e->p);
-        if (shift) {
-            e->p++;
-            if (tolower((unsigned char)*e->p) == 'b')
-                e->p++;
-        }
-        while (shift--)
-            *out *= 1024;
-        return true;
-    }
-    e->err = "expected a number or '(' in the arithmetic";
-    return false;
-}
-
-static bool fio_expr_pow(struct fio_expr *e, long double *out)
-{
-    long double r;
-
-    if (!fio_expr_atom(e, out))
-        return false;
-    fio_expr_space(e);
-    if (*e->p != '^')
-        return true;
-    e->p++;
-    if (!fio_expr_pow(e, &r))
-        return false;
-    if (r < 0 || r > 64 || r != (long double)(unsigned)r) {
-        e->err = "an exponent that is not a whole number 0..64";
-        return false;
-    }
-    for (long double b = *out, i = 1; i < r; i++)
-        *out *= b;
-    if (r == 0)
-        *out = 1;
-    return true;
-}
-
-static bool fio_expr_prod(struct fio_expr *e, long double *out)
-{
-    if (!fio_expr_pow(e, out))
-        return false;
-    for (;;) {
-        long double r;
-        char op;
-        fio_expr_space(e);
-        op = *e->p;
-        if (op != '*' && op != '/' && op != '%')
-            return true;
-        e->p++;
-        if (!fio_expr_pow(e, &r))
-            return false;
-        if (op == '*') {
-            *out *= r;
-        } else if (r == 0) {
-            e->err = "division by zero";
-            return false;
-        } else if (op == '/') {
-            *out /= r;
-        } else {
-            if (*out != (long double)(long long)*out || r != (long double)(long long)r) {
-                e->err = "% of a number that is not whole";
-                return false;
-            }
-            *out = (long double)((long long)*out % (long long)r);
-        }
-    }
-}
-
-static bool fio_expr_sum(struct fio_expr *e, long double *out)
-{
-    if (!fio_expr_prod(e, out))
-        return false;
-    for (;;) {
-        long double r;
-        char op;
-        fio_expr_space(e);
-        op = *e->p;
-        if (op != '+' && op != '-')
-            return true;
-        e->p++;
-        if (!fio_expr_prod(e, &r))
-            return false;
-        *out = op == '+' ? *out + r : *out - r;
-    }
-}
-
-/* A value "(...)" evaluated to a whole number written in decimal into buf;
- * fio keeps the whole part of a size. NULL with *why on failure. */
-static const char *fio_arith(const char *v, char *buf, size_t cap, const char **why)
-{
-    struct fio_expr e = {.p = v, .err = NULL};
-    long double r;
-
-    if (!fio_expr_atom(&e, &r) || (fio_expr_space(&e), *e.p)) {
-        *why = e.err ? e.err : "text after the arithmetic (write the whole value in parentheses)";
-        return NULL;
-    }
-    if (r < 0 || r >= 18446744073709551616.0L) {
-        *why = "the result is negative or too large";
-        return NULL;
-    }
-    snprintf(buf, cap, "%" PRIu64, (uint64_t)r);
-    return buf;
-}
-
-/* fio's keywords for the machine that runs the job. */
-static const char *fio_keyword(const char *v)
-{
-    static const char *const words[] = {"$ncpus", "$mb_memory", "$pagesize"};
-    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-        if (strstr(v, words[i]))
-            return words[i];
-    return NULL;
-}
-
-/* Splits `text` into sections and options (bounded, messages for garbage). */
-static int fio_parse(struct fio_ctx *c, char *text)
-{
-    unsigned lineno = 0;
-    char *p = text;
-
-    while (*p) {
-        char *nl = strchr(p, '\n'), *line = p, *eq, *k, *v, *e;
-        size_t n;
-
-        if (nl)
-            *nl = 0;
-        p = nl ? nl + 1 : p + strlen(p);
-        if (++lineno > IOF_IMPORT_MAX_LINES) {
-            fio_msg(c, lineno, "error: more than %u lines", IOF_IMPORT_MAX_LINES);
-            return 0;
-        }
-        n = strlen(line);
-        if (n > IOF_IMPORT_MAX_LINE) {
-            fio_msg(c, lineno, "error: line longer than %u bytes", IOF_IMPORT_MAX_LINE);
-            continue;
-        }
-        /* fio ends a line at its first ';' or '#', wherever they are
-         * (strip_blank_end() in fio's parse.c): "bs=4k ; note" is bs=4k. */
-        if ((e = strpbrk(line, ";#")))
-            *e = 0;
-        n = strlen(line);
-        if (strstr(line, "${")) {
-            if (!(line = fio_own(c, fio_expand_env(c, lineno, line)))) {
-                if (!c->failed)
-                    return -ENOMEM;
-                continue;
-            }
-            n = strlen(line);
-        }
-        while (n && isspace((unsigned char)line[n - 1]))
-            line[--n] = 0;
-        while (isspace((unsigned char)*line))
-            line++;
-        if (!*line)
-            continue;
-        if (*line == '[') {
-            char *close = strchr(line, ']');
-            struct fio_section *s;
-
-            if (!close || close == line + 1 || close[1] || (size_t)(close - line - 1) > 64) {
-                fio_msg(c, lineno,
-                        "error: malformed section header (expected [NAME], at most "
-                        "64 bytes)");
-                continue;
-            }
-            *close = 0;
-            if (proto_import_text_bad(c->msgs, c->name, lineno, "section name", line + 1)) {
-                c->failed = true;
-                continue;
-            }
-            if (strchr(line + 1, '/')) {
-                fio_msg(c, lineno, "error: a '/' in a section name");
-                continue;
-            }
-            if (c->nsec >= IOF_IMPORT_MAX_JOBS) {
-                fio_msg(c, lineno, "error: more than %u sections", IOF_IMPORT_MAX_JOBS);
-                return 0;
-            }
-            if (iof_array_grow((void **)&c->sec, &c->capsec, c->nsec + 1, sizeof(*c->sec)))
-                return -ENOMEM;
-            s = &c->sec[c->nsec++];
-            memset(s, 0, sizeof(*s));
-            *close = 0;
-            fio_copy(s->name, sizeof(s->name), line + 1);
-            s->line = lineno;
-            s->global = !strcmp(s->name, "global");
-            s->first = c->nkv;
-            continue;
-        }
-        if (!strncmp(line, "include", 7) && isspace((unsigned char)line[7])) {
-            fio_msg(c, lineno,
-                    "error: cannot map include: import the included file's content "
-                    "in place");
-            continue;
-        }
-        if (!c->nsec) {
-            fio_msg(c, lineno,
-                    "error: option outside a section (expected [global] or [JOB] "
-                    "first)");
-            continue;
-        }
-        if (c->nkv >= IOF_IMPORT_MAX_OPTIONS) {
-            fio_msg(c, lineno, "error: more than %d options", IOF_IMPORT_MAX_OPTIONS);
-            return 0;
-        }
-        k = line;
-        eq = strchr(line, '=');
-        v = (char *)"";
-        if (eq) {
-            *eq = 0;
-            v = eq + 1;
-            while (isspace((unsigned char)*v))
-                v++;
-        }
-        e = k + strlen(k);
-        while (e > k && isspace((unsigned char)e[-1]))
-            *--e = 0;
-        if (!*k) {
-            fio_msg(c, lineno, "error: '=' without an option name");
-            continue;
-        }
-        /* Values become names and paths of the plan (name, filename,
-         * directory...): none needs a control character. */
-        if (proto_import_text_bad(c->msgs, c->name, lineno, "option name", k) ||
-            proto_import_text_bad(c->msgs, c->name, lineno, k, v)) {
-            c->failed = true;
-            continue;
-        }
-        {
-            char show[96], num[32];
-            const char *kw = fio_is_ignored(k) ? NULL : fio_keyword(v), *why = NULL;
-            if (kw) {
-                fio_msg(c, lineno,
-                        "error: cannot map %s=%s: %s is a value of the machine that runs the "
-                        "job, which the manager cannot know: write the number",
-                        k, fio_show(v, show, sizeof(show)), kw);
-                continue;
-            }
-            if (*v == '(') {
-                char *dup;
-                if (!fio_arith(v, num, sizeof(num), &why)) {
-                    fio_msg(c, lineno, "error: cannot map %s=%s: %s", k,
-                            fio_show(v, show, sizeof(show)), why);
-                    continue;
-                }
-                if (!(dup = fio_own(c, strdup(num))))
-                    return -ENOMEM;
-                v = dup;
-            }
-        }
-        if (iof_array_grow((void **)&c->kv, &c->capkv, c->nkv + 1, sizeof(*c->kv)))
-            return -ENOMEM;
-        c->kv[c->nkv++] = (struct fio_kv){.key = k, .val = v, .line = lineno};
-        c->sec[c->nsec - 1].count++;
-    }
-    return 0;
-}
 
 static void fio_job_defaults(struct fio_job *j)
 {
@@ -724,19 +67,20 @@ static bool fio_bs(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
         if ((comma = strchr(second, ',')))
             *comma = 0;
     }
-    if ((tmp[0] && fio_size(tmp, &rd)) || (second && *second && fio_size(second, &wr))) {
-        fio_msg(c, kv->line, "error: cannot map %s=%s: not a size", kv->key,
-                fio_show(kv->val, show, sizeof(show)));
+    if ((tmp[0] && proto_fio_size(tmp, &rd)) ||
+        (second && *second && proto_fio_size(second, &wr))) {
+        proto_fio_msg(c, kv->line, "error: cannot map %s=%s: not a size", kv->key,
+                      proto_fio_show(kv->val, show, sizeof(show)));
         return false;
     }
     if (!second)
         wr = rd;
     j->bs = (j->rw == FIO_RW_WRITE || j->rw == FIO_RW_RANDWRITE) ? wr : rd;
     if (rd != wr && (j->rw == FIO_RW_RW || j->rw == FIO_RW_RANDRW)) {
-        fio_msg(c, kv->line,
-                "error: cannot map %s=%s: reads and writes of different sizes in one mix "
-                "(a line has one size and a read %%; use bssplit with one size per line)",
-                kv->key, fio_show(kv->val, show, sizeof(show)));
+        proto_fio_msg(c, kv->line,
+                      "error: cannot map %s=%s: reads and writes of different sizes in one mix "
+                      "(a line has one size and a read %%; use bssplit with one size per line)",
+                      kv->key, proto_fio_show(kv->val, show, sizeof(show)));
         return false;
     }
     j->nsplit = 0;
@@ -755,9 +99,9 @@ static bool fio_bssplit(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
     if ((comma = strchr(tmp, ','))) {
         *comma = 0;
         if (comma[1] && strcmp(tmp, comma + 1)) {
-            fio_msg(c, kv->line,
-                    "error: cannot map bssplit=%s: different splits for reads and writes",
-                    fio_show(kv->val, show, sizeof(show)));
+            proto_fio_msg(c, kv->line,
+                          "error: cannot map bssplit=%s: different splits for reads and writes",
+                          proto_fio_show(kv->val, show, sizeof(show)));
             return false;
         }
     }
@@ -767,16 +111,17 @@ static bool fio_bssplit(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
         struct fio_split *s;
 
         if (j->nsplit >= FIO_MAX_SPLIT) {
-            fio_msg(c, kv->line, "error: cannot map bssplit: more than %d sizes", FIO_MAX_SPLIT);
+            proto_fio_msg(c, kv->line, "error: cannot map bssplit: more than %d sizes",
+                          FIO_MAX_SPLIT);
             return false;
         }
         s = &j->split[j->nsplit];
         if (slash)
             *slash = 0;
-        if (fio_size(tok, &s->size) || !s->size ||
-            (slash && slash[1] && fio_uint(slash + 1, 100, &s->pct))) {
-            fio_msg(c, kv->line, "error: cannot map bssplit=%s: expected SIZE/PERCENT:...",
-                    fio_show(kv->val, show, sizeof(show)));
+        if (proto_fio_size(tok, &s->size) || !s->size ||
+            (slash && slash[1] && proto_fio_uint(slash + 1, 100, &s->pct))) {
+            proto_fio_msg(c, kv->line, "error: cannot map bssplit=%s: expected SIZE/PERCENT:...",
+                          proto_fio_show(kv->val, show, sizeof(show)));
             return false;
         }
         if (!slash || !slash[1]) {
@@ -788,8 +133,8 @@ static bool fio_bssplit(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
         j->nsplit++;
     }
     if (!j->nsplit || total > 100 || (!nempty && total != 100)) {
-        fio_msg(c, kv->line, "error: cannot map bssplit=%s: the percentages must sum to 100",
-                fio_show(kv->val, show, sizeof(show)));
+        proto_fio_msg(c, kv->line, "error: cannot map bssplit=%s: the percentages must sum to 100",
+                      proto_fio_show(kv->val, show, sizeof(show)));
         return false;
     }
     for (size_t i = 0, seen = 0; i < j->nsplit && nempty; i++)
@@ -811,12 +156,12 @@ static bool fio_rw(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
         /* fio: a sequential job skips that much after each I/O (holes), a
          * random one takes that many sequential I/Os per random offset. */
         if (strcmp(colon + 1, "0")) {
-            fio_msg(c, kv->line,
-                    "error: cannot map the ':%s' of %s=%s: %s; the plan has no such pattern",
-                    colon + 1, kv->key, fio_show(kv->val, show, sizeof(show)),
-                    tmp[0] == 'r' && tmp[1] == 'a'
-                        ? "runs of sequential I/Os between random offsets"
-                        : "sequential I/O with holes");
+            proto_fio_msg(c, kv->line,
+                          "error: cannot map the ':%s' of %s=%s: %s; the plan has no such pattern",
+                          colon + 1, kv->key, proto_fio_show(kv->val, show, sizeof(show)),
+                          tmp[0] == 'r' && tmp[1] == 'a'
+                              ? "runs of sequential I/Os between random offsets"
+                              : "sequential I/O with holes");
             return false;
         }
     }
@@ -828,10 +173,10 @@ static bool fio_rw(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
             j->rw_line = kv->line;
             return true;
         }
-    fio_msg(c, kv->line,
-            "error: cannot map %s=%s: iofleet issues reads and writes only (read, "
-            "write, randread, randwrite, rw, randrw)",
-            kv->key, fio_show(kv->val, show, sizeof(show)));
+    proto_fio_msg(c, kv->line,
+                  "error: cannot map %s=%s: iofleet issues reads and writes only (read, "
+                  "write, randread, randwrite, rw, randrw)",
+                  kv->key, proto_fio_show(kv->val, show, sizeof(show)));
     return false;
 }
 
@@ -864,10 +209,10 @@ static bool fio_engine(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv, 
     /* net, rdma, http, nfs, cpuio, exec, external:..., mmap, posixaio...: a
      * different load (or none on the storage) as local files would change it. */
     if (!was)
-        fio_msg(c, kv->line,
-                "error: cannot map ioengine=%s: iofleet's engines are libaio, io_uring, null "
-                "and sync (fio's sync, psync, vsync, pvsync, pvsync2)",
-                fio_show(kv->val, show, sizeof(show)));
+        proto_fio_msg(c, kv->line,
+                      "error: cannot map ioengine=%s: iofleet's engines are libaio, io_uring, null "
+                      "and sync (fio's sync, psync, vsync, pvsync, pvsync2)",
+                      proto_fio_show(kv->val, show, sizeof(show)));
     c->failed = true;
     return false;
 }
@@ -884,8 +229,8 @@ static bool fio_apply(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
     kv->reported = true;
 #define BAD(why)                                                                                   \
     do {                                                                                           \
-        fio_msg(c, kv->line, "error: cannot map %s=%s: %s", k, fio_show(v, show, sizeof(show)),    \
-                why);                                                                              \
+        proto_fio_msg(c, kv->line, "error: cannot map %s=%s: %s", k,                               \
+                      proto_fio_show(v, show, sizeof(show)), why);                                 \
         return false;                                                                              \
     } while (0)
     if (!strcmp(k, "rw") || !strcmp(k, "readwrite"))
@@ -893,13 +238,13 @@ static bool fio_apply(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
     if (!strcmp(k, "norandommap"))
         j->norandommap = !(v[0] == '0' && !v[1]);
     if (!strcmp(k, "rwmixread") || !strcmp(k, "rwmixwrite")) {
-        if (fio_uint(v, 100, &u))
+        if (proto_fio_uint(v, 100, &u))
             BAD("expected 0..100");
         j->read_pct = k[5] == 'r' ? (int)u : 100 - (int)u;
         return true;
     }
     if (!strcmp(k, "percentage_random")) {
-        if (fio_uint(v, 100, &u))
+        if (proto_fio_uint(v, 100, &u))
             BAD("expected 0..100 (one value for reads and writes)");
         j->random_pct = (int)u;
         return true;
@@ -907,13 +252,13 @@ static bool fio_apply(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
     if (!strcmp(k, "bs") || !strcmp(k, "blocksize") || !strcmp(k, "bssplit"))
         return true; /* after rw, by proto_import_fio() */
     if (!strcmp(k, "blockalign") || !strcmp(k, "ba")) {
-        if (fio_size(v, &sz) || strchr(v, ','))
+        if (proto_fio_size(v, &sz) || strchr(v, ','))
             BAD("expected one size");
         j->align = sz;
         return true;
     }
     if (!strcmp(k, "iodepth") || !strcmp(k, "numjobs")) {
-        if (fio_uint(v, 1u << 20, &u) || !u)
+        if (proto_fio_uint(v, 1u << 20, &u) || !u)
             BAD("expected a whole number >= 1");
         *(k[0] == 'i' ? &j->iodepth : &j->numjobs) = u;
         return true;
@@ -934,14 +279,14 @@ static bool fio_apply(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
             char num[8];
             fio_copy(num, sizeof(num), v);
             num[n < sizeof(num) ? n - 1 : 0] = 0;
-            if (n > 4 || fio_uint(num, 100, &u))
+            if (n > 4 || proto_fio_uint(num, 100, &u))
                 BAD("expected a percentage 0..100");
             fio_copy(k[0] == 's' ? j->size_pct : j->offset_pct, sizeof(j->size_pct), v);
             return true;
         }
         if (n > 1 && isdigit((unsigned char)v[n - 2]) && tolower((unsigned char)v[n - 1]) == 'z')
             BAD("zones (a zoned device's zone size) have no size iofleet knows");
-        if (fio_size(v, &sz))
+        if (proto_fio_size(v, &sz))
             BAD("not a size (a range is not mapped)");
         if (!strcmp(k, "size"))
             j->size = sz;
@@ -959,18 +304,19 @@ static bool fio_apply(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
             char num[8];
             fio_copy(num, sizeof(num), v);
             num[n < sizeof(num) ? n - 1 : 0] = 0;
-            if (n > 4 || fio_uint(num, 100, &u))
+            if (n > 4 || proto_fio_uint(num, 100, &u))
                 BAD("expected a size or a percentage");
             snprintf(j->offset_inc, sizeof(j->offset_inc), "%u%%", u);
         } else {
-            if (fio_size(v, &sz))
+            if (proto_fio_size(v, &sz))
                 BAD("expected a size or a percentage");
             snprintf(j->offset_inc, sizeof(j->offset_inc), "%" PRIu64, sz);
         }
         return true;
     }
     if (!strcmp(k, "runtime") || !strcmp(k, "timeout") || !strcmp(k, "ramp_time")) {
-        if (fio_time(v, 1000000000ull, k[0] == 'r' && k[1] == 'a' ? &j->ramp_ns : &j->runtime_ns))
+        if (proto_fio_time(v, 1000000000ull,
+                           k[0] == 'r' && k[1] == 'a' ? &j->ramp_ns : &j->runtime_ns))
             BAD("not a time");
         return true;
     }
@@ -994,7 +340,8 @@ static bool fio_apply(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
                 *parts[i]++ = 0;
         for (int i = 0; i < 2; i++) {
             const char *d = i == 1 && !parts[1] ? parts[0] : parts[i] ? parts[i] : "";
-            if (*d && (iops ? fio_uint(d, 10000000, &u) || !u : fio_size(d, &sz) || !sz))
+            if (*d &&
+                (iops ? proto_fio_uint(d, 10000000, &u) || !u : proto_fio_size(d, &sz) || !sz))
                 BAD(iops ? "expected whole numbers of I/Os per second"
                          : "expected sizes (bytes "
                            "per second)");
@@ -1047,21 +394,21 @@ static bool fio_apply(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
         return true;
     }
     if (!strcmp(k, "thinktime")) {
-        if (fio_time(v, 1000, &j->thinktime_ns))
+        if (proto_fio_time(v, 1000, &j->thinktime_ns))
             BAD("not a time");
         if (j->thinktime_ns % 1000000 && !c->approximate)
             BAD("a plan's delay is in whole milliseconds (import with --approximate to round it "
                 "up)");
         if (j->thinktime_ns % 1000000 && !was)
-            fio_msg(c, kv->line,
-                    "note: thinktime=%s: rounded up to %" PRIu64 "ms (a plan's delay is in "
-                    "milliseconds; --approximate)",
-                    fio_show(v, show, sizeof(show)),
-                    (uint64_t)((j->thinktime_ns + 999999) / 1000000));
+            proto_fio_msg(c, kv->line,
+                          "note: thinktime=%s: rounded up to %" PRIu64 "ms (a plan's delay is in "
+                          "milliseconds; --approximate)",
+                          proto_fio_show(v, show, sizeof(show)),
+                          (uint64_t)((j->thinktime_ns + 999999) / 1000000));
         return true;
     }
     if (!strcmp(k, "thinktime_blocks")) {
-        if (fio_uint(v, 1u << 20, &u) || !u)
+        if (proto_fio_uint(v, 1u << 20, &u) || !u)
             BAD("expected a whole number >= 1");
         j->thinktime_blocks = u;
         return true;
@@ -1072,19 +419,21 @@ static bool fio_apply(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
     }
     if (!strcmp(k, "zero_buffers") || !strcmp(k, "scramble_buffers")) {
         if (k[0] == 'z' && !c->approximate) {
-            fio_msg(c, kv->line,
-                    "error: cannot map zero_buffers: iofleet writes no all-zero data (import with "
-                    "--approximate to write one repeated byte pattern)");
+            proto_fio_msg(
+                c, kv->line,
+                "error: cannot map zero_buffers: iofleet writes no all-zero data (import with "
+                "--approximate to write one repeated byte pattern)");
             return false;
         }
         if (k[0] == 'z' && !was)
-            fio_msg(c, kv->line,
-                    "note: zero_buffers: iofleet writes no all-zero data; mapped as pattern repeat "
-                    "(one repeated byte pattern; --approximate)");
+            proto_fio_msg(
+                c, kv->line,
+                "note: zero_buffers: iofleet writes no all-zero data; mapped as pattern repeat "
+                "(one repeated byte pattern; --approximate)");
         if (k[0] == 'z')
             j->pattern = "repeat";
         else if (!was)
-            fio_msg(c, kv->line, "ignored: scramble_buffers (iofleet's pattern decides)");
+            proto_fio_msg(c, kv->line, "ignored: scramble_buffers (iofleet's pattern decides)");
         return true;
     }
     if (!strcmp(k, "trim") || !strncmp(k, "trim_", 5))
@@ -1098,20 +447,20 @@ static bool fio_apply(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
         uint64_t ns;
         if (strchr(v, '-'))
             BAD("a random start delay in a range: the plan starts every worker group together");
-        if (fio_time(v, 1000000000ull, &ns))
+        if (proto_fio_time(v, 1000000000ull, &ns))
             BAD("not a time");
         snprintf(j->startdelay, sizeof(j->startdelay), "%" PRIu64, ns);
         j->startdelay_line = kv->line;
         return true;
     }
     if (!strcmp(k, "loops")) {
-        if (fio_uint(v, 1u << 20, &u) || !u)
+        if (proto_fio_uint(v, 1u << 20, &u) || !u)
             BAD("expected a whole number >= 1");
         j->loops = u;
         return true;
     }
     if (!strcmp(k, "number_ios")) {
-        if (fio_size(v, &sz))
+        if (proto_fio_size(v, &sz))
             BAD("expected a whole number");
         j->number_ios = sz;
         j->number_ios_line = kv->line;
@@ -1134,8 +483,8 @@ static bool fio_apply(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
             BAD("the plan verifies with crc32c or xxh64 (import with --approximate to check with "
                 "crc32c instead)");
         if (!was)
-            fio_msg(c, kv->line, "note: verify=%s: checked with crc32c (--approximate)",
-                    fio_show(v, show, sizeof(show)));
+            proto_fio_msg(c, kv->line, "note: verify=%s: checked with crc32c (--approximate)",
+                          proto_fio_show(v, show, sizeof(show)));
         j->verify = "crc32c";
         return true;
     }
@@ -1148,20 +497,20 @@ static bool fio_apply(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
         return true;
     }
     if (!strcmp(k, "dedupe_percentage") || !strcmp(k, "buffer_compress_percentage")) {
-        if (fio_uint(v, 100, &u))
+        if (proto_fio_uint(v, 100, &u))
             BAD("expected 0..100");
         *(k[0] == 'd' ? &j->dedupe_pct : &j->compress_pct) = (int)u;
         j->data_line = kv->line;
         return true;
     }
-    if (fio_is_ignored(k)) {
+    if (proto_fio_is_ignored(k)) {
         if (!was)
-            fio_msg(c, kv->line, "ignored: %s (does not change the load)", k);
+            proto_fio_msg(c, kv->line, "ignored: %s (does not change the load)", k);
         return true;
     }
     /* Anything else could change the load: refused by name. */
-    fio_msg(c, kv->line, "error: cannot map %s%s%s: no such setting in iofleet's plan", k,
-            v[0] ? "=" : "", fio_show(v, show, sizeof(show)));
+    proto_fio_msg(c, kv->line, "error: cannot map %s%s%s: no such setting in iofleet's plan", k,
+                  v[0] ? "=" : "", proto_fio_show(v, show, sizeof(show)));
     return false;
 #undef BAD
 }
@@ -1239,9 +588,10 @@ static bool fio_spec_json(struct fio_ctx *c, const struct fio_job *j, struct iof
     if (j->number_ios) {
         /* fio stops after that many I/Os, if nothing stopped it before */
         if (j->nsplit) {
-            fio_msg(c, j->number_ios_line,
-                    "error: cannot map number_ios with bssplit: a number of I/Os of mixed sizes is "
-                    "no amount of bytes (the plan's io_limit)");
+            proto_fio_msg(
+                c, j->number_ios_line,
+                "error: cannot map number_ios with bssplit: a number of I/Os of mixed sizes is "
+                "no amount of bytes (the plan's io_limit)");
             return false;
         }
         uint64_t bytes = j->number_ios > UINT64_MAX / j->bs ? UINT64_MAX : j->number_ios * j->bs;
@@ -1255,10 +605,10 @@ static bool fio_spec_json(struct fio_ctx *c, const struct fio_job *j, struct iof
         }
     }
     if (!j->runtime_ns && !limit) {
-        fio_msg(c, j->line,
-                "error: job '%s' has no end iofleet knows (set runtime with time_based, or "
-                "size/io_size)",
-                j->name);
+        proto_fio_msg(c, j->line,
+                      "error: job '%s' has no end iofleet knows (set runtime with time_based, or "
+                      "size/io_size)",
+                      j->name);
         return false;
     }
     return true;
@@ -1276,18 +626,20 @@ static bool fio_targets_json(struct fio_ctx *c, const struct fio_job *j, struct 
         snprintf(files[0], sizeof(files[0]), "%s.0.0", j->name);
         nf = 1;
         if (j->numjobs > 1 && !c->approximate) {
-            fio_msg(c, j->line,
-                    "error: job '%s' has no filename: fio gives each of its %u jobs a file of its "
-                    "own, a plan's workers share their targets (set filename, or import with "
-                    "--approximate to share one test file)",
-                    j->name, j->numjobs);
+            proto_fio_msg(
+                c, j->line,
+                "error: job '%s' has no filename: fio gives each of its %u jobs a file of its "
+                "own, a plan's workers share their targets (set filename, or import with "
+                "--approximate to share one test file)",
+                j->name, j->numjobs);
             return false;
         }
         if (j->numjobs > 1)
-            fio_msg(c, j->line,
-                    "note: job '%s' has no filename: fio gives each of its %u jobs a file of its "
-                    "own; the plan's %u workers share the test file '%s' (--approximate)",
-                    j->name, j->numjobs, j->numjobs, files[0]);
+            proto_fio_msg(
+                c, j->line,
+                "note: job '%s' has no filename: fio gives each of its %u jobs a file of its "
+                "own; the plan's %u workers share the test file '%s' (--approximate)",
+                j->name, j->numjobs, j->numjobs, files[0]);
     } else {
         for (const char *p = j->filename;; p++) {
             if (*p == '\\' && p[1] == ':') {
@@ -1296,7 +648,7 @@ static bool fio_targets_json(struct fio_ctx *c, const struct fio_job *j, struct 
                 if (k) {
                     files[nf][k] = 0;
                     if (++nf >= FIO_MAX_FILES) {
-                        fio_msg(c, line, "error: more than %d filenames", FIO_MAX_FILES - 1);
+                        proto_fio_msg(c, line, "error: more than %d filenames", FIO_MAX_FILES - 1);
                         return false;
                     }
                 }
@@ -1306,14 +658,15 @@ static bool fio_targets_json(struct fio_ctx *c, const struct fio_job *j, struct 
                 continue;
             }
             if (k + 1 >= sizeof(files[0])) {
-                fio_msg(c, line, "error: a filename longer than %zu bytes", sizeof(files[0]) - 1);
+                proto_fio_msg(c, line, "error: a filename longer than %zu bytes",
+                              sizeof(files[0]) - 1);
                 return false;
             }
             files[nf][k++] = *p;
         }
     }
     if (!nf) {
-        fio_msg(c, line, "error: empty filename");
+        proto_fio_msg(c, line, "error: empty filename");
         return false;
     }
     iof_buf_addstr(b, "\"targets\": [");
@@ -1355,34 +708,36 @@ static bool fio_targets_json(struct fio_ctx *c, const struct fio_job *j, struct 
             continue;
         }
         if (j->size_pct[0] || j->offset_pct[0]) {
-            fio_msg(c, line,
-                    "error: cannot map a size or offset in %% for the test file '%s' (only for a "
-                    "device)",
-                    path);
+            proto_fio_msg(
+                c, line,
+                "error: cannot map a size or offset in %% for the test file '%s' (only for a "
+                "device)",
+                path);
             return false;
         }
         if (!fsize) {
-            fio_msg(c, line, "error: test file '%s' has no size (set size or filesize)", path);
+            proto_fio_msg(c, line, "error: test file '%s' has no size (set size or filesize)",
+                          path);
             return false;
         }
         base = path;
         if (path[0] == '/') {
             base = strrchr(path, '/') + 1;
             if (!*base) {
-                fio_msg(c, line, "error: cannot map filename '%s': a directory", path);
+                proto_fio_msg(c, line, "error: cannot map filename '%s': a directory", path);
                 return false;
             }
-            fio_msg(c, line,
-                    "note: %s is a test file '%s' in the agent's workdir (dynamo --workdir, "
-                    "iofleet run --workdir, puts it on the same filesystem)",
-                    path, base);
+            proto_fio_msg(c, line,
+                          "note: %s is a test file '%s' in the agent's workdir (dynamo --workdir, "
+                          "iofleet run --workdir, puts it on the same filesystem)",
+                          path, base);
         }
         iof_json_escape(b, base, IOF_JSON_TEXT);
         proto_plan_format_size(fsize, s, sizeof(s));
         iof_buf_printf(b, ", \"size\": \"%s\"", s);
         if (j->offset) {
             if (j->offset >= fsize) {
-                fio_msg(c, line, "error: offset is past the end of the test file '%s'", base);
+                proto_fio_msg(c, line, "error: offset is past the end of the test file '%s'", base);
                 return false;
             }
             proto_plan_format_size(j->offset, s, sizeof(s));
@@ -1417,18 +772,20 @@ static bool fio_random_map(struct fio_ctx *c, struct fio_job *j)
         return true;
     }
     if (!c->approximate) {
-        fio_msg(c, j->rw_line ? j->rw_line : j->line,
-                "error: job '%s' is random with bssplit and without norandommap: fio's random "
-                "map touches every block of the smallest size once per pass, which the plan's "
-                "random_map cannot for several sizes (add norandommap, or import with "
-                "--approximate)",
-                j->name);
+        proto_fio_msg(
+            c, j->rw_line ? j->rw_line : j->line,
+            "error: job '%s' is random with bssplit and without norandommap: fio's random "
+            "map touches every block of the smallest size once per pass, which the plan's "
+            "random_map cannot for several sizes (add norandommap, or import with "
+            "--approximate)",
+            j->name);
         return false;
     }
-    fio_msg(c, j->rw_line ? j->rw_line : j->line,
-            "note: job '%s' is random with bssplit and without norandommap: fio touches every "
-            "block once per pass, the plan draws offsets with replacement (--approximate)",
-            j->name);
+    proto_fio_msg(
+        c, j->rw_line ? j->rw_line : j->line,
+        "note: job '%s' is random with bssplit and without norandommap: fio touches every "
+        "block once per pass, the plan draws offsets with replacement (--approximate)",
+        j->name);
     return true;
 }
 
@@ -1450,12 +807,13 @@ static bool fio_rate(struct fio_ctx *c, struct fio_job *j)
     if (!j->rate_dir[0][0] && !j->rate_dir[1][0])
         return true;
     if (!rd && !wr) {
-        fio_msg(c, j->rate_line,
-                "error: cannot map %s=%s%s%s of job '%s': fio caps a mixed job's reads and writes "
-                "separately; a plan's rate is one for all of a worker's I/Os",
-                j->rate_iops ? "rate_iops" : "rate", j->rate_dir[0],
-                strcmp(j->rate_dir[0], j->rate_dir[1]) ? "," : "",
-                strcmp(j->rate_dir[0], j->rate_dir[1]) ? j->rate_dir[1] : "", j->name);
+        proto_fio_msg(
+            c, j->rate_line,
+            "error: cannot map %s=%s%s%s of job '%s': fio caps a mixed job's reads and writes "
+            "separately; a plan's rate is one for all of a worker's I/Os",
+            j->rate_iops ? "rate_iops" : "rate", j->rate_dir[0],
+            strcmp(j->rate_dir[0], j->rate_dir[1]) ? "," : "",
+            strcmp(j->rate_dir[0], j->rate_dir[1]) ? j->rate_dir[1] : "", j->name);
         return false;
     }
     d = j->rate_dir[rd ? 0 : 1];
@@ -1463,7 +821,7 @@ static bool fio_rate(struct fio_ctx *c, struct fio_job *j)
         return true;
     if (j->rate_iops) {
         uint64_t min = j->bs;
-        fio_uint(d, 10000000, &u);
+        proto_fio_uint(d, 10000000, &u);
         for (size_t i = 0; i < j->nsplit; i++)
             if (!i || j->split[i].size < min)
                 min = j->split[i].size;
@@ -1473,7 +831,7 @@ static bool fio_rate(struct fio_ctx *c, struct fio_job *j)
         else
             snprintf(j->rate, sizeof(j->rate), "{\"iops\": %u", u);
     } else {
-        fio_size(d, &v);
+        proto_fio_size(d, &v);
         snprintf(j->rate, sizeof(j->rate), "{\"mibps\": %.10g", (double)v / 1048576.0);
     }
     return true;
@@ -1484,10 +842,10 @@ static bool fio_group_json(struct fio_ctx *c, const struct fio_job *j, struct io
     unsigned qd = j->iodepth;
 
     if (j->engine_sync && qd > 1) {
-        fio_msg(c, j->line,
-                "note: job '%s' uses a synchronous engine: fio keeps 1 I/O in flight per job "
-                "whatever iodepth says; mapped as queue_depth 1",
-                j->name);
+        proto_fio_msg(c, j->line,
+                      "note: job '%s' uses a synchronous engine: fio keeps 1 I/O in flight per job "
+                      "whatever iodepth says; mapped as queue_depth 1",
+                      j->name);
         qd = 1;
     }
     iof_buf_printf(b,
@@ -1503,15 +861,17 @@ static bool fio_group_json(struct fio_ctx *c, const struct fio_job *j, struct io
             if (j->split[i].size < (j->nsplit ? j->split[0].size : j->bs))
                 proto_plan_format_size(j->split[i].size, unit, sizeof(unit));
         if (j->verify) {
-            fio_msg(c, j->data_line,
-                    "error: cannot map dedupe_percentage/buffer_compress_percentage with verify: a "
-                    "verified block carries a header, which the plan's data cannot hold");
+            proto_fio_msg(
+                c, j->data_line,
+                "error: cannot map dedupe_percentage/buffer_compress_percentage with verify: a "
+                "verified block carries a header, which the plan's data cannot hold");
             return false;
         }
         if (j->nsplit && j->dedupe_pct > 0) {
-            fio_msg(c, j->data_line,
-                    "error: cannot map dedupe_percentage with bssplit: fio dedupes whole write "
-                    "buffers of each size, the plan fixed units");
+            proto_fio_msg(
+                c, j->data_line,
+                "error: cannot map dedupe_percentage with bssplit: fio dedupes whole write "
+                "buffers of each size, the plan fixed units");
             return false;
         }
         iof_buf_printf(b,
@@ -1526,11 +886,11 @@ static bool fio_group_json(struct fio_ctx *c, const struct fio_job *j, struct io
         bool rd = j->rw == FIO_RW_READ || j->rw == FIO_RW_RANDREAD;
         bool wr = j->rw == FIO_RW_WRITE || j->rw == FIO_RW_RANDWRITE;
         if (!rd && !wr) {
-            fio_msg(c, j->verify_line,
-                    "error: cannot map verify in job '%s': fio verifies a mixed job's reads "
-                    "against what it wrote itself; the plan verifies a write test after it "
-                    "(verify_mode after) or a read test inline",
-                    j->name);
+            proto_fio_msg(c, j->verify_line,
+                          "error: cannot map verify in job '%s': fio verifies a mixed job's reads "
+                          "against what it wrote itself; the plan verifies a write test after it "
+                          "(verify_mode after) or a read test inline",
+                          j->name);
             return false;
         }
         /* fio reads a write job's blocks back after writing (do_verify) */
@@ -1642,13 +1002,14 @@ static int fio_emit(struct fio_ctx *c, struct fio_job *jobs, size_t njobs, struc
         for (size_t k = 0; k < njobs; k++)
             if (!jobs[k].time_based || !jobs[k].runtime_ns ||
                 jobs[k].runtime_ns != jobs[0].runtime_ns || jobs[k].number_ios) {
-                fio_msg(c, jobs[i].exitall_line,
-                        "error: cannot map exitall: job '%s' %s, so the first job to end would "
-                        "stop the others; a plan's test runs every worker to its own end",
-                        jobs[k].name,
-                        jobs[k].time_based && jobs[k].runtime_ns ? "runs for another time or "
-                                                                   "number of I/Os"
-                                                                 : "is not time_based");
+                proto_fio_msg(
+                    c, jobs[i].exitall_line,
+                    "error: cannot map exitall: job '%s' %s, so the first job to end would "
+                    "stop the others; a plan's test runs every worker to its own end",
+                    jobs[k].name,
+                    jobs[k].time_based && jobs[k].runtime_ns ? "runs for another time or "
+                                                               "number of I/Os"
+                                                             : "is not time_based");
                 break;
             }
         break;
@@ -1657,15 +1018,17 @@ static int fio_emit(struct fio_ctx *c, struct fio_job *jobs, size_t njobs, struc
     for (size_t i = 1; i < njobs && !c->failed; i++)
         if (strcmp(jobs[i].startdelay, jobs[0].startdelay)) {
             const struct fio_job *d = jobs[i].startdelay_line ? &jobs[i] : &jobs[0];
-            fio_msg(c, d->startdelay_line,
-                    "error: cannot map startdelay: jobs '%s' and '%s' start at different times; "
-                    "a plan's worker groups start together",
-                    jobs[0].name, jobs[i].name);
+            proto_fio_msg(
+                c, d->startdelay_line,
+                "error: cannot map startdelay: jobs '%s' and '%s' start at different times; "
+                "a plan's worker groups start together",
+                jobs[0].name, jobs[i].name);
         }
     if (!c->failed && jobs[0].startdelay[0] && strcmp(jobs[0].startdelay, "0"))
-        fio_msg(c, jobs[0].startdelay_line,
-                "ignored: startdelay (every job waits the same before it starts: no change to the "
-                "load)");
+        proto_fio_msg(
+            c, jobs[0].startdelay_line,
+            "ignored: startdelay (every job waits the same before it starts: no change to the "
+            "load)");
     for (size_t i = 0; i < njobs && !c->failed; i++) {
         struct fio_job *j = &jobs[i];
         if (!i || j->stonewall)
@@ -1684,17 +1047,18 @@ static int fio_emit(struct fio_ctx *c, struct fio_job *jobs, size_t njobs, struc
             unsigned dl = j->direct_line ? j->direct_line : j->line;
             const char *how = j->direct_line ? "" : " (fio's default)";
             if (!c->approximate) {
-                fio_msg(c, dl,
-                        "error: cannot map direct=0%s of job '%s': buffered I/O, and iofleet's "
-                        "%s engine always uses O_DIRECT (set direct=1, use ioengine=psync: "
-                        "iofleet's sync engine is buffered, or import with --approximate)",
-                        how, j->name, j->engine);
+                proto_fio_msg(
+                    c, dl,
+                    "error: cannot map direct=0%s of job '%s': buffered I/O, and iofleet's "
+                    "%s engine always uses O_DIRECT (set direct=1, use ioengine=psync: "
+                    "iofleet's sync engine is buffered, or import with --approximate)",
+                    how, j->name, j->engine);
                 break;
             }
-            fio_msg(c, dl,
-                    "note: job '%s' has direct=0%s (buffered I/O): run with O_DIRECT, as "
-                    "iofleet's %s engine always does (--approximate)",
-                    j->name, how, j->engine);
+            proto_fio_msg(c, dl,
+                          "note: job '%s' has direct=0%s (buffered I/O): run with O_DIRECT, as "
+                          "iofleet's %s engine always does (--approximate)",
+                          j->name, how, j->engine);
         }
         if (!fio_random_map(c, j) || !fio_rate(c, j) || !fio_spec_json(c, j, &u[i].spec) ||
             !fio_group_json(c, j, &u[i].group))
@@ -1713,18 +1077,20 @@ static int fio_emit(struct fio_ctx *c, struct fio_job *jobs, size_t njobs, struc
             k = 0;
         if (k >= per || strcmp(u[i].group.p, u[k].group.p)) {
             const struct fio_unit *first = &u[i - k]; /* this step's first job */
-            fio_msg(c, first->job->line,
-                    "error: job '%s' and the jobs after it up to the next stonewall run with "
-                    "other workers, engine, queue depth, files or rate than the jobs from '%s' "
-                    "(line %u): a plan's worker groups are the same in every test",
-                    first->job->name, u[0].job->name, u[0].job->line);
+            proto_fio_msg(
+                c, first->job->line,
+                "error: job '%s' and the jobs after it up to the next stonewall run with "
+                "other workers, engine, queue depth, files or rate than the jobs from '%s' "
+                "(line %u): a plan's worker groups are the same in every test",
+                first->job->name, u[0].job->name, u[0].job->line);
             break;
         }
         if (k + 1 < per && (i + 1 == njobs || u[i + 1].test != u[i].test)) {
-            fio_msg(c, u[i - k].job->line,
-                    "error: the step from job '%s' runs %zu job%s at once where the first runs "
-                    "%zu: a plan's worker groups are the same in every test",
-                    u[i - k].job->name, k + 1, k ? "s" : "", per);
+            proto_fio_msg(
+                c, u[i - k].job->line,
+                "error: the step from job '%s' runs %zu job%s at once where the first runs "
+                "%zu: a plan's worker groups are the same in every test",
+                u[i - k].job->name, k + 1, k ? "s" : "", per);
             break;
         }
         if (k && strcmp(u[i].spec.p, u[i - 1].spec.p))
@@ -1823,13 +1189,13 @@ int proto_import_fio(const char *name, const char *text, size_t len, unsigned fl
         return -ENOMEM;
     memcpy(copy, text, len);
     copy[len] = 0;
-    rc = fio_parse(&c, copy);
+    rc = proto_fio_parse(&c, copy);
     if (!rc && !c.failed) {
         size_t nreal = 0;
         for (size_t s = 0; s < c.nsec; s++)
             nreal += !c.sec[s].global;
         if (!nreal) {
-            fio_msg(&c, 1, "error: no job section (only [global] or nothing)");
+            proto_fio_msg(&c, 1, "error: no job section (only [global] or nothing)");
         } else if (!(jobs = calloc(nreal, sizeof(*jobs)))) {
             rc = -ENOMEM;
         }
