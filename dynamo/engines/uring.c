@@ -2,14 +2,12 @@
 /* io_uring engine: Linux io_uring through liburing, with O_DIRECT. Targets are
  * registered files and the worker's buffers registered (fixed) buffers, so the
  * kernel neither looks up an fd nor pins pages per I/O. submit fills SQEs and,
- * in a worker up to URING_EAGER_DEPTH deep while fewer than
- * DYN_BATCH_INFLIGHT are in flight, hands each to the kernel as the next is
- * filled; the rest (all of them in a deeper worker) go in the same
- * io_uring_enter that waits for completions at the next reap, and reap takes
- * what is already in the CQ ring without a syscall when that is enough. With
- * `hipri`
- * the ring polls for completions (IORING_SETUP_IOPOLL), for NVMe devices with
- * poll queues. */
+ * in a worker up to URING_EAGER_DEPTH deep with nothing in flight, hands the
+ * first to the kernel alone; the rest (all of them in a deeper worker or with
+ * I/O in flight) go in the same io_uring_enter that waits for completions at
+ * the next reap, and reap takes what is already in the CQ ring without a
+ * syscall when that is enough. With `hipri` the ring polls for completions
+ * (IORING_SETUP_IOPOLL), for NVMe devices with poll queues. */
 #include <errno.h>
 #include <liburing.h>
 #include <stdint.h>
@@ -25,16 +23,22 @@
 #include "common/err.h"
 #include "dynamo/engine.h"
 
-/* Deepest worker whose SQEs go to the kernel one per io_uring_enter, each as
- * the next is filled. The kernel plugs the block queue for a submission of
+/* Deepest worker whose first SQE of a refill goes to the kernel alone when
+ * the device is idle. The kernel plugs the block queue for a submission of
  * more than 2 (io_submit_state_start: need_plug = max_ios > 2) and dispatches
- * none of them until the last is set up, as io_submit does for libaio (run.c's
- * submit batch); one at a time, the first I/O of a refill reaches the
- * device before the second is prepared. Deeper workers keep one batch per
- * enter, whose single dispatch costs less per I/O (all measured in
- * docs/performance.md: one at a time beat pairs and pairs beat the batch at
- * QD 32, the batch won on the disk at QD 128). */
+ * none of them until the last is set up; alone, the first I/O reaches the
+ * idle device before the second is prepared. Deeper workers keep one batch
+ * per enter, whose single dispatch costs less per I/O (the batch won on the
+ * disk at QD 128, docs/performance.md). */
 #define URING_EAGER_DEPTH 64u
+/* Most I/Os in flight (those of this submit before it included) for an SQE
+ * to go alone: 1, the device idle. With I/O in flight the device is busy and
+ * an enter per SQE only costs CPU: one enter per SQE up to 8 in flight made
+ * 1.25 enters per I/O at QD 8 and lost to fio's batched submission (0.93x
+ * IOPS, 1.09x CPU per I/O on a quiet host); the batch took 0.36-0.71 enters
+ * per I/O and less CPU per I/O in 7 of 7 rounds on a busy one
+ * (docs/performance.md). */
+#define URING_EAGER_INFLIGHT 1u
 /* Largest SQ ring asked for: I/Os beyond it are flushed in several enters. */
 #define URING_MAX_SQ 4096u
 /* Largest CQ ring the kernel accepts (IORING_MAX_CQ_ENTRIES); deeper workers
@@ -338,7 +342,7 @@ static int uring_submit(struct dyn_engine *e, struct dyn_io **ios, unsigned n)
         struct io_uring_sqe *sqe;
         int b, fd = io->fd;
 
-        if (e->depth <= URING_EAGER_DEPTH && e->inflight + i <= DYN_BATCH_INFLIGHT &&
+        if (e->depth <= URING_EAGER_DEPTH && e->inflight + i <= URING_EAGER_INFLIGHT &&
             io_uring_sq_ready(&e->ring)) {
             /* Hand the queued SQE over before filling the next (no plug). */
             int r = io_uring_submit(&e->ring);

@@ -280,12 +280,12 @@ static void test_roundtrip_mixed(void **state)
     roundtrip(true, true);
 }
 
-/* A worker up to 64 deep has each SQE handed to the kernel as the next is
- * filled, not all at the next reap: more than 2 in one io_uring_enter would
- * plug the block queue until the last is set up. After one submit of 8, the
- * kernel has consumed 7 (the fdinfo's SqHead; in pairs it would be 6): only
- * the last waits for the reap's enter. A deeper worker (`deep`) keeps them
- * all for that enter. */
+/* A worker up to 64 deep hands an SQE to the kernel alone only while
+ * nothing else is in flight (an idle device: the first I/O of a refill
+ * reaches it before the second is prepared); the rest go in one enter, the
+ * reap's. After one submit of 8 into an idle ring the kernel has consumed 1
+ * (the fdinfo's SqHead; one enter per SQE would make it 7). A deeper worker
+ * (`deep`) keeps them all for that enter. */
 static void submit_eagerly(bool deep)
 {
     enum { N = 8, DEEP = 128 };
@@ -314,7 +314,7 @@ static void submit_eagerly(bool deep)
     if (deep)
         assert_int_equal(ring_registered("SqHead"), 0);
     else
-        assert_int_equal(ring_registered("SqHead"), N - 1);
+        assert_int_equal(ring_registered("SqHead"), 1);
     {
         struct dyn_io *done[N];
         unsigned got = 0;
@@ -331,7 +331,7 @@ static void submit_eagerly(bool deep)
     free(buf);
 }
 
-static void test_submit_one_at_a_time(void **state)
+static void test_submit_first_alone(void **state)
 {
     (void)state;
     submit_eagerly(false);
@@ -663,7 +663,7 @@ int main(void)
         cmocka_unit_test(test_roundtrip_plain),
         cmocka_unit_test(test_roundtrip_mixed),
         cmocka_unit_test(test_errors_per_io),
-        cmocka_unit_test(test_submit_one_at_a_time),
+        cmocka_unit_test(test_submit_first_alone),
         cmocka_unit_test(test_submit_deep_batched),
         cmocka_unit_test(test_run_stats),
         cmocka_unit_test(test_run_misaligned),
