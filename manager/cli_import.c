@@ -30,6 +30,7 @@ enum import_opt_id {
     IOPT_FORMAT,
     IOPT_MAP,
     IOPT_APPROX,
+    IOPT_SECTOR,
 };
 
 #define IMPORT_MAX_MAPS 256
@@ -49,6 +50,11 @@ static const struct iof_opt import_opts[] = {
      "'C:'); repeatable. An unmapped target stays as the placeholder 'iometer:NAME', which "
      "validate refuses by name",
      IOPT_MAP},
+    {"sector-size", 0, IOF_OPT_REQUIRED, "BYTES",
+     "icf: the disks' sector size, 512 or 4096 (4Kn), the unit of Iometer's starting sector, "
+     "maximum disk size and align 0; without it a non-zero starting sector or maximum disk size "
+     "is refused and align 0 is 512",
+     IOPT_SECTOR},
     {"approximate", 0, IOF_OPT_NONE, NULL,
      "fio, vdbench: accept what the plan can only approximate (buffered I/O run with O_DIRECT, "
      "fractional percentages rounded); each approximation is printed and kept in the plan's "
@@ -150,7 +156,7 @@ int mgr_cli_import(int argc, char **argv)
     struct iof_diag diag = {{0}};
     struct iof_plan plan = {0};
     bool force = false;
-    unsigned flags = 0;
+    unsigned flags = 0, sector = 0;
     int id, rc = 0, ret = 2;
 
     if (iof_opt_init(&p, &import_cmd, argc, argv))
@@ -175,6 +181,13 @@ int mgr_cli_import(int argc, char **argv)
             format = val;
         } else if (id == IOPT_APPROX) {
             flags |= IOF_IMPORT_APPROXIMATE;
+        } else if (id == IOPT_SECTOR) {
+            if (strcmp(val, "512") && strcmp(val, "4096")) {
+                iof_opt_free(&p);
+                return iof_opt_usage_error(
+                    &import_cmd, "--sector-size takes 512 or 4096 (bytes), got '%s'", val);
+            }
+            sector = (unsigned)atoi(val);
         } else if (id == IOPT_MAP) {
             if (!strchr(val, '=') || val[0] == '=' || nmaps >= IMPORT_MAX_MAPS) {
                 iof_opt_free(&p);
@@ -210,6 +223,10 @@ int mgr_cli_import(int argc, char **argv)
         ret = iof_opt_usage_error(&import_cmd, "--map is for Iometer configuration files");
         goto out;
     }
+    if (sector && strcmp(fmt, "icf")) {
+        ret = iof_opt_usage_error(&import_cmd, "--sector-size is for Iometer configuration files");
+        goto out;
+    }
     if (flags && !strcmp(fmt, "icf")) {
         ret = iof_opt_usage_error(&import_cmd,
                                   "--approximate is for fio job files and vdbench parameter files");
@@ -226,8 +243,8 @@ int mgr_cli_import(int argc, char **argv)
     } else if (!strcmp(fmt, "fio"))
         rc = proto_import_fio(name, text.p ? text.p : "", text.len, flags, &json, &msgs, &diag);
     else
-        rc = proto_import_icf(name, text.p ? text.p : "", text.len, maps, nmaps, &json, &msgs,
-                              &diag);
+        rc = proto_import_icf(name, text.p ? text.p : "", text.len, maps, nmaps, sector, &json,
+                              &msgs, &diag);
     for (char *line = msgs.p, *nl; line && *line; line = nl + 1) {
         nl = strchr(line, '\n');
         if (!nl)

@@ -65,9 +65,13 @@ int proto_import_fio(const char *name, const char *text, size_t len, unsigned fl
 /* The same for an Iometer configuration file (.icf). `maps` (borrowed,
  * `nmaps` entries) are "NAME=PATH": a target whose whole name or first word
  * ("C:" of "C: \"label\"") is NAME gets PATH; any other target is written as
- * "iometer:NAME", a placeholder the plan loader refuses by name. */
+ * "iometer:NAME", a placeholder the plan loader refuses by name.
+ * `sector_size` (bytes, 0: not known) is the disks' sector size, the unit
+ * of Iometer's starting sector, maximum disk size and align 0: without it a
+ * non-zero starting sector or maximum disk size is an error, and align 0 is
+ * 512 (noted). */
 int proto_import_icf(const char *name, const char *text, size_t len, const char *const *maps,
-                     size_t nmaps, struct iof_buf *json, struct iof_buf *msgs,
+                     size_t nmaps, unsigned sector_size, struct iof_buf *json, struct iof_buf *msgs,
                      struct iof_diag *diag);
 
 /* The same for a vdbench raw-I/O parameter file (HCIBench's too). `dir`

@@ -59,7 +59,8 @@ struct icf_worker {
     unsigned qd;
     bool has_seed;
     uint64_t seed;
-    uint64_t max_sectors, start_sector;
+    uint64_t max_sectors, start_sector; /* in the disk's sectors (icf_ctx.sector) */
+    unsigned size_line;                 /* of the line giving them */
     const char *pattern;
     size_t specs[ICF_MAX_SPECS]; /* indices into the spec table */
     unsigned spec_lines[ICF_MAX_SPECS];
@@ -69,10 +70,26 @@ struct icf_worker {
     size_t ntargets;
 };
 
+/* The sections of a file, in icf_sections[] order. */
+enum icf_section {
+    ICF_SEC_SETUP,
+    ICF_SEC_DISPLAY,
+    ICF_SEC_SPECS,
+    ICF_SEC_MANAGERS,
+    ICF_SEC_COUNT,
+};
+
 struct icf_ctx {
     const char *name;
     struct iof_buf *msgs;
     bool failed;
+    unsigned sector;              /* the disks' sector size in bytes; 0: not given */
+    unsigned align0_line;         /* first access spec line with align 0 */
+    unsigned seen[ICF_SEC_COUNT]; /* line of each section's first header; 0: none yet */
+    unsigned mgr_end_line;        /* of the first 'END manager list */
+    unsigned undef_line;          /* first assignment of an undefined access spec */
+    size_t undef_more;            /* and how many more */
+    char undef_name[ICF_NAME];
     char **line; /* the text's lines, trimmed */
     size_t nlines, i;
     char desc[ICF_NAME];
@@ -113,6 +130,21 @@ static bool icf_text_bad(struct icf_ctx *c, size_t line, const char *what, const
 static bool icf_is_comment(const char *l)
 {
     return l[0] == '\'';
+}
+
+/* Value lines without the comment line that names them, from c->i: one
+ * message for the run of them, not one per line. */
+static void icf_orphans(struct icf_ctx *c)
+{
+    size_t from = c->i;
+
+    while (c->i + 1 < c->nlines && c->line[c->i + 1][0] && !icf_is_comment(c->line[c->i + 1]))
+        c->i++;
+    if (c->i == from)
+        icf_msg(c, from + 1, "cannot map this line: a value without its comment line");
+    else
+        icf_msg(c, from + 1, "cannot map lines %zu-%zu: values without their comment line",
+                from + 1, c->i + 1);
 }
 
 /* Case-insensitive prefix match of the comment line `l` against `key`. */
@@ -232,7 +264,7 @@ static void icf_test_setup(struct icf_ctx *c)
         if (!l[0])
             continue;
         if (!icf_is_comment(l)) {
-            icf_msg(c, at, "cannot map this line: a value without its comment line");
+            icf_orphans(c);
         } else if (icf_key(l, "'Test Description")) {
             if ((v = icf_value(c)) && !icf_text_bad(c, c->i + 1, "test description", v))
                 icf_copy(c->desc, sizeof(c->desc), v);
@@ -380,6 +412,8 @@ static void icf_access_specs(struct icf_ctx *c)
                 ln->delay_ms = (unsigned)x[4];
                 ln->burst = x[5] ? (unsigned)x[5] : 1;
                 ln->align = x[6];
+                if (!x[6] && !c->align0_line)
+                    c->align0_line = (unsigned)c->i + 1;
                 total += ln->share;
             }
             if (total != 100 && sp->nlines)
@@ -392,7 +426,7 @@ static void icf_access_specs(struct icf_ctx *c)
         if (icf_is_comment(l))
             icf_msg(c, at, "cannot map '%s' in the access specifications", l + 1);
         else
-            icf_msg(c, at, "cannot map this line: a value without its comment line");
+            icf_orphans(c);
     }
     icf_msg(c, c->nlines, "error: the access specifications have no 'END access specifications");
 }
@@ -421,7 +455,7 @@ static struct icf_worker *icf_new_worker(struct icf_ctx *c, const char *name, si
     return w;
 }
 
-static void icf_manager_list(struct icf_ctx *c)
+static void icf_manager_list_body(struct icf_ctx *c)
 {
     struct icf_worker *w = NULL;
 
@@ -431,8 +465,10 @@ static void icf_manager_list(struct icf_ctx *c)
         char tmp[IOF_IMPORT_MAX_LINE + 1], *f[6];
         size_t n;
 
-        if (icf_key(l, "'END manager list"))
+        if (icf_key(l, "'END manager list")) {
+            c->mgr_end_line = (unsigned)at;
             return;
+        }
         if (!l[0])
             continue;
         if (icf_key(l, "'Manager ID")) {
@@ -517,6 +553,7 @@ static void icf_manager_list(struct icf_ctx *c)
                         "MAXIMUM_SECTORS,STARTING_SECTOR[,PATTERN]");
                 continue;
             }
+            w->size_line = (unsigned)c->i + 1;
             w->pattern = random_data ? (pat ? "random" : "repeat")
                          : pat == 2  ? "random"
                          : pat == 1  ? "pseudo"
@@ -533,10 +570,13 @@ static void icf_manager_list(struct icf_ctx *c)
                     continue;
                 }
                 if (s == SIZE_MAX) {
-                    icf_msg(c, c->i + 1,
-                            "error: access specification '%s' is not defined in the "
-                            "file",
-                            v);
+                    /* One error for the file, not one per worker. */
+                    if (!c->undef_line) {
+                        c->undef_line = (unsigned)c->i + 1;
+                        icf_copy(c->undef_name, sizeof(c->undef_name), v);
+                    } else {
+                        c->undef_more++;
+                    }
                     continue;
                 }
                 if (w->nspecs >= ICF_MAX_SPECS)
@@ -578,10 +618,20 @@ static void icf_manager_list(struct icf_ctx *c)
             while (icf_value(c))
                 ;
         } else {
-            icf_msg(c, at, "cannot map this line: a value without its comment line");
+            icf_orphans(c);
         }
     }
     icf_msg(c, c->nlines, "error: the manager list has no 'END manager list");
+}
+
+static void icf_manager_list(struct icf_ctx *c)
+{
+    icf_manager_list_body(c);
+    if (c->undef_line)
+        icf_msg(c, c->undef_line,
+                "error: access specification '%s' is not defined in the access specifications "
+                "Iometer reads (the first such section)%s",
+                c->undef_name, c->undef_more ? ", nor are more assigned after it" : "");
 }
 
 /* The path a target name maps to: a --map NAME=PATH whose NAME is the whole
@@ -617,16 +667,17 @@ static void icf_group_json(struct icf_ctx *c, const struct icf_worker *w, unsign
             path = ph;
         }
         iof_json_escape(b, path, IOF_JSON_TEXT);
+        /* Both counts are in the disk's sectors (icf_sector_check: known
+         * whenever one is not 0). */
         if (path[0] != '/' && strncmp(path, "iometer:", 8)) {
-            /* A test file: Iometer's maximum disk size is its size. */
-            /* A test file's size is a multiple of 4096. */
-            if (w->max_sectors / 8)
-                iof_buf_printf(b, ", \"size\": %" PRIu64, w->max_sectors / 8 * 4096);
+            /* A test file: Iometer's maximum disk size is its size, a
+             * multiple of 4096 in a plan. */
+            if (w->max_sectors * c->sector / 4096)
+                iof_buf_printf(b, ", \"size\": %" PRIu64, w->max_sectors * c->sector / 4096 * 4096);
         } else if (w->max_sectors || w->start_sector) {
-            iof_buf_printf(b, ", \"range\": {\"offset\": %" PRIu64, w->start_sector * 512);
-            /* A test file's size is a multiple of 4096. */
-            if (w->max_sectors / 8)
-                iof_buf_printf(b, ", \"size\": %" PRIu64, w->max_sectors / 8 * 4096);
+            iof_buf_printf(b, ", \"range\": {\"offset\": %" PRIu64, w->start_sector * c->sector);
+            if (w->max_sectors)
+                iof_buf_printf(b, ", \"size\": %" PRIu64, w->max_sectors * c->sector);
             iof_buf_addc(b, '}');
         }
         iof_buf_addc(b, '}');
@@ -635,6 +686,46 @@ static void icf_group_json(struct icf_ctx *c, const struct icf_worker *w, unsign
     if (w->has_seed)
         iof_buf_printf(b, ", \"seed\": %" PRIu64, w->seed);
     iof_buf_addc(b, '}');
+}
+
+/* Iometer counts the starting sector and maximum disk size in the disk's
+ * own sectors (Dynamo multiplies them by the bytes per sector the disk
+ * reports: 4096 on a 4Kn disk), and nothing in the file says how large
+ * those are. Without --sector-size a worker with either not 0 is refused:
+ * one error at the first such worker, counting the others. Align 0
+ * ("sector aligned") becomes 512 then, said once: an agent refuses 512-byte
+ * alignment on a disk with larger sectors, so it cannot run wrongly. */
+static void icf_sector_check(struct icf_ctx *c)
+{
+    const struct icf_worker *first = NULL;
+    size_t more = 0;
+
+    if (c->sector)
+        return;
+    for (size_t k = 0; k < c->nworkers; k++) {
+        const struct icf_worker *w = &c->workers[k];
+        if (!w->disk || !w->ntargets || (!w->max_sectors && !w->start_sector))
+            continue;
+        if (first)
+            more++;
+        else
+            first = w;
+    }
+    if (first) {
+        char others[64] = "";
+        if (more)
+            snprintf(others, sizeof(others), " (and of %zu more worker%s)", more,
+                     more > 1 ? "s" : "");
+        icf_msg(c, first->size_line,
+                "error: maximum disk size %" PRIu64 " and starting sector %" PRIu64
+                " of worker '%s'%s are counted in the disk's sectors, whose size the file does not "
+                "say: give --sector-size 512, or 4096 for 4Kn disks",
+                first->max_sectors, first->start_sector, first->name, others);
+    }
+    if (c->align0_line)
+        icf_msg(c, c->align0_line,
+                "note: align 0 (Iometer: on the disk's sectors) is written as 512, which an agent "
+                "refuses on a disk with 4096-byte sectors; give --sector-size 4096 for 4Kn disks");
 }
 
 static void icf_emit(struct icf_ctx *c, const char *const *maps, size_t nmaps, struct iof_buf *json)
@@ -680,6 +771,7 @@ static void icf_emit(struct icf_ctx *c, const char *const *maps, size_t nmaps, s
                         "note: target '%s' has no --map: the plan names it 'iometer:%s' until it "
                         "is mapped (--map NAME=PATH)",
                         c->workers[k].targets[u], c->workers[k].targets[u]);
+    icf_sector_check(c);
     if (c->failed)
         return;
 
@@ -727,7 +819,9 @@ static void icf_emit(struct icf_ctx *c, const char *const *maps, size_t nmaps, s
                            "%s{\"size\": %" PRIu64 ", \"share\": %u, \"read\": %u, \"random\": %u, "
                            "\"align\": %" PRIu64,
                            k ? ", " : "", ln->size, ln->share, ln->read, ln->random,
-                           ln->align ? ln->align : 512);
+                           ln->align   ? ln->align
+                           : c->sector ? c->sector
+                                       : 512);
             if (ln->delay_ms)
                 iof_buf_printf(json, ", \"delay\": \"%ums\", \"burst\": %u", ln->delay_ms,
                                ln->burst);
@@ -773,11 +867,89 @@ static void icf_emit(struct icf_ctx *c, const char *const *maps, size_t nmaps, s
     iof_buf_free(&cur);
 }
 
+/* Iometer reads each section by skipping to the first line that starts
+ * with its header and then reading up to its end marker (ICF_ifstream::
+ * SkipTo, then e.g. ManagerList::LoadConfig up to "'END manager list"):
+ * whatever lies outside those stretches, and a second section of a kind,
+ * it never reads. */
+static const struct {
+    const char *head, *end, *what;
+} icf_sections[ICF_SEC_COUNT] = {
+    [ICF_SEC_SETUP] = {"'TEST SETUP", "'END test setup", "test setup"},
+    [ICF_SEC_DISPLAY] = {"'RESULTS DISPLAY", "'END results display", "results display"},
+    [ICF_SEC_SPECS] = {"'ACCESS SPECIFICATIONS", "'END access specifications",
+                       "access specifications"},
+    [ICF_SEC_MANAGERS] = {"'MANAGER LIST", "'END manager list", "manager list"},
+};
+
+/* The section whose header line l is, or -1. */
+static int icf_section_of(const char *l)
+{
+    for (int k = 0; k < ICF_SEC_COUNT; k++)
+        if (icf_key(l, icf_sections[k].head))
+            return k;
+    return -1;
+}
+
+/* The last line of the stretch that starts at c->i and runs up to the next
+ * section header, less trailing blank and "Version" lines (Iometer writes
+ * the version again at the end). */
+static size_t icf_stretch_end(const struct icf_ctx *c)
+{
+    size_t j = c->i;
+
+    while (j + 1 < c->nlines && icf_section_of(c->line[j + 1]) < 0)
+        j++;
+    while (j > c->i && (!c->line[j][0] || !strncmp(c->line[j], "Version ", 8)))
+        j--;
+    return j;
+}
+
+/* Lines outside every section, from c->i: one warning for the stretch, as
+ * Iometer skips them all. Workers written after the end of the manager list
+ * (a generator that appends them) are named as such: Iometer does not run
+ * them either, and neither does the plan. */
+static void icf_outside(struct icf_ctx *c)
+{
+    size_t from = c->i, to = icf_stretch_end(c);
+    bool workers = false;
+
+    for (size_t k = from; k <= to && !workers; k++)
+        workers = icf_key(c->line[k], "'Worker") || icf_key(c->line[k], "'Manager ID") ||
+                  icf_key(c->line[k], "'Target");
+    if (workers && c->mgr_end_line)
+        icf_msg(c, from + 1,
+                "ignored: lines %zu-%zu, manager list entries after its 'END manager list (line "
+                "%u): Iometer stops reading there, so these workers do not run in Iometer "
+                "either; move them above line %u to run them",
+                from + 1, to + 1, c->mgr_end_line, c->mgr_end_line);
+    else
+        icf_msg(c, from + 1, "ignored: lines %zu-%zu, outside every section (Iometer skips them)",
+                from + 1, to + 1);
+    c->i = to;
+}
+
+/* A second section of a kind, from its header at c->i to its end marker
+ * (or the next section): one warning, as Iometer reads only the first. */
+static void icf_repeated(struct icf_ctx *c, enum icf_section sec)
+{
+    size_t from = c->i, to = from;
+
+    while (to + 1 < c->nlines && !icf_key(c->line[to], icf_sections[sec].end) &&
+           icf_section_of(c->line[to + 1]) < 0)
+        to++;
+    icf_msg(c, from + 1,
+            "ignored: lines %zu-%zu, a second %s section (the first begins at line %u): "
+            "Iometer reads only the first",
+            from + 1, to + 1, icf_sections[sec].what, c->seen[sec]);
+    c->i = to;
+}
+
 int proto_import_icf(const char *name, const char *text, size_t len, const char *const *maps,
-                     size_t nmaps, struct iof_buf *json, struct iof_buf *msgs,
+                     size_t nmaps, unsigned sector_size, struct iof_buf *json, struct iof_buf *msgs,
                      struct iof_diag *diag)
 {
-    struct icf_ctx c = {.name = name, .msgs = msgs};
+    struct icf_ctx c = {.name = name, .msgs = msgs, .sector = sector_size};
     char *copy;
     size_t cap = 0;
     int rc = 0;
@@ -839,21 +1011,30 @@ int proto_import_icf(const char *name, const char *text, size_t len, const char 
     for (c.i = 1; !c.failed && c.i < c.nlines; c.i++) {
         const char *l = c.line[c.i];
         size_t start = c.i + 1;
+        int sec = icf_section_of(l);
         if (!l[0] || !strncmp(l, "Version ", 8))
             continue;
-        if (icf_key(l, "'TEST SETUP"))
+        if (sec < 0) {
+            icf_outside(&c);
+            continue;
+        }
+        if (c.seen[sec]) {
+            icf_repeated(&c, (enum icf_section)sec);
+            continue;
+        }
+        c.seen[sec] = (unsigned)start;
+        if (sec == ICF_SEC_SETUP)
             icf_test_setup(&c);
-        else if (icf_key(l, "'ACCESS SPECIFICATIONS"))
+        else if (sec == ICF_SEC_SPECS)
             icf_access_specs(&c);
-        else if (icf_key(l, "'MANAGER LIST"))
+        else if (sec == ICF_SEC_MANAGERS)
             icf_manager_list(&c);
-        else if (icf_key(l, "'RESULTS DISPLAY")) {
-            while (c.i + 1 < c.nlines && !icf_key(c.line[c.i], "'END results display"))
+        else {
+            while (c.i + 1 < c.nlines && !icf_key(c.line[c.i], icf_sections[sec].end))
                 c.i++;
             icf_msg(&c, start, "ignored: lines %zu-%zu, the results display (Iometer's screen)",
                     start, c.i + 1);
-        } else
-            icf_msg(&c, start, "cannot map this line outside a section");
+        }
     }
     if (!c.failed)
         icf_emit(&c, maps, nmaps, json);

@@ -31,7 +31,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const char *const maps[] = {"PHYSICALDRIVE:1=/dev/sdb", "C:=data.tst"};
     bool icf = size >= 8 && !memcmp(data, "Version ", 8);
     bool vdb = !icf && proto_import_vdbench_detect((const char *)data, size);
-    int rc = icf ? proto_import_icf("j.fio", (const char *)data, size, maps, 2, &json, &msgs, &diag)
+    int rc = icf ? proto_import_icf("j.fio", (const char *)data, size, maps, 2, size % 2 ? 4096 : 0,
+                                    &json, &msgs, &diag)
              : vdb ? proto_import_vdbench("j.fio", (const char *)data, size, IOF_IMPORT_APPROXIMATE,
                                           NULL, &json, &msgs, &diag)
                    : proto_import_fio("j.fio", (const char *)data, size, IOF_IMPORT_APPROXIMATE,

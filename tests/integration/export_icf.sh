@@ -15,9 +15,10 @@ expect_rc 2 "$IOFLEET" export "$IOF_SRC/configs/quickstart.json" -o q.icf
 expect_in "$T/err" "the file exists; give --force to replace it"
 ok "export writes Version 1.1.0 sections; an existing file needs --force"
 
-# Round trip: the target keeps its path, mapped back by its own name.
+# Round trip: the target keeps its path, mapped back by its own name; the
+# export counts 512-byte sectors, which the import is told.
 path=$(jq -r '.workers[0].targets[0].path' "$IOF_SRC/configs/quickstart.json")
-expect_rc 0 "$IOFLEET" import q.icf --map "$path=$path" -o back.json
+expect_rc 0 "$IOFLEET" import q.icf --map "$path=$path" --sector-size 512 -o back.json
 jq -S '[.specs[] | {name, lines: [.lines[] | {size, read, random}]}]' back.json >back.specs
 "$IOFLEET" validate back.json >back.txt || fail "the re-imported plan does not validate"
 "$IOFLEET" validate "$IOF_SRC/configs/quickstart.json" >orig.txt

@@ -9,7 +9,8 @@ command -v jq >/dev/null || skip "jq not installed"
 D=$IOF_SRC/tests/data/iometer
 cd "$T"
 
-expect_rc 0 "$IOFLEET" import "$D/two-workers.icf" --map '1:=disk1.dat' -o two.json
+expect_rc 0 "$IOFLEET" import "$D/two-workers.icf" --map '1:=disk1.dat' --sector-size 512 \
+    -o two.json
 expect_in "$T/err" "two-workers.icf:28: ignored: lines 28-33, the results display"
 jq -e '.workers[0].count == 2 and .workers[0].queue_depth == 16 and (.specs | length) == 2' \
     two.json >/dev/null || fail "two-workers.icf: not one group of 2 workers at QD 16, 2 specs"
@@ -22,7 +23,8 @@ jq -e '(.tests | length) == 2 and ([.tests[].spec] == ["4K; 70% Read; 100% rando
     two-run.json >/dev/null || fail "two-workers.icf: the run's tests differ from the specs"
 ok "two-workers.icf: import --map -> validate -> null run (2 tests, 2 workers merged)"
 
-expect_rc 0 "$IOFLEET" import "$D/qd-sweep-2006.icf" --map 'PHYSICALDRIVE:1=sweep.dat' -o sweep.json
+expect_rc 0 "$IOFLEET" import "$D/qd-sweep-2006.icf" --map 'PHYSICALDRIVE:1=sweep.dat' \
+    --sector-size 512 -o sweep.json
 jq -e '.cycle.queue_depth == {"from": 1, "to": 32, "step": "x2"}' sweep.json >/dev/null ||
     fail "qd-sweep-2006.icf: no queue depth cycle 1..32 x2"
 expect_rc 0 "$IOFLEET" validate sweep.json --set workers[0].targets[0].size=1m \
@@ -37,7 +39,7 @@ jq -e '[.workers[].nodes[0]] == ["node1", "node2"]' two-mgr.json >/dev/null ||
 ok "two-managers-2004.icf: one group per manager, nodes named"
 
 # No --map: written with placeholders, which validate refuses by name.
-expect_rc 0 "$IOFLEET" import "$D/two-workers.icf" -o ph.json
+expect_rc 0 "$IOFLEET" import "$D/two-workers.icf" --sector-size 512 -o ph.json
 expect_in "$T/err" "note: target '1: \"VMware Virtual disk\"' has no --map"
 expect_rc 2 "$IOFLEET" validate ph.json
 expect_in "$T/err" "is an Iometer target placeholder: map it with iofleet import --map"
@@ -48,3 +50,23 @@ expect_rc 2 "$IOFLEET" import idle.icf -o idle.json
 expect_in "$T/err" "idle.icf:62: error: cannot map the Idle specification"
 [ ! -e idle.json ] || fail "a refused import wrote its output"
 ok "an unmappable line exits 2 with its line number"
+
+# Sectors: 4Kn with --sector-size 4096; without it a region is refused, in one line.
+expect_rc 0 "$IOFLEET" import "$D/sectors-4kn.icf" --map 'PHYSICALDRIVE:1=/dev/sdb' \
+    --sector-size 4096 -o kn.json
+jq -e '.workers[0].targets[0].range == {"offset": 1048576, "size": 1073741824} and
+    .specs[0].lines[0].align == 4096' kn.json >/dev/null ||
+    fail "sectors-4kn.icf: the region or align 0 is not in 4096-byte sectors"
+expect_rc 2 "$IOFLEET" import "$D/sectors-4kn.icf" --map 'PHYSICALDRIVE:1=/dev/sdb' -o kn0.json
+[ "$(grep -c 'error:' "$T/err")" = 1 ] || fail "not one error for the unknown sector size"
+expect_in "$T/err" "sectors-4kn.icf:32: error: maximum disk size 262144 and starting sector 256"
+expect_rc 2 "$IOFLEET" import "$D/sectors-4kn.icf" --sector-size 520 -o kn1.json
+expect_in "$T/err" "--sector-size takes 512 or 4096 (bytes), got '520'"
+ok "sectors-4kn.icf: --sector-size 4096 scales the region and align 0; unknown: one error"
+
+expect_rc 0 "$IOFLEET" import "$D/after-end.icf" --map 'PHYSICALDRIVE:1=/dev/sdb' -o after.json
+[ "$(grep -c 'after-end.icf' "$T/err")" = 2 ] || fail "after-end.icf: not one warning (+ align note)"
+expect_in "$T/err" "after-end.icf:47: ignored: lines 47-67, manager list entries after its 'END"
+jq -e '(.workers | length) == 1 and (.workers[0].count // 1) == 1' after.json >/dev/null ||
+    fail "after-end.icf: the worker after the end was added"
+ok "a worker after 'END manager list: one warning, not run (as in Iometer)"

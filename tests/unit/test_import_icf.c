@@ -51,14 +51,22 @@ static char *slurp(const char *rel)
     return text;
 }
 
-static void import(const char *text, const char *const *maps, size_t nmaps, struct result *r)
+/* Imports with --sector-size `sector` (0: not given). */
+static void import_ss(const char *text, const char *const *maps, size_t nmaps, unsigned sector,
+                      struct result *r)
 {
     memset(r, 0, sizeof(*r));
-    r->rc =
-        proto_import_icf("t.icf", text, strlen(text), maps, nmaps, &r->json, &r->msgs, &r->diag);
+    r->rc = proto_import_icf("t.icf", text, strlen(text), maps, nmaps, sector, &r->json, &r->msgs,
+                             &r->diag);
     r->prc = -1;
     if (!r->rc)
         r->prc = proto_plan_parse("t.icf", r->json.p, r->json.len, NULL, 0, &r->plan, &r->diag);
+}
+
+/* The files above count 512-byte sectors. */
+static void import(const char *text, const char *const *maps, size_t nmaps, struct result *r)
+{
+    import_ss(text, maps, nmaps, 512, r);
 }
 
 static void done(struct result *r)
@@ -282,12 +290,156 @@ static void control_characters_refused(void **state)
     }
 }
 
+/* How many lines of the messages hold `what`. */
+static unsigned count_lines(const struct result *r, const char *what)
+{
+    unsigned n = 0;
+    for (const char *p = msgs(r); (p = strstr(p, what)); p += strlen(what))
+        n++;
+    return n;
+}
+
+/* Starting sector, maximum disk size and align 0 are in the disk's
+ * sectors: 4096 bytes with --sector-size 4096, and without it a non-zero
+ * region is refused (one error) while align 0 is 512, noted once. */
+static void sector_size(void **state)
+{
+    static const char *const maps[] = {"PHYSICALDRIVE:1=/dev/sdb"};
+    char *text = slurp("sectors-4kn.icf");
+    struct result r;
+    (void)state;
+
+    import_ss(text, maps, 1, 4096, &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.prc, 0);
+    assert_int_equal(r.plan.workers[0].targets[0].range_offset, 256ull * 4096);
+    assert_int_equal(r.plan.workers[0].targets[0].range_size, 262144ull * 4096);
+    assert_int_equal(r.plan.specs[0].lines[0].align, 4096);
+    assert_null(strstr(msgs(&r), "align 0"));
+    done(&r);
+
+    import_ss(text, maps, 1, 512, &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.plan.workers[0].targets[0].range_offset, 256ull * 512);
+    assert_int_equal(r.plan.workers[0].targets[0].range_size, 262144ull * 512);
+    assert_int_equal(r.plan.specs[0].lines[0].align, 512);
+    done(&r);
+
+    import_ss(text, maps, 1, 0, &r);
+    assert_int_equal(r.rc, IOF_EPLAN);
+    assert_non_null(strstr(msgs(&r), "t.icf:32: error: maximum disk size 262144 and starting "
+                                     "sector 256 of worker 'Worker 1' are counted in the disk's "
+                                     "sectors, whose size the file does not say: give "
+                                     "--sector-size 512, or 4096 for 4Kn disks\n"));
+    assert_int_equal(count_lines(&r, "error:"), 1);
+    done(&r);
+    free(text);
+
+    /* No region: imports; align 0 is 512, said once. */
+    text = slurp("after-end.icf");
+    import_ss(text, maps, 1, 0, &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.prc, 0);
+    assert_int_equal(r.plan.specs[0].lines[0].align, 512);
+    assert_non_null(strstr(msgs(&r), "t.icf:17: note: align 0 (Iometer: on the disk's sectors) is "
+                                     "written as 512"));
+    assert_int_equal(count_lines(&r, "align 0"), 1);
+    done(&r);
+    free(text);
+}
+
+/* A worker written after 'END manager list: Iometer never reads it; one
+ * warning naming the lines, not one per line. */
+static void worker_after_end(void **state)
+{
+    static const char *const maps[] = {"PHYSICALDRIVE:1=/dev/sdb"};
+    char *text = slurp("after-end.icf");
+    struct result r;
+    (void)state;
+
+    import(text, maps, 1, &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.prc, 0);
+    assert_int_equal(r.plan.nworkers, 1);
+    assert_int_equal(r.plan.workers[0].count, 1);
+    assert_non_null(strstr(msgs(&r), "t.icf:47: ignored: lines 47-67, manager list entries after "
+                                     "its 'END manager list (line 46): Iometer stops reading "
+                                     "there, so these workers do not run in Iometer either; move "
+                                     "them above line 46 to run them\n"));
+    assert_int_equal(count_lines(&r, "\n"), 1);
+    done(&r);
+    free(text);
+
+    /* Stray lines with no worker among them: one warning too. */
+    import("Version 1.1.0\n'Junk\n\tone\n\ttwo\n'More junk\n\tthree\n", NULL, 0, &r);
+    assert_non_null(strstr(msgs(&r), "t.icf:2: ignored: lines 2-6, outside every section "
+                                     "(Iometer skips them)\n"));
+    assert_int_equal(count_lines(&r, "outside every section"), 1);
+    done(&r);
+}
+
+/* A second section of a kind: Iometer reads the first only; one warning
+ * each, and the workers are not doubled. */
+static void repeated_sections(void **state)
+{
+    static const char *const maps[] = {"PHYSICALDRIVE:1=/dev/sdb"};
+    char *text = slurp("repeated.icf");
+    struct result r;
+    (void)state;
+
+    import(text, maps, 1, &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.prc, 0);
+    assert_int_equal(r.plan.nspecs, 1);
+    assert_int_equal(r.plan.nworkers, 1);
+    assert_int_equal(r.plan.workers[0].count, 1);
+    assert_non_null(strstr(msgs(&r), "t.icf:47: ignored: lines 47-52, a second access "
+                                     "specifications section (the first begins at line 13): "
+                                     "Iometer reads only the first\n"));
+    assert_non_null(strstr(msgs(&r), "t.icf:53: ignored: lines 53-80, a second manager list "
+                                     "section (the first begins at line 19): Iometer reads only "
+                                     "the first\n"));
+    assert_int_equal(count_lines(&r, "\n"), 2);
+    done(&r);
+    free(text);
+}
+
+/* Wrong lines in a row, or the same fault in every worker: one message. */
+static void one_message_per_fault(void **state)
+{
+    char *text = slurp("two-workers.icf"), *p;
+    struct result r;
+    (void)state;
+
+    /* Both workers assign a spec the file does not define. */
+    while ((p = strstr(text, "\tOLTP mix\n")))
+        memcpy(p, "\tOLTP miz\n", 10);
+    import(text, NULL, 0, &r);
+    assert_int_equal(r.rc, IOF_EPLAN);
+    assert_int_equal(count_lines(&r, "error:"), 1);
+    assert_non_null(strstr(msgs(&r), "t.icf:62: error: access specification 'OLTP miz' is not "
+                                     "defined in the access specifications Iometer reads (the "
+                                     "first such section), nor are more assigned after it\n"));
+    done(&r);
+    free(text);
+
+    import("Version 1.1.0\n'ACCESS SPECIFICATIONS\n\ta\n\tb\n\tc\n'END access "
+           "specifications\n",
+           NULL, 0, &r);
+    assert_non_null(strstr(msgs(&r), "t.icf:3: cannot map lines 3-5: values without their "
+                                     "comment line\n"));
+    assert_int_equal(count_lines(&r, "values without"), 1);
+    done(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(two_workers_merge), cmocka_unit_test(date_header_and_cycle),
         cmocka_unit_test(two_managers),      cmocka_unit_test(unmappable),
         cmocka_unit_test(garbage),           cmocka_unit_test(control_characters_refused),
+        cmocka_unit_test(sector_size),       cmocka_unit_test(worker_after_end),
+        cmocka_unit_test(repeated_sections), cmocka_unit_test(one_message_per_fault),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
