@@ -11,15 +11,17 @@
  *   - src/AccessSpecList.cpp, AccessSpecList::SaveResults: before each test,
  *     'Access specifications, then per active spec 'Access specification
  *     name,default assignment / <name>,<assignment> / 'size,% of size,% reads,
- *     % random,delay,burst,align,reply / one line per spec line, then
+ *     % random,delay,burst,align,reply / one line per spec line, each ending
+ *     with a comma after the reply (its `<< reply << ","`), then
  *     'End access specifications.
  *   - src/ManagerList.cpp, ManagerList::SaveResults: after each test,
  *     'Results, the 80-column header (IOM_HEADER below, byte for byte), the
  *     ALL row, each manager's rows, then 'Time Stamp / <local time>.
- *   - src/Manager.cpp, Manager::SaveResults: the MANAGER row (then PROCESSOR
- *     rows, which we cannot write: agents report no per-CPU figures), then its
- *     workers; src/Worker.cpp, Worker::SaveResults: the WORKER row, then one
- *     DISK row per active target.
+ *   - src/Manager.cpp, Manager::SaveResults: the MANAGER row, then one
+ *     PROCESSOR row per CPU (59 fields: see iom_processor; our agents measure
+ *     the node as a whole, so one row, "All CPUs", when the node measured its
+ *     CPU), then its workers; src/Worker.cpp, Worker::SaveResults: the WORKER
+ *     row, then one DISK row per active target.
  *   - src/GalileoView.cpp, CGalileoView::TestDone: 'End Test when all tests
  *     completed; CGalileoView::SaveResults: doubles as fixed with 6 decimals.
  *   - src/IOGrunt.cpp, Grunt_Thread_Wrapper and Grunt::Record_IO: the latency
@@ -39,10 +41,14 @@
  *     connections are 0 and Transactions per Connection is -1 (Iometer's
  *     AMBIGUOUS_VALUE when connection-rate testing is off).
  *   - Raw columns in timer ticks, and Processor Speed holds the ticks per
- *     second (Iometer writes its timer resolution there): our tick is 1 ns, so
- *     Processor Speed is 1000000000 and raw / Processor Speed gives seconds.
- *     The ALL row leaves them empty, as Iometer does. Unlike Iometer, whose
- *     DISK rows repeat their worker's raw figures, a DISK row has its own.
+ *     second (Manager::SaveResults writes timer_resolution there). Windows
+ *     Iometer's timer is QueryPerformanceCounter (src/IOTime.cpp: TimerType
+ *     TIMER_OSHPC, timer_frequency() returns oshpc_freq()), which runs at
+ *     10 MHz on current Windows, so tools written for its files divide by
+ *     10000000: our raw times are in 100 ns ticks (floor of ns / 100) and
+ *     Processor Speed is 10000000. The ALL row leaves them empty, as Iometer
+ *     does. Unlike Iometer, whose DISK rows repeat their worker's raw
+ *     figures, a DISK row has its own.
  *   - Starting Sector and Maximum Size in 512-byte sectors from the target's
  *     range (0 size: the whole target), Queue Depth per target; above DISK,
  *     the value shared by every target below, or -1 (AMBIGUOUS_VALUE) when
@@ -58,15 +64,20 @@
  *     a text-mode stream) writes them.
  *   - 'Test Type is the index of Iometer's test type (PageSetup.h: 0 normal,
  *     1 cycle targets, 2 cycle workers, 6 cycle outstanding I/Os); the test
- *     description is the plan name. The default assignment of a spec is 2
- *     (AssignDisk, GalileoDefs.h): every disk worker runs it.
+ *     description is the plan name. The default assignment of a spec is 0
+ *     (AssignNone, GalileoDefs.h), what Iometer gives every spec a user makes
+ *     (AccessSpecList::New: default_assignment = FALSE).
  *   - An access spec line: size, % of spec, % reads, % random, delay in ms,
- *     burst, alignment in bytes (our 0, "the transfer size", is written as the
- *     size, since Iometer's 0 means sector alignment), reply 0.
+ *     burst, alignment in bytes, reply 0. Iometer's align 0 means "on the
+ *     disk's sectors" (Dynamo aligns to the bytes per sector the disk
+ *     reports): our 512 is written as 0, since O_DIRECT refuses 512-byte
+ *     alignment on any disk with larger sectors, so a plan that ran with it
+ *     ran sector-aligned; our 0, "the transfer size", is written as the size.
  *
  * Latency bins: Iometer's Dynamo counts a successful I/O of latency t in bin
- * k-1 for the first k in 1..20 with t < edge[k], edges computed from its
- * timer resolution R (ticks/s): 0, R/20000 (50 us), R/10000, R/5000, R/2000,
+ * k-1 for the first k in 1..20 with t < edge[k] (t in whole ticks, the edges
+ * doubles), edges computed from its timer resolution R (ticks/s, 10^7 as
+ * above): 0, R/20000 (50 us), R/10000, R/5000, R/2000,
  * R/1000, R/500, R/200, R/100, R/67, R/50, R/33, R/20, R/10, R/5, R/2, R, 2R,
  * 4R, 5R, 10R. So the bin labelled "10 to 15 mS" really ends at 1/67 s
  * (14.925 ms), "20 to 30 mS" at 1/33 s (30.303 ms), and "2 to 4.7 s" at 4 s:
@@ -130,13 +141,18 @@
 #define IOM_NCOLS 80
 #define IOM_NBINS 21
 #define IOM_SECTOR 512
-#define IOM_TICKS_PER_S 1e9 /* our raw times are ns */
-#define IOM_AMBIGUOUS (-1)  /* Iometer's AMBIGUOUS_VALUE (Worker.h) */
-#define IOM_ASSIGN_DISK 2   /* Iometer's AssignDisk (GalileoDefs.h) */
+#define IOM_TICKS_PER_S 10000000 /* Windows Iometer's timer: 10 MHz (see the file comment) */
+#define IOM_NS_PER_TICK 100
+#define IOM_AMBIGUOUS (-1)      /* Iometer's AMBIGUOUS_VALUE (Worker.h) */
+#define IOM_ASSIGN_NONE 0       /* Iometer's AssignNone (GalileoDefs.h) */
+#define IOM_CPU_GAP 46          /* empty fields of a PROCESSOR row before its CPU figures */
+#define IOM_CPU_NAME "All CPUs" /* Target Name of our one PROCESSOR row per node */
 #define IOM_MB_DEC (1000.0 * 1000.0)
 
-/* Iometer's bin edges as integer ns thresholds: t is below edge k iff
- * t < iom_edge_ns[k]. R/67 s and R/33 s are not whole ns, hence the ceil. */
+/* Iometer's bin edges at R = 10^7 ticks/s as integer ns thresholds: an I/O
+ * of t ns is floor(t / 100) ticks, below edge R/k iff below ceil(R/k)
+ * ticks, i.e. t < 100 * ceil(R/k) ns. Only R/67 and R/33 are not whole
+ * ticks. */
 static const uint64_t iom_edge_ns[IOM_NBINS] = {
     0,           /* 0 */
     50000,       /* R/20000: 50 us */
@@ -147,9 +163,9 @@ static const uint64_t iom_edge_ns[IOM_NBINS] = {
     2000000,     /* R/500: 2 ms */
     5000000,     /* R/200: 5 ms */
     10000000,    /* R/100: 10 ms */
-    14925374,    /* R/67: 14.925373 ms, labelled 15 ms */
+    14925400,    /* R/67: 149253.7 ticks, labelled 15 ms */
     20000000,    /* R/50: 20 ms */
-    30303031,    /* R/33: 30.303030 ms, labelled 30 ms */
+    30303100,    /* R/33: 303030.3 ticks, labelled 30 ms */
     50000000,    /* R/20: 50 ms */
     100000000,   /* R/10: 100 ms */
     200000000,   /* R/5: 200 ms */
@@ -485,16 +501,16 @@ static void iom_fields(struct iom_buf *b, const struct iom_fig *g, const struct 
     f_u64(b, m.write_ios);
     f_u64(b, 0);             /* Connections */
     f_i64(b, IOM_AMBIGUOUS); /* Transactions per Connection */
-    if (g->raw) {
-        f_u128(b, s->rd.lat.sum_ns);
-        f_u128(b, s->wr.lat.sum_ns);
-        f_u128(b, all->sum_ns); /* Total Raw Transaction Time */
-        f_u64(b, 0);            /* Total Raw Connection Time */
-        f_u64_if(b, rd, s->rd.lat.max_ns);
-        f_u64_if(b, wr, s->wr.lat.max_ns);
-        f_u64_if(b, any, all->max_ns); /* Maximum Raw Transaction Time */
-        f_u64(b, 0);                   /* Maximum Raw Connection Time */
-        f_u64(b, ns);                  /* Total Raw Run Time */
+    if (g->raw) {            /* in ticks of IOM_NS_PER_TICK */
+        f_u128(b, s->rd.lat.sum_ns / IOM_NS_PER_TICK);
+        f_u128(b, s->wr.lat.sum_ns / IOM_NS_PER_TICK);
+        f_u128(b, all->sum_ns / IOM_NS_PER_TICK); /* Total Raw Transaction Time */
+        f_u64(b, 0);                              /* Total Raw Connection Time */
+        f_u64_if(b, rd, s->rd.lat.max_ns / IOM_NS_PER_TICK);
+        f_u64_if(b, wr, s->wr.lat.max_ns / IOM_NS_PER_TICK);
+        f_u64_if(b, any, all->max_ns / IOM_NS_PER_TICK); /* Maximum Raw Transaction Time */
+        f_u64(b, 0);                                     /* Maximum Raw Connection Time */
+        f_u64(b, ns / IOM_NS_PER_TICK);                  /* Total Raw Run Time */
     } else {
         for (int i = 0; i < 9; i++)
             f_empty(b);
@@ -536,6 +552,32 @@ static void iom_fields(struct iom_buf *b, const struct iom_fig *g, const struct 
     }
     iof_buf_addstr(&b->t, IOM_EOL);
     free(all);
+}
+
+/* Iometer's PROCESSOR row after a MANAGER row (Manager::SaveResults):
+ * "PROCESSOR,CPU n", 46 empty fields, the five CPU figures, the timer
+ * resolution, interrupts per second, and empty CPU Effectiveness and
+ * network fields: 59 fields, no latency bins. Iometer writes one per
+ * processor; our agents measure the node as a whole, so there is one row,
+ * named IOM_CPU_NAME, holding the node's figures (the mean of its CPUs). */
+static void iom_processor(struct iom_buf *b, const struct iom_fig *g)
+{
+    b->nf = 0;
+    f_str(b, "PROCESSOR");
+    f_str(b, IOM_CPU_NAME);
+    for (int i = 0; i < IOM_CPU_GAP; i++)
+        f_empty(b);
+    f_dbl(b, g->busy);
+    f_dbl(b, g->user);
+    f_dbl(b, g->sys);
+    f_empty(b);                /* % DPC Time: not measured */
+    f_empty(b);                /* % Interrupt Time: not measured */
+    f_dbl(b, IOM_TICKS_PER_S); /* Processor Speed */
+    f_empty(b);                /* Interrupts per Second: not measured */
+    f_empty(b);                /* CPU Effectiveness: Iometer leaves it empty here */
+    for (int i = 0; i < 3; i++)
+        f_empty(b); /* Packets/Second, Packet Errors, Segments Retransmitted/Second */
+    iof_buf_addstr(&b->t, IOM_EOL);
 }
 
 /* --- the current test's entities ---------------------------------------------------------- */
@@ -760,7 +802,7 @@ static void iom_test_head(struct iom_writer *w, const struct mgr_test_end *te)
     fputs("'Access specifications" IOM_EOL, w->f);
     fputs("'Access specification name,default assignment" IOM_EOL, w->f);
     iom_fputname(w->f, sp ? sp->name : w->spec);
-    fprintf(w->f, ",%d" IOM_EOL, IOM_ASSIGN_DISK);
+    fprintf(w->f, ",%d" IOM_EOL, IOM_ASSIGN_NONE);
     fputs("'size,% of size,% reads,% random,delay,burst,align,reply" IOM_EOL, w->f);
     for (size_t i = 0; sp && i < sp->nlines; i++) {
         const struct iof_line *l = &sp->lines[i];
@@ -770,8 +812,10 @@ static void iom_test_head(struct iom_writer *w, const struct mgr_test_end *te)
             fprintf(w->f, "%" PRIu64, (uint64_t)(l->delay_ns / IOF_NS_PER_MS));
         else
             fprintf(w->f, "%.6f", (double)l->delay_ns / 1e6);
-        fprintf(w->f, ",%" PRIu32 ",%" PRIu64 ",0" IOM_EOL, l->burst,
-                l->align ? l->align : l->size);
+        fprintf(w->f, ",%" PRIu32 ",%" PRIu64 ",0," IOM_EOL, l->burst,
+                l->align == IOM_SECTOR ? 0
+                : l->align             ? l->align
+                                       : l->size);
     }
     fputs("'End access specifications" IOM_EOL, w->f);
     if (te && te->interrupted)
@@ -916,6 +960,8 @@ static void iom_row(struct mgr_sink *s, const struct mgr_test_info *ti, const st
     }
     }
     iom_fields(&b, &g, r->stats, r->ns, r->m);
+    if (r->type == MGR_ROW_NODE && g.cpu_known)
+        iom_processor(&b, &g);
     if (b.t.err || !iom_grow((void **)&w->recs, &w->caprecs, w->nrecs + 1, sizeof(*w->recs))) {
         iof_buf_free(&b.t);
         goto nomem;

@@ -49,6 +49,7 @@ static const char expected_header[] =
     "s,4.7 to 5 s,5 to 10 s, >= 10 s";
 
 #define NCOLS 80
+#define NPROC 59 /* fields of a PROCESSOR row (Manager::SaveResults) */
 #define NBINS 21
 #define BIN0 59 /* 0-based column of "0 to 50 uS" */
 
@@ -89,8 +90,14 @@ enum {
     C_PRIV = 50,
     C_DPC = 51,
     C_SPEED = 53,
+    C_IRQS = 54,
     C_EFF = 55,
+    C_PKTS = 56,
+    C_RETRANS = 58,
 };
+
+#define TICKS_PER_S 10000000ull /* Windows Iometer's 10 MHz timer */
+#define NS_PER_TICK 100
 
 /* ---- fixtures -------------------------------------------------------------------------- */
 
@@ -206,10 +213,11 @@ struct row {
     char *mem;
 };
 
-/* Splits a data row on commas: exactly NCOLS fields. */
+/* Splits a data row on commas: exactly NCOLS fields (NPROC for a
+ * PROCESSOR row). */
 static void split_row(const char *line, struct row *r)
 {
-    size_t n = 0;
+    size_t n = 0, want = strncmp(line, "PROCESSOR,", 10) ? NCOLS : NPROC;
     char *p;
     r->mem = test_malloc(strlen(line) + 1);
     strcpy(r->mem, line);
@@ -223,8 +231,8 @@ static void split_row(const char *line, struct row *r)
         *c = 0;
         p = c + 1;
     }
-    if (n != NCOLS)
-        fail_msg("row has %zu fields, want %d: %s", n, NCOLS, line);
+    if (n != want)
+        fail_msg("row has %zu fields, want %zu: %s", n, want, line);
 }
 
 static uint64_t u64(const char *s)
@@ -443,16 +451,24 @@ static char *write_run(struct run *r, bool interleaved, int exit_code)
     return path;
 }
 
-/* The data rows of the first results section. */
-static size_t data_rows(const struct file *f, struct row *rows, size_t cap)
+/* The data rows of the first results section: the PROCESSOR rows when
+ * processor, else the others. */
+static size_t select_rows(const struct file *f, struct row *rows, size_t cap, bool processor)
 {
     size_t h = find_line(f, 0, "'Results"), n = 0;
     assert_string_equal(f->lines[h + 1], expected_header);
     for (size_t i = h + 2; i < f->n && f->lines[i][0] != '\''; i++) {
+        if (!strncmp(f->lines[i], "PROCESSOR,", 10) != processor)
+            continue;
         assert_true(n < cap);
         split_row(f->lines[i], &rows[n++]);
     }
     return n;
+}
+
+static size_t data_rows(const struct file *f, struct row *rows, size_t cap)
+{
+    return select_rows(f, rows, cap, false);
 }
 
 static void free_rows(struct row *rows, size_t n)
@@ -507,15 +523,17 @@ static void test_file_structure(void **state)
     assert_true(is_timestamp(f.lines[i++]));
     assert_string_equal(f.lines[i++], "'Access specifications");
     assert_string_equal(f.lines[i++], "'Access specification name,default assignment");
-    assert_string_equal(f.lines[i++], "4k  mixed,2"); /* the comma became a space */
+    /* the comma became a space; default assignment 0 (AssignNone) */
+    assert_string_equal(f.lines[i++], "4k  mixed,0");
     assert_string_equal(f.lines[i++], "'size,% of size,% reads,% random,delay,burst,align,reply");
-    /* align 0 ("the transfer size") is written as the size; delay in ms */
-    assert_string_equal(f.lines[i++], "4096,60,70,100,0,1,4096,0");
-    assert_string_equal(f.lines[i++], "65536,40,100,0,2,4,4096,0");
+    /* align 0 ("the transfer size") is written as the size; delay in ms;
+     * a comma after the reply, as AccessSpecList::SaveResults writes */
+    assert_string_equal(f.lines[i++], "4096,60,70,100,0,1,4096,0,");
+    assert_string_equal(f.lines[i++], "65536,40,100,0,2,4,4096,0,");
     assert_string_equal(f.lines[i++], "'End access specifications");
     assert_string_equal(f.lines[i++], "'Results");
     assert_string_equal(f.lines[i++], expected_header);
-    i += 1 + 2 + 5 + 3; /* ALL, 2 MANAGER, 5 DISK, 3 WORKER */
+    i += 1 + 2 + 2 + 5 + 3; /* ALL, 2 MANAGER, 2 PROCESSOR, 5 DISK, 3 WORKER */
     assert_string_equal(f.lines[i++], "'Time Stamp");
     assert_true(is_timestamp(f.lines[i++]));
     assert_string_equal(f.lines[i++], "'End Test");
@@ -630,10 +648,12 @@ static void test_row_columns(void **state)
     assert_int_equal(u64(rows[1].f[C_WORKERS]), 2);
     assert_int_equal(u64(rows[1].f[C_DISKS]), 4);
     assert_true(dbl(rows[1].f[C_CPU]) == 40.0);
-    assert_true(dbl(rows[1].f[C_SPEED]) == 1e9);
+    /* raw times in Windows Iometer's 10 MHz ticks, Processor Speed their rate */
+    assert_true(dbl(rows[1].f[C_SPEED]) == (double)TICKS_PER_S);
     assert_int_equal(u64(rows[1].f[C_START]), 0);
-    assert_int_equal(u64(rows[1].f[C_RAW_RUN]), NS);
-    assert_int_equal(u64(rows[1].f[C_RAW_R]), r.n[0]->rd.lat.sum_ns);
+    assert_int_equal(u64(rows[1].f[C_RAW_RUN]), NS / NS_PER_TICK);
+    assert_int_equal(u64(rows[1].f[C_RAW_R]), r.n[0]->rd.lat.sum_ns / NS_PER_TICK);
+    assert_float_equal((double)u64(rows[1].f[C_RAW_RUN]) / dbl(rows[1].f[C_SPEED]), 2.0, 1e-12);
 
     /* WORKER: # Disks only, no CPU */
     assert_string_equal(rows[2].f[C_MANAGERS], "");
@@ -697,7 +717,7 @@ static char *write_single(const struct iof_stats *st, const struct proto_cpu *cp
     return path;
 }
 
-/* Times are in ms; raw times in ns (Processor Speed 1e9 ticks/s). */
+/* Times are in ms; raw times in 100 ns ticks (Processor Speed 1e7 ticks/s). */
 static void test_values_in_ms(void **state)
 {
     struct iof_stats *st = stats_new();
@@ -724,8 +744,8 @@ static void test_values_in_ms(void **state)
         assert_string_equal(rows[i].f[C_MAX_W], "1.500000");
         if (i == 0)
             continue;
-        assert_int_equal(u64(rows[i].f[C_RAW_R]), 6000000);
-        assert_int_equal(u64(rows[i].f[C_RAW_W]), 2000000);
+        assert_int_equal(u64(rows[i].f[C_RAW_R]), 60000);
+        assert_int_equal(u64(rows[i].f[C_RAW_W]), 20000);
     }
     /* no CPU measured: empty, never a made-up 0 */
     assert_string_equal(rows[1].f[C_CPU], "");
@@ -764,12 +784,12 @@ static void single_value_bins(uint64_t v, uint64_t count, uint64_t bins[NBINS])
     test_free(st);
 }
 
-/* Iometer's edges (src/IOGrunt.cpp, Grunt_Thread_Wrapper), as integer ns
- * thresholds: bin k holds edge[k] <= t < edge[k+1]; R/67 and R/33 of a
- * second rounded up to whole ns. */
+/* Iometer's edges (src/IOGrunt.cpp, Grunt_Thread_Wrapper) at a 10 MHz
+ * timer, as integer ns thresholds: bin k holds edge[k] <= t < edge[k+1]; R/67
+ * and R/33 of a second rounded up to whole 100 ns ticks. */
 static const uint64_t edges[NBINS] = {
     0,         50000,     100000,     200000,     500000,     1000000,    2000000,
-    5000000,   10000000,  14925374,   20000000,   30303031,   50000000,   100000000,
+    5000000,   10000000,  14925400,   20000000,   30303100,   50000000,   100000000,
     200000000, 500000000, 1000000000, 2000000000, 4000000000, 5000000000, 10000000000};
 
 static void expect_only(const uint64_t bins[NBINS], int k, uint64_t count, uint64_t v)
@@ -1025,7 +1045,7 @@ static void test_lost_node_status(void **state)
     /* beta over its own 1 s: the figure --csv and --json print */
     assert_float_equal(dbl(rows[beta].f[C_IOPS]), beta_m.iops, 1e-6);
     assert_float_equal(dbl(rows[beta].f[C_IOPS]), (double)row_ios(&rows[beta]) / 1.0, 1e-6);
-    assert_int_equal(u64(rows[beta].f[C_RAW_RUN]), NS / 2);
+    assert_int_equal(u64(rows[beta].f[C_RAW_RUN]), NS / 2 / NS_PER_TICK);
     /* ALL over the whole 2 s: less than the sum of the MANAGER rows */
     assert_float_equal(dbl(rows[0].f[C_IOPS]), all_m.iops, 1e-6);
     assert_float_equal(dbl(rows[0].f[C_IOPS]), (double)row_ios(&rows[0]) / 2.0, 1e-6);
@@ -1097,6 +1117,94 @@ static void test_empty_not_zero(void **state)
     test_free(st);
 }
 
+/* After each MANAGER row whose node measured CPU, a PROCESSOR row in
+ * Iometer's 59-field layout holding that node's CPU; none for a node
+ * without CPU figures. */
+static void test_processor_rows(void **state)
+{
+    struct run r;
+    struct row rows[16], cpus[4];
+    char *path;
+    struct file f;
+    size_t n, np, k = 0;
+    (void)state;
+
+    build_run(&r);
+    path = write_run(&r, false, 0);
+    f = read_file_crlf(path);
+    n = data_rows(&f, rows, 16);
+    np = select_rows(&f, cpus, 4, true);
+    assert_int_equal(np, 2);
+    for (k = 0; k < np; k++) {
+        const struct proto_cpu *c = &r.cpu[k];
+        assert_string_equal(cpus[k].f[C_TYPE], "PROCESSOR");
+        assert_string_equal(cpus[k].f[C_NAME], "All CPUs");
+        for (int i = 2; i < C_CPU; i++)
+            assert_string_equal(cpus[k].f[i], "");
+        assert_true(dbl(cpus[k].f[C_CPU]) == c->busy_pct);
+        assert_true(dbl(cpus[k].f[C_USER]) == c->user_pct);
+        assert_true(dbl(cpus[k].f[C_PRIV]) == c->sys_pct);
+        assert_true(dbl(cpus[k].f[C_SPEED]) == (double)TICKS_PER_S);
+        assert_string_equal(cpus[k].f[C_IRQS], "");
+        assert_string_equal(cpus[k].f[C_EFF], "");
+        assert_string_equal(cpus[k].f[C_PKTS], "");
+        assert_string_equal(cpus[k].f[C_RETRANS], "");
+    }
+    /* each right after its node's MANAGER row */
+    k = 0;
+    for (size_t i = 1; i < f.n; i++)
+        if (!strncmp(f.lines[i], "PROCESSOR,", 10)) {
+            const char *mgr = k++ ? "MANAGER,beta," : "MANAGER,alpha,";
+            assert_true(!strncmp(f.lines[i - 1], mgr, strlen(mgr)));
+        }
+    assert_int_equal(k, 2);
+    free_rows(rows, n);
+    free_rows(cpus, np);
+    file_free(&f);
+    unlink(path);
+    test_free(path);
+    free_run(&r);
+
+    /* no CPU measured: no PROCESSOR row */
+    {
+        struct iof_stats *st = stats_new();
+        add_io(st, true, 1000000, 4096);
+        path = write_single(st, NULL);
+        f = read_file_crlf(path);
+        assert_int_equal(select_rows(&f, cpus, 4, true), 0);
+        file_free(&f);
+        unlink(path);
+        test_free(path);
+        test_free(st);
+    }
+}
+
+/* Our align 512 is Iometer's 0 ("on the disk's sectors"): O_DIRECT only
+ * runs 512-byte alignment on 512-byte sectors. */
+static void test_align_sector(void **state)
+{
+    static struct iof_line l[] = {
+        {.size = 4096, .share = 100, .read_pct = 0, .random_pct = 100, .align = 512, .burst = 1},
+    };
+    static struct iof_spec sp[] = {{.name = "4k sector aligned", .lines = l, .nlines = 1}};
+    struct iof_spec *saved = plan.specs;
+    struct iof_stats *st = stats_new();
+    struct file f;
+    char *path;
+    (void)state;
+
+    plan.specs = sp;
+    add_io(st, false, 1000000, 4096);
+    path = write_single(st, NULL);
+    plan.specs = saved;
+    f = read_file_crlf(path);
+    find_line(&f, 0, "4096,100,0,100,0,1,0,0,");
+    file_free(&f);
+    unlink(path);
+    test_free(path);
+    test_free(st);
+}
+
 static void test_unwritable_path(void **state)
 {
     struct mgr_sink *s = NULL;
@@ -1124,6 +1232,8 @@ int main(void)
         cmocka_unit_test(test_orphan_rows_and_cycle),
         cmocka_unit_test(test_lost_node_status),
         cmocka_unit_test(test_empty_not_zero),
+        cmocka_unit_test(test_processor_rows),
+        cmocka_unit_test(test_align_sector),
         cmocka_unit_test(test_unwritable_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
