@@ -25,7 +25,8 @@
  *   - src/GalileoView.cpp, CGalileoView::TestDone: 'End Test when all tests
  *     completed; CGalileoView::SaveResults: doubles as fixed with 6 decimals.
  *   - src/IOGrunt.cpp, Grunt_Thread_Wrapper and Grunt::Record_IO: the latency
- *     bins (see iom_edge_ns).
+ *     bins (see iom_edge_ns in manager/sinks/iometer_row.c, which formats the
+ *     rows of this file and of --iometer-instant).
  * Only the layout is reproduced; the code is ours.
  *
  * What goes in the columns, per row (Iometer's choices for disk workers):
@@ -114,74 +115,7 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "manager/metrics.h"
-
-/* Iometer 1.1.0 src/ManagerList.cpp, ManagerList::SaveResults (note the
- * space in " >= 10 s"). */
-#define IOM_HEADER                                                                                 \
-    "'Target Type,Target Name,Access Specification Name,# Managers,# Workers,# Disks,IOps,"        \
-    "Read IOps,Write IOps,MiBps (Binary),Read MiBps (Binary),Write MiBps (Binary),"                \
-    "MBps (Decimal),Read MBps (Decimal),Write MBps (Decimal),Transactions per Second,"             \
-    "Connections per Second,Average Response Time,Average Read Response Time,"                     \
-    "Average Write Response Time,Average Transaction Time,Average Connection Time,"                \
-    "Maximum Response Time,Maximum Read Response Time,Maximum Write Response Time,"                \
-    "Maximum Transaction Time,Maximum Connection Time,Errors,Read Errors,Write Errors,"            \
-    "Bytes Read,Bytes Written,Read I/Os,Write I/Os,Connections,Transactions per Connection,"       \
-    "Total Raw Read Response Time,Total Raw Write Response Time,Total Raw Transaction Time,"       \
-    "Total Raw Connection Time,Maximum Raw Read Response Time,Maximum Raw Write Response Time,"    \
-    "Maximum Raw Transaction Time,Maximum Raw Connection Time,Total Raw Run Time,"                 \
-    "Starting Sector,Maximum Size,Queue Depth,% CPU Utilization,% User Time,"                      \
-    "% Privileged Time,% DPC Time,% Interrupt Time,Processor Speed,Interrupts per Second,"         \
-    "CPU Effectiveness,Packets/Second,Packet Errors,Segments Retransmitted/Second,"                \
-    "0 to 50 uS,50 to 100 uS,100 to 200 uS,200 to 500 uS,0.5 to 1 mS,1 to 2 mS,2 to 5 mS,"         \
-    "5 to 10 mS,10 to 15 mS,15 to 20 mS,20 to 30 mS,30 to 50 mS,50 to 100 mS,100 to 200 mS,"       \
-    "200 to 500 mS,0.5 to 1 S,1 to 2 s,2 to 4.7 s,4.7 to 5 s,5 to 10 s, >= 10 s"
-
-#define IOM_EOL "\r\n"
-#define IOM_VERSION "1.1.0"
-#define IOM_NCOLS 80
-#define IOM_NBINS 21
-#define IOM_SECTOR 512
-#define IOM_TICKS_PER_S 10000000 /* Windows Iometer's timer: 10 MHz (see the file comment) */
-#define IOM_NS_PER_TICK 100
-#define IOM_AMBIGUOUS (-1)      /* Iometer's AMBIGUOUS_VALUE (Worker.h) */
-#define IOM_ASSIGN_NONE 0       /* Iometer's AssignNone (GalileoDefs.h) */
-#define IOM_CPU_GAP 46          /* empty fields of a PROCESSOR row before its CPU figures */
-#define IOM_CPU_NAME "All CPUs" /* Target Name of our one PROCESSOR row per node */
-#define IOM_MB_DEC (1000.0 * 1000.0)
-
-/* Iometer's bin edges at R = 10^7 ticks/s as integer ns thresholds: an I/O
- * of t ns is floor(t / 100) ticks, below edge R/k iff below ceil(R/k)
- * ticks, i.e. t < 100 * ceil(R/k) ns. Only R/67 and R/33 are not whole
- * ticks. */
-static const uint64_t iom_edge_ns[IOM_NBINS] = {
-    0,           /* 0 */
-    50000,       /* R/20000: 50 us */
-    100000,      /* R/10000: 100 us */
-    200000,      /* R/5000: 200 us */
-    500000,      /* R/2000: 500 us */
-    1000000,     /* R/1000: 1 ms */
-    2000000,     /* R/500: 2 ms */
-    5000000,     /* R/200: 5 ms */
-    10000000,    /* R/100: 10 ms */
-    14925400,    /* R/67: 149253.7 ticks, labelled 15 ms */
-    20000000,    /* R/50: 20 ms */
-    30303100,    /* R/33: 303030.3 ticks, labelled 30 ms */
-    50000000,    /* R/20: 50 ms */
-    100000000,   /* R/10: 100 ms */
-    200000000,   /* R/5: 200 ms */
-    500000000,   /* R/2: 500 ms */
-    1000000000,  /* R: 1 s */
-    2000000000,  /* 2R: 2 s */
-    4000000000,  /* 4R: 4 s, labelled 4.7 s */
-    5000000000,  /* 5R: 5 s */
-    10000000000, /* 10R: 10 s */
-};
-
-/* A value shared by a set of targets: none seen, one value, or several. */
-struct iom_common {
-    bool any, mixed;
-    uint64_t v;
-};
+#include "manager/sinks/iometer.h"
 
 struct iom_node {
     char *name;
@@ -210,12 +144,6 @@ struct iom_rec {
     size_t node, worker; /* indexes; worker unused for MANAGER */
     size_t seq;
     char *text; /* the whole line, EOL included */
-};
-
-/* A line being formatted; nf counts the fields written. */
-struct iom_buf {
-    struct iof_buf t;
-    unsigned nf;
 };
 
 struct iom_writer {
@@ -250,334 +178,6 @@ static void iom_nomem(struct mgr_sink *s)
 static bool iom_grow(void **p, size_t *cap, size_t need, size_t size)
 {
     return iof_array_grow(p, cap, need, size) == 0;
-}
-
-/* Starts a field: the separator unless it is the first. */
-static void fld(struct iom_buf *b)
-{
-    if (b->nf++)
-        iof_buf_addc(&b->t, ',');
-}
-
-static void f_empty(struct iom_buf *b)
-{
-    fld(b);
-}
-
-/* A name, with commas, CR and LF turned into spaces (Iometer's way). */
-static void buf_name(struct iom_buf *b, const char *s)
-{
-    for (; s && *s; s++)
-        iof_buf_addc(&b->t, strchr(",\r\n", *s) ? ' ' : *s);
-}
-
-static void f_str(struct iom_buf *b, const char *s)
-{
-    fld(b);
-    buf_name(b, s);
-}
-
-static void f_u64(struct iom_buf *b, uint64_t v)
-{
-    fld(b);
-    iof_buf_printf(&b->t, "%" PRIu64, v);
-}
-
-static void f_u128(struct iom_buf *b, iof_u128 v)
-{
-    char buf[IOF_U128_DIGITS + 1];
-    fld(b);
-    iof_buf_addstr(&b->t, iof_u128_str(v, buf));
-}
-
-static void f_i64(struct iom_buf *b, int64_t v)
-{
-    fld(b);
-    iof_buf_printf(&b->t, "%" PRId64, v);
-}
-
-/* Doubles as Iometer's stream writes them: fixed, 6 decimals. */
-static void f_dbl(struct iom_buf *b, double v)
-{
-    fld(b);
-    iof_buf_printf(&b->t, "%.6f", v);
-}
-
-/* v when known, else an empty field. */
-static void f_dbl_if(struct iom_buf *b, bool known, double v)
-{
-    if (known)
-        f_dbl(b, v);
-    else
-        f_empty(b);
-}
-
-static void f_u64_if(struct iom_buf *b, bool known, uint64_t v)
-{
-    if (known)
-        f_u64(b, v);
-    else
-        f_empty(b);
-}
-
-static void f_common(struct iom_buf *b, const struct iom_common *c)
-{
-    if (!c->any)
-        f_empty(b);
-    else if (c->mixed)
-        f_i64(b, IOM_AMBIGUOUS);
-    else
-        f_u64(b, c->v);
-}
-
-static void common_add(struct iom_common *c, uint64_t v)
-{
-    if (!c->any) {
-        c->any = true;
-        c->v = v;
-    } else if (c->v != v) {
-        c->mixed = true;
-    }
-}
-
-/* "Worker N" for our "wN-1"; any other name as it is. */
-static void f_worker_name(struct iom_buf *b, const char *w)
-{
-    unsigned long n;
-    char *end;
-
-    fld(b);
-    if (w && w[0] == 'w' && w[1] >= '0' && w[1] <= '9') {
-        errno = 0;
-        n = strtoul(w + 1, &end, 10);
-        if (!*end && !errno && n < UINT32_MAX) {
-            iof_buf_printf(&b->t, "Worker %lu", n + 1);
-            return;
-        }
-    }
-    buf_name(b, w);
-}
-
-/* "YYYY-MM-DD hh:mm:ss:mmm" in local time, as Iometer's 'Time Stamp. */
-static void iom_timestamp(FILE *f, uint64_t wall_ns)
-{
-    time_t t = (time_t)(wall_ns / IOF_NS_PER_S);
-    unsigned ms = (unsigned)(wall_ns / IOF_NS_PER_MS % 1000);
-    struct tm tm;
-
-    if (!localtime_r(&t, &tm))
-        memset(&tm, 0, sizeof(tm));
-    fprintf(f, "%04d-%02d-%02d %02d:%02d:%02d:%03u" IOM_EOL, tm.tm_year + 1900, tm.tm_mon + 1,
-            tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
-}
-
-static void iom_fputname(FILE *f, const char *s)
-{
-    for (; s && *s; s++)
-        fputc(strchr(",\r\n", *s) ? ' ' : *s, f);
-}
-
-/* --- latency bins ---------------------------------------------------------------------- */
-
-/* Splits h into Iometer's bins (see the file comment). out sums to h->count. */
-static void iom_bins(const struct iof_hist *h, uint64_t out[IOM_NBINS])
-{
-    uint64_t full[IOM_NBINS] = {0}, prev = 0;
-    double part[IOM_NBINS] = {0};
-
-    memset(out, 0, IOM_NBINS * sizeof(out[0]));
-    if (!h->count)
-        return;
-    for (unsigned i = 0; i < IOF_HIST_BUCKETS; i++) {
-        uint64_t c = h->buckets[i], a, b;
-        if (!c)
-            continue;
-        a = iof_hist_bucket_low(i);
-        b = a + iof_hist_bucket_width(i);
-        /* Narrow to [min, max]: values are integers, so max is in [a, max + 1). */
-        if (h->min_ns > a && h->min_ns < b)
-            a = h->min_ns;
-        if (h->max_ns >= a && h->max_ns < b - 1)
-            b = h->max_ns + 1;
-        for (unsigned k = 1; k < IOM_NBINS; k++) {
-            if (iom_edge_ns[k] >= b)
-                full[k] += c;
-            else if (iom_edge_ns[k] > a)
-                part[k] += (double)c * (double)(iom_edge_ns[k] - a) / (double)(b - a);
-        }
-    }
-    /* full[k] + part[k] (values below edge k) never decreases with k, and
-     * full[k] is whole, so rounding keeps the cumulated counts in order. */
-    for (unsigned k = 1; k < IOM_NBINS; k++) {
-        uint64_t below = full[k] + (uint64_t)llround(part[k]);
-        if (below > h->count)
-            below = h->count;
-        if (below < prev)
-            below = prev;
-        out[k - 1] = below - prev;
-        prev = below;
-    }
-    out[IOM_NBINS - 1] = h->count - prev;
-}
-
-/* --- one row ------------------------------------------------------------------------------ */
-
-/* Everything a row shows besides its stats. Counts < 0 print empty. */
-struct iom_fig {
-    const char *type, *spec;
-    int64_t managers, workers, disks;
-    bool raw; /* the raw-time columns and Processor Speed (not on ALL) */
-    bool cpu; /* the CPU columns (ALL and MANAGER) */
-    bool cpu_known;
-    double busy, user, sys;
-    const struct iom_common *start, *size, *qd;
-};
-
-static void f_count(struct iom_buf *b, int64_t v)
-{
-    if (v < 0)
-        f_empty(b);
-    else
-        f_i64(b, v);
-}
-
-/* Appends the fields after the name: 78 of the 80. */
-static void iom_fields(struct iom_buf *b, const struct iom_fig *g, const struct iof_stats *s,
-                       uint64_t ns, const struct mgr_metrics *mm)
-{
-    const struct mgr_metrics m = *mm;
-    struct iof_hist *all = malloc(sizeof(*all));
-    uint64_t bins[IOM_NBINS];
-    double sec = (double)ns / 1e9;
-    double max_ms, rd_max_ms, wr_max_ms;
-    bool rd = s->rd.lat.count > 0, wr = s->wr.lat.count > 0, any = rd || wr;
-
-    if (!all) {
-        b->t.err = -ENOMEM;
-        return;
-    }
-    iof_stats_lat_all(s, all);
-    max_ms = (double)all->max_ns / 1e6;
-    rd_max_ms = (double)s->rd.lat.max_ns / 1e6;
-    wr_max_ms = (double)s->wr.lat.max_ns / 1e6;
-
-    if (g->spec)
-        f_str(b, g->spec);
-    else
-        f_empty(b);
-    f_count(b, g->managers);
-    f_count(b, g->workers);
-    f_count(b, g->disks);
-    /* What does not apply is empty, never a made-up 0 (docs/results.md):
-     * the rates of a row without a window, the latencies of a direction
-     * without I/O. */
-    f_dbl_if(b, m.rates, m.iops);
-    f_dbl_if(b, m.rates, m.read_iops);
-    f_dbl_if(b, m.rates, m.write_iops);
-    f_dbl_if(b, m.rates, m.mibps);
-    f_dbl_if(b, m.rates, m.read_mibps);
-    f_dbl_if(b, m.rates, m.write_mibps);
-    f_dbl_if(b, m.rates, sec > 0 ? (double)(s->rd.bytes + s->wr.bytes) / IOM_MB_DEC / sec : 0);
-    f_dbl_if(b, m.rates, sec > 0 ? (double)s->rd.bytes / IOM_MB_DEC / sec : 0);
-    f_dbl_if(b, m.rates, sec > 0 ? (double)s->wr.bytes / IOM_MB_DEC / sec : 0);
-    f_dbl_if(b, m.rates, m.iops); /* Transactions per Second: a transaction is one I/O */
-    f_dbl(b, 0);                  /* Connections per Second */
-    f_dbl_if(b, any, m.avg_ms);
-    f_dbl_if(b, rd, m.avg_read_ms);
-    f_dbl_if(b, wr, m.avg_write_ms);
-    f_dbl_if(b, any, m.avg_ms); /* Average Transaction Time */
-    f_dbl(b, 0);                /* Average Connection Time */
-    f_dbl_if(b, any, max_ms);
-    f_dbl_if(b, rd, rd_max_ms);
-    f_dbl_if(b, wr, wr_max_ms);
-    f_dbl_if(b, any, max_ms); /* Maximum Transaction Time */
-    f_dbl(b, 0);              /* Maximum Connection Time */
-    f_u64(b, m.errors);
-    f_u64(b, s->rd.errors);
-    f_u64(b, s->wr.errors);
-    f_u64(b, m.bytes_read);
-    f_u64(b, m.bytes_written);
-    f_u64(b, m.read_ios);
-    f_u64(b, m.write_ios);
-    f_u64(b, 0);             /* Connections */
-    f_i64(b, IOM_AMBIGUOUS); /* Transactions per Connection */
-    if (g->raw) {            /* in ticks of IOM_NS_PER_TICK */
-        f_u128(b, s->rd.lat.sum_ns / IOM_NS_PER_TICK);
-        f_u128(b, s->wr.lat.sum_ns / IOM_NS_PER_TICK);
-        f_u128(b, all->sum_ns / IOM_NS_PER_TICK); /* Total Raw Transaction Time */
-        f_u64(b, 0);                              /* Total Raw Connection Time */
-        f_u64_if(b, rd, s->rd.lat.max_ns / IOM_NS_PER_TICK);
-        f_u64_if(b, wr, s->wr.lat.max_ns / IOM_NS_PER_TICK);
-        f_u64_if(b, any, all->max_ns / IOM_NS_PER_TICK); /* Maximum Raw Transaction Time */
-        f_u64(b, 0);                                     /* Maximum Raw Connection Time */
-        f_u64(b, ns / IOM_NS_PER_TICK);                  /* Total Raw Run Time */
-    } else {
-        for (int i = 0; i < 9; i++)
-            f_empty(b);
-    }
-    f_common(b, g->start);
-    f_common(b, g->size);
-    f_common(b, g->qd);
-    if (g->cpu && g->cpu_known) {
-        f_dbl(b, g->busy);
-        f_dbl(b, g->user);
-        f_dbl(b, g->sys);
-    } else {
-        f_empty(b);
-        f_empty(b);
-        f_empty(b);
-    }
-    f_empty(b); /* % DPC Time: not measured */
-    f_empty(b); /* % Interrupt Time: not measured */
-    if (g->raw)
-        f_dbl(b, IOM_TICKS_PER_S); /* Processor Speed: the raw times' ticks per second */
-    else
-        f_empty(b);
-    f_empty(b); /* Interrupts per Second: not measured */
-    if (g->cpu && g->cpu_known && m.rates && g->busy > 0)
-        f_dbl(b, m.iops / g->busy); /* CPU Effectiveness */
-    else
-        f_empty(b);
-    f_empty(b); /* Packets/Second */
-    f_empty(b); /* Packet Errors */
-    f_empty(b); /* Segments Retransmitted/Second */
-    if (iof_hist_has_buckets(all)) {
-        iom_bins(all, bins);
-        for (int k = 0; k < IOM_NBINS; k++)
-            f_u64(b, bins[k]);
-    } else {
-        /* kept as counters only (a partial node's WORKER and DISK rows) */
-        for (int k = 0; k < IOM_NBINS; k++)
-            f_empty(b);
-    }
-    iof_buf_addstr(&b->t, IOM_EOL);
-    free(all);
-}
-
-/* Iometer's PROCESSOR row after a MANAGER row (Manager::SaveResults):
- * "PROCESSOR,CPU n", 46 empty fields, the five CPU figures, the timer
- * resolution, interrupts per second, and empty CPU Effectiveness and
- * network fields: 59 fields, no latency bins. Iometer writes one per
- * processor; our agents measure the node as a whole, so there is one row,
- * named IOM_CPU_NAME, holding the node's figures (the mean of its CPUs). */
-static void iom_processor(struct iom_buf *b, const struct iom_fig *g)
-{
-    b->nf = 0;
-    f_str(b, "PROCESSOR");
-    f_str(b, IOM_CPU_NAME);
-    for (int i = 0; i < IOM_CPU_GAP; i++)
-        f_empty(b);
-    f_dbl(b, g->busy);
-    f_dbl(b, g->user);
-    f_dbl(b, g->sys);
-    f_empty(b);                /* % DPC Time: not measured */
-    f_empty(b);                /* % Interrupt Time: not measured */
-    f_dbl(b, IOM_TICKS_PER_S); /* Processor Speed */
-    f_empty(b);                /* Interrupts per Second: not measured */
-    f_empty(b);                /* CPU Effectiveness: Iometer leaves it empty here */
-    for (int i = 0; i < 3; i++)
-        f_empty(b); /* Packets/Second, Packet Errors, Segments Retransmitted/Second */
-    iof_buf_addstr(&b->t, IOM_EOL);
 }
 
 /* --- the current test's entities ---------------------------------------------------------- */
@@ -692,21 +292,6 @@ static void iom_free_specs(struct iom_writer *w)
     w->nspecs = 0;
 }
 
-/* Iometer's test type (PageSetup.h) for our cycle. */
-static int iom_test_type(enum iof_cycle_param c)
-{
-    switch (c) {
-    case IOF_CYCLE_TARGETS:
-        return 1; /* CyclingTargets */
-    case IOF_CYCLE_WORKERS:
-        return 2; /* CyclingWorkers */
-    case IOF_CYCLE_QUEUE_DEPTH:
-        return 6; /* CyclingQueue */
-    default:
-        return 0; /* normal */
-    }
-}
-
 static void iom_run_begin(struct mgr_sink *s, const struct mgr_run_info *ri)
 {
     struct iom_writer *w = s->priv;
@@ -736,11 +321,7 @@ static void iom_run_begin(struct mgr_sink *s, const struct mgr_run_info *ri)
             }
         }
     }
-    fputs("'Test Type,Test Description" IOM_EOL, w->f);
-    fprintf(w->f, "%d,", iom_test_type(p ? p->cycle.param : IOF_CYCLE_NONE));
-    iom_fputname(w->f, p ? p->name : "");
-    fputs(IOM_EOL "'Version" IOM_EOL IOM_VERSION IOM_EOL "'Time Stamp" IOM_EOL, w->f);
-    iom_timestamp(w->f, ri->start_wall_ns ? ri->start_wall_ns : iof_wall_ns());
+    iom_run_head(w->f, p, ri->start_wall_ns ? ri->start_wall_ns : iof_wall_ns());
     mgr_sink_sync(s, w->f, false);
     mgr_sink_publish(s);
 }
@@ -799,25 +380,7 @@ static void iom_test_head(struct iom_writer *w, const struct mgr_test_end *te)
 {
     const struct iof_spec *sp = w->spec_index < w->nspecs ? &w->specs[w->spec_index] : NULL;
 
-    fputs("'Access specifications" IOM_EOL, w->f);
-    fputs("'Access specification name,default assignment" IOM_EOL, w->f);
-    iom_fputname(w->f, sp ? sp->name : w->spec);
-    fprintf(w->f, ",%d" IOM_EOL, IOM_ASSIGN_NONE);
-    fputs("'size,% of size,% reads,% random,delay,burst,align,reply" IOM_EOL, w->f);
-    for (size_t i = 0; sp && i < sp->nlines; i++) {
-        const struct iof_line *l = &sp->lines[i];
-        fprintf(w->f, "%" PRIu64 ",%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",", l->size, l->share,
-                l->read_pct, l->random_pct);
-        if (l->delay_ns % IOF_NS_PER_MS == 0)
-            fprintf(w->f, "%" PRIu64, (uint64_t)(l->delay_ns / IOF_NS_PER_MS));
-        else
-            fprintf(w->f, "%.6f", (double)l->delay_ns / 1e6);
-        fprintf(w->f, ",%" PRIu32 ",%" PRIu64 ",0," IOM_EOL, l->burst,
-                l->align == IOM_SECTOR ? 0
-                : l->align             ? l->align
-                                       : l->size);
-    }
-    fputs("'End access specifications" IOM_EOL, w->f);
+    iom_spec_block(w->f, sp, w->spec);
     if (te && te->interrupted)
         fprintf(w->f,
                 "'Interrupted: the test was stopped before the end of its measured window "
@@ -909,15 +472,15 @@ static void iom_row(struct mgr_sink *s, const struct mgr_test_info *ti, const st
                                         {&n->start, &n->size, &n->qd},
                                         {&w->start, &w->size, &w->qd}};
         for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
-            common_add(sets[i][0], st);
-            common_add(sets[i][1], sz);
-            common_add(sets[i][2], r->queue_depth);
+            iom_common_add(sets[i][0], st);
+            iom_common_add(sets[i][1], sz);
+            iom_common_add(sets[i][2], r->queue_depth);
         }
         g.type = "DISK";
         g.spec = NULL;
         rec.rank = 2;
-        f_str(&b, g.type);
-        f_str(&b, r->target);
+        iom_f_str(&b, g.type);
+        iom_f_str(&b, r->target);
         break;
     }
     case MGR_ROW_WORKER:
@@ -927,12 +490,12 @@ static void iom_row(struct mgr_sink *s, const struct mgr_test_info *ti, const st
         g.size = &w->workers[worker].size;
         g.qd = &w->workers[worker].qd;
         if (!g.qd->any) { /* no DISK row came: the row's own figure */
-            common_add(&qd, r->queue_depth);
+            iom_common_add(&qd, r->queue_depth);
             g.qd = &qd;
         }
         rec.rank = 1;
-        f_str(&b, g.type);
-        f_worker_name(&b, r->worker);
+        iom_f_str(&b, g.type);
+        iom_f_worker_name(&b, r->worker);
         break;
     default: { /* NODE */
         struct iom_node *n = &w->nodes[node];
@@ -954,8 +517,8 @@ static void iom_row(struct mgr_sink *s, const struct mgr_test_info *ti, const st
         g.user = n->user;
         g.sys = n->sys;
         rec.rank = 0;
-        f_str(&b, g.type);
-        f_str(&b, r->node);
+        iom_f_str(&b, g.type);
+        iom_f_str(&b, r->node);
         break;
     }
     }
@@ -1001,7 +564,7 @@ static void iom_test_end(struct mgr_sink *s, const struct mgr_test_end *te)
         unsigned known = 0;
 
         if (!w->qd.any && all->queue_depth) {
-            common_add(&qd, all->queue_depth);
+            iom_common_add(&qd, all->queue_depth);
             g.qd = &qd;
         }
         for (size_t i = 0; i < w->nnodes; i++) {
@@ -1018,8 +581,8 @@ static void iom_test_end(struct mgr_sink *s, const struct mgr_test_end *te)
             g.user /= known;
             g.sys /= known;
         }
-        f_str(&b, "ALL");
-        f_str(&b, "All");
+        iom_f_str(&b, "ALL");
+        iom_f_str(&b, "All");
         iom_fields(&b, &g, all->stats, all->ns, all->m);
         if (b.t.err)
             iom_nomem(s);
