@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -56,6 +57,18 @@ static int outfile_judge(const char *path, const struct stat *st, unsigned flags
     if (S_ISDIR(m) || S_ISBLK(m) || S_ISSOCK(m))
         return iof_diag_set(diag, S_ISDIR(m) ? -EISDIR : -EINVAL, "%s: is %s, not a file", path,
                             outfile_kind(m));
+    if ((flags & IOF_OUTFILE_APPEND) && S_ISLNK(m))
+        return iof_diag_set(diag, -ELOOP,
+                            "%s: is a symbolic link, which is never followed; appending needs the "
+                            "file itself",
+                            path);
+    if ((flags & IOF_OUTFILE_APPEND) && S_ISREG(m) && st->st_nlink > 1)
+        return iof_diag_set(diag, -EMLINK,
+                            "%s: has %ju hard links; appending would change the file under its "
+                            "other names too",
+                            path, (uintmax_t)st->st_nlink);
+    if ((flags & IOF_OUTFILE_APPEND) && S_ISREG(m))
+        return 0;
     if (S_ISFIFO(m) || S_ISCHR(m)) {
         if (flags & IOF_OUTFILE_SEEKABLE)
             return iof_diag_set(diag, -EINVAL,
@@ -168,6 +181,41 @@ static int outfile_open_special(struct iof_outfile *o, const struct stat *st, st
     return 0;
 }
 
+/* IOF_OUTFILE_APPEND: opens the regular file at the name for appending, or
+ * creates it (O_EXCL first, so o->created is known), never through a link;
+ * refuses what outfile_judge() refuses, judged on what was opened, and a
+ * file another run holds locked. */
+static int outfile_open_append(struct iof_outfile *o, mode_t mode, struct iof_diag *diag)
+{
+    const int base = O_WRONLY | O_APPEND | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC;
+    struct stat st;
+
+    o->fd = open(o->path, base | O_CREAT | O_EXCL, mode ? mode : 0666);
+    if (o->fd >= 0)
+        o->created = true;
+    else if (errno == EEXIST)
+        o->fd = open(o->path, base);
+    if (o->fd < 0 && errno == ELOOP)
+        return iof_diag_set(diag, -ELOOP,
+                            "%s: is a symbolic link, which is never followed; appending needs the "
+                            "file itself",
+                            o->path);
+    if (o->fd < 0)
+        return iof_diag_set(diag, -errno, "%s: cannot open: %s", o->path, strerror(errno));
+    if (fstat(o->fd, &st) < 0)
+        return iof_diag_set(diag, -errno, "%s: %s", o->path, strerror(errno));
+    if (!S_ISREG(st.st_mode) || st.st_nlink != 1) {
+        int r = outfile_judge(o->path, &st, o->flags, diag);
+        return r ? r : iof_diag_set(diag, -EAGAIN, "%s: replaced while being opened", o->path);
+    }
+    if (flock(o->fd, LOCK_EX | LOCK_NB) < 0) {
+        int e = errno;
+        return iof_diag_set(diag, e == EWOULDBLOCK ? -EBUSY : -e, "%s: %s", o->path,
+                            e == EWOULDBLOCK ? "another run is appending to it" : strerror(e));
+    }
+    return 0;
+}
+
 int iof_outfile_open(struct iof_outfile *o, const char *path, mode_t mode, unsigned flags,
                      struct iof_diag *diag)
 {
@@ -190,6 +238,8 @@ int iof_outfile_open(struct iof_outfile *o, const char *path, mode_t mode, unsig
             r = iof_diag_set(diag, -errno, "%s: %s", path, strerror(errno));
     } else if (lstat(path, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) {
         r = outfile_open_special(o, &st, diag);
+    } else if (flags & IOF_OUTFILE_APPEND) {
+        r = outfile_open_append(o, mode, diag);
     } else {
         r = outfile_create_tmp(o, mode, diag);
     }
@@ -319,6 +369,13 @@ int iof_outfile_close(struct iof_outfile *o, bool keep_on_failure, struct iof_di
 
 void iof_outfile_abort(struct iof_outfile *o)
 {
+    struct stat mine, named;
+
+    /* A file appending made and left empty goes, if the name still holds it. */
+    if (o->created && o->fd >= 0 && (!o->f || fflush(o->f) == 0) && fstat(o->fd, &mine) == 0 &&
+        mine.st_size == 0 && lstat(o->path, &named) == 0 && named.st_dev == mine.st_dev &&
+        named.st_ino == mine.st_ino)
+        unlink(o->path);
     outfile_close_fd(o);
     if (o->tmp)
         unlink(o->tmp);

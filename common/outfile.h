@@ -15,6 +15,16 @@
  * A file written as it goes (a run's CSV) publishes early: after
  * iof_outfile_publish() the name holds the file and later writes land in it
  * (the manager's own new file, never a link's target).
+ *
+ * IOF_OUTFILE_APPEND (a log that every run adds to, as Iometer's results
+ * file) writes at the end of the regular file at the name itself, creating
+ * it when there is none (O_APPEND|O_CREAT|O_NOFOLLOW): nothing already in it
+ * is rewritten, a symbolic link at the name is refused (never followed, even
+ * with IOF_OUTFILE_FORCE, which it ignores), so is a file with other hard
+ * links (appending would change it under names the user did not give), and
+ * one another process holds an exclusive flock() on (another run appending).
+ * The lock is held until the file is closed. A file created here and still
+ * empty is removed by iof_outfile_abort().
  */
 #ifndef IOF_COMMON_OUTFILE_H
 #define IOF_COMMON_OUTFILE_H
@@ -28,7 +38,8 @@
 enum iof_outfile_flag {
     IOF_OUTFILE_FORCE = 1 << 0, /* replace what exists at the name */
     IOF_OUTFILE_SEEKABLE =
-        1 << 1, /* refuse stdout, FIFOs and devices (a file rewritten in place) */
+        1 << 1,                  /* refuse stdout, FIFOs and devices (a file rewritten in place) */
+    IOF_OUTFILE_APPEND = 1 << 2, /* add to the end of the file at the name (below) */
 };
 
 struct iof_outfile {
@@ -38,6 +49,7 @@ struct iof_outfile {
     char *tmp;  /* the temporary name until published; NULL once published or special */
     unsigned flags;
     bool special; /* stdout, stderr, a FIFO or a character device: written in place */
+    bool created; /* IOF_OUTFILE_APPEND: the file did not exist and was made here */
 };
 
 #define IOF_OUTFILE_INIT                                                                           \

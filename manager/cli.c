@@ -48,6 +48,8 @@ enum cli_opt_id {
     OPT_WORKDIR,
     OPT_CSV,
     OPT_IOMETER_CSV,
+    OPT_IOMETER_CSV_APPEND,
+    OPT_IOMETER_INSTANT,
     OPT_TIMESERIES,
     OPT_JSON,
     OPT_FORCE,
@@ -208,6 +210,15 @@ static const struct iof_opt cli_run_opts[] = {
      "write the results as CSV: one row per test and ALL/NODE/WORKER/TARGET", OPT_CSV},
     {"iometer-csv", 0, IOF_OPT_REQUIRED, "F",
      "write the results in Iometer 1.1.0's results.csv layout", OPT_IOMETER_CSV},
+    {"iometer-csv-append", 0, IOF_OPT_REQUIRED, "F",
+     "append the results to F in Iometer 1.1.0's results.csv layout, as Iometer adds each run "
+     "to its results file: what F holds is never rewritten (created when missing; a symbolic "
+     "link or a file with other hard links is refused, --force does not apply)",
+     OPT_IOMETER_CSV_APPEND},
+    {"iometer-instant", 0, IOF_OPT_REQUIRED, "F",
+     "write Iometer's instantaneous results file: TimeStamp first, then the results.csv "
+     "columns, one MANAGER row per node per interval and each test's WORKER and ALL rows",
+     OPT_IOMETER_INSTANT},
     {"timeseries", 0, IOF_OPT_REQUIRED, "F", "write one CSV row per interval per node, plus ALL",
      OPT_TIMESERIES},
     {"json", 0, IOF_OPT_REQUIRED, "F",
@@ -582,6 +593,10 @@ static const char *cli_sink_option(int id)
         return "--csv";
     case OPT_IOMETER_CSV:
         return "--iometer-csv";
+    case OPT_IOMETER_CSV_APPEND:
+        return "--iometer-csv-append";
+    case OPT_IOMETER_INSTANT:
+        return "--iometer-instant";
     case OPT_TIMESERIES:
         return "--timeseries";
     case OPT_JSON:
@@ -696,6 +711,8 @@ static int cli_parse(int argc, char **argv, const struct iof_cmd *cmd, struct cl
             break;
         case OPT_CSV:
         case OPT_IOMETER_CSV:
+        case OPT_IOMETER_CSV_APPEND:
+        case OPT_IOMETER_INSTANT:
         case OPT_TIMESERIES:
         case OPT_JSON:
             for (size_t k = 0; k < a->nsinks && !rc; k++)
@@ -1098,6 +1115,8 @@ static int cli_expand_names(struct cli_args *a, struct mgr_sink *db)
 /* IOF_OUTFILE_* for the result file of option opt. */
 static unsigned cli_sink_flags(const struct cli_args *a, const char *opt)
 {
+    if (!strcmp(opt, "--iometer-csv-append"))
+        return IOF_OUTFILE_APPEND; /* never replaced: added to */
     return (a->force ? IOF_OUTFILE_FORCE : 0) | (!strcmp(opt, "--json") ? IOF_OUTFILE_SEEKABLE : 0);
 }
 

@@ -19,6 +19,8 @@ static const struct {
     {"--timeseries", &mgr_sink_timeseries},
     {"--json", &mgr_sink_json},
     {"--iometer-csv", &mgr_sink_iometer},
+    {"--iometer-csv-append", &mgr_sink_iometer},
+    {"--iometer-instant", &mgr_sink_iometer_instant},
     {NULL, NULL},
 };
 

@@ -244,8 +244,9 @@ const char *mgr_status_note(char *buf, size_t cap, enum mgr_row_type type, enum 
 /* The status named s ("ok", "partial", ...), or -1. */
 int mgr_row_status_parse(const char *s);
 
-/* The writer behind an option ("--csv", "--iometer-csv", "--timeseries",
- * "--json"), or NULL. */
+/* The writer behind an option ("--csv", "--iometer-csv",
+ * "--iometer-csv-append", "--iometer-instant", "--timeseries", "--json"), or
+ * NULL. */
 const struct mgr_sink_ops *mgr_sink_for_option(const char *option);
 /* Allocates a sink and opens it with flags (IOF_OUTFILE_FORCE: replace an
  * existing file): 0, or an error with diag naming the path. */
@@ -259,6 +260,7 @@ void mgr_sink_abort(struct mgr_sink *s);
 
 extern const struct mgr_sink_ops mgr_sink_csv;
 extern const struct mgr_sink_ops mgr_sink_iometer;
+extern const struct mgr_sink_ops mgr_sink_iometer_instant;
 extern const struct mgr_sink_ops mgr_sink_timeseries;
 extern const struct mgr_sink_ops mgr_sink_json;
 

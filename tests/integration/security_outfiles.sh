@@ -32,7 +32,7 @@ no_tmp() {
 }
 
 # --- 1. dangling links at result files ----------------------------------------------------
-for opt in --csv --json --timeseries --iometer-csv; do
+for opt in --csv --json --timeseries --iometer-csv --iometer-instant; do
     name=out$opt
     rm -f "$name"
     ln -s "$T/victims/$name" "$name"
@@ -43,16 +43,16 @@ for opt in --csv --json --timeseries --iometer-csv; do
 done
 [ ! -e "$T/w" ] || fail "the run started before the refusal"
 no_tmp "dangling links"
-ok "a dangling link at --csv, --json, --timeseries, --iometer-csv: refused, its target not created"
+ok "a dangling link at --csv, --json, --timeseries, --iometer-csv, --iometer-instant: refused, its target not created"
 
 # --- 2. --force replaces the link; links to existing files --------------------------------
 args=()
-for opt in --csv --json --timeseries --iometer-csv; do
+for opt in --csv --json --timeseries --iometer-csv --iometer-instant; do
     args+=("$opt" "out$opt")
 done
 ln -sf "$T/victims/hist.db" hist.db
 expect_rc 0 "$IOFLEET" run p.json --workdir "$T/w" --no-db --quiet --force "${args[@]}"
-for opt in --csv --json --timeseries --iometer-csv; do
+for opt in --csv --json --timeseries --iometer-csv --iometer-instant; do
     name=out$opt
     absent "$name" "$opt --force"
     regular "$name" "$opt --force"

@@ -296,6 +296,71 @@ static void special_files(void **state)
     assert_int_equal(entries(), 1);
 }
 
+/* Appending: the file at the name grows, what it held stays byte for byte
+ * and keeps its inode; a missing file is created; a link (dangling or not,
+ * with or without force) and a file with another hard link are refused and
+ * nothing is written through them; a second appender is refused while the
+ * first holds the file; an aborted append leaves no new empty file. */
+static void append(void **state)
+{
+    struct iof_diag d = {{0}};
+    struct iof_outfile o, o2;
+    struct stat before, after, st;
+    char c[PATH_MAX + 16];
+
+    (void)state;
+    assert_int_equal(iof_outfile_write(g_a, 0, IOF_OUTFILE_APPEND, "one\n", 4, &d), 0);
+    assert_content(g_a, "one\n");
+    assert_int_equal(lstat(g_a, &before), 0);
+    assert_int_equal(iof_outfile_check(g_a, IOF_OUTFILE_APPEND, &d), 0);
+    assert_int_equal(iof_outfile_write(g_a, 0, IOF_OUTFILE_APPEND, "two\n", 4, &d), 0);
+    assert_content(g_a, "one\ntwo\n");
+    assert_int_equal(lstat(g_a, &after), 0);
+    assert_true(after.st_ino == before.st_ino); /* the same file, added to */
+    assert_int_equal(entries(), 1);
+
+    /* another run appending holds it */
+    assert_int_equal(iof_outfile_open(&o, g_a, 0, IOF_OUTFILE_APPEND, &d), 0);
+    assert_int_equal(iof_outfile_open(&o2, g_a, 0, IOF_OUTFILE_APPEND, &d), -EBUSY);
+    assert_non_null(strstr(d.msg, "another run is appending to it"));
+    assert_int_equal(iof_outfile_close(&o, false, &d), 0);
+    assert_content(g_a, "one\ntwo\n");
+
+    /* a link to it, or a dangling one: refused, force or not */
+    snprintf(c, sizeof(c), "%s/link.csv", g_dir);
+    assert_int_equal(symlink(g_a, c), 0);
+    for (unsigned f = 0; f < 2; f++) {
+        unsigned flags = IOF_OUTFILE_APPEND | (f ? IOF_OUTFILE_FORCE : 0);
+        assert_int_equal(iof_outfile_check(c, flags, &d), -ELOOP);
+        assert_non_null(strstr(d.msg, "symbolic link, which is never followed"));
+        assert_int_equal(iof_outfile_write(c, 0, flags, "x\n", 2, &d), -ELOOP);
+    }
+    assert_content(g_a, "one\ntwo\n");
+    unlink(c);
+    assert_int_equal(symlink(g_b, c), 0);
+    assert_int_equal(iof_outfile_write(c, 0, IOF_OUTFILE_APPEND, "x\n", 2, &d), -ELOOP);
+    assert_int_equal(lstat(g_b, &st), -1); /* the dangling link's target not created */
+    unlink(c);
+
+    /* a second hard link: refused */
+    assert_int_equal(link(g_a, c), 0);
+    assert_int_equal(iof_outfile_write(c, 0, IOF_OUTFILE_APPEND, "x\n", 2, &d), -EMLINK);
+    assert_non_null(strstr(d.msg, "hard links"));
+    assert_content(g_a, "one\ntwo\n");
+    unlink(c);
+
+    /* aborted before anything was written: no empty file left */
+    assert_int_equal(iof_outfile_open(&o, c, 0, IOF_OUTFILE_APPEND, &d), 0);
+    assert_true(o.created);
+    iof_outfile_abort(&o);
+    assert_int_equal(lstat(c, &st), -1);
+    /* an existing file aborted: kept */
+    assert_int_equal(iof_outfile_open(&o, g_a, 0, IOF_OUTFILE_APPEND, &d), 0);
+    assert_false(o.created);
+    iof_outfile_abort(&o);
+    assert_content(g_a, "one\ntwo\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -308,6 +373,7 @@ int main(void)
         cmocka_unit_test_setup(planted_during_write, case_setup),
         cmocka_unit_test_setup(modes, case_setup),
         cmocka_unit_test_setup(special_files, case_setup),
+        cmocka_unit_test_setup(append, case_setup),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

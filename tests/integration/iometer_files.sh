@@ -1,0 +1,72 @@
+# SPDX-License-Identifier: Apache-2.0
+# --iometer-csv-append and --iometer-instant, read by a reader written to
+# Iometer's own format (lib/iometer_read.py, not to ours): two runs appended
+# to one results file, the first run's bytes untouched and both runs whole;
+# a planted symbolic link at the name refused and not followed; the
+# instantaneous file's TimeStamp-led rows, one per node per interval, adding
+# up to the test's ALL row.
+source "$(dirname "$0")/lib/common.bash"
+command -v python3 >/dev/null || skip "python3 not installed"
+command -v jq >/dev/null || skip "jq not installed"
+READ=$IOF_SRC/tests/integration/lib/iometer_read.py
+cd "$T"
+
+plan p.json <<'P'
+{"name": "iometer files", "run": {"ramp": "0s", "duration": "2s", "interval": "500ms"},
+ "specs": [{"name": "4k read", "lines": [{"size": "4k", "read": 100, "random": 100, "burst": 32, "delay": "1ms"}]},
+           {"name": "64k write", "lines": [{"size": "64k", "read": 0, "random": 0, "burst": 32, "delay": "1ms"}]}],
+ "workers": [{"count": 2, "engine": "null", "queue_depth": 4, "targets": [{"path": "a.dat", "size": "1m"}]}]}
+P
+
+# --- two runs appended to one file, as Iometer does -------------------------------------
+expect_rc 0 "$IOFLEET" run p.json --no-db --quiet --iometer-csv-append all.csv
+cp all.csv first.csv
+python3 "$READ" results all.csv >one.json || fail "run 1: $(cat one.json)"
+expect_rc 0 "$IOFLEET" run p.json --no-db --quiet --iometer-csv-append all.csv
+cmp -n "$(stat -c %s first.csv)" first.csv all.csv || fail "the second run rewrote the first"
+[ "$(stat -c %s all.csv)" -gt "$(stat -c %s first.csv)" ] || fail "the second run added nothing"
+python3 "$READ" results all.csv >two.json || fail "after run 2: not Iometer's format"
+jq -e 'length == 2 and all(.[]; .end_test and (.tests | length) == 2)' two.json >/dev/null ||
+    fail "not 2 whole runs of 2 tests: $(jq -c '[.[] | {end_test, n: (.tests | length)}]' two.json)"
+# What tools written for Iometer read: specs with Iometer's trailing comma and
+# default assignment 0, a PROCESSOR row after the MANAGER row, raw run time /
+# Processor Speed = the run time in seconds (10 MHz ticks).
+jq -e '.[0].tests[0].specs[0] | .default_assignment == 0 and .lines == [[4096,100,100,100,1,32,4096,0]]' \
+    two.json >/dev/null || fail "access spec: $(jq -c '.[0].tests[0].specs' two.json)"
+jq -e '[.[0].tests[0].rows[].type] | index("PROCESSOR") == index("MANAGER") + 1' two.json >/dev/null ||
+    fail "no PROCESSOR row after the MANAGER row: $(jq -c '[.[0].tests[0].rows[].type]' two.json)"
+jq -e 'all(.[].tests[].rows[] | select(.type == "MANAGER"); .speed == 10000000 and
+    (.run_s - 2 | fabs) < 0.2 and .bins == .ios)' two.json >/dev/null ||
+    fail "MANAGER rows: $(jq -c '[.[].tests[].rows[] | select(.type == "MANAGER")]' two.json)"
+ok "--iometer-csv-append: run 2 added after run 1's bytes; both runs whole in Iometer's format"
+
+# --- a planted link at the name: refused, never followed ---------------------------------
+ln -s "$T/victim.csv" planted.csv
+expect_rc 2 "$IOFLEET" run p.json --no-db --quiet --iometer-csv-append planted.csv --force
+expect_in "$T/err" "planted.csv: is a symbolic link, which is never followed"
+[ ! -e victim.csv ] || fail "the link's target was created"
+[ -L planted.csv ] || fail "the link was replaced"
+ok "--iometer-csv-append refuses a planted symbolic link (with --force too), target untouched"
+
+# --- the instantaneous file ---------------------------------------------------------------
+expect_rc 0 "$IOFLEET" run p.json --no-db --quiet --iometer-instant inst.csv --json run.json
+python3 "$READ" instant inst.csv >inst.json || fail "not Iometer's instantaneous format"
+jq -e '.end_test and (.tests | length) == 2' inst.json >/dev/null || fail "not 2 tests and 'End Test"
+for t in 0 1; do
+    n=$(jq ".tests[$t].updates | length" inst.json)
+    lost=$(jq ".tests[$t].lost" inst.json)
+    [ "$((n + lost))" = 4 ] || fail "test $t: $n rows + $lost lost for 4 intervals of 500 ms"
+    jq -e --argjson t "$t" '.tests[$t] | all(.updates[]; .type == "MANAGER" and .speed == 10000000
+        and .run_s > 0 and .run_s <= 0.6 and .bins == .ios) and ([.updates[].time] | . == sort)' \
+        inst.json >/dev/null || fail "test $t: interval rows: $(jq -c ".tests[$t].updates" inst.json)"
+    # The intervals add up to the test's ALL row (no interval lost), which is the JSON's.
+    if [ "$lost" = 0 ]; then
+        jq -e --argjson t "$t" '.tests[$t] | ([.updates[].ios] | add) == .all.ios' inst.json >/dev/null ||
+            fail "test $t: the intervals do not add up to the ALL row"
+    fi
+    want=$(jq ".tests[$t].results[] | select(.row_type == \"ALL\") | .read_ios + .write_ios" run.json)
+    jq -e --argjson t "$t" --argjson w "$want" '.tests[$t].all.ios == $w and
+        (.tests[$t].workers | length) == 2' inst.json >/dev/null ||
+        fail "test $t: ALL row is not the run's $want I/Os, or not 2 WORKER rows"
+done
+ok "--iometer-instant: TimeStamp-led MANAGER rows per 500 ms interval, WORKER and ALL rows per test"
