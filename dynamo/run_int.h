@@ -37,8 +37,6 @@ _Static_assert((int)IOF_VERIFY_CRC32C == (int)DYN_VERIFY_CRC32C &&
 /* How many times (1 ms apart) the read-back reads a chunk again while a
  * write of the node is still in flight on it. */
 #define RUN_VERIFY_RETRIES 1000u
-/* Memory alignment of I/O buffers: satisfies O_DIRECT on every device. */
-#define RUN_BUF_ALIGN IOF_IO_BUF_ALIGN
 /* Longest a worker sleeps or waits for completions without looking at the
  * stop flag: stop, the dead-man rule and SIGTERM end any wait within it. */
 #define RUN_WAIT_SLICE_NS (50 * IOF_NS_PER_MS)

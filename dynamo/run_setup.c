@@ -19,6 +19,7 @@
 
 #include "common/budget.h"
 #include "common/log.h"
+#include "dynamo/os/os.h"
 
 static uint64_t run_mix(uint64_t z)
 {
@@ -36,8 +37,8 @@ static void worker_destroy(struct run_worker *w)
     free(w->freeq);
     free(w->batch);
     free(w->done);
-    free(w->rbufs);
-    free(w->wbuf);
+    dyn_os_io_buf_free(w->rbufs);
+    dyn_os_io_buf_free(w->wbuf);
     free(w->ring);
     free(w->scratch);
     free(w->totals);
@@ -127,10 +128,8 @@ static int worker_setup(struct dyn_test *t, struct run_worker *w, struct iof_dia
     w->wbuf_len = w->may_write || w->valgo || w->has_data
                       ? (size_t)iof_budget_write_bytes(g, w->depth, w->maxsize)
                       : w->maxsize;
-    if (posix_memalign((void **)&w->rbufs, RUN_BUF_ALIGN, (size_t)w->depth * w->maxsize))
-        w->rbufs = NULL;
-    if (posix_memalign((void **)&w->wbuf, RUN_BUF_ALIGN, w->wbuf_len))
-        w->wbuf = NULL;
+    w->rbufs = dyn_os_io_buf_alloc((size_t)w->depth * w->maxsize);
+    w->wbuf = dyn_os_io_buf_alloc(w->wbuf_len);
     if (!w->regions || !w->slots || !w->freeq || !w->batch || !w->done || !w->ring || !w->scratch ||
         !w->totals || !w->rbufs || !w->wbuf)
         return iof_diag_set(diag, -ENOMEM,

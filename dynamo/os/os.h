@@ -71,6 +71,15 @@ int dyn_os_file_id(int dirfd, const char *base, struct dyn_os_file_id *out);
 /* Fills buf with len bytes from the OS's random source. 0, or a negative errno. */
 int dyn_os_random(void *buf, size_t len);
 
+/* I/O buffers of a worker: `len` bytes aligned for direct I/O, backed by
+ * huge pages where the OS offers them for the asking (Linux: transparent huge
+ * pages in "madvise" mode, for buffers of 2 MiB or more), so that setting
+ * them up faults a page per 2 MiB instead of per 4 KiB and the kernel pins
+ * one page instead of 128 for a 512 KiB transfer. NULL when out of memory.
+ * Freed with dyn_os_io_buf_free. */
+void *dyn_os_io_buf_alloc(size_t len);
+void dyn_os_io_buf_free(void *p);
+
 /* Gives memory freed by the allocator back to the OS where it can. */
 void dyn_os_trim_memory(void);
 

@@ -5,6 +5,7 @@
  * process's start-up, random bytes and memory trim. */
 #include "dynamo/os/os.h"
 
+#include "common/budget.h"
 #include "common/log.h"
 
 #include <dirent.h>
@@ -12,8 +13,10 @@
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -178,6 +181,28 @@ int dyn_os_random(void *buf, size_t len)
 #define OS_ASAN 1
 #endif
 #endif
+
+/* The size of a transparent huge page on x86-64 and arm64 with 4 KiB pages. */
+#define OS_HUGE_PAGE (2u << 20)
+
+void *dyn_os_io_buf_alloc(size_t len)
+{
+    void *p;
+    size_t align = len >= OS_HUGE_PAGE ? OS_HUGE_PAGE : IOF_IO_BUF_ALIGN;
+
+    if (posix_memalign(&p, align, len ? len : 1))
+        return NULL;
+    /* Only a hint: without transparent huge pages the buffer keeps 4 KiB
+     * pages and nothing else changes. */
+    if (len >= OS_HUGE_PAGE)
+        (void)madvise(p, len / OS_HUGE_PAGE * OS_HUGE_PAGE, MADV_HUGEPAGE);
+    return p;
+}
+
+void dyn_os_io_buf_free(void *p)
+{
+    free(p);
+}
 
 void dyn_os_trim_memory(void)
 {
