@@ -185,12 +185,25 @@ cl_start_dialer() {
     printf -v "$__cl_var" '%s' "$__cl_p"
 }
 
-# cl_random_port: a loopback TCP port in 20000..59999 nobody listens on
-# right now (a race remains: callers retry on "cannot listen").
+# cl_random_port: a loopback TCP port nobody listens on right now, below the
+# kernel's ephemeral range (ip_local_port_range), so that no connection of
+# another process takes it while a test has it closed for a moment (a relay
+# restarted on the same port): 12000 up to that range, or 20000..59999 when it
+# starts too low. A race remains: callers retry on "cannot listen".
 cl_random_port() {
-    local port hex i
+    local port hex i lo=0 span
+    read -r lo _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+    if [[ ${lo:-0} =~ ^[0-9]+$ ]] && ((lo > 16000)); then
+        span=$((lo - 12000))
+    else
+        lo=0 span=40000
+    fi
     for ((i = 0; i < 50; i++)); do
-        port=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+        if ((lo)); then
+            port=$((12000 + (RANDOM * 32768 + RANDOM) % span))
+        else
+            port=$((20000 + (RANDOM * 32768 + RANDOM) % span))
+        fi
         printf -v hex '%04X' "$port"
         if ! grep -q ":$hex " /proc/net/tcp /proc/net/tcp6 2>/dev/null; then
             echo "$port"
