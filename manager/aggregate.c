@@ -833,20 +833,45 @@ static void agg_node_name(const struct mgr_agg_node *a, char *name, size_t len)
     agg_status_name(a->rows[a->nrows - 1].label, a->status, name, len);
 }
 
-static bool agg_table_fits(const struct mgr_agg_end *e)
+/* Whether the table shows a row of type `type` (ALL and NODE always). */
+static bool agg_table_shows(const struct mgr_agg *g, enum mgr_row_type type)
+{
+    switch (type) {
+    case MGR_ROW_GROUP:
+        return g->rows & MGR_TABLE_ROWS_GROUP;
+    case MGR_ROW_WORKER:
+        return g->rows & MGR_TABLE_ROWS_WORKER;
+    case MGR_ROW_TARGET:
+        return g->rows & MGR_TABLE_ROWS_TARGET;
+    default:
+        return true;
+    }
+}
+
+/* The rows of node a the table shows. */
+static size_t agg_table_nrows(const struct mgr_agg *g, const struct mgr_agg_node *a)
+{
+    size_t n = 0;
+    for (size_t r = 0; r < a->nrows; r++)
+        n += agg_table_shows(g, a->rows[r].type);
+    return n;
+}
+
+static bool agg_table_fits(const struct mgr_agg *g, const struct mgr_agg_end *e)
 {
     size_t nodes = 0, rows = 0;
     for (size_t i = 0; i < e->nnodes; i++)
         if (agg_table_node(e->nodes[i])) {
             nodes++;
-            rows += e->nodes[i]->nrows;
+            rows += agg_table_nrows(g, e->nodes[i]);
         }
     return mgr_table_fits(nodes, rows);
 }
 
 /* A fleet's table (manager/console.h): the slowest and fastest nodes and
  * where every row is. 0, or -1 out of memory (then the caller prints all). */
-static int agg_print_summary(struct mgr_table *t, const struct mgr_agg_end *e)
+static int agg_print_summary(const struct mgr_agg *g, struct mgr_table *t,
+                             const struct mgr_agg_end *e)
 {
     enum { NAME_LEN = PROTO_NAME_MAX + 32 };
     struct mgr_table_node *nodes = calloc(e->nnodes ? e->nnodes : 1, sizeof(*nodes));
@@ -862,7 +887,7 @@ static int agg_print_summary(struct mgr_table *t, const struct mgr_agg_end *e)
             agg_node_name(a, names + n * NAME_LEN, NAME_LEN);
             nodes[n].name = names + n * NAME_LEN;
             nodes[n].m = &a->rows[a->nrows - 1].m;
-            rows += a->nrows;
+            rows += agg_table_nrows(g, a);
             n++;
         }
         r = mgr_table_summary(t, nodes, n, rows) < 0 ? -1 : 0;
@@ -883,7 +908,7 @@ static size_t agg_table_name_len(const struct mgr_agg *g, const struct mgr_agg_e
     char name[PROTO_NAME_MAX + 32];
     size_t len = 1; /* ALL's "*" */
 
-    for (size_t k = 0; g->groups && k < g->p->nworkers; k++)
+    for (size_t k = 0; g->groups && agg_table_shows(g, MGR_ROW_GROUP) && k < g->p->nworkers; k++)
         if (iof_test_spec(g->p, &g->tests[g->cur], k))
             len = agg_max(len, strlen(g->p->workers[k].name) +
                                    (g->groups[k].lost ? strlen("(partial)") : 0));
@@ -894,7 +919,8 @@ static size_t agg_table_name_len(const struct mgr_agg *g, const struct mgr_agg_e
         agg_node_name(a, name, sizeof(name));
         len = agg_max(len, strlen(name));
         for (size_t r = 0; r + 1 < a->nrows; r++)
-            len = agg_max(len, strlen(a->rows[r].label));
+            if (agg_table_shows(g, a->rows[r].type))
+                len = agg_max(len, strlen(a->rows[r].label));
     }
     return len;
 }
@@ -921,6 +947,7 @@ static void agg_print_table(struct mgr_agg *g, const struct mgr_agg_end *e,
     struct iof_buf note = IOF_BUF_INIT, files = IOF_BUF_INIT;
     char name[PROTO_NAME_MAX + 32];
     struct mgr_table t;
+    unsigned hidden = 0; /* row types the test has and the table leaves out */
 
     iof_buf_printf(&note, "%u node%s, start skew %.3f ms%s%s", nodes, nodes == 1 ? "" : "s",
                    skew_ms, lost ? ", agents lost: " : "", lost ? "yes" : "");
@@ -934,6 +961,7 @@ static void agg_print_table(struct mgr_agg *g, const struct mgr_agg_end *e,
     mgr_live_done(g->live);
     mgr_table_init(&t, stdout, mgr_term_width(STDOUT_FILENO), g->live->utf8,
                    agg_table_name_len(g, e), iof_buf_str(&files));
+    t.rows = g->rows;
     mgr_table_header(&t, (unsigned)g->cur + 1, (unsigned)g->ntests, g->ti.spec, g->cycle,
                      (double)e->measured_ns / 1e9, iof_buf_str(&note));
     iof_buf_free(&note);
@@ -946,10 +974,19 @@ static void agg_print_table(struct mgr_agg *g, const struct mgr_agg_end *e,
         struct mgr_row row;
         if (!agg_group_row(g, k, e->measured_ns, &row, &m))
             continue;
+        if (!agg_table_shows(g, MGR_ROW_GROUP)) {
+            hidden |= MGR_TABLE_ROWS_GROUP;
+            continue;
+        }
         agg_status_name(row.group, row.status, name, sizeof(name));
         mgr_table_row(&t, "GROUP", name, &m);
     }
-    if (!agg_table_fits(e) && agg_print_summary(&t, e) == 0)
+    for (size_t i = 0; i < e->nnodes; i++)
+        for (size_t r = 0; agg_table_node(e->nodes[i]) && r < e->nodes[i]->nrows; r++)
+            if (!agg_table_shows(g, e->nodes[i]->rows[r].type))
+                hidden |= e->nodes[i]->rows[r].type == MGR_ROW_WORKER ? MGR_TABLE_ROWS_WORKER
+                                                                      : MGR_TABLE_ROWS_TARGET;
+    if (!agg_table_fits(g, e) && agg_print_summary(g, &t, e) == 0)
         goto notes;
     for (size_t i = 0; i < e->nnodes; i++) {
         const struct mgr_agg_node *a = e->nodes[i];
@@ -964,14 +1001,19 @@ static void agg_print_table(struct mgr_agg *g, const struct mgr_agg_end *e,
         for (size_t r = 0, start = 0; r + 1 < a->nrows; r++) {
             if (a->rows[r].type != MGR_ROW_WORKER)
                 continue;
-            mgr_table_row(&t, "WORKER", a->rows[r].label, &a->rows[r].m);
-            for (size_t tr = start; tr < r; tr++)
+            if (agg_table_shows(g, MGR_ROW_WORKER))
+                mgr_table_row(&t, "WORKER", a->rows[r].label, &a->rows[r].m);
+            for (size_t tr = start; tr < r && agg_table_shows(g, MGR_ROW_TARGET); tr++)
                 mgr_table_row(&t, "TARGET", a->rows[tr].label, &a->rows[tr].m);
             start = r + 1;
         }
     }
 notes:
     mgr_table_end(&t);
+    if (hidden && !g->rows_hinted) {
+        mgr_table_rows_hint(&t, hidden);
+        g->rows_hinted = true;
+    }
     for (size_t i = 0; i < e->nnodes; i++) {
         const struct mgr_agg_node *a = e->nodes[i];
         if (a->role != MGR_AGG_LOST)

@@ -126,6 +126,11 @@ struct mgr_agg {
     } * groups;
     struct mgr_metrics last_all; /* the ALL row of the last test that ended */
     bool interrupted;            /* the run was interrupted (mgr_agg_interrupt) */
+    /* The table's rows besides ALL and NODE (MGR_TABLE_ROWS_*; set after
+     * mgr_agg_init, default none), and whether the line saying how to see
+     * the others was printed (once a run). */
+    unsigned rows;
+    bool rows_hinted;
 };
 
 /* The run was interrupted: intervals cut short from now on are marked so. */

@@ -25,6 +25,7 @@
 #include "manager/pki.h"
 #include "manager/agents.h"
 #include "manager/clean.h"
+#include "manager/console.h"
 #include "manager/probe.h"
 #include "proto/quick.h"
 #include "manager/sink.h"
@@ -80,6 +81,7 @@ enum cli_opt_id {
     OPT_DURATION,
     OPT_RAMP,
     OPT_PRINT_PLAN,
+    OPT_ROWS,
     OPT_CLEANUP,
 };
 
@@ -256,6 +258,10 @@ static const struct iof_opt cli_run_opts[] = {
      "own --heartbeat-ms is larger). Three missed heartbeats mean the peer is lost: the agent "
      "stops its I/O, the manager counts the agent lost",
      OPT_HEARTBEAT_MS},
+    {"rows", 0, IOF_OPT_REQUIRED, "LIST",
+     "the rows each test's table shows besides ALL and NODE: a comma separated list of group, "
+     "worker, target, or all (default none; the result files keep every row)",
+     OPT_ROWS},
     {"quiet", 'q', IOF_OPT_NONE, NULL, "no live interval lines", OPT_QUIET},
     {"verbose", 'v', IOF_OPT_NONE, NULL,
      "log when each interval is merged and how long after the last report", OPT_VERBOSE},
@@ -441,6 +447,7 @@ struct cli_args {
     size_t nsets;
     const char *workdir;
     bool quiet;
+    unsigned rows; /* --rows: MGR_TABLE_ROWS_* */
     bool verbose;
     bool json_stdout; /* agents --json */
     bool print_plan;
@@ -781,6 +788,12 @@ static int cli_parse(int argc, char **argv, const struct iof_cmd *cmd, struct cl
         case OPT_QUIET:
             a->quiet = true;
             break;
+        case OPT_ROWS: {
+            struct iof_diag d = {{0}};
+            if (mgr_table_rows_parse(val, &a->rows, &d))
+                rc = iof_opt_usage_error(cmd, "--rows: %s", d.msg);
+            break;
+        }
         case OPT_VERBOSE:
             a->verbose = true;
             break;
@@ -1254,6 +1267,7 @@ static int cli_run(int argc, char **argv)
     o.dynamo = dynamo;
     o.allow_destructive = a.allow_destructive;
     o.quiet = a.quiet;
+    o.rows = a.rows;
     o.verbose = a.verbose;
     o.insecure = a.insecure;
     o.tls_ca = a.tls_ca;

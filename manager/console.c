@@ -4,6 +4,7 @@
  * the terminal's width. */
 #include "manager/console.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -300,6 +301,7 @@ void mgr_table_init(struct mgr_table *t, FILE *f, unsigned width, bool utf8, siz
     t->utf8 = utf8;
     t->files = files && *files ? files : NULL;
     t->shown = COL_ALL;
+    t->rows = MGR_TABLE_ROWS_ALL;
     t->name_len = name_len;
     if (!width) {
         t->name_w = TABLE_NAME_W;
@@ -436,6 +438,65 @@ void mgr_table_end(struct mgr_table *t)
     iof_buf_free(&line);
 }
 
+static const struct {
+    const char *word, *type; /* in --rows LIST; as the table names the row */
+    unsigned bit;
+} table_rows[] = {
+    {"group", "GROUP", MGR_TABLE_ROWS_GROUP},
+    {"worker", "WORKER", MGR_TABLE_ROWS_WORKER},
+    {"target", "TARGET", MGR_TABLE_ROWS_TARGET},
+    {"all", NULL, MGR_TABLE_ROWS_ALL},
+};
+#define TABLE_NROWS (sizeof(table_rows) / sizeof(table_rows[0]))
+
+int mgr_table_rows_parse(const char *list, unsigned *rows, struct iof_diag *diag)
+{
+    const char *p = list;
+
+    *rows = MGR_TABLE_ROWS_DEFAULT;
+    do {
+        size_t len = strcspn(p, ",");
+        size_t i = 0;
+        while (i < TABLE_NROWS &&
+               (strlen(table_rows[i].word) != len || strncmp(p, table_rows[i].word, len)))
+            i++;
+        if (i == TABLE_NROWS)
+            return iof_diag_set(diag, -EINVAL,
+                                "'%.*s' is not a row type: a comma separated list of group, "
+                                "worker, target, or all (ALL and NODE rows are always shown)",
+                                (int)(len > 64 ? 64 : len), p);
+        *rows |= table_rows[i].bit;
+        p += len;
+    } while (*p++ == ',');
+    return 0;
+}
+
+void mgr_table_rows_hint(const struct mgr_table *t, unsigned hidden)
+{
+    struct iof_buf line = IOF_BUF_INIT;
+    size_t n = 0, k = 0;
+
+    for (size_t i = 0; i + 1 < TABLE_NROWS; i++)
+        n += !!(hidden & table_rows[i].bit);
+    if (!n)
+        return;
+    /* Not led by a row type: scripts pick rows by their first word. */
+    iof_buf_addstr(&line, "  not shown: ");
+    for (size_t i = 0; i + 1 < TABLE_NROWS; i++)
+        if (hidden & table_rows[i].bit)
+            iof_buf_printf(&line, "%s%s", k++ ? (k == n ? " and " : ", ") : "", table_rows[i].type);
+    iof_buf_printf(&line, " rows (--rows ");
+    k = 0;
+    for (size_t i = 0; i + 1 < TABLE_NROWS; i++)
+        if (hidden & table_rows[i].bit)
+            iof_buf_printf(&line, "%s%s", k++ ? "," : "", table_rows[i].word);
+    iof_buf_addstr(&line, " or --rows all shows them)");
+    if (t->files)
+        iof_buf_printf(&line, "; every row is in %s", t->files);
+    mgr_term_wrap(t->f, t->width, 4, iof_buf_str(&line));
+    iof_buf_free(&line);
+}
+
 bool mgr_table_fits(size_t nnodes, size_t nrows)
 {
     return nnodes <= MGR_TABLE_MAX_NODES && nrows <= MGR_TABLE_MAX_ROWS;
@@ -478,9 +539,11 @@ int mgr_table_summary(struct mgr_table *t, const struct mgr_table_node *nodes, s
         shown = 2 * MGR_TABLE_EXTREMES;
     }
     iof_buf_printf(&line,
-                   "  %zu of %zu nodes shown and %zu of %zu NODE/WORKER/TARGET rows hidden (more "
-                   "than %d nodes or %d rows); ",
-                   shown, n, nrows - shown, nrows, MGR_TABLE_MAX_NODES, MGR_TABLE_MAX_ROWS);
+                   "  %zu of %zu nodes shown and %zu of %zu NODE%s%s rows hidden (more than %d "
+                   "nodes or %d rows); ",
+                   shown, n, nrows - shown, nrows, t->rows & MGR_TABLE_ROWS_WORKER ? "/WORKER" : "",
+                   t->rows & MGR_TABLE_ROWS_TARGET ? "/TARGET" : "", MGR_TABLE_MAX_NODES,
+                   MGR_TABLE_MAX_ROWS);
     if (t->files)
         iof_buf_printf(&line, "every row is in %s", t->files);
     else

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/err.h"
 #include "common/spec.h"
 #include "common/stats.h"
 #include "manager/metrics.h"
@@ -60,6 +61,7 @@ void mgr_live_done(struct mgr_live *l);
 struct mgr_table {
     FILE *f;           /* borrowed */
     unsigned width;    /* columns to fit; 0: no limit */
+    unsigned rows;     /* MGR_TABLE_ROWS_*: the rows shown besides ALL and NODE */
     bool utf8;         /* "µs", else "us" */
     size_t name_len;   /* the longest name to print */
     size_t name_w;     /* the name column's width */
@@ -76,8 +78,26 @@ void mgr_table_row(struct mgr_table *t, const char *row_type, const char *name,
 /* The line saying which columns were left out (nothing when none were). */
 void mgr_table_end(struct mgr_table *t);
 
+/* The rows the final table shows besides ALL and NODE (`iofleet run --rows
+ * LIST`), a bit each; the result files keep every row whatever this says. */
+enum {
+    MGR_TABLE_ROWS_GROUP = 1u << 0,
+    MGR_TABLE_ROWS_WORKER = 1u << 1,
+    MGR_TABLE_ROWS_TARGET = 1u << 2,
+    MGR_TABLE_ROWS_ALL = (1u << 3) - 1,
+};
+/* The terminal's default: ALL and NODE only. */
+#define MGR_TABLE_ROWS_DEFAULT 0u
+/* Parses LIST, comma separated: group, worker, target, or all (every row).
+ * Returns 0, or -EINVAL with diag naming the word and the words accepted. */
+int mgr_table_rows_parse(const char *list, unsigned *rows, struct iof_diag *diag);
+/* One line under a table saying which row types (`hidden`, MGR_TABLE_ROWS_*
+ * bits) it left out and how to see them: --rows, or t->files. */
+void mgr_table_rows_hint(const struct mgr_table *t, unsigned hidden);
+
 /* A fleet's final table: above MGR_TABLE_MAX_NODES nodes or
- * MGR_TABLE_MAX_ROWS NODE/WORKER/TARGET rows, the terminal shows ALL, then
+ * MGR_TABLE_MAX_ROWS rows below ALL as t->rows selects them (NODE, and
+ * WORKER, TARGET when shown), the terminal shows ALL, then
  * only the MGR_TABLE_EXTREMES slowest and fastest nodes by IOPS (all nodes
  * when they fit), says how many nodes and rows it hides and which result
  * files hold every row (docs/results.md, "A fleet's table"). */
@@ -88,8 +108,8 @@ struct mgr_table_node {
     const char *name; /* as the NODE row names it (status included) */
     const struct mgr_metrics *m;
 };
-/* True when nnodes nodes with nrows NODE/WORKER/TARGET rows are printed in
- * full. */
+/* True when nnodes nodes with nrows rows (NODE, and the WORKER and TARGET
+ * rows shown) are printed in full. */
 bool mgr_table_fits(size_t nnodes, size_t nrows);
 /* The summary of n nodes (nrows rows in all) in place of their rows,
  * naming t->files as where every row is. Returns the number of nodes

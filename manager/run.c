@@ -1400,6 +1400,7 @@ int mgr_run_plan(const struct iof_plan *p, const char *plan_text, const struct m
         struct mgr_agg_hooks hooks = {.live = cl_live_hook, .members = cl_members_hook, .arg = c};
         mgr_agg_init(&c->agg, p, c->tests, c->ntests, o->sinks, o->nsinks, &c->live, &hooks,
                      o->verbose, c->run_mono_ns);
+        c->agg.rows = o->rows;
     }
     c->deadline = iof_now_ns() + o->wait_ms * IOF_NS_PER_MS;
     c->f.loop = c->loop;

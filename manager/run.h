@@ -26,6 +26,7 @@ struct mgr_run_opts {
     const char *workdir; /* the embedded agent's workdir */
     const char *dynamo;  /* the dynamo binary for the embedded agent */
     bool quiet;
+    unsigned rows;          /* the table's rows besides ALL and NODE (MGR_TABLE_ROWS_*) */
     bool verbose;           /* log per-interval aggregation timing */
     bool allow_destructive; /* the embedded agent's --allow-destructive */
     bool insecure;

@@ -21,7 +21,7 @@ P
 # --- SIGKILL -----------------------------------------------------------------------------
 t_start=$(cl_now_ms)
 cl_spawn mgr "$T/k.out" "$T/k.err" "$IOFLEET" run "$T/p.json" "${CL_AGENT_ARGS[@]}" \
-    --heartbeat-ms $hb --wait 10 --csv "$T/k.csv" --timeseries "$T/k.ts" \
+    --heartbeat-ms $hb --wait 10 --rows worker --csv "$T/k.csv" --timeseries "$T/k.ts" \
     --iometer-csv "$T/k.iom" --json "$T/k.json"
 cl_wait_log_count "$T/k.err" "[run] test 1/1" 3 10 # ~2 s in
 victim=${CL_NAMES[1]} vport=${CL_PORTS[1]}
@@ -94,7 +94,7 @@ ok "SIGKILL $victim: reported after $((t1 - t0)) ms, exit 1 after $((t_end - t_s
 survivors=(--insecure --agent "127.0.0.1:${CL_PORTS[0]}" --insecure --agent "127.0.0.1:${CL_PORTS[2]}")
 t_start=$(cl_now_ms)
 cl_spawn mgr "$T/s.out" "$T/s.err" "$IOFLEET" run "$T/p.json" "${survivors[@]}" \
-    --heartbeat-ms $hb --wait 10 --set run.duration=4s
+    --heartbeat-ms $hb --wait 10 --rows worker --set run.duration=4s
 cl_wait_log_count "$T/s.err" "[run] test 1/1" 2 10
 victim=${CL_NAMES[2]} vport=${CL_PORTS[2]} vpid=${CL_PIDS[2]}
 kill -STOP "$vpid"

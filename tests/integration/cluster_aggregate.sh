@@ -19,7 +19,8 @@ plan null.json <<'P'
  "workers": [{"nodes": ["*"], "count": 2, "engine": "null", "queue_depth": 4,
               "targets": [{"path": "nullt", "size": "1g"}]}]}
 P
-expect_rc 0 "$IOFLEET" run "$T/null.json" "${CL_AGENT_ARGS[@]}" --wait 10 --verbose
+expect_rc 0 "$IOFLEET" run "$T/null.json" "${CL_AGENT_ARGS[@]}" --wait 10 --verbose \
+    --rows worker,target
 cp "$T/out" "$T/null.out"
 cp "$T/err" "$T/null.err"
 out=$T/null.out err=$T/null.err
@@ -81,7 +82,7 @@ plan file.json <<'P'
  "workers": [{"nodes": ["*"], "count": 2, "engine": "sync", "queue_depth": 1,
               "targets": [{"path": "agg.dat", "size": "3m"}]}]}
 P
-expect_rc 0 "$IOFLEET" run "$T/file.json" "${CL_AGENT_ARGS[@]}" --wait 10
+expect_rc 0 "$IOFLEET" run "$T/file.json" "${CL_AGENT_ARGS[@]}" --wait 10 --rows worker,target
 cp "$T/out" "$T/file.out"
 cp "$T/err" "$T/file.err"
 out=$T/file.out err=$T/file.err

@@ -20,7 +20,7 @@ plan short.json <<'P'
  "workers": [{"engine": "null", "queue_depth": 2, "targets": [{"path": "n", "size": "64m"}]}]}
 P
 
-cl_spawn mgr_a "$T/a.out" "$T/a.err" "$IOFLEET" run "$T/long.json" "${x[@]}" --wait 10
+cl_spawn mgr_a "$T/a.out" "$T/a.err" "$IOFLEET" run "$T/long.json" "${x[@]}" --wait 10 --rows worker
 cl_wait_log "$T/a.err" "[run] test 1/2" 10
 
 # Manager B while A runs.

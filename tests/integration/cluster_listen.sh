@@ -15,7 +15,7 @@ plan p.json <<'P'
 P
 
 port=''
-cl_start_listen_manager mgr port "$T/m1.out" "$T/m1.err" "$T/p.json" --expect 2 --wait 15
+cl_start_listen_manager mgr port "$T/m1.out" "$T/m1.err" "$T/p.json" --expect 2 --wait 15 --rows worker
 cl_start_dialer a1 dial-1 "127.0.0.1:$port"
 cl_start_dialer a2 dial-2 "127.0.0.1:$port"
 cl_wait_exit "$mgr" 20 rc

@@ -25,7 +25,7 @@ IOF_PROTO_MINOR=2 cl_start_agent node-mid
 
 # --- 1.4 manager: a binary agent per layout, one JSON agent ----------------------------
 expect_rc 0 "$IOFLEET" run "$T/p.json" "${CL_AGENT_ARGS[@]}" --wait 10 --verbose \
-    --timeseries "$T/ts.csv"
+    --rows worker --timeseries "$T/ts.csv"
 out=$T/out err=$T/err
 expect_in "$err" "agent node-new (127.0.0.1:${CL_PORTS[0]}): protocol 1.4, stats body binary, a histogram per node"
 expect_in "$err" "agent node-old (127.0.0.1:${CL_PORTS[1]}): protocol 1.0, stats body JSON"

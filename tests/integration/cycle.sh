@@ -5,7 +5,7 @@
 # files, very short measured windows.
 source "$(dirname "$0")/lib/common.bash"
 
-RUNOPTS=(--set run.duration=200ms --set run.ramp=0s --set run.interval=100ms
+RUNOPTS=(--rows "worker,target" --set run.duration=200ms --set run.ramp=0s --set run.interval=100ms
     --workdir "$T/w" --quiet)
 
 # The headers of the result tables in $T/out, as "N/M label" lines.

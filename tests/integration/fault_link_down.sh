@@ -76,7 +76,7 @@ loop_ios() { awk '{print $1 + $5}' "/sys/block/$vloop/stat"; }
 
 # The manager in the hub namespace, in the background (bounded by timeout).
 ip netns exec "$NETNS_HUB" timeout -k 5 50 "$IOFLEET" run "$T/p.json" "${agents[@]}" \
-    --insecure --heartbeat-ms $HB --wait 10 --csv "$T/r.csv" --json "$T/r.json" \
+    --insecure --heartbeat-ms $HB --wait 10 --rows worker --csv "$T/r.csv" --json "$T/r.json" \
     >"$T/out" 2>"$T/err" </dev/null &
 mgr=$!
 NETNS_PIDS+=("$mgr") # the teardown kills it if we fail or are interrupted

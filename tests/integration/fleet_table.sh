@@ -19,7 +19,7 @@ P
 
 port=''
 cl_start_listen_manager mgr port "$T/m.out" "$T/m.err" "$T/p.json" --expect $N --wait 30 \
-    --csv "$T/r.csv"
+    --rows worker,target --csv "$T/r.csv"
 cl_spawn sim "$T/sim.out" "$T/sim.err" "$SIM" --manager "127.0.0.1:$port" --count $N \
     --name-prefix fleet --connect-timeout 30
 cl_wait_exit "$mgr" 60 rc
@@ -45,7 +45,8 @@ ok "$N nodes: $(grep -c . "$out") lines on the terminal, every row in the CSV"
 
 # Below the size, the full table as before.
 port=''
-cl_start_listen_manager mgr port "$T/m2.out" "$T/m2.err" "$T/p.json" --expect 2 --wait 15
+cl_start_listen_manager mgr port "$T/m2.out" "$T/m2.err" "$T/p.json" --expect 2 --wait 15 \
+    --rows worker,target
 cl_start_dialer a1 small-1 "127.0.0.1:$port"
 cl_start_dialer a2 small-2 "127.0.0.1:$port"
 cl_wait_exit "$mgr" 20 rc

@@ -29,7 +29,7 @@ expect_in "$T/out" "test 2/2: spec position 1"
 expect_in "$T/out" "  workers[0]: 'oltp' idle"
 
 expect_rc 0 "$IOFLEET" run "$T/groups.json" "${CL_AGENT_ARGS[@]}" --wait 10 \
-    --csv "$T/g.csv" --json "$T/g.json"
+    --rows group,worker --csv "$T/g.csv" --json "$T/g.json"
 out=$T/out
 [ "$(grep -c '^== test' "$out")" = 2 ] || cl_fail "expected 2 result tables"
 case "$(cl_header "$out" 1)" in *"== test 1/2: 4k-70r + 64k-seq-read "*) ;;

@@ -14,7 +14,7 @@ plan dev.json <<P
  "workers": [{"count": 2, "engine": "libaio", "queue_depth": 16,
               "targets": [{"path": "$loop"}, {"path": "$loop4k", "range": {"offset": "1m", "size": "8m"}}]}]}
 P
-expect_rc 0 "$IOFLEET" run "$T/dev.json" --workdir "$T/w" --quiet
+expect_rc 0 "$IOFLEET" run "$T/dev.json" --workdir "$T/w" --quiet --rows target
 for t in "local/w0:$loop" "local/w0:$loop4k" "local/w1:$loop" "local/w1:$loop4k"; do
     grep -qF "TARGET  $t" "$T/out" || fail "no TARGET row for $t"
 done

@@ -3,7 +3,7 @@
 # test prints a table, and the ALL row is the exact sum of the workers.
 source "$(dirname "$0")/lib/common.bash"
 
-expect_rc 0 "$IOFLEET" run "$IOF_SRC/configs/quickstart.json" --workdir "$T/work" \
+expect_rc 0 "$IOFLEET" run "$IOF_SRC/configs/quickstart.json" --workdir "$T/work" --rows worker \
     --set run.duration=2s --set run.ramp=500ms --set run.interval=500ms
 out=$T/out
 [ "$(grep -c '^== test' "$out")" = 2 ] || fail "expected 2 result tables"

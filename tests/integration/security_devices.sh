@@ -92,7 +92,7 @@ plan two.json <<P
  "workers": [{"engine": "libaio", "targets": [{"path": "$loop", "range": {"offset": 0, "size": "32m"}}]},
              {"engine": "sync", "targets": [{"path": "$loop", "range": {"offset": "32m", "size": "32m"}}]}]}
 P
-expect_rc 0 "$IOFLEET" run "$T/two.json" --insecure --agent "$AGENT_EP" --quiet --wait 5
+expect_rc 0 "$IOFLEET" run "$T/two.json" --insecure --agent "$AGENT_EP" --quiet --wait 5 --rows worker
 [ "$(awk '$1=="WORKER" && $5 > 0 { n++ } END { print n + 0 }' "$T/out")" = 2 ] ||
     { cat "$T/out"; fail "both groups should have written $loop"; }
 released "$loop"

@@ -28,7 +28,7 @@ mkplan long.json a-rather-long-name-for-a-test-file-of-this-run.dat
 # wrapped lines joined, goes to $T/TAG.screen.
 screen() {
     local tag=$1 w=$2 p=$3
-    printf '%s\n' "cd '$T' && '$IOFLEET' run '$p' --no-db --csv '$tag.csv'; echo \$? >'$tag.rc'" \
+    printf '%s\n' "cd '$T' && '$IOFLEET' run '$p' --no-db --rows worker,target --csv '$tag.csv'; echo \$? >'$tag.rc'" \
         >"$T/$tag.sh"
     rm -f "$T/$tag.rc"
     tmux -S "$SOCK" new-session -d -s "$tag" -x "$w" -y 50 -c "$T" \
@@ -102,7 +102,7 @@ ok "80 columns: $(grep -m1 "^TARGET" "$T/narrow.screen")"
 ok "80 columns: $(grep -m1 '^\[run\] test 2/2' "$T/narrow.screen")"
 
 # Not a terminal: the full table, every column, whatever $COLUMNS says.
-COLUMNS=60 "$IOFLEET" run "$T/long.json" --csv "$T/pipe.csv" >"$T/pipe.out" 2>"$T/pipe.err" ||
+COLUMNS=60 "$IOFLEET" run "$T/long.json" --rows all --csv "$T/pipe.csv" >"$T/pipe.out" 2>"$T/pipe.err" ||
     fail "piped run failed: $(cat "$T/pipe.err")"
 grep -q '^row  *name  *IOPS  *read_IOPS  *write_IOPS  *MiB/s  *avg  *p50  *p99  *p99.9  *max  *errors$' \
     "$T/pipe.out" || { cat "$T/pipe.out"; fail "piped: not the full table"; }

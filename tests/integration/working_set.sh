@@ -5,7 +5,7 @@
 # existing file with no size in the plan), aligned down to 512 bytes.
 source "$(dirname "$0")/lib/common.bash"
 
-RUNOPTS=(--set run.duration=200ms --set run.ramp=0s --set run.interval=100ms
+RUNOPTS=(--rows target --set run.duration=200ms --set run.ramp=0s --set run.interval=100ms
     --workdir "$T/w" --quiet)
 
 plan tpl.json <<'P'

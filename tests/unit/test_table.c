@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,6 +273,61 @@ static void test_summary_narrow(void **state)
     free(out);
 }
 
+/* --rows LIST: the words, and a bad one named in the error. */
+static void test_rows_parse(void **state)
+{
+    (void)state;
+    struct iof_diag d = {{0}};
+    unsigned rows = 99;
+
+    assert_int_equal(mgr_table_rows_parse("worker", &rows, &d), 0);
+    assert_int_equal(rows, MGR_TABLE_ROWS_WORKER);
+    assert_int_equal(mgr_table_rows_parse("target,group", &rows, &d), 0);
+    assert_int_equal(rows, MGR_TABLE_ROWS_TARGET | MGR_TABLE_ROWS_GROUP);
+    assert_int_equal(mgr_table_rows_parse("all", &rows, &d), 0);
+    assert_int_equal(rows, MGR_TABLE_ROWS_ALL);
+    assert_int_equal(mgr_table_rows_parse("worker,target,worker", &rows, &d), 0);
+    assert_int_equal(rows, MGR_TABLE_ROWS_WORKER | MGR_TABLE_ROWS_TARGET);
+    const char *bad[][2] = {{"workers", "'workers'"}, {"", "''"},
+                            {"worker,", "''"},        {"worker,,target", "''"},
+                            {"Worker", "'Worker'"},   {"node", "'node'"}};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_int_equal(mgr_table_rows_parse(bad[i][0], &rows, &d), -EINVAL);
+        assert_non_null(strstr(d.msg, bad[i][1]));
+        assert_non_null(strstr(d.msg, "group, worker, target, or all"));
+    }
+}
+
+/* The default table (ALL and NODE): a fleet's summary counts and names
+ * NODE rows only; the line under a table names the hidden types. */
+static void test_rows_default(void **state)
+{
+    (void)state;
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    struct mgr_table t;
+    assert_non_null(f);
+    fleet(40);
+    mgr_table_init(&t, f, 0, true, 8, "r.csv");
+    t.rows = MGR_TABLE_ROWS_DEFAULT;
+    assert_int_equal(mgr_table_summary(&t, nodes, 40, 40), 10);
+    mgr_table_rows_hint(&t, MGR_TABLE_ROWS_WORKER | MGR_TABLE_ROWS_TARGET);
+    mgr_table_rows_hint(&t, MGR_TABLE_ROWS_ALL);
+    mgr_table_rows_hint(&t, 0);
+    fclose(f);
+    assert_non_null(strstr(out, "10 of 40 nodes shown and 30 of 40 NODE rows hidden"));
+    assert_non_null(strstr(out, "\n  not shown: WORKER and TARGET rows (--rows worker,target or "
+                                "--rows all shows them); every row is in r.csv\n"));
+    assert_non_null(strstr(out, "\n  not shown: GROUP, WORKER and TARGET rows (--rows "
+                                "group,worker,target or --rows all shows them); every row is in "
+                                "r.csv\n"));
+    /* Nothing hidden: no line. */
+    assert_int_equal(out[len - 1], '\n');
+    assert_string_equal(strchr(strstr(out, "GROUP, WORKER"), '\n'), "\n");
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -282,6 +338,8 @@ int main(void)
         cmocka_unit_test(test_wide_terminal),
         cmocka_unit_test(test_narrow_terminals),
         cmocka_unit_test(test_summary_narrow),
+        cmocka_unit_test(test_rows_parse),
+        cmocka_unit_test(test_rows_default),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

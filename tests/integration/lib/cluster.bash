@@ -275,6 +275,8 @@ cl_rows() { awk -v r="$2" '$1==r{n++} END{print n+0}' "$1"; }
 # equals the sum of the NODE rows and the sum of the WORKER rows, and in
 # every row read_IOPS + write_IOPS = IOPS, within the rounding of the
 # printed one-decimal values (0.5). Prints "ALL=... NODES=... WORKERS=...".
+# The run must print WORKER rows (iofleet run --rows worker): a table
+# without any fails.
 # A test with a node lost mid-test (a "NAME(partial)" NODE row, its IOPS over
 # its own shorter window) is not summed by rate: its exact counts are checked
 # in the result files instead (cluster_lost_results.sh).
@@ -284,20 +286,21 @@ cl_check_sums() {
     function check() {
         if (!nt) return
         if (partial) { printf "test %d: partial node (rates over different windows)\n", nt; return }
+        if (!nwk) { printf "test %d: no WORKER rows (run with --rows worker)\n", nt; bad = 1; return }
         for (f = 3; f <= 5; f++) {
             if (abs(all[f] - node[f]) > 0.5) { printf "test %d: ALL col %d %.1f != sum of NODE %.1f\n", nt, f, all[f], node[f]; bad = 1 }
             if (abs(all[f] - wk[f]) > 0.5) { printf "test %d: ALL col %d %.1f != sum of WORKER %.1f\n", nt, f, all[f], wk[f]; bad = 1 }
         }
         printf "test %d: ALL=%.1f NODES=%.1f WORKERS=%.1f\n", nt, all[3], node[3], wk[3]
     }
-    /^== test/ { check(); nt++; partial = 0; for (f = 3; f <= 5; f++) { all[f] = 0; node[f] = 0; wk[f] = 0 } }
+    /^== test/ { check(); nt++; partial = 0; nwk = 0; for (f = 3; f <= 5; f++) { all[f] = 0; node[f] = 0; wk[f] = 0 } }
     $1 == "NODE" && $2 ~ /\(partial\)$/ { partial = 1 }
     $1 == "ALL" || $1 == "NODE" || $1 == "WORKER" || $1 == "TARGET" {
         if (abs($4 + $5 - $3) > 0.5) { printf "%s %s: read %s + write %s != IOPS %s\n", $1, $2, $4, $5, $3; bad = 1 }
     }
     $1 == "ALL" { for (f = 3; f <= 5; f++) all[f] = $f }
     $1 == "NODE" { for (f = 3; f <= 5; f++) node[f] += $f }
-    $1 == "WORKER" { for (f = 3; f <= 5; f++) wk[f] += $f }
+    $1 == "WORKER" { nwk++; for (f = 3; f <= 5; f++) wk[f] += $f }
     END { check(); if (!nt) { print "no table"; bad = 1 } exit bad }' "$1"
 }
 
