@@ -52,6 +52,7 @@ void mgr_agg_free(struct mgr_agg *g)
 {
     free(g->groups);
     g->groups = NULL;
+    mgr_summary_free(&g->summary);
 }
 
 static uint64_t agg_nintervals(const struct mgr_agg *g)
@@ -68,6 +69,7 @@ void mgr_agg_test_begin(struct mgr_agg *g, size_t cur, const struct iof_run_cfg 
     g->run = *run;
     g->measure_start = measure_start;
     g->next_publish = 0;
+    g->test_failed = false;
     memset(g->win, 0, sizeof(g->win));
     iof_stats_reset(&g->all);
     g->all_nodes = g->all_workers = g->all_targets = 0;
@@ -749,6 +751,7 @@ bool mgr_agg_result(struct mgr_agg *g, struct mgr_agg_node *a, const struct prot
         IOF_USER("iofleet: node %s: test %zu: %s", a->name, g->cur + 1, st->error);
         bad = true;
     }
+    g->test_failed |= bad;
     return bad;
 }
 
@@ -793,6 +796,7 @@ bool mgr_agg_lost(struct mgr_agg *g, struct mgr_agg_node *a)
         src.node = empty;
     }
     bad = agg_node_rows(g, a, &src) != 0;
+    g->test_failed |= bad;
     free(tmp);
     free(empty);
     return bad;
@@ -1040,6 +1044,29 @@ void mgr_agg_interrupt(struct mgr_agg *g)
     g->interrupted = true;
 }
 
+/* How the test ended (enum mgr_test_status): nodes delivered results, lost
+ * were lost during it, nabsent agents of the run were not in it. */
+static enum mgr_test_status agg_test_status(const struct mgr_agg *g, const struct mgr_agg_end *e,
+                                            unsigned nodes, unsigned lost, size_t nabsent)
+{
+    if (e->interrupted)
+        return MGR_TEST_INTERRUPTED;
+    if ((nodes == 0 && lost == 0) || g->test_failed)
+        return MGR_TEST_FAILED;
+    if (lost || nabsent)
+        return MGR_TEST_PARTIAL;
+    return MGR_TEST_OK;
+}
+
+/* The p99 of one direction of the ALL row in ms; -1 without such I/O or
+ * buckets. */
+static double agg_p99_ms(const struct iof_hist *h)
+{
+    if (!h->count || !iof_hist_has_buckets(h))
+        return -1;
+    return (double)iof_hist_percentile(h, 0.99) / 1e6;
+}
+
 void mgr_agg_test_end(struct mgr_agg *g, const struct mgr_agg_end *e)
 {
     uint64_t first = UINT64_MAX, last = 0;
@@ -1051,6 +1078,7 @@ void mgr_agg_test_end(struct mgr_agg *g, const struct mgr_agg_end *e)
     g->ti.interrupted = e->interrupted; /* for the rows and test_end below */
     struct mgr_metrics m;
     double skew_ms;
+    enum mgr_test_status status;
     /* One queue depth for ALL when every group has the same; else 0. */
     uint32_t qd = g->p->nworkers ? iof_test_worker(g->p, &g->tests[g->cur], 0).queue_depth : 0;
 
@@ -1081,7 +1109,11 @@ void mgr_agg_test_end(struct mgr_agg *g, const struct mgr_agg_end *e)
     skew_ms = first != UINT64_MAX && last >= first ? (double)(last - first) / 1e6 : 0.0;
     mgr_metrics_compute(&g->all, e->measured_ns, &m);
     g->last_all = m;
+    status = agg_test_status(g, e, nodes, lost, nabsent);
     agg_print_table(g, e, &m, skew_ms, nodes, lost, (unsigned)nabsent);
+    if (mgr_summary_add(&g->summary, (unsigned)g->cur + 1, g->ti.spec, g->cycle, &m,
+                        agg_p99_ms(&g->all.rd.lat), agg_p99_ms(&g->all.wr.lat), status))
+        IOF_WARN("test %zu: out of memory: the run's summary leaves it out", g->cur + 1);
     if (g->nsinks) {
         struct mgr_row all = {.type = MGR_ROW_ALL,
                               .stats = &g->all,
@@ -1104,6 +1136,7 @@ void mgr_agg_test_end(struct mgr_agg *g, const struct mgr_agg_end *e)
         all.cpu = cpu_mean.valid ? &cpu_mean : NULL;
         all.cpu_busy_pct = cpu_mean.busy_pct;
         struct mgr_test_end te = {.test = &g->ti,
+                                  .status = status,
                                   .absent = absent,
                                   .nabsent = absent ? nabsent : 0,
                                   .end_wall_ns = iof_wall_ns(),

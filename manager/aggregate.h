@@ -131,6 +131,8 @@ struct mgr_agg {
      * the others was printed (once a run). */
     unsigned rows;
     bool rows_hinted;
+    bool test_failed;           /* the current test had I/O, verify or test errors */
+    struct mgr_summary summary; /* every test that ended, for the run's summary */
 };
 
 /* The run was interrupted: intervals cut short from now on are marked so. */

@@ -262,7 +262,8 @@ static const struct iof_opt cli_run_opts[] = {
      "the rows each test's table shows besides ALL and NODE: a comma separated list of group, "
      "worker, target, or all (default none; the result files keep every row)",
      OPT_ROWS},
-    {"quiet", 'q', IOF_OPT_NONE, NULL, "no live interval lines", OPT_QUIET},
+    {"quiet", 'q', IOF_OPT_NONE, NULL, "no live interval lines, no summary of the run's tests",
+     OPT_QUIET},
     {"verbose", 'v', IOF_OPT_NONE, NULL,
      "log when each interval is merged and how long after the last report", OPT_VERBOSE},
 };

@@ -553,3 +553,149 @@ int mgr_table_summary(struct mgr_table *t, const struct mgr_table_node *nodes, s
     free(order);
     return (int)shown;
 }
+
+/* --- the run's summary ------------------------------------------------------------------ */
+
+int mgr_summary_add(struct mgr_summary *s, unsigned test, const char *spec, const char *cycle,
+                    const struct mgr_metrics *m, double read_p99_ms, double write_p99_ms,
+                    enum mgr_test_status status)
+{
+    struct iof_buf name = IOF_BUF_INIT;
+    struct mgr_summary_test *t;
+    size_t len;
+
+    if (iof_array_grow((void **)&s->tests, &s->cap, s->n + 1, sizeof(*s->tests)))
+        return -ENOMEM;
+    iof_buf_printf(&name, "%s%s%s%s", spec, cycle && *cycle ? "  [" : "", cycle ? cycle : "",
+                   cycle && *cycle ? "]" : "");
+    t = &s->tests[s->n];
+    if (!(t->name = iof_buf_take(&name, &len)))
+        return -ENOMEM;
+    t->test = test;
+    t->m = *m;
+    t->read_p99_ms = read_p99_ms;
+    t->write_p99_ms = write_p99_ms;
+    t->status = status;
+    s->n++;
+    return 0;
+}
+
+void mgr_summary_free(struct mgr_summary *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->tests[i].name);
+    free(s->tests);
+    memset(s, 0, sizeof(*s));
+}
+
+/* The summary's columns after test and spec, in print order; status last. */
+enum sum_col { SUM_IOPS, SUM_MIBPS, SUM_R_AVG, SUM_R_P99, SUM_W_AVG, SUM_W_P99, SUM_COUNT };
+
+static const struct {
+    const char *head;
+    int width;
+} sum_cols[SUM_COUNT] = {
+    [SUM_IOPS] = {"IOPS", 12},  [SUM_MIBPS] = {"MiB/s", 10}, [SUM_R_AVG] = {"r_avg", 8},
+    [SUM_R_P99] = {"r_p99", 8}, [SUM_W_AVG] = {"w_avg", 8},  [SUM_W_P99] = {"w_p99", 8},
+};
+
+/* What a narrow terminal loses, step by step (then long specs are cut). */
+static const unsigned sum_drop[] = {COL(SUM_MIBPS), COL(SUM_R_P99) | COL(SUM_W_P99)};
+
+#define SUM_TEST_W 4    /* "test" */
+#define SUM_STATUS_W 11 /* "interrupted" */
+#define SUM_NAME_MIN 12 /* a spec is cut no shorter than this */
+
+static size_t sum_line_cols(unsigned shown, size_t name_w)
+{
+    size_t w = SUM_TEST_W + 1 + name_w + 2 + SUM_STATUS_W;
+    for (int c = 0; c < SUM_COUNT; c++)
+        if (shown & COL(c))
+            w += 1 + (size_t)sum_cols[c].width;
+    return w;
+}
+
+/* One latency cell: "-" when unknown. */
+static void sum_lat(FILE *f, int c, bool known, double ms, bool utf8)
+{
+    char s[MGR_LAT_LEN];
+
+    if (known)
+        mgr_term_lat_ms(s, sizeof(s), ms, utf8);
+    else
+        snprintf(s, sizeof(s), "-");
+    fputc(' ', f);
+    mgr_term_pad(f, s, (size_t)sum_cols[c].width, true);
+}
+
+void mgr_summary_print(const struct mgr_summary *s, FILE *f, unsigned width, bool utf8,
+                       size_t planned)
+{
+    struct mgr_table names = {.f = f, .width = width};
+    unsigned shown = COL(SUM_COUNT) - 1;
+    size_t name_len = 4; /* "spec" */
+    char cell[32];
+
+    if (!s->n)
+        return;
+    for (size_t i = 0; i < s->n; i++)
+        if (mgr_term_cols(s->tests[i].name) > name_len)
+            name_len = mgr_term_cols(s->tests[i].name);
+    names.name_w = name_len;
+    if (width) {
+        size_t min = name_len < SUM_NAME_MIN ? name_len : SUM_NAME_MIN;
+        for (size_t i = 0;
+             i < sizeof(sum_drop) / sizeof(sum_drop[0]) && sum_line_cols(shown, min) > width; i++)
+            shown &= ~sum_drop[i];
+        while (names.name_w > min && sum_line_cols(shown, names.name_w) > width)
+            names.name_w--;
+    }
+    fprintf(f, "\n== summary: %zu test%s\n", s->n, s->n == 1 ? "" : "s");
+    fprintf(f, "%-*s %-*s", SUM_TEST_W, "test", (int)names.name_w, "spec");
+    for (int c = 0; c < SUM_COUNT; c++)
+        if (shown & COL(c))
+            fprintf(f, " %*s", sum_cols[c].width, sum_cols[c].head);
+    fprintf(f, "  %s\n", "status");
+    for (size_t i = 0; i < s->n; i++) {
+        const struct mgr_summary_test *t = &s->tests[i];
+        const struct mgr_metrics *m = &t->m;
+        fprintf(f, "%-*u ", SUM_TEST_W, t->test);
+        table_name(&names, t->name);
+        if (m->rates)
+            snprintf(cell, sizeof(cell), "%.1f", m->iops);
+        else
+            snprintf(cell, sizeof(cell), "-");
+        fputc(' ', f);
+        mgr_term_pad(f, cell, (size_t)sum_cols[SUM_IOPS].width, true);
+        if (shown & COL(SUM_MIBPS)) {
+            if (m->rates)
+                snprintf(cell, sizeof(cell), "%.2f", m->mibps);
+            fputc(' ', f);
+            mgr_term_pad(f, cell, (size_t)sum_cols[SUM_MIBPS].width, true);
+        }
+        sum_lat(f, SUM_R_AVG, m->read_ios > 0, m->avg_read_ms, utf8);
+        if (shown & COL(SUM_R_P99))
+            sum_lat(f, SUM_R_P99, t->read_p99_ms >= 0, t->read_p99_ms, utf8);
+        sum_lat(f, SUM_W_AVG, m->write_ios > 0, m->avg_write_ms, utf8);
+        if (shown & COL(SUM_W_P99))
+            sum_lat(f, SUM_W_P99, t->write_p99_ms >= 0, t->write_p99_ms, utf8);
+        fprintf(f, "  %s\n", mgr_test_status_name(t->status));
+    }
+    if (shown != COL(SUM_COUNT) - 1 || names.name_w < name_len) {
+        struct iof_buf line = IOF_BUF_INIT;
+        const char *sep = "";
+        iof_buf_printf(&line, "  left out to fit %u columns: ", width);
+        for (int c = 0; c < SUM_COUNT; c++)
+            if (!(shown & COL(c))) {
+                iof_buf_printf(&line, "%s%s", sep, sum_cols[c].head);
+                sep = ", ";
+            }
+        if (names.name_w < name_len)
+            iof_buf_printf(&line, "%slong specs cut with '~'", sep);
+        mgr_term_wrap(f, width, 4, iof_buf_str(&line));
+        iof_buf_free(&line);
+    }
+    if (s->n < planned)
+        fprintf(f, "  %zu of the plan's %zu tests ran\n", s->n, planned);
+    fflush(f);
+}

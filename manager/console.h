@@ -13,6 +13,7 @@
 #include "common/spec.h"
 #include "common/stats.h"
 #include "manager/metrics.h"
+#include "manager/sink.h"
 
 /* Live line for one interval, on stderr; redrawn in place on a TTY, where
  * it fits the terminal's width (the least needed figures left out first). */
@@ -116,5 +117,31 @@ bool mgr_table_fits(size_t nnodes, size_t nrows);
  * shown, or -1 out of memory (then none). */
 int mgr_table_summary(struct mgr_table *t, const struct mgr_table_node *nodes, size_t n,
                       size_t nrows);
+
+/* The run's summary: one line per test that ended (its ALL row), printed
+ * after the last test of a run of several, on stdout like the tables
+ * (docs/results.md, "The run's summary"). */
+struct mgr_summary_test {
+    unsigned test; /* 1-based */
+    char *name;    /* "spec  [cycle]" (owned) */
+    struct mgr_metrics m;
+    double read_p99_ms, write_p99_ms; /* < 0: unknown (no such I/O, no buckets) */
+    enum mgr_test_status status;
+};
+struct mgr_summary {
+    struct mgr_summary_test *tests;
+    size_t n, cap;
+};
+/* Adds a test (spec and cycle copied). 0, or -ENOMEM (then the summary
+ * lacks it). */
+int mgr_summary_add(struct mgr_summary *s, unsigned test, const char *spec, const char *cycle,
+                    const struct mgr_metrics *m, double read_p99_ms, double write_p99_ms,
+                    enum mgr_test_status status);
+/* Prints the summary to f, fitted to `width` columns (0: no limit, every
+ * column and whole names), and, when fewer than `planned` tests ran, says
+ * so. Nothing when s is empty. */
+void mgr_summary_print(const struct mgr_summary *s, FILE *f, unsigned width, bool utf8,
+                       size_t planned);
+void mgr_summary_free(struct mgr_summary *s);
 
 #endif

@@ -34,6 +34,7 @@
 #include "manager/console.h"
 #include "manager/sink.h"
 #include "manager/session.h"
+#include "manager/term.h"
 
 #define CL_PROBES 8          /* clock probes per agent and test */
 #define CL_START_LEAD_MS 300 /* start this long after the last probe */
@@ -1464,6 +1465,9 @@ int mgr_run_plan(const struct iof_plan *p, const char *plan_text, const struct m
     uv_run(c->loop, UV_RUN_DEFAULT);
     uv_loop_close(c->loop);
     rc = c->rc;
+    if (!o->quiet && c->ntests > 1)
+        mgr_summary_print(&c->agg.summary, stdout, mgr_term_width(STDOUT_FILENO), c->live.utf8,
+                          c->ntests);
     CL_SINKS(c, s_->ops->run_end(s_, rc));
     if (o->verbose)
         cl_log_handshakes(c);

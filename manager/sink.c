@@ -165,6 +165,12 @@ const char *mgr_row_status_name(enum mgr_row_status st)
     return (unsigned)st < 4 ? names[st] : "?";
 }
 
+const char *mgr_test_status_name(enum mgr_test_status st)
+{
+    static const char *const names[] = {"ok", "partial", "interrupted", "failed"};
+    return (unsigned)st < 4 ? names[st] : "?";
+}
+
 int mgr_row_status_parse(const char *s)
 {
     for (int st = MGR_STATUS_OK; s && st <= MGR_STATUS_ABSENT; st++)

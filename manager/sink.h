@@ -135,8 +135,19 @@ struct mgr_interval {
     double cpu_busy_pct;         /* cpu->busy_pct, 0 when cpu is NULL */
 };
 
+/* How a test ended, as the terminal's run summary and the live page say it
+ * (docs/results.md, "The run's summary"). */
+enum mgr_test_status {
+    MGR_TEST_OK,          /* every node of the run delivered its result, without errors */
+    MGR_TEST_PARTIAL,     /* a node was lost during the test or absent from it */
+    MGR_TEST_INTERRUPTED, /* the run was interrupted during the test */
+    MGR_TEST_FAILED,      /* no node delivered figures, or I/O or verify errors, or an
+                           * agent reported the test failed */
+};
+
 struct mgr_test_end {
     const struct mgr_test_info *test;
+    enum mgr_test_status status;
     uint64_t end_wall_ns;      /* CLOCK_REALTIME when the test's results were complete */
     const struct mgr_row *all; /* the ALL row */
     double start_skew_ms;
@@ -243,6 +254,8 @@ const char *mgr_status_note(char *buf, size_t cap, enum mgr_row_type type, enum 
                             double row_s, double from_s, double to_s, double test_s);
 /* The status named s ("ok", "partial", ...), or -1. */
 int mgr_row_status_parse(const char *s);
+/* "ok", "partial", "interrupted", "failed". */
+const char *mgr_test_status_name(enum mgr_test_status st);
 
 /* The writer behind an option ("--csv", "--iometer-csv",
  * "--iometer-csv-append", "--iometer-instant", "--timeseries", "--json"), or

@@ -11,7 +11,8 @@
  *     lost, is partial; gc, which never ran, has no row;
  *   - node-b's rows are partial, rated over the second that arrived, the
  *     same figures in both files; node-c is absent;
- *   - --iometer-csv says each status on its comment lines.
+ *   - --iometer-csv says each status on its comment lines;
+ *   - the run's summary on the terminal says the test was partial.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -238,6 +239,16 @@ static void test_group_and_node_status(void **state)
         struct mgr_agg_end e = {.nodes = np, .nnodes = 3, .measured_ns = run.duration_ns};
         mgr_agg_test_end(&g, &e);
     }
+    /* The run's summary has the test, partial, with the ALL row's figures;
+     * reads only: no write latency. */
+    assert_int_equal(g.summary.n, 1);
+    assert_int_equal(g.summary.tests[0].test, 1);
+    assert_string_equal(g.summary.tests[0].name, "mix");
+    assert_int_equal(g.summary.tests[0].status, MGR_TEST_PARTIAL);
+    assert_string_equal(mgr_test_status_name(g.summary.tests[0].status), "partial");
+    assert_true(g.summary.tests[0].m.iops > 129.9 && g.summary.tests[0].m.iops < 130.1);
+    assert_true(g.summary.tests[0].read_p99_ms > 0.1 && g.summary.tests[0].read_p99_ms < 0.2);
+    assert_true(g.summary.tests[0].write_p99_ms < 0);
     for (int i = 0; i < 2; i++) {
         sinks[i]->ops->run_end(sinks[i], 1);
         assert_int_equal(mgr_sink_close(sinks[i]), 0);
