@@ -240,8 +240,8 @@ static void agg_publish(struct mgr_agg *g, struct mgr_agg_interval *iv)
         agg_sinks_interval(g, &mi, len, &m);
     }
     mgr_live_line(g->live, "run", (unsigned)g->cur + 1, (unsigned)g->ntests, (double)end / 1e9,
-                  (double)run->duration_ns / 1e9, &m, g->hooks.live(g->hooks.arg),
-                  g->hooks.members(g->hooks.arg));
+                  (double)run->duration_ns / 1e9, iv->k + 1 == agg_nintervals(g), &m,
+                  g->hooks.live(g->hooks.arg), g->hooks.members(g->hooks.arg));
     iv->open = false;
     g->next_publish = iv->k + 1;
     if (g->verbose)

@@ -149,23 +149,25 @@ void mgr_live_ramp_tick(struct mgr_live *l, unsigned test, unsigned ntests, doub
 }
 
 void mgr_live_line(struct mgr_live *l, const char *phase, unsigned test, unsigned ntests,
-                   double elapsed_s, double total_s, const struct mgr_metrics *m, unsigned alive,
-                   unsigned total)
+                   double elapsed_s, double total_s, bool last, const struct mgr_metrics *m,
+                   unsigned alive, unsigned total)
 {
     char eta[32], avg[MGR_LAT_LEN], p99[MGR_LAT_LEN];
-    struct live_piece pc[8];
+    struct live_piece pc[9];
     size_t n = 0;
 
     if (l->quiet)
         return;
-    live_eta(l, test, total_s - elapsed_s, eta, sizeof(eta));
+    live_eta(l, test, last ? 0 : total_s - elapsed_s, eta, sizeof(eta));
     mgr_term_lat_ms(avg, sizeof(avg), m->avg_ms, l->utf8);
     mgr_term_lat_ms(p99, sizeof(p99), m->p99_ms, l->utf8);
     /* Left out first on a narrow terminal: the read/write split, MiB/s,
-     * the agents while all are alive, p99, the ETA. */
+     * the agents while all are alive, p99, the ETA, "last interval". */
     snprintf(pc[n].s, sizeof(pc[n].s), "[%s] test %u/%u %6.1f/%.1fs", phase, test, ntests,
              elapsed_s, total_s);
     pc[n++].drop = 0;
+    snprintf(pc[n].s, sizeof(pc[n].s), " last interval");
+    pc[n++].drop = last ? 1 : -1; /* -1: not the last */
     snprintf(pc[n].s, sizeof(pc[n].s), "  IOPS %10.1f", m->iops);
     pc[n++].drop = 0;
     snprintf(pc[n].s, sizeof(pc[n].s), " (r %.1f / w %.1f)", m->read_iops, m->write_iops);

@@ -39,9 +39,12 @@ void mgr_live_ramp(struct mgr_live *l, unsigned test, unsigned ntests, double ra
  * counts down once a second; otherwise nothing. */
 void mgr_live_ramp_tick(struct mgr_live *l, unsigned test, unsigned ntests, double ramp_s,
                         double left_s);
+/* The line of one interval ending elapsed_s into the test's total_s of
+ * measurement; `last`: the test's last interval (the line says so, and the
+ * test adds nothing more to the ETA). */
 void mgr_live_line(struct mgr_live *l, const char *phase, unsigned test, unsigned ntests,
-                   double elapsed_s, double total_s, const struct mgr_metrics *m, unsigned alive,
-                   unsigned total);
+                   double elapsed_s, double total_s, bool last, const struct mgr_metrics *m,
+                   unsigned alive, unsigned total);
 /* The connect phase's wait: `ready` of `total` agents connected, `who` (an
  * endpoint) not yet because of `why`, `more` others not either, `left_s`
  * to wait. Redrawn in place on a terminal, a plain line otherwise; the

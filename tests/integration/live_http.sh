@@ -3,7 +3,8 @@
 # agent, 1 s intervals). /metrics parses with prometheus_client's own parser
 # and its counters at the end equal the final CSV's ALL counts exactly;
 # /api/run names the test; /events delivers interval events and resumes
-# after a reconnect (Last-Event-ID); the shipped Grafana dashboard queries
+# after a reconnect (Last-Event-ID); the live lines' ETA reaches 0 at the
+# last interval, which says it is; the shipped Grafana dashboard queries
 # only metrics a real scrape has. Bad --http values: one line, exit 2,
 # nothing run or written.
 source "$(dirname "$0")/lib/common.bash"
@@ -139,6 +140,14 @@ grep -q '^\[ramp\] test 1/2 ramping up for 1.0s.*ETA 8s$' "$T/run.err" ||
 [ "$(tail -n1 "$T/etas")" = 0 ] || fail "the last live line's ETA is $(tail -n1 "$T/etas") s"
 sort -rn -c "$T/etas" 2>/dev/null || fail "the ETA grew: $(tr '\n' ' ' <"$T/etas")"
 ok "live lines: ramp shown, the run's ETA $(head -n1 "$T/etas") s .. 0 s, never growing"
+# Each test's last live line, and no other, says it is the last interval.
+lasts=$(awk '/^\[run\] test / { split($3, a, "/"); if (t != "" && a[1] != t) print last
+                                 t = a[1]; last = $0 }
+             END { print last }' "$T/run.err")
+[ "$(printf '%s\n' "$lasts" | grep -c ' last interval ')" = 2 ] &&
+    [ "$(grep -c ' last interval ' "$T/run.err")" = 2 ] ||
+    fail "not exactly each test's last live line says 'last interval': $(grep -E '^\[run\]' "$T/run.err")"
+ok "live lines: $(printf '%s\n' "$lasts" | tail -n1 | cut -c1-60)..."
 
 # The Grafana dashboard queries only metrics of a real scrape; the scrape example names /metrics.
 DASH=$IOF_SRC/docs/monitoring/grafana-dashboard.json
