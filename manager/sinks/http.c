@@ -21,6 +21,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "manager/sinks/http_guard.h"
+#include "manager/sinks/http_page.h"
 #include "manager/sinks/http_view.h"
 
 #define HTTP_IDLE_S 30           /* a connection without progress is closed after this */
@@ -47,75 +48,6 @@ struct sse_client {
     struct iof_buf out;
     size_t off;
 };
-
-static const char http_page[] =
-    "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-    "<title>iofleet live</title><link rel=\"icon\" href=\"data:,\">\n"
-    "<meta name=\"viewport\" content=\"width=device-width\">\n"
-    "<style>\n"
-    "body{font:14px system-ui,sans-serif;margin:1.5em;color:#222}\n"
-    "h1{font-size:1.3em;margin:0 0 .4em}\n"
-    "#bar{height:14px;background:#eee;border-radius:3px;overflow:hidden;max-width:40em}\n"
-    "#barfill{height:100%;background:#3a7;width:0}\n"
-    "table{border-collapse:collapse;margin-top:1em}\n"
-    "td,th{padding:3px 10px;text-align:right;border-bottom:1px solid #ddd}\n"
-    "td:first-child,th:first-child{text-align:left}\n"
-    ".iops{display:inline-block;height:10px;background:#47c;vertical-align:middle}\n"
-    "tr.down td{color:#b00}\n"
-    "tr.all td{font-weight:bold}\n"
-    ".muted{color:#777}\n"
-    "</style></head><body>\n"
-    "<h1>iofleet <span id=\"plan\"></span></h1>\n"
-    "<div><span id=\"state\">connecting</span> &middot; test <span id=\"test\">-</span> "
-    "<span id=\"spec\"></span> <span id=\"phase\" class=\"muted\"></span> &middot; interval "
-    "<span id=\"interval\">-</span></div>\n"
-    "<div>progress <span id=\"progress\">-</span> &middot; ETA <span id=\"eta\">-</span> "
-    "&middot; elapsed <span id=\"elapsed\">-</span></div>\n"
-    "<div id=\"bar\"><div id=\"barfill\"></div></div>\n"
-    "<table><thead><tr><th>node</th><th>status</th><th>IOPS</th><th></th><th>MiB/s</th>"
-    "<th>avg ms</th><th>p99 ms</th><th>max ms</th><th>errors</th></tr></thead>"
-    "<tbody id=\"nodes\"></tbody></table>\n"
-    "<p class=\"muted\" id=\"conn\"></p>\n"
-    "<script>\n"
-    "'use strict';\n"
-    "function $(id){return document.getElementById(id);}\n"
-    "function fmt(v,d){return v===null||v===undefined?'-':v.toFixed(d);}\n"
-    "function dur(s){if(s===null||s===undefined)return '-';s=Math.max(0,Math.round(s));"
-    "var h=Math.floor(s/3600),m=Math.floor(s%3600/60),x=s%60;"
-    "return (h?h+'h ':'')+(h||m?m+'m ':'')+x+'s';}\n"
-    "function cell(tr,text){var td=document.createElement('td');td.textContent=text;"
-    "tr.appendChild(td);return td;}\n"
-    "function show(r){\n"
-    " $('plan').textContent=r.plan;\n"
-    " $('state').textContent=r.state+(r.exit_code!==null?' (exit '+r.exit_code+')':'');\n"
-    " $('test').textContent=r.test?r.test.index+'/'+r.tests:'-';\n"
-    " $('spec').textContent=r.test?r.test.spec+(r.test.cycle?' ['+r.test.cycle+']':''):'';\n"
-    " $('phase').textContent=r.test?r.test.phase:'';\n"
-    " $('interval').textContent=r.intervals;\n"
-    " $('progress').textContent=r.progress===null?'-':(100*r.progress).toFixed(1)+'%';\n"
-    " $('eta').textContent=dur(r.eta_s);\n"
-    " $('elapsed').textContent=dur(r.elapsed_s);\n"
-    " $('barfill').style.width=(r.progress===null?0:100*r.progress)+'%';\n"
-    " var rows=[r.all].concat(r.nodes),max=1,tb=$('nodes');\n"
-    " rows.forEach(function(n){if(n.iops>max)max=n.iops;});\n"
-    " tb.textContent='';\n"
-    " rows.forEach(function(n,i){var tr=document.createElement('tr');\n"
-    "  tr.className=i===0?'all':(n.up?'':'down');\n"
-    "  cell(tr,n.name);cell(tr,i===0?'':(n.lost?'LOST':(n.up?'up':'no report')));\n"
-    "  cell(tr,fmt(n.iops,1));\n"
-    "  var b=document.createElement('span');b.className='iops';"
-    "b.style.width=Math.round(200*(n.iops||0)/max)+'px';cell(tr,'').appendChild(b);\n"
-    "  cell(tr,fmt(n.mibps,2));cell(tr,fmt(n.avg_ms,3));cell(tr,fmt(n.p99_ms,3));"
-    "cell(tr,fmt(n.max_ms,3));cell(tr,String(n.errors));tb.appendChild(tr);});\n"
-    "}\n"
-    /* A refused stream (503: every stream slot taken) is not retried by the
-     * browser itself: the page opens a new one after 5 s. */
-    "function listen(){var es=new EventSource('events');\n"
-    "es.addEventListener('run',function(e){$('conn').textContent='';show(JSON.parse(e.data));});\n"
-    "es.onerror=function(){$('conn').textContent='disconnected; retrying';"
-    "if(es.readyState===2)setTimeout(listen,5000);};}\n"
-    "listen();\n"
-    "</script></body></html>\n";
 
 /* --- address --------------------------------------------------------------------------- */
 
@@ -438,8 +370,7 @@ static enum MHD_Result http_request(void *cls, struct MHD_Connection *conn, cons
     if (strcmp(method, "GET") && strcmp(method, "HEAD"))
         return http_text(conn, 405, "only GET\n");
     if (!strcmp(url, "/") || !strcmp(url, "/index.html"))
-        return http_send(conn, 200, "text/html; charset=utf-8", (void *)http_page,
-                         sizeof(http_page) - 1, MHD_RESPMEM_PERSISTENT);
+        return http_render(conn, h, mgr_http_page, "text/html; charset=utf-8");
     if (!strcmp(url, "/events"))
         return http_events(conn, h);
     if (!strcmp(url, "/metrics"))
@@ -474,8 +405,7 @@ static void http_row(struct mgr_sink *s, const struct mgr_test_info *ti, const s
 
 static void http_test_end(struct mgr_sink *s, const struct mgr_test_end *te)
 {
-    (void)s;
-    (void)te;
+    mgr_view_test_end(&((struct http_sink *)s->priv)->view, te);
 }
 
 static void http_run_end(struct mgr_sink *s, int exit_code)

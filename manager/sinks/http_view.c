@@ -43,6 +43,7 @@ void mgr_view_destroy(struct mgr_view *v)
     free(v->test_s);
     free(v->ramp_s);
     free(v->nodes);
+    free(v->done);
 }
 
 void mgr_view_lock(struct mgr_view *v)
@@ -182,6 +183,27 @@ void mgr_view_row(struct mgr_view *v, const struct mgr_row *r)
     mgr_view_unlock(v);
 }
 
+void mgr_view_test_end(struct mgr_view *v, const struct mgr_test_end *te)
+{
+    struct mgr_view_test *t;
+
+    mgr_view_lock(v);
+    if (!iof_array_grow((void **)&v->done, &v->capdone, v->ndone + 1, sizeof(*v->done))) {
+        t = &v->done[v->ndone++];
+        memset(t, 0, sizeof(*t));
+        t->index = te->test->test->index + 1;
+        snprintf(t->spec, sizeof(t->spec), "%s", te->test->spec);
+        snprintf(t->cycle, sizeof(t->cycle), "%s", te->test->cycle ? te->test->cycle : "");
+        t->status = te->status;
+        t->nodes = te->nodes;
+        t->lost = te->lost;
+        if (te->all && te->all->m)
+            t->all = *te->all->m;
+    }
+    view_changed(v);
+    mgr_view_unlock(v);
+}
+
 void mgr_view_run_end(struct mgr_view *v, int exit_code)
 {
     mgr_view_lock(v);
@@ -253,6 +275,75 @@ static const char *view_state_name(enum mgr_view_state s)
     return "?";
 }
 
+/* What the run's end says in words. */
+static void view_state_text(const struct mgr_view *v, char *buf, size_t cap)
+{
+    switch (v->state) {
+    case MGR_VIEW_WAITING:
+        snprintf(buf, cap, "waiting for agents");
+        return;
+    case MGR_VIEW_RUNNING:
+        snprintf(buf, cap, "running");
+        return;
+    case MGR_VIEW_DONE:
+        break;
+    }
+    switch (v->exit_code) {
+    case 0:
+        snprintf(buf, cap, "done");
+        break;
+    case 1:
+        snprintf(buf, cap, "done with errors or lost agents (exit 1)");
+        break;
+    case 2:
+        snprintf(buf, cap, "refused: a plan or usage error (exit 2)");
+        break;
+    case 3:
+        snprintf(buf, cap, "ended: agents unreachable or refused (exit 3)");
+        break;
+    case 130:
+        snprintf(buf, cap, "interrupted");
+        break;
+    default:
+        snprintf(buf, cap, "ended (exit %d)", v->exit_code);
+        break;
+    }
+}
+
+void mgr_view_state(const struct mgr_view *v, uint64_t now, struct mgr_view_now *st)
+{
+    double done, total;
+    uint64_t end = v->state == MGR_VIEW_DONE && v->end_wall_ns ? v->end_wall_ns : now;
+
+    memset(st, 0, sizeof(*st));
+    mgr_view_progress(v, now, &done, &total);
+    st->state = view_state_name(v->state);
+    view_state_text(v, st->state_text, sizeof(st->state_text));
+    st->phase = view_phase(v, now);
+    st->elapsed_s = !v->run_wall_ns        ? -1
+                    : end > v->run_wall_ns ? (double)(end - v->run_wall_ns) / 1e9
+                                           : 0;
+    st->test_elapsed_s = view_test_elapsed(v, now);
+    st->progress = total > 0 ? done / total : -1;
+    st->eta_s = v->state == MGR_VIEW_DONE ? 0 : total > 0 ? total - done : -1;
+    if (!v->have_all)
+        snprintf(st->figures, sizeof(st->figures), "no interval yet");
+    else if (v->state == MGR_VIEW_DONE)
+        snprintf(st->figures, sizeof(st->figures),
+                 "the last interval of the run (test %zu/%zu); each test's final figures are "
+                 "under Tests",
+                 v->all_test, v->ntests);
+    else if (v->started && v->all_test != v->cur + 1)
+        snprintf(st->figures, sizeof(st->figures),
+                 "the last interval of test %zu/%zu: test %zu/%zu has none yet", v->all_test,
+                 v->ntests, v->cur + 1, v->ntests);
+}
+
+size_t mgr_view_done_first(const struct mgr_view *v)
+{
+    return v->ndone > MGR_VIEW_DONE_SHOWN ? v->ndone - MGR_VIEW_DONE_SHOWN : 0;
+}
+
 /* --- JSON --------------------------------------------------------------------------- */
 
 /* s as a JSON string under the text policy: control characters escaped, so
@@ -284,8 +375,7 @@ static void json_metrics(struct iof_buf *b, bool have, const struct mgr_metrics 
     json_num(b, "max_ms", have, m->max_ms);
 }
 
-/* The run's counters of ALL: the sum of the nodes'. */
-static void view_all_counters(const struct mgr_view *v, struct mgr_view_node *all)
+void mgr_view_all(const struct mgr_view *v, struct mgr_view_node *all)
 {
     memset(all, 0, sizeof(*all));
     snprintf(all->name, sizeof(all->name), "ALL");
@@ -319,16 +409,31 @@ static void json_node(struct iof_buf *b, const struct mgr_view_node *n)
                    (unsigned long long)n->errors);
 }
 
+/* A test that ended, as /api/run lists it under "finished". */
+static void json_done(struct iof_buf *b, const struct mgr_view_test *t)
+{
+    iof_buf_addc(b, '{');
+    json_metrics(b, true, &t->all);
+    iof_buf_printf(b, "\"index\":%zu,\"spec\":", t->index);
+    json_str(b, t->spec);
+    iof_buf_addstr(b, ",\"cycle\":");
+    json_str(b, t->cycle);
+    iof_buf_printf(b, ",\"status\":\"%s\",\"nodes\":%u,\"lost\":%u}",
+                   mgr_test_status_name(t->status), t->nodes, t->lost);
+}
+
 void mgr_view_json(const struct mgr_view *v, uint64_t now, struct iof_buf *b)
 {
     struct mgr_view_node all;
-    double done, total;
+    struct mgr_view_now st;
 
-    mgr_view_progress(v, now, &done, &total);
-    view_all_counters(v, &all);
+    mgr_view_state(v, now, &st);
+    mgr_view_all(v, &all);
     iof_buf_printf(b, "{\"seq\":%llu,\"plan\":", (unsigned long long)v->seq);
     json_str(b, v->plan);
-    iof_buf_printf(b, ",\"state\":\"%s\",", view_state_name(v->state));
+    iof_buf_printf(b, ",\"state\":\"%s\",\"state_text\":", st.state);
+    json_str(b, st.state_text);
+    iof_buf_addc(b, ',');
     if (v->state == MGR_VIEW_DONE)
         iof_buf_printf(b, "\"exit_code\":%d,", v->exit_code);
     else
@@ -339,8 +444,8 @@ void mgr_view_json(const struct mgr_view *v, uint64_t now, struct iof_buf *b)
         json_str(b, v->spec);
         iof_buf_addstr(b, ",\"cycle\":");
         json_str(b, v->cycle);
-        iof_buf_printf(b, ",\"phase\":\"%s\",", view_phase(v, now));
-        json_num(b, "elapsed_s", true, view_test_elapsed(v, now));
+        iof_buf_printf(b, ",\"phase\":\"%s\",", st.phase);
+        json_num(b, "elapsed_s", true, st.test_elapsed_s);
         json_num(b, "planned_s", v->cur < v->ntests, v->cur < v->ntests ? v->test_s[v->cur] : 0);
         json_num(b, "ramp_s", v->cur < v->ntests, v->cur < v->ntests ? v->ramp_s[v->cur] : 0);
         iof_buf_printf(b, "\"interval\":%llu}", (unsigned long long)v->k);
@@ -348,18 +453,30 @@ void mgr_view_json(const struct mgr_view *v, uint64_t now, struct iof_buf *b)
         iof_buf_addstr(b, "null");
     }
     iof_buf_addc(b, ',');
-    json_num(b, "elapsed_s", v->run_wall_ns != 0,
-             v->run_wall_ns && now > v->run_wall_ns ? (double)(now - v->run_wall_ns) / 1e9 : 0);
-    json_num(b, "progress", total > 0, total > 0 ? done / total : 0);
-    json_num(b, "eta_s", total > 0, total - done);
-    iof_buf_printf(b, "\"intervals\":%llu,\"reported\":%u,\"lost\":%u,\"all\":",
+    json_num(b, "elapsed_s", st.elapsed_s >= 0, st.elapsed_s);
+    json_num(b, "progress", st.progress >= 0, st.progress);
+    json_num(b, "eta_s", st.eta_s >= 0, st.eta_s);
+    iof_buf_printf(b, "\"intervals\":%llu,\"reported\":%u,\"lost\":%u,\"interval_test\":",
                    (unsigned long long)v->published, v->reported, v->lost);
+    if (v->have_all)
+        iof_buf_printf(b, "%zu", v->all_test);
+    else
+        iof_buf_addstr(b, "null");
+    iof_buf_addstr(b, ",\"figures\":");
+    json_str(b, st.figures);
+    iof_buf_addstr(b, ",\"all\":");
     json_node(b, &all);
     iof_buf_addstr(b, ",\"nodes\":[");
     for (size_t i = 0; i < v->nnodes; i++) {
         if (i)
             iof_buf_addc(b, ',');
         json_node(b, &v->nodes[i]);
+    }
+    iof_buf_printf(b, "],\"finished_total\":%zu,\"finished\":[", v->ndone);
+    for (size_t i = mgr_view_done_first(v); i < v->ndone; i++) {
+        if (i > mgr_view_done_first(v))
+            iof_buf_addc(b, ',');
+        json_done(b, &v->done[i]);
     }
     iof_buf_addstr(b, "]}");
 }
@@ -423,7 +540,7 @@ void mgr_view_metrics(const struct mgr_view *v, uint64_t now, struct iof_buf *b)
     double done, total;
 
     mgr_view_progress(v, now, &done, &total);
-    view_all_counters(v, &all);
+    mgr_view_all(v, &all);
 
     prom_head(b, "iofleet_run_info", "gauge", "The run being served (always 1).");
     iof_buf_addstr(b, "iofleet_run_info{plan=");

@@ -35,6 +35,15 @@ struct mgr_view_node {
     iof_u128 lat_sum_ns; /* latencies of those read_ios + write_ios */
 };
 
+/* A test that ended, kept with its final figures (the ALL row). */
+struct mgr_view_test {
+    size_t index; /* 1-based */
+    char spec[IOF_NAME_MAX], cycle[64];
+    enum mgr_test_status status;
+    unsigned nodes, lost; /* agents that delivered a result, lost during it */
+    struct mgr_metrics all;
+};
+
 struct mgr_view {
     pthread_mutex_t mu;
     pthread_cond_t cv; /* broadcast when seq changes or stopping is set (CLOCK_MONOTONIC) */
@@ -58,6 +67,23 @@ struct mgr_view {
     unsigned reported, lost;
     struct mgr_view_node *nodes;
     size_t nnodes, cap;
+    struct mgr_view_test *done; /* the tests that ended, in order */
+    size_t ndone, capdone;
+};
+
+/* What /api/run and the page say of the run at a time, computed once for
+ * both (mgr_view_state). */
+struct mgr_view_now {
+    const char *state;   /* "waiting", "running", "done" */
+    char state_text[64]; /* "waiting for agents", "running", "done", "interrupted", ... */
+    const char *phase;   /* "ramp", "measure", or "" before the first test and after the run */
+    double elapsed_s;    /* since the run began; frozen at its end (-1 before it began) */
+    double test_elapsed_s;
+    double progress; /* 0..1, -1 unknown */
+    double eta_s;    /* planned time left, 0 once the run is over, -1 unknown */
+    /* What the figures of the last interval are, when not the current
+     * test's: "" or a sentence. */
+    char figures[160];
 };
 
 /* 0 or -errno. */
@@ -71,6 +97,7 @@ void mgr_view_run_begin(struct mgr_view *v, const struct mgr_run_info *ri);
 void mgr_view_test_begin(struct mgr_view *v, const struct mgr_test_info *ti);
 void mgr_view_interval(struct mgr_view *v, const struct mgr_interval *iv);
 void mgr_view_row(struct mgr_view *v, const struct mgr_row *r);
+void mgr_view_test_end(struct mgr_view *v, const struct mgr_test_end *te);
 void mgr_view_run_end(struct mgr_view *v, int exit_code);
 /* Sets stopping and wakes every waiter. */
 void mgr_view_stop(struct mgr_view *v);
@@ -83,5 +110,14 @@ void mgr_view_metrics(const struct mgr_view *v, uint64_t now_wall_ns, struct iof
 /* Whole-run progress: planned seconds done (0..total) and left. */
 void mgr_view_progress(const struct mgr_view *v, uint64_t now_wall_ns, double *done_s,
                        double *total_s);
+/* Lock held: the run's state at now_wall_ns, as every rendering says it. */
+void mgr_view_state(const struct mgr_view *v, uint64_t now_wall_ns, struct mgr_view_now *st);
+/* Lock held: ALL as a node: its last interval and the run's counters (the
+ * sum of the nodes'). */
+void mgr_view_all(const struct mgr_view *v, struct mgr_view_node *all);
+/* The first of the ended tests a rendering lists (the last
+ * MGR_VIEW_DONE_SHOWN of them). */
+#define MGR_VIEW_DONE_SHOWN 500
+size_t mgr_view_done_first(const struct mgr_view *v);
 
 #endif

@@ -11,7 +11,8 @@ soon as the interval shown changes, at most 15 s later) and writes OUT.json:
    "console_errors": [...], "requests": [...], "offsite": [...]}
 where each of first/second is {"interval", "test", "nodes", "text"} from the
 DOM, requests lists every URL the page asked for and offsite those outside
-URL's origin. Exits 0 when it could load the page (the checks are the
+URL's origin; "phone_scroll_width" is the page's width (scrollWidth) in a
+390 px wide phone viewport. Exits 0 when it could load the page (the checks are the
 caller's), 77 when chromium is not installed.
 """
 import fcntl
@@ -157,6 +158,15 @@ def main():
         result.update(first=first, second=second,
                       changed=second["interval"] != first["interval"] and
                       second["nodes"] != first["nodes"])
+        # A phone: 390 CSS px wide; the page must not be wider (no sideways scroll).
+        cdp.send("Emulation.setDeviceMetricsOverride",
+                 {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True},
+                 session=session)
+        time.sleep(0.5)
+        res = cdp.send("Runtime.evaluate",
+                       {"expression": "document.documentElement.scrollWidth",
+                        "returnByValue": True}, session=session)
+        result["phone_scroll_width"] = res["result"]["value"]
         cdp.send("Runtime.evaluate", {"expression": "1"}, session=session)  # drain events
         for m in cdp.events:
             meth, p = m.get("method"), m.get("params", {})
