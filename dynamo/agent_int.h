@@ -136,6 +136,7 @@ struct session {
     /* A hello held while the previous session stops (AGENT_BUSY_GRACE_NS). */
     uint64_t hello_wait_until;
     uint32_t hello_heartbeat_ms;
+    uint32_t hello_heartbeat_offer_ms;
     unsigned hello_minor; /* of the held hello: the manager's protocol minor */
     unsigned mgr_minor;   /* the welcomed manager's protocol minor */
     /* The running test. */

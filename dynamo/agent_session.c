@@ -111,6 +111,7 @@ static void session_on_hello_retry(uv_timer_t *t)
         return;
     proto_msg_init_hello(&h, PROTO_ROLE_MANAGER, s->manager);
     h.u.hello.heartbeat_ms = s->hello_heartbeat_ms;
+    h.u.hello.heartbeat_offer_ms = s->hello_heartbeat_offer_ms;
     h.u.hello.minor = s->hello_minor;
     session_on_msg(s->link, &h, s);
 }
@@ -130,6 +131,7 @@ static bool session_defer_hello(struct session *s, const struct proto_msg *m)
     if (m->u.hello.name != s->manager)
         snprintf(s->manager, sizeof(s->manager), "%s", m->u.hello.name);
     s->hello_heartbeat_ms = m->u.hello.heartbeat_ms;
+    s->hello_heartbeat_offer_ms = m->u.hello.heartbeat_offer_ms;
     s->hello_minor = m->u.hello.minor;
     uv_timer_start(&s->poll, session_on_hello_retry, AGENT_BUSY_RETRY_MS, 0);
     return true;
@@ -219,10 +221,16 @@ static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void
         {
             /* The larger of both periods, but never beyond the agent's own
              * maximum: the dead-man limit is the agent's to keep. The
-             * welcome tells the manager the period agreed. */
+             * manager's is its offer when both speak 1.5 (a manager with
+             * no period set: 1 s to an older agent, PROTO_HEARTBEAT_MS_OFFER
+             * to this one). The welcome tells the manager the period agreed. */
             uint32_t mine = a->o->heartbeat_ms ? a->o->heartbeat_ms : PROTO_HEARTBEAT_MS_DEFAULT;
             uint32_t max = mine > AGENT_HEARTBEAT_MAX_MS ? mine : AGENT_HEARTBEAT_MAX_MS;
-            uint32_t hb = m->u.hello.heartbeat_ms > mine ? m->u.hello.heartbeat_ms : mine;
+            uint32_t theirs =
+                m->u.hello.heartbeat_offer_ms && proto_heartbeat_offer_ok(m->u.hello.minor)
+                    ? m->u.hello.heartbeat_offer_ms
+                    : m->u.hello.heartbeat_ms;
+            uint32_t hb = theirs > mine ? theirs : mine;
             struct proto_msg w;
             if (hb > max) {
                 IOF_WARN("manager '%s' asked for a heartbeat every %u ms: capped at this agent's "

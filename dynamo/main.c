@@ -97,8 +97,9 @@ static const struct iof_opt dyn_opts[] = {
      OPT_ALLOW_DESTRUCTIVE},
     {"heartbeat-ms", 0, IOF_OPT_REQUIRED, "N",
      "this agent's heartbeat period, 100..60000 ms (default 1000); the session uses the "
-     "larger of the agent's and the manager's, capped at max(5000, N); after three periods "
-     "without a word from the manager the agent stops all I/O and drops the session",
+     "larger of the agent's and the manager's (a manager without its own period offers "
+     "3000), capped at max(5000, N); after three periods without a word from the manager "
+     "the agent stops all I/O and drops the session",
      OPT_HEARTBEAT_MS},
     {"max-workers", 0, IOF_OPT_REQUIRED, "N",
      "budget: most worker threads a plan may need here, 1..1000000000 (default 8 x online "

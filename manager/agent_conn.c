@@ -330,8 +330,13 @@ void mgr_agent_attach(struct mgr_agent *a, struct iof_conn *conn)
     mgr_agent_fire(a, MGR_SESSION_EV_LINK_UP);
     proto_link_set_deadline(a->link, 10000, "hello and welcome from the agent");
     proto_msg_init_hello(&m, PROTO_ROLE_MANAGER, SESS_MANAGER_NAME);
+    /* With no period set, 1 s to an agent of 1.4 or older and the longer
+     * offer to a newer one, which decides (its welcome): the manager does
+     * not know the agent's minor yet. */
     if (a->f->heartbeat_ms)
         m.u.hello.heartbeat_ms = a->f->heartbeat_ms;
+    else if (proto_version_minor() >= PROTO_MINOR_HEARTBEAT_OFFER)
+        m.u.hello.heartbeat_offer_ms = PROTO_HEARTBEAT_MS_OFFER;
     proto_link_send(a->link, &m);
 }
 

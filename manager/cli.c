@@ -253,10 +253,11 @@ static const struct iof_opt cli_run_opts[] = {
      "each one left out and why (default: every --agent, or --expect)",
      OPT_MIN_AGENTS},
     {"heartbeat-ms", 0, IOF_OPT_REQUIRED, "N",
-     "the manager's heartbeat period, 100..60000 ms (default 1000), offered to each agent; a "
-     "session uses the larger of both peers' periods, capped by the agent (5000 ms unless its "
-     "own --heartbeat-ms is larger). Three missed heartbeats mean the peer is lost: the agent "
-     "stops its I/O, the manager counts the agent lost",
+     "the manager's heartbeat period, 100..60000 ms, offered to each agent (default: 3000 to an "
+     "agent of protocol 1.5 or later, 1000 to an older one); a session uses the larger of both "
+     "peers' periods, capped by the agent (5000 ms unless its own --heartbeat-ms is larger). "
+     "Three missed heartbeats mean the peer is lost: the agent stops its I/O, the manager "
+     "counts the agent lost",
      OPT_HEARTBEAT_MS},
     {"rows", 0, IOF_OPT_REQUIRED, "LIST",
      "the rows each test's table shows besides ALL and NODE: a comma separated list of group, "

@@ -555,6 +555,9 @@ static int hello_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
     put_str(c, root, "hello", "software", h->software, STR_LABEL, 0);
     put_uint(c, root, "hello", "heartbeat_ms", h->heartbeat_ms, PROTO_HEARTBEAT_MS_MIN,
              PROTO_HEARTBEAT_MS_MAX);
+    if (h->heartbeat_offer_ms)
+        put_uint(c, root, "hello", "heartbeat_offer_ms", h->heartbeat_offer_ms,
+                 PROTO_HEARTBEAT_MS_MIN, PROTO_HEARTBEAT_MS_MAX);
     if (c->err || h->role != PROTO_ROLE_AGENT)
         return c->err;
 
@@ -794,6 +797,13 @@ static int hello_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
     uint64_t hb = 0;
     get_uint(c, root, "hello", "heartbeat_ms", PROTO_HEARTBEAT_MS_MIN, PROTO_HEARTBEAT_MS_MAX, &hb);
     h->heartbeat_ms = (uint32_t)hb;
+    /* 1.5: optional; a peer that does not read it ignores it as any
+     * unknown field. */
+    hb = 0;
+    if (field(root, "heartbeat_offer_ms"))
+        get_uint(c, root, "hello", "heartbeat_offer_ms", PROTO_HEARTBEAT_MS_MIN,
+                 PROTO_HEARTBEAT_MS_MAX, &hb);
+    h->heartbeat_offer_ms = (uint32_t)hb;
     /* A manager's hello has no inventory; one sent anyway is ignored like
      * any unknown field. */
     if (!c->err && h->role == PROTO_ROLE_AGENT)
@@ -2178,6 +2188,7 @@ int proto_hello_copy(struct proto_hello *dst, const struct proto_hello *src)
     dst->major = src->major;
     dst->minor = src->minor;
     dst->heartbeat_ms = src->heartbeat_ms;
+    dst->heartbeat_offer_ms = src->heartbeat_offer_ms;
     di->cpus = si->cpus;
     di->memory_bytes = si->memory_bytes;
     di->has_budget = si->has_budget;

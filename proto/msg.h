@@ -97,6 +97,11 @@ enum proto_role {
 #define PROTO_HEARTBEAT_MS_MIN 100
 #define PROTO_HEARTBEAT_MS_MAX 60000
 #define PROTO_HEARTBEAT_MISSES 3 /* silent this many periods: the peer is lost */
+/* The period a manager with no --heartbeat-ms offers an agent of protocol
+ * 1.5 or later (hello.heartbeat_offer_ms): its heartbeat every 3 s instead
+ * of every second, and the agent's dead-man limit 3 of them, 9 s, so a
+ * silent manager still stops every agent's I/O within 10 s. */
+#define PROTO_HEARTBEAT_MS_OFFER 3000
 
 /* Static strings for a type: "hello", a one-line description. Out-of-range
  * values give "?" and "". */
@@ -186,6 +191,8 @@ struct proto_hello {
     unsigned major, minor;            /* protocol version of the sender */
     const char *software;             /* software version, "0.1.0" */
     uint32_t heartbeat_ms;            /* the sender's heartbeat period */
+    uint32_t heartbeat_offer_ms;      /* 1.5, optional (0: none): the period offered a peer
+                                         of 1.5 or later in place of heartbeat_ms */
     struct proto_inventory inventory; /* agent only; ignored for a manager */
 };
 

@@ -52,3 +52,9 @@ bool proto_setup_ok(unsigned peer_minor)
 {
     return proto_version_minor() >= PROTO_MINOR_SETUP && peer_minor >= PROTO_MINOR_SETUP;
 }
+
+bool proto_heartbeat_offer_ok(unsigned peer_minor)
+{
+    return proto_version_minor() >= PROTO_MINOR_HEARTBEAT_OFFER &&
+           peer_minor >= PROTO_MINOR_HEARTBEAT_OFFER;
+}

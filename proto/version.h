@@ -8,7 +8,7 @@
 #include <stdbool.h>
 
 #define PROTO_VERSION_MAJOR 1
-#define PROTO_VERSION_MINOR 4
+#define PROTO_VERSION_MINOR 5
 
 /* The minor that introduced the binary stats body (proto/statsbin.h). */
 #define PROTO_MINOR_STATS_BINARY 1
@@ -28,7 +28,13 @@
  * by its index. */
 #define PROTO_MINOR_FIND_MAX 4
 
-/* "1.4" */
+/* The minor that introduced hello.heartbeat_offer_ms: a manager with no
+ * period of its own set offers its agents a longer one than 1.4's default
+ * (PROTO_HEARTBEAT_MS_OFFER, proto/msg.h), which a peer of 1.4 or older
+ * never sees used: it keeps hello.heartbeat_ms. */
+#define PROTO_MINOR_HEARTBEAT_OFFER 5
+
+/* "1.5" */
 const char *proto_version_string(void);
 
 /* The minor this process announces in its hello: PROTO_VERSION_MINOR, or a
@@ -60,5 +66,10 @@ bool proto_find_max_ok(unsigned peer_minor);
 /* Whether setup may be sent to a peer that announced `peer_minor`: both
  * sides at PROTO_MINOR_SETUP or later. */
 bool proto_setup_ok(unsigned peer_minor);
+
+/* Whether a hello's heartbeat_offer_ms counts on a session whose peer
+ * announced `peer_minor`: both sides at PROTO_MINOR_HEARTBEAT_OFFER or
+ * later (an agent of 1.4 reads only heartbeat_ms). */
+bool proto_heartbeat_offer_ok(unsigned peer_minor);
 
 #endif

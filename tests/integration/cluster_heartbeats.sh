@@ -5,7 +5,12 @@
 # - The agent reports every interval, so it writes no heartbeat while it
 #   does (any frame counts as one for the manager's silence rule).
 # - The manager sends nothing else during a test, so its heartbeats keep
-#   coming, one per heartbeat period of the session.
+#   coming, one per heartbeat period of the session: 3 s when both sides
+#   speak protocol 1.5 and the manager has no --heartbeat-ms (its offer),
+#   1 s when either is older (IOF_PROTO_MINOR=4) or the manager sets 1000.
+# - The dead-man rule at the 3 s period: SIGSTOP the manager mid-test and
+#   every agent (a 1.5 one at 3 s, a 1.4 one at 1 s) stops its I/O within
+#   10 s: 3 periods after the manager's last frame.
 source "$(dirname "$0")/lib/cluster.bash"
 
 command -v python3 >/dev/null || skip "python3 runs the frame-counting relay"
@@ -40,20 +45,98 @@ count() {
                printf "%d %.1f %d %d\n", n, (t1 - t0) / 1000, b, o }' "$T/$1.frames"
 }
 
-cl_start_agent node-1
+# hb_of LOG: the period of the agent's last session, from its log.
+hb_of() { sed -n "s/.*session with manager 'iofleet' (.*), heartbeat \([0-9]*\) ms$/\1/p" "$1" | tail -n1; }
 
-# --- the agent's heartbeats stop while it reports -----------------------------
-session plain 0
-read -r nstats secs back out < <(count plain)
-if [ "$nstats" -lt 10 ] || ! awk -v s="$secs" 'BEGIN { exit !(s >= 5) }'; then
-    cl_fail "the relay saw $nstats stats over $secs s: too few to judge ($(awk '{print $2, $3}' "$T/plain.frames" | sort | uniq -c | tr '\n' ';'))"
-fi
-[ "$back" -le 1 ] ||
-    cl_fail "the agent wrote $back heartbeats in $secs s while it sent $nstats stats (any frame counts as one: expected none)"
-# A period of 1 s: a heartbeat from the manager every second, give or take one.
-if [ "$out" -lt 3 ] || [ "$out" -gt 8 ]; then
-    cl_fail "the manager wrote $out heartbeats in $secs s of a test (a period of 1 s: about one a second)"
-fi
-ok "while the agent streamed $nstats stats over $secs s: $back heartbeats from it, $out from the manager"
+# check NAME PERIOD_MS AGENT_LOG: the session NAME agreed PERIOD_MS (the
+# agent's log), the agent wrote no heartbeat while it reported, the
+# manager about one per period.
+check() {
+    local name=$1 period=$2 log=$3 nstats secs back out got lo hi
+    got=$(hb_of "$log")
+    [ "$got" = "$period" ] || cl_fail "$name: the session's heartbeat period is '$got' ms, expected $period"
+    read -r nstats secs back out < <(count "$name")
+    if [ "$nstats" -lt 10 ] || ! awk -v s="$secs" 'BEGIN { exit !(s >= 5) }'; then
+        cl_fail "$name: the relay saw $nstats stats over $secs s: too few to judge ($(awk '{print $2, $3}' "$T/$name.frames" | sort | uniq -c | tr '\n' ';'))"
+    fi
+    [ "$back" -le 1 ] ||
+        cl_fail "$name: the agent wrote $back heartbeats in $secs s while it sent $nstats stats (any frame counts as one: expected none)"
+    # One per period, give or take one (the window's ends).
+    lo=$(awk -v s="$secs" -v p="$period" 'BEGIN { n = int(s * 1000 / p) - 1; print n < 1 ? 1 : n }')
+    hi=$(awk -v s="$secs" -v p="$period" 'BEGIN { print int(s * 1000 / p) + 2 }')
+    if [ "$out" -lt "$lo" ] || [ "$out" -gt "$hi" ]; then
+        cl_fail "$name: the manager wrote $out heartbeats in $secs s of a test (a period of $period ms: $lo..$hi)"
+    fi
+    ok "$name: period $period ms; while the agent streamed $nstats stats over $secs s: $back heartbeats from it, $out from the manager"
+}
+
+cl_start_agent node-new
+IOF_PROTO_MINOR=4 cl_start_agent node-old
+
+# --- 1.5 on both sides: the manager's offer, 3 s -----------------------------------------
+session new 0
+check new 3000 "${CL_LOGS[0]}"
+# --- an agent of 1.4 keeps 1 s ------------------------------------------------------------
+session old-agent 1
+check old-agent 1000 "${CL_LOGS[1]}"
+# --- a manager of 1.4 makes no offer: 1 s --------------------------------------------------
+IOF_PROTO_MINOR=4 session old-manager 0
+check old-manager 1000 "${CL_LOGS[0]}"
+# --- a manager's own period is no offer: what it asks for --------------------------------
+session set 0 --heartbeat-ms 1000
+check set 1000 "${CL_LOGS[0]}"
+
+# --- a silent manager: every agent stops its I/O within 10 s ------------------------------
+plan long.json <<'P'
+{"name": "hb-silent", "run": {"ramp": "0s", "duration": "60s", "interval": "500ms"},
+ "specs": [{"name": "spin", "lines": [{"size": "4k", "read": 100}]}],
+ "workers": [{"count": 1, "engine": "null", "queue_depth": 4, "targets": [{"path": "n", "size": "64m"}]}]}
+P
+hz=$(getconf CLK_TCK)
+# busy_pct PID SECONDS: the process's CPU use over SECONDS, in % of one core.
+busy_pct() {
+    local a b t0 t1
+    a=$(cl_cpu_ticks "$1")
+    t0=$(cl_now_ms)
+    sleep "$2"
+    b=$(cl_cpu_ticks "$1")
+    t1=$(cl_now_ms)
+    echo $(((b - a) * 100 * 1000 / hz / (t1 - t0)))
+}
+lost="manager 'iofleet' lost (no message or heartbeat for "
+cl_spawn mgr "$T/silent.out" "$T/silent.err" "$IOFLEET" run "$T/long.json" "${CL_AGENT_ARGS[@]}" --wait 10
+cl_wait_log_count "$T/silent.err" "[run] test 1/1" 3 10
+for i in 0 1; do
+    b=$(busy_pct "${CL_PIDS[$i]}" 0.3)
+    [ "$b" -ge 5 ] || cl_fail "${CL_NAMES[$i]} used only $b% CPU while running: the check below would prove nothing"
+done
+kill -STOP "$mgr"
+t0=$(cl_now_ms)
+# Both logs polled together: each agent's own time.
+dt=("" "")
+while [ -z "${dt[0]}" ] || [ -z "${dt[1]}" ]; do
+    for i in 0 1; do
+        if [ -z "${dt[i]}" ] && grep -qF "$lost" "${CL_LOGS[$i]}"; then dt[i]=$(($(cl_now_ms) - t0)); fi
+    done
+    [ $(($(cl_now_ms) - t0)) -lt $((30000 * CL_WAIT_SCALE)) ] ||
+        cl_fail "not every agent noticed its silent manager within $((30 * CL_WAIT_SCALE)) s (${dt[*]} ms)"
+    sleep 0.02
+done
+for i in 0 1; do
+    grep -F "$lost" "${CL_LOGS[$i]}" | tail -n1 | grep -qF "(3 heartbeats missed)): stopping all I/O" ||
+        cl_fail "${CL_NAMES[$i]}: $(grep -F "$lost" "${CL_LOGS[$i]}" | tail -n1)"
+done
+# node-new: 3 periods of 3 s after the manager's last heartbeat, which came
+# at most a period before the signal (the agent allows 9 s): never past 10 s, and more than a 1 s period would allow.
+[ "${dt[0]}" -le 10000 ] || cl_fail "node-new stopped ${dt[0]} ms after the manager went silent, over 10 s"
+[ "${dt[0]}" -ge 4000 ] || cl_fail "node-new stopped ${dt[0]} ms after the manager went silent: not a 3 s period"
+[ "${dt[1]}" -le 10000 ] || cl_fail "node-old stopped ${dt[1]} ms after the manager went silent, over 10 s"
+for i in 0 1; do
+    b=$(busy_pct "${CL_PIDS[$i]}" 1)
+    [ "$b" -lt 5 ] || cl_fail "${CL_NAMES[$i]} still uses $b% CPU after its manager went silent"
+done
+kill -KILL "$mgr"
+cl_wait_exit "$mgr" 5 rc
+ok "a silent manager: node-new (3 s period) stopped its I/O after ${dt[0]} ms, node-old (1 s) after ${dt[1]} ms"
 
 cl_done

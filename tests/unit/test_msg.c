@@ -217,6 +217,47 @@ static void test_clean_messages(void **state)
 
 /* ---- round trips ------------------------------------------------------- */
 
+/* 1.5: hello.heartbeat_offer_ms is optional (absent: 0, and not written
+ * when 0), round-trips, and is range-checked as heartbeat_ms is. */
+static void test_hello_heartbeat_offer(void **state)
+{
+    (void)state;
+    struct proto_msg in, out;
+    struct iof_diag d = {{0}};
+    char *text;
+
+    proto_msg_init_hello(&in, PROTO_ROLE_MANAGER, "m");
+    text = encode_text(&in);
+    assert_null(strstr(text, "heartbeat_offer_ms"));
+    free(text);
+    round_trip(&in, &out);
+    assert_int_equal(out.u.hello.heartbeat_offer_ms, 0);
+    proto_msg_clear(&out);
+
+    in.u.hello.heartbeat_offer_ms = PROTO_HEARTBEAT_MS_OFFER;
+    text = encode_text(&in);
+    assert_non_null(strstr(text, "\"heartbeat_offer_ms\":3000"));
+    free(text);
+    round_trip(&in, &out);
+    assert_int_equal(out.u.hello.heartbeat_offer_ms, PROTO_HEARTBEAT_MS_OFFER);
+    assert_int_equal(out.u.hello.heartbeat_ms, PROTO_HEARTBEAT_MS_DEFAULT);
+    proto_msg_clear(&out);
+
+    assert_int_equal(decode_str("{\"type\":\"hello\",\"v\":[1,5],\"role\":\"manager\","
+                                "\"name\":\"m\",\"software\":\"x\",\"heartbeat_ms\":1000,"
+                                "\"heartbeat_offer_ms\":2500}",
+                                &out, &d),
+                     0);
+    assert_int_equal(out.u.hello.heartbeat_offer_ms, 2500);
+    proto_msg_clear(&out);
+    expect_refused("{\"type\":\"hello\",\"v\":[1,5],\"role\":\"manager\",\"name\":\"m\","
+                   "\"software\":\"x\",\"heartbeat_ms\":1000,\"heartbeat_offer_ms\":60001}",
+                   IOF_EPROTO, "hello.heartbeat_offer_ms: must be 100..60000, got 60001");
+    expect_refused("{\"type\":\"hello\",\"v\":[1,5],\"role\":\"manager\",\"name\":\"m\","
+                   "\"software\":\"x\",\"heartbeat_ms\":1000,\"heartbeat_offer_ms\":\"3s\"}",
+                   IOF_EPROTO, "hello.heartbeat_offer_ms: must be an integer in 100..60000");
+}
+
 static void test_hello_manager_round_trip(void **state)
 {
     (void)state;
@@ -1001,7 +1042,7 @@ static void test_hello_version_negotiation(void **state)
                                 "\"name\":\"node-9\",\"caps\":{\"hb\":1}}",
                                 &m, &d),
                      IOF_EVERSION);
-    assert_non_null(strstr(d.msg, "protocol 2.3 is not compatible with this build's 1.4"));
+    assert_non_null(strstr(d.msg, "protocol 2.3 is not compatible with this build's 1.5"));
     assert_int_equal(m.type, PROTO_MSG_HELLO);
     assert_int_equal(m.u.hello.major, 2);
     assert_int_equal(m.u.hello.minor, 3);
@@ -1012,7 +1053,7 @@ static void test_hello_version_negotiation(void **state)
     /* ...and when even those are unreadable, the version error still wins. */
     assert_int_equal(decode_str("{\"type\":\"hello\",\"v\":[0,1],\"name\":\"bad name\"}", &m, &d),
                      IOF_EVERSION);
-    assert_non_null(strstr(d.msg, "protocol 0.1 is not compatible with this build's 1.4"));
+    assert_non_null(strstr(d.msg, "protocol 0.1 is not compatible with this build's 1.5"));
     assert_null(m.u.hello.name);
     assert_int_equal(m.u.hello.role, 0);
     proto_msg_clear(&m);
@@ -1296,6 +1337,7 @@ int main(void)
         cmocka_unit_test(test_progress_stage),
         cmocka_unit_test(test_type_table),
         cmocka_unit_test(test_hello_manager_round_trip),
+        cmocka_unit_test(test_hello_heartbeat_offer),
         cmocka_unit_test(test_hello_agent_round_trip),
         cmocka_unit_test(test_hello_inventory_details),
         cmocka_unit_test(test_small_messages_round_trip),
