@@ -814,9 +814,20 @@ static void sim_on_msg(struct proto_link *l, const struct proto_msg *m, void *ar
                 IOF_INFO("all %u redialled sessions welcomed again", s->redials);
         }
         proto_link_set_deadline(l, 0, NULL);
+        /* As dynamo: the larger of both periods, the manager's offer (1.5)
+         * standing for its heartbeat_ms, and the welcome says which. */
+        {
+            uint32_t theirs =
+                m->u.hello.heartbeat_offer_ms && proto_heartbeat_offer_ok(m->u.hello.minor)
+                    ? m->u.hello.heartbeat_offer_ms
+                    : m->u.hello.heartbeat_ms;
+            if (theirs > hb)
+                hb = theirs;
+        }
         proto_msg_init(&r, PROTO_MSG_WELCOME);
+        r.u.welcome.heartbeat_ms = hb;
         proto_link_send(l, &r);
-        proto_link_set_established(l, m->u.hello.heartbeat_ms > hb ? m->u.hello.heartbeat_ms : hb);
+        proto_link_set_established(l, hb);
         if (++s->welcomed == s->count) {
             s->t_all_welcomed = iof_now_ns();
             IOF_INFO("all %u sessions welcomed %.3f s after the first dial", s->count,
