@@ -35,19 +35,17 @@ target_link_libraries(iof_win_deps INTERFACE ${IOF_WIN_SSL} ${IOF_WIN_CRYPTO} ${
                       ${IOF_WIN_UV} ws2_32 iphlpapi userenv psapi dbghelp ole32 shell32 crypt32
                       advapi32 user32 pthread) # pthread: winpthreads clock_gettime (iof_wall_ns)
 
-# common/ and proto/ without the connection layer (net.c, link.c: Unix sockets, io_uring
-# batching, POSIX ownership checks) and the safe output file (outfile.c: O_NOFOLLOW,
-# renameat2): those come with the agent's OS layer.
+# common/ and proto/, with Windows' own parts from common/os/: the clock and the C library's
+# gaps (win.c), unix-domain sockets refused (net_win.c), the safe output file (outfile_win.c
+# instead of outfile.c: O_NOFOLLOW, renameat2).
 file(GLOB IOF_COMMON_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/common/*.c
-     ${PROJECT_SOURCE_DIR}/common/os/win.c)
-list(REMOVE_ITEM IOF_COMMON_SOURCES ${PROJECT_SOURCE_DIR}/common/net.c
-     ${PROJECT_SOURCE_DIR}/common/outfile.c)
+     ${PROJECT_SOURCE_DIR}/common/os/*_win.c ${PROJECT_SOURCE_DIR}/common/os/win.c)
+list(REMOVE_ITEM IOF_COMMON_SOURCES ${PROJECT_SOURCE_DIR}/common/outfile.c)
 add_library(iof_common STATIC ${IOF_COMMON_SOURCES})
 target_include_directories(iof_common PUBLIC ${PROJECT_SOURCE_DIR})
 target_link_libraries(iof_common PUBLIC iof_win_deps)
 
 file(GLOB IOF_PROTO_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/proto/*.c)
-list(REMOVE_ITEM IOF_PROTO_SOURCES ${PROJECT_SOURCE_DIR}/proto/link.c)
 add_library(iof_proto STATIC ${IOF_PROTO_SOURCES})
 target_link_libraries(iof_proto PUBLIC iof_common)
 
@@ -58,9 +56,10 @@ target_link_libraries(iof_win_engines PUBLIC iof_common)
 
 if(IOF_TESTS)
   enable_testing()
-  # Not here: the tests of what is not built for Windows (net, link, outfile, the agent,
-  # the manager: test_statsbin drives the manager's aggregation too) and those that
-  # make their files with POSIX calls (tests/unit/tmpdir.h: mkdtemp, nftw).
+  # Not here: the tests of what is not built for Windows (the agent, the manager:
+  # test_statsbin drives the manager's aggregation too), those of the Linux-only parts
+  # (test_link and test_net_*: socketpairs, unix sockets; tests/windows/ has Windows' own)
+  # and those that make their files with POSIX calls (tests/unit/tmpdir.h: mkdtemp, nftw).
   set(IOF_WIN_UNIT_TESTS
       test_backoff test_buf test_clock test_clock_sleep test_cliopt test_frame test_hist
       test_import_fio test_import_icf test_msg test_msg_run test_name test_plan

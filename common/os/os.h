@@ -22,10 +22,19 @@ char *strndup(const char *s, size_t n);
  * name, since Windows' numbers differ from Linux's past ERANGE. */
 const char *iof_os_errname(int e);
 
+/* The negative errno for a Win32 error code (GetLastError()): -ENOENT for
+ * ERROR_FILE_NOT_FOUND, -EACCES for ERROR_ACCESS_DENIED, ...; -EIO for one
+ * without a closer meaning. */
+int iof_os_win_errno(unsigned long err);
+
 /* Monotonic time in ns from QueryPerformanceCounter (the frequency read
  * once). mingw-w64's clock_gettime(CLOCK_MONOTONIC) reads the same counter
  * but asks for the frequency on every call. */
 uint64_t iof_os_now_ns(void);
+
+/* POSIX uid_t, which mingw-w64 lacks: common/net.h names a unix-domain
+ * peer's user with it (never known on Windows: common/os/net_win.c). */
+typedef unsigned int uid_t;
 
 /* Windows' stat has no group or other permission bits (msvcrt copies the
  * owner's into them, so testing them would condemn every file): who may read

@@ -71,6 +71,52 @@ const char *iof_os_errname(int e)
     return NULL;
 }
 
+int iof_os_win_errno(unsigned long err)
+{
+    switch (err) {
+    case ERROR_FILE_NOT_FOUND:
+    case ERROR_PATH_NOT_FOUND:
+    case ERROR_INVALID_DRIVE:
+    case ERROR_BAD_NETPATH:
+        return -ENOENT;
+    case ERROR_ACCESS_DENIED:
+    case ERROR_PRIVILEGE_NOT_HELD:
+    case ERROR_WRITE_PROTECT:
+        return -EACCES;
+    case ERROR_FILE_EXISTS:
+    case ERROR_ALREADY_EXISTS:
+        return -EEXIST;
+    case ERROR_SHARING_VIOLATION:
+    case ERROR_LOCK_VIOLATION:
+    case ERROR_BUSY:
+        return -EBUSY;
+    case ERROR_DISK_FULL:
+    case ERROR_HANDLE_DISK_FULL:
+        return -ENOSPC;
+    case ERROR_NOT_ENOUGH_MEMORY:
+    case ERROR_OUTOFMEMORY:
+        return -ENOMEM;
+    case ERROR_INVALID_PARAMETER:
+    case ERROR_INVALID_NAME:
+    case ERROR_INVALID_HANDLE:
+        return -EINVAL;
+    case ERROR_DIRECTORY:
+        return -ENOTDIR;
+    case ERROR_TOO_MANY_OPEN_FILES:
+        return -EMFILE;
+    case ERROR_NOT_SUPPORTED:
+    case ERROR_INVALID_FUNCTION:
+        return -ENOTSUP;
+    case ERROR_CANT_ACCESS_FILE:
+    case ERROR_CANT_RESOLVE_FILENAME:
+        return -ELOOP;
+    case ERROR_FILENAME_EXCED_RANGE:
+        return -ENAMETOOLONG;
+    default:
+        return -EIO;
+    }
+}
+
 uint64_t iof_os_now_ns(void)
 {
     static volatile LONGLONG freq; /* constant: a racing first read stores the same value */
