@@ -54,10 +54,28 @@ add_library(iof_win_engines STATIC ${PROJECT_SOURCE_DIR}/dynamo/engines/windows.
                                    ${PROJECT_SOURCE_DIR}/dynamo/engines/null.c)
 target_link_libraries(iof_win_engines PUBLIC iof_common)
 
+# The agent, dynamo.exe: dynamo/ with its Windows platform layer (dynamo/os/windows/), whose
+# posix.h (force-included) stands in for the POSIX file calls of the portable part, and the
+# engines of the Windows registry (windows, sync, null). 64-bit file offsets (off_t).
+file(GLOB IOF_DYNAMO_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/dynamo/*.c
+     ${PROJECT_SOURCE_DIR}/dynamo/os/windows/*.c)
+list(REMOVE_ITEM IOF_DYNAMO_SOURCES ${PROJECT_SOURCE_DIR}/dynamo/main.c)
+add_library(iof_dynamo STATIC ${IOF_DYNAMO_SOURCES} ${PROJECT_SOURCE_DIR}/dynamo/engines/registry.c
+                              ${PROJECT_SOURCE_DIR}/dynamo/engines/sync.c)
+target_include_directories(iof_dynamo PUBLIC ${PROJECT_SOURCE_DIR}/dynamo/os/windows/include)
+target_compile_definitions(iof_dynamo PUBLIC _FILE_OFFSET_BITS=64)
+target_compile_options(iof_dynamo PUBLIC
+                       "SHELL:-include ${PROJECT_SOURCE_DIR}/dynamo/os/windows/posix.h")
+target_link_libraries(iof_dynamo PUBLIC iof_win_engines iof_proto iof_common bcrypt)
+add_executable(dynamo ${PROJECT_SOURCE_DIR}/dynamo/main.c)
+target_link_libraries(dynamo PRIVATE iof_dynamo)
+set_target_properties(dynamo PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
+
 if(IOF_TESTS)
   enable_testing()
-  # Not here: the tests of what is not built for Windows (the agent, the manager:
-  # test_statsbin drives the manager's aggregation too), those of the Linux-only parts
+  # Not here: the tests of what is not built for Windows (the manager: test_statsbin
+  # drives the manager's aggregation too), those of the agent written for Linux (its
+  # files and devices: tests/windows/test_win_os.c is Windows'), those of the Linux-only parts
   # (test_link and test_net_*: socketpairs, unix sockets; tests/windows/ has Windows' own)
   # and those that make their files with POSIX calls (tests/unit/tmpdir.h: mkdtemp, nftw).
   set(IOF_WIN_UNIT_TESTS
@@ -83,6 +101,8 @@ if(IOF_TESTS)
     set_tests_properties(unit.${name} PROPERTIES LABELS "unit;windows" TIMEOUT 300
                          ENVIRONMENT "IOF_TEST_TMPDIR=${CMAKE_BINARY_DIR}/testtmp")
   endforeach()
+  # The agent's platform layer (tests/windows/test_win_os.c) needs the agent.
+  target_link_libraries(test_win_os PRIVATE iof_dynamo)
   target_compile_definitions(test_import_icf PRIVATE IOF_SRC_DIR="${PROJECT_SOURCE_DIR}")
   target_link_options(test_buf PRIVATE -Wl,--wrap=realloc)
 endif()

@@ -72,8 +72,10 @@ void dyn_data_prepare(const struct dyn_data *d, uint8_t *buf, size_t len)
  * around 50 ns. */
 typedef uint64_t data_v4 __attribute__((vector_size(32)));
 
-/* Not under ThreadSanitizer: the clones' resolver runs before its runtime is up. */
-#if defined(__x86_64__) && defined(__has_attribute) && !defined(__SANITIZE_THREAD__)
+/* Not under ThreadSanitizer: the clones' resolver runs before its runtime is up. Not
+ * on Windows: the clones need the ELF loader's ifunc. */
+#if defined(__x86_64__) && defined(__has_attribute) && !defined(__SANITIZE_THREAD__) &&            \
+    !defined(_WIN32)
 #if __has_attribute(target_clones)
 #define DATA_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif

@@ -4,10 +4,19 @@
 #include <string.h>
 
 #include "dynamo/engine.h"
+#ifdef _WIN32
+#include "dynamo/engines/windows.h"
+#endif
 
+/* The engines of this system's build: Linux's own interfaces there, the
+ * windows engine (the first, the default) on Windows (docs/windows.md). */
 static const struct dyn_engine_ops *const engine_registry[] = {
+#ifdef _WIN32
+    &dyn_engine_windows,
+#else
     &dyn_engine_libaio,
     &dyn_engine_uring,
+#endif
     &dyn_engine_sync,
     &dyn_engine_null,
 };

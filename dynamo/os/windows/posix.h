@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* dynamo/os/windows/posix.h - the POSIX file calls the portable part of the
+ * agent makes (test files, the ledger, the verify state: openat beneath a
+ * directory's descriptor, fstat, pread/pwrite, mmap...), for the Windows
+ * build: force-included into every file of dynamo/ there
+ * (cmake/windows.cmake), as common/os/os.h is into common/, so that dynamo/
+ * keeps no #ifdef. Implemented with Win32 in dynamo/os/windows/posix.c.
+ *
+ * A descriptor is msvcrt's (_open_osfhandle over a HANDLE); a directory's
+ * descriptor holds a handle opened with FILE_FLAG_BACKUP_SEMANTICS, and a
+ * name relative to it is resolved from the directory's final path
+ * (GetFinalPathNameByHandleW): a name of one component, never ".." nor a
+ * path. The last component is opened with FILE_FLAG_OPEN_REPARSE_POINT and
+ * a reparse point (symbolic link, junction) is refused with ELOOP, as
+ * O_NOFOLLOW refuses a symbolic link. `struct stat` is this file's: the
+ * 64-bit file id and volume serial as st_ino and st_dev (msvcrt's st_ino is
+ * 16 bits and always 0), the allocation as st_blocks; st_uid is 0 and
+ * geteuid() 0: who owns a file is its ACL's business, not checked yet
+ * (docs/windows.md). */
+#ifndef IOF_DYNAMO_OS_WINDOWS_POSIX_H
+#define IOF_DYNAMO_OS_WINDOWS_POSIX_H
+#ifdef _WIN32
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <io.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+/* open(2) flags msvcrt lacks, in bits it never uses. O_NONBLOCK and
+ * O_NOCTTY mean nothing for files on Windows. */
+#define O_NOFOLLOW 0x01000000
+#define O_PATH 0x02000000
+#define O_DIRECT 0x04000000 /* FILE_FLAG_NO_BUFFERING | WRITE_THROUGH | OVERLAPPED */
+#define O_DIRECTORY 0x08000000
+#define O_CLOEXEC _O_NOINHERIT
+#define O_NONBLOCK 0
+#define O_NOCTTY 0
+#define AT_FDCWD (-100)
+#define AT_SYMLINK_NOFOLLOW 0x100
+
+#ifndef S_IFLNK
+#define S_IFLNK 0xA000
+#endif
+#ifndef S_ISLNK
+#define S_ISLNK(m) (((m)&S_IFMT) == S_IFLNK)
+#endif
+#ifndef S_IFSOCK
+#define S_IFSOCK 0xC000
+#endif
+#ifndef S_ISSOCK
+#define S_ISSOCK(m) (((m)&S_IFMT) == S_IFSOCK)
+#endif
+
+/* Device and file numbers as wide as Linux's (msvcrt's ino_t is 16 bits). */
+#define dev_t uint64_t
+#define ino_t uint64_t
+
+struct dyn_win_stat {
+    uint64_t st_dev;  /* the volume's serial number */
+    uint64_t st_ino;  /* the file id on it */
+    uint64_t st_rdev; /* a disk or volume: its device number
+                         (dynamo/os/windows/scope.c) */
+    uint64_t st_nlink;
+    uint64_t st_size;
+    uint64_t st_blocks; /* allocated bytes / 512 */
+    unsigned st_mode;
+    unsigned st_uid, st_gid;
+    time_t st_atime, st_mtime, st_ctime;
+};
+#undef stat /* mingw's own, with _FILE_OFFSET_BITS=64 */
+#undef fstat
+#define stat dyn_win_stat
+#define fstat dyn_win_fstat
+#define fstatat dyn_win_fstatat
+int dyn_win_fstat(int fd, struct dyn_win_stat *st);
+int dyn_win_fstatat(int dirfd, const char *name, struct dyn_win_stat *st, int flags);
+
+#define openat dyn_win_openat
+int dyn_win_openat(int dirfd, const char *name, int flags, ...);
+#define unlinkat dyn_win_unlinkat
+int dyn_win_unlinkat(int dirfd, const char *name, int flags);
+#define fdopendir dyn_win_fdopendir
+DIR *dyn_win_fdopendir(int fd);
+
+#define pread dyn_win_pread
+#define pwrite dyn_win_pwrite
+ssize_t dyn_win_pread(int fd, void *buf, size_t len, int64_t off);
+ssize_t dyn_win_pwrite(int fd, const void *buf, size_t len, int64_t off);
+#define fsync dyn_win_fsync
+int dyn_win_fsync(int fd);
+
+#define geteuid dyn_win_geteuid
+unsigned dyn_win_geteuid(void);
+#define realpath dyn_win_realpath
+char *dyn_win_realpath(const char *path, char *resolved);
+/* mkdir(path, mode): msvcrt's takes no mode. */
+#define mkdir(path, mode) dyn_win_mkdir(path)
+int dyn_win_mkdir(const char *path);
+
+/* Aligned memory that free() releases: blocks from posix_memalign are
+ * noted (a few per worker), free() looks them up. */
+#define posix_memalign dyn_win_posix_memalign
+int dyn_win_posix_memalign(void **p, size_t align, size_t size);
+#define free(p) dyn_win_free(p)
+void dyn_win_free(void *p);
+
+/* The handle behind a descriptor, and its final path (UTF-8, cap bytes):
+ * 0 or a negative errno. */
+int dyn_win_fd_path(int fd, char *buf, size_t cap);
+
+#endif
+#endif
