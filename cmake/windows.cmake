@@ -103,6 +103,11 @@ if(IOF_TESTS)
   endforeach()
   # The agent's platform layer (tests/windows/test_win_os.c) needs the agent.
   target_link_libraries(test_win_os PRIVATE iof_dynamo)
+  # The Linux iofleet drives dynamo.exe under Wine (skipped, 77, without a Linux build).
+  add_test(NAME windows.agent_e2e COMMAND bash ${PROJECT_SOURCE_DIR}/tests/windows/agent_e2e.sh
+                                          $<TARGET_FILE:dynamo>)
+  set_tests_properties(windows.agent_e2e PROPERTIES LABELS "integration;windows" TIMEOUT 600
+                       SKIP_RETURN_CODE 77 ENVIRONMENT "IOF_TEST_TMPDIR=${CMAKE_BINARY_DIR}/testtmp")
   target_compile_definitions(test_import_icf PRIVATE IOF_SRC_DIR="${PROJECT_SOURCE_DIR}")
   target_link_options(test_buf PRIVATE -Wl,--wrap=realloc)
 endif()
