@@ -35,6 +35,9 @@ cleanup() {
         wait "$agent_pid" 2>/dev/null || true
     fi
     if [[ -n $server_pid ]]; then
+        # Our server ends Wine's own processes (services.exe, explorer.exe...) and exits
+        # 5 s after the last program; killed only if it has not within 30 s.
+        for _ in $(seq 300); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
         kill "$server_pid" 2>/dev/null || true
         wait "$server_pid" 2>/dev/null || true
     fi
@@ -49,8 +52,9 @@ fail() {
 ok() { echo "ok: $*"; }
 
 # A Wine server of our own unless one runs for this prefix: started in the foreground
-# (-f), persistent (-p), its PID kept; one already running makes it exit at once.
-wineserver -f -p </dev/null >/dev/null 2>&1 &
+# (-f), its PID kept, lingering 5 s after the last program (-p5: the agent is restarted
+# in between); one already running makes it exit at once.
+wineserver -f -p5 </dev/null >/dev/null 2>&1 &
 server_pid=$!
 sleep 1
 if ! kill -0 "$server_pid" 2>/dev/null; then
