@@ -108,6 +108,11 @@ if(IOF_TESTS)
                                           $<TARGET_FILE:dynamo>)
   set_tests_properties(windows.agent_e2e PROPERTIES LABELS "integration;windows" TIMEOUT 600
                        SKIP_RETURN_CODE 77 ENVIRONMENT "IOF_TEST_TMPDIR=${CMAKE_BINARY_DIR}/testtmp")
+  # scripts/windows package: the zip with dynamo.exe, one static program.
+  add_test(NAME windows.package_zip COMMAND bash ${PROJECT_SOURCE_DIR}/tests/windows/package_zip.sh
+                                            $<TARGET_FILE:dynamo>)
+  set_tests_properties(windows.package_zip PROPERTIES LABELS "integration;windows" TIMEOUT 300
+                       ENVIRONMENT "IOF_TEST_TMPDIR=${CMAKE_BINARY_DIR}/testtmp")
   target_compile_definitions(test_import_icf PRIVATE IOF_SRC_DIR="${PROJECT_SOURCE_DIR}")
   target_link_options(test_buf PRIVATE -Wl,--wrap=realloc)
 endif()
