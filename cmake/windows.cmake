@@ -108,6 +108,11 @@ if(IOF_TESTS)
                                           $<TARGET_FILE:dynamo>)
   set_tests_properties(windows.agent_e2e PROPERTIES LABELS "integration;windows" TIMEOUT 600
                        SKIP_RETURN_CODE 77 ENVIRONMENT "IOF_TEST_TMPDIR=${CMAKE_BINARY_DIR}/testtmp")
+  # dynamo.exe as a Windows service under Wine's service manager.
+  add_test(NAME windows.service COMMAND bash ${PROJECT_SOURCE_DIR}/tests/windows/service.sh
+                                        $<TARGET_FILE:dynamo>)
+  set_tests_properties(windows.service PROPERTIES LABELS "integration;windows" TIMEOUT 300
+                       SKIP_RETURN_CODE 77 ENVIRONMENT "IOF_TEST_TMPDIR=${CMAKE_BINARY_DIR}/testtmp")
   # scripts/windows package: the zip with dynamo.exe, one static program.
   add_test(NAME windows.package_zip COMMAND bash ${PROJECT_SOURCE_DIR}/tests/windows/package_zip.sh
                                             $<TARGET_FILE:dynamo>)

@@ -276,7 +276,10 @@ static int run_foreground(const struct dyn_agent_opts *o, enum iof_log_level lev
     return dyn_agent_main(o);
 }
 
-int main(int argc, char **argv)
+/* Parses the options and runs the agent (dyn_os_agent_fn): in the foreground,
+ * or for the system's service (dyn_os_service), which also checks options with
+ * check_only before it installs them. */
+static int agent_run(int argc, char **argv, bool check_only)
 {
     struct dyn_agent_opts o = {.workdir = "dynamo-work"};
     const char *allow[MAX_ALLOW];
@@ -284,9 +287,6 @@ int main(int argc, char **argv)
     struct iof_diag d;
     int rc;
 
-    /* A manager that closes while we write is an EPIPE to handle, not a
-     * death by SIGPIPE: before anything can write to a socket. */
-    dyn_os_process_init();
     o.allow = allow;
     rc = dyn_parse(argc, argv, &o, allow, &level);
     if (rc)
@@ -295,5 +295,16 @@ int main(int argc, char **argv)
         IOF_USER("dynamo: %s", d.msg);
         return 2;
     }
-    return run_foreground(&o, level);
+    return check_only ? 0 : run_foreground(&o, level);
+}
+
+int main(int argc, char **argv)
+{
+    int rc;
+
+    /* A manager that closes while we write is an EPIPE to handle, not a
+     * death by SIGPIPE: before anything can write to a socket. */
+    dyn_os_process_init();
+    rc = dyn_os_service(argc, argv, agent_run);
+    return rc >= 0 ? rc : agent_run(argc, argv, false);
 }

@@ -96,4 +96,15 @@ void dyn_os_process_init(void);
  * handshakes all need descriptors. */
 void dyn_os_raise_fd_limit(void);
 
+/* Parses dynamo's options (argv[0] the program, then the options) and runs the
+ * agent until it stops: its exit code. With check_only, stops after the checks
+ * (0 when the options are good). dynamo/main.c's. */
+typedef int (*dyn_os_agent_fn)(int argc, char **argv, bool check_only);
+
+/* The system's service command, `dynamo service ...` (Windows: install, uninstall,
+ * start, stop, and run, which the service manager starts; dynamo/os/windows/
+ * service.c): its exit code, or -1 when argv is no such command (always on Linux,
+ * where systemd runs the agent), and main() goes on as usual. */
+int dyn_os_service(int argc, char **argv, dyn_os_agent_fn agent);
+
 #endif

@@ -232,3 +232,10 @@ void dyn_os_process_init(void)
 {
     signal(SIGPIPE, SIG_IGN);
 }
+
+/* systemd runs the agent on Linux (packaging/systemd): no service command. */
+int dyn_os_service(int argc, char **argv, dyn_os_agent_fn agent)
+{
+    (void)argc, (void)argv, (void)agent;
+    return -1;
+}

@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* dynamo/os/windows/service.c - `dynamo.exe service install|uninstall|start|stop`
+ * and `service run`, what the Service Control Manager starts: the agent as the
+ * Windows service "iofleet-dynamo" (dynamo/os/os.h, dyn_os_service). The
+ * options given to install are checked, then kept in the service's command
+ * line; the service runs from dynamo.exe's folder (a relative --workdir is
+ * there), logs to dynamo-service.log beside it, and a stop (or the
+ * machine's shutdown) calls dyn_agent_request_stop(), as Ctrl-C does. */
+#ifdef _WIN32
+#include <errno.h>
+#include <fcntl.h>
+#include <io.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+#include <windows.h>
+
+#include "common/log.h"
+#include "dynamo/agent.h"
+#include "dynamo/os/os.h"
+
+#define SVC_NAME L"iofleet-dynamo"
+#define SVC_DISPLAY L"iofleet agent (dynamo)"
+#define SVC_WAIT_MS 30000
+
+static dyn_os_agent_fn svc_agent;
+static int svc_argc;
+static char **svc_argv;
+static SERVICE_STATUS_HANDLE svc_handle;
+static SERVICE_STATUS svc_status = {.dwServiceType = SERVICE_WIN32_OWN_PROCESS};
+
+static void svc_report(DWORD state, DWORD code)
+{
+    svc_status.dwCurrentState = state;
+    svc_status.dwWin32ExitCode = code ? ERROR_SERVICE_SPECIFIC_ERROR : NO_ERROR;
+    svc_status.dwServiceSpecificExitCode = code;
+    svc_status.dwControlsAccepted =
+        state == SERVICE_RUNNING ? SERVICE_ACCEPT_STOP | SERVICE_ACCEPT_SHUTDOWN : 0;
+    svc_status.dwWaitHint = state == SERVICE_STOP_PENDING ? 10000 : 0;
+    SetServiceStatus(svc_handle, &svc_status);
+}
+
+static DWORD WINAPI svc_control(DWORD ctrl, DWORD type, void *data, void *ctx)
+{
+    (void)type, (void)data, (void)ctx;
+    if (ctrl == SERVICE_CONTROL_STOP || ctrl == SERVICE_CONTROL_SHUTDOWN) {
+        svc_report(SERVICE_STOP_PENDING, 0);
+        dyn_agent_request_stop();
+        return NO_ERROR;
+    }
+    return ctrl == SERVICE_CONTROL_INTERROGATE ? NO_ERROR : ERROR_CALL_NOT_IMPLEMENTED;
+}
+
+static void WINAPI svc_main(DWORD n, wchar_t **args)
+{
+    int rc;
+
+    (void)n, (void)args;
+    svc_handle = RegisterServiceCtrlHandlerExW(SVC_NAME, svc_control, NULL);
+    if (!svc_handle)
+        return;
+    svc_report(SERVICE_RUNNING, 0);
+    rc = svc_agent(svc_argc, svc_argv, false);
+    svc_report(SERVICE_STOPPED, (DWORD)rc);
+}
+
+/* dynamo.exe's path, and its folder (path cut at the last '\'). */
+static int svc_exe(wchar_t *path, size_t cap, wchar_t *dir)
+{
+    DWORD n = GetModuleFileNameW(NULL, path, (DWORD)cap);
+    wchar_t *sep;
+
+    if (n == 0 || n >= cap)
+        return -ENAMETOOLONG;
+    wcscpy(dir, path);
+    sep = wcsrchr(dir, L'\\');
+    if (sep)
+        sep[1] = L'\0';
+    return 0;
+}
+
+/* The service process: from dynamo.exe's folder, stderr to its log file. */
+static int svc_run(void)
+{
+    static const SERVICE_TABLE_ENTRYW table[] = {{(wchar_t *)SVC_NAME, svc_main}, {NULL, NULL}};
+    wchar_t exe[MAX_PATH], dir[MAX_PATH], log[MAX_PATH + 32];
+    int fd;
+
+    if (svc_exe(exe, MAX_PATH, dir) == 0) {
+        SetCurrentDirectoryW(dir);
+        swprintf(log, MAX_PATH + 32, L"%lsdynamo-service.log", dir);
+        fd = _wopen(log, _O_WRONLY | _O_APPEND | _O_CREAT | _O_BINARY, _S_IREAD | _S_IWRITE);
+        if (fd >= 0) {
+            _dup2(fd, 2);
+            _close(fd);
+        }
+    }
+    if (!StartServiceCtrlDispatcherW(table)) {
+        IOF_USER("dynamo: service run: not started by the Service Control Manager (error %lu): "
+                 "use `dynamo.exe service start`",
+                 (unsigned long)GetLastError());
+        return 1;
+    }
+    return (int)svc_status.dwServiceSpecificExitCode;
+}
+
+/* Appends s to cmd as one argument, quoted as CommandLineToArgvW reads it. */
+static int svc_quote(wchar_t *cmd, size_t cap, const char *s)
+{
+    size_t n = wcslen(cmd);
+    wchar_t w[4096];
+    unsigned slashes = 0;
+
+    if (MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, -1, w, 4096) <= 0)
+        return -EINVAL;
+    if (n + 4 >= cap)
+        return -E2BIG;
+    cmd[n++] = L' ';
+    cmd[n++] = L'"';
+    for (const wchar_t *p = w; *p; p++) {
+        unsigned extra = *p == L'"' ? slashes + 1 : 0;
+        if (n + extra + 3 >= cap)
+            return -E2BIG;
+        for (unsigned i = 0; i < extra; i++)
+            cmd[n++] = L'\\';
+        slashes = *p == L'\\' ? slashes + 1 : 0;
+        cmd[n++] = *p;
+    }
+    if (n + slashes + 3 >= cap)
+        return -E2BIG;
+    for (unsigned i = 0; i < slashes; i++)
+        cmd[n++] = L'\\';
+    cmd[n++] = L'"';
+    cmd[n] = L'\0';
+    return 0;
+}
+
+static int svc_fail(const char *what, SC_HANDLE a, SC_HANDLE b)
+{
+    DWORD e = GetLastError();
+    char msg[256] = "";
+
+    FormatMessageA(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, NULL, e, 0, msg,
+                   sizeof(msg), NULL);
+    msg[strcspn(msg, "\r\n")] = '\0';
+    IOF_USER("dynamo: service %s: %s (error %lu)%s", what, msg, (unsigned long)e,
+             e == ERROR_ACCESS_DENIED ? ": run it as an administrator" : "");
+    if (b)
+        CloseServiceHandle(b);
+    if (a)
+        CloseServiceHandle(a);
+    return e == ERROR_SERVICE_DOES_NOT_EXIST || e == ERROR_SERVICE_EXISTS ? 2 : 1;
+}
+
+/* Waits until the service is in `want` (30 s at most). */
+static bool svc_wait(SC_HANDLE s, DWORD want, SERVICE_STATUS_PROCESS *st)
+{
+    DWORD n;
+
+    for (unsigned waited = 0; waited <= SVC_WAIT_MS; waited += 100) {
+        if (!QueryServiceStatusEx(s, SC_STATUS_PROCESS_INFO, (BYTE *)st, sizeof(*st), &n))
+            return false;
+        if (st->dwCurrentState == want)
+            return true;
+        if (want == SERVICE_RUNNING && st->dwCurrentState == SERVICE_STOPPED)
+            return false;
+        Sleep(100);
+    }
+    return false;
+}
+
+static int svc_install(int argc, char **argv)
+{
+    wchar_t exe[MAX_PATH], dir[MAX_PATH], cmd[32768];
+    SC_HANDLE m, s;
+    int rc;
+
+    /* The options as the service will run them: refused now, not at its start. */
+    argv[0] = argv[-2];
+    rc = svc_agent(argc, argv, true);
+    if (rc)
+        return rc;
+    if (svc_exe(exe, MAX_PATH, dir) < 0)
+        return svc_fail("install", NULL, NULL);
+    swprintf(cmd, 32768, L"\"%ls\" service run", exe);
+    for (int i = 1; i < argc; i++)
+        if (svc_quote(cmd, 32768, argv[i]) < 0) {
+            IOF_USER("dynamo: service install: the options are too long or not UTF-8");
+            return 2;
+        }
+    m = OpenSCManagerW(NULL, NULL, SC_MANAGER_CREATE_SERVICE);
+    if (!m)
+        return svc_fail("install", NULL, NULL);
+    s = CreateServiceW(m, SVC_NAME, SVC_DISPLAY, SERVICE_ALL_ACCESS, SERVICE_WIN32_OWN_PROCESS,
+                       SERVICE_AUTO_START, SERVICE_ERROR_NORMAL, cmd, NULL, NULL, NULL, NULL, NULL);
+    if (!s)
+        return svc_fail("install", m, NULL);
+    printf("service iofleet-dynamo installed (started at boot; now: dynamo.exe service start): "
+           "%ls\n",
+           cmd);
+    CloseServiceHandle(s);
+    CloseServiceHandle(m);
+    return 0;
+}
+
+static int svc_command(const char *cmd)
+{
+    SERVICE_STATUS_PROCESS st;
+    SERVICE_STATUS ss;
+    SC_HANDLE m = OpenSCManagerW(NULL, NULL, SC_MANAGER_CONNECT), s;
+    DWORD access = !strcmp(cmd, "start")  ? SERVICE_START | SERVICE_QUERY_STATUS
+                   : !strcmp(cmd, "stop") ? SERVICE_STOP | SERVICE_QUERY_STATUS
+                                          : SERVICE_STOP | SERVICE_QUERY_STATUS | DELETE;
+
+    if (!m)
+        return svc_fail(cmd, NULL, NULL);
+    s = OpenServiceW(m, SVC_NAME, access);
+    if (!s)
+        return svc_fail(cmd, m, NULL);
+    if (!strcmp(cmd, "start")) {
+        if (!StartServiceW(s, 0, NULL) || !svc_wait(s, SERVICE_RUNNING, &st))
+            return svc_fail("start", m, s);
+        printf("service iofleet-dynamo running (process %lu); its log: dynamo-service.log "
+               "beside dynamo.exe\n",
+               (unsigned long)st.dwProcessId);
+    } else {
+        /* stop, and uninstall (which stops it first) */
+        if (ControlService(s, SERVICE_CONTROL_STOP, &ss) && !svc_wait(s, SERVICE_STOPPED, &st))
+            return svc_fail(cmd, m, s);
+        if (!strcmp(cmd, "uninstall") && !DeleteService(s))
+            return svc_fail("uninstall", m, s);
+        printf("service iofleet-dynamo %s\n", !strcmp(cmd, "stop") ? "stopped" : "uninstalled");
+    }
+    CloseServiceHandle(s);
+    CloseServiceHandle(m);
+    return 0;
+}
+
+int dyn_os_service(int argc, char **argv, dyn_os_agent_fn agent)
+{
+    const char *cmd;
+
+    if (argc < 2 || strcmp(argv[1], "service"))
+        return -1;
+    svc_agent = agent;
+    cmd = argc > 2 ? argv[2] : "";
+    if (!strcmp(cmd, "install"))
+        return svc_install(argc - 2, argv + 2);
+    if (!strcmp(cmd, "run")) {
+        /* argv[0] then the options: what the agent parses. */
+        svc_argc = argc - 2;
+        svc_argv = argv + 2;
+        svc_argv[0] = argv[0];
+        return svc_run();
+    }
+    if (!strcmp(cmd, "uninstall") || !strcmp(cmd, "start") || !strcmp(cmd, "stop")) {
+        if (argc > 3) {
+            IOF_USER("dynamo: service %s takes no options", cmd);
+            return 2;
+        }
+        return svc_command(cmd);
+    }
+    IOF_USER("dynamo: service: give install [DYNAMO OPTIONS], uninstall, start or stop%s%s%s",
+             *cmd ? " (not '" : "", cmd, *cmd ? "')" : "");
+    return 2;
+}
+#endif
