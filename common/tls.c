@@ -21,6 +21,7 @@
 #include <openssl/x509v3.h>
 
 #include "common/log.h"
+#include "common/os/os.h"
 
 /* A client's ticket for one server address (the peer label of the
  * connection that got it). */
@@ -158,6 +159,7 @@ static int check_readable(const char *what, const char *path, bool key, struct i
 {
     FILE *f = fopen(path, "r");
     struct stat st;
+    char who[64];
 
     if (!f) {
         int e = errno;
@@ -168,6 +170,10 @@ static int check_readable(const char *what, const char *path, bool key, struct i
                  "whoever can read it can pose as this peer; fix it with: chmod 600 %s",
                  path, st.st_mode & (S_IRGRP | S_IROTH) ? "readable" : "accessible",
                  (unsigned)(st.st_mode & 07777), (unsigned long)st.st_uid, path);
+    else if (key && iof_os_key_exposed(path, who, sizeof(who)) > 0) /* Windows: its ACL */
+        IOF_WARN("private key %s may be read by %s: whoever can read it can pose as this peer; "
+                 "fix it with: icacls \"%s\" /inheritance:r /grant:r \"%%USERNAME%%\":R",
+                 path, who, path);
     fclose(f);
     return 0;
 }

@@ -36,10 +36,19 @@ uint64_t iof_os_now_ns(void);
  * peer's user with it (never known on Windows: common/os/net_win.c). */
 typedef unsigned int uid_t;
 
+/* Whether the file at path (a private key) may be read by a group as wide as
+ * Everyone, Authenticated Users, Users, Guests or Anonymous, or has no DACL at
+ * all (anyone may): 1 with the group's name in who (cap bytes), 0 when not,
+ * or a negative errno when its ACL cannot be read. What mode bits tell on
+ * Linux (common/tls.c warns of such a key). */
+int iof_os_key_exposed(const char *path, char *who, size_t cap);
+/* The same judgement of a DACL (a PACL; NULL: none), for the tests. */
+int iof_os_dacl_exposed(const void *dacl, char *who, size_t cap);
+
 /* Windows' stat has no group or other permission bits (msvcrt copies the
  * owner's into them, so testing them would condemn every file): who may read
- * a key there is its ACL's business, which common/ does not check yet
- * (docs/windows.md). Zero makes such tests false. */
+ * a key there is its ACL's business (iof_os_key_exposed). Zero makes such
+ * tests false. */
 #include <sys/stat.h>
 #undef S_IRWXG
 #undef S_IRWXO
@@ -49,6 +58,13 @@ typedef unsigned int uid_t;
 #define S_IRWXO 0
 #define S_IRGRP 0
 #define S_IROTH 0
+#else
+/* Linux: the mode bits common/tls.c reads say it all. */
+static inline int iof_os_key_exposed(const char *path, char *who, size_t cap)
+{
+    (void)path, (void)who, (void)cap;
+    return 0;
+}
 #endif
 
 #endif

@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <windows.h>
+/* after windows.h, whose types they use */
+#include <aclapi.h>
+#include <stdio.h>
 
 #include "common/clock.h"
 #include "common/os/os.h"
@@ -115,6 +118,56 @@ int iof_os_win_errno(unsigned long err)
     default:
         return -EIO;
     }
+}
+
+int iof_os_dacl_exposed(const void *dacl_, char *who, size_t cap)
+{
+    static const WELL_KNOWN_SID_TYPE wide[] = {WinWorldSid, WinAuthenticatedUserSid,
+                                               WinBuiltinUsersSid, WinBuiltinGuestsSid,
+                                               WinAnonymousSid};
+    static const char *const names[] = {"Everyone", "Authenticated Users", "BUILTIN\\Users",
+                                        "BUILTIN\\Guests", "ANONYMOUS LOGON"};
+    const DWORD read = FILE_READ_DATA | GENERIC_READ | GENERIC_ALL;
+    PACL dacl = (PACL)(uintptr_t)dacl_;
+
+    if (!dacl) {
+        snprintf(who, cap, "anyone (the file has no DACL)");
+        return 1;
+    }
+    for (DWORD i = 0; i < dacl->AceCount; i++) {
+        ACE_HEADER *h;
+        if (!GetAce(dacl, i, (void **)&h) || h->AceType != ACCESS_ALLOWED_ACE_TYPE ||
+            (h->AceFlags & INHERIT_ONLY_ACE))
+            continue;
+        ACCESS_ALLOWED_ACE *a = (ACCESS_ALLOWED_ACE *)h;
+        if (!(a->Mask & read))
+            continue;
+        for (size_t k = 0; k < sizeof(wide) / sizeof(wide[0]); k++)
+            if (IsWellKnownSid((PSID)&a->SidStart, wide[k])) {
+                snprintf(who, cap, "%s", names[k]);
+                return 1;
+            }
+    }
+    return 0;
+}
+
+int iof_os_key_exposed(const char *path, char *who, size_t cap)
+{
+    PSECURITY_DESCRIPTOR sd = NULL;
+    wchar_t w[MAX_PATH * 4];
+    PACL dacl = NULL;
+    DWORD e;
+    int r;
+
+    if (MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, path, -1, w, MAX_PATH * 4) <= 0)
+        return -EINVAL;
+    e = GetNamedSecurityInfoW(w, SE_FILE_OBJECT, DACL_SECURITY_INFORMATION, NULL, NULL, &dacl, NULL,
+                              &sd);
+    if (e != ERROR_SUCCESS)
+        return iof_os_win_errno(e);
+    r = iof_os_dacl_exposed(dacl, who, cap);
+    LocalFree(sd);
+    return r;
 }
 
 uint64_t iof_os_now_ns(void)

@@ -126,8 +126,13 @@ ok "plain TCP: iofleet (Linux) ran the plan on dynamo.exe (Wine)"
 
 # --- mutual TLS ---------------------------------------------------------------------------
 "$iofleet" pki init "$T/pki" --agent winnode >"$T/pki.log" 2>&1 || fail "pki init"
+# A key others may read: Wine shows mode 0644 as a DACL granting Everyone read access,
+# which the agent names (common/os/win.c, iof_os_key_exposed).
+chmod 644 "$T/pki/winnode-key.pem"
 start_agent "$T/agent-tls.log" --tls-ca "$T/pki/ca.pem" --tls-cert "$T/pki/winnode.pem" \
     --tls-key "$T/pki/winnode-key.pem"
+grep -q "private key .*winnode-key.pem may be read by Everyone" "$T/agent-tls.log" ||
+    fail "no warning for a key Everyone may read"
 "$iofleet" run "$T/plan.json" --agent "127.0.0.1:$port" --tls-ca "$T/pki/ca.pem" \
     --tls-cert "$T/pki/manager.pem" --tls-key "$T/pki/manager-key.pem" --json "$T/tls.json" \
     --wait 60 >"$T/run-tls.log" 2>"$T/run-tls.err" || fail "iofleet run over TLS exited $?"
