@@ -9,10 +9,13 @@
 #ifdef _WIN32
 #include "dynamo/os/os.h"
 
+#include "common/budget.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <windows.h>
+#include <malloc.h>
 /* after windows.h, whose types it uses */
 #include <bcrypt.h>
 
@@ -77,6 +80,19 @@ int dyn_os_random(void *buf, size_t len)
     return BCRYPT_SUCCESS(BCryptGenRandom(NULL, buf, (ULONG)len, BCRYPT_USE_SYSTEM_PREFERRED_RNG))
                ? 0
                : -EIO;
+}
+
+/* Aligned for unbuffered I/O (FILE_FLAG_NO_BUFFERING wants sector-aligned
+ * buffers). Large pages need SeLockMemoryPrivilege, which the agent does not
+ * ask for: the buffers keep the normal page size. */
+void *dyn_os_io_buf_alloc(size_t len)
+{
+    return _aligned_malloc(len ? len : 1, IOF_IO_BUF_ALIGN);
+}
+
+void dyn_os_io_buf_free(void *p)
+{
+    _aligned_free(p);
 }
 
 void dyn_os_trim_memory(void)
