@@ -38,8 +38,9 @@ struct dyn_io {
  * set up (Linux plugs the block queue for a submission of more than 2 and
  * dispatches nothing until the last is ready): below it a refill goes out in
  * small steps so the first I/O reaches an idle device at once, from it the
- * rest goes in one call (the worker's submit, the io_uring engine's enter).
- * docs/performance.md, "Submission batches". */
+ * rest goes in one call (the worker's submit to its engine; the io_uring
+ * engine itself sends an SQE alone only to an idle device,
+ * URING_EAGER_INFLIGHT). docs/performance.md, "Submission batches". */
 #define DYN_BATCH_INFLIGHT 8u
 
 struct dyn_engine; /* an engine instance, private to each engine */
