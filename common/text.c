@@ -175,6 +175,67 @@ void iof_text_fput_md(FILE *f, const char *s)
         text_fput_escaped(f, s, "\\`*_[]()<>&!~|#");
 }
 
+/* HTML's entity for c, or NULL when c stands for itself. */
+static const char *html_entity(unsigned char c)
+{
+    switch (c) {
+    case '&':
+        return "&amp;";
+    case '<':
+        return "&lt;";
+    case '>':
+        return "&gt;";
+    case '"':
+        return "&quot;";
+    case '\'':
+        return "&#39;";
+    default:
+        return NULL;
+    }
+}
+
+/* Hands s as HTML text to put(ctx, bytes, n), piece by piece. */
+static void text_html(const char *s, void (*put)(void *, const char *, size_t), void *ctx)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t len;
+
+    while (u && *u) {
+        int32_t cp = utf8_next(u, &len);
+        const char *ent = len == 1 ? html_entity(*u) : NULL;
+        if (text_refused(cp)) {
+            char e[8];
+            text_shown(e, cp, *u);
+            put(ctx, e, strlen(e));
+        } else if (ent) {
+            put(ctx, ent, strlen(ent));
+        } else {
+            put(ctx, (const char *)u, len);
+        }
+        u += len;
+    }
+}
+
+static void html_to_file(void *ctx, const char *p, size_t n)
+{
+    fwrite(p, 1, n, (FILE *)ctx);
+}
+
+static void html_to_buf(void *ctx, const char *p, size_t n)
+{
+    iof_buf_add((struct iof_buf *)ctx, p, n);
+}
+
+void iof_text_fput_html(FILE *f, const char *s)
+{
+    text_html(s, html_to_file, f);
+}
+
+void iof_text_add_html(struct iof_buf *b, const char *s)
+{
+    text_html(s, html_to_buf, b);
+}
+
 int32_t iof_text_utf8_next(const unsigned char *s, size_t *len)
 {
     return utf8_next(s, len);

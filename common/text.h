@@ -21,6 +21,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/buf.h"
+
 /* Where a string breaks the policy: its byte offset and the offending
  * character as it is shown in messages ("\x1b", "\u009b", "\u202e"; a byte
  * that is not UTF-8 as "\xff"). */
@@ -56,6 +58,14 @@ void iof_text_fput(FILE *f, const char *s);
  * backslash, so a name is shown as written and never becomes a link, an
  * image, HTML, emphasis or another table column. NULL writes nothing. */
 void iof_text_fput_md(FILE *f, const char *s);
+
+/* s as HTML text (an element's content or a quoted attribute): the policy's
+ * characters escaped as above, then & < > " ' as entities, so a name from a
+ * plan, an agent or an old run is shown as written and never becomes markup
+ * or reorders the page's text. NULL writes nothing. The one HTML escaper of
+ * the project (tests/integration/layering.sh). */
+void iof_text_fput_html(FILE *f, const char *s);
+void iof_text_add_html(struct iof_buf *b, const char *s);
 
 /* Decodes the UTF-8 character at s (NUL-terminated): its length in *len
  * and the code point, or -1 (with *len 1) for a byte that does not start a

@@ -42,34 +42,7 @@ static const enum mgr_rpt_metric cmp_metrics[] = {MGR_RPT_IOPS, MGR_RPT_MIBPS, M
  * reorder the page's text. */
 static void html(FILE *f, const char *s)
 {
-    char *esc = s ? malloc(iof_text_escaped_len(s) + 1) : NULL;
-
-    if (s && !esc)
-        return;
-    if (esc)
-        iof_text_escape(esc, iof_text_escaped_len(s) + 1, s);
-    for (s = esc; s && *s; s++) {
-        switch (*s) {
-        case '&':
-            fputs("&amp;", f);
-            break;
-        case '<':
-            fputs("&lt;", f);
-            break;
-        case '>':
-            fputs("&gt;", f);
-            break;
-        case '"':
-            fputs("&quot;", f);
-            break;
-        case '\'':
-            fputs("&#39;", f);
-            break;
-        default:
-            fputc(*s, f);
-        }
-    }
-    free(esc);
+    iof_text_fput_html(f, s);
 }
 
 /* A JSON string safe inside <script>: '<' and '>' as \u escapes, so no

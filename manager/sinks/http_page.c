@@ -99,36 +99,7 @@ static const char page_script[] =
  * overrides) shown as its escape, then & < > " ' as entities. */
 static void page_text(struct iof_buf *b, const char *s)
 {
-    size_t cap = iof_text_escaped_len(s) + 1;
-    char *esc = malloc(cap);
-
-    if (!esc) {
-        b->err = -ENOMEM;
-        return;
-    }
-    iof_text_escape(esc, cap, s);
-    for (const char *p = esc; *p; p++) {
-        switch (*p) {
-        case '&':
-            iof_buf_addstr(b, "&amp;");
-            break;
-        case '<':
-            iof_buf_addstr(b, "&lt;");
-            break;
-        case '>':
-            iof_buf_addstr(b, "&gt;");
-            break;
-        case '"':
-            iof_buf_addstr(b, "&quot;");
-            break;
-        case '\'':
-            iof_buf_addstr(b, "&#39;");
-            break;
-        default:
-            iof_buf_addc(b, *p);
-        }
-    }
-    free(esc);
+    iof_text_add_html(b, s);
 }
 
 /* A figure as the script's fmt() writes it: "-" when unknown. */

@@ -64,6 +64,12 @@ esc=$(grep -rlE '\\\\u%04x' "$IOF_SRC/manager" "$IOF_SRC/proto" --include='*.c' 
 [ -z "$esc" ] || fail "JSON escaped outside common/jsonw.c: ${esc//$IOF_SRC\//}"
 ok "JSON strings escaped by common/jsonw.c only"
 
+# One HTML escaper (common/text.c): none of the live page's or the report's own.
+esc=$(grep -rlE '"&lt;"' "$IOF_SRC/manager" "$IOF_SRC/proto" "$IOF_SRC/common" --include='*.c' |
+    grep -v "^$IOF_SRC/common/text.c$" || true)
+[ -z "$esc" ] || fail "HTML escaped outside common/text.c: ${esc//$IOF_SRC\//}"
+ok "HTML text escaped by common/text.c only"
+
 # The agent's platform layer (dynamo/os/os.h): headers only Linux has are
 # included under dynamo/os/linux/ and by the engines built on Linux's own
 # interfaces (libaio, io_uring), nowhere else in dynamo/; dynamo/os/ itself

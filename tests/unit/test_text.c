@@ -151,12 +151,39 @@ static void fput_markdown(void **state)
     assert_string_equal(written(iof_text_fput_md, NULL), "");
 }
 
+/* HTML: one escaper for the live page and the report; file and buffer
+ * forms write the same bytes. */
+static void html_text(void **state)
+{
+    static const char *const cases[][2] = {
+        {"4K 70% read", "4K 70% read"},
+        {"<script>alert('x')</script>", "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"},
+        {"a&b \"c\"", "a&amp;b &quot;c&quot;"},
+        {"x\ny\x1b[2J\xe2\x80\xae", "x\\x0ay\\x1b[2J\\u202e"},
+        {"d\xc3\xa9"
+         "but",
+         "d\xc3\xa9"
+         "but"},
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct iof_buf b = {0};
+        iof_text_add_html(&b, cases[i][0]);
+        assert_int_equal(b.err, 0);
+        assert_non_null(b.p);
+        assert_string_equal(b.p, cases[i][1]);
+        assert_string_equal(written(iof_text_fput_html, cases[i][0]), cases[i][1]);
+        iof_buf_free(&b);
+    }
+    assert_string_equal(written(iof_text_fput_html, NULL), "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(check_policy),  cmocka_unit_test(escape_for_terminal),
         cmocka_unit_test(fput_terminal), cmocka_unit_test(fput_json),
-        cmocka_unit_test(fput_markdown),
+        cmocka_unit_test(fput_markdown), cmocka_unit_test(html_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
