@@ -18,9 +18,9 @@
 
 /* Iometer 1.1.0 src/ManagerList.cpp, ManagerList::SaveResults (note the
  * space in " >= 10 s"). */
-#define IOM_HEADER                                                                                 \
-    "'Target Type,Target Name,Access Specification Name,# Managers,# Workers,# Disks,IOps,"        \
-    "Read IOps,Write IOps,MiBps (Binary),Read MiBps (Binary),Write MiBps (Binary),"                \
+/* The columns from "MBps (Decimal)" on, which the results file and the
+ * instantaneous file (manager/sinks/iometer_instant.c) share. */
+#define IOM_HEADER_TAIL                                                                            \
     "MBps (Decimal),Read MBps (Decimal),Write MBps (Decimal),Transactions per Second,"             \
     "Connections per Second,Average Response Time,Average Read Response Time,"                     \
     "Average Write Response Time,Average Transaction Time,Average Connection Time,"                \
@@ -36,6 +36,11 @@
     "0 to 50 uS,50 to 100 uS,100 to 200 uS,200 to 500 uS,0.5 to 1 mS,1 to 2 mS,2 to 5 mS,"         \
     "5 to 10 mS,10 to 15 mS,15 to 20 mS,20 to 30 mS,30 to 50 mS,50 to 100 mS,100 to 200 mS,"       \
     "200 to 500 mS,0.5 to 1 S,1 to 2 s,2 to 4.7 s,4.7 to 5 s,5 to 10 s, >= 10 s"
+
+#define IOM_HEADER                                                                                 \
+    "'Target Type,Target Name,Access Specification Name,# Managers,# Workers,# Disks,IOps,"        \
+    "Read IOps,Write IOps,MiBps (Binary),Read MiBps (Binary),Write MiBps "                         \
+    "(Binary)," IOM_HEADER_TAIL
 
 #define IOM_EOL "\r\n"
 #define IOM_VERSION "1.1.0"
