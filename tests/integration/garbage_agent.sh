@@ -175,10 +175,12 @@ for t in welcome stats agent-hello; do
     stats) s="cl_frame '{\"type\":\"stats\",\"test\":0,\"interval\":0,\"workers\":[]}'" ;;
     agent-hello) s="cl_frame '{\"type\":\"hello\",\"v\":[1,0],\"role\":\"agent\",\"name\":\"a\",\"software\":\"x\",\"heartbeat_ms\":1000,$inv}'" ;;
     esac
-    garbage "first-$t" "$s" ""
+    # Waits for this connection's own drop line: the slow senders' drops come
+    # at their deadline, in between.
+    garbage "first-$t" "$s" "expected the manager's hello, got ${t#agent-}"
     grep -aq "\"type\":\"error\",\"code\":\"IOF_EPROTO\",\"message\":\"garbage-1: expected the manager's hello, got ${t#agent-}\"}.*\"type\":\"bye\"" "$T/g.first-$t" ||
         gfail "first-$t: no error + bye: $(tr -c '[:print:]' . <"$T/g.first-$t")"
-    line=$(grep -F -- "$DROP" "$alog" | tail -n1)
+    line=$(grep -F -- "$DROP" "$alog" | grep -F "expected the manager's hello" | tail -n1)
     grep -qF "got ${t#agent-}" <<<"$line" || vague+=("${t#agent-}")
 done
 cl_expect_fixed "the agent's drop line says what came instead of the manager's hello ('got welcome' ...), as the error it sends does; for ${vague[*]:-} it logs only: $(grep -F -- "$DROP" "$alog" | tail -n1)" \
