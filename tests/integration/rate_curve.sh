@@ -8,7 +8,8 @@
 # step's target is P % of the unthrottled ALL IOPS (to the rounding of the
 # per-worker rates); every WORKER row achieves P % of its own unthrottled
 # IOPS within 5 % (the null engine sustains far more than the 5..20 %
-# asked, so only the schedule limits it); JSON rate_pct and
+# asked, so only the schedule limits it), or, short of it on a host busy
+# enough to take the worker's CPU, says so in late_ios; JSON rate_pct and
 # rate_target_iops carry the same; validate lists the steps.
 source "$(dirname "$0")/lib/common.bash"
 
@@ -53,8 +54,12 @@ for t, pct in ((2, 20), (3, 5), (4, 10)):
         ratio = float(r["iops"]) / w_want
         print(f"    worker {r['worker']}: unthrottled {base_w[r['worker']]:.0f}, "
               f"target {w_want:.0f}, achieved {float(r['iops']):.0f} ({ratio:.4f})")
-        assert abs(ratio - 1) < 0.05, ("worker off its share by more than 5 %", r["worker"], ratio)
+        # Never more than asked. Less only when the worker says it fell
+        # behind (late_ios: a busy host took its CPU), never silently.
+        late = int(r["late_ios"] or 0)
+        assert ratio < 1.05, ("worker over its share by more than 5 %", r["worker"], ratio)
+        assert ratio > 0.95 or late > 0, ("worker short of its share with no late I/O", r["worker"], ratio)
 assert doc["tests"][0]["rate_pct"] is None and doc["tests"][0]["rate_target_iops"] is None
 assert "find_max" not in doc["run"]
 PY
-ok "curve on the null engine: targets are the curve's percentages of each worker's unthrottled IOPS, achieved within 5 %"
+ok "curve on the null engine: targets are the curve's percentages of each worker's unthrottled IOPS, achieved within 5 % or reported late"

@@ -14,8 +14,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <windows.h>
-#include <malloc.h>
 /* after windows.h, whose types it uses */
 #include <bcrypt.h>
 
