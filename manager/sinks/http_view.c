@@ -564,7 +564,7 @@ void mgr_view_metrics(const struct mgr_view *v, uint64_t now, struct iof_buf *b)
     prom_head(b, "iofleet_run_eta_seconds", "gauge",
               "Planned ramp and measurement time of the run left.");
     iof_buf_addstr(b, "iofleet_run_eta_seconds");
-    prom_value(b, total - done);
+    prom_value(b, v->state == MGR_VIEW_DONE ? 0 : total - done); /* an interrupted run too */
     prom_head(b, "iofleet_agents_reported", "gauge",
               "Agents whose figures are in the last published interval.");
     iof_buf_printf(b, "iofleet_agents_reported %u\n", v->reported);

@@ -6,7 +6,8 @@
 # iofleet_run_info's state label changes); the latency summary's _count
 # equals the I/O counters and its _sum / _count is a plausible mean; the
 # shipped scrape example passes `promtool check config` and the dashboard
-# queries only metrics of a real scrape.
+# queries only metrics of a real scrape. A run interrupted after its first
+# interval shows no planned time left (ETA 0) while it is still served.
 source "$(dirname "$0")/lib/common.bash"
 command -v promtool >/dev/null ||
     skip "promtool not installed (Debian package prometheus: apt-get install --no-install-recommends prometheus)"
@@ -91,3 +92,28 @@ grep -v '^#' "$last" | grep -oE '^iofleet_[a-z_]+' | sort -u >"$T/have"
 missing=$(comm -23 "$T/dash" "$T/have" | tr '\n' ' ')
 [ -z "$missing" ] || fail "the dashboard queries metrics /metrics does not have: $missing"
 ok "docs/monitoring: prometheus.yml passes promtool check config; the dashboard's metrics are all exposed"
+
+# An interrupted run is over: no time is left, whatever was planned.
+plan q.json <<'P'
+{"name": "prom-int", "run": {"duration": "60s", "interval": "500ms"},
+ "specs": [{"name": "a", "lines": [{"size": "4k", "read": 100, "burst": 8, "delay": "1ms"}]}],
+ "workers": [{"count": 1, "engine": "null", "queue_depth": 2, "targets": [{"path": "t.dat", "size": "1m"}]}]}
+P
+iof_run_live "$T/q.json" --no-db --workdir "$T/work" --http 0 --http-linger 20
+for _ in $(seq 600); do
+    curl -sf --max-time 2 "${url}metrics" 2>/dev/null | grep -q '^iofleet_iops{node="ALL"}' && break
+    sleep 0.1
+done
+kill -INT "$RUN"
+m=
+for _ in $(seq 600); do
+    m=$(curl -sf --max-time 2 "${url}metrics" 2>/dev/null) || m=
+    grep -q '^iofleet_run_info{.*state="done"' <<<"$m" && break
+    m=
+    sleep 0.1
+done
+[ -n "$m" ] || fail "the interrupted run was not served as done"
+eta=$(sed -n 's/^iofleet_run_eta_seconds //p' <<<"$m")
+[ "$eta" = 0 ] || fail "iofleet_run_eta_seconds = '$eta' after an interrupted run, expected 0"
+kill "$RUN" 2>/dev/null || true
+ok "an interrupted run: iofleet_run_eta_seconds 0 once it is done"
