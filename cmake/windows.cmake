@@ -77,7 +77,7 @@ if(IOF_TESTS)
   # drives the manager's aggregation too), those of the agent written for Linux (its
   # files and devices: tests/windows/test_win_os.c is Windows'), those of the Linux-only parts
   # (test_link and test_net_*: socketpairs, unix sockets; tests/windows/ has Windows' own)
-  # and those that make their files with POSIX calls (tests/unit/tmpdir.h: mkdtemp, nftw).
+  # and those that make their files with POSIX calls (tests/unit/lib/tmpdir.h: mkdtemp, nftw).
   set(IOF_WIN_UNIT_TESTS
       test_backoff test_buf test_clock test_clock_sleep test_cliopt test_frame test_hist
       test_import_fio test_import_icf test_msg test_msg_run test_name test_plan
@@ -86,7 +86,8 @@ if(IOF_TESTS)
   file(GLOB IOF_WIN_ONLY_TESTS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/windows/test_*.c)
   set(IOF_WIN_TEST_SOURCES)
   foreach(name ${IOF_WIN_UNIT_TESTS})
-    list(APPEND IOF_WIN_TEST_SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/${name}.c)
+    file(GLOB src ${PROJECT_SOURCE_DIR}/tests/unit/*/${name}.c)
+    list(APPEND IOF_WIN_TEST_SOURCES ${src})
   endforeach()
   foreach(src ${IOF_WIN_TEST_SOURCES} ${IOF_WIN_ONLY_TESTS})
     get_filename_component(name ${src} NAME_WE)

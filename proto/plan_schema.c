@@ -2,7 +2,7 @@
 /* proto/plan_schema.c - the one table of plan keys: for each key of each
  * object its kind, where its value goes, its range, its default and a line of
  * help. The member readers, the unknown-key check and "did you mean", --set,
- * the key listing and the man page check (tests/unit/test_plan_keys.c) all
+ * the key listing and the man page check (tests/unit/proto/test_plan_keys.c) all
  * read it. A key is added here, read in its object's parse function (in table
  * order, which is also the order of its checks) and documented in
  * man/iofleet-plan.5. */

@@ -2,7 +2,8 @@
 # Dependencies point one way: manager, dynamo -> proto -> common. No source
 # includes a header of a layer above it or beside it (manager and dynamo
 # never include each other), the iofleet executable holds no code of the
-# agent (no dyn_ symbol), and it is not linked with libiof_dynamo.a.
+# agent (no dyn_ symbol), and it is not linked with libiof_dynamo.a. The
+# unit tests follow the same layers (tests/unit/LAYER/).
 source "$(dirname "$0")/lib/common.bash"
 [ -d "$IOF_SRC/common" ] || skip "sources not found at $IOF_SRC"
 
@@ -21,6 +22,16 @@ forbid proto dynamo manager
 forbid dynamo manager
 forbid manager dynamo
 ok "includes point down only"
+
+# The unit tests mirror the layers: tests/unit/LAYER/ holds the tests of that
+# layer, which include nothing above it (each links that layer's library only).
+forbid tests/unit/common proto dynamo manager
+forbid tests/unit/proto dynamo manager
+forbid tests/unit/dynamo manager
+forbid tests/unit/manager dynamo
+stray=$(find "$IOF_SRC/tests/unit" -maxdepth 1 -name '*.c' | sort)
+[ -z "$stray" ] || fail "unit tests outside tests/unit/<layer>/: ${stray//$IOF_SRC\//}"
+ok "unit tests in the folder of their layer, including nothing above it"
 
 # Inside the manager, the run's parts point one way too: the run
 # (manager/run.c) -> the agents' connections (manager/agent_conn.*) -> the

@@ -3,7 +3,7 @@
 # `iofleet --help` lists has its own section in iofleet(1), and every option
 # its --help table defines (the table the parser uses) is a tagged entry in
 # that section; every dynamo option is one in dynamo(8) (the plan keys of
-# iofleet-plan(5): tests/unit/test_plan_keys.c). The pages format without a
+# iofleet-plan(5): tests/unit/proto/test_plan_keys.c). The pages format without a
 # warning.
 source "$(dirname "$0")/lib/common.bash"
 MAN=$IOF_SRC/man
@@ -73,5 +73,5 @@ done <"$T/commands"
 check_opts "iofleet" "$MAN/iofleet.1" "OPTIONS" "$IOFLEET"
 check_opts "dynamo" "$MAN/dynamo.8" "OPTIONS" "$IOF_BIN/dynamo"
 
-# The plan keys against iofleet-plan(5): tests/unit/test_plan_keys.c walks the
+# The plan keys against iofleet-plan(5): tests/unit/proto/test_plan_keys.c walks the
 # schema table itself (proto_plan_keys()).
