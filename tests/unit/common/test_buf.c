@@ -31,7 +31,7 @@ void *__wrap_realloc(void *p, size_t n)
     return __real_realloc(p, n);
 }
 
-static void appends_build_text(void **state)
+static void test_appends_build_text(void **state)
 {
     struct iof_buf b = IOF_BUF_INIT;
 
@@ -53,7 +53,7 @@ static void appends_build_text(void **state)
 }
 
 /* Many small appends and one printf longer than any capacity so far. */
-static void grows_past_first_allocation(void **state)
+static void test_grows_past_first_allocation(void **state)
 {
     struct iof_buf b = IOF_BUF_INIT;
     char big[5001];
@@ -87,7 +87,7 @@ static void grows_past_first_allocation(void **state)
 }
 
 /* Past the limit nothing more is appended, the error sticks until reset. */
-static void limit_is_sticky(void **state)
+static void test_limit_is_sticky(void **state)
 {
     struct iof_buf b;
 
@@ -115,7 +115,7 @@ static void limit_is_sticky(void **state)
 }
 
 /* A size that would wrap size_t fails before any allocation. */
-static void size_overflow_is_refused(void **state)
+static void test_size_overflow_is_refused(void **state)
 {
     struct iof_buf b = IOF_BUF_INIT;
     void *arr = NULL;
@@ -143,7 +143,7 @@ static void size_overflow_is_refused(void **state)
 
 /* realloc failing: the append reports -ENOMEM, the text so far is intact,
  * the error sticks, take hands out nothing. */
-static void allocation_failure_is_reported(void **state)
+static void test_allocation_failure_is_reported(void **state)
 {
     struct iof_buf b = IOF_BUF_INIT;
     size_t len = 99;
@@ -181,7 +181,7 @@ static void allocation_failure_is_reported(void **state)
     free(arr);
 }
 
-static void take_hands_over(void **state)
+static void test_take_hands_over(void **state)
 {
     struct iof_buf b = IOF_BUF_INIT;
     size_t len = 99;
@@ -208,7 +208,7 @@ static void take_hands_over(void **state)
 }
 
 /* reserve + commit: bytes written in place by the caller. */
-static void reserve_then_commit(void **state)
+static void test_reserve_then_commit(void **state)
 {
     struct iof_buf b = IOF_BUF_INIT;
 
@@ -226,13 +226,13 @@ static void reserve_then_commit(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(appends_build_text),
-        cmocka_unit_test(grows_past_first_allocation),
-        cmocka_unit_test(limit_is_sticky),
-        cmocka_unit_test(size_overflow_is_refused),
-        cmocka_unit_test(allocation_failure_is_reported),
-        cmocka_unit_test(take_hands_over),
-        cmocka_unit_test(reserve_then_commit),
+        cmocka_unit_test(test_appends_build_text),
+        cmocka_unit_test(test_grows_past_first_allocation),
+        cmocka_unit_test(test_limit_is_sticky),
+        cmocka_unit_test(test_size_overflow_is_refused),
+        cmocka_unit_test(test_allocation_failure_is_reported),
+        cmocka_unit_test(test_take_hands_over),
+        cmocka_unit_test(test_reserve_then_commit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -29,7 +29,7 @@ static const char *esc(const char *s, unsigned flags)
     return out;
 }
 
-static void document_strings(void **state)
+static void test_document_strings(void **state)
 {
     (void)state;
     assert_string_equal(esc("a\"b\\c", 0), "\"a\\\"b\\\\c\"");
@@ -47,7 +47,7 @@ static void document_strings(void **state)
     assert_string_equal(esc(NULL, 0), "null");
 }
 
-static void text_policy(void **state)
+static void test_text_policy(void **state)
 {
     (void)state;
     assert_string_equal(esc("a\"b\\c d\xc3\xa9", IOF_JSON_TEXT), "\"a\\\"b\\\\c d\xc3\xa9\"");
@@ -59,7 +59,7 @@ static void text_policy(void **state)
     assert_string_equal(esc(NULL, IOF_JSON_TEXT), "null");
 }
 
-static void fput_matches_escape(void **state)
+static void test_fput_matches_escape(void **state)
 {
     const char *s = "x\n\"\xff<&";
     char buf[128] = "";
@@ -76,7 +76,7 @@ static void fput_matches_escape(void **state)
     }
 }
 
-static void writer(void **state)
+static void test_writer(void **state)
 {
     struct iof_buf b = IOF_BUF_INIT;
 
@@ -111,10 +111,10 @@ static void writer(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(document_strings),
-        cmocka_unit_test(text_policy),
-        cmocka_unit_test(fput_matches_escape),
-        cmocka_unit_test(writer),
+        cmocka_unit_test(test_document_strings),
+        cmocka_unit_test(test_text_policy),
+        cmocka_unit_test(test_fput_matches_escape),
+        cmocka_unit_test(test_writer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,7 +15,7 @@
 
 #include "common/log.h"
 
-static void escape_control_bytes(void **state)
+static void test_escape_control_bytes(void **state)
 {
     char out[64];
 
@@ -26,7 +26,7 @@ static void escape_control_bytes(void **state)
     assert_string_equal(out, "a\\x0ab\\x0d\\x09c\\x1b[2J\\x7f");
 }
 
-static void escape_never_cut_in_half(void **state)
+static void test_escape_never_cut_in_half(void **state)
 {
     char out[6];
 
@@ -67,7 +67,7 @@ static void capture(char *buf, size_t cap, const char *path)
     capture_of(buf, cap, path, false);
 }
 
-static void log_line_stays_one_line(void **state)
+static void test_log_line_stays_one_line(void **state)
 {
     char got[512];
     const char *nl;
@@ -85,7 +85,7 @@ static void log_line_stays_one_line(void **state)
 
 /* A user-facing line: as given (no program name or level added), printed
  * at any level, escaped and whole like every log line. */
-static void user_line_as_given(void **state)
+static void test_user_line_as_given(void **state)
 {
     char got[4096], path[3000];
 
@@ -106,10 +106,10 @@ static void user_line_as_given(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(escape_control_bytes),
-        cmocka_unit_test(escape_never_cut_in_half),
-        cmocka_unit_test(log_line_stays_one_line),
-        cmocka_unit_test(user_line_as_given),
+        cmocka_unit_test(test_escape_control_bytes),
+        cmocka_unit_test(test_escape_never_cut_in_half),
+        cmocka_unit_test(test_log_line_stays_one_line),
+        cmocka_unit_test(test_user_line_as_given),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

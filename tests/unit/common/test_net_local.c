@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "common/net.h"
+#include "tmpdir.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,7 +31,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-static char g_dir[200];
+static char g_dir[200]; /* short: unix socket paths are made in it */
 
 /* chmod() of this program (linked with --wrap=chmod): when g_victim is set,
  * it first replaces what is at path with a symlink to g_victim, as a user
@@ -397,24 +398,24 @@ static void test_unix_dir_checks(void **state)
 
 int main(void)
 {
-    const char *base = getenv("IOF_TEST_TMPDIR");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_socketpair_cred),  cmocka_unit_test(test_write_direct_then_queued),
         cmocka_unit_test(test_open_fd_not_unix), cmocka_unit_test(test_addr_is_unix),
         cmocka_unit_test(test_unix_listener),    cmocka_unit_test(test_unix_no_chmod_by_name),
         cmocka_unit_test(test_unix_dir_checks),
     };
+    char dir[PATH_MAX];
     int rc;
 
-    if (!base || !*base)
-        base = "/tmp";
-    mkdir(base, 0755);
-    snprintf(g_dir, sizeof(g_dir), "%s/net.XXXXXX", base);
-    if (!mkdtemp(g_dir)) {
-        perror(g_dir);
+    if (test_tmpdir_make(dir, "net") < 0)
+        return 1;
+    if (strlen(dir) >= sizeof(g_dir)) {
+        fprintf(stderr, "temp dir %s: too long for unix socket paths\n", dir);
+        test_tmpdir_remove(dir);
         return 1;
     }
+    memcpy(g_dir, dir, strlen(dir) + 1);
     rc = cmocka_run_group_tests(tests, NULL, NULL);
-    rmdir(g_dir);
+    test_tmpdir_remove(dir);
     return rc;
 }

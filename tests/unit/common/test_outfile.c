@@ -105,7 +105,7 @@ static void assert_regular(const char *p)
     assert_true(S_ISREG(st.st_mode));
 }
 
-static void dangling_link_refused(void **state)
+static void test_dangling_link_refused(void **state)
 {
     struct iof_diag d = {{0}};
     struct stat st;
@@ -122,7 +122,7 @@ static void dangling_link_refused(void **state)
     assert_int_equal(entries(), 1); /* the link, no temporary file */
 }
 
-static void dangling_link_forced(void **state)
+static void test_dangling_link_forced(void **state)
 {
     struct iof_diag d = {{0}};
     struct stat st;
@@ -136,7 +136,7 @@ static void dangling_link_forced(void **state)
     assert_int_equal(entries(), 1);
 }
 
-static void link_to_file(void **state)
+static void test_link_to_file(void **state)
 {
     struct iof_diag d = {{0}};
     struct stat st;
@@ -155,7 +155,7 @@ static void link_to_file(void **state)
     assert_int_equal(entries(), 2);
 }
 
-static void existing_file(void **state)
+static void test_existing_file(void **state)
 {
     struct iof_diag d = {{0}};
     struct stat before, after;
@@ -173,7 +173,7 @@ static void existing_file(void **state)
     assert_int_equal(entries(), 1);
 }
 
-static void missing_directory(void **state)
+static void test_missing_directory(void **state)
 {
     struct iof_diag d = {{0}};
     char p[PATH_MAX + 32];
@@ -190,7 +190,7 @@ static void missing_directory(void **state)
 
 /* Until the rename, the name holds the old file (or nothing); after it, the
  * whole new one. An abort leaves the old file and no temporary file. */
-static void rename_atomicity(void **state)
+static void test_rename_atomicity(void **state)
 {
     struct iof_outfile o = IOF_OUTFILE_INIT;
     struct iof_diag d = {{0}};
@@ -227,7 +227,7 @@ static void rename_atomicity(void **state)
 /* A dangling link planted at the name after the check and before the
  * rename: without force the rename refuses it (the link survives, the
  * output stays in the temporary file when asked to keep it). */
-static void planted_during_write(void **state)
+static void test_planted_during_write(void **state)
 {
     struct iof_outfile o = IOF_OUTFILE_INIT;
     struct iof_diag d = {{0}};
@@ -254,7 +254,7 @@ static void planted_during_write(void **state)
     assert_int_equal(entries(), 1);
 }
 
-static void modes(void **state)
+static void test_modes(void **state)
 {
     struct iof_diag d = {{0}};
     struct stat st;
@@ -272,7 +272,7 @@ static void modes(void **state)
 
 /* A FIFO at the name is written as it is; a rewritten-in-place file must be
  * a regular one; "-" is standard output. */
-static void special_files(void **state)
+static void test_special_files(void **state)
 {
     struct iof_outfile o = IOF_OUTFILE_INIT;
     struct iof_diag d = {{0}};
@@ -301,7 +301,7 @@ static void special_files(void **state)
  * with or without force) and a file with another hard link are refused and
  * nothing is written through them; a second appender is refused while the
  * first holds the file; an aborted append leaves no new empty file. */
-static void append(void **state)
+static void test_append(void **state)
 {
     struct iof_diag d = {{0}};
     struct iof_outfile o, o2;
@@ -364,16 +364,16 @@ static void append(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(dangling_link_refused, case_setup),
-        cmocka_unit_test_setup(dangling_link_forced, case_setup),
-        cmocka_unit_test_setup(link_to_file, case_setup),
-        cmocka_unit_test_setup(existing_file, case_setup),
-        cmocka_unit_test_setup(missing_directory, case_setup),
-        cmocka_unit_test_setup(rename_atomicity, case_setup),
-        cmocka_unit_test_setup(planted_during_write, case_setup),
-        cmocka_unit_test_setup(modes, case_setup),
-        cmocka_unit_test_setup(special_files, case_setup),
-        cmocka_unit_test_setup(append, case_setup),
+        cmocka_unit_test_setup(test_dangling_link_refused, case_setup),
+        cmocka_unit_test_setup(test_dangling_link_forced, case_setup),
+        cmocka_unit_test_setup(test_link_to_file, case_setup),
+        cmocka_unit_test_setup(test_existing_file, case_setup),
+        cmocka_unit_test_setup(test_missing_directory, case_setup),
+        cmocka_unit_test_setup(test_rename_atomicity, case_setup),
+        cmocka_unit_test_setup(test_planted_during_write, case_setup),
+        cmocka_unit_test_setup(test_modes, case_setup),
+        cmocka_unit_test_setup(test_special_files, case_setup),
+        cmocka_unit_test_setup(test_append, case_setup),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -29,7 +29,7 @@ static void expect_fault(const char *s, size_t offset, const char *shown, const 
     assert_string_equal(iof_text_fault_str(buf, sizeof(buf), &f), str);
 }
 
-static void check_policy(void **state)
+static void test_check_policy(void **state)
 {
     (void)state;
     assert_int_equal(iof_text_check("", NULL), 0);
@@ -68,7 +68,7 @@ static void check_policy(void **state)
     assert_int_equal(iof_text_check("\xe2\x80\xa9", NULL), 0); /* U+2029: not a control */
 }
 
-static void escape_for_terminal(void **state)
+static void test_escape_for_terminal(void **state)
 {
     char out[64];
 
@@ -107,7 +107,7 @@ static char *written(void (*fn)(FILE *, const char *), const char *s)
     return buf;
 }
 
-static void fput_terminal(void **state)
+static void test_fput_terminal(void **state)
 {
     (void)state;
     assert_string_equal(written(iof_text_fput, "run\x1b]2;owned\x07"), "run\\x1b]2;owned\\x07");
@@ -124,7 +124,7 @@ static void json_script(FILE *f, const char *s)
     iof_json_fput(f, s, IOF_JSON_TEXT | IOF_JSON_SCRIPT);
 }
 
-static void fput_json(void **state)
+static void test_fput_json(void **state)
 {
     (void)state;
     assert_string_equal(written(json_plain, "a\"b\\c d\xc3\xa9"), "\"a\\\"b\\\\c d\xc3\xa9\"");
@@ -136,7 +136,7 @@ static void fput_json(void **state)
     assert_string_equal(written(json_plain, NULL), "null");
 }
 
-static void fput_markdown(void **state)
+static void test_fput_markdown(void **state)
 {
     (void)state;
     assert_string_equal(written(iof_text_fput_md, "4K 70% read"), "4K 70% read");
@@ -153,7 +153,7 @@ static void fput_markdown(void **state)
 
 /* HTML: one escaper for the live page and the report; file and buffer
  * forms write the same bytes. */
-static void html_text(void **state)
+static void test_html_text(void **state)
 {
     static const char *const cases[][2] = {
         {"4K 70% read", "4K 70% read"},
@@ -181,9 +181,9 @@ static void html_text(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(check_policy),  cmocka_unit_test(escape_for_terminal),
-        cmocka_unit_test(fput_terminal), cmocka_unit_test(fput_json),
-        cmocka_unit_test(fput_markdown), cmocka_unit_test(html_text),
+        cmocka_unit_test(test_check_policy),  cmocka_unit_test(test_escape_for_terminal),
+        cmocka_unit_test(test_fput_terminal), cmocka_unit_test(test_fput_json),
+        cmocka_unit_test(test_fput_markdown), cmocka_unit_test(test_html_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,6 +25,7 @@
 #include "common/clock.h"
 #include "common/net.h"
 #include "common/tls.h"
+#include "tmpdir.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -41,7 +42,7 @@
 
 /* ---- the PKI ---------------------------------------------------------------------------- */
 
-static char g_dir[4096];
+static char g_dir[PATH_MAX];
 
 static void path_of(char *buf, size_t cap, const char *name)
 {
@@ -137,12 +138,6 @@ static void make_leaf(const char *file, const char *cn, const char *san, X509 *c
     X509_free(cert);
     EVP_PKEY_free(key);
 }
-
-static const char *const g_files[] = {
-    "ca.pem",      "other-ca.pem", "node1.pem",   "node1.key",  "manager.pem",
-    "manager.key", "expired.pem",  "expired.key", "future.pem", "future.key",
-    "rogue.pem",   "rogue.key",    "garbage.pem",
-};
 
 static void make_pki(void)
 {
@@ -590,13 +585,8 @@ static struct fx g_fx;
 
 static int group_setup(void **state)
 {
-    const char *base = getenv("IOF_TEST_TMPDIR");
     (void)state;
-    if (!base || !*base)
-        base = "/tmp";
-    mkdir(base, 0700);
-    snprintf(g_dir, sizeof(g_dir), "%s/test_tls.XXXXXX", base);
-    if (!mkdtemp(g_dir))
+    if (test_tmpdir_make(g_dir, "test_tls") < 0)
         return -1;
     make_pki();
     g_fx.srv = load("ca.pem", "node1.pem", "node1.key", IOF_TLS_SERVER, 0);
@@ -618,12 +608,7 @@ static int group_teardown(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof(g_fx) / sizeof(*all); i++)
         iof_tls_ctx_free(all[i]);
-    for (size_t i = 0; i < sizeof(g_files) / sizeof(*g_files); i++) {
-        char p[4200];
-        path_of(p, sizeof(p), g_files[i]);
-        unlink(p);
-    }
-    rmdir(g_dir);
+    test_tmpdir_remove(g_dir);
     return 0;
 }
 

@@ -19,6 +19,7 @@
 
 #include "common/clock.h"
 #include "common/tls.h"
+#include "tmpdir.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -33,7 +34,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
-static char g_dir[4096];
+static char g_dir[PATH_MAX];
 
 static void path_of(char *buf, size_t cap, const char *name)
 {
@@ -101,25 +102,17 @@ static void make_leaf(const char *base, const char *cn, X509 *ca, EVP_PKEY *ca_k
     EVP_PKEY_free(key);
 }
 
-static const char *const g_files[] = {"ca.pem",    "manager.pem", "manager.key", "node1.pem",
-                                      "node1.key", "brief.pem",   "brief.key"};
-
 /* The CA, kept for the certificate a test makes when it needs it. */
 static X509 *g_ca;
 static EVP_PKEY *g_ca_key;
 
 static int group_setup(void **state)
 {
-    const char *base = getenv("IOF_TEST_TMPDIR");
     EVP_PKEY *ca_key = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
     X509 *ca;
 
     (void)state;
-    if (!base || !*base)
-        base = "/tmp";
-    mkdir(base, 0700);
-    snprintf(g_dir, sizeof(g_dir), "%s/iof-tlsres-XXXXXX", base);
-    if (!mkdtemp(g_dir) || !ca_key)
+    if (!ca_key || test_tmpdir_make(g_dir, "test_tls_resume") < 0)
         return -1;
     ca = make_cert(ca_key, "iofleet test CA", true, NULL, NULL, 3650L * 86400);
     write_pem("ca.pem", ca, NULL);
@@ -132,15 +125,10 @@ static int group_setup(void **state)
 
 static int group_teardown(void **state)
 {
-    char p[4200];
     (void)state;
     X509_free(g_ca);
     EVP_PKEY_free(g_ca_key);
-    for (size_t i = 0; i < sizeof(g_files) / sizeof(g_files[0]); i++) {
-        path_of(p, sizeof(p), g_files[i]);
-        unlink(p);
-    }
-    rmdir(g_dir);
+    test_tmpdir_remove(g_dir);
     return 0;
 }
 

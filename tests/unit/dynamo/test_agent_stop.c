@@ -46,7 +46,7 @@ static int remove_dir(void **state)
     return 0;
 }
 
-static void stop_request_ends_the_agent(void **state)
+static void test_stop_request_ends_the_agent(void **state)
 {
     char listen[PATH_MAX + 16], work[PATH_MAX + 16];
     struct run r = {.rc = -1};
@@ -86,7 +86,7 @@ static void stop_request_ends_the_agent(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(stop_request_ends_the_agent, remove_dir),
+        cmocka_unit_test_teardown(test_stop_request_ends_the_agent, remove_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

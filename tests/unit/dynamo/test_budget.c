@@ -41,7 +41,7 @@ static struct iof_worker_cfg group(const char *engine, uint32_t count, uint32_t 
     return g;
 }
 
-static void need_counts_what_run_allocates(void **state)
+static void test_need_counts_what_run_allocates(void **state)
 {
     struct iof_spec big = spec_of(&line16m), small = spec_of(&line4k);
     const struct iof_spec *bigs[] = {&big, &big}, *smalls[] = {&small, &small};
@@ -100,7 +100,7 @@ static void need_counts_what_run_allocates(void **state)
 /* Verified test files add their generation maps (IOF_GENMAP_BYTES per 4 KiB
  * granule), once per file however many groups name it; devices, absolute
  * paths, files too large to map and sizes left open add nothing. */
-static void need_counts_generation_maps(void **state)
+static void test_need_counts_generation_maps(void **state)
 {
     struct iof_spec small = spec_of(&line4k);
     const struct iof_spec *smalls[] = {&small, &small}, *one_idle[] = {&small, NULL};
@@ -144,7 +144,7 @@ static void need_counts_generation_maps(void **state)
     assert_int_equal(idle.buffer_mem - without.buffer_mem, 1024 * MIB / 4096 * IOF_GENMAP_BYTES);
 }
 
-static void check_names_limit_and_numbers(void **state)
+static void test_check_names_limit_and_numbers(void **state)
 {
     struct dyn_budget b = {.max_workers = 16, .max_buffer_mem = 512 * MIB, .max_aio_events = 100};
     struct dyn_budget_limits lim = {
@@ -194,7 +194,7 @@ static void check_names_limit_and_numbers(void **state)
                                "connections)");
 }
 
-static void default_workers_are_a_multiple_of_cpus(void **state)
+static void test_default_workers_are_a_multiple_of_cpus(void **state)
 {
     struct dyn_budget b = {0};
     struct dyn_budget_limits lim;
@@ -221,7 +221,7 @@ static void default_workers_are_a_multiple_of_cpus(void **state)
     assert_true(lim.aio_events < UINT64_MAX - 1);
 }
 
-static void start_time(void **state)
+static void test_start_time(void **state)
 {
     struct iof_diag d = {{0}};
     uint64_t s = 0, now = 1000 * S_NS;
@@ -257,11 +257,11 @@ static void start_time(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(need_counts_what_run_allocates),
-        cmocka_unit_test(need_counts_generation_maps),
-        cmocka_unit_test(check_names_limit_and_numbers),
-        cmocka_unit_test(default_workers_are_a_multiple_of_cpus),
-        cmocka_unit_test(start_time),
+        cmocka_unit_test(test_need_counts_what_run_allocates),
+        cmocka_unit_test(test_need_counts_generation_maps),
+        cmocka_unit_test(test_check_names_limit_and_numbers),
+        cmocka_unit_test(test_default_workers_are_a_multiple_of_cpus),
+        cmocka_unit_test(test_start_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -84,7 +84,7 @@ static int prepare(struct dyn_scope *s, const char *path, struct iof_diag *d)
 /* A target named like the ledger (or any '.iofleet-' name, in any
  * directory) is refused when it would be created and when it is opened;
  * the ledger stays as it was and keeps naming the real test file. */
-static void reserved_names(void **state)
+static void test_reserved_names(void **state)
 {
     struct dyn_scope *s = scope_new();
     struct iof_diag d = {{0}};
@@ -121,7 +121,7 @@ static void reserved_names(void **state)
 /* clean removes a test file it made only while it has one link; one given a
  * second name since stays (and stays in the ledger) until that name goes.
  * A verify state file with a second name is left alone too. */
-static void clean_single_link(void **state)
+static void test_clean_single_link(void **state)
 {
     struct dyn_scope *s = scope_new();
     struct dyn_clean_report r = {0};
@@ -167,8 +167,8 @@ static void clean_single_link(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(reserved_names, case_setup, case_teardown),
-        cmocka_unit_test_setup_teardown(clean_single_link, case_setup, case_teardown),
+        cmocka_unit_test_setup_teardown(test_reserved_names, case_setup, case_teardown),
+        cmocka_unit_test_setup_teardown(test_clean_single_link, case_setup, case_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,11 +23,11 @@
 #include "dynamo/engine.h"
 #include "dynamo/run.h"
 #include "dynamo/target.h"
+#include "tmpdir.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <math.h>
 #include <limits.h>
@@ -62,26 +62,6 @@ __attribute__((format(printf, 3, 4))) static void fmt(char *buf, size_t cap, con
         fprintf(stderr, "path or message too long: %s\n", buf);
         abort();
     }
-}
-
-static int mkdir_p(const char *path)
-{
-    char buf[PATH_MAX];
-
-    if (strlen(path) >= sizeof(buf))
-        return -ENAMETOOLONG;
-    memcpy(buf, path, strlen(path) + 1);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-            return -errno;
-        *p = '/';
-    }
-    if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-        return -errno;
-    return 0;
 }
 
 /* Can files in g_dir be opened and read with O_DIRECT? */
@@ -125,17 +105,9 @@ out:
 
 static int group_setup(void **state)
 {
-    const char *base = getenv("IOF_TEST_TMPDIR");
-    char tmpl[PATH_MAX];
-
     (void)state;
-    if (!base || !*base || mkdir_p(base) < 0)
-        base = "/tmp";
-    fmt(tmpl, sizeof(tmpl), "%s/test_engine.XXXXXX", base);
-    if (!mkdtemp(tmpl) || !realpath(tmpl, g_dir)) {
-        fprintf(stderr, "cannot create a temp dir under %s: %s\n", base, strerror(errno));
+    if (test_tmpdir_make(g_dir, "test_engine") < 0)
         return -1;
-    }
     {
         const char *allow[] = {g_dir};
         struct iof_diag d = {{0}};
@@ -150,20 +122,12 @@ static int group_setup(void **state)
     return 0;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
 static int group_teardown(void **state)
 {
     (void)state;
     dyn_scope_free(g_scope);
     if (g_dir[0])
-        nftw(g_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        test_tmpdir_remove(g_dir);
     return 0;
 }
 

@@ -17,32 +17,27 @@
 
 #include "dynamo/genmap.h"
 #include "dynamo/scope.h"
+#include "tmpdir.h"
 
-static char g_dir[256];
+static char g_dir[PATH_MAX];
 static struct dyn_scope *g_scope;
 
 static int setup(void **state)
 {
-    const char *base = getenv("IOF_TEST_TMPDIR");
     struct iof_diag d = {{0}};
 
     (void)state;
-    snprintf(g_dir, sizeof(g_dir), "%s/genmap.XXXXXX", base ? base : "/tmp");
-    if (base)
-        mkdir(base, 0700);
-    if (!mkdtemp(g_dir))
+    if (test_tmpdir_make(g_dir, "genmap") < 0)
         return -1;
     return dyn_scope_new(g_dir, NULL, 0, &g_scope, &d);
 }
 
 static int teardown(void **state)
 {
-    char cmd[300];
-
     (void)state;
     dyn_scope_free(g_scope);
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_dir);
-    return system(cmd) == 0 ? 0 : -1;
+    test_tmpdir_remove(g_dir);
+    return 0;
 }
 
 static struct dyn_genmap *open_map(const char *path, ino_t ino)

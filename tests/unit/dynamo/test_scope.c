@@ -11,10 +11,10 @@
 
 #include "common/err.h"
 #include "dynamo/scope.h"
+#include "tmpdir.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,14 +44,10 @@ static void touch(const char *p)
 
 static int group_setup(void **state)
 {
-    const char *base = getenv("IOF_TEST_TMPDIR");
-    char tmpl[PATH_MAX], p[PATH_MAX];
+    char p[PATH_MAX];
 
     (void)state;
-    if (!base || !*base || (mkdir(base, 0755) < 0 && errno != EEXIST))
-        base = "/tmp";
-    snprintf(tmpl, sizeof(tmpl), "%s/test_scope.XXXXXX", base);
-    if (!mkdtemp(tmpl) || !realpath(tmpl, g_dir))
+    if (test_tmpdir_make(g_dir, "test_scope") < 0)
         return -1;
     snprintf(g_work, sizeof(g_work), "%s/w", g_dir);
     snprintf(g_allow, sizeof(g_allow), "%s/a", g_dir);
@@ -89,20 +85,12 @@ static int group_setup(void **state)
     return 0;
 }
 
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(p);
-}
-
 static int group_teardown(void **state)
 {
     (void)state;
     dyn_scope_force_fallback(false);
     if (g_dir[0])
-        nftw(g_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        test_tmpdir_remove(g_dir);
     return 0;
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/lib/tmpdir.h - the temporary directory a unit test works in: made
- * fresh with mkdtemp under $IOF_TEST_TMPDIR (or /tmp), removed with all it
- * holds at the end. Header-only, for the unit test programs. */
+ * fresh with mkdtemp under $IOF_TEST_TMPDIR (or /tmp; created with its parents), removed with all
+ * it holds at the end. Header-only, for the unit test programs. */
 #ifndef IOF_TESTS_UNIT_TMPDIR_H
 #define IOF_TESTS_UNIT_TMPDIR_H
 
@@ -23,7 +23,16 @@ static inline int test_tmpdir_make(char dir[PATH_MAX], const char *name)
 
     if (!base || !*base)
         base = "/tmp";
-    mkdir(base, 0755);
+    /* the base and its missing parents */
+    snprintf(tmpl, sizeof(tmpl), "%s", base);
+    for (char *s = tmpl + 1; *s; s++) {
+        if (*s != '/')
+            continue;
+        *s = '\0';
+        mkdir(tmpl, 0755);
+        *s = '/';
+    }
+    mkdir(tmpl, 0755);
     snprintf(tmpl, sizeof(tmpl), "%s/%s.XXXXXX", base, name);
     if (!mkdtemp(tmpl) || !realpath(tmpl, dir)) {
         fprintf(stderr, "cannot create a temp dir under %s: %s\n", base, strerror(errno));

@@ -38,7 +38,7 @@ static struct rec *rec(int n, size_t bytes)
     return r;
 }
 
-static void fifo_and_bound(void **state)
+static void test_fifo_and_bound(void **state)
 {
     struct mgr_dbq q;
     struct mgr_dbq_item *list;
@@ -122,7 +122,7 @@ static void wait_done(struct mgr_dbq *q, uint64_t want)
 /* A waiting consumer is not woken per push: records pushed without
  * MGR_DBQ_WAKE wait until one asks for it (and go together), or until
  * MGR_DBQ_WAKE_COUNT of them are queued. */
-static void wakes_when_asked_or_full(void **state)
+static void test_wakes_when_asked_or_full(void **state)
 {
     struct mgr_dbq q;
     pthread_t t;
@@ -160,7 +160,7 @@ static void wakes_when_asked_or_full(void **state)
     mgr_dbq_destroy(&q);
 }
 
-static void drain_waits_for_consumer(void **state)
+static void test_drain_waits_for_consumer(void **state)
 {
     struct mgr_dbq q;
     pthread_t t;
@@ -189,9 +189,9 @@ static void drain_waits_for_consumer(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(fifo_and_bound),
-        cmocka_unit_test(drain_waits_for_consumer),
-        cmocka_unit_test(wakes_when_asked_or_full),
+        cmocka_unit_test(test_fifo_and_bound),
+        cmocka_unit_test(test_drain_waits_for_consumer),
+        cmocka_unit_test(test_wakes_when_asked_or_full),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -30,6 +30,7 @@
 #include "common/stats.h"
 #include "manager/metrics.h"
 #include "manager/sink.h"
+#include "tmpdir.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -625,37 +626,16 @@ static void sim_feed(const struct sim *s, struct mgr_sink **sinks, size_t nsinks
     }
 }
 
-static int mkdir_p(const char *path)
-{
-    char tmp[PATH_MAX];
-    snprintf(tmp, sizeof(tmp), "%s", path);
-    for (char *p = tmp + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-                return -1;
-            *p = '/';
-        }
-    return mkdir(tmp, 0755) < 0 && errno != EEXIST ? -1 : 0;
-}
-
 static int group_setup(void **state)
 {
-    const char *base = getenv("IOF_TEST_TMPDIR");
-    char tmpl[PATH_MAX];
     struct mgr_sink *sinks[2];
     struct iof_diag d = {{0}};
     size_t nsinks = 0;
     struct mgr_run_info ri = {.start_wall_ns = 1700000000000000000ull};
 
     (void)state;
-    if (!base || !*base || mkdir_p(base) < 0)
-        base = "/tmp";
-    snprintf(tmpl, sizeof(tmpl), "%s/test_out_csv.XXXXXX", base);
-    if (!mkdtemp(tmpl) || !realpath(tmpl, g_dir)) {
-        fprintf(stderr, "cannot create a temp dir under %s: %s\n", base, strerror(errno));
+    if (test_tmpdir_make(g_dir, "test_out_csv") < 0)
         return -1;
-    }
     /* a comma and a quote in the file names too */
     fmt(g_csv, sizeof(g_csv), "%s/results,\"1\".csv", g_dir);
     fmt(g_ts, sizeof(g_ts), "%s/series.csv", g_dir);
@@ -744,9 +724,7 @@ static int group_teardown(void **state)
             unlink(path);
         }
     }
-    unlink(g_csv);
-    unlink(g_ts);
-    rmdir(g_dir);
+    test_tmpdir_remove(g_dir);
     return 0;
 }
 

@@ -39,6 +39,7 @@
 #include "manager/sink.h"
 #include "proto/msg.h"
 #include "proto/plan.h"
+#include "tmpdir.h"
 
 #include <cjson/cJSON.h>
 
@@ -1458,55 +1459,20 @@ static void test_target_hists_rule(void **state)
     iof_plan_free(&p);
 }
 
-static int mkdir_p(const char *dir)
-{
-    char buf[PATH_MAX];
-    snprintf(buf, sizeof(buf), "%s", dir);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    return mkdir(buf, 0755) < 0 && errno != EEXIST ? -1 : 0;
-}
-
 static int group_setup(void **state)
 {
-    const char *base = getenv("IOF_TEST_TMPDIR");
-    char tmpl[PATH_MAX];
-
     (void)state;
-    if (!base || !*base || mkdir_p(base) < 0)
-        base = "/tmp";
-    snprintf(tmpl, sizeof(tmpl), "%s/test_out_json.XXXXXX", base);
-    if (!mkdtemp(tmpl) || !realpath(tmpl, g_dir)) {
-        fprintf(stderr, "cannot create a temp dir under %s: %s\n", base, strerror(errno));
+    if (test_tmpdir_make(g_dir, "test_out_json") < 0)
         return -1;
-    }
     return 0;
 }
 
 /* Removes whatever a case left behind, also after a failed one. */
 static int group_teardown(void **state)
 {
-    DIR *d = opendir(g_dir);
-    struct dirent *e;
-    char path[PATH_MAX];
-
     (void)state;
-    while (d && (e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        if (snprintf(path, sizeof(path), "%s/%s", g_dir, e->d_name) < (int)sizeof(path) &&
-            unlink(path) != 0)
-            rmdir(path);
-    }
-    if (d)
-        closedir(d);
-    return rmdir(g_dir);
+    test_tmpdir_remove(g_dir);
+    return 0;
 }
 
 int main(void)

@@ -18,11 +18,11 @@
 
 #include "manager/cli.h"
 #include "manager/pki.h"
+#include "tmpdir.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -687,50 +687,19 @@ static void test_io_errors(void **state)
 
 /* ---- fixture ----------------------------------------------------------- */
 
-static int mkdir_p(const char *path)
-{
-    char p[PATH_MAX];
-    snprintf(p, sizeof(p), "%s", path);
-    for (char *s = p + 1; *s; s++) {
-        if (*s != '/')
-            continue;
-        *s = '\0';
-        if (mkdir(p, 0755) < 0 && errno != EEXIST)
-            return -1;
-        *s = '/';
-    }
-    return mkdir(p, 0755) < 0 && errno != EEXIST ? -1 : 0;
-}
-
 static int group_setup(void **state)
 {
-    const char *base = getenv("IOF_TEST_TMPDIR");
-    char tmpl[PATH_MAX];
-
     (void)state;
-    if (!base || !*base || mkdir_p(base) < 0)
-        base = "/tmp";
-    snprintf(tmpl, sizeof(tmpl), "%s/test_pki.XXXXXX", base);
-    if (!mkdtemp(tmpl) || !realpath(tmpl, g_dir)) {
-        fprintf(stderr, "cannot create a temp dir under %s: %s\n", base, strerror(errno));
+    if (test_tmpdir_make(g_dir, "test_pki") < 0)
         return -1;
-    }
     return 0;
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
 }
 
 static int group_teardown(void **state)
 {
     (void)state;
     if (g_dir[0])
-        nftw(g_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        test_tmpdir_remove(g_dir);
     return 0;
 }
 

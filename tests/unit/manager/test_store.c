@@ -45,6 +45,7 @@
 #include "manager/metrics.h"
 #include "manager/history/report_html.h"
 #include "manager/history/store.h"
+#include "tmpdir.h"
 
 static char g_dir[PATH_MAX];
 static unsigned g_seq;
@@ -66,22 +67,15 @@ static void fresh_path(char *buf, size_t cap, const char *name)
 
 static int setup_dir(void **state)
 {
-    const char *base = getenv("IOF_TEST_TMPDIR");
     (void)state;
-    if (!base)
-        base = "/tmp";
-    mkdir(base, 0755);
-    snprintf(g_dir, sizeof(g_dir), "%s/test_store.XXXXXX", base);
-    assert_non_null(mkdtemp(g_dir));
-    return 0;
+    return test_tmpdir_make(g_dir, "test_store");
 }
 
 static int teardown_dir(void **state)
 {
-    char cmd[PATH_MAX + 16];
     (void)state;
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_dir);
-    return system(cmd) == 0 ? 0 : -1;
+    test_tmpdir_remove(g_dir);
+    return 0;
 }
 
 static int64_t query_int(struct mgr_store *st, const char *sql)
@@ -215,7 +209,7 @@ static int64_t record_run(const char *db, const char *tag, unsigned ntests, bool
 
 /* A TARGET row's histograms are kept or dropped (latency NULL) as
  * run.target_histograms and mgr_target_hists() say; other rows keep theirs. */
-static void target_histograms(void **state)
+static void test_target_histograms(void **state)
 {
     static const enum iof_target_hists modes[] = {IOF_TARGET_HISTS_ALWAYS, IOF_TARGET_HISTS_NEVER};
     struct iof_stats *st = malloc(sizeof(*st));
@@ -273,7 +267,7 @@ static void target_histograms(void **state)
  * run.interval_histograms and mgr_interval_hists() say: by default only in
  * runs of at most IOF_INTERVAL_HISTS_AUTO_MAX agents; the ALL interval's
  * always. */
-static void interval_histograms(void **state)
+static void test_interval_histograms(void **state)
 {
     static const struct {
         enum iof_target_hists mode;
@@ -331,7 +325,7 @@ static void interval_histograms(void **state)
 
 /* Node intervals wait for their interval's ALL row, rows for the next
  * flush (the run's tick) or the test's end; nothing is lost at either. */
-static void intervals_batched(void **state)
+static void test_intervals_batched(void **state)
 {
     struct iof_stats *st = malloc(sizeof(*st));
     struct mgr_agent_info agent = {.name = "a", .endpoint = "127.0.0.1:1"};
@@ -415,7 +409,7 @@ static void intervals_batched(void **state)
 /* run_end waits for the writer: the run's agent infos and plan text, which
  * the writer reads, are freed after run_end and before close (as
  * manager/run.c does). */
-static void run_end_finishes_writer(void **state)
+static void test_run_end_finishes_writer(void **state)
 {
     enum { N = 2000 };
     char db[PATH_MAX];
@@ -514,7 +508,7 @@ static double locked_run(struct mgr_sink *s, sqlite3 *hold, unsigned n)
  * a reader's checkpoint): the sink's calls, made on the manager's loop,
  * return at once rather than wait for it (up to MGR_STORE_BUSY_MS, 15 s);
  * once it is free every interval and row is recorded. */
-static void locked_database_does_not_block(void **state)
+static void test_locked_database_does_not_block(void **state)
 {
     char db[PATH_MAX];
     struct mgr_sink *s = NULL;
@@ -544,7 +538,7 @@ static void locked_database_does_not_block(void **state)
 /* The writer's queue full (its database held): intervals and rows past the
  * bound are left out, never waited for; the test's end still goes in, and
  * close fails saying how many were left out. */
-static void queue_overflow_reported(void **state)
+static void test_queue_overflow_reported(void **state)
 {
     char db[PATH_MAX], errpath[PATH_MAX], want[128], text[4096] = "";
     struct mgr_sink *s = NULL;
@@ -590,7 +584,7 @@ static void queue_overflow_reported(void **state)
     mgr_store_close(other);
 }
 
-static void creates_wal_current_schema(void **state)
+static void test_creates_wal_current_schema(void **state)
 {
     char db[PATH_MAX];
     struct mgr_store *st;
@@ -620,7 +614,7 @@ static void *end_write_later(void *arg)
  * WAL needs the write lock, for which SQLite does not call the busy handler.
  * The open waits for the other connection instead of failing with "database
  * is locked". */
-static void wal_switch_waits_for_writer(void **state)
+static void test_wal_switch_waits_for_writer(void **state)
 {
     char db[PATH_MAX];
     struct mgr_store *st = NULL;
@@ -652,7 +646,7 @@ static void wal_switch_waits_for_writer(void **state)
     sqlite3_close(other);
 }
 
-static void records_and_reads_back(void **state)
+static void test_records_and_reads_back(void **state)
 {
     char db[PATH_MAX];
     struct mgr_store *st;
@@ -709,7 +703,7 @@ static void records_and_reads_back(void **state)
     free(all);
 }
 
-static void unfinished_test_kept(void **state)
+static void test_unfinished_test_kept(void **state)
 {
     char db[PATH_MAX];
     struct mgr_store *st;
@@ -732,7 +726,7 @@ static void unfinished_test_kept(void **state)
     mgr_store_close(st);
 }
 
-static void resolve_and_rm(void **state)
+static void test_resolve_and_rm(void **state)
 {
     char db[PATH_MAX];
     struct mgr_store *st;
@@ -785,7 +779,7 @@ static void select_str(struct mgr_store *st, const struct mgr_store_sel *sel, ch
  * range (each alone and combined); deleting many in one transaction, which
  * skips ids already gone and leaves nothing of the runs behind; retagging
  * and untagging; VACUUM giving the space back to the file system. */
-static void select_prune_tag_vacuum(void **state)
+static void test_select_prune_tag_vacuum(void **state)
 {
     char db[PATH_MAX], got[256];
     struct mgr_store *st;
@@ -896,7 +890,7 @@ static const char v1_sql[] =
     "INSERT INTO rows(test_id, seq, row_type, iops, p99_lat_ms) VALUES(1, 0, 'ALL', 1234.5, 0.5);"
     "PRAGMA user_version=1;";
 
-static void migrates_v1(void **state)
+static void test_migrates_v1(void **state)
 {
     char db[PATH_MAX];
     struct mgr_store *st;
@@ -924,7 +918,7 @@ static void migrates_v1(void **state)
     assert_int_equal(record_run(db, "new", 1, false, NULL), 2);
 }
 
-static void refuses_newer(void **state)
+static void test_refuses_newer(void **state)
 {
     char db[PATH_MAX];
     struct mgr_store *st;
@@ -943,7 +937,7 @@ static void refuses_newer(void **state)
     assert_non_null(strstr(d.msg, "schema version 99 is newer"));
 }
 
-static void list_headline(void **state)
+static void test_list_headline(void **state)
 {
     char db[PATH_MAX], out[PATH_MAX + 8], line[512];
     struct mgr_store *st;
@@ -973,7 +967,7 @@ static void list_headline(void **state)
     mgr_store_close(st);
 }
 
-static void many_agents_linear(void **state)
+static void test_many_agents_linear(void **state)
 {
     enum { N = 20000 };
     char db[PATH_MAX], sql[160];
@@ -1042,22 +1036,22 @@ static void many_agents_linear(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(creates_wal_current_schema),
-        cmocka_unit_test(wal_switch_waits_for_writer),
-        cmocka_unit_test(records_and_reads_back),
-        cmocka_unit_test(unfinished_test_kept),
-        cmocka_unit_test(resolve_and_rm),
-        cmocka_unit_test(select_prune_tag_vacuum),
-        cmocka_unit_test(migrates_v1),
-        cmocka_unit_test(refuses_newer),
-        cmocka_unit_test(list_headline),
-        cmocka_unit_test(many_agents_linear),
-        cmocka_unit_test(target_histograms),
-        cmocka_unit_test(intervals_batched),
-        cmocka_unit_test(interval_histograms),
-        cmocka_unit_test(run_end_finishes_writer),
-        cmocka_unit_test(locked_database_does_not_block),
-        cmocka_unit_test(queue_overflow_reported),
+        cmocka_unit_test(test_creates_wal_current_schema),
+        cmocka_unit_test(test_wal_switch_waits_for_writer),
+        cmocka_unit_test(test_records_and_reads_back),
+        cmocka_unit_test(test_unfinished_test_kept),
+        cmocka_unit_test(test_resolve_and_rm),
+        cmocka_unit_test(test_select_prune_tag_vacuum),
+        cmocka_unit_test(test_migrates_v1),
+        cmocka_unit_test(test_refuses_newer),
+        cmocka_unit_test(test_list_headline),
+        cmocka_unit_test(test_many_agents_linear),
+        cmocka_unit_test(test_target_histograms),
+        cmocka_unit_test(test_intervals_batched),
+        cmocka_unit_test(test_interval_histograms),
+        cmocka_unit_test(test_run_end_finishes_writer),
+        cmocka_unit_test(test_locked_database_does_not_block),
+        cmocka_unit_test(test_queue_overflow_reported),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }
