@@ -196,6 +196,29 @@ uint64_t iof_hist_percentile(const struct iof_hist *h, double q)
     return v;
 }
 
+void iof_hist_count_above(const struct iof_hist *h, uint64_t v, uint64_t *surely, uint64_t *maybe)
+{
+    unsigned j = iof_hist_index(v), lo = iof_hist_lo(h), hi = iof_hist_hi(h);
+    uint64_t n = 0;
+
+    *surely = *maybe = 0;
+    if (!h->count || h->max_ns <= v)
+        return;
+    if (h->min_ns > v) {
+        *surely = *maybe = h->count;
+        return;
+    }
+    /* Bucket j holds v; every later one starts above it, and j itself may
+     * hold values above v unless v is its last. */
+    for (unsigned i = j + 1 > lo ? j + 1 : lo; i < hi; i++)
+        n += h->buckets[i];
+    *surely = n;
+    if (j >= lo && j < hi &&
+        (j == IOF_HIST_BUCKETS - 1 || v + 1 < iof_hist_bucket_low(j) + iof_hist_bucket_width(j)))
+        n += h->buckets[j]; /* the last bucket also holds every value past its end */
+    *maybe = n;
+}
+
 double iof_hist_mean(const struct iof_hist *h)
 {
     if (h->count == 0)

@@ -149,6 +149,11 @@ uint64_t iof_hist_percentile(const struct iof_hist *h, double q);
 void iof_hist_percentiles(const struct iof_hist *const *hs, unsigned n, const double *qs,
                           unsigned nq, uint64_t *out);
 
+/* Of h's values, how many are above v: at least *surely (their buckets lie
+ * wholly above v), at most *maybe (their buckets reach above it); exact when
+ * v is a bucket's last value or outside [min, max]. */
+void iof_hist_count_above(const struct iof_hist *h, uint64_t v, uint64_t *surely, uint64_t *maybe);
+
 /* Exact mean in ns (0 when empty). */
 double iof_hist_mean(const struct iof_hist *h);
 

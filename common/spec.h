@@ -122,6 +122,10 @@ enum iof_arrival {
 #define IOF_RATE_MAX_MIBPS 1048576 /* per worker: 1 TiB/s */
 /* A rated I/O submitted later than this after its scheduled time is late. */
 #define IOF_RATE_LATE_NS 1000000u
+/* The timing a rated worker aims for: an I/O submitted within this of its
+ * scheduled time is on time; a test's result counts the others
+ * (lateness.over_20us, docs/results.md). */
+#define IOF_RATE_ONTIME_NS 20000u
 
 struct iof_rate {
     enum iof_rate_unit unit;

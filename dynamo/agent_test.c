@@ -282,6 +282,7 @@ static void session_poll(uv_timer_t *t)
     if (nw ? dyn_test_finished(dt) : s->stop_requested || iof_now_ns() >= s->end) {
         /* Every interval the workers reached has been sent above. */
         struct iof_diag d = {{0}};
+        struct iof_hist *late = NULL;
         uint64_t first, last, now = iof_now_ns();
         int r = dyn_test_join(dt, &d);
         bool complete = s->next_interval >= dyn_test_nintervals(dt);
@@ -315,6 +316,12 @@ static void session_poll(uv_timer_t *t)
         }
         m.u.result.workers = ws;
         session_fill_workers(s, dt, get_totals, NULL, &m.u.result);
+        /* The rated I/Os' lateness, to a manager that reads it (1.6). */
+        if (proto_lateness_ok(s->mgr_minor) && (late = malloc(sizeof(*late)))) {
+            iof_hist_reset(late);
+            if (dyn_test_lateness(dt, late, &m.u.result.lateness_over_20us))
+                m.u.result.lateness = late;
+        }
         {
             const struct dyn_verify_report *vr;
             size_t nv = dyn_test_verify_reports(dt, &vr);
@@ -330,6 +337,7 @@ static void session_poll(uv_timer_t *t)
                 nv < PROTO_VERIFY_REPORTS_MAX ? nv : PROTO_VERIFY_REPORTS_MAX;
             session_send_stats(s, &m);
         }
+        free(late);
         s->dt = NULL;
         uv_timer_stop(&s->poll);
         agent_reap_test(s->a, dt);

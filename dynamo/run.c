@@ -137,16 +137,21 @@ static inline __attribute__((always_inline)) void worker_complete(struct iof_sta
 }
 
 /* worker_complete for a rated I/O: also its service latency (from when it
- * was handed to the engine) and whether it started late. */
-static void worker_complete_rated(struct iof_stats *cur, struct dyn_io *io, uint64_t now)
+ * was handed to the engine) and how late it started, for the interval and
+ * for the test's lateness (the same I/Os as the interval's counts). */
+static void worker_complete_rated(struct run_worker *w, struct iof_stats *cur, struct dyn_io *io,
+                                  uint64_t now)
 {
     struct iof_stats *s = &cur[io->target];
+    uint64_t late = io->sent_ns - io->submit_ns;
 
     worker_complete(cur, io, now - io->submit_ns);
     if (io->result != (int64_t)io->len)
         return;
     iof_hist_summary_record(&s->rated.svc, now - io->sent_ns);
-    s->rated.late += io->sent_ns - io->submit_ns > IOF_RATE_LATE_NS;
+    s->rated.late += late > IOF_RATE_LATE_NS;
+    iof_hist_record(w->lateness, late);
+    w->over_ontime += late > IOF_RATE_ONTIME_NS;
 }
 
 /* Makes a `random`-pattern write buffer unique: a fresh random word in every
@@ -492,7 +497,7 @@ static void worker_collect(struct run_worker *w, struct run_cursor *c, uint64_t 
         for (int i = 0; i < r; i++) {
             struct dyn_io *io = w->done[i];
             if (counted)
-                worker_complete_rated(c->cur, io, now);
+                worker_complete_rated(w, c->cur, io, now);
             freeq_push(w, io);
         }
         return;
@@ -940,6 +945,22 @@ bool dyn_test_verify_progress(const struct dyn_test *t, uint64_t *done, uint64_t
     *total = t->vafter_total;
     *done = d < t->vafter_total ? d : t->vafter_total;
     return atomic_load_explicit(&m->vafter_active, memory_order_relaxed) > 0;
+}
+
+bool dyn_test_lateness(const struct dyn_test *t, struct iof_hist *h, uint64_t *over)
+{
+    bool any = false;
+
+    *over = 0;
+    for (size_t w = 0; w < t->nworkers; w++) {
+        const struct run_worker *wk = &t->workers[w];
+        if (!wk->lateness)
+            continue;
+        iof_hist_merge(h, wk->lateness);
+        *over += wk->over_ontime;
+        any = true;
+    }
+    return any;
 }
 
 uint64_t dyn_test_cpu_ns(const struct dyn_test *t)

@@ -129,6 +129,13 @@ const struct iof_stats *dyn_test_totals(const struct dyn_test *t, size_t w);
  * verify_errors, every failing read of one in its verify_bad_reads. */
 size_t dyn_test_verify_reports(const struct dyn_test *t, const struct dyn_verify_report **out);
 
+/* After join: the lateness (submission less scheduled time, ns) of the
+ * rated workers' I/Os counted in the measured window - exactly those in
+ * their targets' rd/wr counts and rated.svc - merged into h (reset by the
+ * caller), and in *over how many were more than IOF_RATE_ONTIME_NS late.
+ * False (h untouched, *over 0) when no worker is rated. */
+bool dyn_test_lateness(const struct dyn_test *t, struct iof_hist *h, uint64_t *over);
+
 /* CPU time (user+system, ns) consumed by the worker threads, after join. */
 /* The read-back of verify_mode "after": bytes read (or passed over) of
  * the total; true while a worker is reading back. */

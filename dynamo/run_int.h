@@ -93,6 +93,11 @@ struct run_worker {
     uint64_t spin_ns; /* rated: how long before a due I/O the worker stops sleeping */
     uint64_t *trace;  /* dyn_test_params.trace, for worker 0 */
     size_t trace_left;
+    /* Rated: the lateness (submission less scheduled time) of exactly the
+     * I/Os counted in rd/wr, and how many were over IOF_RATE_ONTIME_NS;
+     * NULL for an unrated worker. */
+    struct iof_hist *lateness;
+    uint64_t over_ontime;
     /* io_limit: bytes the worker may still issue. UINT64_MAX until the
      * measured window starts (ramp-up I/O does not count) or without one. */
     uint64_t io_left;

@@ -42,6 +42,7 @@ static void worker_destroy(struct run_worker *w)
     free(w->ring);
     free(w->scratch);
     free(w->totals);
+    free(w->lateness);
     free(w->vbusy);
     free(w->vskip);
     free(w->vgens);
@@ -86,6 +87,10 @@ static int worker_setup(struct dyn_test *t, struct run_worker *w, struct iof_dia
     w->rate = rate;
     if (w->rated) {
         w->spin_ns = RUN_SPIN_INIT_NS + RUN_SPIN_PAD_NS;
+        w->lateness = malloc(sizeof(*w->lateness));
+        if (!w->lateness)
+            return iof_diag_set(diag, -ENOMEM, "worker %zu: out of memory", w->index);
+        iof_hist_reset(w->lateness);
         if (w->index == 0 && t->p.trace) {
             w->trace = t->p.trace;
             w->trace_left = t->p.ntrace;

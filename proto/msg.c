@@ -1700,6 +1700,113 @@ static int stats_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
     return c->err;
 }
 
+/* result.lateness (1.6): {"hist": base64 of the sparse histogram,
+ * "over_20us": n}, checked against the body: one value per rated I/O (the
+ * targets' rated.n added up), and over_20us within what its buckets allow. */
+static int lateness_check(struct ctx *c, const struct proto_stats *st)
+{
+    const struct iof_hist *h = st->lateness;
+    uint64_t rated = 0, surely, maybe;
+
+    for (size_t w = 0; w < st->nworkers; w++)
+        for (size_t t = 0; t < st->workers[w].ntargets; t++)
+            rated += st->workers[w].targets[t].rated.svc.count;
+    if (h->count != rated)
+        return ctx_fail(
+            c, "result.lateness.hist: %" PRIu64 " lateness values for %" PRIu64 " rated I/Os",
+            h->count, rated);
+    iof_hist_count_above(h, IOF_RATE_ONTIME_NS, &surely, &maybe);
+    if (st->lateness_over_20us < surely || st->lateness_over_20us > maybe)
+        return ctx_fail(c,
+                        "result.lateness.over_20us: %" PRIu64 ", but the histogram has %" PRIu64
+                        "..%" PRIu64 " values above 20000 ns",
+                        st->lateness_over_20us, surely, maybe);
+    return 0;
+}
+
+static int lateness_encode(struct ctx *c, cJSON *root, const struct proto_stats *st)
+{
+    const struct iof_hist *h = st->lateness;
+    size_t cap;
+    uint8_t *raw;
+    char *b64;
+    long n;
+    cJSON *j;
+
+    if (c->err || !h || lateness_check(c, st))
+        return c->err;
+    cap = iof_hist_encoded_max(h);
+    raw = malloc(cap);
+    n = raw ? iof_hist_encode(h, raw, cap) : -ENOMEM;
+    b64 = n >= 0 ? malloc(4 * (((size_t)n + 2) / 3) + 1) : NULL;
+    if (!b64) {
+        free(raw);
+        return ctx_oom(c);
+    }
+    EVP_EncodeBlock((unsigned char *)b64, raw, (int)n);
+    free(raw);
+    j = put_container(c, root, "lateness", cJSON_CreateObject());
+    if (j) {
+        put_item(c, j, "hist", cJSON_CreateString(b64));
+        put_u64(c, j, "over_20us", st->lateness_over_20us);
+    }
+    free(b64);
+    return c->err;
+}
+
+static int lateness_decode(struct ctx *c, const cJSON *root, struct proto_stats *st)
+{
+    const cJSON *j = get_item(c, root, "result.lateness", "lateness", OPTIONAL | NULLABLE), *hs;
+    size_t blen, pad = 0;
+    uint8_t *raw;
+    int n, r;
+
+    if (!j || c->err)
+        return c->err;
+    if (!cJSON_IsObject(j))
+        return ctx_fail(c, "result.lateness: must be an object");
+    hs = get_item(c, j, "result.lateness.hist", "hist", 0);
+    if (c->err)
+        return c->err;
+    if (!cJSON_IsString(hs) || !hs->valuestring)
+        return ctx_fail(c, "result.lateness.hist: must be a base64 string");
+    blen = strlen(hs->valuestring);
+    if (blen % 4 || blen > 4 * 65536)
+        return ctx_fail(c, "result.lateness.hist: bad base64 length %zu", blen);
+    get_u64(c, j, "result.lateness", "over_20us", &st->lateness_over_20us);
+    if (c->err)
+        return c->err;
+    st->lateness = malloc(sizeof(*st->lateness));
+    raw = malloc(blen / 4 * 3 + 1);
+    if (!st->lateness || !raw) {
+        free(raw);
+        return ctx_oom(c);
+    }
+    n = EVP_DecodeBlock(raw, (const unsigned char *)hs->valuestring, (int)blen);
+    if (blen >= 1 && hs->valuestring[blen - 1] == '=')
+        pad++;
+    if (blen >= 2 && hs->valuestring[blen - 2] == '=')
+        pad++;
+    r = n < 0 || (size_t)n < pad ? IOF_EPROTO : iof_hist_decode(st->lateness, raw, (size_t)n - pad);
+    free(raw);
+    if (r)
+        return ctx_fail(c, "result.lateness.hist: not a valid histogram");
+    return lateness_check(c, st);
+}
+
+/* A result is the stats body with the lateness after its workers. */
+static int result_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
+{
+    stats_encode(c, root, msg);
+    return lateness_encode(c, root, &msg->u.result);
+}
+
+static int result_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
+{
+    stats_decode(c, root, msg);
+    return lateness_decode(c, root, &msg->u.result);
+}
+
 /* ---- error, bye, stop -------------------------------------------------- */
 
 /* IOF_E* names first, then errno names ("ENOENT"); IOF_EINTERNAL for a name
@@ -1862,7 +1969,7 @@ static const struct {
     [PROTO_MSG_PREPARE_PROGRESS] = {progress_encode, progress_decode},
     [PROTO_MSG_PREPARED] = {prepared_encode, prepared_decode},
     [PROTO_MSG_STATS] = {stats_encode, stats_decode},
-    [PROTO_MSG_RESULT] = {stats_encode, stats_decode},
+    [PROTO_MSG_RESULT] = {result_encode, result_decode},
     [PROTO_MSG_CLEAN] = {empty_encode, empty_decode},
     [PROTO_MSG_CLEANED] = {cleaned_encode, cleaned_decode},
 };
@@ -2150,6 +2257,7 @@ void proto_msg_clear(struct proto_msg *msg)
         for (size_t i = 0; i < msg->u.stats.nverify_reports; i++)
             free((void *)msg->u.stats.verify_reports[i]);
         free(msg->u.stats.verify_reports);
+        free(msg->u.stats.lateness);
         break;
     default:
         break;

@@ -353,6 +353,13 @@ struct proto_stats {
      * at most PROTO_VERIFY_REPORTS_MAX, absent on the wire when none. */
     size_t nverify_reports;
     const char **verify_reports;
+    /* result only, 1.6 (NULL: absent - no rated worker, or an older peer):
+     * the lateness (submission less scheduled time, ns) of the rated
+     * workers' I/Os counted in the window, merged; its count is the sum of
+     * the targets' rated.svc counts. Owned when decoded, borrowed when
+     * encoded. */
+    struct iof_hist *lateness;
+    uint64_t lateness_over_20us; /* of those, more than IOF_RATE_ONTIME_NS late */
     struct proto_cpu cpu;
     size_t nworkers;
     struct proto_worker_stats *workers;

@@ -58,3 +58,8 @@ bool proto_heartbeat_offer_ok(unsigned peer_minor)
     return proto_version_minor() >= PROTO_MINOR_HEARTBEAT_OFFER &&
            peer_minor >= PROTO_MINOR_HEARTBEAT_OFFER;
 }
+
+bool proto_lateness_ok(unsigned peer_minor)
+{
+    return proto_version_minor() >= PROTO_MINOR_LATENESS && peer_minor >= PROTO_MINOR_LATENESS;
+}

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 
 #define PROTO_VERSION_MAJOR 1
-#define PROTO_VERSION_MINOR 5
+#define PROTO_VERSION_MINOR 6
 
 /* The minor that introduced the binary stats body (proto/statsbin.h). */
 #define PROTO_MINOR_STATS_BINARY 1
@@ -34,7 +34,11 @@
  * never sees used: it keeps hello.heartbeat_ms. */
 #define PROTO_MINOR_HEARTBEAT_OFFER 5
 
-/* "1.5" */
+/* The minor that introduced result.lateness: the lateness of a test's
+ * rated I/Os, a histogram and the count over IOF_RATE_ONTIME_NS. */
+#define PROTO_MINOR_LATENESS 6
+
+/* "1.6" */
 const char *proto_version_string(void);
 
 /* The minor this process announces in its hello: PROTO_VERSION_MINOR, or a
@@ -71,5 +75,10 @@ bool proto_setup_ok(unsigned peer_minor);
  * announced `peer_minor`: both sides at PROTO_MINOR_HEARTBEAT_OFFER or
  * later (an agent of 1.4 reads only heartbeat_ms). */
 bool proto_heartbeat_offer_ok(unsigned peer_minor);
+
+/* Whether a result carries its lateness (the agent sends it) on a session
+ * whose peer announced `peer_minor`: both sides at PROTO_MINOR_LATENESS or
+ * later; else the manager reports it unknown. */
+bool proto_lateness_ok(unsigned peer_minor);
 
 #endif

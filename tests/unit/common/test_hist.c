@@ -978,6 +978,49 @@ static void test_span_wide_counts(void **state)
  * (either or both empty, one value, disjoint or overlapping spreads, the
  * overflow bucket), the edge quantiles 0, NaN and 1 included, and a
  * histogram whose count exceeds its buckets (corrupted: max). */
+/* iof_hist_count_above brackets the exact count above a threshold by the
+ * buckets: exact where the threshold ends a bucket or lies outside the
+ * values, at most the threshold's own bucket wide otherwise. */
+static void test_count_above(void **state)
+{
+    struct rng r = {42};
+    struct iof_hist *h = malloc(sizeof(*h));
+    uint64_t *v = malloc(20000 * sizeof(*v)), surely, maybe;
+    const uint64_t thr[] = {0, 1, 127, 128, 20000, 20223, 20224, 1000000, TOP_NS, UINT64_MAX};
+
+    (void)state;
+    assert_non_null(h);
+    assert_non_null(v);
+    iof_hist_reset(h);
+    iof_hist_count_above(h, 0, &surely, &maybe);
+    assert_true(surely == 0 && maybe == 0);
+    for (int i = 0; i < 20000; i++) {
+        v[i] = rng_next(&r) % 100000;
+        iof_hist_record(h, v[i]);
+    }
+    for (size_t k = 0; k < sizeof(thr) / sizeof(thr[0]); k++) {
+        uint64_t exact = 0;
+        unsigned j = iof_hist_index(thr[k]);
+        for (int i = 0; i < 20000; i++)
+            exact += v[i] > thr[k];
+        iof_hist_count_above(h, thr[k], &surely, &maybe);
+        assert_true(surely <= exact && exact <= maybe);
+        assert_true(maybe - surely <= (thr[k] < h->max_ns ? h->buckets[j] : 0));
+        if (thr[k] < 128 || thr[k] + 1 == iof_hist_bucket_low(j) + iof_hist_bucket_width(j) ||
+            thr[k] >= h->max_ns)
+            assert_true(surely == exact && maybe == exact);
+    }
+    /* 20000 ns lies inside the bucket [19968, 20224): only that bucket is in doubt. */
+    iof_hist_reset(h);
+    iof_hist_record(h, 19999);
+    iof_hist_record(h, 20001);
+    iof_hist_record(h, 20224);
+    iof_hist_count_above(h, 20000, &surely, &maybe);
+    assert_true(surely == 1 && maybe == 3);
+    free(v);
+    free(h);
+}
+
 static void test_percentiles_same_as_merge(void **state)
 {
     static const double qs[] = {0.0, 1e-9, 0.25, 0.5, 0.5, 0.9, 0.95, 0.99, 0.999, 0.9999, 1.0};
@@ -1060,6 +1103,7 @@ int main(void)
         cmocka_unit_test(test_span_same_as_merge),
         cmocka_unit_test(test_span_wide_counts),
         cmocka_unit_test(test_percentiles_same_as_merge),
+        cmocka_unit_test(test_count_above),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1024,6 +1024,124 @@ static void test_result_round_trip(void **state)
     proto_msg_clear(&out);
 }
 
+/* result.lateness (1.6): a rated worker's I/Os' lateness comes back bit for
+ * bit; absent or null is none; what does not fit the body is refused with a
+ * reason, on the way in and on the way out. */
+static void test_result_lateness(void **state)
+{
+    (void)state;
+    struct iof_stats *t = stats_new(2);
+    struct proto_worker_stats w[2] = {{1, &t[0]}, {1, &t[1]}};
+    struct iof_hist *late = malloc(sizeof(*late));
+    struct proto_msg in, out;
+    uint64_t rng = 7, over = 0, surely, maybe;
+    char *text, *cut, bad[65536];
+    size_t head;
+
+    assert_non_null(late);
+    iof_hist_reset(late);
+    /* Worker 0 rated: 3000 reads, lateness 0 ns .. 2 ms; worker 1 not. */
+    fill_dir(&t[0].rd, &rng, 3000, 4096);
+    for (int i = 0; i < 3000; i++) {
+        uint64_t v = i % 10 == 0 ? rng_next(&rng) % 2000000 : rng_next(&rng) % 30000;
+        iof_hist_record(late, v);
+        iof_hist_summary_record(&t[0].rated.svc, 1000 + v);
+        over += v > IOF_RATE_ONTIME_NS;
+    }
+    fill_dir(&t[1].wr, &rng, 500, 4096);
+    proto_msg_init(&in, PROTO_MSG_RESULT);
+    in.u.result.measured_ns = UINT64_C(2000000000);
+    in.u.result.nworkers = 2;
+    in.u.result.workers = w;
+    in.u.result.lateness = late;
+    in.u.result.lateness_over_20us = over;
+    round_trip(&in, &out);
+    assert_non_null(out.u.result.lateness);
+    assert_true(out.u.result.lateness->count == 3000 &&
+                out.u.result.lateness->sum_ns == late->sum_ns &&
+                out.u.result.lateness->min_ns == late->min_ns &&
+                out.u.result.lateness->max_ns == late->max_ns);
+    assert_memory_equal(out.u.result.lateness->buckets, late->buckets, sizeof(late->buckets));
+    assert_true(out.u.result.lateness_over_20us == over);
+    assert_workers_identical(&in.u.result, &out.u.result);
+    proto_msg_clear(&out);
+
+    /* The JSON: the object after the workers, so garbage replaces it. */
+    text = encode_text(&in);
+    cut = strstr(text, ",\"lateness\":{\"hist\":\"");
+    assert_non_null(cut);
+    head = (size_t)(cut - text);
+    assert_true(head < 32768 && strlen(cut) < 16384);
+#define BAD_LATENESS(obj, want)                                                                    \
+    do {                                                                                           \
+        snprintf(bad, sizeof(bad), "%.*s,\"lateness\":%s}", (int)head, text, obj);                 \
+        expect_refused(bad, IOF_EPROTO, want);                                                     \
+    } while (0)
+    BAD_LATENESS("[]", "result.lateness: must be an object");
+    BAD_LATENESS("{\"over_20us\":0}", "result.lateness.hist: required field missing");
+    BAD_LATENESS("{\"hist\":7,\"over_20us\":0}", "result.lateness.hist: must be a base64 string");
+    BAD_LATENESS("{\"hist\":\"AAA\",\"over_20us\":0}", "result.lateness.hist: bad base64 length 3");
+    BAD_LATENESS("{\"hist\":\"AAAA\",\"over_20us\":0}",
+                 "result.lateness.hist: not a valid histogram");
+    /* A valid histogram of one value (1000 ns) for 3000 rated I/Os. */
+    BAD_LATENESS("{\"hist\":\"AegH6AfoBwG9AgE=\",\"over_20us\":0}",
+                 "result.lateness.hist: 1 lateness values for 3000 rated I/Os");
+    {
+        /* The real histogram, with over_20us missing, negative, or beyond its buckets. */
+        char obj[16384];
+        const char *h0 = strstr(cut, "\"hist\":\"") + 8, *h1 = strchr(h0, '"');
+        snprintf(obj, sizeof(obj), "{\"hist\":\"%.*s\"}", (int)(h1 - h0), h0);
+        BAD_LATENESS(obj, "result.lateness.over_20us: required field missing");
+        snprintf(obj, sizeof(obj), "{\"hist\":\"%.*s\",\"over_20us\":-1}", (int)(h1 - h0), h0);
+        BAD_LATENESS(obj, "result.lateness.over_20us: must be a non-negative integer");
+        iof_hist_count_above(late, IOF_RATE_ONTIME_NS, &surely, &maybe);
+        assert_true(surely <= over && over <= maybe && maybe < 3000);
+        snprintf(obj, sizeof(obj), "{\"hist\":\"%.*s\",\"over_20us\":3000}", (int)(h1 - h0), h0);
+        {
+            char want[160];
+            snprintf(want, sizeof(want),
+                     "result.lateness.over_20us: 3000, but the histogram has %" PRIu64 "..%" PRIu64
+                     " values above 20000 ns",
+                     surely, maybe);
+            BAD_LATENESS(obj, want);
+        }
+        /* null: none, as absent. */
+        snprintf(bad, sizeof(bad), "%.*s,\"lateness\":null}", (int)head, text);
+        expect_decoded(bad, &out);
+        assert_null(out.u.result.lateness);
+        proto_msg_clear(&out);
+    }
+#undef BAD_LATENESS
+    free(text);
+
+    /* The encoder checks the same. */
+    in.u.result.lateness_over_20us = maybe + 1;
+    {
+        char want[160];
+        snprintf(want, sizeof(want),
+                 "result.lateness.over_20us: %" PRIu64 ", but the histogram has %" PRIu64
+                 "..%" PRIu64 " values above 20000 ns",
+                 maybe + 1, surely, maybe);
+        expect_encode_refused(&in, -EINVAL, want);
+    }
+    in.u.result.lateness_over_20us = over;
+    t[0].rated.svc.count--;
+    expect_encode_refused(&in, -EINVAL,
+                          "result.lateness.hist: 3000 lateness values for 2999 rated I/Os");
+    t[0].rated.svc.count++;
+
+    /* None: no key, and NULL back. */
+    in.u.result.lateness = NULL;
+    text = encode_text(&in);
+    assert_null(strstr(text, "lateness"));
+    free(text);
+    round_trip(&in, &out);
+    assert_null(out.u.result.lateness);
+    proto_msg_clear(&out);
+    free(late);
+    free(t);
+}
+
 /* The CPU figures are rounded to 0.01 and clamped to 0..100 on the way out. */
 static void test_stats_cpu_rounding(void **state)
 {
@@ -1516,9 +1634,9 @@ static void test_doc_file_examples(void **state)
     }
     free(doc);
     /* hello x3, welcome, heartbeat, clock_probe, clock_reply, start x3 (one with rates), stop,
-     * error, bye, plan, prepare x2, prepare_progress x2, prepared x2, stats, result x2, clean,
-     * cleaned, setup x2, ready */
-    assert_int_equal(n, 28);
+     * error, bye, plan, prepare x2, prepare_progress x2, prepared x2, stats, result x3 (one
+     * with its lateness), clean, cleaned, setup x2, ready */
+    assert_int_equal(n, 29);
 }
 
 /* ---- defects in proto/msg.c (fail until fixed) -------------------------- */
@@ -1666,6 +1784,7 @@ int main(void)
         cmocka_unit_test(test_stats_sum_counts_lost),
         cmocka_unit_test(test_stats_largest_fits),
         cmocka_unit_test(test_result_round_trip),
+        cmocka_unit_test(test_result_lateness),
         cmocka_unit_test(test_stats_cpu_rounding),
         cmocka_unit_test(test_stats_refused),
         cmocka_unit_test(test_stats_count_caps),
