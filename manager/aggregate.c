@@ -72,6 +72,9 @@ void mgr_agg_test_begin(struct mgr_agg *g, size_t cur, const struct iof_run_cfg 
     g->test_failed = false;
     memset(g->win, 0, sizeof(g->win));
     iof_stats_reset(&g->all);
+    iof_hist_reset(&g->late_all);
+    g->late_all_over = 0;
+    g->late_any = false;
     g->all_nodes = g->all_workers = g->all_targets = 0;
     for (size_t k = 0; g->groups && k < g->p->nworkers; k++) {
         iof_stats_reset(&g->groups[k].stats);
@@ -493,14 +496,17 @@ int mgr_agg_stats(struct mgr_agg *g, struct mgr_agg_node *a, const struct proto_
 
 /* --- final rows ------------------------------------------------------------------------- */
 
-/* Computes r's metrics once, hands the row to every sink and keeps its
- * label and metrics for the table. */
+/* Computes r's metrics once (with its lateness when late is not NULL),
+ * hands the row to every sink and keeps its label and metrics for the
+ * table. */
 static void agg_emit_row(struct mgr_agg *g, struct mgr_agg_node *a, struct mgr_row *r,
-                         const char *label)
+                         const char *label, const struct mgr_lateness *late)
 {
     struct mgr_metrics m;
 
     mgr_metrics_compute(r->stats, r->ns, &m);
+    if (late)
+        m.lateness = *late;
     r->m = &m;
     AGG_SINKS(g, s_->ops->row(s_, &g->ti, r));
     if (iof_array_grow((void **)&a->rows, &a->caprows, a->nrows + 1, sizeof(*a->rows)))
@@ -521,6 +527,8 @@ struct agg_src {
     enum mgr_row_status status;
     uint64_t ns, win_end_ns;
     const struct proto_cpu *cpu;
+    const struct iof_hist *late; /* the result's lateness, or NULL: unknown */
+    uint64_t late_over;
 };
 
 static size_t agg_src_nworkers(const struct mgr_agg *g, const struct mgr_agg_node *a,
@@ -651,7 +659,7 @@ static uint64_t agg_node_rows(struct mgr_agg *g, struct mgr_agg_node *a, const s
                                   .place = tc ? mgr_agg_node_place(a, path) : NULL};
             iof_stats_merge(wsum, ts);
             snprintf(label, sizeof(label), "%s:%s", wl, path);
-            agg_emit_row(g, a, &row, label);
+            agg_emit_row(g, a, &row, label, NULL);
             if (ts->verify_errors) {
                 mgr_live_done(g->live);
                 IOF_USER("iofleet: node %s: target %s: %" PRIu64
@@ -679,7 +687,7 @@ static uint64_t agg_node_rows(struct mgr_agg *g, struct mgr_agg_node *a, const s
                                   .nodes = 1,
                                   .workers = 1,
                                   .targets = (uint32_t)nt};
-            agg_emit_row(g, a, &row, wl);
+            agg_emit_row(g, a, &row, wl, NULL);
         }
         ntargets_node += (uint32_t)nt;
         if (known && g->groups) {
@@ -710,7 +718,15 @@ static uint64_t agg_node_rows(struct mgr_agg *g, struct mgr_agg_node *a, const s
                               .targets = ntargets_node,
                               .cpu = src->cpu && src->cpu->valid ? src->cpu : NULL,
                               .cpu_busy_pct = src->cpu ? src->cpu->busy_pct : 0};
-        agg_emit_row(g, a, &row, a->name);
+        struct mgr_lateness late;
+        if (src->late) {
+            /* Kept as figures; the histogram goes into the test's one. */
+            mgr_lateness_compute(src->late, src->late_over, &late);
+            iof_hist_merge(&g->late_all, src->late);
+            g->late_all_over += src->late_over;
+            g->late_any = true;
+        }
+        agg_emit_row(g, a, &row, a->name, src->late ? &late : NULL);
     }
     if (detail) {
         g->all_nodes++;
@@ -740,6 +756,8 @@ bool mgr_agg_result(struct mgr_agg *g, struct mgr_agg_node *a, const struct prot
     src.ns = st->measured_ns;
     src.win_end_ns = st->measured_ns;
     src.cpu = &st->cpu;
+    src.late = st->lateness;
+    src.late_over = st->lateness_over_20us;
     bad = agg_node_rows(g, a, &src) != 0;
     for (size_t i = 0; i < st->nverify_reports; i++) {
         mgr_live_done(g->live);
@@ -1108,6 +1126,10 @@ void mgr_agg_test_end(struct mgr_agg *g, const struct mgr_agg_end *e)
     }
     skew_ms = first != UINT64_MAX && last >= first ? (double)(last - first) / 1e6 : 0.0;
     mgr_metrics_compute(&g->all, e->measured_ns, &m);
+    /* Known when the nodes' lateness covers every rated I/O of the test:
+     * not when a node with rated I/O sent none (protocol 1.5, or lost). */
+    if (g->late_any && g->late_all.count == g->all.rated.svc.count)
+        mgr_lateness_compute(&g->late_all, g->late_all_over, &m.lateness);
     g->last_all = m;
     status = agg_test_status(g, e, nodes, lost, nabsent);
     agg_print_table(g, e, &m, skew_ms, nodes, lost, (unsigned)nabsent);

@@ -114,6 +114,12 @@ struct mgr_agg {
     struct mgr_agg_interval win[MGR_AGG_WINDOW];
     uint64_t next_publish;
     struct iof_stats all; /* the current test's cluster totals */
+    /* The lateness of the current test's rated I/Os, merged from the nodes'
+     * results (one histogram per test, not per node; each NODE row keeps
+     * its figures), and whether any result carried one. */
+    struct iof_hist late_all;
+    uint64_t late_all_over;
+    bool late_any;
     uint32_t all_nodes, all_workers, all_targets;
     /* Per plan group, the current test's totals over every node (GROUP
      * rows): its workers' figures and the entities below. */

@@ -372,6 +372,17 @@ static void table_cell(const struct mgr_table *t, int c, bool known, int prec, d
     mgr_term_pad(t->f, s, table_cols[c].width, true);
 }
 
+/* A line under a row: under its figures when the terminal has the room. */
+static void table_under(const struct mgr_table *t, const char *text)
+{
+    size_t indent = TABLE_ROW_W + 1 + t->name_w + 1;
+
+    if (t->width && indent + mgr_term_cols(text) > t->width)
+        indent = TABLE_ROW_W + 1;
+    fprintf(t->f, "%*s", (int)indent, "");
+    mgr_term_wrap(t->f, t->width ? t->width - (unsigned)indent : 0, 0, text);
+}
+
 void mgr_table_row(struct mgr_table *t, const char *row_type, const char *name,
                    const struct mgr_metrics *m)
 {
@@ -400,18 +411,28 @@ void mgr_table_row(struct mgr_table *t, const char *row_type, const char *name,
     fputc('\n', t->f);
     if (m->rated) {
         /* Latency above is from the scheduled time; the service part under
-         * it, under the figures when the terminal has the room. */
-        char avg[MGR_LAT_LEN], max[MGR_LAT_LEN];
+         * it, and how late the I/Os went out (ALL and NODE rows). */
+        char avg[MGR_LAT_LEN], max[MGR_LAT_LEN], p50[MGR_LAT_LEN], p99[MGR_LAT_LEN],
+            p999[MGR_LAT_LEN];
+        const struct mgr_lateness *l = &m->lateness;
         struct iof_buf line = IOF_BUF_INIT;
-        size_t indent = TABLE_ROW_W + 1 + t->name_w + 1;
         iof_buf_printf(&line, "service (from submit): avg %s  max %s  late > 1 ms: %llu",
                        mgr_term_lat_ms(avg, sizeof(avg), m->avg_svc_ms, t->utf8),
                        mgr_term_lat_ms(max, sizeof(max), m->max_svc_ms, t->utf8),
                        (unsigned long long)m->late_ios);
-        if (t->width && indent + mgr_term_cols(iof_buf_str(&line)) > t->width)
-            indent = TABLE_ROW_W + 1;
-        fprintf(t->f, "%*s", (int)indent, "");
-        mgr_term_wrap(t->f, t->width ? t->width - (unsigned)indent : 0, 0, iof_buf_str(&line));
+        table_under(t, iof_buf_str(&line));
+        if (l->known && l->count) {
+            iof_buf_reset(&line);
+            iof_buf_printf(&line,
+                           "lateness (submit - scheduled): p50 %s  p99 %s  p99.9 %s  max %s  "
+                           "> 20 us: %llu (%.2f %%)",
+                           mgr_term_lat_ms(p50, sizeof(p50), l->p50_us / 1e3, t->utf8),
+                           mgr_term_lat_ms(p99, sizeof(p99), l->p99_us / 1e3, t->utf8),
+                           mgr_term_lat_ms(p999, sizeof(p999), l->p999_us / 1e3, t->utf8),
+                           mgr_term_lat_ms(max, sizeof(max), l->max_us / 1e3, t->utf8),
+                           (unsigned long long)l->over_20us, l->over_20us_pct);
+            table_under(t, iof_buf_str(&line));
+        }
         iof_buf_free(&line);
     }
 }

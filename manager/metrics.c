@@ -63,3 +63,24 @@ void mgr_metrics_compute(const struct iof_stats *s, uint64_t ns, struct mgr_metr
         m->max_svc_ms = ns_to_ms((double)s->rated.svc.max_ns);
     }
 }
+
+void mgr_lateness_compute(const struct iof_hist *h, uint64_t over_20us, struct mgr_lateness *out)
+{
+    static const double qs[] = {0.50, 0.99, 0.999};
+    const struct iof_hist *one[] = {h};
+    uint64_t pct[3] = {0};
+
+    memset(out, 0, sizeof(*out));
+    out->known = true;
+    out->count = h->count;
+    out->over_20us = over_20us;
+    if (!h->count)
+        return;
+    out->over_20us_pct = 100.0 * (double)over_20us / (double)h->count;
+    iof_hist_percentiles(one, 1, qs, 3, pct);
+    out->avg_us = iof_hist_mean(h) / 1e3;
+    out->p50_us = (double)pct[0] / 1e3;
+    out->p99_us = (double)pct[1] / 1e3;
+    out->p999_us = (double)pct[2] / 1e3;
+    out->max_us = (double)h->max_ns / 1e3;
+}

@@ -9,6 +9,19 @@
 
 #include "common/stats.h"
 
+/* How late a row's rated I/Os were submitted (submission less scheduled
+ * time), from their merged histogram: the ALL and NODE rows of a test whose
+ * agents report it (the result's lateness, protocol 1.6). */
+struct mgr_lateness {
+    bool known;           /* else every figure below is unknown */
+    uint64_t count;       /* the rated I/Os it covers */
+    uint64_t over_20us;   /* of those, more than IOF_RATE_ONTIME_NS late (exact) */
+    double over_20us_pct; /* over_20us / count in %; 0 when count is 0 */
+    /* Exact mean and maximum, percentiles from the merged buckets; in us,
+     * meaningful when count > 0. */
+    double avg_us, p50_us, p99_us, p999_us, max_us;
+};
+
 /* Derived figures; latencies in ms. Computed from counters and merged
  * histograms only: never an average of averages. */
 struct mgr_metrics {
@@ -26,9 +39,14 @@ struct mgr_metrics {
     bool rated; /* the row holds rated I/O (else the three are unknown) */
     double avg_svc_ms, max_svc_ms;
     uint64_t late_ios;
+    struct mgr_lateness lateness; /* not known unless set after mgr_metrics_compute */
 };
 
 /* Fills m from s measured over `ns` nanoseconds. */
 void mgr_metrics_compute(const struct iof_stats *s, uint64_t ns, struct mgr_metrics *m);
+
+/* Fills out (known) from the merged lateness histogram h and its exact
+ * count over 20 us. */
+void mgr_lateness_compute(const struct iof_hist *h, uint64_t over_20us, struct mgr_lateness *out);
 
 #endif

@@ -16,7 +16,10 @@
  * mgr_row_status name, window_start_s/window_end_s the part of the test's
  * measured window it covers (empty for absent). avg_svc_lat_ms,
  * max_svc_lat_ms and late_ios are those of rated workers (empty without);
- * `group` the worker group's name (GROUP, WORKER and TARGET rows).
+ * `group` the worker group's name (GROUP, WORKER and TARGET rows); the
+ * lateness_* columns the lateness of rated I/O on ALL and NODE rows (empty
+ * when unknown or on other rows; percentiles also when it counted none),
+ * in us %.3f.
  * Counts are
  * integers; rates and percentages %.3f, times in ms %.6f, duration_s %.6f.
  * All figures come from the row's metrics (mgr_metrics_compute() over merged
@@ -52,7 +55,9 @@
     "write_ios,bytes_read,bytes_written,errors,cpu_pct,read_errors,write_errors,user_pct,"         \
     "sys_pct,agent_cpu_pct,cpu_effectiveness,start_skew_ms,nodes,workers,targets,status,"          \
     "window_start_s,window_end_s,avg_svc_lat_ms,max_svc_lat_ms,late_ios,group,verify_errors,"      \
-    "interrupted,verify_bad_reads,verify_overlaid"
+    "interrupted,verify_bad_reads,verify_overlaid,lateness_count,lateness_over_20us,"              \
+    "lateness_over_20us_pct,lateness_avg_us,lateness_p50_us,lateness_p99_us,lateness_p999_us,"     \
+    "lateness_max_us"
 
 /* CPU figures of one row; known false prints empty fields. */
 struct csv_cpu {
@@ -188,6 +193,20 @@ static void csv_format(struct iof_buf *b, const struct mgr_test_info *ti, const 
     put_u64(b, ti && ti->interrupted);
     put_u64(b, st->verify_bad_reads);
     put_u64(b, st->verify_overlaid);
+    /* The lateness of rated I/O (ALL and NODE rows whose agents report it) */
+    if (m.lateness.known) {
+        put_u64(b, m.lateness.count);
+        put_u64(b, m.lateness.over_20us);
+    } else {
+        put_sep(b);
+        put_sep(b);
+    }
+    put_3(b, m.lateness.known && m.lateness.count, m.lateness.over_20us_pct);
+    put_3(b, m.lateness.known && m.lateness.count, m.lateness.avg_us);
+    put_3(b, m.lateness.known && m.lateness.count, m.lateness.p50_us);
+    put_3(b, m.lateness.known && m.lateness.count, m.lateness.p99_us);
+    put_3(b, m.lateness.known && m.lateness.count, m.lateness.p999_us);
+    put_3(b, m.lateness.known && m.lateness.count, m.lateness.max_us);
     iof_buf_addc(b, '\n');
 }
 

@@ -164,10 +164,36 @@ static void jb_lat(struct iof_buf *b, double ms, bool have)
     jb_or_null(b, have, iof_json_dbl, ms);
 }
 
+/* The lateness of a row's rated I/O: null when unknown; its mean and
+ * percentiles null when it counted none. */
+static void jb_lateness(struct iof_buf *b, const struct mgr_lateness *l)
+{
+    const char *keys[] = {"avg_us", "p50_us", "p99_us", "p999_us", "max_us"};
+    const double v[] = {l->avg_us, l->p50_us, l->p99_us, l->p999_us, l->max_us};
+
+    if (!l->known) {
+        iof_json_null(b);
+        return;
+    }
+    iof_json_open(b, '{');
+    iof_json_key(b, "count");
+    iof_json_u64(b, l->count);
+    iof_json_key(b, "over_20us");
+    iof_json_u64(b, l->over_20us);
+    iof_json_key(b, "over_20us_pct");
+    jb_or_null(b, l->count, iof_json_dbl, l->over_20us_pct);
+    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+        iof_json_key(b, keys[i]);
+        jb_or_null(b, l->count, iof_json_dbl, v[i]);
+    }
+    iof_json_close(b, '}');
+}
+
 /* known: the figures were measured (false for a lost interval: counters
- * and rates null, never a made-up 0). */
+ * and rates null, never a made-up 0). row: a final row (they have the
+ * lateness, intervals do not). */
 static void jb_metrics(struct iof_buf *b, const struct iof_stats *s, const struct mgr_metrics *mm,
-                       bool known)
+                       bool known, bool row)
 {
     struct mgr_metrics m = *mm;
     bool any = s->rd.lat.count + s->wr.lat.count > 0, pct;
@@ -216,6 +242,10 @@ static void jb_metrics(struct iof_buf *b, const struct iof_stats *s, const struc
     jb_lat(b, m.max_svc_ms, m.rated && s->rated.svc.count);
     iof_json_key(b, "late_ios");
     jb_or_null(b, known && m.rated, iof_json_u64, m.late_ios);
+    if (row) {
+        iof_json_key(b, "lateness");
+        jb_lateness(b, &m.lateness);
+    }
     {
         const char *keys[] = {"read_ios",         "write_ios",      "bytes_read",   "bytes_written",
                               "errors",           "read_errors",    "write_errors", "verify_errors",
@@ -976,7 +1006,7 @@ static void js_interval(struct mgr_sink *s, const struct mgr_interval *iv)
         iof_json_u64(&b, iv->lost);
     iof_json_key(&b, "late");
     iof_json_bool(&b, iv->late);
-    jb_metrics(&b, iv->stats, iv->m, !(iv->node && iv->lost));
+    jb_metrics(&b, iv->stats, iv->m, !(iv->node && iv->lost), false);
     /* ALL: the mean over the nodes that measured their CPU (manager/sink.h) */
     jb_cpu_fields(&b, iv->cpu, iv->stats, iv->ns);
     iof_json_close(&b, '}');
@@ -1045,7 +1075,7 @@ static void jb_row(struct iof_buf *b, const struct jtest *t, const struct mgr_ro
     jb_or_null(b, r->status != MGR_STATUS_ABSENT, iof_json_dbl, (double)r->window_start_ns / 1e9);
     iof_json_key(b, "window_end_s");
     jb_or_null(b, r->status != MGR_STATUS_ABSENT, iof_json_dbl, (double)r->window_end_ns / 1e9);
-    jb_metrics(b, st, r->m, true);
+    jb_metrics(b, st, r->m, true, true);
     jb_cpu_fields(b, cpu, st, r->ns);
     iof_json_key(b, "first_error");
     if (st->first_error) {

@@ -58,7 +58,9 @@
     "write_ios,bytes_read,bytes_written,errors,cpu_pct,read_errors,write_errors,user_pct,"         \
     "sys_pct,agent_cpu_pct,cpu_effectiveness,start_skew_ms,nodes,workers,targets,status,"          \
     "window_start_s,window_end_s,avg_svc_lat_ms,max_svc_lat_ms,late_ios,group,verify_errors,"      \
-    "interrupted,verify_bad_reads,verify_overlaid"
+    "interrupted,verify_bad_reads,verify_overlaid,lateness_count,lateness_over_20us,"              \
+    "lateness_over_20us_pct,lateness_avg_us,lateness_p50_us,lateness_p99_us,lateness_p999_us,"     \
+    "lateness_max_us"
 #define TS_HEADER                                                                                  \
     "time_s,test,spec,interval,node,iops,read_iops,write_iops,mibps,avg_lat_ms,p99_lat_ms,"        \
     "max_lat_ms,errors,cpu_pct,cycle,reported,duration_s,read_ios,write_ios,bytes_read,"           \
@@ -816,7 +818,7 @@ static void test_csv_header_and_shape(void **state)
     (void)state;
     load_csv();
     assert_int_equal(g_csv_t.n, 1 + NTESTS * ROWS_PER_TEST);
-    assert_int_equal(g_csv_t.r[0].n, 52);
+    assert_int_equal(g_csv_t.r[0].n, 60);
 }
 
 static void test_csv_order_and_names(void **state)

@@ -346,18 +346,23 @@ static const char *const test_keys[] = {
     "index",         "spec",        "cycle",       "cycle_param",   "cycle_value", "start_time",
     "start_unix_ns", "end_time",    "end_unix_ns", "start_skew_ms", "nodes",       "lost",
     "absent",        "interrupted", "complete",    "intervals",     "results",     NULL};
-#define METRIC_KEYS                                                                                \
+#define METRIC_KEYS_HEAD                                                                           \
     "duration_s", "iops", "read_iops", "write_iops", "mibps", "read_mibps", "write_mibps",         \
         "avg_lat_ms", "avg_read_lat_ms", "avg_write_lat_ms", "p50_lat_ms", "p90_lat_ms",           \
         "p95_lat_ms", "p99_lat_ms", "p999_lat_ms", "p9999_lat_ms", "max_lat_ms", "avg_svc_lat_ms", \
-        "max_svc_lat_ms", "late_ios", "read_ios", "write_ios", "bytes_read", "bytes_written",      \
-        "errors", "read_errors", "write_errors", "verify_errors", "verify_bad_reads",              \
-        "verify_overlaid", "cpu_pct", "cpu_effectiveness", "cpu"
+        "max_svc_lat_ms", "late_ios"
+#define METRIC_KEYS_TAIL                                                                           \
+    "read_ios", "write_ios", "bytes_read", "bytes_written", "errors", "read_errors",               \
+        "write_errors", "verify_errors", "verify_bad_reads", "verify_overlaid", "cpu_pct",         \
+        "cpu_effectiveness", "cpu"
+/* Final rows have the lateness beside late_ios; intervals do not. */
+#define METRIC_KEYS METRIC_KEYS_HEAD, METRIC_KEYS_TAIL
+#define ROW_METRIC_KEYS METRIC_KEYS_HEAD, "lateness", METRIC_KEYS_TAIL
 static const char *const row_keys[] = {
-    "test",           "spec",         "cycle",       "row_type",    "node",       "worker",
-    "target",         "group",        "queue_depth", "nodes",       "workers",    "targets",
-    "range_offset",   "range_size",   "device",      "fstype",      "ram_backed", "status",
-    "window_start_s", "window_end_s", METRIC_KEYS,   "first_error", "latency",    NULL};
+    "test",           "spec",         "cycle",         "row_type",    "node",       "worker",
+    "target",         "group",        "queue_depth",   "nodes",       "workers",    "targets",
+    "range_offset",   "range_size",   "device",        "fstype",      "ram_backed", "status",
+    "window_start_s", "window_end_s", ROW_METRIC_KEYS, "first_error", "latency",    NULL};
 static const char *const iv_keys[] = {"interval", "time_s", "row_type",  "node", "reported",
                                       "lost",     "late",   METRIC_KEYS, NULL};
 static const char *const hist_keys[] = {"count", "sum_ns", "min_ns", "max_ns", "buckets", NULL};
