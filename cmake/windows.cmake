@@ -79,8 +79,8 @@ if(IOF_TESTS)
   # (test_link and test_net_*: socketpairs, unix sockets; tests/windows/ has Windows' own)
   # and those that make their files with POSIX calls (tests/unit/lib/tmpdir.h: mkdtemp, nftw).
   set(IOF_WIN_UNIT_TESTS
-      test_backoff test_buf test_clock test_clock_sleep test_cliopt test_frame test_hist
-      test_import_fio test_import_icf test_msg test_msg_run test_name test_plan
+      test_backoff test_buf test_clock test_clock_sleep test_cliopt test_engine_facts test_frame
+      test_hist test_import_fio test_import_icf test_msg test_msg_run test_name test_plan
       test_ratecycle test_text)
   # tests/windows/test_*.c: Windows-only tests (the engine), not in the Linux build.
   file(GLOB IOF_WIN_ONLY_TESTS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/windows/test_*.c)
@@ -104,6 +104,8 @@ if(IOF_TESTS)
   endforeach()
   # The agent's platform layer (tests/windows/test_win_os.c) needs the agent.
   target_link_libraries(test_win_os PRIVATE iof_dynamo)
+  # The engine table against the Windows registry (windows, sync, null).
+  target_link_libraries(test_engine_facts PRIVATE iof_dynamo)
   # The Linux iofleet drives dynamo.exe under Wine (skipped, 77, without a Linux build).
   add_test(NAME windows.agent_e2e COMMAND bash ${PROJECT_SOURCE_DIR}/tests/windows/agent_e2e.sh
                                           $<TARGET_FILE:dynamo>)

@@ -13,20 +13,34 @@
 
 const struct iof_engine_facts iof_engine_facts[IOF_ENGINE_COUNT] = {
     [IOF_ENGINE_LIBAIO] = {.name = "libaio",
+                           .fio = "libaio",
+                           .os = IOF_ENGINE_OS_LINUX,
                            .direct = true,
                            .touches_files = true,
                            .aio_events = true,
                            .submit_batch = ENGINE_SUBMIT_BATCH},
     [IOF_ENGINE_URING] = {.name = "io_uring",
+                          .fio = "io_uring",
+                          .os = IOF_ENGINE_OS_LINUX,
                           .direct = true,
                           .touches_files = true,
                           .ring_fd = true,
                           .hipri = true,
                           .submit_batch = ENGINE_SUBMIT_BATCH},
     [IOF_ENGINE_SYNC] = {.name = "sync",
+                         .fio = "sync",
                          .touches_files = true,
                          .submit_batch = ENGINE_SUBMIT_BATCH},
-    [IOF_ENGINE_NULL] = {.name = "null", .submit_batch = ENGINE_SUBMIT_BATCH},
+    [IOF_ENGINE_NULL] = {.name = "null", .fio = "null", .submit_batch = ENGINE_SUBMIT_BATCH},
+    /* Overlapped ReadFile/WriteFile on an I/O completion port
+     * (dynamo/engines/windows.c), targets opened with FILE_FLAG_NO_BUFFERING:
+     * offsets, sizes and buffers sector-aligned, as O_DIRECT's. */
+    [IOF_ENGINE_WINDOWS] = {.name = "windows",
+                            .fio = "windowsaio",
+                            .os = IOF_ENGINE_OS_WINDOWS,
+                            .direct = true,
+                            .touches_files = true,
+                            .submit_batch = ENGINE_SUBMIT_BATCH},
 };
 
 const struct iof_engine_facts *iof_engine_facts_find(const char *name)
@@ -35,4 +49,25 @@ const struct iof_engine_facts *iof_engine_facts_find(const char *name)
         if (!strcmp(iof_engine_facts[i].name, name))
             return &iof_engine_facts[i];
     return NULL;
+}
+
+const struct iof_engine_facts *iof_engine_facts_find_fio(const char *fio_name)
+{
+    for (size_t i = 0; i < IOF_ENGINE_COUNT; i++)
+        if (!strcmp(iof_engine_facts[i].fio, fio_name))
+            return &iof_engine_facts[i];
+    return NULL;
+}
+
+const char *iof_engine_os_name(enum iof_engine_os os)
+{
+    switch (os) {
+    case IOF_ENGINE_OS_LINUX:
+        return "Linux";
+    case IOF_ENGINE_OS_WINDOWS:
+        return "Windows";
+    case IOF_ENGINE_OS_ANY:
+        break;
+    }
+    return "any system";
 }

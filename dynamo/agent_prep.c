@@ -86,10 +86,17 @@ static void prep_work(uv_work_t *w)
     s->nplaces = 0;
     for (size_t g = 0; g < s->ngroups && !s->prep_err; g++) {
         const struct iof_worker_cfg *gc = &s->plan.workers[s->groups[g]];
-        const struct dyn_engine_ops *eng = dyn_engine_find(gc->engine);
-        /* A kernel without the engine (io_uring absent or disabled by
-         * sysctl) refuses the plan here, before any file is written. */
-        if (eng && eng->probe && (s->prep_err = eng->probe(&s->prep_diag))) {
+        struct iof_diag missing = {{0}};
+        const struct dyn_engine_ops *eng = dyn_engine_lookup(gc->engine, &missing);
+        /* An engine of the other system (windows on Linux, libaio on
+         * Windows), or a kernel without it (io_uring absent or disabled by
+         * sysctl), refuses the plan here, before any file is written. */
+        if (!eng) {
+            iof_diag_set(&s->prep_diag, IOF_EENGINE, "workers[%zu]: %s", s->groups[g], missing.msg);
+            s->prep_err = IOF_EENGINE;
+            break;
+        }
+        if (eng->probe && (s->prep_err = eng->probe(&s->prep_diag))) {
             char why[sizeof(s->prep_diag.msg)];
             snprintf(why, sizeof(why), "%s", s->prep_diag.msg);
             iof_diag_set(&s->prep_diag, IOF_EENGINE,
@@ -98,7 +105,7 @@ static void prep_work(uv_work_t *w)
             s->prep_err = IOF_EENGINE;
             break;
         }
-        if (!eng || !eng->facts->touches_files)
+        if (!eng->facts->touches_files)
             continue;
         for (size_t i = 0; i < gc->ntargets && !s->prep_err; i++) {
             struct dyn_created f;

@@ -91,6 +91,12 @@ extern const struct dyn_engine_ops dyn_engine_null;
 /* The engine called `name`, or NULL. */
 const struct dyn_engine_ops *dyn_engine_find(const char *name);
 
+/* The engine called `name`; or NULL with IOF_EENGINE in diag saying why this
+ * agent has none: "engine windows is not available on this node: it is an
+ * engine of Windows agents, and this one runs Linux (its engines: libaio,
+ * io_uring, sync, null)", or that no engine has the name. */
+const struct dyn_engine_ops *dyn_engine_lookup(const char *name, struct iof_diag *diag);
+
 /* The registry's engines, for walking it: the i-th of dyn_engine_count(), or
  * NULL past the end. */
 size_t dyn_engine_count(void);

@@ -260,12 +260,12 @@ static int test_open_targets(struct dyn_test *t, struct iof_diag *diag)
         return iof_diag_set(diag, -ENOMEM, "out of memory");
     for (size_t g = 0; g < t->ngroups; g++) {
         const struct iof_worker_cfg *gc = &t->p.groups[g];
-        const struct dyn_engine_ops *eng = dyn_engine_find(gc->engine);
+        struct iof_diag why = {{0}};
+        const struct dyn_engine_ops *eng = dyn_engine_lookup(gc->engine, &why);
         const struct iof_spec *spec = group_spec(t, g);
         bool writes = spec && spec_writes(spec);
         if (!eng)
-            return iof_diag_set(diag, IOF_EENGINE, "workers[%zu]: unknown engine '%s'", g,
-                                gc->engine);
+            return iof_diag_set(diag, IOF_EENGINE, "workers[%zu]: %s", g, why.msg);
         t->group_targets[g] = calloc(gc->ntargets ? gc->ntargets : 1, sizeof(**t->group_targets));
         t->group_gm[g] = calloc(gc->ntargets ? gc->ntargets : 1, sizeof(**t->group_gm));
         t->gm_own[g] = calloc(gc->ntargets ? gc->ntargets : 1, sizeof(**t->gm_own));

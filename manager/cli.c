@@ -156,7 +156,7 @@ enum cli_opt_id {
          0,                                                                                          \
          IOF_OPT_REQUIRED,                                                                           \
          "E",                                                                                        \
-         "with --spec: libaio (default), io_uring, sync or null",                                    \
+         "with --spec: libaio (default), io_uring, sync, null, windows",                             \
          OPT_ENGINE},                                                                                \
         {"duration",                                                                                 \
          0,                                                                                          \

@@ -194,8 +194,9 @@ static bool fio_engine(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv, 
     char show[96];
 
     j->engine_sync = false;
-    /* fio's own engines of iofleet's names but sync (fio's sync family is below). */
-    f = iof_engine_facts_find(kv->val);
+    /* fio's engines iofleet has (windowsaio is iofleet's windows) but sync
+     * (fio's sync family is below). */
+    f = iof_engine_facts_find_fio(kv->val);
     if (f && f != &iof_engine_facts[IOF_ENGINE_SYNC]) {
         fio_copy(j->engine, sizeof(j->engine), f->name);
         return true;
@@ -209,10 +210,12 @@ static bool fio_engine(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv, 
     /* net, rdma, http, nfs, cpuio, exec, external:..., mmap, posixaio...: a
      * different load (or none on the storage) as local files would change it. */
     if (!was)
-        proto_fio_msg(c, kv->line,
-                      "error: cannot map ioengine=%s: iofleet's engines are libaio, io_uring, null "
-                      "and sync (fio's sync, psync, vsync, pvsync, pvsync2)",
-                      proto_fio_show(kv->val, show, sizeof(show)));
+        proto_fio_msg(
+            c, kv->line,
+            "error: cannot map ioengine=%s: iofleet's engines are libaio, io_uring, null, "
+            "windowsaio (iofleet's windows) and sync (fio's sync, psync, vsync, "
+            "pvsync, pvsync2)",
+            proto_fio_show(kv->val, show, sizeof(show)));
     c->failed = true;
     return false;
 }

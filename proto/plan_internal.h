@@ -79,11 +79,10 @@ struct objdef {
 extern const struct objdef plan_root_def, plan_run_def, plan_spec_def, plan_line_def,
     plan_worker_def, plan_target_def, plan_range_def, plan_rate_def, plan_data_def, plan_cycle_def,
     plan_cycle_param_def, plan_rate_cycle_def, plan_find_max_def;
-extern const char *const plan_engine_names[4], *const plan_pattern_names[3],
-                                                   *const plan_arrival_names[2],
-                                                       *const plan_random_map_names[2],
-                                                           *const plan_verify_names[3],
-                                                               *const plan_verify_mode_names[2];
+extern const char *const plan_engine_names[IOF_ENGINE_COUNT];
+extern const char *const plan_pattern_names[3],
+    *const plan_arrival_names[2], *const plan_random_map_names[2],
+                                      *const plan_verify_names[3], *const plan_verify_mode_names[2];
 
 /* The key `name` of def, NULL when it has none. */
 const struct field *plan_find_field(const struct objdef *def, const char *name);

@@ -19,10 +19,8 @@
 /* The engines' names, in the order of enum iof_engine_id (their facts,
  * common/engine_facts.h, say what each one is). */
 const char *const plan_engine_names[] = {
-    [IOF_ENGINE_LIBAIO] = "libaio",
-    [IOF_ENGINE_URING] = "io_uring",
-    [IOF_ENGINE_SYNC] = "sync",
-    [IOF_ENGINE_NULL] = "null",
+    [IOF_ENGINE_LIBAIO] = "libaio", [IOF_ENGINE_URING] = "io_uring",  [IOF_ENGINE_SYNC] = "sync",
+    [IOF_ENGINE_NULL] = "null",     [IOF_ENGINE_WINDOWS] = "windows",
 };
 _Static_assert(sizeof(plan_engine_names) / sizeof(plan_engine_names[0]) == IOF_ENGINE_COUNT,
                "plan_engine_names names every engine of common/engine_facts.h");
@@ -112,8 +110,8 @@ static const struct field worker_fields[] = {
      .help = "agent names the group runs on, \"*\" for every agent; default [\"*\"]"},
     {"count", PK_INT, AT(struct iof_worker_cfg, count), .min = 1, .max = PROTO_PLAN_MAX_COUNT,
      .def = 1, .help = "worker threads per node"},
-    {"engine", PK_ENUM, VAR_U64, .def = 0, NAMES(plan_engine_names),
-     .help = "how the workers do I/O"},
+    {"engine", PK_ENUM, VAR_U64, .def = IOF_ENGINE_DEFAULT, NAMES(plan_engine_names),
+     .help = "how the workers do I/O; default libaio (windows on a Windows agent)"},
     {"queue_depth", PK_INT, AT(struct iof_worker_cfg, queue_depth), .min = 1,
      .max = PROTO_PLAN_MAX_QD, .def = 1, .help = "outstanding I/Os per worker and target"},
     {"targets", PK_ARRAY, .sub = &plan_target_def, .min = 1, .max = PROTO_PLAN_MAX_TARGETS,

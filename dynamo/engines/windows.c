@@ -340,17 +340,8 @@ static int win_reap(struct dyn_engine *e, unsigned min, unsigned max, uint64_t t
     return (int)got;
 }
 
-/* Not yet a row of common/engine_facts.h: the engine is not in the registry
- * (nor a plan's choice) until dynamo.exe runs on the Windows platform layer. */
-static const struct iof_engine_facts win_facts = {
-    .name = "windows",
-    .direct = true,
-    .touches_files = true,
-    .submit_batch = 2,
-};
-
 const struct dyn_engine_ops dyn_engine_windows = {
-    .facts = &win_facts,
+    .facts = &iof_engine_facts[IOF_ENGINE_WINDOWS],
     .open = win_open,
     .close = win_close,
     .submit = win_submit,

@@ -26,9 +26,13 @@
 static void registry_matches_the_table(void **state)
 {
     bool seen[IOF_ENGINE_COUNT] = {false};
+    size_t here = 0;
 
     (void)state;
-    assert_int_equal(dyn_engine_count(), IOF_ENGINE_COUNT);
+    for (size_t r = 0; r < IOF_ENGINE_COUNT; r++)
+        here += iof_engine_facts[r].os == IOF_ENGINE_OS_ANY ||
+                iof_engine_facts[r].os == IOF_ENGINE_THIS_OS;
+    assert_int_equal(dyn_engine_count(), here);
     assert_null(dyn_engine_at(dyn_engine_count()));
     for (size_t i = 0; i < dyn_engine_count(); i++) {
         const struct dyn_engine_ops *e = dyn_engine_at(i);
@@ -51,8 +55,11 @@ static void registry_matches_the_table(void **state)
     }
     for (size_t r = 0; r < IOF_ENGINE_COUNT; r++) {
         const struct iof_engine_facts *f = &iof_engine_facts[r];
-        assert_true(seen[r]);
+        /* Registered exactly on the system whose agents have it. */
+        assert_int_equal(seen[r], f->os == IOF_ENGINE_OS_ANY || f->os == IOF_ENGINE_THIS_OS);
         assert_non_null(f->name);
+        assert_non_null(f->fio);
+        assert_ptr_equal(iof_engine_facts_find_fio(f->fio), f);
         assert_true(strlen(f->name) < IOF_ENGINE_NAME_MAX);
         assert_ptr_equal(iof_engine_facts_find(f->name), f);
         assert_true(f->submit_batch >= 1);
@@ -63,6 +70,29 @@ static void registry_matches_the_table(void **state)
     }
     assert_null(iof_engine_facts_find("posixaio"));
     assert_null(dyn_engine_find("posixaio"));
+}
+
+/* An engine of the other system is refused by name, with the agent's
+ * system and engines; an unknown name as unknown. */
+static void other_systems_engine_refused(void **state)
+{
+    struct iof_diag d = {{0}};
+
+    (void)state;
+    assert_non_null(dyn_engine_lookup("sync", &d));
+#ifdef _WIN32
+    assert_null(dyn_engine_lookup("libaio", &d));
+    assert_string_equal(d.msg, "engine libaio is not available on this node: it is an engine of "
+                               "Linux agents, and this one runs Windows (its engines: windows, "
+                               "sync, null)");
+#else
+    assert_null(dyn_engine_lookup("windows", &d));
+    assert_string_equal(d.msg, "engine windows is not available on this node: it is an engine of "
+                               "Windows agents, and this one runs Linux (its engines: libaio, "
+                               "io_uring, sync, null)");
+#endif
+    assert_null(dyn_engine_lookup("posixaio", &d));
+    assert_true(strstr(d.msg, "unknown engine 'posixaio' (this node's engines: "));
 }
 
 static int parse(const char *text, struct iof_plan *p, struct iof_diag *d)
@@ -151,8 +181,9 @@ static void budget_follows_the_facts(void **state)
     }
 }
 
-/* fio's direct=0 maps to iofleet's engine as is only where that engine is
- * not O_DIRECT; without --approximate an O_DIRECT engine refuses it. */
+/* fio's direct=0 maps to iofleet's engine (by fio's name of it: windowsaio
+ * is windows) as is only where that engine is not O_DIRECT; without
+ * --approximate an O_DIRECT engine refuses it. */
 static void fio_import_follows_the_facts(void **state)
 {
     char text[256];
@@ -169,7 +200,7 @@ static void fio_import_follows_the_facts(void **state)
         snprintf(text, sizeof(text),
                  "[j]\nioengine=%s\ndirect=0\nrw=randread\nbs=4k\nsize=1m\nfilename=f.dat\n"
                  "runtime=5s\ntime_based\n",
-                 f->name);
+                 f->fio);
         iof_buf_init(&json, 0);
         iof_buf_init(&msgs, 0);
         rc = proto_import_fio("j.fio", text, strlen(text), 0, &json, &msgs, &d);
@@ -184,6 +215,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(registry_matches_the_table),
+        cmocka_unit_test(other_systems_engine_refused),
         cmocka_unit_test(plan_checks_follow_the_facts),
         cmocka_unit_test(budget_follows_the_facts),
         cmocka_unit_test(fio_import_follows_the_facts),

@@ -541,7 +541,8 @@ static void foreign_engines_refused(void **state)
         assert_int_equal(r.rc, IOF_EPLAN);
         snprintf(want, sizeof(want),
                  "j.fio:4: error: cannot map ioengine=%s: iofleet's engines are libaio, "
-                 "io_uring, null and sync (fio's sync, psync, vsync, pvsync, pvsync2)\n",
+                 "io_uring, null, windowsaio (iofleet's windows) and sync (fio's sync, psync, "
+                 "vsync, pvsync, pvsync2)\n",
                  engines[i]);
         assert_string_equal(msgs(&r), want);
         done(&r);
@@ -549,8 +550,8 @@ static void foreign_engines_refused(void **state)
     import("[global]\nioengine=net\nsize=1g\n[a]\n[b]\n", &r);
     assert_int_equal(r.rc, IOF_EPLAN);
     assert_string_equal(msgs(&r), "j.fio:2: error: cannot map ioengine=net: iofleet's engines are "
-                                  "libaio, io_uring, null and sync (fio's sync, psync, vsync, "
-                                  "pvsync, pvsync2)\n");
+                                  "libaio, io_uring, null, windowsaio (iofleet's windows) and "
+                                  "sync (fio's sync, psync, vsync, pvsync, pvsync2)\n");
     assert_int_equal(r.json.len, 0);
     done(&r);
 
@@ -558,8 +559,8 @@ static void foreign_engines_refused(void **state)
     import("[global]\nnfs_url=nfs://127.0.0.1/nfs\n[j]\nioengine=nfs\nsize=1g\n", &r);
     assert_int_equal(r.rc, IOF_EPLAN);
     assert_string_equal(msgs(&r), "j.fio:4: error: cannot map ioengine=nfs: iofleet's engines are "
-                                  "libaio, io_uring, null and sync (fio's sync, psync, vsync, "
-                                  "pvsync, pvsync2)\n");
+                                  "libaio, io_uring, null, windowsaio (iofleet's windows) and "
+                                  "sync (fio's sync, psync, vsync, pvsync, pvsync2)\n");
     done(&r);
 }
 

@@ -78,6 +78,13 @@ static void expect_msg(const char *plan, const char *const *ov, size_t nov, cons
 #define SPECS "'specs':[{'name':'a','lines':[{'size':'4k'}]}]"
 #define WORKERS "'workers':[{'targets':[{'path':'f.dat','size':'1m'}]}]"
 #define GOOD "{" NAME "," RUN "," SPECS "," WORKERS "}"
+/* The engine of a group that names none: the one of the agent's system
+ * (common/engine_facts.h, IOF_ENGINE_DEFAULT). */
+#ifdef _WIN32
+#define DEF_ENGINE "windows"
+#else
+#define DEF_ENGINE "libaio"
+#endif
 #define PLAN_RUN(r) "{" NAME ",'run':" r "," SPECS "," WORKERS "}"
 #define PLAN_LINES(l) "{" NAME "," RUN ",'specs':[{'name':'a','lines':[" l "]}]," WORKERS "}"
 #define PLAN_SPECS(s) "{" NAME "," RUN ",'specs':" s "," WORKERS "}"
@@ -559,7 +566,7 @@ BAD(size_type, PLAN_LINES("{'size':[4096]}"),
     "plan.json: specs[0].lines[0].size: must be a size (bytes, or a string like \"4k\"), got array")
 BAD(size_odirect, PLAN_LINES("{'size':1000}"),
     "plan.json: specs[0].lines[0].size: size not aligned for O_DIRECT: 1000 is not a multiple "
-    "of 512 (workers[0] uses engine libaio)")
+    "of 512 (workers[0] uses engine " DEF_ENGINE ")")
 BAD(size_exceeds_target,
     "{" NAME "," RUN ",'specs':[{'name':'a','lines':[{'size':'4m'}]}]," WORKERS "}",
     "plan.json: specs[0].lines[0].size: 4m does not fit workers[0].targets[0] ('f.dat', 1m "
@@ -596,7 +603,8 @@ BAD(count_zero, PLAN_GROUP("'count':0,'targets':[{'path':'f.dat','size':'1m'}]")
 BAD(count_big, PLAN_GROUP("'count':2000,'targets':[{'path':'f.dat','size':'1m'}]"),
     "plan.json: workers[0].count: must be 1..1024, got 2000")
 BAD(engine_unknown, PLAN_GROUP("'engine':'posixaio','targets':[{'path':'f.dat','size':'1m'}]"),
-    "plan.json: workers[0].engine: must be one of libaio, io_uring, sync, null, got 'posixaio'")
+    "plan.json: workers[0].engine: must be one of libaio, io_uring, sync, null, windows, got "
+    "'posixaio'")
 BAD(engine_number, PLAN_GROUP("'engine':5,'targets':[{'path':'f.dat','size':'1m'}]"),
     "plan.json: workers[0].engine: must be a string, got number")
 BAD(hipri_not_bool,
@@ -606,8 +614,8 @@ BAD(hipri_string,
     PLAN_GROUP("'engine':'io_uring','hipri':'yes','targets':[{'path':'f.dat','size':'1m'}]"),
     "plan.json: workers[0].hipri: must be true or false, got string")
 BAD(hipri_libaio, PLAN_GROUP("'hipri':true,'targets':[{'path':'f.dat','size':'1m'}]"),
-    "plan.json: workers[0].hipri: polled completion needs engine io_uring (this group uses "
-    "libaio)")
+    "plan.json: workers[0].hipri: polled completion needs engine io_uring (this group "
+    "uses " DEF_ENGINE ")")
 BAD(hipri_sync, PLAN_GROUP("'engine':'sync','hipri':true,'targets':[{'path':'f.dat','size':'1m'}]"),
     "plan.json: workers[0].hipri: polled completion needs engine io_uring (this group uses sync)")
 #define DATA_TGT ",'targets':[{'path':'f.dat','size':'1m'}]"
@@ -980,10 +988,11 @@ BAD_SET(set_engine_odirect,
         "plan.json: specs[0].lines[0].size: size not aligned for O_DIRECT: 1000 is not a multiple "
         "of 512 (workers[0] uses engine libaio)")
 BAD_SET(set_hipri_libaio, GOOD, "workers[0].hipri=true",
-        "plan.json: workers[0].hipri: polled completion needs engine io_uring (this group uses "
-        "libaio) (after --set workers[0].hipri=true)")
+        "plan.json: workers[0].hipri: polled completion needs engine io_uring (this group "
+        "uses " DEF_ENGINE ") (after --set workers[0].hipri=true)")
 BAD_SET(set_engine_typo, GOOD, "workers[0].engine=libaoi",
-        "plan.json: workers[0].engine: must be one of libaio, io_uring, sync, null, got 'libaoi' "
+        "plan.json: workers[0].engine: must be one of libaio, io_uring, sync, null, windows, got "
+        "'libaoi' "
         "(after "
         "--set workers[0].engine=libaoi)")
 
@@ -1284,7 +1293,7 @@ static void good_defaults(void **state)
     assert_int_equal(w->nnodes, 1);
     assert_string_equal(w->nodes[0], "*");
     assert_int_equal(w->count, 1);
-    assert_string_equal(w->engine, "libaio");
+    assert_string_equal(w->engine, DEF_ENGINE);
     assert_int_equal(w->queue_depth, 1);
     assert_int_equal(w->ntargets, 1);
     assert_string_equal(w->targets[0].path, "f.dat");
@@ -1905,7 +1914,7 @@ static void set_creates_and_removes(void **state)
                               rm2[3],
                               rm2[4]};
         load_good(GOOD, both, 6, &p);
-        assert_string_equal(p.workers[0].engine, "libaio");
+        assert_string_equal(p.workers[0].engine, DEF_ENGINE);
         assert_int_equal(p.workers[0].ntargets, 1);
         assert_int_equal(p.specs[0].lines[0].read_pct, 100);
         assert_int_equal(p.cycle.param, IOF_CYCLE_NONE);
