@@ -3,6 +3,8 @@
 # tests/windows/agent_e2e.sh - the Linux manager drives dynamo.exe under Wine (`iofleet run`,
 # the Linux build's, against dynamo.exe listening on 127.0.0.1), with test files in the
 # agent's workdir:
+# - a workdir Everyone may write (mode 0777, as Wine shows it) is refused at start-up, naming
+#   the workdir, the account and the right;
 # - plain TCP: a plan whose group names no engine runs the windows engine, a Windows
 #   agent's default (Little's law at queue depth 16 holds, which the sync engine's one I/O
 #   at a time could not); a plan naming libaio is refused at prepare, naming the engine and
@@ -178,6 +180,17 @@ wait_running() {
     sleep 0.5
     [[ $(mtime) != "$m" ]] || fail "the test file is not being written while the test runs"
 }
+
+# --- the workdir's owner and ACL -------------------------------------------------------
+# Mode 0777: Wine shows a DACL letting Everyone write; the agent refuses it at start-up.
+mkdir -m 0777 "$T/open"
+rc=0
+timeout 30 wine "$exe" --listen 127.0.0.1:0 --insecure --name winnode --workdir "$T/open" \
+    </dev/null >/dev/null 2>"$T/open.err" || rc=$?
+[[ $rc != 0 && $rc != 124 ]] || fail "dynamo.exe on a workdir Everyone may write: exit $rc"
+grep -q "workdir '.*open': Everyone may .* in it: only SYSTEM, Administrators and the agent's account (" \
+    "$T/open.err" || fail "no refusal naming the workdir, Everyone and the right"
+ok "a workdir Everyone may write refused: $(grep -o "workdir '.*open': Everyone may [^:]*" "$T/open.err")"
 
 # --- plain TCP --------------------------------------------------------------------------
 start_agent "$T/agent-tcp.log" --insecure

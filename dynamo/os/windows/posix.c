@@ -15,6 +15,7 @@
 #include <windows.h>
 
 #include "common/os/os.h"
+#include "dynamo/os/windows/acl.h"
 #include <sys/mman.h>
 #include <sys/statvfs.h>
 
@@ -337,14 +338,21 @@ char *dyn_win_realpath(const char *path, char *resolved)
     return r;
 }
 
-int dyn_win_mkdir(const char *path)
+int dyn_win_mkdir(const char *path, unsigned mode)
 {
     wchar_t w[MAX_PATH * 4];
     int r = utf8_to_wide(path, w, sizeof(w) / sizeof(w[0]));
+    SECURITY_ATTRIBUTES sa = {.nLength = sizeof(sa)};
+    BOOL ok;
 
     if (r < 0)
         return set_errno(r);
-    return CreateDirectoryW(w, NULL) ? 0 : set_errno(iof_os_win_errno(GetLastError()));
+    if (!(mode & 077) && !(sa.lpSecurityDescriptor = dyn_win_private_dir_sd()))
+        return set_errno(iof_os_win_errno(GetLastError()));
+    ok = CreateDirectoryW(w, sa.lpSecurityDescriptor ? &sa : NULL);
+    r = ok ? 0 : iof_os_win_errno(GetLastError());
+    LocalFree(sa.lpSecurityDescriptor);
+    return r ? set_errno(r) : 0;
 }
 
 /* ---- aligned memory that free() releases ---- */

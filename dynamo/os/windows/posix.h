@@ -98,9 +98,12 @@ int dyn_win_fsync(int fd);
 unsigned dyn_win_geteuid(void);
 #define realpath dyn_win_realpath
 char *dyn_win_realpath(const char *path, char *resolved);
-/* mkdir(path, mode): msvcrt's takes no mode. */
-#define mkdir(path, mode) dyn_win_mkdir(path)
-int dyn_win_mkdir(const char *path);
+/* mkdir(path, mode): msvcrt's takes no mode. A mode that gives the group
+ * and others nothing (0700) makes the directory private: a DACL of its own
+ * (dyn_win_private_dir_sd: SYSTEM, Administrators, the agent's account), not
+ * the one its parent passes on; any other mode takes the inherited DACL. */
+#define mkdir(path, mode) dyn_win_mkdir(path, mode)
+int dyn_win_mkdir(const char *path, unsigned mode);
 
 /* Aligned memory that free() releases: blocks from posix_memalign are
  * noted (a few per worker), free() looks them up. */

@@ -28,6 +28,7 @@
 #include "common/spec.h"
 #include "dynamo/devguard.h"
 #include "dynamo/os/os.h"
+#include "dynamo/os/windows/acl.h"
 
 #define SCOPE_PATH_MAX 1024
 /* Device numbers (st_rdev) of the disks and volumes, as the agent names them.
@@ -191,6 +192,11 @@ int dyn_scope_refresh(struct dyn_scope *s, struct iof_diag *diag)
         return iof_diag_set(diag, IOF_EDENIED,
                             "workdir '%s': not a directory (a reparse point, or a file)",
                             s->workdir);
+    }
+    /* The agent's own, as on Linux: no one else owns it or may write in it. */
+    if ((r = dyn_win_dir_check("workdir", s->workdir, diag))) {
+        close(fd);
+        return r;
     }
     if (s->wfd >= 0)
         close(s->wfd);

@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* dynamo/os/windows/acl.c - who may change the agent's workdir on Windows
+ * (dynamo/os/windows/acl.h): its owner and DACL judged against SYSTEM,
+ * BUILTIN\Administrators and the agent's own account, and the private DACL
+ * of a directory the agent makes itself. */
+#ifdef _WIN32
+#include "dynamo/os/windows/acl.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <wchar.h>
+#include <windows.h>
+/* after windows.h, whose types they use */
+#include <aclapi.h>
+#include <sddl.h>
+
+#include "common/os/os.h"
+
+#define ACL_NAME_MAX 160
+#define ACL_SID_MAX 192
+
+static void wide_to_utf8(const wchar_t *w, char *out, size_t cap)
+{
+    if (!cap)
+        return;
+    if (WideCharToMultiByte(CP_UTF8, 0, w, -1, out, (int)cap, NULL, NULL) <= 0)
+        out[0] = '\0';
+}
+
+/* "S-1-5-32-545" */
+static void sid_string(PSID sid, char *out, size_t cap)
+{
+    LPWSTR s = NULL;
+
+    if (ConvertSidToStringSidW(sid, &s)) {
+        wide_to_utf8(s, out, cap);
+        LocalFree(s);
+    } else {
+        snprintf(out, cap, "an unreadable SID");
+    }
+}
+
+/* "BUILTIN\Users", "Everyone", "HOST\agent"; the SID string when the
+ * account has no name here. */
+static void sid_name(PSID sid, char *out, size_t cap)
+{
+    wchar_t name[ACL_NAME_MAX], dom[ACL_NAME_MAX];
+    DWORD nl = ACL_NAME_MAX, dl = ACL_NAME_MAX;
+    SID_NAME_USE use;
+    char n8[ACL_NAME_MAX * 2], d8[ACL_NAME_MAX * 2];
+
+    if (!LookupAccountSidW(NULL, sid, name, &nl, dom, &dl, &use) || !name[0]) {
+        sid_string(sid, out, cap);
+        return;
+    }
+    wide_to_utf8(name, n8, sizeof(n8));
+    wide_to_utf8(dom, d8, sizeof(d8));
+    if (d8[0])
+        snprintf(out, cap, "%s\\%s", d8, n8);
+    else
+        snprintf(out, cap, "%s", n8);
+}
+
+/* SYSTEM, BUILTIN\Administrators or the agent itself. */
+static bool trusted(PSID sid, PSID self)
+{
+    return IsWellKnownSid(sid, WinLocalSystemSid) ||
+           IsWellKnownSid(sid, WinBuiltinAdministratorsSid) || (self && EqualSid(sid, self));
+}
+
+/* What `mask` lets its holder do to a directory, the widest first. */
+static const char *right_name(DWORD mask)
+{
+    if ((mask & GENERIC_ALL) || (mask & FILE_ALL_ACCESS) == FILE_ALL_ACCESS)
+        return "take full control of it";
+    if (mask & GENERIC_WRITE)
+        return "write in it";
+    if (mask & FILE_WRITE_DATA)
+        return "write data (add files) in it";
+    if (mask & FILE_APPEND_DATA)
+        return "append data (add subdirectories) in it";
+    if (mask & DELETE)
+        return "delete it";
+    if (mask & FILE_DELETE_CHILD)
+        return "delete what it holds";
+    if (mask & WRITE_DAC)
+        return "change its permissions";
+    return "take ownership of it";
+}
+
+int dyn_win_dir_sd_check(PSECURITY_DESCRIPTOR sd, PSID self, const char *what, const char *path,
+                         struct iof_diag *diag)
+{
+    PSID owner = NULL;
+    PACL dacl = NULL;
+    BOOL defaulted = FALSE, present = FALSE;
+    char selfname[ACL_NAME_MAX], selfsid[ACL_SID_MAX], who[ACL_NAME_MAX], whosid[ACL_SID_MAX];
+
+    if (!GetSecurityDescriptorOwner(sd, &owner, &defaulted) ||
+        !GetSecurityDescriptorDacl(sd, &present, &dacl, &defaulted))
+        return iof_diag_set(diag, IOF_EDENIED, "%s '%s': its security descriptor cannot be read",
+                            what, path);
+    if (self) {
+        sid_name(self, selfname, sizeof(selfname));
+        sid_string(self, selfsid, sizeof(selfsid));
+    } else {
+        snprintf(selfname, sizeof(selfname), "unknown");
+        snprintf(selfsid, sizeof(selfsid), "S-1-5-18");
+    }
+    if (!owner || !trusted(owner, self)) {
+        if (owner)
+            sid_name(owner, who, sizeof(who));
+        else
+            snprintf(who, sizeof(who), "no one");
+        return iof_diag_set(diag, IOF_EDENIED,
+                            "%s '%s': owned by %s, not by SYSTEM, Administrators or the agent's "
+                            "account (%s): its owner may give anyone access; fix it with: icacls "
+                            "\"%s\" /setowner *%s",
+                            what, path, who, selfname, path, selfsid);
+    }
+    if (!present || !dacl)
+        return iof_diag_set(diag, IOF_EDENIED,
+                            "%s '%s': has no DACL, so anyone may write in it: only SYSTEM, "
+                            "Administrators and the agent's account (%s) may; remove it and let "
+                            "the agent make it",
+                            what, path, selfname);
+    for (DWORD i = 0; i < dacl->AceCount; i++) {
+        ACE_HEADER *h;
+        ACCESS_ALLOWED_ACE *a;
+        PSID sid;
+
+        if (!GetAce(dacl, i, (void **)&h))
+            continue;
+        /* The callback kind has the same layout up to the SID. */
+        if (h->AceType != ACCESS_ALLOWED_ACE_TYPE && h->AceType != ACCESS_ALLOWED_CALLBACK_ACE_TYPE)
+            continue;
+        a = (ACCESS_ALLOWED_ACE *)h;
+        sid = (PSID)&a->SidStart;
+        if (!(a->Mask & DYN_WIN_DIR_WRITE_RIGHTS) || trusted(sid, self) ||
+            IsWellKnownSid(sid, WinCreatorOwnerSid))
+            continue;
+        sid_name(sid, who, sizeof(who));
+        sid_string(sid, whosid, sizeof(whosid));
+        return iof_diag_set(
+            diag, IOF_EDENIED,
+            "%s '%s': %s may %s%s: only SYSTEM, Administrators and the agent's account (%s) may; "
+            "remove it and let the agent make it, or fix it with: icacls \"%s\" /inheritance:r "
+            "/remove:g *%s /grant:r *S-1-5-18:(OI)(CI)F *S-1-5-32-544:(OI)(CI)F *%s:(OI)(CI)F",
+            what, path, who, right_name(a->Mask),
+            (h->AceFlags & INHERIT_ONLY_ACE) ? " (an ACE for what it holds)" : "", selfname, path,
+            whosid, selfsid);
+    }
+    return 0;
+}
+
+int dyn_win_self_sid(PSID buf, DWORD cap)
+{
+    HANDLE tok;
+    union {
+        TOKEN_USER u;
+        BYTE b[sizeof(TOKEN_USER) + SECURITY_MAX_SID_SIZE];
+    } tu;
+    DWORD len = 0;
+    bool ok;
+
+    if (!OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &tok))
+        return iof_os_win_errno(GetLastError());
+    ok = GetTokenInformation(tok, TokenUser, &tu, sizeof(tu), &len) &&
+         CopySid(cap, buf, tu.u.User.Sid);
+    CloseHandle(tok);
+    return ok ? 0 : iof_os_win_errno(GetLastError());
+}
+
+int dyn_win_dir_check(const char *what, const char *path, struct iof_diag *diag)
+{
+    BYTE self[SECURITY_MAX_SID_SIZE];
+    wchar_t w[MAX_PATH * 4];
+    PSECURITY_DESCRIPTOR sd = NULL;
+    HANDLE h;
+    DWORD e;
+    int r;
+
+    if ((r = dyn_win_self_sid((PSID)self, sizeof(self))))
+        return iof_diag_set(diag, r, "%s '%s': the agent's account cannot be read: %s", what, path,
+                            strerror(-r));
+    if (MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, path, -1, w, MAX_PATH * 4) <= 0)
+        return iof_diag_set(diag, -EINVAL, "%s '%s': not a valid UTF-8 path", what, path);
+    h = CreateFileW(w, READ_CONTROL, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+                    OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT, NULL);
+    if (h == INVALID_HANDLE_VALUE) {
+        r = iof_os_win_errno(GetLastError());
+        return iof_diag_set(diag, r, "%s '%s': cannot read its permissions: %s", what, path,
+                            strerror(-r));
+    }
+    e = GetSecurityInfo(h, SE_FILE_OBJECT, OWNER_SECURITY_INFORMATION | DACL_SECURITY_INFORMATION,
+                        NULL, NULL, NULL, NULL, &sd);
+    CloseHandle(h);
+    if (e != ERROR_SUCCESS) {
+        r = iof_os_win_errno(e);
+        return iof_diag_set(diag, r, "%s '%s': cannot read its permissions: %s", what, path,
+                            strerror(-r));
+    }
+    r = dyn_win_dir_sd_check(sd, (PSID)self, what, path, diag);
+    LocalFree(sd);
+    return r;
+}
+
+PSECURITY_DESCRIPTOR dyn_win_private_dir_sd(void)
+{
+    static const wchar_t head[] = L"D:P(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)(A;OICI;FA;;;";
+    BYTE self[SECURITY_MAX_SID_SIZE];
+    wchar_t sddl[sizeof(head) / sizeof(head[0]) + ACL_SID_MAX];
+    PSECURITY_DESCRIPTOR sd = NULL;
+    LPWSTR sid = NULL;
+
+    if (dyn_win_self_sid((PSID)self, sizeof(self)) || !ConvertSidToStringSidW((PSID)self, &sid))
+        return NULL;
+    /* P: not inherited from the parent; OICI: inherited by what it holds. */
+    if (wcslen(sid) + 2 > ACL_SID_MAX) {
+        LocalFree(sid);
+        SetLastError(ERROR_INVALID_SID);
+        return NULL;
+    }
+    wcscpy(sddl, head);
+    wcscat(sddl, sid);
+    wcscat(sddl, L")");
+    LocalFree(sid);
+    if (!ConvertStringSecurityDescriptorToSecurityDescriptorW(sddl, SDDL_REVISION_1, &sd, NULL))
+        return NULL;
+    return sd;
+}
+#endif
