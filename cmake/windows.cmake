@@ -108,6 +108,8 @@ if(IOF_TESTS)
   target_link_libraries(test_engine_facts PRIVATE iof_dynamo)
   # The workdir's owner and DACL (dynamo/os/windows/acl.c).
   target_link_libraries(test_win_acl PRIVATE iof_dynamo)
+  # The service's log in the event log (dynamo/os/windows/eventlog.c).
+  target_link_libraries(test_win_eventlog PRIVATE iof_dynamo)
   # The Linux iofleet drives dynamo.exe under Wine (skipped, 77, without a Linux build).
   add_test(NAME windows.agent_e2e COMMAND bash ${PROJECT_SOURCE_DIR}/tests/windows/agent_e2e.sh
                                           $<TARGET_FILE:dynamo>)

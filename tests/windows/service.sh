@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: Apache-2.0
 # tests/windows/service.sh - dynamo.exe as the Windows service "iofleet-dynamo", under
 # Wine's Service Control Manager: bad options are refused at install, the service
-# installed with an agent's options starts, listens (the Linux `iofleet agents` sees it,
-# Windows on Wine), stops through the service manager (the agent logs the stop request in
-# dynamo-service.log beside dynamo.exe) and is uninstalled; a second install and a start
-# after the uninstall are refused. Registered by cmake/windows.cmake:
+# installed with an agent's options and `--log-file dynamo-service.log` starts, listens
+# (the Linux `iofleet agents` sees it, Windows on Wine), stops through the service manager
+# (the agent logs the stop request in that file, beside dynamo.exe) and is uninstalled; a
+# second install and a start after the uninstall are refused. Installed again without
+# --log-file, it logs to the event log (Wine keeps none to read back: the service runs,
+# answers, stops, and writes no log file). Registered by cmake/windows.cmake:
 #     service.sh DYNAMO_EXE
 # The service is uninstalled and a Wine server this test started winds down, even on
 # failure. Skips (77) without the Linux build's iofleet ($IOF_LINUX_BIN, default build/bin).
@@ -83,10 +85,16 @@ svc nothing start
     fail "start before install: exit $rc, expected 2 with 'does not exist'"
 ok "bad options refused at install, nothing installed"
 
-svc install install --listen "127.0.0.1:$port" --insecure --name svcnode --workdir "$T/work"
+svc nolog install --log-file --listen "127.0.0.1:$port" --insecure
+[[ $rc == 2 ]] && grep -q -- "--log-file needs a file name" "$T/nolog.out" ||
+    fail "install with --log-file and no name: exit $rc"
+svc install install --listen "127.0.0.1:$port" --insecure --name svcnode --workdir "$T/work" \
+    --log-file dynamo-service.log
 [[ $rc == 0 ]] || fail "install exited $rc"
 installed=true
 grep -q "service iofleet-dynamo installed" "$T/install.out" || fail "install said nothing"
+grep -qF -- 'service run "--log-file" "dynamo-service.log" "--listen"' "$T/install.out" ||
+    fail "the service's command line does not keep --log-file: $(cat "$T/install.out")"
 svc again install --listen "127.0.0.1:$port" --insecure --name svcnode
 [[ $rc == 2 ]] || fail "a second install exited $rc, expected 2"
 svc start start
@@ -112,3 +120,28 @@ installed=false
 svc after start
 [[ $rc == 2 ]] || fail "start after uninstall exited $rc, expected 2"
 ok "stopped through the service manager (logged), uninstalled"
+
+# The event log: installed without --log-file, the service runs and logs nowhere else.
+svc install2 install --listen "127.0.0.1:$port" --insecure --name svcnode --workdir "$T/work"
+[[ $rc == 0 ]] || fail "install without --log-file exited $rc"
+installed=true
+rm -f "$log"
+svc start2 start
+[[ $rc == 0 ]] && grep -q "its log: the Application event log (source iofleet-dynamo)" "$T/start2.out" ||
+    fail "start (event log) exited $rc: $(cat "$T/start2.out")"
+seen=false
+for _ in $(seq 100); do
+    if "$iofleet" agents --insecure --agent "127.0.0.1:$port" >"$T/agents2.out" 2>&1; then
+        seen=true
+        break
+    fi
+    sleep 0.3
+done
+$seen || fail "iofleet agents cannot reach the service that logs to the event log"
+svc stop2 stop
+[[ $rc == 0 ]] || fail "stop (event log) exited $rc"
+[[ ! -e $log ]] || fail "the service wrote $log without --log-file: $(cat "$log")"
+svc uninstall2 uninstall
+[[ $rc == 0 ]] || fail "uninstall (event log) exited $rc"
+installed=false
+ok "without --log-file: the service runs, answers, stops, and writes no log file (event log)"

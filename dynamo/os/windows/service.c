@@ -4,8 +4,10 @@
  * Windows service "iofleet-dynamo" (dynamo/os/os.h, dyn_os_service). The
  * options given to install are checked, then kept in the service's command
  * line; the service runs from dynamo.exe's folder (a relative --workdir is
- * there), logs to dynamo-service.log beside it, and a stop (or the
- * machine's shutdown) calls dyn_agent_request_stop(), as Ctrl-C does. */
+ * there), logs to the Windows event log (source "iofleet-dynamo",
+ * dynamo/os/windows/eventlog.c) or, with `--log-file PATH` given to install,
+ * to that file (relative: beside dynamo.exe), and a stop (or the machine's
+ * shutdown) calls dyn_agent_request_stop(), as Ctrl-C does. */
 #ifdef _WIN32
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +21,7 @@
 #include "common/log.h"
 #include "dynamo/agent.h"
 #include "dynamo/os/os.h"
+#include "dynamo/os/windows/eventlog.h"
 
 #define SVC_NAME L"iofleet-dynamo"
 #define SVC_DISPLAY L"iofleet agent (dynamo)"
@@ -27,6 +30,7 @@
 static dyn_os_agent_fn svc_agent;
 static int svc_argc;
 static char **svc_argv;
+static const char *svc_log_file; /* --log-file: NULL for the event log */
 static SERVICE_STATUS_HANDLE svc_handle;
 static SERVICE_STATUS svc_status = {.dwServiceType = SERVICE_WIN32_OWN_PROCESS};
 
@@ -80,28 +84,67 @@ static int svc_exe(wchar_t *path, size_t cap, wchar_t *dir)
     return 0;
 }
 
-/* The service process: from dynamo.exe's folder, stderr to its log file. */
+/* Takes `--log-file PATH` (or `--log-file=PATH`) out of argv[1..]: the
+ * path in *file (NULL when absent); -1 when it has no value (or an option
+ * where the name should be). */
+static int svc_take_log_file(int *argc, char **argv, const char **file)
+{
+    *file = NULL;
+    for (int i = 1; i < *argc; i++) {
+        int n;
+        if (!strncmp(argv[i], "--log-file=", 11)) {
+            *file = argv[i] + 11;
+            n = 1;
+        } else if (!strcmp(argv[i], "--log-file")) {
+            if (i + 1 >= *argc)
+                return -1;
+            *file = argv[i + 1];
+            n = 2;
+        } else {
+            continue;
+        }
+        if (!**file || **file == '-') /* "--log-file --listen ...": no name given */
+            return -1;
+        memmove(argv + i, argv + i + n, (size_t)(*argc - i - n + 1) * sizeof(*argv));
+        *argc -= n;
+        i--;
+    }
+    return 0;
+}
+
+/* The service process: from dynamo.exe's folder, stderr to the event log or
+ * to the --log-file. */
 static int svc_run(void)
 {
     static const SERVICE_TABLE_ENTRYW table[] = {{(wchar_t *)SVC_NAME, svc_main}, {NULL, NULL}};
-    wchar_t exe[MAX_PATH], dir[MAX_PATH], log[MAX_PATH + 32];
+    wchar_t exe[MAX_PATH], dir[MAX_PATH], log[MAX_PATH * 2];
+    struct iof_diag d = {{0}};
+    bool evlog = false;
     int fd;
 
-    if (svc_exe(exe, MAX_PATH, dir) == 0) {
+    if (svc_exe(exe, MAX_PATH, dir) == 0)
         SetCurrentDirectoryW(dir);
-        swprintf(log, MAX_PATH + 32, L"%lsdynamo-service.log", dir);
-        fd = _wopen(log, _O_WRONLY | _O_APPEND | _O_CREAT | _O_BINARY, _S_IREAD | _S_IWRITE);
-        if (fd >= 0) {
+    if (svc_log_file) {
+        if (MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, svc_log_file, -1, log,
+                                MAX_PATH * 2) > 0 &&
+            (fd = _wopen(log, _O_WRONLY | _O_APPEND | _O_CREAT | _O_BINARY,
+                         _S_IREAD | _S_IWRITE)) >= 0) {
             _dup2(fd, 2);
             _close(fd);
         }
+    } else {
+        evlog = dyn_win_eventlog_start(DYN_WIN_EVENT_SOURCE, &d) == 0;
     }
     if (!StartServiceCtrlDispatcherW(table)) {
         IOF_USER("dynamo: service run: not started by the Service Control Manager (error %lu): "
                  "use `dynamo.exe service start`",
                  (unsigned long)GetLastError());
+        if (evlog)
+            dyn_win_eventlog_stop(NULL, NULL);
         return 1;
     }
+    if (evlog)
+        dyn_win_eventlog_stop(NULL, NULL);
     return (int)svc_status.dwServiceSpecificExitCode;
 }
 
@@ -174,16 +217,26 @@ static int svc_install(int argc, char **argv)
 {
     wchar_t exe[MAX_PATH], dir[MAX_PATH], cmd[32768];
     SC_HANDLE m, s;
+    const char *log_file;
     int rc;
 
-    /* The options as the service will run them: refused now, not at its start. */
     argv[0] = argv[-2];
+    if (svc_take_log_file(&argc, argv, &log_file) < 0) {
+        IOF_USER("dynamo: service install: --log-file needs a file name");
+        return 2;
+    }
+    /* The options as the service will run them: refused now, not at its start. */
     rc = svc_agent(argc, argv, true);
     if (rc)
         return rc;
     if (svc_exe(exe, MAX_PATH, dir) < 0)
         return svc_fail("install", NULL, NULL);
     swprintf(cmd, 32768, L"\"%ls\" service run", exe);
+    if (log_file &&
+        (svc_quote(cmd, 32768, "--log-file") < 0 || svc_quote(cmd, 32768, log_file) < 0)) {
+        IOF_USER("dynamo: service install: the --log-file name is too long or not UTF-8");
+        return 2;
+    }
     for (int i = 1; i < argc; i++)
         if (svc_quote(cmd, 32768, argv[i]) < 0) {
             IOF_USER("dynamo: service install: the options are too long or not UTF-8");
@@ -221,8 +274,8 @@ static int svc_command(const char *cmd)
     if (!strcmp(cmd, "start")) {
         if (!StartServiceW(s, 0, NULL) || !svc_wait(s, SERVICE_RUNNING, &st))
             return svc_fail("start", m, s);
-        printf("service iofleet-dynamo running (process %lu); its log: dynamo-service.log "
-               "beside dynamo.exe\n",
+        printf("service iofleet-dynamo running (process %lu); its log: the Application event "
+               "log (source iofleet-dynamo), or the --log-file given to install\n",
                (unsigned long)st.dwProcessId);
     } else {
         /* stop, and uninstall (which stops it first) */
@@ -252,6 +305,10 @@ int dyn_os_service(int argc, char **argv, dyn_os_agent_fn agent)
         svc_argc = argc - 2;
         svc_argv = argv + 2;
         svc_argv[0] = argv[0];
+        if (svc_take_log_file(&svc_argc, svc_argv, &svc_log_file) < 0) {
+            IOF_USER("dynamo: service run: --log-file needs a file name");
+            return 2;
+        }
         return svc_run();
     }
     if (!strcmp(cmd, "uninstall") || !strcmp(cmd, "start") || !strcmp(cmd, "stop")) {
@@ -261,7 +318,8 @@ int dyn_os_service(int argc, char **argv, dyn_os_agent_fn agent)
         }
         return svc_command(cmd);
     }
-    IOF_USER("dynamo: service: give install [DYNAMO OPTIONS], uninstall, start or stop%s%s%s",
+    IOF_USER("dynamo: service: give install [--log-file FILE] [DYNAMO OPTIONS], uninstall, start "
+             "or stop%s%s%s",
              *cmd ? " (not '" : "", cmd, *cmd ? "')" : "");
     return 2;
 }
