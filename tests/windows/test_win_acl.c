@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tests/windows/test_win_acl.c - the workdir's owner and DACL on Windows
- * (dyn_win_dir_sd_check, dynamo/os/windows/acl.c), under Wine, on security
- * descriptors built from SDDL strings: SYSTEM, Administrators, the agent's
- * account and CREATOR OWNER may hold every right; anyone else granted a
- * right to write, append, delete or change permissions or the owner is
- * refused, named with the right, also through an ACE only what the
- * directory holds inherits; reading is fine, deny ACEs are not weighed, no
- * DACL is refused, and so is an owner other than the three. Then a
- * directory the agent makes with mode 0700 (mkdir: a private DACL) passes the
- * check on the file system, read back from its handle. */
+ * (dyn_win_dir_sd_check, dynamo/os/windows/acl.c, declared in the
+ * force-included posix.h), under Wine, on security descriptors built from
+ * SDDL strings: SYSTEM, Administrators, the agent's account and CREATOR
+ * OWNER may hold every right; anyone else granted a right to write, append,
+ * delete or change permissions or the owner is refused, named with the
+ * right, also through an ACE only what the directory holds inherits;
+ * reading is fine, deny ACEs are not weighed, no DACL is refused, and so is
+ * an owner other than the three. Then a directory the agent makes with mode
+ * 0700 (mkdir: a private DACL) passes the check on the file system, read
+ * back from its handle. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,7 +26,6 @@
 #include <sddl.h>
 
 #include "common/err.h"
-#include "dynamo/os/windows/acl.h"
 
 #define SELF "S-1-5-21-1-2-3-1000"
 #define GOOD_DACL "D:P(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)(A;OICI;FA;;;" SELF ")"

@@ -21,7 +21,6 @@
 
 #include "common/err.h"
 #include "common/log.h"
-#include "dynamo/os/windows/eventlog.h"
 
 static void test_event_types(void **state)
 {

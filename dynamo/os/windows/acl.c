@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* dynamo/os/windows/acl.c - who may change the agent's workdir on Windows
- * (dynamo/os/windows/acl.h): its owner and DACL judged against SYSTEM,
- * BUILTIN\Administrators and the agent's own account, and the private DACL
- * of a directory the agent makes itself. */
+ * (declared in dynamo/os/windows/posix.h): its owner and DACL judged against
+ * SYSTEM, BUILTIN\Administrators and the agent's own account, as the Linux
+ * agent judges its workdir's owner (dynamo/os/linux/scope.c), and the
+ * private DACL of a directory the agent makes itself with mode 0700. */
 #ifdef _WIN32
-#include "dynamo/os/windows/acl.h"
-
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -17,8 +16,13 @@
 #include <aclapi.h>
 #include <sddl.h>
 
+#include "common/err.h"
 #include "common/os/os.h"
 
+/* The rights that let an account change what a directory holds or who may. */
+#define DIR_WRITE_RIGHTS                                                                           \
+    (GENERIC_ALL | GENERIC_WRITE | FILE_WRITE_DATA | FILE_APPEND_DATA | DELETE |                   \
+     FILE_DELETE_CHILD | WRITE_DAC | WRITE_OWNER)
 #define ACL_NAME_MAX 160
 #define ACL_SID_MAX 192
 
@@ -91,7 +95,7 @@ static const char *right_name(DWORD mask)
     return "take ownership of it";
 }
 
-int dyn_win_dir_sd_check(PSECURITY_DESCRIPTOR sd, PSID self, const char *what, const char *path,
+int dyn_win_dir_sd_check(void *sd, void *self, const char *what, const char *path,
                          struct iof_diag *diag)
 {
     PSID owner = NULL;
@@ -139,7 +143,7 @@ int dyn_win_dir_sd_check(PSECURITY_DESCRIPTOR sd, PSID self, const char *what, c
             continue;
         a = (ACCESS_ALLOWED_ACE *)h;
         sid = (PSID)&a->SidStart;
-        if (!(a->Mask & DYN_WIN_DIR_WRITE_RIGHTS) || trusted(sid, self) ||
+        if (!(a->Mask & DIR_WRITE_RIGHTS) || trusted(sid, self) ||
             IsWellKnownSid(sid, WinCreatorOwnerSid))
             continue;
         sid_name(sid, who, sizeof(who));
@@ -156,7 +160,7 @@ int dyn_win_dir_sd_check(PSECURITY_DESCRIPTOR sd, PSID self, const char *what, c
     return 0;
 }
 
-int dyn_win_self_sid(PSID buf, DWORD cap)
+int dyn_win_self_sid(void *buf, unsigned long cap)
 {
     HANDLE tok;
     union {
@@ -169,7 +173,7 @@ int dyn_win_self_sid(PSID buf, DWORD cap)
     if (!OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &tok))
         return iof_os_win_errno(GetLastError());
     ok = GetTokenInformation(tok, TokenUser, &tu, sizeof(tu), &len) &&
-         CopySid(cap, buf, tu.u.User.Sid);
+         CopySid((DWORD)cap, buf, tu.u.User.Sid);
     CloseHandle(tok);
     return ok ? 0 : iof_os_win_errno(GetLastError());
 }
@@ -208,7 +212,7 @@ int dyn_win_dir_check(const char *what, const char *path, struct iof_diag *diag)
     return r;
 }
 
-PSECURITY_DESCRIPTOR dyn_win_private_dir_sd(void)
+void *dyn_win_private_dir_sd(void)
 {
     static const wchar_t head[] = L"D:P(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)(A;OICI;FA;;;";
     BYTE self[SECURITY_MAX_SID_SIZE];

@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* dynamo/os/windows/eventlog.c - the service's log in the Windows event log
- * (dynamo/os/windows/eventlog.h): descriptor 2 becomes a pipe whose lines a
+ * (declared in dynamo/os/windows/posix.h): descriptor 2 becomes a pipe whose lines a
  * thread reports with ReportEventW, so every message of common/log.c (one
  * write per line) is one event, its type from its level word. */
 #ifdef _WIN32
-#include "dynamo/os/windows/eventlog.h"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <io.h>
@@ -14,6 +12,7 @@
 #include <string.h>
 #include <windows.h>
 
+#include "common/err.h"
 #include "common/os/os.h"
 
 #define EVENT_LINE_MAX 4400 /* common/log.c's line, and a little */
@@ -24,7 +23,7 @@ static struct {
     unsigned reported, failed;
 } ev = {.rfd = -1, .saved = -1};
 
-WORD dyn_win_event_type(const char *line)
+unsigned short dyn_win_event_type(const char *line)
 {
     /* "dynamo: warning: ...": the word after the program's name. */
     const char *p = strstr(line, ": ");

@@ -15,7 +15,6 @@
 #include <windows.h>
 
 #include "common/os/os.h"
-#include "dynamo/os/windows/acl.h"
 #include <sys/mman.h>
 #include <sys/statvfs.h>
 

@@ -30,6 +30,7 @@
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
+#include <wchar.h>
 
 /* open(2) flags msvcrt lacks, in bits it never uses. O_NONBLOCK and
  * O_NOCTTY mean nothing for files on Windows. */
@@ -115,6 +116,60 @@ void dyn_win_free(void *p);
 /* The handle behind a descriptor, and its final path (UTF-8, cap bytes):
  * 0 or a negative errno. */
 int dyn_win_fd_path(int fd, char *buf, size_t cap);
+
+/* ---- the layer's own Windows helpers, for its files and tests (the
+ * Windows types as void *: this header includes no <windows.h>) ---- */
+
+struct iof_diag;
+
+/* Who may change the agent's workdir (dynamo/os/windows/acl.c). The rights
+ * that let an account change what a directory holds or who may (full
+ * control, write, write data, append data, delete, delete children, change
+ * permissions, take ownership): any of them granted to anyone but SYSTEM,
+ * BUILTIN\Administrators, the agent's own account or CREATOR OWNER (who
+ * becomes the agent on what the agent makes) refuses the directory.
+ *
+ * dyn_win_dir_sd_check judges the security descriptor `sd` of the directory
+ * `path` (named in the message; `what` is "workdir" or the like), `self` the
+ * agent's account (a SID): 0 when its owner is SYSTEM, Administrators or
+ * `self` and no allowing ACE (also one only inherited by what the directory
+ * holds) grants one of those rights to another account; else IOF_EDENIED
+ * with diag naming the path, the account and the right, e.g. "workdir
+ * 'C:\iofleet': BUILTIN\Users may write data (add files) in it: only SYSTEM,
+ * Administrators and the agent's account (HOST\agent) may; ...". A missing
+ * DACL lets anyone do anything: refused too. Deny ACEs are not weighed (an
+ * allow the directory does not need is refused even when a deny masks it). */
+int dyn_win_dir_sd_check(void *sd, void *self, const char *what, const char *path,
+                         struct iof_diag *diag);
+/* dyn_win_dir_sd_check() on the directory `path` (its owner and DACL read
+ * from a handle opened without following a reparse point) for the agent's
+ * account (its process token's user). */
+int dyn_win_dir_check(const char *what, const char *path, struct iof_diag *diag);
+/* The agent's account (its process token's user) into `sid` (cap bytes;
+ * SECURITY_MAX_SID_SIZE is enough): 0 or a negative errno. */
+int dyn_win_self_sid(void *sid, unsigned long cap);
+/* A new security descriptor (LocalFree it) for a directory only SYSTEM,
+ * Administrators and the agent's account may use, inherited by what it will
+ * hold and not from its parent: what mode 0700 means on Linux. NULL on
+ * failure (GetLastError). */
+void *dyn_win_private_dir_sd(void);
+
+/* The service's log in the Windows event log (Application, source
+ * DYN_WIN_EVENT_SOURCE; dynamo/os/windows/eventlog.c): what the agent
+ * writes to stderr, one event per line, through a pipe in place of
+ * descriptor 2 and a thread that reports each line with ReportEventW. */
+#define DYN_WIN_EVENT_SOURCE L"iofleet-dynamo"
+/* The event type (EVENTLOG_*_TYPE) of one log line: "error" as its level
+ * word (common/log.c's) an error, "warning" a warning, else information. */
+unsigned short dyn_win_event_type(const char *line);
+/* From now on, each line written to descriptor 2 becomes an event of
+ * `source`. 0, or a negative error with diag saying why (stderr is then
+ * unchanged). */
+int dyn_win_eventlog_start(const wchar_t *source, struct iof_diag *diag);
+/* Gives descriptor 2 back, reports what was left, and ends the thread; the
+ * numbers of lines reported and of those ReportEventW refused (either may
+ * be NULL). */
+void dyn_win_eventlog_stop(unsigned *reported, unsigned *failed);
 
 #endif
 #endif

@@ -28,7 +28,6 @@
 #include "common/spec.h"
 #include "dynamo/devguard.h"
 #include "dynamo/os/os.h"
-#include "dynamo/os/windows/acl.h"
 
 #define SCOPE_PATH_MAX 1024
 /* Device numbers (st_rdev) of the disks and volumes, as the agent names them.

@@ -18,10 +18,10 @@
 #include <wchar.h>
 #include <windows.h>
 
+#include "common/err.h"
 #include "common/log.h"
 #include "dynamo/agent.h"
 #include "dynamo/os/os.h"
-#include "dynamo/os/windows/eventlog.h"
 
 #define SVC_NAME L"iofleet-dynamo"
 #define SVC_DISPLAY L"iofleet agent (dynamo)"
