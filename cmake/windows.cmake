@@ -79,9 +79,9 @@ if(IOF_TESTS)
   # (test_link and test_net_*: socketpairs, unix sockets; tests/windows/ has Windows' own)
   # and those that make their files with POSIX calls (tests/unit/lib/tmpdir.h: mkdtemp, nftw).
   set(IOF_WIN_UNIT_TESTS
-      test_backoff test_buf test_clock test_clock_sleep test_cliopt test_engine_facts test_frame
-      test_hist test_import_fio test_import_icf test_msg test_msg_run test_name test_plan
-      test_ratecycle test_text)
+      test_backoff test_buf test_clock test_clock_sleep test_cliopt test_devguard_mark
+      test_engine_facts test_frame test_hist test_import_fio test_import_icf test_msg test_msg_run
+      test_name test_plan test_ratecycle test_text)
   # tests/windows/test_*.c: Windows-only tests (the engine), not in the Linux build.
   file(GLOB IOF_WIN_ONLY_TESTS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/windows/test_*.c)
   set(IOF_WIN_TEST_SOURCES)
@@ -106,6 +106,8 @@ if(IOF_TESTS)
   target_link_libraries(test_win_os PRIVATE iof_dynamo)
   # The engine table against the Windows registry (windows, sync, null).
   target_link_libraries(test_engine_facts PRIVATE iof_dynamo)
+  # The marker record both systems' device guards share (dynamo/devguard_mark.c).
+  target_link_libraries(test_devguard_mark PRIVATE iof_dynamo)
   # The workdir's owner and DACL (dynamo/os/windows/acl.c).
   target_link_libraries(test_win_acl PRIVATE iof_dynamo)
   # The service's log in the event log (dynamo/os/windows/eventlog.c).

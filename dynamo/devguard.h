@@ -30,6 +30,7 @@
 #define IOF_DYNAMO_DEVGUARD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/err.h"
@@ -79,5 +80,21 @@ void dyn_devguard_set_remedy(const char *remedy);
 /* Writes the marker at both ends of the device (fd open for writing) and
  * syncs it. */
 int dyn_devguard_mark(int fd, uint64_t size);
+
+/* ---- shared by both systems' guards (dynamo/devguard_mark.c) ---- */
+
+#define DYN_GUARD_HASH_INIT 0xcbf29ce484222325ull
+/* FNV-1a 64-bit over p[0..n), from h (DYN_GUARD_HASH_INIT to start). */
+uint64_t dyn_guard_hash(uint64_t h, const uint8_t *p, size_t n);
+bool dyn_guard_all_zero(const uint8_t *p, size_t n);
+/* Fills m (DYN_MARK_SIZE bytes) with the marker record of a device of
+ * `size` bytes, written at now_ns (since the epoch) with the random `id` by
+ * `host` (at most 64 bytes kept). */
+void dyn_mark_record(uint8_t *m, uint64_t size, uint64_t now_ns, uint64_t id, const char *host);
+/* Whether m holds a valid marker record for a device of `size` bytes. */
+bool dyn_mark_valid(const uint8_t *m, uint64_t size);
+/* *ends from the first and last n bytes of a device of `size` bytes. */
+void dyn_guard_ends_state(const uint8_t *head, const uint8_t *tail, size_t n, uint64_t size,
+                          struct dyn_dev_ends *ends);
 
 #endif

@@ -45,45 +45,6 @@ void dyn_devguard_set_remedy(const char *remedy)
     g_remedy = remedy ? remedy : "start the agent with --allow-destructive";
 }
 
-static uint64_t fnv1a(uint64_t h, const uint8_t *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static bool all_zero(const uint8_t *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (p[i])
-            return false;
-    return true;
-}
-
-/* A valid marker record for a device of `size` bytes. */
-static bool mark_valid(const uint8_t *m, uint64_t size)
-{
-    return !memcmp(m, DYN_MARK_MAGIC, 16) && m[16] == 1 && !m[17] && !m[18] && !m[19] &&
-           get64(m + 24) == size && get64(m + 496) == fnv1a(0xcbf29ce484222325ull, m, 496) &&
-           all_zero(m + 504, 8);
-}
-
 static int read_full(int fd, uint8_t *buf, size_t n, uint64_t off)
 {
     size_t done = 0;
@@ -121,10 +82,7 @@ int dyn_devguard_ends(int fd, uint64_t size, struct dyn_dev_ends *ends, struct i
         free(tail);
         return iof_diag_set(diag, r, "cannot read the ends of the device: %s", strerror(-r));
     }
-    ends->hash = fnv1a(fnv1a(0xcbf29ce484222325ull, head, n), tail, n);
-    ends->zero = all_zero(head, n) && all_zero(tail, n);
-    ends->marked = n >= DYN_MARK_SIZE && mark_valid(head, size) &&
-                   !memcmp(head, tail + n - DYN_MARK_SIZE, DYN_MARK_SIZE);
+    dyn_guard_ends_state(head, tail, n, size, ends);
     free(head);
     free(tail);
     return 0;
@@ -222,7 +180,7 @@ int dyn_devguard_check(int fd, const char *path, uint64_t size, bool destructive
                                   iof_diag_set(diag, rr,
                                                "target '%s': cannot read byte %" PRIu64 ": %s",
                                                path, off, strerror(-rr)));
-            if (all_zero(area, n))
+            if (dyn_guard_all_zero(area, n))
                 continue;
         }
         r = probe_at(pr, fd, off,
@@ -270,17 +228,11 @@ int dyn_devguard_mark(int fd, uint64_t size)
 
     if (size < 2 * DYN_MARK_SIZE)
         return -EINVAL;
-    memcpy(m, DYN_MARK_MAGIC, 16);
-    m[16] = 1;
-    put64(m + 24, size);
     clock_gettime(CLOCK_REALTIME, &ts);
-    put64(m + 32, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
     if (getrandom(&id, sizeof(id), GRND_NONBLOCK) != (ssize_t)sizeof(id))
         id = (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32);
-    put64(m + 40, id);
     gethostname(host, sizeof(host) - 1);
-    memcpy(m + 48, host, strlen(host));
-    put64(m + 496, fnv1a(0xcbf29ce484222325ull, m, 496));
+    dyn_mark_record(m, size, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec, id, host);
     if (pwrite(fd, m, sizeof(m), 0) != (ssize_t)sizeof(m) ||
         pwrite(fd, m, sizeof(m), (off_t)(size - sizeof(m))) != (ssize_t)sizeof(m) || fsync(fd))
         return -errno;

@@ -27,45 +27,6 @@ void dyn_devguard_set_remedy(const char *remedy)
     g_remedy = remedy ? remedy : "start the agent with --allow-destructive";
 }
 
-static uint64_t fnv1a(uint64_t h, const uint8_t *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static bool all_zero(const uint8_t *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (p[i])
-            return false;
-    return true;
-}
-
-/* A valid marker record for a device of `size` bytes. */
-static bool mark_valid(const uint8_t *m, uint64_t size)
-{
-    return !memcmp(m, DYN_MARK_MAGIC, 16) && m[16] == 1 && !m[17] && !m[18] && !m[19] &&
-           get64(m + 24) == size && get64(m + 496) == fnv1a(0xcbf29ce484222325ull, m, 496) &&
-           all_zero(m + 504, 8);
-}
-
 static int read_full(int fd, uint8_t *buf, size_t n, uint64_t off)
 {
     size_t done = 0;
@@ -99,10 +60,7 @@ int dyn_devguard_ends(int fd, uint64_t size, struct dyn_dev_ends *ends, struct i
         free(tail);
         return iof_diag_set(diag, r, "cannot read the ends of the device: %s", strerror(-r));
     }
-    ends->hash = fnv1a(fnv1a(0xcbf29ce484222325ull, head, n), tail, n);
-    ends->zero = all_zero(head, n) && all_zero(tail, n);
-    ends->marked = n >= DYN_MARK_SIZE && mark_valid(head, size) &&
-                   !memcmp(head, tail + n - DYN_MARK_SIZE, DYN_MARK_SIZE);
+    dyn_guard_ends_state(head, tail, n, size, ends);
     free(head);
     free(tail);
     return 0;
@@ -171,19 +129,12 @@ int dyn_devguard_mark(int fd, uint64_t size)
         return -EINVAL;
     if (posix_memalign((void **)&m, 4096, DYN_MARK_SIZE))
         return -ENOMEM;
-    memset(m, 0, DYN_MARK_SIZE);
-    memcpy(m, DYN_MARK_MAGIC, 16);
-    m[16] = 1;
-    put64(m + 24, size);
     GetSystemTimeAsFileTime(&ft);
     now = ((((uint64_t)ft.dwHighDateTime << 32) | ft.dwLowDateTime) - 116444736000000000ull) * 100;
-    put64(m + 32, now);
     if (dyn_os_random(&id, sizeof(id)))
         id = now ^ ((uint64_t)GetCurrentProcessId() << 32);
-    put64(m + 40, id);
     GetComputerNameA(host, &hlen);
-    memcpy(m + 48, host, strlen(host));
-    put64(m + 496, fnv1a(0xcbf29ce484222325ull, m, 496));
+    dyn_mark_record(m, size, now, id, host);
     if (pwrite(fd, m, DYN_MARK_SIZE, 0) != (ssize_t)DYN_MARK_SIZE ||
         pwrite(fd, m, DYN_MARK_SIZE, (int64_t)(size - DYN_MARK_SIZE)) != (ssize_t)DYN_MARK_SIZE ||
         fsync(fd))
