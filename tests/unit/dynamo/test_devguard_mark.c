@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tests/unit/test_devguard_mark.c - iofleet's marker record and the state
+/* tests/unit/dynamo/test_devguard_mark.c - iofleet's marker record and the state
  * of a device's ends (dynamo/devguard_mark.c), the one copy both systems'
  * device guards use, so it runs in the Linux build and under Wine: the
  * record's bytes as dynamo/devguard.h lays them out (checked against a hash
