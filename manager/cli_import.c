@@ -31,9 +31,11 @@ enum import_opt_id {
     IOPT_MAP,
     IOPT_APPROX,
     IOPT_SECTOR,
+    IOPT_VAR,
 };
 
 #define IMPORT_MAX_MAPS 256
+#define IMPORT_MAX_VARS 256
 
 static const struct iof_opt import_opts[] = {
     {"help", 'h', IOF_OPT_NONE, NULL, "print this help and exit", IOPT_HELP},
@@ -55,6 +57,11 @@ static const struct iof_opt import_opts[] = {
      "maximum disk size and align 0; without it a non-zero starting sector or maximum disk size "
      "is refused and align 0 is 512",
      IOPT_SECTOR},
+    {"var", 0, IOF_OPT_REQUIRED, "NAME=VALUE",
+     "vdbench: the value of the file's $NAME (or !NAME), as NAME=VALUE on vdbench's command "
+     "line; repeatable. A $NAME without one is refused naming it and its line; one the file "
+     "does not use is a warning",
+     IOPT_VAR},
     {"approximate", 0, IOF_OPT_NONE, NULL,
      "fio, vdbench: accept what the plan can only approximate (buffered I/O run with O_DIRECT, "
      "fractional percentages rounded); each approximation is printed and kept in the plan's "
@@ -150,8 +157,8 @@ int mgr_cli_import(int argc, char **argv)
 {
     struct iof_opt_parser p;
     const char *in = NULL, *out = NULL, *format = NULL, *val, *name, *fmt;
-    const char *maps[IMPORT_MAX_MAPS];
-    size_t nmaps = 0;
+    const char *maps[IMPORT_MAX_MAPS], *vars[IMPORT_MAX_VARS];
+    size_t nmaps = 0, nvars = 0;
     struct iof_buf text = IOF_BUF_INIT, json = IOF_BUF_INIT, msgs = IOF_BUF_INIT;
     struct iof_diag diag = {{0}};
     struct iof_plan plan = {0};
@@ -196,6 +203,22 @@ int mgr_cli_import(int argc, char **argv)
                                            IMPORT_MAX_MAPS, val);
             }
             maps[nmaps++] = val;
+        } else if (id == IOPT_VAR) {
+            size_t n = strcspn(val, "=");
+            if (!proto_import_vdbench_var_ok(val) || nvars >= IMPORT_MAX_VARS) {
+                iof_opt_free(&p);
+                return iof_opt_usage_error(&import_cmd,
+                                           "--var takes NAME=VALUE, NAME letters, digits and '_' "
+                                           "(at most %d), got '%s'",
+                                           IMPORT_MAX_VARS, val);
+            }
+            for (size_t i = 0; i < nvars; i++)
+                if (!strncmp(vars[i], val, n + 1)) {
+                    iof_opt_free(&p);
+                    return iof_opt_usage_error(&import_cmd, "--var %.*s is given twice", (int)n,
+                                               val);
+                }
+            vars[nvars++] = val;
         }
     }
     iof_opt_free(&p);
@@ -227,6 +250,10 @@ int mgr_cli_import(int argc, char **argv)
         ret = iof_opt_usage_error(&import_cmd, "--sector-size is for Iometer configuration files");
         goto out;
     }
+    if (nvars && strcmp(fmt, "vdbench")) {
+        ret = iof_opt_usage_error(&import_cmd, "--var is for vdbench parameter files");
+        goto out;
+    }
     if (flags && !strcmp(fmt, "icf")) {
         ret = iof_opt_usage_error(&import_cmd,
                                   "--approximate is for fio job files and vdbench parameter files");
@@ -238,8 +265,8 @@ int mgr_cli_import(int argc, char **argv)
         snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - in) : 1, slash ? in : ".");
         if (slash == in)
             snprintf(dir, sizeof(dir), "/");
-        rc = proto_import_vdbench(name, text.p ? text.p : "", text.len, flags, dir, &json, &msgs,
-                                  &diag);
+        rc = proto_import_vdbench(name, text.p ? text.p : "", text.len, flags, dir, vars, nvars,
+                                  &json, &msgs, &diag);
     } else if (!strcmp(fmt, "fio"))
         rc = proto_import_fio(name, text.p ? text.p : "", text.len, flags, &json, &msgs, &diag);
     else

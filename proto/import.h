@@ -76,11 +76,20 @@ int proto_import_icf(const char *name, const char *text, size_t len, const char 
 
 /* The same for a vdbench raw-I/O parameter file (HCIBench's too). `dir`
  * (borrowed, NULL: include= is refused) is the directory include= files are
- * read from. Flags as for fio (APPROXIMATE: fractions rounded, buffered SDs
- * run with O_DIRECT, each a "note:" kept in the plan's notes). */
+ * read from. `vars` (borrowed, `nvars` entries "NAME=VALUE", NAME letters,
+ * digits and '_') are vdbench's command-line variables: each $NAME or !NAME
+ * of the file (and of its include= files) is replaced by VALUE; one without
+ * a value is an error naming it and its line, a var the file does not use a
+ * "warning:" line in msgs; a malformed entry is IOF_EPLAN. Flags as for fio
+ * (APPROXIMATE: fractions rounded, buffered SDs run with O_DIRECT, each a
+ * "note:" kept in the plan's notes). */
 int proto_import_vdbench(const char *name, const char *text, size_t len, unsigned flags,
-                         const char *dir, struct iof_buf *json, struct iof_buf *msgs,
-                         struct iof_diag *diag);
+                         const char *dir, const char *const *vars, size_t nvars,
+                         struct iof_buf *json, struct iof_buf *msgs, struct iof_diag *diag);
+
+/* True when var is "NAME=VALUE" with a NAME vdbench's $NAME can spell
+ * (letters, digits, '_'); what `iofleet import --var` checks. */
+bool proto_import_vdbench_var_ok(const char *var);
 
 /* True when text's first line that is not a comment starts a vdbench
  * definition (sd=, wd=, rd=, hd=, or a general parameter): how `iofleet

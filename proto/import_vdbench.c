@@ -16,8 +16,8 @@
  * Syntax: lines starting with '*', '/' or '#' are comments; a definition
  * continues on the next line when its line ends with ','; values in
  * parentheses are lists; sizes take k/m/g/t (powers of 1024); $variables
- * (given on vdbench's command line) are refused by name, as is anything
- * for file systems (fsd=, fwd=). */
+ * (and !variables) take the values vdbench takes from its command line
+ * from --var; anything for file systems (fsd=, fwd=) is refused by name. */
 #include "proto/import_vdbench.h"
 
 #include <ctype.h>
@@ -1023,24 +1023,36 @@ static int vdb_emit(struct vdb_ctx *c, struct iof_buf *json)
 }
 
 int proto_import_vdbench(const char *name, const char *text, size_t len, unsigned flags,
-                         const char *dir, struct iof_buf *json, struct iof_buf *msgs,
-                         struct iof_diag *diag)
+                         const char *dir, const char *const *vars, size_t nvars,
+                         struct iof_buf *json, struct iof_buf *msgs, struct iof_diag *diag)
 {
     struct vdb_ctx c = {.name = name,
                         .dir = dir,
                         .msgs = msgs,
-                        .approximate = (flags & IOF_IMPORT_APPROXIMATE) != 0};
+                        .approximate = (flags & IOF_IMPORT_APPROXIMATE) != 0,
+                        .vars = vars,
+                        .nvars = nvars};
     char *copy;
     int rc;
 
+    for (size_t i = 0; i < nvars; i++)
+        if (!proto_import_vdbench_var_ok(vars[i]))
+            return iof_diag_set(diag, IOF_EPLAN,
+                                "--var takes NAME=VALUE, NAME letters, digits and '_'");
     if (len > IOF_IMPORT_MAX_TEXT)
         return iof_diag_set(diag, IOF_EPLAN, "%s: larger than %u bytes", name, IOF_IMPORT_MAX_TEXT);
     if (memchr(text, 0, len))
         return iof_diag_set(diag, IOF_EPLAN, "%s: a NUL byte: not a vdbench parameter file", name);
     iof_buf_init(&c.notes, 0);
     copy = malloc(len + 1);
-    if (!copy)
+    if (nvars && !(c.var_used = calloc(nvars, sizeof(*c.var_used)))) {
+        free(copy);
         return -ENOMEM;
+    }
+    if (!copy) {
+        free(c.var_used);
+        return -ENOMEM;
+    }
     memcpy(copy, text, len);
     copy[len] = 0;
     rc = proto_vdb_parse(&c, name, copy);
@@ -1049,6 +1061,15 @@ int proto_import_vdbench(const char *name, const char *text, size_t len, unsigne
         if (!c.failed)
             rc = vdb_emit(&c, json);
     }
+    /* vdbench stops on a command-line variable its file does not use; a
+     * leftover --var is a warning here, as it changes nothing. */
+    for (size_t i = 0; i < nvars && !rc && !c.failed; i++)
+        if (!c.var_used[i])
+            iof_buf_printf(msgs,
+                           "%s: warning: --var %.*s: the file has no $%.*s or !%.*s, so it is not "
+                           "used\n",
+                           name, (int)strcspn(vars[i], "="), vars[i], (int)strcspn(vars[i], "="),
+                           vars[i], (int)strcspn(vars[i], "="), vars[i]);
     if (!rc && msgs->err)
         rc = msgs->err;
     if (!rc && c.failed)
@@ -1058,6 +1079,7 @@ int proto_import_vdbench(const char *name, const char *text, size_t len, unsigne
     free(c.owned);
     free(c.kv);
     free(c.def);
+    free(c.var_used);
     iof_buf_free(&c.notes);
     free(copy);
     return rc;

@@ -50,6 +50,9 @@ struct vdb_ctx {
     char **owned;
     size_t nowned, capowned;
     unsigned depth;
+    const char *const *vars; /* "NAME=VALUE" for $NAME and !NAME (borrowed) */
+    size_t nvars;
+    bool *var_used; /* nvars entries: was vars[i] substituted somewhere? */
 };
 
 /* One message "FILE:LINE: TEXT"; a "note:" is also kept in the plan's notes. */

@@ -236,13 +236,6 @@ static int vdb_token(struct vdb_ctx *c, const char *file, unsigned line, char *t
     }
     for (char *p = k; *p; p++)
         *p = (char)tolower((unsigned char)*p);
-    if (strchr(v, '$')) {
-        proto_vdb_msg(c, file, line,
-                      "error: cannot map %s=%s: a $variable takes its value from vdbench's command "
-                      "line, which the import does not have: write the value",
-                      k, v);
-        return 0;
-    }
     if (!*v) {
         proto_vdb_msg(c, file, line, "error: %s= has no value", k);
         return 0;
@@ -313,6 +306,72 @@ add:
     return 0;
 }
 
+static bool vdb_var_char(char ch)
+{
+    return isalnum((unsigned char)ch) || ch == '_';
+}
+
+bool proto_import_vdbench_var_ok(const char *var)
+{
+    const char *p = var;
+
+    while (vdb_var_char(*p))
+        p++;
+    return p > var && *p == '=';
+}
+
+/* vdbench's variable substitution: each $NAME or !NAME (the '!' spelling
+ * keeps a shell that embeds the file from substituting it) becomes the
+ * VALUE of the NAME=VALUE given on vdbench's command line, here --var. The
+ * line itself when it names none; a new line owned by c; NULL with an error
+ * naming the variable when it has no value (or -ENOMEM: c->failed unset). */
+static char *vdb_expand(struct vdb_ctx *c, const char *file, unsigned lineno, char *line)
+{
+    struct iof_buf b;
+    const char *p = line;
+
+    if (!strpbrk(line, "$!"))
+        return line;
+    iof_buf_init(&b, 0);
+    while (*p) {
+        size_t n = 0, i;
+        if (*p == '$' || *p == '!')
+            while (vdb_var_char(p[1 + n]))
+                n++;
+        if (!n) {
+            iof_buf_addc(&b, *p++);
+            continue;
+        }
+        for (i = 0; i < c->nvars; i++)
+            if (!strncmp(c->vars[i], p + 1, n) && c->vars[i][n] == '=')
+                break;
+        if (i == c->nvars) {
+            proto_vdb_msg(c, file, lineno,
+                          "error: %c%.*s has no value: vdbench takes it from its command line "
+                          "(%.*s=VALUE); give it with --var %.*s=VALUE",
+                          *p, (int)n, p + 1, (int)n, p + 1, (int)n, p + 1);
+            iof_buf_free(&b);
+            return NULL;
+        }
+        c->var_used[i] = true;
+        iof_buf_addstr(&b, c->vars[i] + n + 1);
+        p += 1 + n;
+    }
+    if (!b.err && b.len > IOF_IMPORT_MAX_LINE) {
+        proto_vdb_msg(c, file, lineno, "error: line longer than %u bytes after --var substitution",
+                      IOF_IMPORT_MAX_LINE);
+        iof_buf_free(&b);
+        return NULL;
+    }
+    if (!b.err && !b.p)
+        iof_buf_addstr(&b, "");
+    if (b.err) {
+        iof_buf_free(&b);
+        return NULL;
+    }
+    return vdb_own(c, b.p);
+}
+
 int proto_vdb_parse(struct vdb_ctx *c, const char *file, char *text)
 {
     unsigned lineno = 0;
@@ -349,6 +408,14 @@ int proto_vdb_parse(struct vdb_ctx *c, const char *file, char *text)
         while (n && isspace((unsigned char)line[n - 1]))
             line[--n] = 0;
         if (!*line || *line == '*' || *line == '/' || *line == '#')
+            continue;
+        if (!(line = vdb_expand(c, file, lineno, line))) {
+            if (!c->failed)
+                return -ENOMEM;
+            continue;
+        }
+        n = strlen(line);
+        if (!n)
             continue;
         /* A new definition unless the last line ended with ','. */
         if (!cont)

@@ -29,12 +29,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct iof_diag diag = {{0}};
     struct iof_plan plan = {0};
     static const char *const maps[] = {"PHYSICALDRIVE:1=/dev/sdb", "C:=data.tst"};
+    static const char *const vars[] = {"lun=/dev/sdb", "n=4"};
     bool icf = size >= 8 && !memcmp(data, "Version ", 8);
     bool vdb = !icf && proto_import_vdbench_detect((const char *)data, size);
     int rc = icf ? proto_import_icf("j.fio", (const char *)data, size, maps, 2, size % 2 ? 4096 : 0,
                                     &json, &msgs, &diag)
              : vdb ? proto_import_vdbench("j.fio", (const char *)data, size, IOF_IMPORT_APPROXIMATE,
-                                          NULL, &json, &msgs, &diag)
+                                          NULL, vars, 2, &json, &msgs, &diag)
                    : proto_import_fio("j.fio", (const char *)data, size, IOF_IMPORT_APPROXIMATE,
                                       &json, &msgs, &diag);
 

@@ -104,6 +104,8 @@ expect_words "notes.txt" iofleet report a.json -o no
 expect_words "notes.txt" iofleet run --db no
 expect_words "job.fio old.icf pki plans" iofleet import ""
 expect_words "fio icf vdbench" iofleet import job.fio --format ""
+expect_words "--var" iofleet import p.vdb --va
+expect_words "" iofleet import p.vdb --var ""
 expect_words "all group target worker" iofleet run --rows ""
 expect_words "worker,target" iofleet run --rows worker,t
 ok "values: certificates, result files, directories, unix: sockets, report formats, runs actions, fio job files, --rows lists"

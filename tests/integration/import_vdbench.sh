@@ -6,7 +6,7 @@
 # shared rate and skew) import, validate and expand to the tests vdbench
 # runs; the format is told by the name or the content; what cannot be exact
 # exits 2 naming FILE:LINE and the parameter, or with --approximate is kept
-# in the plan's notes.
+# in the plan's notes; --var gives $variables their values.
 source "$(dirname "$0")/lib/common.bash"
 command -v jq >/dev/null || skip "jq not installed"
 DATA=$IOF_SRC/tests/data/vdbench
@@ -72,3 +72,20 @@ jq -e '.notes == ["approx.vdb:1: note: sd=sd1 has no openflags=o_direct (buffere
 expect_rc 0 "$IOFLEET" validate approx.json
 expect_in "$T/out" "notes:"
 ok "--approximate: each approximation printed and kept in the plan's notes"
+
+# vdbench's $variables from --var, as from vdbench's command line.
+# shellcheck disable=SC2016 # the $ is vdbench's, not the shell's
+printf 'sd=sd1,lun=$lun,openflags=o_direct,threads=!qd\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=max\n' >vars.vdb
+expect_rc 2 "$IOFLEET" import vars.vdb -o vars.json
+expect_in "$T/err" "vars.vdb:1: error: \$lun has no value: vdbench takes it from its command line (lun=VALUE); give it with --var lun=VALUE"
+[ ! -e vars.json ] || fail "a refused import wrote its output"
+expect_rc 0 "$IOFLEET" import vars.vdb -o vars.json --var lun=/dev/sdc --var qd=16 --var size=1g
+expect_in "$T/err" "vars.vdb: warning: --var size: the file has no \$size or !size, so it is not used"
+jq -e '.workers[0].targets == [{"path": "/dev/sdc"}] and .workers[0].queue_depth == 16' vars.json >/dev/null ||
+    fail "vars.vdb imported as $(cat vars.json)"
+expect_rc 2 "$IOFLEET" import vars.vdb --var 'l-un=x'
+expect_in "$T/err" "--var takes NAME=VALUE"
+printf '[j]\nrw=read\nsize=1m\n' >j.fio
+expect_rc 2 "$IOFLEET" import j.fio --var a=1
+expect_in "$T/err" "--var is for vdbench parameter files"
+ok "--var NAME=VALUE gives \$NAME and !NAME their value; one missing is refused, one unused a warning"

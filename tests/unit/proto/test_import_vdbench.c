@@ -31,8 +31,8 @@ struct result {
 static void import_flags(const char *text, unsigned flags, struct result *r)
 {
     memset(r, 0, sizeof(*r));
-    r->rc = proto_import_vdbench("p.vdb", text, strlen(text), flags, NULL, &r->json, &r->msgs,
-                                 &r->diag);
+    r->rc = proto_import_vdbench("p.vdb", text, strlen(text), flags, NULL, NULL, 0, &r->json,
+                                 &r->msgs, &r->diag);
     if (!r->rc) {
         int prc = proto_plan_parse("p.vdb", r->json.p, r->json.len, NULL, 0, &r->plan, &r->diag);
         if (prc)
@@ -256,7 +256,9 @@ static void refused_by_name(void **state)
     refused(SD "wd=wd1,sd=sd1,hotband=(10,20)\nrd=rd1,wd=wd1,iorate=max\n",
             "p.vdb:2: error: cannot map hotband=(10,20)");
     refused("fsd=fsd1,anchor=/mnt\n", "p.vdb:1: error: cannot map fsd=fsd1: file-system");
-    refused("sd=sd1,lun=$lun\n", "p.vdb:1: error: cannot map lun=$lun: a $variable");
+    refused("sd=sd1,lun=$lun\n",
+            "p.vdb:1: error: $lun has no value: vdbench takes it from its command line "
+            "(lun=VALUE); give it with --var lun=VALUE");
     refused(SD "wd=wd1,sd=sd1,bogus=1\nrd=rd1,wd=wd1,iorate=max\n",
             "p.vdb:2: error: cannot map bogus=1: not a vdbench raw-I/O parameter of wd=");
     refused(SD "include=more.vdb\n", "p.vdb:2: error: cannot map include=more.vdb");
@@ -308,6 +310,45 @@ static void data_and_several_runs(void **state)
             "p.vdb:6: error: rd=rd2 runs other SDs, threads, data or rate than rd=rd1");
 }
 
+static void variables(void **state)
+{
+    static const char *const vars[] = {"lun=/dev/sdc", "t=4", "xfer=8k", "unused_1=x"};
+    const char *text = "sd=sd1,lun=$lun,openflags=o_direct,threads=!t\n"
+                       "wd=wd1,sd=sd1,xfersize=$xfer\nrd=rd1,wd=wd1,iorate=max\n",
+               *unset = "sd=sd1,lun=/dev/sdb,openflags=o_direct\nwd=w,sd=sd1\n"
+                        "rd=r,wd=w,iorate=max,elapsed=!elapsed\n";
+    static const char *const bad[] = {"a b=1"};
+    struct result r;
+    (void)state;
+    /* $NAME and !NAME take --var's value; a var the file does not use is a warning */
+    memset(&r, 0, sizeof(r));
+    r.rc = proto_import_vdbench("p.vdb", text, strlen(text), 0, NULL, vars, 4, &r.json, &r.msgs,
+                                &r.diag);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(proto_plan_parse("p.vdb", r.json.p, r.json.len, NULL, 0, &r.plan, &r.diag), 0);
+    assert_non_null(strstr(r.json.p, "\"path\": \"/dev/sdc\""));
+    assert_int_equal(r.plan.workers[0].queue_depth, 4);
+    assert_int_equal(r.plan.specs[0].lines[0].size, 8192);
+    assert_string_equal(msgs(&r), "p.vdb: warning: --var unused_1: the file has no $unused_1 or "
+                                  "!unused_1, so it is not used\n");
+    done(&r);
+    /* one without a value: named as written, with its line */
+    memset(&r, 0, sizeof(r));
+    r.rc = proto_import_vdbench("p.vdb", unset, strlen(unset), 0, NULL, vars, 4, &r.json, &r.msgs,
+                                &r.diag);
+    assert_int_equal(r.rc, IOF_EPLAN);
+    assert_non_null(strstr(msgs(&r), "p.vdb:3: error: !elapsed has no value: vdbench takes it "
+                                     "from its command line (elapsed=VALUE); give it with --var "
+                                     "elapsed=VALUE\n"));
+    done(&r);
+    /* a malformed var */
+    memset(&r, 0, sizeof(r));
+    r.rc = proto_import_vdbench("p.vdb", text, strlen(text), 0, NULL, bad, 1, &r.json, &r.msgs,
+                                &r.diag);
+    assert_int_equal(r.rc, IOF_EPLAN);
+    done(&r);
+}
+
 static void detect(void **state)
 {
     const char *a = "* c\n\nsd=sd1,lun=/dev/sdb\n", *b = "[global]\nbs=4k\n";
@@ -342,6 +383,7 @@ int main(void)
         cmocka_unit_test(refused_by_name),
         cmocka_unit_test(buffered_approximated),
         cmocka_unit_test(data_and_several_runs),
+        cmocka_unit_test(variables),
         cmocka_unit_test(detect),
         cmocka_unit_test(garbage),
     };
