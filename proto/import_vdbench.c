@@ -45,6 +45,7 @@ struct vdb_sd {
 struct vdb_line {
     uint64_t size;
     unsigned share, read, random;
+    char dist[64]; /* the line's "distribution", "" for uniform */
 };
 
 /* range=(a,b): percentages of the lun (a < b <= 100), or bytes when either
@@ -97,6 +98,61 @@ static bool vdb_range(struct vdb_ctx *c, const struct vdb_kv *kv, uint64_t lunsi
     proto_plan_format_size(bhi - blo, b, sizeof(b));
     snprintf(out, cap, "\"range\": {\"offset\": \"%s\", \"size\": \"%s\"}", a, b);
     *bytes = bhi - blo;
+    return true;
+}
+
+/* hotband=(LO,HI): vdbench's hot band, I/O limited to LO..HI % of each SD
+ * and skewed inside it toward its lower LBAs by a law vdbench's
+ * documentation does not give. No plan distribution reproduces that; with
+ * --approximate the band is a zoned distribution, uniform inside the band,
+ * noted. The distribution string into dist; false (message given) if not. */
+static bool vdb_hotband(struct vdb_ctx *c, const struct vdb_kv *kv, int random, bool ranged,
+                        char *dist, size_t cap)
+{
+    char buf[IOF_IMPORT_MAX_LINE + 1], *it[4];
+    size_t n;
+    double lo, hi;
+    int len = 0;
+
+    if (!c->approximate) {
+        proto_vdb_bad(c, kv,
+                      "vdbench skews the I/O inside the band toward its lower LBAs by a law its "
+                      "documentation does not give, which no plan distribution reproduces (import "
+                      "with --approximate to run it uniform over the band)");
+        return false;
+    }
+    if (!(n = proto_vdb_list(c, kv, kv->val, buf, it, 3)))
+        return false;
+    if (n != 2 || proto_vdb_num(it[0], &lo) || proto_vdb_num(it[1], &hi) || lo >= hi ||
+        lo != (unsigned)lo || hi != (unsigned)hi || hi > 100) {
+        proto_vdb_bad(c, kv,
+                      "the plan's zones take whole percentages (START,END) with START below END "
+                      "and END at most 100 (no bytes, no wrap past the end)");
+        return false;
+    }
+    if (random != 100) {
+        proto_vdb_bad(c, kv,
+                      "a hot band with sequential I/O (seekpct below 100): a plan distribution "
+                      "places random I/Os only");
+        return false;
+    }
+    if (ranged) {
+        proto_vdb_bad(c, kv, "a hot band of an SD or workload with its own range=");
+        return false;
+    }
+    dist[0] = 0;
+    if (lo == 0 && hi == 100)
+        return true;
+    len = snprintf(dist, cap, "zoned:");
+    if (lo > 0)
+        len += snprintf(dist + len, cap - (size_t)len, "0/%u:", (unsigned)lo);
+    len += snprintf(dist + len, cap - (size_t)len, "100/%u", (unsigned)(hi - lo));
+    if (hi < 100)
+        snprintf(dist + len, cap - (size_t)len, ":0/%u", (unsigned)(100 - hi));
+    proto_vdb_msg(c, kv->file, kv->line,
+                  "note: hotband=%s: run uniform over %u%%..%u%% of each SD (distribution %s); "
+                  "vdbench skews the I/O inside the band toward its lower LBAs (--approximate)",
+                  kv->val, (unsigned)lo, (unsigned)hi, dist);
     return true;
 }
 
@@ -519,7 +575,7 @@ static bool vdb_run(struct vdb_ctx *c, const struct vdb_def *rd, unsigned nhosts
     struct vdb_line lines[PROTO_PLAN_MAX_LINES];
     unsigned threads = 0, skew_left = 100, nskewless = 0;
     int skews[VDB_MAX_LIST];
-    bool eof = false, ok = false;
+    bool eof = false, ok = false, sd_ranged = false;
     char s[64];
 
     r->def = rd;
@@ -638,6 +694,20 @@ static bool vdb_run(struct vdb_ctx *c, const struct vdb_def *rd, unsigned nhosts
             goto out;
         }
     }
+    /* The workloads' range= (the same for all of them, checked above) is
+     * each SD's region, as an sd= range= would be. */
+    if ((kv = proto_vdb_get(c, wds[0], "range")))
+        for (size_t i = 0; i < nsd; i++) {
+            if (proto_vdb_get(c, sds[i], "range")) {
+                proto_vdb_bad(c, kv, "a wd= range= on sd=%s, which has a range= of its own",
+                              sds[i]->name);
+                goto out;
+            }
+            if (!vdb_range(c, kv, sd[i].size, sd[i].range, sizeof(sd[i].range), &sd[i].range_bytes))
+                goto out;
+        }
+    for (size_t i = 0; i < nsd; i++)
+        sd_ranged |= sd[i].range[0] != 0;
     threads = sd[0].threads;
     if ((kv = proto_vdb_get(c, rd, "threads"))) {
         double t;
@@ -671,6 +741,10 @@ static bool vdb_run(struct vdb_ctx *c, const struct vdb_def *rd, unsigned nhosts
             eof = true;
             random = 0;
         }
+        x[0].dist[0] = 0;
+        if ((kv = proto_vdb_get(c, wd, "hotband")) &&
+            !vdb_hotband(c, kv, random, sd_ranged, x[0].dist, sizeof(x[0].dist)))
+            goto out;
         if (!skew)
             continue;
         for (size_t i = 0; i < nx; i++) {
@@ -686,10 +760,11 @@ static bool vdb_run(struct vdb_ctx *c, const struct vdb_def *rd, unsigned nhosts
                               rd->name, PROTO_PLAN_MAX_LINES);
                 goto out;
             }
-            lines[nlines++] = (struct vdb_line){.size = x[i].size,
-                                                .share = skew * x[i].share / 100,
-                                                .read = read,
-                                                .random = (unsigned)random};
+            lines[nlines] = (struct vdb_line){.size = x[i].size,
+                                              .share = skew * x[i].share / 100,
+                                              .read = read,
+                                              .random = (unsigned)random};
+            snprintf(lines[nlines++].dist, sizeof(lines[0].dist), "%s", x[0].dist);
         }
     }
     /* spec */
@@ -699,7 +774,10 @@ static bool vdb_run(struct vdb_ctx *c, const struct vdb_def *rd, unsigned nhosts
         iof_buf_printf(&r->spec, "%s{\"size\": \"%s\"", i ? ",\n               " : "", s);
         if (nlines > 1)
             iof_buf_printf(&r->spec, ", \"share\": %u", lines[i].share);
-        iof_buf_printf(&r->spec, ", \"read\": %u, \"random\": %u}", lines[i].read, lines[i].random);
+        iof_buf_printf(&r->spec, ", \"read\": %u, \"random\": %u", lines[i].read, lines[i].random);
+        if (lines[i].dist[0])
+            iof_buf_printf(&r->spec, ", \"distribution\": \"%s\"", lines[i].dist);
+        iof_buf_addc(&r->spec, '}');
     }
     iof_buf_addc(&r->spec, ']');
     if (nlines == 1) {

@@ -622,8 +622,6 @@ void proto_vdb_refuse_unexact(struct vdb_ctx *c)
         "system",         "data_errors", "messagescan", "report", "histogram", "pause",
         "create_anchors", "monitor",     "rsh",         "mount"};
     static const char *const refused[][2] = {
-        {"hotband", "vdbench's hot-band distribution has no plan equivalent (a zoned "
-                    "distribution is close, not the same)"},
         {"priority", "workload priorities have no plan equivalent"},
         {"stride", "strided sequential I/O has no plan equivalent"},
         {"streams", "independent sequential streams per workload have no plan equivalent"},
@@ -665,8 +663,11 @@ void proto_vdb_refuse_unexact(struct vdb_ctx *c)
                         if (strcmp(it[j], "0"))
                             proto_vdb_bad(
                                 c, kv,
-                                "cache hit percentages need vdbench's hit area, which the "
-                                "plan has not (only 0 maps)");
+                                "cache hit percentages: vdbench sends that share of the I/Os to "
+                                "each SD's hit area "
+                                "(its first hitarea=, 1m by default) and the rest beyond it; "
+                                "a plan distribution places I/Os by whole percentages of the "
+                                "range, not in a region of bytes, so only 0 maps");
                     done = true;
                 }
             for (size_t z = 0; z < sizeof(ignored) / sizeof(ignored[0]) && !done; z++)

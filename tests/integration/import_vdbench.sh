@@ -60,6 +60,9 @@ printf 'sd=sd1,lun=/dev/sdb,openflags=o_direct\nwd=wd1,sd=sd1,hotband=(10,20)\nr
 expect_rc 2 "$IOFLEET" import hot.vdb -o hot.json
 expect_in "$T/err" "hot.vdb:2: error: cannot map hotband=(10,20)"
 [ ! -e hot.json ] || fail "a refused import wrote its output"
+expect_rc 0 "$IOFLEET" import hot.vdb -o hot.json --approximate
+jq -e '.specs[0].lines[0].distribution == "zoned:0/10:100/10:0/80" and (.notes | length) == 1' hot.json >/dev/null ||
+    fail "hot.vdb --approximate imported as $(cat hot.json)"
 ok "the format told by the content; a parameter that cannot be exact exits 2 with FILE:LINE"
 
 printf 'sd=sd1,lun=/dev/sdb\nwd=wd1,sd=sd1,rdpct=66.7\nrd=rd1,wd=wd1,iorate=max\n' >approx.vdb

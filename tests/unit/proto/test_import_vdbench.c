@@ -254,7 +254,8 @@ static void refused_by_name(void **state)
     refused(SD "wd=wd1,sd=sd1,rhpct=50\nrd=rd1,wd=wd1,iorate=max\n",
             "p.vdb:2: error: cannot map rhpct=50: cache hit percentages");
     refused(SD "wd=wd1,sd=sd1,hotband=(10,20)\nrd=rd1,wd=wd1,iorate=max\n",
-            "p.vdb:2: error: cannot map hotband=(10,20)");
+            "p.vdb:2: error: cannot map hotband=(10,20): vdbench skews the I/O inside the band "
+            "toward its lower LBAs by a law its documentation does not give");
     refused("fsd=fsd1,anchor=/mnt\n", "p.vdb:1: error: cannot map fsd=fsd1: file-system");
     refused("sd=sd1,lun=$lun\n",
             "p.vdb:1: error: $lun has no value: vdbench takes it from its command line "
@@ -271,6 +272,56 @@ static void refused_by_name(void **state)
             "p.vdb:1: error: cannot map sd=sd1 without openflags=o_direct");
     refused("hd=h1,clients=4\n" SD "wd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=max\n",
             "p.vdb:1: error: cannot map clients=4");
+}
+
+static void hot_bands_and_ranges(void **state)
+{
+    struct result r;
+    (void)state;
+    /* --approximate: each band a zoned distribution, uniform inside it, noted */
+    import_flags(SD "wd=hot,sd=sd1,hotband=(10,11),skew=30\n"
+                    "wd=warm,sd=sd1,hotband=(40,45),skew=20,rdpct=0\n"
+                    "wd=cold,sd=sd1\n"
+                    "rd=rd1,wd=(hot,warm,cold),iorate=max\n",
+                 IOF_IMPORT_APPROXIMATE, &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.plan.specs[0].nlines, 3);
+    assert_non_null(strstr(r.json.p,
+                           "{\"size\": \"4k\", \"share\": 30, \"read\": 100, "
+                           "\"random\": 100, \"distribution\": \"zoned:0/10:100/1:0/89\"}"));
+    assert_non_null(strstr(r.json.p, "\"share\": 20, \"read\": 0, \"random\": 100, "
+                                     "\"distribution\": \"zoned:0/40:100/5:0/55\"}"));
+    assert_non_null(strstr(r.json.p, "{\"size\": \"4k\", \"share\": 50, \"read\": 100, "
+                                     "\"random\": 100}"));
+    assert_int_equal(r.plan.nnotes, 2);
+    assert_string_equal(r.plan.notes[0],
+                        "p.vdb:2: note: hotband=(10,11): run uniform over 10%..11% of each SD "
+                        "(distribution zoned:0/10:100/1:0/89); vdbench skews the I/O inside the "
+                        "band toward its lower LBAs (--approximate)");
+    done(&r);
+    refused_flags(SD "wd=wd1,sd=sd1,hotband=(10,20),seekpct=50\nrd=rd1,wd=wd1,iorate=max\n",
+                  IOF_IMPORT_APPROXIMATE,
+                  "p.vdb:2: error: cannot map hotband=(10,20): a hot band with sequential I/O");
+    refused_flags(SD "wd=wd1,sd=sd1,hotband=(1g,2g)\nrd=rd1,wd=wd1,iorate=max\n",
+                  IOF_IMPORT_APPROXIMATE,
+                  "p.vdb:2: error: cannot map hotband=(1g,2g): the plan's zones take whole");
+    refused_flags(SD "wd=wd1,sd=sd1,range=(0,50),hotband=(10,20)\nrd=rd1,wd=wd1,iorate=max\n",
+                  IOF_IMPORT_APPROXIMATE,
+                  "p.vdb:2: error: cannot map hotband=(10,20): a hot band of an SD or workload "
+                  "with its own range=");
+    /* a workload's range= is each SD's region (it was left out before) */
+    import(SD "wd=wd1,sd=sd1,range=(20,30)\nrd=rd1,wd=wd1,iorate=max\n", &r);
+    assert_non_null(strstr(r.json.p, "{\"path\": \"/dev/sdb\", \"range\": {\"offset\": \"20%\", "
+                                     "\"size\": \"10%\"}}"));
+    done(&r);
+    refused("sd=sd1,lun=/dev/sdb,openflags=o_direct,range=(0,50)\nwd=wd1,sd=sd1,range=(20,30)\n"
+            "rd=rd1,wd=wd1,iorate=max\n",
+            "p.vdb:2: error: cannot map range=(20,30): a wd= range= on sd=sd1, which has a range= "
+            "of its own");
+    /* cache hits: refused, saying why */
+    refused(SD "wd=wd1,sd=sd1,whpct=10\nrd=rd1,wd=wd1,iorate=max\n",
+            "p.vdb:2: error: cannot map whpct=10: cache hit percentages: vdbench sends that share "
+            "of the I/Os to each SD's hit area");
 }
 
 static void buffered_approximated(void **state)
@@ -381,6 +432,7 @@ int main(void)
         cmocka_unit_test(rates_and_curves),
         cmocka_unit_test(for_loops),
         cmocka_unit_test(refused_by_name),
+        cmocka_unit_test(hot_bands_and_ranges),
         cmocka_unit_test(buffered_approximated),
         cmocka_unit_test(data_and_several_runs),
         cmocka_unit_test(variables),
