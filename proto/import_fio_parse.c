@@ -5,6 +5,7 @@
  * mapper, proto/import_fio.c, turns what this reads into plan JSON. */
 #include "proto/import_fio.h"
 #include "proto/import.h"
+#include "proto/import_lines.h"
 #include "proto/plan.h"
 
 #include <ctype.h>
@@ -446,44 +447,32 @@ static const char *fio_keyword(const char *v)
 /* Splits `text` into sections and options (bounded, messages for garbage). */
 int proto_fio_parse(struct fio_ctx *c, char *text)
 {
-    unsigned lineno = 0;
-    char *p = text;
+    /* fio ends a line at its first ';' or '#', wherever they are. */
+    struct proto_import_lines r = {.name = c->name, .msgs = c->msgs, .cut = ";#"};
+    char *line;
+    int got;
 
-    while (*p) {
-        char *nl = strchr(p, '\n'), *line = p, *eq, *k, *v, *e;
-        size_t n;
+    proto_import_lines_init(&r, text);
+    while ((got = proto_import_lines_next(&r, &line)) != PROTO_LINES_END) {
+        unsigned lineno = r.lineno;
+        char *eq, *k, *v;
 
-        if (nl)
-            *nl = 0;
-        p = nl ? nl + 1 : p + strlen(p);
-        if (++lineno > IOF_IMPORT_MAX_LINES) {
-            proto_fio_msg(c, lineno, "error: more than %u lines", IOF_IMPORT_MAX_LINES);
-            return 0;
-        }
-        n = strlen(line);
-        if (n > IOF_IMPORT_MAX_LINE) {
-            proto_fio_msg(c, lineno, "error: line longer than %u bytes", IOF_IMPORT_MAX_LINE);
+        if (got != PROTO_LINES_LINE) {
+            c->failed = true;
+            if (got == PROTO_LINES_STOP)
+                return 0;
             continue;
         }
-        /* fio ends a line at its first ';' or '#', wherever they are
-         * (strip_blank_end() in fio's parse.c): "bs=4k ; note" is bs=4k. */
-        if ((e = strpbrk(line, ";#")))
-            *e = 0;
-        n = strlen(line);
         if (strstr(line, "${")) {
             if (!(line = fio_own(c, fio_expand_env(c, lineno, line)))) {
                 if (!c->failed)
                     return -ENOMEM;
                 continue;
             }
-            n = strlen(line);
+            line = proto_import_trim(line);
+            if (!*line)
+                continue;
         }
-        while (n && isspace((unsigned char)line[n - 1]))
-            line[--n] = 0;
-        while (isspace((unsigned char)*line))
-            line++;
-        if (!*line)
-            continue;
         if (*line == '[') {
             char *close = strchr(line, ']');
             struct fio_section *s;
@@ -511,7 +500,6 @@ int proto_fio_parse(struct fio_ctx *c, char *text)
                 return -ENOMEM;
             s = &c->sec[c->nsec++];
             memset(s, 0, sizeof(*s));
-            *close = 0;
             fio_copy(s->name, sizeof(s->name), line + 1);
             s->line = lineno;
             s->global = !strcmp(s->name, "global");
@@ -534,18 +522,13 @@ int proto_fio_parse(struct fio_ctx *c, char *text)
             proto_fio_msg(c, lineno, "error: more than %d options", IOF_IMPORT_MAX_OPTIONS);
             return 0;
         }
-        k = line;
         eq = strchr(line, '=');
         v = (char *)"";
         if (eq) {
             *eq = 0;
-            v = eq + 1;
-            while (isspace((unsigned char)*v))
-                v++;
+            v = proto_import_trim(eq + 1);
         }
-        e = k + strlen(k);
-        while (e > k && isspace((unsigned char)e[-1]))
-            *--e = 0;
+        k = proto_import_trim(line);
         if (!*k) {
             proto_fio_msg(c, lineno, "error: '=' without an option name");
             continue;

@@ -18,6 +18,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "proto/import_lines.h"
 #include "proto/plan.h"
 #include "common/jsonw.h"
 
@@ -374,41 +375,26 @@ static char *vdb_expand(struct vdb_ctx *c, const char *file, unsigned lineno, ch
 
 int proto_vdb_parse(struct vdb_ctx *c, const char *file, char *text)
 {
-    unsigned lineno = 0;
+    /* vdbench's comment lines start with '*', '/' or '#'. */
+    struct proto_import_lines r = {
+        .name = file, .msgs = c->msgs, .comment = "*/#", .check_text = true};
     bool open = false, cont = false;
-    char *p = text;
+    char *line;
+    int got;
 
-    while (*p) {
-        char *nl = strchr(p, '\n'), *line = p;
+    proto_import_lines_init(&r, text);
+    while ((got = proto_import_lines_next(&r, &line)) != PROTO_LINES_END) {
+        unsigned lineno = r.lineno;
         size_t n;
         int depth = 0;
         char *tok;
 
-        if (nl)
-            *nl = 0;
-        p = nl ? nl + 1 : p + strlen(p);
-        if (++lineno > IOF_IMPORT_MAX_LINES) {
-            proto_vdb_msg(c, file, lineno, "error: more than %u lines", IOF_IMPORT_MAX_LINES);
-            return 0;
-        }
-        if (strlen(line) > IOF_IMPORT_MAX_LINE) {
-            proto_vdb_msg(c, file, lineno, "error: line longer than %u bytes", IOF_IMPORT_MAX_LINE);
-            continue;
-        }
-        n = strlen(line);
-        if (n && line[n - 1] == '\r') /* a Windows line end */
-            line[n - 1] = 0;
-        if (proto_import_text_bad(c->msgs, file, lineno, "line", line)) {
+        if (got != PROTO_LINES_LINE) {
             c->failed = true;
+            if (got == PROTO_LINES_STOP)
+                return 0;
             continue;
         }
-        while (isspace((unsigned char)*line))
-            line++;
-        n = strlen(line);
-        while (n && isspace((unsigned char)line[n - 1]))
-            line[--n] = 0;
-        if (!*line || *line == '*' || *line == '/' || *line == '#')
-            continue;
         if (!(line = vdb_expand(c, file, lineno, line))) {
             if (!c->failed)
                 return -ENOMEM;
@@ -433,10 +419,7 @@ int proto_vdb_parse(struct vdb_ctx *c, const char *file, char *text)
                 bool end = !*q;
                 int rc;
                 *q = 0;
-                while (isspace((unsigned char)*tok))
-                    tok++;
-                for (char *e = tok + strlen(tok); e > tok && isspace((unsigned char)e[-1]);)
-                    *--e = 0;
+                tok = proto_import_trim(tok);
                 if (*tok && (rc = vdb_token(c, file, lineno, tok, &open)))
                     return rc;
                 if (end)
