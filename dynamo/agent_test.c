@@ -68,6 +68,30 @@ struct reap {
 
 /* On a worker thread: waits for the workers (a drain may take up to 30 s,
  * io_destroy waits on the kernel) and frees the test. */
+/* The node CPU of a window as the manager gets it: the node figures only
+ * to a manager of protocol 1.6 or later (older ones refuse the binary
+ * body's node flag) and when both samples had them. */
+static struct proto_cpu session_cpu(const struct session *s, bool valid,
+                                    const struct dyn_cpu_usage *u)
+{
+    struct proto_cpu c = {.valid = valid,
+                          .busy_pct = u->busy_pct,
+                          .user_pct = u->user_pct,
+                          .sys_pct = u->sys_pct,
+                          .agent_pct = u->agent_pct};
+
+    if (valid && u->node_valid && proto_cpu_node_ok(s->mgr_minor)) {
+        c.node_valid = true;
+        c.dpc_pct = u->dpc_pct;
+        c.irq_pct = u->irq_pct;
+        c.intr_per_s = u->intr_per_s;
+        c.packets_per_s = u->packets_per_s;
+        c.packet_errors = u->packet_errors;
+        c.retrans_per_s = u->retrans_per_s;
+    }
+    return c;
+}
+
 static void reap_work(uv_work_t *w)
 {
     struct reap *r = w->data;
@@ -252,11 +276,7 @@ static void session_poll(uv_timer_t *t)
             dyn_cpu_sample(&now);
             dyn_cpu_usage(&s->cpu_last, &now, &u);
             s->cpu_last = now;
-            m.u.stats.cpu = (struct proto_cpu){.valid = now.valid && s->cpu_start.valid,
-                                               .busy_pct = u.busy_pct,
-                                               .user_pct = u.user_pct,
-                                               .sys_pct = u.sys_pct,
-                                               .agent_pct = u.agent_pct};
+            m.u.stats.cpu = session_cpu(s, now.valid && s->cpu_start.valid, &u);
         }
         m.u.stats.workers = ws;
         {
@@ -307,12 +327,10 @@ static void session_poll(uv_timer_t *t)
             struct dyn_cpu_usage u;
             /* The window ends at the last interval's sample. */
             dyn_cpu_usage(&s->cpu_start, &s->cpu_last, &u);
-            m.u.result.cpu = (struct proto_cpu){.valid = s->cpu_start.valid && s->cpu_last.valid &&
-                                                         s->cpu_last.total > s->cpu_start.total,
-                                                .busy_pct = u.busy_pct,
-                                                .user_pct = u.user_pct,
-                                                .sys_pct = u.sys_pct,
-                                                .agent_pct = u.agent_pct};
+            m.u.result.cpu = session_cpu(s,
+                                         s->cpu_start.valid && s->cpu_last.valid &&
+                                             s->cpu_last.total > s->cpu_start.total,
+                                         &u);
         }
         m.u.result.workers = ws;
         session_fill_workers(s, dt, get_totals, NULL, &m.u.result);

@@ -156,15 +156,27 @@ int mgr_agg_check_shape(const struct mgr_agg *g, struct mgr_agg_node *n,
     return 0;
 }
 
+/* In a sum, node_valid means the opposite: some node added had no node
+ * figures (a zeroed sum: none lacked them). */
 static void agg_cpu_add(struct proto_cpu *sum, const struct proto_cpu *c)
 {
     sum->busy_pct += c->busy_pct;
     sum->user_pct += c->user_pct;
     sum->sys_pct += c->sys_pct;
     sum->agent_pct += c->agent_pct;
+    if (!c->node_valid)
+        sum->node_valid = true;
+    sum->dpc_pct += c->dpc_pct;
+    sum->irq_pct += c->irq_pct;
+    sum->intr_per_s += c->intr_per_s;
+    sum->packets_per_s += c->packets_per_s;
+    sum->packet_errors += c->packet_errors;
+    sum->retrans_per_s += c->retrans_per_s;
 }
 
-/* Mean CPU of n nodes that measured it; invalid when none did. */
+/* Mean CPU of n nodes that measured it; invalid when none did. Its node
+ * figures are the means too, known only when every one of the n had them
+ * (a mean of some nodes would pass for all of them). */
 static struct proto_cpu agg_cpu_mean(const struct proto_cpu *sum, unsigned n)
 {
     struct proto_cpu m = {0};
@@ -175,6 +187,15 @@ static struct proto_cpu agg_cpu_mean(const struct proto_cpu *sum, unsigned n)
     m.user_pct = sum->user_pct / n;
     m.sys_pct = sum->sys_pct / n;
     m.agent_pct = sum->agent_pct / n;
+    if (!sum->node_valid) {
+        m.node_valid = true;
+        m.dpc_pct = sum->dpc_pct / n;
+        m.irq_pct = sum->irq_pct / n;
+        m.intr_per_s = sum->intr_per_s / n;
+        m.packets_per_s = sum->packets_per_s / n;
+        m.packet_errors = sum->packet_errors / n;
+        m.retrans_per_s = sum->retrans_per_s / n;
+    }
     return m;
 }
 

@@ -1343,6 +1343,22 @@ static int rated_decode(struct ctx *c, const cJSON *obj, const char *prefix, str
     return c->err;
 }
 
+/* The cpu's node figures (protocol 1.6): all present or none; the first
+ * two are percentages, the others counts or rates. */
+static const char *const cpu_node_keys[] = {"dpc",       "irq",           "intr_s",
+                                            "packets_s", "packet_errors", "retrans_s"};
+#define CPU_NODE_MAX 1e15 /* far above any rate or count a window can have */
+
+static void cpu_node_ptrs(struct proto_cpu *cpu, double **v)
+{
+    v[0] = &cpu->dpc_pct;
+    v[1] = &cpu->irq_pct;
+    v[2] = &cpu->intr_per_s;
+    v[3] = &cpu->packets_per_s;
+    v[4] = &cpu->packet_errors;
+    v[5] = &cpu->retrans_per_s;
+}
+
 static int cpu_encode(struct ctx *c, cJSON *root, const struct proto_cpu *cpu)
 {
     static const char *const keys[] = {"busy", "user", "sys", "agent"};
@@ -1356,6 +1372,16 @@ static int cpu_encode(struct ctx *c, cJSON *root, const struct proto_cpu *cpu)
         /* Two decimals are plenty, and keep the text short. */
         double r = !(v[i] > 0) ? 0 : v[i] > 100 ? 100 : (double)(int64_t)(v[i] * 100 + 0.5) / 100;
         put_item(c, j, keys[i], cJSON_CreateNumber(r));
+    }
+    if (cpu->node_valid) {
+        struct proto_cpu copy = *cpu;
+        double *nv[6];
+        cpu_node_ptrs(&copy, nv);
+        for (size_t i = 0; j && i < 6; i++) {
+            double max = i < 2 ? 100 : CPU_NODE_MAX, x = *nv[i];
+            double r = !(x > 0) ? 0 : x > max ? max : (double)(int64_t)(x * 100 + 0.5) / 100;
+            put_item(c, j, cpu_node_keys[i], cJSON_CreateNumber(r));
+        }
     }
     return c->err;
 }
@@ -1385,6 +1411,24 @@ static int cpu_decode(struct ctx *c, const cJSON *root, const char *name, struct
         *v[i] = it->valuedouble;
     }
     cpu->valid = true;
+    /* 1.6's node figures: all or none (an older agent sends none: unknown). */
+    if (get_item(c, j, prefix, cpu_node_keys[0], OPTIONAL)) {
+        double *nv[6];
+        cpu_node_ptrs(cpu, nv);
+        for (size_t i = 0; i < 6; i++) {
+            char path[PATH_BUF];
+            const cJSON *it;
+            double max = i < 2 ? 100 : CPU_NODE_MAX;
+            mkpath(path, prefix, cpu_node_keys[i]);
+            it = get_item(c, j, path, cpu_node_keys[i], 0);
+            if (c->err)
+                return c->err;
+            if (!cJSON_IsNumber(it) || !(it->valuedouble >= 0 && it->valuedouble <= max))
+                return ctx_fail(c, "%s: must be a number 0..%g", path, max);
+            *nv[i] = it->valuedouble;
+        }
+        cpu->node_valid = true;
+    }
     return c->err;
 }
 

@@ -329,6 +329,19 @@ struct proto_cpu {
     bool valid; /* false: not measured (left out of the JSON) */
     double busy_pct, user_pct, sys_pct;
     double agent_pct; /* the agent process itself */
+    /* Protocol 1.6 (PROTO_MINOR_CPU_NODE), over the same window; unknown
+     * (node_valid false, absent on the wire) from older agents and where the
+     * platform has no figures. What Iometer calls % DPC Time and % Interrupt
+     * Time are softirq and irq time here (Linux /proc/stat); interrupts per
+     * second the "intr" total; packets (received and sent) and their errors
+     * those of the node's interfaces other than loopback (/proc/net/dev);
+     * retransmitted TCP segments Tcp RetransSegs (/proc/net/snmp). */
+    bool node_valid;
+    double dpc_pct, irq_pct; /* 0..100 */
+    double intr_per_s;       /* interrupts per second */
+    double packets_per_s;    /* packets per second */
+    double packet_errors;    /* receive and transmit errors in the window (a count) */
+    double retrans_per_s;    /* TCP segments retransmitted per second */
 };
 
 /* stats (one interval) and result (a whole test) share this body. */

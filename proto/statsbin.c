@@ -108,6 +108,12 @@ static uint16_t cpu_hundredths(double v)
     return !(v > 0) ? 0 : v > 100 ? PROTO_STATSBIN_CPU_MAX : (uint16_t)(int64_t)(v * 100 + 0.5);
 }
 
+/* A node rate or count in hundredths, as the JSON form rounds it. */
+static uint64_t node_hundredths(double v)
+{
+    return !(v > 0) ? 0 : v >= 1e15 ? PROTO_STATSBIN_NODE_MAX : (uint64_t)(v * 100 + 0.5);
+}
+
 /* Checks what the JSON encoder checks, and sizes the body. */
 static int enc_check(const struct proto_stats *st, size_t *room, struct iof_diag *diag)
 {
@@ -197,6 +203,8 @@ int proto_statsbin_encode_frame(const struct proto_stats *st, int layout, size_t
     r = enc_check(st, &room, diag);
     if (r)
         return r;
+    if (st->cpu.valid && st->cpu.node_valid)
+        room += PROTO_STATSBIN_NODE_BYTES;
     if (node_hist && st->nworkers) {
         if (!(node = node_hists(st)))
             return iof_diag_set(diag, -ENOMEM, "out of memory");
@@ -212,6 +220,8 @@ int proto_statsbin_encode_frame(const struct proto_stats *st, int layout, size_t
         flags |= PROTO_STATSBIN_LOST;
     if (st->cpu.valid)
         flags |= PROTO_STATSBIN_CPU;
+    if (st->cpu.valid && st->cpu.node_valid)
+        flags |= PROTO_STATSBIN_NODE;
     *p++ = PROTO_STATSBIN_TAG;
     *p++ = (uint8_t)layout;
     p = put_le(p, flags, 2);
@@ -223,6 +233,14 @@ int proto_statsbin_encode_frame(const struct proto_stats *st, int layout, size_t
     p = put_le(p, st->cpu.valid ? cpu_hundredths(st->cpu.sys_pct) : 0, 2);
     p = put_le(p, st->cpu.valid ? cpu_hundredths(st->cpu.agent_pct) : 0, 2);
     p = put_le(p, st->nworkers, 4);
+    if (flags & PROTO_STATSBIN_NODE) {
+        p = put_le(p, cpu_hundredths(st->cpu.dpc_pct), 2);
+        p = put_le(p, cpu_hundredths(st->cpu.irq_pct), 2);
+        p = put_le(p, node_hundredths(st->cpu.intr_per_s), 8);
+        p = put_le(p, node_hundredths(st->cpu.packets_per_s), 8);
+        p = put_le(p, node_hundredths(st->cpu.packet_errors), 8);
+        p = put_le(p, node_hundredths(st->cpu.retrans_per_s), 8);
+    }
     for (size_t w = 0; w < st->nworkers; w++)
         p = put_le(p, st->workers[w].ntargets, 2);
     for (size_t w = 0; w < st->nworkers && p; w++) {
@@ -620,7 +638,7 @@ int proto_statsbin_decode(const uint8_t *p, size_t len, struct proto_stats *st, 
     struct rd r = {.p = p, .end = p + len, .diag = diag};
     const uint8_t *wt;
     unsigned flags, cpu[4];
-    size_t nw, total = 0, k = 0;
+    size_t nw, total = 0, k = 0, hdr = PROTO_STATSBIN_HEADER;
 
     memset(st, 0, sizeof(*st));
     if (len < PROTO_STATSBIN_HEADER)
@@ -638,8 +656,14 @@ int proto_statsbin_decode(const uint8_t *p, size_t len, struct proto_stats *st, 
                        "only summed");
     r.node_sum[0] = r.node_sum[1] = (struct iof_hist_summary){0, 0, UINT64_MAX, 0};
     flags = (unsigned)get_le(p + 2, 2);
-    if (flags & ~(PROTO_STATSBIN_LOST | PROTO_STATSBIN_CPU))
+    if (flags & ~(PROTO_STATSBIN_LOST | PROTO_STATSBIN_CPU | PROTO_STATSBIN_NODE))
         return bad(&r, "stats.flags: reserved bits set (0x%04x)", flags);
+    if ((flags & PROTO_STATSBIN_NODE) && !(flags & PROTO_STATSBIN_CPU))
+        return bad(&r, "stats.flags: the node flag without the cpu flag (0x%04x)", flags);
+    if (flags & PROTO_STATSBIN_NODE)
+        hdr += PROTO_STATSBIN_NODE_BYTES;
+    if (len < hdr)
+        return bad(&r, "stats: binary body of %zu bytes, its header alone is %zu", len, hdr);
     st->test = (uint32_t)get_le(p + 4, 4);
     st->interval = get_le(p + 8, 8);
     st->duration_ns = get_le(p + 16, 8);
@@ -657,13 +681,38 @@ int proto_statsbin_decode(const uint8_t *p, size_t len, struct proto_stats *st, 
                                      .user_pct = (double)cpu[1] / 100,
                                      .sys_pct = (double)cpu[2] / 100,
                                      .agent_pct = (double)cpu[3] / 100};
+    if (flags & PROTO_STATSBIN_NODE) {
+        static const char *const names[] = {"dpc", "irq"};
+        const uint8_t *q = p + PROTO_STATSBIN_HEADER;
+        uint64_t v[4];
+        for (unsigned i = 0; i < 2; i++) {
+            cpu[i] = (unsigned)get_le(q + 2 * i, 2);
+            if (cpu[i] > PROTO_STATSBIN_CPU_MAX)
+                return bad(&r, "stats.cpu.%s: %u, must be 0..%d", names[i], cpu[i],
+                           PROTO_STATSBIN_CPU_MAX);
+        }
+        for (unsigned i = 0; i < 4; i++) {
+            static const char *const vn[] = {"intr_s", "packets_s", "packet_errors", "retrans_s"};
+            v[i] = get_le(q + 4 + 8 * i, 8);
+            if (v[i] > PROTO_STATSBIN_NODE_MAX)
+                return bad(&r, "stats.cpu.%s: %" PRIu64 " hundredths, at most %llu", vn[i], v[i],
+                           PROTO_STATSBIN_NODE_MAX);
+        }
+        st->cpu.node_valid = true;
+        st->cpu.dpc_pct = (double)cpu[0] / 100;
+        st->cpu.irq_pct = (double)cpu[1] / 100;
+        st->cpu.intr_per_s = (double)v[0] / 100;
+        st->cpu.packets_per_s = (double)v[1] / 100;
+        st->cpu.packet_errors = (double)v[2] / 100;
+        st->cpu.retrans_per_s = (double)v[3] / 100;
+    }
     nw = (size_t)get_le(p + 32, 4);
     if (nw > PROTO_STATS_MAX_WORKERS)
         return bad(&r, "stats.workers: %zu workers, at most %d", nw, PROTO_STATS_MAX_WORKERS);
-    if (len - PROTO_STATSBIN_HEADER < 2 * nw)
+    if (len - hdr < 2 * nw)
         return bad(&r, "stats.workers: a table of %zu workers does not fit the %zu-byte body", nw,
                    len);
-    wt = p + PROTO_STATSBIN_HEADER;
+    wt = p + hdr;
     for (size_t w = 0; w < nw; w++) {
         size_t nt = (size_t)get_le(wt + 2 * w, 2);
         if (nt > PROTO_STATS_MAX_TARGETS)
@@ -676,9 +725,9 @@ int proto_statsbin_decode(const uint8_t *p, size_t len, struct proto_stats *st, 
     }
     /* Each target takes at least its flags byte: a count the body cannot
      * hold is refused before anything is allocated for it. */
-    if (total > len - PROTO_STATSBIN_HEADER - 2 * nw)
+    if (total > len - hdr - 2 * nw)
         return bad(&r, "stats.workers: %zu targets cannot fit the %zu bytes left", total,
-                   len - PROTO_STATSBIN_HEADER - 2 * nw);
+                   len - hdr - 2 * nw);
     r.p = wt + 2 * nw;
     if (!nw) {
         if (r.p != r.end)

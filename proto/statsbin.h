@@ -43,9 +43,15 @@
 #define PROTO_STATSBIN_HEADER 36     /* fixed header bytes, before the worker table */
 #define PROTO_STATSBIN_CPU_MAX 10000 /* CPU figures in hundredths of a percent */
 
-/* Header flags (bytes 2-3). */
+/* Header flags (bytes 2-3). NODE (protocol 1.6, with CPU only): the cpu's
+ * node figures follow the header, PROTO_STATSBIN_NODE_BYTES: % DPC and %
+ * interrupt as u16 hundredths (0..10000), then interrupts/s, packets/s,
+ * packet errors and retransmitted segments/s as u64 hundredths. */
 #define PROTO_STATSBIN_LOST 0x0001u
 #define PROTO_STATSBIN_CPU 0x0002u
+#define PROTO_STATSBIN_NODE 0x0004u
+#define PROTO_STATSBIN_NODE_BYTES 36
+#define PROTO_STATSBIN_NODE_MAX 100000000000000000ull /* hundredths: 1e15 */
 
 /* Target record flags (its first byte). */
 #define PROTO_STATSBIN_T_READ 0x01u

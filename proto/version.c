@@ -63,3 +63,8 @@ bool proto_lateness_ok(unsigned peer_minor)
 {
     return proto_version_minor() >= PROTO_MINOR_LATENESS && peer_minor >= PROTO_MINOR_LATENESS;
 }
+
+bool proto_cpu_node_ok(unsigned peer_minor)
+{
+    return proto_version_minor() >= PROTO_MINOR_CPU_NODE && peer_minor >= PROTO_MINOR_CPU_NODE;
+}

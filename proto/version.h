@@ -37,6 +37,12 @@
 /* The minor that introduced result.lateness: the lateness of a test's
  * rated I/Os, a histogram and the count over IOF_RATE_ONTIME_NS. */
 #define PROTO_MINOR_LATENESS 6
+/* The minor that introduced the node figures of a stats or result body's
+ * cpu (proto_cpu.node_valid: softirq and irq %, interrupts, packets, packet
+ * errors, TCP retransmissions): an agent sends them only to a manager of
+ * this minor or later (in the binary body, a header flag an older manager
+ * refuses). */
+#define PROTO_MINOR_CPU_NODE 6
 
 /* "1.6" */
 const char *proto_version_string(void);
@@ -80,5 +86,8 @@ bool proto_heartbeat_offer_ok(unsigned peer_minor);
  * whose peer announced `peer_minor`: both sides at PROTO_MINOR_LATENESS or
  * later; else the manager reports it unknown. */
 bool proto_lateness_ok(unsigned peer_minor);
+/* Whether the cpu's node figures go (agent) to a peer that announced
+ * `peer_minor`: both sides at PROTO_MINOR_CPU_NODE or later. */
+bool proto_cpu_node_ok(unsigned peer_minor);
 
 #endif

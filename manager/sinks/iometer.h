@@ -15,6 +15,7 @@
 #include "common/spec.h"
 #include "common/stats.h"
 #include "manager/metrics.h"
+#include "proto/msg.h"
 
 /* Iometer 1.1.0 src/ManagerList.cpp, ManagerList::SaveResults (note the
  * space in " >= 10 s"). */
@@ -75,8 +76,16 @@ struct iom_fig {
     bool cpu; /* the CPU columns (ALL and MANAGER) */
     bool cpu_known;
     double busy, user, sys;
+    /* The node figures (proto_cpu.node_valid): % DPC Time (softirq), %
+     * Interrupt Time (irq), Interrupts per Second, Packets/Second, Packet
+     * Errors, Segments Retransmitted/Second; empty when not known. */
+    bool node_known;
+    double dpc, irq, intr_s, packets_s, packet_errors, retrans_s;
     const struct iom_common *start, *size, *qd;
 };
+
+/* Sets g's CPU figures from c (borrowed, NULL or not valid: unknown). */
+void iom_fig_cpu(struct iom_fig *g, const struct proto_cpu *c);
 
 /* Appends a name field, commas, CR and LF turned into spaces (Iometer's way). */
 void iom_f_str(struct iom_buf *b, const char *s);

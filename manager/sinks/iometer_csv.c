@@ -56,10 +56,15 @@
  *     they differ.
  *   - CPU on ALL and MANAGER rows: % CPU Utilization = busy, % User Time =
  *     user, % Privileged Time = system (ALL: the mean over the nodes that
- *     measured CPU), CPU Effectiveness = IOps / % CPU Utilization. Figures we
- *     do not measure are empty, never a made-up 0: % DPC Time, % Interrupt
- *     Time, Interrupts per Second, Packets/Second, Packet Errors, Segments
- *     Retransmitted/Second, and the CPU columns of a node without CPU data.
+ *     measured CPU), CPU Effectiveness = IOps / % CPU Utilization. From an
+ *     agent of protocol 1.6 on Linux (proto_cpu's node figures): % DPC Time
+ *     = softirq, % Interrupt Time = irq (shares of the ticks, as % CPU),
+ *     Interrupts per Second (/proc/stat intr), Packets/Second and Packet
+ *     Errors (a count in the row's window) of the interfaces but lo, Segments
+ *     Retransmitted/Second (Tcp RetransSegs); ALL: the means, known only when
+ *     every node that measured CPU had them. What is not known is empty,
+ *     never a made-up 0: those of an older or Windows agent, and the CPU
+ *     columns of a node without CPU data.
  *   - 'Version says 1.1.0: the layout's version, which Iometer readers use to
  *     pick the columns. Lines end CRLF, as Iometer (a Windows program writing
  *     a text-mode stream) writes them.
@@ -120,8 +125,7 @@
 struct iom_node {
     char *name;
     struct iom_common start, size, qd;
-    bool cpu_known;
-    double busy, user, sys;
+    struct proto_cpu cpu; /* the node's, once a row brought it (valid: known) */
 };
 
 struct iom_worker {
@@ -506,16 +510,9 @@ static void iom_row(struct mgr_sink *s, const struct mgr_test_info *ti, const st
         g.size = &n->size;
         g.qd = &n->qd;
         g.cpu = true;
-        if (r->cpu && r->cpu->valid) {
-            n->cpu_known = true;
-            n->busy = r->cpu->busy_pct;
-            n->user = r->cpu->user_pct;
-            n->sys = r->cpu->sys_pct;
-        }
-        g.cpu_known = n->cpu_known;
-        g.busy = n->busy;
-        g.user = n->user;
-        g.sys = n->sys;
+        if (r->cpu && r->cpu->valid)
+            n->cpu = *r->cpu;
+        iom_fig_cpu(&g, &n->cpu);
         rec.rank = 0;
         iom_f_str(&b, g.type);
         iom_f_str(&b, r->node);
@@ -561,25 +558,42 @@ static void iom_test_end(struct mgr_sink *s, const struct mgr_test_end *te)
                             .start = &w->start,
                             .size = &w->size,
                             .qd = &w->qd};
-        unsigned known = 0;
+        unsigned known = 0, node_known = 0;
 
         if (!w->qd.any && all->queue_depth) {
             iom_common_add(&qd, all->queue_depth);
             g.qd = &qd;
         }
+        /* The means over the nodes that measured; the node figures only
+         * when every one of them had them. */
         for (size_t i = 0; i < w->nnodes; i++) {
-            if (!w->nodes[i].cpu_known)
+            const struct proto_cpu *c = &w->nodes[i].cpu;
+            if (!c->valid)
                 continue;
             known++;
-            g.busy += w->nodes[i].busy;
-            g.user += w->nodes[i].user;
-            g.sys += w->nodes[i].sys;
+            node_known += c->node_valid;
+            g.busy += c->busy_pct;
+            g.user += c->user_pct;
+            g.sys += c->sys_pct;
+            g.dpc += c->dpc_pct;
+            g.irq += c->irq_pct;
+            g.intr_s += c->intr_per_s;
+            g.packets_s += c->packets_per_s;
+            g.packet_errors += c->packet_errors;
+            g.retrans_s += c->retrans_per_s;
         }
         if (known) {
             g.cpu_known = true;
+            g.node_known = node_known == known;
             g.busy /= known;
             g.user /= known;
             g.sys /= known;
+            g.dpc /= known;
+            g.irq /= known;
+            g.intr_s /= known;
+            g.packets_s /= known;
+            g.packet_errors /= known;
+            g.retrans_s /= known;
         }
         iom_f_str(&b, "ALL");
         iom_f_str(&b, "All");

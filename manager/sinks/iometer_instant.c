@@ -133,12 +133,7 @@ static void ins_test_tail(struct mgr_sink *s, const struct mgr_test_end *te, uin
                             .qd = &qd};
         if (all->queue_depth)
             iom_common_add(&qd, all->queue_depth);
-        if (all->cpu && all->cpu->valid) {
-            g.cpu_known = true;
-            g.busy = all->cpu->busy_pct;
-            g.user = all->cpu->user_pct;
-            g.sys = all->cpu->sys_pct;
-        }
+        iom_fig_cpu(&g, all->cpu);
         iom_f_timestamp(&b, wall_ns);
         iom_f_str(&b, "ALL");
         iom_f_str(&b, "All");
@@ -202,12 +197,7 @@ static void ins_interval(struct mgr_sink *s, const struct mgr_interval *iv)
         mgr_sink_sync(s, w->f, false);
         return;
     }
-    if (iv->cpu && iv->cpu->valid) {
-        g.cpu_known = true;
-        g.busy = iv->cpu->busy_pct;
-        g.user = iv->cpu->user_pct;
-        g.sys = iv->cpu->sys_pct;
-    }
+    iom_fig_cpu(&g, iv->cpu);
     iom_f_timestamp(&b, at);
     iom_f_str(&b, "MANAGER");
     iom_f_str(&b, iv->node);

@@ -260,7 +260,7 @@ void iom_fields(struct iom_buf *b, const struct iom_fig *g, const struct iof_sta
     uint64_t bins[IOM_NBINS];
     double sec = (double)ns / 1e9;
     double max_ms, rd_max_ms, wr_max_ms;
-    bool rd = s->rd.lat.count > 0, wr = s->wr.lat.count > 0, any = rd || wr;
+    bool rd = s->rd.lat.count > 0, wr = s->wr.lat.count > 0, any = rd || wr, node;
 
     if (!all) {
         b->t.err = -ENOMEM;
@@ -337,20 +337,21 @@ void iom_fields(struct iom_buf *b, const struct iom_fig *g, const struct iof_sta
         f_empty(b);
         f_empty(b);
     }
-    f_empty(b); /* % DPC Time: not measured */
-    f_empty(b); /* % Interrupt Time: not measured */
+    node = g->cpu && g->cpu_known && g->node_known;
+    f_dbl_if(b, node, g->dpc); /* % DPC Time: softirq */
+    f_dbl_if(b, node, g->irq); /* % Interrupt Time: irq */
     if (g->raw)
         f_dbl(b, IOM_TICKS_PER_S); /* Processor Speed: the raw times' ticks per second */
     else
         f_empty(b);
-    f_empty(b); /* Interrupts per Second: not measured */
+    f_dbl_if(b, node, g->intr_s); /* Interrupts per Second */
     if (g->cpu && g->cpu_known && m.rates && g->busy > 0)
         f_dbl(b, m.iops / g->busy); /* CPU Effectiveness */
     else
         f_empty(b);
-    f_empty(b); /* Packets/Second */
-    f_empty(b); /* Packet Errors */
-    f_empty(b); /* Segments Retransmitted/Second */
+    f_dbl_if(b, node, g->packets_s);
+    f_dbl_if(b, node, g->packet_errors);
+    f_dbl_if(b, node, g->retrans_s);
     if (iof_hist_has_buckets(all)) {
         iom_bins(all, bins);
         for (int k = 0; k < IOM_NBINS; k++)
@@ -362,6 +363,21 @@ void iom_fields(struct iom_buf *b, const struct iom_fig *g, const struct iof_sta
     }
     iof_buf_addstr(&b->t, IOM_EOL);
     free(all);
+}
+
+void iom_fig_cpu(struct iom_fig *g, const struct proto_cpu *c)
+{
+    g->cpu_known = c && c->valid;
+    g->node_known = g->cpu_known && c->node_valid;
+    g->busy = g->cpu_known ? c->busy_pct : 0;
+    g->user = g->cpu_known ? c->user_pct : 0;
+    g->sys = g->cpu_known ? c->sys_pct : 0;
+    g->dpc = g->node_known ? c->dpc_pct : 0;
+    g->irq = g->node_known ? c->irq_pct : 0;
+    g->intr_s = g->node_known ? c->intr_per_s : 0;
+    g->packets_s = g->node_known ? c->packets_per_s : 0;
+    g->packet_errors = g->node_known ? c->packet_errors : 0;
+    g->retrans_s = g->node_known ? c->retrans_per_s : 0;
 }
 
 /* Iometer's PROCESSOR row after a MANAGER row (Manager::SaveResults):
@@ -380,11 +396,11 @@ void iom_processor(struct iom_buf *b, const struct iom_fig *g)
     f_dbl(b, g->busy);
     f_dbl(b, g->user);
     f_dbl(b, g->sys);
-    f_empty(b);                /* % DPC Time: not measured */
-    f_empty(b);                /* % Interrupt Time: not measured */
+    f_dbl_if(b, g->node_known, g->dpc);
+    f_dbl_if(b, g->node_known, g->irq);
     f_dbl(b, IOM_TICKS_PER_S); /* Processor Speed */
-    f_empty(b);                /* Interrupts per Second: not measured */
-    f_empty(b);                /* CPU Effectiveness: Iometer leaves it empty here */
+    f_dbl_if(b, g->node_known, g->intr_s);
+    f_empty(b); /* CPU Effectiveness: Iometer leaves it empty here */
     for (int i = 0; i < 3; i++)
         f_empty(b); /* Packets/Second, Packet Errors, Segments Retransmitted/Second */
     iof_buf_addstr(&b->t, IOM_EOL);

@@ -4,7 +4,9 @@
 # to one results file, the first run's bytes untouched and both runs whole;
 # a planted symbolic link at the name refused and not followed; the
 # instantaneous file's TimeStamp-led rows, one per node per interval, adding
-# up to the test's ALL row.
+# up to the test's ALL row; the node's % DPC (softirq), % Interrupt (irq),
+# interrupt and network columns numeric and consistent in both files, and
+# empty, not 0, from an agent of protocol 1.5.
 source "$(dirname "$0")/lib/common.bash"
 command -v python3 >/dev/null || skip "python3 not installed"
 command -v jq >/dev/null || skip "jq not installed"
@@ -70,3 +72,31 @@ for t in 0 1; do
         fail "test $t: ALL row is not the run's $want I/Os, or not 2 WORKER rows"
 done
 ok "--iometer-instant: TimeStamp-led MANAGER rows per 500 ms interval, WORKER and ALL rows per test"
+
+# --- the node's CPU and network columns --------------------------------------------------
+# From this agent (Linux, protocol 1.6): numbers, none negative, softirq + irq
+# within the busy share; on MANAGER and PROCESSOR rows of both files and ALL.
+node_ok='.cpu != null and .dpc != null and .irq != null and .intr_s != null and
+    .packets_s != null and .packet_errors != null and .retrans_s != null and
+    .dpc >= 0 and .irq >= 0 and .intr_s >= 0 and .packets_s >= 0 and .packet_errors >= 0 and
+    .retrans_s >= 0 and .dpc + .irq <= .cpu + 0.02 and .dpc + .irq <= .sys + 0.02'
+# A PROCESSOR row has the CPU figures only; its network fields stay empty, as Iometer's.
+cpu_ok='.cpu != null and .dpc != null and .irq != null and .intr_s != null and .dpc >= 0 and
+    .irq >= 0 and .intr_s >= 0 and .dpc + .irq <= .cpu + 0.02 and .packets_s == null'
+jq -e "all(.[].tests[].rows[] | select(.type == \"MANAGER\" or .type == \"ALL\"); $node_ok) and
+    all(.[].tests[].rows[] | select(.type == \"PROCESSOR\"); $cpu_ok)" two.json >/dev/null ||
+    fail "results: CPU columns $(jq -c '[.[0].tests[0].rows[] | select(.type != "WORKER" and .type != "DISK")]' two.json)"
+jq -e "all(.tests[].updates[]; $node_ok) and all(.tests[].all; $node_ok)" inst.json >/dev/null ||
+    fail "instant: CPU columns $(jq -c '.tests[0].updates' inst.json)"
+# An agent (and manager) of 1.5 sends no node figures: the columns are empty.
+IOF_PROTO_MINOR=5 expect_rc 0 "$IOFLEET" run p.json --no-db --quiet --iometer-csv old.csv \
+    --iometer-instant old-inst.csv
+python3 "$READ" results old.csv >old.json || fail "1.5: not Iometer's format"
+python3 "$READ" instant old-inst.csv >old-inst.json || fail "1.5: not Iometer's instantaneous format"
+none='.cpu != null and .dpc == null and .irq == null and .intr_s == null and .packets_s == null and
+    .packet_errors == null and .retrans_s == null'
+jq -e "all(.[].tests[].rows[] | select(.type == \"MANAGER\" or .type == \"PROCESSOR\"); $none)" \
+    old.json >/dev/null || fail "1.5 results: $(jq -c '[.[0].tests[0].rows[] | select(.type == "MANAGER")]' old.json)"
+jq -e "all(.tests[].updates[]; $none)" old-inst.json >/dev/null ||
+    fail "1.5 instant: $(jq -c '.tests[0].updates' old-inst.json)"
+ok "% DPC, % Interrupt, interrupts, packets, errors, retransmissions: numbers from 1.6, empty from 1.5"

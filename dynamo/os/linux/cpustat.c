@@ -1,40 +1,154 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* dynamo/os/linux/cpustat.c - node CPU from /proc/stat and the agent's own CPU time,
- * as percentages between two samples. */
+ * as percentages between two samples; the node's irq and softirq time, interrupts
+ * (/proc/stat), packets (/proc/net/dev) and TCP retransmissions (/proc/net/snmp)
+ * over the same window, for Iometer's columns. */
 #include "dynamo/cpustat.h"
 
 #include "common/clock.h"
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+/* Reads a small /proc file whole into buf (NUL-terminated); false on failure
+ * or when it does not fit. */
+static bool read_proc(const char *path, char *buf, size_t cap)
+{
+    FILE *f = fopen(path, "r");
+    size_t n;
+
+    if (!f)
+        return false;
+    n = fread(buf, 1, cap - 1, f);
+    buf[n] = 0;
+    if (ferror(f) || !feof(f)) {
+        fclose(f);
+        return false;
+    }
+    fclose(f);
+    return n > 0;
+}
+
+bool dyn_cpu_parse_netdev(const char *text, uint64_t *packets, uint64_t *errors)
+{
+    const char *line = text;
+    unsigned n = 0;
+
+    *packets = *errors = 0;
+    /* Two header lines, then "  NAME: rbytes rpackets rerrs rdrop rfifo
+     * rframe rcompressed rmulticast tbytes tpackets terrs ...". */
+    for (; *line; n++) {
+        const char *nl = strchr(line, '\n'), *colon = strchr(line, ':'), *name = line;
+        unsigned long long v[11];
+
+        if (n >= 2) {
+            if (!colon || (nl && colon > nl))
+                return false;
+            while (*name == ' ')
+                name++;
+            if (sscanf(colon + 1, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+                       &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10]) != 11)
+                return false;
+            if (!(colon - name == 2 && !strncmp(name, "lo", 2))) {
+                *packets += v[1] + v[9];
+                *errors += v[2] + v[10];
+            }
+        }
+        if (!nl)
+            break;
+        line = nl + 1;
+    }
+    return n >= 2;
+}
+
+bool dyn_cpu_parse_snmp(const char *text, uint64_t *retrans)
+{
+    const char *head = strstr(text, "\nTcp: "), *vals;
+
+    if (!head && !strncmp(text, "Tcp: ", 5))
+        head = text;
+    else if (head)
+        head++;
+    if (!head || !(vals = strchr(head, '\n')) || strncmp(vals + 1, "Tcp: ", 5))
+        return false;
+    vals++;
+    /* "Tcp: NAME NAME ..." then "Tcp: VALUE VALUE ...": the column of RetransSegs. */
+    for (const char *h = head + 5, *v = vals + 5;;) {
+        size_t hl = strcspn(h, " \n");
+        char *end;
+        unsigned long long x;
+        if (!hl || !*v || *v == '\n')
+            return false;
+        x = strtoull(v, &end, 10);
+        if (end == v)
+            return false;
+        if (hl == 11 && !strncmp(h, "RetransSegs", 11)) {
+            *retrans = x;
+            return true;
+        }
+        h += hl;
+        if (*h != ' ')
+            return false;
+        h++;
+        v = end;
+        if (*v != ' ')
+            return false;
+        v++;
+    }
+}
+
+/* The node counters: irq and softirq are read with the cpu line. */
+static void sample_node(struct dyn_cpu_sample *s, const char *proc_stat)
+{
+    char buf[65536];
+    const char *intr = strstr(proc_stat, "\nintr ");
+    unsigned long long v;
+
+    if (!intr || sscanf(intr + 6, "%llu", &v) != 1)
+        return;
+    s->intr = v;
+    if (!read_proc("/proc/net/dev", buf, sizeof(buf)) ||
+        !dyn_cpu_parse_netdev(buf, &s->packets, &s->packet_errors))
+        return;
+    if (!read_proc("/proc/net/snmp", buf, sizeof(buf)) || !dyn_cpu_parse_snmp(buf, &s->retrans))
+        return;
+    s->node_valid = true;
+}
 
 void dyn_cpu_sample(struct dyn_cpu_sample *s)
 {
     unsigned long long v[8] = {0};
     struct timespec ts;
-    FILE *f = fopen("/proc/stat", "r");
+    /* /proc/stat's intr line lists every interrupt: on a large machine it
+     * is long, so read a generous piece (the cpu and intr lines come first
+     * after the per-CPU lines). */
+    static char proc_stat[1 << 20];
     int n;
 
     memset(s, 0, sizeof(*s));
-    if (!f)
+    if (!read_proc("/proc/stat", proc_stat, sizeof(proc_stat)))
         return;
     /* cpu  user nice system idle iowait irq softirq steal ... */
-    n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
-               &v[5], &v[6], &v[7]);
-    fclose(f);
+    n = sscanf(proc_stat, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+               &v[4], &v[5], &v[6], &v[7]);
     if (n < 4)
         return;
     s->user = v[0] + v[1];
     s->system = v[2] + v[5] + v[6];
     s->idle = v[3] + v[4];
     s->total = s->user + s->system + s->idle + v[7];
+    s->irq = v[5];
+    s->softirq = v[6];
     if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0)
         s->self_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
     s->mono_ns = iof_now_ns();
     s->valid = true;
+    if (n == 8)
+        sample_node(s, proc_stat);
 }
 
 void dyn_cpu_usage(const struct dyn_cpu_sample *a, const struct dyn_cpu_sample *b,
@@ -57,4 +171,18 @@ void dyn_cpu_usage(const struct dyn_cpu_sample *a, const struct dyn_cpu_sample *
     }
     if (out->busy_pct < 0)
         out->busy_pct = 0;
+    /* Counters that went back (an interface gone, a namespace moved) make
+     * the window's figures unknown rather than wrong. */
+    if (a->node_valid && b->node_valid && b->mono_ns > a->mono_ns && b->irq >= a->irq &&
+        b->softirq >= a->softirq && b->intr >= a->intr && b->packets >= a->packets &&
+        b->packet_errors >= a->packet_errors && b->retrans >= a->retrans) {
+        double s = (double)(b->mono_ns - a->mono_ns) / 1e9;
+        out->node_valid = true;
+        out->dpc_pct = 100.0 * (double)(b->softirq - a->softirq) / total;
+        out->irq_pct = 100.0 * (double)(b->irq - a->irq) / total;
+        out->intr_per_s = (double)(b->intr - a->intr) / s;
+        out->packets_per_s = (double)(b->packets - a->packets) / s;
+        out->packet_errors = (double)(b->packet_errors - a->packet_errors);
+        out->retrans_per_s = (double)(b->retrans - a->retrans) / s;
+    }
 }

@@ -195,7 +195,19 @@ def summary_row(r):
         "speed": speed,
         "run_s": raw / speed if raw is not None and speed else None,
         "bins": sum(int(r[h]) for h in RESULTS_HEADER.split(",")[59:] if r.get(h)),
+        **cpu_cols(r),
     }
+
+
+# The CPU and network columns, None where the file leaves them empty.
+CPU_COLS = {"cpu": "% CPU Utilization", "user": "% User Time", "sys": "% Privileged Time",
+            "dpc": "% DPC Time", "irq": "% Interrupt Time", "intr_s": "Interrupts per Second",
+            "packets_s": "Packets/Second", "packet_errors": "Packet Errors",
+            "retrans_s": "Segments Retransmitted/Second"}
+
+
+def cpu_cols(r):
+    return {k: num(r.get(h, "")) for k, h in CPU_COLS.items()}
 
 
 def main():
@@ -206,8 +218,7 @@ def main():
                     "tests": [{"specs": t["specs"],
                                "rows": [summary_row(r) if r["_fields"] == 80 else
                                         {"type": "PROCESSOR", "name": r["Target Name"],
-                                         "cpu": num(r["% CPU Utilization"]),
-                                         "speed": num(r["Processor Speed"])}
+                                         "speed": num(r["Processor Speed"]), **cpu_cols(r)}
                                         for r in t["rows"]]}
                               for t in run["tests"]]} for run in runs]
         else:

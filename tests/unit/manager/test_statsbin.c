@@ -479,6 +479,9 @@ static void test_version_rules(void **state)
     /* The result's lateness (1.6) only to a peer of 1.6 or later. */
     assert_false(proto_lateness_ok(5));
     assert_true(proto_lateness_ok(6));
+    /* The cpu's node figures (1.6) go only to a peer of 1.6 or later. */
+    assert_false(proto_cpu_node_ok(5));
+    assert_true(proto_cpu_node_ok(6));
     {
         struct proto_msg h;
         proto_msg_init_hello(&h, PROTO_ROLE_AGENT, "a");
@@ -659,6 +662,80 @@ static void test_sum_reused_clean(void **state)
     free(want);
 }
 
+/* ---- the cpu's node figures (1.6) --------------------------------------- */
+
+static void expect_bad(const uint8_t *p, size_t len, size_t off, const void *bytes, size_t n,
+                       size_t newlen, const char *want);
+
+/* JSON and the binary body carry them alike; absent they are unknown, and
+ * the binary body then has no node bytes; a node flag without the cpu flag,
+ * or a body too short for its node bytes, is refused. */
+static void test_cpu_node(void **state)
+{
+    struct sample s;
+    struct proto_msg in, out;
+    const uint8_t *p;
+    size_t len, plain;
+    uint8_t *frame, flag[2] = {PROTO_STATSBIN_NODE, 0};
+    (void)state;
+
+    sample_build(&s, 0xc9);
+    sample_msg(&in, &s);
+    frame = bin_frame(&in, &p, &plain);
+    free(frame);
+    in.u.stats.cpu.node_valid = true;
+    in.u.stats.cpu.dpc_pct = 3.25;
+    in.u.stats.cpu.irq_pct = 0.5;
+    in.u.stats.cpu.intr_per_s = 12345.67;
+    in.u.stats.cpu.packets_per_s = 2000.5;
+    in.u.stats.cpu.packet_errors = 3;
+    in.u.stats.cpu.retrans_per_s = 0.254;
+    for (int bin = 0; bin < 2; bin++) {
+        frame = bin ? bin_frame(&in, &p, &len) : json_frame(&in, &p, &len);
+        if (bin)
+            assert_int_equal(len, plain + PROTO_STATSBIN_NODE_BYTES);
+        decode_ok(p, len, 0, &out);
+        assert_true(out.u.stats.cpu.valid && out.u.stats.cpu.node_valid);
+        assert_true(out.u.stats.cpu.dpc_pct == 3.25 && out.u.stats.cpu.irq_pct == 0.5 &&
+                    out.u.stats.cpu.intr_per_s == 12345.67 &&
+                    out.u.stats.cpu.packets_per_s == 2000.5 && out.u.stats.cpu.packet_errors == 3 &&
+                    out.u.stats.cpu.retrans_per_s == 0.25);
+        assert_workers_identical(&in.u.stats, &out.u.stats);
+        proto_msg_clear(&out);
+        free(frame);
+    }
+    /* A result (always JSON) the same. */
+    in.type = PROTO_MSG_RESULT;
+    frame = json_frame(&in, &p, &len);
+    decode_ok(p, len, 0, &out);
+    assert_true(out.u.result.cpu.node_valid && out.u.result.cpu.intr_per_s == 12345.67);
+    proto_msg_clear(&out);
+    free(frame);
+    in.type = PROTO_MSG_STATS;
+    /* Without them (an older agent's): unknown, in both forms. */
+    in.u.stats.cpu.node_valid = false;
+    for (int bin = 0; bin < 2; bin++) {
+        frame = bin ? bin_frame(&in, &p, &len) : json_frame(&in, &p, &len);
+        decode_ok(p, len, 0, &out);
+        assert_true(out.u.stats.cpu.valid);
+        assert_false(out.u.stats.cpu.node_valid);
+        proto_msg_clear(&out);
+        free(frame);
+    }
+    /* The node flag on a body without the cpu flag or without its bytes. */
+    in.u.stats.cpu = (struct proto_cpu){0};
+    frame = bin_frame(&in, &p, &len);
+    expect_bad(p, len, 2, flag, 2, len, "stats.flags: the node flag without the cpu flag");
+    free(frame);
+    in.u.stats.cpu = (struct proto_cpu){.valid = true, .busy_pct = 1};
+    in.u.stats.nworkers = 0;
+    frame = bin_frame(&in, &p, &len);
+    flag[0] = PROTO_STATSBIN_NODE | PROTO_STATSBIN_CPU;
+    expect_bad(p, len, 2, flag, 2, len, "its header alone is 72");
+    free(frame);
+    free(s.t);
+}
+
 /* ---- refusals ----------------------------------------------------------- */
 
 /* A copy of the valid body `p` with `n` bytes at `off` replaced. */
@@ -741,7 +818,7 @@ static void test_refused(void **state)
     expect_bad(p, len, 1, "\x04", 1, len,
                "stats.layout: 4 is not known to this build (it reads 1 to 3)");
     expect_bad(p, len, 1, "\x00", 1, len, "stats.layout: 0 is not known to this build");
-    expect_bad(p, len, 2, "\x04\x00", 2, len, "stats.flags: reserved bits set (0x0004)");
+    expect_bad(p, len, 2, "\x08\x00", 2, len, "stats.flags: reserved bits set (0x0008)");
     expect_bad(p, len, 24, "\x11\x27", 2, len, "stats.cpu.busy: 10001, must be 0..10000");
     expect_bad(p, len, 2, "\x00", 1, len, "stats.cpu.busy: 3725, must be 0..10000 (0 when");
     expect_bad(p, len, 32, "\x01\x00\x01\x00", 4, len, "stats.workers: 65537 workers, at most");
@@ -1563,6 +1640,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_cpu_node),
         cmocka_unit_test(test_same_as_json),
         cmocka_unit_test(test_layout_sparse),
         cmocka_unit_test(test_layout_node),
