@@ -64,8 +64,8 @@ static const struct iof_opt import_opts[] = {
      IOPT_VAR},
     {"approximate", 0, IOF_OPT_NONE, NULL,
      "fio, vdbench: accept what the plan can only approximate (buffered I/O run with O_DIRECT, "
-     "fractional percentages rounded); each approximation is printed and kept in the plan's "
-     "notes",
+     "fractional percentages rounded, hot bands run uniform over the band); each approximation "
+     "is printed and kept in the plan's notes",
      IOPT_APPROX},
 };
 
