@@ -1117,6 +1117,97 @@ static void test_empty_not_zero(void **state)
     test_free(st);
 }
 
+/* The node figures (protocol 1.6): on MANAGER and PROCESSOR rows where the
+ * node sent them, empty where it did not; on ALL the means, only when
+ * every node that measured CPU had them. */
+static void node_columns_of(bool both, struct row *all, struct row *alpha, struct row *beta,
+                            struct row *proc, struct row *rows, struct row *cpus, size_t *n,
+                            size_t *np, struct file *f, char **path, struct run *r)
+{
+    build_run(r);
+    r->cpu[0].node_valid = true;
+    r->cpu[0].dpc_pct = 3.5;
+    r->cpu[0].irq_pct = 1.25;
+    r->cpu[0].intr_per_s = 4000;
+    r->cpu[0].packets_per_s = 120;
+    r->cpu[0].packet_errors = 2;
+    r->cpu[0].retrans_per_s = 0.5;
+    if (both)
+        r->cpu[1] = (struct proto_cpu){.valid = true,
+                                       .busy_pct = 20,
+                                       .user_pct = 5,
+                                       .sys_pct = 15,
+                                       .node_valid = true,
+                                       .dpc_pct = 1.5,
+                                       .irq_pct = 0.75,
+                                       .intr_per_s = 2000,
+                                       .packets_per_s = 80,
+                                       .packet_errors = 0,
+                                       .retrans_per_s = 1.5};
+    *path = write_run(r, false, 0);
+    *f = read_file_crlf(*path);
+    *n = data_rows(f, rows, 16);
+    *np = select_rows(f, cpus, 4, true);
+    *all = rows[0];
+    for (size_t i = 0; i < *n; i++) {
+        if (!strcmp(rows[i].f[C_TYPE], "MANAGER") && !strcmp(rows[i].f[C_NAME], "alpha"))
+            *alpha = rows[i];
+        if (!strcmp(rows[i].f[C_TYPE], "MANAGER") && !strcmp(rows[i].f[C_NAME], "beta"))
+            *beta = rows[i];
+    }
+    *proc = cpus[0];
+}
+
+static void test_node_columns(void **state)
+{
+    struct run r;
+    struct row rows[16], cpus[4], all, alpha, beta, proc;
+    char *path;
+    struct file f;
+    size_t n, np;
+    (void)state;
+
+    /* alpha sent them, beta (an older agent) did not */
+    node_columns_of(false, &all, &alpha, &beta, &proc, rows, cpus, &n, &np, &f, &path, &r);
+    assert_true(dbl(alpha.f[C_DPC]) == 3.5);
+    assert_true(dbl(alpha.f[C_DPC + 1]) == 1.25);
+    assert_true(dbl(alpha.f[C_IRQS]) == 4000);
+    assert_true(dbl(alpha.f[C_PKTS]) == 120);
+    assert_true(dbl(alpha.f[C_PKTS + 1]) == 2);
+    assert_true(dbl(alpha.f[C_RETRANS]) == 0.5);
+    assert_true(dbl(proc.f[C_DPC]) == 3.5 && dbl(proc.f[C_DPC + 1]) == 1.25 &&
+                dbl(proc.f[C_IRQS]) == 4000);
+    assert_string_equal(proc.f[C_PKTS], ""); /* Iometer's PROCESSOR rows have no network */
+    for (int c = C_DPC; c <= C_RETRANS; c++)
+        if (c != C_SPEED && c != C_EFF) {
+            assert_string_equal(beta.f[c], "");
+            assert_string_equal(all.f[c], "");
+        }
+    assert_true(dbl(beta.f[C_CPU]) == 20.0);
+    free_rows(rows, n);
+    free_rows(cpus, np);
+    file_free(&f);
+    unlink(path);
+    test_free(path);
+    free_run(&r);
+
+    /* both sent them: ALL has their means */
+    node_columns_of(true, &all, &alpha, &beta, &proc, rows, cpus, &n, &np, &f, &path, &r);
+    assert_true(dbl(beta.f[C_DPC]) == 1.5 && dbl(beta.f[C_RETRANS]) == 1.5);
+    assert_true(dbl(all.f[C_DPC]) == 2.5);
+    assert_true(dbl(all.f[C_DPC + 1]) == 1.0);
+    assert_true(dbl(all.f[C_IRQS]) == 3000);
+    assert_true(dbl(all.f[C_PKTS]) == 100);
+    assert_true(dbl(all.f[C_PKTS + 1]) == 1);
+    assert_true(dbl(all.f[C_RETRANS]) == 1.0);
+    free_rows(rows, n);
+    free_rows(cpus, np);
+    file_free(&f);
+    unlink(path);
+    test_free(path);
+    free_run(&r);
+}
+
 /* After each MANAGER row whose node measured CPU, a PROCESSOR row in
  * Iometer's 59-field layout holding that node's CPU; none for a node
  * without CPU figures. */
@@ -1233,6 +1324,7 @@ int main(void)
         cmocka_unit_test(test_lost_node_status),
         cmocka_unit_test(test_empty_not_zero),
         cmocka_unit_test(test_processor_rows),
+        cmocka_unit_test(test_node_columns),
         cmocka_unit_test(test_align_sector),
         cmocka_unit_test(test_unwritable_path),
     };
