@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tests/unit/test_import_lines.c - proto/import_lines.c, the importers' one
+/* tests/unit/proto/test_import_lines.c - proto/import_lines.c, the importers' one
  * line reader: line numbers, a Windows line end, fio's comments cut anywhere,
  * vdbench's comment lines, blanks trimmed, an oversized line refused and
  * reading going on, too many lines stopping the read, with one message each. */
