@@ -65,6 +65,8 @@ const struct mgr_session_transition mgr_session_table[] = {
     {S(HELLO), E(DROP), S(GONE)},
     {S(LOST), E(DROP), S(GONE)},
     {S(REJOINING), E(DROP), S(GONE)},
+    /* a failed session's slot, freed for a new connection (iofleet serve) */
+    {S(FAILED), E(DROP), S(GONE)},
 };
 const size_t mgr_session_table_len = sizeof(mgr_session_table) / sizeof(mgr_session_table[0]);
 

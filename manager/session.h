@@ -8,7 +8,8 @@
  *   -> PREPARED (SETUP with an agent of protocol 1.4 or later)
  *   LOST (mid-run) -> REJOINING -> DIALLING ... (a dialled agent comes back)
  *   FAILED (refused or errored: takes no part), GONE (not an agent, or
- *   superseded by a new session of the same agent).
+ *   superseded by a new session of the same agent; a failed session whose
+ *   slot iofleet serve frees).
  *
  * Every change of state goes through mgr_session_fire(), which logs it at
  * debug level; an event the table does not allow in the current state is

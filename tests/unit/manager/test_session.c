@@ -87,6 +87,8 @@ static void test_illegal(void **state)
     assert_false(in_table(MGR_SESSION_SETUP, MGR_SESSION_EV_CLOCK_DONE));  /* not probed */
     assert_false(in_table(MGR_SESSION_RESULTED, MGR_SESSION_EV_RESULT));   /* twice */
     assert_false(in_table(MGR_SESSION_FAILED, MGR_SESSION_EV_REDIAL));     /* failed stays */
+    /* ...but its slot can be freed for a new connection (iofleet serve). */
+    assert_true(in_table(MGR_SESSION_FAILED, MGR_SESSION_EV_DROP));
     assert_false(in_table(MGR_SESSION_GONE, MGR_SESSION_EV_LINK_UP));
 }
 
