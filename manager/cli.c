@@ -403,8 +403,9 @@ static const struct iof_cmd cli_pki_cmd = {
 };
 
 /* The subcommands, for dispatch, the overview and suggestions. */
-static const char *const cli_commands[] = {"run",    "validate", "agents", "clean", "runs",
-                                           "report", "import",   "export", "pki",   "help"};
+static const char *const cli_commands[] = {"run",   "validate", "agents", "clean",
+                                           "runs",  "report",   "import", "export",
+                                           "serve", "pki",      "help"};
 
 static const char cli_synopsis[] = "COMMAND [OPTION]...";
 
@@ -418,6 +419,7 @@ static void cli_overview(FILE *f)
                "       iofleet report RUN... -o FILE [OPTION]...\n"
                "       iofleet import JOB.fio [-o PLAN.json] [OPTION]...\n"
                "       iofleet export PLAN.json|- [-o F.icf] [OPTION]...\n"
+               "       iofleet serve [--http [ADDR:]PORT] [--listen [ADDR][:PORT]] [OPTION]...\n"
                "       iofleet pki init DIR [OPTION]...\n"
                "       iofleet help [COMMAND]\n"
                "       iofleet --version\n"
@@ -431,6 +433,7 @@ static void cli_overview(FILE *f)
                "  report     write an HTML or Markdown report of runs (2 or more: a comparison)\n"
                "  import     write a plan from a fio job file\n"
                "  export     write a plan as an Iometer configuration file (.icf)\n"
+               "  serve      a long-running manager: agents dial in, a JSON API answers\n"
                "  pki init   make a CA and the TLS certificates of the manager and the agents\n"
                "  help       print a command's help (the same as iofleet COMMAND --help)\n"
                "\n"
@@ -1398,6 +1401,8 @@ static bool cli_command_help(const char *name, FILE *f)
         mgr_cli_import_help(f);
     else if (!strcmp(name, "export"))
         mgr_cli_export_help(f);
+    else if (!strcmp(name, "serve"))
+        mgr_cli_serve_help(f);
     else if (!strcmp(name, "help"))
         cli_overview(f);
     else
@@ -1415,9 +1420,8 @@ static int cli_unknown_command(const char *what, const char *name)
     else
         IOF_USER("iofleet: unknown %s '%s'", what, name);
     fprintf(stderr,
-            "usage: iofleet %s (commands: run, validate, agents, clean, runs, report, import, pki "
-            "init, "
-            "help)\n"
+            "usage: iofleet %s (commands: run, validate, agents, clean, runs, report, import, "
+            "serve, pki init, help)\n"
             "try 'iofleet --help' for more information\n",
             cli_synopsis);
     return 2;
@@ -1427,12 +1431,11 @@ int mgr_cli_main(int argc, char **argv)
 {
     iof_log_init("iofleet", IOF_LOG_INFO);
     if (argc < 2) {
-        fprintf(
-            stderr,
-            "usage: iofleet %s (commands: run, validate, agents, clean, runs, report, import, pki "
-            "init, help)\n"
-            "try 'iofleet --help' for more information\n",
-            cli_synopsis);
+        fprintf(stderr,
+                "usage: iofleet %s (commands: run, validate, agents, clean, runs, report, import, "
+                "serve, pki init, help)\n"
+                "try 'iofleet --help' for more information\n",
+                cli_synopsis);
         return 2;
     }
     if (!strcmp(argv[1], "--version")) {
@@ -1468,17 +1471,18 @@ int mgr_cli_main(int argc, char **argv)
         return mgr_cli_import(argc - 1, argv + 1);
     if (!strcmp(argv[1], "export"))
         return mgr_cli_export(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "serve"))
+        return mgr_cli_serve(argc - 1, argv + 1);
     if (argv[1][0] == '-' && argv[1][1]) {
         static const char *const top[] = {"--help", "--version"};
         const char *best = iof_opt_suggest(argv[1], top, 2);
         IOF_USER("iofleet: unknown option '%s'%s%s%s", argv[1], best ? "; did you mean '" : "",
                  best ? best : "", best ? "'?" : "");
-        fprintf(
-            stderr,
-            "usage: iofleet %s (commands: run, validate, agents, clean, runs, report, import, pki "
-            "init, help)\n"
-            "try 'iofleet --help' for more information\n",
-            cli_synopsis);
+        fprintf(stderr,
+                "usage: iofleet %s (commands: run, validate, agents, clean, runs, report, import, "
+                "serve, pki init, help)\n"
+                "try 'iofleet --help' for more information\n",
+                cli_synopsis);
         return 2;
     }
     return cli_unknown_command("command", argv[1]);

@@ -24,6 +24,10 @@ void mgr_cli_import_help(FILE *f);
 int mgr_cli_export(int argc, char **argv);
 void mgr_cli_export_help(FILE *f);
 
+/* `iofleet serve ...` (manager/cli_serve.c); argv[0] is "serve". */
+int mgr_cli_serve(int argc, char **argv);
+void mgr_cli_serve_help(FILE *f);
+
 struct iof_cmd;
 /* A run's tag (`iofleet run --tag`, `iofleet runs import --tag`) checked
  * against common/text.h's policy: 0, or 2 after a usage error of cmd naming

@@ -88,9 +88,8 @@ int mgr_http_parse(const char *spec, char *host, size_t cap, uint16_t *port, str
     return 0;
 }
 
-/* A listening socket on host:port; its port in *bound. */
-static int http_listen(const char *host, uint16_t port, uint16_t *bound, bool *loopback,
-                       struct iof_diag *diag)
+int mgr_http_listen(const char *host, uint16_t port, uint16_t *bound, bool *loopback,
+                    struct iof_diag *diag)
 {
     struct sockaddr_storage ss = {0};
     socklen_t len;
@@ -499,7 +498,7 @@ int mgr_http_open(const char *spec, unsigned linger_s, struct mgr_sink **out, st
         return iof_diag_set(diag, rc, "--http %s: cannot start the HTTP server: %s", spec,
                             strerror(-rc));
     }
-    if ((rc = http_listen(host, port, &bound, &loopback, diag)) < 0) {
+    if ((rc = mgr_http_listen(host, port, &bound, &loopback, diag)) < 0) {
         http_free(h);
         free(s);
         return rc;

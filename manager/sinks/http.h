@@ -8,6 +8,7 @@
 #ifndef IOF_MANAGER_SINKS_HTTP_H
 #define IOF_MANAGER_SINKS_HTTP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,6 +19,13 @@
  * PORT 0..65535, 0 picks a free one) into a numeric host and port. Returns 0
  * or -EINVAL with diag saying what is wrong. */
 int mgr_http_parse(const char *spec, char *host, size_t cap, uint16_t *port, struct iof_diag *diag);
+
+/* A listening socket (SOCK_CLOEXEC, backlog 64) on numeric host:port, as
+ * mgr_http_parse gives them: returns the descriptor (the caller owns it),
+ * its port in *bound and whether host is a loopback address in *loopback;
+ * or -errno with diag ("ADDR:PORT: cannot listen: REASON"). */
+int mgr_http_listen(const char *host, uint16_t port, uint16_t *bound, bool *loopback,
+                    struct iof_diag *diag);
 
 /* Binds and starts serving now (before anything runs), prints the URL, and
  * warns when the address is not loopback (there is no authentication).

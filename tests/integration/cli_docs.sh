@@ -51,10 +51,11 @@ check "iofleet runs" "iofleet runs " "$IOFLEET" runs
 check "iofleet report" "iofleet report " "$IOFLEET" report
 check "iofleet import" "iofleet import " "$IOFLEET" import
 check "iofleet export" "iofleet export " "$IOFLEET" export
+check "iofleet serve" "iofleet serve " "$IOFLEET" serve
 check "dynamo" "dynamo " "$IOF_BIN/dynamo"
 
 # Every short option in a help is also in the README synopsis, as -x|--name.
-for cmd in run validate "pki init" runs report import export; do
+for cmd in run validate "pki init" runs report import export serve; do
     # shellcheck disable=SC2086
     "$IOFLEET" $cmd --help >"$T/help"
     { grep -oE '^  -[a-zA-Z], --[a-z-]+' "$T/help" || true; } | { grep -v -- '--help' || true; } |

@@ -1,0 +1,364 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* manager/api.c - `iofleet serve`'s JSON API (manager/api.h, docs/api.md):
+ * a loopback-only libmicrohttpd server, one thread per connection admitted
+ * and timed by manager/sinks/http_guard.c, routing GET /api/v1/... to
+ * bodies the serve loop published; every answer, errors included, is JSON.
+ */
+#include "manager/api.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/buf.h"
+#include "common/jsonw.h"
+#include "common/log.h"
+#include "manager/sinks/http.h"
+#include "manager/sinks/http_guard.h"
+#include "proto/version.h"
+
+#define API_IDLE_S 30            /* a connection without progress is closed after this */
+#define API_MAX_BODY (16u << 20) /* one answer; 2048 agents' inventories fit */
+#define API_ENDPOINTS "/api/v1/version, /api/v1/agents"
+
+struct mgr_api {
+    struct MHD_Daemon *daemon;
+    struct mgr_http_guard *guard;
+    int fd; /* the listening socket until the daemon owns it */
+    char host[INET6_ADDRSTRLEN];
+    unsigned port;
+    char url[96];
+    pthread_mutex_t mu; /* guards agents */
+    char *agents;       /* GET /api/v1/agents, published by the serve loop */
+    size_t agents_len;
+};
+
+/* --- connections (manager/sinks/http_guard.h) ------------------------------------------- */
+
+static enum MHD_Result api_accept(void *cls, const struct sockaddr *sa, socklen_t len)
+{
+    struct mgr_api *api = cls;
+    return mgr_http_guard_admit(api->guard, sa, len) ? MHD_YES : MHD_NO;
+}
+
+static void api_conn_notify(void *cls, struct MHD_Connection *conn, void **socket_ctx,
+                            enum MHD_ConnectionNotificationCode what)
+{
+    struct mgr_api *api = cls;
+
+    if (what == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *fd =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        const union MHD_ConnectionInfo *ad =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        const struct sockaddr *sa = ad ? ad->client_addr : NULL;
+        socklen_t len = sa && sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                                        : sizeof(struct sockaddr_in);
+
+        *socket_ctx = fd ? mgr_http_guard_opened(api->guard, sa, len, fd->connect_fd) : NULL;
+        if (!*socket_ctx && fd) /* no slot: end it before it is read */
+            shutdown(fd->connect_fd, SHUT_RDWR);
+    } else if (what == MHD_CONNECTION_NOTIFY_CLOSED && *socket_ctx) {
+        mgr_http_guard_closed(api->guard, *socket_ctx);
+        *socket_ctx = NULL;
+    }
+}
+
+static struct mgr_http_conn *api_conn_of(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+static void api_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
+                          enum MHD_RequestTerminationCode why)
+{
+    struct mgr_api *api = cls;
+    struct mgr_http_conn *c = api_conn_of(conn);
+
+    (void)req_cls;
+    (void)why;
+    if (c)
+        mgr_http_guard_done(api->guard, c);
+}
+
+/* --- answers ----------------------------------------------------------------------------- */
+
+static enum MHD_Result api_send(struct MHD_Connection *conn, unsigned status, char *body,
+                                size_t len, const char *allow)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+    enum MHD_Result ret;
+
+    if (!r) {
+        free(body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(r, "Content-Security-Policy", "default-src 'none'");
+    if (allow)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+    ret = MHD_queue_response(conn, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+/* {"error": {"status": N, "message": "..."}} */
+static enum MHD_Result api_error(struct MHD_Connection *conn, unsigned status, const char *allow,
+                                 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static enum MHD_Result api_error(struct MHD_Connection *conn, unsigned status, const char *allow,
+                                 const char *fmt, ...)
+{
+    char msg[512];
+    struct iof_buf b;
+    va_list ap;
+    size_t len;
+    char *body;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    iof_buf_init(&b, API_MAX_BODY);
+    iof_json_open(&b, '{');
+    iof_json_key(&b, "error");
+    iof_json_open(&b, '{');
+    iof_json_key(&b, "status");
+    iof_json_u64(&b, status);
+    iof_json_key(&b, "message");
+    iof_json_escape(&b, msg, IOF_JSON_TEXT);
+    iof_json_close(&b, '}');
+    iof_json_close(&b, '}');
+    iof_buf_addstr(&b, "\n");
+    if (!(body = iof_buf_take(&b, &len)))
+        return MHD_NO;
+    return api_send(conn, status, body, len, allow);
+}
+
+static enum MHD_Result api_version(struct MHD_Connection *conn)
+{
+    struct iof_buf b;
+    size_t len;
+    char *body;
+
+    iof_buf_init(&b, API_MAX_BODY);
+    iof_json_open(&b, '{');
+    iof_json_key(&b, "api");
+    iof_json_str(&b, MGR_API_VERSION);
+    iof_json_key(&b, "iofleet");
+    iof_json_str(&b, IOF_VERSION);
+    iof_json_key(&b, "protocol");
+    iof_json_str(&b, proto_version_string());
+    iof_json_close(&b, '}');
+    iof_buf_addstr(&b, "\n");
+    if (!(body = iof_buf_take(&b, &len)))
+        return api_error(conn, 500, NULL, "out of memory");
+    return api_send(conn, 200, body, len, NULL);
+}
+
+static enum MHD_Result api_agents(struct MHD_Connection *conn, struct mgr_api *api)
+{
+    char *body = NULL;
+    size_t len = 0;
+
+    pthread_mutex_lock(&api->mu);
+    if (api->agents && (body = malloc(api->agents_len + 1))) {
+        memcpy(body, api->agents, api->agents_len + 1);
+        len = api->agents_len;
+    }
+    pthread_mutex_unlock(&api->mu);
+    if (!body)
+        return api_error(conn, 500, NULL, "out of memory");
+    return api_send(conn, 200, body, len, NULL);
+}
+
+/* The Host header names this server: a loopback address or "localhost",
+ * with or without its port. Anything else is a name a page elsewhere
+ * made resolve here (DNS rebinding): refused. */
+static bool api_host_ok(const struct mgr_api *api, const char *host)
+{
+    char name[300];
+    const char *colon;
+    size_t n;
+
+    if (!host || !*host)
+        return false;
+    if (host[0] == '[') {
+        const char *end = strchr(host, ']');
+        if (!end)
+            return false;
+        n = (size_t)(end - host - 1);
+        colon = end[1] == ':' ? end + 1 : end[1] ? host : NULL;
+        if (colon == host)
+            return false;
+        if (n >= sizeof(name))
+            return false;
+        memcpy(name, host + 1, n);
+    } else {
+        colon = strchr(host, ':');
+        n = colon ? (size_t)(colon - host) : strlen(host);
+        if (n >= sizeof(name))
+            return false;
+        memcpy(name, host, n);
+    }
+    name[n] = '\0';
+    if (colon) {
+        char *end;
+        unsigned long p = strtoul(colon + 1, &end, 10);
+        if (*end || p != api->port)
+            return false;
+    }
+    if (!strcasecmp(name, "localhost"))
+        return true;
+    {
+        unsigned char bin[sizeof(struct in6_addr)];
+        if (inet_pton(AF_INET, name, bin) == 1)
+            return bin[0] == 127;
+        if (inet_pton(AF_INET6, name, bin) == 1)
+            return IN6_IS_ADDR_LOOPBACK((struct in6_addr *)bin);
+    }
+    return false;
+}
+
+static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                   const char *method, const char *version, const char *upload_data,
+                                   size_t *upload_data_size, void **req_cls)
+{
+    struct mgr_api *api = cls;
+    struct mgr_http_conn *c = api_conn_of(conn);
+    const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+    bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
+
+    (void)version;
+    (void)upload_data;
+    (void)req_cls;
+    if (!c || !mgr_http_guard_request(api->guard, c)) /* closed by the guard meanwhile */
+        return MHD_NO;
+    if (!api_host_ok(api, host))
+        return api_error(conn, 403, NULL,
+                         "Host '%.200s' is not this server's address: requests must name a "
+                         "loopback address or localhost (docs/api.md)",
+                         host ? host : "");
+    if (*upload_data_size)
+        return api_error(conn, 413, NULL, "%s %s takes no request body", method, url);
+    if (!strcmp(url, "/api/v1/version"))
+        return get ? api_version(conn)
+                   : api_error(conn, 405, "GET, HEAD", "%s %s: only GET", method, url);
+    if (!strcmp(url, "/api/v1/agents"))
+        return get ? api_agents(conn, api)
+                   : api_error(conn, 405, "GET, HEAD", "%s %s: only GET", method, url);
+    return api_error(conn, 404, NULL, "no such endpoint: %.200s (there are " API_ENDPOINTS ")",
+                     url);
+}
+
+/* --- the server -------------------------------------------------------------------------- */
+
+/* Frees api; diag's message prefixed with "--http ", as the CLI says it. */
+static int api_fail(struct mgr_api *api, int rc, struct iof_diag *diag)
+{
+    char why[sizeof(diag->msg)];
+
+    snprintf(why, sizeof(why), "%s", diag->msg);
+    mgr_api_close(api);
+    return iof_diag_set(diag, rc, "--http %s", why);
+}
+
+void mgr_api_set_agents(struct mgr_api *api, char *json, size_t len)
+{
+    char *old;
+
+    pthread_mutex_lock(&api->mu);
+    old = api->agents;
+    api->agents = json;
+    api->agents_len = len;
+    pthread_mutex_unlock(&api->mu);
+    free(old);
+}
+
+const char *mgr_api_url(const struct mgr_api *api)
+{
+    return api->url;
+}
+
+void mgr_api_close(struct mgr_api *api)
+{
+    if (!api)
+        return;
+    if (api->daemon)
+        MHD_stop_daemon(api->daemon);
+    else if (api->fd >= 0)
+        close(api->fd);
+    mgr_http_guard_free(api->guard);
+    pthread_mutex_destroy(&api->mu);
+    free(api->agents);
+    free(api);
+}
+
+int mgr_api_open(const char *spec, struct mgr_api **out, struct iof_diag *diag)
+{
+    struct mgr_api *api;
+    uint16_t port, bound = 0;
+    bool loopback = false;
+    int rc;
+
+    *out = NULL;
+    if (!(api = calloc(1, sizeof(*api))))
+        return iof_diag_set(diag, -ENOMEM, "--http %s: out of memory", spec);
+    api->fd = -1;
+    pthread_mutex_init(&api->mu, NULL);
+    if ((rc = mgr_http_parse(spec, api->host, sizeof(api->host), &port, diag)))
+        return api_fail(api, rc, diag);
+    {
+        unsigned char bin[sizeof(struct in6_addr)];
+        loopback = strchr(api->host, ':')
+                       ? inet_pton(AF_INET6, api->host, bin) == 1 &&
+                             IN6_IS_ADDR_LOOPBACK((struct in6_addr *)bin)
+                       : inet_pton(AF_INET, api->host, bin) == 1 && bin[0] == 127;
+    }
+    if (!loopback) {
+        rc = iof_diag_set(diag, -EACCES,
+                          "--http %s: %s is not a loopback address: the API has no TLS or "
+                          "authentication yet, so it is served on 127.0.0.1 or ::1 only "
+                          "(docs/api.md; reach it from elsewhere through an SSH tunnel)",
+                          spec, api->host);
+        mgr_api_close(api);
+        return rc;
+    }
+    if ((rc = mgr_http_guard_new(&api->guard))) {
+        mgr_api_close(api);
+        return iof_diag_set(diag, rc, "--http %s: cannot start the HTTP server: %s", spec,
+                            strerror(-rc));
+    }
+    if ((rc = mgr_http_listen(api->host, port, &bound, &loopback, diag)) < 0)
+        return api_fail(api, rc, diag);
+    api->fd = rc;
+    api->port = bound;
+    api->daemon = MHD_start_daemon(
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+            (strchr(api->host, ':') ? MHD_USE_IPv6 : 0),
+        0, api_accept, api, api_request, api, MHD_OPTION_LISTEN_SOCKET, api->fd,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)MGR_HTTP_SLOTS, MHD_OPTION_NOTIFY_CONNECTION,
+        api_conn_notify, api, MHD_OPTION_NOTIFY_COMPLETED, api_completed, api,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)API_IDLE_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)32768, MHD_OPTION_END);
+    if (!api->daemon) {
+        mgr_api_close(api);
+        return iof_diag_set(diag, -EIO, "--http %s: cannot start the HTTP server", spec);
+    }
+    snprintf(api->url, sizeof(api->url),
+             strchr(api->host, ':') ? "http://[%s]:%u/" : "http://%s:%u/", api->host, bound);
+    *out = api;
+    return 0;
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* manager/api.h - `iofleet serve`'s JSON API over HTTP (docs/api.md):
+ * libmicrohttpd on its own threads, connections admitted and timed by
+ * manager/sinks/http_guard.h, bound to a loopback address only (there is no
+ * authentication yet) and answering only requests whose Host names that
+ * address (a page elsewhere cannot reach it by DNS rebinding). The serve
+ * loop publishes what the API shows as ready JSON text; HTTP threads copy
+ * it under a lock and never touch the loop's state.
+ */
+#ifndef IOF_MANAGER_API_H
+#define IOF_MANAGER_API_H
+
+#include <stddef.h>
+
+#include "common/err.h"
+
+#define MGR_API_VERSION "v1"
+
+struct mgr_api;
+
+/* Parses spec ("[ADDR:]PORT", manager/sinks/http.h), refuses an address
+ * that is not loopback (-EACCES), binds and starts serving. Returns 0 and
+ * a new API (mgr_api_close), or an error with diag ("--http ...: REASON"). */
+int mgr_api_open(const char *spec, struct mgr_api **out, struct iof_diag *diag);
+
+/* "http://127.0.0.1:PORT/", the port bound. Borrowed. */
+const char *mgr_api_url(const struct mgr_api *api);
+
+/* Publishes the body of GET /api/v1/agents: json (len bytes, new, taken)
+ * replaces the previous one. Any thread. */
+void mgr_api_set_agents(struct mgr_api *api, char *json, size_t len);
+
+/* Stops serving (requests under way finish) and frees api; NULL is fine. */
+void mgr_api_close(struct mgr_api *api);
+
+#endif

@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* manager/cli_serve.c - `iofleet serve`'s command line: its option table
+ * (which drives the parser, --help, the man page test and the completion)
+ * and the checks before manager/serve.c starts. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/cliopt.h"
+#include "common/log.h"
+#include "common/spec.h"
+#include "manager/cli.h"
+#include "manager/serve.h"
+#include "manager/sinks/http.h"
+
+#define SERVE_STR_(x) #x
+#define SERVE_STR(x) SERVE_STR_(x)
+
+enum serve_opt_id {
+    SOPT_HELP = 1,
+    SOPT_HTTP,
+    SOPT_LISTEN,
+    SOPT_TLS_CA,
+    SOPT_TLS_CERT,
+    SOPT_TLS_KEY,
+    SOPT_PKI,
+    SOPT_INSECURE,
+    SOPT_HEARTBEAT_MS,
+    SOPT_VERBOSE,
+};
+
+static const struct iof_opt serve_opts[] = {
+    {"help", 'h', IOF_OPT_NONE, NULL, "print this help and exit", SOPT_HELP},
+    {"http", 0, IOF_OPT_REQUIRED, "[ADDR:]PORT",
+     "serve the JSON API (docs/api.md) here: ADDR defaults to 127.0.0.1 and must be a loopback "
+     "address (the API has no TLS or authentication yet), PORT 0 picks a free one (default "
+     "127.0.0.1:" SERVE_STR(MGR_SERVE_HTTP_PORT) ")",
+     SOPT_HTTP},
+    {"listen", 0, IOF_OPT_OPTIONAL, "[ADDR][:PORT]",
+     "accept dynamo agents started with --manager here (default all addresses, port 7066)",
+     SOPT_LISTEN},
+    {"tls-ca", 0, IOF_OPT_REQUIRED, "F",
+     "the CA certificate (from iofleet pki init); with --tls-cert and --tls-key: TLS 1.3 with "
+     "mutual authentication, each agent's name must be its certificate's",
+     SOPT_TLS_CA},
+    {"tls-cert", 0, IOF_OPT_REQUIRED, "F", "the manager's certificate", SOPT_TLS_CERT},
+    {"tls-key", 0, IOF_OPT_REQUIRED, "F", "the manager's private key", SOPT_TLS_KEY},
+    {"pki", 0, IOF_OPT_REQUIRED, "DIR",
+     "the directory iofleet pki init wrote: --tls-ca DIR/ca.pem --tls-cert DIR/manager.pem "
+     "--tls-key DIR/manager-key.pem, each --tls-* given still wins (default: $IOFLEET_PKI, "
+     "when no --insecure or --tls-* is given)",
+     SOPT_PKI},
+    {"insecure", 0, IOF_OPT_NONE, NULL,
+     "accept agents over plain TCP without authentication (any local user could pose as an "
+     "agent); the agents need it too",
+     SOPT_INSECURE},
+    {"heartbeat-ms", 0, IOF_OPT_REQUIRED, "N",
+     "the manager's heartbeat period, 100..60000 ms, offered to each agent (default as iofleet "
+     "run)",
+     SOPT_HEARTBEAT_MS},
+    {"verbose", 'v', IOF_OPT_NONE, NULL, "log each agent's protocol and TLS session", SOPT_VERBOSE},
+};
+
+static bool serve_listen_takes(int id, const char *next)
+{
+    (void)next;
+    return id == SOPT_LISTEN; /* serve takes no positional argument */
+}
+
+static const struct iof_cmd serve_cmd = {
+    .prog = "iofleet serve",
+    .synopsis = "[OPTION]...",
+    .about = "A long-running manager: accepts dynamo agents that dial in (--listen, as iofleet "
+             "run --listen) and keeps them connected, and answers a versioned JSON API on "
+             "--http (docs/api.md): GET /api/v1/version, GET /api/v1/agents (each agent "
+             "connected or seen in the last hour, with the inventory iofleet agents prints). "
+             "SIGINT or SIGTERM stops it: every agent is told bye.",
+    .opts = serve_opts,
+    .nopts = sizeof(serve_opts) / sizeof(serve_opts[0]),
+    .epilog = "exit codes: 0 stopped by SIGINT or SIGTERM, 1 out of memory, 2 usage error\n"
+              "            (a non-loopback --http included), 3 a port cannot be bound or\n"
+              "            plain TCP without --insecure\n",
+    .takes_next = serve_listen_takes,
+};
+
+void mgr_cli_serve_help(FILE *f)
+{
+    iof_opt_help(&serve_cmd, f);
+}
+
+/* The TLS files of --pki DIR, else of $IOFLEET_PKI when neither --insecure
+ * nor any --tls-* is given; each --tls-* given wins. 0, or 2 after naming
+ * a missing file. */
+static int serve_pki(const char *pki, bool insecure, const char **set[3],
+                     char path[3][IOF_PATH_MAX])
+{
+    static const char *const base[3] = {"ca.pem", "manager.pem", "manager-key.pem"};
+    const char *dir = pki, *from = "--pki";
+
+    if (!dir && !insecure && !*set[0] && !*set[1] && !*set[2]) {
+        dir = getenv("IOFLEET_PKI");
+        from = "IOFLEET_PKI";
+        if (dir && !*dir)
+            dir = NULL;
+    }
+    if (!dir)
+        return 0;
+    for (int i = 0; i < 3; i++) {
+        struct stat st;
+        if (*set[i])
+            continue;
+        if (snprintf(path[i], IOF_PATH_MAX, "%s/%s", dir, base[i]) >= IOF_PATH_MAX) {
+            IOF_USER("iofleet serve: %s %s: path too long", from, dir);
+            return 2;
+        }
+        if (stat(path[i], &st) < 0) {
+            IOF_USER("iofleet serve: %s%s%s: %s: %s (iofleet pki init %s writes it)", from,
+                     from[0] == '-' ? " " : "=", dir, path[i], strerror(errno), dir);
+            return 2;
+        }
+        *set[i] = path[i];
+    }
+    return 0;
+}
+
+int mgr_cli_serve(int argc, char **argv)
+{
+    struct mgr_serve_opts o = {.http = "127.0.0.1:" SERVE_STR(MGR_SERVE_HTTP_PORT), .listen = ""};
+    char pki_path[3][IOF_PATH_MAX];
+    const char **tls[3] = {&o.tls_ca, &o.tls_cert, &o.tls_key};
+    const char *pki = NULL, *val;
+    struct iof_opt_parser p;
+    int id, rc = 0;
+
+    if (iof_opt_init(&p, &serve_cmd, argc, argv)) {
+        IOF_USER("iofleet serve: out of memory");
+        return 1;
+    }
+    while (rc == 0 && (id = iof_opt_next(&p, &val)) != IOF_OPT_END) {
+        switch (id) {
+        case IOF_OPT_ERROR:
+            rc = 2;
+            break;
+        case IOF_OPT_HELP:
+            rc = -1;
+            break;
+        case IOF_OPT_POSITIONAL:
+            rc = iof_opt_usage_error(&serve_cmd, "takes no argument, got '%s'", val);
+            break;
+        case SOPT_HTTP: {
+            char host[64];
+            uint16_t port;
+            struct iof_diag d = {{0}};
+            if (mgr_http_parse(val, host, sizeof(host), &port, &d)) {
+                IOF_USER("iofleet serve: --http %s", d.msg);
+                rc = 2;
+            }
+            o.http = val;
+            break;
+        }
+        case SOPT_LISTEN:
+            o.listen = val ? val : "";
+            break;
+        case SOPT_TLS_CA:
+            o.tls_ca = val;
+            break;
+        case SOPT_TLS_CERT:
+            o.tls_cert = val;
+            break;
+        case SOPT_TLS_KEY:
+            o.tls_key = val;
+            break;
+        case SOPT_PKI:
+            pki = val;
+            break;
+        case SOPT_INSECURE:
+            o.insecure = true;
+            break;
+        case SOPT_HEARTBEAT_MS: {
+            char *end;
+            unsigned long v;
+            errno = 0;
+            v = strtoul(val, &end, 10);
+            if (!*val || *val == '-' || *end || errno || v < 100 || v > 60000)
+                rc = iof_opt_usage_error(
+                    &serve_cmd, "--heartbeat-ms must be a number 100..60000, got '%s'", val);
+            o.heartbeat_ms = (uint32_t)v;
+            break;
+        }
+        case SOPT_VERBOSE:
+            o.verbose = true;
+            break;
+        default:
+            rc = iof_opt_usage_error(&serve_cmd, "option not handled");
+            break;
+        }
+    }
+    iof_opt_free(&p);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if (serve_pki(pki, o.insecure, tls, pki_path))
+        return 2;
+    if (!!o.tls_ca + !!o.tls_cert + !!o.tls_key != 0 &&
+        !!o.tls_ca + !!o.tls_cert + !!o.tls_key != 3)
+        return iof_opt_usage_error(&serve_cmd,
+                                   "TLS needs all of --tls-ca, --tls-cert and --tls-key");
+    if (o.tls_ca && o.insecure)
+        return iof_opt_usage_error(&serve_cmd, "--insecure and TLS contradict each other");
+    return mgr_serve(&o);
+}
