@@ -2,7 +2,8 @@
 /* manager/api.c - `iofleet serve`'s JSON API (manager/api.h, docs/api.md):
  * a loopback-only libmicrohttpd server, one thread per connection admitted
  * and timed by manager/sinks/http_guard.c, routing GET /api/v1/... to
- * bodies the serve loop published; every answer, errors included, is JSON.
+ * bodies the serve loop published, or to the run history
+ * (manager/api_runs.c); every answer, errors included, is JSON.
  */
 #include "manager/api.h"
 
@@ -23,13 +24,15 @@
 #include "common/buf.h"
 #include "common/jsonw.h"
 #include "common/log.h"
+#include "common/spec.h"
+#include "manager/api_runs.h"
 #include "manager/sinks/http.h"
 #include "manager/sinks/http_guard.h"
 #include "proto/version.h"
 
 #define API_IDLE_S 30            /* a connection without progress is closed after this */
 #define API_MAX_BODY (16u << 20) /* one answer; 2048 agents' inventories fit */
-#define API_ENDPOINTS "/api/v1/version, /api/v1/agents"
+#define API_ENDPOINTS "/api/v1/version, /api/v1/agents, /api/v1/runs, /api/v1/runs/ID"
 
 struct mgr_api {
     struct MHD_Daemon *daemon;
@@ -38,8 +41,9 @@ struct mgr_api {
     char host[INET6_ADDRSTRLEN];
     unsigned port;
     char url[96];
-    pthread_mutex_t mu; /* guards agents */
-    char *agents;       /* GET /api/v1/agents, published by the serve loop */
+    char db[IOF_PATH_MAX]; /* the run history */
+    pthread_mutex_t mu;    /* guards agents */
+    char *agents;          /* GET /api/v1/agents, published by the serve loop */
     size_t agents_len;
 };
 
@@ -184,6 +188,39 @@ static enum MHD_Result api_agents(struct MHD_Connection *conn, struct mgr_api *a
     return api_send(conn, 200, body, len, NULL);
 }
 
+/* GET /api/v1/runs, or /api/v1/runs/ID with id the text after the slash. */
+static enum MHD_Result api_runs(struct MHD_Connection *conn, struct mgr_api *api, const char *id)
+{
+    struct iof_diag d = {{0}};
+    struct iof_buf b;
+    size_t len;
+    char *body;
+    int rc;
+
+    iof_buf_init(&b, API_MAX_BODY);
+    if (!id) {
+        rc = mgr_api_runs_list(api->db, &b, &d);
+    } else {
+        char *end;
+        long long v;
+        errno = 0;
+        v = strtoll(id, &end, 10);
+        if (!*id || *end || *id == '-' || *id == '+' || errno || v <= 0) {
+            iof_buf_free(&b);
+            return api_error(conn, 400, NULL,
+                             "/api/v1/runs/%.100s: a run is named by its id, a number from 1", id);
+        }
+        rc = mgr_api_runs_get(api->db, (int64_t)v, &b, &d);
+    }
+    if (rc) {
+        iof_buf_free(&b);
+        return api_error(conn, rc == -ENOENT ? 404 : 500, NULL, "%s", d.msg);
+    }
+    if (!(body = iof_buf_take(&b, &len)))
+        return api_error(conn, 500, NULL, "out of memory");
+    return api_send(conn, 200, body, len, NULL);
+}
+
 /* The Host header names this server: a loopback address or "localhost",
  * with or without its port. Anything else is a name a page elsewhere
  * made resolve here (DNS rebinding): refused. */
@@ -259,6 +296,9 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
     if (!strcmp(url, "/api/v1/agents"))
         return get ? api_agents(conn, api)
                    : api_error(conn, 405, "GET, HEAD", "%s %s: only GET", method, url);
+    if (!strcmp(url, "/api/v1/runs") || !strncmp(url, "/api/v1/runs/", 13))
+        return get ? api_runs(conn, api, url[12] ? url + 13 : NULL)
+                   : api_error(conn, 405, "GET, HEAD", "%s %s: only GET", method, url);
     return api_error(conn, 404, NULL, "no such endpoint: %.200s (there are " API_ENDPOINTS ")",
                      url);
 }
@@ -306,7 +346,7 @@ void mgr_api_close(struct mgr_api *api)
     free(api);
 }
 
-int mgr_api_open(const char *spec, struct mgr_api **out, struct iof_diag *diag)
+int mgr_api_open(const char *spec, const char *db, struct mgr_api **out, struct iof_diag *diag)
 {
     struct mgr_api *api;
     uint16_t port, bound = 0;
@@ -317,6 +357,7 @@ int mgr_api_open(const char *spec, struct mgr_api **out, struct iof_diag *diag)
     if (!(api = calloc(1, sizeof(*api))))
         return iof_diag_set(diag, -ENOMEM, "--http %s: out of memory", spec);
     api->fd = -1;
+    snprintf(api->db, sizeof(api->db), "%s", db);
     pthread_mutex_init(&api->mu, NULL);
     if ((rc = mgr_http_parse(spec, api->host, sizeof(api->host), &port, diag)))
         return api_fail(api, rc, diag);

@@ -19,9 +19,10 @@
 struct mgr_api;
 
 /* Parses spec ("[ADDR:]PORT", manager/sinks/http.h), refuses an address
- * that is not loopback (-EACCES), binds and starts serving. Returns 0 and
- * a new API (mgr_api_close), or an error with diag ("--http ...: REASON"). */
-int mgr_api_open(const char *spec, struct mgr_api **out, struct iof_diag *diag);
+ * that is not loopback (-EACCES), binds and starts serving; the run
+ * history's endpoints read the database at db (copied). Returns 0 and a new
+ * API (mgr_api_close), or an error with diag ("--http ...: REASON"). */
+int mgr_api_open(const char *spec, const char *db, struct mgr_api **out, struct iof_diag *diag);
 
 /* "http://127.0.0.1:PORT/", the port bound. Borrowed. */
 const char *mgr_api_url(const struct mgr_api *api);

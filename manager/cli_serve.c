@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "common/spec.h"
 #include "manager/cli.h"
+#include "manager/history/store.h"
 #include "manager/serve.h"
 #include "manager/sinks/http.h"
 
@@ -23,6 +24,7 @@ enum serve_opt_id {
     SOPT_HELP = 1,
     SOPT_HTTP,
     SOPT_LISTEN,
+    SOPT_DB,
     SOPT_TLS_CA,
     SOPT_TLS_CERT,
     SOPT_TLS_KEY,
@@ -42,6 +44,10 @@ static const struct iof_opt serve_opts[] = {
     {"listen", 0, IOF_OPT_OPTIONAL, "[ADDR][:PORT]",
      "accept dynamo agents started with --manager here (default all addresses, port 7066)",
      SOPT_LISTEN},
+    {"db", 0, IOF_OPT_REQUIRED, "PATH",
+     "the run history GET /api/v1/runs shows (default $XDG_DATA_HOME/iofleet/runs.db, else "
+     "~/.local/share/iofleet/runs.db, as iofleet run)",
+     SOPT_DB},
     {"tls-ca", 0, IOF_OPT_REQUIRED, "F",
      "the CA certificate (from iofleet pki init); with --tls-cert and --tls-key: TLS 1.3 with "
      "mutual authentication, each agent's name must be its certificate's",
@@ -76,7 +82,8 @@ static const struct iof_cmd serve_cmd = {
     .about = "A long-running manager: accepts dynamo agents that dial in (--listen, as iofleet "
              "run --listen) and keeps them connected, and answers a versioned JSON API on "
              "--http (docs/api.md): GET /api/v1/version, GET /api/v1/agents (each agent "
-             "connected or seen in the last hour, with the inventory iofleet agents prints). "
+             "connected or seen in the last hour, with the inventory iofleet agents prints), "
+             "GET /api/v1/runs and /api/v1/runs/ID (the run history of --db). "
              "SIGINT or SIGTERM stops it: every agent is told bye.",
     .opts = serve_opts,
     .nopts = sizeof(serve_opts) / sizeof(serve_opts[0]),
@@ -129,7 +136,7 @@ static int serve_pki(const char *pki, bool insecure, const char **set[3],
 int mgr_cli_serve(int argc, char **argv)
 {
     struct mgr_serve_opts o = {.http = "127.0.0.1:" SERVE_STR(MGR_SERVE_HTTP_PORT), .listen = ""};
-    char pki_path[3][IOF_PATH_MAX];
+    char pki_path[3][IOF_PATH_MAX], db_path[IOF_PATH_MAX];
     const char **tls[3] = {&o.tls_ca, &o.tls_cert, &o.tls_key};
     const char *pki = NULL, *val;
     struct iof_opt_parser p;
@@ -163,6 +170,9 @@ int mgr_cli_serve(int argc, char **argv)
         }
         case SOPT_LISTEN:
             o.listen = val ? val : "";
+            break;
+        case SOPT_DB:
+            o.db = val;
             break;
         case SOPT_TLS_CA:
             o.tls_ca = val;
@@ -209,5 +219,13 @@ int mgr_cli_serve(int argc, char **argv)
                                    "TLS needs all of --tls-ca, --tls-cert and --tls-key");
     if (o.tls_ca && o.insecure)
         return iof_opt_usage_error(&serve_cmd, "--insecure and TLS contradict each other");
+    if (!o.db) {
+        struct iof_diag d = {{0}};
+        if (mgr_store_default_path(db_path, sizeof(db_path), &d)) {
+            IOF_USER("iofleet serve: run history: %s (--db PATH names one)", d.msg);
+            return 2;
+        }
+        o.db = db_path;
+    }
     return mgr_serve(&o);
 }

@@ -26,6 +26,7 @@
 #include "manager/agent_conn.h"
 #include "manager/api.h"
 #include "manager/console.h"
+#include "manager/history/store.h"
 #include "proto/link.h"
 #include "proto/msg.h"
 
@@ -448,7 +449,17 @@ static int sv_start(struct serve *sv)
         IOF_USER("iofleet serve: --listen %s: %s", o->listen, d.msg);
         return 2;
     }
-    if ((rc = mgr_api_open(o->http, &sv->api, &d))) {
+    {
+        /* An explicit --db must work, as for iofleet run: checked (and
+         * created) now, not at the first request. */
+        struct mgr_store *st;
+        if (mgr_store_open(o->db, &st, &d)) {
+            IOF_USER("iofleet serve: --db %s", d.msg);
+            return 2;
+        }
+        mgr_store_close(st);
+    }
+    if ((rc = mgr_api_open(o->http, o->db, &sv->api, &d))) {
         IOF_USER("iofleet serve: %s", d.msg);
         return rc == -EINVAL || rc == -EACCES ? 2 : 3; /* a wrong value, or a taken port */
     }

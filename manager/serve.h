@@ -19,6 +19,7 @@
 struct mgr_serve_opts {
     const char *http;   /* "[ADDR:]PORT" of the API (loopback only), never NULL */
     const char *listen; /* "[ADDR][:PORT]" to accept agents on, never NULL */
+    const char *db;     /* the run history the API shows, never NULL */
     bool insecure;
     const char *tls_ca, *tls_cert, *tls_key; /* all three, or none */
     uint32_t heartbeat_ms;                   /* 0: default */
@@ -27,7 +28,8 @@ struct mgr_serve_opts {
 
 /* Serves until SIGINT or SIGTERM, then says bye to every agent and returns
  * 0; or returns at once 2 (an option's value is wrong: a non-loopback
- * --http, a TLS file) or 3 (a port cannot be bound, plain TCP without
+ * --http, a TLS file, a database that cannot be opened) or 3 (a port cannot be bound, plain TCP
+ * without
  * --insecure), having said why on stderr. */
 int mgr_serve(const struct mgr_serve_opts *o);
 
