@@ -16,6 +16,12 @@ configure_file(${CMAKE_CURRENT_LIST_DIR}/systemd/dynamo.service.in
 install(FILES ${CMAKE_BINARY_DIR}/packaging/dynamo.service DESTINATION lib/systemd/system)
 install(FILES ${CMAKE_CURRENT_LIST_DIR}/systemd/dynamo.default
         DESTINATION ${CMAKE_INSTALL_FULL_SYSCONFDIR}/default RENAME dynamo)
+# iofleet-serve.service, the long-running manager: installed, not enabled.
+configure_file(${CMAKE_CURRENT_LIST_DIR}/systemd/iofleet-serve.service.in
+               ${CMAKE_BINARY_DIR}/packaging/iofleet-serve.service @ONLY)
+install(FILES ${CMAKE_BINARY_DIR}/packaging/iofleet-serve.service DESTINATION lib/systemd/system)
+install(FILES ${CMAKE_CURRENT_LIST_DIR}/systemd/iofleet-serve.default
+        DESTINATION ${CMAKE_INSTALL_FULL_SYSCONFDIR}/default RENAME iofleet-serve)
 
 # Debian's copyright file and (native package) changelog.gz in the doc dir.
 set(IOF_CHANGELOG_GZ ${CMAKE_BINARY_DIR}/packaging/changelog.gz)
@@ -40,7 +46,8 @@ latency histograms into honest cluster figures: percentiles from merged
 histograms, exact sums, live lines, CSV, Iometer's results.csv layout, JSON.
 .
 This package holds the manager (iofleet), the agent (dynamo) with a hardened
-dynamo.service, man pages, bash completion and example plans.")
+dynamo.service, the manager as iofleet-serve.service (not enabled), man pages,
+bash completion and example plans.")
 set(CPACK_PACKAGING_INSTALL_PREFIX ${CMAKE_INSTALL_PREFIX})
 set(CPACK_STRIP_FILES ON)
 set(CPACK_GENERATOR DEB)
@@ -65,7 +72,8 @@ set(CPACK_RPM_FILE_NAME RPM-DEFAULT)
 set(CPACK_RPM_PACKAGE_LICENSE "Apache-2.0")
 set(CPACK_RPM_PACKAGE_GROUP "Applications/System")
 set(CPACK_RPM_PACKAGE_AUTOREQ ON)
-set(CPACK_RPM_USER_FILELIST "%config(noreplace) ${CMAKE_INSTALL_FULL_SYSCONFDIR}/default/dynamo")
+set(CPACK_RPM_USER_FILELIST "%config(noreplace) ${CMAKE_INSTALL_FULL_SYSCONFDIR}/default/dynamo"
+                            "%config(noreplace) ${CMAKE_INSTALL_FULL_SYSCONFDIR}/default/iofleet-serve")
 set(CPACK_RPM_EXCLUDE_FROM_AUTO_FILELIST_ADDITION
     ${CMAKE_INSTALL_PREFIX}/lib/systemd ${CMAKE_INSTALL_PREFIX}/lib/systemd/system
     ${CMAKE_INSTALL_FULL_SYSCONFDIR}/default ${CMAKE_INSTALL_DATADIR}/bash-completion

@@ -86,12 +86,14 @@ for lib in libuv1 libaio1 liburing2 libcjson1 libssl3 libblkid1 libc6 init-syste
 done
 dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles >"$T/conffiles"
 grep -qx /etc/default/dynamo "$T/conffiles" || fail "/etc/default/dynamo is not a conffile"
+grep -qx /etc/default/iofleet-serve "$T/conffiles" || fail "/etc/default/iofleet-serve is not a conffile"
 dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./|/|' >"$T/files"
 for f in /usr/bin/iofleet /usr/bin/dynamo /usr/share/man/man1/iofleet.1.gz \
     /usr/share/man/man5/iofleet-plan.5.gz /usr/share/man/man8/dynamo.8.gz \
     /usr/share/bash-completion/completions/iofleet /usr/share/bash-completion/completions/dynamo \
     /usr/share/iofleet/configs/quickstart.json /usr/lib/systemd/system/dynamo.service \
-    /etc/default/dynamo /usr/share/doc/iofleet/copyright; do
+    /etc/default/dynamo /usr/share/doc/iofleet/copyright \
+    /usr/lib/systemd/system/iofleet-serve.service /etc/default/iofleet-serve; do
     grep -qx "$f" "$T/files" || fail "${deb##*/} lacks $f"
 done
 ok "Depends from shlibdeps ($(tr -d '\n' <"$T/depends")), conffile, files"
@@ -114,7 +116,9 @@ unit=/usr/lib/systemd/system/dynamo.service
 # exists, a file the purge below would rightly find left over; the pages are
 # looked up with man -w below instead.
 systemd-analyze verify --man=no "$unit" >"$T/verify" 2>&1 || { cat "$T/verify"; fail "systemd-analyze verify $unit"; }
-ok "systemd-analyze verify accepts $unit"
+systemd-analyze verify --man=no /usr/lib/systemd/system/iofleet-serve.service >"$T/verify" 2>&1 ||
+    { cat "$T/verify"; fail "systemd-analyze verify iofleet-serve.service"; }
+ok "systemd-analyze verify accepts $unit and iofleet-serve.service"
 man -w iofleet >/dev/null && man -w dynamo >/dev/null && man -w 5 iofleet-plan >/dev/null ||
     fail "man cannot find the installed pages"
 got=$(bash --norc -c 'source /usr/share/bash-completion/completions/iofleet
