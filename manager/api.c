@@ -26,13 +26,22 @@
 #include "common/log.h"
 #include "common/spec.h"
 #include "manager/api_runs.h"
+#include "proto/plan.h"
 #include "manager/sinks/http.h"
 #include "manager/sinks/http_guard.h"
 #include "proto/version.h"
 
-#define API_IDLE_S 30            /* a connection without progress is closed after this */
-#define API_MAX_BODY (16u << 20) /* one answer; 2048 agents' inventories fit */
-#define API_ENDPOINTS "/api/v1/version, /api/v1/agents, /api/v1/runs, /api/v1/runs/ID"
+#define API_IDLE_S 30              /* a connection without progress is closed after this */
+#define API_MAX_BODY (16u << 20)   /* one answer; 2048 agents' inventories fit */
+#define API_MAX_REQUEST (1u << 20) /* a POST body: a plan */
+#define API_ENDPOINTS                                                                              \
+    "/api/v1/version, /api/v1/agents, /api/v1/runs, /api/v1/runs/ID, POST /api/v1/plans/check"
+
+/* A POST under way: its body, read up to API_MAX_REQUEST. */
+struct api_post {
+    struct iof_buf body;
+    bool too_big;
+};
 
 struct mgr_api {
     struct MHD_Daemon *daemon;
@@ -90,9 +99,14 @@ static void api_completed(void *cls, struct MHD_Connection *conn, void **req_cls
 {
     struct mgr_api *api = cls;
     struct mgr_http_conn *c = api_conn_of(conn);
+    struct api_post *post = *req_cls;
 
-    (void)req_cls;
     (void)why;
+    if (post) {
+        iof_buf_free(&post->body);
+        free(post);
+        *req_cls = NULL;
+    }
     if (c)
         mgr_http_guard_done(api->guard, c);
 }
@@ -221,6 +235,68 @@ static enum MHD_Result api_runs(struct MHD_Connection *conn, struct mgr_api *api
     return api_send(conn, 200, body, len, NULL);
 }
 
+/* POST /api/v1/plans/check: the plan in body checked by the loader `iofleet
+ * validate` and `iofleet run` use; 400 with its message when refused. */
+static enum MHD_Result api_plan_check(struct MHD_Connection *conn, const char *body, size_t len)
+{
+    struct iof_diag d = {{0}};
+    struct iof_plan p;
+    struct iof_test *tests;
+    struct iof_buf b;
+    char *canon = NULL, *out;
+    size_t ntests = 0, olen;
+
+    if (proto_plan_parse_canonical("plan", body, len, NULL, 0, &p, &canon, &d))
+        return api_error(conn, 400, NULL, "%s", d.msg);
+    tests = iof_plan_expand(&p, &ntests);
+    iof_buf_init(&b, API_MAX_BODY);
+    iof_json_open(&b, '{');
+    iof_json_key(&b, "valid");
+    iof_json_bool(&b, true);
+    iof_json_key(&b, "tests");
+    iof_json_u64(&b, ntests);
+    iof_json_key(&b, "plan");
+    iof_json_raw(&b, canon, strlen(canon));
+    iof_json_close(&b, '}');
+    iof_buf_addstr(&b, "\n");
+    free(tests);
+    free(canon);
+    iof_plan_free(&p);
+    if (!tests || !(out = iof_buf_take(&b, &olen))) {
+        iof_buf_free(&b);
+        return api_error(conn, 500, NULL, "out of memory");
+    }
+    return api_send(conn, 200, out, olen, NULL);
+}
+
+/* A state-changing request must come from a script or this server's own
+ * page, never from a form on another site: Content-Type application/json
+ * (which a cross-site form cannot send without a CORS preflight this server
+ * never grants), and an Origin, when there is one, naming this server as
+ * the Host header does. 0, or the refusal queued. */
+static enum MHD_Result api_csrf(struct MHD_Connection *conn, const char *host, bool *refused)
+{
+    const char *type =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+    const char *origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
+    size_t n = strlen("application/json");
+
+    *refused = true;
+    if (!type || strncasecmp(type, "application/json", n) ||
+        (type[n] && type[n] != ';' && type[n] != ' '))
+        return api_error(conn, 415, NULL,
+                         "a POST needs Content-Type: application/json, got '%.100s' (a form on "
+                         "another site cannot send it: docs/api.md, CSRF)",
+                         type ? type : "");
+    if (origin && (strncmp(origin, "http://", 7) || strcasecmp(origin + 7, host)))
+        return api_error(conn, 403, NULL,
+                         "Origin '%.200s' is not this server (http://%.200s): a page elsewhere "
+                         "may not change anything here (docs/api.md, CSRF)",
+                         origin, host);
+    *refused = false;
+    return MHD_YES;
+}
+
 /* The Host header names this server: a loopback address or "localhost",
  * with or without its port. Anything else is a name a page elsewhere
  * made resolve here (DNS rebinding): refused. */
@@ -277,10 +353,24 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
     struct mgr_http_conn *c = api_conn_of(conn);
     const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
     bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
+    struct api_post *post = *req_cls;
 
     (void)version;
-    (void)upload_data;
-    (void)req_cls;
+    if (post) { /* a POST's body, then its end */
+        if (*upload_data_size) {
+            if (post->body.len + *upload_data_size > API_MAX_REQUEST)
+                post->too_big = true;
+            else
+                iof_buf_add(&post->body, upload_data, *upload_data_size);
+            *upload_data_size = 0;
+            return MHD_YES;
+        }
+        if (post->too_big)
+            return api_error(conn, 413, NULL, "the request body is over %u bytes", API_MAX_REQUEST);
+        if (post->body.err)
+            return api_error(conn, 500, NULL, "out of memory");
+        return api_plan_check(conn, post->body.p ? post->body.p : "", post->body.len);
+    }
     if (!c || !mgr_http_guard_request(api->guard, c)) /* closed by the guard meanwhile */
         return MHD_NO;
     if (!api_host_ok(api, host))
@@ -288,8 +378,19 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
                          "Host '%.200s' is not this server's address: requests must name a "
                          "loopback address or localhost (docs/api.md)",
                          host ? host : "");
-    if (*upload_data_size)
-        return api_error(conn, 413, NULL, "%s %s takes no request body", method, url);
+    if (!strcmp(url, "/api/v1/plans/check")) {
+        bool refused;
+        enum MHD_Result r;
+        if (strcmp(method, "POST"))
+            return api_error(conn, 405, "POST", "%s %s: only POST", method, url);
+        if ((r = api_csrf(conn, host, &refused)) != MHD_YES || refused)
+            return r;
+        if (!(post = calloc(1, sizeof(*post))))
+            return api_error(conn, 500, NULL, "out of memory");
+        iof_buf_init(&post->body, API_MAX_REQUEST);
+        *req_cls = post; /* the body follows; freed by api_completed */
+        return MHD_YES;
+    }
     if (!strcmp(url, "/api/v1/version"))
         return get ? api_version(conn)
                    : api_error(conn, 405, "GET, HEAD", "%s %s: only GET", method, url);

@@ -83,7 +83,8 @@ static const struct iof_cmd serve_cmd = {
              "run --listen) and keeps them connected, and answers a versioned JSON API on "
              "--http (docs/api.md): GET /api/v1/version, GET /api/v1/agents (each agent "
              "connected or seen in the last hour, with the inventory iofleet agents prints), "
-             "GET /api/v1/runs and /api/v1/runs/ID (the run history of --db). "
+             "GET /api/v1/runs and /api/v1/runs/ID (the run history of --db), POST "
+             "/api/v1/plans/check (a plan checked as iofleet validate does). "
              "SIGINT or SIGTERM stops it: every agent is told bye.",
     .opts = serve_opts,
     .nopts = sizeof(serve_opts) / sizeof(serve_opts[0]),
