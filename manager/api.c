@@ -273,7 +273,8 @@ static enum MHD_Result api_plan_check(struct MHD_Connection *conn, const char *b
  * page, never from a form on another site: Content-Type application/json
  * (which a cross-site form cannot send without a CORS preflight this server
  * never grants), and an Origin, when there is one, naming this server as
- * the Host header does. 0, or the refusal queued. */
+ * the Host header does. *refused false: go on; true: the refusal is
+ * queued, and its result returned. */
 static enum MHD_Result api_csrf(struct MHD_Connection *conn, const char *host, bool *refused)
 {
     const char *type =
