@@ -3,8 +3,8 @@
  * a manager with N agents cost on this host (tests/bench/net-floor), with no
  * protocol at all: the floor under `iofleet run --listen`'s own CPU.
  *
- * usage: iof_netfloor [--agents N] [--bytes B] [--heartbeat H] [--duration S]
- *                     [--warmup S] [--send write|uring]
+ * usage: iof_netfloor [--agents N] [--bytes B] [--heartbeat H] [--heartbeat-every P]
+ *                     [--duration S] [--warmup S] [--send write|uring]
  *
  * The process forks: the parent is the "server" (the manager's bare minimum),
  * the child the "client" (N agents), over N loopback TCP connections
@@ -13,8 +13,9 @@
  * connected:
  *   - the client writes one B-byte message on every connection at
  *     t = k + 0.5 s, all at once (a report per agent per interval);
- *   - the server writes one H-byte heartbeat per connection per second,
- *     spread over 32 slots as proto/link.c does: at t = (j + 0.5) / 32 s,
+ *   - the server writes one H-byte heartbeat per connection every P
+ *     seconds (1, or 3 as a protocol 1.5 manager offers its agents), spread
+ *     over 32 slots as proto/link.c does: at t = (j + 0.5) * P / 32 s,
  *     slot j writes to connections [s * N / 32, (s + 1) * N / 32), s = j % 32,
  *     one write() each (--send write) or as one batch of IORING_OP_SEND per
  *     slot, one io_uring_enter (--send uring);
@@ -22,7 +23,7 @@
  *     epoll_wait for up to 1024 events, then one read() per readable socket
  *     into a 64 KiB buffer.
  * The measured window is [W, W + D) s: it holds D sends of every connection
- * and D * 32 heartbeat slots exactly. Each side samples its own
+ * and D / P * 32 heartbeat slots exactly (W and D are multiples of P). Each side samples its own
  * getrusage(RUSAGE_SELF) at both ends. After the window both sides read on
  * until every connection got all it was sent (at most 2 s more); the client
  * closes its end only once the server is done.
@@ -71,6 +72,7 @@ enum nf_send { NF_SEND_WRITE, NF_SEND_URING };
 
 struct nf_opts {
     unsigned n, b, h, duration, warmup;
+    unsigned every; /* seconds between a connection's heartbeats */
     enum nf_send send;
 };
 
@@ -310,11 +312,12 @@ static void nf_run(struct nf_side *s, struct nf_result *res)
     uint64_t secs = (uint64_t)o->warmup + o->duration;
     uint64_t w0 = s->t0 + o->warmup * NF_SEC, w1 = s->t0 + secs * NF_SEC;
     /* What this side reads per connection over the run. */
-    uint64_t expect = secs * (s->server ? o->b : o->h);
+    uint64_t expect = s->server ? secs * o->b : secs / o->every * o->h;
     uint64_t expect_all = expect * o->n;
-    /* What it sends: the client at k + 0.5 s, the server in 32 slots per second. */
-    uint64_t nsend = s->out_len ? (s->server ? secs * NF_SLOTS : secs) : 0, k = 0;
-    uint64_t period = s->server ? NF_SEC / NF_SLOTS : NF_SEC;
+    /* What it sends: the client at k + 0.5 s, the server in 32 slots per
+     * heartbeat period. */
+    uint64_t nsend = s->out_len ? (s->server ? secs / o->every * NF_SLOTS : secs) : 0, k = 0;
+    uint64_t period = s->server ? o->every * NF_SEC / NF_SLOTS : NF_SEC;
     uint64_t win_bytes0 = 0, win_reads0 = 0, win_wake0 = 0, cpu_t0 = 0;
     double cpu0 = 0;
     bool in_window = false, window_done = false;
@@ -451,13 +454,15 @@ static int nf_client(const struct nf_opts *o, uint16_t port, int rfd, int wfd)
 
 static void nf_usage(FILE *f)
 {
-    fputs("usage: iof_netfloor [--agents N] [--bytes B] [--heartbeat H] [--duration S]\n"
-          "                    [--warmup S] [--send write|uring]\n"
+    fputs("usage: iof_netfloor [--agents N] [--bytes B] [--heartbeat H] [--heartbeat-every P]\n"
+          "                    [--duration S] [--warmup S] [--send write|uring]\n"
           "\n"
           "  --agents     connections, one per simulated agent (default 10000)\n"
           "  --bytes      bytes each agent writes per second (default 917; 0: none)\n"
-          "  --heartbeat  bytes the server writes per agent per second, in 32 slots\n"
-          "               (default 24; 0: none)\n"
+          "  --heartbeat  bytes the server writes per agent per heartbeat period, in 32\n"
+          "               slots (default 24; 0: none)\n"
+          "  --heartbeat-every  the heartbeat period in seconds (default 1; a protocol\n"
+          "               1.5 manager offers 3); --duration and --warmup are multiples\n"
           "  --duration   measured seconds (default 20)\n"
           "  --warmup     seconds before the measured window (default 3)\n"
           "  --send       the server's heartbeat writes: write (one write() each, the\n"
@@ -492,6 +497,8 @@ static int nf_parse(int argc, char **argv, struct nf_opts *o)
             ok = ok && nf_parse_uint(v, NF_MAX_BYTES, &o->b);
         } else if (!strcmp(a, "--heartbeat")) {
             ok = ok && nf_parse_uint(v, NF_MAX_BYTES, &o->h);
+        } else if (!strcmp(a, "--heartbeat-every")) {
+            ok = ok && nf_parse_uint(v, 60, &o->every) && o->every > 0;
         } else if (!strcmp(a, "--duration")) {
             ok = ok && nf_parse_uint(v, 3600, &o->duration) && o->duration > 0;
         } else if (!strcmp(a, "--warmup")) {
@@ -508,6 +515,13 @@ static int nf_parse(int argc, char **argv, struct nf_opts *o)
             nf_usage(stderr);
             return -EINVAL;
         }
+    }
+    if (o->duration % o->every || o->warmup % o->every) {
+        fprintf(stderr,
+                "iof_netfloor: --duration %u and --warmup %u must be multiples of "
+                "--heartbeat-every %u (whole heartbeat periods in the window)\n",
+                o->duration, o->warmup, o->every);
+        return -EINVAL;
     }
     return 0;
 }
@@ -539,7 +553,7 @@ static int nf_report(const struct nf_opts *o, const struct nf_result *sr,
                      const struct nf_result *cr)
 {
     uint64_t want_msgs = o->b ? (uint64_t)o->n * o->duration : 0;
-    uint64_t want_hb = o->h ? (uint64_t)o->n * o->duration : 0;
+    uint64_t want_hb = o->h ? (uint64_t)o->n * (o->duration / o->every) : 0;
     uint64_t msgs = o->b ? sr->win_bytes / o->b : 0, hb = o->h ? cr->win_bytes / o->h : 0;
     bool exact = sr->win_bytes == want_msgs * o->b && cr->win_bytes == want_hb * o->h;
     bool complete = sr->complete == o->n && cr->complete == o->n;
@@ -550,19 +564,19 @@ static int nf_report(const struct nf_opts *o, const struct nf_result *sr,
     /* CPU per agent per second: the window's CPU over N agents and its seconds. */
     double us = sr->wall_s > 0 ? 1e6 * sr->cpu_s / sr->wall_s / o->n : 0;
 
-    printf("netfloor n=%u b=%u h=%u send=%s seconds=%u server_cpu_pct=%.2f "
+    printf("netfloor n=%u b=%u h=%u every=%u send=%s seconds=%u server_cpu_pct=%.2f "
            "client_cpu_pct=%.2f server_us_per_agent_s=%.3f msgs=%" PRIu64 " msgs_expected=%" PRIu64
            " hb=%" PRIu64 " hb_expected=%" PRIu64 " server_bytes=%" PRIu64 " server_reads=%" PRIu64
            " server_wakeups=%" PRIu64 " client_reads=%" PRIu64 " write_errors=%" PRIu64
            " complete=%d ok=%d\n",
-           o->n, o->b, o->h, nf_send_name(o->send), o->duration, spct, cpct, us, msgs, want_msgs,
-           hb, want_hb, sr->win_bytes, sr->win_reads, sr->win_wakeups, cr->win_reads,
+           o->n, o->b, o->h, o->every, nf_send_name(o->send), o->duration, spct, cpct, us, msgs,
+           want_msgs, hb, want_hb, sr->win_bytes, sr->win_reads, sr->win_wakeups, cr->win_reads,
            sr->write_errors + cr->write_errors, complete, ok);
-    printf("%u agents, %u-byte messages, %u-byte heartbeats (%s), %u s: server %.2f %% of a "
-           "core (%.2f us per agent per second), client %.2f %%; %" PRIu64 "/%" PRIu64
+    printf("%u agents, %u-byte messages, %u-byte heartbeats every %u s (%s), %u s: server %.2f %% "
+           "of a core (%.2f us per agent per second), client %.2f %%; %" PRIu64 "/%" PRIu64
            " messages, %" PRIu64 "/%" PRIu64 " heartbeats%s\n",
-           o->n, o->b, o->h, nf_send_name(o->send), o->duration, spct, us, cpct, msgs, want_msgs,
-           hb, want_hb, ok ? "" : " - INCOMPLETE OR FAILED");
+           o->n, o->b, o->h, o->every, nf_send_name(o->send), o->duration, spct, us, cpct, msgs,
+           want_msgs, hb, want_hb, ok ? "" : " - INCOMPLETE OR FAILED");
     if (!complete || sr->eof || cr->eof)
         fprintf(stderr,
                 "iof_netfloor: connections complete: server %" PRIu64 "/%u, client %" PRIu64
@@ -574,7 +588,7 @@ static int nf_report(const struct nf_opts *o, const struct nf_result *sr,
 
 int main(int argc, char **argv)
 {
-    struct nf_opts o = {.n = 10000, .b = 917, .h = 24, .duration = 20, .warmup = 3};
+    struct nf_opts o = {.n = 10000, .b = 917, .h = 24, .duration = 20, .warmup = 3, .every = 1};
     struct nf_side s;
     struct nf_result sr = {0}, cr = {0};
     int c2p[2], p2c[2], lfd, status, rc;
