@@ -29,6 +29,7 @@
 #include "proto/plan.h"
 #include "manager/sinks/http.h"
 #include "manager/sinks/http_guard.h"
+#include "manager/sinks/http_mhd.h"
 #include "proto/version.h"
 
 #define API_IDLE_S 30              /* a connection without progress is closed after this */
@@ -56,49 +57,11 @@ struct mgr_api {
     size_t agents_len;
 };
 
-/* --- connections (manager/sinks/http_guard.h) ------------------------------------------- */
-
-static enum MHD_Result api_accept(void *cls, const struct sockaddr *sa, socklen_t len)
-{
-    struct mgr_api *api = cls;
-    return mgr_http_guard_admit(api->guard, sa, len) ? MHD_YES : MHD_NO;
-}
-
-static void api_conn_notify(void *cls, struct MHD_Connection *conn, void **socket_ctx,
-                            enum MHD_ConnectionNotificationCode what)
-{
-    struct mgr_api *api = cls;
-
-    if (what == MHD_CONNECTION_NOTIFY_STARTED) {
-        const union MHD_ConnectionInfo *fd =
-            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-        const union MHD_ConnectionInfo *ad =
-            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-        const struct sockaddr *sa = ad ? ad->client_addr : NULL;
-        socklen_t len = sa && sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-                                                        : sizeof(struct sockaddr_in);
-
-        *socket_ctx = fd ? mgr_http_guard_opened(api->guard, sa, len, fd->connect_fd) : NULL;
-        if (!*socket_ctx && fd) /* no slot: end it before it is read */
-            shutdown(fd->connect_fd, SHUT_RDWR);
-    } else if (what == MHD_CONNECTION_NOTIFY_CLOSED && *socket_ctx) {
-        mgr_http_guard_closed(api->guard, *socket_ctx);
-        *socket_ctx = NULL;
-    }
-}
-
-static struct mgr_http_conn *api_conn_of(struct MHD_Connection *conn)
-{
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    return ci ? ci->socket_context : NULL;
-}
-
 static void api_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
                           enum MHD_RequestTerminationCode why)
 {
     struct mgr_api *api = cls;
-    struct mgr_http_conn *c = api_conn_of(conn);
+    struct mgr_http_conn *c = mgr_http_mhd_conn(conn);
     struct api_post *post = *req_cls;
 
     (void)why;
@@ -351,7 +314,7 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
                                    size_t *upload_data_size, void **req_cls)
 {
     struct mgr_api *api = cls;
-    struct mgr_http_conn *c = api_conn_of(conn);
+    struct mgr_http_conn *c = mgr_http_mhd_conn(conn);
     const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
     bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
     struct api_post *post = *req_cls;
@@ -491,9 +454,9 @@ int mgr_api_open(const char *spec, const char *db, struct mgr_api **out, struct 
     api->daemon = MHD_start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
             (strchr(api->host, ':') ? MHD_USE_IPv6 : 0),
-        0, api_accept, api, api_request, api, MHD_OPTION_LISTEN_SOCKET, api->fd,
+        0, mgr_http_mhd_accept, api->guard, api_request, api, MHD_OPTION_LISTEN_SOCKET, api->fd,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)MGR_HTTP_SLOTS, MHD_OPTION_NOTIFY_CONNECTION,
-        api_conn_notify, api, MHD_OPTION_NOTIFY_COMPLETED, api_completed, api,
+        mgr_http_mhd_notify, api->guard, MHD_OPTION_NOTIFY_COMPLETED, api_completed, api,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)API_IDLE_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
         (size_t)32768, MHD_OPTION_END);
     if (!api->daemon) {

@@ -21,6 +21,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "manager/sinks/http_guard.h"
+#include "manager/sinks/http_mhd.h"
 #include "manager/sinks/http_page.h"
 #include "manager/sinks/http_view.h"
 
@@ -128,50 +129,11 @@ int mgr_http_listen(const char *host, uint16_t port, uint16_t *bound, bool *loop
     return fd;
 }
 
-/* --- connections (manager/sinks/http_guard.h) ------------------------------------------------ */
-
-static enum MHD_Result http_accept(void *cls, const struct sockaddr *sa, socklen_t len)
-{
-    struct http_sink *h = cls;
-    return mgr_http_guard_admit(h->guard, sa, len) ? MHD_YES : MHD_NO;
-}
-
-static void http_conn_notify(void *cls, struct MHD_Connection *conn, void **socket_ctx,
-                             enum MHD_ConnectionNotificationCode what)
-{
-    struct http_sink *h = cls;
-
-    if (what == MHD_CONNECTION_NOTIFY_STARTED) {
-        const union MHD_ConnectionInfo *fd =
-            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-        const union MHD_ConnectionInfo *ad =
-            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-        const struct sockaddr *sa = ad ? ad->client_addr : NULL;
-        socklen_t len = sa && sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-                                                        : sizeof(struct sockaddr_in);
-
-        *socket_ctx = fd ? mgr_http_guard_opened(h->guard, sa, len, fd->connect_fd) : NULL;
-        if (!*socket_ctx && fd) /* no slot: end it before it is read */
-            shutdown(fd->connect_fd, SHUT_RDWR);
-    } else if (what == MHD_CONNECTION_NOTIFY_CLOSED && *socket_ctx) {
-        mgr_http_guard_closed(h->guard, *socket_ctx);
-        *socket_ctx = NULL;
-    }
-}
-
-/* The connection's guard entry, NULL when it has none. */
-static struct mgr_http_conn *http_conn_of(struct MHD_Connection *conn)
-{
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    return ci ? ci->socket_context : NULL;
-}
-
 static void http_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
                            enum MHD_RequestTerminationCode why)
 {
     struct http_sink *h = cls;
-    struct mgr_http_conn *c = http_conn_of(conn);
+    struct mgr_http_conn *c = mgr_http_mhd_conn(conn);
 
     (void)req_cls;
     (void)why;
@@ -315,7 +277,7 @@ static enum MHD_Result http_streams_busy(struct MHD_Connection *conn)
 static enum MHD_Result http_events(struct MHD_Connection *conn, struct http_sink *h)
 {
     const char *last = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Last-Event-ID");
-    struct mgr_http_conn *slot = http_conn_of(conn);
+    struct mgr_http_conn *slot = mgr_http_mhd_conn(conn);
     struct sse_client *c;
     struct MHD_Response *r;
     enum MHD_Result ret;
@@ -357,7 +319,7 @@ static enum MHD_Result http_request(void *cls, struct MHD_Connection *conn, cons
                                     void **req_cls)
 {
     struct http_sink *h = cls;
-    struct mgr_http_conn *c = http_conn_of(conn);
+    struct mgr_http_conn *c = mgr_http_mhd_conn(conn);
 
     (void)version;
     (void)upload_data;
@@ -504,14 +466,14 @@ int mgr_http_open(const char *spec, unsigned linger_s, struct mgr_sink **out, st
         return rc;
     }
     h->fd = rc;
-    h->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-                                     (strchr(host, ':') ? MHD_USE_IPv6 : 0),
-                                 0, http_accept, h, http_request, h, MHD_OPTION_LISTEN_SOCKET,
-                                 h->fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned)MGR_HTTP_SLOTS,
-                                 MHD_OPTION_NOTIFY_CONNECTION, http_conn_notify, h,
-                                 MHD_OPTION_NOTIFY_COMPLETED, http_completed, h,
-                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_S,
-                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768, MHD_OPTION_END);
+    h->daemon = MHD_start_daemon(
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+            (strchr(host, ':') ? MHD_USE_IPv6 : 0),
+        0, mgr_http_mhd_accept, h->guard, http_request, h, MHD_OPTION_LISTEN_SOCKET, h->fd,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)MGR_HTTP_SLOTS, MHD_OPTION_NOTIFY_CONNECTION,
+        mgr_http_mhd_notify, h->guard, MHD_OPTION_NOTIFY_COMPLETED, http_completed, h,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)32768, MHD_OPTION_END);
     if (!h->daemon) {
         http_free(h);
         free(s);

@@ -7,8 +7,8 @@
  * MGR_HTTP_MAX_SSE event streams on top of them, each with a cap per IPv4 /24
  * or IPv6 /64. A connection over a cap takes the place of the oldest one of
  * its network (else of any) still waiting for headers; with none to take,
- * it is refused. No libmicrohttpd here: manager/sinks/http.c calls these from its
- * callbacks, and the unit test calls them directly.
+ * it is refused. No libmicrohttpd here: manager/sinks/http_mhd.c calls these from
+ * the callbacks both HTTP servers use, and the unit test calls them directly.
  */
 #ifndef IOF_MANAGER_SINKS_HTTP_GUARD_H
 #define IOF_MANAGER_SINKS_HTTP_GUARD_H

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* manager/sinks/http_mhd.h - the connection guard (http_guard.h) as
+ * libmicrohttpd callbacks, one copy for both HTTP servers of the manager: the
+ * live view (manager/sinks/http.c) and serve's API (manager/api.c). Each
+ * callback's cls is the server's struct mgr_http_guard. */
+#ifndef IOF_MANAGER_SINKS_HTTP_MHD_H
+#define IOF_MANAGER_SINKS_HTTP_MHD_H
+
+#include <microhttpd.h>
+
+#include "manager/sinks/http_guard.h"
+
+/* MHD_AcceptPolicyCallback: admits a connection or refuses it (the guard's caps). */
+enum MHD_Result mgr_http_mhd_accept(void *guard, const struct sockaddr *sa, socklen_t len);
+/* MHD_NotifyConnectionCallback: gives an opened connection its guard entry
+ * (no entry: it is shut down before it is read) and frees it when closed. */
+void mgr_http_mhd_notify(void *guard, struct MHD_Connection *conn, void **socket_ctx,
+                         enum MHD_ConnectionNotificationCode what);
+/* The connection's guard entry, NULL when it has none. */
+struct mgr_http_conn *mgr_http_mhd_conn(struct MHD_Connection *conn);
+
+#endif
