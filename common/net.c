@@ -723,8 +723,18 @@ void iof_net_listener_on_conn(uv_stream_t *server, int status)
     struct iof_listener *l = (struct iof_listener *)server;
     struct iof_conn *c;
 
-    if (status < 0)
+    if (status < 0) {
+        /* EMFILE/ENFILE: libuv closes the waiting connections and the
+         * agents redial; say why, at most every 10 s. */
+        uint64_t now = iof_now_ns();
+        if (!l->accept_warned_ns || now - l->accept_warned_ns >= 10 * IOF_NS_PER_S) {
+            l->accept_warned_ns = now;
+            IOF_WARN("listener on port %u: cannot accept connections: %s; they are closed until "
+                     "it can (open-file limit? docs/scaling.md)",
+                     l->port, uv_strerror(status));
+        }
         return;
+    }
     c = iof_net_conn_new(server->loop, NULL, NULL, l->tls, l->unix_path != NULL);
     if (!c)
         return;

@@ -252,4 +252,11 @@ uint16_t iof_listener_port(const struct iof_listener *l);
 /* Stops and frees (asynchronously). Accepts NULL. */
 void iof_listener_close(struct iof_listener *l);
 
+/* Raises the soft limit of open descriptors to the hard one (systemd's and a
+ * login shell's default soft limit, 1024, is about 1,000 connections): the
+ * manager and the agent do it at start. 0 with *was and *now (either may be
+ * NULL) the limit before and after, or -errno with it unchanged. On Windows,
+ * where sockets have no such limit, 0 and both 0. */
+int iof_net_raise_fd_limit(unsigned long long *was, unsigned long long *now);
+
 #endif

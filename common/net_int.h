@@ -74,6 +74,7 @@ struct iof_listener {
     unsigned npending;
     unsigned max_pending, max_per_source; /* 0: unlimited */
     unsigned long evicted;                /* pending connections dropped for newer ones */
+    uint64_t accept_warned_ns;            /* last warning of a failed accept (monotonic) */
     /* Admission (iof_listener_set_admission): handshakes running at once,
      * and the accepted connections waiting for one, oldest first. */
     unsigned max_active, nactive, nqueued, peak_queued;

@@ -4,6 +4,7 @@
 #include <malloc.h>
 #include <signal.h>
 
+#include "common/net.h"
 #include "manager/cli.h"
 
 int main(int argc, char **argv)
@@ -19,5 +20,8 @@ int main(int argc, char **argv)
      * agents). */
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    /* One descriptor per agent: a soft limit of 1024 would cap a --listen
+     * manager near 1,000 agents (docs/scaling.md). Unchanged if it fails. */
+    (void)iof_net_raise_fd_limit(NULL, NULL);
     return mgr_cli_main(argc, argv);
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -614,4 +615,22 @@ int iof_conn_check_local_peer(const struct iof_conn *c, struct iof_diag *diag)
     return iof_diag_set(diag, -EACCES,
                         "%s: uid %lu is neither root nor this process's user (uid %lu)", c->peer,
                         (unsigned long)c->cred_uid, (unsigned long)me);
+}
+
+int iof_net_raise_fd_limit(unsigned long long *was, unsigned long long *now)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return -errno;
+    if (was)
+        *was = rl.rlim_cur;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+            return -errno;
+    }
+    if (now)
+        *now = rl.rlim_cur;
+    return 0;
 }

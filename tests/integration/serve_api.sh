@@ -23,13 +23,18 @@ expect_rc 3 "$IOFLEET" serve --http 127.0.0.1:0 --listen 127.0.0.1:0
 expect_in "$T/err" "plain TCP authenticates nobody"
 ok "bad --http port and plain TCP without --insecure refused"
 
-# serve on free ports; its ports from its first line.
-cl_spawn srv "$T/serve.out" "$T/serve.err" "$IOFLEET" serve --http 127.0.0.1:0 \
-    --listen 127.0.0.1:0 --insecure
+# serve on free ports; its ports from its first line. Started with a soft
+# limit of 256 open files: it raises its own to the hard limit (one
+# descriptor per agent).
+cl_spawn srv "$T/serve.out" "$T/serve.err" bash -c 'ulimit -Sn 256 && exec "$@"' _ \
+    "$IOFLEET" serve --http 127.0.0.1:0 --listen 127.0.0.1:0 --insecure
 cl_wait_log "$T/serve.err" "iofleet serve: API on http://127.0.0.1:" 20
 api=$(sed -n 's/.*API on \(http:[^ ]*\) .*/\1/p' "$T/serve.err" | head -n1)
 aport=$(sed -n 's/.*agents on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$T/serve.err" | head -n1)
 [ -n "$api" ] && [ -n "$aport" ] || fail "no API URL or agent port in: $(cat "$T/serve.err")"
+read -r soft hard < <(awk '/^Max open files/ { print $4, $5 }' "/proc/$srv/limits")
+[ "$soft" = "$hard" ] || fail "serve kept a soft limit of $soft open files (hard $hard)"
+ok "serve raised its open-file limit from 256 to the hard limit, $hard"
 
 curl -sf "${api}version" >"$T/version.json" || fail "GET ${api}version failed"
 jq -e '.api == "v1" and (.iofleet | type == "string") and (.protocol | test("^[0-9]+\\.[0-9]+$"))' \

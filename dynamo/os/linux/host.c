@@ -7,6 +7,7 @@
 
 #include "common/budget.h"
 #include "common/log.h"
+#include "common/net.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -214,18 +215,13 @@ void dyn_os_trim_memory(void)
 /* systemd's default soft limit is 1024. */
 void dyn_os_raise_fd_limit(void)
 {
-    struct rlimit rl;
+    unsigned long long was = 0, now = 0;
+    int rc = iof_net_raise_fd_limit(&was, &now);
 
-    if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= rl.rlim_max)
-        return;
-    rlim_t was = rl.rlim_cur;
-    rl.rlim_cur = rl.rlim_max;
-    if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-        IOF_WARN("cannot raise the descriptor limit from %llu to %llu: %s", (unsigned long long)was,
-                 (unsigned long long)rl.rlim_max, strerror(errno));
-    else
-        IOF_INFO("descriptor limit raised from %llu to %llu", (unsigned long long)was,
-                 (unsigned long long)rl.rlim_max);
+    if (rc < 0)
+        IOF_WARN("cannot raise the descriptor limit from %llu: %s", was, strerror(-rc));
+    else if (now != was)
+        IOF_INFO("descriptor limit raised from %llu to %llu", was, now);
 }
 
 void dyn_os_process_init(void)
