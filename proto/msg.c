@@ -1174,15 +1174,61 @@ static int progress_decode(struct ctx *c, const cJSON *root, struct proto_msg *m
 
 /* ---- stats and result -------------------------------------------------- */
 
+/* Puts h at key of j as base64 of its sparse wire form (iof_hist_encode):
+ * the histograms of a JSON stats or result body. */
+static int hist_put_b64(struct ctx *c, cJSON *j, const char *key, const struct iof_hist *h)
+{
+    size_t cap = iof_hist_encoded_max(h);
+    uint8_t *raw = malloc(cap);
+    long n = raw ? iof_hist_encode(h, raw, cap) : -ENOMEM;
+    char *b64 = n >= 0 ? malloc(4 * (((size_t)n + 2) / 3) + 1) : NULL;
+
+    if (!b64) {
+        free(raw);
+        return ctx_oom(c);
+    }
+    EVP_EncodeBlock((unsigned char *)b64, raw, (int)n);
+    free(raw);
+    put_item(c, j, key, cJSON_CreateString(b64));
+    free(b64);
+    return c->err;
+}
+
+/* The bytes of the base64 histogram `it` at path, into stack (cap bytes)
+ * when they fit, else into a buffer *raw the caller frees when it is not
+ * stack; *len their count. 0, or a ctx failure naming path. */
+static int hist_get_b64(struct ctx *c, const cJSON *it, const char *path, uint8_t *stack,
+                        size_t cap, uint8_t **raw, size_t *len)
+{
+    size_t blen, pad = 0;
+    int n;
+
+    *raw = NULL;
+    if (!cJSON_IsString(it) || !it->valuestring)
+        return ctx_fail(c, "%s: must be a base64 string", path);
+    blen = strlen(it->valuestring);
+    if (blen % 4 || blen > 4 * 65536)
+        return ctx_fail(c, "%s: bad base64 length %zu", path, blen);
+    *raw = blen / 4 * 3 + 1 <= cap ? stack : malloc(blen / 4 * 3 + 1);
+    if (!*raw)
+        return ctx_oom(c);
+    n = EVP_DecodeBlock(*raw, (const unsigned char *)it->valuestring, (int)blen);
+    if (blen >= 1 && it->valuestring[blen - 1] == '=')
+        pad++;
+    if (blen >= 2 && it->valuestring[blen - 2] == '=')
+        pad++;
+    if (n < 0 || (size_t)n < pad)
+        return ctx_fail(c, "%s: not a valid histogram", path);
+    *len = (size_t)n - pad;
+    return 0;
+}
+
 /* One direction: {"ios":n,"bytes":n,"errors":n,"lat":"<base64 of the sparse
  * histogram>"}; left out entirely when nothing happened. */
 static int dir_encode(struct ctx *c, cJSON *obj, const char *prefix, const char *key,
                       const struct iof_dirstats *d)
 {
     cJSON *j;
-    uint8_t *raw;
-    char *b64;
-    long n;
 
     if (c->err || (!d->ios && !d->errors && !d->bytes && !d->lat.count))
         return c->err;
@@ -1195,20 +1241,7 @@ static int dir_encode(struct ctx *c, cJSON *obj, const char *prefix, const char 
     put_u64(c, j, "ios", d->ios);
     put_u64(c, j, "bytes", d->bytes);
     put_u64(c, j, "errors", d->errors);
-    raw = malloc(iof_hist_encoded_max(&d->lat));
-    if (!raw)
-        return ctx_oom(c);
-    n = iof_hist_encode(&d->lat, raw, iof_hist_encoded_max(&d->lat));
-    b64 = n >= 0 ? malloc(4 * (((size_t)n + 2) / 3) + 1) : NULL;
-    if (!b64) {
-        free(raw);
-        return ctx_oom(c);
-    }
-    EVP_EncodeBlock((unsigned char *)b64, raw, (int)n);
-    free(raw);
-    put_item(c, j, "lat", cJSON_CreateString(b64));
-    free(b64);
-    return c->err;
+    return hist_put_b64(c, j, "lat", &d->lat);
 }
 
 /* Decodes one direction into d, or - with `add` - adds it to d (the sum of
@@ -1217,12 +1250,12 @@ static int dir_decode(struct ctx *c, const cJSON *obj, const char *prefix, const
                       struct iof_dirstats *d, bool add, struct iof_dircounts *one)
 {
     struct iof_hist_summary hs = {0, 0, UINT64_MAX, 0};
-    char path[PATH_BUF];
+    char path[PATH_BUF], lpath[PATH_BUF];
     const cJSON *j, *lat;
     uint64_t ios = 0, bytes = 0, errors = 0, before = add ? d->lat.count : 0;
-    size_t blen, pad = 0;
+    size_t len = 0;
     uint8_t stackbuf[4096], *raw;
-    int n, r;
+    int r;
 
     mkpath(path, prefix, key);
     j = get_item(c, obj, path, key, OPTIONAL);
@@ -1244,33 +1277,24 @@ static int dir_decode(struct ctx *c, const cJSON *obj, const char *prefix, const
     get_u64(c, j, path, "errors", &errors);
     lat = c->err ? NULL : field(j, "lat");
     if (!c->err && !lat) {
-        char lpath[PATH_BUF];
         mkpath(lpath, path, "lat");
         return ctx_fail(c, "%s: required field missing", lpath);
     }
     if (c->err)
         return c->err;
-    if (!cJSON_IsString(lat) || !lat->valuestring)
-        return ctx_fail(c, "%s.lat: must be a base64 string", path);
-    blen = strlen(lat->valuestring);
-    if (blen % 4 || blen > 4 * 65536)
-        return ctx_fail(c, "%s.lat: bad base64 length %zu", path, blen);
     /* Typical histograms are a few hundred bytes: decode on the stack. */
-    raw = blen / 4 * 3 + 1 <= sizeof(stackbuf) ? stackbuf : malloc(blen / 4 * 3 + 1);
-    if (!raw)
-        return ctx_oom(c);
-    n = EVP_DecodeBlock(raw, (const unsigned char *)lat->valuestring, (int)blen);
-    if (blen >= 1 && lat->valuestring[blen - 1] == '=')
-        pad++;
-    if (blen >= 2 && lat->valuestring[blen - 2] == '=')
-        pad++;
-    r = n < 0 || (size_t)n < pad ? IOF_EPROTO
-        : add                    ? iof_hist_decode_add_summary(&d->lat, raw, (size_t)n - pad, &hs)
-                                 : iof_hist_decode(&d->lat, raw, (size_t)n - pad);
+    mkpath(lpath, path, "lat");
+    if (hist_get_b64(c, lat, lpath, stackbuf, sizeof(stackbuf), &raw, &len)) {
+        if (raw != stackbuf)
+            free(raw);
+        return c->err;
+    }
+    r = add ? iof_hist_decode_add_summary(&d->lat, raw, len, &hs)
+            : iof_hist_decode(&d->lat, raw, len);
     if (raw != stackbuf)
         free(raw);
     if (r)
-        return ctx_fail(c, "%s.lat: not a valid histogram", path);
+        return ctx_fail(c, "%s: not a valid histogram", lpath);
     if (d->lat.count - before != ios)
         return ctx_fail(c, "%s: %" PRIu64 " latencies for %" PRIu64 " I/Os", path,
                         d->lat.count - before, ios);
@@ -1770,40 +1794,22 @@ static int lateness_check(struct ctx *c, const struct proto_stats *st)
 
 static int lateness_encode(struct ctx *c, cJSON *root, const struct proto_stats *st)
 {
-    const struct iof_hist *h = st->lateness;
-    size_t cap;
-    uint8_t *raw;
-    char *b64;
-    long n;
     cJSON *j;
 
-    if (c->err || !h || lateness_check(c, st))
+    if (c->err || !st->lateness || lateness_check(c, st))
         return c->err;
-    cap = iof_hist_encoded_max(h);
-    raw = malloc(cap);
-    n = raw ? iof_hist_encode(h, raw, cap) : -ENOMEM;
-    b64 = n >= 0 ? malloc(4 * (((size_t)n + 2) / 3) + 1) : NULL;
-    if (!b64) {
-        free(raw);
-        return ctx_oom(c);
-    }
-    EVP_EncodeBlock((unsigned char *)b64, raw, (int)n);
-    free(raw);
     j = put_container(c, root, "lateness", cJSON_CreateObject());
-    if (j) {
-        put_item(c, j, "hist", cJSON_CreateString(b64));
+    if (j && !hist_put_b64(c, j, "hist", st->lateness))
         put_u64(c, j, "over_20us", st->lateness_over_20us);
-    }
-    free(b64);
     return c->err;
 }
 
 static int lateness_decode(struct ctx *c, const cJSON *root, struct proto_stats *st)
 {
     const cJSON *j = get_item(c, root, "result.lateness", "lateness", OPTIONAL | NULLABLE), *hs;
-    size_t blen, pad = 0;
     uint8_t *raw;
-    int n, r;
+    size_t len = 0;
+    int r;
 
     if (!j || c->err)
         return c->err;
@@ -1812,27 +1818,20 @@ static int lateness_decode(struct ctx *c, const cJSON *root, struct proto_stats 
     hs = get_item(c, j, "result.lateness.hist", "hist", 0);
     if (c->err)
         return c->err;
-    if (!cJSON_IsString(hs) || !hs->valuestring)
-        return ctx_fail(c, "result.lateness.hist: must be a base64 string");
-    blen = strlen(hs->valuestring);
-    if (blen % 4 || blen > 4 * 65536)
-        return ctx_fail(c, "result.lateness.hist: bad base64 length %zu", blen);
-    get_u64(c, j, "result.lateness", "over_20us", &st->lateness_over_20us);
-    if (c->err)
+    if (hist_get_b64(c, hs, "result.lateness.hist", NULL, 0, &raw, &len)) {
+        free(raw);
         return c->err;
-    st->lateness = malloc(sizeof(*st->lateness));
-    raw = malloc(blen / 4 * 3 + 1);
-    if (!st->lateness || !raw) {
+    }
+    get_u64(c, j, "result.lateness", "over_20us", &st->lateness_over_20us);
+    st->lateness = c->err ? NULL : malloc(sizeof(*st->lateness));
+    if (!c->err && !st->lateness) {
         free(raw);
         return ctx_oom(c);
     }
-    n = EVP_DecodeBlock(raw, (const unsigned char *)hs->valuestring, (int)blen);
-    if (blen >= 1 && hs->valuestring[blen - 1] == '=')
-        pad++;
-    if (blen >= 2 && hs->valuestring[blen - 2] == '=')
-        pad++;
-    r = n < 0 || (size_t)n < pad ? IOF_EPROTO : iof_hist_decode(st->lateness, raw, (size_t)n - pad);
+    r = c->err ? 0 : iof_hist_decode(st->lateness, raw, len);
     free(raw);
+    if (c->err)
+        return c->err;
     if (r)
         return ctx_fail(c, "result.lateness.hist: not a valid histogram");
     return lateness_check(c, st);
