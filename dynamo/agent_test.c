@@ -66,8 +66,6 @@ struct reap {
     struct dyn_test *dt;
 };
 
-/* On a worker thread: waits for the workers (a drain may take up to 30 s,
- * io_destroy waits on the kernel) and frees the test. */
 /* The node CPU of a window as the manager gets it: the node figures only
  * to a manager of protocol 1.6 or later (older ones refuse the binary
  * body's node flag) and when both samples had them. */
@@ -92,6 +90,8 @@ static struct proto_cpu session_cpu(const struct session *s, bool valid,
     return c;
 }
 
+/* On a worker thread: waits for the workers (a drain may take up to 30 s,
+ * io_destroy waits on the kernel) and frees the test. */
 static void reap_work(uv_work_t *w)
 {
     struct reap *r = w->data;
