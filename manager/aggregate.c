@@ -156,16 +156,19 @@ int mgr_agg_check_shape(const struct mgr_agg *g, struct mgr_agg_node *n,
     return 0;
 }
 
-/* In a sum, node_valid means the opposite: some node added had no node
- * figures (a zeroed sum: none lacked them). */
-static void agg_cpu_add(struct proto_cpu *sum, const struct proto_cpu *c)
+/* Adds a node's CPU figures to the sum (c measured). */
+static void agg_cpu_add(struct mgr_agg_cpu *a, const struct proto_cpu *c)
 {
+    struct proto_cpu *sum = &a->sum;
+
+    a->nodes++;
     sum->busy_pct += c->busy_pct;
     sum->user_pct += c->user_pct;
     sum->sys_pct += c->sys_pct;
     sum->agent_pct += c->agent_pct;
     if (!c->node_valid)
-        sum->node_valid = true;
+        return;
+    a->with_node++;
     sum->dpc_pct += c->dpc_pct;
     sum->irq_pct += c->irq_pct;
     sum->intr_per_s += c->intr_per_s;
@@ -174,11 +177,13 @@ static void agg_cpu_add(struct proto_cpu *sum, const struct proto_cpu *c)
     sum->retrans_per_s += c->retrans_per_s;
 }
 
-/* Mean CPU of n nodes that measured it; invalid when none did. Its node
- * figures are the means too, known only when every one of the n had them
+/* Mean CPU of the nodes that measured it; invalid when none did. Its node
+ * figures are the means too, known only when every one of them had them
  * (a mean of some nodes would pass for all of them). */
-static struct proto_cpu agg_cpu_mean(const struct proto_cpu *sum, unsigned n)
+static struct proto_cpu agg_cpu_mean(const struct mgr_agg_cpu *a)
 {
+    const struct proto_cpu *sum = &a->sum;
+    unsigned n = a->nodes;
     struct proto_cpu m = {0};
     if (!n)
         return m;
@@ -187,7 +192,7 @@ static struct proto_cpu agg_cpu_mean(const struct proto_cpu *sum, unsigned n)
     m.user_pct = sum->user_pct / n;
     m.sys_pct = sum->sys_pct / n;
     m.agent_pct = sum->agent_pct / n;
-    if (!sum->node_valid) {
+    if (a->with_node == n) {
         m.node_valid = true;
         m.dpc_pct = sum->dpc_pct / n;
         m.irq_pct = sum->irq_pct / n;
@@ -258,7 +263,7 @@ static void agg_publish(struct mgr_agg *g, struct mgr_agg_interval *iv)
                                   .lost = iv->lost,
                                   .interrupted = g->interrupted && iv->cut,
                                   .cpu_busy_pct = 0};
-        struct proto_cpu mean = agg_cpu_mean(&iv->cpu_sum, iv->cpu_nodes);
+        struct proto_cpu mean = agg_cpu_mean(&iv->cpu);
         mi.cpu = mean.valid ? &mean : NULL;
         mi.cpu_busy_pct = mean.busy_pct;
         agg_sinks_interval(g, &mi, len, &m);
@@ -480,8 +485,7 @@ int mgr_agg_stats(struct mgr_agg *g, struct mgr_agg_node *a, const struct proto_
             iv->lost = 0;
             iv->cut_ns = 0;
             iv->cut = false;
-            memset(&iv->cpu_sum, 0, sizeof(iv->cpu_sum));
-            iv->cpu_nodes = 0;
+            memset(&iv->cpu, 0, sizeof(iv->cpu));
             iof_stats_reset(&iv->sum);
         }
     }
@@ -507,10 +511,8 @@ int mgr_agg_stats(struct mgr_agg *g, struct mgr_agg_node *a, const struct proto_
          * one was is its own fact. */
         iv->cut |= st->duration_ns != 0;
     }
-    if (st->cpu.valid) {
-        agg_cpu_add(&iv->cpu_sum, &st->cpu);
-        iv->cpu_nodes++;
-    }
+    if (st->cpu.valid)
+        agg_cpu_add(&iv->cpu, &st->cpu);
     iv->last_report_ns = iof_now_ns();
     return 0;
 }
@@ -1109,8 +1111,9 @@ static double agg_p99_ms(const struct iof_hist *h)
 void mgr_agg_test_end(struct mgr_agg *g, const struct mgr_agg_end *e)
 {
     uint64_t first = UINT64_MAX, last = 0;
-    unsigned nodes = 0, lost = 0, cpu_nodes = 0;
-    struct proto_cpu cpu_sum = {0}, cpu_mean;
+    unsigned nodes = 0, lost = 0;
+    struct mgr_agg_cpu cpu_sum = {0};
+    struct proto_cpu cpu_mean;
     const char **absent = calloc(e->nnodes ? e->nnodes : 1, sizeof(*absent));
     size_t nabsent = 0;
 
@@ -1136,10 +1139,8 @@ void mgr_agg_test_end(struct mgr_agg *g, const struct mgr_agg_end *e)
         if (a->role != MGR_AGG_RESULT)
             continue;
         nodes++;
-        if (a->cpu.valid) {
+        if (a->cpu.valid)
             agg_cpu_add(&cpu_sum, &a->cpu);
-            cpu_nodes++;
-        }
         if (a->started_first && a->started_first < first)
             first = a->started_first;
         if (a->started_last > last)
@@ -1175,7 +1176,7 @@ void mgr_agg_test_end(struct mgr_agg *g, const struct mgr_agg_end *e)
             if (agg_group_row(g, k, e->measured_ns, &row, &gm))
                 AGG_SINKS(g, s_->ops->row(s_, &g->ti, &row));
         }
-        cpu_mean = agg_cpu_mean(&cpu_sum, cpu_nodes);
+        cpu_mean = agg_cpu_mean(&cpu_sum);
         all.cpu = cpu_mean.valid ? &cpu_mean : NULL;
         all.cpu_busy_pct = cpu_mean.busy_pct;
         struct mgr_test_end te = {.test = &g->ti,

@@ -27,16 +27,22 @@
 #define MGR_AGG_WINDOW 16 /* intervals held open at once */
 
 /* One interval of the cluster while nodes report it. */
+/* The CPU figures of the nodes that measured them, summed: `nodes` of
+ * them, `with_node` of those with the node figures (protocol 1.6). */
+struct mgr_agg_cpu {
+    struct proto_cpu sum;
+    unsigned nodes, with_node;
+};
+
 struct mgr_agg_interval {
     uint64_t k;
     bool open;
     unsigned reported;
-    unsigned lost;            /* nodes whose interval was lost (not in sum) */
-    uint64_t cut_ns;          /* the longest real length reported (shorter: cut) */
-    bool cut;                 /* some node's report was cut short by a stop */
-    uint64_t last_report_ns;  /* when the last node's stats for k arrived */
-    struct proto_cpu cpu_sum; /* CPU of the reporting nodes that measured it, summed */
-    unsigned cpu_nodes;
+    unsigned lost;           /* nodes whose interval was lost (not in sum) */
+    uint64_t cut_ns;         /* the longest real length reported (shorter: cut) */
+    bool cut;                /* some node's report was cut short by a stop */
+    uint64_t last_report_ns; /* when the last node's stats for k arrived */
+    struct mgr_agg_cpu cpu;  /* CPU of the reporting nodes that measured it */
     struct iof_stats sum;
 };
 
