@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "common/jsonw.h"
 #include "manager/history/report_html.h"
@@ -42,22 +41,6 @@ int mgr_api_runs_list(const char *db, struct iof_buf *b, struct iof_diag *diag)
     }
     free(text);
     return rc;
-}
-
-/* "2026-12-06T14:40:00Z", or null for 0. */
-static void runs_time(struct iof_buf *b, int64_t unix_ns)
-{
-    time_t t = (time_t)(unix_ns / 1000000000);
-    struct tm tm;
-    char s[32];
-
-    if (unix_ns <= 0) {
-        iof_json_null(b);
-        return;
-    }
-    gmtime_r(&t, &tm);
-    strftime(s, sizeof(s), "%Y-%m-%dT%H:%M:%SZ", &tm);
-    iof_json_str(b, s);
 }
 
 static void runs_str(struct iof_buf *b, const char *key, const char *v)
@@ -113,7 +96,7 @@ int mgr_api_runs_get(const char *db, int64_t id, struct iof_buf *b, struct iof_d
     runs_str(b, "plan_name", r.plan_name);
     runs_str(b, "tag", r.tag);
     iof_json_key(b, "start_time");
-    runs_time(b, r.start_unix_ns);
+    mgr_store_json_time(b, r.start_unix_ns);
     iof_json_key(b, "exit_code");
     if (r.has_exit)
         iof_json_int(b, r.exit_code);

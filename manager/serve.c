@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <uv.h>
 
 #include "common/buf.h"
@@ -69,18 +68,6 @@ struct serve {
 };
 
 /* --- what the API shows ------------------------------------------------------------------ */
-
-/* "2026-12-06T14:40:00Z" */
-static void serve_time(struct iof_buf *b, uint64_t wall_ns)
-{
-    time_t t = (time_t)(wall_ns / IOF_NS_PER_S);
-    struct tm tm;
-    char s[32];
-
-    gmtime_r(&t, &tm);
-    strftime(s, sizeof(s), "%Y-%m-%dT%H:%M:%SZ", &tm);
-    iof_json_str(b, s);
-}
 
 /* The "hello" object of `iofleet agents --json` for h: new text, or NULL. */
 static char *serve_hello_json(const char *endpoint, const struct proto_hello *h)
@@ -143,10 +130,10 @@ static void serve_publish(struct serve *sv)
         else
             iof_json_null(&b);
         iof_json_key(&b, "connected_at");
-        serve_time(&b, s->connected_ns);
+        mgr_store_json_time(&b, (int64_t)s->connected_ns);
         iof_json_key(&b, "disconnected_at");
         if (s->status == SERVE_LEFT)
-            serve_time(&b, s->left_ns);
+            mgr_store_json_time(&b, (int64_t)s->left_ns);
         else
             iof_json_null(&b);
         iof_json_key(&b, "reason");

@@ -632,6 +632,18 @@ static void fmt_time(int64_t ns, char *buf, size_t cap, bool iso)
     strftime(buf, cap, iso ? "%Y-%m-%dT%H:%M:%SZ" : "%Y-%m-%d %H:%M:%S", &tm);
 }
 
+void mgr_store_json_time(struct iof_buf *b, int64_t unix_ns)
+{
+    char s[32];
+
+    if (unix_ns <= 0) {
+        iof_json_null(b);
+        return;
+    }
+    fmt_time(unix_ns, s, sizeof(s), true);
+    iof_json_str(b, s);
+}
+
 static void json_str(FILE *f, const char *s)
 {
     iof_json_fput(f, s, IOF_JSON_TEXT);

@@ -128,6 +128,10 @@ int mgr_store_list(struct mgr_store *st, bool json, FILE *f, struct iof_diag *di
  * "unfinished" (no exit code: running, or the manager was killed). */
 const char *mgr_store_status_name(bool has_exit, int exit_code);
 
+/* A run's time (ns since the epoch) in JSON as `runs --json` writes it,
+ * "2026-12-06T14:40:00Z", or null for 0 and before. */
+void mgr_store_json_time(struct iof_buf *b, int64_t unix_ns);
+
 /* The history sink (manager/sinks/db.c): opens the database at path and
  * records the run into it as events arrive, tagged with tag (may be NULL),
  * from a writer thread of its own that owns the connection from run_begin
