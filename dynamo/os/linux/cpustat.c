@@ -14,23 +14,21 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Reads a small /proc file whole into buf (NUL-terminated); false on failure
- * or when it does not fit. */
-static bool read_proc(const char *path, char *buf, size_t cap)
+/* Reads a /proc file into buf (NUL-terminated): whole, or (head) as much of
+ * its start as fits. false on failure, or when a whole file does not fit. */
+static bool read_proc(const char *path, char *buf, size_t cap, bool head)
 {
     FILE *f = fopen(path, "r");
     size_t n;
+    bool ok;
 
     if (!f)
         return false;
     n = fread(buf, 1, cap - 1, f);
     buf[n] = 0;
-    if (ferror(f) || !feof(f)) {
-        fclose(f);
-        return false;
-    }
+    ok = n > 0 && !ferror(f) && (head || feof(f));
     fclose(f);
-    return n > 0;
+    return ok;
 }
 
 bool dyn_cpu_parse_netdev(const char *text, uint64_t *packets, uint64_t *errors)
@@ -111,10 +109,11 @@ static void sample_node(struct dyn_cpu_sample *s, const char *proc_stat)
     if (!intr || sscanf(intr + 6, "%llu", &v) != 1)
         return;
     s->intr = v;
-    if (!read_proc("/proc/net/dev", buf, sizeof(buf)) ||
+    if (!read_proc("/proc/net/dev", buf, sizeof(buf), false) ||
         !dyn_cpu_parse_netdev(buf, &s->packets, &s->packet_errors))
         return;
-    if (!read_proc("/proc/net/snmp", buf, sizeof(buf)) || !dyn_cpu_parse_snmp(buf, &s->retrans))
+    if (!read_proc("/proc/net/snmp", buf, sizeof(buf), false) ||
+        !dyn_cpu_parse_snmp(buf, &s->retrans))
         return;
     s->node_valid = true;
 }
@@ -124,13 +123,14 @@ void dyn_cpu_sample(struct dyn_cpu_sample *s)
     unsigned long long v[8] = {0};
     struct timespec ts;
     /* /proc/stat's intr line lists every interrupt: on a large machine it
-     * is long, so read a generous piece (the cpu and intr lines come first
-     * after the per-CPU lines). */
+     * is long, so read a generous piece of its start (the cpu line, the
+     * per-CPU lines, then the intr line's total come first; a longer file
+     * still gives the CPU figures). The agent's loop thread only. */
     static char proc_stat[1 << 20];
     int n;
 
     memset(s, 0, sizeof(*s));
-    if (!read_proc("/proc/stat", proc_stat, sizeof(proc_stat)))
+    if (!read_proc("/proc/stat", proc_stat, sizeof(proc_stat), true))
         return;
     /* cpu  user nice system idle iowait irq softirq steal ... */
     n = sscanf(proc_stat, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
