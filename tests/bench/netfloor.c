@@ -5,6 +5,7 @@
  *
  * usage: iof_netfloor [--agents N] [--bytes B] [--heartbeat H] [--heartbeat-every P]
  *                     [--duration S] [--warmup S] [--send write|uring]
+ *                     [--recv epoll|uring]
  *
  * The process forks: the parent is the "server" (the manager's bare minimum),
  * the child the "client" (N agents), over N loopback TCP connections
@@ -21,7 +22,10 @@
  *     slot, one io_uring_enter (--send uring);
  *   - both read with one level-triggered epoll loop as libuv's: one
  *     epoll_wait for up to 1024 events, then one read() per readable socket
- *     into a 64 KiB buffer.
+ *     into a 64 KiB buffer. With --recv uring the server reads instead
+ *     with one multishot receive per connection into a ring of provided
+ *     buffers and waits in io_uring_enter: no read() or epoll_wait per
+ *     message, what a manager that left libuv's reading could do.
  * The measured window is [W, W + D) s: it holds D sends of every connection
  * and D / P * 32 heartbeat slots exactly (W and D are multiples of P). Each side samples its own
  * getrusage(RUSAGE_SELF) at both ends. After the window both sides read on
@@ -69,11 +73,17 @@
 #define NF_DRAIN_NS (2 * NF_SEC)
 
 enum nf_send { NF_SEND_WRITE, NF_SEND_URING };
+enum nf_recv { NF_RECV_EPOLL, NF_RECV_URING };
+
+#define NF_RBUFS 16384 /* provided receive buffers (a power of two) */
+#define NF_RBUF_LEN 2048
+#define NF_RCQ 65536 /* completion queue of the receive ring */
 
 struct nf_opts {
     unsigned n, b, h, duration, warmup;
     unsigned every; /* seconds between a connection's heartbeats */
     enum nf_send send;
+    enum nf_recv recv;
 };
 
 /* What one side measured; the client sends its own to the server whole. */
@@ -101,6 +111,10 @@ struct nf_side {
     struct io_uring ring;
     bool ring_up;
     unsigned ring_entries;
+    struct io_uring rring; /* --recv uring: the server's receive ring */
+    bool rring_up;
+    struct io_uring_buf_ring *br;
+    char *rbufs;
     const char *out; /* what this side writes: a message or a heartbeat */
     size_t out_len;
 };
@@ -305,6 +319,94 @@ static void nf_read_one(struct nf_side *s, unsigned i, char *buf, uint64_t expec
     }
 }
 
+/* --recv uring: one multishot receive on connection i, its buffers from
+ * group 0; user_data is i. Returns 0 or -errno (no SQE left after a submit). */
+static int nf_arm_recv(struct nf_side *s, unsigned i)
+{
+    struct io_uring_sqe *sqe = io_uring_get_sqe(&s->rring);
+    if (!sqe) {
+        io_uring_submit(&s->rring);
+        sqe = io_uring_get_sqe(&s->rring);
+        if (!sqe)
+            return -EBUSY;
+    }
+    io_uring_prep_recv_multishot(sqe, s->fd[i], NULL, 0, 0);
+    sqe->flags |= IOSQE_BUFFER_SELECT;
+    sqe->buf_group = 0;
+    io_uring_sqe_set_data64(sqe, i);
+    return 0;
+}
+
+static int nf_uring_recv_setup(struct nf_side *s)
+{
+    struct io_uring_params p = {.flags = IORING_SETUP_CQSIZE, .cq_entries = NF_RCQ};
+    struct io_uring_buf_reg reg = {.ring_entries = NF_RBUFS, .bgid = 0};
+    size_t ring_bytes = NF_RBUFS * sizeof(struct io_uring_buf);
+    int r = io_uring_queue_init_params(4096, &s->rring, &p);
+
+    if (r < 0) {
+        fprintf(stderr, "iof_netfloor: receive ring: %s\n", strerror(-r));
+        return r;
+    }
+    s->rring_up = true;
+    if (posix_memalign((void **)&s->br, 4096, ring_bytes) ||
+        posix_memalign((void **)&s->rbufs, 4096, (size_t)NF_RBUFS * NF_RBUF_LEN))
+        return -ENOMEM;
+    reg.ring_addr = (uint64_t)(uintptr_t)s->br;
+    io_uring_buf_ring_init(s->br);
+    if ((r = io_uring_register_buf_ring(&s->rring, &reg, 0)) < 0) {
+        fprintf(stderr, "iof_netfloor: provided buffers: %s\n", strerror(-r));
+        return r;
+    }
+    for (unsigned b = 0; b < NF_RBUFS; b++)
+        io_uring_buf_ring_add(s->br, s->rbufs + (size_t)b * NF_RBUF_LEN, NF_RBUF_LEN,
+                              (unsigned short)b, io_uring_buf_ring_mask(NF_RBUFS), (int)b);
+    io_uring_buf_ring_advance(s->br, NF_RBUFS);
+    for (unsigned i = 0; i < s->o->n; i++)
+        if ((r = nf_arm_recv(s, i)) < 0)
+            return r;
+    r = io_uring_submit(&s->rring);
+    return r < 0 ? r : 0;
+}
+
+/* --recv uring: waits up to timeout_ms for receive completions and takes
+ * them all; returns how many, or -errno. */
+static int nf_uring_wait(struct nf_side *s, int timeout_ms, uint64_t expect)
+{
+    struct __kernel_timespec ts = {.tv_sec = timeout_ms / 1000,
+                                   .tv_nsec = (long long)(timeout_ms % 1000) * 1000000};
+    struct io_uring_cqe *cqe;
+    unsigned head, seen = 0, bufs = 0;
+    int r = io_uring_submit_and_wait_timeout(&s->rring, &cqe, 1, &ts, NULL);
+
+    if (r < 0 && r != -ETIME && r != -EINTR)
+        return r;
+    io_uring_for_each_cqe(&s->rring, head, cqe)
+    {
+        unsigned i = (unsigned)cqe->user_data;
+        seen++;
+        s->reads++;
+        if (cqe->res > 0) {
+            s->got[i] += (uint64_t)cqe->res;
+            s->bytes += (uint64_t)cqe->res;
+        }
+        if (cqe->flags & IORING_CQE_F_BUFFER) {
+            unsigned short bid = (unsigned short)(cqe->flags >> IORING_CQE_BUFFER_SHIFT);
+            io_uring_buf_ring_add(s->br, s->rbufs + (size_t)bid * NF_RBUF_LEN, NF_RBUF_LEN, bid,
+                                  io_uring_buf_ring_mask(NF_RBUFS), (int)bufs++);
+        }
+        if (!(cqe->flags & IORING_CQE_F_MORE)) {
+            if (cqe->res > 0 || cqe->res == -ENOBUFS)
+                nf_arm_recv(s, i); /* re-armed: the next submit sends it */
+            else if (s->got[i] != expect)
+                s->eof++; /* the peer closed early, or an error */
+        }
+    }
+    io_uring_buf_ring_advance(s->br, (int)bufs);
+    io_uring_cq_advance(&s->rring, seen);
+    return (int)seen;
+}
+
 /* The loop of one side from t0 to the end of the drain; fills res. */
 static void nf_run(struct nf_side *s, struct nf_result *res)
 {
@@ -366,7 +468,19 @@ static void nf_run(struct nf_side *s, struct nf_result *res)
         now = nf_now();
         /* epoll_wait's milliseconds, rounded up as libuv's timers are. */
         int timeout = next > now ? (int)((next - now + 999999) / 1000000) : 0;
-        int n = epoll_wait(s->ep, ev, NF_EVENTS, timeout);
+        int n;
+        if (s->rring_up) {
+            n = nf_uring_wait(s, timeout, expect);
+            if (n < 0) {
+                fprintf(stderr, "iof_netfloor: %s: receive ring: %s\n", nf_who(s), strerror(-n));
+                res->failed = 1;
+                break;
+            }
+            if (n > 0)
+                s->wakeups++;
+            continue;
+        }
+        n = epoll_wait(s->ep, ev, NF_EVENTS, timeout);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -424,6 +538,10 @@ static void nf_side_free(struct nf_side *s)
         close(s->ep);
     if (s->ring_up)
         io_uring_queue_exit(&s->ring);
+    if (s->rring_up)
+        io_uring_queue_exit(&s->rring);
+    free(s->br);
+    free(s->rbufs);
     free(s->fd);
     free(s->got);
 }
@@ -456,6 +574,7 @@ static void nf_usage(FILE *f)
 {
     fputs("usage: iof_netfloor [--agents N] [--bytes B] [--heartbeat H] [--heartbeat-every P]\n"
           "                    [--duration S] [--warmup S] [--send write|uring]\n"
+          "                    [--recv epoll|uring]\n"
           "\n"
           "  --agents     connections, one per simulated agent (default 10000)\n"
           "  --bytes      bytes each agent writes per second (default 917; 0: none)\n"
@@ -466,7 +585,10 @@ static void nf_usage(FILE *f)
           "  --duration   measured seconds (default 20)\n"
           "  --warmup     seconds before the measured window (default 3)\n"
           "  --send       the server's heartbeat writes: write (one write() each, the\n"
-          "               default) or uring (one IORING_OP_SEND batch per slot)\n",
+          "               default) or uring (one IORING_OP_SEND batch per slot)\n"
+          "  --recv       the server's reads: epoll (level-triggered epoll_wait and\n"
+          "               one read() per readable socket, as libuv; the default) or\n"
+          "               uring (a multishot receive per connection, provided buffers)\n",
           f);
 }
 
@@ -507,6 +629,10 @@ static int nf_parse(int argc, char **argv, struct nf_opts *o)
             ok = ok && (!strcmp(v, "write") || !strcmp(v, "uring"));
             if (ok)
                 o->send = !strcmp(v, "uring") ? NF_SEND_URING : NF_SEND_WRITE;
+        } else if (!strcmp(a, "--recv")) {
+            ok = ok && (!strcmp(v, "epoll") || !strcmp(v, "uring"));
+            if (ok)
+                o->recv = !strcmp(v, "uring") ? NF_RECV_URING : NF_RECV_EPOLL;
         } else {
             ok = false;
         }
@@ -564,14 +690,14 @@ static int nf_report(const struct nf_opts *o, const struct nf_result *sr,
     /* CPU per agent per second: the window's CPU over N agents and its seconds. */
     double us = sr->wall_s > 0 ? 1e6 * sr->cpu_s / sr->wall_s / o->n : 0;
 
-    printf("netfloor n=%u b=%u h=%u every=%u send=%s seconds=%u server_cpu_pct=%.2f "
+    printf("netfloor n=%u b=%u h=%u every=%u send=%s recv=%s seconds=%u server_cpu_pct=%.2f "
            "client_cpu_pct=%.2f server_us_per_agent_s=%.3f msgs=%" PRIu64 " msgs_expected=%" PRIu64
            " hb=%" PRIu64 " hb_expected=%" PRIu64 " server_bytes=%" PRIu64 " server_reads=%" PRIu64
            " server_wakeups=%" PRIu64 " client_reads=%" PRIu64 " write_errors=%" PRIu64
            " complete=%d ok=%d\n",
-           o->n, o->b, o->h, o->every, nf_send_name(o->send), o->duration, spct, cpct, us, msgs,
-           want_msgs, hb, want_hb, sr->win_bytes, sr->win_reads, sr->win_wakeups, cr->win_reads,
-           sr->write_errors + cr->write_errors, complete, ok);
+           o->n, o->b, o->h, o->every, nf_send_name(o->send), o->recv ? "uring" : "epoll",
+           o->duration, spct, cpct, us, msgs, want_msgs, hb, want_hb, sr->win_bytes, sr->win_reads,
+           sr->win_wakeups, cr->win_reads, sr->write_errors + cr->write_errors, complete, ok);
     printf("%u agents, %u-byte messages, %u-byte heartbeats every %u s (%s), %u s: server %.2f %% "
            "of a core (%.2f us per agent per second), client %.2f %%; %" PRIu64 "/%" PRIu64
            " messages, %" PRIu64 "/%" PRIu64 " heartbeats%s\n",
@@ -624,7 +750,7 @@ int main(int argc, char **argv)
         rc = nf_accept_all(&s, lfd, c2p[0]);
     close(lfd);
     if (rc == 0)
-        rc = nf_epoll_setup(&s);
+        rc = o.recv == NF_RECV_URING ? nf_uring_recv_setup(&s) : nf_epoll_setup(&s);
     if (rc == 0 && nf_pipe_read(c2p[0], &ready, 1, NF_CONNECT_S * 1000) < 0)
         rc = -EPROTO;
     if (rc == 0) {

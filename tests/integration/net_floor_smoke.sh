@@ -3,7 +3,8 @@
 # connections over loopback for 2 measured seconds after 1 s; the server must
 # have read exactly 50 x 2 messages of 917 bytes in the window and the client
 # 50 x 2 heartbeats of 24 bytes, every connection all it was sent over the
-# whole run, with no failed write, and the closes came after the window.
+# whole run, with no failed write, and the closes came after the window;
+# the same with the server reading through io_uring (--recv uring).
 source "$(dirname "$0")/lib/common.bash"
 
 NF=$IOF_BIN/iof_netfloor
@@ -34,6 +35,17 @@ for f in server_cpu_pct client_cpu_pct server_us_per_agent_s; do
 done
 ok "server read $((N * D)) messages of $B bytes, client $((N * D)) heartbeats"
 
+# The same through io_uring's multishot receive: every message counted, one
+# completion per message.
+expect_rc 0 "$NF" --agents $N --duration $D --warmup 1 --bytes $B --heartbeat $H --recv uring
+for kv in "recv=uring" "msgs=$((N * D))" "server_bytes=$((N * D * B))" "server_reads=$((N * D))" \
+    "hb=$((N * D))" "write_errors=0" "complete=1" "ok=1"; do
+    [ "$(val "${kv%%=*}")" = "${kv#*=}" ] || fail "--recv uring: expected $kv, got: $(cat "$T/out")"
+done
+ok "--recv uring: server read $((N * D)) messages, one completion each"
+
+expect_rc 2 "$NF" --recv poll
+expect_in "$T/err" "invalid option '--recv'"
 expect_rc 2 "$NF" --agents 0
 expect_in "$T/err" "invalid option '--agents'"
 ok "a bad option is a usage error"
