@@ -51,6 +51,8 @@ _Static_assert((int)IOF_VERIFY_CRC32C == (int)DYN_VERIFY_CRC32C &&
 #define RUN_SPIN_PAD_NS (2 * IOF_NS_PER_US)
 /* Where the oversleep estimate starts, before the first timed wake-up. */
 #define RUN_SPIN_INIT_NS (20 * IOF_NS_PER_US)
+/* The scheduler slice a rated worker asks for (the kernel's minimum). */
+#define RUN_SLICE_NS (100 * IOF_NS_PER_US)
 /* The percentile tracker's steps: down after a wake-up within the estimate,
  * up after one past it. In equilibrium P(oversleep > estimate) is
  * DOWN / (DOWN + UP) = 1 %. */
