@@ -14,9 +14,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#ifdef __linux__
-#include <sys/syscall.h>
-#endif
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -29,6 +26,7 @@
 #include "dynamo/gen.h"
 #include "dynamo/sched.h"
 #include "dynamo/genmap.h"
+#include "dynamo/os/os.h"
 #include "dynamo/target.h"
 #include "dynamo/verify.h"
 
@@ -609,38 +607,6 @@ static void run_spin_update(struct run_worker *w, uint64_t target, uint64_t now)
     w->spin_ns = est + RUN_SPIN_PAD_NS;
 }
 
-/* A rated worker's wake-ups wait for the CPU behind whatever runs there: up
- * to a whole scheduler slice (~1 ms), which it would report as its own
- * lateness. On kernels whose fair scheduler takes a slice request (EEVDF,
- * Linux 6.12+: sched_attr.sched_runtime), a short one lets its wake-ups
- * preempt longer-slice tasks; its nice value and policy are kept. Elsewhere
- * the call fails and nothing changes. Returns 0 or -errno. */
-static int worker_short_slice(void)
-{
-#if defined(__linux__) && defined(SYS_sched_setattr) && defined(SYS_sched_getattr)
-    struct {
-        uint32_t size, policy;
-        uint64_t flags;
-        int32_t nice;
-        uint32_t prio;
-        uint64_t runtime, deadline, period;
-    } a = {0};
-
-    if (syscall(SYS_sched_getattr, 0, &a, (unsigned)sizeof(a), 0) < 0)
-        return -errno;
-    if (a.policy != 0 /* SCHED_OTHER */ && a.policy != 3 /* SCHED_BATCH */)
-        return -EPERM; /* real-time or idle: not ours to change */
-    a.size = sizeof(a);
-    a.flags = 0;
-    a.runtime = RUN_SLICE_NS;
-    if (syscall(SYS_sched_setattr, 0, &a, 0) < 0)
-        return -errno;
-    return 0;
-#else
-    return -ENOSYS;
-#endif
-}
-
 static void *worker_main(void *arg)
 {
     struct run_worker *w = arg;
@@ -650,20 +616,19 @@ static void *worker_main(void *arg)
     unsigned inflight = 0, npending = 0;
     struct run_cursor c = {.cur = worker_slot(w, 0), .next_cut = interval_end(t, 0)};
 
-#ifdef __linux__
     {
-        /* "worker N" in top -H, ps -L and /proc/PID/task/TID/comm. */
         char name[16];
         snprintf(name, sizeof(name), "worker %zu", w->index);
-        pthread_setname_np(pthread_self(), name);
+        dyn_os_thread_name(name);
     }
-#endif
     /* A rated worker sleeps between due I/Os: without the default 50 us of
-     * timer slack its wake-ups land where the schedule says, and with a
-     * short slice it gets the CPU when they come. */
+     * timer slack its wake-ups land where the schedule says. Its wake-ups
+     * would still wait for the CPU behind whatever runs there, up to a whole
+     * scheduler slice, and count as its own lateness: it asks for a short
+     * slice (kept where the platform takes no such request). */
     if (w->rated) {
         prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-        (void)worker_short_slice();
+        (void)dyn_os_thread_short_slice(RUN_SLICE_NS);
     }
     /* Wait for the common start, staying responsive to stop. */
     worker_wait_until(t, t->p.start_ns);

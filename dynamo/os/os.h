@@ -83,6 +83,16 @@ void dyn_os_io_buf_free(void *p);
 /* Gives memory freed by the allocator back to the OS where it can. */
 void dyn_os_trim_memory(void);
 
+/* Names the calling thread (at most 15 characters kept) where the platform
+ * shows thread names: top -H, ps -L, /proc/PID/task/TID/comm. */
+void dyn_os_thread_name(const char *name);
+
+/* Asks the scheduler for a short slice for the calling thread, keeping its
+ * priority and policy, so that it runs soon when it wakes (a rated worker):
+ * Linux 6.12+ (sched_attr.sched_runtime under EEVDF). 0, or -errno where the
+ * request is not taken (older kernels, a real-time thread, Windows). */
+int dyn_os_thread_short_slice(uint64_t slice_ns);
+
 /* The process's soft descriptor limit (Windows: the CRT's), UINT64_MAX when
  * unlimited or unknown. */
 uint64_t dyn_os_fd_limit(void);

@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include <sys/random.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -203,6 +205,41 @@ void *dyn_os_io_buf_alloc(size_t len)
 void dyn_os_io_buf_free(void *p)
 {
     free(p);
+}
+
+void dyn_os_thread_name(const char *name)
+{
+    char n[16];
+
+    snprintf(n, sizeof(n), "%s", name);
+    pthread_setname_np(pthread_self(), n);
+}
+
+int dyn_os_thread_short_slice(uint64_t slice_ns)
+{
+#if defined(SYS_sched_setattr) && defined(SYS_sched_getattr)
+    struct { /* struct sched_attr (uapi), SCHED_ATTR_SIZE_VER0 */
+        uint32_t size, policy;
+        uint64_t flags;
+        int32_t nice;
+        uint32_t prio;
+        uint64_t runtime, deadline, period;
+    } a = {0};
+
+    if (syscall(SYS_sched_getattr, 0, &a, (unsigned)sizeof(a), 0) < 0)
+        return -errno;
+    if (a.policy != 0 /* SCHED_OTHER */ && a.policy != 3 /* SCHED_BATCH */)
+        return -EPERM; /* real-time or idle: not ours to change */
+    a.size = sizeof(a);
+    a.flags = 0;
+    a.runtime = slice_ns;
+    if (syscall(SYS_sched_setattr, 0, &a, 0) < 0)
+        return -errno;
+    return 0;
+#else
+    (void)slice_ns;
+    return -ENOSYS;
+#endif
 }
 
 void dyn_os_trim_memory(void)

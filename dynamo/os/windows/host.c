@@ -95,6 +95,17 @@ void dyn_os_io_buf_free(void *p)
     _aligned_free(p);
 }
 
+void dyn_os_thread_name(const char *name)
+{
+    (void)name; /* SetThreadDescription is not in every supported Windows */
+}
+
+int dyn_os_thread_short_slice(uint64_t slice_ns)
+{
+    (void)slice_ns;
+    return -ENOSYS;
+}
+
 void dyn_os_trim_memory(void)
 {
     HeapCompact(GetProcessHeap(), 0);
