@@ -70,6 +70,19 @@ sinks=$(grep -rlE '^(static )?const struct mgr_sink_ops mgr_sink_' "$IOF_SRC/man
 [ -z "$sinks" ] || fail "result sinks outside manager/sinks/: ${sinks//$IOF_SRC\//}"
 ok "manager sources listed, sinks in manager/sinks/"
 
+# proto/ lists its sources too; the message codecs' internal header stays
+# inside proto/msg*.c.
+lists=$IOF_SRC/proto/CMakeLists.txt
+! grep -q 'GLOB' "$lists" || fail "proto/CMakeLists.txt globs its sources: list them"
+for f in "$IOF_SRC"/proto/*.c; do
+    grep -qE "^[[:space:]]*${f##*/}\)?$" "$lists" || fail "proto/${f##*/} is not listed in $lists"
+done
+hits=$(grep -rlE '^#[[:space:]]*include[[:space:]]+"proto/msg_int\.h"' --include='*.c' \
+    --include='*.h' "$IOF_SRC"/{common,proto,dynamo,manager,tests} |
+    grep -vE "^$IOF_SRC/proto/msg[a-z_]*\.[ch]$" || true)
+[ -z "$hits" ] || fail "proto/msg_int.h included outside proto/msg*.c: ${hits//$IOF_SRC\//}"
+ok "proto sources listed, proto/msg_int.h internal to the codecs"
+
 # One JSON string escaper (common/jsonw.c): none of the manager's or the importers' own.
 esc=$(grep -rlE '\\\\u%04x' "$IOF_SRC/manager" "$IOF_SRC/proto" --include='*.c' || true)
 [ -z "$esc" ] || fail "JSON escaped outside common/jsonw.c: ${esc//$IOF_SRC\//}"
