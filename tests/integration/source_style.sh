@@ -40,3 +40,10 @@ direct=$(find common proto dynamo manager -name '*.c' | sort |
         }')
 [ -z "$direct" ] || fail "stderr written directly, not usage text: $direct (log through common/log.h: IOF_ERROR, IOF_WARN, IOF_USER...)"
 ok "stderr is written through common/log.h but for usage text and the live line"
+
+# One naming style for unit tests (CONTRIBUTING.md): a cmocka case, a static
+# void function of void **state, is test_<what>; helpers have other signatures.
+cases=$(grep -nE '^static void [A-Za-z_0-9#]+\(void \*\*[a-z]*\)' tests/unit/*/test_*.c |
+    grep -vE '^[^:]+:[0-9]+:static void test_' || true)
+[ -z "$cases" ] || fail "cmocka cases not named test_<what>: $cases"
+ok "every cmocka case is named test_<what>"

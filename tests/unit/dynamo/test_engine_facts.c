@@ -23,7 +23,7 @@
 #include "proto/import.h"
 #include "proto/plan.h"
 
-static void registry_matches_the_table(void **state)
+static void test_registry_matches_the_table(void **state)
 {
     bool seen[IOF_ENGINE_COUNT] = {false};
     size_t here = 0;
@@ -74,7 +74,7 @@ static void registry_matches_the_table(void **state)
 
 /* An engine of the other system is refused by name, with the agent's
  * system and engines; an unknown name as unknown. */
-static void other_systems_engine_refused(void **state)
+static void test_other_systems_engine_refused(void **state)
 {
     struct iof_diag d = {{0}};
 
@@ -103,7 +103,7 @@ static int parse(const char *text, struct iof_plan *p, struct iof_diag *d)
 /* The plan accepts every engine of the table by name, hipri exactly where the
  * table says, verify exactly on engines that do I/O, and asks 512-byte
  * multiples of exactly the O_DIRECT engines. */
-static void plan_checks_follow_the_facts(void **state)
+static void test_plan_checks_follow_the_facts(void **state)
 {
     char text[1024];
 
@@ -159,7 +159,7 @@ static void plan_checks_follow_the_facts(void **state)
 
 /* A node's need counts AIO events, target descriptors and ring descriptors
  * exactly as each engine's facts say. */
-static void budget_follows_the_facts(void **state)
+static void test_budget_follows_the_facts(void **state)
 {
     struct iof_line line = {.size = 4096, .share = 100, .read_pct = 100, .burst = 1};
     struct iof_spec spec = {.name = "s", .lines = &line, .nlines = 1};
@@ -184,7 +184,7 @@ static void budget_follows_the_facts(void **state)
 /* fio's direct=0 maps to iofleet's engine (by fio's name of it: windowsaio
  * is windows) as is only where that engine is not O_DIRECT; without
  * --approximate an O_DIRECT engine refuses it. */
-static void fio_import_follows_the_facts(void **state)
+static void test_fio_import_follows_the_facts(void **state)
 {
     char text[256];
 
@@ -214,11 +214,11 @@ static void fio_import_follows_the_facts(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(registry_matches_the_table),
-        cmocka_unit_test(other_systems_engine_refused),
-        cmocka_unit_test(plan_checks_follow_the_facts),
-        cmocka_unit_test(budget_follows_the_facts),
-        cmocka_unit_test(fio_import_follows_the_facts),
+        cmocka_unit_test(test_registry_matches_the_table),
+        cmocka_unit_test(test_other_systems_engine_refused),
+        cmocka_unit_test(test_plan_checks_follow_the_facts),
+        cmocka_unit_test(test_budget_follows_the_facts),
+        cmocka_unit_test(test_fio_import_follows_the_facts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -71,7 +71,7 @@ static void refused(const char *text, const char *want)
     done(&r);
 }
 
-static void defaults_are_fios(void **state)
+static void test_defaults_are_fios(void **state)
 {
     struct result r;
     (void)state;
@@ -94,7 +94,7 @@ static void defaults_are_fios(void **state)
     done(&r);
 }
 
-static void four_corners(void **state)
+static void test_four_corners(void **state)
 {
     struct result r;
     (void)state;
@@ -130,7 +130,7 @@ static void four_corners(void **state)
     done(&r);
 }
 
-static void mixes_and_bssplit(void **state)
+static void test_mixes_and_bssplit(void **state)
 {
     struct result r;
     (void)state;
@@ -161,7 +161,7 @@ static void mixes_and_bssplit(void **state)
     done(&r);
 }
 
-static void time_rate_distribution_files(void **state)
+static void test_time_rate_distribution_files(void **state)
 {
     struct result r;
     (void)state;
@@ -202,7 +202,7 @@ static void time_rate_distribution_files(void **state)
     done(&r);
 }
 
-static void concurrent_jobs_are_groups(void **state)
+static void test_concurrent_jobs_are_groups(void **state)
 {
     struct result r;
     (void)state;
@@ -264,7 +264,7 @@ static void concurrent_jobs_are_groups(void **state)
             "in every test\n");
 }
 
-static void unmappable_options(void **state)
+static void test_unmappable_options(void **state)
 {
     struct result r;
     (void)state;
@@ -297,7 +297,7 @@ static void unmappable_options(void **state)
             "percentages must sum to 100\n");
 }
 
-static void garbage_is_refused(void **state)
+static void test_garbage_is_refused(void **state)
 {
     struct result r;
     char *big = malloc(IOF_IMPORT_MAX_LINE + 16);
@@ -346,7 +346,7 @@ static void garbage_is_refused(void **state)
 /* fio's own syntax: a ';' or '#' anywhere ends the line (fio's
  * strip_blank_end()), ${VAR} comes from the environment, a value in
  * parentheses is arithmetic, and identical per-direction rates are one. */
-static void fio_syntax(void **state)
+static void test_fio_syntax(void **state)
 {
     struct result r;
     (void)state;
@@ -401,7 +401,7 @@ static void fio_syntax(void **state)
 }
 
 /* fio options that change the load: mapped exactly or refused. */
-static void load_options(void **state)
+static void test_load_options(void **state)
 {
     struct result r;
     (void)state;
@@ -527,7 +527,7 @@ static void load_options(void **state)
 
 /* An engine iofleet does not have is refused by name and line (once for a
  * [global] one), never run as local libaio I/O. */
-static void foreign_engines_refused(void **state)
+static void test_foreign_engines_refused(void **state)
 {
     static const char *const engines[] = {"net",  "netsplice", "rdma",  "http",
                                           "nfs",  "cpuio",     "exec",  "external:/x/e.so",
@@ -569,7 +569,7 @@ static void foreign_engines_refused(void **state)
  * O_DIRECT, printed and kept in the plan's notes. fio's synchronous engines
  * map exactly either way: buffered to iofleet's (buffered) sync engine,
  * direct=1 to libaio at queue depth 1. */
-static void buffered_io(void **state)
+static void test_buffered_io(void **state)
 {
     struct result r;
     (void)state;
@@ -609,7 +609,7 @@ static void buffered_io(void **state)
 /* runtime/ramp_time that every job shares are the plan's run.duration and
  * run.ramp, so --set run.duration=... changes an imported plan; jobs with
  * their own keep them in their specs. */
-static void runtime_is_the_runs(void **state)
+static void test_runtime_is_the_runs(void **state)
 {
     static const char job[] =
         "[global]\nruntime=60\nramp_time=5\ntime_based\nsize=16m\n"
@@ -648,7 +648,7 @@ static void runtime_is_the_runs(void **state)
  * file, the file extended to offset + io_size): a 256m offset with size 1g
  * is a 1g range in a 1280m test file, not 768m. With filesize the file is
  * that size and the region runs from the offset to its end. */
-static void offset_plus_size(void **state)
+static void test_offset_plus_size(void **state)
 {
     struct result r;
     (void)state;
@@ -671,19 +671,19 @@ static void offset_plus_size(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(defaults_are_fios),
-        cmocka_unit_test(four_corners),
-        cmocka_unit_test(mixes_and_bssplit),
-        cmocka_unit_test(time_rate_distribution_files),
-        cmocka_unit_test(concurrent_jobs_are_groups),
-        cmocka_unit_test(unmappable_options),
-        cmocka_unit_test(garbage_is_refused),
-        cmocka_unit_test(fio_syntax),
-        cmocka_unit_test(foreign_engines_refused),
-        cmocka_unit_test(buffered_io),
-        cmocka_unit_test(runtime_is_the_runs),
-        cmocka_unit_test(offset_plus_size),
-        cmocka_unit_test(load_options),
+        cmocka_unit_test(test_defaults_are_fios),
+        cmocka_unit_test(test_four_corners),
+        cmocka_unit_test(test_mixes_and_bssplit),
+        cmocka_unit_test(test_time_rate_distribution_files),
+        cmocka_unit_test(test_concurrent_jobs_are_groups),
+        cmocka_unit_test(test_unmappable_options),
+        cmocka_unit_test(test_garbage_is_refused),
+        cmocka_unit_test(test_fio_syntax),
+        cmocka_unit_test(test_foreign_engines_refused),
+        cmocka_unit_test(test_buffered_io),
+        cmocka_unit_test(test_runtime_is_the_runs),
+        cmocka_unit_test(test_offset_plus_size),
+        cmocka_unit_test(test_load_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

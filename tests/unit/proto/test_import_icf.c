@@ -81,7 +81,7 @@ static const char *msgs(const struct result *r)
     return r->msgs.p ? r->msgs.p : "";
 }
 
-static void two_workers_merge(void **state)
+static void test_two_workers_merge(void **state)
 {
     static const char *const maps[] = {"1:=/dev/sdb"};
     char *text = slurp("two-workers.icf");
@@ -127,7 +127,7 @@ static void two_workers_merge(void **state)
     free(text);
 }
 
-static void date_header_and_cycle(void **state)
+static void test_date_header_and_cycle(void **state)
 {
     static const char *const maps[] = {"PHYSICALDRIVE:1=/dev/sdc"};
     char *text = slurp("qd-sweep-2006.icf");
@@ -150,7 +150,7 @@ static void date_header_and_cycle(void **state)
     free(text);
 }
 
-static void two_managers(void **state)
+static void test_two_managers(void **state)
 {
     static const char *const maps[] = {"C:=/dev/sdb", "D:=/dev/sdc"};
     char *text = slurp("two-managers-2004.icf");
@@ -171,7 +171,7 @@ static void two_managers(void **state)
     free(text);
 }
 
-static void unmappable(void **state)
+static void test_unmappable(void **state)
 {
     char *text = slurp("two-workers.icf");
     char *p;
@@ -214,7 +214,7 @@ static void unmappable(void **state)
     free(text);
 }
 
-static void garbage(void **state)
+static void test_garbage(void **state)
 {
     struct result r;
     (void)state;
@@ -251,7 +251,7 @@ static char *edited(const char *from, const char *to)
 /* A control character in any name or path of the file is refused by
  * common/text.h's policy, with the line, the field and the character
  * escaped; none reaches the messages raw. */
-static void control_characters_refused(void **state)
+static void test_control_characters_refused(void **state)
 {
     static const struct {
         const char *from, *to, *msg;
@@ -302,7 +302,7 @@ static unsigned count_lines(const struct result *r, const char *what)
 /* Starting sector, maximum disk size and align 0 are in the disk's
  * sectors: 4096 bytes with --sector-size 4096, and without it a non-zero
  * region is refused (one error) while align 0 is 512, noted once. */
-static void sector_size(void **state)
+static void test_sector_size(void **state)
 {
     static const char *const maps[] = {"PHYSICALDRIVE:1=/dev/sdb"};
     char *text = slurp("sectors-4kn.icf");
@@ -350,7 +350,7 @@ static void sector_size(void **state)
 
 /* A worker written after 'END manager list: Iometer never reads it; one
  * warning naming the lines, not one per line. */
-static void worker_after_end(void **state)
+static void test_worker_after_end(void **state)
 {
     static const char *const maps[] = {"PHYSICALDRIVE:1=/dev/sdb"};
     char *text = slurp("after-end.icf");
@@ -380,7 +380,7 @@ static void worker_after_end(void **state)
 
 /* A second section of a kind: Iometer reads the first only; one warning
  * each, and the workers are not doubled. */
-static void repeated_sections(void **state)
+static void test_repeated_sections(void **state)
 {
     static const char *const maps[] = {"PHYSICALDRIVE:1=/dev/sdb"};
     char *text = slurp("repeated.icf");
@@ -405,7 +405,7 @@ static void repeated_sections(void **state)
 }
 
 /* Wrong lines in a row, or the same fault in every worker: one message. */
-static void one_message_per_fault(void **state)
+static void test_one_message_per_fault(void **state)
 {
     char *text = slurp("two-workers.icf"), *p;
     struct result r;
@@ -435,11 +435,11 @@ static void one_message_per_fault(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(two_workers_merge), cmocka_unit_test(date_header_and_cycle),
-        cmocka_unit_test(two_managers),      cmocka_unit_test(unmappable),
-        cmocka_unit_test(garbage),           cmocka_unit_test(control_characters_refused),
-        cmocka_unit_test(sector_size),       cmocka_unit_test(worker_after_end),
-        cmocka_unit_test(repeated_sections), cmocka_unit_test(one_message_per_fault),
+        cmocka_unit_test(test_two_workers_merge), cmocka_unit_test(test_date_header_and_cycle),
+        cmocka_unit_test(test_two_managers),      cmocka_unit_test(test_unmappable),
+        cmocka_unit_test(test_garbage),           cmocka_unit_test(test_control_characters_refused),
+        cmocka_unit_test(test_sector_size),       cmocka_unit_test(test_worker_after_end),
+        cmocka_unit_test(test_repeated_sections), cmocka_unit_test(test_one_message_per_fault),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

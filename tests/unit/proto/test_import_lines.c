@@ -18,7 +18,7 @@
 #include "proto/import.h"
 #include "proto/import_lines.h"
 
-static void fio_style(void **state)
+static void test_fio_style(void **state)
 {
     char text[] = "[job] ; a job\r\n\n  bs=4k # small\n;only a comment\n\trw=read  \n";
     struct iof_buf msgs = IOF_BUF_INIT;
@@ -41,7 +41,7 @@ static void fio_style(void **state)
     iof_buf_free(&msgs);
 }
 
-static void vdbench_style(void **state)
+static void test_vdbench_style(void **state)
 {
     char text[] = "* comment\n/ comment\n  # comment\nsd=sd1,lun=/dev/sdb,\r\n  threads=8\n"
                   "sd=sd2,lun=\x1b[2J\nwd=wd1;x#y\n";
@@ -66,7 +66,7 @@ static void vdbench_style(void **state)
     iof_buf_free(&msgs);
 }
 
-static void bounds(void **state)
+static void test_bounds(void **state)
 {
     size_t n = IOF_IMPORT_MAX_LINE + 1;
     char *text = malloc(n + 16), *line;
@@ -103,9 +103,9 @@ static void bounds(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(fio_style),
-        cmocka_unit_test(vdbench_style),
-        cmocka_unit_test(bounds),
+        cmocka_unit_test(test_fio_style),
+        cmocka_unit_test(test_vdbench_style),
+        cmocka_unit_test(test_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

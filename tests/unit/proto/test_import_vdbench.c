@@ -80,7 +80,7 @@ static void refused(const char *text, const char *want)
 
 #define SD "sd=sd1,lun=/dev/sdb,openflags=o_direct\n"
 
-static void hcibench_profile(void **state)
+static void test_hcibench_profile(void **state)
 {
     struct result r;
     (void)state;
@@ -107,7 +107,7 @@ static void hcibench_profile(void **state)
     done(&r);
 }
 
-static void defaults_are_vdbenchs(void **state)
+static void test_defaults_are_vdbenchs(void **state)
 {
     struct result r;
     (void)state;
@@ -125,7 +125,7 @@ static void defaults_are_vdbenchs(void **state)
     done(&r);
 }
 
-static void syntax_comments_continuation_defaults(void **state)
+static void test_syntax_comments_continuation_defaults(void **state)
 {
     struct result r;
     (void)state;
@@ -143,7 +143,7 @@ static void syntax_comments_continuation_defaults(void **state)
     done(&r);
 }
 
-static void xfersize_distribution_and_skew(void **state)
+static void test_xfersize_distribution_and_skew(void **state)
 {
     struct result r;
     (void)state;
@@ -173,7 +173,7 @@ static void xfersize_distribution_and_skew(void **state)
             "p.vdb:4: error: rd=rd1 runs wd=a and wd=b on different SDs or ranges at once");
 }
 
-static void seekpct_forms(void **state)
+static void test_seekpct_forms(void **state)
 {
     struct result r;
     (void)state;
@@ -198,7 +198,7 @@ static void seekpct_forms(void **state)
     done(&r);
 }
 
-static void rates_and_curves(void **state)
+static void test_rates_and_curves(void **state)
 {
     struct result r;
     (void)state;
@@ -225,7 +225,7 @@ static void rates_and_curves(void **state)
     refused(SD "wd=wd1,sd=sd1\nrd=rd1,wd=wd1\n", "p.vdb:3: error: rd=rd1 has no iorate=");
 }
 
-static void for_loops(void **state)
+static void test_for_loops(void **state)
 {
     struct result r;
     (void)state;
@@ -248,7 +248,7 @@ static void for_loops(void **state)
             "cannot map forrdpct=(0,100): a for-loop over a mix");
 }
 
-static void refused_by_name(void **state)
+static void test_refused_by_name(void **state)
 {
     (void)state;
     refused(SD "wd=wd1,sd=sd1,rhpct=50\nrd=rd1,wd=wd1,iorate=max\n",
@@ -274,7 +274,7 @@ static void refused_by_name(void **state)
             "p.vdb:1: error: cannot map clients=4");
 }
 
-static void hot_bands_and_ranges(void **state)
+static void test_hot_bands_and_ranges(void **state)
 {
     struct result r;
     (void)state;
@@ -324,7 +324,7 @@ static void hot_bands_and_ranges(void **state)
             "of the I/Os to each SD's hit area");
 }
 
-static void buffered_approximated(void **state)
+static void test_buffered_approximated(void **state)
 {
     struct result r;
     (void)state;
@@ -337,7 +337,7 @@ static void buffered_approximated(void **state)
     done(&r);
 }
 
-static void data_and_several_runs(void **state)
+static void test_data_and_several_runs(void **state)
 {
     struct result r;
     (void)state;
@@ -361,7 +361,7 @@ static void data_and_several_runs(void **state)
             "p.vdb:6: error: rd=rd2 runs other SDs, threads, data or rate than rd=rd1");
 }
 
-static void variables(void **state)
+static void test_variables(void **state)
 {
     static const char *const vars[] = {"lun=/dev/sdc", "t=4", "xfer=8k", "unused_1=x"};
     const char *text = "sd=sd1,lun=$lun,openflags=o_direct,threads=!t\n"
@@ -400,7 +400,7 @@ static void variables(void **state)
     done(&r);
 }
 
-static void detect(void **state)
+static void test_detect(void **state)
 {
     const char *a = "* c\n\nsd=sd1,lun=/dev/sdb\n", *b = "[global]\nbs=4k\n";
     (void)state;
@@ -408,7 +408,7 @@ static void detect(void **state)
     assert_false(proto_import_vdbench_detect(b, strlen(b)));
 }
 
-static void garbage(void **state)
+static void test_garbage(void **state)
 {
     static const char *const bad[] = {"sd=",    "=x",        "sd=sd1,lun=(",         ",,,,",
                                       "rd=rd1", "wd=(a,b\n", "sd=sd1,lun=\x1b[2J\n", "\xff\xfe"};
@@ -424,20 +424,20 @@ static void garbage(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(hcibench_profile),
-        cmocka_unit_test(defaults_are_vdbenchs),
-        cmocka_unit_test(syntax_comments_continuation_defaults),
-        cmocka_unit_test(xfersize_distribution_and_skew),
-        cmocka_unit_test(seekpct_forms),
-        cmocka_unit_test(rates_and_curves),
-        cmocka_unit_test(for_loops),
-        cmocka_unit_test(refused_by_name),
-        cmocka_unit_test(hot_bands_and_ranges),
-        cmocka_unit_test(buffered_approximated),
-        cmocka_unit_test(data_and_several_runs),
-        cmocka_unit_test(variables),
-        cmocka_unit_test(detect),
-        cmocka_unit_test(garbage),
+        cmocka_unit_test(test_hcibench_profile),
+        cmocka_unit_test(test_defaults_are_vdbenchs),
+        cmocka_unit_test(test_syntax_comments_continuation_defaults),
+        cmocka_unit_test(test_xfersize_distribution_and_skew),
+        cmocka_unit_test(test_seekpct_forms),
+        cmocka_unit_test(test_rates_and_curves),
+        cmocka_unit_test(test_for_loops),
+        cmocka_unit_test(test_refused_by_name),
+        cmocka_unit_test(test_hot_bands_and_ranges),
+        cmocka_unit_test(test_buffered_approximated),
+        cmocka_unit_test(test_data_and_several_runs),
+        cmocka_unit_test(test_variables),
+        cmocka_unit_test(test_detect),
+        cmocka_unit_test(test_garbage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -95,13 +95,13 @@ static void expect_msg(const char *plan, const char *const *ov, size_t nov, cons
 
 /* One cmocka test per bad plan, so a failure names the case. */
 #define BAD(id, plan, msg)                                                                         \
-    static void bad_##id(void **state)                                                             \
+    static void test_bad_##id(void **state)                                                        \
     {                                                                                              \
         (void)state;                                                                               \
         expect_msg(plan, NULL, 0, msg);                                                            \
     }
 #define BAD_SET(id, plan, set, msg)                                                                \
-    static void bad_##id(void **state)                                                             \
+    static void test_bad_##id(void **state)                                                        \
     {                                                                                              \
         const char *ov[] = {set};                                                                  \
         (void)state;                                                                               \
@@ -123,7 +123,7 @@ BAD(json_line_col, "{\n  'name': 'p',\n  'run': {'duration': '5s',}\n}",
 
 /* A syntax error names the line and column, the token there and the likely
  * cause (raw text: no single-quote shorthand). */
-static void json_syntax_causes(void **state)
+static void test_json_syntax_causes(void **state)
 {
     static const struct {
         const char *text, *msg;
@@ -194,7 +194,7 @@ BAD(name_empty, "{'name':''," RUN "," SPECS "," WORKERS "}", "plan.json: name: m
 
 /* "notes": what an import approximated, kept and printed by validate, never
  * sent to the agents; strings only. */
-static void good_notes(void **state)
+static void test_good_notes(void **state)
 {
     struct iof_plan p;
     char *buf = NULL, *wire;
@@ -229,7 +229,7 @@ BAD(notes_not_array, "{" NAME ",'notes':'x'," RUN "," SPECS "," WORKERS "}",
 /* ---- run ---- */
 /* run.interval_histograms: left out AUTO, true ALWAYS, false NEVER; --set
  * too; the manager's key, never on the wire. */
-static void good_interval_histograms(void **state)
+static void test_good_interval_histograms(void **state)
 {
     struct iof_plan p;
     const char *ov[] = {"run.interval_histograms=false"};
@@ -721,7 +721,7 @@ BAD(target_path_escape, PLAN_TARGETS("{'path':'/dev/sd\\u001b[2Jb'}"),
     "plan.json: workers[0].targets[0].path: must not contain control characters, got \\x1b (a "
     "control character) at byte 7 of '/dev/sd\\x1b[2Jb'")
 /* fio's and Iometer's spellings of a size, all powers of 1024. */
-static void size_unit_spellings(void **state)
+static void test_size_unit_spellings(void **state)
 {
     static const struct {
         const char *s;
@@ -754,7 +754,7 @@ static void size_unit_spellings(void **state)
 }
 
 /* One policy (common/text.h) for every name: the plan's, a spec's, a group's. */
-static void names_utf8_allowed(void **state)
+static void test_names_utf8_allowed(void **state)
 {
     struct iof_plan p;
 
@@ -998,7 +998,7 @@ BAD_SET(set_engine_typo, GOOD, "workers[0].engine=libaoi",
 
 /* ---- bad plans that need code to build ---- */
 
-static void bad_raw_nul(void **state)
+static void test_bad_raw_nul(void **state)
 {
     static const char text[] = "{\"name\":\"a\0b\"}";
     struct iof_plan p;
@@ -1010,7 +1010,7 @@ static void bad_raw_nul(void **state)
     assert_string_equal(d.msg, "plan.json: line 1, column 11: NUL byte in the text");
 }
 
-static void bad_too_many_lines(void **state)
+static void test_bad_too_many_lines(void **state)
 {
     char plan[8192], lines[4096];
     size_t o = 0;
@@ -1023,7 +1023,7 @@ static void bad_too_many_lines(void **state)
     expect_msg(plan, NULL, 0, "plan.json: specs[0].lines: has 65 entries, the maximum is 64");
 }
 
-static void bad_name_too_long(void **state)
+static void test_bad_name_too_long(void **state)
 {
     char plan[1024], name[201];
 
@@ -1034,7 +1034,7 @@ static void bad_name_too_long(void **state)
     expect_msg(plan, NULL, 0, "plan.json: name: is too long: 200 bytes, the maximum is 127");
 }
 
-static void bad_path_too_long(void **state)
+static void test_bad_path_too_long(void **state)
 {
     static char plan[8192], path[5001];
 
@@ -1047,7 +1047,7 @@ static void bad_path_too_long(void **state)
                "4095");
 }
 
-static void bad_unknown_key_escaped(void **state)
+static void test_bad_unknown_key_escaped(void **state)
 {
     (void)state;
     /* A key with a control character is shown escaped, never raw. */
@@ -1056,7 +1056,7 @@ static void bad_unknown_key_escaped(void **state)
                "cycle, notes)");
 }
 
-static void bad_file_missing(void **state)
+static void test_bad_file_missing(void **state)
 {
     struct iof_plan p;
     struct iof_diag d;
@@ -1106,7 +1106,7 @@ BAD(no_duration_anywhere,
     "plan.json: run.duration: required but missing (specs[1] has neither a duration nor an "
     "io_limit of its own)")
 
-static void good_rate_and_spec_timing(void **state)
+static void test_good_rate_and_spec_timing(void **state)
 {
     struct iof_plan p;
     const char *ov[] = {"workers[0].rate.mibps=2.5", "workers[0].rate.arrival=poisson"};
@@ -1161,7 +1161,7 @@ static void good_rate_and_spec_timing(void **state)
     iof_plan_free(&p);
 }
 
-static void good_offset_increment(void **state)
+static void test_good_offset_increment(void **state)
 {
     struct iof_plan p;
     const char *ov[] = {"workers[0].offset_increment=25%"};
@@ -1184,7 +1184,7 @@ static void good_offset_increment(void **state)
     iof_plan_free(&p);
 }
 
-static void good_data(void **state)
+static void test_good_data(void **state)
 {
     struct iof_plan p;
 
@@ -1211,7 +1211,7 @@ static void good_data(void **state)
     iof_plan_free(&p);
 }
 
-static void good_verify(void **state)
+static void test_good_verify(void **state)
 {
     struct iof_plan p;
 
@@ -1236,7 +1236,7 @@ static void good_verify(void **state)
 }
 
 /* run.target_histograms: left out AUTO, true ALWAYS, false NEVER; --set too. */
-static void good_target_histograms(void **state)
+static void test_good_target_histograms(void **state)
 {
     struct iof_plan p;
     const char *ov[] = {"run.target_histograms=true"};
@@ -1265,7 +1265,7 @@ static void good_target_histograms(void **state)
     }
 }
 
-static void good_defaults(void **state)
+static void test_good_defaults(void **state)
 {
     struct iof_plan p;
     const struct iof_line *l;
@@ -1332,7 +1332,7 @@ static const char brief_plan[] =
     "  'cycle': {'queue_depth': {'from': 1, 'to': 64, 'step': 'x2'}}\n"
     "}\n";
 
-static void good_brief_example(void **state)
+static void test_good_brief_example(void **state)
 {
     struct iof_plan p;
     const struct iof_line *l;
@@ -1371,7 +1371,7 @@ static void good_brief_example(void **state)
     iof_plan_free(&p);
 }
 
-static void good_everything(void **state)
+static void test_good_everything(void **state)
 {
     struct iof_plan p;
     const struct iof_worker_cfg *w;
@@ -1436,7 +1436,7 @@ static void good_everything(void **state)
     iof_plan_free(&p);
 }
 
-static void good_quickstart_config(void **state)
+static void test_good_quickstart_config(void **state)
 {
     char path[4096];
     const char *slash = strrchr(__FILE__, '/');
@@ -1477,7 +1477,7 @@ static void good_quickstart_config(void **state)
     iof_plan_free(&p);
 }
 
-static void good_load_file(void **state)
+static void test_good_load_file(void **state)
 {
     char path[] = "/tmp/iof_test_plan_XXXXXX";
     int fd = mkstemp(path);
@@ -1499,7 +1499,7 @@ static void good_load_file(void **state)
     iof_plan_free(&p);
 }
 
-static void good_no_diag(void **state)
+static void test_good_no_diag(void **state)
 {
     struct iof_plan p;
     const char *text = "{}";
@@ -1511,7 +1511,7 @@ static void good_no_diag(void **state)
 
 /* ---- units ---- */
 
-static void units_sizes(void **state)
+static void test_units_sizes(void **state)
 {
     static const struct {
         const char *s;
@@ -1554,7 +1554,7 @@ static void units_sizes(void **state)
     }
 }
 
-static void units_durations(void **state)
+static void test_units_durations(void **state)
 {
     static const struct {
         const char *s;
@@ -1590,7 +1590,7 @@ static void units_durations(void **state)
     }
 }
 
-static void units_format(void **state)
+static void test_units_format(void **state)
 {
     char b[32];
 
@@ -1627,7 +1627,7 @@ static void units_format(void **state)
     assert_string_equal(b, "5ns");
 }
 
-static void units_in_plans(void **state)
+static void test_units_in_plans(void **state)
 {
     struct iof_plan p;
 
@@ -1656,7 +1656,7 @@ static void units_in_plans(void **state)
 
 /* ---- cycles and expansion ---- */
 
-static void expand_exponential(void **state)
+static void test_expand_exponential(void **state)
 {
     struct iof_plan p;
     struct iof_test *t;
@@ -1682,7 +1682,7 @@ static void expand_exponential(void **state)
     iof_plan_free(&p);
 }
 
-static void expand_linear(void **state)
+static void test_expand_linear(void **state)
 {
     struct iof_plan p;
     struct iof_test *t;
@@ -1706,7 +1706,7 @@ static void expand_linear(void **state)
     iof_plan_free(&p);
 }
 
-static void expand_exponential_uneven(void **state)
+static void test_expand_exponential_uneven(void **state)
 {
     struct iof_plan p;
     struct iof_test *t;
@@ -1727,7 +1727,7 @@ static void expand_exponential_uneven(void **state)
     iof_plan_free(&p);
 }
 
-static void expand_spec_major(void **state)
+static void test_expand_spec_major(void **state)
 {
     struct iof_plan p;
     struct iof_test *t;
@@ -1778,7 +1778,7 @@ static void expand_spec_major(void **state)
     iof_plan_free(&p);
 }
 
-static void expand_targets_and_workers(void **state)
+static void test_expand_targets_and_workers(void **state)
 {
     struct iof_plan p;
     struct iof_test *t;
@@ -1828,7 +1828,7 @@ static void expand_targets_and_workers(void **state)
     iof_plan_free(&p);
 }
 
-static void names(void **state)
+static void test_names(void **state)
 {
     (void)state;
     assert_string_equal(iof_pattern_name(IOF_PATTERN_REPEAT), "repeat");
@@ -1842,7 +1842,7 @@ static void names(void **state)
 
 /* ---- --set, good ---- */
 
-static void set_good(void **state)
+static void test_set_good(void **state)
 {
     const char *ov[] = {
         "run.duration=10s",
@@ -1885,7 +1885,7 @@ static void set_good(void **state)
     iof_plan_free(&p);
 }
 
-static void set_creates_and_removes(void **state)
+static void test_set_creates_and_removes(void **state)
 {
     const char *add[] = {"cycle.workers.from=2", "cycle.workers.to=8", "cycle.workers.step=+2"};
     const char *rm[] = {"cycle"};
@@ -1930,7 +1930,7 @@ static void set_creates_and_removes(void **state)
 
 /* ---- printing ---- */
 
-static void print_plan(void **state)
+static void test_print_plan(void **state)
 {
     struct iof_plan p;
     char *buf = NULL;
@@ -1960,7 +1960,7 @@ static void print_plan(void **state)
 }
 
 /* io_uring with polled completion: parsed, overridable, printed. */
-static void good_io_uring_hipri(void **state)
+static void test_good_io_uring_hipri(void **state)
 {
     const char *off[] = {"workers[0].hipri=false"};
     struct iof_plan p;
@@ -2065,7 +2065,7 @@ static void test_node_share_limits(void **state)
 /* "offset"/"size" as percentages: kept as written, resolved against the
  * target's size by iof_target_range() (the agent calls it once the size is
  * known), rounded down to the alignment. */
-static void good_range_pct(void **state)
+static void test_good_range_pct(void **state)
 {
     struct iof_plan p;
     const struct iof_target_cfg *t;
@@ -2125,7 +2125,7 @@ static void good_range_pct(void **state)
 /* {A..B} in a target path: B-A+1 targets in order, the entry's other keys
  * copied to each; zero padding as bash's {00..09}; braces without ".." are
  * plain characters. */
-static void good_path_template(void **state)
+static void test_good_path_template(void **state)
 {
     struct iof_plan p;
     const struct iof_worker_cfg *w;
@@ -2168,7 +2168,7 @@ static void good_path_template(void **state)
 /* "cycle": {"size", "read", "random"} expands each single-line spec into
  * the cross product, first axis outermost, named after what each line does;
  * a worker-parameter cycle multiplies the tests as before. */
-static void scycle_expand(void **state)
+static void test_scycle_expand(void **state)
 {
     static const char *want[] = {
         "4k 100% read 100% random", "4k 0% read 100% random",   "4k 100% read 0% random",
@@ -2248,7 +2248,7 @@ static void scycle_expand(void **state)
 int main(void)
 {
 #define T(f) cmocka_unit_test(f)
-#define B(id) cmocka_unit_test(bad_##id)
+#define B(id) cmocka_unit_test(test_bad_##id)
     const struct CMUnitTest tests[] = {
         B(json_syntax),
         B(json_trailing),
@@ -2342,9 +2342,9 @@ int main(void)
         B(duration_too_long_seconds),
         B(target_path_newline),
         B(target_path_escape),
-        T(names_utf8_allowed),
-        T(json_syntax_causes),
-        T(size_unit_spellings),
+        T(test_names_utf8_allowed),
+        T(test_json_syntax_causes),
+        T(test_size_unit_spellings),
         B(size_unknown_unit),
         B(size_decimal_unit),
         B(plan_name_escape),
@@ -2446,14 +2446,14 @@ int main(void)
         B(set_engine_typo),
         B(set_hipri_libaio),
         B(file_missing),
-        T(good_defaults),
-        T(good_target_histograms),
-        T(good_interval_histograms),
-        T(good_notes),
+        T(test_good_defaults),
+        T(test_good_target_histograms),
+        T(test_good_interval_histograms),
+        T(test_good_notes),
         B(notes_not_string),
         B(notes_not_array),
-        T(good_offset_increment),
-        T(good_rate_and_spec_timing),
+        T(test_good_offset_increment),
+        T(test_good_rate_and_spec_timing),
         B(rate_empty),
         B(rate_both),
         B(rate_zero),
@@ -2469,32 +2469,32 @@ int main(void)
         B(io_limit_bad),
         B(spec_duration_below_interval),
         B(no_duration_anywhere),
-        T(good_data),
-        T(good_verify),
+        T(test_good_data),
+        T(test_good_verify),
         B(offset_increment_unaligned),
         B(offset_increment_pct_big),
         B(offset_increment_pct_fraction),
         B(offset_increment_bool),
         B(offset_increment_bad_size),
-        T(good_brief_example),
-        T(good_everything),
-        T(good_quickstart_config),
-        T(good_load_file),
-        T(good_no_diag),
-        T(units_sizes),
-        T(units_durations),
-        T(units_format),
-        T(units_in_plans),
-        T(expand_exponential),
-        T(expand_linear),
-        T(expand_exponential_uneven),
-        T(expand_spec_major),
-        T(expand_targets_and_workers),
-        T(names),
-        T(set_good),
-        T(set_creates_and_removes),
-        T(print_plan),
-        T(good_io_uring_hipri),
+        T(test_good_brief_example),
+        T(test_good_everything),
+        T(test_good_quickstart_config),
+        T(test_good_load_file),
+        T(test_good_no_diag),
+        T(test_units_sizes),
+        T(test_units_durations),
+        T(test_units_format),
+        T(test_units_in_plans),
+        T(test_expand_exponential),
+        T(test_expand_linear),
+        T(test_expand_exponential_uneven),
+        T(test_expand_spec_major),
+        T(test_expand_targets_and_workers),
+        T(test_names),
+        T(test_set_good),
+        T(test_set_creates_and_removes),
+        T(test_print_plan),
+        T(test_good_io_uring_hipri),
         T(test_node_share_limits),
         B(range_pct_offset_100),
         B(range_pct_size_0),
@@ -2511,8 +2511,8 @@ int main(void)
         B(template_huge),
         B(template_total),
         B(template_two_sizes),
-        T(good_range_pct),
-        T(good_path_template),
+        T(test_good_range_pct),
+        T(test_good_path_template),
         B(scycle_not_array),
         B(scycle_empty),
         B(scycle_read_range),
@@ -2523,7 +2523,7 @@ int main(void)
         B(scycle_no_single),
         B(scycle_two_params),
         B(scycle_name_clash),
-        T(scycle_expand),
+        T(test_scycle_expand),
     };
 #undef B
 #undef T
