@@ -48,38 +48,13 @@ void msgj_mkpath(char path[PATH_BUF], const char *prefix, const char *key)
 }
 
 /* Offset of the first byte that breaks UTF-8 (overlongs, surrogates and
- * code points above U+10FFFF included), or n when s is valid. */
+ * code points above U+10FFFF included), or n when s (NUL-terminated, n its
+ * length) is valid: common/text.h's decoder, the one of the text policy. */
 static size_t utf8_bad_offset(const unsigned char *s, size_t n)
 {
-    size_t i = 0;
+    size_t i = 0, len;
     while (i < n) {
-        unsigned c = s[i];
-        size_t len;
-        uint32_t cp;
-        if (c < 0x80) {
-            i++;
-            continue;
-        } else if (c >= 0xc2 && c <= 0xdf) {
-            len = 2;
-            cp = c & 0x1f;
-        } else if (c >= 0xe0 && c <= 0xef) {
-            len = 3;
-            cp = c & 0x0f;
-        } else if (c >= 0xf0 && c <= 0xf4) {
-            len = 4;
-            cp = c & 0x07;
-        } else {
-            return i;
-        }
-        if (n - i < len)
-            return i;
-        for (size_t k = 1; k < len; k++) {
-            if ((s[i + k] & 0xc0) != 0x80)
-                return i;
-            cp = cp << 6 | (s[i + k] & 0x3f);
-        }
-        if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-            (cp >= 0xd800 && cp <= 0xdfff))
+        if (iof_text_utf8_next(s + i, &len) < 0)
             return i;
         i += len;
     }

@@ -869,6 +869,17 @@ static void test_wrong_values(void **state)
          "hello.inventory.targets[0].model: not valid UTF-8 (byte 0)"},
         {"\"ST1000NM0033\"", "\"\xc0\xaf\"",
          "hello.inventory.targets[0].model: not valid UTF-8 (byte 0)"},
+        /* 3- and 4-byte overlongs, above U+10FFFF, a lone continuation, a cut end */
+        {"\"ST1000NM0033\"", "\"\xe0\x80\xaf\"",
+         "hello.inventory.targets[0].model: not valid UTF-8 (byte 0)"},
+        {"\"ST1000NM0033\"", "\"\xf0\x8f\xbf\xbf\"",
+         "hello.inventory.targets[0].model: not valid UTF-8 (byte 0)"},
+        {"\"ST1000NM0033\"", "\"\xf4\x90\x80\x80\"",
+         "hello.inventory.targets[0].model: not valid UTF-8 (byte 0)"},
+        {"\"ST1000NM0033\"", "\"ST\x80\"",
+         "hello.inventory.targets[0].model: not valid UTF-8 (byte 2)"},
+        {"\"ST1000NM0033\"", "\"ST\xe6\x97\"",
+         "hello.inventory.targets[0].model: not valid UTF-8 (byte 2)"},
         {"\"ST1000NM0033\"",
          "\"ST\xc2\x9b"
          "2J\"",
