@@ -10,10 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Integers up to 2^53 are exact in a double; plans and messages hold no
- * larger JSON numbers (bigger values travel as strings). */
-#define JSON_EXACT_MAX 9007199254740992.0
-
 /* Replaces, below parent, every integral number by raw text of its exact
  * digits. */
 static int make_exact(cJSON *parent)
@@ -22,7 +18,8 @@ static int make_exact(cJSON *parent)
     while (it) {
         cJSON *next = it->next;
         if (cJSON_IsNumber(it) && isfinite(it->valuedouble) &&
-            fabs(it->valuedouble) <= JSON_EXACT_MAX && it->valuedouble == floor(it->valuedouble)) {
+            fabs(it->valuedouble) <= PROTO_JSON_EXACT_MAX &&
+            it->valuedouble == floor(it->valuedouble)) {
             char text[32];
             cJSON *raw;
             if (it->valuedouble < 0)

@@ -6,6 +6,11 @@
 
 #include <cjson/cJSON.h>
 
+/* 2^53: every integer up to it is exact in a double, the type cJSON (and
+ * JavaScript) read JSON numbers into. Plans and messages hold no larger JSON
+ * numbers; bigger values travel as strings. */
+#define PROTO_JSON_EXACT_MAX 9007199254740992.0
+
 /* Compact JSON text of item with every integral number written exactly
  * (cJSON's own printer rounds some integers above 10^15 to 15 digits).
  * Returns new text (free()) or NULL on ENOMEM. item is not modified. */

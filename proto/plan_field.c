@@ -229,7 +229,7 @@ int plan_json_uint(struct pctx *c, const cJSON *it, uint64_t min, uint64_t max, 
 
     if (rc)
         return rc;
-    if (d < (double)min || d > (double)max || d > JSON_MAX_EXACT) {
+    if (d < (double)min || d > (double)max || d > PROTO_JSON_EXACT_MAX) {
         snprintf(lo, sizeof(lo), "%" PRIu64, min);
         snprintf(hi, sizeof(hi), "%" PRIu64, max);
         return range_fail(c, lo, hi, true, true, it);
@@ -270,7 +270,7 @@ int plan_json_size(struct pctx *c, const cJSON *it, uint64_t *out)
             return rc;
         if (d < 0)
             return fail(c, "must not be negative, got %s", plan_got(g, sizeof(g), it));
-        if (d > JSON_MAX_EXACT)
+        if (d > PROTO_JSON_EXACT_MAX)
             return fail(c, "too large for a JSON number, got %s; write it as a string like \"16t\"",
                         plan_got(g, sizeof(g), it));
         *out = (uint64_t)d;

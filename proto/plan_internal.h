@@ -21,9 +21,9 @@
 #include "common/engine_facts.h"
 #include "common/err.h"
 #include "common/spec.h"
+#include "proto/json.h"
 #include "proto/plan.h"
 
-#define JSON_MAX_EXACT 9007199254740992.0   /* 2^53: larger JSON numbers lose precision */
 #define DIRECT_IO_ALIGN 512u                /* O_DIRECT granule that holds on every device */
 #define TEST_FILE_ALIGN 4096u               /* test files: whole 4 KiB blocks */
 #define NS_PER_MS ((uint64_t)IOF_NS_PER_MS) /* uint64_t, for PRIu64 */

@@ -118,7 +118,7 @@ static const struct field worker_fields[] = {
      .flags = PF_REQUIRED, .help = "the files and devices each worker drives"},
     {"pattern", PK_ENUM, AT(struct iof_worker_cfg, pattern), .def = IOF_PATTERN_RANDOM,
      NAMES(plan_pattern_names), .help = "the data written"},
-    {"seed", PK_INT, AT(struct iof_worker_cfg, seed), .max = (uint64_t)JSON_MAX_EXACT,
+    {"seed", PK_INT, AT(struct iof_worker_cfg, seed), .max = (uint64_t)PROTO_JSON_EXACT_MAX,
      .flags = PF_REQUIRED, .help = "seed of the offset generator, for repeatable offsets"},
     {"offset_increment", PK_SIZE, VAR_U64, .max = UINT64_MAX,
      .help = "where worker i starts in each range: i times a size (a multiple of 512) or "
