@@ -61,7 +61,13 @@ struct mgr_run {
     const char *plan_text;
     char *wire_text; /* plan_text as agents receive it (proto_plan_wire_text), owned */
     const struct mgr_run_opts *o;
-    struct mgr_fleet f; /* the agents, and what their connections need */
+    struct mgr_run_env env;
+    struct mgr_fleet *f;  /* the agents, and what their connections need: own or borrowed */
+    struct mgr_fleet own; /* f when the run has agents of its own */
+    /* A borrowed fleet's callbacks and stage, handed back at the end. */
+    struct mgr_fleet lent;
+    unsigned closing; /* handles of the run still closing (cl_close_handle) */
+    bool completed;   /* done called */
     unsigned expect;
     struct iof_listener *listener;
     struct iof_tls_ctx *tls_server; /* for --listen */
@@ -106,9 +112,9 @@ static struct mgr_run *cl_of(const struct mgr_agent *a)
 static void cl_set_phase(struct mgr_run *c, enum mgr_run_phase ph)
 {
     c->phase = ph;
-    c->f.stage = ph == MGR_PH_CONNECT ? MGR_FLEET_CONNECT
-                 : ph == MGR_PH_DONE  ? MGR_FLEET_OVER
-                                      : MGR_FLEET_STARTED;
+    c->f->stage = ph == MGR_PH_CONNECT ? MGR_FLEET_CONNECT
+                  : ph == MGR_PH_DONE  ? MGR_FLEET_OVER
+                                       : MGR_FLEET_STARTED;
 }
 
 static void cl_next_test(struct mgr_run *c);
@@ -117,6 +123,7 @@ static void cl_check_prepared(struct mgr_run *c);
 static void cl_check_results(struct mgr_run *c);
 static void cl_progress(struct mgr_run *c);
 static void cl_finish(struct mgr_run *c);
+static void cl_close_handle(struct mgr_run *c, uv_handle_t *h);
 
 /* How long after a test's end (or after an agent's last read-back progress,
  * verify_mode "after") the results may take: CL_RESULT_GRACE_NS, or
@@ -138,17 +145,17 @@ static uint64_t cl_result_grace_ns(void)
 static unsigned cl_count_up(const struct mgr_run *c)
 {
     unsigned n = 0;
-    for (size_t i = 0; i < c->f.nagents; i++)
-        n += mgr_session_is_up(mgr_agent_state(&c->f.agents[i]));
+    for (size_t i = 0; i < c->f->nagents; i++)
+        n += mgr_session_is_up(mgr_agent_state(&c->f->agents[i]));
     return n;
 }
 
 /* Failed agents the run does not go on without (--min-agents leaves some out). */
 static unsigned cl_count_failed(const struct mgr_run *c)
 {
-    unsigned n = c->f.tally.n[MGR_SESSION_FAILED];
-    for (size_t i = 0; i < c->f.nagents && n; i++)
-        n -= c->f.agents[i].left_out && mgr_agent_state(&c->f.agents[i]) == MGR_SESSION_FAILED;
+    unsigned n = c->f->tally.n[MGR_SESSION_FAILED];
+    for (size_t i = 0; i < c->f->nagents && n; i++)
+        n -= c->f->agents[i].left_out && mgr_agent_state(&c->f->agents[i]) == MGR_SESSION_FAILED;
     return n;
 }
 
@@ -167,8 +174,8 @@ static void cl_leave_out(struct mgr_run *c, unsigned ready)
     unsigned total = c->listener ? c->expect : (unsigned)c->o->nagents, n = 0;
     struct iof_buf who = IOF_BUF_INIT;
 
-    for (size_t i = 0; i < c->f.nagents; i++) {
-        struct mgr_agent *a = &c->f.agents[i];
+    for (size_t i = 0; i < c->f->nagents; i++) {
+        struct mgr_agent *a = &c->f->agents[i];
         if (a->left_out || mgr_agent_state(a) != MGR_SESSION_FAILED)
             continue;
         a->left_out = true;
@@ -213,13 +220,13 @@ static void cl_sinks_run_begin(struct mgr_run *c)
 
     if (!c->o->nsinks)
         return;
-    c->infos = calloc(c->f.nagents ? c->f.nagents : 1, sizeof(*c->infos));
-    for (size_t i = 0; c->infos && i < c->f.nagents; i++) {
-        if (!mgr_session_is_up(mgr_agent_state(&c->f.agents[i])))
+    c->infos = calloc(c->f->nagents ? c->f->nagents : 1, sizeof(*c->infos));
+    for (size_t i = 0; c->infos && i < c->f->nagents; i++) {
+        if (!mgr_session_is_up(mgr_agent_state(&c->f->agents[i])))
             continue;
-        c->infos[n].name = c->f.agents[i].name;
-        c->infos[n].endpoint = c->f.agents[i].endpoint;
-        c->infos[n].hello = &c->f.agents[i].info;
+        c->infos[n].name = c->f->agents[i].name;
+        c->infos[n].endpoint = c->f->agents[i].endpoint;
+        c->infos[n].hello = &c->f->agents[i].info;
         n++;
     }
     ri.agents = c->infos;
@@ -250,13 +257,13 @@ static bool cl_not_gone(enum mgr_session_state st)
 
 static unsigned cl_members(const struct mgr_run *c)
 {
-    return mgr_session_tally_count(&c->f.tally, cl_not_gone, true);
+    return mgr_session_tally_count(&c->f->tally, cl_not_gone, true);
 }
 
 /* As many as cl_part() is true for. */
 static unsigned cl_live(const struct mgr_run *c)
 {
-    return mgr_session_tally_count(&c->f.tally, cl_part_state(c), false);
+    return mgr_session_tally_count(&c->f->tally, cl_part_state(c), false);
 }
 
 static unsigned cl_live_hook(void *arg)
@@ -359,8 +366,8 @@ static void cl_rate_plan(struct mgr_run *c)
 
     t->rate_frac = frac;
     t->rate_target = 0;
-    for (size_t i = 0; i < c->f.nagents; i++) {
-        struct mgr_agent *a = &c->f.agents[i];
+    for (size_t i = 0; i < c->f->nagents; i++) {
+        struct mgr_agent *a = &c->f->agents[i];
         mgr_agent_rates_clear(a, t->cycle_param == IOF_CYCLE_RATE && t->cycle_value == 0);
         if (frac <= 0 || !cl_part(c, a))
             continue;
@@ -438,8 +445,8 @@ static bool cl_absent(const struct mgr_run *c, const struct mgr_agent *a)
 {
     if (!a->s.member || mgr_agent_state(a) == MGR_SESSION_GONE || a->agg.role != MGR_AGG_NONE)
         return false;
-    for (size_t i = 0; i < c->f.nagents; i++) {
-        const struct mgr_agent *o = &c->f.agents[i];
+    for (size_t i = 0; i < c->f->nagents; i++) {
+        const struct mgr_agent *o = &c->f->agents[i];
         if (o == a || strcmp(o->name, a->name))
             continue;
         if (o->agg.role != MGR_AGG_NONE ||
@@ -453,44 +460,44 @@ static bool cl_absent(const struct mgr_run *c, const struct mgr_agent *a)
 
 static void cl_send_all(struct mgr_run *c, const struct proto_msg *m)
 {
-    for (size_t i = 0; i < c->f.nagents; i++)
-        if (mgr_session_is_up(mgr_agent_state(&c->f.agents[i])))
-            proto_link_send(c->f.agents[i].link, m);
+    for (size_t i = 0; i < c->f->nagents; i++)
+        if (mgr_session_is_up(mgr_agent_state(&c->f->agents[i])))
+            proto_link_send(c->f->agents[i].link, m);
 }
 
 static void cl_end_test(struct mgr_run *c)
 {
     uint64_t now = iof_now_ns(), measured = c->run.duration_ns;
-    struct mgr_agg_node **nodes = calloc(c->f.nagents ? c->f.nagents : 1, sizeof(*nodes));
+    struct mgr_agg_node **nodes = calloc(c->f->nagents ? c->f->nagents : 1, sizeof(*nodes));
     size_t n = 0;
 
     cl_publish_ready(c, true);
     /* Nothing measured is dropped: a node lost in the test keeps the
      * intervals that arrived; an agent of the run not in it is named. */
-    for (size_t i = 0; i < c->f.nagents; i++)
-        if (c->f.agents[i].agg.role == MGR_AGG_LOST && mgr_agg_lost(&c->agg, &c->f.agents[i].agg) &&
-            c->rc < 1)
+    for (size_t i = 0; i < c->f->nagents; i++)
+        if (c->f->agents[i].agg.role == MGR_AGG_LOST &&
+            mgr_agg_lost(&c->agg, &c->f->agents[i].agg) && c->rc < 1)
             c->rc = 1;
-    for (size_t i = 0; i < c->f.nagents; i++)
-        if (cl_absent(c, &c->f.agents[i]))
-            mgr_agg_absent(&c->agg, &c->f.agents[i].agg,
-                           c->f.agents[i].why[0] ? c->f.agents[i].why : "not back yet");
+    for (size_t i = 0; i < c->f->nagents; i++)
+        if (cl_absent(c, &c->f->agents[i]))
+            mgr_agg_absent(&c->agg, &c->f->agents[i].agg,
+                           c->f->agents[i].why[0] ? c->f->agents[i].why : "not back yet");
     if ((c->rc == 130 || c->ended_early) && now < c->end) {
         /* Stopped early (interrupted, or every worker reached its
          * io_limit): the ALL row covers the longest window an agent
          * measured (one agent: exactly its NODE row). */
         measured = 0;
-        for (size_t i = 0; i < c->f.nagents; i++)
-            if (c->f.agents[i].agg.role == MGR_AGG_RESULT &&
-                c->f.agents[i].agg.measured_ns > measured)
-                measured = c->f.agents[i].agg.measured_ns;
+        for (size_t i = 0; i < c->f->nagents; i++)
+            if (c->f->agents[i].agg.role == MGR_AGG_RESULT &&
+                c->f->agents[i].agg.measured_ns > measured)
+                measured = c->f->agents[i].agg.measured_ns;
         if (!measured)
             measured = now > c->measure_start ? now - c->measure_start : 0;
     }
     /* An agent's own window may have been shorter (stopped): the ALL row
      * uses the window as the manager saw it; per-agent rows their own. */
-    for (size_t i = 0; nodes && i < c->f.nagents; i++)
-        nodes[n++] = &c->f.agents[i].agg;
+    for (size_t i = 0; nodes && i < c->f->nagents; i++)
+        nodes[n++] = &c->f->agents[i].agg;
     {
         struct mgr_agg_end e = {
             .nodes = nodes, .nnodes = n, .measured_ns = measured, .interrupted = c->rc == 130};
@@ -508,8 +515,9 @@ static void cl_end_test(struct mgr_run *c)
 
 static void cl_check_results(struct mgr_run *c)
 {
-    for (size_t i = 0; i < c->f.nagents; i++)
-        if (cl_part(c, &c->f.agents[i]) && mgr_agent_state(&c->f.agents[i]) != MGR_SESSION_RESULTED)
+    for (size_t i = 0; i < c->f->nagents; i++)
+        if (cl_part(c, &c->f->agents[i]) &&
+            mgr_agent_state(&c->f->agents[i]) != MGR_SESSION_RESULTED)
             return;
     cl_end_test(c);
 }
@@ -519,9 +527,9 @@ static void cl_start_test(struct mgr_run *c)
     struct proto_msg m;
     uint64_t max_rtt = 0;
 
-    for (size_t i = 0; i < c->f.nagents; i++)
-        if (cl_part(c, &c->f.agents[i]) && c->f.agents[i].best_rtt > max_rtt)
-            max_rtt = c->f.agents[i].best_rtt;
+    for (size_t i = 0; i < c->f->nagents; i++)
+        if (cl_part(c, &c->f->agents[i]) && c->f->agents[i].best_rtt > max_rtt)
+            max_rtt = c->f->agents[i].best_rtt;
     c->run = iof_test_run(c->p, &c->tests[c->cur]);
     c->ended_early = false;
     c->start_at = iof_now_ns() + CL_START_LEAD_MS * IOF_NS_PER_MS + max_rtt;
@@ -534,8 +542,8 @@ static void cl_start_test(struct mgr_run *c)
     cl_set_phase(c, MGR_PH_RUN);
     c->live_cache = cl_live(c);
     c->deadline = c->end + cl_result_grace_ns();
-    for (size_t i = 0; i < c->f.nagents; i++) {
-        struct mgr_agent *a = &c->f.agents[i];
+    for (size_t i = 0; i < c->f->nagents; i++) {
+        struct mgr_agent *a = &c->f->agents[i];
         if (!cl_part(c, a))
             continue;
         mgr_agent_fire(a, MGR_SESSION_EV_START);
@@ -553,9 +561,9 @@ static void cl_start_test(struct mgr_run *c)
  * offset: the start may go. */
 static bool cl_all_synced(const struct mgr_run *c)
 {
-    for (size_t i = 0; i < c->f.nagents; i++) {
-        enum mgr_session_state st = mgr_agent_state(&c->f.agents[i]);
-        if (cl_part(c, &c->f.agents[i]) && (st == MGR_SESSION_PROBING || st == MGR_SESSION_SETUP))
+    for (size_t i = 0; i < c->f->nagents; i++) {
+        enum mgr_session_state st = mgr_agent_state(&c->f->agents[i]);
+        if (cl_part(c, &c->f->agents[i]) && (st == MGR_SESSION_PROBING || st == MGR_SESSION_SETUP))
             return false;
     }
     return true;
@@ -625,8 +633,8 @@ static unsigned cl_send_plan(struct mgr_run *c)
     plan.u.plan.text = c->wire_text;
     plan.u.plan.len = strlen(c->wire_text);
     proto_msg_init(&prep, PROTO_MSG_PREPARE);
-    for (size_t i = 0; i < c->f.nagents; i++) {
-        struct mgr_agent *a = &c->f.agents[i];
+    for (size_t i = 0; i < c->f->nagents; i++) {
+        struct mgr_agent *a = &c->f->agents[i];
         if (mgr_agent_state(a) != MGR_SESSION_READY || !cl_rate_agent_ok(a))
             continue;
         /* run.cleanup travels in the prepare, from protocol 1.2 on. */
@@ -652,18 +660,18 @@ static void cl_next_test(struct mgr_run *c)
         return;
     }
     /* An agent that came back prepares before it takes part. */
-    for (size_t i = 0; i < c->f.nagents; i++) {
-        if (mgr_agent_state(&c->f.agents[i]) == MGR_SESSION_RESULTED)
-            mgr_agent_fire(&c->f.agents[i], MGR_SESSION_EV_TEST_END);
-        mgr_agg_node_clear_role(&c->f.agents[i].agg);
+    for (size_t i = 0; i < c->f->nagents; i++) {
+        if (mgr_agent_state(&c->f->agents[i]) == MGR_SESSION_RESULTED)
+            mgr_agent_fire(&c->f->agents[i], MGR_SESSION_EV_TEST_END);
+        mgr_agg_node_clear_role(&c->f->agents[i].agg);
     }
     if (cl_send_plan(c)) {
         cl_set_phase(c, MGR_PH_PREPARE);
         c->deadline = 0;
         return;
     }
-    for (size_t i = 0; i < c->f.nagents; i++)
-        ready += mgr_agent_state(&c->f.agents[i]) == MGR_SESSION_PREPARED;
+    for (size_t i = 0; i < c->f->nagents; i++)
+        ready += mgr_agent_state(&c->f->agents[i]) == MGR_SESSION_PREPARED;
     if (ready == 0) {
         cl_finish(c);
         return;
@@ -674,8 +682,8 @@ static void cl_next_test(struct mgr_run *c)
     /* An agent of 1.4 or later sets the test up first (setup, ready),
      * then its clock is probed; an older one sets up inside the start's
      * lead. */
-    for (size_t i = 0; i < c->f.nagents; i++) {
-        struct mgr_agent *a = &c->f.agents[i];
+    for (size_t i = 0; i < c->f->nagents; i++) {
+        struct mgr_agent *a = &c->f->agents[i];
         if (mgr_agent_state(a) != MGR_SESSION_PREPARED)
             continue;
         mgr_agent_fire(a, proto_setup_ok(a->info.minor) ? MGR_SESSION_EV_SETUP_SENT
@@ -684,8 +692,8 @@ static void cl_next_test(struct mgr_run *c)
         a->probes = 0;
     }
     cl_rate_plan(c);
-    for (size_t i = 0; i < c->f.nagents; i++) {
-        struct mgr_agent *a = &c->f.agents[i];
+    for (size_t i = 0; i < c->f->nagents; i++) {
+        struct mgr_agent *a = &c->f->agents[i];
         struct proto_msg m;
         if (mgr_agent_state(a) == MGR_SESSION_PROBING) {
             cl_send_probe(a);
@@ -704,9 +712,9 @@ static void cl_next_test(struct mgr_run *c)
 
 static void cl_check_prepared(struct mgr_run *c)
 {
-    for (size_t i = 0; i < c->f.nagents; i++)
-        if (mgr_agent_state(&c->f.agents[i]) == MGR_SESSION_READY ||
-            mgr_agent_state(&c->f.agents[i]) == MGR_SESSION_PREPARING)
+    for (size_t i = 0; i < c->f->nagents; i++)
+        if (mgr_agent_state(&c->f->agents[i]) == MGR_SESSION_READY ||
+            mgr_agent_state(&c->f->agents[i]) == MGR_SESSION_PREPARING)
             return;
     mgr_live_done(&c->live);
     if (cl_count_up(c) == 0) {
@@ -723,14 +731,14 @@ static int cl_check_nodes(struct mgr_run *c)
         const struct iof_worker_cfg *gc = &c->p->workers[g];
         for (size_t i = 0; i < gc->nnodes; i++) {
             bool found = !strcmp(gc->nodes[i], "*");
-            for (size_t k = 0; k < c->f.nagents && !found; k++)
-                found = mgr_session_is_up(mgr_agent_state(&c->f.agents[k])) &&
-                        !strcmp(c->f.agents[k].name, gc->nodes[i]);
+            for (size_t k = 0; k < c->f->nagents && !found; k++)
+                found = mgr_session_is_up(mgr_agent_state(&c->f->agents[k])) &&
+                        !strcmp(c->f->agents[k].name, gc->nodes[i]);
             if (!found) {
                 struct iof_buf names = IOF_BUF_INIT;
-                for (size_t k = 0; k < c->f.nagents; k++)
-                    if (mgr_session_is_up(mgr_agent_state(&c->f.agents[k])))
-                        iof_buf_printf(&names, "%s%s", names.len ? ", " : "", c->f.agents[k].name);
+                for (size_t k = 0; k < c->f->nagents; k++)
+                    if (mgr_session_is_up(mgr_agent_state(&c->f->agents[k])))
+                        iof_buf_printf(&names, "%s%s", names.len ? ", " : "", c->f->agents[k].name);
                 IOF_USER("iofleet: workers[%zu].nodes: node '%s' does not exist (agents: %s)", g,
                          gc->nodes[i], iof_buf_str(&names));
                 iof_buf_free(&names);
@@ -761,9 +769,9 @@ static void cl_begin(struct mgr_run *c)
     }
     if (!c->o->quiet) {
         struct iof_buf line = IOF_BUF_INIT;
-        for (size_t i = 0; i < c->f.nagents; i++)
-            if (mgr_session_is_up(mgr_agent_state(&c->f.agents[i])))
-                iof_buf_printf(&line, " %s", c->f.agents[i].name);
+        for (size_t i = 0; i < c->f->nagents; i++)
+            if (mgr_session_is_up(mgr_agent_state(&c->f->agents[i])))
+                iof_buf_printf(&line, " %s", c->f->agents[i].name);
         IOF_USER("iofleet: %u agent%s ready:%s", ready, ready == 1 ? "" : "s", iof_buf_str(&line));
         iof_buf_free(&line);
     }
@@ -785,8 +793,8 @@ static void cl_log_handshakes(const struct mgr_run *c)
                  " resumed",
                  k.full, k.resumed);
     }
-    if (c->f.tls_client) {
-        iof_tls_ctx_counts(c->f.tls_client, &k);
+    if (c->f->tls_client) {
+        iof_tls_ctx_counts(c->f->tls_client, &k);
         IOF_INFO("TLS handshakes with agents dialled: %" PRIu64 " full, %" PRIu64
                  " resumed (%" PRIu64 " tickets refused)",
                  k.full, k.resumed, k.refused_tickets);
@@ -811,11 +819,11 @@ static void cl_check_connected(struct mgr_run *c)
         return;
     /* An accepted connection that has not said hello yet is not an agent:
      * it holds up nothing (a port probe must not delay or fail the run). */
-    if (mgr_session_tally_count(&c->f.tally, mgr_session_connecting, false))
-        for (size_t i = 0; i < c->f.nagents; i++) {
-            enum mgr_session_state st = mgr_agent_state(&c->f.agents[i]);
+    if (mgr_session_tally_count(&c->f->tally, mgr_session_connecting, false))
+        for (size_t i = 0; i < c->f->nagents; i++) {
+            enum mgr_session_state st = mgr_agent_state(&c->f->agents[i]);
             pending += mgr_session_connecting(st) &&
-                       (mgr_agent_dialled(&c->f.agents[i]) || st == MGR_SESSION_HELLO);
+                       (mgr_agent_dialled(&c->f->agents[i]) || st == MGR_SESSION_HELLO);
         }
     if (pending)
         return;
@@ -881,18 +889,18 @@ static bool cl_admit(void *run, struct mgr_agent *a)
 
     if (c->phase == MGR_PH_CONNECT || mgr_agent_dialled(a))
         return true;
-    for (size_t i = 0; i < c->f.nagents; i++)
-        was_lost |= &c->f.agents[i] != a && mgr_agent_lost(&c->f.agents[i]) &&
-                    !strcmp(c->f.agents[i].name, a->name);
+    for (size_t i = 0; i < c->f->nagents; i++)
+        was_lost |= &c->f->agents[i] != a && mgr_agent_lost(&c->f->agents[i]) &&
+                    !strcmp(c->f->agents[i].name, a->name);
     if (!was_lost) {
         mgr_agent_refuse(a, IOF_EBUSY, "this run started without agent %s; it takes no new agents",
                          a->name);
         return false;
     }
-    for (size_t i = 0; i < c->f.nagents; i++)
-        if (&c->f.agents[i] != a && mgr_agent_lost(&c->f.agents[i]) &&
-            !strcmp(c->f.agents[i].name, a->name))
-            mgr_agent_fire(&c->f.agents[i], MGR_SESSION_EV_DROP); /* superseded by this slot */
+    for (size_t i = 0; i < c->f->nagents; i++)
+        if (&c->f->agents[i] != a && mgr_agent_lost(&c->f->agents[i]) &&
+            !strcmp(c->f->agents[i].name, a->name))
+            mgr_agent_fire(&c->f->agents[i], MGR_SESSION_EV_DROP); /* superseded by this slot */
     return true;
 }
 
@@ -900,10 +908,10 @@ static bool cl_admit(void *run, struct mgr_agent *a)
 static int cl_on_hello(void *run, struct mgr_agent *a, char *why, size_t cap)
 {
     struct mgr_run *c = run;
-    for (size_t i = 0; i < c->f.nagents; i++) {
-        enum mgr_session_state o = mgr_agent_state(&c->f.agents[i]);
-        if (&c->f.agents[i] != a && (o == MGR_SESSION_HELLO || mgr_session_is_up(o)) &&
-            !strcmp(c->f.agents[i].name, a->name)) {
+    for (size_t i = 0; i < c->f->nagents; i++) {
+        enum mgr_session_state o = mgr_agent_state(&c->f->agents[i]);
+        if (&c->f->agents[i] != a && (o == MGR_SESSION_HELLO || mgr_session_is_up(o)) &&
+            !strcmp(c->f->agents[i].name, a->name)) {
             snprintf(why, cap, "another agent already uses the name '%s'", a->name);
             return -1;
         }
@@ -914,6 +922,14 @@ static int cl_on_hello(void *run, struct mgr_agent *a, char *why, size_t cap)
 static void cl_on_welcome(void *run, struct mgr_agent *a, bool back)
 {
     struct mgr_run *c = run;
+    if (c->env.fleet && !back && c->phase != MGR_PH_CONNECT) {
+        /* It connected to the fleet's owner as the run started: not one of
+         * the run's agents (its link closes; it dials again). */
+        mgr_agent_fail(a, MGR_SESSION_EV_FAIL, 0,
+                       "a run started as it connected; it takes no "
+                       "part in it");
+        return;
+    }
     if (a->wait_told && c->phase == MGR_PH_CONNECT) {
         mgr_live_done(&c->live);
         IOF_USER("iofleet: agent %s (%s) connected", a->name, a->endpoint);
@@ -1059,10 +1075,10 @@ static void cl_on_child_exit(uv_process_t *p, int64_t status, int sig)
 {
     struct mgr_run *c = p->data;
     c->child_running = false;
-    uv_close((uv_handle_t *)p, NULL);
+    cl_close_handle(c, (uv_handle_t *)p);
     if (c->child_kill_on) {
         c->child_kill_on = false;
-        uv_close((uv_handle_t *)&c->child_kill, NULL);
+        cl_close_handle(c, (uv_handle_t *)&c->child_kill);
     }
     if (c->phase != MGR_PH_DONE && (status || sig)) {
         IOF_USER("iofleet: the local agent exited (status %" PRId64 ", signal %d)", status, sig);
@@ -1086,7 +1102,7 @@ static int cl_spawn_local(struct mgr_run *c)
                               &conn);
     if (r < 0)
         return r;
-    if (!(a = mgr_agent_add(&c->f, "local"))) {
+    if (!(a = mgr_agent_add(c->f, "local"))) {
         iof_conn_close(conn, -ENOMEM);
         return -ENOMEM;
     }
@@ -1107,8 +1123,8 @@ static void cl_wait_tick(struct mgr_run *c, uint64_t now)
 
     if (left == c->wait_left)
         return;
-    for (size_t i = 0; i < c->f.nagents; i++) {
-        const struct mgr_agent *a = &c->f.agents[i];
+    for (size_t i = 0; i < c->f->nagents; i++) {
+        const struct mgr_agent *a = &c->f->agents[i];
         if (!a->wait_told || !mgr_session_connecting(mgr_agent_state(a)))
             continue;
         if (first)
@@ -1145,8 +1161,8 @@ static void cl_on_tick(uv_timer_t *t)
         /* With --min-agents met, those not connected are left out, which
          * does not make the run fail (cl_check_connected). */
         int rc = cl_enough(c, ready) ? 0 : 3;
-        for (size_t i = 0; i < c->f.nagents; i++) {
-            struct mgr_agent *a = &c->f.agents[i];
+        for (size_t i = 0; i < c->f->nagents; i++) {
+            struct mgr_agent *a = &c->f->agents[i];
             if (mgr_agent_state(a) == MGR_SESSION_CONNECTED && !mgr_agent_dialled(a)) {
                 /* An accepted connection that never said hello: not an agent. */
                 mgr_agent_drop_stray(a, "no hello within the wait");
@@ -1178,13 +1194,13 @@ static void cl_on_tick(uv_timer_t *t)
         return;
     }
     case MGR_PH_CLOCK:
-        for (size_t i = 0; i < c->f.nagents; i++) {
-            if (!cl_part(c, &c->f.agents[i]))
+        for (size_t i = 0; i < c->f->nagents; i++) {
+            if (!cl_part(c, &c->f->agents[i]))
                 continue;
-            if (mgr_agent_state(&c->f.agents[i]) == MGR_SESSION_PROBING)
-                mgr_agent_fail(&c->f.agents[i], MGR_SESSION_EV_LOST, 1, "no clock reply");
-            else if (mgr_agent_state(&c->f.agents[i]) == MGR_SESSION_SETUP)
-                mgr_agent_fail(&c->f.agents[i], MGR_SESSION_EV_LOST, 1,
+            if (mgr_agent_state(&c->f->agents[i]) == MGR_SESSION_PROBING)
+                mgr_agent_fail(&c->f->agents[i], MGR_SESSION_EV_LOST, 1, "no clock reply");
+            else if (mgr_agent_state(&c->f->agents[i]) == MGR_SESSION_SETUP)
+                mgr_agent_fail(&c->f->agents[i], MGR_SESSION_EV_LOST, 1,
                                "test %zu not set up within %d s", c->cur + 1, CL_SETUP_WAIT_S);
         }
         if (cl_live(c))
@@ -1196,15 +1212,15 @@ static void cl_on_tick(uv_timer_t *t)
         size_t cur = c->cur;
         /* Results received but not handled yet (proto_link_set_deferred)
          * came within the grace: handled first, which may end the test. */
-        for (size_t i = 0; i < c->f.nagents && c->phase == MGR_PH_RUN && c->cur == cur; i++)
-            if (cl_part(c, &c->f.agents[i]) && c->f.agents[i].link)
-                proto_link_flush_deferred(c->f.agents[i].link);
+        for (size_t i = 0; i < c->f->nagents && c->phase == MGR_PH_RUN && c->cur == cur; i++)
+            if (cl_part(c, &c->f->agents[i]) && c->f->agents[i].link)
+                proto_link_flush_deferred(c->f->agents[i].link);
         if (c->phase != MGR_PH_RUN || c->cur != cur)
             return;
-        for (size_t i = 0; i < c->f.nagents; i++)
-            if (cl_part(c, &c->f.agents[i]) &&
-                mgr_agent_state(&c->f.agents[i]) != MGR_SESSION_RESULTED)
-                mgr_agent_fail(&c->f.agents[i], MGR_SESSION_EV_LOST, 1, "no result for test %zu",
+        for (size_t i = 0; i < c->f->nagents; i++)
+            if (cl_part(c, &c->f->agents[i]) &&
+                mgr_agent_state(&c->f->agents[i]) != MGR_SESSION_RESULTED)
+                mgr_agent_fail(&c->f->agents[i], MGR_SESSION_EV_LOST, 1, "no result for test %zu",
                                c->cur + 1);
         cl_end_test(c);
         return;
@@ -1214,13 +1230,15 @@ static void cl_on_tick(uv_timer_t *t)
     }
 }
 
-static void cl_on_signal(uv_signal_t *h, int sig)
+/* Stops the run as Ctrl-C does: the test under way is stopped and its
+ * results collected; again: the run ends without waiting for them. */
+static void cl_interrupt(struct mgr_run *c, bool again)
 {
-    struct mgr_run *c = h->data;
     struct proto_msg m;
-    (void)sig;
 
-    if (c->rc == 130) {
+    if (c->phase == MGR_PH_DONE)
+        return;
+    if (again) {
         IOF_USER("iofleet: interrupted again: exiting without waiting for results");
         cl_finish(c);
         return;
@@ -1237,6 +1255,23 @@ static void cl_on_signal(uv_signal_t *h, int sig)
     m.u.stop.reason = "interrupted";
     cl_send_all(c, &m);
     c->deadline = iof_now_ns() + 10 * IOF_NS_PER_S;
+}
+
+static void cl_on_signal(uv_signal_t *h, int sig)
+{
+    struct mgr_run *c = h->data;
+    (void)sig;
+    cl_interrupt(c, c->rc == 130);
+}
+
+void mgr_run_interrupt(struct mgr_run *c, bool force)
+{
+    if (!c)
+        return;
+    if (c->rc != 130)
+        cl_interrupt(c, false);
+    if (force)
+        cl_interrupt(c, true);
 }
 
 /* Ctrl-Z in a run with the embedded agent: that agent is in a session of
@@ -1263,13 +1298,68 @@ static void cl_on_child_kill(uv_timer_t *t)
     if (c->child_running)
         uv_process_kill(&c->child, SIGTERM);
     c->child_kill_on = false;
-    uv_close((uv_handle_t *)t, NULL);
+    cl_close_handle(c, (uv_handle_t *)t);
 }
 
-static void cl_close_handle(uv_handle_t *h)
+/* A borrowed fleet goes back to its owner as it was lent, its agents
+ * without the run's figures. */
+static void cl_give_back(struct mgr_run *c)
 {
-    if (h->loop && !uv_is_closing(h))
-        uv_close(h, NULL);
+    struct mgr_fleet *f = c->f;
+
+    for (size_t i = 0; i < f->nagents; i++) {
+        struct mgr_agent *a = &f->agents[i];
+        mgr_agg_node_free(&a->agg);
+        a->agg.name = a->name;
+        free(a->base_iops);
+        free(a->rates);
+        a->base_iops = a->rates = NULL;
+        a->nbase = a->nrates = 0;
+    }
+    f->ops = c->lent.ops;
+    f->run = c->lent.run;
+    f->live = c->lent.live;
+    f->rc = c->lent.rc;
+    f->stage = c->lent.stage;
+}
+
+/* The run is over once it is done and every handle of its own is closed
+ * (the embedded agent has exited): the summary, the result files' end, and
+ * the done callback, which may free the run. */
+static void cl_maybe_complete(struct mgr_run *c)
+{
+    int rc = c->rc;
+
+    if (c->completed || c->phase != MGR_PH_DONE || c->closing || c->child_running ||
+        c->child_kill_on)
+        return;
+    c->completed = true;
+    if (!c->o->quiet && c->ntests > 1)
+        mgr_summary_print(&c->agg.summary, stdout, mgr_term_width(STDOUT_FILENO), c->live.utf8,
+                          c->ntests);
+    CL_SINKS(c, s_->ops->run_end(s_, rc));
+    if (c->o->verbose)
+        cl_log_handshakes(c);
+    if (c->env.fleet)
+        cl_give_back(c);
+    if (c->env.done)
+        c->env.done(c, rc, c->env.arg);
+}
+
+static void cl_on_closed(uv_handle_t *h)
+{
+    struct mgr_run *c = h->data;
+    c->closing--;
+    cl_maybe_complete(c);
+}
+
+/* Closes a handle of the run (its data the run), counted until closed. */
+static void cl_close_handle(struct mgr_run *c, uv_handle_t *h)
+{
+    if (!h->loop || uv_is_closing(h))
+        return;
+    c->closing++;
+    uv_close(h, cl_on_closed);
 }
 
 static void cl_finish(struct mgr_run *c)
@@ -1278,10 +1368,18 @@ static void cl_finish(struct mgr_run *c)
         return;
     cl_set_phase(c, MGR_PH_DONE);
     mgr_live_done(&c->live);
-    for (size_t i = 0; i < c->f.nagents; i++) {
-        struct mgr_agent *a = &c->f.agents[i];
+    for (size_t i = 0; i < c->f->nagents; i++) {
+        struct mgr_agent *a = &c->f->agents[i];
+        if (c->env.fleet) {
+            /* A borrowed fleet's retry timers are its owner's; agents
+             * connecting to the owner are not the run's. */
+            if (a->link && mgr_session_is_up(mgr_agent_state(a)))
+                proto_link_close(a->link, 0, "run finished");
+            continue;
+        }
         uv_timer_stop(&a->retry);
-        cl_close_handle((uv_handle_t *)&a->retry);
+        if (a->retry.loop && !uv_is_closing((uv_handle_t *)&a->retry))
+            uv_close((uv_handle_t *)&a->retry, NULL);
         if (a->link)
             proto_link_close(a->link, 0, "run finished");
     }
@@ -1289,10 +1387,10 @@ static void cl_finish(struct mgr_run *c)
         iof_listener_close(c->listener);
         c->listener = NULL;
     }
-    cl_close_handle((uv_handle_t *)&c->tick);
-    cl_close_handle((uv_handle_t *)&c->sigint);
-    cl_close_handle((uv_handle_t *)&c->sigterm);
-    cl_close_handle((uv_handle_t *)&c->sigtstp);
+    cl_close_handle(c, (uv_handle_t *)&c->tick);
+    cl_close_handle(c, (uv_handle_t *)&c->sigint);
+    cl_close_handle(c, (uv_handle_t *)&c->sigterm);
+    cl_close_handle(c, (uv_handle_t *)&c->sigtstp);
     /* The embedded agent ends with its session (after removing the test
      * files of a --cleanup run); SIGTERM makes sure it does not outlive us
      * if the bye is lost. Not at once: a SIGTERM that comes while it is
@@ -1306,17 +1404,38 @@ static void cl_finish(struct mgr_run *c)
     }
 }
 
-int mgr_run_plan(const struct iof_plan *p, const char *plan_text, const struct mgr_run_opts *o)
+/* Agents of a borrowed fleet the run takes: those up now. */
+static unsigned cl_count_lent(const struct mgr_fleet *f)
+{
+    return mgr_session_tally_count(&f->tally, mgr_session_is_up, false);
+}
+
+/* Frees what mgr_run_start allocated before anything was started. */
+static void cl_free_unstarted(struct mgr_run *c)
+{
+    iof_tls_ctx_free(c->own.tls_client);
+    iof_tls_ctx_free(c->tls_server);
+    free(c->own.agents);
+    free(c->tests);
+    free(c->wire_text);
+    free(c);
+}
+
+int mgr_run_start(const struct iof_plan *p, const char *plan_text, const struct mgr_run_opts *o,
+                  const struct mgr_run_env *env, struct mgr_run **out)
 {
     struct mgr_run *c = calloc(1, sizeof(*c));
     struct iof_diag d = {{0}};
     uint16_t port = 0;
-    int rc;
 
+    *out = NULL;
     if (!c) {
         IOF_USER("iofleet: out of memory");
         return 1;
     }
+    c->env = *env;
+    c->loop = env->loop;
+    c->f = env->fleet ? env->fleet : &c->own;
     c->p = p;
     c->plan_text = plan_text;
     c->wire_text = proto_plan_wire_text(plan_text);
@@ -1326,7 +1445,7 @@ int mgr_run_plan(const struct iof_plan *p, const char *plan_text, const struct m
         free(c);
         return 1;
     }
-    if (!o->tls_ca) {
+    if (!env->fleet && !o->tls_ca) {
         /* Plain TCP authenticates nobody, loopback included: both sides
          * must say --insecure. Unix sockets and the embedded agent's
          * socketpair know their peer's user. */
@@ -1348,52 +1467,59 @@ int mgr_run_plan(const struct iof_plan *p, const char *plan_text, const struct m
             IOF_WARN("--insecure: plain TCP, no authentication: agents and results are not "
                      "verified, and anyone who can reach an agent can drive it");
     }
-    c->embedded = !o->nagents && !o->listen;
-    c->expect = c->embedded ? 1 : o->expect;
-    /* A lost agent keeps its slot (the rows of the test it dropped out of)
-     * until that test ends, and comes back in a new one: room for every agent
-     * of the run to return once within a test, plus slack for stray
-     * connections on --listen (their slots are reused). Slots are touched
-     * only when used: the rest of the array costs no memory. */
-    c->f.capagents = 2 * (o->nagents + c->expect) + 64;
-    c->f.agents = calloc(c->f.capagents, sizeof(*c->f.agents));
+    if (env->fleet) {
+        c->expect = cl_count_lent(env->fleet);
+    } else {
+        c->embedded = !o->nagents && !o->listen;
+        c->expect = c->embedded ? 1 : o->expect;
+        /* A lost agent keeps its slot (the rows of the test it dropped out
+         * of) until that test ends, and comes back in a new one: room for
+         * every agent of the run to return once within a test, plus slack
+         * for stray connections on --listen (their slots are reused). Slots
+         * are touched only when used: the rest of the array costs no
+         * memory. */
+        c->own.capagents = 2 * (o->nagents + c->expect) + 64;
+        c->own.agents = calloc(c->own.capagents, sizeof(*c->own.agents));
+    }
     c->tests = iof_plan_expand(p, &c->ntests);
-    if (!c->f.agents || !c->tests) {
+    if ((!env->fleet && !c->own.agents) || !c->tests) {
         IOF_USER("iofleet: out of memory");
-        free(c->f.agents);
-        free(c->tests);
-        free(c->wire_text);
-        free(c);
+        cl_free_unstarted(c);
         return 1;
     }
-    if (o->tls_ca) {
+    if (!env->fleet && o->tls_ca) {
         struct iof_diag td = {{0}};
         if ((o->nagents && iof_tls_config_load(NULL, o->tls_ca, o->tls_cert, o->tls_key, false,
-                                               &c->f.tls_client, &td)) ||
+                                               &c->own.tls_client, &td)) ||
             (o->listen && iof_tls_config_load(NULL, o->tls_ca, o->tls_cert, o->tls_key, true,
                                               &c->tls_server, &td))) {
             IOF_USER("iofleet: %s", td.msg);
-            iof_tls_ctx_free(c->f.tls_client);
-            free(c->f.agents);
-            free(c->tests);
-            free(c->wire_text);
-            free(c);
+            cl_free_unstarted(c);
             return 2;
         }
     }
-    c->loop = uv_default_loop();
+    *out = c;
     mgr_live_init(&c->live, o->quiet);
     mgr_live_plan(&c->live, p, c->tests, c->ntests);
     signal(SIGPIPE, SIG_IGN);
     uv_timer_init(c->loop, &c->tick);
     c->tick.data = c;
     uv_timer_start(&c->tick, cl_on_tick, 50, 50);
-    uv_signal_init(c->loop, &c->sigint);
-    uv_signal_init(c->loop, &c->sigterm);
-    c->sigint.data = c;
-    c->sigterm.data = c;
-    uv_signal_start(&c->sigint, cl_on_signal, SIGINT);
-    uv_signal_start(&c->sigterm, cl_on_signal, SIGTERM);
+    if (env->signals) {
+        uv_signal_init(c->loop, &c->sigint);
+        uv_signal_init(c->loop, &c->sigterm);
+        c->sigint.data = c;
+        c->sigterm.data = c;
+        uv_signal_start(&c->sigint, cl_on_signal, SIGINT);
+        uv_signal_start(&c->sigterm, cl_on_signal, SIGTERM);
+    }
+    if (env->fleet) {
+        c->lent.ops = env->fleet->ops;
+        c->lent.run = env->fleet->run;
+        c->lent.live = env->fleet->live;
+        c->lent.rc = env->fleet->rc;
+        c->lent.stage = env->fleet->stage;
+    }
     cl_set_phase(c, MGR_PH_CONNECT);
     c->run_wall_ns = iof_wall_ns();
     c->run_mono_ns = iof_now_ns();
@@ -1404,16 +1530,21 @@ int mgr_run_plan(const struct iof_plan *p, const char *plan_text, const struct m
         c->agg.rows = o->rows;
     }
     c->deadline = iof_now_ns() + o->wait_ms * IOF_NS_PER_MS;
-    c->f.loop = c->loop;
-    c->f.ops = &cl_agent_ops;
-    c->f.run = c;
-    c->f.live = &c->live;
-    c->f.rc = &c->rc;
-    c->f.heartbeat_ms = o->heartbeat_ms;
-    c->f.insecure = o->insecure;
-    c->f.verbose = o->verbose;
-    c->f.quiet = o->quiet;
-    c->f.wait_until = c->deadline;
+    c->f->ops = &cl_agent_ops;
+    c->f->run = c;
+    c->f->live = &c->live;
+    c->f->rc = &c->rc;
+    if (env->fleet) {
+        /* Connected already: the run begins with the agents that are up. */
+        cl_begin(c);
+        return 0;
+    }
+    c->f->loop = c->loop;
+    c->f->heartbeat_ms = o->heartbeat_ms;
+    c->f->insecure = o->insecure;
+    c->f->verbose = o->verbose;
+    c->f->quiet = o->quiet;
+    c->f->wait_until = c->deadline;
 
     if (c->embedded) {
         uv_signal_init(c->loop, &c->sigtstp);
@@ -1431,9 +1562,9 @@ int mgr_run_plan(const struct iof_plan *p, const char *plan_text, const struct m
             cl_finish(c);
         } else if (c->tls_server ? iof_listener_start_tls(c->loop, host, port, c->tls_server,
                                                           mgr_agent_on_accept, mgr_agent_on_reject,
-                                                          &c->f, &c->listener, &d)
+                                                          c->f, &c->listener, &d)
                                  : iof_listener_start(c->loop, host, port, mgr_agent_on_accept,
-                                                      &c->f, &c->listener, &d)) {
+                                                      c->f, &c->listener, &d)) {
             IOF_USER("iofleet: %s", d.msg);
             c->rc = 3;
             cl_finish(c);
@@ -1442,7 +1573,7 @@ int mgr_run_plan(const struct iof_plan *p, const char *plan_text, const struct m
         }
     }
     for (size_t i = 0; i < o->nagents && c->phase != MGR_PH_DONE; i++) {
-        struct mgr_agent *a = mgr_agent_add(&c->f, o->agents[i]);
+        struct mgr_agent *a = mgr_agent_add(c->f, o->agents[i]);
         const char *upath;
         if (iof_addr_is_unix(o->agents[i], &upath)) {
             if (upath[0] != '/') {
@@ -1462,28 +1593,42 @@ int mgr_run_plan(const struct iof_plan *p, const char *plan_text, const struct m
         }
         mgr_agent_dial(a);
     }
-    uv_run(c->loop, UV_RUN_DEFAULT);
-    uv_loop_close(c->loop);
-    rc = c->rc;
-    if (!o->quiet && c->ntests > 1)
-        mgr_summary_print(&c->agg.summary, stdout, mgr_term_width(STDOUT_FILENO), c->live.utf8,
-                          c->ntests);
-    CL_SINKS(c, s_->ops->run_end(s_, rc));
-    if (o->verbose)
-        cl_log_handshakes(c);
-    iof_tls_ctx_free(c->f.tls_client);
-    iof_tls_ctx_free(c->tls_server);
+    return 0;
+}
+
+void mgr_run_free(struct mgr_run *c)
+{
+    if (!c)
+        return;
     free(c->infos);
-    for (size_t i = 0; i < c->f.nagents; i++) {
-        mgr_agg_node_free(&c->f.agents[i].agg);
-        proto_hello_free(&c->f.agents[i].info);
-        free(c->f.agents[i].base_iops);
-        free(c->f.agents[i].rates);
+    for (size_t i = 0; i < c->own.nagents; i++) {
+        mgr_agg_node_free(&c->own.agents[i].agg);
+        proto_hello_free(&c->own.agents[i].info);
+        free(c->own.agents[i].base_iops);
+        free(c->own.agents[i].rates);
     }
-    free(c->f.agents);
-    free(c->tests);
     mgr_agg_free(&c->agg);
-    free(c->wire_text);
-    free(c);
+    cl_free_unstarted(c);
+}
+
+static void cl_plan_done(struct mgr_run *r, int rc, void *arg)
+{
+    (void)r;
+    *(int *)arg = rc;
+}
+
+int mgr_run_plan(const struct iof_plan *p, const char *plan_text, const struct mgr_run_opts *o)
+{
+    int rc = 1; /* the run never ended (not reached) */
+    struct mgr_run_env env = {
+        .loop = uv_default_loop(), .signals = true, .done = cl_plan_done, .arg = &rc};
+    struct mgr_run *r;
+    int err = mgr_run_start(p, plan_text, o, &env, &r);
+
+    if (err)
+        return err;
+    uv_run(env.loop, UV_RUN_DEFAULT);
+    uv_loop_close(env.loop);
+    mgr_run_free(r);
     return rc;
 }

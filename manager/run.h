@@ -7,6 +7,12 @@
  * With neither agents nor a listen address, it starts one local dynamo on
  * loopback (Iometer's "(Local)") allowed exactly the plan's absolute paths,
  * uses it and stops it.
+ *
+ * A run is an object on a libuv loop: mgr_run_start() starts it (with its
+ * own agents, or with the connected agents of a fleet it borrows, as
+ * `iofleet serve` does), mgr_run_interrupt() stops it as Ctrl-C does, and its
+ * done callback says when it is over. Nothing in it is global: one process
+ * may run one after the other, on one loop.
  */
 #ifndef IOF_MANAGER_RUN_H
 #define IOF_MANAGER_RUN_H
@@ -15,8 +21,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <uv.h>
+
 #include "common/spec.h"
 #include "manager/sink.h"
+
+struct mgr_fleet;
+struct mgr_run;
 
 struct mgr_run_opts {
     const char *const *agents; /* "HOST[:PORT]" to dial */
@@ -38,10 +49,46 @@ struct mgr_run_opts {
     size_t nsinks;
 };
 
-/* Runs plan p (plan_text: its canonical JSON, sent to agents). Returns the
- * exit code of the product brief: 0, 1 (I/O errors, failed or lost agents),
- * 2 (plan names nodes that are not there), 3 (agents unreachable or
- * refused), 130 (interrupted; results so far are printed). */
+/* Where a run runs and whom it tells that it is over. */
+struct mgr_run_env {
+    uv_loop_t *loop;
+    /* NULL: the run has agents of its own (o's agents, listen address or
+     * the embedded agent). Else the run borrows this fleet (its agents
+     * connected and welcomed, manager/agent_conn.h) and runs on the agents
+     * whose session is up when it starts, taking over the fleet's callbacks
+     * until it is over; o's agents, listen, TLS and wait are not used. Each
+     * agent of the run is told bye at its end, as by `iofleet run`. */
+    struct mgr_fleet *fleet;
+    bool signals; /* SIGINT and SIGTERM interrupt it (mgr_run_interrupt) */
+    /* Called once, on the loop, when the run is over: its result files have
+     * had run_end, its handles are closed, a borrowed fleet is handed back.
+     * rc is the exit code (mgr_run_plan). The run may then be freed. */
+    void (*done)(struct mgr_run *r, int rc, void *arg);
+    void *arg;
+};
+
+/* Starts plan p (plan_text: its canonical JSON, sent to agents; p, the
+ * text, o and its sinks are borrowed until done). Returns 0 and the run in
+ * *out, or an exit code (1 out of memory, 2 TLS files, 3 plain TCP without
+ * --insecure) having said why, with nothing started. */
+int mgr_run_start(const struct iof_plan *p, const char *plan_text, const struct mgr_run_opts *o,
+                  const struct mgr_run_env *env, struct mgr_run **out);
+
+/* Interrupts r as Ctrl-C does: a test under way is stopped and every
+ * figure measured so far kept (exit code 130). Again, or with force: ends
+ * without waiting for the agents' results. A run already over ignores it. */
+void mgr_run_interrupt(struct mgr_run *r, bool force);
+
+/* Frees r (NULL is fine): after its done callback, and for a run with
+ * agents of its own once its loop has run out of work (their connections
+ * closed). */
+void mgr_run_free(struct mgr_run *r);
+
+/* Runs plan p on the default loop until it is over, with SIGINT and
+ * SIGTERM interrupting it. Returns the exit code of the product brief: 0,
+ * 1 (I/O errors, failed or lost agents), 2 (plan names nodes that are not
+ * there), 3 (agents unreachable or refused), 130 (interrupted; results so
+ * far are printed). */
 int mgr_run_plan(const struct iof_plan *p, const char *plan_text, const struct mgr_run_opts *o);
 
 #endif
