@@ -36,10 +36,14 @@
 #define API_MAX_BODY (16u << 20)   /* one answer; 2048 agents' inventories fit */
 #define API_MAX_REQUEST (1u << 20) /* a POST body: a plan */
 #define API_ENDPOINTS                                                                              \
-    "/api/v1/version, /api/v1/agents, /api/v1/runs, /api/v1/runs/ID, POST /api/v1/plans/check"
+    "/api/v1/version, /api/v1/agents, /api/v1/runs, /api/v1/runs/ID, /api/v1/runs/current, "       \
+    "POST /api/v1/plans/check, POST /api/v1/runs, POST /api/v1/runs/current/stop"
+
+enum api_post_what { API_POST_CHECK, API_POST_RUN, API_POST_STOP };
 
 /* A POST under way: its body, read up to API_MAX_REQUEST. */
 struct api_post {
+    enum api_post_what what;
     struct iof_buf body;
     bool too_big;
 };
@@ -52,9 +56,10 @@ struct mgr_api {
     unsigned port;
     char url[96];
     char db[IOF_PATH_MAX]; /* the run history */
-    pthread_mutex_t mu;    /* guards agents */
+    pthread_mutex_t mu;    /* guards agents and runs */
     char *agents;          /* GET /api/v1/agents, published by the serve loop */
     size_t agents_len;
+    const struct mgr_api_run_ops *runs; /* the run endpoints, NULL until set */
 };
 
 static void api_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
@@ -198,6 +203,100 @@ static enum MHD_Result api_runs(struct MHD_Connection *conn, struct mgr_api *api
     return api_send(conn, 200, body, len, NULL);
 }
 
+static const struct mgr_api_run_ops *api_runs_ops(struct mgr_api *api)
+{
+    const struct mgr_api_run_ops *ops;
+
+    pthread_mutex_lock(&api->mu);
+    ops = api->runs;
+    pthread_mutex_unlock(&api->mu);
+    return ops;
+}
+
+static enum MHD_Result api_no_runs(struct MHD_Connection *conn)
+{
+    return api_error(conn, 503, NULL, "this server starts no runs");
+}
+
+/* {"id": N, "state": "..."} with status. */
+static enum MHD_Result api_run_id(struct MHD_Connection *conn, unsigned status, int64_t id,
+                                  const char *state)
+{
+    struct iof_buf b;
+    size_t len;
+    char *body;
+
+    iof_buf_init(&b, API_MAX_BODY);
+    iof_buf_printf(&b, "{\"id\":%lld,\"state\":\"%s\"}\n", (long long)id, state);
+    if (!(body = iof_buf_take(&b, &len)))
+        return api_error(conn, 500, NULL, "out of memory");
+    return api_send(conn, status, body, len, NULL);
+}
+
+/* POST /api/v1/runs: the plan in body checked by the loader `iofleet run`
+ * uses (400 with its message), then started on the loop. */
+static enum MHD_Result api_run_start(struct MHD_Connection *conn, struct mgr_api *api,
+                                     const char *body, size_t len)
+{
+    const struct mgr_api_run_ops *ops = api_runs_ops(api);
+    struct iof_diag d = {{0}};
+    struct iof_plan *p;
+    char *canon = NULL, msg[512] = "";
+    int64_t id = 0;
+    unsigned status;
+
+    if (!ops)
+        return api_no_runs(conn);
+    if (!(p = calloc(1, sizeof(*p))))
+        return api_error(conn, 500, NULL, "out of memory");
+    if (proto_plan_parse_canonical("plan", body, len, NULL, 0, p, &canon, &d)) {
+        free(p);
+        return api_error(conn, 400, NULL, "%s", d.msg);
+    }
+    status = ops->start(ops->arg, p, canon, &id, msg, sizeof(msg));
+    if (status == 202)
+        return api_run_id(conn, 202, id, "started");
+    return api_error(conn, status, NULL, "%s", msg);
+}
+
+/* POST /api/v1/runs/current/stop. */
+static enum MHD_Result api_run_stop(struct MHD_Connection *conn, struct mgr_api *api)
+{
+    const struct mgr_api_run_ops *ops = api_runs_ops(api);
+    char msg[512] = "";
+    int64_t id = 0;
+    unsigned status;
+
+    if (!ops)
+        return api_no_runs(conn);
+    status = ops->stop(ops->arg, &id, msg, sizeof(msg));
+    if (status == 202)
+        return api_run_id(conn, 202, id, "stopping");
+    return api_error(conn, status, NULL, "%s", msg);
+}
+
+/* GET /api/v1/runs/current. */
+static enum MHD_Result api_run_current(struct MHD_Connection *conn, struct mgr_api *api)
+{
+    const struct mgr_api_run_ops *ops = api_runs_ops(api);
+    char msg[512] = "", *body;
+    struct iof_buf b;
+    unsigned status;
+    size_t len;
+
+    if (!ops)
+        return api_error(conn, 404, NULL, "no run is under way");
+    iof_buf_init(&b, API_MAX_BODY);
+    status = ops->current(ops->arg, &b, msg, sizeof(msg));
+    if (status != 200) {
+        iof_buf_free(&b);
+        return api_error(conn, status, NULL, "%s", msg);
+    }
+    if (!(body = iof_buf_take(&b, &len)))
+        return api_error(conn, 500, NULL, "out of memory");
+    return api_send(conn, 200, body, len, NULL);
+}
+
 /* POST /api/v1/plans/check: the plan in body checked by the loader `iofleet
  * validate` and `iofleet run` use; 400 with its message when refused. */
 static enum MHD_Result api_plan_check(struct MHD_Connection *conn, const char *body, size_t len)
@@ -316,7 +415,7 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
     struct mgr_api *api = cls;
     struct mgr_http_conn *c = mgr_http_mhd_conn(conn);
     const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
-    bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
+    bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD"), check, stop, runs;
     struct api_post *post = *req_cls;
 
     (void)version;
@@ -333,7 +432,14 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
             return api_error(conn, 413, NULL, "the request body is over %u bytes", API_MAX_REQUEST);
         if (post->body.err)
             return api_error(conn, 500, NULL, "out of memory");
-        return api_plan_check(conn, post->body.p ? post->body.p : "", post->body.len);
+        switch (post->what) {
+        case API_POST_RUN:
+            return api_run_start(conn, api, post->body.p ? post->body.p : "", post->body.len);
+        case API_POST_STOP:
+            return api_run_stop(conn, api);
+        default:
+            return api_plan_check(conn, post->body.p ? post->body.p : "", post->body.len);
+        }
     }
     if (!c || !mgr_http_guard_request(api->guard, c)) /* closed by the guard meanwhile */
         return MHD_NO;
@@ -342,19 +448,28 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
                          "Host '%.200s' is not this server's address: requests must name a "
                          "loopback address or localhost (docs/api.md)",
                          host ? host : "");
-    if (!strcmp(url, "/api/v1/plans/check")) {
+    check = !strcmp(url, "/api/v1/plans/check");
+    stop = !strcmp(url, "/api/v1/runs/current/stop");
+    runs = !strcmp(url, "/api/v1/runs");
+    if (check || stop || (runs && !get)) {
         bool refused;
         enum MHD_Result r;
         if (strcmp(method, "POST"))
-            return api_error(conn, 405, "POST", "%s %s: only POST", method, url);
+            return runs ? api_error(conn, 405, "GET, HEAD, POST", "%s %s: only GET or POST", method,
+                                    url)
+                        : api_error(conn, 405, "POST", "%s %s: only POST", method, url);
         if ((r = api_csrf(conn, host, &refused)) != MHD_YES || refused)
             return r;
         if (!(post = calloc(1, sizeof(*post))))
             return api_error(conn, 500, NULL, "out of memory");
+        post->what = check ? API_POST_CHECK : runs ? API_POST_RUN : API_POST_STOP;
         iof_buf_init(&post->body, API_MAX_REQUEST);
         *req_cls = post; /* the body follows; freed by api_completed */
         return MHD_YES;
     }
+    if (!strcmp(url, "/api/v1/runs/current"))
+        return get ? api_run_current(conn, api)
+                   : api_error(conn, 405, "GET, HEAD", "%s %s: only GET", method, url);
     if (!strcmp(url, "/api/v1/version"))
         return get ? api_version(conn)
                    : api_error(conn, 405, "GET, HEAD", "%s %s: only GET", method, url);
@@ -378,6 +493,13 @@ static int api_fail(struct mgr_api *api, int rc, struct iof_diag *diag)
     snprintf(why, sizeof(why), "%s", diag->msg);
     mgr_api_close(api);
     return iof_diag_set(diag, rc, "--http %s", why);
+}
+
+void mgr_api_set_runs(struct mgr_api *api, const struct mgr_api_run_ops *ops)
+{
+    pthread_mutex_lock(&api->mu);
+    api->runs = ops;
+    pthread_mutex_unlock(&api->mu);
 }
 
 void mgr_api_set_agents(struct mgr_api *api, char *json, size_t len)

@@ -11,8 +11,11 @@
 #define IOF_MANAGER_API_H
 
 #include <stddef.h>
+#include <stdint.h>
 
+#include "common/buf.h"
 #include "common/err.h"
+#include "common/spec.h"
 
 #define MGR_API_VERSION "v1"
 
@@ -30,6 +33,25 @@ const char *mgr_api_url(const struct mgr_api *api);
 /* Publishes the body of GET /api/v1/agents: json (len bytes, new, taken)
  * replaces the previous one. Any thread. */
 void mgr_api_set_agents(struct mgr_api *api, char *json, size_t len);
+
+/* What the run endpoints ask of the serve loop (manager/serve_run.h). Each
+ * is called from an HTTP thread and returns the HTTP status; an error
+ * status comes with msg (cap bytes). */
+struct mgr_api_run_ops {
+    /* POST /api/v1/runs: starts plan p (valid, new, taken) whose canonical
+     * JSON is text (new, taken): 202 and the run's id, or 409, 500, 503. */
+    unsigned (*start)(void *arg, struct iof_plan *p, char *text, int64_t *id, char *msg,
+                      size_t cap);
+    /* POST /api/v1/runs/current/stop: 202 and the run's id, or 409, 503. */
+    unsigned (*stop)(void *arg, int64_t *id, char *msg, size_t cap);
+    /* GET /api/v1/runs/current: 200 with the JSON appended to b, or 404. */
+    unsigned (*current)(void *arg, struct iof_buf *b, char *msg, size_t cap);
+    void *arg;
+};
+
+/* Makes the run endpoints call ops (borrowed until mgr_api_close); until
+ * then they answer 503. Any thread. */
+void mgr_api_set_runs(struct mgr_api *api, const struct mgr_api_run_ops *ops);
 
 /* Stops serving (requests under way finish) and frees api; NULL is fine. */
 void mgr_api_close(struct mgr_api *api);

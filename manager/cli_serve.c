@@ -45,7 +45,8 @@ static const struct iof_opt serve_opts[] = {
      "accept dynamo agents started with --manager here (default all addresses, port 7066)",
      SOPT_LISTEN},
     {"db", 0, IOF_OPT_REQUIRED, "PATH",
-     "the run history GET /api/v1/runs shows (default $XDG_DATA_HOME/iofleet/runs.db, else "
+     "the run history GET /api/v1/runs shows and runs started through the API are recorded "
+     "in (default $XDG_DATA_HOME/iofleet/runs.db, else "
      "~/.local/share/iofleet/runs.db, as iofleet run)",
      SOPT_DB},
     {"tls-ca", 0, IOF_OPT_REQUIRED, "F",
@@ -84,8 +85,10 @@ static const struct iof_cmd serve_cmd = {
              "--http (docs/api.md): GET /api/v1/version, GET /api/v1/agents (each agent "
              "connected or seen in the last hour, with the inventory iofleet agents prints), "
              "GET /api/v1/runs and /api/v1/runs/ID (the run history of --db), POST "
-             "/api/v1/plans/check (a plan checked as iofleet validate does). "
-             "SIGINT or SIGTERM stops it: every agent is told bye.",
+             "/api/v1/plans/check (a plan checked as iofleet validate does), POST "
+             "/api/v1/runs (a plan run on the connected agents and recorded in --db), GET "
+             "/api/v1/runs/current and POST /api/v1/runs/current/stop. SIGINT or SIGTERM "
+             "stops it: a run under way is interrupted and recorded, every agent is told bye.",
     .opts = serve_opts,
     .nopts = sizeof(serve_opts) / sizeof(serve_opts[0]),
     .epilog = "exit codes: 0 stopped by SIGINT or SIGTERM, 1 out of memory, 2 usage error\n"

@@ -4,7 +4,10 @@
  * (manager/agent_conn.h), keeps them welcomed and heartbeated, remembers
  * each one by name (connected, or when and why it left), and publishes
  * that list as JSON to the API's threads (manager/api.h) at every change.
- * SIGINT or SIGTERM: every agent is told bye, then everything is freed.
+ * Runs started through the API (manager/serve_run.h) borrow its agents and
+ * its loop; at their end the agents are told bye and dial back.
+ * SIGINT or SIGTERM: a run under way is interrupted and recorded, then
+ * every agent is told bye, then everything is freed.
  */
 #include "manager/serve.h"
 
@@ -26,6 +29,7 @@
 #include "manager/api.h"
 #include "manager/console.h"
 #include "manager/history/store.h"
+#include "manager/serve_run.h"
 #include "proto/link.h"
 #include "proto/msg.h"
 
@@ -65,6 +69,9 @@ struct serve {
     size_t nseen;
     bool stopping;
     unsigned told_bye;
+    struct mgr_serve_runs *runs;
+    unsigned signals;    /* SIGINT and SIGTERM received */
+    bool stop_after_run; /* a signal came during a run: stop at its end */
 };
 
 /* --- what the API shows ------------------------------------------------------------------ */
@@ -385,6 +392,7 @@ static void sv_stop(struct serve *sv)
     if (sv->stopping)
         return;
     sv->stopping = true;
+    mgr_serve_runs_close(sv->runs);
     sv->f.stage = MGR_FLEET_OVER;
     for (size_t i = 0; i < sv->f.nagents; i++) {
         struct mgr_agent *a = &sv->f.agents[i];
@@ -404,10 +412,57 @@ static void sv_stop(struct serve *sv)
     sv_close_handle((uv_handle_t *)&sv->sigterm);
 }
 
+/* After a run (manager/serve_run.h): its agents were told bye and dial
+ * back; each is listed as gone until it does, and its slot is freed once
+ * its link has closed. */
+static void sv_after_run(void *arg, int64_t id)
+{
+    struct serve *sv = arg;
+    uint64_t now = iof_wall_ns();
+    char why[160];
+
+    snprintf(why, sizeof(why), "told bye at the end of run %" PRId64 " (an agent dials back)", id);
+    for (size_t i = 0; i < sv->nseen; i++) {
+        struct serve_seen *s = &sv->seen[i];
+        if (s->status != SERVE_CONNECTED)
+            continue;
+        s->status = SERVE_LEFT;
+        s->a = NULL;
+        s->left_ns = now;
+        snprintf(s->why, sizeof(s->why), "%s", why);
+    }
+    for (size_t i = 0; i < sv->f.nagents; i++) {
+        struct mgr_agent *a = &sv->f.agents[i];
+        if (mgr_session_is_up(mgr_agent_state(a))) {
+            snprintf(a->why, sizeof(a->why), "%s", why);
+            mgr_agent_fire(a, MGR_SESSION_EV_LOST);
+            if (a->link)
+                proto_link_close(a->link, 0, "run finished");
+        }
+        if (!a->link &&
+            (mgr_agent_state(a) == MGR_SESSION_LOST || mgr_agent_state(a) == MGR_SESSION_FAILED))
+            mgr_agent_fire(a, MGR_SESSION_EV_DROP);
+    }
+    serve_publish(sv);
+    if (sv->stop_after_run)
+        sv_stop(sv);
+}
+
+/* A run under way is interrupted first (a second signal: without waiting
+ * for its results), and recorded; serve stops at its end. */
 static void sv_on_signal(uv_signal_t *h, int sig)
 {
     struct serve *sv = h->data;
 
+    sv->signals++;
+    if (mgr_serve_runs_busy(sv->runs)) {
+        IOF_USER("iofleet serve: %s: stopping after the run under way",
+                 sig == SIGINT ? "interrupted" : "terminated");
+        sv->stop_after_run = true;
+        mgr_serve_runs_close(sv->runs);
+        mgr_serve_runs_interrupt(sv->runs, sv->signals > 1);
+        return;
+    }
     IOF_USER("iofleet serve: %s: stopping", sig == SIGINT ? "interrupted" : "terminated");
     sv_stop(sv);
 }
@@ -446,10 +501,23 @@ static int sv_start(struct serve *sv)
         }
         mgr_store_close(st);
     }
+    {
+        struct mgr_serve_runs_cfg rc_cfg = {.loop = sv->loop,
+                                            .fleet = &sv->f,
+                                            .db = o->db,
+                                            .verbose = o->verbose,
+                                            .after = sv_after_run,
+                                            .arg = sv};
+        if (mgr_serve_runs_new(&rc_cfg, &sv->runs)) {
+            IOF_USER("iofleet serve: out of memory");
+            return 1;
+        }
+    }
     if ((rc = mgr_api_open(o->http, o->db, &sv->api, &d))) {
         IOF_USER("iofleet serve: %s", d.msg);
         return rc == -EINVAL || rc == -EACCES ? 2 : 3; /* a wrong value, or a taken port */
     }
+    mgr_api_set_runs(sv->api, mgr_serve_runs_ops(sv->runs));
     serve_publish(sv);
     if (sv->tls_server
             ? iof_listener_start_tls(sv->loop, host, port, sv->tls_server, mgr_agent_on_accept,
@@ -514,6 +582,7 @@ int mgr_serve(const struct mgr_serve_opts *o)
         IOF_USER("iofleet serve: stopped; %u agent%s told bye", sv->told_bye,
                  sv->told_bye == 1 ? "" : "s");
     mgr_api_close(sv->api);
+    mgr_serve_runs_free(sv->runs);
     iof_tls_ctx_free(sv->tls_server);
     for (size_t i = 0; i < sv->f.nagents; i++) {
         mgr_session_detach(&sv->f.agents[i].s);
