@@ -7,7 +7,8 @@
 # figures the live state showed. A bad plan is a 400 with the loader's
 # message, a plan naming an agent that is not connected a 409 naming it. A run
 # stopped with POST /api/v1/runs/current/stop keeps its measured intervals and
-# is recorded as interrupted; a third run in the same serve works.
+# is recorded as interrupted; a third run in the same serve works; SIGTERM
+# during a fourth interrupts and records it before serve exits 0.
 source "$(dirname "$0")/lib/cluster.bash"
 command -v curl >/dev/null || skip "curl not installed"
 command -v jq >/dev/null || skip "jq not installed"
@@ -117,8 +118,9 @@ id2=$(jq .id "$T/s2")
 [ "$id2" -gt "$id1" ] || fail "run ids $id1 then $id2"
 measuring() {
     curl -sf "${api}runs/current" >"$T/cur2.json" &&
-        jq -e --argjson id "$id2" '.id == $id and .intervals >= 2' "$T/cur2.json" >/dev/null
+        jq -e --argjson id "$measured" '.id == $id and .intervals >= 2' "$T/cur2.json" >/dev/null
 }
+measured=$id2
 cl_wait_cmd 30 "two intervals of run $id2" measuring
 echo '{}' >"$T/empty.json"
 code=$(post "${api}runs/current/stop" "$T/empty.json" "$T/stop.json")
@@ -145,7 +147,19 @@ jq -e '.status == "finished" and (.tests | length) == 2' "$T/run3.json" >/dev/nu
     fail "run $id3: $(head -c 1500 "$T/run3.json")"
 ok "run $id3 after the others in the same serve: finished"
 
+# SIGTERM during a run: the run is interrupted and recorded, then serve stops.
+cl_wait_cmd 20 "srv-1 connected again after run $id3" connected
+code=$(post "${api}runs" "$T/long.json" "$T/s4")
+[ "$code" = 202 ] || fail "POST /api/v1/runs (fourth): $code $(cat "$T/s4")"
+id4=$(jq .id "$T/s4")
+measured=$id4
+cl_wait_cmd 30 "two intervals of run $id4" measuring
 kill -TERM "$srv"
 cl_wait_exit "$srv" 20 rc
 [ "$rc" = 0 ] || fail "serve exited $rc after SIGTERM: $(cat "$T/serve.err")"
-for id in "$id1" "$id2" "$id3"; do expect_in "$T/serve.err" "iofleet serve: run $id "; done
+for id in "$id1" "$id3"; do expect_in "$T/serve.err" "iofleet serve: run $id finished (exit code 0)"; done
+expect_in "$T/serve.err" "iofleet serve: run $id4 interrupted (exit code 130)"
+"$IOFLEET" runs --db "$T/runs.db" --json >"$T/cli-runs.json"
+jq -e --argjson id "$id4" '.[] | select(.id == $id) | .status == "interrupted" and .exit_code == 130' \
+    "$T/cli-runs.json" >/dev/null || fail "run $id4 after serve's SIGTERM: $(cat "$T/cli-runs.json")"
+ok "SIGTERM during run $id4: recorded interrupted, serve exited 0"
