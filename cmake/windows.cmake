@@ -117,6 +117,14 @@ if(IOF_TESTS)
                                           $<TARGET_FILE:dynamo>)
   set_tests_properties(windows.agent_e2e PROPERTIES LABELS "integration;windows" TIMEOUT 600
                        SKIP_RETURN_CODE 77 ENVIRONMENT "IOF_TEST_TMPDIR=${CMAKE_BINARY_DIR}/testtmp")
+  # Stopping dynamo.exe mid-test: Ctrl-C, Ctrl-Break and the console's close (sent by
+  # win_ctrl_event.exe, tests/windows/ctrl_event.c), and the service's stop.
+  add_executable(win_ctrl_event ${PROJECT_SOURCE_DIR}/tests/windows/ctrl_event.c)
+  target_link_options(win_ctrl_event PRIVATE -municode)
+  add_test(NAME windows.agent_stop COMMAND bash ${PROJECT_SOURCE_DIR}/tests/windows/agent_stop.sh
+                                           $<TARGET_FILE:dynamo> $<TARGET_FILE:win_ctrl_event>)
+  set_tests_properties(windows.agent_stop PROPERTIES LABELS "integration;windows" TIMEOUT 600
+                       SKIP_RETURN_CODE 77 ENVIRONMENT "IOF_TEST_TMPDIR=${CMAKE_BINARY_DIR}/testtmp")
   # dynamo.exe as a Windows service under Wine's service manager.
   add_test(NAME windows.service COMMAND bash ${PROJECT_SOURCE_DIR}/tests/windows/service.sh
                                         $<TARGET_FILE:dynamo>)

@@ -265,15 +265,18 @@ static int dyn_parse(int argc, char **argv, struct dyn_agent_opts *o, const char
 }
 
 /* Runs the agent in the foreground: logs to stderr, stops on SIGINT or
- * SIGTERM (or at the end of the session with --once). This is where a
- * service mode (started by a service manager, logging elsewhere, stopped
- * through dyn_agent_request_stop()) branches off, around the same
- * dyn_agent_main(). */
+ * SIGTERM (Windows: Ctrl-C, Ctrl-Break, the console's close), or at the end
+ * of the session with --once. The Windows service runs it too (logging
+ * elsewhere, stopped through dyn_agent_request_stop()). */
 static int run_foreground(const struct dyn_agent_opts *o, enum iof_log_level level)
 {
+    int rc;
+
     iof_log_init("dynamo", level);
     dyn_os_raise_fd_limit();
-    return dyn_agent_main(o);
+    rc = dyn_agent_main(o);
+    dyn_os_agent_stopped();
+    return rc;
 }
 
 /* Parses the options and runs the agent (dyn_os_agent_fn): in the foreground,

@@ -101,6 +101,13 @@ uint64_t dyn_os_fd_limit(void);
  * closes is an error to handle, not a signal that kills (SIGPIPE ignored). */
 void dyn_os_process_init(void);
 
+/* After dyn_agent_main() has returned (every test's I/O ended, every
+ * connection closed): a stop the system asked for is logged with the time
+ * it took (Windows: Ctrl-C, Ctrl-Break, the console's close, the service's
+ * stop, dynamo/os/windows/stop.c). Nothing on Linux, where SIGINT and
+ * SIGTERM are the agent's own (dynamo/agent.c). */
+void dyn_os_agent_stopped(void);
+
 /* Once logging is set up: the soft descriptor limit raised to the hard one
  * (logged), as connections, targets and a flood's worth of pending
  * handshakes all need descriptors. */

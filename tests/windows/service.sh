@@ -3,8 +3,12 @@
 # tests/windows/service.sh - dynamo.exe as the Windows service "iofleet-dynamo", under
 # Wine's Service Control Manager: bad options are refused at install, the service
 # installed with an agent's options and `--log-file dynamo-service.log` starts, listens
-# (the Linux `iofleet agents` sees it, Windows on Wine), stops through the service manager
-# (the agent logs the stop request in that file, beside dynamo.exe) and is uninstalled; a
+# (the Linux `iofleet agents` sees it, Windows on Wine), is stopped through the service
+# manager in the middle of a test (the agent logs the stop and how long it took in that
+# file, beside dynamo.exe; its I/O ends before the service is reported stopped, within
+# IOF_STOP_BOUND_MS, default 3000, of the request, measured on the test file and printed
+# beside the product's bound, 1 s; the manager names the agent lost and keeps its partial
+# NODE row) and is uninstalled; a
 # second install and a start after the uninstall are refused. Installed again without
 # --log-file, it logs to the event log (Wine keeps none to read back: the service runs,
 # answers, stops, and writes no log file). Registered by cmake/windows.cmake:
@@ -27,8 +31,14 @@ log=$(dirname "$exe")/dynamo-service.log
 mkdir -p "${IOF_TEST_TMPDIR:-/tmp}"
 T=$(mktemp -d "${IOF_TEST_TMPDIR:-/tmp}/win-svc.XXXXXX")
 server_pid=''
+mgr_pid=''
 installed=false
+bound=${IOF_STOP_BOUND_MS:-3000}
 cleanup() {
+    if [[ -n $mgr_pid ]]; then
+        kill -KILL "$mgr_pid" 2>/dev/null || true
+        wait "$mgr_pid" 2>/dev/null || true
+    fi
     if $installed; then
         wine "$exe" service uninstall >/dev/null 2>&1 || true
     fi
@@ -44,7 +54,7 @@ cleanup() {
 trap cleanup EXIT
 fail() {
     echo "FAIL: $*" >&2
-    for f in "$T"/*.out "$log"; do [[ -e $f ]] && { echo "--- $f"; tail -n 20 "$f"; } >&2; done
+    for f in "$T"/*.out "$T"/*.err "$log"; do [[ -e $f ]] && { echo "--- $f"; tail -n 20 "$f"; } >&2; done
     exit 1
 }
 ok() { echo "ok: $*"; }
@@ -108,9 +118,64 @@ done
 grep -q "^svcnode .*Windows NT" "$T/agents.out" || fail "iofleet agents does not see svcnode on Windows"
 ok "installed, started, seen by iofleet agents: $(head -n1 "$T/agents.out")"
 
+# Stopped in the middle of a test (4k random, half writes): the agent ends its I/O before
+# the service is reported stopped, which `service stop` waits for; the manager names the
+# agent lost and keeps what it measured.
+dat=$T/work/iofleet-svc.dat
+cat >"$T/plan.json" <<'P'
+{"name": "svc-stop", "run": {"ramp": "300ms", "duration": "60s", "interval": "500ms"},
+ "specs": [{"name": "4k rand 50r", "lines": [{"size": "4k", "read": 50, "random": 100}]}],
+ "workers": [{"nodes": ["*"], "count": 1, "queue_depth": 16,
+              "targets": [{"path": "iofleet-svc.dat", "size": "8m"}]}]}
+P
+"$iofleet" run "$T/plan.json" --insecure --agent "127.0.0.1:$port" --wait 60 --json "$T/run.json" \
+    >"$T/run.out" 2>"$T/run.err" &
+mgr_pid=$!
+for _ in $(seq 600); do
+    [[ $(grep -c '\[run\] test 1/' "$T/run.err" 2>/dev/null || true) -ge 2 ]] && break
+    kill -0 "$mgr_pid" 2>/dev/null || fail "the manager exited before the test ran: $(cat "$T/run.err")"
+    sleep 0.1
+done
+m=$(date -r "$dat" +%s%N)
+sleep 1
+[[ $(date -r "$dat" +%s%N) != "$m" ]] || fail "the test file is not being written"
+t0=$(date +%s%N)
 svc stop stop
-[[ $rc == 0 ]] && grep -q "service iofleet-dynamo stopped" "$T/stop.out" || fail "stop exited $rc"
-grep -q "stop requested: shutting down" "$log" || fail "the agent did not log the stop request"
+t1=$(date +%s%N)
+last=$(date -r "$dat" +%s%N)
+[[ $rc == 0 ]] && grep -q "service iofleet-dynamo stopped (.* ms after the stop request)" "$T/stop.out" ||
+    fail "stop exited $rc"
+sleep 1
+[[ $(date -r "$dat" +%s%N) == "$last" ]] || fail "the test file is written after the service stopped"
+ms=$(((last - t0) / 1000000))
+((ms < 0)) && ms=0
+((ms <= bound)) || fail "the test file was last written $ms ms after \`service stop\` was started (bound $bound ms)"
+grep -qF "dynamo: info: the service's stop: stopping all I/O and shutting down" "$log" ||
+    fail "the agent did not log the service's stop"
+own=$(sed -n "s/.*dynamo: info: stopped \([0-9]*\) ms after the service's stop: every test's I\/O ended.*/\1/p" "$log")
+[[ -n $own ]] || fail "the agent did not log how long its stop took"
+rc=0
+for _ in $(seq 300); do kill -0 "$mgr_pid" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$mgr_pid" 2>/dev/null && fail "the manager still runs 30 s after the service stopped"
+wait "$mgr_pid" || rc=$?
+mgr_pid=''
+[[ $rc == 1 ]] || fail "the manager exited $rc after the service stopped, expected 1"
+grep -qF "iofleet: agent svcnode (127.0.0.1:$port): lost: " "$T/run.err" ||
+    fail "the manager did not name the agent lost"
+python3 - "$T/run.json" <<'PY' || fail "the stopped service's partial results (above)"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+rows = doc["tests"][0]["results"]
+node = [r for r in rows if r["row_type"] == "NODE"]
+al = [r for r in rows if r["row_type"] == "ALL"][0]
+assert len(node) == 1 and node[0]["node"] == "svcnode", node
+n = node[0]
+assert n["status"] == "partial", n["status"]
+assert n["read_ios"] > 0 and n["write_ios"] > 0, n
+assert al["read_ios"] == n["read_ios"] and al["write_ios"] == n["write_ios"], (al, n)
+print("partial: %d reads, %d writes over %.3f s" % (n["read_ios"], n["write_ios"], n["duration_s"]))
+PY
+ok "the service stopped mid-test: its I/O ended $ms ms after \`dynamo.exe service stop\` was started (Wine starting that program included; measured on the test file; $( ((ms <= 1000)) && echo within || echo OVER) the product's 1 s, asserted <= $bound ms), the agent's own figure $own ms, \`service stop\` done $(((t1 - t0) / 1000000)) ms after its start ($(cat "$T/stop.out")); the manager: $(grep -F "iofleet: agent svcnode (" "$T/run.err" | head -n1)"
 if "$iofleet" agents --insecure --agent "127.0.0.1:$port" >"$T/gone.out" 2>&1; then
     fail "the agent still answers after the stop"
 fi

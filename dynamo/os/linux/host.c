@@ -266,6 +266,8 @@ void dyn_os_process_init(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
+void dyn_os_agent_stopped(void) {}
+
 /* systemd runs the agent on Linux (packaging/systemd): no service command. */
 int dyn_os_service(int argc, char **argv, dyn_os_agent_fn agent)
 {

@@ -120,9 +120,12 @@ uint64_t dyn_os_fd_limit(void)
 void dyn_os_raise_fd_limit(void) {}
 
 /* No SIGPIPE on Windows (a closed peer is an error from the write). A
- * missing disk or medium must not open a dialog box on a headless agent. */
+ * missing disk or medium must not open a dialog box on a headless agent.
+ * Ctrl-C, Ctrl-Break and the console's close stop the agent
+ * (dynamo/os/windows/stop.c). */
 void dyn_os_process_init(void)
 {
     SetErrorMode(SEM_FAILCRITICALERRORS | SEM_NOOPENFILEERRORBOX);
+    dyn_win_stop_console_init();
 }
 #endif

@@ -171,5 +171,16 @@ int dyn_win_eventlog_start(const wchar_t *source, struct iof_diag *diag);
  * be NULL). */
 void dyn_win_eventlog_stop(unsigned *reported, unsigned *failed);
 
+/* How Windows asks the agent to stop (dynamo/os/windows/stop.c): the
+ * request, kept with its time for dyn_os_agent_stopped()'s line (`what`:
+ * "Ctrl-C", "the service's stop"... a static string), then
+ * dyn_agent_request_stop(): its 0 or -ESRCH (no agent runs yet, or any
+ * more). */
+int dyn_win_stop_request(const char *what);
+/* Puts the console's control handler (Ctrl-C, Ctrl-Break, the console's
+ * close: dyn_win_stop_request) first in the process's list; at each
+ * dyn_os_process_init(), so after libuv's too. */
+void dyn_win_stop_console_init(void);
+
 #endif
 #endif

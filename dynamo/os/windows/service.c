@@ -7,7 +7,9 @@
  * there), logs to the Windows event log (source "iofleet-dynamo",
  * dynamo/os/windows/eventlog.c) or, with `--log-file PATH` given to install,
  * to that file (relative: beside dynamo.exe), and a stop (or the machine's
- * shutdown) calls dyn_agent_request_stop(), as Ctrl-C does. */
+ * shutdown) stops the agent as Ctrl-C does (dyn_win_stop_request): the
+ * service is SERVICE_STOP_PENDING, its checkpoint moving on, until the agent
+ * has ended its I/O and returned, and only then SERVICE_STOPPED. */
 #ifdef _WIN32
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +28,12 @@
 #define SVC_NAME L"iofleet-dynamo"
 #define SVC_DISPLAY L"iofleet agent (dynamo)"
 #define SVC_WAIT_MS 30000
+/* While the agent stops: the checkpoint moves on every SVC_PENDING_MS, and
+ * the service manager is told to expect the next one within SVC_HINT_MS. A
+ * stop takes well under a second; one that waits for in-flight I/O may take
+ * up to the workers' drain bound (30 s, dynamo/run_int.h). */
+#define SVC_PENDING_MS 500
+#define SVC_HINT_MS 3000
 
 static dyn_os_agent_fn svc_agent;
 static int svc_argc;
@@ -33,27 +41,70 @@ static char **svc_argv;
 static const char *svc_log_file; /* --log-file: NULL for the event log */
 static SERVICE_STATUS_HANDLE svc_handle;
 static SERVICE_STATUS svc_status = {.dwServiceType = SERVICE_WIN32_OWN_PROCESS};
+static CRITICAL_SECTION svc_lock; /* svc_status: the service's thread and the stopping one */
+static HANDLE svc_done;           /* set once the agent has returned */
+static bool svc_stopping;         /* a stop or shutdown came (under svc_lock) */
 
+/* Reports `state` to the service manager; nothing after SERVICE_STOPPED. */
 static void svc_report(DWORD state, DWORD code)
 {
-    svc_status.dwCurrentState = state;
-    svc_status.dwWin32ExitCode = code ? ERROR_SERVICE_SPECIFIC_ERROR : NO_ERROR;
-    svc_status.dwServiceSpecificExitCode = code;
-    svc_status.dwControlsAccepted =
-        state == SERVICE_RUNNING ? SERVICE_ACCEPT_STOP | SERVICE_ACCEPT_SHUTDOWN : 0;
-    svc_status.dwWaitHint = state == SERVICE_STOP_PENDING ? 10000 : 0;
-    SetServiceStatus(svc_handle, &svc_status);
+    EnterCriticalSection(&svc_lock);
+    if (svc_status.dwCurrentState != SERVICE_STOPPED) {
+        svc_status.dwCurrentState = state;
+        svc_status.dwWin32ExitCode = code ? ERROR_SERVICE_SPECIFIC_ERROR : NO_ERROR;
+        svc_status.dwServiceSpecificExitCode = code;
+        svc_status.dwControlsAccepted =
+            state == SERVICE_RUNNING ? SERVICE_ACCEPT_STOP | SERVICE_ACCEPT_SHUTDOWN : 0;
+        svc_status.dwCheckPoint = state == SERVICE_STOP_PENDING ? svc_status.dwCheckPoint + 1 : 0;
+        svc_status.dwWaitHint = state == SERVICE_STOP_PENDING ? SVC_HINT_MS : 0;
+        SetServiceStatus(svc_handle, &svc_status);
+    }
+    LeaveCriticalSection(&svc_lock);
+}
+
+/* The stop, on a thread of its own (the control handler must return at
+ * once): the agent asked to stop, again until one takes it (a stop that
+ * came while the agent was starting), and SERVICE_STOP_PENDING with the next
+ * checkpoint every SVC_PENDING_MS until the agent has returned; svc_main
+ * then reports SERVICE_STOPPED. */
+static DWORD WINAPI svc_stop_thread(void *arg)
+{
+    const char *what = arg;
+    bool asked = false;
+
+    do {
+        asked = asked || dyn_win_stop_request(what) == 0;
+        svc_report(SERVICE_STOP_PENDING, 0);
+    } while (WaitForSingleObject(svc_done, SVC_PENDING_MS) == WAIT_TIMEOUT);
+    return 0;
 }
 
 static DWORD WINAPI svc_control(DWORD ctrl, DWORD type, void *data, void *ctx)
 {
+    const char *what =
+        ctrl == SERVICE_CONTROL_STOP ? "the service's stop" : "the system's shutdown";
+    bool first;
+    HANDLE t;
+
     (void)type, (void)data, (void)ctx;
-    if (ctrl == SERVICE_CONTROL_STOP || ctrl == SERVICE_CONTROL_SHUTDOWN) {
-        svc_report(SERVICE_STOP_PENDING, 0);
-        dyn_agent_request_stop();
+    if (ctrl != SERVICE_CONTROL_STOP && ctrl != SERVICE_CONTROL_SHUTDOWN)
+        return ctrl == SERVICE_CONTROL_INTERROGATE ? NO_ERROR : ERROR_CALL_NOT_IMPLEMENTED;
+    EnterCriticalSection(&svc_lock);
+    first = !svc_stopping;
+    svc_stopping = true;
+    LeaveCriticalSection(&svc_lock);
+    if (!first)
         return NO_ERROR;
+    IOF_INFO("%s: stopping all I/O and shutting down", what);
+    t = CreateThread(NULL, 0, svc_stop_thread, (void *)what, 0, NULL);
+    if (t) {
+        CloseHandle(t);
+    } else {
+        /* No thread: asked once, without the checkpoints. */
+        svc_report(SERVICE_STOP_PENDING, 0);
+        dyn_win_stop_request(what);
     }
-    return ctrl == SERVICE_CONTROL_INTERROGATE ? NO_ERROR : ERROR_CALL_NOT_IMPLEMENTED;
+    return NO_ERROR;
 }
 
 static void WINAPI svc_main(DWORD n, wchar_t **args)
@@ -66,6 +117,8 @@ static void WINAPI svc_main(DWORD n, wchar_t **args)
         return;
     svc_report(SERVICE_RUNNING, 0);
     rc = svc_agent(svc_argc, svc_argv, false);
+    /* The agent has returned: its tests' I/O ended (dyn_agent_main). */
+    SetEvent(svc_done);
     svc_report(SERVICE_STOPPED, (DWORD)rc);
 }
 
@@ -122,6 +175,13 @@ static int svc_run(void)
     bool evlog = false;
     int fd;
 
+    InitializeCriticalSection(&svc_lock);
+    svc_done = CreateEventW(NULL, TRUE, FALSE, NULL);
+    if (!svc_done) {
+        IOF_USER("dynamo: service run: cannot create an event (error %lu)",
+                 (unsigned long)GetLastError());
+        return 1;
+    }
     if (svc_exe(exe, MAX_PATH, dir) == 0)
         SetCurrentDirectoryW(dir);
     if (svc_log_file) {
@@ -279,11 +339,19 @@ static int svc_command(const char *cmd)
                (unsigned long)st.dwProcessId);
     } else {
         /* stop, and uninstall (which stops it first) */
-        if (ControlService(s, SERVICE_CONTROL_STOP, &ss) && !svc_wait(s, SERVICE_STOPPED, &st))
+        ULONGLONG t0 = GetTickCount64();
+        bool stopped = ControlService(s, SERVICE_CONTROL_STOP, &ss);
+        if (stopped && !svc_wait(s, SERVICE_STOPPED, &st))
             return svc_fail(cmd, m, s);
         if (!strcmp(cmd, "uninstall") && !DeleteService(s))
             return svc_fail("uninstall", m, s);
-        printf("service iofleet-dynamo %s\n", !strcmp(cmd, "stop") ? "stopped" : "uninstalled");
+        if (!strcmp(cmd, "uninstall"))
+            printf("service iofleet-dynamo uninstalled\n");
+        else if (stopped)
+            printf("service iofleet-dynamo stopped (%llu ms after the stop request)\n",
+                   (unsigned long long)(GetTickCount64() - t0));
+        else
+            printf("service iofleet-dynamo stopped\n");
     }
     CloseServiceHandle(s);
     CloseServiceHandle(m);
