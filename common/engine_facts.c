@@ -71,3 +71,15 @@ const char *iof_engine_os_name(enum iof_engine_os os)
     }
     return "any system";
 }
+
+enum iof_engine_os iof_engine_os_of_kernel(const char *kernel)
+{
+    if (kernel && (!strncmp(kernel, "Windows ", 8) || !strncmp(kernel, "Wine ", 5)))
+        return IOF_ENGINE_OS_WINDOWS;
+    return IOF_ENGINE_OS_LINUX;
+}
+
+enum iof_engine_id iof_engine_default_of(enum iof_engine_os os)
+{
+    return os == IOF_ENGINE_OS_WINDOWS ? IOF_ENGINE_WINDOWS : IOF_ENGINE_LIBAIO;
+}

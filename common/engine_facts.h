@@ -66,4 +66,16 @@ const struct iof_engine_facts *iof_engine_facts_find_fio(const char *fio_name);
 /* "Linux", "Windows" ("any system" for IOF_ENGINE_OS_ANY). */
 const char *iof_engine_os_name(enum iof_engine_os os);
 
+/* The system of an agent, from the kernel its hello names: a Windows agent's is
+ * "Windows NT 10.0 build 19045" (dynamo/os/windows/host.c; "... on Wine 8.0",
+ * or "Wine 8.0" alone, under Wine), a Linux agent's its uname release
+ * ("6.1.0-18-amd64"). NULL or "" (unknown): Linux, what every agent before
+ * the Windows one was. */
+enum iof_engine_os iof_engine_os_of_kernel(const char *kernel);
+
+/* The engine an agent of system `os` runs for a worker group whose plan
+ * names none: libaio on Linux, windows on Windows (IOF_ENGINE_DEFAULT of
+ * that system's build). */
+enum iof_engine_id iof_engine_default_of(enum iof_engine_os os);
+
 #endif

@@ -196,7 +196,10 @@ struct iof_worker_cfg {
     char **nodes; /* owned; node names or "*" */
     size_t nnodes;
     uint32_t count;
-    char engine[IOF_ENGINE_NAME_MAX]; /* "libaio", "io_uring", "sync", "null" */
+    char engine[IOF_ENGINE_NAME_MAX]; /* "libaio", "io_uring", "sync", "null", "windows" */
+    bool engine_given;                /* the plan names it; else each agent runs its own
+                                       * default and engine is this build's
+                                       * (IOF_ENGINE_DEFAULT) */
     uint32_t queue_depth;             /* outstanding I/Os per target */
     struct iof_target_cfg *targets;   /* owned */
     size_t ntargets;

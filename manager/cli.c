@@ -156,7 +156,8 @@ enum cli_opt_id {
          0,                                                                                          \
          IOF_OPT_REQUIRED,                                                                           \
          "E",                                                                                        \
-         "with --spec: libaio (default), io_uring, sync, null, windows",                             \
+         "with --spec: libaio, io_uring, sync, null, windows (default: each agent's own, libaio "    \
+         "on Linux, windows on Windows)",                                                            \
          OPT_ENGINE},                                                                                \
         {"duration",                                                                                 \
          0,                                                                                          \

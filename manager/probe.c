@@ -11,6 +11,7 @@
 #include <uv.h>
 
 #include "common/budget.h"
+#include "common/engine_facts.h"
 #include "common/log.h"
 #include "common/net.h"
 #include "common/tls.h"
@@ -306,6 +307,38 @@ static bool probe_group_selects(const struct iof_worker_cfg *g, const char *name
     return g->nnodes == 0;
 }
 
+/* The engine each of the plan's groups runs on the agent of hello h, one
+ * line each: the plan's, or, where it names none, the agent's own default
+ * (libaio on Linux, windows on Windows: its system from the hello's kernel).
+ * Returns how many groups name an engine of the other system, which the
+ * agent refuses at prepare. */
+static size_t probe_engines(const struct iof_plan *p, const struct proto_hello *h, FILE *out)
+{
+    enum iof_engine_os os = iof_engine_os_of_kernel(h->inventory.kernel);
+    size_t bad = 0;
+
+    for (size_t g = 0; g < p->nworkers; g++) {
+        const struct iof_worker_cfg *w = &p->workers[g];
+        const struct iof_engine_facts *e = iof_engine_facts_find(w->engine);
+        if (!probe_group_selects(w, h->name))
+            continue;
+        if (!w->engine_given) {
+            fprintf(out, "  %s: engine %s (the agent's default: it runs %s; the plan names none)\n",
+                    w->name, iof_engine_facts[iof_engine_default_of(os)].name,
+                    iof_engine_os_name(os));
+        } else if (e && e->os != IOF_ENGINE_OS_ANY && e->os != os) {
+            fprintf(out,
+                    "  %s: engine %s: REFUSED at prepare: an engine of %s agents, and this one "
+                    "runs %s\n",
+                    w->name, w->engine, iof_engine_os_name(e->os), iof_engine_os_name(os));
+            bad++;
+        } else {
+            fprintf(out, "  %s: engine %s\n", w->name, w->engine);
+        }
+    }
+    return bad;
+}
+
 /* The --allow entry of inventory inv that admits the absolute target path
  * by its name: the same path, or a path beneath an allowed directory. NULL
  * when none does: the agent refuses the path unless it is another name of
@@ -430,7 +463,8 @@ int mgr_probe_budget(const struct iof_plan *p, const struct mgr_probe_opts *o, F
     if (!h.inventory.has_budget) {
         size_t bad;
         fprintf(out, "agent %s (%s): sends no budget (an older dynamo)\n", h.name, o->endpoint);
-        bad = probe_check_targets(p, &h, out);
+        bad = probe_engines(p, &h, out);
+        bad += probe_check_targets(p, &h, out);
         if (bad)
             fprintf(out, "  does not fit: the agent will refuse this plan at prepare\n");
         proto_hello_free(&h);
@@ -452,7 +486,15 @@ int mgr_probe_budget(const struct iof_plan *p, const struct mgr_probe_opts *o, F
         for (size_t i = 0; i < p->nworkers; i++)
             if (probe_group_selects(&p->workers[i], h.name)) {
                 gs[ng] = iof_test_spec(p, &tests[t], i);
-                g[ng++] = iof_test_worker(p, &tests[t], i);
+                g[ng] = iof_test_worker(p, &tests[t], i);
+                /* A group without an engine runs the agent's own (no AIO events
+                 * on Windows). */
+                if (!g[ng].engine_given)
+                    snprintf(g[ng].engine, sizeof(g[ng].engine), "%s",
+                             iof_engine_facts[iof_engine_default_of(
+                                                  iof_engine_os_of_kernel(h.inventory.kernel))]
+                                 .name);
+                ng++;
             }
         iof_budget_need_add(&need, gs, g, ng);
     }
@@ -487,6 +529,7 @@ int mgr_probe_budget(const struct iof_plan *p, const struct mgr_probe_opts *o, F
                     rows[i].need > rows[i].have ? "EXCEEDS" : "ok");
             fits &= rows[i].need <= rows[i].have;
         }
+        fits &= probe_engines(p, &h, out) == 0;
         fits &= probe_check_targets(p, &h, out) == 0;
         fprintf(out, "  %s\n",
                 fits ? "fits (as the agent's host stands now)"

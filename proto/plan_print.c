@@ -38,9 +38,13 @@ static void print_group(FILE *f, const struct iof_worker_cfg *w)
 {
     fprintf(f, "nodes ");
     print_nodes(f, w);
+    /* Without an engine in the plan each agent runs its own default, which
+     * the plan cannot say: not this build's. */
     fprintf(f, ", %" PRIu32 " worker%s, %s, qd %" PRIu32 ", %zu target%s:", w->count,
-            w->count == 1 ? "" : "s", w->engine, w->queue_depth, w->ntargets,
-            w->ntargets == 1 ? "" : "s");
+            w->count == 1 ? "" : "s",
+            w->engine_given ? w->engine
+                            : "each agent's default engine (libaio on Linux, windows on Windows)",
+            w->queue_depth, w->ntargets, w->ntargets == 1 ? "" : "s");
     for (size_t i = 0; i < w->ntargets && i < 4; i++) {
         fputc(' ', f);
         print_quoted(f, w->targets[i].path);

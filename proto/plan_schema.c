@@ -111,7 +111,8 @@ static const struct field worker_fields[] = {
     {"count", PK_INT, AT(struct iof_worker_cfg, count), .min = 1, .max = PROTO_PLAN_MAX_COUNT,
      .def = 1, .help = "worker threads per node"},
     {"engine", PK_ENUM, VAR_U64, .def = IOF_ENGINE_DEFAULT, NAMES(plan_engine_names),
-     .help = "how the workers do I/O; default libaio (windows on a Windows agent)"},
+     .help =
+         "how the workers do I/O; default: each agent's own, libaio on Linux, windows on Windows"},
     {"queue_depth", PK_INT, AT(struct iof_worker_cfg, queue_depth), .min = 1,
      .max = PROTO_PLAN_MAX_QD, .def = 1, .help = "outstanding I/Os per worker and target"},
     {"targets", PK_ARRAY, .sub = &plan_target_def, .min = 1, .max = PROTO_PLAN_MAX_TARGETS,

@@ -624,6 +624,7 @@ static int parse_worker(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *
         (rc = plan_read_to(c, jw, &plan_worker_def, "engine", &idx)))
         return rc;
     snprintf(w->engine, sizeof(w->engine), "%s", plan_engine_names[idx]);
+    w->engine_given = plan_member(jw, "engine") != NULL;
     if ((rc = plan_read(c, jw, &plan_worker_def, "queue_depth", w)))
         return rc;
 

@@ -104,7 +104,7 @@ expect_in "$T/out" "1 worker, sync,"
 expect_rc 0 "$IOFLEET" validate "$T/p.json" --set workers[0].engine=sync --set workers[0].engine=null
 expect_in "$T/out" "1 worker, null,"
 expect_rc 0 "$IOFLEET" validate "$T/p.json" --unset workers[0].engine
-expect_in "$T/out" "1 worker, libaio,"
+expect_in "$T/out" "1 worker, each agent's default engine (libaio on Linux, windows on Windows),"
 expect_rc 2 "$IOFLEET" validate "$T/p.json" --unset name
 expect_in "$T/err" "name: required but missing (after --unset name)"
 expect_rc 2 "$IOFLEET" validate "$T/p.json" --set workers[0].engine

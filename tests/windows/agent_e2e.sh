@@ -7,8 +7,9 @@
 #   the workdir, the account and the right;
 # - plain TCP: a plan whose group names no engine runs the windows engine, a Windows
 #   agent's default (Little's law at queue depth 16 holds, which the sync engine's one I/O
-#   at a time could not); a plan naming libaio is refused at prepare, naming the engine and
-#   the agent's system; the manager killed mid-test: the agent says so and its I/O stops
+#   at a time could not), and `iofleet validate --agent` names windows as that group's
+#   engine there; a plan naming libaio is refused at prepare, naming the engine and the
+#   agent's system (validate --agent foresees it); the manager killed mid-test: the agent says so and its I/O stops
 #   within 10 s (the test file no longer changes); a second run reuses the test file (same
 #   file, not rewritten, kept by --cleanup since this run did not create it);
 # - mutual TLS with a pki made here: the two-test plan (4k random 70 % read QD 16; 64k
@@ -199,6 +200,15 @@ run tcp p-default.json --insecure
 [[ $rc == 0 ]] || fail "iofleet run over TCP exited $rc"
 check "$T/tcp.json" 1
 ok "plain TCP: a group without an engine runs the windows engine on dynamo.exe (Wine)"
+# The manager names that engine for the Windows node, not libaio: validate --agent says
+# what each group runs there.
+rc=0
+"$iofleet" validate "$T/p-default.json" --insecure --agent "127.0.0.1:$port" \
+    >"$T/validate.log" 2>"$T/validate.err" || rc=$?
+[[ $rc == 0 ]] || fail "validate --agent exited $rc"
+grep -qF "  workers[0]: engine windows (the agent's default: it runs Windows; the plan names none)" \
+    "$T/validate.log" || fail "validate --agent does not name windows for the Windows node"
+ok "validate --agent: $(grep -F '  workers[0]: engine' "$T/validate.log")"
 
 plan p-libaio.json libaio 2s "$rand4k"
 run libaio p-libaio.json --insecure
@@ -206,6 +216,13 @@ run libaio p-libaio.json --insecure
 grep -qF "winnode: workers[0]: engine libaio is not available on this node: it is an engine of Linux agents, and this one runs Windows (its engines: windows, sync, null)" \
     "$T/libaio.err" || fail "a plan naming libaio: no refusal naming the engine and the system"
 ok "libaio refused: $(grep -F 'not available' "$T/libaio.err" | head -n1)"
+rc=0
+"$iofleet" validate "$T/p-libaio.json" --insecure --agent "127.0.0.1:$port" \
+    >"$T/validate-libaio.log" 2>"$T/validate-libaio.err" || rc=$?
+[[ $rc == 1 ]] || fail "validate --agent of a plan naming libaio exited $rc, expected 1"
+grep -qF "  workers[0]: engine libaio: REFUSED at prepare: an engine of Linux agents, and this one runs Windows" \
+    "$T/validate-libaio.log" || fail "validate --agent does not foresee the refusal of libaio"
+ok "validate --agent foresees it: $(grep -F 'REFUSED' "$T/validate-libaio.log")"
 
 # The manager killed mid-test: the agent notices and its I/O stops within 10 s.
 plan p-long.json windows 60s "$rand4k"

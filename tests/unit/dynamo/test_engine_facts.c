@@ -20,6 +20,7 @@
 #include "common/err.h"
 #include "common/spec.h"
 #include "dynamo/engine.h"
+#include "dynamo/os/os.h"
 #include "proto/import.h"
 #include "proto/plan.h"
 
@@ -157,6 +158,49 @@ static void test_plan_checks_follow_the_facts(void **state)
     }
 }
 
+/* A group without an engine is marked so (each agent runs its own default,
+ * which the manager names from the agent's system, not this build's); one
+ * that names an engine keeps it, also the default's name. The system of an
+ * agent comes from the kernel its hello names: this agent's own (dyn_os_machine)
+ * is this build's system, and its default engine IOF_ENGINE_DEFAULT. */
+static void test_default_engine_per_system(void **state)
+{
+    static const char text[] =
+        "{\"name\":\"p\",\"run\":{\"duration\":\"5s\"},\"specs\":[{\"name\":\"a\","
+        "\"lines\":[{\"size\":\"4k\"}]}],\"workers\":[{\"targets\":[{\"path\":\"f\","
+        "\"size\":\"1m\"}]},{\"engine\":\"libaio\",\"targets\":[{\"path\":\"g\","
+        "\"size\":\"1m\"}]},{\"engine\":\"windows\",\"targets\":[{\"path\":\"h\","
+        "\"size\":\"1m\"}]}]}";
+    struct dyn_os_machine m;
+    struct iof_diag d = {{0}};
+    struct iof_plan p;
+
+    (void)state;
+    assert_int_equal(parse(text, &p, &d), 0);
+    assert_false(p.workers[0].engine_given);
+    assert_string_equal(p.workers[0].engine, iof_engine_facts[IOF_ENGINE_DEFAULT].name);
+    assert_true(p.workers[1].engine_given);
+    assert_string_equal(p.workers[1].engine, "libaio");
+    assert_true(p.workers[2].engine_given);
+    assert_string_equal(p.workers[2].engine, "windows");
+    iof_plan_free(&p);
+
+    assert_int_equal(iof_engine_os_of_kernel("Windows NT 10.0 build 19045"), IOF_ENGINE_OS_WINDOWS);
+    assert_int_equal(iof_engine_os_of_kernel("Windows NT 6.1 build 7601 on Wine 8.0"),
+                     IOF_ENGINE_OS_WINDOWS);
+    assert_int_equal(iof_engine_os_of_kernel("Wine 8.0"), IOF_ENGINE_OS_WINDOWS);
+    assert_int_equal(iof_engine_os_of_kernel("6.1.0-18-amd64"), IOF_ENGINE_OS_LINUX);
+    assert_int_equal(iof_engine_os_of_kernel(""), IOF_ENGINE_OS_LINUX);
+    assert_int_equal(iof_engine_os_of_kernel(NULL), IOF_ENGINE_OS_LINUX);
+    assert_int_equal(iof_engine_default_of(IOF_ENGINE_OS_WINDOWS), IOF_ENGINE_WINDOWS);
+    assert_int_equal(iof_engine_default_of(IOF_ENGINE_OS_LINUX), IOF_ENGINE_LIBAIO);
+
+    dyn_os_machine(&m);
+    print_message("this agent's kernel: %s\n", m.kernel);
+    assert_int_equal(iof_engine_os_of_kernel(m.kernel), IOF_ENGINE_THIS_OS);
+    assert_int_equal(iof_engine_default_of(IOF_ENGINE_THIS_OS), IOF_ENGINE_DEFAULT);
+}
+
 /* A node's need counts AIO events, target descriptors and ring descriptors
  * exactly as each engine's facts say. */
 static void test_budget_follows_the_facts(void **state)
@@ -218,6 +262,7 @@ int main(void)
         cmocka_unit_test(test_other_systems_engine_refused),
         cmocka_unit_test(test_plan_checks_follow_the_facts),
         cmocka_unit_test(test_budget_follows_the_facts),
+        cmocka_unit_test(test_default_engine_per_system),
         cmocka_unit_test(test_fio_import_follows_the_facts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
