@@ -399,19 +399,6 @@ static bool same_object(const struct stat *a, const struct stat *b)
            (a->st_mode & S_IFMT) == (b->st_mode & S_IFMT) && a->st_rdev == b->st_rdev;
 }
 
-int dyn_scope_check_name(const char *path, struct iof_diag *diag)
-{
-    /* The plan loader refuses these names too; the agent judges on its own
-     * what it opens or creates (a manager need not run that loader). */
-    if (!iof_target_name_reserved(path))
-        return 0;
-    return iof_diag_set(diag, IOF_EDENIED,
-                        "target '%s': names starting with '" IOF_RESERVED_PREFIX
-                        "' are reserved for the agent's own files (its test-file ledger and "
-                        "verify state)",
-                        path);
-}
-
 int dyn_scope_open(struct dyn_scope *s, const char *path, int flags, struct stat *st_out,
                    struct iof_diag *diag)
 {

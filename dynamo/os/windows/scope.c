@@ -294,17 +294,6 @@ void dyn_scope_free(struct dyn_scope *s)
     free(s);
 }
 
-int dyn_scope_check_name(const char *path, struct iof_diag *diag)
-{
-    if (!iof_target_name_reserved(path))
-        return 0;
-    return iof_diag_set(diag, IOF_EDENIED,
-                        "target '%s': names starting with '" IOF_RESERVED_PREFIX
-                        "' are reserved for the agent's own files (its test-file ledger and "
-                        "verify state)",
-                        path);
-}
-
 /* Opens a disk or volume an --allow entry names. */
 static int open_device(struct dyn_scope *s, const char *path, uint64_t rdev, int flags,
                        struct stat *st_out, struct iof_diag *diag)
