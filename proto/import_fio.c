@@ -792,6 +792,43 @@ static bool fio_random_map(struct fio_ctx *c, struct fio_job *j)
     return true;
 }
 
+/* fio keeps one sequential position per direction and job (last_pos[ddir]):
+ * in a mixed job a sequential read follows the job's last read, a sequential
+ * write its last write. A plan's worker has one position per target, which
+ * reads and writes both move. So a job that mixes reads and writes and has
+ * sequential I/O (rw=rw, randrw with percentage_random below 100) is
+ * refused, or with --approximate run with the one position, noted. */
+static bool fio_mixed_sequential(struct fio_ctx *c, const struct fio_job *j)
+{
+    bool mixed = j->rw == FIO_RW_RW || j->rw == FIO_RW_RANDRW;
+    int read = j->read_pct >= 0 ? j->read_pct : 50;
+    int random = j->rw == FIO_RW_RANDRW ? j->random_pct : 0;
+    unsigned line = j->rw_line ? j->rw_line : j->line;
+    char what[64];
+
+    if (!mixed || read == 0 || read == 100 || random == 100)
+        return true;
+    if (j->rw == FIO_RW_RW)
+        snprintf(what, sizeof(what), "rw=rw");
+    else
+        snprintf(what, sizeof(what), "randrw with percentage_random=%d", random);
+    if (!c->approximate) {
+        proto_fio_msg(c, line,
+                      "error: cannot map %s of job '%s': fio keeps a sequential position per "
+                      "direction (a read continues after the job's last read, a write after its "
+                      "last write), a plan's worker one for both (import with --approximate to "
+                      "continue after the last I/O of either)",
+                      what, j->name);
+        return false;
+    }
+    proto_fio_msg(c, line,
+                  "note: job '%s' mixes reads and writes with sequential I/O (%s): fio continues "
+                  "each direction after its own last I/O, the plan after the last I/O of either "
+                  "(--approximate)",
+                  j->name, what);
+    return true;
+}
+
 /* The rate that counts for the job's direction(s), as the plan's: fio caps
  * reads and writes separately, so a mixed job maps only when neither is
  * capped; rate_iops with bssplit paces in bytes of the smallest size (fio
@@ -1063,8 +1100,8 @@ static int fio_emit(struct fio_ctx *c, struct fio_job *jobs, size_t njobs, struc
                           "iofleet's %s engine always does (--approximate)",
                           j->name, how, j->engine);
         }
-        if (!fio_random_map(c, j) || !fio_rate(c, j) || !fio_spec_json(c, j, &u[i].spec) ||
-            !fio_group_json(c, j, &u[i].group))
+        if (!fio_random_map(c, j) || !fio_mixed_sequential(c, j) || !fio_rate(c, j) ||
+            !fio_spec_json(c, j, &u[i].spec) || !fio_group_json(c, j, &u[i].group))
             break;
         if (u[i].spec.err || u[i].group.err) {
             rc = -ENOMEM;

@@ -134,9 +134,9 @@ static void test_mixes_and_bssplit(void **state)
 {
     struct result r;
     (void)state;
-    import("[m]\nrw=randrw\nrwmixwrite=30\nbssplit=4k/10:64k/50:32k/\nsize=1g\n"
-           "percentage_random=80\nblockalign=8k\n",
-           &r);
+    import_flags("[m]\nrw=randrw\nrwmixwrite=30\nbssplit=4k/10:64k/50:32k/\nsize=1g\n"
+                 "percentage_random=80\nblockalign=8k\n",
+                 IOF_IMPORT_APPROXIMATE, &r);
     assert_int_equal(r.rc, 0);
     assert_int_equal(r.plan.specs[0].nlines, 3);
     assert_int_equal(r.plan.specs[0].lines[0].share, 10);
@@ -147,7 +147,7 @@ static void test_mixes_and_bssplit(void **state)
     assert_int_equal(r.plan.specs[0].lines[0].align, 8192);
     done(&r);
 
-    import("[m]\nrw=readwrite\nrwmixread=70\nsize=1g\n", &r);
+    import_flags("[m]\nrw=readwrite\nrwmixread=70\nsize=1g\n", IOF_IMPORT_APPROXIMATE, &r);
     assert_int_equal(r.rc, 0);
     assert_int_equal(r.plan.specs[0].lines[0].read_pct, 70);
     assert_int_equal(r.plan.specs[0].lines[0].random_pct, 0);
@@ -158,6 +158,47 @@ static void test_mixes_and_bssplit(void **state)
     import("[w]\nrw=write\nbs=4k,16k\nsize=1g\n", &r);
     assert_int_equal(r.rc, 0);
     assert_int_equal(r.plan.specs[0].lines[0].size, 16384);
+    done(&r);
+}
+
+/* fio keeps a sequential position per direction (a read follows the job's
+ * last read, a write its last write); a plan's worker one for both. Measured
+ * by tests/bench/import-vs-fio (p1-seqrw-mix70): fio's sequential reads and
+ * writes each continue their own stream, the plan's interleave one. So a
+ * mixed job with sequential I/O is refused, or approximated with a note; a
+ * mixed job that is all random, or a job of one direction, is exact. */
+static void test_mixed_sequential_positions(void **state)
+{
+    struct result r;
+    (void)state;
+    refused("[j]\nfilename=/dev/sdb\nioengine=libaio\ndirect=1\nsize=1g\nrw=rw\nrwmixread=70\n",
+            "j.fio:6: error: cannot map rw=rw of job 'j': fio keeps a sequential position per "
+            "direction (a read continues after the job's last read, a write after its last "
+            "write), a plan's worker one for both (import with --approximate to continue after "
+            "the last I/O of either)\n");
+    refused("[j]\nsize=1g\nrw=randrw\npercentage_random=50\n",
+            "j.fio:3: error: cannot map randrw with percentage_random=50 of job 'j'");
+
+    import_flags("[j]\nsize=1g\nrw=rw\n", IOF_IMPORT_APPROXIMATE, &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.plan.specs[0].lines[0].read_pct, 50);
+    assert_int_equal(r.plan.specs[0].lines[0].random_pct, 0);
+    assert_int_equal(r.plan.nnotes, 1);
+    assert_string_equal(r.plan.notes[0], "j.fio:3: note: job 'j' mixes reads and writes with "
+                                         "sequential I/O (rw=rw): fio continues each direction "
+                                         "after its own last I/O, the plan after the last I/O of "
+                                         "either (--approximate)");
+    done(&r);
+
+    /* One direction, or all random: exact. */
+    import("[j]\nsize=1g\nrw=rw\nrwmixread=100\n", &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.plan.nnotes, 0);
+    done(&r);
+    import("[j]\nsize=1g\nrw=randrw\nrwmixread=70\nnorandommap\n", &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.plan.specs[0].lines[0].read_pct, 70);
+    assert_int_equal(r.plan.nnotes, 0);
     done(&r);
 }
 
@@ -395,7 +436,7 @@ static void test_fio_syntax(void **state)
                                      "device's zone size) have no size iofleet knows\n"));
     done(&r);
 
-    refused("[j]\nsize=1g\nrw=rw\nrate=1m,2m\n",
+    refused("[j]\nsize=1g\nrw=randrw\nrate=1m,2m\n",
             "j.fio:4: error: cannot map rate=1m,2m of job 'j': fio caps a mixed job's reads and "
             "writes separately");
 }
@@ -674,6 +715,7 @@ int main(void)
         cmocka_unit_test(test_defaults_are_fios),
         cmocka_unit_test(test_four_corners),
         cmocka_unit_test(test_mixes_and_bssplit),
+        cmocka_unit_test(test_mixed_sequential_positions),
         cmocka_unit_test(test_time_rate_distribution_files),
         cmocka_unit_test(test_concurrent_jobs_are_groups),
         cmocka_unit_test(test_unmappable_options),
