@@ -399,6 +399,7 @@ static bool fio_apply(struct fio_ctx *c, struct fio_job *j, struct fio_kv *kv)
     if (!strcmp(k, "thinktime")) {
         if (proto_fio_time(v, 1000, &j->thinktime_ns))
             BAD("not a time");
+        j->thinktime_line = kv->line;
         if (j->thinktime_ns % 1000000 && !c->approximate)
             BAD("a plan's delay is in whole milliseconds (import with --approximate to round it "
                 "up)");
@@ -829,6 +830,33 @@ static bool fio_mixed_sequential(struct fio_ctx *c, const struct fio_job *j)
     return true;
 }
 
+/* fio's thinktime at an iodepth above 1: after thinktime_blocks I/Os fio
+ * waits for every I/O in flight to complete (io_u_quiesce), then thinks; a
+ * plan's delay pauses submission while the I/Os in flight complete, so fio
+ * moves more I/Os per pause. Refused, or with --approximate noted. (With a
+ * synchronous engine fio keeps one I/O in flight: exact.) */
+static bool fio_thinktime_depth(struct fio_ctx *c, const struct fio_job *j)
+{
+    unsigned qd = j->engine_sync ? 1 : j->iodepth;
+
+    if (!j->thinktime_ns || qd <= 1)
+        return true;
+    if (!c->approximate) {
+        proto_fio_msg(c, j->thinktime_line,
+                      "error: cannot map thinktime of job '%s' at iodepth %u: fio waits for "
+                      "every I/O in flight to complete before it thinks, a plan's delay pauses "
+                      "submission only (use iodepth=1, or import with --approximate to pause "
+                      "without waiting)",
+                      j->name, qd);
+        return false;
+    }
+    proto_fio_msg(c, j->thinktime_line,
+                  "note: job '%s' thinks at iodepth %u: fio waits for every I/O in flight "
+                  "before it thinks, the plan pauses submission only (--approximate)",
+                  j->name, qd);
+    return true;
+}
+
 /* The rate that counts for the job's direction(s), as the plan's: fio caps
  * reads and writes separately, so a mixed job maps only when neither is
  * capped; rate_iops with bssplit paces in bytes of the smallest size (fio
@@ -1100,8 +1128,9 @@ static int fio_emit(struct fio_ctx *c, struct fio_job *jobs, size_t njobs, struc
                           "iofleet's %s engine always does (--approximate)",
                           j->name, how, j->engine);
         }
-        if (!fio_random_map(c, j) || !fio_mixed_sequential(c, j) || !fio_rate(c, j) ||
-            !fio_spec_json(c, j, &u[i].spec) || !fio_group_json(c, j, &u[i].group))
+        if (!fio_random_map(c, j) || !fio_mixed_sequential(c, j) || !fio_thinktime_depth(c, j) ||
+            !fio_rate(c, j) || !fio_spec_json(c, j, &u[i].spec) ||
+            !fio_group_json(c, j, &u[i].group))
             break;
         if (u[i].spec.err || u[i].group.err) {
             rc = -ENOMEM;

@@ -65,7 +65,7 @@ struct fio_job {
     unsigned direct_line; /* 0: fio's default direct=0 */
     const char *pattern;
     uint64_t thinktime_ns;
-    unsigned thinktime_blocks;
+    unsigned thinktime_blocks, thinktime_line;
     bool exitall;
     unsigned exitall_line;
     bool norandommap; /* fio's random map is off */

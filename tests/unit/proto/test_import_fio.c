@@ -202,6 +202,45 @@ static void test_mixed_sequential_positions(void **state)
     done(&r);
 }
 
+/* fio's thinktime at an iodepth above 1 waits for every I/O in flight before
+ * it thinks (io_u_quiesce); a plan's delay pauses submission only. Measured
+ * by tests/bench/import-vs-fio (p2-thinktime-qd8): fio moves more I/Os per
+ * pause. Refused, or approximated with a note; at iodepth 1 (or with a
+ * synchronous engine) exact. */
+static void test_thinktime_depth(void **state)
+{
+    struct result r;
+    (void)state;
+#define TJ "[j]\nfilename=/dev/sdb\nioengine=libaio\ndirect=1\nsize=1g\nrw=randread\n"
+    refused(TJ "iodepth=8\nthinktime=2000\nthinktime_blocks=4\n",
+            "j.fio:8: error: cannot map thinktime of job 'j' at iodepth 8: fio waits for every "
+            "I/O in flight to complete before it thinks, a plan's delay pauses submission only "
+            "(use iodepth=1, or import with --approximate to pause without waiting)\n");
+
+    import_flags(TJ "iodepth=8\nthinktime=2000\nthinktime_blocks=4\n", IOF_IMPORT_APPROXIMATE, &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.plan.workers[0].queue_depth, 8);
+    assert_int_equal(r.plan.specs[0].lines[0].delay_ns, 2000000);
+    assert_int_equal(r.plan.specs[0].lines[0].burst, 4);
+    assert_int_equal(r.plan.nnotes, 1);
+    assert_string_equal(r.plan.notes[0], "j.fio:8: note: job 'j' thinks at iodepth 8: fio waits "
+                                         "for every I/O in flight before it thinks, the plan "
+                                         "pauses submission only (--approximate)");
+    done(&r);
+
+    import(TJ "iodepth=1\nthinktime=2000\nthinktime_blocks=4\n", &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.plan.specs[0].lines[0].delay_ns, 2000000);
+    assert_int_equal(r.plan.nnotes, 0);
+    done(&r);
+    import("[j]\nioengine=psync\ndirect=1\nsize=1g\niodepth=8\nthinktime=3ms\n", &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.plan.workers[0].queue_depth, 1);
+    assert_int_equal(r.plan.specs[0].lines[0].delay_ns, 3000000);
+    done(&r);
+#undef TJ
+}
+
 static void test_time_rate_distribution_files(void **state)
 {
     struct result r;
@@ -715,6 +754,7 @@ int main(void)
         cmocka_unit_test(test_defaults_are_fios),
         cmocka_unit_test(test_four_corners),
         cmocka_unit_test(test_mixes_and_bssplit),
+        cmocka_unit_test(test_thinktime_depth),
         cmocka_unit_test(test_mixed_sequential_positions),
         cmocka_unit_test(test_time_rate_distribution_files),
         cmocka_unit_test(test_concurrent_jobs_are_groups),
