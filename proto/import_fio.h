@@ -59,6 +59,7 @@ struct fio_job {
     bool rate_iops;
     unsigned rate_line;
     char dist[128];
+    unsigned dist_line;
     char engine[16];
     bool engine_sync;
     bool direct, poisson;

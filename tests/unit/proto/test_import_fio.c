@@ -241,6 +241,39 @@ static void test_thinktime_depth(void **state)
 #undef TJ
 }
 
+/* fio's zipf is Gray et al.'s approximation of the law, with more of the I/O
+ * on the hottest blocks than the exact law a plan's zipf draws (measured by
+ * tests/bench/import-vs-fio, p3-zipf): refused, or the exact law with a
+ * note. A sequential job's distribution changes nothing: no message. */
+static void test_zipf_is_approximated(void **state)
+{
+    struct result r;
+    (void)state;
+    refused("[j]\nfilename=/dev/sdb\nioengine=libaio\ndirect=1\nrw=randread\nsize=1g\n"
+            "random_distribution=zipf:1.2\n",
+            "j.fio:7: error: cannot map random_distribution=zipf:1.2 of job 'j': fio draws Zipf "
+            "ranks with an approximation that puts more of the I/O on the hottest blocks than "
+            "the Zipf law a plan draws exactly (import with --approximate to draw the law)\n");
+    import_flags("[global]\nrandom_distribution=zipf:1.2\n[j]\nrw=randread\nsize=1g\n",
+                 IOF_IMPORT_APPROXIMATE, &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.plan.specs[0].lines[0].dist.kind, IOF_DIST_ZIPF);
+    assert_int_equal(r.plan.nnotes, 1);
+    assert_string_equal(r.plan.notes[0], "j.fio:2: note: job 'j': random_distribution=zipf:1.2 "
+                                         "drawn with the exact Zipf law; fio's approximation puts "
+                                         "more of the I/O on the hottest blocks (--approximate)");
+    done(&r);
+    import("[j]\nrw=read\nsize=1g\nrandom_distribution=zipf:1.2\n", &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.plan.nnotes, 0);
+    done(&r);
+    import("[j]\nrw=randread\nsize=1g\nrandom_distribution=pareto:0.2\n", &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.plan.specs[0].lines[0].dist.kind, IOF_DIST_PARETO);
+    assert_int_equal(r.plan.nnotes, 0);
+    done(&r);
+}
+
 static void test_time_rate_distribution_files(void **state)
 {
     struct result r;
@@ -592,8 +625,10 @@ static void test_load_options(void **state)
         assert_non_null(strstr(d.msg, "specs[0].lines[0].random_map: once_per_pass needs the "
                                       "uniform distribution"));
     }
-    import("[global]\ndirect=1\nsize=1g\n[r]\nrw=randwrite\nrandom_distribution=zipf:1.1\n", &r);
+    import_flags("[global]\ndirect=1\nsize=1g\n[r]\nrw=randwrite\nrandom_distribution=zipf:1.1\n",
+                 IOF_IMPORT_APPROXIMATE, &r);
     assert_int_equal(r.rc, 0); /* fio has no map with a skewed distribution */
+    assert_false(r.plan.specs[0].lines[0].random_once);
     done(&r);
     /* zoned: a last zone without a size takes the rest */
     import("[global]\ndirect=1\nsize=1g\n[r]\nrw=randread\n"
@@ -754,6 +789,7 @@ int main(void)
         cmocka_unit_test(test_defaults_are_fios),
         cmocka_unit_test(test_four_corners),
         cmocka_unit_test(test_mixes_and_bssplit),
+        cmocka_unit_test(test_zipf_is_approximated),
         cmocka_unit_test(test_thinktime_depth),
         cmocka_unit_test(test_mixed_sequential_positions),
         cmocka_unit_test(test_time_rate_distribution_files),
