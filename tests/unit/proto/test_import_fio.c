@@ -274,6 +274,34 @@ static void test_zipf_is_approximated(void **state)
     done(&r);
 }
 
+/* fio's normal:DEV averages 12 uniform draws and adds one of DEV %: a
+ * standard deviation of sqrt(1/144 + (DEV/100)^2/12) of the range (8.82 %
+ * for 10), not DEV % (measured by tests/bench/import-vs-fio, p4-normal):
+ * refused, or with --approximate the normal law of that deviation. */
+static void test_normal_is_fios_sum(void **state)
+{
+    struct result r;
+    (void)state;
+    refused("[j]\nfilename=/dev/sdb\nioengine=libaio\ndirect=1\nrw=randread\n"
+            "random_distribution=normal:10\n",
+            "j.fio:6: error: cannot map random_distribution=normal:10 of job 'j': fio's normal "
+            "sums uniform draws, a standard deviation of 8.82 % of the range and not a normal "
+            "law (import with --approximate for normal:8.82, the normal law of that "
+            "deviation)\n");
+    import_flags("[j]\nrw=randread\nsize=1g\nrandom_distribution=normal:1\n",
+                 IOF_IMPORT_APPROXIMATE, &r);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(r.plan.specs[0].lines[0].dist.kind, IOF_DIST_NORMAL);
+    assert_true(r.plan.specs[0].lines[0].dist.param > 8.33 &&
+                r.plan.specs[0].lines[0].dist.param < 8.35);
+    assert_int_equal(r.plan.nnotes, 1);
+    assert_string_equal(r.plan.notes[0], "j.fio:4: note: job 'j': random_distribution=normal:1 "
+                                         "drawn as normal:8.34, the normal law of the standard "
+                                         "deviation of fio's sum of uniform draws "
+                                         "(--approximate)");
+    done(&r);
+}
+
 static void test_time_rate_distribution_files(void **state)
 {
     struct result r;
@@ -789,6 +817,7 @@ int main(void)
         cmocka_unit_test(test_defaults_are_fios),
         cmocka_unit_test(test_four_corners),
         cmocka_unit_test(test_mixes_and_bssplit),
+        cmocka_unit_test(test_normal_is_fios_sum),
         cmocka_unit_test(test_zipf_is_approximated),
         cmocka_unit_test(test_thinktime_depth),
         cmocka_unit_test(test_mixed_sequential_positions),
