@@ -156,8 +156,7 @@ int mgr_agg_check_shape(const struct mgr_agg *g, struct mgr_agg_node *n,
     return 0;
 }
 
-/* Adds a node's CPU figures to the sum (c measured). */
-static void agg_cpu_add(struct mgr_agg_cpu *a, const struct proto_cpu *c)
+void mgr_agg_cpu_add(struct mgr_agg_cpu *a, const struct proto_cpu *c)
 {
     struct proto_cpu *sum = &a->sum;
 
@@ -177,10 +176,7 @@ static void agg_cpu_add(struct mgr_agg_cpu *a, const struct proto_cpu *c)
     sum->retrans_per_s += c->retrans_per_s;
 }
 
-/* Mean CPU of the nodes that measured it; invalid when none did. Its node
- * figures are the means too, known only when every one of them had them
- * (a mean of some nodes would pass for all of them). */
-static struct proto_cpu agg_cpu_mean(const struct mgr_agg_cpu *a)
+struct proto_cpu mgr_agg_cpu_mean(const struct mgr_agg_cpu *a)
 {
     const struct proto_cpu *sum = &a->sum;
     unsigned n = a->nodes;
@@ -263,7 +259,7 @@ static void agg_publish(struct mgr_agg *g, struct mgr_agg_interval *iv)
                                   .lost = iv->lost,
                                   .interrupted = g->interrupted && iv->cut,
                                   .cpu_busy_pct = 0};
-        struct proto_cpu mean = agg_cpu_mean(&iv->cpu);
+        struct proto_cpu mean = mgr_agg_cpu_mean(&iv->cpu);
         mi.cpu = mean.valid ? &mean : NULL;
         mi.cpu_busy_pct = mean.busy_pct;
         agg_sinks_interval(g, &mi, len, &m);
@@ -512,7 +508,7 @@ int mgr_agg_stats(struct mgr_agg *g, struct mgr_agg_node *a, const struct proto_
         iv->cut |= st->duration_ns != 0;
     }
     if (st->cpu.valid)
-        agg_cpu_add(&iv->cpu, &st->cpu);
+        mgr_agg_cpu_add(&iv->cpu, &st->cpu);
     iv->last_report_ns = iof_now_ns();
     return 0;
 }
@@ -1140,7 +1136,7 @@ void mgr_agg_test_end(struct mgr_agg *g, const struct mgr_agg_end *e)
             continue;
         nodes++;
         if (a->cpu.valid)
-            agg_cpu_add(&cpu_sum, &a->cpu);
+            mgr_agg_cpu_add(&cpu_sum, &a->cpu);
         if (a->started_first && a->started_first < first)
             first = a->started_first;
         if (a->started_last > last)
@@ -1176,7 +1172,7 @@ void mgr_agg_test_end(struct mgr_agg *g, const struct mgr_agg_end *e)
             if (agg_group_row(g, k, e->measured_ns, &row, &gm))
                 AGG_SINKS(g, s_->ops->row(s_, &g->ti, &row));
         }
-        cpu_mean = agg_cpu_mean(&cpu_sum);
+        cpu_mean = mgr_agg_cpu_mean(&cpu_sum);
         all.cpu = cpu_mean.valid ? &cpu_mean : NULL;
         all.cpu_busy_pct = cpu_mean.busy_pct;
         struct mgr_test_end te = {.test = &g->ti,

@@ -34,6 +34,14 @@ struct mgr_agg_cpu {
     unsigned nodes, with_node;
 };
 
+/* Adds a node's CPU figures (c measured) to a. */
+void mgr_agg_cpu_add(struct mgr_agg_cpu *a, const struct proto_cpu *c);
+/* The one rule for the CPU of ALL (rows and intervals; every result file
+ * shows it): the mean over the nodes that measured it, invalid when none
+ * did; its node figures are the means too, known only when every one of
+ * those nodes had them (a mean of some nodes would pass for all of them). */
+struct proto_cpu mgr_agg_cpu_mean(const struct mgr_agg_cpu *a);
+
 struct mgr_agg_interval {
     uint64_t k;
     bool open;

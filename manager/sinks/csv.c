@@ -19,7 +19,10 @@
  * `group` the worker group's name (GROUP, WORKER and TARGET rows); the
  * lateness_* columns the lateness of rated I/O on ALL and NODE rows (empty
  * when unknown or on other rows; percentiles also when it counted none),
- * in us %.3f.
+ * in us %.3f; dpc_pct, irq_pct, intr_per_s, packets_per_s, packet_errors
+ * and retrans_per_s the node figures of ALL and NODE rows (proto_cpu's,
+ * protocol 1.6; ALL: the aggregate's means, known only when every node that
+ * measured CPU had them), empty when unknown (an older or Windows agent).
  * Counts are
  * integers; rates and percentages %.3f, times in ms %.6f, duration_s %.6f.
  * All figures come from the row's metrics (mgr_metrics_compute() over merged
@@ -57,13 +60,30 @@
     "window_start_s,window_end_s,avg_svc_lat_ms,max_svc_lat_ms,late_ios,group,verify_errors,"      \
     "interrupted,verify_bad_reads,verify_overlaid,lateness_count,lateness_over_20us,"              \
     "lateness_over_20us_pct,lateness_avg_us,lateness_p50_us,lateness_p99_us,lateness_p999_us,"     \
-    "lateness_max_us"
+    "lateness_max_us,dpc_pct,irq_pct,intr_per_s,packets_per_s,packet_errors,retrans_per_s"
 
-/* CPU figures of one row; known false prints empty fields. */
+/* CPU figures of one row; known false prints empty fields, node false
+ * the node figures' (dpc_pct .. retrans_per_s). */
 struct csv_cpu {
     bool known;
     double busy, user, sys, agent;
+    bool node;
+    double dpc, irq, intr_s, packets_s, packet_errors, retrans_s;
 };
+
+/* The node figures of c (NULL, not measured or without them: unknown). */
+static void csv_cpu_node(struct csv_cpu *cpu, const struct proto_cpu *c)
+{
+    cpu->node = cpu->known && c && c->valid && c->node_valid;
+    if (!cpu->node)
+        return;
+    cpu->dpc = c->dpc_pct;
+    cpu->irq = c->irq_pct;
+    cpu->intr_s = c->intr_per_s;
+    cpu->packets_s = c->packets_per_s;
+    cpu->packet_errors = c->packet_errors;
+    cpu->retrans_s = c->retrans_per_s;
+}
 
 /* One buffered row: offsets into the test's text buffer. */
 struct csv_rec {
@@ -207,6 +227,13 @@ static void csv_format(struct iof_buf *b, const struct mgr_test_info *ti, const 
     put_3(b, m.lateness.known && m.lateness.count, m.lateness.p99_us);
     put_3(b, m.lateness.known && m.lateness.count, m.lateness.p999_us);
     put_3(b, m.lateness.known && m.lateness.count, m.lateness.max_us);
+    /* The node figures (ALL and NODE rows whose agents send them) */
+    put_3(b, cpu->node, cpu->dpc);
+    put_3(b, cpu->node, cpu->irq);
+    put_3(b, cpu->node, cpu->intr_s);
+    put_3(b, cpu->node, cpu->packets_s);
+    put_3(b, cpu->node, cpu->packet_errors);
+    put_3(b, cpu->node, cpu->retrans_s);
     iof_buf_addc(b, '\n');
 }
 
@@ -398,6 +425,7 @@ static void csv_row(struct mgr_sink *s, const struct mgr_test_info *ti, const st
                                .user = r->cpu->user_pct,
                                .sys = r->cpu->sys_pct,
                                .agent = r->cpu->agent_pct};
+        csv_cpu_node(&cpu, r->cpu);
         w->cpu_nodes++;
         w->user_sum += cpu.user;
         w->sys_sum += cpu.sys;
@@ -440,6 +468,9 @@ static void csv_test_end(struct mgr_sink *s, const struct mgr_test_end *te)
                                .user = w->user_sum / w->cpu_nodes,
                                .sys = w->sys_sum / w->cpu_nodes,
                                .agent = w->agent_sum / w->cpu_nodes};
+    /* ALL's node figures: the aggregate's means, known only when every node
+     * that measured CPU had them (manager/aggregate.c) */
+    csv_cpu_node(&cpu, te->all->cpu);
     /* no node delivered a result: the skew is unknown, not 0 */
     iof_buf_reset(&w->line);
     csv_format(&w->line, te->test, te->all, &cpu, te->nodes ? &te->start_skew_ms : NULL);

@@ -12,7 +12,10 @@
  * ALL: how many nodes lost it) and late (1 on an extra ALL row holding one
  * node's report that arrived after the interval's ALL row was written);
  * interrupted (1 on the interval the run's interruption cut short: its
- * duration_s is what was measured of it).
+ * duration_s is what was measured of it); dpc_pct, irq_pct, intr_per_s,
+ * packets_per_s, packet_errors, retrans_per_s: the node figures of the
+ * interval (proto_cpu's; ALL: the means of the nodes, known only when every
+ * node that measured CPU had them), empty when unknown.
  * The ALL rows of a test add up exactly to its final ALL counts, but for
  * lost intervals.
  *
@@ -42,7 +45,8 @@
 #define TS_HEADER                                                                                  \
     "time_s,test,spec,interval,node,iops,read_iops,write_iops,mibps,avg_lat_ms,p99_lat_ms,"        \
     "max_lat_ms,errors,cpu_pct,cycle,reported,duration_s,read_ios,write_ios,bytes_read,"           \
-    "bytes_written,lost,late,interrupted"
+    "bytes_written,lost,late,interrupted,dpc_pct,irq_pct,intr_per_s,packets_per_s,packet_errors,"  \
+    "retrans_per_s"
 
 struct ts_writer {
     FILE *f;
@@ -139,7 +143,20 @@ static void ts_interval(struct mgr_sink *s, const struct mgr_interval *iv)
     ts_u64(b, known, m.write_ios);
     ts_u64(b, known, m.bytes_read);
     ts_u64(b, known, m.bytes_written);
-    iof_buf_printf(b, ",%u,%d,%d\n", iv->lost, iv->late ? 1 : 0, iv->interrupted ? 1 : 0);
+    iof_buf_printf(b, ",%u,%d,%d", iv->lost, iv->late ? 1 : 0, iv->interrupted ? 1 : 0);
+    {
+        /* The node figures: the node's, ALL's the aggregate's means (known
+         * only when every node that measured CPU had them). */
+        const struct proto_cpu *c = iv->cpu;
+        bool node = known && c && c->valid && c->node_valid;
+        ts_f(b, ",", node, node ? c->dpc_pct : 0, 3);
+        ts_f(b, ",", node, node ? c->irq_pct : 0, 3);
+        ts_f(b, ",", node, node ? c->intr_per_s : 0, 3);
+        ts_f(b, ",", node, node ? c->packets_per_s : 0, 3);
+        ts_f(b, ",", node, node ? c->packet_errors : 0, 3);
+        ts_f(b, ",", node, node ? c->retrans_per_s : 0, 3);
+    }
+    iof_buf_addc(b, '\n');
     if (b->err) {
         if (!s->write_error)
             s->write_error = b->err;

@@ -5,8 +5,9 @@
 # a planted symbolic link at the name refused and not followed; the
 # instantaneous file's TimeStamp-led rows, one per node per interval, adding
 # up to the test's ALL row; the node's % DPC (softirq), % Interrupt (irq),
-# interrupt and network columns numeric and consistent in both files, and
-# empty, not 0, from an agent of protocol 1.5.
+# interrupt and network columns numeric and consistent in both files, equal
+# to the JSON's and CSV's node figures, and empty, not 0 (null in the JSON),
+# from an agent of protocol 1.5.
 source "$(dirname "$0")/lib/common.bash"
 command -v python3 >/dev/null || skip "python3 not installed"
 command -v jq >/dev/null || skip "jq not installed"
@@ -51,7 +52,8 @@ expect_in "$T/err" "planted.csv: is a symbolic link, which is never followed"
 ok "--iometer-csv-append refuses a planted symbolic link (with --force too), target untouched"
 
 # --- the instantaneous file ---------------------------------------------------------------
-expect_rc 0 "$IOFLEET" run p.json --no-db --quiet --iometer-instant inst.csv --json run.json
+expect_rc 0 "$IOFLEET" run p.json --no-db --quiet --iometer-instant inst.csv --json run.json \
+    --iometer-csv res.csv --csv run.csv
 python3 "$READ" instant inst.csv >inst.json || fail "not Iometer's instantaneous format"
 jq -e '.end_test and (.tests | length) == 2' inst.json >/dev/null || fail "not 2 tests and 'End Test"
 for t in 0 1; do
@@ -88,9 +90,37 @@ jq -e "all(.[].tests[].rows[] | select(.type == \"MANAGER\" or .type == \"ALL\")
     fail "results: CPU columns $(jq -c '[.[0].tests[0].rows[] | select(.type != "WORKER" and .type != "DISK")]' two.json)"
 jq -e "all(.tests[].updates[]; $node_ok) and all(.tests[].all; $node_ok)" inst.json >/dev/null ||
     fail "instant: CPU columns $(jq -c '.tests[0].updates' inst.json)"
+# The same run's JSON and CSV carry the same node figures as its Iometer CSV, on
+# the NODE (MANAGER) and ALL rows of each test.
+python3 "$READ" results res.csv >res.json || fail "res.csv: not Iometer's format"
+python3 - res.json run.json run.csv <<'PY' || fail "the JSON, CSV and Iometer CSV node figures differ"
+import csv, json, sys
+iom, js = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+rows = list(csv.DictReader(open(sys.argv[3], newline="")))
+keys = {"dpc": "dpc_pct", "irq": "irq_pct", "intr_s": "intr_per_s", "packets_s": "packets_per_s",
+        "packet_errors": "packet_errors", "retrans_s": "retrans_per_s"}
+n = 0
+for t, test in enumerate(iom[0]["tests"]):
+    for r in test["rows"]:
+        if r["type"] not in ("ALL", "MANAGER"):
+            continue
+        kind, node = ("ALL", None) if r["type"] == "ALL" else ("NODE", r["name"])
+        jr = [x for x in js["tests"][t]["results"] if x["row_type"] == kind and x["node"] == node]
+        cr = [x for x in rows if x["test"] == str(t + 1) and x["row_type"] == kind
+              and x["node"] == (node or "")]
+        assert len(jr) == 1 and len(cr) == 1, (t, kind, node)
+        for ik, jk in keys.items():
+            a, b, c = r[ik], jr[0]["cpu"][jk], cr[0][jk]
+            if a is None or b is None or c == "" or abs(a - b) > 1e-5 + 1e-9 * abs(b) or \
+                    abs(float(c) - b) > 5e-4 + 1e-9 * abs(b):
+                sys.exit(f"test {t + 1} {kind} {node}: {jk}: Iometer {a}, JSON {b}, CSV {c!r}")
+            n += 1
+print(f"{n} node figures equal", file=sys.stderr)
+PY
+ok "the node figures of the JSON and CSV equal the Iometer CSV's, ALL and NODE rows"
 # An agent (and manager) of 1.5 sends no node figures: the columns are empty.
 IOF_PROTO_MINOR=5 expect_rc 0 "$IOFLEET" run p.json --no-db --quiet --iometer-csv old.csv \
-    --iometer-instant old-inst.csv
+    --iometer-instant old-inst.csv --json old-run.json
 python3 "$READ" results old.csv >old.json || fail "1.5: not Iometer's format"
 python3 "$READ" instant old-inst.csv >old-inst.json || fail "1.5: not Iometer's instantaneous format"
 none='.cpu != null and .dpc == null and .irq == null and .intr_s == null and .packets_s == null and
@@ -99,4 +129,9 @@ jq -e "all(.[].tests[].rows[] | select(.type == \"MANAGER\" or .type == \"PROCES
     old.json >/dev/null || fail "1.5 results: $(jq -c '[.[0].tests[0].rows[] | select(.type == "MANAGER")]' old.json)"
 jq -e "all(.tests[].updates[]; $none)" old-inst.json >/dev/null ||
     fail "1.5 instant: $(jq -c '.tests[0].updates' old-inst.json)"
+jq -e '[.tests[].results[] | select(.row_type == "NODE" or .row_type == "ALL") | .cpu] |
+    length > 0 and all(.[]; .busy_pct != null and .dpc_pct == null and .irq_pct == null and
+    .intr_per_s == null and .packets_per_s == null and .packet_errors == null and
+    .retrans_per_s == null)' old-run.json >/dev/null ||
+    fail "1.5 JSON: $(jq -c '[.tests[0].results[] | select(.row_type == "NODE") | .cpu]' old-run.json)"
 ok "% DPC, % Interrupt, interrupts, packets, errors, retransmissions: numbers from 1.6, empty from 1.5"

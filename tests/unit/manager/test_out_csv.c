@@ -28,6 +28,7 @@
 #include "common/hist.h"
 #include "common/spec.h"
 #include "common/stats.h"
+#include "manager/aggregate.h"
 #include "manager/metrics.h"
 #include "manager/sink.h"
 #include "tmpdir.h"
@@ -60,11 +61,12 @@
     "window_start_s,window_end_s,avg_svc_lat_ms,max_svc_lat_ms,late_ios,group,verify_errors,"      \
     "interrupted,verify_bad_reads,verify_overlaid,lateness_count,lateness_over_20us,"              \
     "lateness_over_20us_pct,lateness_avg_us,lateness_p50_us,lateness_p99_us,lateness_p999_us,"     \
-    "lateness_max_us"
+    "lateness_max_us,dpc_pct,irq_pct,intr_per_s,packets_per_s,packet_errors,retrans_per_s"
 #define TS_HEADER                                                                                  \
     "time_s,test,spec,interval,node,iops,read_iops,write_iops,mibps,avg_lat_ms,p99_lat_ms,"        \
     "max_lat_ms,errors,cpu_pct,cycle,reported,duration_s,read_ios,write_ios,bytes_read,"           \
-    "bytes_written,lost,late,interrupted"
+    "bytes_written,lost,late,interrupted,dpc_pct,irq_pct,intr_per_s,packets_per_s,packet_errors,"  \
+    "retrans_per_s"
 
 static const char *const node_names[NN] = {"node,\"a\"", "b \"\"2\"\", east"};
 static const char *const worker_names[NW] = {"w0", "w1"};
@@ -353,6 +355,9 @@ struct sim {
     struct iof_stats tgt[NN][NW][NT], wrk[NN][NW], node[NN], all;
     struct iof_stats iv[NN][MAXINT], iv_all[MAXINT];
     double iv_cpu[MAXINT];
+    /* ALL's CPU as the aggregate hands it (its one rule): of the test, of
+     * each interval */
+    struct proto_cpu all_cpu, iv_all_cpu[MAXINT];
     unsigned iv_reported[MAXINT];
     /* arrival order of the rows */
     struct rowref arrival[NN * (1 + NW * (1 + NT))];
@@ -452,6 +457,20 @@ static void sim_build(struct sim *s, unsigned index)
             }
         }
         s->iv_cpu[k] = valid ? sum / valid : 0;
+    }
+    for (unsigned k = 0; k < s->nint; k++) {
+        struct mgr_agg_cpu a = {0};
+        for (unsigned n = 0; n < NN; n++)
+            if (s->emit[n][k] && s->cpu_valid[n])
+                mgr_agg_cpu_add(&a, &s->cpu[n]);
+        s->iv_all_cpu[k] = mgr_agg_cpu_mean(&a);
+    }
+    {
+        struct mgr_agg_cpu a = {0};
+        for (unsigned n = 0; n < NN; n++)
+            if (s->cpu_valid[n])
+                mgr_agg_cpu_add(&a, &s->cpu[n]);
+        s->all_cpu = mgr_agg_cpu_mean(&a);
     }
     s->ns = 0;
     for (unsigned k = 0; k < s->nint; k++)
@@ -596,6 +615,7 @@ static void sim_feed(const struct sim *s, struct mgr_sink **sinks, size_t nsinks
                                       .stats = &s->iv_all[k],
                                       .ns = s->iv_ns[k],
                                       .reported = s->iv_reported[k],
+                                      .cpu = s->iv_all_cpu[k].valid ? &s->iv_all_cpu[k] : NULL,
                                       .cpu_busy_pct = s->iv_cpu[k]};
             struct mgr_metrics m;
             mi.m = metrics_of(mi.stats, mi.ns, &m);
@@ -616,6 +636,7 @@ static void sim_feed(const struct sim *s, struct mgr_sink **sinks, size_t nsinks
                               .nodes = NN,
                               .workers = NN * NW,
                               .targets = NN * NW * NT,
+                              .cpu = s->all_cpu.valid ? &s->all_cpu : NULL,
                               .cpu_busy_pct = sim_all_cpu(s, &known)};
         struct mgr_test_end te = {.test = &s->ti,
                                   .all = &all,
@@ -654,6 +675,16 @@ static int group_setup(void **state)
                                            .user_pct = 30.0 - 10.0 * n,
                                            .sys_pct = 10.0 - 5.0 * n + i,
                                            .agent_pct = 5.0 + n};
+            /* node 0 sends the node figures, node 1 (an older agent) not */
+            if (n == 0) {
+                s->cpu[n].node_valid = true;
+                s->cpu[n].dpc_pct = 2.5 + i;
+                s->cpu[n].irq_pct = 0.625;
+                s->cpu[n].intr_per_s = 15000.125;
+                s->cpu[n].packets_per_s = 420.5 + i;
+                s->cpu[n].packet_errors = 3;
+                s->cpu[n].retrans_per_s = 1.25;
+            }
         }
         if (i == 0) {
             s->spec = "4k, 70% read \"random\"";
@@ -818,7 +849,7 @@ static void test_csv_header_and_shape(void **state)
     (void)state;
     load_csv();
     assert_int_equal(g_csv_t.n, 1 + NTESTS * ROWS_PER_TEST);
-    assert_int_equal(g_csv_t.r[0].n, 60);
+    assert_int_equal(g_csv_t.r[0].n, 66);
 }
 
 static void test_csv_order_and_names(void **state)
@@ -997,6 +1028,25 @@ static void test_csv_sums(void **state)
     }
 }
 
+/* The node figures of a row: c's when it has them, else empty (never 0). */
+static const char *const node_cols[] = {"dpc_pct",       "irq_pct",       "intr_per_s",
+                                        "packets_per_s", "packet_errors", "retrans_per_s"};
+
+static void assert_node_cols(const struct table *t, size_t row, const struct proto_cpu *c)
+{
+    bool known = c && c->valid && c->node_valid;
+    const double v[] = {known ? c->dpc_pct : 0,       known ? c->irq_pct : 0,
+                        known ? c->intr_per_s : 0,    known ? c->packets_per_s : 0,
+                        known ? c->packet_errors : 0, known ? c->retrans_per_s : 0};
+    for (size_t i = 0; i < sizeof(node_cols) / sizeof(node_cols[0]); i++) {
+        if (known)
+            assert_printed(t, row, node_cols[i], v[i], 3);
+        else if (!empty(t, row, node_cols[i]))
+            fail_msg("row %zu %s: \"%s\", want empty", row, node_cols[i],
+                     cell(t, row, node_cols[i]));
+    }
+}
+
 /* Empty where a value does not apply; CPU and the extras. */
 static void test_csv_empty_fields_and_extras(void **state)
 {
@@ -1030,6 +1080,14 @@ static void test_csv_empty_fields_and_extras(void **state)
             assert_int_equal(count(t, row, "targets"), NN * NW * NT);
             assert_close(num(t, row, "cpu_effectiveness"),
                          num(t, row, "iops") / num(t, row, "cpu_pct"), 0.01);
+            /* ALL's node figures only when every node that measured CPU
+             * had them: not in test 1 (node 1 sends none), in test 2 node
+             * 0's (node 1 measured nothing). */
+            assert_node_cols(t, row, &s->all_cpu);
+            if (s == g_sim[0])
+                assert_true(empty(t, row, "dpc_pct") && empty(t, row, "retrans_per_s"));
+            else
+                assert_printed(t, row, "dpc_pct", s->cpu[0].dpc_pct, 3);
             continue;
         }
         assert_true(empty(t, row, "start_skew_ms"));
@@ -1050,11 +1108,15 @@ static void test_csv_empty_fields_and_extras(void **state)
                 for (size_t c = 0; c < sizeof(cpu_cols) / sizeof(cpu_cols[0]); c++)
                     assert_true(empty(t, row, cpu_cols[c]));
             }
+            assert_node_cols(t, row, s->cpu_valid[n] ? &s->cpu[n] : NULL);
+            if (n == 0)
+                assert_printed(t, row, "intr_per_s", 15000.125, 3);
             continue;
         }
         assert_int_equal(count(t, row, "queue_depth"), QD);
         for (size_t c = 0; c < sizeof(cpu_cols) / sizeof(cpu_cols[0]); c++)
             assert_true(empty(t, row, cpu_cols[c]));
+        assert_node_cols(t, row, NULL);
     }
 }
 
@@ -1134,6 +1196,10 @@ static void test_ts_rows_match_truth(void **state)
                     assert_true(empty(t, row, "cpu_pct"));
                 else
                     assert_printed(t, row, "cpu_pct", s->iv_cpu[k], 3);
+                assert_node_cols(
+                    t, row, n < NN ? (s->cpu_valid[n] ? &s->cpu[n] : NULL) : &s->iv_all_cpu[k]);
+                if (n == 0)
+                    assert_printed(t, row, "packets_per_s", s->cpu[0].packets_per_s, 3);
                 row++;
             }
         }

@@ -200,8 +200,18 @@ static void data_free(struct run_data *d)
 
 /* Node 0 measured its CPU, node 1 did not: the cluster's mean (ALL) is
  * node 0's. */
-static const struct proto_cpu cpu_a = {
-    .valid = true, .busy_pct = 37.5, .user_pct = 12.25, .sys_pct = 25.25, .agent_pct = 3.5};
+static const struct proto_cpu cpu_a = {.valid = true,
+                                       .busy_pct = 37.5,
+                                       .user_pct = 12.25,
+                                       .sys_pct = 25.25,
+                                       .agent_pct = 3.5,
+                                       .node_valid = true,
+                                       .dpc_pct = 4.5,
+                                       .irq_pct = 1.25,
+                                       .intr_per_s = 12000,
+                                       .packets_per_s = 350.5,
+                                       .packet_errors = 3,
+                                       .retrans_per_s = 0.75};
 
 /* ---- strict reading ------------------------------------------------------ */
 
@@ -366,7 +376,12 @@ static const char *const row_keys[] = {
 static const char *const iv_keys[] = {"interval", "time_s", "row_type",  "node", "reported",
                                       "lost",     "late",   METRIC_KEYS, NULL};
 static const char *const hist_keys[] = {"count", "sum_ns", "min_ns", "max_ns", "buckets", NULL};
-static const char *const cpu_keys[] = {"busy_pct", "user_pct", "sys_pct", "agent_pct", NULL};
+static const char *const cpu_keys[] = {
+    "busy_pct",   "user_pct",      "sys_pct",       "agent_pct",     "dpc_pct", "irq_pct",
+    "intr_per_s", "packets_per_s", "packet_errors", "retrans_per_s", NULL};
+/* The node figures of the cpu object (protocol 1.6), as in cpu_a. */
+static const char *const cpu_node_keys[] = {"dpc_pct",       "irq_pct",       "intr_per_s",
+                                            "packets_per_s", "packet_errors", "retrans_per_s"};
 static const char *const agent_keys[] = {"name", "endpoint",     "software", "protocol", "hostname",
                                          "cpus", "memory_bytes", "kernel",   "budget",   "targets",
                                          NULL};
@@ -786,6 +801,12 @@ static void check_cpu(const cJSON *r, bool measured)
     assert_true(get_num(cpu, "user_pct") == cpu_a.user_pct);
     assert_true(get_num(cpu, "sys_pct") == cpu_a.sys_pct);
     assert_true(get_num(cpu, "agent_pct") == cpu_a.agent_pct);
+    {
+        const double v[] = {cpu_a.dpc_pct,       cpu_a.irq_pct,       cpu_a.intr_per_s,
+                            cpu_a.packets_per_s, cpu_a.packet_errors, cpu_a.retrans_per_s};
+        for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+            assert_true(get_num(cpu, cpu_node_keys[i]) == v[i]);
+    }
 }
 
 static void check_test(const cJSON *test, const struct run_data *d, int t)
@@ -1098,6 +1119,58 @@ static void test_empty_test(void **state)
     }
     cJSON_Delete(doc);
     free(zero);
+    fixture_free(f);
+    free(f);
+}
+
+/* A node whose agent measured its CPU but sent no node figures (protocol
+ * 1.5, Windows): its cpu object and ALL's have them null, never 0. */
+static void test_cpu_node_unknown(void **state)
+{
+    struct fixture *f = malloc(sizeof(*f));
+    struct iof_stats *st = stats_new();
+    struct proto_cpu cpu = cpu_a;
+    struct mgr_row node = {.type = MGR_ROW_NODE,
+                           .node = node_names[0],
+                           .stats = st,
+                           .ns = 3000000000ull,
+                           .nodes = 1,
+                           .cpu = &cpu,
+                           .cpu_busy_pct = cpu_a.busy_pct};
+    struct mgr_row all = {.type = MGR_ROW_ALL,
+                          .stats = st,
+                          .ns = 3000000000ull,
+                          .nodes = 1,
+                          .cpu = &cpu,
+                          .cpu_busy_pct = cpu_a.busy_pct};
+    struct mgr_test_end te = {.test = &f->ti, .all = &all, .nodes = 1};
+    struct mgr_metrics m;
+    const cJSON *rows;
+    cJSON *doc;
+    (void)state;
+
+    assert_non_null(f);
+    cpu.node_valid = false;
+    node.m = metrics_of(node.stats, node.ns, &m);
+    all.m = node.m;
+    fixture_init(f, "cpu-node.json");
+    run_begin(f);
+    test_begin(f, 0);
+    f->sink->ops->row(f->sink, &f->ti, &node);
+    f->sink->ops->test_end(f->sink, &te);
+    f->sink->ops->run_end(f->sink, 0);
+    doc = load(f->path);
+    rows = get(cJSON_GetArrayItem(get(doc, "tests"), 0), "results");
+    assert_int_equal(cJSON_GetArraySize(rows), 2);
+    for (int i = 0; i < 2; i++) {
+        const cJSON *c = get(cJSON_GetArrayItem(rows, i), "cpu");
+        check_keys(c, cpu_keys);
+        assert_true(get_num(c, "busy_pct") == cpu_a.busy_pct);
+        for (size_t k = 0; k < sizeof(cpu_node_keys) / sizeof(cpu_node_keys[0]); k++)
+            assert_true(cJSON_IsNull(get(c, cpu_node_keys[k])));
+    }
+    cJSON_Delete(doc);
+    free(st);
     fixture_free(f);
     free(f);
 }
@@ -1483,12 +1556,13 @@ static int group_teardown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_registry),        cmocka_unit_test(test_full_run),
-        cmocka_unit_test(test_cut_short),       cmocka_unit_test(test_empty_test),
-        cmocka_unit_test(test_no_run),          cmocka_unit_test(test_unwritable),
-        cmocka_unit_test(test_symlink),         cmocka_unit_test(test_planted_tmp),
-        cmocka_unit_test(test_appended),        cmocka_unit_test(test_run_outgrows_room),
-        cmocka_unit_test(test_no_target_hists), cmocka_unit_test(test_target_hists_rule),
+        cmocka_unit_test(test_registry),          cmocka_unit_test(test_full_run),
+        cmocka_unit_test(test_cut_short),         cmocka_unit_test(test_empty_test),
+        cmocka_unit_test(test_cpu_node_unknown),  cmocka_unit_test(test_no_run),
+        cmocka_unit_test(test_unwritable),        cmocka_unit_test(test_symlink),
+        cmocka_unit_test(test_planted_tmp),       cmocka_unit_test(test_appended),
+        cmocka_unit_test(test_run_outgrows_room), cmocka_unit_test(test_no_target_hists),
+        cmocka_unit_test(test_target_hists_rule),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
