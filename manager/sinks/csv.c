@@ -30,7 +30,8 @@
  *
  * cpu_pct is the node's busy % (ALL: the mean the run reports); user_pct,
  * sys_pct and agent_cpu_pct of ALL are means over the nodes that measured
- * CPU; cpu_effectiveness is iops / cpu_pct, as Iometer's "CPU effectiveness".
+ * CPU, as the aggregate hands them (the ALL row's mgr_row.cpu); cpu_effectiveness is iops /
+ * cpu_pct, as Iometer's "CPU effectiveness".
  *
  * Order and durability: a test's NODE/WORKER/TARGET rows arrive as each
  * agent's result comes in; they are kept as formatted text (never as
@@ -101,9 +102,6 @@ struct csv_writer {
     struct iof_buf text;
     struct csv_rec *recs;
     size_t nrecs, caprecs;
-    /* CPU of the current test's NODE rows, for the ALL row */
-    unsigned cpu_nodes;
-    double user_sum, sys_sum, agent_sum;
 };
 
 static void put_sep(struct iof_buf *b)
@@ -349,12 +347,6 @@ static void csv_write_rows(struct mgr_sink *s, struct csv_writer *w)
     w->nrecs = 0;
 }
 
-static void csv_reset_cpu(struct csv_writer *w)
-{
-    w->cpu_nodes = 0;
-    w->user_sum = w->sys_sum = w->agent_sum = 0;
-}
-
 /* --- sink operations -------------------------------------------------------------------- */
 
 static int csv_open(struct mgr_sink *s, const char *path, struct iof_diag *diag)
@@ -390,7 +382,6 @@ static void csv_test_begin(struct mgr_sink *s, const struct mgr_test_info *ti)
         csv_write_rows(s, w);
         mgr_sink_sync(s, w->f, true);
     }
-    csv_reset_cpu(w);
 }
 
 static void csv_interval(struct mgr_sink *s, const struct mgr_interval *iv)
@@ -426,10 +417,6 @@ static void csv_row(struct mgr_sink *s, const struct mgr_test_info *ti, const st
                                .sys = r->cpu->sys_pct,
                                .agent = r->cpu->agent_pct};
         csv_cpu_node(&cpu, r->cpu);
-        w->cpu_nodes++;
-        w->user_sum += cpu.user;
-        w->sys_sum += cpu.sys;
-        w->agent_sum += cpu.agent;
     }
     iof_buf_reset(&w->line);
     csv_format(&w->line, ti, r, &cpu, NULL);
@@ -462,14 +449,15 @@ static void csv_test_end(struct mgr_sink *s, const struct mgr_test_end *te)
     struct csv_writer *w = s->priv;
     struct csv_cpu cpu = {0};
 
-    if (w->cpu_nodes)
+    /* The aggregate's one rule (mgr_agg_cpu_mean): the means over the nodes
+     * that measured CPU, the node figures only when every one of them had
+     * them; never restated here. */
+    if (te->all->cpu && te->all->cpu->valid)
         cpu = (struct csv_cpu){.known = true,
                                .busy = te->all->cpu_busy_pct,
-                               .user = w->user_sum / w->cpu_nodes,
-                               .sys = w->sys_sum / w->cpu_nodes,
-                               .agent = w->agent_sum / w->cpu_nodes};
-    /* ALL's node figures: the aggregate's means, known only when every node
-     * that measured CPU had them (manager/aggregate.c) */
+                               .user = te->all->cpu->user_pct,
+                               .sys = te->all->cpu->sys_pct,
+                               .agent = te->all->cpu->agent_pct};
     csv_cpu_node(&cpu, te->all->cpu);
     /* no node delivered a result: the skew is unknown, not 0 */
     iof_buf_reset(&w->line);
@@ -480,7 +468,6 @@ static void csv_test_end(struct mgr_sink *s, const struct mgr_test_end *te)
         fwrite(w->line.p, 1, w->line.len, w->f);
     csv_write_rows(s, w);
     mgr_sink_sync(s, w->f, true);
-    csv_reset_cpu(w);
 }
 
 static void csv_run_end(struct mgr_sink *s, int exit_code)

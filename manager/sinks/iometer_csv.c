@@ -56,7 +56,8 @@
  *     they differ.
  *   - CPU on ALL and MANAGER rows: % CPU Utilization = busy, % User Time =
  *     user, % Privileged Time = system (ALL: the mean over the nodes that
- *     measured CPU), CPU Effectiveness = IOps / % CPU Utilization. From an
+ *     measured CPU, as the aggregate hands it: mgr_row.cpu of the ALL row,
+ *     the one rule every file shows), CPU Effectiveness = IOps / % CPU Utilization. From an
  *     agent of protocol 1.6 on Linux (proto_cpu's node figures): % DPC Time
  *     = softirq, % Interrupt Time = irq (shares of the ticks, as % CPU),
  *     Interrupts per Second (/proc/stat intr), Packets/Second and Packet
@@ -558,43 +559,15 @@ static void iom_test_end(struct mgr_sink *s, const struct mgr_test_end *te)
                             .start = &w->start,
                             .size = &w->size,
                             .qd = &w->qd};
-        unsigned known = 0, node_known = 0;
 
         if (!w->qd.any && all->queue_depth) {
             iom_common_add(&qd, all->queue_depth);
             g.qd = &qd;
         }
-        /* The means over the nodes that measured; the node figures only
-         * when every one of them had them. */
-        for (size_t i = 0; i < w->nnodes; i++) {
-            const struct proto_cpu *c = &w->nodes[i].cpu;
-            if (!c->valid)
-                continue;
-            known++;
-            node_known += c->node_valid;
-            g.busy += c->busy_pct;
-            g.user += c->user_pct;
-            g.sys += c->sys_pct;
-            g.dpc += c->dpc_pct;
-            g.irq += c->irq_pct;
-            g.intr_s += c->intr_per_s;
-            g.packets_s += c->packets_per_s;
-            g.packet_errors += c->packet_errors;
-            g.retrans_s += c->retrans_per_s;
-        }
-        if (known) {
-            g.cpu_known = true;
-            g.node_known = node_known == known;
-            g.busy /= known;
-            g.user /= known;
-            g.sys /= known;
-            g.dpc /= known;
-            g.irq /= known;
-            g.intr_s /= known;
-            g.packets_s /= known;
-            g.packet_errors /= known;
-            g.retrans_s /= known;
-        }
+        /* The aggregate's one rule (mgr_agg_cpu_mean): the means over the
+         * nodes that measured, the node figures only when every one of them
+         * had them; never restated here. */
+        iom_fig_cpu(&g, all->cpu);
         iom_f_str(&b, "ALL");
         iom_f_str(&b, "All");
         iom_fields(&b, &g, all->stats, all->ns, all->m);

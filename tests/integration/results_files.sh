@@ -82,6 +82,27 @@ tr -d '\r' <"$out-iom.csv" | awk -F, '/^(ALL|MANAGER|WORKER|DISK),/ {
 } END { if (!rows || all != mgr) { print "ALL " all " != sum MANAGER " mgr; bad = 1 } exit bad }' ||
     fail "Iometer CSV checks"
 ok "Iometer CSV: 1.1.0 header, 80 columns, bins sum to the I/Os, ALL = sum MANAGER"
+# The ALL row's CPU and network columns are the aggregate's (one rule for every
+# file): on a real run still what this file always held, the mean of its MANAGER
+# rows, each node figure only when every MANAGER row has it.
+tr -d '\r' <"$out-iom.csv" | awk -F, '
+/^.Results/ { inb = 1; m = 0; split("", sum); split("", cnt); allrow = ""; next }
+inb && /^ALL,/ { allrow = $0; next }
+inb && /^MANAGER,/ { m++; for (c = 49; c <= 59; c++) if ($c != "") { sum[c] += $c; cnt[c]++ } next }
+inb && /^.Time Stamp/ {
+    inb = 0; tests++; split(allrow, a, ",")
+    for (c = 49; c <= 59; c++) {
+        if (c == 54 || c == 56) continue  # Processor Speed, CPU Effectiveness
+        if (cnt[c] == m && m > 0) {
+            d = a[c] - sum[c] / m
+            if (a[c] == "" || d > 2e-6 || d < -2e-6) { print "test " tests " column " c ": ALL " a[c] " != mean " sum[c] / m; bad = 1 }
+        } else if (a[c] != "") { print "test " tests " column " c ": ALL " a[c] " without every node"; bad = 1 }
+    }
+    if (cnt[49] != 2) { print "test " tests ": " cnt[49] " MANAGER rows with CPU"; bad = 1 }
+}
+END { if (tests != 2) { print tests " tests"; bad = 1 } exit bad }' ||
+    fail "Iometer CSV: the ALL row's CPU is not the mean of the MANAGER rows"
+ok "Iometer CSV: the ALL row's CPU and node figures are the means of the MANAGER rows"
 
 # --- JSON ----------------------------------------------------------------------------------
 jq -e '.tests | length == 2' "$out.json" >/dev/null || fail "JSON: expected 2 tests"

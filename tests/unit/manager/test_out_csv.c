@@ -1411,6 +1411,76 @@ static void test_csv_test_without_results(void **state)
     unlink(path);
 }
 
+/* The ALL row's CPU is the aggregate's (the ALL row's mgr_row.cpu, one rule
+ * for every file), never a mean restated from the NODE rows it saw; none
+ * when the aggregate has none. */
+static void test_csv_all_cpu_from_aggregate(void **state)
+{
+    const struct sim *s = g_sim[0];
+    const struct proto_cpu node_cpu = {
+        .valid = true, .busy_pct = 40, .user_pct = 10, .sys_pct = 30, .agent_pct = 5};
+    const struct proto_cpu all_cpu = {.valid = true,
+                                      .busy_pct = 33.25,
+                                      .user_pct = 11.5,
+                                      .sys_pct = 21.75,
+                                      .agent_pct = 2.5,
+                                      .node_valid = true,
+                                      .dpc_pct = 2.125,
+                                      .irq_pct = 0.5,
+                                      .intr_per_s = 2500,
+                                      .packets_per_s = 64,
+                                      .packet_errors = 1,
+                                      .retrans_per_s = 0.25};
+    struct iof_diag d = {{0}};
+    char path[PATH_MAX];
+
+    (void)state;
+    fmt(path, sizeof(path), "%s/allcpu.csv", g_dir);
+    for (int with = 1; with >= 0; with--) {
+        struct mgr_sink *sink = NULL;
+        struct table t;
+        struct mgr_row node = {.type = MGR_ROW_NODE,
+                               .node = "n",
+                               .stats = &s->node[0],
+                               .ns = s->ns,
+                               .nodes = 1,
+                               .cpu = &node_cpu,
+                               .cpu_busy_pct = node_cpu.busy_pct};
+        struct mgr_row all = {.type = MGR_ROW_ALL,
+                              .stats = &s->node[0],
+                              .ns = s->ns,
+                              .nodes = 1,
+                              .cpu = with ? &all_cpu : NULL,
+                              .cpu_busy_pct = with ? all_cpu.busy_pct : 0};
+        struct mgr_test_end te = {.test = &s->ti, .all = &all, .nodes = 1};
+        struct mgr_metrics m;
+
+        node.m = metrics_of(node.stats, node.ns, &m);
+        all.m = node.m;
+        assert_int_equal(mgr_sink_open(&mgr_sink_csv, path, IOF_OUTFILE_FORCE, &sink, &d), 0);
+        sink->ops->test_begin(sink, &s->ti);
+        sink->ops->row(sink, &s->ti, &node);
+        sink->ops->test_end(sink, &te);
+        assert_int_equal(mgr_sink_close(sink), 0);
+        read_file(path, CSV_HEADER, &t);
+        assert_int_equal(t.n, 3);
+        assert_string_equal(cell(&t, 1, "row_type"), "ALL");
+        if (with) {
+            assert_printed(&t, 1, "cpu_pct", 33.25, 3);
+            assert_printed(&t, 1, "user_pct", 11.5, 3);
+            assert_printed(&t, 1, "sys_pct", 21.75, 3);
+            assert_printed(&t, 1, "agent_cpu_pct", 2.5, 3);
+            assert_node_cols(&t, 1, &all_cpu);
+        } else {
+            assert_true(empty(&t, 1, "cpu_pct") && empty(&t, 1, "user_pct"));
+            assert_true(empty(&t, 1, "agent_cpu_pct") && empty(&t, 1, "dpc_pct"));
+        }
+        assert_printed(&t, 2, "user_pct", 10, 3); /* the NODE row keeps its own */
+        table_free(&t);
+    }
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1429,6 +1499,7 @@ int main(void)
         cmocka_unit_test(test_write_error_at_close),
         cmocka_unit_test(test_csv_unfinished_test),
         cmocka_unit_test(test_csv_test_without_results),
+        cmocka_unit_test(test_csv_all_cpu_from_aggregate),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -15,6 +15,7 @@
 
 #include "common/hist.h"
 #include "common/stats.h"
+#include "manager/aggregate.h"
 #include "manager/sink.h"
 
 #include <errno.h>
@@ -297,6 +298,9 @@ static bool is_timestamp(const char *s)
 struct run {
     struct iof_stats *t[5], *w[3], *n[2], *all;
     struct proto_cpu cpu[2];
+    /* The ALL row's CPU when all_cpu_set; else the aggregate's of cpu[] */
+    bool all_cpu_set;
+    struct proto_cpu all_cpu;
 };
 
 static void build_run(struct run *r)
@@ -406,7 +410,19 @@ static void emit_node(struct mgr_sink *s, const char *node, const struct iof_sta
     emit_row(s, &row);
 }
 
-static void emit_end(struct mgr_sink *s, const struct iof_stats *all, int exit_code)
+/* The ALL row's CPU as manager/aggregate.c hands it to every sink: its one
+ * rule over the nodes' CPU (those measured). */
+static struct proto_cpu all_cpu_of(const struct proto_cpu *cpu, size_t n)
+{
+    struct mgr_agg_cpu a = {0};
+    for (size_t i = 0; i < n; i++)
+        if (cpu[i].valid)
+            mgr_agg_cpu_add(&a, &cpu[i]);
+    return mgr_agg_cpu_mean(&a);
+}
+
+static void emit_end(struct mgr_sink *s, const struct iof_stats *all, const struct proto_cpu *cpu,
+                     int exit_code)
 {
     struct mgr_row arow = {.type = MGR_ROW_ALL,
                            .stats = all,
@@ -415,7 +431,8 @@ static void emit_end(struct mgr_sink *s, const struct iof_stats *all, int exit_c
                            .nodes = 2,
                            .workers = 3,
                            .targets = 5,
-                           .cpu_busy_pct = 30};
+                           .cpu = cpu && cpu->valid ? cpu : NULL,
+                           .cpu_busy_pct = cpu && cpu->valid ? cpu->busy_pct : 0};
     struct mgr_test_end te = {.test = &tinfo, .all = &arow, .nodes = 2};
     struct mgr_metrics m;
     arow.m = metrics_of(arow.stats, arow.ns, &m);
@@ -446,7 +463,10 @@ static char *write_run(struct run *r, bool interleaved, int exit_code)
         emit_worker(s, "beta", "w0", r->w[2], 1);
     }
     emit_node(s, "beta", r->n[1], 1, 1, &r->cpu[1]);
-    emit_end(s, r->all, exit_code);
+    {
+        struct proto_cpu all = r->all_cpu_set ? r->all_cpu : all_cpu_of(r->cpu, 2);
+        emit_end(s, r->all, &all, exit_code);
+    }
     assert_int_equal(mgr_sink_close(s), 0);
     return path;
 }
@@ -705,7 +725,10 @@ static char *write_single(const struct iof_stats *st, const struct proto_cpu *cp
                            .targets = 1};
     struct mgr_test_end te = {.test = &tinfo, .all = &arow, .nodes = 1};
     struct mgr_metrics m;
+    struct proto_cpu all = all_cpu_of(cpu ? cpu : &(struct proto_cpu){0}, 1);
 
+    arow.cpu = all.valid ? &all : NULL;
+    arow.cpu_busy_pct = all.busy_pct;
     arow.m = metrics_of(arow.stats, arow.ns, &m);
     s->ops->test_begin(s, &tinfo);
     emit_target(s, "n", "w0", "t", st, 0);
@@ -1270,6 +1293,62 @@ static void test_processor_rows(void **state)
     }
 }
 
+/* The ALL row's CPU columns are the aggregate's figures (the ALL row's
+ * mgr_row.cpu, as in --iometer-instant and every other file), never a mean
+ * restated from the MANAGER rows; none when the aggregate has none. */
+static void test_all_cpu_from_aggregate(void **state)
+{
+    struct run r;
+    struct row rows[16];
+    char *path;
+    struct file f;
+    size_t n;
+    (void)state;
+
+    build_run(&r);
+    r.all_cpu_set = true;
+    r.all_cpu = (struct proto_cpu){.valid = true,
+                                   .busy_pct = 33.25,
+                                   .user_pct = 11.5,
+                                   .sys_pct = 21.75,
+                                   .node_valid = true,
+                                   .dpc_pct = 2.125,
+                                   .irq_pct = 0.5,
+                                   .intr_per_s = 2500,
+                                   .packets_per_s = 64,
+                                   .packet_errors = 1,
+                                   .retrans_per_s = 0.25};
+    path = write_run(&r, false, 0);
+    f = read_file_crlf(path);
+    n = data_rows(&f, rows, 16);
+    assert_string_equal(rows[0].f[C_TYPE], "ALL");
+    assert_true(dbl(rows[0].f[C_CPU]) == 33.25);
+    assert_true(dbl(rows[0].f[C_USER]) == 11.5);
+    assert_true(dbl(rows[0].f[C_PRIV]) == 21.75);
+    assert_true(dbl(rows[0].f[C_DPC]) == 2.125 && dbl(rows[0].f[C_DPC + 1]) == 0.5);
+    assert_true(dbl(rows[0].f[C_IRQS]) == 2500 && dbl(rows[0].f[C_PKTS]) == 64);
+    assert_true(dbl(rows[0].f[C_PKTS + 1]) == 1 && dbl(rows[0].f[C_RETRANS]) == 0.25);
+    assert_float_equal(dbl(rows[0].f[C_EFF]), dbl(rows[0].f[C_IOPS]) / 33.25, 1e-6);
+    free_rows(rows, n);
+    file_free(&f);
+    unlink(path);
+    test_free(path);
+
+    /* the aggregate has no CPU for ALL: empty, whatever the nodes had */
+    r.all_cpu = (struct proto_cpu){0};
+    path = write_run(&r, false, 0);
+    f = read_file_crlf(path);
+    n = data_rows(&f, rows, 16);
+    assert_string_equal(rows[0].f[C_CPU], "");
+    assert_string_equal(rows[0].f[C_EFF], "");
+    assert_true(dbl(rows[1].f[C_CPU]) == 40.0); /* MANAGER alpha keeps its own */
+    free_rows(rows, n);
+    file_free(&f);
+    unlink(path);
+    test_free(path);
+    free_run(&r);
+}
+
 /* Our align 512 is Iometer's 0 ("on the disk's sectors"): O_DIRECT only
  * runs 512-byte alignment on 512-byte sectors. */
 static void test_align_sector(void **state)
@@ -1325,6 +1404,7 @@ int main(void)
         cmocka_unit_test(test_empty_not_zero),
         cmocka_unit_test(test_processor_rows),
         cmocka_unit_test(test_node_columns),
+        cmocka_unit_test(test_all_cpu_from_aggregate),
         cmocka_unit_test(test_align_sector),
         cmocka_unit_test(test_unwritable_path),
     };
