@@ -90,6 +90,30 @@ static struct proto_cpu session_cpu(const struct session *s, bool valid,
     return c;
 }
 
+_Static_assert(DYN_CPUS_MAX <= PROTO_CPUS_MAX, "every CPU the sampler keeps fits a result");
+
+/* Each CPU of the node over the test's measured window (the window of its
+ * result's cpu): how many, in *out (new, free() it); 0 when unknown. */
+static size_t session_cpus(const struct session *s, struct proto_cpu_one **out)
+{
+    struct dyn_cpu_one *one = malloc(DYN_CPUS_MAX * sizeof(*one));
+    struct proto_cpu_one *p = NULL;
+    size_t n = one ? dyn_cpu_usage_each(&s->cpu_start, &s->cpu_last, one, DYN_CPUS_MAX) : 0;
+
+    if (n && (p = malloc(n * sizeof(*p))) != NULL) {
+        for (size_t i = 0; i < n; i++)
+            p[i] = (struct proto_cpu_one){.id = one[i].id,
+                                          .busy_pct = one[i].busy_pct,
+                                          .user_pct = one[i].user_pct,
+                                          .sys_pct = one[i].sys_pct,
+                                          .dpc_pct = one[i].dpc_pct,
+                                          .irq_pct = one[i].irq_pct};
+    }
+    free(one);
+    *out = p;
+    return p ? n : 0;
+}
+
 /* On a worker thread: waits for the workers (a drain may take up to 30 s,
  * io_destroy waits on the kernel) and frees the test. */
 static void reap_work(uv_work_t *w)
@@ -303,6 +327,7 @@ static void session_poll(uv_timer_t *t)
         /* Every interval the workers reached has been sent above. */
         struct iof_diag d = {{0}};
         struct iof_hist *late = NULL;
+        struct proto_cpu_one *cpus = NULL;
         uint64_t first, last, now = iof_now_ns();
         int r = dyn_test_join(dt, &d);
         bool complete = s->next_interval >= dyn_test_nintervals(dt);
@@ -332,6 +357,10 @@ static void session_poll(uv_timer_t *t)
                                              s->cpu_last.total > s->cpu_start.total,
                                          &u);
         }
+        /* Each CPU over the same window, to a manager that reads it (1.7). */
+        if (m.u.result.cpu.valid && proto_cpus_ok(s->mgr_minor))
+            m.u.result.ncpus = session_cpus(s, &cpus);
+        m.u.result.cpus = cpus;
         m.u.result.workers = ws;
         session_fill_workers(s, dt, get_totals, NULL, &m.u.result);
         /* The rated I/Os' lateness, to a manager that reads it (1.6). */
@@ -356,6 +385,7 @@ static void session_poll(uv_timer_t *t)
             session_send_stats(s, &m);
         }
         free(late);
+        free(cpus);
         s->dt = NULL;
         uv_timer_stop(&s->poll);
         agent_reap_test(s->a, dt);

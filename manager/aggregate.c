@@ -546,6 +546,8 @@ struct agg_src {
     enum mgr_row_status status;
     uint64_t ns, win_end_ns;
     const struct proto_cpu *cpu;
+    const struct proto_cpu_one *cpus; /* the result's per CPU (ncpus of them), or NULL */
+    size_t ncpus;
     const struct iof_hist *late; /* the result's lateness, or NULL: unknown */
     uint64_t late_over;
 };
@@ -737,6 +739,10 @@ static uint64_t agg_node_rows(struct mgr_agg *g, struct mgr_agg_node *a, const s
                               .targets = ntargets_node,
                               .cpu = src->cpu && src->cpu->valid ? src->cpu : NULL,
                               .cpu_busy_pct = src->cpu ? src->cpu->busy_pct : 0};
+        if (row.cpu && src->ncpus) {
+            row.cpus = src->cpus;
+            row.ncpus = src->ncpus;
+        }
         struct mgr_lateness late;
         if (src->late) {
             /* Kept as figures; the histogram goes into the test's one. */
@@ -775,6 +781,8 @@ bool mgr_agg_result(struct mgr_agg *g, struct mgr_agg_node *a, const struct prot
     src.ns = st->measured_ns;
     src.win_end_ns = st->measured_ns;
     src.cpu = &st->cpu;
+    src.cpus = st->cpus;
+    src.ncpus = st->ncpus;
     src.late = st->lateness;
     src.late_over = st->lateness_over_20us;
     bad = agg_node_rows(g, a, &src) != 0;

@@ -113,6 +113,10 @@ struct mgr_row {
      * NULL when unknown. cpu_busy_pct is cpu->busy_pct (0 when NULL). */
     const struct proto_cpu *cpu;
     double cpu_busy_pct;
+    /* NODE: each of its CPUs over the window of cpu (protocol 1.7, ids
+     * increasing); ncpus 0 when unknown (an older or Windows agent). */
+    const struct proto_cpu_one *cpus;
+    size_t ncpus;
 };
 
 /* One interval of one node (node != NULL) or of the cluster (node NULL). */

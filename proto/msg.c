@@ -450,6 +450,7 @@ void proto_msg_clear(struct proto_msg *msg)
             free((void *)msg->u.stats.verify_reports[i]);
         free(msg->u.stats.verify_reports);
         free(msg->u.stats.lateness);
+        free(msg->u.stats.cpus);
         break;
     default:
         break;

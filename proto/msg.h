@@ -344,6 +344,19 @@ struct proto_cpu {
     double retrans_per_s;    /* TCP segments retransmitted per second */
 };
 
+/* Protocol 1.7 (PROTO_MINOR_CPUS): one CPU of the node over a test's
+ * measured window, in % of that CPU's ticks - Iometer's figures of one
+ * PROCESSOR row. id is the kernel's number of the CPU (Linux: N of /proc/stat's
+ * cpuN line; offline CPUs leave gaps). In result messages only, so stats
+ * frames keep their size at fleet scale. */
+#define PROTO_CPUS_MAX 1024     /* CPUs of one result */
+#define PROTO_CPU_ID_MAX 65535u /* far above any kernel's CPU numbers */
+struct proto_cpu_one {
+    uint32_t id;
+    double busy_pct, user_pct, sys_pct; /* as proto_cpu's */
+    double dpc_pct, irq_pct;            /* softirq, irq */
+};
+
 /* stats (one interval) and result (a whole test) share this body. */
 struct proto_stats {
     uint32_t test;
@@ -374,6 +387,11 @@ struct proto_stats {
     struct iof_hist *lateness;
     uint64_t lateness_over_20us; /* of those, more than IOF_RATE_ONTIME_NS late */
     struct proto_cpu cpu;
+    /* result only, 1.7 (ncpus 0: absent - unknown, or an older peer): each
+     * CPU over the window of cpu, ids increasing, at most PROTO_CPUS_MAX.
+     * Owned when decoded, borrowed when encoded. */
+    size_t ncpus;
+    struct proto_cpu_one *cpus;
     size_t nworkers;
     struct proto_worker_stats *workers;
     /* Decoded with PROTO_DECODE_SUM_STATS (stats only): the sum of every

@@ -690,15 +690,113 @@ static int lateness_decode(struct ctx *c, const cJSON *root, struct proto_stats 
     return lateness_check(c, st);
 }
 
-/* A result is the stats body with the lateness after its workers. */
+/* result.cpus (1.7): [{"id", "busy", "user", "sys", "dpc", "irq"}, ...],
+ * ids increasing, at most PROTO_CPUS_MAX; absent when unknown. */
+static const char *const cpus_keys[] = {"busy", "user", "sys", "dpc", "irq"};
+
+static void cpus_ptrs(struct proto_cpu_one *one, double **v)
+{
+    v[0] = &one->busy_pct;
+    v[1] = &one->user_pct;
+    v[2] = &one->sys_pct;
+    v[3] = &one->dpc_pct;
+    v[4] = &one->irq_pct;
+}
+
+static int cpus_encode(struct ctx *c, cJSON *root, const struct proto_stats *st)
+{
+    cJSON *ja;
+
+    if (c->err || !st->ncpus)
+        return c->err;
+    if (st->ncpus > PROTO_CPUS_MAX)
+        return msgj_ctx_fail(c, "result.cpus: %zu CPUs, at most %d", st->ncpus, PROTO_CPUS_MAX);
+    ja = msgj_put_container(c, root, "cpus", cJSON_CreateArray());
+    for (size_t i = 0; ja && i < st->ncpus && !c->err; i++) {
+        struct proto_cpu_one one = st->cpus[i];
+        cJSON *o;
+        double *v[5];
+        if (one.id > PROTO_CPU_ID_MAX || (i && one.id <= st->cpus[i - 1].id))
+            return msgj_ctx_fail(c,
+                                 "result.cpus[%zu].id: %" PRIu32 " must be above the last and at "
+                                 "most %u",
+                                 i, one.id, PROTO_CPU_ID_MAX);
+        o = cJSON_CreateObject();
+        if (!o || !cJSON_AddItemToArray(ja, o)) {
+            cJSON_Delete(o);
+            return msgj_ctx_oom(c);
+        }
+        msgj_put_u64(c, o, "id", one.id);
+        cpus_ptrs(&one, v);
+        for (size_t k = 0; k < 5 && !c->err; k++) {
+            double x = *v[k];
+            double r = !(x > 0) ? 0 : x > 100 ? 100 : (double)(int64_t)(x * 100 + 0.5) / 100;
+            msgj_put_item(c, o, cpus_keys[k], cJSON_CreateNumber(r));
+        }
+    }
+    return c->err;
+}
+
+static int cpus_decode(struct ctx *c, const cJSON *root, struct proto_stats *st)
+{
+    const cJSON *ja = msgj_get_item(c, root, "result.cpus", "cpus", OPTIONAL | NULLABLE), *jo;
+    size_t n = 0;
+
+    if (!ja || c->err)
+        return c->err;
+    if (!cJSON_IsArray(ja))
+        return msgj_ctx_fail(c, "result.cpus: must be an array");
+    cJSON_ArrayForEach(jo, ja) n++;
+    if (n > PROTO_CPUS_MAX)
+        return msgj_ctx_fail(c, "result.cpus: %zu CPUs, at most %d", n, PROTO_CPUS_MAX);
+    if (!n)
+        return c->err;
+    st->cpus = calloc(n, sizeof(*st->cpus));
+    if (!st->cpus)
+        return msgj_ctx_oom(c);
+    cJSON_ArrayForEach(jo, ja)
+    {
+        struct proto_cpu_one *one = &st->cpus[st->ncpus];
+        char prefix[PATH_BUF];
+        uint64_t id = 0;
+        double *v[5];
+        snprintf(prefix, sizeof(prefix), "result.cpus[%zu]", st->ncpus);
+        if (!cJSON_IsObject(jo))
+            return msgj_ctx_fail(c, "%s: must be an object", prefix);
+        if (msgj_get_uint(c, jo, prefix, "id", 0, PROTO_CPU_ID_MAX, &id))
+            return c->err;
+        if (st->ncpus && id <= st->cpus[st->ncpus - 1].id)
+            return msgj_ctx_fail(c, "%s.id: %" PRIu64 " after %" PRIu32 ": ids must increase",
+                                 prefix, id, st->cpus[st->ncpus - 1].id);
+        one->id = (uint32_t)id;
+        cpus_ptrs(one, v);
+        for (size_t k = 0; k < 5; k++) {
+            char path[PATH_BUF];
+            const cJSON *it;
+            msgj_mkpath(path, prefix, cpus_keys[k]);
+            it = msgj_get_item(c, jo, path, cpus_keys[k], 0);
+            if (c->err)
+                return c->err;
+            if (!cJSON_IsNumber(it) || !(it->valuedouble >= 0 && it->valuedouble <= 100))
+                return msgj_ctx_fail(c, "%s: must be a number 0..100", path);
+            *v[k] = it->valuedouble;
+        }
+        st->ncpus++;
+    }
+    return c->err;
+}
+
+/* A result is the stats body with each CPU and the lateness after its workers. */
 int msg_result_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
 {
     msg_stats_encode(c, root, msg);
+    cpus_encode(c, root, &msg->u.result);
     return lateness_encode(c, root, &msg->u.result);
 }
 
 int msg_result_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
 {
     msg_stats_decode(c, root, msg);
+    cpus_decode(c, root, &msg->u.result);
     return lateness_decode(c, root, &msg->u.result);
 }

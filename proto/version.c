@@ -68,3 +68,8 @@ bool proto_cpu_node_ok(unsigned peer_minor)
 {
     return proto_version_minor() >= PROTO_MINOR_CPU_NODE && peer_minor >= PROTO_MINOR_CPU_NODE;
 }
+
+bool proto_cpus_ok(unsigned peer_minor)
+{
+    return proto_version_minor() >= PROTO_MINOR_CPUS && peer_minor >= PROTO_MINOR_CPUS;
+}

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 
 #define PROTO_VERSION_MAJOR 1
-#define PROTO_VERSION_MINOR 6
+#define PROTO_VERSION_MINOR 7
 
 /* The minor that introduced the binary stats body (proto/statsbin.h). */
 #define PROTO_MINOR_STATS_BINARY 1
@@ -43,8 +43,12 @@
  * this minor or later (in the binary body, a header flag an older manager
  * refuses). */
 #define PROTO_MINOR_CPU_NODE 6
+/* The minor that introduced result.cpus: each CPU's figures over the
+ * test's window (Iometer's PROCESSOR row per CPU); an agent sends them only
+ * to a manager of this minor or later. */
+#define PROTO_MINOR_CPUS 7
 
-/* "1.6" */
+/* "1.7" */
 const char *proto_version_string(void);
 
 /* The minor this process announces in its hello: PROTO_VERSION_MINOR, or a
@@ -89,5 +93,9 @@ bool proto_lateness_ok(unsigned peer_minor);
 /* Whether the cpu's node figures go (agent) to a peer that announced
  * `peer_minor`: both sides at PROTO_MINOR_CPU_NODE or later. */
 bool proto_cpu_node_ok(unsigned peer_minor);
+/* Whether a result carries each CPU's figures (result.cpus) on a session
+ * whose peer announced `peer_minor`: both sides at PROTO_MINOR_CPUS or
+ * later. */
+bool proto_cpus_ok(unsigned peer_minor);
 
 #endif

@@ -101,6 +101,10 @@ void iom_fields(struct iom_buf *b, const struct iom_fig *g, const struct iof_sta
 /* Appends the PROCESSOR line that follows a MANAGER row with CPU figures
  * (g->busy, user, sys); b->nf is restarted. */
 void iom_processor(struct iom_buf *b, const struct iom_fig *g);
+/* The PROCESSOR line of one CPU ("CPU <id>", as Iometer names them): its
+ * five CPU figures; Interrupts per Second empty (Linux counts interrupts
+ * per CPU only in /proc/interrupts, which the agent does not read). */
+void iom_processor_cpu(struct iom_buf *b, const struct proto_cpu_one *c);
 /* Writes "YYYY-MM-DD hh:mm:ss:mmm" and the line end (a 'Time Stamp's line). */
 void iom_timestamp(FILE *f, uint64_t wall_ns);
 /* Writes the time stamp and a comma: the first field of an instantaneous row. */

@@ -18,9 +18,10 @@
  *     'Results, the 80-column header (IOM_HEADER below, byte for byte), the
  *     ALL row, each manager's rows, then 'Time Stamp / <local time>.
  *   - src/Manager.cpp, Manager::SaveResults: the MANAGER row, then one
- *     PROCESSOR row per CPU (59 fields: see iom_processor; our agents measure
- *     the node as a whole, so one row, "All CPUs", when the node measured its
- *     CPU), then its workers; src/Worker.cpp, Worker::SaveResults: the WORKER
+ *     PROCESSOR row per CPU (59 fields: see iom_processor; "CPU 0", "CPU 1",
+ *     ... from an agent of protocol 1.7, which sends each CPU's figures; from
+ *     an older or Windows agent one row, "All CPUs", when the node measured
+ *     its CPU), then its workers; src/Worker.cpp, Worker::SaveResults: the WORKER
  *     row, then one DISK row per active target.
  *   - src/GalileoView.cpp, CGalileoView::TestDone: 'End Test when all tests
  *     completed; CGalileoView::SaveResults: doubles as fixed with 6 decimals.
@@ -521,7 +522,12 @@ static void iom_row(struct mgr_sink *s, const struct mgr_test_info *ti, const st
     }
     }
     iom_fields(&b, &g, r->stats, r->ns, r->m);
-    if (r->type == MGR_ROW_NODE && g.cpu_known)
+    /* Its PROCESSOR rows: one per CPU as Iometer's, or (per-CPU figures
+     * unknown: an agent before protocol 1.7, Windows) one for the node. */
+    if (r->type == MGR_ROW_NODE && g.cpu_known && r->ncpus)
+        for (size_t i = 0; i < r->ncpus; i++)
+            iom_processor_cpu(&b, &r->cpus[i]);
+    else if (r->type == MGR_ROW_NODE && g.cpu_known)
         iom_processor(&b, &g);
     if (b.t.err || !iom_grow((void **)&w->recs, &w->caprecs, w->nrecs + 1, sizeof(*w->recs))) {
         iof_buf_free(&b.t);

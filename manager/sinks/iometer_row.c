@@ -384,26 +384,42 @@ void iom_fig_cpu(struct iom_fig *g, const struct proto_cpu *c)
  * "PROCESSOR,CPU n", 46 empty fields, the five CPU figures, the timer
  * resolution, interrupts per second, and empty CPU Effectiveness and
  * network fields: 59 fields, no latency bins. Iometer writes one per
- * processor; our agents measure the node as a whole, so there is one row,
- * named IOM_CPU_NAME, holding the node's figures (the mean of its CPUs). */
-void iom_processor(struct iom_buf *b, const struct iom_fig *g)
+ * processor, as iom_processor_cpu does from an agent of protocol 1.7; from
+ * an older one (or a Windows agent) the node as a whole is one row, named
+ * IOM_CPU_NAME, holding the node's figures (the mean of its CPUs). */
+static void iom_processor_line(struct iom_buf *b, const char *name, const double v[5], bool node,
+                               bool intr, double intr_s)
 {
     b->nf = 0;
     iom_f_str(b, "PROCESSOR");
-    iom_f_str(b, IOM_CPU_NAME);
+    iom_f_str(b, name);
     for (int i = 0; i < IOM_CPU_GAP; i++)
         f_empty(b);
-    f_dbl(b, g->busy);
-    f_dbl(b, g->user);
-    f_dbl(b, g->sys);
-    f_dbl_if(b, g->node_known, g->dpc);
-    f_dbl_if(b, g->node_known, g->irq);
+    f_dbl(b, v[0]);
+    f_dbl(b, v[1]);
+    f_dbl(b, v[2]);
+    f_dbl_if(b, node, v[3]);
+    f_dbl_if(b, node, v[4]);
     f_dbl(b, IOM_TICKS_PER_S); /* Processor Speed */
-    f_dbl_if(b, g->node_known, g->intr_s);
+    f_dbl_if(b, intr, intr_s);
     f_empty(b); /* CPU Effectiveness: Iometer leaves it empty here */
     for (int i = 0; i < 3; i++)
         f_empty(b); /* Packets/Second, Packet Errors, Segments Retransmitted/Second */
     iof_buf_addstr(&b->t, IOM_EOL);
+}
+
+void iom_processor(struct iom_buf *b, const struct iom_fig *g)
+{
+    const double v[5] = {g->busy, g->user, g->sys, g->dpc, g->irq};
+    iom_processor_line(b, IOM_CPU_NAME, v, g->node_known, g->node_known, g->intr_s);
+}
+
+void iom_processor_cpu(struct iom_buf *b, const struct proto_cpu_one *c)
+{
+    const double v[5] = {c->busy_pct, c->user_pct, c->sys_pct, c->dpc_pct, c->irq_pct};
+    char name[32];
+    snprintf(name, sizeof(name), "CPU %" PRIu32, c->id);
+    iom_processor_line(b, name, v, true, false, 0);
 }
 
 /* Iometer's test type (PageSetup.h) for our cycle. */

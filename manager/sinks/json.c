@@ -1088,6 +1088,32 @@ static void jb_row(struct iof_buf *b, const struct jtest *t, const struct mgr_ro
     jb_or_null(b, r->status != MGR_STATUS_ABSENT, iof_json_dbl, (double)r->window_end_ns / 1e9);
     jb_metrics(b, st, r->m, true, true);
     jb_cpu_fields(b, cpu, st, r->ns);
+    /* NODE: each CPU over the window of cpu (an agent of protocol 1.7);
+     * null when unknown and on other rows. */
+    iof_json_key(b, "cpus");
+    if (r->type == MGR_ROW_NODE && cpu && cpu->valid && r->ncpus) {
+        iof_json_open(b, '[');
+        for (size_t i = 0; i < r->ncpus; i++) {
+            const struct proto_cpu_one *c = &r->cpus[i];
+            iof_json_open(b, '{');
+            iof_json_key(b, "id");
+            iof_json_u64(b, c->id);
+            iof_json_key(b, "busy_pct");
+            iof_json_dbl(b, c->busy_pct);
+            iof_json_key(b, "user_pct");
+            iof_json_dbl(b, c->user_pct);
+            iof_json_key(b, "sys_pct");
+            iof_json_dbl(b, c->sys_pct);
+            iof_json_key(b, "dpc_pct");
+            iof_json_dbl(b, c->dpc_pct);
+            iof_json_key(b, "irq_pct");
+            iof_json_dbl(b, c->irq_pct);
+            iof_json_close(b, '}');
+        }
+        iof_json_close(b, ']');
+    } else {
+        iof_json_null(b);
+    }
     iof_json_key(b, "first_error");
     if (st->first_error) {
         iof_json_open(b, '{');

@@ -76,15 +76,17 @@ done
 ok "--iometer-instant: TimeStamp-led MANAGER rows per 500 ms interval, WORKER and ALL rows per test"
 
 # --- the node's CPU and network columns --------------------------------------------------
-# From this agent (Linux, protocol 1.6): numbers, none negative, softirq + irq
+# From this agent (Linux, protocol 1.7): numbers, none negative, softirq + irq
 # within the busy share; on MANAGER and PROCESSOR rows of both files and ALL.
 node_ok='.cpu != null and .dpc != null and .irq != null and .intr_s != null and
     .packets_s != null and .packet_errors != null and .retrans_s != null and
     .dpc >= 0 and .irq >= 0 and .intr_s >= 0 and .packets_s >= 0 and .packet_errors >= 0 and
     .retrans_s >= 0 and .dpc + .irq <= .cpu + 0.02 and .dpc + .irq <= .sys + 0.02'
-# A PROCESSOR row has the CPU figures only; its network fields stay empty, as Iometer's.
-cpu_ok='.cpu != null and .dpc != null and .irq != null and .intr_s != null and .dpc >= 0 and
-    .irq >= 0 and .intr_s >= 0 and .dpc + .irq <= .cpu + 0.02 and .packets_s == null'
+# A PROCESSOR row has the CPU figures only; its network fields stay empty, as Iometer's;
+# one per CPU has no interrupts (not counted per CPU), the node-wide one has them.
+cpu_ok='.cpu != null and .dpc != null and .irq != null and .dpc >= 0 and .irq >= 0 and
+    .dpc + .irq <= .cpu + 0.02 and .packets_s == null and
+    (if .name == "All CPUs" then .intr_s != null and .intr_s >= 0 else .intr_s == null end)'
 jq -e "all(.[].tests[].rows[] | select(.type == \"MANAGER\" or .type == \"ALL\"); $node_ok) and
     all(.[].tests[].rows[] | select(.type == \"PROCESSOR\"); $cpu_ok)" two.json >/dev/null ||
     fail "results: CPU columns $(jq -c '[.[0].tests[0].rows[] | select(.type != "WORKER" and .type != "DISK")]' two.json)"
@@ -118,6 +120,46 @@ for t, test in enumerate(iom[0]["tests"]):
 print(f"{n} node figures equal", file=sys.stderr)
 PY
 ok "the node figures of the JSON and CSV equal the Iometer CSV's, ALL and NODE rows"
+# One PROCESSOR row per CPU (protocol 1.7), named by the kernel's numbers as
+# /proc/stat lists them, their mean busy % within a few points of the node's;
+# the JSON's NODE rows carry the same CPUs.
+ids=$(awk '/^cpu[0-9]/ { sub("cpu", "", $1); printf "%s%s", s, $1; s = "," }' /proc/stat)
+python3 - res.json run.json "$ids" <<'PY' || fail "PROCESSOR rows per CPU"
+import json, sys
+iom, js, ids = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3].split(",")
+for t, test in enumerate(iom[0]["tests"]):
+    rows = test["rows"]
+    m = [i for i, r in enumerate(rows) if r["type"] == "MANAGER"]
+    assert len(m) == 1, f"test {t + 1}: {len(m)} MANAGER rows"
+    procs = []
+    for r in rows[m[0] + 1:]:
+        if r["type"] != "PROCESSOR":
+            break
+        procs.append(r)
+    names = [p["name"] for p in procs]
+    if names != ["CPU " + i for i in ids]:
+        sys.exit(f"test {t + 1}: PROCESSOR rows {names}, /proc/stat has cpu {ids}")
+    mean, node = sum(p["cpu"] for p in procs) / len(procs), rows[m[0]]["cpu"]
+    if abs(mean - node) > 5:
+        sys.exit(f"test {t + 1}: the CPUs' mean busy {mean:.2f} % is not the node's {node:.2f} %")
+    jn = [r for r in js["tests"][t]["results"] if r["row_type"] == "NODE"][0]
+    if [str(c["id"]) for c in jn["cpus"]] != ids or \
+            any(abs(c["busy_pct"] - p["cpu"]) > 1e-5 for c, p in zip(jn["cpus"], procs)):
+        sys.exit(f"test {t + 1}: JSON cpus {jn['cpus']} differ from the PROCESSOR rows")
+    print(f"test {t + 1}: {len(procs)} CPUs, mean busy {mean:.2f} %, node {node:.2f} %",
+          file=sys.stderr)
+PY
+ok "a PROCESSOR row per CPU ($(echo "$ids" | tr ',' ' ')), their mean busy near the node's, the JSON's cpus the same"
+# An agent and manager of 1.6 send no per-CPU figures: one node-wide row, with
+# the node figures.
+IOF_PROTO_MINOR=6 expect_rc 0 "$IOFLEET" run p.json --no-db --quiet --iometer-csv six.csv --json six-run.json
+python3 "$READ" results six.csv >six.json || fail "1.6: not Iometer's format"
+jq -e '[.[].tests[].rows[] | select(.type == "PROCESSOR")] | length == 2 and
+    all(.[]; .name == "All CPUs" and .dpc != null and .intr_s != null)' six.json >/dev/null ||
+    fail "1.6: PROCESSOR rows $(jq -c '[.[].tests[].rows[] | select(.type == "PROCESSOR")]' six.json)"
+jq -e '[.tests[].results[] | select(.row_type == "NODE")] | all(.[]; .cpus == null and .cpu != null)' \
+    six-run.json >/dev/null || fail "1.6: JSON cpus not null"
+ok "protocol 1.6: one node-wide PROCESSOR row per node (All CPUs), cpus null in the JSON"
 # An agent (and manager) of 1.5 sends no node figures: the columns are empty.
 IOF_PROTO_MINOR=5 expect_rc 0 "$IOFLEET" run p.json --no-db --quiet --iometer-csv old.csv \
     --iometer-instant old-inst.csv --json old-run.json

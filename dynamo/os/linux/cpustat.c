@@ -2,7 +2,8 @@
 /* dynamo/os/linux/cpustat.c - node CPU from /proc/stat and the agent's own CPU time,
  * as percentages between two samples; the node's irq and softirq time, interrupts
  * (/proc/stat), packets (/proc/net/dev) and TCP retransmissions (/proc/net/snmp)
- * over the same window, for Iometer's columns. */
+ * over the same window, for Iometer's columns; each CPU's ticks (its cpuN
+ * line) for its own PROCESSOR row. */
 #include "dynamo/cpustat.h"
 
 #include "common/clock.h"
@@ -99,16 +100,11 @@ bool dyn_cpu_parse_snmp(const char *text, uint64_t *retrans)
     }
 }
 
-/* The node counters: irq and softirq are read with the cpu line. */
-static void sample_node(struct dyn_cpu_sample *s, const char *proc_stat)
+/* The node counters of /proc/net: the interrupt total comes with /proc/stat. */
+static void sample_node(struct dyn_cpu_sample *s)
 {
     char buf[65536];
-    const char *intr = strstr(proc_stat, "\nintr ");
-    unsigned long long v;
 
-    if (!intr || sscanf(intr + 6, "%llu", &v) != 1)
-        return;
-    s->intr = v;
     if (!read_proc("/proc/net/dev", buf, sizeof(buf), false) ||
         !dyn_cpu_parse_netdev(buf, &s->packets, &s->packet_errors))
         return;
@@ -118,37 +114,94 @@ static void sample_node(struct dyn_cpu_sample *s, const char *proc_stat)
     s->node_valid = true;
 }
 
+/* "user nice system idle iowait irq softirq steal" after a cpu line's name:
+ * how many were read (at most 8) into v, which is zeroed first. */
+static int parse_ticks(const char *p, unsigned long long v[8])
+{
+    memset(v, 0, 8 * sizeof(v[0]));
+    return sscanf(p, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
+                  &v[5], &v[6], &v[7]);
+}
+
+static void ticks_of(const unsigned long long v[8], uint64_t *user, uint64_t *system,
+                     uint64_t *idle, uint64_t *total)
+{
+    *user = v[0] + v[1];
+    *system = v[2] + v[5] + v[6];
+    *idle = v[3] + v[4];
+    *total = *user + *system + *idle + v[7];
+}
+
+bool dyn_cpu_parse_stat(const char *text, struct dyn_cpu_sample *s, bool *node)
+{
+    unsigned long long v[8];
+    const char *line, *intr;
+    bool each = true;
+    int n;
+
+    *node = false;
+    /* cpu  user nice system idle iowait irq softirq steal ... */
+    if (strncmp(text, "cpu ", 4) || (n = parse_ticks(text + 4, v)) < 4)
+        return false;
+    ticks_of(v, &s->user, &s->system, &s->idle, &s->total);
+    s->irq = v[5];
+    s->softirq = v[6];
+    /* Then one line per online CPU, "cpuN ..." (up to the steal column: a
+     * kernel before 2.6.33 had no more, and then none of them is kept). */
+    s->ncpus = 0;
+    for (line = strchr(text, '\n'); line && !strncmp(line + 1, "cpu", 3);
+         line = strchr(line, '\n')) {
+        const char *p = line + 4;
+        char *end;
+        unsigned long id;
+        struct dyn_cpu_ticks *c;
+        line++;
+        if (*p < '0' || *p > '9')
+            break;
+        id = strtoul(p, &end, 10);
+        if (!each)
+            continue;
+        if (*end != ' ' || id > UINT32_MAX || s->ncpus == DYN_CPUS_MAX || parse_ticks(end, v) < 8 ||
+            (s->ncpus && id <= s->cpus[s->ncpus - 1].id)) {
+            each = false;
+            continue;
+        }
+        c = &s->cpus[s->ncpus++];
+        c->id = (uint32_t)id;
+        ticks_of(v, &c->user, &c->system, &c->idle, &c->total);
+        c->irq = v[5];
+        c->softirq = v[6];
+    }
+    if (!each)
+        s->ncpus = 0;
+    intr = strstr(text, "\nintr ");
+    if (n == 8 && intr && sscanf(intr + 6, "%llu", &v[0]) == 1) {
+        s->intr = v[0];
+        *node = true;
+    }
+    return true;
+}
+
 void dyn_cpu_sample(struct dyn_cpu_sample *s)
 {
-    unsigned long long v[8] = {0};
     struct timespec ts;
     /* /proc/stat's intr line lists every interrupt: on a large machine it
      * is long, so read a generous piece of its start (the cpu line, the
      * per-CPU lines, then the intr line's total come first; a longer file
      * still gives the CPU figures). The agent's loop thread only. */
     static char proc_stat[1 << 20];
-    int n;
+    bool node;
 
     memset(s, 0, sizeof(*s));
-    if (!read_proc("/proc/stat", proc_stat, sizeof(proc_stat), true))
+    if (!read_proc("/proc/stat", proc_stat, sizeof(proc_stat), true) ||
+        !dyn_cpu_parse_stat(proc_stat, s, &node))
         return;
-    /* cpu  user nice system idle iowait irq softirq steal ... */
-    n = sscanf(proc_stat, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
-               &v[4], &v[5], &v[6], &v[7]);
-    if (n < 4)
-        return;
-    s->user = v[0] + v[1];
-    s->system = v[2] + v[5] + v[6];
-    s->idle = v[3] + v[4];
-    s->total = s->user + s->system + s->idle + v[7];
-    s->irq = v[5];
-    s->softirq = v[6];
     if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0)
         s->self_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
     s->mono_ns = iof_now_ns();
     s->valid = true;
-    if (n == 8)
-        sample_node(s, proc_stat);
+    if (node)
+        sample_node(s);
 }
 
 void dyn_cpu_usage(const struct dyn_cpu_sample *a, const struct dyn_cpu_sample *b,

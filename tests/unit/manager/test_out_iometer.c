@@ -298,6 +298,9 @@ static bool is_timestamp(const char *s)
 struct run {
     struct iof_stats *t[5], *w[3], *n[2], *all;
     struct proto_cpu cpu[2];
+    /* Each CPU of a node (protocol 1.7), ncpus[i] of them; none: unknown */
+    const struct proto_cpu_one *cpus[2];
+    size_t ncpus[2];
     /* The ALL row's CPU when all_cpu_set; else the aggregate's of cpu[] */
     bool all_cpu_set;
     struct proto_cpu all_cpu;
@@ -395,8 +398,9 @@ static void emit_worker(struct mgr_sink *s, const char *node, const char *worker
     emit_row(s, &row);
 }
 
-static void emit_node(struct mgr_sink *s, const char *node, const struct iof_stats *st,
-                      uint32_t nworkers, uint32_t ntargets, const struct proto_cpu *cpu)
+static void emit_node_cpus(struct mgr_sink *s, const char *node, const struct iof_stats *st,
+                           uint32_t nworkers, uint32_t ntargets, const struct proto_cpu *cpu,
+                           const struct proto_cpu_one *cpus, size_t ncpus)
 {
     struct mgr_row row = {.type = MGR_ROW_NODE,
                           .node = node,
@@ -406,8 +410,16 @@ static void emit_node(struct mgr_sink *s, const char *node, const struct iof_sta
                           .workers = nworkers,
                           .targets = ntargets,
                           .cpu = cpu,
-                          .cpu_busy_pct = cpu ? cpu->busy_pct : 0};
+                          .cpu_busy_pct = cpu ? cpu->busy_pct : 0,
+                          .cpus = cpus,
+                          .ncpus = ncpus};
     emit_row(s, &row);
+}
+
+static void emit_node(struct mgr_sink *s, const char *node, const struct iof_stats *st,
+                      uint32_t nworkers, uint32_t ntargets, const struct proto_cpu *cpu)
+{
+    emit_node_cpus(s, node, st, nworkers, ntargets, cpu, NULL, 0);
 }
 
 /* The ALL row's CPU as manager/aggregate.c hands it to every sink: its one
@@ -457,12 +469,12 @@ static char *write_run(struct run *r, bool interleaved, int exit_code)
     emit_target(s, "alpha", "w1", "/dev/sdd", r->t[2], 0);
     emit_target(s, "alpha", "w1", "/dev/sde", r->t[3], 0);
     emit_worker(s, "alpha", "w1", r->w[1], 2);
-    emit_node(s, "alpha", r->n[0], 2, 4, &r->cpu[0]);
+    emit_node_cpus(s, "alpha", r->n[0], 2, 4, &r->cpu[0], r->cpus[0], r->ncpus[0]);
     if (!interleaved) {
         emit_target(s, "beta", "w0", "data,1.dat", r->t[4], 512 * 100);
         emit_worker(s, "beta", "w0", r->w[2], 1);
     }
-    emit_node(s, "beta", r->n[1], 1, 1, &r->cpu[1]);
+    emit_node_cpus(s, "beta", r->n[1], 1, 1, &r->cpu[1], r->cpus[1], r->ncpus[1]);
     {
         struct proto_cpu all = r->all_cpu_set ? r->all_cpu : all_cpu_of(r->cpu, 2);
         emit_end(s, r->all, &all, exit_code);
@@ -1349,6 +1361,75 @@ static void test_all_cpu_from_aggregate(void **state)
     free_run(&r);
 }
 
+/* From an agent of protocol 1.7 a PROCESSOR row per CPU after its MANAGER
+ * row, "CPU <id>" as Iometer names them (ids with their gaps), each with
+ * that CPU's figures and no Interrupts per Second; from an older agent
+ * (beta) the node-wide row stays. */
+static void test_processor_rows_per_cpu(void **state)
+{
+    static const struct proto_cpu_one each[3] = {
+        {.id = 0, .busy_pct = 55.5, .user_pct = 30, .sys_pct = 25.5, .dpc_pct = 4, .irq_pct = 1.5},
+        {.id = 1, .busy_pct = 20, .user_pct = 10, .sys_pct = 10, .dpc_pct = 0.25, .irq_pct = 0},
+        {.id = 3, .busy_pct = 44.5, .user_pct = 0, .sys_pct = 44.5, .dpc_pct = 40, .irq_pct = 4.5},
+    };
+    static const char *const names[4] = {"CPU 0", "CPU 1", "CPU 3", "All CPUs"};
+    struct run r;
+    struct row rows[16], cpus[8];
+    char *path;
+    struct file f;
+    size_t n, np, k = 0;
+    (void)state;
+
+    build_run(&r);
+    r.cpus[0] = each;
+    r.ncpus[0] = 3;
+    path = write_run(&r, false, 0);
+    f = read_file_crlf(path);
+    n = data_rows(&f, rows, 16);
+    np = select_rows(&f, cpus, 8, true);
+    assert_int_equal(np, 4);
+    for (k = 0; k < np; k++) {
+        assert_string_equal(cpus[k].f[C_TYPE], "PROCESSOR");
+        assert_string_equal(cpus[k].f[C_NAME], names[k]);
+        for (int i = 2; i < C_CPU; i++)
+            assert_string_equal(cpus[k].f[i], "");
+        assert_true(dbl(cpus[k].f[C_SPEED]) == (double)TICKS_PER_S);
+        assert_string_equal(cpus[k].f[C_EFF], "");
+        assert_string_equal(cpus[k].f[C_PKTS], "");
+        assert_string_equal(cpus[k].f[C_RETRANS], "");
+        if (k < 3) {
+            assert_true(dbl(cpus[k].f[C_CPU]) == each[k].busy_pct);
+            assert_true(dbl(cpus[k].f[C_USER]) == each[k].user_pct);
+            assert_true(dbl(cpus[k].f[C_PRIV]) == each[k].sys_pct);
+            assert_true(dbl(cpus[k].f[C_DPC]) == each[k].dpc_pct);
+            assert_true(dbl(cpus[k].f[C_DPC + 1]) == each[k].irq_pct);
+            assert_string_equal(cpus[k].f[C_IRQS], ""); /* not counted per CPU */
+        } else {                                        /* beta: the node as a whole */
+            assert_true(dbl(cpus[k].f[C_CPU]) == r.cpu[1].busy_pct);
+            assert_string_equal(cpus[k].f[C_DPC], "");
+        }
+    }
+    /* alpha's three right after its MANAGER row, beta's one after its own */
+    k = 0;
+    for (size_t i = 1; i < f.n; i++)
+        if (!strncmp(f.lines[i], "MANAGER,alpha,", 14)) {
+            for (int j = 1; j <= 3; j++)
+                assert_true(!strncmp(f.lines[i + (size_t)j], "PROCESSOR,CPU ", 14));
+            assert_true(!strncmp(f.lines[i + 4], "WORKER,", 7));
+            k++;
+        } else if (!strncmp(f.lines[i], "MANAGER,beta,", 13)) {
+            assert_true(!strncmp(f.lines[i + 1], "PROCESSOR,All CPUs,", 19));
+            k++;
+        }
+    assert_int_equal(k, 2);
+    free_rows(rows, n);
+    free_rows(cpus, np);
+    file_free(&f);
+    unlink(path);
+    test_free(path);
+    free_run(&r);
+}
+
 /* Our align 512 is Iometer's 0 ("on the disk's sectors"): O_DIRECT only
  * runs 512-byte alignment on 512-byte sectors. */
 static void test_align_sector(void **state)
@@ -1403,6 +1484,7 @@ int main(void)
         cmocka_unit_test(test_lost_node_status),
         cmocka_unit_test(test_empty_not_zero),
         cmocka_unit_test(test_processor_rows),
+        cmocka_unit_test(test_processor_rows_per_cpu),
         cmocka_unit_test(test_node_columns),
         cmocka_unit_test(test_all_cpu_from_aggregate),
         cmocka_unit_test(test_align_sector),

@@ -369,10 +369,11 @@ static const char *const test_keys[] = {
 #define METRIC_KEYS METRIC_KEYS_HEAD, METRIC_KEYS_TAIL
 #define ROW_METRIC_KEYS METRIC_KEYS_HEAD, "lateness", METRIC_KEYS_TAIL
 static const char *const row_keys[] = {
-    "test",           "spec",         "cycle",         "row_type",    "node",       "worker",
-    "target",         "group",        "queue_depth",   "nodes",       "workers",    "targets",
-    "range_offset",   "range_size",   "device",        "fstype",      "ram_backed", "status",
-    "window_start_s", "window_end_s", ROW_METRIC_KEYS, "first_error", "latency",    NULL};
+    "test",          "spec",       "cycle",        "row_type",       "node",
+    "worker",        "target",     "group",        "queue_depth",    "nodes",
+    "workers",       "targets",    "range_offset", "range_size",     "device",
+    "fstype",        "ram_backed", "status",       "window_start_s", "window_end_s",
+    ROW_METRIC_KEYS, "cpus",       "first_error",  "latency",        NULL};
 static const char *const iv_keys[] = {"interval", "time_s", "row_type",  "node", "reported",
                                       "lost",     "late",   METRIC_KEYS, NULL};
 static const char *const hist_keys[] = {"count", "sum_ns", "min_ns", "max_ns", "buckets", NULL};
@@ -380,6 +381,12 @@ static const char *const cpu_keys[] = {
     "busy_pct",   "user_pct",      "sys_pct",       "agent_pct",     "dpc_pct", "irq_pct",
     "intr_per_s", "packets_per_s", "packet_errors", "retrans_per_s", NULL};
 /* The node figures of the cpu object (protocol 1.6), as in cpu_a. */
+static const char *const cpus_keys[] = {"id",      "busy_pct", "user_pct", "sys_pct",
+                                        "dpc_pct", "irq_pct",  NULL};
+/* Node 0's CPUs (protocol 1.7): ids with a gap, as Linux numbers them. */
+static const struct proto_cpu_one cpus_a[2] = {
+    {.id = 0, .busy_pct = 50.25, .user_pct = 20, .sys_pct = 30.25, .dpc_pct = 6, .irq_pct = 2},
+    {.id = 2, .busy_pct = 24.75, .user_pct = 4.5, .sys_pct = 20.25, .dpc_pct = 3, .irq_pct = 0.5}};
 static const char *const cpu_node_keys[] = {"dpc_pct",       "irq_pct",       "intr_per_s",
                                             "packets_per_s", "packet_errors", "retrans_per_s"};
 static const char *const agent_keys[] = {"name", "endpoint",     "software", "protocol", "hostname",
@@ -678,7 +685,9 @@ static void node_rows(struct fixture *f, int t, int n)
                             .workers = NWORKERS,
                             .targets = NWORKERS * NTARGETS,
                             .cpu = n == 0 ? &cpu_a : NULL,
-                            .cpu_busy_pct = n == 0 ? cpu_a.busy_pct : 0};
+                            .cpu_busy_pct = n == 0 ? cpu_a.busy_pct : 0,
+                            .cpus = n == 0 ? cpus_a : NULL,
+                            .ncpus = n == 0 ? 2 : 0};
         struct mgr_metrics m;
         r.m = metrics_of(r.stats, r.ns, &m);
         f->sink->ops->row(f->sink, ti, &r);
@@ -809,6 +818,28 @@ static void check_cpu(const cJSON *r, bool measured)
     }
 }
 
+/* A NODE row's cpus: node 0's two CPUs; null elsewhere. */
+static void check_cpus(const cJSON *r, bool measured)
+{
+    const cJSON *a = get(r, "cpus");
+    if (!measured) {
+        assert_true(cJSON_IsNull(a));
+        return;
+    }
+    assert_true(cJSON_IsArray(a));
+    assert_int_equal(cJSON_GetArraySize(a), 2);
+    for (int i = 0; i < 2; i++) {
+        const cJSON *c = cJSON_GetArrayItem(a, i);
+        check_keys(c, cpus_keys);
+        assert_int_equal(get_u64(c, "id"), cpus_a[i].id);
+        assert_true(get_num(c, "busy_pct") == cpus_a[i].busy_pct);
+        assert_true(get_num(c, "user_pct") == cpus_a[i].user_pct);
+        assert_true(get_num(c, "sys_pct") == cpus_a[i].sys_pct);
+        assert_true(get_num(c, "dpc_pct") == cpus_a[i].dpc_pct);
+        assert_true(get_num(c, "irq_pct") == cpus_a[i].irq_pct);
+    }
+}
+
 static void check_test(const cJSON *test, const struct run_data *d, int t)
 {
     const cJSON *rows = get(test, "results"), *ivs = get(test, "intervals");
@@ -846,6 +877,7 @@ static void check_test(const cJSON *test, const struct run_data *d, int t)
         check_row_names(r, "ALL", -1, -1, -1);
         check_figures(r, d->all[t], true);
         check_cpu(r, true);
+        check_cpus(r, false);
         assert_int_equal(get_u64(r, "targets"), NNODES * NWORKERS * NTARGETS);
         hist_parse(get(get(r, "latency"), "read"), all_rd);
     }
@@ -856,6 +888,7 @@ static void check_test(const cJSON *test, const struct run_data *d, int t)
         check_row_names(r, "NODE", n, -1, -1);
         check_figures(r, d->node[t][n], true);
         check_cpu(r, n == 0);
+        check_cpus(r, n == 0);
         assert_true(cJSON_IsNull(get(r, "queue_depth")));
         assert_int_equal(get_u64(r, "test"), (uint64_t)t + 1);
         assert_string_equal(get_str(r, "spec"), spec_names[t]);
@@ -868,6 +901,7 @@ static void check_test(const cJSON *test, const struct run_data *d, int t)
             check_row_names(r, "WORKER", n, w, -1);
             check_figures(r, d->wrk[t][n][w], true);
             check_cpu(r, false);
+            check_cpus(r, false);
             assert_int_equal(get_u64(r, "queue_depth"), 8);
             iof_stats_merge(sum_worker, d->wrk[t][n][w]);
             for (int x = 0; x < NTARGETS; x++) {

@@ -464,7 +464,7 @@ static void test_not_negotiated(void **state)
 static void test_version_rules(void **state)
 {
     (void)state;
-    /* This build announces 1.6 (IOF_PROTO_MINOR is not set under ctest). */
+    /* This build announces 1.7 (IOF_PROTO_MINOR is not set under ctest). */
     if (getenv("IOF_PROTO_MINOR"))
         skip();
     assert_int_equal(proto_version_minor(), PROTO_VERSION_MINOR);
@@ -472,7 +472,7 @@ static void test_version_rules(void **state)
     assert_false(proto_stats_binary_ok(0));
     assert_true(proto_stats_binary_ok(1));
     assert_true(proto_stats_binary_ok(9));
-    assert_string_equal(proto_version_string(), "1.6");
+    assert_string_equal(proto_version_string(), "1.7");
     /* The heartbeat offer (1.5) counts only with a peer of 1.5 or later. */
     assert_false(proto_heartbeat_offer_ok(4));
     assert_true(proto_heartbeat_offer_ok(5));
@@ -482,6 +482,9 @@ static void test_version_rules(void **state)
     /* The cpu's node figures (1.6) go only to a peer of 1.6 or later. */
     assert_false(proto_cpu_node_ok(5));
     assert_true(proto_cpu_node_ok(6));
+    /* Each CPU's figures (1.7) only to a peer of 1.7 or later. */
+    assert_false(proto_cpus_ok(6));
+    assert_true(proto_cpus_ok(7));
     {
         struct proto_msg h;
         proto_msg_init_hello(&h, PROTO_ROLE_AGENT, "a");

@@ -1053,7 +1053,7 @@ static void test_hello_version_negotiation(void **state)
                                 "\"name\":\"node-9\",\"caps\":{\"hb\":1}}",
                                 &m, &d),
                      IOF_EVERSION);
-    assert_non_null(strstr(d.msg, "protocol 2.3 is not compatible with this build's 1.6"));
+    assert_non_null(strstr(d.msg, "protocol 2.3 is not compatible with this build's 1.7"));
     assert_int_equal(m.type, PROTO_MSG_HELLO);
     assert_int_equal(m.u.hello.major, 2);
     assert_int_equal(m.u.hello.minor, 3);
@@ -1064,7 +1064,7 @@ static void test_hello_version_negotiation(void **state)
     /* ...and when even those are unreadable, the version error still wins. */
     assert_int_equal(decode_str("{\"type\":\"hello\",\"v\":[0,1],\"name\":\"bad name\"}", &m, &d),
                      IOF_EVERSION);
-    assert_non_null(strstr(d.msg, "protocol 0.1 is not compatible with this build's 1.6"));
+    assert_non_null(strstr(d.msg, "protocol 0.1 is not compatible with this build's 1.7"));
     assert_null(m.u.hello.name);
     assert_int_equal(m.u.hello.role, 0);
     proto_msg_clear(&m);

@@ -1024,6 +1024,118 @@ static void test_result_round_trip(void **state)
     proto_msg_clear(&out);
 }
 
+/* result.cpus (1.7): each CPU's figures come back (rounded to 0.01 as the
+ * node's cpu); ids must increase; at most PROTO_CPUS_MAX; garbage refused
+ * naming the field; a stats message never carries them. */
+static void test_result_cpus(void **state)
+{
+    static struct proto_cpu_one cpus[PROTO_CPUS_MAX + 1];
+    struct proto_msg in, out;
+    char *text, *cut, bad[4096];
+    size_t head;
+    (void)state;
+
+    for (uint32_t i = 0; i <= PROTO_CPUS_MAX; i++)
+        cpus[i] = (struct proto_cpu_one){.id = 2 * i,
+                                         .busy_pct = 12.345 + i % 80,
+                                         .user_pct = 5.5,
+                                         .sys_pct = 6.25,
+                                         .dpc_pct = 1.125,
+                                         .irq_pct = 0.5};
+    proto_msg_init(&in, PROTO_MSG_RESULT);
+    in.u.result.measured_ns = UINT64_C(2000000000);
+    in.u.result.cpu = (struct proto_cpu){.valid = true, .busy_pct = 40};
+    in.u.result.ncpus = 3;
+    in.u.result.cpus = cpus;
+    round_trip(&in, &out);
+    assert_int_equal(out.u.result.ncpus, 3);
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(out.u.result.cpus[i].id, 2 * i);
+        double d = out.u.result.cpus[i].busy_pct - cpus[i].busy_pct;
+        assert_true(d <= 0.005 && d >= -0.005);
+        assert_true(out.u.result.cpus[i].user_pct == 5.5 && out.u.result.cpus[i].sys_pct == 6.25);
+        assert_true(out.u.result.cpus[i].dpc_pct == 1.13 && out.u.result.cpus[i].irq_pct == 0.5);
+    }
+    proto_msg_clear(&out);
+
+    /* the cap, both ways */
+    in.u.result.ncpus = PROTO_CPUS_MAX;
+    round_trip(&in, &out);
+    assert_int_equal(out.u.result.ncpus, PROTO_CPUS_MAX);
+    assert_int_equal(out.u.result.cpus[PROTO_CPUS_MAX - 1].id, 2 * (PROTO_CPUS_MAX - 1));
+    proto_msg_clear(&out);
+    in.u.result.ncpus = PROTO_CPUS_MAX + 1;
+    expect_encode_refused(&in, -EINVAL, "result.cpus: 1025 CPUs, at most 1024");
+    {
+        /* 1025 entries on the wire */
+        size_t cap = 64 * (PROTO_CPUS_MAX + 2), len;
+        char *big = malloc(cap);
+        assert_non_null(big);
+        len = (size_t)snprintf(big, cap,
+                               "{\"type\":\"result\",\"test\":0,\"measured_ns\":0,\"cpu_ns\":0,"
+                               "\"started_first_ns\":0,\"started_last_ns\":0,"
+                               "\"interrupted\":false,\"workers\":[],\"cpus\":[");
+        for (int i = 0; i <= PROTO_CPUS_MAX; i++)
+            len += (size_t)snprintf(big + len, cap - len,
+                                    "%s{\"id\":%d,\"busy\":1,\"user\":1,\"sys\":0,\"dpc\":0,"
+                                    "\"irq\":0}",
+                                    i ? "," : "", i);
+        snprintf(big + len, cap - len, "]}");
+        expect_refused(big, IOF_EPROTO, "result.cpus: 1025 CPUs, at most 1024");
+        free(big);
+    }
+    /* ids out of order are not sent */
+    in.u.result.ncpus = 2;
+    cpus[1].id = 0;
+    expect_encode_refused(&in, -EINVAL,
+                          "result.cpus[1].id: 0 must be above the last and at most 65535");
+    cpus[1].id = 2;
+
+    /* garbage in place of the array and its entries */
+    in.u.result.ncpus = 1;
+    text = encode_text(&in);
+    cut = strstr(text, ",\"cpus\":[");
+    assert_non_null(cut);
+    head = (size_t)(cut - text);
+    assert_true(head < 2048);
+#define BAD_CPUS(arr, want)                                                                        \
+    do {                                                                                           \
+        snprintf(bad, sizeof(bad), "%.*s,\"cpus\":%s}", (int)head, text, arr);                     \
+        expect_refused(bad, IOF_EPROTO, want);                                                     \
+    } while (0)
+    BAD_CPUS("{}", "result.cpus: must be an array");
+    BAD_CPUS("[7]", "result.cpus[0]: must be an object");
+    BAD_CPUS("[{\"busy\":1,\"user\":1,\"sys\":0,\"dpc\":0,\"irq\":0}]",
+             "result.cpus[0].id: required field missing");
+    BAD_CPUS("[{\"id\":65536,\"busy\":1,\"user\":1,\"sys\":0,\"dpc\":0,\"irq\":0}]",
+             "result.cpus[0].id: must be 0..65535, got 65536");
+    BAD_CPUS("[{\"id\":-1,\"busy\":1,\"user\":1,\"sys\":0,\"dpc\":0,\"irq\":0}]",
+             "result.cpus[0].id: must be an integer in 0..65535");
+    BAD_CPUS("[{\"id\":3,\"busy\":1,\"user\":1,\"sys\":0,\"dpc\":0,\"irq\":0},"
+             "{\"id\":3,\"busy\":1,\"user\":1,\"sys\":0,\"dpc\":0,\"irq\":0}]",
+             "result.cpus[1].id: 3 after 3: ids must increase");
+    BAD_CPUS("[{\"id\":0,\"busy\":101,\"user\":1,\"sys\":0,\"dpc\":0,\"irq\":0}]",
+             "result.cpus[0].busy: must be a number 0..100");
+    BAD_CPUS("[{\"id\":0,\"busy\":1,\"user\":1,\"sys\":0,\"dpc\":\"x\",\"irq\":0}]",
+             "result.cpus[0].dpc: must be a number 0..100");
+    BAD_CPUS("[{\"id\":0,\"busy\":1,\"user\":1,\"sys\":0,\"dpc\":0}]",
+             "result.cpus[0].irq: required field missing");
+#undef BAD_CPUS
+    /* null or absent: unknown */
+    snprintf(bad, sizeof(bad), "%.*s,\"cpus\":null}", (int)head, text);
+    expect_decoded(bad, &out);
+    assert_int_equal(out.u.result.ncpus, 0);
+    assert_null(out.u.result.cpus);
+    proto_msg_clear(&out);
+    free(text);
+
+    /* a stats message leaves them out */
+    in.type = PROTO_MSG_STATS;
+    text = encode_text(&in);
+    assert_null(strstr(text, "\"cpus\""));
+    free(text);
+}
+
 /* result.lateness (1.6): a rated worker's I/Os' lateness comes back bit for
  * bit; absent or null is none; what does not fit the body is refused with a
  * reason, on the way in and on the way out. */
@@ -1785,6 +1897,7 @@ int main(void)
         cmocka_unit_test(test_stats_largest_fits),
         cmocka_unit_test(test_result_round_trip),
         cmocka_unit_test(test_result_lateness),
+        cmocka_unit_test(test_result_cpus),
         cmocka_unit_test(test_stats_cpu_rounding),
         cmocka_unit_test(test_stats_refused),
         cmocka_unit_test(test_stats_count_caps),
