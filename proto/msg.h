@@ -310,10 +310,14 @@ struct proto_prepare_progress {
  * from its agents): one node's largest share of a test always fits, so a
  * plan that validates can report. Other messages keep PROTO_FRAME_MAX_DEFAULT. */
 #define PROTO_STATS_FRAME_MAX ((size_t)48 << 20)
+/* The most JSON one CPU of result.cpus takes (1.7): {"id":65535,"busy":12.34,
+ * ...,"irq":12.34}, and its comma, is 75 bytes. */
+#define PROTO_CPU_JSON_MAX 80
 _Static_assert((size_t)PROTO_STATS_MAX_TOTAL_TARGETS *PROTO_STATS_TARGET_JSON_MAX +
-                       (size_t)PROTO_STATS_MAX_WORKERS * 4 + 4096 <=
+                       (size_t)PROTO_STATS_MAX_WORKERS * 4 + 4096 +
+                       (size_t)1024 * PROTO_CPU_JSON_MAX <=
                    PROTO_STATS_FRAME_MAX,
-               "the largest stats message a plan allows must fit its frame");
+               "the largest stats or result message a plan allows must fit its frame");
 _Static_assert(PROTO_STATS_FRAME_MAX <= PROTO_FRAME_MAX_LIMIT,
                "stats frames within the frame layer's limit");
 
@@ -351,6 +355,8 @@ struct proto_cpu {
  * frames keep their size at fleet scale. */
 #define PROTO_CPUS_MAX 1024     /* CPUs of one result */
 #define PROTO_CPU_ID_MAX 65535u /* far above any kernel's CPU numbers */
+_Static_assert(PROTO_CPUS_MAX <= 1024 && PROTO_CPU_ID_MAX <= 65535,
+               "PROTO_STATS_FRAME_MAX's assert counts 1024 CPUs of PROTO_CPU_JSON_MAX bytes");
 struct proto_cpu_one {
     uint32_t id;
     double busy_pct, user_pct, sys_pct; /* as proto_cpu's */

@@ -1067,6 +1067,29 @@ static void test_result_cpus(void **state)
     in.u.result.ncpus = PROTO_CPUS_MAX + 1;
     expect_encode_refused(&in, -EINVAL, "result.cpus: 1025 CPUs, at most 1024");
     {
+        /* the longest entries (5-digit ids, 5-character figures) within
+         * PROTO_CPU_JSON_MAX each, as the frame limit's assert counts */
+        static struct proto_cpu_one wide[PROTO_CPUS_MAX];
+        char *with, *without;
+        for (uint32_t i = 0; i < PROTO_CPUS_MAX; i++)
+            wide[i] = (struct proto_cpu_one){.id = PROTO_CPU_ID_MAX - PROTO_CPUS_MAX + 1 + i,
+                                             .busy_pct = 12.34,
+                                             .user_pct = 12.34,
+                                             .sys_pct = 12.34,
+                                             .dpc_pct = 12.34,
+                                             .irq_pct = 12.34};
+        in.u.result.cpus = wide;
+        in.u.result.ncpus = PROTO_CPUS_MAX;
+        with = encode_text(&in);
+        in.u.result.ncpus = 0;
+        without = encode_text(&in);
+        assert_true(strlen(with) - strlen(without) <= (size_t)PROTO_CPUS_MAX * PROTO_CPU_JSON_MAX);
+        assert_true(strlen(with) - strlen(without) > (size_t)PROTO_CPUS_MAX * 70);
+        free(with);
+        free(without);
+        in.u.result.cpus = cpus;
+    }
+    {
         /* 1025 entries on the wire */
         size_t cap = 64 * (PROTO_CPUS_MAX + 2), len;
         char *big = malloc(cap);
