@@ -25,19 +25,10 @@
 # its PID, even on failure.
 set -euo pipefail
 
-src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 exe=${1:?usage: agent_e2e.sh DYNAMO_EXE}
-iofleet=${IOF_LINUX_BIN:-$src/build/bin}/iofleet
-if [[ ! -x $iofleet ]]; then
-    echo "SKIP: no Linux iofleet at $iofleet (cmake --preset default && cmake --build build --target iofleet)" >&2
-    exit 77
-fi
-command -v wine >/dev/null || { echo "SKIP: no wine" >&2; exit 77; }
-export WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=" DISPLAY=
-
-mkdir -p "${IOF_TEST_TMPDIR:-/tmp}"
-T=$(mktemp -d "${IOF_TEST_TMPDIR:-/tmp}/win-e2e.XXXXXX")
-export XDG_DATA_HOME=$T/xdg-data
+# shellcheck source=tests/windows/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+win_init e2e
 agent_pid=''
 server_pid=''
 mgr_pid=''
@@ -285,25 +276,5 @@ sleep 1
 kill -KILL "$agent_pid"
 wait "$agent_pid" 2>/dev/null || true
 agent_pid=''
-rc=0
-for _ in $(seq 300); do kill -0 "$mgr_pid" 2>/dev/null || break; sleep 0.1; done
-kill -0 "$mgr_pid" 2>/dev/null && fail "the manager still runs 30 s after its only agent was killed"
-wait "$mgr_pid" || rc=$?
-mgr_pid=''
-[[ $rc == 1 ]] || fail "the manager exited $rc after losing its agent, expected 1"
-grep -qF "iofleet: agent winnode (127.0.0.1:$port): lost: " "$T/killed.err" ||
-    fail "the manager did not name the lost agent"
-python3 - "$T/killed.json" <<'PY' || fail "the lost agent's partial results (above)"
-import json, sys
-doc = json.load(open(sys.argv[1]))
-rows = doc["tests"][0]["results"]
-node = [r for r in rows if r["row_type"] == "NODE"]
-al = [r for r in rows if r["row_type"] == "ALL"][0]
-assert len(node) == 1 and node[0]["node"] == "winnode", node
-n = node[0]
-assert n["status"] == "partial", n["status"]
-assert n["read_ios"] + n["write_ios"] > 0, n
-assert al["read_ios"] == n["read_ios"] and al["write_ios"] == n["write_ios"], (al, n)
-print("partial: %d reads, %d writes over %.3f s" % (n["read_ios"], n["write_ios"], n["duration_s"]))
-PY
+win_expect_lost "its only agent was killed" winnode "$T/killed.err" "$T/killed.json" any
 ok "agent killed: the manager named it lost and kept its measured I/O as partial"

@@ -19,21 +19,12 @@
 # started by its PID too, even on failure.
 set -euo pipefail
 
-src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 exe=${1:?usage: agent_stop.sh DYNAMO_EXE WIN_CTRL_EVENT_EXE}
 ctl=${2:?usage: agent_stop.sh DYNAMO_EXE WIN_CTRL_EVENT_EXE}
-iofleet=${IOF_LINUX_BIN:-$src/build/bin}/iofleet
 bound=${IOF_STOP_BOUND_MS:-3000}
-if [[ ! -x $iofleet ]]; then
-    echo "SKIP: no Linux iofleet at $iofleet (cmake --preset default && cmake --build build --target iofleet)" >&2
-    exit 77
-fi
-command -v wine >/dev/null || { echo "SKIP: no wine" >&2; exit 77; }
-export WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=" DISPLAY=
-
-mkdir -p "${IOF_TEST_TMPDIR:-/tmp}"
-T=$(mktemp -d "${IOF_TEST_TMPDIR:-/tmp}/win-stop.XXXXXX")
-export XDG_DATA_HOME=$T/xdg-data
+# shellcheck source=tests/windows/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+win_init stop
 agent_pid=''
 server_pid=''
 mgr_pid=''
@@ -166,27 +157,7 @@ stop_case() {
     ((ms < 0)) && ms=0
     ((ms <= bound)) || fail "$name: the test file was last written $ms ms after $what (bound $bound ms)"
     # The manager: the agent lost, what it measured kept.
-    rc=0
-    for _ in $(seq 300); do kill -0 "$mgr_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$mgr_pid" 2>/dev/null && fail "$name: the manager still runs 30 s after its agent stopped"
-    wait "$mgr_pid" || rc=$?
-    mgr_pid=''
-    [[ $rc == 1 ]] || fail "$name: the manager exited $rc after its agent stopped, expected 1"
-    grep -qF "iofleet: agent winnode (127.0.0.1:$port): lost: " "$T/$name-mgr.err" ||
-        fail "$name: the manager did not name the agent lost"
-    python3 - "$T/$name.json" <<'PY' || fail "$name: the stopped agent's partial results (above)"
-import json, sys
-doc = json.load(open(sys.argv[1]))
-rows = doc["tests"][0]["results"]
-node = [r for r in rows if r["row_type"] == "NODE"]
-al = [r for r in rows if r["row_type"] == "ALL"][0]
-assert len(node) == 1 and node[0]["node"] == "winnode", node
-n = node[0]
-assert n["status"] == "partial", n["status"]
-assert n["read_ios"] > 0 and n["write_ios"] > 0, n
-assert al["read_ios"] == n["read_ios"] and al["write_ios"] == n["write_ios"], (al, n)
-print("partial: %d reads, %d writes over %.3f s" % (n["read_ios"], n["write_ios"], n["duration_s"]))
-PY
+    win_expect_lost "$name stopped the agent" winnode "$T/$name-mgr.err" "$T/$name.json" both
     ok "$name: $what stopped the agent: its I/O ended $ms ms after the event (measured on the test file; $( ((ms <= 1000)) && echo within || echo OVER) the product's 1 s, asserted <= $bound ms), the agent's own figure $own ms, exit 0 after $(((t1 - t0) / 1000000)) ms; the manager: $(grep -F "iofleet: agent winnode (" "$T/$name-mgr.err" | head -n1)"
 }
 

@@ -17,19 +17,11 @@
 # failure. Skips (77) without the Linux build's iofleet ($IOF_LINUX_BIN, default build/bin).
 set -euo pipefail
 
-src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 exe=${1:?usage: service.sh DYNAMO_EXE}
-iofleet=${IOF_LINUX_BIN:-$src/build/bin}/iofleet
-if [[ ! -x $iofleet ]]; then
-    echo "SKIP: no Linux iofleet at $iofleet (cmake --preset default && cmake --build build --target iofleet)" >&2
-    exit 77
-fi
-command -v wine >/dev/null || { echo "SKIP: no wine" >&2; exit 77; }
-export WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=" DISPLAY=
+# shellcheck source=tests/windows/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+win_init svc
 log=$(dirname "$exe")/dynamo-service.log
-
-mkdir -p "${IOF_TEST_TMPDIR:-/tmp}"
-T=$(mktemp -d "${IOF_TEST_TMPDIR:-/tmp}/win-svc.XXXXXX")
 server_pid=''
 mgr_pid=''
 installed=false
@@ -154,27 +146,7 @@ grep -qF "dynamo: info: the service's stop: stopping all I/O and shutting down" 
     fail "the agent did not log the service's stop"
 own=$(sed -n "s/.*dynamo: info: stopped \([0-9]*\) ms after the service's stop: every test's I\/O ended.*/\1/p" "$log")
 [[ -n $own ]] || fail "the agent did not log how long its stop took"
-rc=0
-for _ in $(seq 300); do kill -0 "$mgr_pid" 2>/dev/null || break; sleep 0.1; done
-kill -0 "$mgr_pid" 2>/dev/null && fail "the manager still runs 30 s after the service stopped"
-wait "$mgr_pid" || rc=$?
-mgr_pid=''
-[[ $rc == 1 ]] || fail "the manager exited $rc after the service stopped, expected 1"
-grep -qF "iofleet: agent svcnode (127.0.0.1:$port): lost: " "$T/run.err" ||
-    fail "the manager did not name the agent lost"
-python3 - "$T/run.json" <<'PY' || fail "the stopped service's partial results (above)"
-import json, sys
-doc = json.load(open(sys.argv[1]))
-rows = doc["tests"][0]["results"]
-node = [r for r in rows if r["row_type"] == "NODE"]
-al = [r for r in rows if r["row_type"] == "ALL"][0]
-assert len(node) == 1 and node[0]["node"] == "svcnode", node
-n = node[0]
-assert n["status"] == "partial", n["status"]
-assert n["read_ios"] > 0 and n["write_ios"] > 0, n
-assert al["read_ios"] == n["read_ios"] and al["write_ios"] == n["write_ios"], (al, n)
-print("partial: %d reads, %d writes over %.3f s" % (n["read_ios"], n["write_ios"], n["duration_s"]))
-PY
+win_expect_lost "the service stopped" svcnode "$T/run.err" "$T/run.json" both
 ok "the service stopped mid-test: its I/O ended $ms ms after \`dynamo.exe service stop\` was started (Wine starting that program included; measured on the test file; $( ((ms <= 1000)) && echo within || echo OVER) the product's 1 s, asserted <= $bound ms), the agent's own figure $own ms, \`service stop\` done $(((t1 - t0) / 1000000)) ms after its start ($(cat "$T/stop.out")); the manager: $(grep -F "iofleet: agent svcnode (" "$T/run.err" | head -n1)"
 if "$iofleet" agents --insecure --agent "127.0.0.1:$port" >"$T/gone.out" 2>&1; then
     fail "the agent still answers after the stop"
