@@ -27,7 +27,7 @@ ctr=iofleet-test-$$
 iof_on_exit "${podman[*]} rm -f $ctr >/dev/null 2>&1; podman rmi -f $image >/dev/null 2>&1"
 
 t0=$SECONDS
-"$IOF_SRC/scripts/package" "$T/pkg" >"$T/package.out" 2>&1 || { cat "$T/package.out"; fail "scripts/package"; }
+IOF_PKG_WINDOWS=0 "$IOF_SRC/scripts/package" "$T/pkg" >"$T/package.out" 2>&1 || { cat "$T/package.out"; fail "scripts/package"; }
 deb=$(ls "$T"/pkg/iofleet_*.deb | head -n 1)
 if ! "$IOF_SRC/packaging/container/build-image" "$deb" "$image" >"$T/image.out" 2>&1; then
     if grep -qiE 'could not resolve|temporary failure|failed to fetch|connection' "$T/image.out"; then

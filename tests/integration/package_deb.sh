@@ -59,7 +59,7 @@ iof_on_exit cleanup_pkg
 
 # ---- build and inspect --------------------------------------------------------------
 t0=$SECONDS
-"$IOF_SRC/scripts/package" "$T/pkg" >"$T/package.out" 2>&1 || { cat "$T/package.out"; fail "scripts/package"; }
+IOF_PKG_WINDOWS=0 "$IOF_SRC/scripts/package" "$T/pkg" >"$T/package.out" 2>&1 || { cat "$T/package.out"; fail "scripts/package"; }
 deb=$(ls "$T"/pkg/iofleet_*.deb 2>/dev/null | head -n 1)
 [ -n "$deb" ] || { cat "$T/package.out"; fail "no .deb built"; }
 ok "scripts/package built ${deb##*/} in $((SECONDS - t0)) s"

@@ -41,7 +41,7 @@ stop_container() {
 iof_on_exit stop_container
 
 t0=$SECONDS
-"$IOF_SRC/scripts/package" "$T/pkg" >"$T/package.out" 2>&1 || { cat "$T/package.out"; fail "scripts/package"; }
+IOF_PKG_WINDOWS=0 "$IOF_SRC/scripts/package" "$T/pkg" >"$T/package.out" 2>&1 || { cat "$T/package.out"; fail "scripts/package"; }
 deb=$(ls "$T"/pkg/iofleet_*.deb | head -n 1)
 if ! mmdebstrap --quiet --variant=minbase --include=systemd,systemd-sysv,dbus --include="$deb" \
     --hook-dir=/usr/share/mmdebstrap/hooks/file-mirror-automount \
