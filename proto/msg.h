@@ -348,6 +348,12 @@ struct proto_cpu {
     double retrans_per_s;    /* TCP segments retransmitted per second */
 };
 
+/* The node figures of struct proto_cpu in one order (dpc, irq, interrupts,
+ * packets, packet errors, retransmits), and their names in the result files. */
+#define PROTO_CPU_NODE_N 6
+extern const char *const proto_cpu_node_names[PROTO_CPU_NODE_N];
+void proto_cpu_node_values(const struct proto_cpu *c, double v[PROTO_CPU_NODE_N]);
+
 /* Protocol 1.7 (PROTO_MINOR_CPUS): one CPU of the node over a test's
  * measured window, in % of that CPU's ticks - Iometer's figures of one
  * PROCESSOR row. id is the kernel's number of the CPU (Linux: N of /proc/stat's

@@ -218,6 +218,16 @@ static const char *const cpu_node_keys[] = {"dpc",       "irq",           "intr_
                                             "packets_s", "packet_errors", "retrans_s"};
 #define CPU_NODE_MAX 1e15 /* far above any rate or count a window can have */
 
+const char *const proto_cpu_node_names[PROTO_CPU_NODE_N] = {
+    "dpc_pct", "irq_pct", "intr_per_s", "packets_per_s", "packet_errors", "retrans_per_s"};
+
+void proto_cpu_node_values(const struct proto_cpu *c, double v[PROTO_CPU_NODE_N])
+{
+    const double x[PROTO_CPU_NODE_N] = {c->dpc_pct,       c->irq_pct,       c->intr_per_s,
+                                        c->packets_per_s, c->packet_errors, c->retrans_per_s};
+    memcpy(v, x, sizeof(x));
+}
+
 static void cpu_node_ptrs(struct proto_cpu *cpu, double **v)
 {
     v[0] = &cpu->dpc_pct;

@@ -69,7 +69,7 @@ struct csv_cpu {
     bool known;
     double busy, user, sys, agent;
     bool node;
-    double dpc, irq, intr_s, packets_s, packet_errors, retrans_s;
+    double node_v[PROTO_CPU_NODE_N]; /* proto_cpu_node_values' order */
 };
 
 /* The node figures of c (NULL, not measured or without them: unknown). */
@@ -78,12 +78,7 @@ static void csv_cpu_node(struct csv_cpu *cpu, const struct proto_cpu *c)
     cpu->node = cpu->known && c && c->valid && c->node_valid;
     if (!cpu->node)
         return;
-    cpu->dpc = c->dpc_pct;
-    cpu->irq = c->irq_pct;
-    cpu->intr_s = c->intr_per_s;
-    cpu->packets_s = c->packets_per_s;
-    cpu->packet_errors = c->packet_errors;
-    cpu->retrans_s = c->retrans_per_s;
+    proto_cpu_node_values(c, cpu->node_v);
 }
 
 /* One buffered row: offsets into the test's text buffer. */
@@ -226,12 +221,8 @@ static void csv_format(struct iof_buf *b, const struct mgr_test_info *ti, const 
     put_3(b, m.lateness.known && m.lateness.count, m.lateness.p999_us);
     put_3(b, m.lateness.known && m.lateness.count, m.lateness.max_us);
     /* The node figures (ALL and NODE rows whose agents send them) */
-    put_3(b, cpu->node, cpu->dpc);
-    put_3(b, cpu->node, cpu->irq);
-    put_3(b, cpu->node, cpu->intr_s);
-    put_3(b, cpu->node, cpu->packets_s);
-    put_3(b, cpu->node, cpu->packet_errors);
-    put_3(b, cpu->node, cpu->retrans_s);
+    for (size_t i = 0; i < PROTO_CPU_NODE_N; i++)
+        put_3(b, cpu->node, cpu->node_v[i]);
     iof_buf_addc(b, '\n');
 }
 

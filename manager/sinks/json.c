@@ -157,12 +157,10 @@ static void jb_cpu(struct iof_buf *b, const struct proto_cpu *cpu)
     iof_json_dbl(b, cpu->agent_pct);
     /* The node figures (protocol 1.6, Linux): null when unknown, never 0. */
     {
-        static const char *const keys[] = {"dpc_pct",       "irq_pct",       "intr_per_s",
-                                           "packets_per_s", "packet_errors", "retrans_per_s"};
-        const double v[] = {cpu->dpc_pct,       cpu->irq_pct,       cpu->intr_per_s,
-                            cpu->packets_per_s, cpu->packet_errors, cpu->retrans_per_s};
-        for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-            iof_json_key(b, keys[i]);
+        double v[PROTO_CPU_NODE_N];
+        proto_cpu_node_values(cpu, v);
+        for (size_t i = 0; i < PROTO_CPU_NODE_N; i++) {
+            iof_json_key(b, proto_cpu_node_names[i]);
             jb_or_null(b, cpu->node_valid, iof_json_dbl, v[i]);
         }
     }

@@ -149,12 +149,11 @@ static void ts_interval(struct mgr_sink *s, const struct mgr_interval *iv)
          * only when every node that measured CPU had them). */
         const struct proto_cpu *c = iv->cpu;
         bool node = known && c && c->valid && c->node_valid;
-        ts_f(b, ",", node, node ? c->dpc_pct : 0, 3);
-        ts_f(b, ",", node, node ? c->irq_pct : 0, 3);
-        ts_f(b, ",", node, node ? c->intr_per_s : 0, 3);
-        ts_f(b, ",", node, node ? c->packets_per_s : 0, 3);
-        ts_f(b, ",", node, node ? c->packet_errors : 0, 3);
-        ts_f(b, ",", node, node ? c->retrans_per_s : 0, 3);
+        double v[PROTO_CPU_NODE_N] = {0};
+        if (node)
+            proto_cpu_node_values(c, v);
+        for (size_t i = 0; i < PROTO_CPU_NODE_N; i++)
+            ts_f(b, ",", node, v[i], 3);
     }
     iof_buf_addc(b, '\n');
     if (b->err) {
