@@ -673,19 +673,24 @@ void proto_vdb_refuse_unexact(struct vdb_ctx *c)
 
 bool proto_import_vdbench_detect(const char *text, size_t len)
 {
+    static const char *const first[] = {
+        "sd=",         "hd=",      "wd=",          "rd=",         "compratio=",
+        "dedupratio=", "include=", "data_errors=", "messagescan="};
     const char *p = text, *end = text + len;
 
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p)), *e = nl ? nl : end;
         while (p < e && isspace((unsigned char)*p))
             p++;
-        if (p < e && *p != '*' && *p != '/' && *p != '#')
-            return (size_t)(e - p) > 3 &&
-                   (!strncasecmp(p, "sd=", 3) || !strncasecmp(p, "hd=", 3) ||
-                    !strncasecmp(p, "wd=", 3) || !strncasecmp(p, "rd=", 3) ||
-                    !strncasecmp(p, "compratio=", 10) || !strncasecmp(p, "dedupratio=", 11) ||
-                    !strncasecmp(p, "include=", 8) || !strncasecmp(p, "data_errors=", 12) ||
-                    !strncasecmp(p, "messagescan=", 12));
+        if (p < e && *p != '*' && *p != '/' && *p != '#') {
+            /* The line is not NUL-terminated: compare within it only. */
+            for (size_t i = 0; i < sizeof(first) / sizeof(first[0]); i++) {
+                size_t n = strlen(first[i]);
+                if ((size_t)(e - p) >= n && (size_t)(e - p) > 3 && !strncasecmp(p, first[i], n))
+                    return true;
+            }
+            return false;
+        }
         p = nl ? nl + 1 : end;
     }
     return false;
