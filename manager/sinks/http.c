@@ -156,9 +156,7 @@ static enum MHD_Result http_send(struct MHD_Connection *conn, unsigned status, c
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
     if (!strncmp(type, "text/html", 9))
         /* The page loads nothing but itself and its event stream. */
-        MHD_add_response_header(r, "Content-Security-Policy",
-                                "default-src 'none'; script-src 'unsafe-inline'; "
-                                "style-src 'unsafe-inline'; connect-src 'self'; img-src data:");
+        MHD_add_response_header(r, "Content-Security-Policy", mgr_http_page_csp());
     ret = MHD_queue_response(conn, status, r);
     MHD_destroy_response(r);
     return ret;

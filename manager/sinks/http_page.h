@@ -15,4 +15,9 @@
  * b; every name from the plan or an agent is HTML-escaped. */
 void mgr_http_page(const struct mgr_view *v, uint64_t now_wall_ns, struct iof_buf *b);
 
+/* The page's Content-Security-Policy: its own script (by its SHA-256) and
+ * its origin's event stream, no other script, inline or not. Static; any
+ * thread. */
+const char *mgr_http_page_csp(void);
+
 #endif
