@@ -57,8 +57,14 @@ export class Harness {
         mkdirSync(base, { recursive: true });
         this.dir = mkdtempSync(join(base, `br-${name}.`));
         this.children = [];
+        this.hooks = [];
         this.browser = null;
         this.shots = join(BROWSER_DIR, 'screenshots');
+    }
+
+    // fn() runs at cleanup, before the children are stopped.
+    onCleanup(fn) {
+        this.hooks.push(fn);
     }
 
     // Writes NAME in the test's directory; returns its path.
@@ -154,6 +160,12 @@ export class Harness {
     async cleanup() {
         if (this.browser)
             await Promise.race([this.browser.close().catch(() => {}), sleep(10000)]);
+        for (const fn of this.hooks)
+            try {
+                await fn();
+            } catch {
+                // cleaning up: go on with the rest
+            }
         // Each child by its PID: SIGTERM, then SIGKILL if it has not ended within 5 s.
         const alive = (c) => c.pid && c.exitCode === null && c.signalCode === null;
         const kill = (c, sig) => {
