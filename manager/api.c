@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "common/buf.h"
+#include "common/clock.h"
 #include "common/jsonw.h"
 #include "common/log.h"
 #include "common/spec.h"
@@ -170,6 +171,24 @@ static enum MHD_Result api_agents(struct MHD_Connection *conn, struct mgr_api *a
     return api_send(conn, 200, body, len, NULL);
 }
 
+/* The query string of GET /api/v1/runs, one parameter at a time. */
+struct api_args {
+    struct mgr_api_runs_query q;
+    struct iof_diag d;
+    int64_t now_ns;
+    int rc;
+};
+
+static enum MHD_Result api_runs_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
+{
+    struct api_args *a = cls;
+
+    (void)kind;
+    a->rc = mgr_api_runs_param(&a->q, key, value, a->now_ns, &a->d);
+    return a->rc ? MHD_NO : MHD_YES;
+}
+
 /* GET /api/v1/runs, or /api/v1/runs/ID with id the text after the slash. */
 static enum MHD_Result api_runs(struct MHD_Connection *conn, struct mgr_api *api, const char *id)
 {
@@ -181,7 +200,22 @@ static enum MHD_Result api_runs(struct MHD_Connection *conn, struct mgr_api *api
 
     iof_buf_init(&b, API_MAX_BODY);
     if (!id) {
-        rc = mgr_api_runs_list(api->db, &b, &d);
+        struct api_args *a = calloc(1, sizeof(*a));
+        if (!a) {
+            iof_buf_free(&b);
+            return api_error(conn, 500, NULL, "out of memory");
+        }
+        mgr_api_runs_query_init(&a->q);
+        a->now_ns = (int64_t)iof_wall_ns();
+        MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, api_runs_arg, a);
+        if (a->rc) {
+            iof_buf_free(&b);
+            snprintf(d.msg, sizeof(d.msg), "%s", a->d.msg);
+            free(a);
+            return api_error(conn, 400, NULL, "GET /api/v1/runs: %s", d.msg);
+        }
+        rc = mgr_api_runs_list(api->db, &a->q, &b, &d);
+        free(a);
     } else {
         char *end;
         long long v;

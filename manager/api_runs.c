@@ -9,16 +9,94 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/jsonw.h"
+#include "manager/history/query.h"
 #include "manager/history/report_html.h"
-#include "manager/history/store.h"
 
-int mgr_api_runs_list(const char *db, struct iof_buf *b, struct iof_diag *diag)
+/* --- GET /api/v1/runs?tag=&q=&since=&limit=&offset= ------------------------------------- */
+
+enum { RUNS_P_TAG, RUNS_P_Q, RUNS_P_SINCE, RUNS_P_LIMIT, RUNS_P_OFFSET, RUNS_NP };
+
+static const char *const runs_params[RUNS_NP] = {
+    [RUNS_P_TAG] = "tag",     [RUNS_P_Q] = "q",           [RUNS_P_SINCE] = "since",
+    [RUNS_P_LIMIT] = "limit", [RUNS_P_OFFSET] = "offset",
+};
+
+void mgr_api_runs_query_init(struct mgr_api_runs_query *q)
+{
+    memset(q, 0, sizeof(*q));
+}
+
+/* A text value (tag, q) copied into buf; too long or with control
+ * characters refused. */
+static int runs_param_text(const char *v, char *buf, size_t cap, bool is_tag, struct iof_diag *diag)
+{
+    int rc;
+
+    if (strlen(v) >= cap)
+        return iof_diag_set(diag, -EINVAL, "is over %zu bytes", cap - 1);
+    if (is_tag && (rc = mgr_query_tag(v, false, diag)))
+        return rc;
+    if (!is_tag && !*v)
+        return iof_diag_set(diag, -EINVAL, "must not be empty");
+    memcpy(buf, v, strlen(v) + 1);
+    return 0;
+}
+
+int mgr_api_runs_param(struct mgr_api_runs_query *q, const char *key, const char *value,
+                       int64_t now_ns, struct iof_diag *diag)
+{
+    struct iof_diag d = {{0}};
+    long n = 0;
+    int p, rc;
+
+    for (p = 0; p < RUNS_NP && strcmp(key, runs_params[p]); p++)
+        ;
+    if (p == RUNS_NP)
+        return iof_diag_set(diag, -EINVAL,
+                            "unknown parameter '%.64s' (GET /api/v1/runs takes tag, q, since, "
+                            "limit and offset)",
+                            key);
+    if (q->seen & (1u << p))
+        return iof_diag_set(diag, -EINVAL, "parameter '%s' is given twice", key);
+    q->seen |= 1u << p;
+    if (!value)
+        return iof_diag_set(diag, -EINVAL, "parameter '%s' needs a value (%s=...)", key, key);
+    switch (p) {
+    case RUNS_P_TAG:
+        if (!(rc = runs_param_text(value, q->tag, sizeof(q->tag), true, &d)))
+            q->f.tag = q->tag;
+        break;
+    case RUNS_P_Q:
+        if (!(rc = runs_param_text(value, q->text, sizeof(q->text), false, &d)))
+            q->f.text = q->text;
+        break;
+    case RUNS_P_SINCE:
+        rc = mgr_query_time(value, now_ns, &q->f.since_unix_ns, &d);
+        break;
+    case RUNS_P_LIMIT:
+        if (!(rc = mgr_query_count(value, 1, MGR_API_RUNS_LIMIT_MAX, &n, &d)))
+            q->f.limit = n;
+        break;
+    default:
+        if (!(rc = mgr_query_count(value, 0, INT32_MAX, &n, &d)))
+            q->f.offset = n;
+        break;
+    }
+    if (rc)
+        return iof_diag_set(diag, rc, "parameter '%s': %s", key, d.msg);
+    return 0;
+}
+
+int mgr_api_runs_list(const char *db, const struct mgr_api_runs_query *q, struct iof_buf *b,
+                      struct iof_diag *diag)
 {
     struct mgr_store *st;
     char *text = NULL;
     size_t len = 0;
+    int64_t total = 0;
     FILE *f;
     int rc;
 
@@ -28,7 +106,9 @@ int mgr_api_runs_list(const char *db, struct iof_buf *b, struct iof_diag *diag)
         mgr_store_close(st);
         return iof_diag_set(diag, -ENOMEM, "out of memory");
     }
-    rc = mgr_store_list(st, true, f, diag);
+    rc = mgr_store_list(st, &q->f, true, f, diag);
+    if (!rc)
+        rc = mgr_store_count(st, &q->f, &total, diag);
     mgr_store_close(st);
     if (fclose(f) && !rc)
         rc = iof_diag_set(diag, -ENOMEM, "out of memory");
@@ -36,6 +116,15 @@ int mgr_api_runs_list(const char *db, struct iof_buf *b, struct iof_diag *diag)
         iof_json_open(b, '{');
         iof_json_key(b, "runs");
         iof_json_raw(b, text, len && text[len - 1] == '\n' ? len - 1 : len);
+        iof_json_key(b, "total");
+        iof_json_u64(b, (uint64_t)total);
+        iof_json_key(b, "offset");
+        iof_json_u64(b, (uint64_t)q->f.offset);
+        iof_json_key(b, "limit");
+        if (q->f.limit > 0)
+            iof_json_u64(b, (uint64_t)q->f.limit);
+        else
+            iof_json_null(b);
         iof_json_close(b, '}');
         iof_buf_addstr(b, "\n");
     }

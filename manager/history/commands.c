@@ -14,6 +14,7 @@
 #include "common/outfile.h"
 #include "common/text.h"
 #include "manager/cli.h"
+#include "manager/history/query.h"
 #include "manager/history/report_html.h"
 #include "manager/history/store.h"
 
@@ -122,19 +123,6 @@ static int open_store(const char *prog, const char *db, struct mgr_store **st)
     return 0;
 }
 
-static bool parse_id(const char *s, int64_t *id)
-{
-    char *end;
-    long long v;
-
-    errno = 0;
-    v = strtoll(s, &end, 10);
-    if (!*s || *end || errno || v <= 0)
-        return false;
-    *id = v;
-    return true;
-}
-
 /* --- housekeeping: rm of ranges and tags, prune, tag ---------------------------------- */
 
 /* "3" or "3-7": ids from..to; false for anything else. */
@@ -143,38 +131,14 @@ static bool parse_range(const char *s, int64_t *from, int64_t *to)
     char buf[64];
     char *dash;
 
-    if (parse_id(s, from)) {
+    if (mgr_query_id(s, from)) {
         *to = *from;
         return true;
     }
     if (snprintf(buf, sizeof(buf), "%s", s) >= (int)sizeof(buf) || !(dash = strchr(buf, '-')))
         return false;
     *dash = '\0';
-    return parse_id(buf, from) && parse_id(dash + 1, to) && *from <= *to;
-}
-
-/* "30d", "12h", "90m", "45s", "2w": nanoseconds, or false. */
-static bool parse_age(const char *s, int64_t *ns)
-{
-    static const struct {
-        char unit;
-        int64_t s;
-    } units[] = {{'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}, {'w', 7 * 86400}};
-    char *end;
-    long long v;
-
-    errno = 0;
-    v = strtoll(s, &end, 10);
-    if (end == s || errno || v < 0 || !end[0] || end[1])
-        return false;
-    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-        if (*end == units[i].unit) {
-            if (v > INT64_MAX / 1000000000 / units[i].s)
-                return false;
-            *ns = (int64_t)v * units[i].s * 1000000000;
-            return true;
-        }
-    return false;
+    return mgr_query_id(buf, from) && mgr_query_id(dash + 1, to) && *from <= *to;
 }
 
 /* The database file and its WAL, in bytes. */
@@ -298,7 +262,7 @@ static int runs_tag(struct mgr_store *st, const char *const *args)
     struct iof_diag d = {{0}};
     int64_t run = 0;
 
-    if (!parse_id(args[0], &run) || mgr_store_set_tag(st, run, args[1], &d)) {
+    if (!mgr_query_id(args[0], &run) || mgr_store_set_tag(st, run, args[1], &d)) {
         IOF_USER("iofleet runs tag: %s", run ? d.msg : "not a run id");
         return 1;
     }
@@ -314,6 +278,7 @@ static int runs_check_housekeeping(const char *sub, const char *const *args, siz
                                    const char *tag, const char *older, const char *keep,
                                    int64_t *older_ns, long *nkeep, bool dry_run)
 {
+    struct iof_diag d = {{0}};
     int64_t a, b;
     char *end;
 
@@ -336,10 +301,8 @@ static int runs_check_housekeeping(const char *sub, const char *const *args, siz
             return iof_opt_usage_error(&runs_cmd, "prune takes no ids, got '%s'", args[0]);
         if (!older && !keep)
             return iof_opt_usage_error(&runs_cmd, "prune needs --older-than DURATION or --keep N");
-        if (older && !parse_age(older, older_ns))
-            return iof_opt_usage_error(
-                &runs_cmd, "--older-than must be a number and s, m, h, d or w (30d), got '%s'",
-                older);
+        if (older && mgr_query_age(older, older_ns, &d))
+            return iof_opt_usage_error(&runs_cmd, "--older-than %s", d.msg);
         if (keep) {
             errno = 0;
             *nkeep = strtol(keep, &end, 10);
@@ -351,9 +314,9 @@ static int runs_check_housekeeping(const char *sub, const char *const *args, siz
         if (nargs != 2)
             return iof_opt_usage_error(&runs_cmd, "tag takes a run id and a name, got %zu word%s",
                                        nargs, nargs == 1 ? "" : "s");
-        if (!parse_id(args[0], &a))
+        if (!mgr_query_id(args[0], &a))
             return iof_opt_usage_error(&runs_cmd, "tag takes a run id first, got '%s'", args[0]);
-        if (parse_id(args[1], &a))
+        if (mgr_query_id(args[1], &a))
             return iof_opt_usage_error(&runs_cmd,
                                        "a tag cannot be a number (numbers are run "
                                        "ids), got '%s'",
@@ -434,7 +397,7 @@ int mgr_cli_runs(int argc, char **argv)
         rc = iof_opt_usage_error(&runs_cmd, "%s needs %s", sub, "a RESULT.json file");
     if (!rc && (!sub || !strcmp(sub, "tag")) && tag)
         rc = iof_opt_usage_error(&runs_cmd, "--tag goes with import, rm or prune");
-    if (!rc && tag && parse_id(tag, &(int64_t){0}))
+    if (!rc && tag && mgr_query_id(tag, &(int64_t){0}))
         rc = iof_opt_usage_error(&runs_cmd, "a tag cannot be a number (numbers are run ids)");
     if (!rc && tag && mgr_cli_tag_check(&runs_cmd, tag))
         rc = 2;
@@ -448,7 +411,7 @@ int mgr_cli_runs(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     }
     if (!sub) {
-        if (mgr_store_list(st, json, stdout, &d)) {
+        if (mgr_store_list(st, NULL, json, stdout, &d)) {
             IOF_USER("iofleet runs: %s", d.msg);
             rc = 1;
         }

@@ -609,7 +609,14 @@ int mgr_store_import(struct mgr_store *st, const char *path, const char *tag, in
 
 /* --- list ------------------------------------------------------------------------------ */
 
-/* One line per run; the headline is the ALL row of the run's fastest test. */
+/* The runs a filter picks (struct mgr_store_filter): ?1 tag, ?2 text in the
+ * plan name or tag (ASCII case folded), ?3 started at or after. */
+#define LIST_WHERE                                                                                 \
+    " WHERE (?1 IS NULL OR r.tag = ?1) AND (?2 IS NULL OR instr(lower(coalesce(r.plan_name, '') "  \
+    "|| char(10) || coalesce(r.tag, '')), lower(?2)) > 0) AND (?3 = 0 OR r.start_unix_ns >= ?3)"
+
+/* One line per run; the headline is the ALL row of the run's fastest test.
+ * ?4 and ?5: LIMIT and OFFSET. */
 static const char list_sql[] =
     "SELECT r.id, r.start_unix_ns, r.plan_name, r.tag, "
     "(SELECT count(*) FROM agents a WHERE a.run_id = r.id), "
@@ -618,7 +625,34 @@ static const char list_sql[] =
     "FROM runs r LEFT JOIN (SELECT t.run_id AS run_id, w.iops AS iops, w.p99_lat_ms AS "
     "p99_lat_ms, row_number() OVER (PARTITION BY t.run_id ORDER BY w.iops DESC) AS n "
     "FROM tests t JOIN rows w ON w.test_id = t.id AND w.row_type = 'ALL') h "
-    "ON h.run_id = r.id AND h.n = 1 ORDER BY r.id";
+    "ON h.run_id = r.id AND h.n = 1" LIST_WHERE " ORDER BY r.id LIMIT ?4 OFFSET ?5";
+
+static const char count_sql[] = "SELECT count(*) FROM runs r" LIST_WHERE;
+
+static void list_bind(sqlite3_stmt *s, const struct mgr_store_filter *flt)
+{
+    if (flt && flt->tag)
+        sqlite3_bind_text(s, 1, flt->tag, -1, SQLITE_TRANSIENT);
+    if (flt && flt->text)
+        sqlite3_bind_text(s, 2, flt->text, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(s, 3, flt ? flt->since_unix_ns : 0);
+}
+
+int mgr_store_count(struct mgr_store *st, const struct mgr_store_filter *flt, int64_t *n,
+                    struct iof_diag *diag)
+{
+    sqlite3_stmt *s;
+    int rc;
+
+    if (sqlite3_prepare_v2(st->db, count_sql, -1, &s, NULL) != SQLITE_OK)
+        return store_err(st, diag, "cannot count the runs");
+    list_bind(s, flt);
+    rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW)
+        *n = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    return rc == SQLITE_ROW ? 0 : store_err(st, diag, "cannot count the runs");
+}
 
 static void fmt_time(int64_t ns, char *buf, size_t cap, bool iso)
 {
@@ -649,7 +683,8 @@ static void json_str(FILE *f, const char *s)
     iof_json_fput(f, s, IOF_JSON_TEXT);
 }
 
-int mgr_store_list(struct mgr_store *st, bool json, FILE *f, struct iof_diag *diag)
+int mgr_store_list(struct mgr_store *st, const struct mgr_store_filter *flt, bool json, FILE *f,
+                   struct iof_diag *diag)
 {
     sqlite3_stmt *s;
     int rc;
@@ -657,6 +692,9 @@ int mgr_store_list(struct mgr_store *st, bool json, FILE *f, struct iof_diag *di
 
     if (sqlite3_prepare_v2(st->db, list_sql, -1, &s, NULL) != SQLITE_OK)
         return store_err(st, diag, "cannot list the runs");
+    list_bind(s, flt);
+    sqlite3_bind_int64(s, 4, flt && flt->limit > 0 ? flt->limit : -1);
+    sqlite3_bind_int64(s, 5, flt ? flt->offset : 0);
     if (json)
         fputc('[', f);
     else

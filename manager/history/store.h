@@ -118,11 +118,25 @@ int mgr_store_vacuum(struct mgr_store *st, struct iof_diag *diag);
 int mgr_store_import(struct mgr_store *st, const char *path, const char *tag, int64_t *id,
                      struct iof_diag *diag);
 
-/* Writes the run list to f: a table, or (json) one JSON array of objects
- * {id, start_time, plan, tag, nodes, tests, tests_planned, iops, p99_lat_ms,
- * exit_code, status}. The headline IOPS and p99 are the ALL row of the test
- * with the highest IOPS. */
-int mgr_store_list(struct mgr_store *st, bool json, FILE *f, struct iof_diag *diag);
+/* Which runs the list shows, oldest first: every condition given must hold. */
+struct mgr_store_filter {
+    const char *tag;       /* with this tag; NULL: any */
+    const char *text;      /* in the plan name or the tag, ASCII case folded; NULL: any */
+    int64_t since_unix_ns; /* started at or after this time; 0: any */
+    long limit;            /* at most this many; 0: all */
+    long offset;           /* past the first `offset` the other conditions pick */
+};
+
+/* Writes the run list of the runs flt picks (NULL: all) to f: a table, or
+ * (json) one JSON array of objects {id, start_time, plan, tag, nodes, tests,
+ * tests_planned, iops, p99_lat_ms, exit_code, status}. The headline IOPS and
+ * p99 are the ALL row of the test with the highest IOPS. */
+int mgr_store_list(struct mgr_store *st, const struct mgr_store_filter *flt, bool json, FILE *f,
+                   struct iof_diag *diag);
+
+/* How many runs flt picks, limit and offset aside: *n. 0 or -EIO. */
+int mgr_store_count(struct mgr_store *st, const struct mgr_store_filter *flt, int64_t *n,
+                    struct iof_diag *diag);
 
 /* "finished" (exit 0), "failed" (another exit code), "interrupted" (130),
  * "unfinished" (no exit code: running, or the manager was killed). */

@@ -952,7 +952,7 @@ static void test_list_headline(void **state)
     snprintf(out, sizeof(out), "%s.json", db);
     f = fopen(out, "w+");
     assert_non_null(f);
-    assert_int_equal(mgr_store_list(st, true, f, &d), 0);
+    assert_int_equal(mgr_store_list(st, NULL, true, f, &d), 0);
     rewind(f);
     while (fgets(line, sizeof(line), f))
         if (strstr(line, "\"tag\":\"hl\"")) {
