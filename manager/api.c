@@ -27,6 +27,7 @@
 #include "common/log.h"
 #include "common/spec.h"
 #include "manager/api_runs.h"
+#include "manager/history/query.h"
 #include "proto/plan.h"
 #include "manager/sinks/http.h"
 #include "manager/sinks/http_guard.h"
@@ -38,13 +39,15 @@
 #define API_MAX_REQUEST (1u << 20) /* a POST body: a plan */
 #define API_ENDPOINTS                                                                              \
     "/api/v1/version, /api/v1/agents, /api/v1/runs, /api/v1/runs/ID, /api/v1/runs/current, "       \
-    "POST /api/v1/plans/check, POST /api/v1/runs, POST /api/v1/runs/current/stop"
+    "POST /api/v1/plans/check, POST /api/v1/runs, POST /api/v1/runs/current/stop, "                \
+    "POST /api/v1/runs/ID/tag, DELETE /api/v1/runs/ID, POST /api/v1/runs/prune"
 
-enum api_post_what { API_POST_CHECK, API_POST_RUN, API_POST_STOP };
+enum api_post_what { API_POST_CHECK, API_POST_RUN, API_POST_STOP, API_POST_TAG, API_POST_PRUNE };
 
 /* A POST under way: its body, read up to API_MAX_REQUEST. */
 struct api_post {
     enum api_post_what what;
+    int64_t id; /* API_POST_TAG: the run */
     struct iof_buf body;
     bool too_big;
 };
@@ -331,6 +334,98 @@ static enum MHD_Result api_run_current(struct MHD_Connection *conn, struct mgr_a
     return api_send(conn, 200, body, len, NULL);
 }
 
+/* The id of the run serve has under way (GET /api/v1/runs/current's
+ * "id"), 0 when none. */
+static int64_t api_running_id(struct mgr_api *api)
+{
+    const struct mgr_api_run_ops *ops = api_runs_ops(api);
+    char msg[256];
+    struct iof_buf b;
+    long long id = 0;
+
+    if (!ops)
+        return 0;
+    iof_buf_init(&b, API_MAX_BODY);
+    if (ops->current(ops->arg, &b, msg, sizeof(msg)) != 200 || b.err || !b.p ||
+        sscanf(b.p, "{\"id\":%lld", &id) != 1)
+        id = 0;
+    iof_buf_free(&b);
+    return id;
+}
+
+/* "7" or "7/tag" (with tail "/tag"): the run id, 0 for anything else. */
+static int64_t api_run_ref(const char *rest, const char *tail)
+{
+    char buf[32];
+    size_t n = strlen(rest), t = tail ? strlen(tail) : 0;
+    int64_t id = 0;
+
+    if (n < t || (t && strcmp(rest + n - t, tail)) || n - t >= sizeof(buf))
+        return 0;
+    memcpy(buf, rest, n - t);
+    buf[n - t] = '\0';
+    return mgr_query_id(buf, &id) ? id : 0;
+}
+
+/* The run history's answer in b (200), or its error: 400 a bad request,
+ * 404 no such run, 409 the run under way, 500 else. */
+static enum MHD_Result api_history_answer(struct MHD_Connection *conn, int rc, struct iof_buf *b,
+                                          const struct iof_diag *d)
+{
+    size_t len;
+    char *body;
+
+    if (rc) {
+        iof_buf_free(b);
+        return api_error(conn,
+                         rc == -EINVAL   ? 400
+                         : rc == -ENOENT ? 404
+                         : rc == -EBUSY  ? 409
+                                         : 500,
+                         NULL, "%s", d->msg);
+    }
+    if (!(body = iof_buf_take(b, &len)))
+        return api_error(conn, 500, NULL, "out of memory");
+    return api_send(conn, 200, body, len, NULL);
+}
+
+/* POST /api/v1/runs/ID/tag, POST /api/v1/runs/prune with their body. */
+static enum MHD_Result api_history_post(struct MHD_Connection *conn, struct mgr_api *api,
+                                        const struct api_post *post)
+{
+    const char *body = post->body.p ? post->body.p : "";
+    struct iof_diag d = {{0}};
+    struct mgr_api_prune p;
+    struct iof_buf b;
+    int rc;
+
+    iof_buf_init(&b, API_MAX_BODY);
+    if (post->what == API_POST_TAG) {
+        rc = mgr_api_runs_tag(api->db, post->id, body, post->body.len, &b, &d);
+    } else {
+        rc = mgr_api_runs_prune_parse(body, post->body.len, (int64_t)iof_wall_ns(), &p, &d);
+        if (!rc)
+            rc = mgr_api_runs_prune(api->db, &p, api_running_id(api), &b, &d);
+    }
+    return api_history_answer(conn, rc, &b, &d);
+}
+
+/* DELETE /api/v1/runs/ID. */
+static enum MHD_Result api_run_delete(struct MHD_Connection *conn, struct mgr_api *api,
+                                      const char *rest)
+{
+    struct iof_diag d = {{0}};
+    int64_t id = api_run_ref(rest, NULL);
+    struct iof_buf b;
+
+    if (!id)
+        return api_error(conn, 400, NULL,
+                         "/api/v1/runs/%.100s: a run is named by its id, a number from 1", rest);
+    iof_buf_init(&b, API_MAX_BODY);
+    return api_history_answer(conn, mgr_api_runs_delete(api->db, id, api_running_id(api), &b, &d),
+                              &b, &d);
+}
+
 /* POST /api/v1/plans/check: the plan in body checked by the loader `iofleet
  * validate` and `iofleet run` use; 400 with its message when refused. */
 static enum MHD_Result api_plan_check(struct MHD_Connection *conn, const char *body, size_t len)
@@ -369,9 +464,12 @@ static enum MHD_Result api_plan_check(struct MHD_Connection *conn, const char *b
  * page, never from a form on another site: Content-Type application/json
  * (which a cross-site form cannot send without a CORS preflight this server
  * never grants), and an Origin, when there is one, naming this server as
- * the Host header does. *refused false: go on; true: the refusal is
- * queued, and its result returned. */
-static enum MHD_Result api_csrf(struct MHD_Connection *conn, const char *host, bool *refused)
+ * the Host header does. json false, for a DELETE (which no form can send,
+ * nor a script elsewhere without that preflight): the Origin check only.
+ * *refused false: go on; true: the refusal is queued, and its result
+ * returned. */
+static enum MHD_Result api_csrf(struct MHD_Connection *conn, const char *host, bool json,
+                                bool *refused)
 {
     const char *type =
         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
@@ -379,8 +477,8 @@ static enum MHD_Result api_csrf(struct MHD_Connection *conn, const char *host, b
     size_t n = strlen("application/json");
 
     *refused = true;
-    if (!type || strncasecmp(type, "application/json", n) ||
-        (type[n] && type[n] != ';' && type[n] != ' '))
+    if (json && (!type || strncasecmp(type, "application/json", n) ||
+                 (type[n] && type[n] != ';' && type[n] != ' ')))
         return api_error(conn, 415, NULL,
                          "a POST needs Content-Type: application/json, got '%.100s' (a form on "
                          "another site cannot send it: docs/api.md, CSRF)",
@@ -449,7 +547,7 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
     struct mgr_api *api = cls;
     struct mgr_http_conn *c = mgr_http_mhd_conn(conn);
     const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
-    bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD"), check, stop, runs;
+    bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD"), check, stop, runs, prune, tag;
     struct api_post *post = *req_cls;
 
     (void)version;
@@ -471,6 +569,9 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
             return api_run_start(conn, api, post->body.p ? post->body.p : "", post->body.len);
         case API_POST_STOP:
             return api_run_stop(conn, api);
+        case API_POST_TAG:
+        case API_POST_PRUNE:
+            return api_history_post(conn, api, post);
         default:
             return api_plan_check(conn, post->body.p ? post->body.p : "", post->body.len);
         }
@@ -485,18 +586,25 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
     check = !strcmp(url, "/api/v1/plans/check");
     stop = !strcmp(url, "/api/v1/runs/current/stop");
     runs = !strcmp(url, "/api/v1/runs");
-    if (check || stop || (runs && !get)) {
+    prune = !strcmp(url, "/api/v1/runs/prune");
+    tag = !strncmp(url, "/api/v1/runs/", 13) && api_run_ref(url + 13, "/tag");
+    if (check || stop || prune || tag || (runs && !get)) {
         bool refused;
         enum MHD_Result r;
         if (strcmp(method, "POST"))
             return runs ? api_error(conn, 405, "GET, HEAD, POST", "%s %s: only GET or POST", method,
                                     url)
                         : api_error(conn, 405, "POST", "%s %s: only POST", method, url);
-        if ((r = api_csrf(conn, host, &refused)) != MHD_YES || refused)
+        if ((r = api_csrf(conn, host, true, &refused)) != MHD_YES || refused)
             return r;
         if (!(post = calloc(1, sizeof(*post))))
             return api_error(conn, 500, NULL, "out of memory");
-        post->what = check ? API_POST_CHECK : runs ? API_POST_RUN : API_POST_STOP;
+        post->what = check   ? API_POST_CHECK
+                     : runs  ? API_POST_RUN
+                     : prune ? API_POST_PRUNE
+                     : tag   ? API_POST_TAG
+                             : API_POST_STOP;
+        post->id = tag ? api_run_ref(url + 13, "/tag") : 0;
         iof_buf_init(&post->body, API_MAX_REQUEST);
         *req_cls = post; /* the body follows; freed by api_completed */
         return MHD_YES;
@@ -510,9 +618,21 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
     if (!strcmp(url, "/api/v1/agents"))
         return get ? api_agents(conn, api)
                    : api_error(conn, 405, "GET, HEAD", "%s %s: only GET", method, url);
-    if (!strcmp(url, "/api/v1/runs") || !strncmp(url, "/api/v1/runs/", 13))
-        return get ? api_runs(conn, api, url[12] ? url + 13 : NULL)
+    if (!strcmp(url, "/api/v1/runs"))
+        return get ? api_runs(conn, api, NULL)
                    : api_error(conn, 405, "GET, HEAD", "%s %s: only GET", method, url);
+    if (!strncmp(url, "/api/v1/runs/", 13)) {
+        bool refused;
+        enum MHD_Result r;
+        if (get)
+            return api_runs(conn, api, url + 13);
+        if (strcmp(method, "DELETE"))
+            return api_error(conn, 405, "GET, HEAD, DELETE", "%s %s: only GET or DELETE", method,
+                             url);
+        if ((r = api_csrf(conn, host, false, &refused)) != MHD_YES || refused)
+            return r;
+        return api_run_delete(conn, api, url + 13);
+    }
     return api_error(conn, 404, NULL, "no such endpoint: %.200s (there are " API_ENDPOINTS ")",
                      url);
 }

@@ -222,3 +222,253 @@ int mgr_api_runs_get(const char *db, int64_t id, struct iof_buf *b, struct iof_d
     mgr_rpt_free(&r);
     return b->err;
 }
+
+/* --- tag, delete, prune ----------------------------------------------------------------- */
+
+struct runs_tag_body {
+    char *tag;
+    size_t cap;
+    bool seen;
+};
+
+static int runs_tag_member(void *arg, const char *key, const char *type, const char *text,
+                           struct iof_diag *diag)
+{
+    struct runs_tag_body *t = arg;
+    struct iof_diag d = {{0}};
+    int rc;
+
+    if (strcmp(key, "tag"))
+        return iof_diag_set(diag, -EINVAL, "unknown member '%.64s' (the body is {\"tag\": NAME})",
+                            key);
+    t->seen = true;
+    if (!strcmp(type, "null")) {
+        t->tag[0] = '\0';
+        return 0;
+    }
+    if (strcmp(type, "text"))
+        return iof_diag_set(diag, -EINVAL, "tag: must be a string or null, got %s", type);
+    if (strlen(text) >= t->cap)
+        return iof_diag_set(diag, -EINVAL, "tag: is over %zu bytes", t->cap - 1);
+    if ((rc = mgr_query_tag(text, true, &d)))
+        return iof_diag_set(diag, rc, "tag: %s", d.msg);
+    memcpy(t->tag, text, strlen(text) + 1);
+    return 0;
+}
+
+int mgr_api_runs_tag_parse(const char *body, size_t len, char *tag, size_t cap,
+                           struct iof_diag *diag)
+{
+    struct runs_tag_body t = {.tag = tag, .cap = cap};
+    int rc;
+
+    tag[0] = '\0';
+    if ((rc = mgr_query_json_members(body, len, runs_tag_member, &t, diag)))
+        return rc;
+    if (!t.seen)
+        return iof_diag_set(diag, -EINVAL,
+                            "the body needs a tag: {\"tag\": NAME} (\"\" or null removes it)");
+    return 0;
+}
+
+int mgr_api_runs_tag(const char *db, int64_t id, const char *body, size_t len, struct iof_buf *b,
+                     struct iof_diag *diag)
+{
+    struct mgr_store *st;
+    char tag[256];
+    int rc;
+
+    if ((rc = mgr_api_runs_tag_parse(body, len, tag, sizeof(tag), diag)))
+        return rc;
+    if ((rc = mgr_store_open(db, &st, diag)))
+        return rc;
+    rc = mgr_store_set_tag(st, id, tag, diag);
+    mgr_store_close(st);
+    if (rc)
+        return rc;
+    iof_json_open(b, '{');
+    iof_json_key(b, "id");
+    iof_json_u64(b, (uint64_t)id);
+    iof_json_key(b, "tag");
+    if (tag[0])
+        iof_json_escape(b, tag, IOF_JSON_TEXT);
+    else
+        iof_json_null(b);
+    iof_json_close(b, '}');
+    iof_buf_addstr(b, "\n");
+    return b->err;
+}
+
+/* The removal's figures, members of the object open in b. */
+static void runs_removal(struct iof_buf *b, const struct mgr_store_removal *out)
+{
+    iof_json_key(b, "removed");
+    iof_json_u64(b, out->removed);
+    iof_json_key(b, "compacted");
+    iof_json_bool(b, out->compacted);
+    iof_json_key(b, "bytes_before");
+    iof_json_u64(b, (uint64_t)out->bytes_before);
+    iof_json_key(b, "bytes_after");
+    iof_json_u64(b, (uint64_t)out->bytes_after);
+    if (out->not_compacted[0]) {
+        iof_json_key(b, "warning");
+        iof_json_escape(b, out->not_compacted, IOF_JSON_TEXT);
+    }
+}
+
+int mgr_api_runs_delete(const char *db, int64_t id, int64_t running, struct iof_buf *b,
+                        struct iof_diag *diag)
+{
+    struct mgr_store_removal out;
+    struct mgr_store *st;
+    int64_t found;
+    char ref[32];
+    int rc;
+
+    if (id == running)
+        return iof_diag_set(diag, -EBUSY,
+                            "run %lld is under way: stop it first (POST "
+                            "/api/v1/runs/current/stop), then delete it",
+                            (long long)id);
+    if ((rc = mgr_store_open(db, &st, diag)))
+        return rc;
+    snprintf(ref, sizeof(ref), "%lld", (long long)id);
+    if (!(rc = mgr_store_resolve(st, ref, &found, diag)))
+        rc = mgr_store_remove(st, &id, 1, &out, diag);
+    mgr_store_close(st);
+    if (rc)
+        return rc;
+    iof_json_open(b, '{');
+    iof_json_key(b, "id");
+    iof_json_u64(b, (uint64_t)id);
+    runs_removal(b, &out);
+    iof_json_close(b, '}');
+    iof_buf_addstr(b, "\n");
+    return b->err;
+}
+
+enum { PRUNE_OLDER, PRUNE_KEEP, PRUNE_TAG, PRUNE_DRY, PRUNE_N };
+static const char *const prune_members[PRUNE_N] = {"older_than", "keep", "tag", "dry_run"};
+
+struct runs_prune_body {
+    struct mgr_api_prune *p;
+    int64_t now_ns;
+    unsigned seen;
+};
+
+static int runs_prune_member(void *arg, const char *key, const char *type, const char *text,
+                             struct iof_diag *diag)
+{
+    struct runs_prune_body *pb = arg;
+    struct mgr_api_prune *p = pb->p;
+    struct iof_diag d = {{0}};
+    int64_t age;
+    long n;
+    int m, rc = 0;
+
+    for (m = 0; m < PRUNE_N && strcmp(key, prune_members[m]); m++)
+        ;
+    if (m == PRUNE_N)
+        return iof_diag_set(diag, -EINVAL,
+                            "unknown member '%.64s' (a prune takes older_than, keep, tag and "
+                            "dry_run)",
+                            key);
+    if (pb->seen & (1u << m))
+        return iof_diag_set(diag, -EINVAL, "%s: given twice", key);
+    pb->seen |= 1u << m;
+    switch (m) {
+    case PRUNE_OLDER:
+        if (strcmp(type, "text"))
+            return iof_diag_set(diag, -EINVAL, "older_than: must be a string (\"30d\"), got %s",
+                                type);
+        if (!(rc = mgr_query_age(text, &age, &d)))
+            p->sel.before_unix_ns = pb->now_ns - age;
+        break;
+    case PRUNE_KEEP:
+        if (strcmp(type, "integer"))
+            return iof_diag_set(diag, -EINVAL, "keep: must be a whole number >= 0, got %s %s", type,
+                                text ? text : "");
+        if (!(rc = mgr_query_count(text, 0, INT32_MAX, &n, &d)))
+            p->sel.keep = n;
+        break;
+    case PRUNE_TAG:
+        if (strcmp(type, "text"))
+            return iof_diag_set(diag, -EINVAL, "tag: must be a string, got %s", type);
+        if (strlen(text) >= sizeof(p->tag))
+            return iof_diag_set(diag, -EINVAL, "tag: is over %zu bytes", sizeof(p->tag) - 1);
+        if (!(rc = mgr_query_tag(text, false, &d))) {
+            memcpy(p->tag, text, strlen(text) + 1);
+            p->sel.tag = p->tag;
+        }
+        break;
+    default:
+        if (strcmp(type, "true") && strcmp(type, "false"))
+            return iof_diag_set(diag, -EINVAL, "dry_run: must be true or false, got %s", type);
+        p->dry_run = !strcmp(type, "true");
+        break;
+    }
+    if (rc)
+        return iof_diag_set(diag, rc, "%s: %s", key, d.msg);
+    return 0;
+}
+
+int mgr_api_runs_prune_parse(const char *body, size_t len, int64_t now_ns, struct mgr_api_prune *p,
+                             struct iof_diag *diag)
+{
+    struct runs_prune_body pb = {.p = p, .now_ns = now_ns};
+    int rc;
+
+    memset(p, 0, sizeof(*p));
+    p->sel.keep = -1;
+    if ((rc = mgr_query_json_members(body, len, runs_prune_member, &pb, diag)))
+        return rc;
+    if (!(pb.seen & ((1u << PRUNE_OLDER) | (1u << PRUNE_KEEP))))
+        return iof_diag_set(diag, -EINVAL,
+                            "a prune needs older_than (\"30d\") or keep (a count), as iofleet "
+                            "runs prune needs --older-than or --keep");
+    return 0;
+}
+
+int mgr_api_runs_prune(const char *db, const struct mgr_api_prune *p, int64_t running,
+                       struct iof_buf *b, struct iof_diag *diag)
+{
+    struct mgr_store_removal out;
+    struct mgr_store *st;
+    int64_t *ids = NULL;
+    size_t n = 0, k = 0;
+    bool skipped = false;
+    int rc;
+
+    if ((rc = mgr_store_open(db, &st, diag)))
+        return rc;
+    if (!(rc = mgr_store_select(st, &p->sel, &ids, &n, diag))) {
+        for (size_t i = 0; i < n; i++) /* the run under way stays */
+            if (ids[i] != running)
+                ids[k++] = ids[i];
+            else
+                skipped = true;
+        rc = mgr_store_remove(st, ids, p->dry_run ? 0 : k, &out, diag);
+    }
+    mgr_store_close(st);
+    if (!rc) {
+        iof_json_open(b, '{');
+        iof_json_key(b, "dry_run");
+        iof_json_bool(b, p->dry_run);
+        iof_json_key(b, "runs");
+        iof_json_open(b, '[');
+        for (size_t i = 0; i < k; i++)
+            iof_json_u64(b, (uint64_t)ids[i]);
+        iof_json_close(b, ']');
+        iof_json_key(b, "skipped_running");
+        if (skipped)
+            iof_json_u64(b, (uint64_t)running);
+        else
+            iof_json_null(b);
+        runs_removal(b, &out);
+        iof_json_close(b, '}');
+        iof_buf_addstr(b, "\n");
+        rc = b->err;
+    }
+    free(ids);
+    return rc;
+}

@@ -43,4 +43,44 @@ int mgr_api_runs_list(const char *db, const struct mgr_api_runs_query *q, struct
  * such run. */
 int mgr_api_runs_get(const char *db, int64_t id, struct iof_buf *b, struct iof_diag *diag);
 
+/* The body of POST /api/v1/runs/ID/tag, {"tag": "NAME"} ("" or null
+ * removes it): the tag into tag (cap bytes; "" to remove). 0, or -EINVAL
+ * with diag naming the member and why (as `iofleet runs tag` refuses it). */
+int mgr_api_runs_tag_parse(const char *body, size_t len, char *tag, size_t cap,
+                           struct iof_diag *diag);
+
+/* POST /api/v1/runs/ID/tag: sets run id's tag from body, appends {"id": N,
+ * "tag": ...} to b. -EINVAL (a bad body), -ENOENT (no such run) or another
+ * error, with diag. */
+int mgr_api_runs_tag(const char *db, int64_t id, const char *body, size_t len, struct iof_buf *b,
+                     struct iof_diag *diag);
+
+/* DELETE /api/v1/runs/ID: removes run id as `iofleet runs rm ID` does
+ * (compacting the file), appends {"id", "removed", "compacted",
+ * "bytes_before", "bytes_after"} to b. -EBUSY when id is running (the run
+ * serve has under way), -ENOENT when there is no such run. */
+int mgr_api_runs_delete(const char *db, int64_t id, int64_t running, struct iof_buf *b,
+                        struct iof_diag *diag);
+
+/* The body of POST /api/v1/runs/prune: {"older_than": "30d", "keep": N,
+ * "tag": "NAME", "dry_run": false}, the options of `iofleet runs prune`
+ * with their rules (older_than or keep needed). */
+struct mgr_api_prune {
+    struct mgr_store_sel sel; /* sel.tag points into tag */
+    char tag[256];
+    bool dry_run;
+};
+
+/* Parses a prune body into p; older_than counts back from now_ns. 0, or
+ * -EINVAL with diag naming the member and why. */
+int mgr_api_runs_prune_parse(const char *body, size_t len, int64_t now_ns, struct mgr_api_prune *p,
+                             struct iof_diag *diag);
+
+/* POST /api/v1/runs/prune: removes (or with dry_run lists) the runs p
+ * picks, except running (the run under way, 0: none), as `iofleet runs
+ * prune` does; appends {"dry_run", "runs": [ids], "skipped_running",
+ * "removed", "compacted", "bytes_before", "bytes_after"} to b. */
+int mgr_api_runs_prune(const char *db, const struct mgr_api_prune *p, int64_t running,
+                       struct iof_buf *b, struct iof_diag *diag);
+
 #endif

@@ -141,45 +141,29 @@ static bool parse_range(const char *s, int64_t *from, int64_t *to)
     return mgr_query_id(buf, from) && mgr_query_id(dash + 1, to) && *from <= *to;
 }
 
-/* The database file and its WAL, in bytes. */
-static int64_t store_bytes(const struct mgr_store *st)
-{
-    char wal[IOF_PATH_MAX + 8];
-    struct stat sb;
-    int64_t n = 0;
-
-    if (stat(st->path, &sb) == 0)
-        n += sb.st_size;
-    snprintf(wal, sizeof(wal), "%s-wal", st->path);
-    if (stat(wal, &sb) == 0)
-        n += sb.st_size;
-    return n;
-}
-
 /* Removes the n runs of ids (or lists them with dry_run), then compacts the
  * file and says how much it gave back. 0, or 1 after a database error. */
 static int runs_remove(const char *prog, struct mgr_store *st, const int64_t *ids, size_t n,
                        bool dry_run)
 {
     struct iof_diag d = {{0}};
-    int64_t before = store_bytes(st);
-    size_t removed = 0;
+    struct mgr_store_removal out;
 
     for (size_t i = 0; i < n; i++)
         printf("%s run %" PRId64 "\n", dry_run ? "would remove" : "removed", ids[i]);
     if (dry_run || !n)
         return 0;
-    if (mgr_store_rm_many(st, ids, n, &removed, &d)) {
+    if (mgr_store_remove(st, ids, n, &out, &d)) {
         IOF_USER("%s: %s", prog, d.msg);
         return 1;
     }
-    if (mgr_store_vacuum(st, &d)) {
+    if (!out.compacted) {
         /* The runs are gone; only the file stays as large as it was. */
-        IOF_WARN("%s", d.msg);
+        IOF_WARN("%s", out.not_compacted);
         return 0;
     }
-    printf("%s: compacted to %.1f KiB, was %.1f KiB\n", st->path, (double)store_bytes(st) / 1024.0,
-           (double)before / 1024.0);
+    printf("%s: compacted to %.1f KiB, was %.1f KiB\n", st->path, (double)out.bytes_after / 1024.0,
+           (double)out.bytes_before / 1024.0);
     return 0;
 }
 

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <sqlite3.h>
+
 #include "common/text.h"
 
 bool mgr_query_id(const char *s, int64_t *id)
@@ -102,4 +104,49 @@ int mgr_query_count(const char *s, long min, long max, long *n, struct iof_diag 
         return iof_diag_set(diag, -EINVAL, "must be a number %ld..%ld, got '%.64s'", min, max, s);
     *n = v;
     return 0;
+}
+
+int mgr_query_json_members(const char *body, size_t len, mgr_query_member_fn cb, void *arg,
+                           struct iof_diag *diag)
+{
+    static const char sql[] = "SELECT key, type, CASE WHEN type IN ('array', 'object') THEN "
+                              "value ELSE atom END FROM json_each(?1) WHERE json_valid(?1) AND "
+                              "json_type(?1) = 'object' ORDER BY id";
+    sqlite3 *db = NULL;
+    sqlite3_stmt *s = NULL;
+    int rc = 0, step = SQLITE_DONE;
+
+    if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY, NULL) !=
+            SQLITE_OK ||
+        sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK ||
+        sqlite3_bind_text(s, 1, body, (int)len, SQLITE_STATIC) != SQLITE_OK) {
+        sqlite3_finalize(s);
+        sqlite3_close(db);
+        return iof_diag_set(diag, -ENOMEM, "out of memory");
+    }
+    if (memchr(body, '\0', len))
+        rc = iof_diag_set(diag, -EINVAL, "the body is not a JSON object: it holds a NUL byte");
+    else {
+        sqlite3_stmt *v;
+        /* An object with no member and a body that is none look alike to
+         * json_each: tell them apart first. */
+        if (sqlite3_prepare_v2(
+                db, "SELECT CASE WHEN json_valid(?1) THEN json_type(?1) = 'object' ELSE 0 END", -1,
+                &v, NULL) == SQLITE_OK &&
+            sqlite3_bind_text(v, 1, body, (int)len, SQLITE_STATIC) == SQLITE_OK &&
+            sqlite3_step(v) == SQLITE_ROW && !sqlite3_column_int(v, 0))
+            rc = iof_diag_set(diag, -EINVAL,
+                              "the body is not a JSON object (send {} with the members "
+                              "docs/api.md names)");
+        sqlite3_finalize(v);
+    }
+    while (!rc && (step = sqlite3_step(s)) == SQLITE_ROW)
+        rc = cb(arg, (const char *)sqlite3_column_text(s, 0),
+                (const char *)sqlite3_column_text(s, 1), (const char *)sqlite3_column_text(s, 2),
+                diag);
+    if (!rc && step != SQLITE_DONE)
+        rc = iof_diag_set(diag, -EINVAL, "the body is not a JSON object: %s", sqlite3_errmsg(db));
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    return rc;
 }

@@ -30,4 +30,18 @@ int mgr_query_tag(const char *s, bool empty_ok, struct iof_diag *diag);
 /* A count from min to max. */
 int mgr_query_count(const char *s, long min, long max, long *n, struct iof_diag *diag);
 
+/* Called per member of a JSON object: its key, its type ("null", "true",
+ * "false", "integer", "real", "text", "array" or "object") and its value as
+ * text (the string, the number's digits; NULL for null, arrays and objects
+ * as JSON). Non-zero stops the walk and is returned. */
+typedef int (*mgr_query_member_fn)(void *arg, const char *key, const char *type, const char *text,
+                                   struct iof_diag *diag);
+
+/* Walks the members of body (len bytes), which must be one JSON object (a
+ * request body), with SQLite's JSON functions, the history's one JSON
+ * reader (as for `runs import`). 0, cb's error, or -EINVAL with diag when
+ * body is not a JSON object, -ENOMEM. */
+int mgr_query_json_members(const char *body, size_t len, mgr_query_member_fn cb, void *arg,
+                           struct iof_diag *diag);
+
 #endif

@@ -402,6 +402,41 @@ int mgr_store_vacuum(struct mgr_store *st, struct iof_diag *diag)
     return store_err(st, diag, "cannot compact");
 }
 
+/* The database file and its WAL, in bytes. */
+static int64_t store_bytes(const struct mgr_store *st)
+{
+    char wal[IOF_PATH_MAX + 8];
+    struct stat sb;
+    int64_t n = 0;
+
+    if (stat(st->path, &sb) == 0)
+        n += sb.st_size;
+    snprintf(wal, sizeof(wal), "%s-wal", st->path);
+    if (stat(wal, &sb) == 0)
+        n += sb.st_size;
+    return n;
+}
+
+int mgr_store_remove(struct mgr_store *st, const int64_t *ids, size_t n,
+                     struct mgr_store_removal *out, struct iof_diag *diag)
+{
+    struct iof_diag vd = {{0}};
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    out->bytes_before = out->bytes_after = store_bytes(st);
+    if (!n)
+        return 0;
+    if ((rc = mgr_store_rm_many(st, ids, n, &out->removed, diag)))
+        return rc;
+    if (mgr_store_vacuum(st, &vd))
+        snprintf(out->not_compacted, sizeof(out->not_compacted), "%s", vd.msg);
+    else
+        out->compacted = true;
+    out->bytes_after = store_bytes(st);
+    return 0;
+}
+
 int mgr_store_rm(struct mgr_store *st, int64_t id, struct iof_diag *diag)
 {
     char sql[1024];

@@ -103,6 +103,23 @@ int mgr_store_select(struct mgr_store *st, const struct mgr_store_sel *sel, int6
 int mgr_store_rm_many(struct mgr_store *st, const int64_t *ids, size_t n, size_t *removed,
                       struct iof_diag *diag);
 
+/* What mgr_store_remove() did. */
+struct mgr_store_removal {
+    size_t removed;          /* runs deleted */
+    int64_t bytes_before;    /* the file and its WAL before, in bytes */
+    int64_t bytes_after;     /* and after */
+    bool compacted;          /* false: nothing removed, or compaction skipped */
+    char not_compacted[512]; /* why it was skipped ("" when it was not) */
+};
+
+/* Deletes the n runs of ids as mgr_store_rm_many() (none when n is 0),
+ * then gives their space back as mgr_store_vacuum(); a compaction another
+ * connection holds up is skipped with its reason in out, the runs deleted
+ * all the same. 0, or an error with diag (nothing deleted). The removal of
+ * `iofleet runs rm`, `runs prune` and serve's API. */
+int mgr_store_remove(struct mgr_store *st, const int64_t *ids, size_t n,
+                     struct mgr_store_removal *out, struct iof_diag *diag);
+
 /* Sets run id's tag (NULL or "": none). -ENOENT when there is no such run. */
 int mgr_store_set_tag(struct mgr_store *st, int64_t id, const char *tag, struct iof_diag *diag);
 

@@ -3,7 +3,12 @@
 # four runs recorded by `iofleet run --db`, then GET /api/v1/runs with tag,
 # q, since, limit and offset answering what `iofleet runs --json` lists,
 # filtered the same way, with the total for paging, and each bad parameter
-# a 400 naming it and why.
+# a 400 naming it and why. POST /api/v1/runs/ID/tag sets and removes a tag
+# as `iofleet runs tag` does, DELETE /api/v1/runs/ID removes a run as `runs
+# rm`, POST /api/v1/runs/prune picks what `runs prune` picks; each with the
+# CSRF rules (a form's POST 415, a foreign Origin 403), 404 for an unknown
+# run, 400 for a bad body; a run under way in serve (on a dynamo agent dialled
+# in) cannot be deleted (409) and a prune skips it.
 source "$(dirname "$0")/lib/cluster.bash"
 command -v curl >/dev/null || skip "curl not installed"
 command -v jq >/dev/null || skip "jq not installed"
@@ -92,6 +97,154 @@ bad "limit" "parameter 'limit'" "needs a value"
 bad "limit=1&limit=2" "parameter 'limit'" "twice"
 bad "sort=id" "unknown parameter 'sort'" "tag, q, since, limit and offset"
 ok "bad parameters: 400 naming the parameter and why ($(jq -r .error.message "$T/e400"))"
+
+# --- tag, delete, prune ------------------------------------------------------------------
+
+# send METHOD PATH BODY OUT [CURL ARGS...]: the status; BODY "" sends none;
+# a body goes as application/json unless CTYPE names another type.
+send() {
+    local method=$1 path=$2 body=$3 out=$4
+    shift 4
+    if [ -n "$body" ]; then
+        curl -s -o "$out" -w '%{http_code}' -X "$method" \
+            -H "Content-Type: ${CTYPE:-application/json}" "$@" --data-binary "$body" "${api}$path"
+    else
+        curl -s -o "$out" -w '%{http_code}' -X "$method" "$@" "${api}$path"
+    fi
+}
+# expect_err CODE WORD OUT: OUT is a JSON error CODE whose message has WORD.
+expect_err() {
+    jq -e --argjson c "$1" --arg w "$2" '.error.status == $c and (.error.message | contains($w))' "$3" \
+        >/dev/null || fail "want $1 with '$2': $(cat "$3")"
+}
+cli_list() { "$IOFLEET" runs --db "$db" --json >"$T/cli-runs.json"; }
+
+code=$(send POST runs/4/tag '{"tag": "nightly"}' "$T/t.json")
+[ "$code" = 200 ] && jq -e '.id == 4 and .tag == "nightly"' "$T/t.json" >/dev/null ||
+    fail "tag run 4: $code $(cat "$T/t.json")"
+cli_list
+jq -e '.[3].tag == "nightly"' "$T/cli-runs.json" >/dev/null || fail "iofleet runs after the tag: $(cat "$T/cli-runs.json")"
+get_list "tag=nightly" '[.[] | select(.tag == "nightly")]'
+code=$(send POST runs/4/tag '{"tag": null}' "$T/t.json")
+[ "$code" = 200 ] && jq -e '.id == 4 and .tag == null' "$T/t.json" >/dev/null ||
+    fail "untag run 4: $code $(cat "$T/t.json")"
+cli_list
+jq -e '.[3].tag == null' "$T/cli-runs.json" >/dev/null || fail "iofleet runs after the untag: $(cat "$T/cli-runs.json")"
+code=$(send POST runs/4/tag '{"tag": "rc1"}' "$T/t.json")
+code2=$(send POST runs/4/tag '{"tag": ""}' "$T/t2.json")
+[ "$code" = 200 ] && [ "$code2" = 200 ] && jq -e '.tag == null' "$T/t2.json" >/dev/null ||
+    fail "tag '' removes: $code2 $(cat "$T/t2.json")"
+ok "POST runs/4/tag sets the tag iofleet runs then shows; null and \"\" remove it"
+
+code=$(send POST runs/4/tag '{"tag": "7"}' "$T/e.json")
+[ "$code" = 400 ] && expect_err 400 "numbers are run ids" "$T/e.json"
+code=$(send POST runs/4/tag '{"tag": "a\u001bb"}' "$T/e.json")
+[ "$code" = 400 ] && expect_err 400 "control characters" "$T/e.json"
+code=$(send POST runs/4/tag '{"tag": 3}' "$T/e.json")
+[ "$code" = 400 ] && expect_err 400 "tag: must be a string or null" "$T/e.json"
+code=$(send POST runs/4/tag '{}' "$T/e.json")
+[ "$code" = 400 ] && expect_err 400 "needs a tag" "$T/e.json"
+code=$(send POST runs/4/tag '{"tags": "x"}' "$T/e.json")
+[ "$code" = 400 ] && expect_err 400 "unknown member 'tags'" "$T/e.json"
+code=$(send POST runs/4/tag 'tag=x' "$T/e.json")
+[ "$code" = 400 ] && expect_err 400 "not a JSON object" "$T/e.json"
+code=$(send POST runs/99/tag '{"tag": "x"}' "$T/e.json")
+[ "$code" = 404 ] && expect_err 404 "no run 99" "$T/e.json"
+code=$(CTYPE=application/x-www-form-urlencoded send POST runs/4/tag 'tag=x' "$T/e.json")
+[ "$code" = 415 ] && expect_err 415 "Content-Type: application/json" "$T/e.json"
+code=$(send POST runs/4/tag '{"tag": "x"}' "$T/e.json" -H 'Origin: http://evil.example')
+[ "$code" = 403 ] && expect_err 403 "Origin" "$T/e.json"
+code=$(send GET runs/4/tag "" "$T/e.json")
+[ "$code" = 405 ] || fail "GET runs/4/tag: $code $(cat "$T/e.json")"
+cli_list
+jq -e '.[3].tag == null' "$T/cli-runs.json" >/dev/null || fail "a refused tag changed run 4: $(cat "$T/cli-runs.json")"
+ok "tags refused as iofleet runs tag refuses them (400), unknown run 404, a form 415, a foreign Origin 403"
+
+code=$(send DELETE runs/3 "" "$T/e.json" -H 'Origin: http://evil.example')
+[ "$code" = 403 ] && expect_err 403 "Origin" "$T/e.json"
+code=$(send DELETE runs/3 "" "$T/d.json")
+[ "$code" = 200 ] && jq -e '.id == 3 and .removed == 1 and .compacted == true' "$T/d.json" >/dev/null ||
+    fail "DELETE runs/3: $code $(cat "$T/d.json")"
+cli_list
+jq -e '[.[].id] == [1, 2, 4]' "$T/cli-runs.json" >/dev/null || fail "iofleet runs after the delete: $(cat "$T/cli-runs.json")"
+get_list "" '.'
+code=$(send DELETE runs/3 "" "$T/e.json")
+[ "$code" = 404 ] && expect_err 404 "no run with id or tag '3'" "$T/e.json"
+code=$(send DELETE runs/abc "" "$T/e.json")
+[ "$code" = 400 ] && expect_err 400 "a run is named by its id" "$T/e.json"
+code=$(send PUT runs/2 "" "$T/e.json")
+[ "$code" = 405 ] || fail "PUT runs/2: $code"
+ok "DELETE runs/3: gone from iofleet runs ($(jq -c '{bytes_before, bytes_after}' "$T/d.json")); again 404, a word 400, a foreign Origin 403"
+
+"$IOFLEET" runs prune --keep 1 -n --db "$db" >"$T/prune-cli.txt"
+want=$(sed -n 's/^would remove run \([0-9]*\)$/\1/p' "$T/prune-cli.txt" | jq -cs .)
+code=$(send POST runs/prune '{"keep": 1, "dry_run": true}' "$T/p.json")
+[ "$code" = 200 ] && jq -e --argjson w "$want" '.dry_run == true and .runs == $w and .removed == 0' "$T/p.json" >/dev/null ||
+    fail "prune keep 1 dry run: $code $(cat "$T/p.json"), iofleet runs prune -n: $want"
+cli_list
+[ "$(jq length "$T/cli-runs.json")" = 3 ] || fail "a dry run removed runs: $(cat "$T/cli-runs.json")"
+code=$(send POST runs/prune '{"older_than": "1w"}' "$T/p.json")
+[ "$code" = 200 ] && jq -e '.runs == [] and .removed == 0' "$T/p.json" >/dev/null ||
+    fail "prune older than 1w: $code $(cat "$T/p.json")"
+code=$(send POST runs/prune '{"keep": 1, "tag": "base"}' "$T/p.json")
+[ "$code" = 200 ] && jq -e '.runs == [1] and .removed == 1 and .dry_run == false' "$T/p.json" >/dev/null ||
+    fail "prune keep 1 of base: $code $(cat "$T/p.json")"
+cli_list
+jq -e '[.[].id] == [2, 4]' "$T/cli-runs.json" >/dev/null || fail "iofleet runs after the prune: $(cat "$T/cli-runs.json")"
+ok "prune: the dry run picks what iofleet runs prune -n picks ($want), keep 1 of tag base removed run 1"
+
+code=$(send POST runs/prune '{}' "$T/e.json")
+[ "$code" = 400 ] && expect_err 400 "needs older_than" "$T/e.json"
+code=$(send POST runs/prune '{"keep": -1}' "$T/e.json")
+[ "$code" = 400 ] && expect_err 400 "keep: must be a number 0.." "$T/e.json"
+code=$(send POST runs/prune '{"keep": "2"}' "$T/e.json")
+[ "$code" = 400 ] && expect_err 400 "keep: must be a whole number" "$T/e.json"
+code=$(send POST runs/prune '{"older_than": "30x"}' "$T/e.json")
+[ "$code" = 400 ] && expect_err 400 "older_than: must be a number and s, m, h, d or w" "$T/e.json"
+code=$(send POST runs/prune '{"keep": 1, "dry_run": "yes"}' "$T/e.json")
+[ "$code" = 400 ] && expect_err 400 "dry_run: must be true or false" "$T/e.json"
+code=$(send POST runs/prune '{"keep": 1, "force": true}' "$T/e.json")
+[ "$code" = 400 ] && expect_err 400 "unknown member 'force'" "$T/e.json"
+code=$(CTYPE=text/plain send POST runs/prune '{"keep": 0}' "$T/e.json")
+[ "$code" = 415 ] || fail "prune as text/plain: $code $(cat "$T/e.json")"
+code=$(send GET runs/prune "" "$T/e.json")
+[ "$code" = 405 ] || fail "GET runs/prune: $code"
+cli_list
+[ "$(jq length "$T/cli-runs.json")" = 2 ] || fail "a refused prune removed runs: $(cat "$T/cli-runs.json")"
+ok "prune bodies refused naming the member (400), a text/plain POST 415"
+
+# A run under way in serve: not deleted (409), skipped by a prune.
+aport=$(sed -n 's/.*agents on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$T/serve.err" | head -n1)
+[ -n "$aport" ] || fail "no agent port in: $(cat "$T/serve.err")"
+cl_start_dialer ag hist-1 "127.0.0.1:$aport"
+connected() {
+    curl -sf "${api}agents" >"$T/agents.json" &&
+        jq -e '[.agents[] | select(.status == "connected")] | length == 1' "$T/agents.json" >/dev/null
+}
+cl_wait_cmd 20 "hist-1 connected" connected
+plan long.json <<'P'
+{"name": "long", "run": {"duration": "120s", "interval": "1s"},
+ "specs": [{"name": "4k", "lines": [{"size": "4k"}]}],
+ "workers": [{"engine": "null", "targets": [{"path": "f", "size": "1m"}]}]}
+P
+code=$(send POST runs "$(cat "$T/long.json")" "$T/start.json")
+[ "$code" = 202 ] || fail "start a run: $code $(cat "$T/start.json")"
+rid=$(jq .id "$T/start.json")
+running() { [ "$(curl -s -o /dev/null -w '%{http_code}' "${api}runs/current")" = 200 ]; }
+cl_wait_cmd 20 "run $rid under way" running
+code=$(send DELETE "runs/$rid" "" "$T/e.json")
+[ "$code" = 409 ] && expect_err 409 "run $rid is under way" "$T/e.json"
+code=$(send POST runs/prune '{"keep": 0, "dry_run": true}' "$T/p.json")
+[ "$code" = 200 ] && jq -e --argjson r "$rid" '.skipped_running == $r and .runs == [2, 4]' "$T/p.json" >/dev/null ||
+    fail "prune keep 0 during run $rid: $code $(cat "$T/p.json")"
+code=$(send POST runs/current/stop '{}' "$T/s.json")
+[ "$code" = 202 ] || fail "stop run $rid: $code $(cat "$T/s.json")"
+idle() { [ "$(curl -s -o /dev/null -w '%{http_code}' "${api}runs/current")" = 404 ]; }
+cl_wait_cmd 30 "run $rid over" idle
+code=$(send DELETE "runs/$rid" "" "$T/d.json")
+[ "$code" = 200 ] && jq -e --argjson r "$rid" '.id == $r and .removed == 1' "$T/d.json" >/dev/null ||
+    fail "DELETE run $rid once over: $code $(cat "$T/d.json")"
+ok "run $rid under way: DELETE 409, a prune skips it; once stopped it is deleted"
 
 kill -TERM "$srv"
 cl_wait_exit "$srv" 20 rc

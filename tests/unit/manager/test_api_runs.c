@@ -8,7 +8,13 @@
  * (limit 0 or past the bound, a negative offset, a since that is neither an
  * age nor a UTC time nor a day, a numeric tag, a tag with a control
  * character, an empty q) is refused with a message naming the parameter and
- * the value; ages, times and days convert to the expected nanoseconds. */
+ * the value; ages, times and days convert to the expected nanoseconds. The
+ * bodies of POST /api/v1/runs/ID/tag and /api/v1/runs/prune: a tag set,
+ * removed with null or "", refused when a number, with a control character,
+ * not a string, missing or beside an unknown member; a prune's older_than,
+ * keep, tag and dry_run fill the store's selection as `iofleet runs prune`
+ * does, one of older_than and keep needed, every wrong type and value and
+ * a body that is not a JSON object refused naming the member. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -122,6 +128,90 @@ static void test_query_words(void **state)
     assert_int_equal(mgr_query_tag("", true, &d), 0);
 }
 
+static void test_tag_body(void **state)
+{
+    static const struct {
+        const char *body, *want; /* want NULL: refused */
+        const char *words;
+    } cases[] = {
+        {"{\"tag\": \"nightly\"}", "nightly", NULL},
+        {"{\"tag\": null}", "", NULL},
+        {"{\"tag\": \"\"}", "", NULL},
+        {"{\"tag\": \"caf\u00e9 \\u00e9\"}", "caf\u00e9 \u00e9", NULL},
+        {"{\"tag\": \"12\"}", NULL, "tag: a tag cannot be a number"},
+        {"{\"tag\": \"a\\u001bb\"}", NULL, "tag: must not contain control characters"},
+        {"{\"tag\": 12}", NULL, "tag: must be a string or null, got integer"},
+        {"{\"tag\": [\"a\"]}", NULL, "got array"},
+        {"{}", NULL, "the body needs a tag"},
+        {"{\"tag\": \"a\", \"x\": 1}", NULL, "unknown member 'x'"},
+        {"[\"a\"]", NULL, "not a JSON object"},
+        {"{\"tag\": ", NULL, "not a JSON object"},
+        {"", NULL, "not a JSON object"},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct iof_diag d = {{0}};
+        char tag[256];
+        int rc = mgr_api_runs_tag_parse(cases[i].body, strlen(cases[i].body), tag, sizeof(tag), &d);
+        if (cases[i].want) {
+            if (rc || strcmp(tag, cases[i].want))
+                fail_msg("%s: rc %d '%s' (%s)", cases[i].body, rc, tag, d.msg);
+        } else if (rc != -EINVAL || !strstr(d.msg, cases[i].words)) {
+            fail_msg("%s: rc %d '%s', want '%s'", cases[i].body, rc, d.msg, cases[i].words);
+        }
+    }
+}
+
+static void test_prune_body(void **state)
+{
+    static const struct {
+        const char *body, *words;
+    } bad[] = {
+        {"{}", "needs older_than"},
+        {"{\"dry_run\": true}", "needs older_than"},
+        {"{\"keep\": -1}", "keep: must be a number 0.."},
+        {"{\"keep\": 1.5}", "keep: must be a whole number >= 0, got real"},
+        {"{\"keep\": \"2\"}", "keep: must be a whole number >= 0, got text"},
+        {"{\"older_than\": \"30x\"}", "older_than: must be a number and s, m, h, d or w"},
+        {"{\"older_than\": 30}", "older_than: must be a string"},
+        {"{\"keep\": 1, \"tag\": \"5\"}", "tag: a tag cannot be a number"},
+        {"{\"keep\": 1, \"tag\": \"\"}", "tag: must not be empty"},
+        {"{\"keep\": 1, \"dry_run\": 1}", "dry_run: must be true or false"},
+        {"{\"keep\": 1, \"keep\": 2}", "keep: given twice"},
+        {"{\"keep\": 1, \"force\": true}", "unknown member 'force'"},
+        {"keep=1", "not a JSON object"},
+    };
+    struct mgr_api_prune p;
+    struct iof_diag d = {{0}};
+
+    (void)state;
+    assert_int_equal(mgr_api_runs_prune_parse("{\"keep\": 3}", 11, NOW_NS, &p, &d), 0);
+    assert_int_equal(p.sel.keep, 3);
+    assert_null(p.sel.tag);
+    assert_true(p.sel.before_unix_ns == 0);
+    assert_false(p.dry_run);
+    {
+        const char *b =
+            "{\"older_than\": \"30d\", \"keep\": 0, \"tag\": \"base\", \"dry_run\": true}";
+        assert_int_equal(mgr_api_runs_prune_parse(b, strlen(b), NOW_NS, &p, &d), 0);
+        assert_true(p.sel.before_unix_ns == NOW_NS - 30 * 86400LL * 1000000000LL);
+        assert_int_equal(p.sel.keep, 0);
+        assert_string_equal(p.sel.tag, "base");
+        assert_true(p.dry_run);
+    }
+    {
+        const char *b = "{\"older_than\": \"2w\"}";
+        assert_int_equal(mgr_api_runs_prune_parse(b, strlen(b), NOW_NS, &p, &d), 0);
+        assert_int_equal(p.sel.keep, -1); /* no keep: any */
+    }
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        int rc = mgr_api_runs_prune_parse(bad[i].body, strlen(bad[i].body), NOW_NS, &p, &d);
+        if (rc != -EINVAL || !strstr(d.msg, bad[i].words))
+            fail_msg("%s: rc %d '%s', want '%s'", bad[i].body, rc, d.msg, bad[i].words);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -129,6 +219,8 @@ int main(void)
         cmocka_unit_test(test_query_refusals),
         cmocka_unit_test(test_query_twice),
         cmocka_unit_test(test_query_words),
+        cmocka_unit_test(test_tag_body),
+        cmocka_unit_test(test_prune_body),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
