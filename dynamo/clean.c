@@ -25,7 +25,6 @@
 static int ledger_open(struct dyn_scope *s, int flags, struct iof_diag *diag)
 {
     const char *base;
-    struct stat st;
     int dirfd = dyn_scope_open_parent(s, DYN_LEDGER_NAME, &base, diag);
     int fd, r;
 
@@ -39,12 +38,10 @@ static int ledger_open(struct dyn_scope *s, int flags, struct iof_diag *diag)
                    ? r
                    : iof_diag_set(diag, r, "test-file ledger '%s' in the workdir: %s",
                                   DYN_LEDGER_NAME, strerror(-r));
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 || st.st_uid != geteuid()) {
+    r = dyn_os_file_check(fd, "test-file ledger", DYN_LEDGER_NAME, diag);
+    if (r) {
         close(fd);
-        return iof_diag_set(diag, IOF_EDENIED,
-                            "test-file ledger '%s' in the workdir: not a plain file of the "
-                            "agent's user",
-                            DYN_LEDGER_NAME);
+        return r;
     }
     return fd;
 }
@@ -130,6 +127,22 @@ static void remove_state(struct dyn_scope *s, const char *path)
     close(dirfd);
 }
 
+/* The test file `base` in dirfd judged on its opened descriptor before it
+ * is removed (dyn_os_file_check); a refusal is logged: 0 or its error. */
+static int judge_open(int dirfd, const char *base, const char *path)
+{
+    struct iof_diag d = {{0}};
+    int fd = openat(dirfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    int r = fd < 0 ? iof_diag_set(&d, -errno, "test file '%s': %s", path, strerror(errno))
+                   : dyn_os_file_check(fd, "test file", path, &d);
+
+    if (fd >= 0)
+        close(fd);
+    if (r)
+        IOF_WARN("%s; left in place", d.msg);
+    return r;
+}
+
 /* 1 removed, 0 left alone (gone, or no longer the object noted), or a
  * negative error (ours, but it could not be removed). */
 static int remove_one(struct dyn_scope *s, const struct dyn_created *f, struct dyn_clean_report *r)
@@ -154,6 +167,8 @@ static int remove_one(struct dyn_scope *s, const struct dyn_created *f, struct d
             IOF_WARN("test file '%s': has %" PRIu64 " links; left in place (remove the other "
                      "names, then clean again)",
                      f->path, nlink);
+        } else if ((rc = judge_open(dirfd, base, f->path)) < 0) {
+            r->failed++;
         } else if (unlinkat(dirfd, base, 0) == 0) {
             r->files++;
             r->bytes += now.size;

@@ -132,19 +132,13 @@ int dyn_target_prepare_noted(const struct iof_target_cfg *cfg, struct dyn_scope 
         return r;
     }
     if (fd >= 0) {
-        r = fstat(fd, &st) < 0 ? -errno : 0;
+        /* Judged on the opened file before it is reused or replaced: a
+         * regular file of the agent's user with one name (dynamo/os/os.h). */
+        r = dyn_os_file_check(fd, "target", cfg->path, diag);
+        if (!r && fstat(fd, &st) < 0)
+            r = iof_diag_set(diag, -errno, "target '%s': %s", cfg->path, strerror(errno));
         close(fd);
-        if (r || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
-            r = r ? iof_diag_set(diag, r, "target '%s': %s", cfg->path, strerror(-r))
-                : !S_ISREG(st.st_mode)
-                    ? iof_diag_set(diag, IOF_EDENIED,
-                                   "target '%s': not a regular file; test files in the workdir "
-                                   "must be",
-                                   cfg->path)
-                    : iof_diag_set(diag, IOF_EDENIED,
-                                   "target '%s': has %ju links; a file with more than one name "
-                                   "could be one outside the allowed paths",
-                                   cfg->path, (uintmax_t)st.st_nlink);
+        if (r) {
             close(dirfd);
             return r;
         }
@@ -173,6 +167,15 @@ int dyn_target_prepare_noted(const struct iof_target_cfg *cfg, struct dyn_scope 
         r = iof_diag_set(diag, -errno, "target '%s': cannot create: %s", path, strerror(errno));
         if (fd >= 0)
             close(fd);
+        close(dirfd);
+        return r;
+    }
+    /* What the system made is judged before it is filled (Windows: the DACL
+     * it inherits from the workdir). */
+    r = dyn_os_file_check(fd, "target", cfg->path, diag);
+    if (r) {
+        close(fd);
+        unlink_if_same(dirfd, base, &st);
         close(dirfd);
         return r;
     }

@@ -68,6 +68,19 @@ struct dyn_os_file_id {
 /* 0, or a negative errno. */
 int dyn_os_file_id(int dirfd, const char *base, struct dyn_os_file_id *out);
 
+struct iof_diag;
+
+/* Judges the file the agent opened as `fd` before it reuses, fills or
+ * removes it (a test file, the ledger): a regular file (not a link, a
+ * junction, a directory or a device), with one link, of the agent's user -
+ * Linux: st_uid == euid; Windows: owned by SYSTEM, Administrators or the
+ * agent's account, and no one else allowed to write it, delete it or change
+ * its permissions (dynamo/os/windows/acl.c). 0, or IOF_EDENIED (or a
+ * negative errno) with diag naming `what` 'name', the owner and the reason,
+ * e.g. "target 'a.dat': not a plain file of the agent's user: owned by
+ * nobody (uid 65534), not by the agent's (root, uid 0)". */
+int dyn_os_file_check(int fd, const char *what, const char *name, struct iof_diag *diag);
+
 /* Fills buf with len bytes from the OS's random source. 0, or a negative errno. */
 int dyn_os_random(void *buf, size_t len);
 

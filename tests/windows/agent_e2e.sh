@@ -8,7 +8,8 @@
 # - plain TCP: a plan whose group names no engine runs the windows engine, a Windows
 #   agent's default (Little's law at queue depth 16 holds, which the sync engine's one I/O
 #   at a time could not), and `iofleet validate --agent` names windows as that group's
-#   engine there; a plan naming libaio is refused at prepare, naming the engine and the
+#   engine there; a test file planted in the workdir by another user is refused, naming it
+#   and its owner, and left as it was; a plan naming libaio is refused at prepare, naming the engine and the
 #   agent's system (validate --agent foresees it); the manager killed mid-test: the agent says so and its I/O stops
 #   within 10 s (the test file no longer changes); a second run reuses the test file (same
 #   file, not rewritten, kept by --cleanup since this run did not create it);
@@ -200,6 +201,22 @@ rc=0
 grep -qF "  workers[0]: engine windows (the agent's default: it runs Windows; the plan names none)" \
     "$T/validate.log" || fail "validate --agent does not name windows for the Windows node"
 ok "validate --agent: $(grep -F '  workers[0]: engine' "$T/validate.log")"
+
+# A test file planted in the workdir by another user (uid 65534, which Wine shows as an
+# owner other than the agent's account) is refused, named with its owner, and left as it
+# was: never reused, filled or removed.
+foreign=$T/work/iofleet-foreign.dat
+head -c 8388608 /dev/zero >"$foreign"
+chown 65534:65534 "$foreign"
+m=$(stat -c '%i %s %y' "$foreign")
+sed 's/"iofleet-e2e.dat"/"iofleet-foreign.dat"/' "$T/p-default.json" >"$T/p-foreign.json"
+run foreign p-foreign.json --insecure
+[[ $rc == 1 ]] || fail "a planted test file of another owner: iofleet run exited $rc, expected 1"
+grep -q "target 'iofleet-foreign.dat': not a plain file of the agent's user: owned by .*, not by SYSTEM, Administrators or the agent's account (" \
+    "$T/foreign.err" || fail "a planted test file of another owner: no refusal naming it and its owner"
+[[ $(stat -c '%i %s %y' "$foreign") == "$m" && $(stat -c %u "$foreign") == 65534 ]] ||
+    fail "the planted test file was changed ($m -> $(stat -c '%i %s %y' "$foreign"))"
+ok "a planted test file of another owner refused: $(grep -o "target 'iofleet-foreign.dat': [^:]*: owned by [^:]*" "$T/foreign.err" | head -n1)"
 
 plan p-libaio.json libaio 2s "$rand4k"
 run libaio p-libaio.json --insecure

@@ -3,8 +3,9 @@
  * Windows (dynamo/os/os.h): a disk's or volume's geometry
  * (IOCTL_DISK_GET_LENGTH_INFO; the logical sector from
  * IOCTL_STORAGE_QUERY_PROPERTY's StorageAccessAlignmentProperty, else
- * IOCTL_DISK_GET_DRIVE_GEOMETRY_EX) and a file's identity for the workdir's
- * ledger (volume serial, file id, links, creation time). A dyn_os_handle
+ * IOCTL_DISK_GET_DRIVE_GEOMETRY_EX), a file's identity for the workdir's
+ * ledger (volume serial, file id, links, creation time), and whether an
+ * opened test file is the agent's (dynamo/os/windows/acl.c). A dyn_os_handle
  * here is the C runtime's descriptor, as on Linux: its HANDLE is
  * _get_osfhandle's. */
 #ifdef _WIN32
@@ -14,6 +15,7 @@
 #include <windows.h>
 #include <winioctl.h>
 
+#include "common/err.h"
 #include "common/os/os.h"
 
 int dyn_os_blockdev_geometry(dyn_os_handle fd, uint64_t *size, uint64_t *lbs)
@@ -51,12 +53,21 @@ int dyn_os_file_id(int dirfd, const char *base, struct dyn_os_file_id *out)
     if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
         return -errno;
     out->regular = S_ISREG(st.st_mode);
-    out->mine = true; /* the ACL's business: not checked yet (docs/windows.md) */
+    out->mine = st.st_uid == geteuid(); /* its owner and DACL: posix.h */
     out->dev = st.st_dev;
     out->ino = st.st_ino;
     out->size = st.st_size;
     out->btime = (uint64_t)st.st_ctime * 1000000000u; /* creation time, whole seconds */
     out->nlink = st.st_nlink;
     return 0;
+}
+
+int dyn_os_file_check(int fd, const char *what, const char *name, struct iof_diag *diag)
+{
+    intptr_t h = _get_osfhandle(fd);
+
+    if (h == -1 || h == -2)
+        return iof_diag_set(diag, -EBADF, "%s '%s': %s", what, name, strerror(EBADF));
+    return dyn_win_file_handle_check((HANDLE)h, what, name, diag);
 }
 #endif

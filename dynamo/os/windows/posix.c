@@ -116,7 +116,7 @@ static int at_open(int dirfd, const char *name, int flags, bool link_ok, HANDLE 
                  : acc == O_RDWR ? GENERIC_READ | GENERIC_WRITE
                                  : GENERIC_READ;
     } else {
-        access = FILE_READ_ATTRIBUTES;
+        access = FILE_READ_ATTRIBUTES | READ_CONTROL; /* READ_CONTROL: the owner, for fstat */
     }
     if ((flags & O_CREAT) && (flags & O_EXCL))
         disp = CREATE_NEW;
@@ -206,6 +206,9 @@ static int handle_stat(HANDLE h, struct dyn_win_stat *st)
         st->st_mode = S_IFIFO | 0600;
     else
         st->st_mode = S_IFREG | 0600;
+    /* The agent's own file (what st_uid == geteuid() asks): posix.h. */
+    if (S_ISREG(st->st_mode) && dyn_win_file_handle_check(h, "file", "", NULL))
+        st->st_uid = 1;
     st->st_blocks = GetFileInformationByHandleEx(h, FileStandardInfo, &si, sizeof(si))
                         ? (uint64_t)si.AllocationSize.QuadPart / 512
                         : (st->st_size + 511) / 512;

@@ -14,9 +14,11 @@
  * a reparse point (symbolic link, junction) is refused with ELOOP, as
  * O_NOFOLLOW refuses a symbolic link. `struct stat` is this file's: the
  * 64-bit file id and volume serial as st_ino and st_dev (msvcrt's st_ino is
- * 16 bits and always 0), the allocation as st_blocks; st_uid is 0 and
- * geteuid() 0: who owns a file is its ACL's business, not checked yet
- * (docs/windows.md). */
+ * 16 bits and always 0), the allocation as st_blocks. geteuid() is 0, and
+ * a regular file's st_uid 0 only when dyn_win_file_handle_check passes on
+ * its handle (owner SYSTEM, Administrators or the agent's account, no one
+ * else may write it; 1 otherwise), so that `st.st_uid == geteuid()` means
+ * on Windows what it means on Linux: the agent's own file. */
 #ifndef IOF_DYNAMO_OS_WINDOWS_POSIX_H
 #define IOF_DYNAMO_OS_WINDOWS_POSIX_H
 #ifdef _WIN32
@@ -141,6 +143,22 @@ struct iof_diag;
  * allow the directory does not need is refused even when a deny masks it). */
 int dyn_win_dir_sd_check(void *sd, void *self, const char *what, const char *path,
                          struct iof_diag *diag);
+/* The same judgement for a test file: its owner one of the three, no
+ * allowing ACE that applies to it granting anyone else full control, write,
+ * write data, append data, delete, change permissions or take ownership;
+ * else IOF_EDENIED, e.g. "test file 'a.dat': not a plain file of the
+ * agent's user: Everyone may write its data: only SYSTEM, Administrators and
+ * the agent's account (HOST\agent) may; remove it and let the agent make it
+ * again". */
+int dyn_win_file_sd_check(void *sd, void *self, const char *what, const char *path,
+                          struct iof_diag *diag);
+/* A test file judged on its opened handle (a HANDLE with READ_CONTROL), as
+ * the Linux agent judges one on its descriptor: not a reparse point, a
+ * regular file, one link (nNumberOfLinks), then dyn_win_file_sd_check on its
+ * owner and DACL (GetSecurityInfo) for the agent's account. 0, or
+ * IOF_EDENIED (or a negative errno) with diag naming `what` 'path', the
+ * owner or account, and the reason. */
+int dyn_win_file_handle_check(void *h, const char *what, const char *path, struct iof_diag *diag);
 /* dyn_win_dir_sd_check() on the directory `path` (its owner and DACL read
  * from a handle opened without following a reparse point) for the agent's
  * account (its process token's user). */

@@ -155,7 +155,7 @@ static int open_path(const char *path, int flags, bool follow, bool exclusive)
 
     if (to_wide(path, w, SCOPE_PATH_MAX) < 0)
         return -EINVAL;
-    access = (flags & O_PATH)  ? FILE_READ_ATTRIBUTES
+    access = (flags & O_PATH)  ? FILE_READ_ATTRIBUTES | READ_CONTROL
              : acc == O_WRONLY ? GENERIC_WRITE
              : acc == O_RDWR   ? GENERIC_READ | GENERIC_WRITE
                                : GENERIC_READ;
@@ -410,6 +410,11 @@ int dyn_scope_open(struct dyn_scope *s, const char *path, int flags, struct stat
                             "target '%s': has %ju links; a file with more than one name could "
                             "be one outside the allowed paths",
                             path, (uintmax_t)st.st_nlink);
+    }
+    /* A test file in the workdir: the agent's own (its owner and DACL). */
+    if (!is_absolute(path) && (r = dyn_os_file_check(fd, "target", path, diag)) < 0) {
+        close(fd);
+        return r;
     }
     if (st_out)
         *st_out = st;

@@ -2,7 +2,8 @@
 /* tests/unit/dynamo/test_clean.c - the workdir's own bookkeeping (dynamo/clean.c,
  * dynamo/target.c, dynamo/scope.c): a target named like the ledger or a
  * verify state file is refused by the agent, whatever the plan loader did,
- * and clean removes only files with a single link that it made.
+ * clean removes only files with a single link that it made, and a test file
+ * another user planted is never reused nor replaced.
  * The workdir is a mkdtemp directory under $IOF_TEST_TMPDIR (or /tmp). */
 #include <stdarg.h>
 #include <stddef.h>
@@ -164,11 +165,54 @@ static void test_clean_single_link(void **state)
     dyn_scope_free(s);
 }
 
+/* A test file planted in the workdir by another user is neither reused nor
+ * replaced: refused, naming it and its owner (as root only: chown). */
+static void test_reuse_foreign_owner(void **state)
+{
+    struct dyn_scope *s = scope_new();
+    struct iof_diag d = {{0}};
+    char p[PATH_MAX + 64];
+    struct stat st;
+    int fd;
+
+    (void)state;
+    if (geteuid() != 0) {
+        dyn_scope_free(s);
+        skip();
+    }
+    in_dir(p, sizeof(p), "p.dat");
+    fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    assert_true(fd >= 0);
+    assert_int_equal(ftruncate(fd, 8192), 0);
+    assert_int_equal(pwrite(fd, "x", 1, 0), 1);
+    close(fd);
+    assert_int_equal(chown(p, 65534, 65534), 0);
+    assert_int_equal(prepare(s, "p.dat", &d), IOF_EDENIED);
+    assert_non_null(
+        strstr(d.msg, "target 'p.dat': not a plain file of the agent's user: owned by "));
+    assert_non_null(strstr(d.msg, "uid 65534), not by the agent's ("));
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_uid, 65534);
+    assert_int_equal(st.st_size, 8192);
+    /* a size to fill anew: not removed and made again either */
+    {
+        struct iof_target_cfg cfg = {.size = 16384};
+        snprintf(cfg.path, sizeof(cfg.path), "p.dat");
+        assert_int_equal(dyn_target_prepare(&cfg, s, IOF_PATTERN_REPEAT, NULL, NULL, &d),
+                         IOF_EDENIED);
+    }
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_uid, 65534);
+    assert_null(slurp(DYN_LEDGER_NAME));
+    dyn_scope_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_reserved_names, case_setup, case_teardown),
         cmocka_unit_test_setup_teardown(test_clean_single_link, case_setup, case_teardown),
+        cmocka_unit_test_setup_teardown(test_reuse_foreign_owner, case_setup, case_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
