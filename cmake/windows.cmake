@@ -110,6 +110,8 @@ if(IOF_TESTS)
   target_link_libraries(test_devguard_mark PRIVATE iof_dynamo)
   # The workdir's owner and DACL (dynamo/os/windows/acl.c).
   target_link_libraries(test_win_acl PRIVATE iof_dynamo)
+  # Each test file's owner, DACL, links and kind (dynamo/os/windows/acl.c).
+  target_link_libraries(test_win_filecheck PRIVATE iof_dynamo)
   # The service's log in the event log (dynamo/os/windows/eventlog.c).
   target_link_libraries(test_win_eventlog PRIVATE iof_dynamo)
   # The Linux iofleet drives dynamo.exe under Wine (skipped, 77, without a Linux build).
