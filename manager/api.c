@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* manager/api.c - `iofleet serve`'s JSON API (manager/api.h, docs/api.md):
- * a loopback-only libmicrohttpd server, one thread per connection admitted
- * and timed by manager/sinks/http_guard.c, routing GET /api/v1/... to
+ * a libmicrohttpd server (HTTP on loopback, or HTTPS: manager/api_auth.h),
+ * one thread per connection admitted and timed by
+ * manager/sinks/http_guard.c, routing GET /api/v1/... to
  * bodies the serve loop published, or to the run history
  * (manager/api_runs.c); every answer, errors included, is JSON.
  */
@@ -26,6 +27,7 @@
 #include "common/jsonw.h"
 #include "common/log.h"
 #include "common/spec.h"
+#include "manager/api_auth.h"
 #include "manager/api_runs.h"
 #include "manager/history/query.h"
 #include "proto/plan.h"
@@ -64,6 +66,7 @@ struct mgr_api {
     char *agents;          /* GET /api/v1/agents, published by the serve loop */
     size_t agents_len;
     const struct mgr_api_run_ops *runs; /* the run endpoints, NULL until set */
+    struct mgr_api_tls tls;             /* HTTPS when tls.cert is set */
 };
 
 static void api_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
@@ -464,13 +467,14 @@ static enum MHD_Result api_plan_check(struct MHD_Connection *conn, const char *b
  * page, never from a form on another site: Content-Type application/json
  * (which a cross-site form cannot send without a CORS preflight this server
  * never grants), and an Origin, when there is one, naming this server as
- * the Host header does. json false, for a DELETE (which no form can send,
- * nor a script elsewhere without that preflight): the Origin check only.
- * *refused false: go on; true: the refusal is queued, and its result
- * returned. */
+ * the Host header does (https: an https:// Origin). json false, for a
+ * DELETE (which no form can send, nor a script elsewhere without that
+ * preflight): the Origin check only. *refused false: go on; true: the
+ * refusal is queued, and its result returned. */
 static enum MHD_Result api_csrf(struct MHD_Connection *conn, const char *host, bool json,
-                                bool *refused)
+                                bool https, bool *refused)
 {
+    const char *scheme = https ? "https://" : "http://";
     const char *type =
         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
     const char *origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
@@ -483,11 +487,12 @@ static enum MHD_Result api_csrf(struct MHD_Connection *conn, const char *host, b
                          "a POST needs Content-Type: application/json, got '%.100s' (a form on "
                          "another site cannot send it: docs/api.md, CSRF)",
                          type ? type : "");
-    if (origin && (strncmp(origin, "http://", 7) || strcasecmp(origin + 7, host)))
+    if (origin &&
+        (strncmp(origin, scheme, strlen(scheme)) || strcasecmp(origin + strlen(scheme), host)))
         return api_error(conn, 403, NULL,
-                         "Origin '%.200s' is not this server (http://%.200s): a page elsewhere "
+                         "Origin '%.200s' is not this server (%s%.200s): a page elsewhere "
                          "may not change anything here (docs/api.md, CSRF)",
-                         origin, host);
+                         origin, scheme, host);
     *refused = false;
     return MHD_YES;
 }
@@ -578,7 +583,9 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
     }
     if (!c || !mgr_http_guard_request(api->guard, c)) /* closed by the guard meanwhile */
         return MHD_NO;
-    if (!api_host_ok(api, host))
+    /* Over HTTPS a name made to resolve here fails the certificate's check
+     * in the browser: only plain HTTP needs the Host rule. */
+    if (!api->tls.cert && !api_host_ok(api, host))
         return api_error(conn, 403, NULL,
                          "Host '%.200s' is not this server's address: requests must name a "
                          "loopback address or localhost (docs/api.md)",
@@ -595,7 +602,7 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
             return runs ? api_error(conn, 405, "GET, HEAD, POST", "%s %s: only GET or POST", method,
                                     url)
                         : api_error(conn, 405, "POST", "%s %s: only POST", method, url);
-        if ((r = api_csrf(conn, host, true, &refused)) != MHD_YES || refused)
+        if ((r = api_csrf(conn, host, true, api->tls.cert != NULL, &refused)) != MHD_YES || refused)
             return r;
         if (!(post = calloc(1, sizeof(*post))))
             return api_error(conn, 500, NULL, "out of memory");
@@ -629,7 +636,8 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
         if (strcmp(method, "DELETE"))
             return api_error(conn, 405, "GET, HEAD, DELETE", "%s %s: only GET or DELETE", method,
                              url);
-        if ((r = api_csrf(conn, host, false, &refused)) != MHD_YES || refused)
+        if ((r = api_csrf(conn, host, false, api->tls.cert != NULL, &refused)) != MHD_YES ||
+            refused)
             return r;
         return api_run_delete(conn, api, url + 13);
     }
@@ -682,13 +690,17 @@ void mgr_api_close(struct mgr_api *api)
     else if (api->fd >= 0)
         close(api->fd);
     mgr_http_guard_free(api->guard);
+    mgr_api_tls_free(&api->tls);
     pthread_mutex_destroy(&api->mu);
     free(api->agents);
     free(api);
 }
 
-int mgr_api_open(const char *spec, const char *db, struct mgr_api **out, struct iof_diag *diag)
+int mgr_api_open(const char *spec, const char *db, const struct mgr_api_auth_opts *auth,
+                 struct mgr_api **out, struct iof_diag *diag)
 {
+    struct MHD_OptionItem tls_opts[4];
+    unsigned tls_flag;
     struct mgr_api *api;
     uint16_t port, bound = 0;
     bool loopback = false;
@@ -709,15 +721,12 @@ int mgr_api_open(const char *spec, const char *db, struct mgr_api **out, struct 
                              IN6_IS_ADDR_LOOPBACK((struct in6_addr *)bin)
                        : inet_pton(AF_INET, api->host, bin) == 1 && bin[0] == 127;
     }
-    if (!loopback) {
-        rc = iof_diag_set(diag, -EACCES,
-                          "--http %s: %s is not a loopback address: the API has no TLS or "
-                          "authentication yet, so it is served on 127.0.0.1 or ::1 only "
-                          "(docs/api.md; reach it from elsewhere through an SSH tunnel)",
-                          spec, api->host);
+    if ((rc = mgr_api_tls_load(auth, &api->tls, diag)) ||
+        (rc = mgr_api_bind_check(spec, api->host, loopback, api->tls.cert != NULL, diag))) {
         mgr_api_close(api);
         return rc;
     }
+    tls_flag = mgr_http_mhd_tls(api->tls.cert, api->tls.key, MGR_API_TLS_PRIORITIES, tls_opts);
     if ((rc = mgr_http_guard_new(&api->guard))) {
         mgr_api_close(api);
         return iof_diag_set(diag, rc, "--http %s: cannot start the HTTP server: %s", spec,
@@ -729,18 +738,18 @@ int mgr_api_open(const char *spec, const char *db, struct mgr_api **out, struct 
     api->port = bound;
     api->daemon = MHD_start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-            (strchr(api->host, ':') ? MHD_USE_IPv6 : 0),
+            (strchr(api->host, ':') ? MHD_USE_IPv6 : 0) | tls_flag,
         0, mgr_http_mhd_accept, api->guard, api_request, api, MHD_OPTION_LISTEN_SOCKET, api->fd,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)MGR_HTTP_SLOTS, MHD_OPTION_NOTIFY_CONNECTION,
         mgr_http_mhd_notify, api->guard, MHD_OPTION_NOTIFY_COMPLETED, api_completed, api,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)API_IDLE_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)32768, MHD_OPTION_END);
+        (size_t)32768, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
     if (!api->daemon) {
         mgr_api_close(api);
         return iof_diag_set(diag, -EIO, "--http %s: cannot start the HTTP server", spec);
     }
-    snprintf(api->url, sizeof(api->url),
-             strchr(api->host, ':') ? "http://[%s]:%u/" : "http://%s:%u/", api->host, bound);
+    snprintf(api->url, sizeof(api->url), strchr(api->host, ':') ? "%s://[%s]:%u/" : "%s://%s:%u/",
+             api->tls.cert ? "https" : "http", api->host, bound);
     *out = api;
     return 0;
 }

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* manager/api.h - `iofleet serve`'s JSON API over HTTP (docs/api.md):
  * libmicrohttpd on its own threads, connections admitted and timed by
- * manager/sinks/http_guard.h, bound to a loopback address only (there is no
- * authentication yet) and answering only requests whose Host names that
- * address (a page elsewhere cannot reach it by DNS rebinding). The serve
+ * manager/sinks/http_guard.h, over HTTP on a loopback address, or over
+ * HTTPS (manager/api_auth.h: another address needs it and authentication).
+ * Over plain HTTP it answers only requests whose Host names that address
+ * (a page elsewhere cannot reach it by DNS rebinding; over HTTPS the
+ * certificate's name does that). The serve
  * loop publishes what the API shows as ready JSON text; HTTP threads copy
  * it under a lock and never touch the loop's state.
  */
@@ -16,18 +18,22 @@
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/spec.h"
+#include "manager/api_auth.h"
 
 #define MGR_API_VERSION "v1"
 
 struct mgr_api;
 
-/* Parses spec ("[ADDR:]PORT", manager/sinks/http.h), refuses an address
- * that is not loopback (-EACCES), binds and starts serving; the run
- * history's endpoints read the database at db (copied). Returns 0 and a new
- * API (mgr_api_close), or an error with diag ("--http ...: REASON"). */
-int mgr_api_open(const char *spec, const char *db, struct mgr_api **out, struct iof_diag *diag);
+/* Parses spec ("[ADDR:]PORT", manager/sinks/http.h), loads auth's HTTPS
+ * files (manager/api_auth.h; -EINVAL when one is wrong),
+ * refuses an address that is not loopback unless mgr_api_bind_check()
+ * allows it (-EACCES), binds and starts serving; the run history's
+ * endpoints read the database at db (copied). Returns 0 and a new API
+ * (mgr_api_close), or an error with diag ("--http ...: REASON"). */
+int mgr_api_open(const char *spec, const char *db, const struct mgr_api_auth_opts *auth,
+                 struct mgr_api **out, struct iof_diag *diag);
 
-/* "http://127.0.0.1:PORT/", the port bound. Borrowed. */
+/* "http://127.0.0.1:PORT/" ("https://" with TLS), the port bound. Borrowed. */
 const char *mgr_api_url(const struct mgr_api *api);
 
 /* Publishes the body of GET /api/v1/agents: json (len bytes, new, taken)

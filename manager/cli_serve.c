@@ -23,6 +23,8 @@
 enum serve_opt_id {
     SOPT_HELP = 1,
     SOPT_HTTP,
+    SOPT_HTTP_TLS_CERT,
+    SOPT_HTTP_TLS_KEY,
     SOPT_LISTEN,
     SOPT_DB,
     SOPT_TLS_CA,
@@ -38,9 +40,16 @@ static const struct iof_opt serve_opts[] = {
     {"help", 'h', IOF_OPT_NONE, NULL, "print this help and exit", SOPT_HELP},
     {"http", 0, IOF_OPT_REQUIRED, "[ADDR:]PORT",
      "serve the JSON API (docs/api.md) here: ADDR defaults to 127.0.0.1 and must be a loopback "
-     "address (the API has no TLS or authentication yet), PORT 0 picks a free one (default "
+     "address unless the API has HTTPS and authentication, PORT 0 picks a free one (default "
      "127.0.0.1:" SERVE_STR(MGR_SERVE_HTTP_PORT) ")",
      SOPT_HTTP},
+    {"http-tls-cert", 0, IOF_OPT_REQUIRED, "F",
+     "serve the API over HTTPS (TLS 1.3 or 1.2) with this PEM certificate, e.g. the manager.pem "
+     "of iofleet pki init (clients then name the server by its certificate's name, "
+     "--manager-name); with --http-tls-key",
+     SOPT_HTTP_TLS_CERT},
+    {"http-tls-key", 0, IOF_OPT_REQUIRED, "F",
+     "the unencrypted PEM private key of --http-tls-cert, e.g. manager-key.pem", SOPT_HTTP_TLS_KEY},
     {"listen", 0, IOF_OPT_OPTIONAL, "[ADDR][:PORT]",
      "accept dynamo agents started with --manager here (default all addresses, port 7066)",
      SOPT_LISTEN},
@@ -92,7 +101,8 @@ static const struct iof_cmd serve_cmd = {
     .opts = serve_opts,
     .nopts = sizeof(serve_opts) / sizeof(serve_opts[0]),
     .epilog = "exit codes: 0 stopped by SIGINT or SIGTERM, 1 out of memory, 2 usage error\n"
-              "            (a non-loopback --http included), 3 a port cannot be bound or\n"
+              "            (a non-loopback --http without HTTPS and authentication, an\n"
+              "            --http-tls-* file included), 3 a port cannot be bound or\n"
               "            plain TCP without --insecure\n",
     .takes_next = serve_listen_takes,
 };
@@ -172,6 +182,12 @@ int mgr_cli_serve(int argc, char **argv)
             o.http = val;
             break;
         }
+        case SOPT_HTTP_TLS_CERT:
+            o.http_auth.tls_cert = val;
+            break;
+        case SOPT_HTTP_TLS_KEY:
+            o.http_auth.tls_key = val;
+            break;
         case SOPT_LISTEN:
             o.listen = val ? val : "";
             break;
@@ -221,6 +237,9 @@ int mgr_cli_serve(int argc, char **argv)
         !!o.tls_ca + !!o.tls_cert + !!o.tls_key != 3)
         return iof_opt_usage_error(&serve_cmd,
                                    "TLS needs all of --tls-ca, --tls-cert and --tls-key");
+    if (!o.http_auth.tls_cert != !o.http_auth.tls_key)
+        return iof_opt_usage_error(&serve_cmd,
+                                   "HTTPS needs both --http-tls-cert and --http-tls-key");
     if (o.tls_ca && o.insecure)
         return iof_opt_usage_error(&serve_cmd, "--insecure and TLS contradict each other");
     if (!o.db) {

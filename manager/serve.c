@@ -513,7 +513,7 @@ static int sv_start(struct serve *sv)
             return 1;
         }
     }
-    if ((rc = mgr_api_open(o->http, o->db, &sv->api, &d))) {
+    if ((rc = mgr_api_open(o->http, o->db, &o->http_auth, &sv->api, &d))) {
         IOF_USER("iofleet serve: %s", d.msg);
         return rc == -EINVAL || rc == -EACCES ? 2 : 3; /* a wrong value, or a taken port */
     }

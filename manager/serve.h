@@ -11,15 +11,18 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "manager/api_auth.h"
+
 #define MGR_SERVE_HTTP_PORT 7067  /* --http's default port */
 #define MGR_SERVE_MAX_AGENTS 1024 /* agent connections at once */
 #define MGR_SERVE_SEEN_S 3600     /* how long an agent that left is listed */
 #define MGR_SERVE_MAX_SEEN 2048   /* agents listed at most, connected or not */
 
 struct mgr_serve_opts {
-    const char *http;   /* "[ADDR:]PORT" of the API (loopback only), never NULL */
-    const char *listen; /* "[ADDR][:PORT]" to accept agents on, never NULL */
-    const char *db;     /* the run history the API shows, never NULL */
+    const char *http;                   /* "[ADDR:]PORT" of the API, never NULL */
+    struct mgr_api_auth_opts http_auth; /* its HTTPS (manager/api_auth.h) */
+    const char *listen;                 /* "[ADDR][:PORT]" to accept agents on, never NULL */
+    const char *db;                     /* the run history the API shows, never NULL */
     bool insecure;
     const char *tls_ca, *tls_cert, *tls_key; /* all three, or none */
     uint32_t heartbeat_ms;                   /* 0: default */

@@ -38,3 +38,17 @@ struct mgr_http_conn *mgr_http_mhd_conn(struct MHD_Connection *conn)
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     return ci ? ci->socket_context : NULL;
 }
+
+unsigned mgr_http_mhd_tls(const char *cert, const char *key, const char *prio,
+                          struct MHD_OptionItem items[4])
+{
+    size_t n = 0;
+
+    if (cert && key) {
+        items[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)cert};
+        items[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)key};
+        items[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)prio};
+    }
+    items[n] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+    return n ? MHD_USE_TLS : 0;
+}

@@ -18,5 +18,11 @@ void mgr_http_mhd_notify(void *guard, struct MHD_Connection *conn, void **socket
                          enum MHD_ConnectionNotificationCode what);
 /* The connection's guard entry, NULL when it has none. */
 struct mgr_http_conn *mgr_http_mhd_conn(struct MHD_Connection *conn);
+/* HTTPS: fills items (4 of them) with the options serving PEM cert and key
+ * (borrowed until the daemon stops) with GnuTLS priorities prio, ending with
+ * MHD_OPTION_END, for MHD_OPTION_ARRAY; returns the MHD_USE_TLS flag. With
+ * cert NULL: items is only the end, and 0 is returned. */
+unsigned mgr_http_mhd_tls(const char *cert, const char *key, const char *prio,
+                          struct MHD_OptionItem items[4]);
 
 #endif
