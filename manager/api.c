@@ -20,6 +20,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/buf.h"
@@ -67,6 +68,7 @@ struct mgr_api {
     size_t agents_len;
     const struct mgr_api_run_ops *runs; /* the run endpoints, NULL until set */
     struct mgr_api_tls tls;             /* HTTPS when tls.cert is set */
+    struct mgr_api_auth *auth;          /* tokens required, or NULL */
 };
 
 static void api_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
@@ -88,8 +90,9 @@ static void api_completed(void *cls, struct MHD_Connection *conn, void **req_cls
 
 /* --- answers ----------------------------------------------------------------------------- */
 
-static enum MHD_Result api_send(struct MHD_Connection *conn, unsigned status, char *body,
-                                size_t len, const char *allow)
+/* Sends body (taken) with the headers of every answer and hname: hval. */
+static enum MHD_Result api_send_hdr(struct MHD_Connection *conn, unsigned status, char *body,
+                                    size_t len, const char *hname, const char *hval)
 {
     struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
     enum MHD_Result ret;
@@ -102,28 +105,32 @@ static enum MHD_Result api_send(struct MHD_Connection *conn, unsigned status, ch
     MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
     MHD_add_response_header(r, "Content-Security-Policy", "default-src 'none'");
-    if (allow)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+    if (hname && hval)
+        MHD_add_response_header(r, hname, hval);
     ret = MHD_queue_response(conn, status, r);
     MHD_destroy_response(r);
     return ret;
 }
 
-/* {"error": {"status": N, "message": "..."}} */
-static enum MHD_Result api_error(struct MHD_Connection *conn, unsigned status, const char *allow,
-                                 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static enum MHD_Result api_error(struct MHD_Connection *conn, unsigned status, const char *allow,
-                                 const char *fmt, ...)
+static enum MHD_Result api_send(struct MHD_Connection *conn, unsigned status, char *body,
+                                size_t len, const char *allow)
+{
+    return api_send_hdr(conn, status, body, len, MHD_HTTP_HEADER_ALLOW, allow);
+}
+
+/* {"error": {"status": N, "message": "..."}}, with hname: hval. */
+static enum MHD_Result api_verror(struct MHD_Connection *conn, unsigned status, const char *hname,
+                                  const char *hval, const char *fmt, va_list ap)
+    __attribute__((format(printf, 5, 0)));
+static enum MHD_Result api_verror(struct MHD_Connection *conn, unsigned status, const char *hname,
+                                  const char *hval, const char *fmt, va_list ap)
 {
     char msg[512];
     struct iof_buf b;
-    va_list ap;
     size_t len;
     char *body;
 
-    va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
     iof_buf_init(&b, API_MAX_BODY);
     iof_json_open(&b, '{');
     iof_json_key(&b, "error");
@@ -137,7 +144,38 @@ static enum MHD_Result api_error(struct MHD_Connection *conn, unsigned status, c
     iof_buf_addstr(&b, "\n");
     if (!(body = iof_buf_take(&b, &len)))
         return MHD_NO;
-    return api_send(conn, status, body, len, allow);
+    return api_send_hdr(conn, status, body, len, hname, hval);
+}
+
+/* {"error": {"status": N, "message": "..."}} */
+static enum MHD_Result api_error(struct MHD_Connection *conn, unsigned status, const char *allow,
+                                 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static enum MHD_Result api_error(struct MHD_Connection *conn, unsigned status, const char *allow,
+                                 const char *fmt, ...)
+{
+    enum MHD_Result r;
+    va_list ap;
+
+    va_start(ap, fmt);
+    r = api_verror(conn, status, MHD_HTTP_HEADER_ALLOW, allow, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+/* The same with the header hname: hval. */
+static enum MHD_Result api_error_hdr(struct MHD_Connection *conn, unsigned status,
+                                     const char *hname, const char *hval, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static enum MHD_Result api_error_hdr(struct MHD_Connection *conn, unsigned status,
+                                     const char *hname, const char *hval, const char *fmt, ...)
+{
+    enum MHD_Result r;
+    va_list ap;
+
+    va_start(ap, fmt);
+    r = api_verror(conn, status, hname, hval, fmt, ap);
+    va_end(ap);
+    return r;
 }
 
 static enum MHD_Result api_version(struct MHD_Connection *conn)
@@ -545,6 +583,48 @@ static bool api_host_ok(const struct mgr_api *api, const char *host)
     return false;
 }
 
+/* With tokens, every request needs one (manager/api_auth.h): 401 without
+ * or with a wrong one, 403 for a viewer's beyond GET and HEAD, 429 after
+ * too many failures from the peer. *refused as api_csrf(). */
+static enum MHD_Result api_authorize(struct mgr_api *api, struct MHD_Connection *conn,
+                                     const char *method, const char *url, bool get, bool *refused)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const char *authz =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    const struct mgr_api_token *tok;
+    struct timespec ts;
+
+    *refused = true;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    switch (mgr_api_auth_check(api->auth, authz, !get, ci ? ci->client_addr : NULL,
+                               (int64_t)ts.tv_sec, method, url, &tok)) {
+    case MGR_API_AUTH_OK:
+        *refused = false;
+        return MHD_YES;
+    case MGR_API_AUTH_MISSING:
+        return api_error_hdr(conn, 401, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+                             "Bearer realm=\"iofleet\"",
+                             "this API needs a token: Authorization: Bearer TOKEN (iofleet serve "
+                             "token new makes one; docs/api.md, Security)");
+    case MGR_API_AUTH_WRONG:
+        return api_error_hdr(conn, 401, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+                             "Bearer realm=\"iofleet\", error=\"invalid_token\"",
+                             "the token is not one this server knows (docs/api.md, Security)");
+    case MGR_API_AUTH_SCOPE:
+        return api_error(conn, 403, NULL,
+                         "token '%s' is a viewer's: %.16s %.200s needs an operator's "
+                         "(docs/api.md, Security)",
+                         tok ? tok->name : "?", method, url);
+    default:
+        return api_error_hdr(conn, 429, MHD_HTTP_HEADER_RETRY_AFTER, "60",
+                             "too many failed authentications from this address: try again "
+                             "within %d s (docs/api.md, Security)",
+                             MGR_API_FAIL_WINDOW_S);
+    }
+}
+
 static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const char *url,
                                    const char *method, const char *version, const char *upload_data,
                                    size_t *upload_data_size, void **req_cls)
@@ -590,6 +670,12 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
                          "Host '%.200s' is not this server's address: requests must name a "
                          "loopback address or localhost (docs/api.md)",
                          host ? host : "");
+    if (api->auth) {
+        bool refused;
+        enum MHD_Result r = api_authorize(api, conn, method, url, get, &refused);
+        if (r != MHD_YES || refused)
+            return r;
+    }
     check = !strcmp(url, "/api/v1/plans/check");
     stop = !strcmp(url, "/api/v1/runs/current/stop");
     runs = !strcmp(url, "/api/v1/runs");
@@ -691,6 +777,7 @@ void mgr_api_close(struct mgr_api *api)
         close(api->fd);
     mgr_http_guard_free(api->guard);
     mgr_api_tls_free(&api->tls);
+    mgr_api_auth_free(api->auth);
     pthread_mutex_destroy(&api->mu);
     free(api->agents);
     free(api);
@@ -722,7 +809,9 @@ int mgr_api_open(const char *spec, const char *db, const struct mgr_api_auth_opt
                        : inet_pton(AF_INET, api->host, bin) == 1 && bin[0] == 127;
     }
     if ((rc = mgr_api_tls_load(auth, &api->tls, diag)) ||
-        (rc = mgr_api_bind_check(spec, api->host, loopback, api->tls.cert != NULL, diag))) {
+        (auth->tokens && (rc = mgr_api_auth_new(auth->tokens, &api->auth, diag))) ||
+        (rc = mgr_api_bind_check(spec, api->host, loopback, api->tls.cert != NULL,
+                                 api->auth != NULL, diag))) {
         mgr_api_close(api);
         return rc;
     }

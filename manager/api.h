@@ -2,7 +2,8 @@
 /* manager/api.h - `iofleet serve`'s JSON API over HTTP (docs/api.md):
  * libmicrohttpd on its own threads, connections admitted and timed by
  * manager/sinks/http_guard.h, over HTTP on a loopback address, or over
- * HTTPS (manager/api_auth.h: another address needs it and authentication).
+ * HTTPS, with bearer tokens when given (manager/api_auth.h: another address
+ * needs both).
  * Over plain HTTP it answers only requests whose Host names that address
  * (a page elsewhere cannot reach it by DNS rebinding; over HTTPS the
  * certificate's name does that). The serve

@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* manager/api_auth.c - the API's HTTPS files and address rule
- * (manager/api_auth.h): files read and checked with OpenSSL before
+/* manager/api_auth.c - the API's HTTPS files, tokens and address rule
+ * (manager/api_auth.h): TLS files read and checked with OpenSSL before
  * libmicrohttpd is given them, so that a wrong file is named with its
- * reason rather than as a server that will not start. */
+ * reason rather than as a server that will not start; tokens hashed with
+ * SHA-256 and compared in constant time (OpenSSL's EVP and CRYPTO_memcmp),
+ * made from RAND_bytes. */
 #include "manager/api_auth.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <microhttpd.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +23,7 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/rand.h>
 #include <openssl/x509.h>
 
 #include "common/log.h"
@@ -150,16 +155,509 @@ void mgr_api_tls_free(struct mgr_api_tls *t)
     t->key = t->cert = NULL;
 }
 
-int mgr_api_bind_check(const char *spec, const char *host, bool loopback, bool tls,
+int mgr_api_bind_check(const char *spec, const char *host, bool loopback, bool tls, bool tokens,
                        struct iof_diag *diag)
 {
-    if (loopback)
+    if (loopback || (tls && tokens))
         return 0;
-    return iof_diag_set(
-        diag, -EACCES,
-        "--http %s: %s is not a loopback address: the API is served elsewhere only over "
-        "HTTPS (%s) with authentication, which it does not have yet; serve it on "
-        "127.0.0.1 or ::1 and reach it through an SSH tunnel (docs/api.md, "
-        "Security)",
-        spec, host, tls ? "given" : "add --http-tls-cert F --http-tls-key F");
+    return iof_diag_set(diag, -EACCES,
+                        "--http %s: %s is not a loopback address: the API is served elsewhere "
+                        "only over HTTPS and with tokens: add %s%s%s (docs/api.md, Security), or "
+                        "serve it on 127.0.0.1 or ::1 and reach it through an SSH tunnel",
+                        spec, host, tls ? "" : "--http-tls-cert F --http-tls-key F",
+                        !tls && !tokens ? " and " : "", tokens ? "" : "--http-tokens F");
+}
+
+/* --- tokens ------------------------------------------------------------------------------- */
+
+const char *mgr_api_scope_name(enum mgr_api_scope s)
+{
+    return s == MGR_API_SCOPE_VIEWER ? "viewer" : s == MGR_API_SCOPE_OPERATOR ? "operator" : NULL;
+}
+
+enum mgr_api_scope mgr_api_scope_parse(const char *s)
+{
+    return !strcmp(s, "viewer")     ? MGR_API_SCOPE_VIEWER
+           : !strcmp(s, "operator") ? MGR_API_SCOPE_OPERATOR
+                                    : MGR_API_SCOPE_NONE;
+}
+
+void mgr_api_token_hash(const char *token, size_t len, unsigned char out[32])
+{
+    unsigned int n = 32;
+    if (EVP_Digest(token, len, out, &n, EVP_sha256(), NULL) != 1)
+        memset(out, 0, 32); /* never a token's: every file hash is checked non-zero */
+}
+
+/* A token's name: 1..64 of [A-Za-z0-9._-]. NULL, or why not. */
+static const char *auth_name_bad(const char *name)
+{
+    size_t n = strlen(name);
+    if (!n)
+        return "is empty";
+    if (n > 64)
+        return "is over 64 characters";
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-'))
+            return "may hold only letters, digits, '.', '_' and '-'";
+    }
+    return NULL;
+}
+
+static int auth_hex(char c)
+{
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
+/* One line's "SCOPE NAME HASH" into e; NULL or why not. */
+static const char *auth_line(char *line, struct mgr_api_token *e, char *why, size_t cap)
+{
+    char *f[4] = {0}, *save = NULL, *w;
+    const char *bad;
+    int nf = 0;
+    bool zero = true;
+
+    for (w = strtok_r(line, " \t", &save); w; w = strtok_r(NULL, " \t", &save))
+        if (nf < 4)
+            f[nf++] = w;
+        else
+            nf++;
+    if (nf != 3) {
+        snprintf(why, cap, "%d fields, not 3 (SCOPE NAME SHA256-HEX)", nf);
+        return why;
+    }
+    if (!(e->scope = mgr_api_scope_parse(f[0]))) {
+        snprintf(why, cap, "scope '%.40s' is neither viewer nor operator", f[0]);
+        return why;
+    }
+    if ((bad = auth_name_bad(f[1]))) {
+        snprintf(why, cap, "name '%.70s' %s", f[1], bad);
+        return why;
+    }
+    snprintf(e->name, sizeof(e->name), "%s", f[1]);
+    if (strlen(f[2]) != 64) {
+        snprintf(why, cap, "the hash is %zu characters, not 64 hex digits (the token's SHA-256)",
+                 strlen(f[2]));
+        return why;
+    }
+    for (int i = 0; i < 32; i++) {
+        int hi = auth_hex(f[2][2 * i]), lo = auth_hex(f[2][2 * i + 1]);
+        if (hi < 0 || lo < 0) {
+            snprintf(why, cap, "the hash holds a character that is not a hex digit");
+            return why;
+        }
+        e->hash[i] = (unsigned char)(hi << 4 | lo);
+        zero = zero && !e->hash[i];
+    }
+    if (zero) {
+        snprintf(why, cap, "the hash is all zeros");
+        return why;
+    }
+    return NULL;
+}
+
+int mgr_api_tokens_parse(const char *path, const char *text, size_t len, struct mgr_api_tokens *out,
+                         struct iof_diag *diag)
+{
+    char line[512], why[160];
+    size_t at = 0, lineno = 0, cap = 0;
+    int rc = 0;
+
+    memset(out, 0, sizeof(*out));
+    while (at < len && !rc) {
+        const char *nl = memchr(text + at, '\n', len - at), *p;
+        size_t n = nl ? (size_t)(nl - (text + at)) : len - at;
+        struct mgr_api_token e = {0};
+        const char *bad;
+
+        lineno++;
+        p = text + at;
+        at += n + (nl ? 1 : 0);
+        if (n && p[n - 1] == '\r')
+            n--;
+        while (n && (*p == ' ' || *p == '\t'))
+            p++, n--;
+        if (!n || *p == '#')
+            continue;
+        if (n >= sizeof(line) || memchr(p, '\0', n)) {
+            rc = iof_diag_set(diag, -EINVAL, "%s:%zu: %s", path, lineno,
+                              n >= sizeof(line) ? "a line over 511 bytes" : "a NUL byte");
+            break;
+        }
+        memcpy(line, p, n);
+        line[n] = '\0';
+        if ((bad = auth_line(line, &e, why, sizeof(why)))) {
+            rc = iof_diag_set(diag, -EINVAL, "%s:%zu: %s", path, lineno, bad);
+            break;
+        }
+        for (size_t i = 0; i < out->n && !rc; i++) {
+            if (!strcmp(out->v[i].name, e.name))
+                rc = iof_diag_set(diag, -EINVAL, "%s:%zu: name '%s' is on line %u too", path,
+                                  lineno, e.name, out->v[i].line);
+            else if (!CRYPTO_memcmp(out->v[i].hash, e.hash, sizeof(e.hash)))
+                rc = iof_diag_set(diag, -EINVAL, "%s:%zu: the same hash as line %u ('%s')", path,
+                                  lineno, out->v[i].line, out->v[i].name);
+        }
+        if (rc)
+            break;
+        if (out->n == MGR_API_TOKENS_MAX) {
+            rc = iof_diag_set(diag, -EINVAL, "%s:%zu: more than %u tokens", path, lineno,
+                              MGR_API_TOKENS_MAX);
+            break;
+        }
+        if (out->n == cap) {
+            size_t nc = cap ? 2 * cap : 16;
+            struct mgr_api_token *v = realloc(out->v, nc * sizeof(*v));
+            if (!v) {
+                rc = iof_diag_set(diag, -ENOMEM, "%s: out of memory", path);
+                break;
+            }
+            out->v = v;
+            cap = nc;
+        }
+        e.line = (unsigned)lineno;
+        out->v[out->n++] = e;
+    }
+    if (!rc && !out->n)
+        rc = iof_diag_set(diag, -EINVAL,
+                          "%s: no token in it (iofleet serve token new --http-tokens %s adds one)",
+                          path, path);
+    if (rc)
+        mgr_api_tokens_free(out);
+    return rc;
+}
+
+/* Opens path for reading, or appending (append; *created when it was
+ * made, mode 0600), and checks it: a regular file, not a symbolic link,
+ * owned by the effective user or root, that no one else may read or write.
+ * Returns the descriptor or -errno with diag. */
+static int auth_open_tokens(const char *path, bool append, bool *created, struct stat *st,
+                            struct iof_diag *diag)
+{
+    int fl = O_CLOEXEC | O_NOFOLLOW | (append ? O_RDWR | O_APPEND : O_RDONLY);
+    int fd = open(path, fl);
+
+    if (created)
+        *created = false;
+    if (fd < 0 && errno == ENOENT && append) {
+        fd = open(path, fl | O_CREAT | O_EXCL, 0600);
+        if (fd >= 0 && created)
+            *created = true;
+    }
+    if (fd < 0) {
+        int e = errno;
+        return iof_diag_set(diag, -e, "--http-tokens %s: %s", path,
+                            e == ELOOP ? "a symbolic link (name the file itself)" : strerror(e));
+    }
+    if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
+        close(fd);
+        return iof_diag_set(diag, -EINVAL, "--http-tokens %s: not a regular file", path);
+    }
+    if (st->st_uid != geteuid() && st->st_uid != 0) {
+        close(fd);
+        return iof_diag_set(diag, -EINVAL,
+                            "--http-tokens %s: owned by uid %lu, not by this user (uid %lu) or "
+                            "root: whoever owns it can add a token",
+                            path, (unsigned long)st->st_uid, (unsigned long)geteuid());
+    }
+    if (st->st_mode & (S_IRWXG | S_IRWXO)) {
+        close(fd);
+        return iof_diag_set(diag, -EINVAL,
+                            "--http-tokens %s: mode %04o lets others than its owner %s it: "
+                            "fix it with: chmod 600 %s",
+                            path, (unsigned)(st->st_mode & 07777),
+                            st->st_mode & (S_IWGRP | S_IWOTH) ? "write (add a token to)" : "read",
+                            path);
+    }
+    if (st->st_size > (off_t)MGR_API_TOKENS_FILE_MAX) {
+        close(fd);
+        return iof_diag_set(diag, -EINVAL, "--http-tokens %s: over 1 MiB", path);
+    }
+    return fd;
+}
+
+/* The whole of the checked file fd (st its size) into *text (new). */
+static int auth_read_fd(const char *path, int fd, const struct stat *st, char **text, size_t *len,
+                        struct iof_diag *diag)
+{
+    ssize_t n = 0;
+
+    *len = 0;
+    if (!(*text = malloc((size_t)st->st_size + 1)))
+        return iof_diag_set(diag, -ENOMEM, "--http-tokens %s: out of memory", path);
+    while (*len < (size_t)st->st_size &&
+           (n = pread(fd, *text + *len, (size_t)st->st_size - *len, (off_t)*len)) > 0)
+        *len += (size_t)n;
+    (*text)[*len] = '\0';
+    if (n < 0) {
+        int e = errno;
+        free(*text);
+        *text = NULL;
+        return iof_diag_set(diag, -e, "--http-tokens %s: %s", path, strerror(e));
+    }
+    return 0;
+}
+
+int mgr_api_tokens_load(const char *path, struct mgr_api_tokens *out, struct iof_diag *diag)
+{
+    struct stat st;
+    char *text;
+    size_t len;
+    int fd = auth_open_tokens(path, false, NULL, &st, diag), rc;
+
+    memset(out, 0, sizeof(*out));
+    if (fd < 0)
+        return fd;
+    rc = auth_read_fd(path, fd, &st, &text, &len, diag);
+    close(fd);
+    if (rc)
+        return rc;
+    rc = mgr_api_tokens_parse(path, text, len, out, diag);
+    free(text);
+    if (rc && diag->msg[0] && strncmp(diag->msg, "--http-tokens ", 14)) {
+        char why[sizeof(diag->msg)];
+        snprintf(why, sizeof(why), "%s", diag->msg);
+        iof_diag_set(diag, rc, "--http-tokens %s", why);
+    }
+    return rc;
+}
+
+void mgr_api_tokens_free(struct mgr_api_tokens *t)
+{
+    if (t->v)
+        OPENSSL_cleanse(t->v, t->n * sizeof(*t->v));
+    free(t->v);
+    t->v = NULL;
+    t->n = 0;
+}
+
+const struct mgr_api_token *mgr_api_tokens_find(const struct mgr_api_tokens *t, const char *token,
+                                                size_t len)
+{
+    const struct mgr_api_token *hit = NULL;
+    unsigned char h[32];
+
+    mgr_api_token_hash(token, len, h);
+    for (size_t i = 0; i < t->n; i++) {
+        /* every entry compared, whichever matches */
+        int same = !CRYPTO_memcmp(t->v[i].hash, h, sizeof(h));
+        if (same && !hit)
+            hit = &t->v[i];
+    }
+    return hit;
+}
+
+bool mgr_api_bearer(const char *hdr, const char **tok, size_t *len)
+{
+    const char *p, *end;
+
+    if (!hdr)
+        return false;
+    while (*hdr == ' ' || *hdr == '\t')
+        hdr++;
+    if (strncasecmp(hdr, "Bearer", 6) || (hdr[6] != ' ' && hdr[6] != '\t'))
+        return false;
+    for (p = hdr + 6; *p == ' ' || *p == '\t'; p++)
+        ;
+    for (end = p + strlen(p); end > p && (end[-1] == ' ' || end[-1] == '\t'); end--)
+        ;
+    *tok = p;
+    *len = (size_t)(end - p);
+    return true;
+}
+
+int mgr_api_token_new(const char *path, enum mgr_api_scope scope, const char *name, char *token,
+                      struct iof_diag *diag)
+{
+    static const char head[] = "# iofleet serve --http-tokens: SCOPE NAME SHA256-HEX, one token "
+                               "a line (docs/api.md, Security)\n";
+    unsigned char raw[32], h[32];
+    char line[200], *text = NULL;
+    struct mgr_api_tokens t = {0};
+    struct stat st;
+    bool created;
+    const char *bad;
+    size_t len = 0, n;
+    int fd, rc = 0;
+
+    token[0] = '\0';
+    if (!mgr_api_scope_name(scope))
+        return iof_diag_set(diag, -EINVAL, "--scope must be viewer or operator");
+    if ((bad = auth_name_bad(name)))
+        return iof_diag_set(diag, -EINVAL, "--name '%.70s' %s", name, bad);
+    if ((fd = auth_open_tokens(path, true, &created, &st, diag)) < 0)
+        return fd;
+    if (!created && (rc = auth_read_fd(path, fd, &st, &text, &len, diag)))
+        goto out;
+    if (len && (rc = mgr_api_tokens_parse(path, text, len, &t, diag)) && t.n == 0 &&
+        strstr(diag->msg, ": no token in it"))
+        rc = 0; /* only comments so far */
+    if (rc)
+        goto out;
+    for (size_t i = 0; i < t.n; i++)
+        if (!strcmp(t.v[i].name, name)) {
+            rc = iof_diag_set(diag, -EEXIST,
+                              "--name %s: %s already has a token of that name (line %u); "
+                              "remove that line to replace it",
+                              name, path, t.v[i].line);
+            goto out;
+        }
+    if (RAND_bytes(raw, sizeof(raw)) != 1) {
+        rc = iof_diag_set(diag, IOF_EINTERNAL, "RAND_bytes failed: no random token");
+        goto out;
+    }
+    n = (size_t)snprintf(token, MGR_API_TOKEN_LEN + 1, "%s", MGR_API_TOKEN_PREFIX);
+    for (size_t i = 0; i < sizeof(raw); i++)
+        n += (size_t)snprintf(token + n, MGR_API_TOKEN_LEN + 1 - n, "%02x", raw[i]);
+    OPENSSL_cleanse(raw, sizeof(raw));
+    mgr_api_token_hash(token, n, h);
+    n = (size_t)snprintf(line, sizeof(line), "%s%s%s %s ", created ? head : "",
+                         len && text[len - 1] != '\n' ? "\n" : "", mgr_api_scope_name(scope), name);
+    for (size_t i = 0; i < sizeof(h); i++)
+        n += (size_t)snprintf(line + n, sizeof(line) - n, "%02x", h[i]);
+    n += (size_t)snprintf(line + n, sizeof(line) - n, "\n");
+    if (write(fd, line, n) != (ssize_t)n || fsync(fd) < 0) {
+        rc = iof_diag_set(diag, -errno, "--http-tokens %s: %s", path, strerror(errno));
+        OPENSSL_cleanse(token, MGR_API_TOKEN_LEN);
+        token[0] = '\0';
+    }
+out:
+    close(fd);
+    if (rc && created)
+        unlink(path);
+    free(text);
+    mgr_api_tokens_free(&t);
+    return rc;
+}
+
+/* --- requests ----------------------------------------------------------------------------- */
+
+int mgr_api_auth_new(const char *path, struct mgr_api_auth **out, struct iof_diag *diag)
+{
+    struct mgr_api_auth *a = calloc(1, sizeof(*a));
+    int rc;
+
+    *out = NULL;
+    if (!a)
+        return iof_diag_set(diag, -ENOMEM, "--http-tokens %s: out of memory", path);
+    if ((rc = mgr_api_tokens_load(path, &a->tokens, diag))) {
+        free(a);
+        return rc == -ENOMEM ? rc : -EINVAL; /* a wrong option's value */
+    }
+    pthread_mutex_init(&a->mu, NULL);
+    *out = a;
+    return 0;
+}
+
+void mgr_api_auth_free(struct mgr_api_auth *a)
+{
+    if (!a)
+        return;
+    mgr_api_tokens_free(&a->tokens);
+    pthread_mutex_destroy(&a->mu);
+    free(a);
+}
+
+/* The peer's key (IPv4 as ::ffff:a.b.c.d, IPv6 its /64) and its text. */
+static void auth_peer(const struct sockaddr *sa, unsigned char key[16], char *text, size_t cap)
+{
+    memset(key, 0, 16);
+    snprintf(text, cap, "?");
+    if (sa && sa->sa_family == AF_INET) {
+        const struct sockaddr_in *in = (const void *)sa;
+        key[10] = key[11] = 0xff;
+        memcpy(key + 12, &in->sin_addr, 4);
+        inet_ntop(AF_INET, &in->sin_addr, text, (socklen_t)cap);
+    } else if (sa && sa->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const void *)sa;
+        memcpy(key, &in6->sin6_addr, 8);
+        inet_ntop(AF_INET6, &in6->sin6_addr, text, (socklen_t)cap);
+    }
+}
+
+/* s for a log line: at most cap-1 bytes, anything but printable ASCII '?'. */
+static void auth_printable(const char *s, char *out, size_t cap)
+{
+    size_t i = 0;
+    for (; s && s[i] && i + 1 < cap; i++)
+        out[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
+    out[i] = '\0';
+}
+
+/* The peer's failure window: its slot, or the oldest one taken over. */
+static struct mgr_api_fail *auth_slot(struct mgr_api_auth *a, const unsigned char key[16],
+                                      int64_t now, bool take)
+{
+    struct mgr_api_fail *old = NULL;
+    for (size_t i = 0; i < MGR_API_FAIL_PEERS; i++) {
+        struct mgr_api_fail *f = &a->fails[i];
+        if (f->count && !memcmp(f->addr, key, 16)) {
+            if (now - f->since >= MGR_API_FAIL_WINDOW_S) {
+                f->since = now;
+                f->count = 0;
+            }
+            return f;
+        }
+        if (!old || (old->count && (!f->count || f->since < old->since)))
+            old = f; /* the first free slot, else the oldest */
+    }
+    if (!take)
+        return NULL;
+    memcpy(old->addr, key, 16);
+    old->since = now;
+    old->count = 0;
+    return old;
+}
+
+enum mgr_api_auth_result mgr_api_auth_check(struct mgr_api_auth *a, const char *authz, bool write,
+                                            const struct sockaddr *peer, int64_t now,
+                                            const char *method, const char *url,
+                                            const struct mgr_api_token **tok)
+{
+    unsigned char key[16];
+    char who[64], m[16], u[128];
+    const struct mgr_api_token *e = NULL;
+    enum mgr_api_auth_result r;
+    struct mgr_api_fail *f;
+    const char *t;
+    size_t len;
+
+    *tok = NULL;
+    auth_peer(peer, key, who, sizeof(who));
+    pthread_mutex_lock(&a->mu);
+    f = auth_slot(a, key, now, false);
+    r = f && f->count >= MGR_API_FAIL_MAX ? MGR_API_AUTH_THROTTLED : MGR_API_AUTH_OK;
+    pthread_mutex_unlock(&a->mu);
+    if (r == MGR_API_AUTH_THROTTLED)
+        return r;
+    if (!mgr_api_bearer(authz, &t, &len))
+        r = MGR_API_AUTH_MISSING;
+    else if (!(e = mgr_api_tokens_find(&a->tokens, t, len)))
+        r = MGR_API_AUTH_WRONG;
+    else if (write && e->scope != MGR_API_SCOPE_OPERATOR)
+        r = MGR_API_AUTH_SCOPE;
+    *tok = e;
+    auth_printable(method, m, sizeof(m));
+    auth_printable(url, u, sizeof(u));
+    if (r == MGR_API_AUTH_MISSING || r == MGR_API_AUTH_WRONG) {
+        unsigned n;
+        pthread_mutex_lock(&a->mu);
+        f = auth_slot(a, key, now, true);
+        n = ++f->count;
+        pthread_mutex_unlock(&a->mu);
+        IOF_WARN("--http: %s %s from %s refused: %s (failure %u of %u in %d s from there)", m, u,
+                 who,
+                 r == MGR_API_AUTH_WRONG ? "a token that is not in the tokens file"
+                 : authz                 ? "an Authorization header that is not Bearer"
+                                         : "no token",
+                 n, MGR_API_FAIL_MAX, MGR_API_FAIL_WINDOW_S);
+    } else if (r == MGR_API_AUTH_SCOPE) {
+        IOF_WARN("--http: %s %s from %s refused: token '%s' is a viewer's", m, u, who, e->name);
+    }
+    return r;
 }

@@ -1,14 +1,25 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* manager/api_auth.h - the safety of `iofleet serve --http` (docs/api.md,
  * Security): HTTPS with a certificate and key given on the command line
- * (checked here, served by libmicrohttpd over GnuTLS), and the rule that an
- * address other than loopback is served only with HTTPS and authentication.
+ * (checked here, served by libmicrohttpd over GnuTLS); bearer tokens with
+ * a scope, kept hashed in a tokens file; and the rule that an address other
+ * than loopback is served only with HTTPS and tokens.
+ *
+ * The tokens file (--http-tokens F): one token a line, "SCOPE NAME HASH":
+ * SCOPE viewer (every GET and HEAD) or operator (POST too), NAME a node
+ * name's characters (proto/name.h) unique in the file, HASH the SHA-256 of
+ * the token as 64 hex digits; blank lines and lines starting with '#' are
+ * skipped. The file must be a regular file of the effective user (or root)
+ * that no one else may read or write (mode 0600 or stricter).
  */
 #ifndef IOF_MANAGER_API_AUTH_H
 #define IOF_MANAGER_API_AUTH_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
 
 #include "common/err.h"
 
@@ -17,11 +28,108 @@
 #define MGR_API_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
 #define MGR_API_TLS_FILE_MAX (256u << 10) /* a PEM certificate chain or key */
 
+#define MGR_API_TOKENS_MAX 4096 /* lines with a token in a tokens file */
+#define MGR_API_TOKENS_FILE_MAX (1u << 20)
+#define MGR_API_TOKEN_PREFIX "iofleet_" /* then 64 hex digits: 256 random bits */
+#define MGR_API_TOKEN_LEN (sizeof(MGR_API_TOKEN_PREFIX) - 1 + 64)
+#define MGR_API_FAIL_WINDOW_S 60 /* failed authentications counted per peer over */
+#define MGR_API_FAIL_MAX 20      /* failures in the window, then 429 until it ends */
+#define MGR_API_FAIL_PEERS 64    /* peers remembered (the oldest forgotten) */
+
 /* What `iofleet serve` was given for its API; each may be NULL. */
 struct mgr_api_auth_opts {
     const char *tls_cert; /* PEM certificate (chain), with tls_key */
     const char *tls_key;  /* PEM private key, unencrypted */
+    const char *tokens;   /* the tokens file: every request then needs one */
 };
+
+enum mgr_api_scope {
+    MGR_API_SCOPE_NONE = 0,
+    MGR_API_SCOPE_VIEWER = 1,   /* GET and HEAD */
+    MGR_API_SCOPE_OPERATOR = 2, /* and POST: start and stop runs, check plans */
+};
+
+struct mgr_api_token {
+    enum mgr_api_scope scope;
+    char name[65];
+    unsigned char hash[32]; /* SHA-256 of the token */
+    unsigned line;          /* in the tokens file */
+};
+
+struct mgr_api_tokens {
+    struct mgr_api_token *v;
+    size_t n;
+};
+
+/* "viewer", "operator"; NULL for another value. */
+const char *mgr_api_scope_name(enum mgr_api_scope s);
+/* The scope named s, or MGR_API_SCOPE_NONE. */
+enum mgr_api_scope mgr_api_scope_parse(const char *s);
+
+/* SHA-256 of token (len bytes). */
+void mgr_api_token_hash(const char *token, size_t len, unsigned char out[32]);
+
+/* Parses a tokens file's text (len bytes; path only names it in messages)
+ * into out (new; mgr_api_tokens_free). 0, or -EINVAL with diag "PATH:LINE:
+ * REASON" (-ENOMEM). An empty file is refused: it would let nobody in. */
+int mgr_api_tokens_parse(const char *path, const char *text, size_t len, struct mgr_api_tokens *out,
+                         struct iof_diag *diag);
+/* Reads path (its owner and mode checked as above, then parsed). 0, or
+ * -EINVAL / -errno with diag naming the file and the reason. */
+int mgr_api_tokens_load(const char *path, struct mgr_api_tokens *out, struct iof_diag *diag);
+void mgr_api_tokens_free(struct mgr_api_tokens *t);
+
+/* The entry whose hash is token's (len bytes), every entry compared in
+ * constant time (CRYPTO_memcmp, no early exit); NULL when none. */
+const struct mgr_api_token *mgr_api_tokens_find(const struct mgr_api_tokens *t, const char *token,
+                                                size_t len);
+
+/* The token of an Authorization header value: "Bearer TOKEN" (the scheme in
+ * any case, spaces around TOKEN skipped). true with *tok, *len; false when
+ * hdr is NULL or another scheme. */
+bool mgr_api_bearer(const char *hdr, const char **tok, size_t *len);
+
+/* Makes a new token (MGR_API_TOKEN_PREFIX and 64 hex digits from
+ * RAND_bytes) into token (MGR_API_TOKEN_LEN + 1 bytes) and appends "SCOPE
+ * NAME HASH" to path, which is created mode 0600 when missing, else checked
+ * and parsed as mgr_api_tokens_load() does (a NAME already there is
+ * refused). 0, or -EINVAL / -errno with diag. */
+int mgr_api_token_new(const char *path, enum mgr_api_scope scope, const char *name, char *token,
+                      struct iof_diag *diag);
+
+/* A request's authentication against a tokens file, with failures counted
+ * per peer address. */
+struct mgr_api_auth {
+    struct mgr_api_tokens tokens;
+    pthread_mutex_t mu; /* guards fails */
+    struct mgr_api_fail {
+        unsigned char addr[16]; /* IPv4 mapped, or the IPv6 address */
+        int64_t since;          /* the window's start, monotonic seconds */
+        unsigned count;
+    } fails[MGR_API_FAIL_PEERS];
+};
+
+enum mgr_api_auth_result {
+    MGR_API_AUTH_OK,        /* the token's scope allows the method */
+    MGR_API_AUTH_MISSING,   /* no Authorization header, or not Bearer: 401 */
+    MGR_API_AUTH_WRONG,     /* a token no line has: 401 */
+    MGR_API_AUTH_SCOPE,     /* a viewer's token on a POST: 403 */
+    MGR_API_AUTH_THROTTLED, /* too many failures from the peer: 429 */
+};
+
+/* Loads the tokens file into a (new; mgr_api_auth_free). 0, or -EINVAL
+ * (-ENOMEM) with diag as mgr_api_tokens_load() sets it. */
+int mgr_api_auth_new(const char *path, struct mgr_api_auth **out, struct iof_diag *diag);
+void mgr_api_auth_free(struct mgr_api_auth *a);
+/* Checks a request: authz its Authorization header (or NULL), write true
+ * for a method beyond GET and HEAD, peer its address (may be NULL), now
+ * monotonic seconds. *tok the token's entry when one matched. A failure is
+ * logged (the peer, the method, the URL, never the token) and counted. Any
+ * thread. */
+enum mgr_api_auth_result mgr_api_auth_check(struct mgr_api_auth *a, const char *authz, bool write,
+                                            const struct sockaddr *peer, int64_t now,
+                                            const char *method, const char *url,
+                                            const struct mgr_api_token **tok);
 
 /* The certificate and key of the API's HTTPS, as PEM text. */
 struct mgr_api_tls {
@@ -38,10 +146,9 @@ int mgr_api_tls_load(const struct mgr_api_auth_opts *o, struct mgr_api_tls *t,
 void mgr_api_tls_free(struct mgr_api_tls *t);
 
 /* The rule for the API's address: loopback is always served; any other
- * address only with HTTPS (tls) and authentication. 0, or -EACCES with
- * diag ("--http SPEC: ADDR is not a loopback address: ...") naming what
- * to add. */
-int mgr_api_bind_check(const char *spec, const char *host, bool loopback, bool tls,
+ * address only with HTTPS (tls) and tokens. 0, or -EACCES with diag
+ * ("--http SPEC: ADDR is not a loopback address: ...") naming what to add. */
+int mgr_api_bind_check(const char *spec, const char *host, bool loopback, bool tls, bool tokens,
                        struct iof_diag *diag);
 
 #endif

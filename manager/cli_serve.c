@@ -12,6 +12,7 @@
 #include "common/cliopt.h"
 #include "common/log.h"
 #include "common/spec.h"
+#include "manager/api_auth.h"
 #include "manager/cli.h"
 #include "manager/history/store.h"
 #include "manager/serve.h"
@@ -25,6 +26,7 @@ enum serve_opt_id {
     SOPT_HTTP,
     SOPT_HTTP_TLS_CERT,
     SOPT_HTTP_TLS_KEY,
+    SOPT_HTTP_TOKENS,
     SOPT_LISTEN,
     SOPT_DB,
     SOPT_TLS_CA,
@@ -40,7 +42,7 @@ static const struct iof_opt serve_opts[] = {
     {"help", 'h', IOF_OPT_NONE, NULL, "print this help and exit", SOPT_HELP},
     {"http", 0, IOF_OPT_REQUIRED, "[ADDR:]PORT",
      "serve the JSON API (docs/api.md) here: ADDR defaults to 127.0.0.1 and must be a loopback "
-     "address unless the API has HTTPS and authentication, PORT 0 picks a free one (default "
+     "address unless the API has HTTPS and tokens, PORT 0 picks a free one (default "
      "127.0.0.1:" SERVE_STR(MGR_SERVE_HTTP_PORT) ")",
      SOPT_HTTP},
     {"http-tls-cert", 0, IOF_OPT_REQUIRED, "F",
@@ -50,6 +52,11 @@ static const struct iof_opt serve_opts[] = {
      SOPT_HTTP_TLS_CERT},
     {"http-tls-key", 0, IOF_OPT_REQUIRED, "F",
      "the unencrypted PEM private key of --http-tls-cert, e.g. manager-key.pem", SOPT_HTTP_TLS_KEY},
+    {"http-tokens", 0, IOF_OPT_REQUIRED, "F",
+     "every API request then needs a token of this file (Authorization: Bearer TOKEN): viewer "
+     "for GET, operator for POST; iofleet serve token new adds one. Only its owner may read it "
+     "(mode 0600)",
+     SOPT_HTTP_TOKENS},
     {"listen", 0, IOF_OPT_OPTIONAL, "[ADDR][:PORT]",
      "accept dynamo agents started with --manager here (default all addresses, port 7066)",
      SOPT_LISTEN},
@@ -101,11 +108,104 @@ static const struct iof_cmd serve_cmd = {
     .opts = serve_opts,
     .nopts = sizeof(serve_opts) / sizeof(serve_opts[0]),
     .epilog = "exit codes: 0 stopped by SIGINT or SIGTERM, 1 out of memory, 2 usage error\n"
-              "            (a non-loopback --http without HTTPS and authentication, an\n"
-              "            --http-tls-* file included), 3 a port cannot be bound or\n"
+              "            (a non-loopback --http without HTTPS and tokens, an --http-tls-*\n"
+              "            or --http-tokens file included), 3 a port cannot be bound or\n"
               "            plain TCP without --insecure\n",
     .takes_next = serve_listen_takes,
 };
+
+enum token_opt_id { TOPT_HELP = 1, TOPT_TOKENS, TOPT_SCOPE, TOPT_NAME };
+
+static const struct iof_opt token_opts[] = {
+    {"help", 'h', IOF_OPT_NONE, NULL, "print this help and exit", TOPT_HELP},
+    {"http-tokens", 0, IOF_OPT_REQUIRED, "F",
+     "the tokens file iofleet serve --http-tokens reads: created mode 0600 when missing, else "
+     "its owner and mode are checked as serve checks them",
+     TOPT_TOKENS},
+    {"scope", 0, IOF_OPT_REQUIRED, "SCOPE",
+     "viewer (every GET) or operator (POST too: start and stop runs, check plans)", TOPT_SCOPE},
+    {"name", 0, IOF_OPT_REQUIRED, "NAME",
+     "who the token is for, 1..64 of letters, digits, '.', '_', '-', unique in the file (the "
+     "log names it, never the token)",
+     TOPT_NAME},
+};
+
+static const struct iof_cmd token_cmd = {
+    .prog = "iofleet serve token new",
+    .synopsis = "--http-tokens F --scope viewer|operator --name NAME",
+    .about = "Makes a random token (256 bits from OpenSSL's RAND_bytes), prints it once on "
+             "standard output and appends its SHA-256 with the scope and name to the tokens "
+             "file: the token itself is stored nowhere. A client sends it as Authorization: "
+             "Bearer TOKEN. Revoke a token by deleting its line and restarting serve.",
+    .opts = token_opts,
+    .nopts = sizeof(token_opts) / sizeof(token_opts[0]),
+    .epilog = "exit codes: 0 written, 1 out of memory or an I/O error, 2 usage error (a\n"
+              "            name already in the file, a file others may read included)\n",
+};
+
+/* `iofleet serve token new ...`: argv[0] is "token". */
+static int serve_token(int argc, char **argv)
+{
+    char token[MGR_API_TOKEN_LEN + 1];
+    const char *file = NULL, *name = NULL, *scope = NULL, *val;
+    struct iof_diag d = {{0}};
+    struct iof_opt_parser p;
+    int id, rc = 0;
+
+    if (argc < 2 || strcmp(argv[1], "new")) {
+        if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+            iof_opt_help(&token_cmd, stdout);
+            return 0;
+        }
+        return iof_opt_usage_error(&token_cmd, "iofleet serve token needs the command new%s%s%s",
+                                   argc >= 2 ? ", got '" : "", argc >= 2 ? argv[1] : "",
+                                   argc >= 2 ? "'" : "");
+    }
+    if (iof_opt_init(&p, &token_cmd, argc - 1, argv + 1)) {
+        IOF_USER("iofleet serve token new: out of memory");
+        return 1;
+    }
+    while (rc == 0 && (id = iof_opt_next(&p, &val)) != IOF_OPT_END) {
+        switch (id) {
+        case IOF_OPT_ERROR:
+            rc = 2;
+            break;
+        case IOF_OPT_HELP:
+            rc = -1;
+            break;
+        case TOPT_TOKENS:
+            file = val;
+            break;
+        case TOPT_SCOPE:
+            scope = val;
+            break;
+        case TOPT_NAME:
+            name = val;
+            break;
+        default:
+            rc = iof_opt_usage_error(&token_cmd, "takes no argument, got '%s'", val);
+            break;
+        }
+    }
+    iof_opt_free(&p);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if (!file || !scope || !name)
+        return iof_opt_usage_error(&token_cmd, "needs --http-tokens, --scope and --name");
+    if (!mgr_api_scope_parse(scope))
+        return iof_opt_usage_error(&token_cmd, "--scope must be viewer or operator, got '%s'",
+                                   scope);
+    if ((rc = mgr_api_token_new(file, mgr_api_scope_parse(scope), name, token, &d))) {
+        IOF_USER("iofleet serve token new: %s", d.msg);
+        return rc == -EINVAL || rc == -EEXIST ? 2 : 1;
+    }
+    printf("%s\n", token);
+    fflush(stdout);
+    IOF_USER("iofleet serve token new: %s token '%s' added to %s; it is shown only this once "
+             "(send it as Authorization: Bearer TOKEN)",
+             scope, name, file);
+    return 0;
+}
 
 void mgr_cli_serve_help(FILE *f)
 {
@@ -156,6 +256,8 @@ int mgr_cli_serve(int argc, char **argv)
     struct iof_opt_parser p;
     int id, rc = 0;
 
+    if (argc >= 2 && !strcmp(argv[1], "token"))
+        return serve_token(argc - 1, argv + 1);
     if (iof_opt_init(&p, &serve_cmd, argc, argv)) {
         IOF_USER("iofleet serve: out of memory");
         return 1;
@@ -187,6 +289,9 @@ int mgr_cli_serve(int argc, char **argv)
             break;
         case SOPT_HTTP_TLS_KEY:
             o.http_auth.tls_key = val;
+            break;
+        case SOPT_HTTP_TOKENS:
+            o.http_auth.tokens = val;
             break;
         case SOPT_LISTEN:
             o.listen = val ? val : "";

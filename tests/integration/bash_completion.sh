@@ -55,6 +55,10 @@ expect_words "report" iofleet rep
 expect_words "import" iofleet imp
 expect_words "clean" iofleet cl
 expect_words "init" iofleet pki ""
+expect_words "token" iofleet serve t
+expect_words "new" iofleet serve token ""
+expect_words "--http-tokens" iofleet serve token new --http-to
+expect_words "operator viewer" iofleet serve token new --scope ""
 expect_words "validate" iofleet help va
 ok "subcommands: $want; pki init; help COMMAND"
 

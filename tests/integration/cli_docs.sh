@@ -13,13 +13,14 @@ awk '/^## /{u = ($0 == "## Usage")} u' "$README" >"$T/usage.md"
 [ -s "$T/usage.md" ] || fail "README.md has no '## Usage' section"
 
 # synopsis PREFIX: the option names in the README's code lines starting with
-# PREFIX and their indented continuation lines, comments dropped.
+# PREFIX (and not with $SYN_NOT, a subcommand's) and their indented
+# continuation lines, comments dropped.
 synopsis() {
-    awk -v pre="$1" '
+    awk -v pre="$1" -v not="${SYN_NOT:-}" '
         /^```/ { code = !code; on = 0; next }
         !code { next }
-        index($0, pre) == 1 { on = 1 }
-        on && index($0, pre) != 1 && $0 !~ /^[ \t]/ { on = 0 }
+        index($0, pre) == 1 && (not == "" || index($0, not) != 1) { on = 1; sub(/#.*/, ""); print; next }
+        on && $0 !~ /^[ \t]/ { on = 0 }
         on { sub(/#.*/, ""); print }' "$T/usage.md" |
         grep -oE -- '--[a-z][a-z-]*' | grep -vx -- '--help' | sort -u
 }
@@ -51,7 +52,8 @@ check "iofleet runs" "iofleet runs " "$IOFLEET" runs
 check "iofleet report" "iofleet report " "$IOFLEET" report
 check "iofleet import" "iofleet import " "$IOFLEET" import
 check "iofleet export" "iofleet export " "$IOFLEET" export
-check "iofleet serve" "iofleet serve " "$IOFLEET" serve
+SYN_NOT="iofleet serve token " check "iofleet serve" "iofleet serve " "$IOFLEET" serve
+check "iofleet serve token new" "iofleet serve token new " "$IOFLEET" serve token new
 check "dynamo" "dynamo " "$IOF_BIN/dynamo"
 
 # Every short option in a help is also in the README synopsis, as -x|--name.

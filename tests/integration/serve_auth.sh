@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# iofleet serve --http over HTTPS (docs/api.md, Security): the manager
-# certificate of `iofleet pki init` served with --http-tls-cert/--http-tls-key
-# (TLS 1.3 and 1.2, not 1.1; plain HTTP to the port gets no answer; an Origin
-# must say https); wrong TLS files and a non-loopback --http without HTTPS
-# and authentication refused before anything listens, naming what to add.
+# iofleet serve --http over HTTPS with tokens (docs/api.md, Security): the
+# manager certificate of `iofleet pki init` served with --http-tls-cert and
+# --http-tls-key (TLS 1.3 and 1.2, not 1.1; plain HTTP to the port gets no
+# answer; an Origin must say https); tokens from `iofleet serve token new`
+# (no token or a wrong one 401, a viewer's GET 200 and POST 403, an
+# operator's POST through; failures logged without the token, then 429);
+# wrong TLS files, a tokens file others may read and a non-loopback --http
+# without HTTPS and tokens refused before anything listens, naming what to
+# add; in a network namespace of its own, 0.0.0.0 served with both.
 source "$(dirname "$0")/lib/cluster.bash"
 command -v curl >/dev/null || skip "curl not installed"
 command -v jq >/dev/null || skip "jq not installed"
@@ -28,28 +32,64 @@ expect_rc 2 "$IOFLEET" "${serve_args[@]}" --http 127.0.0.1:0 --http-tls-cert "$P
     --http-tls-key "$P/node1-key.pem"
 expect_in "$T/err" "--http-tls-key $P/node1-key.pem is not the key of --http-tls-cert"
 ok "wrong --http-tls-* files refused, each named: $(head -n1 "$T/err")"
+# Tokens: one of each scope, printed once; the file keeps their hashes only.
+"$IOFLEET" serve token new --http-tokens "$T/tokens" --scope operator --name alice >"$T/op.tok" ||
+    fail "serve token new (operator) failed"
+"$IOFLEET" serve token new --http-tokens "$T/tokens" --scope viewer --name bob >"$T/view.tok" ||
+    fail "serve token new (viewer) failed"
+OP=$(cat "$T/op.tok")
+VIEW=$(cat "$T/view.tok")
+[[ "$OP" =~ ^iofleet_[0-9a-f]{64}$ ]] || fail "operator token: '$OP'"
+[ "$(stat -c %a "$T/tokens")" = 600 ] || fail "tokens file mode $(stat -c %a "$T/tokens")"
+! grep -qF -e "$OP" -e "$VIEW" "$T/tokens" || fail "a token itself is in the tokens file"
+grep -qx "operator alice $(printf %s "$OP" | sha256sum | cut -d' ' -f1)" "$T/tokens" ||
+    fail "no 'operator alice SHA256' line: $(cat "$T/tokens")"
+expect_rc 2 "$IOFLEET" serve token new --http-tokens "$T/tokens" --scope viewer --name bob
+expect_in "$T/err" "--name bob: $T/tokens already has a token of that name (line 3)"
+expect_rc 2 "$IOFLEET" serve token new --http-tokens "$T/tokens" --scope admin --name carol
+expect_in "$T/err" "--scope must be viewer or operator, got 'admin'"
+ok "serve token new: tokens printed once, stored as SHA-256, a second 'bob' and a bad scope refused"
+
+# The tokens file: only its owner may read it.
+cp "$T/tokens" "$T/tokens.644"
+chmod 644 "$T/tokens.644"
+expect_rc 2 "$IOFLEET" "${serve_args[@]}" --http 127.0.0.1:0 --http-tokens "$T/tokens.644"
+expect_in "$T/err" "--http-tokens $T/tokens.644: mode 0644 lets others than its owner read it: fix it with: chmod 600"
+expect_rc 2 "$IOFLEET" serve token new --http-tokens "$T/tokens.644" --scope viewer --name carol
+expect_in "$T/err" "mode 0644"
+printf 'viewer dave 1234\n' >"$T/tokens.bad"
+chmod 600 "$T/tokens.bad"
+expect_rc 2 "$IOFLEET" "${serve_args[@]}" --http 127.0.0.1:0 --http-tokens "$T/tokens.bad"
+expect_in "$T/err" "--http-tokens $T/tokens.bad:1: the hash is 4 characters, not 64 hex digits"
+expect_rc 2 "$IOFLEET" "${serve_args[@]}" --http 127.0.0.1:0 --http-tokens "$T/none"
+expect_in "$T/err" "--http-tokens $T/none: No such file or directory"
+ok "tokens file of mode 0644, with a bad line or missing refused: $(head -n1 "$T/err")"
+
 for addr in 198.18.0.1:0 0.0.0.0:0 '[::]:0'; do
     expect_rc 2 "$IOFLEET" "${serve_args[@]}" --http "$addr"
     expect_in "$T/err" "--http $addr"
     expect_in "$T/err" "is not a loopback address"
-    expect_in "$T/err" "add --http-tls-cert F --http-tls-key F"
+    expect_in "$T/err" "add --http-tls-cert F --http-tls-key F and --http-tokens F"
 done
-ok "non-loopback --http without HTTPS refused: $(head -n1 "$T/err")"
+ok "non-loopback --http without HTTPS or tokens refused: $(head -n1 "$T/err")"
 expect_rc 2 "$IOFLEET" "${serve_args[@]}" --http 198.18.0.1:0 --http-tls-cert "$P/manager.pem" \
     --http-tls-key "$P/manager-key.pem"
-expect_in "$T/err" "with authentication"
-ok "non-loopback --http with HTTPS but no authentication refused"
+expect_in "$T/err" "add --http-tokens F ("
+expect_rc 2 "$IOFLEET" "${serve_args[@]}" --http 198.18.0.1:0 --http-tokens "$T/tokens"
+expect_in "$T/err" "add --http-tls-cert F --http-tls-key F ("
+ok "non-loopback --http with HTTPS but no tokens, or tokens but no HTTPS, refused"
 
 # --- HTTPS on loopback ----------------------------------------------------------------
 cl_spawn srv "$T/serve.out" "$T/serve.err" "$IOFLEET" "${serve_args[@]}" --http 127.0.0.1:0 \
-    --http-tls-cert "$P/manager.pem" --http-tls-key "$P/manager-key.pem"
+    --http-tls-cert "$P/manager.pem" --http-tls-key "$P/manager-key.pem" --http-tokens "$T/tokens"
 cl_wait_log "$T/serve.err" "iofleet serve: API on https://127.0.0.1:" 20
 port=$(sed -n 's|.*API on https://127\.0\.0\.1:\([0-9]*\)/.*|\1|p' "$T/serve.err" | head -n1)
 [ -n "$port" ] || fail "no API port in: $(cat "$T/serve.err")"
 base=https://$NAME:$port/api/v1
 tcurl() { curl -sS --cacert "$P/ca.pem" --resolve "$NAME:$port:127.0.0.1" "$@"; }
 
-tcurl -f -o "$T/version.json" -w '%{http_code}' "$base/version" >"$T/code" || fail "GET $base/version over HTTPS failed"
+tcurl -f -o "$T/version.json" -H "Authorization: Bearer $VIEW" "$base/version" ||
+    fail "GET $base/version over HTTPS failed"
 jq -e '.api == "v1"' "$T/version.json" >/dev/null || fail "version: $(cat "$T/version.json")"
 ok "GET /api/v1/version over HTTPS, verified against the pki's CA"
 
@@ -70,16 +110,91 @@ code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://127.0.0.1:$p
 [ "$code" = 000 ] || fail "plain HTTP to the HTTPS port answered $code"
 ok "plain HTTP to the HTTPS port gets no answer"
 
+# code WANT ARGS...: the status of tcurl ARGS (body in $T/body) is WANT.
+code() {
+    local want=$1 got
+    shift
+    got=$(tcurl -o "$T/body" -D "$T/head" -w '%{http_code}' "$@") || true
+    [ "$got" = "$want" ] || fail "$* answered $got, want $want: $(cat "$T/body")"
+}
+plan_json='{"name": "p", "run": {"duration": "1s"}, "specs": [{"name": "4k", "lines": [{"size": "4k"}]}],
+  "workers": [{"engine": "null", "targets": [{"path": "f", "size": "1m"}]}]}'
+post() { code "$1" -H 'Content-Type: application/json' --data-binary "$plan_json" "${@:2}"; }
+
+code 401 "$base/version"
+expect_in "$T/head" 'WWW-Authenticate: Bearer realm="iofleet"'
+jq -e '.error.status == 401 and (.error.message | contains("Authorization: Bearer"))' "$T/body" >/dev/null ||
+    fail "401 body: $(cat "$T/body")"
+code 401 -H "Authorization: Bearer iofleet_not-a-token-of-this-server" "$base/agents"
+expect_in "$T/head" 'error="invalid_token"'
+code 401 -H "Authorization: Basic $(printf 'alice:%s' "$OP" | base64 -w0)" "$base/version"
+post 401 "$base/plans/check"
+ok "no token, a wrong one, Basic instead of Bearer: 401 with WWW-Authenticate"
+code 200 -H "Authorization: Bearer $VIEW" "$base/agents"
+code 200 -H "Authorization: bearer  $VIEW " "$base/runs"
+post 403 -H "Authorization: Bearer $VIEW" "$base/plans/check"
+jq -e '.error.message | contains("token '"'bob'"' is a viewer'"'"'s")' "$T/body" >/dev/null ||
+    fail "viewer POST: $(cat "$T/body")"
+post 403 -H "Authorization: Bearer $VIEW" "$base/runs/current/stop"
+post 200 -H "Authorization: Bearer $OP" "$base/plans/check"
+jq -e '.valid == true' "$T/body" >/dev/null || fail "operator's plan check: $(cat "$T/body")"
+post 409 -H "Authorization: Bearer $OP" "$base/runs/current/stop"
+code 200 -H "Authorization: Bearer $OP" "$base/version"
+ok "viewer: GET 200, POST 403; operator: POST through (plan check 200, stop 409 with no run)"
+grep -F "refused: a token that is not in the tokens file" "$T/serve.err" >/dev/null ||
+    fail "the wrong token's refusal is not logged: $(cat "$T/serve.err")"
+! grep -qF -e "not-a-token-of-this-server" -e "$OP" -e "$VIEW" "$T/serve.err" ||
+    fail "a token is in serve's log: $(cat "$T/serve.err")"
+ok "failures logged without the token: $(grep -m1 'not in the tokens file' "$T/serve.err")"
+
 # A POST from this server's own page names it https://; http:// is another
 # origin.
-echo '{}' >"$T/plan.json"
+post 200 -H "Authorization: Bearer $OP" -H "Origin: https://$NAME:$port" "$base/plans/check"
 code=$(tcurl -o "$T/check" -w '%{http_code}' -H 'Content-Type: application/json' \
-    -H "Origin: https://$NAME:$port" --data-binary @"$T/plan.json" "$base/plans/check")
-[ "$code" = 400 ] || [ "$code" = 200 ] || fail "POST with this server's https Origin: $code $(cat "$T/check")"
-code=$(tcurl -o "$T/check" -w '%{http_code}' -H 'Content-Type: application/json' \
-    -H "Origin: http://$NAME:$port" --data-binary @"$T/plan.json" "$base/plans/check")
+    -H "Authorization: Bearer $OP" -H "Origin: http://$NAME:$port" \
+    --data-binary "$plan_json" "$base/plans/check")
 [ "$code" = 403 ] && jq -e '.error.message | contains("https://")' "$T/check" >/dev/null ||
     fail "POST with an http:// Origin over HTTPS: $code $(cat "$T/check")"
 ok "POST: Origin https://$NAME:$port accepted, http:// refused"
 
+# Failures from one address are bounded: after 20 in a minute, 429 even
+# with a good token. 4 so far.
+for _ in $(seq 16); do code 401 -H "Authorization: Bearer iofleet_guess" "$base/version"; done
+code 429 -H "Authorization: Bearer $OP" "$base/version"
+expect_in "$T/head" "Retry-After: 60"
+ok "after 20 failed authentications from 127.0.0.1: 429 with Retry-After"
 cl_stop "$srv"
+
+# Plain HTTP on loopback with tokens: tokens are required there too.
+cl_spawn srv2 "$T/serve2.out" "$T/serve2.err" "$IOFLEET" "${serve_args[@]}" --http 127.0.0.1:0 \
+    --http-tokens "$T/tokens"
+cl_wait_log "$T/serve2.err" "iofleet serve: API on http://127.0.0.1:" 20
+api2=$(sed -n 's|.*API on \(http://[^ ]*\) .*|\1|p' "$T/serve2.err" | head -n1)
+got=$(curl -s -o /dev/null -w '%{http_code}' "${api2}version")
+[ "$got" = 401 ] || fail "plain HTTP with tokens, no token: $got"
+got=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $VIEW" "${api2}version")
+[ "$got" = 200 ] || fail "plain HTTP with tokens, viewer: $got"
+cl_stop "$srv2"
+ok "loopback HTTP with --http-tokens: 401 without, 200 with a token"
+
+# Any address with HTTPS and tokens, in a network namespace of our own (its
+# loopback only): serve binds 0.0.0.0 and answers a client with a token.
+if command -v unshare >/dev/null && unshare -n true 2>/dev/null; then
+    IOFLEET=$IOFLEET P=$P T=$T NAME=$NAME VIEW=$VIEW timeout 60 unshare -n bash -c '
+        set -eu
+        ip link set lo up
+        "$IOFLEET" serve --listen 127.0.0.1:0 --insecure --db "$T/runs3.db" --http 0.0.0.0:0 \
+            --http-tls-cert "$P/manager.pem" --http-tls-key "$P/manager-key.pem" \
+            --http-tokens "$T/tokens" 2>"$T/serve3.err" &
+        pid=$!
+        trap "kill $pid 2>/dev/null; wait $pid 2>/dev/null" EXIT
+        for _ in $(seq 300); do grep -q "API on https://0.0.0.0:" "$T/serve3.err" && break; sleep 0.05; done
+        port=$(sed -n "s|.*API on https://0\.0\.0\.0:\([0-9]*\)/.*|\1|p" "$T/serve3.err")
+        curl -sS -o /dev/null -w "%{http_code}" --cacert "$P/ca.pem" --resolve "$NAME:$port:127.0.0.1" \
+            -H "Authorization: Bearer $VIEW" "https://$NAME:$port/api/v1/version" >"$T/code3"' ||
+        fail "serve on 0.0.0.0 with HTTPS and tokens: $(cat "$T/serve3.err" 2>/dev/null)"
+    [ "$(cat "$T/code3")" = 200 ] || fail "GET on 0.0.0.0 with a viewer token: $(cat "$T/code3")"
+    ok "0.0.0.0 with HTTPS and tokens served (own network namespace): 200"
+else
+    echo "note: unshare -n not permitted: the 0.0.0.0 case not run"
+fi

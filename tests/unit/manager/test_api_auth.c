@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* tests/unit/manager/test_api_auth.c - manager/api_auth.c, the tokens of
+ * `iofleet serve --http-tokens`: the file's parser (good lines, comments,
+ * CRLF, and each refusal with its line and reason), SHA-256 against a known
+ * vector, the lookup, the Bearer header, `serve token new` writing a hash
+ * that the loader finds (mode 0600, a second name refused, a file others
+ * may read or a symbolic link refused), the request check's scopes and the
+ * bound on failures per peer, and the address rule. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "manager/api_auth.h"
+#include "tmpdir.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* SHA-256("abc"), FIPS 180-2 appendix B.1. */
+#define ABC_HEX "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+#define H1 "1111111111111111111111111111111111111111111111111111111111111111"
+
+static void test_hash_vector(void **state)
+{
+    unsigned char h[32];
+    char hex[65];
+
+    (void)state;
+    mgr_api_token_hash("abc", 3, h);
+    for (int i = 0; i < 32; i++)
+        snprintf(hex + 2 * i, 3, "%02x", h[i]);
+    assert_string_equal(hex, ABC_HEX);
+}
+
+static void test_parse_good(void **state)
+{
+    static const char text[] =
+        "# a comment\n"
+        "\n"
+        "operator alice " ABC_HEX "\r\n"
+        "  viewer\tbob.x_y-1   " H1 "  \n"
+        "#viewer carol " H1 "\n"
+        "viewer dave 2222222222222222222222222222222222222222222222222222222222222222";
+    struct iof_diag d = {{0}};
+    struct mgr_api_tokens t;
+    const struct mgr_api_token *e;
+
+    (void)state;
+    assert_int_equal(mgr_api_tokens_parse("F", text, strlen(text), &t, &d), 0);
+    assert_int_equal(t.n, 3);
+    assert_int_equal(t.v[0].scope, MGR_API_SCOPE_OPERATOR);
+    assert_string_equal(t.v[0].name, "alice");
+    assert_int_equal(t.v[0].line, 3);
+    assert_int_equal(t.v[1].scope, MGR_API_SCOPE_VIEWER);
+    assert_string_equal(t.v[1].name, "bob.x_y-1");
+    assert_string_equal(t.v[2].name, "dave");
+    e = mgr_api_tokens_find(&t, "abc", 3);
+    assert_non_null(e);
+    assert_string_equal(e->name, "alice");
+    assert_null(mgr_api_tokens_find(&t, "abd", 3));
+    assert_null(mgr_api_tokens_find(&t, "", 0));
+    mgr_api_tokens_free(&t);
+    assert_null(t.v);
+}
+
+static void expect_refused(const char *text, const char *msg)
+{
+    struct iof_diag d = {{0}};
+    struct mgr_api_tokens t;
+
+    assert_int_equal(mgr_api_tokens_parse("F", text, strlen(text), &t, &d), -EINVAL);
+    if (!strstr(d.msg, msg))
+        fail_msg("'%s': got '%s', want '%s'", text, d.msg, msg);
+    assert_null(t.v);
+    assert_int_equal(t.n, 0);
+}
+
+static void test_parse_refusals(void **state)
+{
+    (void)state;
+    expect_refused("", "F: no token in it (iofleet serve token new --http-tokens F adds one)");
+    expect_refused("# only\n\n", "F: no token in it");
+    expect_refused("admin alice " ABC_HEX "\n",
+                   "F:1: scope 'admin' is neither viewer nor operator");
+    expect_refused("\nviewer alice\n", "F:2: 2 fields, not 3 (SCOPE NAME SHA256-HEX)");
+    expect_refused("viewer alice " ABC_HEX " x\n", "F:1: 4 fields, not 3");
+    expect_refused("viewer al/ice " ABC_HEX "\n",
+                   "F:1: name 'al/ice' may hold only letters, digits, '.', '_' and '-'");
+    expect_refused("viewer alice abc\n", "F:1: the hash is 3 characters, not 64 hex digits");
+    expect_refused("viewer alice " H1 "0\n", "F:1: the hash is 65 characters");
+    expect_refused(
+        "viewer alice g111111111111111111111111111111111111111111111111111111111111111\n",
+        "F:1: the hash holds a character that is not a hex digit");
+    expect_refused(
+        "viewer alice 0000000000000000000000000000000000000000000000000000000000000000\n",
+        "F:1: the hash is all zeros");
+    expect_refused("viewer alice " H1 "\noperator alice " ABC_HEX "\n",
+                   "F:2: name 'alice' is on line 1 too");
+    expect_refused("viewer alice " H1 "\n#\noperator bob " H1 "\n",
+                   "F:3: the same hash as line 1 ('alice')");
+}
+
+static void test_bearer(void **state)
+{
+    const char *t;
+    size_t n;
+
+    (void)state;
+    assert_true(mgr_api_bearer("Bearer abc", &t, &n));
+    assert_int_equal(n, 3);
+    assert_memory_equal(t, "abc", 3);
+    assert_true(mgr_api_bearer("  bearer \t xyz  ", &t, &n));
+    assert_int_equal(n, 3);
+    assert_memory_equal(t, "xyz", 3);
+    assert_true(mgr_api_bearer("Bearer ", &t, &n));
+    assert_int_equal(n, 0);
+    assert_false(mgr_api_bearer(NULL, &t, &n));
+    assert_false(mgr_api_bearer("Basic YWxpY2U6eA==", &t, &n));
+    assert_false(mgr_api_bearer("Bearerabc", &t, &n));
+}
+
+static void test_token_new_and_load(void **state)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 16], link[PATH_MAX + 16];
+    char op[MGR_API_TOKEN_LEN + 1], view[MGR_API_TOKEN_LEN + 1], again[MGR_API_TOKEN_LEN + 1];
+    struct iof_diag d = {{0}};
+    struct mgr_api_tokens t;
+    const struct mgr_api_token *e;
+    struct stat st;
+
+    (void)state;
+    assert_int_equal(test_tmpdir_make(dir, "test_api_auth"), 0);
+    snprintf(path, sizeof(path), "%s/tokens", dir);
+    assert_int_equal(mgr_api_token_new(path, MGR_API_SCOPE_OPERATOR, "alice", op, &d), 0);
+    assert_int_equal(mgr_api_token_new(path, MGR_API_SCOPE_VIEWER, "bob", view, &d), 0);
+    assert_int_equal(strlen(op), MGR_API_TOKEN_LEN);
+    assert_memory_equal(op, MGR_API_TOKEN_PREFIX, strlen(MGR_API_TOKEN_PREFIX));
+    assert_string_not_equal(op, view);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0600);
+
+    assert_int_equal(mgr_api_tokens_load(path, &t, &d), 0);
+    assert_int_equal(t.n, 2);
+    e = mgr_api_tokens_find(&t, op, strlen(op));
+    assert_non_null(e);
+    assert_string_equal(e->name, "alice");
+    assert_int_equal(e->scope, MGR_API_SCOPE_OPERATOR);
+    e = mgr_api_tokens_find(&t, view, strlen(view));
+    assert_non_null(e);
+    assert_int_equal(e->scope, MGR_API_SCOPE_VIEWER);
+    assert_null(mgr_api_tokens_find(&t, op, strlen(op) - 1));
+    mgr_api_tokens_free(&t);
+
+    assert_int_equal(mgr_api_token_new(path, MGR_API_SCOPE_VIEWER, "alice", again, &d), -EEXIST);
+    assert_non_null(strstr(d.msg, "already has a token of that name (line 2)"));
+    assert_string_equal(again, "");
+    assert_int_equal(mgr_api_token_new(path, MGR_API_SCOPE_VIEWER, "", again, &d), -EINVAL);
+    assert_non_null(strstr(d.msg, "--name '' is empty"));
+
+    assert_int_equal(chmod(path, 0640), 0);
+    assert_int_equal(mgr_api_tokens_load(path, &t, &d), -EINVAL);
+    assert_non_null(strstr(d.msg, "mode 0640 lets others than its owner read it"));
+    assert_int_equal(chmod(path, 0602), 0);
+    assert_int_equal(mgr_api_tokens_load(path, &t, &d), -EINVAL);
+    assert_non_null(
+        strstr(d.msg, "mode 0602 lets others than its owner write (add a token to) it"));
+    assert_int_equal(mgr_api_token_new(path, MGR_API_SCOPE_VIEWER, "carol", again, &d), -EINVAL);
+    assert_int_equal(chmod(path, 0600), 0);
+
+    snprintf(link, sizeof(link), "%s/link", dir);
+    assert_int_equal(symlink(path, link), 0);
+    assert_int_not_equal(mgr_api_tokens_load(link, &t, &d), 0);
+    assert_non_null(strstr(d.msg, "a symbolic link"));
+    test_tmpdir_remove(dir);
+}
+
+static struct sockaddr_in peer4(const char *a)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    inet_pton(AF_INET, a, &sa.sin_addr);
+    return sa;
+}
+
+static void test_check_scopes_and_failures(void **state)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 16], op[MGR_API_TOKEN_LEN + 1], view[MGR_API_TOKEN_LEN + 1],
+        hdr_op[MGR_API_TOKEN_LEN + 16], hdr_view[MGR_API_TOKEN_LEN + 16];
+    struct iof_diag d = {{0}};
+    struct mgr_api_auth *a;
+    const struct mgr_api_token *tok;
+    struct sockaddr_in p1 = peer4("198.18.0.1"), p2 = peer4("198.18.0.2");
+    const struct sockaddr *s1 = (const void *)&p1, *s2 = (const void *)&p2;
+
+    (void)state;
+    assert_int_equal(test_tmpdir_make(dir, "test_api_auth"), 0);
+    snprintf(path, sizeof(path), "%s/tokens", dir);
+    assert_int_equal(mgr_api_token_new(path, MGR_API_SCOPE_OPERATOR, "alice", op, &d), 0);
+    assert_int_equal(mgr_api_token_new(path, MGR_API_SCOPE_VIEWER, "bob", view, &d), 0);
+    snprintf(hdr_op, sizeof(hdr_op), "Bearer %s", op);
+    snprintf(hdr_view, sizeof(hdr_view), "Bearer %s", view);
+    assert_int_equal(mgr_api_auth_new(path, &a, &d), 0);
+
+    assert_int_equal(mgr_api_auth_check(a, hdr_view, false, s1, 100, "GET", "/", &tok),
+                     MGR_API_AUTH_OK);
+    assert_string_equal(tok->name, "bob");
+    assert_int_equal(mgr_api_auth_check(a, hdr_view, true, s1, 100, "POST", "/", &tok),
+                     MGR_API_AUTH_SCOPE);
+    assert_int_equal(mgr_api_auth_check(a, hdr_op, true, s1, 100, "POST", "/", &tok),
+                     MGR_API_AUTH_OK);
+    assert_int_equal(mgr_api_auth_check(a, NULL, false, s1, 100, "GET", "/", &tok),
+                     MGR_API_AUTH_MISSING);
+    assert_null(tok);
+    /* 1 failure so far: 19 more wrong tokens, then even a good one is refused */
+    for (int i = 0; i < MGR_API_FAIL_MAX - 1; i++)
+        assert_int_equal(
+            mgr_api_auth_check(a, "Bearer nope", false, s1, 100 + i, "GET", "/\n", &tok),
+            MGR_API_AUTH_WRONG);
+    assert_int_equal(mgr_api_auth_check(a, hdr_op, false, s1, 130, "GET", "/", &tok),
+                     MGR_API_AUTH_THROTTLED);
+    /* another peer is not affected; the window ends after MGR_API_FAIL_WINDOW_S */
+    assert_int_equal(mgr_api_auth_check(a, hdr_op, false, s2, 130, "GET", "/", &tok),
+                     MGR_API_AUTH_OK);
+    assert_int_equal(
+        mgr_api_auth_check(a, hdr_op, false, s1, 100 + MGR_API_FAIL_WINDOW_S, "GET", "/", &tok),
+        MGR_API_AUTH_OK);
+    mgr_api_auth_free(a);
+    test_tmpdir_remove(dir);
+}
+
+static void test_bind_rule(void **state)
+{
+    struct iof_diag d = {{0}};
+
+    (void)state;
+    assert_int_equal(mgr_api_bind_check("127.0.0.1:0", "127.0.0.1", true, false, false, &d), 0);
+    assert_int_equal(mgr_api_bind_check("0.0.0.0:1", "0.0.0.0", false, true, true, &d), 0);
+    assert_int_equal(mgr_api_bind_check("0.0.0.0:1", "0.0.0.0", false, false, false, &d), -EACCES);
+    assert_non_null(strstr(d.msg, "--http 0.0.0.0:1: 0.0.0.0 is not a loopback address"));
+    assert_non_null(strstr(d.msg, "add --http-tls-cert F --http-tls-key F and --http-tokens F ("));
+    assert_int_equal(mgr_api_bind_check("0.0.0.0:1", "0.0.0.0", false, true, false, &d), -EACCES);
+    assert_non_null(strstr(d.msg, "add --http-tokens F ("));
+    assert_int_equal(mgr_api_bind_check("0.0.0.0:1", "0.0.0.0", false, false, true, &d), -EACCES);
+    assert_non_null(strstr(d.msg, "add --http-tls-cert F --http-tls-key F ("));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hash_vector),        cmocka_unit_test(test_parse_good),
+        cmocka_unit_test(test_parse_refusals),     cmocka_unit_test(test_bearer),
+        cmocka_unit_test(test_token_new_and_load), cmocka_unit_test(test_check_scopes_and_failures),
+        cmocka_unit_test(test_bind_rule),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
