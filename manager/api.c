@@ -107,6 +107,8 @@ static enum MHD_Result api_send_hdr(struct MHD_Connection *conn, unsigned status
     MHD_add_response_header(r, "Content-Security-Policy", "default-src 'none'");
     if (hname && hval)
         MHD_add_response_header(r, hname, hval);
+    if (mgr_http_mhd_is_tls(conn)) /* a browser then never tries plain HTTP here */
+        MHD_add_response_header(r, "Strict-Transport-Security", MGR_HTTP_HSTS);
     ret = MHD_queue_response(conn, status, r);
     MHD_destroy_response(r);
     return ret;

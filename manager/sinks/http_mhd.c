@@ -52,3 +52,10 @@ unsigned mgr_http_mhd_tls(const char *cert, const char *key, const char *prio,
     items[n] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
     return n ? MHD_USE_TLS : 0;
 }
+
+bool mgr_http_mhd_is_tls(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    return ci && ci->tls_session;
+}

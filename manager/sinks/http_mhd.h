@@ -7,6 +7,7 @@
 #define IOF_MANAGER_SINKS_HTTP_MHD_H
 
 #include <microhttpd.h>
+#include <stdbool.h>
 
 #include "manager/sinks/http_guard.h"
 
@@ -24,5 +25,10 @@ struct mgr_http_conn *mgr_http_mhd_conn(struct MHD_Connection *conn);
  * cert NULL: items is only the end, and 0 is returned. */
 unsigned mgr_http_mhd_tls(const char *cert, const char *key, const char *prio,
                           struct MHD_OptionItem items[4]);
+/* Whether conn is a TLS connection (it has a GnuTLS session). */
+bool mgr_http_mhd_is_tls(struct MHD_Connection *conn);
+/* The Strict-Transport-Security value of HTTPS answers: a year, this host
+ * only (not its subdomains, which may serve other things). */
+#define MGR_HTTP_HSTS "max-age=31536000"
 
 #endif
