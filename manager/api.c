@@ -41,7 +41,8 @@
 #define API_MAX_BODY (16u << 20)   /* one answer; 2048 agents' inventories fit */
 #define API_MAX_REQUEST (1u << 20) /* a POST body: a plan */
 #define API_ENDPOINTS                                                                              \
-    "/api/v1/version, /api/v1/agents, /api/v1/runs, /api/v1/runs/ID, /api/v1/runs/current, "       \
+    "/api/v1/version, /api/v1/agents, /api/v1/events, /api/v1/runs, /api/v1/runs/ID, "             \
+    "/api/v1/runs/current, /api/v1/runs/last, "                                                    \
     "POST /api/v1/plans/check, POST /api/v1/runs, POST /api/v1/runs/current/stop, "                \
     "POST /api/v1/runs/ID/tag, DELETE /api/v1/runs/ID, POST /api/v1/runs/prune"
 
@@ -66,9 +67,10 @@ struct mgr_api {
     pthread_mutex_t mu;    /* guards agents and runs */
     char *agents;          /* GET /api/v1/agents, published by the serve loop */
     size_t agents_len;
-    const struct mgr_api_run_ops *runs; /* the run endpoints, NULL until set */
-    struct mgr_api_tls tls;             /* HTTPS when tls.cert is set */
-    struct mgr_api_auth *auth;          /* tokens required, or NULL */
+    const struct mgr_api_run_ops *runs;        /* the run endpoints, NULL until set */
+    const struct mgr_api_console_ops *console; /* events and the last run, NULL until set */
+    struct mgr_api_tls tls;                    /* HTTPS when tls.cert is set */
+    struct mgr_api_auth *auth;                 /* tokens required, or NULL */
 };
 
 static void api_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
@@ -432,6 +434,38 @@ static enum MHD_Result api_history_answer(struct MHD_Connection *conn, int rc, s
     return api_send(conn, 200, body, len, NULL);
 }
 
+static const struct mgr_api_console_ops *api_console_ops(struct mgr_api *api)
+{
+    const struct mgr_api_console_ops *ops;
+
+    pthread_mutex_lock(&api->mu);
+    ops = api->console;
+    pthread_mutex_unlock(&api->mu);
+    return ops;
+}
+
+/* GET /api/v1/runs/last: the run under way, else the last one that ended. */
+static enum MHD_Result api_run_last(struct MHD_Connection *conn, struct mgr_api *api)
+{
+    const struct mgr_api_console_ops *ops = api_console_ops(api);
+    char msg[512] = "", *body;
+    struct iof_buf b;
+    unsigned status;
+    size_t len;
+
+    if (!ops)
+        return api_error(conn, 503, NULL, "this server keeps no run state");
+    iof_buf_init(&b, API_MAX_BODY);
+    status = ops->last(ops->arg, &b, msg, sizeof(msg));
+    if (status != 200) {
+        iof_buf_free(&b);
+        return api_error(conn, status, NULL, "%s", msg);
+    }
+    if (!(body = iof_buf_take(&b, &len)))
+        return api_error(conn, 500, NULL, "out of memory");
+    return api_send(conn, 200, body, len, NULL);
+}
+
 /* POST /api/v1/runs/ID/tag, POST /api/v1/runs/prune with their body. */
 static enum MHD_Result api_history_post(struct MHD_Connection *conn, struct mgr_api *api,
                                         const struct api_post *post)
@@ -467,6 +501,32 @@ static enum MHD_Result api_run_delete(struct MHD_Connection *conn, struct mgr_ap
     iof_buf_init(&b, API_MAX_BODY);
     return api_history_answer(conn, mgr_api_runs_delete(api->db, id, api_running_id(api), &b, &d),
                               &b, &d);
+}
+
+/* GET /api/v1/events: Server-Sent Events, in one of the guard's stream
+ * slots (503 over its caps). */
+static enum MHD_Result api_events(struct MHD_Connection *conn, struct mgr_api *api)
+{
+    const struct mgr_api_console_ops *ops = api_console_ops(api);
+    const char *after = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Last-Event-ID");
+    struct mgr_http_conn *slot = mgr_http_mhd_conn(conn);
+    struct MHD_Response *r;
+    enum MHD_Result ret;
+
+    if (!ops)
+        return api_error(conn, 503, NULL, "this server has no event stream");
+    if (!slot || mgr_http_guard_stream(api->guard, slot))
+        return api_error(conn, 503, NULL,
+                         "too many event streams (at most %d, %d per network); try again later",
+                         MGR_HTTP_MAX_SSE, MGR_HTTP_MAX_SSE_PER_NET);
+    if (!after)
+        after = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "after");
+    if (!(r = ops->events(ops->arg, after)))
+        return api_error(conn, 500, NULL, "out of memory");
+    MHD_add_response_header(r, "Content-Security-Policy", "default-src 'none'");
+    ret = MHD_queue_response(conn, 200, r);
+    MHD_destroy_response(r);
+    return ret;
 }
 
 /* POST /api/v1/plans/check: the plan in body checked by the loader `iofleet
@@ -707,6 +767,12 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
     if (!strcmp(url, "/api/v1/runs/current"))
         return get ? api_run_current(conn, api)
                    : api_error(conn, 405, "GET, HEAD", "%s %s: only GET", method, url);
+    if (!strcmp(url, "/api/v1/runs/last"))
+        return get ? api_run_last(conn, api)
+                   : api_error(conn, 405, "GET, HEAD", "%s %s: only GET", method, url);
+    if (!strcmp(url, "/api/v1/events"))
+        return get ? api_events(conn, api)
+                   : api_error(conn, 405, "GET, HEAD", "%s %s: only GET", method, url);
     if (!strcmp(url, "/api/v1/version"))
         return get ? api_version(conn)
                    : api_error(conn, 405, "GET, HEAD", "%s %s: only GET", method, url);
@@ -749,6 +815,13 @@ void mgr_api_set_runs(struct mgr_api *api, const struct mgr_api_run_ops *ops)
 {
     pthread_mutex_lock(&api->mu);
     api->runs = ops;
+    pthread_mutex_unlock(&api->mu);
+}
+
+void mgr_api_set_console(struct mgr_api *api, const struct mgr_api_console_ops *ops)
+{
+    pthread_mutex_lock(&api->mu);
+    api->console = ops;
     pthread_mutex_unlock(&api->mu);
 }
 

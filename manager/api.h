@@ -56,6 +56,22 @@ struct mgr_api_run_ops {
     void *arg;
 };
 
+/* What the console's endpoints ask (manager/serve_live.h), from HTTP
+ * threads. */
+struct MHD_Response;
+struct mgr_api_console_ops {
+    /* GET /api/v1/runs/last: 200 with the JSON appended to b, or 404. */
+    unsigned (*last)(void *arg, struct iof_buf *b, char *msg, size_t cap);
+    /* GET /api/v1/events: a new event stream sending the events after
+     * `after` (NULL: from now), or NULL without memory. */
+    struct MHD_Response *(*events)(void *arg, const char *after);
+    void *arg;
+};
+
+/* Makes the console's endpoints call ops (borrowed until mgr_api_close);
+ * until then they answer 503. Any thread. */
+void mgr_api_set_console(struct mgr_api *api, const struct mgr_api_console_ops *ops);
+
 /* Makes the run endpoints call ops (borrowed until mgr_api_close); until
  * then they answer 503. Any thread. */
 void mgr_api_set_runs(struct mgr_api *api, const struct mgr_api_run_ops *ops);

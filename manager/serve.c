@@ -29,6 +29,7 @@
 #include "manager/api.h"
 #include "manager/console.h"
 #include "manager/history/store.h"
+#include "manager/serve_live.h"
 #include "manager/serve_run.h"
 #include "proto/link.h"
 #include "proto/msg.h"
@@ -70,6 +71,8 @@ struct serve {
     bool stopping;
     unsigned told_bye;
     struct mgr_serve_runs *runs;
+    struct mgr_serve_live *console; /* GET /api/v1/events, /api/v1/runs/last */
+    struct mgr_api_console_ops console_ops;
     unsigned signals;    /* SIGINT and SIGTERM received */
     bool stop_after_run; /* a signal came during a run: stop at its end */
 };
@@ -160,6 +163,7 @@ static void serve_publish(struct serve *sv)
         IOF_WARN("serve: out of memory for the agent list");
         return;
     }
+    mgr_serve_live_agents(sv->console, text, len);
     mgr_api_set_agents(sv->api, text, len);
 }
 
@@ -199,6 +203,56 @@ static struct serve_seen *serve_record(struct serve *sv, const char *name)
     memset(s, 0, sizeof(*s));
     snprintf(s->name, sizeof(s->name), "%s", name);
     return s;
+}
+
+/* s is agent a, connected now. */
+static void serve_connected(struct serve_seen *s, struct mgr_agent *a)
+{
+    free(s->hello);
+    s->hello = serve_hello_json(a->endpoint, &a->info);
+    snprintf(s->endpoint, sizeof(s->endpoint), "%s", a->endpoint);
+    s->tls = a->link && proto_link_is_tls(a->link);
+    s->status = SERVE_CONNECTED;
+    s->a = a;
+    s->why[0] = '\0';
+    s->connected_ns = iof_wall_ns();
+}
+
+/* During a run the agents' callbacks are the run's: the list follows their
+ * sessions instead, on serve's tick. An agent listed as connected whose
+ * session is no longer up has left (why: its own); one whose session is up
+ * and that is not listed has come (a rejoin). */
+static void serve_sync(struct serve *sv)
+{
+    bool changed = false;
+
+    for (size_t i = 0; i < sv->nseen; i++) {
+        struct serve_seen *s = &sv->seen[i];
+        if (s->status != SERVE_CONNECTED ||
+            (s->a && mgr_session_is_up(mgr_agent_state(s->a)) && !strcmp(s->a->name, s->name)))
+            continue;
+        s->status = SERVE_LEFT;
+        s->left_ns = iof_wall_ns();
+        snprintf(s->why, sizeof(s->why), "%s",
+                 s->a && s->a->why[0] ? s->a->why : "connection closed during a run");
+        s->a = NULL;
+        changed = true;
+    }
+    for (size_t i = 0; i < sv->f.nagents; i++) {
+        struct mgr_agent *a = &sv->f.agents[i];
+        struct serve_seen *s;
+        if (!a->name[0] || !mgr_session_is_up(mgr_agent_state(a)))
+            continue;
+        s = serve_find(sv, a->name);
+        if (s && s->status == SERVE_CONNECTED)
+            continue;
+        if (!(s = serve_record(sv, a->name)))
+            continue;
+        serve_connected(s, a);
+        changed = true;
+    }
+    if (changed)
+        serve_publish(sv);
 }
 
 /* --- the agents' connections (manager/agent_conn.h) ---------------------------------------- */
@@ -244,14 +298,7 @@ static void sv_on_welcome(void *run, struct mgr_agent *a, bool back)
                        MGR_SERVE_MAX_SEEN);
         return;
     }
-    free(s->hello);
-    s->hello = serve_hello_json(a->endpoint, &a->info);
-    snprintf(s->endpoint, sizeof(s->endpoint), "%s", a->endpoint);
-    s->tls = a->link && proto_link_is_tls(a->link);
-    s->status = SERVE_CONNECTED;
-    s->a = a;
-    s->why[0] = '\0';
-    s->connected_ns = iof_wall_ns();
+    serve_connected(s, a);
     IOF_USER("iofleet serve: agent %s (%s) connected: dynamo %s, %u CPUs", a->name, a->endpoint,
              a->info.software ? a->info.software : "?", a->info.inventory.cpus);
     serve_publish(sv);
@@ -366,9 +413,12 @@ static const struct mgr_agent_ops sv_agent_ops = {
 static void sv_on_tick(uv_timer_t *t)
 {
     struct serve *sv = t->data;
-    uint64_t now = iof_wall_ns();
+    uint64_t now;
     bool changed = false;
 
+    if (mgr_serve_runs_busy(sv->runs))
+        serve_sync(sv);
+    now = iof_wall_ns(); /* after the sync: no left_ns is later */
     for (size_t i = sv->nseen; i-- > 0;)
         if (sv->seen[i].status == SERVE_LEFT &&
             now - sv->seen[i].left_ns > (uint64_t)MGR_SERVE_SEEN_S * IOF_NS_PER_S) {
@@ -467,6 +517,16 @@ static void sv_on_signal(uv_signal_t *h, int sig)
     sv_stop(sv);
 }
 
+static unsigned sv_console_last(void *arg, struct iof_buf *b, char *msg, size_t cap)
+{
+    return mgr_serve_live_last(arg, b, msg, cap);
+}
+
+static struct MHD_Response *sv_console_events(void *arg, const char *after)
+{
+    return mgr_serve_live_events(arg, after);
+}
+
 static int sv_start(struct serve *sv)
 {
     const struct mgr_serve_opts *o = sv->o;
@@ -505,6 +565,7 @@ static int sv_start(struct serve *sv)
         struct mgr_serve_runs_cfg rc_cfg = {.loop = sv->loop,
                                             .fleet = &sv->f,
                                             .db = o->db,
+                                            .live = sv->console,
                                             .verbose = o->verbose,
                                             .after = sv_after_run,
                                             .arg = sv};
@@ -518,6 +579,9 @@ static int sv_start(struct serve *sv)
         return rc == -EINVAL || rc == -EACCES ? 2 : 3; /* a wrong value, or a taken port */
     }
     mgr_api_set_runs(sv->api, mgr_serve_runs_ops(sv->runs));
+    sv->console_ops = (struct mgr_api_console_ops){
+        .last = sv_console_last, .events = sv_console_events, .arg = sv->console};
+    mgr_api_set_console(sv->api, &sv->console_ops);
     serve_publish(sv);
     if (sv->tls_server
             ? iof_listener_start_tls(sv->loop, host, port, sv->tls_server, mgr_agent_on_accept,
@@ -539,10 +603,13 @@ int mgr_serve(const struct mgr_serve_opts *o)
     int rc;
 
     if (!sv || !(sv->seen = calloc(MGR_SERVE_MAX_SEEN, sizeof(*sv->seen))) ||
-        !(sv->f.agents = calloc(MGR_SERVE_MAX_AGENTS, sizeof(*sv->f.agents)))) {
+        !(sv->f.agents = calloc(MGR_SERVE_MAX_AGENTS, sizeof(*sv->f.agents))) ||
+        mgr_serve_live_new(&sv->console)) {
         IOF_USER("iofleet serve: out of memory");
-        if (sv)
+        if (sv) {
             free(sv->seen);
+            free(sv->f.agents);
+        }
         free(sv);
         return 1;
     }
@@ -581,7 +648,9 @@ int mgr_serve(const struct mgr_serve_opts *o)
     if (rc == 0)
         IOF_USER("iofleet serve: stopped; %u agent%s told bye", sv->told_bye,
                  sv->told_bye == 1 ? "" : "s");
+    mgr_serve_live_close(sv->console); /* event streams end */
     mgr_api_close(sv->api);
+    mgr_serve_live_free(sv->console);
     mgr_serve_runs_free(sv->runs);
     iof_tls_ctx_free(sv->tls_server);
     for (size_t i = 0; i < sv->f.nagents; i++) {

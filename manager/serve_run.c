@@ -19,6 +19,7 @@
 #include "manager/agent_conn.h"
 #include "manager/history/store.h"
 #include "manager/run.h"
+#include "manager/serve_live.h"
 #include "manager/sink.h"
 #include "manager/sinks/http_view.h"
 
@@ -45,7 +46,7 @@ struct sr_run {
     struct iof_plan plan;
     char *text;
     struct mgr_run_opts o;
-    struct mgr_sink *sinks[2]; /* the live state, then the run history */
+    struct mgr_sink *sinks[3]; /* the live state, the console's, the run history */
     struct mgr_view view;
     int64_t id;
 };
@@ -141,13 +142,14 @@ static void sr_on_done(struct mgr_run *run, int rc, void *arg)
     int64_t id = r->id;
 
     (void)run;
-    if (mgr_sink_close(r->sinks[1]))
+    if (mgr_sink_close(r->sinks[2]))
         IOF_WARN("iofleet serve: run %" PRId64 ": its record in %s is incomplete", id, sr->cfg.db);
     pthread_mutex_lock(&sr->mu);
     sr->shown = NULL;
     sr->stopping = false;
     pthread_mutex_unlock(&sr->mu);
     mgr_sink_close(r->sinks[0]);
+    mgr_sink_close(r->sinks[1]); /* the console's "end" event, the record complete */
     sr->run = NULL;
     IOF_USER("iofleet serve: run %" PRId64 " %s (exit code %d)", id,
              mgr_store_status_name(true, rc), rc);
@@ -250,17 +252,21 @@ static void sr_start(struct mgr_serve_runs *sr, struct sr_call *k, struct iof_pl
     r->sinks[0]->ops = &sr_view_sink;
     r->sinks[0]->priv = &r->view;
     snprintf(r->sinks[0]->path, sizeof(r->sinks[0]->path), "runs/current");
-    if (mgr_db_sink_open(sr->cfg.db, NULL, &r->sinks[1], &d) ||
-        (r->id = mgr_db_sink_reserve(r->sinks[1], &d)) <= 0) {
+    if (mgr_db_sink_open(sr->cfg.db, NULL, &r->sinks[2], &d) ||
+        (r->id = mgr_db_sink_reserve(r->sinks[2], &d)) <= 0) {
         snprintf(k->msg, sizeof(k->msg), "run history: %.480s", d.msg);
         goto failed;
     }
     if (sr->cfg.verbose)
-        mgr_db_sink_verbose(r->sinks[1]);
+        mgr_db_sink_verbose(r->sinks[2]);
+    if (!(r->sinks[1] = mgr_serve_live_sink(sr->cfg.live, r->id))) {
+        snprintf(k->msg, sizeof(k->msg), "out of memory");
+        goto failed;
+    }
     r->o.quiet = true;
     r->o.verbose = sr->cfg.verbose;
     r->o.sinks = r->sinks;
-    r->o.nsinks = 2;
+    r->o.nsinks = 3;
     env.done = sr_on_done;
     env.arg = r;
     if ((rc = mgr_run_start(&r->plan, r->text, &r->o, &env, &r->run))) {
@@ -282,7 +288,8 @@ static void sr_start(struct mgr_serve_runs *sr, struct sr_call *k, struct iof_pl
     pthread_mutex_unlock(&sr->mu);
     return;
 failed:
-    mgr_sink_abort(r->sinks[1]);
+    mgr_sink_abort(r->sinks[2]);
+    mgr_sink_close(r->sinks[1]);
     mgr_sink_close(r->sinks[0]);
     sr_run_free(r);
 refused:
@@ -306,6 +313,7 @@ static void sr_stop(struct mgr_serve_runs *sr, struct sr_call *k)
     pthread_mutex_lock(&sr->mu);
     sr->stopping = true;
     pthread_mutex_unlock(&sr->mu);
+    mgr_serve_live_stopping(sr->cfg.live);
     mgr_run_interrupt(sr->run->run, false);
 }
 

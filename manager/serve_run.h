@@ -17,12 +17,14 @@
 #include "manager/api.h"
 
 struct mgr_fleet;
+struct mgr_serve_live;
 struct mgr_serve_runs;
 
 struct mgr_serve_runs_cfg {
     uv_loop_t *loop;
-    struct mgr_fleet *fleet; /* serve's agents, lent to each run (borrowed) */
-    const char *db;          /* the run history (borrowed) */
+    struct mgr_fleet *fleet;     /* serve's agents, lent to each run (borrowed) */
+    const char *db;              /* the run history (borrowed) */
+    struct mgr_serve_live *live; /* the console's state each run feeds (borrowed) */
     bool verbose;
     /* On the loop after each run, its fleet handed back and its record
      * complete: id is its run in the history. */
