@@ -529,6 +529,47 @@ static enum MHD_Result api_events(struct MHD_Connection *conn, struct mgr_api *a
     return ret;
 }
 
+/* GET of a path outside /api/: the console page and its files (manager/
+ * console_page.h). The page runs no inline script and loads nothing from
+ * elsewhere: its script, style and Chart.js come from this server. */
+static enum MHD_Result api_console_get(struct MHD_Connection *conn, struct mgr_api *api,
+                                       const char *url)
+{
+    const struct mgr_api_console_ops *ops = api_console_ops(api);
+    const char *type = NULL;
+    struct MHD_Response *r;
+    enum MHD_Result ret;
+    struct iof_buf b;
+    unsigned status;
+    size_t len;
+    char *body;
+
+    if (!ops)
+        return api_error(conn, 404, NULL, "no such endpoint: %.200s", url);
+    iof_buf_init(&b, API_MAX_BODY);
+    status = ops->get(ops->arg, url, &b, &type);
+    if (status != 200) {
+        iof_buf_free(&b);
+        return api_error(conn, 404, NULL,
+                         "no such page: %.200s (the console is at /, the API under /api/v1/)", url);
+    }
+    if (!(body = iof_buf_take(&b, &len)))
+        return api_error(conn, 500, NULL, "out of memory");
+    if (!(r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE))) {
+        free(body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(r, "X-Frame-Options", "DENY");
+    MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+    MHD_add_response_header(r, "Content-Security-Policy", MGR_API_CONSOLE_CSP);
+    ret = MHD_queue_response(conn, 200, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
 /* POST /api/v1/plans/check: the plan in body checked by the loader `iofleet
  * validate` and `iofleet run` use; 400 with its message when refused. */
 static enum MHD_Result api_plan_check(struct MHD_Connection *conn, const char *body, size_t len)
@@ -795,6 +836,9 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
             return r;
         return api_run_delete(conn, api, url + 13);
     }
+    if (strncmp(url, "/api/", 5))
+        return get ? api_console_get(conn, api, url)
+                   : api_error(conn, 405, "GET, HEAD", "%s %s: only GET", method, url);
     return api_error(conn, 404, NULL, "no such endpoint: %.200s (there are " API_ENDPOINTS ")",
                      url);
 }

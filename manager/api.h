@@ -22,6 +22,11 @@
 #include "manager/api_auth.h"
 
 #define MGR_API_VERSION "v1"
+/* The console page's policy: scripts, style and requests from this server
+ * only, no inline script or style, no frame, no form posted elsewhere. */
+#define MGR_API_CONSOLE_CSP                                                                        \
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "                \
+    "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 struct mgr_api;
 
@@ -65,6 +70,9 @@ struct mgr_api_console_ops {
     /* GET /api/v1/events: a new event stream sending the events after
      * `after` (NULL: from now), or NULL without memory. */
     struct MHD_Response *(*events)(void *arg, const char *after);
+    /* GET of any path outside /api/ (the console page and its files): 200
+     * with the body appended to b and its Content-Type in *type, or 404. */
+    unsigned (*get)(void *arg, const char *url, struct iof_buf *b, const char **type);
     void *arg;
 };
 

@@ -29,6 +29,7 @@
 #include "manager/api.h"
 #include "manager/console.h"
 #include "manager/history/store.h"
+#include "manager/console_page.h"
 #include "manager/serve_live.h"
 #include "manager/serve_run.h"
 #include "proto/link.h"
@@ -49,7 +50,12 @@ struct serve_seen {
     char endpoint[256];
     char why[512]; /* as struct mgr_agent's */
     char *hello;   /* its hello as `iofleet agents --json` prints it; owned */
-    bool tls;      /* its name is its verified certificate's */
+    /* What the console's fleet table shows of its hello. */
+    uint32_t cpus;
+    uint64_t memory;
+    char software[32];
+    char disks[1024];
+    bool tls; /* its name is its verified certificate's */
     enum serve_status status;
     struct mgr_agent *a;            /* its slot while connected, else NULL */
     uint64_t connected_ns, left_ns; /* wall clock */
@@ -110,7 +116,7 @@ static int serve_by_name(const void *x, const void *y)
 static void serve_publish(struct serve *sv)
 {
     const struct serve_seen **order = calloc(sv->nseen + 1, sizeof(*order));
-    struct iof_buf b;
+    struct iof_buf b, html;
     size_t len;
     char *text;
 
@@ -158,12 +164,21 @@ static void serve_publish(struct serve *sv)
     iof_json_close(&b, ']');
     iof_json_close(&b, '}');
     iof_buf_addstr(&b, "\n");
+    iof_buf_init(&html, SERVE_MAX_JSON);
+    for (size_t i = 0; i < sv->nseen; i++) {
+        const struct serve_seen *s = order[i];
+        bool up = s->status == SERVE_CONNECTED;
+        mgr_console_agent_row(&html, s->name, up ? "connected" : "disconnected", up, s->cpus,
+                              s->memory, s->disks, s->software, up ? s->endpoint : s->why);
+    }
     free(order);
     if (!(text = iof_buf_take(&b, &len))) {
         IOF_WARN("serve: out of memory for the agent list");
+        iof_buf_free(&html);
         return;
     }
-    mgr_serve_live_agents(sv->console, text, len);
+    mgr_serve_live_agents(sv->console, text, len, html.err ? NULL : iof_buf_str(&html));
+    iof_buf_free(&html);
     mgr_api_set_agents(sv->api, text, len);
 }
 
@@ -210,6 +225,10 @@ static void serve_connected(struct serve_seen *s, struct mgr_agent *a)
 {
     free(s->hello);
     s->hello = serve_hello_json(a->endpoint, &a->info);
+    s->cpus = a->info.inventory.cpus;
+    s->memory = a->info.inventory.memory_bytes;
+    snprintf(s->software, sizeof(s->software), "%s", a->info.software ? a->info.software : "");
+    mgr_console_disks(&a->info.inventory, s->disks, sizeof(s->disks));
     snprintf(s->endpoint, sizeof(s->endpoint), "%s", a->endpoint);
     s->tls = a->link && proto_link_is_tls(a->link);
     s->status = SERVE_CONNECTED;
@@ -527,6 +546,11 @@ static struct MHD_Response *sv_console_events(void *arg, const char *after)
     return mgr_serve_live_events(arg, after);
 }
 
+static unsigned sv_console_get(void *arg, const char *url, struct iof_buf *b, const char **type)
+{
+    return mgr_console_get(arg, url, b, type);
+}
+
 static int sv_start(struct serve *sv)
 {
     const struct mgr_serve_opts *o = sv->o;
@@ -579,9 +603,16 @@ static int sv_start(struct serve *sv)
         return rc == -EINVAL || rc == -EACCES ? 2 : 3; /* a wrong value, or a taken port */
     }
     mgr_api_set_runs(sv->api, mgr_serve_runs_ops(sv->runs));
-    sv->console_ops = (struct mgr_api_console_ops){
-        .last = sv_console_last, .events = sv_console_events, .arg = sv->console};
+    sv->console_ops = (struct mgr_api_console_ops){.last = sv_console_last,
+                                                   .events = sv_console_events,
+                                                   .get = sv_console_get,
+                                                   .arg = sv->console};
     mgr_api_set_console(sv->api, &sv->console_ops);
+    {
+        char why[512];
+        if (mgr_console_chartjs(sv->console, why, sizeof(why)))
+            IOF_WARN("iofleet serve: the console draws no chart: %s", why);
+    }
     serve_publish(sv);
     if (sv->tls_server
             ? iof_listener_start_tls(sv->loop, host, port, sv->tls_server, mgr_agent_on_accept,
@@ -591,9 +622,9 @@ static int sv_start(struct serve *sv)
         IOF_USER("iofleet serve: %s", d.msg);
         return 3;
     }
-    IOF_USER("iofleet serve: API on %sapi/v1/ (docs/api.md); agents on %s:%u (%s)",
-             mgr_api_url(sv->api), host[0] ? host : "*", iof_listener_port(sv->listener),
-             sv->tls_server ? "TLS" : "plain TCP, --insecure");
+    IOF_USER("iofleet serve: API on %sapi/v1/ (docs/api.md), console on %s; agents on %s:%u (%s)",
+             mgr_api_url(sv->api), mgr_api_url(sv->api), host[0] ? host : "*",
+             iof_listener_port(sv->listener), sv->tls_server ? "TLS" : "plain TCP, --insecure");
     return 0;
 }
 

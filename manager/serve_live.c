@@ -20,103 +20,18 @@
 #include "common/clock.h"
 #include "common/hist.h"
 #include "common/jsonw.h"
+#include "manager/serve_live_int.h"
 #include "manager/sink.h"
 
 #define LIVE_MAX_EVENT (8u << 20) /* one rendered event or state */
 #define LIVE_RETRY_MS 2000        /* the browser's reconnect delay */
 #define LIVE_KEEPALIVE_S 10       /* a comment line when nothing happened */
 
-/* Figures of one interval or one final row; NAN: unknown. */
-enum {
-    LF_IOPS,
-    LF_READ_IOPS,
-    LF_WRITE_IOPS,
-    LF_MIBPS,
-    LF_READ_MIBPS,
-    LF_WRITE_MIBPS,
-    LF_AVG_MS,
-    LF_READ_AVG_MS,
-    LF_WRITE_AVG_MS,
-    LF_P99_MS,
-    LF_READ_P99_MS,
-    LF_WRITE_P99_MS,
-    LF_N
-};
-static const char *const live_fig_names[LF_N] = {
+const char *const mgr_live_fig_names[LF_N] = {
     "iops",   "read_iops",   "write_iops",   "mibps",  "read_mibps",  "write_mibps",
     "avg_ms", "read_avg_ms", "write_avg_ms", "p99_ms", "read_p99_ms", "write_p99_ms",
 };
-
-struct live_figs {
-    double v[LF_N];
-};
-
-/* One interval of ALL (node 0) or of node i (node i + 1). */
-struct live_point {
-    uint32_t node;
-    uint32_t test; /* 1-based */
-    uint64_t k;
-    double t; /* end of the interval, seconds since the run began */
-    struct live_figs f;
-};
-
-/* A NODE row of an ended test. */
-struct live_row {
-    uint32_t node; /* as in struct live_point */
-    enum mgr_row_status status;
-    struct live_figs f;
-};
-
-struct live_test {
-    size_t index; /* 1-based */
-    char spec[IOF_NAME_MAX], cycle[64];
-    enum mgr_test_status status;
-    unsigned nodes, lost;
-    struct live_figs all;
-    struct live_row *rows;
-    size_t nrows, caprows;
-};
-
-enum live_ev_type { LEV_AGENTS, LEV_RUN, LEV_INTERVAL, LEV_TEST, LEV_END };
 static const char *const live_ev_names[] = {"agents", "run", "interval", "test", "end"};
-
-struct live_ev {
-    enum live_ev_type type;
-    int64_t run;
-    uint64_t pt_first; /* INTERVAL: its points (absolute indices) */
-    uint32_t npt;
-    size_t test; /* TEST: 0-based in tests */
-    int exit_code;
-};
-
-struct mgr_serve_live {
-    pthread_mutex_t mu;
-    pthread_cond_t cv; /* broadcast on every event and at close (CLOCK_MONOTONIC) */
-    bool closed;
-    uint64_t seq; /* the last event's; 0 before the first */
-    struct live_ev ev[MGR_LIVE_EVENTS];
-    uint64_t skipped;
-    char *agents;
-    size_t agents_len;
-    /* The last run; id 0 before the first began. */
-    int64_t id;
-    char plan[IOF_NAME_MAX];
-    bool running, stopping;
-    int exit_code;
-    uint64_t start_wall_ns, end_wall_ns;
-    size_t ntests;
-    size_t cur; /* 1-based current (or last) test, 0 before the first */
-    char spec[IOF_NAME_MAX], cycle[64];
-    char (*names)[IOF_NAME_MAX]; /* its nodes, in the order they appeared */
-    size_t nnames, capnames;
-    struct live_point *pts; /* a ring of MGR_LIVE_POINTS */
-    uint64_t npts;          /* points ever recorded */
-    uint64_t run_pt0;       /* the run's first point */
-    uint64_t pending;       /* the first point not in an interval event yet */
-    struct live_test *tests;
-    size_t ndone, capdone;
-    struct live_test row_test; /* the rows of the test ending */
-};
 
 /* --- recording (loop thread, lock held) ------------------------------------------------------- */
 
@@ -219,6 +134,7 @@ static void live_run_begin(struct mgr_sink *s, const struct mgr_run_info *ri)
     l->cur = 0;
     l->spec[0] = l->cycle[0] = '\0';
     l->nnames = 0;
+    l->nspecs = 0;
     for (size_t i = 0; i < ri->nagents; i++)
         live_node(l, ri->agents[i].name);
     l->run_pt0 = l->pending = l->npts;
@@ -237,6 +153,13 @@ static void live_test_begin(struct mgr_sink *s, const struct mgr_test_info *ti)
         l->ntests = ti->ntests;
     snprintf(l->spec, sizeof(l->spec), "%s", ti->spec);
     snprintf(l->cycle, sizeof(l->cycle), "%s", ti->cycle ? ti->cycle : "");
+    if (l->cur <= l->nspecs ||
+        !iof_array_grow((void **)&l->specs, &l->capspecs, l->cur, sizeof(*l->specs))) {
+        for (; l->nspecs < l->cur; l->nspecs++)
+            memset(&l->specs[l->nspecs], 0, sizeof(l->specs[0]));
+        snprintf(l->specs[l->cur - 1].spec, sizeof(l->specs[0].spec), "%s", l->spec);
+        snprintf(l->specs[l->cur - 1].cycle, sizeof(l->specs[0].cycle), "%s", l->cycle);
+    }
     pthread_mutex_unlock(&l->mu);
 }
 
@@ -251,6 +174,16 @@ static void live_interval(struct mgr_sink *s, const struct mgr_interval *iv)
 
     if (iv->node && iv->lost)
         return;
+    if (!iv->node && iv->late) {
+        /* ALL of one node's late report, right after that node's: not
+         * the cluster's figure. The node's point is dropped too (a gap in
+         * its line), not added to the next interval. */
+        pthread_mutex_lock(&l->mu);
+        if (l->npts > l->pending)
+            l->npts--;
+        pthread_mutex_unlock(&l->mu);
+        return;
+    }
     live_figs_of(iv->m, iv->stats, &p.f);
     pthread_mutex_lock(&l->mu);
     if (iv->node && !(p.node = live_node(l, iv->node))) {
@@ -360,7 +293,7 @@ static const char *live_status(int exit_code)
 static void live_json_figs(struct iof_buf *b, const struct live_figs *f)
 {
     for (size_t i = 0; i < LF_N; i++) {
-        iof_json_key(b, live_fig_names[i]);
+        iof_json_key(b, mgr_live_fig_names[i]);
         iof_json_dbl(b, f->v[i]); /* null when not finite */
     }
 }
@@ -404,6 +337,12 @@ static void live_json_interval(struct iof_buf *b, const struct mgr_serve_live *l
     }
     iof_json_key(b, "test");
     iof_json_u64(b, all->test);
+    iof_json_key(b, "spec");
+    iof_json_escape(b, all->test && all->test <= l->nspecs ? l->specs[all->test - 1].spec : NULL,
+                    IOF_JSON_TEXT | IOF_JSON_SCRIPT);
+    iof_json_key(b, "cycle");
+    iof_json_escape(b, all->test && all->test <= l->nspecs ? l->specs[all->test - 1].cycle : NULL,
+                    IOF_JSON_TEXT | IOF_JSON_SCRIPT);
     iof_json_key(b, "k");
     iof_json_u64(b, all->k);
     iof_json_key(b, "t");
@@ -502,7 +441,7 @@ static void live_json_run_head(struct iof_buf *b, const struct mgr_serve_live *l
 
 /* The whole last run: its head, the current test, every interval kept
  * and every ended test. */
-static void live_json_run(struct iof_buf *b, const struct mgr_serve_live *l)
+void mgr_live_json_run(struct iof_buf *b, const struct mgr_serve_live *l)
 {
     uint64_t first = l->run_pt0;
 
@@ -744,7 +683,7 @@ unsigned mgr_serve_live_last(struct mgr_serve_live *l, struct iof_buf *b, char *
                  "no run has begun since this server started (GET /api/v1/runs lists "
                  "the runs of the history)");
     } else {
-        live_json_run(b, l);
+        mgr_live_json_run(b, l);
         iof_buf_addstr(b, "\n");
     }
     pthread_mutex_unlock(&l->mu);
@@ -760,7 +699,7 @@ void mgr_serve_live_snapshot(struct mgr_serve_live *l, struct iof_buf *run, stru
 {
     pthread_mutex_lock(&l->mu);
     if (l->id)
-        live_json_run(run, l);
+        mgr_live_json_run(run, l);
     else
         iof_buf_addstr(run, "null");
     if (l->agents)
@@ -771,23 +710,29 @@ void mgr_serve_live_snapshot(struct mgr_serve_live *l, struct iof_buf *run, stru
     pthread_mutex_unlock(&l->mu);
 }
 
-void mgr_serve_live_agents(struct mgr_serve_live *l, const char *json, size_t len)
+void mgr_serve_live_agents(struct mgr_serve_live *l, const char *json, size_t len, const char *html)
 {
-    char *copy = malloc(len + 1), *old;
+    char *copy = malloc(len + 1), *rows = html ? strdup(html) : NULL, *old, *old_rows;
 
-    if (!copy)
+    if (!copy || (html && !rows)) {
+        free(copy);
+        free(rows);
         return;
+    }
     memcpy(copy, json, len);
     while (len && (copy[len - 1] == '\n' || copy[len - 1] == '\r'))
         len--;
     copy[len] = '\0';
     pthread_mutex_lock(&l->mu);
     old = l->agents;
+    old_rows = l->agents_html;
     l->agents = copy;
     l->agents_len = len;
+    l->agents_html = rows;
     live_emit(l, (struct live_ev){.type = LEV_AGENTS});
     pthread_mutex_unlock(&l->mu);
     free(old);
+    free(old_rows);
 }
 
 struct mgr_sink *mgr_serve_live_sink(struct mgr_serve_live *l, int64_t id)
@@ -870,8 +815,11 @@ void mgr_serve_live_free(struct mgr_serve_live *l)
     live_tests_free(l);
     free(l->tests);
     free(l->names);
+    free(l->specs);
     free(l->pts);
     free(l->agents);
+    free(l->agents_html);
+    free(l->chartjs);
     pthread_cond_destroy(&l->cv);
     pthread_mutex_destroy(&l->mu);
     free(l);

@@ -31,9 +31,11 @@ int mgr_serve_live_new(struct mgr_serve_live **out);
 /* After every stream has ended (the API is closed); NULL is fine. */
 void mgr_serve_live_free(struct mgr_serve_live *l);
 
-/* The body of GET /api/v1/agents changed (json: len bytes, copied): an
+/* The body of GET /api/v1/agents changed (json: len bytes, copied), with
+ * the console page's fleet rows (html, escaped, copied; NULL: none): an
  * "agents" event. Any thread. */
-void mgr_serve_live_agents(struct mgr_serve_live *l, const char *json, size_t len);
+void mgr_serve_live_agents(struct mgr_serve_live *l, const char *json, size_t len,
+                           const char *html);
 /* A sink recording run id into l (new: mgr_sink_close frees it; l
  * borrowed). Its run_begin drops the previous run's state. NULL: no memory. */
 struct mgr_sink *mgr_serve_live_sink(struct mgr_serve_live *l, int64_t id);

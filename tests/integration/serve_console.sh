@@ -2,18 +2,26 @@
 # The console of iofleet serve (docs/console.md, docs/api.md): GET
 # /api/v1/events streams the agents list as it changes, a run started by
 # POST /api/v1/runs (run), its intervals with ALL and per-node figures read
-# and write apart (interval), each ended test's final ALL and NODE figures
+# and write apart (interval; a node whose report came late is absent from
+# it), each ended test's final ALL and NODE figures
 # (test) and its end with its status (end); after the run GET
 # /api/v1/runs/last still gives its tests and their figures; during a run
 # /api/v1/agents follows an agent that leaves; a stop ends the run as
-# interrupted.
+# interrupted. The page at / (docs/console.md) holds the state in its first
+# HTML: the agents, the run under way (its last interval) or the last one
+# (every test's ALL and NODE rows), the state as JSON for its script, each
+# element id the docs list; a plan, spec and workdir named with <script> and
+# "><img onerror=...> come back escaped in the HTML and in that JSON; the
+# page's Content-Security-Policy allows no inline script and nothing from
+# elsewhere; its script, style and Chart.js are served by serve itself, and
+# its script never writes HTML from data (no innerHTML).
 source "$(dirname "$0")/lib/cluster.bash"
 command -v curl >/dev/null || skip "curl not installed"
 command -v jq >/dev/null || skip "jq not installed"
 
 plan quick.json <<'P'
-{"name": "console quick", "run": {"duration": "3s", "interval": "1s"},
- "specs": [{"name": "4k", "lines": [{"size": "4k", "read": 70}]}, {"name": "64k", "lines": [{"size": "64k", "read": 0}]}],
+{"name": "console <script>alert(1)</script>", "run": {"duration": "3s", "interval": "1s"},
+ "specs": [{"name": "4k", "lines": [{"size": "4k", "read": 70}]}, {"name": "64k\"><img src=x onerror=alert(2)>", "lines": [{"size": "64k", "read": 0}]}],
  "workers": [{"engine": "null", "targets": [{"path": "f", "size": "1m"}]}]}
 P
 plan long.json <<'P'
@@ -48,32 +56,89 @@ code=$(curl -s -o "$T/last0.json" -w '%{http_code}' "${api}runs/last")
     fail "runs/last before any run: $code $(cat "$T/last0.json")"
 curl -sfI "${api}events" -o /dev/null -D "$T/events.head" --max-time 2 || true
 
+# page FILE: GET / into FILE (headers in FILE.head), 200 text/html.
+page() {
+    [ "$(curl -s -D "$1.head" -o "$1" -w '%{http_code}' "$base")" = 200 ] || fail "GET $base: $(cat "$1")"
+    grep -qi '^content-type: text/html' "$1.head" || fail "GET / type: $(cat "$1.head")"
+}
+# state FILE: the JSON the page carries for its script.
+state() { sed -n 's|.*<script type="application/json" id="state">\(.*\)</script>.*|\1|p' "$1"; }
+# Text between id="ID"> and the next </tagname> of FILE's element ID.
+inner() { tr -d '\n' <"$1" | sed -n "s|.*id=\"$2\"[^>]*>\([^<]*\)<.*|\1|p"; }
+
 cl_spawn sse "$T/events.txt" "$T/sse.err" curl -sN "${api}events"
+dynamo_rc=0
+"$DYNAMO" --manager "127.0.0.1:$aport" --insecure --name '<script>' --workdir "$T/w0" 2>"$T/badname.err" || dynamo_rc=$?
+[ "$dynamo_rc" != 0 ] && grep -q "is not allowed" "$T/badname.err" || fail "an agent named <script>: $(cat "$T/badname.err")"
+evil_wd="$T/w<script>\"><img src=x onerror=alert(3)>"
+mkdir -p "$evil_wd"
 cl_start_dialer a1 srv-1 "127.0.0.1:$aport"
-cl_start_dialer a2 srv-2 "127.0.0.1:$aport"
+cl_start_dialer a2 srv-2 "127.0.0.1:$aport" --workdir "$evil_wd"
 cl_wait_cmd 20 "srv-1 and srv-2 connected" connected 2
 agents_seen() { events "$T/events.txt" agents | tail -n1 | jq -e '[.agents[] | select(.status == "connected")] | length == 2' >/dev/null; }
 cl_wait_cmd 10 "an agents event listing both agents" agents_seen
-ok "runs/last 404 before any run; an agents event lists srv-1 and srv-2"
+ok "runs/last 404 before any run; an agents event lists srv-1 and srv-2; an agent named <script> refused by dynamo"
+
+# The page before any run: the fleet in its first HTML, a strict policy.
+page "$T/p0.html"
+csp=$(sed -n 's/^content-security-policy: *//Ip' "$T/p0.html.head" | tr -d '\r')
+for want in "default-src 'none'" "script-src 'self'" "style-src 'self'" "connect-src 'self'" \
+    "frame-ancestors 'none'" "form-action 'none'"; do
+    case "$csp" in *"$want"*) ;; *) fail "Content-Security-Policy without $want: '$csp'" ;; esac
+done
+case "$csp" in *unsafe*) fail "Content-Security-Policy allows unsafe: '$csp'" ;; esac
+[ "$(grep -c '<script>' "$T/p0.html")" = 0 ] || fail "an inline script in the page: $(grep '<script>' "$T/p0.html")"
+for id in conn agents agents-body agents-count run run-id run-plan run-state run-test stop-button \
+    chart-dir chart-iops chart-mibps chart-p99 no-charts interval interval-at interval-body \
+    summary summary-body start-form plan-file plan-text check-button start-button plan-message state; do
+    grep -q "id=\"$id\"" "$T/p0.html" || fail "no element id=\"$id\" in the page"
+    grep -q "\`#$id\`" "$IOF_SRC/docs/console.md" || fail "docs/console.md does not list #$id"
+done
+for n in srv-1 srv-2; do
+    grep -q "<tr><td class=\"name\">$n</td><td class=\"ok\">connected</td>" "$T/p0.html" ||
+        fail "$n not in the first HTML's fleet: $(inner "$T/p0.html" agents-body)"
+done
+[ "$(inner "$T/p0.html" run-plan)" = "no run yet" ] || fail "run-plan before any run: $(inner "$T/p0.html" run-plan)"
+state "$T/p0.html" | jq -e '.run == null and ([.agents.agents[].name] | sort) == ["srv-1", "srv-2"] and .seq > 0' >/dev/null ||
+    fail "the page's state before any run: $(state "$T/p0.html" | head -c 1000)"
+grep -q 'onerror=alert(3)&gt;' "$T/p0.html" && ! grep -q '<img' "$T/p0.html" ||
+    fail "srv-2's workdir not escaped in the page: $(grep -o '.\{40\}onerror.\{20\}' "$T/p0.html")"
+state "$T/p0.html" | grep -q 'w\\u003cscript\\u003e\\"\\u003e\\u003cimg src=x onerror=alert(3)\\u003e' ||
+    fail "srv-2's workdir not escaped in the page's JSON: $(state "$T/p0.html" | grep -o '.\{40\}onerror.\{20\}')"
+for f in console.js console.css; do
+    code=$(curl -s -D "$T/$f.head" -o "$T/$f" -w '%{http_code}' "$base$f")
+    [ "$code" = 200 ] && cmp -s "$T/$f" "$IOF_SRC/manager/console/$f" || fail "GET /$f: $code, not manager/console/$f"
+done
+grep -qi '^content-type: text/javascript' "$T/console.js.head" || fail "/console.js type: $(cat "$T/console.js.head")"
+! grep -n 'innerHTML\|outerHTML\|insertAdjacentHTML\|document.write' "$T/console.js" || fail "console.js writes HTML"
+if [ -r /usr/share/javascript/chart.js/chart.min.js ] && [ -z "${IOF_CHARTJS:-}" ]; then
+    curl -sf "${base}chart.js" -o "$T/chart.js" && cmp -s "$T/chart.js" /usr/share/javascript/chart.js/chart.min.js ||
+        fail "GET /chart.js is not Debian's chart.min.js"
+    grep -q '<script src="/chart.js"></script>' "$T/p0.html" || fail "the page does not load /chart.js"
+fi
+code=$(curl -s -o "$T/nopage" -w '%{http_code}' "${base}nowhere")
+[ "$code" = 404 ] || fail "GET /nowhere: $code"
+ok "the page before any run: both agents in its first HTML, the workdir escaped, CSP '$csp'"
 
 # A run started by POST: run, intervals, tests and its end on the stream.
 code=$(post "${api}runs" "$T/quick.json" "$T/s1")
 [ "$code" = 202 ] || fail "POST /api/v1/runs: $code $(cat "$T/s1")"
 id1=$(jq .id "$T/s1")
 cl_wait_cmd 40 "the end event of run $id1" has_event "$T/events.txt" end
-events "$T/events.txt" run | jq -e --argjson id "$id1" '.id == $id and .plan == "console quick" and .state == "running" and
+events "$T/events.txt" run | jq -e --argjson id "$id1" '.id == $id and .plan == "console <script>alert(1)</script>" and .state == "running" and
     .tests == 2 and (.nodes | sort) == ["srv-1", "srv-2"]' >/dev/null ||
     fail "run event: $(events "$T/events.txt" run)"
 events "$T/events.txt" interval >"$T/intervals.jsonl"
 [ "$(wc -l <"$T/intervals.jsonl")" -ge 4 ] || fail "fewer than 4 interval events: $(cat "$T/intervals.jsonl")"
 jq -se --argjson id "$id1" 'all(.[]; .id == $id and .all.iops > 0 and .all.read_iops >= 0 and .all.write_iops > 0 and
     (.all.p99_ms | type) == "number" and (.all.mibps > 0) and
-    ([.nodes[].name] | sort) == ["srv-1", "srv-2"] and all(.nodes[]; .iops > 0 and (.write_p99_ms | type) == "number")) and
+    ([.nodes[].name] - ["srv-1", "srv-2"]) == [] and all(.nodes[]; .iops > 0 and (.write_p99_ms | type) == "number")) and
+    any(.[]; ([.nodes[].name] | sort) == ["srv-1", "srv-2"]) and
     any(.[]; .test == 1 and .all.read_iops > 0 and (.all.read_p99_ms | type) == "number") and
     any(.[]; .test == 2 and .all.read_iops == 0 and .all.read_p99_ms == null)' "$T/intervals.jsonl" >/dev/null ||
-    fail "interval events: $(head -c 2000 "$T/intervals.jsonl")"
+    fail "interval events: $(jq -c "{test, k, all: .all.iops, w: .all.write_iops, r: .all.read_p99_ms, nodes: [.nodes[] | [.name, .iops, .write_p99_ms]]}" "$T/intervals.jsonl")"
 events "$T/events.txt" test | jq -se --argjson id "$id1" 'length == 2 and .[0].index == 1 and .[0].spec == "4k" and
-    .[1].spec == "64k" and all(.[]; .id == $id and .status == "ok" and .all.iops > 0 and
+    .[1].spec == "64k\"><img src=x onerror=alert(2)>" and all(.[]; .id == $id and .status == "ok" and .all.iops > 0 and
     ([.nodes[] | select(.status == "ok" and .iops > 0) | .name] | sort) == ["srv-1", "srv-2"])' >/dev/null ||
     fail "test events: $(events "$T/events.txt" test)"
 events "$T/events.txt" end | jq -e --argjson id "$id1" '.id == $id and .status == "ok" and .exit_code == 0' >/dev/null ||
@@ -87,12 +152,32 @@ idle || fail "runs/current after the end event"
 curl -sf "${api}runs/last" >"$T/last1.json" || fail "GET runs/last after run $id1"
 jq -e --argjson id "$id1" '.id == $id and .state == "done" and .status == "ok" and .exit_code == 0 and
     (.finished | length) == 2 and all(.finished[]; .all.iops > 0 and (.nodes | length) == 2) and
-    (.intervals | length) >= 4 and all(.intervals[]; (.nodes | length) == 2)' "$T/last1.json" >/dev/null ||
+    (.intervals | length) >= 4 and any(.intervals[]; (.nodes | length) == 2)' "$T/last1.json" >/dev/null ||
     fail "runs/last after run $id1: $(head -c 2000 "$T/last1.json")"
 sleep 1
 curl -sf "${api}runs/last" | jq -e --argjson id "$id1" '.id == $id and (.finished | length) == 2' >/dev/null ||
     fail "runs/last changed while idle"
 ok "after run $id1: runs/last keeps its 2 tests with ALL and NODE figures and $(jq '.intervals | length' "$T/last1.json") intervals"
+
+# The page after the run: its tests in the first HTML, every name escaped.
+page "$T/p1.html"
+[ "$(inner "$T/p1.html" run-state)" = ok ] || fail "run-state after run $id1: $(inner "$T/p1.html" run-state)"
+[ "$(inner "$T/p1.html" run-plan)" = "console &lt;script&gt;alert(1)&lt;/script&gt;" ] ||
+    fail "run-plan after run $id1: $(inner "$T/p1.html" run-plan)"
+summary=$(tr -d '\n' <"$T/p1.html" | sed -n 's|.*id="summary-body">\(.*\)</tbody></table></div></section>.*<section id="start".*|\1|p')
+[ "$(grep -o '<tr class="all">' <<<"$summary" | wc -l)" = 2 ] && [ "$(grep -o '<tr class="node">' <<<"$summary" | wc -l)" = 4 ] ||
+    fail "the first HTML's tests after run $id1 (2 ALL and 4 NODE rows): $summary"
+grep -q '<td class="name">2. 64k&quot;&gt;&lt;img src=x onerror=alert(2)&gt;</td>' <<<"$summary" ||
+    fail "spec name not escaped in the tests: $summary"
+! grep -q '<img\|<script>' "$T/p1.html" || fail "a name came back as HTML: $(grep -o '.\{30\}<img.\{30\}\|.\{30\}<script>.\{30\}' "$T/p1.html")"
+state "$T/p1.html" >"$T/state1.json"
+grep -q 'console \\u003cscript\\u003ealert(1)\\u003c/script\\u003e' "$T/state1.json" &&
+    grep -q '64k\\"\\u003e\\u003cimg src=x onerror=alert(2)\\u003e' "$T/state1.json" ||
+    fail "names not escaped in the page's JSON: $(head -c 600 "$T/state1.json")"
+jq -e --argjson id "$id1" '.run.id == $id and .run.status == "ok" and (.run.finished | length) == 2 and
+    .run.plan == "console <script>alert(1)</script>" and (.run.intervals | length) >= 4' "$T/state1.json" >/dev/null ||
+    fail "the page's state after run $id1: $(head -c 1500 "$T/state1.json")"
+ok "the page after run $id1: its 2 tests (ALL and NODE rows) in the first HTML, plan and spec names escaped in HTML and JSON"
 
 # During a run the agents list follows an agent that leaves; a stop ends
 # the run as interrupted, on the stream too.
@@ -102,6 +187,14 @@ code=$(post "${api}runs" "$T/long.json" "$T/s2")
 id2=$(jq .id "$T/s2")
 measuring() { curl -sf "${api}runs/last" | jq -e --argjson id "$id2" '.id == $id and (.intervals | length) >= 2' >/dev/null; }
 cl_wait_cmd 30 "two intervals of run $id2" measuring
+page "$T/p2.html"
+[ "$(inner "$T/p2.html" run-state)" = running ] && [ "$(inner "$T/p2.html" run-plan)" = "console long" ] ||
+    fail "run $id2 in the first HTML: $(inner "$T/p2.html" run-plan) $(inner "$T/p2.html" run-state)"
+interval=$(tr -d '\n' <"$T/p2.html" | sed -n 's|.*id="interval-body">\(.*\)</tbody></table></div>.*<h3>Tests.*|\1|p')
+grep -q '<tr class="all"><td class="name">ALL</td><td>[0-9]' <<<"$interval" &&
+    [ "$(grep -o '<tr class="node">' <<<"$interval" | wc -l)" = 2 ] || fail "run $id2's last interval in the first HTML: $interval"
+grep -q 'id="stop-button" type="button">' "$T/p2.html" || fail "Stop disabled during run $id2"
+ok "the page during run $id2: running, its last interval (ALL and 2 nodes) in the first HTML"
 kill -KILL "$a2"
 srv2_gone() {
     curl -sf "${api}agents" >"$T/agents2.json" &&

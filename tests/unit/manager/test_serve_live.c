@@ -30,7 +30,7 @@ static void agents(struct mgr_serve_live *l, unsigned i)
 {
     char json[64];
     int n = snprintf(json, sizeof(json), "{\"agents\":[{\"name\":\"a%u\"}]}\n", i);
-    mgr_serve_live_agents(l, json, (size_t)n);
+    mgr_serve_live_agents(l, json, (size_t)n, NULL);
 }
 
 static void test_resume_after(void **state)

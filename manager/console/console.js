@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* manager/console/console.js - the console page of `iofleet serve`
+ * (docs/console.md): starts from the state the server put in the page
+ * (#state), then follows GET /api/v1/events. Every name is set with
+ * textContent, never as HTML. Charts need Chart.js (/chart.js, Debian's
+ * libjs-chart.js); without it the tables still work. */
+'use strict';
+
+const $ = (id) => document.getElementById(id);
+const FIGS = {
+  total: ['iops', 'mibps', 'p99_ms'],
+  read: ['read_iops', 'read_mibps', 'read_p99_ms'],
+  write: ['write_iops', 'write_mibps', 'write_p99_ms'],
+};
+const CHARTS = ['chart-iops', 'chart-mibps', 'chart-p99'];
+const COLORS = ['#222', '#47c', '#c63', '#3a7', '#a4c', '#c9a227', '#2aa', '#d45', '#777'];
+
+let state = JSON.parse($('state').textContent);
+let seq = state.seq;
+let charts = [];
+
+function fmt(v, d) {
+  return v === null || v === undefined ? '-' : Number(v).toFixed(d);
+}
+
+function size(b) {
+  if (!b) return '-';
+  const u = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+  let i = 0;
+  while (b >= 1024 && i < u.length - 1) { b /= 1024; i++; }
+  return b.toFixed(i ? 1 : 0) + ' ' + u[i];
+}
+
+function cell(tr, text, cls) {
+  const td = document.createElement('td');
+  td.textContent = text;
+  if (cls) td.className = cls;
+  tr.appendChild(td);
+  return td;
+}
+
+/* --- fleet --- */
+
+function disks(inv) {
+  const out = [];
+  if (inv.workdir && inv.workdir.path)
+    out.push('workdir ' + inv.workdir.path + ' (' + (inv.workdir.fstype || '?') +
+             (inv.workdir.free !== undefined ? ', ' + size(inv.workdir.free) + ' free' : '') +
+             (inv.workdir.ram_backed === true ? ', RAM' : '') + ')');
+  for (const t of inv.targets || [])
+    out.push(t.path + ' ' + size(t.size) + (t.model ? ' ' + t.model : '') +
+             (t.ram_backed === true ? ' (RAM)' : ''));
+  return out.join('; ') || '-';
+}
+
+function showAgents(list) {
+  const body = $('agents-body');
+  body.replaceChildren();
+  for (const a of list.agents || []) {
+    const inv = (a.hello && a.hello.inventory) || {};
+    const tr = document.createElement('tr');
+    cell(tr, a.name, 'name');
+    cell(tr, a.status, a.status === 'connected' ? 'ok' : 'bad');
+    cell(tr, inv.cpus !== undefined ? String(inv.cpus) : '-');
+    cell(tr, size(inv.memory_bytes), 'wide');
+    cell(tr, disks(inv), 'wrap');
+    cell(tr, (a.hello && a.hello.software) || '-', 'wide');
+    cell(tr, a.status === 'connected' ? a.endpoint : (a.reason || ''), 'wrap wide');
+    body.appendChild(tr);
+  }
+  $('agents-count').textContent =
+      (list.agents || []).filter((a) => a.status === 'connected').length + ' connected';
+}
+
+/* --- the run --- */
+
+function figRow(body, name, f, cls) {
+  const tr = document.createElement('tr');
+  tr.className = cls;
+  cell(tr, name, 'name');
+  cell(tr, fmt(f.iops, 0));
+  cell(tr, fmt(f.read_iops, 0), 'wide');
+  cell(tr, fmt(f.write_iops, 0), 'wide');
+  cell(tr, fmt(f.mibps, 2));
+  cell(tr, fmt(f.read_avg_ms, 3), 'wide');
+  cell(tr, fmt(f.write_avg_ms, 3), 'wide');
+  cell(tr, fmt(f.read_p99_ms, 3));
+  cell(tr, fmt(f.write_p99_ms, 3));
+  body.appendChild(tr);
+  return tr;
+}
+
+function showHead(r) {
+  $('run-id').textContent = r ? '#' + r.id : '';
+  $('run-plan').textContent = r ? r.plan : 'no run yet';
+  $('run-state').textContent = !r ? '' : r.state === 'running' ?
+      (r.stopping ? 'stopping' : 'running') : r.status;
+  $('run-state').className = r && r.state === 'done' && r.status !== 'ok' ? 'bad' : '';
+  $('run-test').textContent = r && r.test ?
+      'test ' + r.test.index + '/' + r.tests + ': ' + r.test.spec +
+      (r.test.cycle ? ' [' + r.test.cycle + ']' : '') : '';
+  $('stop-button').disabled = !(r && r.state === 'running');
+}
+
+function showInterval(iv) {
+  const body = $('interval-body');
+  body.replaceChildren();
+  if (!iv) return;
+  $('interval-at').textContent = 'test ' + iv.test + ', interval ' + (iv.k + 1) + ', ' +
+      fmt(iv.t, 0) + ' s into the run';
+  figRow(body, 'ALL', iv.all, 'all');
+  for (const n of iv.nodes) figRow(body, n.name, n, 'node');
+}
+
+function addTest(t) {
+  const body = $('summary-body');
+  const tr = figRow(body, t.index + '. ' + t.spec + (t.cycle ? ' [' + t.cycle + ']' : ''),
+                    t.all, 'all' + (t.status === 'ok' ? '' : ' bad'));
+  cell(tr, t.status, 'l');
+  for (const n of t.nodes) cell(figRow(body, n.name, n, 'node'), n.status, 'l');
+}
+
+/* --- charts --- */
+
+function chartData(r, fig) {
+  const names = ['ALL'].concat(r ? r.nodes : []);
+  const sets = names.map((name, i) => ({
+    label: name, data: [], borderColor: COLORS[i % COLORS.length],
+    backgroundColor: COLORS[i % COLORS.length], borderWidth: i ? 1 : 2, pointRadius: 0,
+  }));
+  for (const iv of (r && r.intervals) || []) pushPoint(sets, iv, fig);
+  return sets;
+}
+
+function pushPoint(sets, iv, fig) {
+  const add = (name, f) => {
+    let d = sets.find((s) => s.label === name);
+    if (!d) {
+      const i = sets.length;
+      d = {label: name, data: [], borderColor: COLORS[i % COLORS.length],
+           backgroundColor: COLORS[i % COLORS.length], borderWidth: 1, pointRadius: 0};
+      sets.push(d);
+    }
+    d.data.push({x: iv.t, y: f[fig]});
+  };
+  add('ALL', iv.all);
+  for (const n of iv.nodes) add(n.name, n);
+}
+
+function makeCharts() {
+  if (typeof Chart === 'undefined') {
+    $('no-charts').hidden = false;
+    return;
+  }
+  const figs = FIGS[$('chart-dir').value];
+  const titles = ['IOPS', 'MiB/s', 'p99 latency (ms)'];
+  charts.forEach((c) => c.destroy());
+  charts = CHARTS.map((id, i) => new Chart($(id), {
+    type: 'line',
+    data: {datasets: chartData(state.run, figs[i])},
+    options: {
+      animation: false, parsing: false, normalized: true, maintainAspectRatio: false,
+      spanGaps: true,
+      plugins: {title: {display: true, text: titles[i]}, legend: {labels: {boxWidth: 10}}},
+      scales: {x: {type: 'linear', title: {display: true, text: 's'}}, y: {beginAtZero: true}},
+    },
+  }));
+}
+
+function chartInterval(iv) {
+  const figs = FIGS[$('chart-dir').value];
+  charts.forEach((c, i) => { pushPoint(c.data.datasets, iv, figs[i]); c.update('none'); });
+}
+
+/* --- the whole state, and the events --- */
+
+function showRun(r) {
+  showHead(r);
+  $('summary-body').replaceChildren();
+  for (const t of (r && r.finished) || []) addTest(t);
+  showInterval(r && r.intervals.length ? r.intervals[r.intervals.length - 1] : null);
+  makeCharts();
+}
+
+async function reload() {
+  const [run, agents] = await Promise.all([
+    fetch('/api/v1/runs/last').then((x) => x.ok ? x.json() : null),
+    fetch('/api/v1/agents').then((x) => x.json()),
+  ]);
+  state.run = run;
+  showAgents(agents);
+  showRun(run);
+}
+
+function listen() {
+  const es = new EventSource('/api/v1/events?after=' + seq);
+  const on = (type, fn) => es.addEventListener(type, (e) => {
+    seq = Number(e.lastEventId) || seq;
+    fn(JSON.parse(e.data));
+  });
+  es.onopen = () => { $('conn').textContent = 'live'; };
+  es.onerror = () => { $('conn').textContent = 'reconnecting'; };
+  on('agents', showAgents);
+  on('run', (r) => {
+    state.run = Object.assign(r, {intervals: [], finished: [], test: null});
+    showRun(state.run);
+  });
+  on('interval', (iv) => {
+    if (!state.run || iv.id !== state.run.id) return;
+    state.run.intervals.push(iv);
+    state.run.test = {index: iv.test, spec: state.run.test && state.run.test.index === iv.test ?
+        state.run.test.spec : '', cycle: ''};
+    showInterval(iv);
+    chartInterval(iv);
+  });
+  on('test', (t) => {
+    if (!state.run || t.id !== state.run.id) return;
+    state.run.finished.push(t);
+    addTest(t);
+  });
+  on('end', (e) => {
+    if (!state.run || e.id !== state.run.id) return;
+    Object.assign(state.run, {state: 'done', status: e.status, exit_code: e.exit_code});
+    showHead(state.run);
+  });
+  es.addEventListener('resync', () => { reload(); });
+}
+
+/* --- the start form and the stop button --- */
+
+async function post(url, body) {
+  const r = await fetch(url, {method: 'POST', headers: {'Content-Type': 'application/json'},
+                              body: body});
+  let j = null;
+  try { j = await r.json(); } catch (e) { /* not JSON */ }
+  return {status: r.status, json: j};
+}
+
+function say(text, bad) {
+  $('plan-message').textContent = text;
+  $('plan-message').className = bad ? 'bad' : 'ok';
+}
+
+async function check() {
+  const r = await post('/api/v1/plans/check', $('plan-text').value);
+  if (r.status === 200) say('valid: ' + r.json.tests + ' test' + (r.json.tests === 1 ? '' : 's'));
+  else say((r.json && r.json.error && r.json.error.message) || 'HTTP ' + r.status, true);
+  return r.status === 200;
+}
+
+async function start(ev) {
+  ev.preventDefault();
+  const r = await post('/api/v1/runs', $('plan-text').value);
+  if (r.status === 202) say('run ' + r.json.id + ' started');
+  else say((r.json && r.json.error && r.json.error.message) || 'HTTP ' + r.status, true);
+}
+
+async function stop() {
+  const r = await post('/api/v1/runs/current/stop', '{}');
+  if (r.status !== 202)
+    say((r.json && r.json.error && r.json.error.message) || 'HTTP ' + r.status, true);
+}
+
+$('plan-file').addEventListener('change', async () => {
+  const f = $('plan-file').files[0];
+  if (f) { $('plan-text').value = await f.text(); check(); }
+});
+$('check-button').addEventListener('click', check);
+$('start-form').addEventListener('submit', start);
+$('stop-button').addEventListener('click', stop);
+$('chart-dir').addEventListener('change', makeCharts);
+showAgents(state.agents);
+showRun(state.run);
+listen();

@@ -1,0 +1,369 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* manager/console_page.c - the console page of `iofleet serve`
+ * (manager/console_page.h): the HTML rendered from the console's state
+ * under its lock, with the same tables the script (manager/console/
+ * console.js) then keeps up to date, and the state itself as JSON in a
+ * non-executed script element; the page's files; Chart.js read once.
+ */
+#include "manager/console_page.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/jsonw.h"
+#include "common/text.h"
+#include "manager/serve_live_int.h"
+
+#define CONSOLE_MAX_CHARTJS (8u << 20)
+
+/* manager/console/embed.cmake's output. */
+extern const char mgr_console_console_js[], mgr_console_console_css[];
+extern const size_t mgr_console_console_js_len, mgr_console_console_css_len;
+
+static const char page_head[] =
+    "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+    "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n"
+    "<title>iofleet console</title>\n<link rel=\"icon\" href=\"data:,\">\n"
+    "<link rel=\"stylesheet\" href=\"/console.css\">\n</head><body>\n"
+    "<header><h1>iofleet console</h1> <span id=\"conn\" class=\"muted\">as loaded</span>"
+    "</header>\n";
+
+static const char fig_head[] =
+    "<th>IOPS</th><th class=\"wide\">read IOPS</th><th class=\"wide\">write IOPS</th>"
+    "<th>MiB/s</th><th class=\"wide\">read mean ms</th><th class=\"wide\">write mean ms</th>"
+    "<th>read p99 ms</th><th>write p99 ms</th>";
+
+static void page_text(struct iof_buf *b, const char *s)
+{
+    iof_text_add_html(b, s ? s : "");
+}
+
+/* As console.js size(). */
+static void page_size(struct iof_buf *b, uint64_t bytes)
+{
+    static const char *const u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    double v = (double)bytes;
+    size_t i = 0;
+
+    if (!bytes) {
+        iof_buf_addc(b, '-');
+        return;
+    }
+    while (v >= 1024 && i < sizeof(u) / sizeof(u[0]) - 1) {
+        v /= 1024;
+        i++;
+    }
+    iof_buf_printf(b, "%.*f %s", i ? 1 : 0, v, u[i]);
+}
+
+/* <td[ class]>figure</td> as console.js fmt(): "-" when unknown. */
+static void page_fig(struct iof_buf *b, double v, int prec, const char *cls)
+{
+    iof_buf_printf(b, cls ? "<td class=\"%s\">" : "<td>", cls);
+    if (isfinite(v))
+        iof_buf_printf(b, "%.*f", prec, v);
+    else
+        iof_buf_addc(b, '-');
+    iof_buf_addstr(b, "</td>");
+}
+
+/* As console.js figRow(), without the closing </tr>. */
+static void page_fig_row(struct iof_buf *b, const char *name, const struct live_figs *f,
+                         const char *cls)
+{
+    iof_buf_printf(b, "<tr class=\"%s\"><td class=\"name\">", cls);
+    page_text(b, name);
+    iof_buf_addstr(b, "</td>");
+    page_fig(b, f->v[LF_IOPS], 0, NULL);
+    page_fig(b, f->v[LF_READ_IOPS], 0, "wide");
+    page_fig(b, f->v[LF_WRITE_IOPS], 0, "wide");
+    page_fig(b, f->v[LF_MIBPS], 2, NULL);
+    page_fig(b, f->v[LF_READ_AVG_MS], 3, "wide");
+    page_fig(b, f->v[LF_WRITE_AVG_MS], 3, "wide");
+    page_fig(b, f->v[LF_READ_P99_MS], 3, NULL);
+    page_fig(b, f->v[LF_WRITE_P99_MS], 3, NULL);
+}
+
+void mgr_console_agent_row(struct iof_buf *b, const char *name, const char *status, bool up,
+                           uint32_t cpus, uint64_t memory, const char *disks, const char *software,
+                           const char *where)
+{
+    iof_buf_addstr(b, "<tr><td class=\"name\">");
+    page_text(b, name);
+    iof_buf_printf(b, "</td><td class=\"%s\">", up ? "ok" : "bad");
+    page_text(b, status);
+    if (cpus)
+        iof_buf_printf(b, "</td><td>%u</td><td class=\"wide\">", cpus);
+    else
+        iof_buf_addstr(b, "</td><td>-</td><td class=\"wide\">");
+    page_size(b, memory);
+    iof_buf_addstr(b, "</td><td class=\"wrap\">");
+    page_text(b, disks && *disks ? disks : "-");
+    iof_buf_addstr(b, "</td><td class=\"wide\">");
+    page_text(b, software && *software ? software : "-");
+    iof_buf_addstr(b, "</td><td class=\"wrap wide\">");
+    page_text(b, where);
+    iof_buf_addstr(b, "</td></tr>");
+}
+
+void mgr_console_disks(const struct proto_inventory *inv, char *out, size_t cap)
+{
+    struct iof_buf b;
+    char *text;
+    size_t len;
+
+    iof_buf_init(&b, cap);
+    if (inv->workdir.path) {
+        iof_buf_printf(&b, "workdir %s (%s, ", inv->workdir.path,
+                       inv->workdir.fstype ? inv->workdir.fstype : "?");
+        page_size(&b, inv->workdir.free);
+        iof_buf_printf(&b, " free%s)", inv->workdir.ram_backed == 1 ? ", RAM" : "");
+    }
+    for (size_t i = 0; i < inv->ntargets; i++) {
+        const struct proto_target_info *t = &inv->targets[i];
+        iof_buf_printf(&b, "%s%s ", b.len ? "; " : "", t->path ? t->path : "?");
+        page_size(&b, t->size);
+        if (t->model)
+            iof_buf_printf(&b, " %s", t->model);
+        if (t->ram_backed == 1)
+            iof_buf_addstr(&b, " (RAM)");
+    }
+    text = iof_buf_take(&b, &len);
+    snprintf(out, cap, "%s", text && len ? text : "-");
+    free(text);
+}
+
+/* JSON text inside <script type="application/json">: '<', '>' and '&'
+ * can only be in its strings, where \u escapes mean the same. */
+static void page_json(struct iof_buf *b, const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '<' || s[i] == '>' || s[i] == '&')
+            iof_buf_printf(b, "\\u%04x", (unsigned)s[i]);
+        else
+            iof_buf_addc(b, s[i]);
+    }
+}
+
+static const char *page_status(const struct mgr_serve_live *l)
+{
+    if (!l->id)
+        return "";
+    if (l->running)
+        return l->stopping ? "stopping" : "running";
+    return l->exit_code == 0 ? "ok" : l->exit_code == 130 ? "interrupted" : "failed";
+}
+
+/* Lock held: the run section. */
+static void page_run(struct iof_buf *b, const struct mgr_serve_live *l)
+{
+    const struct live_point *all = NULL;
+    uint64_t last = 0, first = 0; /* the last interval: its nodes [first, last), ALL last */
+
+    if (l->pending > l->run_pt0 && l->pending - 1 + MGR_LIVE_POINTS >= l->npts) {
+        last = first = l->pending - 1;
+        all = &l->pts[last % MGR_LIVE_POINTS];
+        while (first > l->run_pt0 && first - 1 + MGR_LIVE_POINTS >= l->npts &&
+               l->pts[(first - 1) % MGR_LIVE_POINTS].node)
+            first--;
+    }
+    iof_buf_addstr(b, "<section id=\"run\"><h2>Run <span id=\"run-id\">");
+    if (l->id)
+        iof_buf_printf(b, "#%lld", (long long)l->id);
+    iof_buf_addstr(b, "</span></h2>\n<p><b id=\"run-plan\">");
+    page_text(b, l->id ? l->plan : "no run yet");
+    iof_buf_printf(b, "</b> <span id=\"run-state\"%s>%s</span> <span id=\"run-test\">",
+                   l->id && !l->running && l->exit_code ? " class=\"bad\"" : "", page_status(l));
+    if (l->id && l->cur) {
+        iof_buf_printf(b, "test %zu/%zu: ", l->cur, l->ntests);
+        page_text(b, l->spec);
+        if (l->cycle[0]) {
+            iof_buf_addstr(b, " [");
+            page_text(b, l->cycle);
+            iof_buf_addc(b, ']');
+        }
+    }
+    iof_buf_printf(b, "</span> <button id=\"stop-button\" type=\"button\"%s>Stop</button></p>\n",
+                   l->id && l->running ? "" : " disabled");
+    iof_buf_addstr(b, "<p><label>figures <select id=\"chart-dir\"><option value=\"total\">"
+                      "read + write</option><option value=\"read\">read</option><option "
+                      "value=\"write\">write</option></select></label></p>\n"
+                      "<p id=\"no-charts\" class=\"muted\" hidden>No chart: this manager has no "
+                      "Chart.js (Debian's libjs-chart.js); the tables are complete.</p>\n"
+                      "<div class=\"charts\"><div class=\"chart\"><canvas id=\"chart-iops\">"
+                      "</canvas></div><div class=\"chart\"><canvas id=\"chart-mibps\"></canvas>"
+                      "</div><div class=\"chart\"><canvas id=\"chart-p99\"></canvas></div></div>\n"
+                      "<h3>Last interval <span id=\"interval-at\" class=\"muted\">");
+    if (all)
+        iof_buf_printf(b, "test %u, interval %llu, %.0f s into the run", all->test,
+                       (unsigned long long)all->k + 1, all->t);
+    iof_buf_printf(b,
+                   "</span></h3>\n<div class=\"scroll\"><table id=\"interval\"><thead><tr>"
+                   "<th class=\"l\">node</th>%s</tr></thead><tbody id=\"interval-body\">",
+                   fig_head);
+    if (all) {
+        page_fig_row(b, "ALL", &all->f, "all");
+        iof_buf_addstr(b, "</tr>");
+        for (uint64_t i = first; i < last; i++) {
+            const struct live_point *p = &l->pts[i % MGR_LIVE_POINTS];
+            page_fig_row(b, p->node && p->node <= l->nnames ? l->names[p->node - 1] : "?", &p->f,
+                         "node");
+            iof_buf_addstr(b, "</tr>");
+        }
+    }
+    iof_buf_printf(b,
+                   "</tbody></table></div>\n<h3>Tests</h3>\n<div class=\"scroll\"><table "
+                   "id=\"summary\"><thead><tr><th class=\"l\">test / node</th>%s<th "
+                   "class=\"l\">status</th></tr></thead><tbody id=\"summary-body\">",
+                   fig_head);
+    for (size_t i = 0; i < l->ndone; i++) {
+        const struct live_test *t = &l->tests[i];
+        struct iof_buf name;
+        iof_buf_init(&name, 0);
+        iof_buf_printf(&name, "%zu. %s", t->index, t->spec);
+        if (t->cycle[0])
+            iof_buf_printf(&name, " [%s]", t->cycle);
+        page_fig_row(b, name.err ? t->spec : iof_buf_str(&name), &t->all,
+                     t->status == MGR_TEST_OK ? "all" : "all bad");
+        iof_buf_free(&name);
+        iof_buf_printf(b, "<td class=\"l\">%s</td></tr>", mgr_test_status_name(t->status));
+        for (size_t k = 0; k < t->nrows; k++) {
+            const struct live_row *r = &t->rows[k];
+            page_fig_row(b, r->node && r->node <= l->nnames ? l->names[r->node - 1] : "?", &r->f,
+                         "node");
+            iof_buf_printf(b, "<td class=\"l\">%s</td></tr>", mgr_row_status_name(r->status));
+        }
+    }
+    iof_buf_addstr(b, "</tbody></table></div></section>\n");
+}
+
+static const char page_form[] =
+    "<section id=\"start\"><h2>Start a run</h2><form id=\"start-form\">"
+    "<p><label>plan file <input type=\"file\" id=\"plan-file\" "
+    "accept=\".json,application/json\"></label></p>"
+    "<textarea id=\"plan-text\" spellcheck=\"false\" placeholder=\"a plan, as JSON "
+    "(iofleet-plan(5)); checked as iofleet validate checks it\"></textarea>"
+    "<p><button type=\"button\" id=\"check-button\">Check</button>"
+    "<button type=\"submit\" id=\"start-button\">Start</button></p>"
+    "<p id=\"plan-message\" role=\"status\"></p></form></section>\n";
+
+/* The whole page, lock held. */
+static void page_render(struct iof_buf *b, const struct mgr_serve_live *l)
+{
+    unsigned up = 0;
+
+    for (const char *p = l->agents_html; p && (p = strstr(p, "<td class=\"ok\">")); p++)
+        up++;
+    iof_buf_addstr(b, page_head);
+    iof_buf_printf(b,
+                   "<section id=\"fleet\"><h2>Fleet <span id=\"agents-count\" class=\"muted\">"
+                   "%u connected</span></h2>\n<div class=\"scroll\"><table id=\"agents\"><thead>"
+                   "<tr><th class=\"l\">agent</th><th class=\"l\">status</th><th>CPUs</th><th "
+                   "class=\"wide\">memory</th><th class=\"l\">disks</th><th class=\"wide l\">"
+                   "dynamo</th><th class=\"wide l\">endpoint / reason</th></tr></thead><tbody "
+                   "id=\"agents-body\">",
+                   up);
+    if (l->agents_html)
+        iof_buf_addstr(b, l->agents_html);
+    iof_buf_addstr(b, "</tbody></table></div></section>\n");
+    page_run(b, l);
+    iof_buf_addstr(b, page_form);
+    iof_buf_printf(b, "<script type=\"application/json\" id=\"state\">{\"seq\":%llu,\"agents\":",
+                   (unsigned long long)l->seq);
+    if (l->agents)
+        page_json(b, l->agents, l->agents_len);
+    else
+        iof_buf_addstr(b, "{\"agents\":[]}");
+    iof_buf_addstr(b, ",\"run\":");
+    if (l->id) {
+        struct iof_buf run;
+        iof_buf_init(&run, b->max);
+        mgr_live_json_run(&run, l);
+        if (run.err)
+            b->err = run.err;
+        else
+            page_json(b, run.p, run.len);
+        iof_buf_free(&run);
+    } else {
+        iof_buf_addstr(b, "null");
+    }
+    iof_buf_addstr(b, "}</script>\n");
+    if (l->chartjs)
+        iof_buf_addstr(b, "<script src=\"/chart.js\"></script>\n");
+    iof_buf_addstr(b, "<script src=\"/console.js\"></script>\n</body></html>\n");
+}
+
+unsigned mgr_console_get(struct mgr_serve_live *l, const char *url, struct iof_buf *b,
+                         const char **type)
+{
+    if (!strcmp(url, "/") || !strcmp(url, "/index.html")) {
+        *type = "text/html; charset=utf-8";
+        pthread_mutex_lock(&l->mu);
+        page_render(b, l);
+        pthread_mutex_unlock(&l->mu);
+        return 200;
+    }
+    if (!strcmp(url, "/console.js")) {
+        *type = "text/javascript; charset=utf-8";
+        iof_buf_add(b, mgr_console_console_js, mgr_console_console_js_len);
+        return 200;
+    }
+    if (!strcmp(url, "/console.css")) {
+        *type = "text/css; charset=utf-8";
+        iof_buf_add(b, mgr_console_console_css, mgr_console_console_css_len);
+        return 200;
+    }
+    if (!strcmp(url, "/chart.js")) {
+        /* Read once and never changed after serve started. */
+        if (!l->chartjs)
+            return 404;
+        *type = "text/javascript; charset=utf-8";
+        iof_buf_add(b, l->chartjs, l->chartjs_len);
+        return 200;
+    }
+    return 404;
+}
+
+int mgr_console_chartjs(struct mgr_serve_live *l, char *msg, size_t cap)
+{
+    const char *path = getenv("IOF_CHARTJS");
+    struct iof_buf b;
+    char chunk[65536];
+    size_t n, len;
+    FILE *f;
+    int rc = 0;
+
+    if (!path || !*path)
+        path = IOF_CHARTJS_PATH;
+    if (!(f = fopen(path, "rb"))) {
+        rc = -errno;
+        snprintf(msg, cap,
+                 "cannot read Chart.js at %s: %s (install Debian's libjs-chart.js, or set "
+                 "IOF_CHARTJS to its chart.min.js)",
+                 path, strerror(-rc));
+        return rc;
+    }
+    iof_buf_init(&b, CONSOLE_MAX_CHARTJS);
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        iof_buf_add(&b, chunk, n);
+    if (ferror(f))
+        rc = -EIO;
+    fclose(f);
+    if (!rc && b.err)
+        rc = b.err;
+    if (rc) {
+        iof_buf_free(&b);
+        snprintf(msg, cap, "cannot read Chart.js at %s: %s", path, strerror(-rc));
+        return rc;
+    }
+    pthread_mutex_lock(&l->mu);
+    free(l->chartjs);
+    l->chartjs = iof_buf_take(&b, &len);
+    l->chartjs_len = len;
+    pthread_mutex_unlock(&l->mu);
+    return 0;
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* manager/console_page.h - the console page of `iofleet serve`
+ * (docs/console.md) at http://127.0.0.1:PORT/: its HTML with the current
+ * state rendered in it (every name escaped), its script and style
+ * (manager/console/, compiled in) and Chart.js (Debian's libjs-chart.js,
+ * read once when serve starts). All served from this origin only, under a
+ * Content-Security-Policy without inline script (manager/api.c).
+ */
+#ifndef IOF_MANAGER_CONSOLE_PAGE_H
+#define IOF_MANAGER_CONSOLE_PAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/buf.h"
+#include "proto/msg.h"
+
+struct mgr_serve_live;
+
+/* Reads Chart.js (IOF_CHARTJS, else the build's IOF_CHARTJS_PATH) into l:
+ * 0, or -errno and why in msg (the page then draws no chart and says so). */
+int mgr_console_chartjs(struct mgr_serve_live *l, char *msg, size_t cap);
+
+/* GET url (a path outside /api/): 200 with the body appended to b and its
+ * Content-Type in *type, or 404. Any thread. */
+unsigned mgr_console_get(struct mgr_serve_live *l, const char *url, struct iof_buf *b,
+                         const char **type);
+
+/* One row of the fleet table, escaped, appended to b: what the page's
+ * script writes from the agents list (console.js showAgents). */
+void mgr_console_agent_row(struct iof_buf *b, const char *name, const char *status, bool up,
+                           uint32_t cpus, uint64_t memory, const char *disks, const char *software,
+                           const char *where);
+/* The disks an agent offers, as one line (console.js disks()). */
+void mgr_console_disks(const struct proto_inventory *inv, char *out, size_t cap);
+
+#endif
