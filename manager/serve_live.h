@@ -20,7 +20,7 @@
 #include "common/buf.h"
 
 #define MGR_LIVE_EVENTS 1024  /* events a stream may lag behind */
-#define MGR_LIVE_POINTS 65536 /* ALL and node intervals kept for the charts */
+#define MGR_LIVE_POINTS 16384 /* ALL and node intervals kept for the charts (~7 MB of JSON) */
 
 struct mgr_sink;
 struct mgr_serve_live;

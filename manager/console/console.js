@@ -208,8 +208,8 @@ function listen() {
   on('interval', (iv) => {
     if (!state.run || iv.id !== state.run.id) return;
     state.run.intervals.push(iv);
-    state.run.test = {index: iv.test, spec: state.run.test && state.run.test.index === iv.test ?
-        state.run.test.spec : '', cycle: ''};
+    state.run.test = {index: iv.test, spec: iv.spec || '', cycle: iv.cycle || ''};
+    showHead(state.run);
     showInterval(iv);
     chartInterval(iv);
   });
@@ -257,8 +257,12 @@ async function start(ev) {
 
 async function stop() {
   const r = await post('/api/v1/runs/current/stop', '{}');
-  if (r.status !== 202)
+  if (r.status !== 202) {
     say((r.json && r.json.error && r.json.error.message) || 'HTTP ' + r.status, true);
+  } else if (state.run && state.run.id === r.json.id && state.run.state === 'running') {
+    state.run.stopping = true;
+    showHead(state.run);
+  }
 }
 
 $('plan-file').addEventListener('change', async () => {

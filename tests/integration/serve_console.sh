@@ -120,6 +120,29 @@ code=$(curl -s -o "$T/nopage" -w '%{http_code}' "${base}nowhere")
 [ "$code" = 404 ] || fail "GET /nowhere: $code"
 ok "the page before any run: both agents in its first HTML, the workdir escaped, CSP '$csp'"
 
+# Event streams are capped (8 from one network): one more is a 503, and a
+# slot is free again once a stream ends.
+extra=()
+for i in 1 2 3 4 5 6 7; do
+    cl_spawn p "$T/extra$i.txt" /dev/null curl -sN "${api}events"
+    extra+=("$p")
+done
+streams_full() {
+    code=$(curl -s -D "$T/busy.head" -o "$T/busy.json" -w '%{http_code}' --max-time 3 "${api}events" || true)
+    [ "$code" = 503 ]
+}
+cl_wait_cmd 10 "a 9th event stream refused" streams_full
+jq -e '.error.status == 503 and (.error.message | contains("too many event streams"))' "$T/busy.json" >/dev/null ||
+    fail "9th stream: $(cat "$T/busy.json")"
+kill "${extra[@]}"
+for p in "${extra[@]}"; do cl_wait_exit "$p" 10 rc; done
+stream_again() {
+    curl -s -o "$T/again.txt" --max-time 1 "${api}events?after=1" || true
+    grep -q '^event: agents' "$T/again.txt"
+}
+cl_wait_cmd 25 "a stream admitted again, resuming after event 1" stream_again
+ok "a 9th event stream from one network refused (503); admitted again once others closed"
+
 # A run started by POST: run, intervals, tests and its end on the stream.
 code=$(post "${api}runs" "$T/quick.json" "$T/s1")
 [ "$code" = 202 ] || fail "POST /api/v1/runs: $code $(cat "$T/s1")"
