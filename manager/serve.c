@@ -603,16 +603,16 @@ static int sv_start(struct serve *sv)
         return rc == -EINVAL || rc == -EACCES ? 2 : 3; /* a wrong value, or a taken port */
     }
     mgr_api_set_runs(sv->api, mgr_serve_runs_ops(sv->runs));
+    { /* before the page can be asked for */
+        char why[512];
+        if (mgr_console_chartjs(sv->console, why, sizeof(why)))
+            IOF_WARN("iofleet serve: the console draws no chart: %s", why);
+    }
     sv->console_ops = (struct mgr_api_console_ops){.last = sv_console_last,
                                                    .events = sv_console_events,
                                                    .get = sv_console_get,
                                                    .arg = sv->console};
     mgr_api_set_console(sv->api, &sv->console_ops);
-    {
-        char why[512];
-        if (mgr_console_chartjs(sv->console, why, sizeof(why)))
-            IOF_WARN("iofleet serve: the console draws no chart: %s", why);
-    }
     serve_publish(sv);
     if (sv->tls_server
             ? iof_listener_start_tls(sv->loop, host, port, sv->tls_server, mgr_agent_on_accept,

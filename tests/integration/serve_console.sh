@@ -243,3 +243,18 @@ cl_wait_exit "$srv" 20 rc
 [ "$rc" = 0 ] || fail "serve exited $rc after SIGTERM: $(cat "$T/serve.err")"
 cl_wait_exit "$sse" 10 rc
 ok "serve stopped: the event stream ended"
+
+# Without Chart.js the page says so and loads no /chart.js; its tables stay.
+cl_spawn srv2 "$T/serve2.out" "$T/serve2.err" env IOF_CHARTJS="$T/no-chart.js" "$IOFLEET" serve \
+    --http 127.0.0.1:0 --listen 127.0.0.1:0 --insecure --db "$T/runs.db"
+cl_wait_log "$T/serve2.err" "iofleet serve: API on http://127.0.0.1:" 20
+expect_in "$T/serve2.err" "the console draws no chart: cannot read Chart.js at $T/no-chart.js"
+api=$(sed -n 's/.*API on \(http:[^ ]*\) .*/\1/p' "$T/serve2.err" | head -n1)
+base=${api%api/v1/}
+page "$T/p3.html"
+! grep -q 'src="/chart.js"' "$T/p3.html" && grep -q 'id="no-charts"' "$T/p3.html" || fail "the page without Chart.js"
+[ "$(curl -s -o /dev/null -w '%{http_code}' "${base}chart.js")" = 404 ] || fail "/chart.js without Chart.js"
+kill -TERM "$srv2"
+cl_wait_exit "$srv2" 20 rc
+[ "$rc" = 0 ] || fail "serve without Chart.js exited $rc"
+ok "without Chart.js: serve says why, the page loads no /chart.js"
