@@ -681,6 +681,14 @@ int mgr_serve(const struct mgr_serve_opts *o)
                  sv->told_bye == 1 ? "" : "s");
     mgr_serve_live_close(sv->console); /* event streams end */
     mgr_api_close(sv->api);
+    if (sv->console) {
+        struct mgr_serve_live_stats st;
+        mgr_serve_live_stats(sv->console, &st);
+        if (st.skipped)
+            IOF_INFO("iofleet serve: %llu of %llu events skipped by event streams too far "
+                     "behind (docs/api.md, GET /api/v1/events)",
+                     (unsigned long long)st.skipped, (unsigned long long)st.events);
+    }
     mgr_serve_live_free(sv->console);
     mgr_serve_runs_free(sv->runs);
     iof_tls_ctx_free(sv->tls_server);
