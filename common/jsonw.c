@@ -164,3 +164,13 @@ void iof_json_raw(struct iof_buf *b, const char *text, size_t len)
     iof_json_sep(b);
     iof_buf_add(b, text, len);
 }
+
+void iof_json_script_safe(struct iof_buf *b, const char *json, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (json[i] == '<' || json[i] == '>' || json[i] == '&')
+            iof_buf_printf(b, "\\u%04x", (unsigned)(unsigned char)json[i]);
+        else
+            iof_buf_addc(b, json[i]);
+    }
+}

@@ -50,5 +50,9 @@ void iof_json_bool(struct iof_buf *b, bool v);
 void iof_json_dbl(struct iof_buf *b, double v);
 /* Already-valid JSON text as one value. */
 void iof_json_raw(struct iof_buf *b, const char *text, size_t len);
+/* A JSON text made safe inside an HTML <script> element: its '<', '>' and
+ * '&' (which a JSON text holds only in strings, where \u escapes mean the
+ * same) as \u escapes, as IOF_JSON_SCRIPT writes them. */
+void iof_json_script_safe(struct iof_buf *b, const char *json, size_t len);
 
 #endif

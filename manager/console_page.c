@@ -137,18 +137,6 @@ void mgr_console_disks(const struct proto_inventory *inv, char *out, size_t cap)
     free(text);
 }
 
-/* JSON text inside <script type="application/json">: '<', '>' and '&'
- * can only be in its strings, where \u escapes mean the same. */
-static void page_json(struct iof_buf *b, const char *s, size_t len)
-{
-    for (size_t i = 0; i < len; i++) {
-        if (s[i] == '<' || s[i] == '>' || s[i] == '&')
-            iof_buf_printf(b, "\\u%04x", (unsigned)s[i]);
-        else
-            iof_buf_addc(b, s[i]);
-    }
-}
-
 static const char *page_status(const struct mgr_serve_live *l)
 {
     if (!l->id)
@@ -275,7 +263,7 @@ static void page_render(struct iof_buf *b, const struct mgr_serve_live *l)
     iof_buf_printf(b, "<script type=\"application/json\" id=\"state\">{\"seq\":%llu,\"agents\":",
                    (unsigned long long)l->seq);
     if (l->agents)
-        page_json(b, l->agents, l->agents_len);
+        iof_json_script_safe(b, l->agents, l->agents_len);
     else
         iof_buf_addstr(b, "{\"agents\":[]}");
     iof_buf_addstr(b, ",\"run\":");
@@ -286,7 +274,7 @@ static void page_render(struct iof_buf *b, const struct mgr_serve_live *l)
         if (run.err)
             b->err = run.err;
         else
-            page_json(b, run.p, run.len);
+            iof_json_script_safe(b, run.p, run.len);
         iof_buf_free(&run);
     } else {
         iof_buf_addstr(b, "null");

@@ -108,13 +108,31 @@ static void test_writer(void **state)
     iof_buf_free(&b);
 }
 
+/* A JSON text written as IOF_JSON_SCRIPT writes its strings: the same
+ * bytes, so a document escaped either way reads back the same. */
+static void test_script_safe(void **state)
+{
+    struct iof_buf whole = IOF_BUF_INIT, direct = IOF_BUF_INIT;
+    const char *json = "{\"n\":\"</script><img onerror=x>&amp;\",\"v\":1}";
+
+    (void)state;
+    iof_json_script_safe(&whole, json, strlen(json));
+    assert_string_equal(iof_buf_str(&whole), "{\"n\":\"\\u003c/script\\u003e\\u003cimg "
+                                             "onerror=x\\u003e\\u0026amp;\",\"v\":1}");
+    iof_buf_addstr(&direct, "{\"n\":");
+    iof_json_escape(&direct, "</script><img onerror=x>&amp;", IOF_JSON_SCRIPT);
+    iof_buf_addstr(&direct, ",\"v\":1}");
+    assert_string_equal(iof_buf_str(&whole), iof_buf_str(&direct));
+    iof_buf_free(&whole);
+    iof_buf_free(&direct);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_document_strings),
-        cmocka_unit_test(test_text_policy),
-        cmocka_unit_test(test_fput_matches_escape),
-        cmocka_unit_test(test_writer),
+        cmocka_unit_test(test_document_strings),    cmocka_unit_test(test_text_policy),
+        cmocka_unit_test(test_fput_matches_escape), cmocka_unit_test(test_writer),
+        cmocka_unit_test(test_script_safe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
