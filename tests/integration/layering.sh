@@ -34,7 +34,7 @@ stray=$(find "$IOF_SRC/tests/unit" -maxdepth 1 -name '*.c' | sort)
 ok "unit tests in the folder of their layer, including nothing above it"
 
 # Inside the manager, the run's parts point one way too: the run
-# (manager/run.c) -> the agents' connections (manager/agent_conn.*) -> the
+# (manager/run*.c) -> the agents' connections (manager/agent_conn.*) -> the
 # session state machine (manager/session.*). forbid_in FILE HEADER...: FILE
 # does not include "HEADER".
 forbid_in() {
@@ -47,14 +47,20 @@ forbid_in() {
     done
 }
 for f in manager/session.h manager/session.c; do
-    forbid_in "$f" manager/agent_conn.h manager/run.h manager/local_agent.h
+    forbid_in "$f" manager/agent_conn.h manager/run.h manager/run_int.h manager/local_agent.h
 done
 for f in manager/agent_conn.h manager/agent_conn.c; do
-    forbid_in "$f" manager/run.h manager/local_agent.h
+    forbid_in "$f" manager/run.h manager/run_int.h manager/local_agent.h
 done
-! grep -rqE '^[[:space:]]*struct mgr_run[[:space:]]*\{' "$IOF_SRC/manager" --include='*.h' ||
-    fail "struct mgr_run is defined in a header: the run owns it (manager/run.c)"
-ok "run -> agent connections -> session state machine"
+hits=$(grep -rlE '^[[:space:]]*struct mgr_run[[:space:]]*\{' "$IOF_SRC/manager" --include='*.h' |
+    grep -v "^$IOF_SRC/manager/run_int\.h$" || true)
+[ -z "$hits" ] ||
+    fail "struct mgr_run is defined outside manager/run_int.h: the run owns it: ${hits//$IOF_SRC\//}"
+hits=$(grep -rlE '^#[[:space:]]*include[[:space:]]+"manager/run_int\.h"' --include='*.c' \
+    --include='*.h' "$IOF_SRC"/{common,proto,dynamo,manager,tests} |
+    grep -vE "^$IOF_SRC/manager/run(_[a-z]+)?\.[ch]$|^$IOF_SRC/manager/run_int\.h$" || true)
+[ -z "$hits" ] || fail "manager/run_int.h included outside manager/run*.c: ${hits//$IOF_SRC\//}"
+ok "run -> agent connections -> session state machine, manager/run_int.h internal to the run"
 
 # manager/ shows its parts: the sinks in manager/sinks/, the sources listed
 # in manager/CMakeLists.txt (no glob), each one there.

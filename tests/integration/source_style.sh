@@ -26,6 +26,15 @@ done < <(find common proto dynamo manager tests -name '*.[ch]' | sort)
 [ ${#bad[@]} -eq 0 ] || fail "no opening comment after the SPDX line: ${bad[*]}"
 ok "every C file opens with a comment"
 
+# Files stay small enough to read in one sitting (CONTRIBUTING.md): no
+# product C file is over 1,500 lines.
+long=$(find common proto dynamo manager -name '*.[ch]' -print0 | sort -z |
+    xargs -0 awk 'FNR == 1 && prev && n > 1500 { print prev " (" n " lines)" }
+        { prev = FILENAME; n = FNR }
+        END { if (n > 1500) print prev " (" n " lines)" }')
+[ -z "$long" ] || fail "product C files over 1,500 lines (split them along their parts): $long"
+ok "no product C file is over 1,500 lines"
+
 # Direct writes to stderr outside common/log.c may only print usage text
 # (the format starts "usage: ") or the live line (manager/console.c).
 direct=$(find common proto dynamo manager -name '*.c' | sort |
