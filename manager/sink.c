@@ -32,18 +32,25 @@ const struct mgr_sink_ops *mgr_sink_for_option(const char *option)
     return NULL;
 }
 
-FILE *mgr_sink_fopen(struct mgr_sink *sink, struct iof_diag *diag)
+int mgr_sink_open_writer(struct mgr_sink *sink, size_t size, struct iof_diag *diag)
 {
-    FILE *f;
+    void *w = calloc(1, size);
+    int r;
 
-    if (iof_outfile_open(&sink->out, sink->path, 0, sink->flags, diag))
-        return NULL;
-    f = iof_outfile_stdio(&sink->out);
-    if (!f) {
-        iof_diag_set(diag, -errno, "%s: cannot create: %s", sink->path, strerror(errno));
+    if (!w)
+        return iof_diag_set(diag, -ENOMEM, "%s: out of memory", sink->path);
+    r = iof_outfile_open(&sink->out, sink->path, 0, sink->flags, diag);
+    if (!r && !iof_outfile_stdio(&sink->out)) {
+        r = -(errno ? errno : ENOMEM);
+        iof_diag_set(diag, r, "%s: cannot create: %s", sink->path, strerror(-r));
         iof_outfile_abort(&sink->out);
     }
-    return f;
+    if (r) {
+        free(w);
+        return r;
+    }
+    sink->priv = w;
+    return 0;
 }
 
 void mgr_sink_publish(struct mgr_sink *sink)
@@ -82,11 +89,20 @@ void mgr_sink_sync(struct mgr_sink *sink, FILE *f, bool durable)
         sink->write_error = -errno;
 }
 
-int mgr_sink_fclose(struct mgr_sink *sink, FILE *f)
+void mgr_sink_publish_begin(struct mgr_sink *sink, const struct mgr_run_info *ri)
+{
+    (void)ri;
+    mgr_sink_publish(sink);
+}
+
+int mgr_sink_close_writer(struct mgr_sink *sink)
 {
     struct iof_diag d = {{0}};
+    FILE *f = sink->out.f;
     int r;
 
+    free(sink->priv);
+    sink->priv = NULL;
     if (!f)
         return sink->write_error;
     mgr_sink_sync(sink, f, true);
@@ -223,7 +239,7 @@ int mgr_sink_open(const struct mgr_sink_ops *ops, const char *path, unsigned fla
     int r;
 
     if (!s)
-        return iof_diag_set(diag, -ENOMEM, "out of memory");
+        return iof_diag_set(diag, -ENOMEM, "%s: out of memory", path);
     s->ops = ops;
     s->flags = flags;
     s->out = (struct iof_outfile)IOF_OUTFILE_INIT;

@@ -206,7 +206,7 @@ struct mgr_sink {
     const struct mgr_sink_ops *ops;
     char path[IOF_PATH_MAX];
     unsigned flags;         /* IOF_OUTFILE_* for the file (FORCE from --force) */
-    struct iof_outfile out; /* the file of a stdio writer (mgr_sink_fopen) */
+    struct iof_outfile out; /* the file of a stdio writer (mgr_sink_open_writer) */
     bool aborted;           /* mgr_sink_abort: the run was refused, remove what open made */
     int write_error;        /* first write error (-errno); reported once at close */
     void *priv;             /* the writer's state */
@@ -214,23 +214,29 @@ struct mgr_sink {
 
 /* Shared by the writers (manager/sink.c). */
 
-/* Creates sink->path for writing through sink->out (common/outfile.h,
- * sink->flags, mode 0666 & ~umask) as a stdio stream with a large buffer,
- * owned by sink->out; NULL with diag "PATH: REASON" on failure. */
-FILE *mgr_sink_fopen(struct mgr_sink *sink, struct iof_diag *diag);
-/* Renames the file of mgr_sink_fopen into place (the writers' run_begin);
- * a failure is said once and tried again at close. */
+/* The open of a stdio writer: allocates its state (size bytes, zeroed) as
+ * sink->priv and creates sink->path for writing through sink->out
+ * (common/outfile.h, sink->flags, mode 0666 & ~umask) as a stdio stream with
+ * a large buffer, sink->out.f, owned by sink->out. 0, or the error with diag
+ * "PATH: REASON" (the name refused, the file not creatable, out of memory);
+ * nothing is left behind then. */
+int mgr_sink_open_writer(struct mgr_sink *sink, size_t size, struct iof_diag *diag);
+/* Renames the file of mgr_sink_open_writer into place (the writers'
+ * run_begin); a failure is said once and tried again at close. */
 void mgr_sink_publish(struct mgr_sink *sink);
+/* A run_begin that only does mgr_sink_publish. */
+void mgr_sink_publish_begin(struct mgr_sink *sink, const struct mgr_run_info *ri);
 /* Appends s as one RFC 4180 field: quoted when it holds a comma, quote, CR
  * or LF, quotes doubled. NULL appends an empty field. Failures stay in b->err. */
 void mgr_csv_field(struct iof_buf *b, const char *s);
 /* fflush + fsync; remembers the first error in sink->write_error. */
 void mgr_sink_sync(struct mgr_sink *sink, FILE *f, bool durable);
-/* Durable sync, rename into place unless done (a failed rename keeps the
- * temporary file and names it), fclose; after mgr_sink_abort the file is
- * removed instead. Reports a write error once on stderr, naming the file.
- * Returns the first error (0 when all went well). */
-int mgr_sink_fclose(struct mgr_sink *sink, FILE *f);
+/* The close of a stdio writer (after it freed what its state holds): frees
+ * the state (sink->priv), then a durable sync, rename into place unless done
+ * (a failed rename keeps the temporary file and names it), fclose; after
+ * mgr_sink_abort the file is removed instead. Reports a write error once on
+ * stderr, naming the file. Returns the first error (0 when all went well). */
+int mgr_sink_close_writer(struct mgr_sink *sink);
 /* Whether the TARGET rows of test t keep their latency histograms in
  * --json and the run history: the plan's run.target_histograms when given,
  * else when the test gives at most IOF_TARGET_HISTS_AUTO_MAX TARGET rows

@@ -342,26 +342,15 @@ static void csv_write_rows(struct mgr_sink *s, struct csv_writer *w)
 
 static int csv_open(struct mgr_sink *s, const char *path, struct iof_diag *diag)
 {
-    struct csv_writer *w = calloc(1, sizeof(*w));
-    int err;
+    int r = mgr_sink_open_writer(s, sizeof(struct csv_writer), diag);
+    struct csv_writer *w = s->priv;
 
-    if (!w)
-        return iof_diag_set(diag, -ENOMEM, "%s: out of memory", path);
-    w->f = mgr_sink_fopen(s, diag);
-    if (!w->f) {
-        err = errno ? -errno : -EIO;
-        free(w);
-        return err;
-    }
+    (void)path; /* s->path */
+    if (r)
+        return r;
+    w->f = s->out.f;
     fputs(CSV_HEADER "\n", w->f);
-    s->priv = w;
     return 0;
-}
-
-static void csv_run_begin(struct mgr_sink *s, const struct mgr_run_info *ri)
-{
-    (void)ri;
-    mgr_sink_publish(s);
 }
 
 static void csv_test_begin(struct mgr_sink *s, const struct mgr_test_info *ti)
@@ -477,18 +466,16 @@ static void csv_close(struct mgr_sink *s)
     if (!w)
         return;
     csv_write_rows(s, w);
-    mgr_sink_fclose(s, w->f);
     iof_buf_free(&w->line);
     iof_buf_free(&w->text);
     free(w->recs);
-    free(w);
-    s->priv = NULL;
+    mgr_sink_close_writer(s);
 }
 
 const struct mgr_sink_ops mgr_sink_csv = {
     .name = "csv",
     .open = csv_open,
-    .run_begin = csv_run_begin,
+    .run_begin = mgr_sink_publish_begin,
     .test_begin = csv_test_begin,
     .interval = csv_interval,
     .row = csv_row,

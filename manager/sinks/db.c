@@ -241,7 +241,7 @@ static int db_open(struct mgr_sink *s, const char *path, struct iof_diag *diag)
     int r;
 
     if (!d)
-        return iof_diag_set(diag, -ENOMEM, "out of memory");
+        return iof_diag_set(diag, -ENOMEM, "%s: out of memory", path);
     r = mgr_dbq_init(&d->queue, DB_QUEUE_MAX_BYTES);
     if (r) {
         free(d);

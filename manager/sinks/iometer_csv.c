@@ -274,19 +274,12 @@ static void iom_write_recs(struct iom_writer *w)
 
 static int iom_open(struct mgr_sink *s, const char *path, struct iof_diag *diag)
 {
-    struct iom_writer *w = calloc(1, sizeof(*w));
+    int r = mgr_sink_open_writer(s, sizeof(struct iom_writer), diag);
 
     (void)path; /* s->path */
-    if (!w)
-        return iof_diag_set(diag, -ENOMEM, "out of memory");
-    w->f = mgr_sink_fopen(s, diag);
-    if (!w->f) {
-        int err = errno ? -errno : -EIO;
-        free(w);
-        return err;
-    }
-    s->priv = w;
-    return 0;
+    if (!r)
+        ((struct iom_writer *)s->priv)->f = s->out.f;
+    return r;
 }
 
 static void iom_free_specs(struct iom_writer *w)
@@ -606,15 +599,13 @@ static void iom_close(struct mgr_sink *s)
         return;
     if (w->f)
         iom_flush_orphans(s);
-    mgr_sink_fclose(s, w->f);
     iom_clear_test(w);
     free(w->nodes);
     free(w->workers);
     free(w->recs);
     free(w->status);
     iom_free_specs(w);
-    free(w);
-    s->priv = NULL;
+    mgr_sink_close_writer(s);
 }
 
 const struct mgr_sink_ops mgr_sink_iometer = {

@@ -68,19 +68,12 @@ static void ins_nomem(struct mgr_sink *s)
 
 static int ins_open(struct mgr_sink *s, const char *path, struct iof_diag *diag)
 {
-    struct ins_writer *w = calloc(1, sizeof(*w));
+    int r = mgr_sink_open_writer(s, sizeof(struct ins_writer), diag);
 
     (void)path; /* s->path */
-    if (!w)
-        return iof_diag_set(diag, -ENOMEM, "out of memory");
-    w->f = mgr_sink_fopen(s, diag);
-    if (!w->f) {
-        int err = errno ? -errno : -EIO;
-        free(w);
-        return err;
-    }
-    s->priv = w;
-    return 0;
+    if (!r)
+        ((struct ins_writer *)s->priv)->f = s->out.f;
+    return r;
 }
 
 static void ins_run_begin(struct mgr_sink *s, const struct mgr_run_info *ri)
@@ -293,11 +286,9 @@ static void ins_close(struct mgr_sink *s)
         return;
     if (w->f && w->in_test)
         ins_test_tail(s, NULL, iof_wall_ns());
-    mgr_sink_fclose(s, w->f);
     iof_buf_free(&w->workers);
     ins_forget_worker(w);
-    free(w);
-    s->priv = NULL;
+    mgr_sink_close_writer(s);
 }
 
 const struct mgr_sink_ops mgr_sink_iometer_instant = {

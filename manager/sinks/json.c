@@ -672,7 +672,7 @@ static int js_create(struct json_sink *js, const struct iof_buf *body, bool publ
         iof_buf_addc(&pre, ' ');
     if (pre.err || (body && body->err) || js->knees.err) {
         iof_buf_free(&pre);
-        return iof_diag_set(diag, -ENOMEM, "out of memory");
+        return iof_diag_set(diag, -ENOMEM, "%s: out of memory", js->sink->path);
     }
     r = iof_outfile_open(&o, js->sink->path, 0, flags, diag);
     if (r) {
@@ -937,11 +937,10 @@ static int js_open(struct mgr_sink *s, const char *path, struct iof_diag *diag)
     int r;
 
     if (!js)
-        return iof_diag_set(diag, -ENOMEM, "out of memory");
+        return iof_diag_set(diag, -ENOMEM, "%s: out of memory", path);
     js->sink = s;
     js->fd = -1;
     js->out = (struct iof_outfile)IOF_OUTFILE_INIT;
-    (void)path; /* s->path */
     /* Write the empty document now, under its temporary name: an unwritable
      * path fails before the run. */
     js_body(&body, NULL);

@@ -70,26 +70,15 @@ static void ts_u64(struct iof_buf *b, bool known, uint64_t v)
 
 static int ts_open(struct mgr_sink *s, const char *path, struct iof_diag *diag)
 {
-    struct ts_writer *w = calloc(1, sizeof(*w));
-    int err;
+    int r = mgr_sink_open_writer(s, sizeof(struct ts_writer), diag);
+    struct ts_writer *w = s->priv;
 
-    if (!w)
-        return iof_diag_set(diag, -ENOMEM, "%s: out of memory", path);
-    w->f = mgr_sink_fopen(s, diag);
-    if (!w->f) {
-        err = errno ? -errno : -EIO;
-        free(w);
-        return err;
-    }
+    (void)path; /* s->path */
+    if (r)
+        return r;
+    w->f = s->out.f;
     fputs(TS_HEADER "\n", w->f);
-    s->priv = w;
     return 0;
-}
-
-static void ts_run_begin(struct mgr_sink *s, const struct mgr_run_info *ri)
-{
-    (void)ri;
-    mgr_sink_publish(s);
 }
 
 static void ts_test_begin(struct mgr_sink *s, const struct mgr_test_info *ti)
@@ -194,16 +183,14 @@ static void ts_close(struct mgr_sink *s)
 
     if (!w)
         return;
-    mgr_sink_fclose(s, w->f);
     iof_buf_free(&w->line);
-    free(w);
-    s->priv = NULL;
+    mgr_sink_close_writer(s);
 }
 
 const struct mgr_sink_ops mgr_sink_timeseries = {
     .name = "timeseries",
     .open = ts_open,
-    .run_begin = ts_run_begin,
+    .run_begin = mgr_sink_publish_begin,
     .test_begin = ts_test_begin,
     .interval = ts_interval,
     .row = ts_row,
