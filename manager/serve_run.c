@@ -281,7 +281,7 @@ static void sr_start(struct mgr_serve_runs *sr, struct sr_call *k, struct iof_pl
     k->status = 202;
     IOF_USER("iofleet serve: run %" PRId64 " started: plan '%s' on %u agents", r->id, r->plan.name,
              mgr_session_tally_count(&f->tally, mgr_session_is_up, false));
-    /* cl_begin may have ended it already (its end comes from the loop). */
+    /* mgr_run_begin may have ended it already (its end comes from the loop). */
     pthread_mutex_lock(&sr->mu);
     sr->shown = r;
     sr->stopping = false;
