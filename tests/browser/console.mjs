@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: Apache-2.0
+// tests/browser/console.mjs - the console page of `iofleet serve` (docs/console.md) in
+// Debian's chromium, as a user drives it: serve with --db and a dynamo agent dialled in;
+// the first HTML lists the agent with JavaScript off too; a plan pasted into the start form
+// is checked OK, a bad one shows `iofleet validate`'s message word for word; Start makes
+// the run `running` and its charts gain a point per interval (read from the Chart.js
+// instances); Stop makes it `interrupted` with the ended tests kept on the page, and the
+// history (GET /api/v1/runs from the page) lists it. At 390 px nothing scrolls sideways.
+// The plan's, specs', group's and target's names and the agent's workdir carry <script>
+// and onerror markup: they show as text, window.__pwned stays undefined, and the page's own
+// script causes no Content-Security-Policy violation. Screenshots: idle, running,
+// stopped, phone.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { BIN, check, ok, sleep, test, until } from './lib/harness.mjs';
+
+const SCRIPT = '<script>window.__pwned=1</script>';
+const IMG = '"><img src=x onerror="window.__pwned=1">';
+const PLAN = {
+    name: `console ${SCRIPT}`,
+    run: { ramp: '0s', duration: '3s', interval: '1s' },
+    specs: [
+        { name: `4k ${SCRIPT}`, lines: [{ size: '4k', read: 70, random: 100 }] },
+        { name: `64k${IMG}`, lines: [{ size: '64k', read: 0 }] },
+        { name: '16k', lines: [{ size: '16k', read: 50 }] },
+        { name: '8k', lines: [{ size: '8k', read: 100 }] },
+    ],
+    workers: [{ name: `g${IMG}`, engine: 'null', queue_depth: 1,
+        targets: [{ path: `t${IMG}.dat`, size: '1m' }] }],
+};
+// A plan the loader refuses: a read share over 100.
+const BAD = { ...PLAN, specs: [{ name: '4k', lines: [{ size: '4k', read: 170 }] }] };
+
+// What the page shows, read through its documented ids.
+function read() {
+    const $ = (id) => document.getElementById(id);
+    const rows = (id, sel) => [...$(id).querySelectorAll(sel)]
+        .map((tr) => [...tr.cells].map((td) => td.textContent));
+    const chart = typeof Chart === 'undefined' ? null : Chart.getChart('chart-iops');
+    return {
+        state: $('run-state').textContent,
+        plan: $('run-plan').textContent,
+        id: $('run-id').textContent,
+        test: $('run-test').textContent,
+        stop: !$('stop-button').disabled,
+        agents: rows('agents-body', 'tr'),
+        all: rows('interval-body', 'tr.all')[0] || null,
+        done: rows('summary-body', 'tr.all'),
+        points: chart ? chart.data.datasets[0].data.length : -1,
+        message: $('plan-message').textContent,
+        messageClass: $('plan-message').className,
+        text: document.body.innerText,
+        imgs: document.images.length,
+        pwned: typeof window.__pwned,
+        width: document.documentElement.scrollWidth,
+    };
+}
+
+test('console', async (h) => {
+    const serve = h.start(join(BIN, 'iofleet'), ['serve', '--http', '127.0.0.1:0', '--listen',
+        '127.0.0.1:0', '--insecure', '--db', join(h.dir, 'runs.db')], 'iofleet serve');
+    const m = await h.waitFor(serve, /API on (http:\/\/127\.0\.0\.1:\d+)\/api\/v1\/.*agents on (127\.0\.0\.1:\d+)/);
+    const [origin, listen] = [m[1], m[2]];
+    const url = `${origin}/`;
+    const workdir = join(h.dir, `w${IMG}`);
+    mkdirSync(workdir);
+    h.start(join(BIN, 'dynamo'), ['--manager', listen, '--insecure', '--name', 'node1',
+        '--workdir', workdir], 'dynamo node1');
+    await until('node1 connected to serve', async () => {
+        const r = await fetch(`${origin}/api/v1/agents`).then((x) => x.json()).catch(() => null);
+        return r?.agents?.some((a) => a.name === 'node1' && a.status === 'connected');
+    });
+    const browser = await h.launch();
+
+    // The first HTML, JavaScript off: the agent listed without any script or event.
+    const bare = await browser.newPage();
+    await bare.setJavaScriptEnabled(false);
+    await bare.setViewport({ width: 1100, height: 800 });
+    const res = await bare.goto(url);
+    check(res.status() === 200, `GET ${url}: ${res.status()}`);
+    const first = await bare.evaluate(read);
+    check(first.agents.length === 1 && first.agents[0][0] === 'node1' &&
+        first.agents[0][1] === 'connected', `the first HTML's fleet: ${JSON.stringify(first.agents)}`);
+    check(first.agents[0].join(' ').includes(workdir), `the first HTML's fleet does not show ` +
+        `the workdir '${workdir}' as text: ${JSON.stringify(first.agents[0])}`);
+    check(first.plan === 'no run yet' && !first.stop, `the first HTML before any run: plan ` +
+        `'${first.plan}', stop ${first.stop ? 'enabled' : 'disabled'}`);
+    check(first.imgs === 0, `the first HTML has ${first.imgs} <img> (the workdir's markup)`);
+    await bare.close();
+    ok(`the first HTML, JavaScript off: node1 connected, its workdir as text, no run yet`);
+
+    // The page itself: every CSP violation and page error recorded from the start.
+    const page = await browser.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    await page.evaluateOnNewDocument(() => {
+        window.__csp = [];
+        document.addEventListener('securitypolicyviolation',
+            (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI} ${e.sourceFile}:${e.lineNumber}`));
+    });
+    await page.setViewport({ width: 1100, height: 800 });
+    await page.goto(url);
+    await until('the event stream live', () => page.$eval('#conn', (e) => e.textContent === 'live'), 20000);
+    const idle = await page.evaluate(read);
+    check(idle.agents.length === 1 && idle.agents[0][0] === 'node1' && idle.points === 0,
+        `the page before any run: agents ${JSON.stringify(idle.agents)}, ${idle.points} chart points`);
+    ok(`idle: node1 listed, the stream live, an empty chart (${await h.shot(page, 'idle')})`);
+
+    // A bad plan: the loader's message, word for word what `iofleet validate` says.
+    const badFile = h.file('bad.json', JSON.stringify(BAD));
+    const v = spawnSync(join(BIN, 'iofleet'), ['validate', badFile], { encoding: 'utf8' });
+    check(v.status !== 0 && v.stderr, `iofleet validate of the bad plan: ${v.status} ${v.stderr}`);
+    const why = v.stderr.trim().replace(`${badFile}: `, '');
+    check(/read: must be 0\.\.100, got 170$/.test(why), `iofleet validate of the bad plan said '${why}'`);
+    const paste = async (text) => {
+        await page.$eval('#plan-text', (e, t) => { e.value = t; }, text);
+        await page.click('#check-button');
+    };
+    await paste(JSON.stringify(BAD, null, 2));
+    const bad = await until('the bad plan\'s message', async () => {
+        const s = await page.evaluate(read);
+        return s.messageClass === 'bad' && s.message ? s : null;
+    }, 20000);
+    check(bad.message === why || bad.message.endsWith(`: ${why}`), `the bad plan's message ` +
+        `'${bad.message}' is not iofleet validate's '${why}'`);
+    ok(`a bad plan: '${bad.message}' (as iofleet validate)`);
+
+    // The good plan: Check says valid with its test count.
+    await paste(JSON.stringify(PLAN, null, 2));
+    const good = await until('the good plan checked', async () => {
+        const s = await page.evaluate(read);
+        return s.messageClass === 'ok' && s.message ? s : null;
+    }, 20000);
+    check(good.message === `valid: ${PLAN.specs.length} tests`, `Check of the plan: '${good.message}'`);
+    ok(`Check: '${good.message}'`);
+
+    // Start: the run running, its chart gaining a point per interval.
+    await page.click('#start-button');
+    const started = await until('the start\'s answer', () => page.$eval('#plan-message',
+        (e) => /^run \d+ started$/.test(e.textContent) && e.className === 'ok'), 20000);
+    check(started, 'no start message');
+    const counts = [];
+    const running = await until('the chart gaining three points with test 1 kept', async () => {
+        const s = await page.evaluate(read);
+        if (s.state === 'running' && counts[counts.length - 1] !== s.points)
+            counts.push(s.points);
+        return s.state === 'running' && counts.length >= 3 && s.done.length >= 1 ? s : null;
+    }, 60000, 100);
+    check(running.plan === PLAN.name && running.stop && running.all?.[0] === 'ALL' &&
+        running.all[1] !== '-', `the page while running: plan '${running.plan}', stop ` +
+        `${running.stop}, ALL row ${JSON.stringify(running.all)}`);
+    check(counts.every((c, i) => !i || c > counts[i - 1]) && counts[counts.length - 1] >= 3,
+        `the chart's points did not grow: ${counts.join(', ')}`);
+    const runId = Number(running.id.replace('#', ''));
+    ok(`Start: run ${running.id} running, ${running.test}, the IOPS chart's points ` +
+        `${counts.join(' -> ')}, ALL ${running.all[1]} IOPS (${await h.shot(page, 'running')})`);
+
+    // Stop: interrupted, the ended tests kept, the history lists it.
+    await page.click('#stop-button');
+    const stopped = await until('the run interrupted', async () => {
+        const s = await page.evaluate(read);
+        return s.state !== 'running' && s.state !== 'stopping' ? s : null;
+    }, 60000, 100);
+    check(stopped.state === 'interrupted' && !stopped.stop,
+        `after Stop: state '${stopped.state}', stop ${stopped.stop ? 'enabled' : 'disabled'}`);
+    check(stopped.done.length >= running.done.length && stopped.done[0][0] === `1. ${PLAN.specs[0].name}` &&
+        stopped.points >= counts[counts.length - 1],
+    `after Stop the tests are ${JSON.stringify(stopped.done)}, ${stopped.points} points`);
+    const runs = await page.evaluate(() => fetch('/api/v1/runs').then((r) => r.json()));
+    const rec = runs.runs?.find((r) => r.id === runId);
+    check(runs.runs?.length === 1 && rec?.status === 'interrupted' && rec.plan === PLAN.name,
+        `GET /api/v1/runs after Stop: ${JSON.stringify(runs)}`);
+    ok(`Stop: ${stopped.state}, ${stopped.done.length} ended tests kept, ${stopped.points} ` +
+        `points; GET /api/v1/runs lists run ${runId} ${rec.status} (${await h.shot(page, 'stopped')})`);
+
+    // The names as text, nothing of them run or loaded; no CSP violation by the page.
+    for (const name of [PLAN.name, PLAN.specs[0].name])
+        check(stopped.text.includes(name), `the page does not show '${name}' as text`);
+    check(stopped.imgs === 0 && stopped.pwned === 'undefined',
+        `a name's markup ran: ${stopped.imgs} <img>, window.__pwned ${stopped.pwned}`);
+    // The page as served after the run (its first HTML holds the names), script on.
+    await page.reload();
+    await until('the stream live again', () => page.$eval('#conn', (e) => e.textContent === 'live'), 20000);
+    const again = await page.evaluate(read);
+    check(again.plan === PLAN.name && again.state === 'interrupted' &&
+        again.done.length === stopped.done.length &&
+        (again.done.length < 2 || again.text.includes(PLAN.specs[1].name)),
+    `the page reloaded after the run: ${JSON.stringify({ ...again, text: undefined })}`);
+    check(again.imgs === 0 && again.pwned === 'undefined',
+        `a name's markup ran on the reloaded page: ${again.imgs} <img>, window.__pwned ${again.pwned}`);
+    const csp = await page.evaluate(() => window.__csp);
+    check(csp.length === 0, `CSP violations: ${csp.join('; ')}`);
+    check(errors.length === 0, `page errors: ${errors.join('; ')}`);
+    // The recorder works: an inline script added to the page is blocked and reported.
+    const inline = await page.evaluate(async () => {
+        const s = document.createElement('script');
+        s.textContent = 'window.__inline = 1';
+        document.body.appendChild(s);
+        await new Promise((r) => setTimeout(r, 200));
+        return { ran: typeof window.__inline, csp: window.__csp };
+    });
+    check(inline.ran === 'undefined' && inline.csp.length === 1,
+        `an inline script added to the page: ${JSON.stringify(inline)}`);
+    ok('the names with <script> and onerror markup show as text, window.__pwned stays ' +
+        'undefined, no CSP violation by the page (an inline script added: blocked, ' +
+        `reported: ${inline.csp[0]}), no page error`);
+
+    // A phone: 390 CSS px wide, no sideways scroll.
+    await page.setViewport({ width: 390, height: 844, isMobile: true, hasTouch: true });
+    await sleep(300);
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    check(width <= 390, `the page is ${width} px wide on a 390 px phone`);
+    ok(`no sideways scroll at 390 px: scrollWidth ${width} (${await h.shot(page, 'phone')})`);
+});
