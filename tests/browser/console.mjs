@@ -25,6 +25,11 @@ const PLAN = {
         { name: `64k${IMG}`, lines: [{ size: '64k', read: 0 }] },
         { name: '16k', lines: [{ size: '16k', read: 50 }] },
         { name: '8k', lines: [{ size: '8k', read: 100 }] },
+        // More tests than the page needs: Stop comes after test 1, with 18 s to spare
+        // on a slow machine before the run could end by itself.
+        { name: '32k', lines: [{ size: '32k', read: 100 }] },
+        { name: '128k', lines: [{ size: '128k', read: 0 }] },
+        { name: '256k', lines: [{ size: '256k', read: 100 }] },
     ],
     workers: [{ name: `g${IMG}`, engine: 'null', queue_depth: 1,
         targets: [{ path: `t${IMG}.dat`, size: '1m' }] }],
