@@ -23,6 +23,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+#include <openssl/crypto.h>
+
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/jsonw.h"
@@ -30,6 +33,7 @@
 #include "common/spec.h"
 #include "manager/api_auth.h"
 #include "manager/api_runs.h"
+#include "manager/console_page.h"
 #include "manager/history/query.h"
 #include "proto/plan.h"
 #include "manager/sinks/http.h"
@@ -44,9 +48,18 @@
     "/api/v1/version, /api/v1/agents, /api/v1/events, /api/v1/runs, /api/v1/runs/ID, "             \
     "/api/v1/runs/current, /api/v1/runs/last, "                                                    \
     "POST /api/v1/plans/check, POST /api/v1/runs, POST /api/v1/runs/current/stop, "                \
-    "POST /api/v1/runs/ID/tag, DELETE /api/v1/runs/ID, POST /api/v1/runs/prune"
+    "POST /api/v1/runs/ID/tag, DELETE /api/v1/runs/ID, POST /api/v1/runs/prune, "                  \
+    "POST /api/v1/session, POST /api/v1/session/end"
 
-enum api_post_what { API_POST_CHECK, API_POST_RUN, API_POST_STOP, API_POST_TAG, API_POST_PRUNE };
+enum api_post_what {
+    API_POST_CHECK,
+    API_POST_RUN,
+    API_POST_STOP,
+    API_POST_TAG,
+    API_POST_PRUNE,
+    API_POST_SIGNIN,
+    API_POST_SIGNOUT,
+};
 
 /* A POST under way: its body, read up to API_MAX_REQUEST. */
 struct api_post {
@@ -532,17 +545,16 @@ static enum MHD_Result api_events(struct MHD_Connection *conn, struct mgr_api *a
 /* GET of a path outside /api/: the console page and its files (manager/
  * console_page.h). The page runs no inline script and loads nothing from
  * elsewhere: its script, style and Chart.js come from this server. */
+static enum MHD_Result api_page_send(struct MHD_Connection *conn, struct iof_buf *b,
+                                     const char *type);
+
 static enum MHD_Result api_console_get(struct MHD_Connection *conn, struct mgr_api *api,
                                        const char *url)
 {
     const struct mgr_api_console_ops *ops = api_console_ops(api);
     const char *type = NULL;
-    struct MHD_Response *r;
-    enum MHD_Result ret;
     struct iof_buf b;
     unsigned status;
-    size_t len;
-    char *body;
 
     if (!ops)
         return api_error(conn, 404, NULL, "no such endpoint: %.200s", url);
@@ -553,7 +565,19 @@ static enum MHD_Result api_console_get(struct MHD_Connection *conn, struct mgr_a
         return api_error(conn, 404, NULL,
                          "no such page: %.200s (the console is at /, the API under /api/v1/)", url);
     }
-    if (!(body = iof_buf_take(&b, &len)))
+    return api_page_send(conn, &b, type);
+}
+
+/* Sends b (taken) as a page of type with the console's headers (its CSP). */
+static enum MHD_Result api_page_send(struct MHD_Connection *conn, struct iof_buf *b,
+                                     const char *type)
+{
+    struct MHD_Response *r;
+    enum MHD_Result ret;
+    size_t len;
+    char *body;
+
+    if (!(body = iof_buf_take(b, &len)))
         return api_error(conn, 500, NULL, "out of memory");
     if (!(r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE))) {
         free(body);
@@ -565,6 +589,8 @@ static enum MHD_Result api_console_get(struct MHD_Connection *conn, struct mgr_a
     MHD_add_response_header(r, "X-Frame-Options", "DENY");
     MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
     MHD_add_response_header(r, "Content-Security-Policy", MGR_API_CONSOLE_CSP);
+    if (mgr_http_mhd_is_tls(conn))
+        MHD_add_response_header(r, "Strict-Transport-Security", MGR_HTTP_HSTS);
     ret = MHD_queue_response(conn, 200, r);
     MHD_destroy_response(r);
     return ret;
@@ -686,23 +712,113 @@ static bool api_host_ok(const struct mgr_api *api, const char *host)
     return false;
 }
 
+static int64_t api_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec;
+}
+
+/* The session cookie's attributes: HttpOnly, Secure over HTTPS (plain HTTP
+ * is only ever loopback: mgr_api_bind_check()), SameSite=Strict, Path=/. */
+static void api_cookie(char *out, size_t cap, bool https, const char *id, int max_age)
+{
+    snprintf(out, cap, "%s=%s; HttpOnly;%s SameSite=Strict; Path=/; Max-Age=%d",
+             MGR_API_SESSION_COOKIE, id, https ? " Secure;" : "", max_age);
+}
+
+/* POST /api/v1/session: {"token": "..."} checked as a Bearer token is
+ * (failures throttled and counted the same), then a session cookie. */
+static enum MHD_Result api_signin(struct MHD_Connection *conn, struct mgr_api *api,
+                                  const char *body, size_t len)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    cJSON *j = cJSON_ParseWithLength(body, len), *t = cJSON_GetObjectItemCaseSensitive(j, "token");
+    char id[MGR_API_SESSION_ID_LEN + 1], cookie[256], *out;
+    const struct mgr_api_token *tok = NULL;
+    enum mgr_api_auth_result r;
+    struct iof_buf b;
+    size_t olen;
+
+    if (!cJSON_IsObject(j) || !cJSON_IsString(t)) {
+        cJSON_Delete(j);
+        return api_error(conn, 400, NULL,
+                         "a sign-in is a JSON object {\"token\": \"TOKEN\"} (docs/api.md, "
+                         "Sign-in)");
+    }
+    r = mgr_api_auth_signin(api->auth, t->valuestring, strlen(t->valuestring),
+                            ci ? ci->client_addr : NULL, api_now(), "/api/v1/session", &tok, id);
+    OPENSSL_cleanse(t->valuestring, strlen(t->valuestring));
+    cJSON_Delete(j);
+    switch (r) {
+    case MGR_API_AUTH_OK:
+        break;
+    case MGR_API_AUTH_THROTTLED:
+        return api_error_hdr(conn, 429, MHD_HTTP_HEADER_RETRY_AFTER, "60",
+                             "too many failed authentications from this address: try again "
+                             "within %d s (docs/api.md, Security)",
+                             MGR_API_FAIL_WINDOW_S);
+    case MGR_API_AUTH_ERROR:
+        return api_error(conn, 500, NULL, "no random session id (RAND_bytes failed)");
+    default:
+        return api_error(conn, 401, NULL,
+                         "the token is not one this server knows (docs/api.md, Security)");
+    }
+    api_cookie(cookie, sizeof(cookie), api->tls.cert != NULL, id, MGR_API_SESSION_S);
+    OPENSSL_cleanse(id, sizeof(id));
+    iof_buf_init(&b, 4096);
+    iof_json_open(&b, '{');
+    iof_json_key(&b, "name");
+    iof_json_str(&b, tok->name);
+    iof_json_key(&b, "scope");
+    iof_json_str(&b, mgr_api_scope_name(tok->scope));
+    iof_json_key(&b, "expires_in_s");
+    iof_json_u64(&b, MGR_API_SESSION_S);
+    iof_json_close(&b, '}');
+    iof_buf_addstr(&b, "\n");
+    if (!(out = iof_buf_take(&b, &olen))) {
+        iof_buf_free(&b);
+        OPENSSL_cleanse(cookie, sizeof(cookie));
+        return api_error(conn, 500, NULL, "out of memory");
+    }
+    {
+        enum MHD_Result ret = api_send_hdr(conn, 200, out, olen, "Set-Cookie", cookie);
+        OPENSSL_cleanse(cookie, sizeof(cookie));
+        return ret;
+    }
+}
+
+/* POST /api/v1/session/end: the request's session (already authorized)
+ * removed and its cookie cleared. */
+static enum MHD_Result api_signout(struct MHD_Connection *conn, struct mgr_api *api)
+{
+    const char *sid = MHD_lookup_connection_value(conn, MHD_COOKIE_KIND, MGR_API_SESSION_COOKIE);
+    bool had = sid && mgr_api_auth_signout(api->auth, sid);
+    char cookie[256], *out;
+
+    api_cookie(cookie, sizeof(cookie), api->tls.cert != NULL, "", 0);
+    if (!(out = strdup(had ? "{\"signed_out\": true}\n" : "{\"signed_out\": false}\n")))
+        return api_error(conn, 500, NULL, "out of memory");
+    return api_send_hdr(conn, 200, out, strlen(out), "Set-Cookie", cookie);
+}
+
 /* With tokens, every request needs one (manager/api_auth.h): 401 without
  * or with a wrong one, 403 for a viewer's beyond GET and HEAD, 429 after
  * too many failures from the peer. *refused as api_csrf(). */
 static enum MHD_Result api_authorize(struct mgr_api *api, struct MHD_Connection *conn,
-                                     const char *method, const char *url, bool get, bool *refused)
+                                     const char *method, const char *url, bool write, bool *refused)
 {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     const char *authz =
         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    const char *sid = MHD_lookup_connection_value(conn, MHD_COOKIE_KIND, MGR_API_SESSION_COOKIE);
     const struct mgr_api_token *tok;
-    struct timespec ts;
 
     *refused = true;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    switch (mgr_api_auth_check(api->auth, authz, !get, ci ? ci->client_addr : NULL,
-                               (int64_t)ts.tv_sec, method, url, &tok)) {
+    switch (mgr_api_auth_check(api->auth, authz, sid, write, ci ? ci->client_addr : NULL, api_now(),
+                               method, url, &tok)) {
     case MGR_API_AUTH_OK:
         *refused = false;
         return MHD_YES;
@@ -714,7 +830,11 @@ static enum MHD_Result api_authorize(struct mgr_api *api, struct MHD_Connection 
     case MGR_API_AUTH_WRONG:
         return api_error_hdr(conn, 401, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
                              "Bearer realm=\"iofleet\", error=\"invalid_token\"",
-                             "the token is not one this server knows (docs/api.md, Security)");
+                             (!authz || strncasecmp(authz, "Bearer", 6)) && sid
+                                 ? "the session cookie is unknown or expired: sign in again at / "
+                                   "(docs/api.md, Sign-in)"
+                                 : "the token is not one this server knows (docs/api.md, "
+                                   "Security)");
     case MGR_API_AUTH_SCOPE:
         return api_error(conn, 403, NULL,
                          "token '%s' is a viewer's: %.16s %.200s needs an operator's "
@@ -760,6 +880,10 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
         case API_POST_TAG:
         case API_POST_PRUNE:
             return api_history_post(conn, api, post);
+        case API_POST_SIGNIN:
+            return api_signin(conn, api, post->body.p ? post->body.p : "", post->body.len);
+        case API_POST_SIGNOUT:
+            return api_signout(conn, api);
         default:
             return api_plan_check(conn, post->body.p ? post->body.p : "", post->body.len);
         }
@@ -774,10 +898,47 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
                          "loopback address or localhost (docs/api.md)",
                          host ? host : "");
     if (api->auth) {
-        bool refused;
-        enum MHD_Result r = api_authorize(api, conn, method, url, get, &refused);
-        if (r != MHD_YES || refused)
+        /* Sign-in (docs/api.md, Sign-in): POST /api/v1/session needs no
+         * credentials; without any, GET / is the sign-in page. */
+        bool refused, signin = !strcmp(url, "/api/v1/session"),
+                      signout = !strcmp(url, "/api/v1/session/end");
+        enum MHD_Result r;
+        if (get &&
+            !MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION) &&
+            (!strcmp(url, "/signin.js") || !strcmp(url, "/console.css") ||
+             (!strcmp(url, "/") &&
+              !mgr_api_auth_session_live(
+                  api->auth,
+                  MHD_lookup_connection_value(conn, MHD_COOKIE_KIND, MGR_API_SESSION_COOKIE),
+                  api_now())))) {
+            struct iof_buf b;
+            const char *type = NULL;
+            iof_buf_init(&b, API_MAX_BODY);
+            mgr_console_signin_get(url, &b, &type);
+            return api_page_send(conn, &b, type);
+        }
+        if (!signin &&
+            ((r = api_authorize(api, conn, method, url, !get && !signout, &refused)) != MHD_YES ||
+             refused))
             return r;
+        if (signin || signout) {
+            if (strcmp(method, "POST"))
+                return api_error(conn, 405, "POST", "%s %s: only POST", method, url);
+            if ((r = api_csrf(conn, host, true, api->tls.cert != NULL, &refused)) != MHD_YES ||
+                refused)
+                return r;
+            if (!(post = calloc(1, sizeof(*post))))
+                return api_error(conn, 500, NULL, "out of memory");
+            post->what = signin ? API_POST_SIGNIN : API_POST_SIGNOUT;
+            iof_buf_init(&post->body, API_MAX_REQUEST);
+            *req_cls = post; /* the body follows; freed by api_completed */
+            return MHD_YES;
+        }
+    } else if (!strncmp(url, "/api/v1/session", 15) && (!url[15] || !strcmp(url + 15, "/end"))) {
+        return api_error(conn, 404, NULL,
+                         "%.200s: there is no sign-in, serve was started without "
+                         "--http-tokens (docs/api.md, Sign-in)",
+                         url);
     }
     check = !strcmp(url, "/api/v1/plans/check");
     stop = !strcmp(url, "/api/v1/runs/current/stop");

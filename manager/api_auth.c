@@ -559,6 +559,7 @@ void mgr_api_auth_free(struct mgr_api_auth *a)
     if (!a)
         return;
     mgr_api_tokens_free(&a->tokens);
+    OPENSSL_cleanse(&a->sessions, sizeof(a->sessions));
     pthread_mutex_destroy(&a->mu);
     free(a);
 }
@@ -614,30 +615,125 @@ static struct mgr_api_fail *auth_slot(struct mgr_api_auth *a, const unsigned cha
     return old;
 }
 
-enum mgr_api_auth_result mgr_api_auth_check(struct mgr_api_auth *a, const char *authz, bool write,
-                                            const struct sockaddr *peer, int64_t now,
-                                            const char *method, const char *url,
-                                            const struct mgr_api_token **tok)
+/* The session id's hash: false when id is not MGR_API_SESSION_ID_LEN lower-case hex digits. */
+static bool session_hash(const char *id, unsigned char h[32])
+{
+    size_t i = 0;
+
+    if (!id)
+        return false;
+    for (; i < MGR_API_SESSION_ID_LEN; i++)
+        if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f')))
+            return false;
+    if (id[i])
+        return false;
+    mgr_api_token_hash(id, MGR_API_SESSION_ID_LEN, h);
+    return true;
+}
+
+/* The slot holding id's hash (every slot compared), or NULL. */
+static struct mgr_api_session *session_slot(struct mgr_api_sessions *s, const char *id)
+{
+    struct mgr_api_session *found = NULL;
+    unsigned char h[32];
+
+    if (!session_hash(id, h))
+        return NULL;
+    for (size_t i = 0; i < MGR_API_SESSIONS_MAX; i++)
+        if (!CRYPTO_memcmp(s->v[i].hash, h, sizeof(h)) && s->v[i].tok)
+            found = &s->v[i];
+    return found;
+}
+
+int mgr_api_session_new(struct mgr_api_sessions *s, const struct mgr_api_token *tok, int64_t now,
+                        char id[MGR_API_SESSION_ID_LEN + 1])
+{
+    struct mgr_api_session *slot = NULL;
+    unsigned char raw[MGR_API_SESSION_ID_LEN / 2];
+
+    id[0] = '\0';
+    if (RAND_bytes(raw, sizeof(raw)) != 1)
+        return IOF_EINTERNAL;
+    for (size_t i = 0; i < sizeof(raw); i++)
+        snprintf(id + 2 * i, 3, "%02x", raw[i]);
+    OPENSSL_cleanse(raw, sizeof(raw));
+    for (size_t i = 0; i < MGR_API_SESSIONS_MAX; i++) {
+        struct mgr_api_session *e = &s->v[i];
+        if (e->tok && e->expires <= now)
+            e->tok = NULL; /* expired: free again */
+        if (!slot || (slot->tok && (!e->tok || e->born < slot->born)))
+            slot = e; /* the first free slot, else the oldest session */
+    }
+    mgr_api_token_hash(id, MGR_API_SESSION_ID_LEN, slot->hash);
+    slot->tok = tok;
+    slot->born = now;
+    slot->expires = now + MGR_API_SESSION_S;
+    return 0;
+}
+
+const struct mgr_api_token *mgr_api_session_find(struct mgr_api_sessions *s, const char *id,
+                                                 int64_t now)
+{
+    struct mgr_api_session *e = session_slot(s, id);
+
+    if (!e)
+        return NULL;
+    if (e->expires <= now) {
+        memset(e, 0, sizeof(*e));
+        return NULL;
+    }
+    return e->tok;
+}
+
+bool mgr_api_session_end(struct mgr_api_sessions *s, const char *id)
+{
+    struct mgr_api_session *e = session_slot(s, id);
+
+    if (e)
+        memset(e, 0, sizeof(*e));
+    return e != NULL;
+}
+
+size_t mgr_api_session_count(const struct mgr_api_sessions *s, int64_t now)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < MGR_API_SESSIONS_MAX; i++)
+        n += s->v[i].tok && s->v[i].expires > now;
+    return n;
+}
+
+/* How a request presents itself. */
+enum auth_cred { AUTH_NONE, AUTH_BEARER, AUTH_SESSION };
+
+/* mgr_api_auth_check() and mgr_api_auth_signin(): the throttle, the lookup
+ * of the token (t, len) or the session (t), the scope, the log line. */
+static enum mgr_api_auth_result auth_check(struct mgr_api_auth *a, enum auth_cred cred,
+                                           const char *t, size_t len, bool other_scheme, bool write,
+                                           const struct sockaddr *peer, int64_t now,
+                                           const char *method, const char *url,
+                                           const struct mgr_api_token **tok)
 {
     unsigned char key[16];
     char who[64], m[16], u[128];
     const struct mgr_api_token *e = NULL;
     enum mgr_api_auth_result r;
     struct mgr_api_fail *f;
-    const char *t;
-    size_t len;
 
     *tok = NULL;
     auth_peer(peer, key, who, sizeof(who));
     pthread_mutex_lock(&a->mu);
     f = auth_slot(a, key, now, false);
     r = f && f->count >= MGR_API_FAIL_MAX ? MGR_API_AUTH_THROTTLED : MGR_API_AUTH_OK;
+    if (r == MGR_API_AUTH_OK && cred == AUTH_SESSION)
+        e = mgr_api_session_find(&a->sessions, t, now);
     pthread_mutex_unlock(&a->mu);
     if (r == MGR_API_AUTH_THROTTLED)
         return r;
-    if (!mgr_api_bearer(authz, &t, &len))
+    if (cred == AUTH_NONE)
         r = MGR_API_AUTH_MISSING;
-    else if (!(e = mgr_api_tokens_find(&a->tokens, t, len)))
+    else if (cred == AUTH_BEARER && !(e = len ? mgr_api_tokens_find(&a->tokens, t, len) : NULL))
+        r = MGR_API_AUTH_WRONG;
+    else if (cred == AUTH_SESSION && !e)
         r = MGR_API_AUTH_WRONG;
     else if (write && e->scope != MGR_API_SCOPE_OPERATOR)
         r = MGR_API_AUTH_SCOPE;
@@ -652,12 +748,73 @@ enum mgr_api_auth_result mgr_api_auth_check(struct mgr_api_auth *a, const char *
         pthread_mutex_unlock(&a->mu);
         IOF_WARN("--http: %s %s from %s refused: %s (failure %u of %u in %d s from there)", m, u,
                  who,
-                 r == MGR_API_AUTH_WRONG ? "a token that is not in the tokens file"
-                 : authz                 ? "an Authorization header that is not Bearer"
-                                         : "no token",
+                 cred == AUTH_SESSION  ? "a session cookie that is unknown or expired"
+                 : cred == AUTH_BEARER ? "a token that is not in the tokens file"
+                 : other_scheme        ? "an Authorization header that is not Bearer"
+                                       : "no token",
                  n, MGR_API_FAIL_MAX, MGR_API_FAIL_WINDOW_S);
     } else if (r == MGR_API_AUTH_SCOPE) {
         IOF_WARN("--http: %s %s from %s refused: token '%s' is a viewer's", m, u, who, e->name);
     }
     return r;
+}
+
+enum mgr_api_auth_result mgr_api_auth_check(struct mgr_api_auth *a, const char *authz,
+                                            const char *session, bool write,
+                                            const struct sockaddr *peer, int64_t now,
+                                            const char *method, const char *url,
+                                            const struct mgr_api_token **tok)
+{
+    const char *t = NULL;
+    size_t len = 0;
+
+    if (mgr_api_bearer(authz, &t, &len))
+        return auth_check(a, AUTH_BEARER, t, len, false, write, peer, now, method, url, tok);
+    if (session)
+        return auth_check(a, AUTH_SESSION, session, 0, false, write, peer, now, method, url, tok);
+    return auth_check(a, AUTH_NONE, NULL, 0, authz != NULL, write, peer, now, method, url, tok);
+}
+
+enum mgr_api_auth_result mgr_api_auth_signin(struct mgr_api_auth *a, const char *token, size_t len,
+                                             const struct sockaddr *peer, int64_t now,
+                                             const char *url, const struct mgr_api_token **tok,
+                                             char id[MGR_API_SESSION_ID_LEN + 1])
+{
+    enum mgr_api_auth_result r =
+        auth_check(a, AUTH_BEARER, token, len, false, false, peer, now, "POST", url, tok);
+    int rc;
+
+    id[0] = '\0';
+    if (r != MGR_API_AUTH_OK)
+        return r;
+    pthread_mutex_lock(&a->mu);
+    rc = mgr_api_session_new(&a->sessions, *tok, now, id);
+    pthread_mutex_unlock(&a->mu);
+    if (rc) {
+        IOF_ERROR("--http: sign-in of token '%s': RAND_bytes failed, no session id", (*tok)->name);
+        return MGR_API_AUTH_ERROR;
+    }
+    IOF_INFO("--http: token '%s' (%s) signed in a browser session", (*tok)->name,
+             mgr_api_scope_name((*tok)->scope));
+    return r;
+}
+
+bool mgr_api_auth_session_live(struct mgr_api_auth *a, const char *session, int64_t now)
+{
+    bool live;
+
+    pthread_mutex_lock(&a->mu);
+    live = mgr_api_session_find(&a->sessions, session, now) != NULL;
+    pthread_mutex_unlock(&a->mu);
+    return live;
+}
+
+bool mgr_api_auth_signout(struct mgr_api_auth *a, const char *session)
+{
+    bool had;
+
+    pthread_mutex_lock(&a->mu);
+    had = mgr_api_session_end(&a->sessions, session);
+    pthread_mutex_unlock(&a->mu);
+    return had;
 }

@@ -36,6 +36,14 @@
 #define MGR_API_FAIL_MAX 20      /* failures in the window, then 429 until it ends */
 #define MGR_API_FAIL_PEERS 64    /* peers remembered (the oldest forgotten) */
 
+/* Sign-in (POST /api/v1/session): a token checked as a Bearer token is
+ * exchanged for a session cookie, so that a browser can use the console.
+ * Sessions live in serve's memory only (they die with it). */
+#define MGR_API_SESSION_COOKIE "iofleet_session" /* its value: 64 hex digits */
+#define MGR_API_SESSION_ID_LEN 64                /* 256 random bits */
+#define MGR_API_SESSION_S (12 * 3600)            /* a session's life from sign-in */
+#define MGR_API_SESSIONS_MAX 256                 /* then the oldest is dropped */
+
 /* What `iofleet serve` was given for its API; each may be NULL. */
 struct mgr_api_auth_opts {
     const char *tls_cert; /* PEM certificate (chain), with tls_key */
@@ -97,11 +105,40 @@ bool mgr_api_bearer(const char *hdr, const char **tok, size_t *len);
 int mgr_api_token_new(const char *path, enum mgr_api_scope scope, const char *name, char *token,
                       struct iof_diag *diag);
 
+/* The sessions of signed-in browsers. Not locked: struct mgr_api_auth's
+ * mutex guards its table. Only the SHA-256 of an id is kept. */
+struct mgr_api_session {
+    unsigned char hash[32];          /* of the id */
+    const struct mgr_api_token *tok; /* the token signed in with; NULL: a free slot */
+    int64_t born, expires;           /* monotonic seconds */
+};
+
+struct mgr_api_sessions {
+    struct mgr_api_session v[MGR_API_SESSIONS_MAX];
+};
+
+/* A new session for tok at now, expiring MGR_API_SESSION_S later, its id
+ * (MGR_API_SESSION_ID_LEN hex digits from RAND_bytes) written to id; when
+ * the table is full the oldest session is dropped. 0, or IOF_EINTERNAL when
+ * RAND_bytes fails. */
+int mgr_api_session_new(struct mgr_api_sessions *s, const struct mgr_api_token *tok, int64_t now,
+                        char id[MGR_API_SESSION_ID_LEN + 1]);
+/* The token of the live session whose id is id (NULL-safe), every slot
+ * compared in constant time; an expired session found is removed. NULL when
+ * none. */
+const struct mgr_api_token *mgr_api_session_find(struct mgr_api_sessions *s, const char *id,
+                                                 int64_t now);
+/* Removes the session whose id is id: true when there was one. */
+bool mgr_api_session_end(struct mgr_api_sessions *s, const char *id);
+/* Live sessions at now. */
+size_t mgr_api_session_count(const struct mgr_api_sessions *s, int64_t now);
+
 /* A request's authentication against a tokens file, with failures counted
  * per peer address. */
 struct mgr_api_auth {
     struct mgr_api_tokens tokens;
-    pthread_mutex_t mu; /* guards fails */
+    pthread_mutex_t mu; /* guards fails and sessions */
+    struct mgr_api_sessions sessions;
     struct mgr_api_fail {
         unsigned char addr[16]; /* IPv4 mapped, or the IPv6 address */
         int64_t since;          /* the window's start, monotonic seconds */
@@ -115,21 +152,37 @@ enum mgr_api_auth_result {
     MGR_API_AUTH_WRONG,     /* a token no line has: 401 */
     MGR_API_AUTH_SCOPE,     /* a viewer's token on a POST: 403 */
     MGR_API_AUTH_THROTTLED, /* too many failures from the peer: 429 */
+    MGR_API_AUTH_ERROR,     /* sign-in: no random session id (RAND_bytes failed): 500 */
 };
 
 /* Loads the tokens file into a (new; mgr_api_auth_free). 0, or -EINVAL
  * (-ENOMEM) with diag as mgr_api_tokens_load() sets it. */
 int mgr_api_auth_new(const char *path, struct mgr_api_auth **out, struct iof_diag *diag);
 void mgr_api_auth_free(struct mgr_api_auth *a);
-/* Checks a request: authz its Authorization header (or NULL), write true
- * for a method beyond GET and HEAD, peer its address (may be NULL), now
- * monotonic seconds. *tok the token's entry when one matched. A failure is
- * logged (the peer, the method, the URL, never the token) and counted. Any
+/* Checks a request: authz its Authorization header (or NULL), session its
+ * MGR_API_SESSION_COOKIE cookie (or NULL; used when authz is not Bearer: an
+ * unknown or expired one is MGR_API_AUTH_WRONG), write true for a method
+ * beyond GET and HEAD, peer its address (may be NULL), now monotonic
+ * seconds. *tok the token's entry when one matched. A failure is logged
+ * (the peer, the method, the URL, never the token) and counted. Any
  * thread. */
-enum mgr_api_auth_result mgr_api_auth_check(struct mgr_api_auth *a, const char *authz, bool write,
+enum mgr_api_auth_result mgr_api_auth_check(struct mgr_api_auth *a, const char *authz,
+                                            const char *session, bool write,
                                             const struct sockaddr *peer, int64_t now,
                                             const char *method, const char *url,
                                             const struct mgr_api_token **tok);
+/* Sign-in: token (len bytes, from the request's body) checked as a Bearer
+ * token is, failures throttled and counted the same; when it is known, a
+ * new session for it with its id in id. MGR_API_AUTH_OK (then *tok), _WRONG
+ * (also for an empty token), _THROTTLED or _ERROR. Any thread. */
+enum mgr_api_auth_result mgr_api_auth_signin(struct mgr_api_auth *a, const char *token, size_t len,
+                                             const struct sockaddr *peer, int64_t now,
+                                             const char *url, const struct mgr_api_token **tok,
+                                             char id[MGR_API_SESSION_ID_LEN + 1]);
+/* Whether session (NULL-safe) is a live session's id; nothing counted. */
+bool mgr_api_auth_session_live(struct mgr_api_auth *a, const char *session, int64_t now);
+/* Sign-out: removes the session whose id is session. true when there was one. */
+bool mgr_api_auth_signout(struct mgr_api_auth *a, const char *session);
 
 /* The certificate and key of the API's HTTPS, as PEM text. */
 struct mgr_api_tls {

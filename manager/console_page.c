@@ -23,6 +23,8 @@
 /* manager/console/embed.cmake's output. */
 extern const char mgr_console_console_js[], mgr_console_console_css[];
 extern const size_t mgr_console_console_js_len, mgr_console_console_css_len;
+extern const char mgr_console_signin_js[];
+extern const size_t mgr_console_signin_js_len;
 
 static const char page_head[] =
     "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
@@ -354,4 +356,42 @@ int mgr_console_chartjs(struct mgr_serve_live *l, char *msg, size_t cap)
     l->chartjs_len = len;
     pthread_mutex_unlock(&l->mu);
     return 0;
+}
+
+/* --- sign-in (serve --http-tokens) --------------------------------------------------------- */
+
+static const char signin_page[] =
+    "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+    "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n"
+    "<title>iofleet console: sign in</title>\n<link rel=\"icon\" href=\"data:,\">\n"
+    "<link rel=\"stylesheet\" href=\"/console.css\">\n"
+    "<script src=\"/signin.js\" defer></script>\n</head><body>\n"
+    "<header><h1>iofleet console</h1></header>\n<main>\n<section>\n<h2>Sign in</h2>\n"
+    "<p>This server asks for a token (<code>iofleet serve token new</code> makes one). It is "
+    "exchanged for a session cookie that lasts 12 hours or until serve stops.</p>\n"
+    "<form id=\"signin\" autocomplete=\"off\">\n"
+    "<label for=\"token\">Token</label>\n"
+    "<input id=\"token\" name=\"token\" type=\"password\" size=\"72\" required autofocus>\n"
+    "<button type=\"submit\">Sign in</button>\n</form>\n"
+    "<p id=\"signin-msg\" class=\"muted\" role=\"status\"></p>\n"
+    "</section>\n</main>\n</body></html>\n";
+
+unsigned mgr_console_signin_get(const char *url, struct iof_buf *b, const char **type)
+{
+    if (!strcmp(url, "/")) {
+        *type = "text/html; charset=utf-8";
+        iof_buf_add(b, signin_page, sizeof(signin_page) - 1);
+        return 200;
+    }
+    if (!strcmp(url, "/signin.js")) {
+        *type = "text/javascript; charset=utf-8";
+        iof_buf_add(b, mgr_console_signin_js, mgr_console_signin_js_len);
+        return 200;
+    }
+    if (!strcmp(url, "/console.css")) {
+        *type = "text/css; charset=utf-8";
+        iof_buf_add(b, mgr_console_console_css, mgr_console_console_css_len);
+        return 200;
+    }
+    return 404;
 }

@@ -26,6 +26,12 @@ int mgr_console_chartjs(struct mgr_serve_live *l, char *msg, size_t cap);
 unsigned mgr_console_get(struct mgr_serve_live *l, const char *url, struct iof_buf *b,
                          const char **type);
 
+/* What serve --http-tokens answers without credentials (docs/console.md,
+ * Sign-in): GET / the sign-in page (no inline script), /signin.js its
+ * script, /console.css the console's style. 200 with the body appended to
+ * b and its Content-Type in *type, or 404 for any other url. Any thread. */
+unsigned mgr_console_signin_get(const char *url, struct iof_buf *b, const char **type);
+
 /* One row of the fleet table, escaped, appended to b: what the page's
  * script writes from the agents list (console.js showAgents). */
 void mgr_console_agent_row(struct iof_buf *b, const char *name, const char *status, bool up,

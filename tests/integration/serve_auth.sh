@@ -13,7 +13,10 @@
 # operator's POST still obeys the CSRF rules (a form's type 415, a foreign
 # Origin 403) and the 1 MiB bound (413); 20 connections stalled before the
 # TLS handshake are closed by the 5 s header deadline while a client with a
-# token is still answered.
+# token is still answered. The console's sign-in: the sign-in page without
+# credentials, a wrong token 401, a good one a session cookie with its
+# flags (no Secure over loopback HTTP) acting with the token's scope, CSRF
+# rules still on, sign-out, a forged cookie 401.
 source "$(dirname "$0")/lib/cluster.bash"
 command -v curl >/dev/null || skip "curl not installed"
 command -v jq >/dev/null || skip "jq not installed"
@@ -183,6 +186,72 @@ code 413 -H "Authorization: Bearer $OP" -H 'Content-Type: application/json' \
     --data-binary @"$T/big.json" "$base/plans/check"
 ok "operator over HTTPS: a text/plain POST 415, a foreign Origin 403, 1 MiB + 1 byte 413"
 
+# Sign-in for the console (docs/api.md, Sign-in): without credentials GET /
+# is the sign-in page; POST /api/v1/session trades a token for a session
+# cookie (HttpOnly; Secure; SameSite=Strict; Path=/) that then acts with
+# the token's scope; sign-out ends it; a forged cookie is refused.
+root=https://$NAME:$port
+jar=$T/jar
+signin() { code "$1" -H 'Content-Type: application/json' --data-binary "{\"token\": \"$2\"}" "${@:3}" "$base/session"; }
+code 200 "$root/"
+expect_in "$T/body" '<form id="signin"'
+expect_in "$T/body" '<script src="/signin.js" defer></script>'
+expect_in "$T/head" "Content-Security-Policy: default-src 'none'; script-src 'self';"
+! grep -q '<script>' "$T/body" || fail "the sign-in page has an inline script: $(cat "$T/body")"
+! grep -qF 'id="state"' "$T/body" || fail "the sign-in page shows the console's state"
+code 200 "$root/signin.js"
+expect_in "$T/body" "/api/v1/session"
+code 401 "$root/console.js"
+ok "GET / without credentials: the sign-in page (no inline script, CSP); its script served, the console's not"
+signin 401 iofleet_guess
+jq -e '.error.message | contains("not one this server knows")' "$T/body" >/dev/null ||
+    fail "sign-in with a wrong token: $(cat "$T/body")"
+! grep -qi '^Set-Cookie' "$T/head" || fail "a wrong token got a cookie: $(cat "$T/head")"
+code 415 -H 'Content-Type: text/plain' --data-binary "{\"token\": \"$VIEW\"}" "$base/session"
+signin 403 "$VIEW" -H "Origin: https://evil.example"
+code 400 -H 'Content-Type: application/json' --data-binary '["x"]' "$base/session"
+code 405 "$base/session"
+ok "sign-in: a wrong token 401 without a cookie; a text/plain body 415, a foreign Origin 403, no object 400"
+signin 200 "$VIEW" -c "$jar" -H "Origin: https://$NAME:$port"
+grep -Eiq '^Set-Cookie: iofleet_session=[0-9a-f]{64}; HttpOnly; Secure; SameSite=Strict; Path=/; Max-Age=43200' "$T/head" ||
+    fail "sign-in cookie: $(grep -i '^Set-Cookie' "$T/head")"
+jq -e '.name == "bob" and .scope == "viewer" and .expires_in_s == 43200' "$T/body" >/dev/null ||
+    fail "sign-in answer: $(cat "$T/body")"
+sid=$(awk '$6 == "iofleet_session" { print $7 }' "$jar")
+[[ "$sid" =~ ^[0-9a-f]{64}$ ]] || fail "no session in the cookie jar: $(cat "$jar")"
+! grep -qF -e "$sid" -e "$VIEW" "$T/serve.err" || fail "a session id or token in serve's log"
+code 200 -b "$jar" "$root/"
+expect_in "$T/body" '<script src="/console.js"></script>'
+expect_in "$T/body" 'id="state"'
+code 200 -b "$jar" "$root/console.js"
+code 200 -b "$jar" "$base/version"
+post 403 -b "$jar" "$base/plans/check"
+jq -e '.error.message | contains("token '"'bob'"' is a viewer'"'"'s")' "$T/body" >/dev/null ||
+    fail "viewer cookie POST: $(cat "$T/body")"
+ok "viewer's cookie: GET / the console, API GET 200, POST 403"
+signin 200 "$OP" -c "$T/jar.op"
+post 200 -b "$T/jar.op" "$base/plans/check"
+post 403 -b "$T/jar.op" -H "Origin: https://evil.example" "$base/plans/check"
+code 415 -b "$T/jar.op" -H 'Content-Type: text/plain' --data-binary "$plan_json" "$base/plans/check"
+ok "operator's cookie: POST 200; still a foreign Origin 403 and a form's type 415"
+code 415 -b "$jar" -c "$jar" --data-binary '{}' "$base/session/end"
+code 200 -b "$jar" -c "$jar" -H 'Content-Type: application/json' --data-binary '{}' "$base/session/end"
+grep -Eiq '^Set-Cookie: iofleet_session=; HttpOnly; Secure; SameSite=Strict; Path=/; Max-Age=0' "$T/head" ||
+    fail "sign-out cookie: $(grep -i '^Set-Cookie' "$T/head")"
+jq -e '.signed_out == true' "$T/body" >/dev/null || fail "sign-out: $(cat "$T/body")"
+code 401 -b "$jar" "$base/version"
+code 401 -H "Cookie: iofleet_session=$sid" "$base/version"
+jq -e '.error.message | contains("session cookie is unknown or expired")' "$T/body" >/dev/null ||
+    fail "ended session: $(cat "$T/body")"
+code 200 -H "Cookie: iofleet_session=$sid" "$root/"
+expect_in "$T/body" '<form id="signin"'
+ok "sign-out (viewer, a POST): cookie cleared; then 401, the old id replayed 401, / the sign-in page"
+code 401 -H "Cookie: iofleet_session=$(printf '%064d' 0)" "$base/version"
+code 401 -H "Cookie: iofleet_session=forged" "$base/agents"
+grep -F "refused: a session cookie that is unknown or expired" "$T/serve.err" >/dev/null ||
+    fail "a forged cookie's refusal is not logged: $(cat "$T/serve.err")"
+ok "a forged cookie: 401, logged and counted as a failure"
+
 # Connections stalled before the TLS handshake (20 from 127.0.0.2..21, one
 # /24) are closed by the header deadline; meanwhile a client with a token
 # from 127.0.0.1 is answered.
@@ -240,8 +309,13 @@ got=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $VIEW" "$
 [ "$got" = 200 ] || fail "plain HTTP with tokens, viewer: $got"
 curl -s -o /dev/null -D "$T/head2" -H "Authorization: Bearer $VIEW" "${api2}version"
 ! grep -qi '^Strict-Transport-Security' "$T/head2" || fail "HSTS over plain HTTP: $(cat "$T/head2")"
+got=$(curl -s -o /dev/null -D "$T/head2" -w '%{http_code}' -H 'Content-Type: application/json' \
+    --data-binary "{\"token\": \"$VIEW\"}" "${api2}session")
+[ "$got" = 200 ] || fail "plain HTTP sign-in: $got"
+grep -Eiq '^Set-Cookie: iofleet_session=[0-9a-f]{64}; HttpOnly; SameSite=Strict; Path=/; Max-Age=43200' "$T/head2" ||
+    fail "loopback HTTP sign-in cookie (no Secure): $(grep -i '^Set-Cookie' "$T/head2")"
 cl_stop "$srv2"
-ok "loopback HTTP with --http-tokens: 401 without, 200 with a token"
+ok "loopback HTTP with --http-tokens: 401 without, 200 with a token; sign-in's cookie without Secure"
 
 # Any address with HTTPS and tokens, in a network namespace of our own (its
 # loopback only): serve binds 0.0.0.0 and answers a client with a token.

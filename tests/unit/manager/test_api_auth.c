@@ -207,29 +207,29 @@ static void test_check_scopes_and_failures(void **state)
     snprintf(hdr_view, sizeof(hdr_view), "Bearer %s", view);
     assert_int_equal(mgr_api_auth_new(path, &a, &d), 0);
 
-    assert_int_equal(mgr_api_auth_check(a, hdr_view, false, s1, 100, "GET", "/", &tok),
+    assert_int_equal(mgr_api_auth_check(a, hdr_view, NULL, false, s1, 100, "GET", "/", &tok),
                      MGR_API_AUTH_OK);
     assert_string_equal(tok->name, "bob");
-    assert_int_equal(mgr_api_auth_check(a, hdr_view, true, s1, 100, "POST", "/", &tok),
+    assert_int_equal(mgr_api_auth_check(a, hdr_view, NULL, true, s1, 100, "POST", "/", &tok),
                      MGR_API_AUTH_SCOPE);
-    assert_int_equal(mgr_api_auth_check(a, hdr_op, true, s1, 100, "POST", "/", &tok),
+    assert_int_equal(mgr_api_auth_check(a, hdr_op, NULL, true, s1, 100, "POST", "/", &tok),
                      MGR_API_AUTH_OK);
-    assert_int_equal(mgr_api_auth_check(a, NULL, false, s1, 100, "GET", "/", &tok),
+    assert_int_equal(mgr_api_auth_check(a, NULL, NULL, false, s1, 100, "GET", "/", &tok),
                      MGR_API_AUTH_MISSING);
     assert_null(tok);
     /* 1 failure so far: 19 more wrong tokens, then even a good one is refused */
     for (int i = 0; i < MGR_API_FAIL_MAX - 1; i++)
         assert_int_equal(
-            mgr_api_auth_check(a, "Bearer nope", false, s1, 100 + i, "GET", "/\n", &tok),
+            mgr_api_auth_check(a, "Bearer nope", NULL, false, s1, 100 + i, "GET", "/\n", &tok),
             MGR_API_AUTH_WRONG);
-    assert_int_equal(mgr_api_auth_check(a, hdr_op, false, s1, 130, "GET", "/", &tok),
+    assert_int_equal(mgr_api_auth_check(a, hdr_op, NULL, false, s1, 130, "GET", "/", &tok),
                      MGR_API_AUTH_THROTTLED);
     /* another peer is not affected; the window ends after MGR_API_FAIL_WINDOW_S */
-    assert_int_equal(mgr_api_auth_check(a, hdr_op, false, s2, 130, "GET", "/", &tok),
+    assert_int_equal(mgr_api_auth_check(a, hdr_op, NULL, false, s2, 130, "GET", "/", &tok),
                      MGR_API_AUTH_OK);
-    assert_int_equal(
-        mgr_api_auth_check(a, hdr_op, false, s1, 100 + MGR_API_FAIL_WINDOW_S, "GET", "/", &tok),
-        MGR_API_AUTH_OK);
+    assert_int_equal(mgr_api_auth_check(a, hdr_op, NULL, false, s1, 100 + MGR_API_FAIL_WINDOW_S,
+                                        "GET", "/", &tok),
+                     MGR_API_AUTH_OK);
     mgr_api_auth_free(a);
     test_tmpdir_remove(dir);
 }
