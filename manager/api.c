@@ -741,6 +741,7 @@ static enum MHD_Result api_signin(struct MHD_Connection *conn, struct mgr_api *a
     struct iof_buf b;
     size_t olen;
 
+    OPENSSL_cleanse((char *)body, len); /* the request's copy of the token; j has its own */
     if (!cJSON_IsObject(j) || !cJSON_IsString(t)) {
         cJSON_Delete(j);
         return api_error(conn, 400, NULL,
