@@ -46,7 +46,7 @@
 #define API_MAX_REQUEST (1u << 20) /* a POST body: a plan */
 #define API_ENDPOINTS                                                                              \
     "/api/v1/version, /api/v1/agents, /api/v1/events, /api/v1/runs, /api/v1/runs/ID, "             \
-    "/api/v1/runs/current, /api/v1/runs/last, "                                                    \
+    "/api/v1/runs/current, /api/v1/runs/last, /api/v1/runs/compare, "                              \
     "POST /api/v1/plans/check, POST /api/v1/runs, POST /api/v1/runs/current/stop, "                \
     "POST /api/v1/runs/ID/tag, DELETE /api/v1/runs/ID, POST /api/v1/runs/prune, "                  \
     "POST /api/v1/session, POST /api/v1/session/end"
@@ -292,6 +292,46 @@ static enum MHD_Result api_runs(struct MHD_Connection *conn, struct mgr_api *api
     if (rc) {
         iof_buf_free(&b);
         return api_error(conn, rc == -ENOENT ? 404 : 500, NULL, "%s", d.msg);
+    }
+    if (!(body = iof_buf_take(&b, &len)))
+        return api_error(conn, 500, NULL, "out of memory");
+    return api_send(conn, 200, body, len, NULL);
+}
+
+/* The query string of GET /api/v1/runs/compare, one parameter at a time. */
+struct api_cmp_args {
+    struct mgr_api_runs_cmp c;
+    struct iof_diag d;
+    int rc;
+};
+
+static enum MHD_Result api_cmp_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value)
+{
+    struct api_cmp_args *a = cls;
+
+    (void)kind;
+    a->rc = mgr_api_runs_cmp_param(&a->c, key, value, &a->d);
+    return a->rc ? MHD_NO : MHD_YES;
+}
+
+/* GET /api/v1/runs/compare?a=ID&b=ID. */
+static enum MHD_Result api_runs_compare(struct MHD_Connection *conn, struct mgr_api *api)
+{
+    struct api_cmp_args a = {{{0}}};
+    struct iof_buf b;
+    size_t len;
+    char *body;
+    int rc;
+
+    MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, api_cmp_arg, &a);
+    if (a.rc || mgr_api_runs_cmp_check(&a.c, &a.d))
+        return api_error(conn, 400, NULL, "GET /api/v1/runs/compare: %s", a.d.msg);
+    iof_buf_init(&b, API_MAX_BODY);
+    if ((rc = mgr_api_runs_compare(api->db, &a.c, &b, &a.d))) {
+        iof_buf_free(&b);
+        return api_error(conn, rc == -ENOENT ? 404 : 500, NULL, "GET /api/v1/runs/compare: %s",
+                         a.d.msg);
     }
     if (!(body = iof_buf_take(&b, &len)))
         return api_error(conn, 500, NULL, "out of memory");
@@ -984,6 +1024,9 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
                    : api_error(conn, 405, "GET, HEAD", "%s %s: only GET", method, url);
     if (!strcmp(url, "/api/v1/runs"))
         return get ? api_runs(conn, api, NULL)
+                   : api_error(conn, 405, "GET, HEAD", "%s %s: only GET", method, url);
+    if (!strcmp(url, "/api/v1/runs/compare"))
+        return get ? api_runs_compare(conn, api)
                    : api_error(conn, 405, "GET, HEAD", "%s %s: only GET", method, url);
     if (!strncmp(url, "/api/v1/runs/", 13)) {
         bool refused;

@@ -223,6 +223,69 @@ int mgr_api_runs_get(const char *db, int64_t id, struct iof_buf *b, struct iof_d
     return b->err;
 }
 
+/* --- GET /api/v1/runs/compare?a=ID&b=ID ------------------------------------------------ */
+
+static const char *const cmp_params[2] = {"a", "b"};
+
+int mgr_api_runs_cmp_param(struct mgr_api_runs_cmp *c, const char *key, const char *value,
+                           struct iof_diag *diag)
+{
+    int p;
+
+    for (p = 0; p < 2 && strcmp(key, cmp_params[p]); p++)
+        ;
+    if (p == 2)
+        return iof_diag_set(diag, -EINVAL,
+                            "unknown parameter '%.64s' (GET /api/v1/runs/compare takes a and b, "
+                            "two run ids)",
+                            key);
+    if (c->seen & (1u << p))
+        return iof_diag_set(diag, -EINVAL, "parameter '%s' is given twice", key);
+    c->seen |= 1u << p;
+    if (!value)
+        return iof_diag_set(diag, -EINVAL, "parameter '%s' needs a value (%s=ID)", key, key);
+    if (!mgr_query_id(value, &c->id[p]))
+        return iof_diag_set(diag, -EINVAL,
+                            "parameter '%s': a run is named by its id, a number from 1, got "
+                            "'%.64s'",
+                            key, value);
+    return 0;
+}
+
+int mgr_api_runs_cmp_check(const struct mgr_api_runs_cmp *c, struct iof_diag *diag)
+{
+    for (int p = 0; p < 2; p++)
+        if (!(c->seen & (1u << p)))
+            return iof_diag_set(diag, -EINVAL,
+                                "parameter '%s' is missing: GET /api/v1/runs/compare?a=ID&b=ID "
+                                "compares run b with run a",
+                                cmp_params[p]);
+    return 0;
+}
+
+int mgr_api_runs_compare(const char *db, const struct mgr_api_runs_cmp *c, struct iof_buf *b,
+                         struct iof_diag *diag)
+{
+    struct mgr_rpt_run r[2] = {{0}};
+    struct iof_diag d = {{0}};
+    struct mgr_store *st;
+    int rc = 0;
+
+    if ((rc = mgr_api_runs_cmp_check(c, diag)))
+        return rc;
+    if ((rc = mgr_store_open(db, &st, diag)))
+        return rc;
+    for (int p = 0; p < 2 && !rc; p++)
+        if ((rc = mgr_rpt_load(st, c->id[p], &r[p], &d)))
+            iof_diag_set(diag, rc, "parameter '%s': %s", cmp_params[p], d.msg);
+    mgr_store_close(st);
+    if (!rc)
+        rc = mgr_rpt_json(b, r, 2, diag);
+    mgr_rpt_free(&r[0]);
+    mgr_rpt_free(&r[1]);
+    return rc;
+}
+
 /* --- tag, delete, prune ----------------------------------------------------------------- */
 
 struct runs_tag_body {

@@ -43,6 +43,27 @@ int mgr_api_runs_list(const char *db, const struct mgr_api_runs_query *q, struct
  * such run. */
 int mgr_api_runs_get(const char *db, int64_t id, struct iof_buf *b, struct iof_diag *diag);
 
+/* The query of GET /api/v1/runs/compare: a=ID&b=ID. */
+struct mgr_api_runs_cmp {
+    int64_t id[2]; /* a, b; 0 until given */
+    unsigned seen; /* the parameters given, one bit each */
+};
+
+/* Takes one parameter of the compare query (value NULL when it came
+ * without '='). 0, or -EINVAL with diag naming the parameter and why:
+ * unknown, given twice, without a value or not a run id. */
+int mgr_api_runs_cmp_param(struct mgr_api_runs_cmp *c, const char *key, const char *value,
+                           struct iof_diag *diag);
+
+/* After the last parameter: -EINVAL with diag naming a missing one. */
+int mgr_api_runs_cmp_check(const struct mgr_api_runs_cmp *c, struct iof_diag *diag);
+
+/* GET /api/v1/runs/compare: runs a and b compared, the document `iofleet
+ * report A B --format json` writes (mgr_rpt_json), byte for byte.
+ * -ENOENT with diag naming the parameter when a run does not exist. */
+int mgr_api_runs_compare(const char *db, const struct mgr_api_runs_cmp *c, struct iof_buf *b,
+                         struct iof_diag *diag);
+
 /* The body of POST /api/v1/runs/ID/tag, {"tag": "NAME"} ("" or null
  * removes it): the tag into tag (cap bytes; "" to remove). 0, or -EINVAL
  * with diag naming the member and why (as `iofleet runs tag` refuses it). */

@@ -82,8 +82,10 @@ static const struct iof_cmd runs_cmd = {
 static const struct iof_opt report_opts[] = {
     HOPT_HELP_ENTRY,
     {"output", 'o', IOF_OPT_REQUIRED, "FILE", "write the report here (- for stdout)", HOPT_OUT},
-    {"format", 0, IOF_OPT_REQUIRED, "html|md",
-     "html (default): one self-contained page with charts; md: the tables as Markdown",
+    {"format", 0, IOF_OPT_REQUIRED, "html|md|json",
+     "html (default): one self-contained page with charts; md: the tables as Markdown; json: "
+     "the comparison of two or more runs as one JSON document (what GET /api/v1/runs/compare "
+     "answers)",
      HOPT_FORMAT},
     HOPT_DB_ENTRY,
     {"force", 'f', IOF_OPT_NONE, NULL, "replace an existing output file", HOPT_FORCE},
@@ -465,8 +467,11 @@ int mgr_cli_report(int argc, char **argv)
                 o.format = MGR_REPORT_HTML;
             else if (!strcmp(val, "md"))
                 o.format = MGR_REPORT_MD;
+            else if (!strcmp(val, "json"))
+                o.format = MGR_REPORT_JSON;
             else
-                rc = iof_opt_usage_error(&report_cmd, "--format is html or md, got '%s'", val);
+                rc =
+                    iof_opt_usage_error(&report_cmd, "--format is html, md or json, got '%s'", val);
             break;
         default:
             rc = iof_opt_usage_error(&report_cmd, "option not handled");
@@ -475,6 +480,9 @@ int mgr_cli_report(int argc, char **argv)
     iof_opt_free(&p);
     if (!rc && !nrefs)
         rc = iof_opt_usage_error(&report_cmd, "needs a RUN (an id, a tag or a RESULT.json)");
+    if (!rc && o.format == MGR_REPORT_JSON && nrefs < 2)
+        rc = iof_opt_usage_error(&report_cmd,
+                                 "--format json is a comparison: it needs two or more RUNs, got 1");
     if (!rc && !out)
         rc = iof_opt_usage_error(&report_cmd, "needs -o FILE (- for stdout)");
     if (!rc) {

@@ -40,14 +40,16 @@ static double col_or(sqlite3_stmt *s, int i, double dflt)
 
 #define RPT_COL(id, col, label, hb) ", " #col
 #define RPT_COLS MGR_RPT_METRICS(RPT_COL)
+#define RPT_SPLIT_COL(id, col) ", " #col
 
 static int load_rows(struct mgr_store *st, int64_t test_id, struct mgr_rpt_test *t)
 {
-    static const char sql[] = "SELECT row_type, node, worker, target, status, duration_s, "
-                              "window_start_s, window_end_s" RPT_COLS
-                              " FROM rows WHERE test_id = ? ORDER BY CASE row_type WHEN 'ALL' "
-                              "THEN 0 WHEN 'NODE' THEN 1 WHEN 'WORKER' THEN 2 ELSE 3 END, node, "
-                              "worker, target, seq";
+    static const char sql[] =
+        "SELECT row_type, node, worker, target, status, duration_s, "
+        "window_start_s, window_end_s" RPT_COLS MGR_RPT_SPLIT(
+            RPT_SPLIT_COL) " FROM rows WHERE test_id = ? ORDER BY CASE row_type WHEN 'ALL' "
+                           "THEN 0 WHEN 'NODE' THEN 1 WHEN 'WORKER' THEN 2 ELSE 3 END, node, "
+                           "worker, target, seq";
     sqlite3_stmt *s;
     size_t cap = 0;
     int rc;
@@ -71,6 +73,10 @@ static int load_rows(struct mgr_store *st, int64_t test_id, struct mgr_rpt_test 
         r->window_start_s = col_or(s, 6, -1);
         r->window_end_s = col_or(s, 7, -1);
         load_fig(s, 8, &r->f);
+        for (int k = 0; k < MGR_RPT_NSPLIT; k++) {
+            r->have_split[k] = sqlite3_column_type(s, 8 + MGR_RPT_NMETRICS + k) != SQLITE_NULL;
+            r->split[k] = sqlite3_column_double(s, 8 + MGR_RPT_NMETRICS + k);
+        }
     }
     sqlite3_finalize(s);
     for (size_t i = 0; i < t->nrows; i++)
@@ -459,12 +465,21 @@ int mgr_report_write(const struct mgr_report_opts *o)
     }
     if (!rc) {
         struct iof_diag od = {{0}};
-        int w = o->format == MGR_REPORT_HTML ? mgr_rpt_html(f, runs, n, chartjs, version)
+        int w;
+        if (o->format == MGR_REPORT_JSON) {
+            struct iof_buf b = IOF_BUF_INIT;
+            w = mgr_rpt_json(&b, runs, n, &od);
+            if (!w && b.len && fwrite(b.p, 1, b.len, f) != b.len)
+                w = -EIO;
+            iof_buf_free(&b);
+        } else {
+            w = o->format == MGR_REPORT_HTML ? mgr_rpt_html(f, runs, n, chartjs, version)
                                              : mgr_rpt_md(f, runs, n);
+        }
         /* A report that could not be written whole leaves nothing behind. */
         if (fflush(f) || ferror(f) || w) {
             iof_outfile_abort(&of);
-            IOF_USER("iofleet report: %s: write failed", o->out);
+            IOF_USER("iofleet report: %s: %s", o->out, od.msg[0] ? od.msg : "write failed");
             rc = 1;
         } else if (iof_outfile_close(&of, false, &od)) {
             IOF_USER("iofleet report: %s", od.msg);

@@ -30,9 +30,15 @@ static const struct {
 };
 
 /* The metrics compared side by side (errors are in the per-run tables). */
-static const enum mgr_rpt_metric cmp_metrics[] = {MGR_RPT_IOPS, MGR_RPT_MIBPS, MGR_RPT_AVG,
-                                                  MGR_RPT_P50,  MGR_RPT_P99,   MGR_RPT_P999};
-#define NCMP (sizeof(cmp_metrics) / sizeof(cmp_metrics[0]))
+const enum mgr_rpt_metric mgr_rpt_cmp_metrics[] = {MGR_RPT_IOPS, MGR_RPT_MIBPS, MGR_RPT_AVG,
+                                                   MGR_RPT_P50,  MGR_RPT_P99,   MGR_RPT_P999};
+#define NCMP (sizeof(mgr_rpt_cmp_metrics) / sizeof(mgr_rpt_cmp_metrics[0]))
+const size_t mgr_rpt_ncmp = NCMP;
+
+const char *mgr_rpt_metric_key(enum mgr_rpt_metric m)
+{
+    return rpt_metric[m].col;
+}
 
 /* --- escaping ---------------------------------------------------------------------------- */
 
@@ -99,8 +105,8 @@ static const char *run_status(const struct mgr_rpt_run *r)
 
 /* B/A, and whether B is better: the ratio of a higher-is-better figure
  * above 1, of a latency below 1. Returns false when there is no ratio. */
-static bool ratio(const struct mgr_rpt_fig *a, const struct mgr_rpt_fig *b, enum mgr_rpt_metric m,
-                  double *r, int *better)
+bool mgr_rpt_ratio(const struct mgr_rpt_fig *a, const struct mgr_rpt_fig *b, enum mgr_rpt_metric m,
+                   double *r, int *better)
 {
     if (!a || !b || !a->have[m] || !b->have[m] || a->v[m] == 0)
         return false;
@@ -113,7 +119,7 @@ static bool ratio(const struct mgr_rpt_fig *a, const struct mgr_rpt_fig *b, enum
 }
 
 /* Every test name of the runs, first appearance order. */
-static size_t test_names(const struct mgr_rpt_run *runs, size_t n, const char ***out)
+size_t mgr_rpt_test_names(const struct mgr_rpt_run *runs, size_t n, const char ***out)
 {
     size_t cap = 0, k = 0;
     const char **names = NULL;
@@ -166,7 +172,7 @@ static size_t curve_specs(const struct mgr_rpt_run *runs, size_t n, const char *
     return k;
 }
 
-static const struct mgr_rpt_fig *all_fig(const struct mgr_rpt_test *t)
+const struct mgr_rpt_fig *mgr_rpt_all_fig(const struct mgr_rpt_test *t)
 {
     return t && t->all ? &t->all->f : NULL;
 }
@@ -279,7 +285,7 @@ static void html_summary(FILE *f, const struct mgr_rpt_run *r)
             fputs(" (interrupted)", f);
         fputs("</td>", f);
         for (int m = 0; m < MGR_RPT_NMETRICS; m++)
-            td_fig(f, all_fig(t), m);
+            td_fig(f, mgr_rpt_all_fig(t), m);
         fputs("<td class=\"l\">", f);
         html(f, t->all && t->all->status ? t->all->status : "-");
         fputs("</td></tr>\n", f);
@@ -299,7 +305,8 @@ static void html_comparison(FILE *f, const struct mgr_rpt_run *runs, size_t n, c
           "class=\"l\" rowspan=\"2\">test</th>",
           f);
     for (size_t k = 0; k < NCMP; k++)
-        fprintf(f, "<th colspan=\"%zu\">%s</th>", n + (n - 1), rpt_metric[cmp_metrics[k]].label);
+        fprintf(f, "<th colspan=\"%zu\">%s</th>", n + (n - 1),
+                rpt_metric[mgr_rpt_cmp_metrics[k]].label);
     fputs("</tr><tr>", f);
     for (size_t k = 0; k < NCMP; k++)
         for (size_t i = 0; i < n; i++) {
@@ -317,16 +324,16 @@ static void html_comparison(FILE *f, const struct mgr_rpt_run *runs, size_t n, c
         html(f, names[q]);
         fputs("</td>", f);
         for (size_t k = 0; k < NCMP; k++) {
-            enum mgr_rpt_metric m = cmp_metrics[k];
-            const struct mgr_rpt_fig *a = all_fig(mgr_rpt_find(&runs[0], names[q]));
+            enum mgr_rpt_metric m = mgr_rpt_cmp_metrics[k];
+            const struct mgr_rpt_fig *a = mgr_rpt_all_fig(mgr_rpt_find(&runs[0], names[q]));
             for (size_t i = 0; i < n; i++) {
-                const struct mgr_rpt_fig *b = all_fig(mgr_rpt_find(&runs[i], names[q]));
+                const struct mgr_rpt_fig *b = mgr_rpt_all_fig(mgr_rpt_find(&runs[i], names[q]));
                 double rt;
                 int better;
                 td_fig(f, b, m);
                 if (!i)
                     continue;
-                if (ratio(a, b, m, &rt, &better))
+                if (mgr_rpt_ratio(a, b, m, &rt, &better))
                     fprintf(f,
                             "<td class=\"ratio %s\" data-metric=\"%s\" data-run=\"%zu\" "
                             "data-ratio=\"%.17g\">%.3f</td>",
@@ -344,7 +351,7 @@ static void html_comparison(FILE *f, const struct mgr_rpt_run *runs, size_t n, c
     fputs("</table><div class=\"charts\">", f);
     for (size_t k = 0; k < NCMP; k++)
         fprintf(f, "<div class=\"chart\"><canvas id=\"cmp-%s\"></canvas></div>",
-                rpt_metric[cmp_metrics[k]].col);
+                rpt_metric[mgr_rpt_cmp_metrics[k]].col);
     fputs("</div></section>\n", f);
 }
 
@@ -513,7 +520,7 @@ static void html_data(FILE *f, const struct mgr_rpt_run *runs, size_t n, const c
         fputs(",tests:[", f);
         for (size_t j = 0; j < r->ntests; j++) {
             const struct mgr_rpt_test *t = &r->tests[j];
-            const struct mgr_rpt_fig *a = all_fig(t);
+            const struct mgr_rpt_fig *a = mgr_rpt_all_fig(t);
             double total = 0, cum = 0;
             bool first = true;
 
@@ -673,7 +680,7 @@ int mgr_rpt_html(FILE *f, const struct mgr_rpt_run *runs, size_t n, const char *
                  const char *chartjs_version)
 {
     const char **names, **specs;
-    size_t nnames = test_names(runs, n, &names), nspecs = curve_specs(runs, n, &specs);
+    size_t nnames = mgr_rpt_test_names(runs, n, &names), nspecs = curve_specs(runs, n, &specs);
     char now[64];
 
     if (!names && nnames == 0 && n && runs[0].ntests) {
@@ -757,7 +764,7 @@ static void md_status(FILE *f, const struct mgr_rpt_row *r)
 int mgr_rpt_md(FILE *f, const struct mgr_rpt_run *runs, size_t n)
 {
     const char **names;
-    size_t nnames = test_names(runs, n, &names);
+    size_t nnames = mgr_rpt_test_names(runs, n, &names);
 
     fprintf(f, "# iofleet %s\n\n", n > 1 ? "comparison" : "report");
     fputs("| run | plan | start | tests | exit | status |\n| :-- | :-- | :-- | --: | --: | :-- |\n",
@@ -780,11 +787,12 @@ int mgr_rpt_md(FILE *f, const struct mgr_rpt_run *runs, size_t n)
         fputs("\n## Comparison\n\nRatios are each run over the first (B/A).\n\n| test |", f);
         for (size_t k = 0; k < NCMP; k++)
             for (size_t i = 0; i < n; i++) {
-                fprintf(f, " %s ", rpt_metric[cmp_metrics[k]].label);
+                fprintf(f, " %s ", rpt_metric[mgr_rpt_cmp_metrics[k]].label);
                 md(f, runs[i].label);
                 fputs(" |", f);
                 if (i)
-                    fprintf(f, " %s %c/A |", rpt_metric[cmp_metrics[k]].label, (int)('A' + i));
+                    fprintf(f, " %s %c/A |", rpt_metric[mgr_rpt_cmp_metrics[k]].label,
+                            (int)('A' + i));
             }
         fputs("\n| :-- |", f);
         for (size_t k = 0; k < NCMP * (2 * n - 1); k++)
@@ -795,16 +803,16 @@ int mgr_rpt_md(FILE *f, const struct mgr_rpt_run *runs, size_t n)
             md(f, names[q]);
             fputs(" |", f);
             for (size_t k = 0; k < NCMP; k++) {
-                enum mgr_rpt_metric m = cmp_metrics[k];
-                const struct mgr_rpt_fig *a = all_fig(mgr_rpt_find(&runs[0], names[q]));
+                enum mgr_rpt_metric m = mgr_rpt_cmp_metrics[k];
+                const struct mgr_rpt_fig *a = mgr_rpt_all_fig(mgr_rpt_find(&runs[0], names[q]));
                 for (size_t i = 0; i < n; i++) {
-                    const struct mgr_rpt_fig *b = all_fig(mgr_rpt_find(&runs[i], names[q]));
+                    const struct mgr_rpt_fig *b = mgr_rpt_all_fig(mgr_rpt_find(&runs[i], names[q]));
                     char buf[64];
                     double rt;
                     int better;
                     fmt_num(buf, sizeof(buf), b ? b->v[m] : 0, b && b->have[m], m);
                     fprintf(f, " %s |", buf);
-                    if (i && ratio(a, b, m, &rt, &better))
+                    if (i && mgr_rpt_ratio(a, b, m, &rt, &better))
                         fprintf(f, " %.3f%s |", rt,
                                 better > 0   ? " (better)"
                                 : better < 0 ? " (worse)"
@@ -825,7 +833,7 @@ int mgr_rpt_md(FILE *f, const struct mgr_rpt_run *runs, size_t n)
             fputs("| ", f);
             md(f, runs[i].tests[j].name);
             fputs(" |", f);
-            md_figs(f, all_fig(&runs[i].tests[j]));
+            md_figs(f, mgr_rpt_all_fig(&runs[i].tests[j]));
             md_status(f, runs[i].tests[j].all);
             fputc('\n', f);
         }

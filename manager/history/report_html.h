@@ -11,10 +11,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/buf.h"
 #include "common/err.h"
 #include "manager/history/store.h"
 
-enum mgr_report_format { MGR_REPORT_HTML, MGR_REPORT_MD };
+enum mgr_report_format { MGR_REPORT_HTML, MGR_REPORT_MD, MGR_REPORT_JSON };
 
 struct mgr_report_opts {
     const char *const *refs; /* run ids, tags, or result files */
@@ -54,8 +55,26 @@ struct mgr_rpt_fig {
     bool have[MGR_RPT_NMETRICS];
 };
 
+/* The read/write split of a row's figures (a comparison shows it). */
+#define MGR_RPT_SPLIT(X)                                                                           \
+    X(READ_IOPS, read_iops)                                                                        \
+    X(WRITE_IOPS, write_iops)                                                                      \
+    X(READ_MIBPS, read_mibps)                                                                      \
+    X(WRITE_MIBPS, write_mibps)                                                                    \
+    X(READ_LAT, avg_read_lat_ms)                                                                   \
+    X(WRITE_LAT, avg_write_lat_ms)
+
+enum mgr_rpt_split {
+#define MGR_RPT_SPLIT_ENUM(id, col) MGR_RPT_##id,
+    MGR_RPT_SPLIT(MGR_RPT_SPLIT_ENUM)
+#undef MGR_RPT_SPLIT_ENUM
+        MGR_RPT_NSPLIT
+};
+
 struct mgr_rpt_row {
     char *type, *node, *worker, *target, *status;
+    double split[MGR_RPT_NSPLIT]; /* valid where have_split */
+    bool have_split[MGR_RPT_NSPLIT];
     /* Its own window (duration_s) and the part of the test's measured
      * window it covers; < 0 unknown (an absent node has none). */
     double duration_s, window_start_s, window_end_s;
@@ -117,6 +136,34 @@ void mgr_rpt_free(struct mgr_rpt_run *r);
 int mgr_rpt_html(FILE *f, const struct mgr_rpt_run *runs, size_t n, const char *chartjs,
                  const char *chartjs_version);
 int mgr_rpt_md(FILE *f, const struct mgr_rpt_run *runs, size_t n);
+
+/* The comparison of runs[0..n) (n >= 2) as one JSON document, what
+ * `iofleet report --format json` writes and GET /api/v1/runs/compare
+ * answers (docs/history.md): the runs, what changed in each plan from the
+ * first's, and per test (matched by name) each run's figures and their
+ * ratios over the first run's. 0, or an error with diag. */
+int mgr_rpt_json(struct iof_buf *b, const struct mgr_rpt_run *runs, size_t n,
+                 struct iof_diag *diag);
+
+/* The metrics a comparison puts side by side, in their order. */
+extern const enum mgr_rpt_metric mgr_rpt_cmp_metrics[];
+extern const size_t mgr_rpt_ncmp;
+
+/* A metric's name as a JSON member or column ("iops", "p99_lat_ms"). */
+const char *mgr_rpt_metric_key(enum mgr_rpt_metric m);
+
+/* B/A of metric m, and whether B is better (1), worse (-1) or the same
+ * within 0.5% (0): more IOPS or MiB/s, less latency is better. false when
+ * either figure is missing or A is 0. */
+bool mgr_rpt_ratio(const struct mgr_rpt_fig *a, const struct mgr_rpt_fig *b, enum mgr_rpt_metric m,
+                   double *r, int *better);
+
+/* Every test name of the runs, in order of first appearance, into *out
+ * (new array of borrowed names; NULL and 0 when out of memory). */
+size_t mgr_rpt_test_names(const struct mgr_rpt_run *runs, size_t n, const char ***out);
+
+/* The ALL row's figures of t, or NULL (no t, no ALL row). */
+const struct mgr_rpt_fig *mgr_rpt_all_fig(const struct mgr_rpt_test *t);
 
 /* Where the figures of row r of test t come from when its status is not
  * ok (mgr_status_note's words, as in --iometer-csv), into buf; "" for ok.

@@ -8,18 +8,21 @@
 # rm`, POST /api/v1/runs/prune picks what `runs prune` picks; each with the
 # CSRF rules (a form's POST 415, a foreign Origin 403), 404 for an unknown
 # run, 400 for a bad body; a run under way in serve (on a dynamo agent dialled
-# in) cannot be deleted (409) and a prune skips it.
+# in) cannot be deleted (409) and a prune skips it. GET
+# /api/v1/runs/compare?a=&b= answers the bytes `iofleet report A B --format
+# json` writes: the plan's changes, each run's figures and the B/A ratios;
+# a missing or bad id 400 naming the parameter, an unknown run 404.
 source "$(dirname "$0")/lib/cluster.bash"
 command -v curl >/dev/null || skip "curl not installed"
 command -v jq >/dev/null || skip "jq not installed"
 
 db=$T/runs.db
-# hist_run NAME [TAG]: a 1 s run of the null engine recorded in db, named
-# through its plan.
+# hist_run NAME [TAG [SIZE]]: a 1 s run of the null engine recorded in db,
+# named through its plan, of 4k transfers unless SIZE.
 hist_run() {
-    local name=$1 tag=${2:-}
+    local name=$1 tag=${2:-} size=${3:-4k}
     plan "$name.json" <<JSON
-{"name": "$name", "specs": [{"name": "4k", "lines": [{"size": "4k", "read": 70}]}],
+{"name": "$name", "specs": [{"name": "4k", "lines": [{"size": "$size", "read": 70}]}],
  "run": {"duration": "1s"},
  "workers": [{"engine": "null", "targets": [{"path": "q.dat", "size": "4m"}]}]}
 JSON
@@ -27,7 +30,7 @@ JSON
 }
 hist_run alpha-seq base
 hist_run Alpha-rand base
-hist_run beta-seq tuned
+hist_run beta-seq tuned 8k
 hist_run gamma
 "$IOFLEET" runs --db "$db" --json >"$T/cli-runs.json"
 [ "$(jq length "$T/cli-runs.json")" = 4 ] || fail "iofleet runs lists: $(cat "$T/cli-runs.json")"
@@ -98,8 +101,6 @@ bad "limit=1&limit=2" "parameter 'limit'" "twice"
 bad "sort=id" "unknown parameter 'sort'" "tag, q, since, limit and offset"
 ok "bad parameters: 400 naming the parameter and why ($(jq -r .error.message "$T/e400"))"
 
-# --- tag, delete, prune ------------------------------------------------------------------
-
 # send METHOD PATH BODY OUT [CURL ARGS...]: the status; BODY "" sends none;
 # a body goes as application/json unless CTYPE names another type.
 send() {
@@ -118,6 +119,64 @@ expect_err() {
         >/dev/null || fail "want $1 with '$2': $(cat "$3")"
 }
 cli_list() { "$IOFLEET" runs --db "$db" --json >"$T/cli-runs.json"; }
+
+# --- compare ----------------------------------------------------------------------------
+
+expect_rc 0 "$IOFLEET" report 1 3 --db "$db" --format json -o "$T/cli-cmp.json"
+code=$(curl -s -o "$T/cmp.json" -w '%{http_code}' "${api}runs/compare?a=1&b=3")
+[ "$code" = 200 ] || fail "GET runs/compare?a=1&b=3: $code $(cat "$T/cmp.json")"
+cmp -s "$T/cli-cmp.json" "$T/cmp.json" ||
+    fail "runs/compare differs from iofleet report --format json: $(diff "$T/cli-cmp.json" "$T/cmp.json" | head -n 20)"
+jq -e '[.runs[] | {id: .id, label: .label}] == [{"id": 1, "label": "run 1 (base)"}, {"id": 3, "label": "run 3 (tuned)"}]
+       and .runs[0].plan_changes == null
+       and .runs[1].plan_changes == [{"path": "$.name", "a": "alpha-seq", "b": "beta-seq"},
+                                     {"path": "$.specs[0].lines[0].size", "a": "4k", "b": "8k"}]' \
+    "$T/cmp.json" >/dev/null || fail "compare's runs and plan changes: $(jq -c .runs "$T/cmp.json")"
+# The figures are the ALL rows GET /api/v1/runs/ID shows, the ratio B/A.
+curl -sf "${api}runs/1" >"$T/r1.json" || fail "GET runs/1"
+curl -sf "${api}runs/3" >"$T/r3.json" || fail "GET runs/3"
+jq -e --slurpfile r1 "$T/r1.json" --slurpfile r3 "$T/r3.json" '
+    def all(r): r[0].tests[0].results[] | select(.row_type == "ALL");
+    (.tests | length) == 1 and .tests[0].name == "4k"
+    and .tests[0].runs[0].iops == all($r1).iops and .tests[0].runs[1].iops == all($r3).iops
+    and .tests[0].runs[1].p99_lat_ms == all($r3).p99_lat_ms
+    and .tests[0].runs[0].read_iops > 0 and .tests[0].runs[0].write_iops > 0
+    and ((.tests[0].runs[0].read_iops + .tests[0].runs[0].write_iops) / .tests[0].runs[0].iops - 1
+         | fabs) < 0.01
+    and ((.tests[0].ratios[1].iops.ratio - all($r3).iops / all($r1).iops) | fabs) < 1e-9
+    and ((.tests[0].ratios[1].mibps.ratio - all($r3).mibps / all($r1).mibps) | fabs) < 1e-9
+    and (.tests[0].ratios[1].iops.change | IN("better", "worse", "same"))
+    and .tests[0].ratios[0] == null and .metrics[0] == "iops"' "$T/cmp.json" >/dev/null ||
+    fail "compare's figures: $(jq -c .tests "$T/cmp.json")"
+ok "runs/compare?a=1&b=3 is the bytes of iofleet report 1 3 --format json: size 4k -> 8k, MiB/s x$(jq '.tests[0].ratios[1].mibps.ratio * 100 | round / 100' "$T/cmp.json")"
+
+# cmp_err QUERY CODE WORDS...: GET runs/compare?QUERY answers CODE, its
+# message with every word.
+cmp_err() {
+    local query=$1 want=$2 w
+    shift 2
+    code=$(curl -s -o "$T/e.json" -w '%{http_code}' "${api}runs/compare?$query")
+    [ "$code" = "$want" ] || fail "runs/compare?$query: $code $(cat "$T/e.json")"
+    for w in "$@"; do expect_err "$want" "$w" "$T/e.json"; done
+}
+cmp_err "a=1" 400 "parameter 'b' is missing"
+cmp_err "b=1" 400 "parameter 'a' is missing"
+cmp_err "a=x&b=1" 400 "parameter 'a'" "a run is named by its id" "'x'"
+cmp_err "a=1&b=0" 400 "parameter 'b'" "'0'"
+cmp_err "a=1&b=-2" 400 "parameter 'b'" "'-2'"
+cmp_err "a=1&b" 400 "parameter 'b' needs a value"
+cmp_err "a=1&a=2&b=3" 400 "parameter 'a' is given twice"
+cmp_err "a=1&b=2&c=3" 400 "unknown parameter 'c'"
+cmp_err "a=1&b=99" 404 "parameter 'b'" "no run 99"
+cmp_err "a=98&b=1" 404 "parameter 'a'" "no run 98"
+code=$(curl -s -o "$T/e.json" -w '%{http_code}' -X DELETE "${api}runs/compare?a=1&b=2")
+[ "$code" = 405 ] || fail "DELETE runs/compare: $code $(cat "$T/e.json")"
+expect_rc 2 "$IOFLEET" report 1 --db "$db" --format json -o "$T/one.json"
+expect_in "$T/err" "needs two or more RUNs"
+[ ! -e "$T/one.json" ] || fail "iofleet report --format json of one run wrote $T/one.json"
+ok "compare: a missing or bad id 400 naming a or b, an unknown run 404, one run for the CLI a usage error"
+
+# --- tag, delete, prune ------------------------------------------------------------------
 
 code=$(send POST runs/4/tag '{"tag": "nightly"}' "$T/t.json")
 [ "$code" = 200 ] && jq -e '.id == 4 and .tag == "nightly"' "$T/t.json" >/dev/null ||

@@ -14,7 +14,9 @@
  * not a string, missing or beside an unknown member; a prune's older_than,
  * keep, tag and dry_run fill the store's selection as `iofleet runs prune`
  * does, one of older_than and keep needed, every wrong type and value and
- * a body that is not a JSON object refused naming the member. */
+ * a body that is not a JSON object refused naming the member. GET
+ * /api/v1/runs/compare's a and b: both needed, each a run id, given once,
+ * anything else refused naming the parameter. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -212,6 +214,51 @@ static void test_prune_body(void **state)
     }
 }
 
+/* GET /api/v1/runs/compare: a and b fill the ids; each bad one refused
+ * naming the parameter. */
+static void test_compare_params(void **state)
+{
+    static const struct {
+        const char *key, *value, *w1, *w2;
+    } bad[] = {
+        {"c", "1", "unknown parameter 'c'", "takes a and b"},
+        {"a", "x", "parameter 'a'", "got 'x'"},
+        {"a", "0", "parameter 'a'", "a number from 1"},
+        {"b", "-3", "parameter 'b'", "got '-3'"},
+        {"b", "+3", "parameter 'b'", "got '+3'"},
+        {"b", "", "parameter 'b'", "got ''"},
+        {"b", "99999999999999999999", "parameter 'b'", "a number from 1"},
+        {"a", NULL, "parameter 'a' needs a value", "a=ID"},
+    };
+    struct mgr_api_runs_cmp c = {{0}};
+    struct iof_diag d = {{0}};
+
+    (void)state;
+    assert_int_equal(mgr_api_runs_cmp_check(&c, &d), -EINVAL);
+    assert_non_null(strstr(d.msg, "parameter 'a' is missing"));
+    assert_int_equal(mgr_api_runs_cmp_param(&c, "b", "12", &d), 0);
+    assert_int_equal(mgr_api_runs_cmp_check(&c, &d), -EINVAL);
+    assert_non_null(strstr(d.msg, "parameter 'a' is missing"));
+    assert_int_equal(mgr_api_runs_cmp_param(&c, "a", "7", &d), 0);
+    assert_int_equal(mgr_api_runs_cmp_check(&c, &d), 0);
+    assert_true(c.id[0] == 7 && c.id[1] == 12);
+    assert_int_equal(mgr_api_runs_cmp_param(&c, "a", "8", &d), -EINVAL);
+    assert_non_null(strstr(d.msg, "parameter 'a' is given twice"));
+    assert_true(c.id[0] == 7);
+    c = (struct mgr_api_runs_cmp){{0}};
+    assert_int_equal(mgr_api_runs_cmp_param(&c, "a", "1", &d), 0);
+    assert_int_equal(mgr_api_runs_cmp_check(&c, &d), -EINVAL);
+    assert_non_null(strstr(d.msg, "parameter 'b' is missing"));
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        int rc;
+        c = (struct mgr_api_runs_cmp){{0}};
+        rc = mgr_api_runs_cmp_param(&c, bad[i].key, bad[i].value, &d);
+        if (rc != -EINVAL || !strstr(d.msg, bad[i].w1) || !strstr(d.msg, bad[i].w2))
+            fail_msg("%s=%s: rc %d '%s', want '%s' and '%s'", bad[i].key,
+                     bad[i].value ? bad[i].value : "(none)", rc, d.msg, bad[i].w1, bad[i].w2);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -221,6 +268,7 @@ int main(void)
         cmocka_unit_test(test_query_words),
         cmocka_unit_test(test_tag_body),
         cmocka_unit_test(test_prune_body),
+        cmocka_unit_test(test_compare_params),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
