@@ -46,7 +46,7 @@
 #define API_MAX_REQUEST (1u << 20) /* a POST body: a plan */
 #define API_ENDPOINTS                                                                              \
     "/api/v1/version, /api/v1/agents, /api/v1/events, /api/v1/runs, /api/v1/runs/ID, "             \
-    "/api/v1/runs/current, /api/v1/runs/last, /api/v1/runs/compare, "                              \
+    "/api/v1/runs/current, /api/v1/runs/last, /api/v1/runs/compare, /api/v1/runs/ID/report.html, " \
     "POST /api/v1/plans/check, POST /api/v1/runs, POST /api/v1/runs/current/stop, "                \
     "POST /api/v1/runs/ID/tag, DELETE /api/v1/runs/ID, POST /api/v1/runs/prune, "                  \
     "POST /api/v1/session, POST /api/v1/session/end"
@@ -336,6 +336,38 @@ static enum MHD_Result api_runs_compare(struct MHD_Connection *conn, struct mgr_
     if (!(body = iof_buf_take(&b, &len)))
         return api_error(conn, 500, NULL, "out of memory");
     return api_send(conn, 200, body, len, NULL);
+}
+
+/* GET /api/v1/runs/ID/report.html: `iofleet report ID`'s page, a download. */
+static enum MHD_Result api_runs_report(struct MHD_Connection *conn, struct mgr_api *api, int64_t id)
+{
+    struct iof_diag d = {{0}};
+    struct MHD_Response *r;
+    enum MHD_Result ret;
+    char *body, disp[96];
+    size_t len;
+    int rc;
+
+    if ((rc = mgr_api_runs_report(api->db, id, &body, &len, &d)))
+        return api_error(conn, rc == -ENOENT ? 404 : 500, NULL,
+                         "GET /api/v1/runs/%lld/report.html: %s", (long long)id, d.msg);
+    if (!(r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE))) {
+        free(body);
+        return MHD_NO;
+    }
+    snprintf(disp, sizeof(disp), "attachment; filename=\"iofleet-run-%lld.html\"", (long long)id);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/html; charset=utf-8");
+    MHD_add_response_header(r, "Content-Disposition", disp);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(r, "Content-Security-Policy",
+                            "default-src 'none'; script-src 'unsafe-inline'; style-src "
+                            "'unsafe-inline'; img-src data:");
+    if (mgr_http_mhd_is_tls(conn))
+        MHD_add_response_header(r, "Strict-Transport-Security", MGR_HTTP_HSTS);
+    ret = MHD_queue_response(conn, 200, r);
+    MHD_destroy_response(r);
+    return ret;
 }
 
 static const struct mgr_api_run_ops *api_runs_ops(struct mgr_api *api)
@@ -1024,6 +1056,9 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
                    : api_error(conn, 405, "GET, HEAD", "%s %s: only GET", method, url);
     if (!strcmp(url, "/api/v1/runs"))
         return get ? api_runs(conn, api, NULL)
+                   : api_error(conn, 405, "GET, HEAD", "%s %s: only GET", method, url);
+    if (!strncmp(url, "/api/v1/runs/", 13) && api_run_ref(url + 13, "/report.html"))
+        return get ? api_runs_report(conn, api, api_run_ref(url + 13, "/report.html"))
                    : api_error(conn, 405, "GET, HEAD", "%s %s: only GET", method, url);
     if (!strcmp(url, "/api/v1/runs/compare"))
         return get ? api_runs_compare(conn, api)

@@ -286,6 +286,33 @@ int mgr_api_runs_compare(const char *db, const struct mgr_api_runs_cmp *c, struc
     return rc;
 }
 
+/* --- GET /api/v1/runs/ID/report.html ---------------------------------------------------- */
+
+int mgr_api_runs_report(const char *db, int64_t id, char **body, size_t *len, struct iof_diag *diag)
+{
+    char ref[32];
+    const char *refs[1] = {ref};
+    struct mgr_report_opts o = {
+        .refs = refs, .nrefs = 1, .db = db, .format = MGR_REPORT_HTML, .history_only = true};
+    FILE *f;
+    int rc;
+
+    *body = NULL;
+    *len = 0;
+    snprintf(ref, sizeof(ref), "%lld", (long long)id);
+    if (!(f = open_memstream(body, len)))
+        return iof_diag_set(diag, -ENOMEM, "out of memory");
+    rc = mgr_report_emit(&o, f, diag);
+    if ((fclose(f) || !*body) && !rc)
+        rc = iof_diag_set(diag, -ENOMEM, "out of memory");
+    if (rc) {
+        free(*body);
+        *body = NULL;
+        *len = 0;
+    }
+    return rc;
+}
+
 /* --- tag, delete, prune ----------------------------------------------------------------- */
 
 struct runs_tag_body {

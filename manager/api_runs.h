@@ -64,6 +64,13 @@ int mgr_api_runs_cmp_check(const struct mgr_api_runs_cmp *c, struct iof_diag *di
 int mgr_api_runs_compare(const char *db, const struct mgr_api_runs_cmp *c, struct iof_buf *b,
                          struct iof_diag *diag);
 
+/* GET /api/v1/runs/ID/report.html: the page `iofleet report ID` writes
+ * for the stored run id, byte for byte, into *body (new, *len bytes).
+ * -ENOENT with diag when there is no such run, -EIO when Chart.js cannot
+ * be read. */
+int mgr_api_runs_report(const char *db, int64_t id, char **body, size_t *len,
+                        struct iof_diag *diag);
+
 /* The body of POST /api/v1/runs/ID/tag, {"tag": "NAME"} ("" or null
  * removes it): the tag into tag (cap bytes; "" to remove). 0, or -EINVAL
  * with diag naming the member and why (as `iofleet runs tag` refuses it). */

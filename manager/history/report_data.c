@@ -388,102 +388,72 @@ static bool is_file(const char *ref)
     return stat(ref, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-int mgr_report_write(const struct mgr_report_opts *o)
+int mgr_report_emit(const struct mgr_report_opts *o, FILE *f, struct iof_diag *diag)
 {
     struct mgr_rpt_run *runs = calloc(o->nrefs, sizeof(*runs));
     struct mgr_store *hist = NULL, *mem = NULL;
-    struct iof_diag d = {{0}};
     char version[32] = "", *chartjs = NULL;
     const char *cjs_path = getenv("IOF_CHARTJS");
-    struct iof_outfile of = IOF_OUTFILE_INIT;
-    FILE *f = NULL;
     size_t n = 0;
     int rc = 0;
 
-    if (!runs) {
-        IOF_USER("iofleet report: out of memory");
-        return 1;
-    }
+    if (!runs)
+        return iof_diag_set(diag, -ENOMEM, "out of memory");
     if (o->format == MGR_REPORT_HTML) {
         if (!cjs_path || !*cjs_path)
             cjs_path = IOF_CHARTJS_PATH;
+        errno = 0;
         chartjs = read_chartjs(cjs_path, version, sizeof(version));
         if (!chartjs) {
-            IOF_USER("iofleet report: cannot read Chart.js at %s: %s (install Debian's "
-                     "libjs-chart.js, or set IOF_CHARTJS to its chart.min.js; --format md needs "
-                     "none)",
-                     cjs_path, strerror(errno ? errno : ENOENT));
+            rc = iof_diag_set(diag, -EIO,
+                              "cannot read Chart.js at %s: %s (install Debian's "
+                              "libjs-chart.js, or set IOF_CHARTJS to its chart.min.js; --format "
+                              "md needs none)",
+                              cjs_path, strerror(errno ? errno : ENOENT));
             free(runs);
-            return 1;
+            return rc;
         }
     }
     for (; n < o->nrefs && !rc; n++) {
         const char *ref = o->refs[n];
         int64_t id;
-        if (is_file(ref)) {
+        if (!o->history_only && is_file(ref)) {
             char path[IOF_PATH_MAX];
-            if (!mem && mgr_store_open(":memory:", &mem, &d)) {
-                rc = 1;
+            if (!mem && (rc = mgr_store_open(":memory:", &mem, diag)))
                 break;
-            }
-            if (mgr_store_import(mem, ref, NULL, &id, &d) || mgr_rpt_load(mem, id, &runs[n], &d)) {
-                rc = 1;
+            if ((rc = mgr_store_import(mem, ref, NULL, &id, diag)) ||
+                (rc = mgr_rpt_load(mem, id, &runs[n], diag)))
                 break;
-            }
             /* A file's run is named by its file. */
             snprintf(path, sizeof(path), "%s", strrchr(ref, '/') ? strrchr(ref, '/') + 1 : ref);
             free(runs[n].label);
             runs[n].label = strdup(path);
             runs[n].id = 0;
             if (!runs[n].label)
-                rc = 1;
+                rc = iof_diag_set(diag, -ENOMEM, "out of memory");
             continue;
         }
         if (!hist) {
             char path[IOF_PATH_MAX];
             if (o->db)
                 snprintf(path, sizeof(path), "%s", o->db);
-            if ((!o->db && mgr_store_default_path(path, sizeof(path), &d)) ||
-                mgr_store_open(path, &hist, &d)) {
-                rc = 1;
+            if ((!o->db && (rc = mgr_store_default_path(path, sizeof(path), diag))) ||
+                (rc = mgr_store_open(path, &hist, diag)))
                 break;
-            }
         }
-        if (mgr_store_resolve(hist, ref, &id, &d) || mgr_rpt_load(hist, id, &runs[n], &d))
-            rc = 1;
-    }
-    if (rc)
-        IOF_USER("iofleet report: %s", d.msg);
-    if (!rc) {
-        struct iof_diag od = {{0}};
-        if (iof_outfile_open(&of, o->out, 0, o->force ? IOF_OUTFILE_FORCE : 0, &od) ||
-            !(f = iof_outfile_stdio(&of))) {
-            IOF_USER("iofleet report: %s", od.msg[0] ? od.msg : strerror(errno));
-            iof_outfile_abort(&of);
-            rc = 1;
-        }
+        if (!(rc = mgr_store_resolve(hist, ref, &id, diag)))
+            rc = mgr_rpt_load(hist, id, &runs[n], diag);
     }
     if (!rc) {
-        struct iof_diag od = {{0}};
-        int w;
         if (o->format == MGR_REPORT_JSON) {
             struct iof_buf b = IOF_BUF_INIT;
-            w = mgr_rpt_json(&b, runs, n, &od);
-            if (!w && b.len && fwrite(b.p, 1, b.len, f) != b.len)
-                w = -EIO;
+            rc = mgr_rpt_json(&b, runs, n, diag);
+            if (!rc && b.len && fwrite(b.p, 1, b.len, f) != b.len)
+                rc = iof_diag_set(diag, -EIO, "write failed");
             iof_buf_free(&b);
-        } else {
-            w = o->format == MGR_REPORT_HTML ? mgr_rpt_html(f, runs, n, chartjs, version)
-                                             : mgr_rpt_md(f, runs, n);
-        }
-        /* A report that could not be written whole leaves nothing behind. */
-        if (fflush(f) || ferror(f) || w) {
-            iof_outfile_abort(&of);
-            IOF_USER("iofleet report: %s: %s", o->out, od.msg[0] ? od.msg : "write failed");
-            rc = 1;
-        } else if (iof_outfile_close(&of, false, &od)) {
-            IOF_USER("iofleet report: %s", od.msg);
-            rc = 1;
+        } else if ((o->format == MGR_REPORT_HTML ? mgr_rpt_html(f, runs, n, chartjs, version)
+                                                 : mgr_rpt_md(f, runs, n))) {
+            rc = iof_diag_set(diag, -EIO, "write failed");
         }
     }
     for (size_t i = 0; i < o->nrefs; i++)
@@ -493,4 +463,39 @@ int mgr_report_write(const struct mgr_report_opts *o)
     mgr_store_close(hist);
     mgr_store_close(mem);
     return rc;
+}
+
+int mgr_report_write(const struct mgr_report_opts *o)
+{
+    struct iof_outfile of = IOF_OUTFILE_INIT;
+    struct iof_diag d = {{0}};
+    FILE *f = NULL;
+    int rc;
+
+    if (iof_outfile_open(&of, o->out, 0, o->force ? IOF_OUTFILE_FORCE : 0, &d) ||
+        !(f = iof_outfile_stdio(&of))) {
+        IOF_USER("iofleet report: %s", d.msg[0] ? d.msg : strerror(errno));
+        iof_outfile_abort(&of);
+        return 1;
+    }
+    rc = mgr_report_emit(o, f, &d);
+    /* A report that could not be written whole leaves nothing behind. */
+    if (rc) {
+        iof_outfile_abort(&of);
+        if (rc == -EIO && !strcmp(d.msg, "write failed"))
+            IOF_USER("iofleet report: %s: write failed", o->out);
+        else
+            IOF_USER("iofleet report: %s", d.msg);
+        return 1;
+    }
+    if (fflush(f) || ferror(f)) {
+        iof_outfile_abort(&of);
+        IOF_USER("iofleet report: %s: write failed", o->out);
+        return 1;
+    }
+    if (iof_outfile_close(&of, false, &d)) {
+        IOF_USER("iofleet report: %s", d.msg);
+        return 1;
+    }
+    return 0;
 }

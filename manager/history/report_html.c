@@ -98,6 +98,22 @@ static void fmt_time(int64_t ns, char *buf, size_t cap)
         strftime(buf, cap, "%Y-%m-%d %H:%M:%S UTC", &tm);
 }
 
+/* When the page says it was written: now, or SOURCE_DATE_EPOCH (seconds)
+ * when set, so that a report can be written again byte for byte. */
+static int64_t written_ns(void)
+{
+    const char *e = getenv("SOURCE_DATE_EPOCH");
+    char *end;
+    long long v;
+
+    if (e && *e) {
+        v = strtoll(e, &end, 10);
+        if (!*end && v > 0 && v < INT64_MAX / 1000000000)
+            return (int64_t)v * 1000000000;
+    }
+    return (int64_t)time(NULL) * 1000000000;
+}
+
 static const char *run_status(const struct mgr_rpt_run *r)
 {
     return mgr_store_status_name(r->has_exit, r->exit_code);
@@ -687,7 +703,7 @@ int mgr_rpt_html(FILE *f, const struct mgr_rpt_run *runs, size_t n, const char *
         free(specs);
         return -1;
     }
-    fmt_time((int64_t)time(NULL) * 1000000000, now, sizeof(now));
+    fmt_time(written_ns(), now, sizeof(now));
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
           "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
           "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n"

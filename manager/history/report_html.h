@@ -24,7 +24,13 @@ struct mgr_report_opts {
     const char *out; /* "-": stdout; else written with common/outfile.h */
     bool force;      /* replace an existing out (a link is replaced, never followed) */
     enum mgr_report_format format;
+    bool history_only; /* refs are ids or tags only, never files (serve) */
 };
+
+/* The report of o's refs (o->out aside) written on f. 0, or an error with
+ * diag: -ENOENT for a run that is not there, -EIO for Chart.js that cannot
+ * be read or a write that failed ("write failed"). */
+int mgr_report_emit(const struct mgr_report_opts *o, FILE *f, struct iof_diag *diag);
 
 /* Writes the report; returns the exit code (0, 1 run/database/write error,
  * with the message on stderr). */
