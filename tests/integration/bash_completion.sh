@@ -103,7 +103,7 @@ expect_words "pki plans" iofleet pki init ""
 expect_words "import prune rm tag" iofleet runs ""
 expect_words "a.json b.json pki plans" iofleet runs import ""
 expect_words "a.json b.json pki plans" iofleet report ""
-expect_words "html md" iofleet report a.json --format ""
+expect_words "html json md" iofleet report a.json --format ""
 expect_words "notes.txt" iofleet report a.json -o no
 expect_words "notes.txt" iofleet run --db no
 expect_words "job.fio old.icf pki plans" iofleet import ""
