@@ -14,7 +14,7 @@
 # answers, stops, and writes no log file). Registered by cmake/windows.cmake:
 #     service.sh DYNAMO_EXE
 # The service is uninstalled and a Wine server this test started winds down, even on
-# failure. Skips (77) without the Linux build's iofleet ($IOF_LINUX_BIN, default build/bin).
+# failure; one left registered by an earlier run that was killed is removed first. Skips (77) without the Linux build's iofleet ($IOF_LINUX_BIN, default build/bin).
 set -euo pipefail
 
 exe=${1:?usage: service.sh DYNAMO_EXE}
@@ -78,6 +78,12 @@ for _ in $(seq 50); do
 done
 [[ -n $port ]] || fail "no free port"
 rm -f "$log"
+
+# A run killed before its cleanup (this Wine prefix is the project's cache, shared by
+# every checkout) leaves the service registered, and every later install is refused:
+# remove it first and say so.
+svc stale uninstall
+[[ $rc != 0 ]] || echo "note: removed a service iofleet-dynamo left registered by an earlier run"
 
 svc bad install --listen "127.0.0.1:$port" --insecure --bogus
 [[ $rc == 2 ]] || fail "install with a bad option exited $rc, expected 2"
