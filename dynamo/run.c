@@ -635,15 +635,20 @@ static void *worker_main(void *arg)
     now = iof_now_ns();
     w->started_ns = now;
     /* A worker leaving the barrier after the measured window began would
-     * count leading intervals without its I/O as measured: refused. */
+     * count leading intervals without its I/O as measured: refused, naming
+     * why it was late: set up too late, or set up in time (its thread
+     * started before the window) and then not run by a busy host. */
     if (now > ms && now - ms > DYN_START_LATE_MAX_NS &&
         !atomic_load_explicit(&t->stop, memory_order_relaxed)) {
         w->error = IOF_ETIMEOUT;
         iof_diag_set(&w->diag, IOF_ETIMEOUT,
                      "worker %zu: first I/O %.3f s after the measured window began (more than "
-                     "%llu ms late; its set-up ended too close to the start time): refused rather "
-                     "than count a window without its I/O",
-                     w->index, (double)(now - ms) / 1e9, DYN_START_LATE_MAX_NS / 1000000ull);
+                     "%llu ms late; %s): refused rather than count a window without its I/O",
+                     w->index, (double)(now - ms) / 1e9, DYN_START_LATE_MAX_NS / 1000000ull,
+                     t->go_ns > ms ? "its set-up ended too close to the start time"
+                                   : "set up in time, its thread was not run until then: the "
+                                     "host's CPUs are busy; a ramp-up (run.ramp) absorbs a late "
+                                     "start");
         atomic_store_explicit(&w->ended_ns, ms, memory_order_release);
         atomic_store_explicit(&w->done_flag, true, memory_order_release);
         /* The test has failed: the other workers stop now rather than run
@@ -803,6 +808,7 @@ int dyn_test_go(struct dyn_test *t, uint64_t start_ns, struct iof_diag *diag)
     t->p.start_ns = start_ns;
     t->measure_start = start_ns + t->p.ramp_ns;
     t->end = t->measure_start + t->p.duration_ns;
+    t->go_ns = iof_now_ns();
     for (size_t w = 0; w < t->nworkers; w++) {
         struct run_worker *wk = &t->workers[w];
         const struct iof_worker_cfg *g = &t->p.groups[wk->group];

@@ -163,7 +163,8 @@ struct dyn_test {
     size_t ngroups;
     struct run_worker *workers;
     size_t nworkers;
-    bool going; /* dyn_test_go called */
+    bool going;     /* dyn_test_go called */
+    uint64_t go_ns; /* when it started the workers' threads, set up */
     bool joined;
     /* The read-back of verify_mode "after": bytes to read in all, read so
      * far, and workers reading now (dyn_test_verify_progress). */

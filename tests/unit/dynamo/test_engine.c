@@ -31,6 +31,8 @@
 #include <inttypes.h>
 #include <math.h>
 #include <limits.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -386,6 +388,15 @@ static void join_ok(struct dyn_test *t)
     if (r)
         print_message("dyn_test_join: %s (%s)\n", iof_strerror(r), diag.msg);
     assert_int_equal(r, 0);
+}
+
+/* Waits until the test is over, then joins it, expecting its refusal
+ * (IOF_ETIMEOUT) with the message in diag. */
+static void finish_ok_err(struct dyn_test *t, struct iof_diag *diag)
+{
+    while (!dyn_test_finished(t))
+        iof_sleep_until(iof_now_ns() + 5 * MS);
+    assert_int_equal(dyn_test_join(t, diag), IOF_ETIMEOUT);
 }
 
 /* Waits (without collecting intervals) until the test is over, then joins. */
@@ -998,6 +1009,55 @@ static void test_rate_wait_is_interruptible(void **state)
     collect_free(&c);
 }
 
+/* A worker whose first I/O comes over 100 ms into the measured window is
+ * refused, its message naming why: set up too late (the start was already
+ * past when its thread began), or set up in time and then not run by a busy
+ * host (here: its CPU held for 300 ms by this thread at real-time priority;
+ * the worker inherits this thread's one-CPU affinity). */
+static void test_late_start_named(void **state)
+{
+    struct setup s;
+    struct iof_diag diag = {{0}};
+    struct dyn_test *t = NULL;
+    struct sched_param rt = {.sched_priority = 1}, other = {.sched_priority = 0};
+    cpu_set_t one, all;
+    uint64_t until;
+
+    (void)state;
+    setup_mk(&s, "null", 1, 1, "engine.dat", 8 * MIB, 100, 100);
+    s.p.ramp_ns = 0;
+    s.p.duration_ns = 200 * MS;
+    s.p.start_ns = iof_now_ns() - IOF_NS_PER_S;
+    assert_int_equal(dyn_test_start(&s.p, &t, &diag), 0);
+    finish_ok_err(t, &diag);
+    print_message("set up late: %s\n", diag.msg);
+    assert_non_null(strstr(diag.msg, "its set-up ended too close to the start time"));
+    dyn_test_free(t);
+
+    assert_int_equal(pthread_getaffinity_np(pthread_self(), sizeof(all), &all), 0);
+    CPU_ZERO(&one);
+    CPU_SET(sched_getcpu(), &one);
+    assert_int_equal(pthread_setaffinity_np(pthread_self(), sizeof(one), &one), 0);
+    if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &rt)) {
+        pthread_setaffinity_np(pthread_self(), sizeof(all), &all);
+        skip(); /* needs CAP_SYS_NICE: root, as CI runs */
+    }
+    memset(&diag, 0, sizeof(diag));
+    t = NULL;
+    s.p.start_ns = iof_now_ns() + 20 * MS;
+    until = s.p.start_ns + 300 * MS;
+    if (!dyn_test_start(&s.p, &t, &diag))
+        while (iof_now_ns() < until)
+            ; /* the worker's only CPU, held */
+    pthread_setschedparam(pthread_self(), SCHED_OTHER, &other);
+    pthread_setaffinity_np(pthread_self(), sizeof(all), &all);
+    assert_non_null(t);
+    finish_ok_err(t, &diag);
+    print_message("not run in time: %s\n", diag.msg);
+    assert_non_null(strstr(diag.msg, "set up in time, its thread was not run until then"));
+    dyn_test_free(t);
+}
+
 /* An unrated worker records no service latency (its latency is from the
  * issue stamp, as before). */
 static void test_unrated_has_no_rated_figures(void **state)
@@ -1447,6 +1507,7 @@ int main(void)
         cmocka_unit_test(test_prepare_sparse_recreated),
         cmocka_unit_test(test_prepare_rejects),
         cmocka_unit_test(test_run_null),
+        cmocka_unit_test(test_late_start_named),
         cmocka_unit_test(test_run_sync),
         cmocka_unit_test(test_run_libaio),
         cmocka_unit_test(test_read_only_sync),
