@@ -19,7 +19,7 @@ const SCRIPT = '<script>window.__pwned=1</script>';
 const IMG = '"><img src=x onerror="window.__pwned=1">';
 const PLAN = {
     name: `console ${SCRIPT}`,
-    run: { ramp: '0s', duration: '3s', interval: '1s' },
+    run: { ramp: '1s', duration: '3s', interval: '1s' },
     specs: [
         { name: `4k ${SCRIPT}`, lines: [{ size: '4k', read: 70, random: 100 }] },
         { name: `64k${IMG}`, lines: [{ size: '64k', read: 0 }] },

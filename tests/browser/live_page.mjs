@@ -15,7 +15,7 @@ const IMG = '"><img src=x onerror="window.__pwned=1">';
 const line = (size, read) => ({ size, read, random: 100, burst: 16, delay: '1ms' });
 const PLAN = {
     name: `live ${SCRIPT} ${IMG}`,
-    run: { ramp: '0s', duration: '4s', interval: '1s' },
+    run: { ramp: '1s', duration: '4s', interval: '1s' },
     specs: [
         { name: `4k ${SCRIPT}`, lines: [line('4k', 70)] },
         { name: `8k ${IMG}`, lines: [line('8k', 100)] },

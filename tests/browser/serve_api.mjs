@@ -15,7 +15,7 @@ import { BIN, check, ok, test, until } from './lib/harness.mjs';
 
 const PLAN = {
     name: 'serve browser',
-    run: { ramp: '0s', duration: '60s', interval: '1s' },
+    run: { ramp: '1s', duration: '60s', interval: '1s' },
     specs: [{ name: '4k', lines: [{ size: '4k', read: 70, random: 100, burst: 16, delay: '1ms' }] }],
     workers: [{ count: 1, engine: 'sync', queue_depth: 1, targets: [{ path: 't.dat', size: '16m' }] }],
 };
