@@ -195,11 +195,20 @@ static enum MHD_Result api_error_hdr(struct MHD_Connection *conn, unsigned statu
     return r;
 }
 
+/* Sends b's text (taken from it) with status; 500 when it ran out of memory. */
+static enum MHD_Result api_send_buf(struct MHD_Connection *conn, unsigned status, struct iof_buf *b)
+{
+    size_t len;
+    char *body = iof_buf_take(b, &len);
+
+    if (!body)
+        return api_error(conn, 500, NULL, "out of memory");
+    return api_send(conn, status, body, len, NULL);
+}
+
 static enum MHD_Result api_version(struct MHD_Connection *conn)
 {
     struct iof_buf b;
-    size_t len;
-    char *body;
 
     iof_buf_init(&b, API_MAX_BODY);
     iof_json_open(&b, '{');
@@ -211,9 +220,7 @@ static enum MHD_Result api_version(struct MHD_Connection *conn)
     iof_json_str(&b, proto_version_string());
     iof_json_close(&b, '}');
     iof_buf_addstr(&b, "\n");
-    if (!(body = iof_buf_take(&b, &len)))
-        return api_error(conn, 500, NULL, "out of memory");
-    return api_send(conn, 200, body, len, NULL);
+    return api_send_buf(conn, 200, &b);
 }
 
 static enum MHD_Result api_agents(struct MHD_Connection *conn, struct mgr_api *api)
@@ -255,8 +262,6 @@ static enum MHD_Result api_runs(struct MHD_Connection *conn, struct mgr_api *api
 {
     struct iof_diag d = {{0}};
     struct iof_buf b;
-    size_t len;
-    char *body;
     int rc;
 
     iof_buf_init(&b, API_MAX_BODY);
@@ -293,9 +298,7 @@ static enum MHD_Result api_runs(struct MHD_Connection *conn, struct mgr_api *api
         iof_buf_free(&b);
         return api_error(conn, rc == -ENOENT ? 404 : 500, NULL, "%s", d.msg);
     }
-    if (!(body = iof_buf_take(&b, &len)))
-        return api_error(conn, 500, NULL, "out of memory");
-    return api_send(conn, 200, body, len, NULL);
+    return api_send_buf(conn, 200, &b);
 }
 
 /* The query string of GET /api/v1/runs/compare, one parameter at a time. */
@@ -320,8 +323,6 @@ static enum MHD_Result api_runs_compare(struct MHD_Connection *conn, struct mgr_
 {
     struct api_cmp_args a = {{{0}}};
     struct iof_buf b;
-    size_t len;
-    char *body;
     int rc;
 
     MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, api_cmp_arg, &a);
@@ -333,9 +334,7 @@ static enum MHD_Result api_runs_compare(struct MHD_Connection *conn, struct mgr_
         return api_error(conn, rc == -ENOENT ? 404 : 500, NULL, "GET /api/v1/runs/compare: %s",
                          a.d.msg);
     }
-    if (!(body = iof_buf_take(&b, &len)))
-        return api_error(conn, 500, NULL, "out of memory");
-    return api_send(conn, 200, body, len, NULL);
+    return api_send_buf(conn, 200, &b);
 }
 
 /* GET /api/v1/runs/ID/report.html: `iofleet report ID`'s page, a download. */
@@ -390,14 +389,10 @@ static enum MHD_Result api_run_id(struct MHD_Connection *conn, unsigned status, 
                                   const char *state)
 {
     struct iof_buf b;
-    size_t len;
-    char *body;
 
     iof_buf_init(&b, API_MAX_BODY);
     iof_buf_printf(&b, "{\"id\":%lld,\"state\":\"%s\"}\n", (long long)id, state);
-    if (!(body = iof_buf_take(&b, &len)))
-        return api_error(conn, 500, NULL, "out of memory");
-    return api_send(conn, status, body, len, NULL);
+    return api_send_buf(conn, status, &b);
 }
 
 /* POST /api/v1/runs: the plan in body checked by the loader `iofleet run`
@@ -446,10 +441,9 @@ static enum MHD_Result api_run_stop(struct MHD_Connection *conn, struct mgr_api 
 static enum MHD_Result api_run_current(struct MHD_Connection *conn, struct mgr_api *api)
 {
     const struct mgr_api_run_ops *ops = api_runs_ops(api);
-    char msg[512] = "", *body;
+    char msg[512] = "";
     struct iof_buf b;
     unsigned status;
-    size_t len;
 
     if (!ops)
         return api_error(conn, 404, NULL, "no run is under way");
@@ -459,9 +453,7 @@ static enum MHD_Result api_run_current(struct MHD_Connection *conn, struct mgr_a
         iof_buf_free(&b);
         return api_error(conn, status, NULL, "%s", msg);
     }
-    if (!(body = iof_buf_take(&b, &len)))
-        return api_error(conn, 500, NULL, "out of memory");
-    return api_send(conn, 200, body, len, NULL);
+    return api_send_buf(conn, 200, &b);
 }
 
 /* The id of the run serve has under way (GET /api/v1/runs/current's
@@ -502,8 +494,6 @@ static int64_t api_run_ref(const char *rest, const char *tail)
 static enum MHD_Result api_history_answer(struct MHD_Connection *conn, int rc, struct iof_buf *b,
                                           const struct iof_diag *d)
 {
-    size_t len;
-    char *body;
 
     if (rc) {
         iof_buf_free(b);
@@ -514,9 +504,7 @@ static enum MHD_Result api_history_answer(struct MHD_Connection *conn, int rc, s
                                          : 500,
                          NULL, "%s", d->msg);
     }
-    if (!(body = iof_buf_take(b, &len)))
-        return api_error(conn, 500, NULL, "out of memory");
-    return api_send(conn, 200, body, len, NULL);
+    return api_send_buf(conn, 200, b);
 }
 
 static const struct mgr_api_console_ops *api_console_ops(struct mgr_api *api)
@@ -533,10 +521,9 @@ static const struct mgr_api_console_ops *api_console_ops(struct mgr_api *api)
 static enum MHD_Result api_run_last(struct MHD_Connection *conn, struct mgr_api *api)
 {
     const struct mgr_api_console_ops *ops = api_console_ops(api);
-    char msg[512] = "", *body;
+    char msg[512] = "";
     struct iof_buf b;
     unsigned status;
-    size_t len;
 
     if (!ops)
         return api_error(conn, 503, NULL, "this server keeps no run state");
@@ -546,9 +533,7 @@ static enum MHD_Result api_run_last(struct MHD_Connection *conn, struct mgr_api 
         iof_buf_free(&b);
         return api_error(conn, status, NULL, "%s", msg);
     }
-    if (!(body = iof_buf_take(&b, &len)))
-        return api_error(conn, 500, NULL, "out of memory");
-    return api_send(conn, 200, body, len, NULL);
+    return api_send_buf(conn, 200, &b);
 }
 
 /* POST /api/v1/runs/ID/tag, POST /api/v1/runs/prune with their body. */
