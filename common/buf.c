@@ -188,3 +188,15 @@ int iof_array_grow(void **p, size_t *cap, size_t need, size_t size)
     *cap = n;
     return 0;
 }
+
+size_t iof_buf_read(const struct iof_buf *b, size_t *off, char *dst, size_t max)
+{
+    size_t n = *off < b->len ? b->len - *off : 0;
+
+    if (n > max)
+        n = max;
+    if (n)
+        memcpy(dst, b->p + *off, n);
+    *off += n;
+    return n;
+}

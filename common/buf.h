@@ -53,6 +53,9 @@ void iof_buf_reset(struct iof_buf *b);
 char *iof_buf_take(struct iof_buf *b, size_t *len);
 /* Frees the memory; the buffer is empty and usable again. Accepts NULL. */
 void iof_buf_free(struct iof_buf *b);
+/* Copies up to max bytes of b's text from *off into dst and moves *off on;
+ * returns how many (0 when *off is at its end): a stream read in pieces. */
+size_t iof_buf_read(const struct iof_buf *b, size_t *off, char *dst, size_t max);
 
 /* The text as a C string ("" when nothing was appended). Borrowed from b. */
 static inline const char *iof_buf_str(const struct iof_buf *b)

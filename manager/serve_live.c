@@ -578,7 +578,6 @@ static bool live_next(struct mgr_serve_live_stream *c)
 ssize_t mgr_serve_live_stream_read(struct mgr_serve_live_stream *c, char *buf, size_t max)
 {
     struct mgr_serve_live *l = c->l;
-    size_t n;
 
     if (c->off >= c->out.len) {
         struct timespec until;
@@ -603,12 +602,7 @@ ssize_t mgr_serve_live_stream_read(struct mgr_serve_live_stream *c, char *buf, s
         if (c->out.err)
             return MHD_CONTENT_READER_END_WITH_ERROR;
     }
-    n = c->out.len - c->off;
-    if (n > max)
-        n = max;
-    memcpy(buf, c->out.p + c->off, n);
-    c->off += n;
-    return (ssize_t)n;
+    return (ssize_t)iof_buf_read(&c->out, &c->off, buf, max);
 }
 
 void mgr_serve_live_stream_free(struct mgr_serve_live_stream *c)

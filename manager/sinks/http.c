@@ -209,8 +209,6 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
     struct sse_client *c = cls;
     struct mgr_view *v = &c->h->view;
-    size_t n;
-
     (void)pos;
     if (c->off >= c->out.len) {
         struct timespec until;
@@ -236,12 +234,7 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
         if (c->out.err)
             return MHD_CONTENT_READER_END_WITH_ERROR;
     }
-    n = c->out.len - c->off;
-    if (n > max)
-        n = max;
-    memcpy(buf, c->out.p + c->off, n);
-    c->off += n;
-    return (ssize_t)n;
+    return (ssize_t)iof_buf_read(&c->out, &c->off, buf, max);
 }
 
 static void sse_free(void *cls)

@@ -223,6 +223,28 @@ static void test_reserve_then_commit(void **state)
     iof_buf_free(&b);
 }
 
+/* A text read out in pieces: each piece at most max, in order, then 0. */
+static void test_read_in_pieces(void **state)
+{
+    struct iof_buf b = IOF_BUF_INIT;
+    char out[8];
+    size_t off = 0, n;
+
+    (void)state;
+    assert_int_equal(iof_buf_read(&b, &off, out, sizeof(out)), 0);
+    iof_buf_addstr(&b, "data: 12345\n\n");
+    n = iof_buf_read(&b, &off, out, 5);
+    assert_int_equal(n, 5);
+    assert_memory_equal(out, "data:", 5);
+    n = iof_buf_read(&b, &off, out, sizeof(out));
+    assert_int_equal(n, 8);
+    assert_memory_equal(out, " 12345\n\n", 8);
+    assert_int_equal(off, b.len);
+    assert_int_equal(iof_buf_read(&b, &off, out, sizeof(out)), 0);
+    assert_int_equal(off, b.len);
+    iof_buf_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -233,6 +255,7 @@ int main(void)
         cmocka_unit_test(test_allocation_failure_is_reported),
         cmocka_unit_test(test_take_hands_over),
         cmocka_unit_test(test_reserve_then_commit),
+        cmocka_unit_test(test_read_in_pieces),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
