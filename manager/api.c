@@ -616,7 +616,14 @@ static enum MHD_Result api_console_get(struct MHD_Connection *conn, struct mgr_a
     if (!ops)
         return api_error(conn, 404, NULL, "no such endpoint: %.200s", url);
     iof_buf_init(&b, API_MAX_BODY);
-    status = ops->get(ops->arg, url, &b, &type);
+    /* The page itself lists the history and, to a session, a sign-out. */
+    if (!strcmp(url, "/") || !strcmp(url, "/index.html"))
+        status = mgr_console_page(
+            ops->arg, api->db,
+            api->auth && MHD_lookup_connection_value(conn, MHD_COOKIE_KIND, MGR_API_SESSION_COOKIE),
+            &b, &type);
+    else
+        status = ops->get(ops->arg, url, &b, &type);
     if (status != 200) {
         iof_buf_free(&b);
         return api_error(conn, 404, NULL,

@@ -14,8 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "common/jsonw.h"
 #include "common/text.h"
+#include "manager/api_runs.h"
 #include "manager/serve_live_int.h"
 
 #define CONSOLE_MAX_CHARTJS (8u << 20)
@@ -31,8 +34,7 @@ static const char page_head[] =
     "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n"
     "<title>iofleet console</title>\n<link rel=\"icon\" href=\"data:,\">\n"
     "<link rel=\"stylesheet\" href=\"/console.css\">\n</head><body>\n"
-    "<header><h1>iofleet console</h1> <span id=\"conn\" class=\"muted\">as loaded</span>"
-    "</header>\n";
+    "<header><h1>iofleet console</h1> <span id=\"conn\" class=\"muted\">as loaded</span>";
 
 static const char fig_head[] =
     "<th>IOPS</th><th class=\"wide\">read IOPS</th><th class=\"wide\">write IOPS</th>"
@@ -241,14 +243,105 @@ static const char page_form[] =
     "<button type=\"submit\" id=\"start-button\">Start</button></p>"
     "<p id=\"plan-message\" role=\"status\"></p></form></section>\n";
 
-/* The whole page, lock held. */
-static void page_render(struct iof_buf *b, const struct mgr_serve_live *l)
+/* --- the history (GET /api/v1/runs) --------------------------------------------------------- */
+
+static const char *page_jstr(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static double page_jnum(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : -1;
+}
+
+/* One run of the list as console.js historyRow() writes it. */
+static void page_history_row(struct iof_buf *b, const cJSON *r)
+{
+    long long id = (long long)page_jnum(r, "id");
+    const char *status = page_jstr(r, "status"), *tag = page_jstr(r, "tag");
+    double tests = page_jnum(r, "tests"), planned = page_jnum(r, "tests_planned");
+    bool bad = status && (!strcmp(status, "failed") || !strcmp(status, "interrupted"));
+
+    iof_buf_printf(b, "<tr data-id=\"%lld\"><td><input type=\"checkbox\" class=\"pick\" ", id);
+    iof_buf_printf(b, "value=\"%lld\" aria-label=\"compare run %lld\"></td>", id, id);
+    iof_buf_printf(b, "<td>%lld</td><td class=\"name\">", id);
+    page_text(b, page_jstr(r, "plan"));
+    iof_buf_addstr(b, "</td><td class=\"l\">");
+    page_text(b, page_jstr(r, "start_time"));
+    iof_buf_addstr(b, bad ? "</td><td class=\"l bad\">" : "</td><td class=\"l\">");
+    page_text(b, status);
+    iof_buf_addstr(b, "</td><td class=\"name\">");
+    page_text(b, tag);
+    iof_buf_addstr(b, "</td><td>");
+    if (tests >= 0)
+        iof_buf_printf(b, "%.0f", tests);
+    if (planned >= 0)
+        iof_buf_printf(b, "/%.0f", planned);
+    iof_buf_addstr(b, "</td><td class=\"l\"><button type=\"button\" class=\"tag\">tag</button>");
+    iof_buf_addstr(b, "<button type=\"button\" class=\"delete\">delete</button>");
+    iof_buf_printf(b, "<a href=\"/api/v1/runs/%lld/report.html\" ", id);
+    iof_buf_printf(b, "download=\"iofleet-run-%lld.html\">report</a></td></tr>", id);
+}
+
+static const char page_history_form[] =
+    "<form id=\"history-form\"><input id=\"history-q\" type=\"search\" placeholder=\"plan or "
+    "tag\" aria-label=\"search\"> <input id=\"history-tag\" type=\"search\" placeholder=\"tag\" "
+    "aria-label=\"tag\" size=\"10\"> <button type=\"submit\" id=\"history-search\">Search"
+    "</button></form>\n";
+
+static const char page_history_head[] =
+    "<div class=\"scroll\"><table id=\"history-list\"><thead><tr><th></th><th>id</th><th "
+    "class=\"l\">plan</th><th class=\"l\">started</th><th class=\"l\">status</th><th "
+    "class=\"l\">tag</th><th>tests</th><th class=\"l\"></th></tr></thead><tbody "
+    "id=\"history-body\">";
+
+/* The history section from list (GET /api/v1/runs's JSON; NULL: not read,
+ * why in err). */
+static void page_history(struct iof_buf *b, const cJSON *list, const char *err)
+{
+    const cJSON *runs = cJSON_GetObjectItemCaseSensitive(list, "runs");
+    long long total = list ? (long long)page_jnum(list, "total") : 0;
+    long long offset = list ? (long long)page_jnum(list, "offset") : 0;
+    int n = cJSON_GetArraySize(runs);
+
+    iof_buf_addstr(b, "<section id=\"history\"><h2>History <span id=\"history-total\" "
+                      "class=\"muted\">");
+    if (list && n)
+        iof_buf_printf(b, "runs %lld-%lld of %lld", offset + 1, offset + n, total);
+    else if (list)
+        iof_buf_addstr(b, "no run recorded");
+    iof_buf_addstr(b, "</span></h2>\n");
+    iof_buf_addstr(b, page_history_form);
+    iof_buf_addstr(b, err ? "<p id=\"history-message\" role=\"status\" class=\"bad\">"
+                          : "<p id=\"history-message\" role=\"status\">");
+    page_text(b, err);
+    iof_buf_addstr(b, "</p>\n");
+    iof_buf_addstr(b, page_history_head);
+    for (int i = n - 1; i >= 0; i--) /* newest first */
+        page_history_row(b, cJSON_GetArrayItem(runs, i));
+    iof_buf_addstr(b, "</tbody></table></div>\n<p>");
+    iof_buf_addstr(b, "<button type=\"button\" id=\"history-prev\" disabled>Newer</button>");
+    iof_buf_addstr(b, offset > 0
+                          ? "<button type=\"button\" id=\"history-next\">Older</button>"
+                          : "<button type=\"button\" id=\"history-next\" disabled>Older</button>");
+    iof_buf_addstr(b, "</p>\n");
+    iof_buf_addstr(b, "</section>\n");
+}
+
+/* The whole page, lock held; history as page_history(). */
+static void page_render(struct iof_buf *b, const struct mgr_serve_live *l, bool signed_in,
+                        const cJSON *list, const char *list_json, const char *err)
 {
     unsigned up = 0;
 
     for (const char *p = l->agents_html; p && (p = strstr(p, "<td class=\"ok\">")); p++)
         up++;
     iof_buf_addstr(b, page_head);
+    (void)signed_in;
+    iof_buf_addstr(b, "</header>\n");
     iof_buf_printf(b,
                    "<section id=\"fleet\"><h2>Fleet <span id=\"agents-count\" class=\"muted\">"
                    "%u connected</span></h2>\n<div class=\"scroll\"><table id=\"agents\"><thead>"
@@ -262,6 +355,7 @@ static void page_render(struct iof_buf *b, const struct mgr_serve_live *l)
     iof_buf_addstr(b, "</tbody></table></div></section>\n");
     page_run(b, l);
     iof_buf_addstr(b, page_form);
+    page_history(b, list, err);
     iof_buf_printf(b, "<script type=\"application/json\" id=\"state\">{\"seq\":%llu,\"agents\":",
                    (unsigned long long)l->seq);
     if (l->agents)
@@ -281,22 +375,64 @@ static void page_render(struct iof_buf *b, const struct mgr_serve_live *l)
     } else {
         iof_buf_addstr(b, "null");
     }
+    iof_buf_addstr(b, ",\"history\":");
+    if (list)
+        iof_json_script_safe(b, list_json, strlen(list_json));
+    else
+        iof_buf_addstr(b, "null");
     iof_buf_addstr(b, "}</script>\n");
     if (l->chartjs)
         iof_buf_addstr(b, "<script src=\"/chart.js\"></script>\n");
     iof_buf_addstr(b, "<script src=\"/console.js\"></script>\n</body></html>\n");
 }
 
+unsigned mgr_console_page(struct mgr_serve_live *l, const char *db, bool signed_in,
+                          struct iof_buf *b, const char **type)
+{
+    struct mgr_api_runs_query q;
+    struct iof_diag d = {{0}};
+    struct iof_buf hb;
+    cJSON *list = NULL;
+    char *line = NULL;
+    const char *err = NULL;
+
+    /* The history first, outside the lock the events take. The list is
+     * oldest first: the page opens on its last MGR_CONSOLE_HISTORY_PAGE. */
+    mgr_api_runs_query_init(&q);
+    q.f.limit = MGR_CONSOLE_HISTORY_PAGE;
+    iof_buf_init(&hb, b->max);
+    for (int pass = 0; pass < 2 && !err; pass++) {
+        cJSON_Delete(list);
+        list = NULL;
+        hb.len = 0;
+        if (!db || !*db)
+            err = "this server keeps no run history";
+        else if (mgr_api_runs_list(db, &q, &hb, &d))
+            err = d.msg;
+        else if (hb.err || !(list = cJSON_ParseWithLength(hb.p, hb.len)))
+            err = "the run history could not be read: out of memory";
+        else if (page_jnum(list, "total") <= MGR_CONSOLE_HISTORY_PAGE)
+            break;
+        else
+            q.f.offset = (long)page_jnum(list, "total") - MGR_CONSOLE_HISTORY_PAGE;
+    }
+    if (!err && !(line = cJSON_PrintUnformatted(list))) /* one line in the page's JSON */
+        err = "the run history could not be read: out of memory";
+    *type = "text/html; charset=utf-8";
+    pthread_mutex_lock(&l->mu);
+    page_render(b, l, signed_in, err ? NULL : list, line, err);
+    pthread_mutex_unlock(&l->mu);
+    cJSON_free(line);
+    cJSON_Delete(list);
+    iof_buf_free(&hb);
+    return 200;
+}
+
 unsigned mgr_console_get(struct mgr_serve_live *l, const char *url, struct iof_buf *b,
                          const char **type)
 {
-    if (!strcmp(url, "/") || !strcmp(url, "/index.html")) {
-        *type = "text/html; charset=utf-8";
-        pthread_mutex_lock(&l->mu);
-        page_render(b, l);
-        pthread_mutex_unlock(&l->mu);
-        return 200;
-    }
+    if (!strcmp(url, "/") || !strcmp(url, "/index.html"))
+        return mgr_console_page(l, NULL, false, b, type);
     if (!strcmp(url, "/console.js")) {
         *type = "text/javascript; charset=utf-8";
         iof_buf_add(b, mgr_console_console_js, mgr_console_console_js_len);

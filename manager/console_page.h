@@ -9,6 +9,7 @@
 #ifndef IOF_MANAGER_CONSOLE_PAGE_H
 #define IOF_MANAGER_CONSOLE_PAGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,6 +26,16 @@ int mgr_console_chartjs(struct mgr_serve_live *l, char *msg, size_t cap);
  * Content-Type in *type, or 404. Any thread. */
 unsigned mgr_console_get(struct mgr_serve_live *l, const char *url, struct iof_buf *b,
                          const char **type);
+
+/* The runs the page's history lists at a time (GET /api/v1/runs?limit=). */
+#define MGR_CONSOLE_HISTORY_PAGE 20
+
+/* GET / (or /index.html): the page, with the first MGR_CONSOLE_HISTORY_PAGE
+ * runs of the history at db (NULL: the page says there is none); signed_in:
+ * the request came with a session cookie. 200 with the body appended to b and its Content-Type in
+ * *type. Any thread. */
+unsigned mgr_console_page(struct mgr_serve_live *l, const char *db, bool signed_in,
+                          struct iof_buf *b, const char **type);
 
 /* What serve --http-tokens answers without credentials (docs/console.md,
  * Sign-in): GET / the sign-in page (no inline script), /signin.js its

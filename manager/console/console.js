@@ -204,6 +204,7 @@ function listen() {
   on('run', (r) => {
     state.run = Object.assign(r, {intervals: [], finished: [], test: null});
     showRun(state.run);
+    loadHistory();
   });
   on('interval', (iv) => {
     if (!state.run || iv.id !== state.run.id) return;
@@ -222,9 +223,146 @@ function listen() {
     if (!state.run || e.id !== state.run.id) return;
     Object.assign(state.run, {state: 'done', status: e.status, exit_code: e.exit_code});
     showHead(state.run);
+    loadHistory();
   });
   es.addEventListener('resync', () => { reload(); });
 }
+
+/* --- the history (GET /api/v1/runs) and the comparison of two runs --- */
+
+const PAGE = 20;
+/* GET /api/v1/runs lists oldest first: a page is [offset, offset + limit), shown newest first. */
+let hist = {q: '', tag: '', offset: 0, limit: PAGE, total: 0, last: true};
+
+function historyMsg(text, bad) {
+  $('history-message').textContent = text;
+  $('history-message').className = bad ? 'bad' : 'ok';
+}
+
+function errText(r) {
+  return (r.json && r.json.error && r.json.error.message) || 'HTTP ' + r.status;
+}
+
+function historyRow(r) {
+  const tr = document.createElement('tr');
+  tr.dataset.id = String(r.id);
+  const pick = document.createElement('input');
+  pick.type = 'checkbox';
+  pick.className = 'pick';
+  pick.value = String(r.id);
+  pick.setAttribute('aria-label', 'compare run ' + r.id);
+  cell(tr, '').appendChild(pick);
+  cell(tr, String(r.id));
+  cell(tr, r.plan || '', 'name');
+  cell(tr, r.start_time || '', 'l');
+  cell(tr, r.status || '', 'l' + (r.status === 'failed' || r.status === 'interrupted' ? ' bad' : ''));
+  cell(tr, r.tag || '', 'name');
+  cell(tr, (typeof r.tests === 'number' ? String(r.tests) : '') +
+       (typeof r.tests_planned === 'number' ? '/' + r.tests_planned : ''));
+  const act = cell(tr, '', 'l');
+  for (const [cls, text] of [['tag', 'tag'], ['delete', 'delete']]) {
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.className = cls;
+    b.textContent = text;
+    act.appendChild(b);
+  }
+  const a = document.createElement('a');
+  a.href = '/api/v1/runs/' + r.id + '/report.html';
+  a.download = 'iofleet-run-' + r.id + '.html';
+  a.textContent = 'report';
+  act.appendChild(a);
+  return tr;
+}
+
+function showHistory(list) {
+  const body = $('history-body');
+  const keep = new Set(picked());
+  body.replaceChildren();
+  if (!list) return;
+  for (const r of list.runs.slice().reverse()) {
+    const tr = historyRow(r);
+    if (keep.has(String(r.id))) tr.querySelector('input.pick').checked = true;
+    body.appendChild(tr);
+  }
+  Object.assign(hist, {offset: list.offset, total: list.total});
+  const n = list.runs.length;
+  $('history-total').textContent = n ? 'runs ' + (list.offset + 1) + '-' + (list.offset + n) +
+      ' of ' + list.total : hist.q || hist.tag ? 'no run matches' : 'no run recorded';
+  $('history-prev').disabled = list.offset + n >= list.total;
+  $('history-next').disabled = list.offset === 0;
+  picked();
+}
+
+function loadHistory() {
+  return loadPage().catch((e) => historyMsg('the history could not be read: ' + e, true));
+}
+
+async function getRuns(offset, limit) {
+  const p = new URLSearchParams({limit: String(limit), offset: String(offset)});
+  if (hist.q) p.set('q', hist.q);
+  if (hist.tag) p.set('tag', hist.tag);
+  const r = await fetch('/api/v1/runs?' + p);
+  let j = null;
+  try { j = await r.json(); } catch (e) { /* not JSON */ }
+  if (!r.ok) throw new Error(errText({status: r.status, json: j}));
+  return j;
+}
+
+/* The page shown (hist.last: the newest runs, as they come). */
+async function loadPage() {
+  let j = await getRuns(hist.last ? 0 : hist.offset, hist.last ? PAGE : hist.limit);
+  if (hist.last && j.total > PAGE) j = await getRuns(j.total - PAGE, PAGE);
+  else if (!j.runs.length && j.total) { hist.last = true; return loadPage(); }
+  showHistory(j);
+}
+
+function picked() {
+  const ids = [...document.querySelectorAll('#history-body input.pick:checked')].map((e) => e.value);
+  return ids;
+}
+
+async function historyAction(ev) {
+  const tr = ev.target.closest('tr');
+  if (!tr || ev.target.tagName !== 'BUTTON') return;
+  const id = tr.dataset.id;
+  if (ev.target.classList.contains('tag')) {
+    const tag = window.prompt('Tag of run ' + id + ' (empty: none)', tr.cells[5].textContent);
+    if (tag === null) return;
+    const r = await post('/api/v1/runs/' + id + '/tag', JSON.stringify({tag: tag}));
+    if (r.status === 200) historyMsg(tag ? 'run ' + id + ' tagged ' + tag : 'run ' + id + ' untagged');
+    else historyMsg(errText(r), true);
+  } else if (ev.target.classList.contains('delete')) {
+    if (!window.confirm('Delete run ' + id + ' from the history?')) return;
+    const x = await fetch('/api/v1/runs/' + id, {method: 'DELETE'});
+    let j = null;
+    try { j = await x.json(); } catch (e) { /* not JSON */ }
+    if (x.ok) historyMsg('run ' + id + ' deleted');
+    else historyMsg(errText({status: x.status, json: j}), true);
+  }
+  loadHistory();
+}
+
+$('history-form').addEventListener('submit', (ev) => {
+  ev.preventDefault();
+  Object.assign(hist, {q: $('history-q').value.trim(), tag: $('history-tag').value.trim(),
+                       last: true});
+  loadHistory();
+});
+$('history-next').addEventListener('click', () => { /* older */
+  hist.limit = Math.min(PAGE, hist.offset);
+  hist.offset -= hist.limit;
+  hist.last = false;
+  loadHistory();
+});
+$('history-prev').addEventListener('click', () => { /* newer */
+  hist.offset += hist.limit;
+  hist.limit = PAGE;
+  hist.last = hist.offset + PAGE >= hist.total;
+  loadHistory();
+});
+$('history-body').addEventListener('change', picked);
+$('history-body').addEventListener('click', historyAction);
 
 /* --- the start form and the stop button --- */
 
@@ -275,4 +413,5 @@ $('stop-button').addEventListener('click', stop);
 $('chart-dir').addEventListener('change', makeCharts);
 showAgents(state.agents);
 showRun(state.run);
+if (state.history) showHistory(state.history);
 listen();

@@ -172,12 +172,17 @@ test('console', async (h) => {
     check(stopped.done.length >= running.done.length && stopped.done[0][0] === `1. ${PLAN.specs[0].name}` &&
         stopped.points >= counts[counts.length - 1],
     `after Stop the tests are ${JSON.stringify(stopped.done)}, ${stopped.points} points`);
+    const live = await until('the stopped run in the history list', () => page.evaluate((id) => {
+        const tr = document.querySelector(`#history-body tr[data-id="${id}"]`);
+        return tr && tr.cells[4].textContent === 'interrupted' ? tr.cells[2].textContent : null;
+    }, runId), 10000);
+    check(live === PLAN.name, `the history's row of run ${runId} names the plan '${live}'`);
     const runs = await page.evaluate(() => fetch('/api/v1/runs').then((r) => r.json()));
     const rec = runs.runs?.find((r) => r.id === runId);
     check(runs.runs?.length === 1 && rec?.status === 'interrupted' && rec.plan === PLAN.name,
         `GET /api/v1/runs after Stop: ${JSON.stringify(runs)}`);
     ok(`Stop: ${stopped.state}, ${stopped.done.length} ended tests kept, ${stopped.points} ` +
-        `points; GET /api/v1/runs lists run ${runId} ${rec.status} (${await h.shot(page, 'stopped')})`);
+        `points; GET /api/v1/runs and the history list run ${runId} ${rec.status} (${await h.shot(page, 'stopped')})`);
 
     // The names as text, nothing of them run or loaded; no CSP violation by the page.
     for (const name of [PLAN.name, PLAN.specs[0].name])
@@ -217,4 +222,26 @@ test('console', async (h) => {
     const width = await page.evaluate(() => document.documentElement.scrollWidth);
     check(width <= 390, `the page is ${width} px wide on a 390 px phone`);
     ok(`no sideways scroll at 390 px: scrollWidth ${width} (${await h.shot(page, 'phone')})`);
+
+    // The history: the stopped run listed (from the first HTML); tag it through the page.
+    await page.setViewport({ width: 1100, height: 800 });
+    const history = () => page.evaluate(() => [...document.querySelectorAll('#history-body tr')]
+        .map((tr) => ({ id: Number(tr.dataset.id), cells: [...tr.cells].map((td) => td.textContent) })));
+    let answer = null; // what the next prompt or confirm is answered
+    page.on('dialog', (d) => (answer === false ? d.dismiss() : d.accept(answer ?? undefined)));
+    const listed = await history();
+    check(listed.length === 1 && listed[0].id === runId && listed[0].cells[2] === PLAN.name &&
+        listed[0].cells[4] === 'interrupted', `the history after Stop: ${JSON.stringify(listed)}`);
+    answer = 'base<b>line';
+    await page.$eval(`#history-body tr[data-id="${runId}"] button.tag`, (b) => b.click());
+    const tagged = await until('the run tagged in the history', async () => {
+        const l = await history();
+        return l.find((r) => r.id === runId && r.cells[5] === answer) ? l : null;
+    }, 10000);
+    const viaApi = await page.evaluate((id) => fetch(`/api/v1/runs?tag=${encodeURIComponent('base<b>line')}`)
+        .then((r) => r.json()), runId);
+    check(viaApi.total === 1 && viaApi.runs[0].id === runId, `GET /api/v1/runs?tag= after tagging: ` +
+        `${JSON.stringify(viaApi)}`);
+    ok(`history: run ${runId} listed (${listed[0].cells.slice(1, 7).join(' | ')}), tagged ` +
+        `'${tagged[0].cells[5]}' from the page (${await h.shot(page, 'history')})`);
 });

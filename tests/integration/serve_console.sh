@@ -90,7 +90,9 @@ case "$csp" in *unsafe*) fail "Content-Security-Policy allows unsafe: '$csp'" ;;
 [ "$(grep -c '<script>' "$T/p0.html")" = 0 ] || fail "an inline script in the page: $(grep '<script>' "$T/p0.html")"
 for id in conn agents agents-body agents-count run run-id run-plan run-state run-test stop-button \
     chart-dir chart-iops chart-mibps chart-p99 no-charts interval interval-at interval-body \
-    summary summary-body start-form plan-file plan-text check-button start-button plan-message state; do
+    summary summary-body start-form plan-file plan-text check-button start-button plan-message state \
+    history history-total history-form history-q history-tag history-search history-message \
+    history-list history-body history-prev history-next; do
     grep -q "id=\"$id\"" "$T/p0.html" || fail "no element id=\"$id\" in the page"
     grep -q "\`#$id\`" "$IOF_SRC/docs/console.md" || fail "docs/console.md does not list #$id"
 done
@@ -99,6 +101,9 @@ for n in srv-1 srv-2; do
         fail "$n not in the first HTML's fleet: $(inner "$T/p0.html" agents-body)"
 done
 [ "$(inner "$T/p0.html" run-plan)" = "no run yet" ] || fail "run-plan before any run: $(inner "$T/p0.html" run-plan)"
+[ "$(inner "$T/p0.html" history-total)" = "no run recorded" ] && state "$T/p0.html" |
+    jq -e '.history.runs == [] and .history.total == 0' >/dev/null ||
+    fail "the history before any run: $(inner "$T/p0.html" history-total) $(state "$T/p0.html" | jq -c .history)"
 state "$T/p0.html" | jq -e '.run == null and ([.agents.agents[].name] | sort) == ["srv-1", "srv-2"] and .seq > 0' >/dev/null ||
     fail "the page's state before any run: $(state "$T/p0.html" | head -c 1000)"
 grep -q 'onerror=alert(3)&gt;' "$T/p0.html" && ! grep -q '<img' "$T/p0.html" ||
@@ -201,6 +206,18 @@ jq -e --argjson id "$id1" '.run.id == $id and .run.status == "ok" and (.run.fini
     .run.plan == "console <script>alert(1)</script>" and (.run.intervals | length) >= 4' "$T/state1.json" >/dev/null ||
     fail "the page's state after run $id1: $(head -c 1500 "$T/state1.json")"
 ok "the page after run $id1: its 2 tests (ALL and NODE rows) in the first HTML, plan and spec names escaped in HTML and JSON"
+history=$(tr -d '\n' <"$T/p1.html" | sed -n 's|.*id="history-body">\(.*\)</tbody></table></div>.*id="history-prev".*|\1|p')
+[ "$(grep -o '<tr data-id="[0-9]*">' <<<"$history")" = "<tr data-id=\"$id1\">" ] ||
+    fail "the first HTML's history after run $id1: $history"
+grep -q "<td>$id1</td><td class=\"name\">console &lt;script&gt;alert(1)&lt;/script&gt;</td>" <<<"$history" &&
+    grep -q "href=\"/api/v1/runs/$id1/report.html\"" <<<"$history" ||
+    fail "run $id1's row in the first HTML's history (its plan escaped, its report): $history"
+[ "$(inner "$T/p1.html" history-total)" = "runs 1-1 of 1" ] ||
+    fail "history-total after run $id1: $(inner "$T/p1.html" history-total)"
+jq -e --argjson id "$id1" '.history.total == 1 and .history.runs[0].id == $id and
+    .history.runs[0].plan == "console <script>alert(1)</script>"' "$T/state1.json" >/dev/null ||
+    fail "the page's history after run $id1: $(jq -c .history "$T/state1.json")"
+ok "the page after run $id1: the history lists it in the first HTML (plan escaped, its report linked) and in its JSON"
 
 # During a run the agents list follows an agent that leaves; a stop ends
 # the run as interrupted, on the stream too.
@@ -237,6 +254,11 @@ cl_wait_cmd 30 "the end event of run $id2, interrupted" ended2
 curl -sf "${api}runs/last" | jq -e --argjson id "$id2" '.id == $id and .status == "interrupted" and (.finished | length) == 1' >/dev/null ||
     fail "runs/last after stopping run $id2: $(curl -s "${api}runs/last" | head -c 1500)"
 ok "run $id2 stopped: end event interrupted, runs/last keeps it"
+page "$T/p4.html"
+ids=$(tr -d '\n' <"$T/p4.html" | grep -o '<tr data-id="[0-9]*">' | tr -dc '0-9\n' | paste -sd,)
+[ "$ids" = "$id2,$id1" ] && [ "$(inner "$T/p4.html" history-total)" = "runs 1-2 of 2" ] ||
+    fail "the first HTML's history after run $id2 (newest first): ids $ids, $(inner "$T/p4.html" history-total)"
+ok "the page after run $id2: the history lists runs $ids, newest first"
 
 kill -TERM "$srv"
 cl_wait_exit "$srv" 20 rc
