@@ -298,6 +298,16 @@ static const char page_history_head[] =
     "class=\"l\">tag</th><th>tests</th><th class=\"l\"></th></tr></thead><tbody "
     "id=\"history-body\">";
 
+static const char page_compare[] =
+    "<div id=\"compare\" hidden><h3>Compare <span id=\"compare-runs\"></span></h3>\n"
+    "<h4>Plan changes</h4><p id=\"compare-none\" class=\"muted\" hidden>the same plan</p>"
+    "<div class=\"scroll\"><table id=\"compare-changes\"><thead><tr><th class=\"l\">path</th>"
+    "<th class=\"l\">A</th><th class=\"l\">B</th></tr></thead><tbody "
+    "id=\"compare-changes-body\"></tbody></table></div>\n<h4>Tests</h4><div class=\"scroll\">"
+    "<table id=\"compare-tests\"><thead><tr><th class=\"l\">test / figure</th><th>A</th>"
+    "<th>B</th><th>B/A</th></tr></thead><tbody id=\"compare-body\"></tbody></table></div>"
+    "</div>";
+
 /* The history section from list (GET /api/v1/runs's JSON; NULL: not read,
  * why in err). */
 static void page_history(struct iof_buf *b, const cJSON *list, const char *err)
@@ -327,7 +337,9 @@ static void page_history(struct iof_buf *b, const cJSON *list, const char *err)
     iof_buf_addstr(b, offset > 0
                           ? "<button type=\"button\" id=\"history-next\">Older</button>"
                           : "<button type=\"button\" id=\"history-next\" disabled>Older</button>");
-    iof_buf_addstr(b, "</p>\n");
+    iof_buf_addstr(b, "<button type=\"button\" id=\"compare-button\" disabled>Compare the two "
+                      "picked</button></p>\n");
+    iof_buf_addstr(b, page_compare);
     iof_buf_addstr(b, "</section>\n");
 }
 

@@ -319,6 +319,7 @@ async function loadPage() {
 
 function picked() {
   const ids = [...document.querySelectorAll('#history-body input.pick:checked')].map((e) => e.value);
+  $('compare-button').disabled = ids.length !== 2;
   return ids;
 }
 
@@ -343,6 +344,62 @@ async function historyAction(ev) {
   loadHistory();
 }
 
+function jtext(v) {
+  return v === null || v === undefined ? '-' : typeof v === 'string' ? v : JSON.stringify(v);
+}
+
+const SPLIT = [['read_iops', 0], ['write_iops', 0], ['read_mibps', 2], ['write_mibps', 2],
+               ['avg_read_lat_ms', 3], ['avg_write_lat_ms', 3]];
+
+function showCompare(c) {
+  const [a, b] = c.runs;
+  $('compare-runs').textContent = 'A #' + a.id + ' ' + a.plan_name + ', B #' + b.id + ' ' +
+      b.plan_name;
+  const changes = $('compare-changes-body');
+  changes.replaceChildren();
+  for (const ch of b.plan_changes || []) {
+    const tr = document.createElement('tr');
+    cell(tr, ch.path, 'wrap');
+    cell(tr, jtext(ch.a), 'wrap');
+    cell(tr, jtext(ch.b), 'wrap');
+    changes.appendChild(tr);
+  }
+  $('compare-none').hidden = !!(b.plan_changes && b.plan_changes.length);
+  const body = $('compare-body');
+  body.replaceChildren();
+  for (const t of c.tests) {
+    const [fa, fb] = t.runs;
+    const head = document.createElement('tr');
+    head.className = 'all';
+    cell(head, t.name, 'name').colSpan = 4;
+    body.appendChild(head);
+    const row = (key, d, ratio) => {
+      const tr = document.createElement('tr');
+      tr.className = 'node';
+      cell(tr, key, 'l');
+      cell(tr, fmt(fa && fa[key], d));
+      cell(tr, fmt(fb && fb[key], d));
+      const r = cell(tr, ratio ? fmt(ratio.ratio, 2) + (ratio.change === 'better' ? ' \u25b2 better' :
+          ratio.change === 'worse' ? ' \u25bc worse' : ' =') : '-');
+      if (ratio) r.className = ratio.change === 'better' ? 'ok' : ratio.change === 'worse' ? 'bad' : '';
+      body.appendChild(tr);
+    };
+    for (const m of c.metrics) row(m, m === 'iops' ? 0 : m === 'mibps' ? 2 : 3, t.ratios[1] && t.ratios[1][m]);
+    for (const [key, d] of SPLIT) row(key, d, null);
+  }
+  $('compare').hidden = false;
+}
+
+async function compare() {
+  const [x, y] = picked().map(Number).sort((p, q) => p - q);
+  const r = await fetch('/api/v1/runs/compare?a=' + x + '&b=' + y);
+  let j = null;
+  try { j = await r.json(); } catch (e) { /* not JSON */ }
+  if (!r.ok) { historyMsg(errText({status: r.status, json: j}), true); return; }
+  historyMsg('');
+  showCompare(j);
+}
+
 $('history-form').addEventListener('submit', (ev) => {
   ev.preventDefault();
   Object.assign(hist, {q: $('history-q').value.trim(), tag: $('history-tag').value.trim(),
@@ -363,6 +420,7 @@ $('history-prev').addEventListener('click', () => { /* newer */
 });
 $('history-body').addEventListener('change', picked);
 $('history-body').addEventListener('click', historyAction);
+$('compare-button').addEventListener('click', compare);
 
 /* --- the start form and the stop button --- */
 

@@ -8,8 +8,10 @@
 // history (GET /api/v1/runs from the page) lists it. At 390 px nothing scrolls sideways.
 // The plan's, specs', group's and target's names and the agent's workdir carry <script>
 // and onerror markup: they show as text, window.__pwned stays undefined, and the page's own
-// script causes no Content-Security-Policy violation. Screenshots: idle, running,
-// stopped, phone.
+// script causes no Content-Security-Policy violation. The history lists the stopped run and
+// tags it; a second short run of a changed plan compared with it shows the plan's changes
+// and the figures with B/A within 390 px; a delete dismissed keeps it, confirmed removes it.
+// Screenshots: idle, running, stopped, phone, history, compare.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -244,4 +246,64 @@ test('console', async (h) => {
         `${JSON.stringify(viaApi)}`);
     ok(`history: run ${runId} listed (${listed[0].cells.slice(1, 7).join(' | ')}), tagged ` +
         `'${tagged[0].cells[5]}' from the page (${await h.shot(page, 'history')})`);
+
+    // A second, short run of a changed plan; the two compared; then one deleted.
+    const SHORT = { ...PLAN, name: 'console short', run: { ramp: '1s', duration: '1s', interval: '1s' },
+        specs: [PLAN.specs[0]] };
+    await paste(JSON.stringify(SHORT, null, 2));
+    await until('the short plan checked', () => page.$eval('#plan-message', (e) => e.className === 'ok'), 20000);
+    await page.click('#start-button');
+    const second = await until('the short run ended and listed', async () => {
+        const l = await history();
+        return l.length === 2 && l[0].id !== runId && l[0].cells[4] === 'finished' ? l[0] : null;
+    }, 30000, 200);
+    check(second.cells[2] === SHORT.name && second.cells[6] === '1/1',
+        `the short run in the history: ${JSON.stringify(second)}`);
+    for (const id of [runId, second.id])
+        await page.click(`#history-body tr[data-id="${id}"] input.pick`);
+    await page.click('#compare-button');
+    await until('the compare view', () => page.$eval('#compare', (e) => !e.hidden), 10000);
+    // 390 px wide (isMobile unchanged: changing it reloads the page).
+    await page.setViewport({ width: 390, height: 844 });
+    await sleep(300);
+    const cmp = await page.evaluate(() => {
+        const rows = (id) => [...document.querySelectorAll(`#${id} tr`)]
+            .map((tr) => [...tr.cells].map((td) => td.textContent));
+        return { runs: document.getElementById('compare-runs').textContent,
+            changes: rows('compare-changes-body'), tests: rows('compare-body'),
+            width: document.documentElement.scrollWidth, pwned: typeof window.__pwned,
+            imgs: document.images.length };
+    });
+    const dur = cmp.changes.find((r) => r[0] === '$.run.duration');
+    check(dur && dur[1] !== dur[2] && cmp.changes.some((r) => r[0] === '$.name' && r[2] === SHORT.name),
+        `the compare view's plan changes: ${JSON.stringify(cmp.changes)}; GET /api/v1/runs/compare: ` +
+        JSON.stringify(await page.evaluate((a, b) => fetch(`/api/v1/runs/compare?a=${a}&b=${b}`)
+            .then((r) => r.json()), runId, second.id)).slice(0, 1500));
+    const iops = cmp.tests.find((r) => r[0] === 'iops');
+    check(cmp.tests[0][0] === PLAN.specs[0].name && iops && /^\d+\.\d\d( \u25b2 better| \u25bc worse| =)$/.test(iops[3]) &&
+        cmp.tests.some((r) => r[0] === 'read_iops') && cmp.tests.some((r) => r[0] === 'write_iops'),
+    `the compare view's tests: ${JSON.stringify(cmp.tests)}`);
+    check(cmp.width <= 390 && cmp.pwned === 'undefined' && cmp.imgs === 0,
+        `the compare view at 390 px: scrollWidth ${cmp.width}, __pwned ${cmp.pwned}, ${cmp.imgs} <img>`);
+    ok(`compare: ${cmp.runs}: ${cmp.changes.length} plan changes (duration ${dur[1]} -> ${dur[2]}), ` +
+        `${PLAN.specs[0].name} IOPS ${iops.slice(1).join(' / ')}, read/write split; fits 390 px ` +
+        `(scrollWidth ${cmp.width}) (${await h.shot(page, 'compare')})`);
+
+    // Delete: dismissed, nothing goes; confirmed, the run leaves the list and the history.
+    answer = false;
+    await page.$eval(`#history-body tr[data-id="${second.id}"] button.delete`, (b) => b.click());
+    await sleep(300);
+    check((await history()).length === 2, 'a dismissed delete removed a run');
+    answer = undefined;
+    await page.$eval(`#history-body tr[data-id="${second.id}"] button.delete`, (b) => b.click());
+    const left = await until('the run deleted', async () => {
+        const l = await history();
+        return l.length === 1 ? l : null;
+    }, 10000);
+    const after = await page.evaluate(() => fetch('/api/v1/runs').then((r) => r.json()));
+    check(left[0].id === runId && after.total === 1 && after.runs[0].id === runId &&
+        (await page.$eval('#history-total', (e) => e.textContent)) === 'runs 1-1 of 1',
+    `after deleting run ${second.id}: ${JSON.stringify(after)}`);
+    ok(`delete: dismissed kept run ${second.id}; confirmed removed it (GET /api/v1/runs: ` +
+        `total ${after.total})`);
 });

@@ -92,7 +92,8 @@ for id in conn agents agents-body agents-count run run-id run-plan run-state run
     chart-dir chart-iops chart-mibps chart-p99 no-charts interval interval-at interval-body \
     summary summary-body start-form plan-file plan-text check-button start-button plan-message state \
     history history-total history-form history-q history-tag history-search history-message \
-    history-list history-body history-prev history-next; do
+    history-list history-body history-prev history-next compare-button compare compare-runs \
+    compare-changes compare-changes-body compare-none compare-tests compare-body; do
     grep -q "id=\"$id\"" "$T/p0.html" || fail "no element id=\"$id\" in the page"
     grep -q "\`#$id\`" "$IOF_SRC/docs/console.md" || fail "docs/console.md does not list #$id"
 done
