@@ -35,6 +35,8 @@ static const char page_head[] =
     "<title>iofleet console</title>\n<link rel=\"icon\" href=\"data:,\">\n"
     "<link rel=\"stylesheet\" href=\"/console.css\">\n</head><body>\n"
     "<header><h1>iofleet console</h1> <span id=\"conn\" class=\"muted\">as loaded</span>";
+static const char page_signout[] =
+    " <button id=\"signout-button\" type=\"button\">Sign out</button>";
 
 static const char fig_head[] =
     "<th>IOPS</th><th class=\"wide\">read IOPS</th><th class=\"wide\">write IOPS</th>"
@@ -352,7 +354,8 @@ static void page_render(struct iof_buf *b, const struct mgr_serve_live *l, bool 
     for (const char *p = l->agents_html; p && (p = strstr(p, "<td class=\"ok\">")); p++)
         up++;
     iof_buf_addstr(b, page_head);
-    (void)signed_in;
+    if (signed_in)
+        iof_buf_addstr(b, page_signout);
     iof_buf_addstr(b, "</header>\n");
     iof_buf_printf(b,
                    "<section id=\"fleet\"><h2>Fleet <span id=\"agents-count\" class=\"muted\">"

@@ -31,9 +31,10 @@ unsigned mgr_console_get(struct mgr_serve_live *l, const char *url, struct iof_b
 #define MGR_CONSOLE_HISTORY_PAGE 20
 
 /* GET / (or /index.html): the page, with the first MGR_CONSOLE_HISTORY_PAGE
- * runs of the history at db (NULL: the page says there is none); signed_in:
- * the request came with a session cookie. 200 with the body appended to b and its Content-Type in
- * *type. Any thread. */
+ * runs of the history at db (NULL: the page says there is none) and, when
+ * signed_in (the request came with a session cookie), a Sign out button.
+ * 200 with the body appended to b and its Content-Type in *type. Any
+ * thread. */
 unsigned mgr_console_page(struct mgr_serve_live *l, const char *db, bool signed_in,
                           struct iof_buf *b, const char **type);
 

@@ -469,6 +469,14 @@ $('check-button').addEventListener('click', check);
 $('start-form').addEventListener('submit', start);
 $('stop-button').addEventListener('click', stop);
 $('chart-dir').addEventListener('change', makeCharts);
+/* Rendered only to a signed-in session (serve --http-tokens). */
+if ($('signout-button')) {
+  $('signout-button').addEventListener('click', async () => {
+    const r = await post('/api/v1/session/end', '{}');
+    if (r.status === 200) window.location.reload();
+    else say(errText(r), true);
+  });
+}
 showAgents(state.agents);
 showRun(state.run);
 if (state.history) showHistory(state.history);

@@ -281,3 +281,34 @@ kill -TERM "$srv2"
 cl_wait_exit "$srv2" 20 rc
 [ "$rc" = 0 ] || fail "serve without Chart.js exited $rc"
 ok "without Chart.js: serve says why, the page loads no /chart.js"
+
+# Signed in (serve --http-tokens): the first HTML holds a Sign out button,
+# which the script wires to POST /api/v1/session/end; to a Bearer token it
+# has none, and after the sign-out / is the sign-in page again.
+"$IOFLEET" serve token new --http-tokens "$T/tokens" --scope viewer --name eve >"$T/eve.tok" ||
+    fail "serve token new failed"
+tok=$(cat "$T/eve.tok")
+cl_spawn srv3 "$T/serve3.out" "$T/serve3.err" "$IOFLEET" serve --http 127.0.0.1:0 \
+    --listen 127.0.0.1:0 --insecure --db "$T/runs.db" --http-tokens "$T/tokens"
+cl_wait_log "$T/serve3.err" "iofleet serve: API on http://127.0.0.1:" 20
+api=$(sed -n 's/.*API on \(http:[^ ]*\) .*/\1/p' "$T/serve3.err" | head -n1)
+base=${api%api/v1/}
+echo "{\"token\": \"$tok\"}" >"$T/signin.json"
+[ "$(curl -s -c "$T/jar" -o "$T/signin.out" -w '%{http_code}' -H 'Content-Type: application/json' \
+    --data-binary "@$T/signin.json" "${api}session")" = 200 ] || fail "sign-in: $(cat "$T/signin.out")"
+curl -sf -b "$T/jar" -o "$T/p5.html" "$base" || fail "GET / signed in"
+grep -q 'id="state"' "$T/p5.html" && grep -q '<button id="signout-button" type="button">Sign out</button></header>' "$T/p5.html" ||
+    fail "no Sign out button in the page served to a session: $(grep -o '<header>.*</header>' "$T/p5.html")"
+grep -q 'signout-button' "$IOF_SRC/manager/console/console.js" && grep -q "/api/v1/session/end" "$IOF_SRC/manager/console/console.js" &&
+    grep -q '`#signout-button`' "$IOF_SRC/docs/console.md" || fail "the Sign out button's script or its docs"
+curl -sf -H "Authorization: Bearer $tok" -o "$T/p6.html" "$base" || fail "GET / with a Bearer token"
+grep -q 'id="state"' "$T/p6.html" && ! grep -q 'signout-button' "$T/p6.html" ||
+    fail "the page served to a Bearer token: $(grep -o '<header>.*</header>' "$T/p6.html")"
+[ "$(curl -s -b "$T/jar" -c "$T/jar" -o "$T/end.out" -w '%{http_code}' -H 'Content-Type: application/json' \
+    --data-binary '{}' "${api}session/end")" = 200 ] || fail "sign-out: $(cat "$T/end.out")"
+curl -sf -b "$T/jar" -o "$T/p7.html" "$base" && grep -q '<form id="signin"' "$T/p7.html" &&
+    ! grep -q 'signout-button' "$T/p7.html" || fail "GET / after the sign-out: $(head -c 500 "$T/p7.html")"
+kill -TERM "$srv3"
+cl_wait_exit "$srv3" 20 rc
+[ "$rc" = 0 ] || fail "serve with tokens exited $rc"
+ok "signed in: the page has a Sign out button (not to a Bearer token); after the sign-out / is the sign-in page"
