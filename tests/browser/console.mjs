@@ -11,7 +11,8 @@
 // script causes no Content-Security-Policy violation. The history lists the stopped run and
 // tags it; a second short run of a changed plan compared with it shows the plan's changes
 // and the figures with B/A within 390 px; a delete dismissed keeps it, confirmed removes it.
-// Screenshots: idle, running, stopped, phone, history, compare.
+// The search box finds a run by its plan's name. Signed in to a serve with --http-tokens,
+// Sign out ends the session. Screenshots: idle, running, stopped, phone, history, compare.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -289,6 +290,21 @@ test('console', async (h) => {
         `${PLAN.specs[0].name} IOPS ${iops.slice(1).join(' / ')}, read/write split; fits 390 px ` +
         `(scrollWidth ${cmp.width}) (${await h.shot(page, 'compare')})`);
 
+    // The search box: the short run by a word of its plan's name, then every run again.
+    const search = async (q, n) => {
+        await page.$eval('#history-q', (e, v) => { e.value = v; }, q);
+        await page.click('#history-search');
+        return until(`the history searched for '${q}'`, async () => {
+            const l = await history();
+            return l.length === n ? l : null;
+        }, 10000);
+    };
+    const found = await search('SHORT', 1);
+    check(found[0].id === second.id && (await page.$eval('#history-total', (e) => e.textContent)) ===
+        'runs 1-1 of 1', `the history searched for 'SHORT': ${JSON.stringify(found)}`);
+    await search('', 2);
+    ok(`search: 'SHORT' finds run ${second.id} alone`);
+
     // Delete: dismissed, nothing goes; confirmed, the run leaves the list and the history.
     answer = false;
     await page.$eval(`#history-body tr[data-id="${second.id}"] button.delete`, (b) => b.click());
@@ -306,4 +322,24 @@ test('console', async (h) => {
     `after deleting run ${second.id}: ${JSON.stringify(after)}`);
     ok(`delete: dismissed kept run ${second.id}; confirmed removed it (GET /api/v1/runs: ` +
         `total ${after.total})`);
+
+    // Signed in to a serve with --http-tokens: Sign out ends the session, back to the sign-in.
+    const tokens = join(h.dir, 'tokens');
+    const made = spawnSync(join(BIN, 'iofleet'), ['serve', 'token', 'new', '--http-tokens', tokens,
+        '--scope', 'viewer', '--name', 'eve'], { encoding: 'utf8' });
+    check(made.status === 0, `iofleet serve token new: ${made.status} ${made.stderr}`);
+    const serve2 = h.start(join(BIN, 'iofleet'), ['serve', '--http', '127.0.0.1:0', '--listen',
+        '127.0.0.1:0', '--insecure', '--db', join(h.dir, 'runs2.db'), '--http-tokens', tokens],
+    'iofleet serve --http-tokens');
+    const m2 = await h.waitFor(serve2, /API on (http:\/\/127\.0\.0\.1:\d+)\/api\/v1\//);
+    const signed = await browser.newPage();
+    await signed.goto(`${m2[1]}/`);
+    await signed.type('#token', made.stdout.trim());
+    await Promise.all([signed.waitForNavigation(), signed.click('#signin button[type="submit"]')]);
+    await signed.waitForSelector('#signout-button', { timeout: 10000 });
+    await Promise.all([signed.waitForNavigation(), signed.click('#signout-button')]);
+    await signed.waitForSelector('#signin', { timeout: 10000 });
+    const version = await signed.evaluate(() => fetch('/api/v1/version').then((r) => r.status));
+    check(version === 401, `GET /api/v1/version after the sign-out: ${version}`);
+    ok('sign-out: signed in with a token, Sign out shows the sign-in page again, the API answers 401');
 });
