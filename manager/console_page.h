@@ -30,7 +30,7 @@ unsigned mgr_console_get(struct mgr_serve_live *l, const char *url, struct iof_b
 /* The runs the page's history lists at a time (GET /api/v1/runs?limit=). */
 #define MGR_CONSOLE_HISTORY_PAGE 20
 
-/* GET / (or /index.html): the page, with the first MGR_CONSOLE_HISTORY_PAGE
+/* GET / (or /index.html): the page, with the newest MGR_CONSOLE_HISTORY_PAGE
  * runs of the history at db (NULL: the page says there is none) and, when
  * signed_in (the request came with a session cookie), a Sign out button.
  * 200 with the body appended to b and its Content-Type in *type. Any
