@@ -28,16 +28,38 @@
 
 #include "common/log.h"
 
+/* The whole of the checked regular file fd (st its size) into *text (new,
+ * NUL-terminated); opt and path name it in an error. */
+static int auth_read_fd(const char *opt, const char *path, int fd, const struct stat *st,
+                        char **text, size_t *len, struct iof_diag *diag)
+{
+    ssize_t n = 0;
+
+    *len = 0;
+    if (!(*text = malloc((size_t)st->st_size + 1)))
+        return iof_diag_set(diag, -ENOMEM, "%s %s: out of memory", opt, path);
+    while (*len < (size_t)st->st_size &&
+           (n = pread(fd, *text + *len, (size_t)st->st_size - *len, (off_t)*len)) > 0)
+        *len += (size_t)n;
+    (*text)[*len] = '\0';
+    if (n < 0) {
+        int e = errno;
+        OPENSSL_cleanse(*text, *len);
+        free(*text);
+        *text = NULL;
+        return iof_diag_set(diag, -e, "%s %s: %s", opt, path, strerror(e));
+    }
+    return 0;
+}
+
 /* The whole of path (at most MGR_API_TLS_FILE_MAX bytes), NUL-terminated,
  * into *out (new); *mode its permission bits. */
 static int auth_read(const char *opt, const char *path, char **out, mode_t *mode,
                      struct iof_diag *diag)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
     struct stat st;
-    size_t len = 0;
-    char *p;
-    ssize_t n;
+    size_t len;
 
     *out = NULL;
     if (fd < 0)
@@ -54,20 +76,16 @@ static int auth_read(const char *opt, const char *path, char **out, mode_t *mode
                                                 : "not a regular file");
     }
     *mode = st.st_mode & 07777;
-    if (!(p = malloc((size_t)st.st_size + 1))) {
-        close(fd);
-        return iof_diag_set(diag, -ENOMEM, "%s %s: out of memory", opt, path);
-    }
-    while (len < (size_t)st.st_size && (n = read(fd, p + len, (size_t)st.st_size - len)) > 0)
-        len += (size_t)n;
+    rc = auth_read_fd(opt, path, fd, &st, out, &len, diag);
     close(fd);
-    p[len] = '\0';
-    if (strlen(p) != len) {
-        OPENSSL_cleanse(p, len);
-        free(p);
+    if (rc)
+        return rc;
+    if (strlen(*out) != len) {
+        OPENSSL_cleanse(*out, len);
+        free(*out);
+        *out = NULL;
         return iof_diag_set(diag, -EINVAL, "%s %s: not a PEM file (a NUL byte)", opt, path);
     }
-    *out = p;
     return 0;
 }
 
@@ -381,28 +399,6 @@ static int auth_open_tokens(const char *path, bool append, bool *created, struct
     return fd;
 }
 
-/* The whole of the checked file fd (st its size) into *text (new). */
-static int auth_read_fd(const char *path, int fd, const struct stat *st, char **text, size_t *len,
-                        struct iof_diag *diag)
-{
-    ssize_t n = 0;
-
-    *len = 0;
-    if (!(*text = malloc((size_t)st->st_size + 1)))
-        return iof_diag_set(diag, -ENOMEM, "--http-tokens %s: out of memory", path);
-    while (*len < (size_t)st->st_size &&
-           (n = pread(fd, *text + *len, (size_t)st->st_size - *len, (off_t)*len)) > 0)
-        *len += (size_t)n;
-    (*text)[*len] = '\0';
-    if (n < 0) {
-        int e = errno;
-        free(*text);
-        *text = NULL;
-        return iof_diag_set(diag, -e, "--http-tokens %s: %s", path, strerror(e));
-    }
-    return 0;
-}
-
 int mgr_api_tokens_load(const char *path, struct mgr_api_tokens *out, struct iof_diag *diag)
 {
     struct stat st;
@@ -413,7 +409,7 @@ int mgr_api_tokens_load(const char *path, struct mgr_api_tokens *out, struct iof
     memset(out, 0, sizeof(*out));
     if (fd < 0)
         return fd;
-    rc = auth_read_fd(path, fd, &st, &text, &len, diag);
+    rc = auth_read_fd("--http-tokens", path, fd, &st, &text, &len, diag);
     close(fd);
     if (rc)
         return rc;
@@ -492,7 +488,7 @@ int mgr_api_token_new(const char *path, enum mgr_api_scope scope, const char *na
         return iof_diag_set(diag, -EINVAL, "--name '%.70s' %s", name, bad);
     if ((fd = auth_open_tokens(path, true, &created, &st, diag)) < 0)
         return fd;
-    if (!created && (rc = auth_read_fd(path, fd, &st, &text, &len, diag)))
+    if (!created && (rc = auth_read_fd("--http-tokens", path, fd, &st, &text, &len, diag)))
         goto out;
     if (len && (rc = mgr_api_tokens_parse(path, text, len, &t, diag)) && t.n == 0 &&
         strstr(diag->msg, ": no token in it"))
