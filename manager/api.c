@@ -437,23 +437,32 @@ static enum MHD_Result api_run_stop(struct MHD_Connection *conn, struct mgr_api 
     return api_error(conn, status, NULL, "%s", msg);
 }
 
-/* GET /api/v1/runs/current. */
-static enum MHD_Result api_run_current(struct MHD_Connection *conn, struct mgr_api *api)
+/* The answer fn(arg) writes: its body with 200, else its status and message. */
+static enum MHD_Result
+api_op_answer(struct MHD_Connection *conn,
+              unsigned (*fn)(void *arg, struct iof_buf *b, char *msg, size_t cap), void *arg)
 {
-    const struct mgr_api_run_ops *ops = api_runs_ops(api);
     char msg[512] = "";
     struct iof_buf b;
     unsigned status;
 
-    if (!ops)
-        return api_error(conn, 404, NULL, "no run is under way");
     iof_buf_init(&b, API_MAX_BODY);
-    status = ops->current(ops->arg, &b, msg, sizeof(msg));
+    status = fn(arg, &b, msg, sizeof(msg));
     if (status != 200) {
         iof_buf_free(&b);
         return api_error(conn, status, NULL, "%s", msg);
     }
     return api_send_buf(conn, 200, &b);
+}
+
+/* GET /api/v1/runs/current. */
+static enum MHD_Result api_run_current(struct MHD_Connection *conn, struct mgr_api *api)
+{
+    const struct mgr_api_run_ops *ops = api_runs_ops(api);
+
+    if (!ops)
+        return api_error(conn, 404, NULL, "no run is under way");
+    return api_op_answer(conn, ops->current, ops->arg);
 }
 
 /* The id of the run serve has under way (GET /api/v1/runs/current's
@@ -521,19 +530,10 @@ static const struct mgr_api_console_ops *api_console_ops(struct mgr_api *api)
 static enum MHD_Result api_run_last(struct MHD_Connection *conn, struct mgr_api *api)
 {
     const struct mgr_api_console_ops *ops = api_console_ops(api);
-    char msg[512] = "";
-    struct iof_buf b;
-    unsigned status;
 
     if (!ops)
         return api_error(conn, 503, NULL, "this server keeps no run state");
-    iof_buf_init(&b, API_MAX_BODY);
-    status = ops->last(ops->arg, &b, msg, sizeof(msg));
-    if (status != 200) {
-        iof_buf_free(&b);
-        return api_error(conn, status, NULL, "%s", msg);
-    }
-    return api_send_buf(conn, 200, &b);
+    return api_op_answer(conn, ops->last, ops->arg);
 }
 
 /* POST /api/v1/runs/ID/tag, POST /api/v1/runs/prune with their body. */
