@@ -243,6 +243,7 @@ static void serve_connected(struct serve_seen *s, struct mgr_agent *a)
  * and that is not listed has come (a rejoin). */
 static void serve_sync(struct serve *sv)
 {
+    unsigned char *listed;
     bool changed = false;
 
     for (size_t i = 0; i < sv->nseen; i++) {
@@ -257,10 +258,17 @@ static void serve_sync(struct serve *sv)
         s->a = NULL;
         changed = true;
     }
+    /* The agents already listed as connected, by slot: only the others are
+     * looked up by name (a linear search: once per agent, not per tick). */
+    listed = sv->f.nagents ? calloc(sv->f.nagents, 1) : NULL;
+    for (size_t i = 0; listed && i < sv->nseen; i++)
+        if (sv->seen[i].status == SERVE_CONNECTED && sv->seen[i].a &&
+            (size_t)(sv->seen[i].a - sv->f.agents) < sv->f.nagents)
+            listed[sv->seen[i].a - sv->f.agents] = 1;
     for (size_t i = 0; i < sv->f.nagents; i++) {
         struct mgr_agent *a = &sv->f.agents[i];
         struct serve_seen *s;
-        if (!a->name[0] || !mgr_session_is_up(mgr_agent_state(a)))
+        if (!a->name[0] || !mgr_session_is_up(mgr_agent_state(a)) || (listed && listed[i]))
             continue;
         s = serve_find(sv, a->name);
         if (s && s->status == SERVE_CONNECTED)
@@ -270,6 +278,7 @@ static void serve_sync(struct serve *sv)
         serve_connected(s, a);
         changed = true;
     }
+    free(listed);
     if (changed)
         serve_publish(sv);
 }
