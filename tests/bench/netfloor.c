@@ -28,7 +28,10 @@
  *     message, what a manager that left libuv's reading could do.
  * The measured window is [W, W + D) s: it holds D sends of every connection
  * and D / P * 32 heartbeat slots exactly (W and D are multiples of P). Each side samples its own
- * getrusage(RUSAGE_SELF) at both ends. After the window both sides read on
+ * getrusage(RUSAGE_SELF) at both ends. The messages of the window are counted by what they are,
+ * not by when they were read: every message on a connection has the same size, so the bytes
+ * read so far tell which send a message came from, and a reader that wakes late on a loaded
+ * host neither gains nor loses a message at the window's edges. After the window both sides read on
  * until every connection got all it was sent (at most 2 s more); the client
  * closes its end only once the server is done.
  *
@@ -36,10 +39,11 @@
  *   netfloor n=N b=B h=H send=MODE seconds=D server_cpu_pct=X client_cpu_pct=Y
  *     server_us_per_agent_s=Z msgs=M msgs_expected=M hb=K hb_expected=K ...
  *     complete=0|1 ok=0|1
- * msgs is the server's bytes read in the window / B, hb the client's / H
- * (heartbeats); ok=1 when both are exactly as expected, every connection got
- * all its bytes over the whole run and no write failed.
- * Exit status: 0 when ok, 1 otherwise, 2 on usage or setup errors. */
+ * msgs is how many of the messages sent in the window the server read (whenever
+ * it read them), hb the same of the client's heartbeats, server_reads and
+ * client_reads the reads that ended one of them; ok=1 when msgs and hb are exactly as expected,
+ * every connection got all its bytes over the whole run and no write failed. Exit status: 0 when
+ * ok, 1 otherwise, 2 on usage or setup errors. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -89,8 +93,8 @@ struct nf_opts {
 /* What one side measured; the client sends its own to the server whole. */
 struct nf_result {
     double cpu_s, wall_s;  /* utime + stime and monotonic time over the window */
-    uint64_t win_bytes;    /* bytes read in the window */
-    uint64_t win_reads;    /* read() calls in the window */
+    uint64_t win_bytes;    /* bytes of the messages sent in the window */
+    uint64_t win_reads;    /* reads that ended one of those messages */
     uint64_t win_wakeups;  /* epoll_wait returns with events, in the window */
     uint64_t total_bytes;  /* bytes read over the whole run */
     uint64_t complete;     /* connections that got every byte sent to them */
@@ -108,6 +112,10 @@ struct nf_side {
     uint64_t *got; /* bytes read per connection */
     uint64_t t0;   /* t = 0, CLOCK_MONOTONIC ns */
     uint64_t bytes, reads, wakeups, write_errors, eof;
+    /* What this side reads: messages of msg_size bytes; those with index
+     * [win_lo, win_hi) on a connection were sent in the window. */
+    uint64_t msg_size, win_lo, win_hi;
+    uint64_t win_msgs, win_msg_reads; /* the window's messages, and the reads ending them */
     struct io_uring ring;
     bool ring_up;
     unsigned ring_entries;
@@ -304,13 +312,29 @@ static void nf_send_range(struct nf_side *s, unsigned lo, unsigned hi)
 
 /* One read() on connection i, as libuv reads a readable stream once per
  * event. */
+/* r more bytes read on connection i: counts the messages they complete that
+ * were sent in the window. */
+static void nf_got(struct nf_side *s, unsigned i, uint64_t r)
+{
+    uint64_t done0 = s->msg_size ? s->got[i] / s->msg_size : 0;
+    s->got[i] += r;
+    s->bytes += r;
+    if (!s->msg_size)
+        return;
+    uint64_t done1 = s->got[i] / s->msg_size;
+    uint64_t a = done0 > s->win_lo ? done0 : s->win_lo, z = done1 < s->win_hi ? done1 : s->win_hi;
+    if (z > a) {
+        s->win_msgs += z - a;
+        s->win_msg_reads++;
+    }
+}
+
 static void nf_read_one(struct nf_side *s, unsigned i, char *buf, uint64_t expect)
 {
     ssize_t r = read(s->fd[i], buf, NF_RBUF);
     s->reads++;
     if (r > 0) {
-        s->got[i] += (uint64_t)r;
-        s->bytes += (uint64_t)r;
+        nf_got(s, i, (uint64_t)r);
     } else if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
         /* The peer is gone (it stops once it has all it was sent). */
         if (s->got[i] != expect)
@@ -386,10 +410,8 @@ static int nf_uring_wait(struct nf_side *s, int timeout_ms, uint64_t expect)
         unsigned i = (unsigned)cqe->user_data;
         seen++;
         s->reads++;
-        if (cqe->res > 0) {
-            s->got[i] += (uint64_t)cqe->res;
-            s->bytes += (uint64_t)cqe->res;
-        }
+        if (cqe->res > 0)
+            nf_got(s, i, (uint64_t)cqe->res);
         if (cqe->flags & IORING_CQE_F_BUFFER) {
             unsigned short bid = (unsigned short)(cqe->flags >> IORING_CQE_BUFFER_SHIFT);
             io_uring_buf_ring_add(s->br, s->rbufs + (size_t)bid * NF_RBUF_LEN, NF_RBUF_LEN, bid,
@@ -416,11 +438,16 @@ static void nf_run(struct nf_side *s, struct nf_result *res)
     /* What this side reads per connection over the run. */
     uint64_t expect = s->server ? secs * o->b : secs / o->every * o->h;
     uint64_t expect_all = expect * o->n;
+    /* The server reads one message a second per connection, the client one
+     * heartbeat every P s. */
+    s->msg_size = s->server ? o->b : o->h;
+    s->win_lo = s->server ? o->warmup : o->warmup / o->every;
+    s->win_hi = s->server ? secs : secs / o->every;
     /* What it sends: the client at k + 0.5 s, the server in 32 slots per
      * heartbeat period. */
     uint64_t nsend = s->out_len ? (s->server ? secs / o->every * NF_SLOTS : secs) : 0, k = 0;
     uint64_t period = s->server ? o->every * NF_SEC / NF_SLOTS : NF_SEC;
-    uint64_t win_bytes0 = 0, win_reads0 = 0, win_wake0 = 0, cpu_t0 = 0;
+    uint64_t win_wake0 = 0, cpu_t0 = 0;
     double cpu0 = 0;
     bool in_window = false, window_done = false;
     static char buf[NF_RBUF];
@@ -432,8 +459,6 @@ static void nf_run(struct nf_side *s, struct nf_result *res)
             in_window = true;
             cpu0 = nf_cpu_s();
             cpu_t0 = nf_now();
-            win_bytes0 = s->bytes;
-            win_reads0 = s->reads;
             win_wake0 = s->wakeups;
         }
         while (k < nsend && now >= s->t0 + k * period + period / 2) {
@@ -452,8 +477,6 @@ static void nf_run(struct nf_side *s, struct nf_result *res)
             window_done = true;
             res->cpu_s = nf_cpu_s() - cpu0;
             res->wall_s = (double)(nf_now() - cpu_t0) / 1e9;
-            res->win_bytes = s->bytes - win_bytes0;
-            res->win_reads = s->reads - win_reads0;
             res->win_wakeups = s->wakeups - win_wake0;
         }
         if (window_done && (s->bytes >= expect_all || now >= w1 + NF_DRAIN_NS))
@@ -493,6 +516,8 @@ static void nf_run(struct nf_side *s, struct nf_result *res)
         for (int i = 0; i < n; i++)
             nf_read_one(s, ev[i].data.u32, buf, expect);
     }
+    res->win_bytes = s->win_msgs * s->msg_size;
+    res->win_reads = s->win_msg_reads;
     res->total_bytes = s->bytes;
     for (unsigned i = 0; i < o->n; i++)
         res->complete += s->got[i] == expect;
