@@ -138,9 +138,11 @@ plan three.json <<'P'
 {"name": "killed", "run": {"ramp": "100ms", "duration": "1s", "interval": "250ms"},
  "specs": [{"name": "t1", "lines": [{"size": "4k", "burst": 16, "delay": "1ms"}]},
            {"name": "t2", "lines": [{"size": "8k", "burst": 16, "delay": "1ms"}]},
-           {"name": "t3", "lines": [{"size": "16k", "burst": 16, "delay": "1ms"}]}],
+           {"name": "t3", "duration": "120s", "lines": [{"size": "16k", "burst": 16, "delay": "1ms"}]}],
  "workers": [{"engine": "null", "queue_depth": 2, "targets": [{"path": "n", "size": "16m"}]}]}
 P
+# t3 runs for 2 minutes: however late this shell sees its first interval on a
+# loaded machine, the manager is still running when it is killed.
 kdb=$T/killed.db
 cl_spawn mgr "$T/k.out" "$T/k.err" "$IOFLEET" run "$T/three.json" --workdir "$T/work" \
     --db "$kdb" --tag doomed --verbose
