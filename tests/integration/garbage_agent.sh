@@ -276,8 +276,12 @@ cl_wait_cmd 20 "one log line per bad connection ($nbad)" drops_at_least "$nbad"
 sleep 0.5
 n=$(drops)
 [ "$n" = "$nbad" ] || gfail "$n drop lines for $nbad bad connections (expected one each)"
+# At the hello deadline: the 3 slow senders (unless a flood evicted them
+# first) and, when the run beside the held flood took over 10 s (a loaded
+# machine), the up to 64 of its connections still waiting; never the bursts,
+# which close at once.
 c=$(grep -cF -- "${DROP}no hello from the manager within the deadline" "$alog" || true)
-[ "$c" -le 3 ] || gfail "$c connections dropped at the hello deadline, expected at most the 3 slow senders (a flood may evict them first)"
+[ "$c" -le $((3 + 64)) ] || gfail "$c connections dropped at the hello deadline, expected at most the 3 slow senders and the 64 flood connections left waiting"
 ok "$n bad connections, $n log lines"
 cl_expect_fixed "the agent's drop lines name the peer (e.g. '127.0.0.1:PORT'); got e.g.: $(grep -F -- "$DROP" "$alog" | head -n1)" \
     test "$(grep -E -- "$DROP|dropping the oldest, from" "$alog" | grep -cE '127\.0\.0\.1:[0-9]+')" = "$n"
