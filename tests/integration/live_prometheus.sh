@@ -15,7 +15,7 @@ command -v curl >/dev/null || skip "curl not installed"
 command -v jq >/dev/null || skip "jq not installed"
 
 plan p.json <<'P'
-{"name": "prom", "run": {"ramp": "1s", "duration": "2s", "interval": "500ms"},
+{"name": "prom", "run": {"ramp": "2s", "duration": "2s", "interval": "500ms"},
  "specs": [{"name": "a", "lines": [{"size": "4k", "read": 70, "random": 100, "burst": 8, "delay": "1ms"}]},
            {"name": "b", "lines": [{"size": "8k", "read": 100, "burst": 8, "delay": "1ms"}]},
            {"name": "c", "lines": [{"size": "4k", "read": 0, "burst": 8, "delay": "1ms"}]}],
@@ -27,12 +27,16 @@ mkdir "$T/s"
 n=0
 while kill -0 "$RUN" 2>/dev/null; do
     curl -sf --max-time 2 -o "$T/s/$(printf %04d $n).txt" "${url}metrics" 2>/dev/null && n=$((n + 1))
-    sleep 0.2
+    sleep 0.1
 done
 rc=0
 wait "$RUN" || rc=$?
 [ "$rc" = 0 ] || fail "iofleet run exited $rc: $(cat "$T/run.err")"
-[ "$n" -ge 20 ] || fail "only $n scrapes during the run"
+# What the checks below need, whatever the machine's load: scrapes in each of
+# the three tests (each 4 s long, its first 2 s a ramp).
+for i in 1 2 3; do
+    grep -lq "^iofleet_test_index $i\$" "$T"/s/*.txt || fail "no scrape during test $i (of $n scrapes)"
+done
 
 for f in "$T"/s/*.txt; do
     promtool check metrics <"$f" >"$T/pt" 2>&1 || fail "promtool check metrics: $f: $(head -c 600 "$T/pt")"
@@ -51,7 +55,7 @@ for f in "$T"/s/*.txt; do
     grep -q '^iofleet_iops{node="ALL"}' "$f.keys" && gauges_seen=$((gauges_seen + 1))
     prev=$f.keys
 done
-[ "$gauges_seen" -ge 10 ] || fail "interval gauges in only $gauges_seen scrapes"
+[ "$gauges_seen" -ge 2 ] || fail "interval gauges in only $gauges_seen scrapes"
 ramps=0
 for f in "$T"/s/*.txt; do
     if ! grep -q '^iofleet_test_ramp 1$' "$f" || ! grep -q '^iofleet_test_index [23]$' "$f"; then
