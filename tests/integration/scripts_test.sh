@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # scripts/test: the default run is the default build's unit and integration tests
 # without the `long`, `package`, `browser` and `slow` ones; --full (what .ci/run runs) has
-# every stage but `hog`, its `default` stage the `long` tests too, its `browser` stage the
-# browser tests alone; the `hog` stage, run when named, has the default run's tests. Checked with --list (the stages and their tests,
-# from build/).
+# the stages lint, hog, asan, tsan, fuzz, builds, browser, package and windows: its `hog`
+# stage the default run's tests and the `long` ones (beside busy loops), its `asan` stage
+# the same less the `static` checks, its `browser` stage the browser tests alone. Checked
+# with --list (the stages and their tests, from build/).
 source "$(dirname "$0")/lib/common.bash"
 
 [ -f "$IOF_SRC/build/CTestTestfile.cmake" ] || skip "build/ is not configured (cmake --preset default)"
@@ -23,28 +24,29 @@ ok "default run: $(grep -c '^    ' "$T/out") tests, none labelled long, package,
 
 expect_rc 0 "$IOF_SRC/scripts/test" --full --list
 stages=$(grep -o '^[a-z]*' "$T/out" | tr '\n' ' ')
-[ "$stages" = "lint default asan tsan fuzz builds browser package windows " ] || fail "--full stages: $stages"
+[ "$stages" = "lint hog asan tsan fuzz builds browser package windows " ] || fail "--full stages: $stages"
 # The tests under each stage heading.
 under() { awk -v s="$1:" '/^[a-z]/ { on = ($1 == s) } on && /^    / { print $1 }' "$T/out"; }
-under default >"$T/full-default"
+under hog >"$T/hog"
 under package >"$T/package"
 under browser >"$T/browser"
-cp "$T/out" "$T/full"
-IOF_STAGES=hog expect_rc 0 "$IOF_SRC/scripts/test" --full --list
-under hog >"$T/hog"
-[ -s "$T/hog" ] || fail "IOF_STAGES=hog lists no test under hog"
-cp "$T/full" "$T/out"
-for t in history report_html results_stream; do
-    grep -qx "integration.$t" "$T/full-default" || fail "--full's default stage lacks the long test $t"
-    if grep -qx "integration.$t" "$T/hog"; then fail "the hog stage runs the long test $t"; fi
+[ -s "$T/hog" ] || fail "--full's hog stage lists no test"
+for t in history report_html results_stream clang_tidy; do
+    grep -qx "integration.$t" "$T/hog" || fail "--full's hog stage lacks the long test $t"
 done
+# The asan stage (build-asan/ may not be configured yet): the hog stage's filter and `static`.
+expect_in "$T/out" "hog: ctest -LE ^(package|browser|slow)\$"
+expect_in "$T/out" "asan: ctest -LE ^(package|browser|static|slow)\$"
+ctest --test-dir "$IOF_SRC/build" -N -L '^static$' | sed -n 's/^ *Test *#[0-9]*: //p' | sort >"$T/static"
+printf 'integration.%s\n' clang_tidy cppcheck doc_audience doc_paths layering shellcheck source_style |
+    cmp -s - "$T/static" || fail "the static checks are: $(tr '\n' ' ' <"$T/static")"
 grep -qx integration.package_deb "$T/package" || fail "the package stage lacks package_deb"
 if grep -qx integration.package_systemd "$T/package"; then fail "package_systemd (slow) runs without --slow"; fi
-if grep -q integration.package_ "$T/full-default"; then fail "--full's default stage runs package tests"; fi
+if grep -q integration.package_ "$T/hog"; then fail "--full's hog stage runs package tests"; fi
 grep -qx browser.live_page "$T/browser" || fail "the browser stage lacks browser.live_page"
 if grep -v '^browser\.' "$T/browser"; then fail "the browser stage runs other tests"; fi
-if grep -q '^browser\.' "$T/full-default" "$T/package"; then fail "browser tests outside the browser stage"; fi
-ok "--full: $stages; long tests in default only, package tests in package only, browser tests in browser only"
+if grep -q '^browser\.' "$T/hog" "$T/package"; then fail "browser tests outside the browser stage"; fi
+ok "--full: $stages; long tests in hog, static checks not under asan, package tests in package only, browser tests in browser only"
 
 grep -q 'exec scripts/test --full "\$@"' "$IOF_SRC/.ci/run" || fail ".ci/run does not run scripts/test --full"
 ok ".ci/run runs scripts/test --full"
