@@ -791,6 +791,16 @@ static void api_cookie(char *out, size_t cap, bool https, const char *id, int ma
              MGR_API_SESSION_COOKIE, id, https ? " Secure;" : "", max_age);
 }
 
+/* 503 while the tokens file is unusable (manager/api_auth.h): the reason
+ * is in serve's log only. */
+static enum MHD_Result api_closed(struct MHD_Connection *conn)
+{
+    return api_error_hdr(conn, 503, MHD_HTTP_HEADER_RETRY_AFTER, "5",
+                         "this server's tokens file is unusable: every token and session is "
+                         "refused until it is fixed (the server's log says why; docs/api.md, "
+                         "Security)");
+}
+
 /* POST /api/v1/session: {"token": "..."} checked as a Bearer token is
  * (failures throttled and counted the same), then a session cookie. */
 static enum MHD_Result api_signin(struct MHD_Connection *conn, struct mgr_api *api,
@@ -800,7 +810,7 @@ static enum MHD_Result api_signin(struct MHD_Connection *conn, struct mgr_api *a
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     cJSON *j = cJSON_ParseWithLength(body, len), *t = cJSON_GetObjectItemCaseSensitive(j, "token");
     char id[MGR_API_SESSION_ID_LEN + 1], cookie[256], *out;
-    const struct mgr_api_token *tok = NULL;
+    struct mgr_api_token tok;
     enum mgr_api_auth_result r;
     struct iof_buf b;
     size_t olen;
@@ -826,6 +836,8 @@ static enum MHD_Result api_signin(struct MHD_Connection *conn, struct mgr_api *a
                              MGR_API_FAIL_WINDOW_S);
     case MGR_API_AUTH_ERROR:
         return api_error(conn, 500, NULL, "no random session id (RAND_bytes failed)");
+    case MGR_API_AUTH_CLOSED:
+        return api_closed(conn);
     default:
         return api_error(conn, 401, NULL,
                          "the token is not one this server knows (docs/api.md, Security)");
@@ -835,9 +847,9 @@ static enum MHD_Result api_signin(struct MHD_Connection *conn, struct mgr_api *a
     iof_buf_init(&b, 4096);
     iof_json_open(&b, '{');
     iof_json_key(&b, "name");
-    iof_json_str(&b, tok->name);
+    iof_json_str(&b, tok.name);
     iof_json_key(&b, "scope");
-    iof_json_str(&b, mgr_api_scope_name(tok->scope));
+    iof_json_str(&b, mgr_api_scope_name(tok.scope));
     iof_json_key(&b, "expires_in_s");
     iof_json_u64(&b, MGR_API_SESSION_S);
     iof_json_close(&b, '}');
@@ -879,7 +891,7 @@ static enum MHD_Result api_authorize(struct mgr_api *api, struct MHD_Connection 
     const char *authz =
         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
     const char *sid = MHD_lookup_connection_value(conn, MHD_COOKIE_KIND, MGR_API_SESSION_COOKIE);
-    const struct mgr_api_token *tok;
+    struct mgr_api_token tok;
 
     *refused = true;
     switch (mgr_api_auth_check(api->auth, authz, sid, write, ci ? ci->client_addr : NULL, api_now(),
@@ -904,7 +916,9 @@ static enum MHD_Result api_authorize(struct mgr_api *api, struct MHD_Connection 
         return api_error(conn, 403, NULL,
                          "token '%s' is a viewer's: %.16s %.200s needs an operator's "
                          "(docs/api.md, Security)",
-                         tok ? tok->name : "?", method, url);
+                         tok.name[0] ? tok.name : "?", method, url);
+    case MGR_API_AUTH_CLOSED:
+        return api_closed(conn);
     default:
         return api_error_hdr(conn, 429, MHD_HTTP_HEADER_RETRY_AFTER, "60",
                              "too many failed authentications from this address: try again "
@@ -1116,6 +1130,12 @@ void mgr_api_set_agents(struct mgr_api *api, char *json, size_t len)
 const char *mgr_api_url(const struct mgr_api *api)
 {
     return api->url;
+}
+
+void mgr_api_reload_tokens(struct mgr_api *api)
+{
+    if (api && api->auth)
+        mgr_api_auth_refresh(api->auth, api_now(), true);
 }
 
 void mgr_api_close(struct mgr_api *api)

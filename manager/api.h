@@ -39,6 +39,10 @@ struct mgr_api;
 int mgr_api_open(const char *spec, const char *db, const struct mgr_api_auth_opts *auth,
                  struct mgr_api **out, struct iof_diag *diag);
 
+/* Reads the tokens file again now (SIGHUP; manager/api_auth.h), if there
+ * is one. Any thread. */
+void mgr_api_reload_tokens(struct mgr_api *api);
+
 /* "http://127.0.0.1:PORT/" ("https://" with TLS), the port bound. Borrowed. */
 const char *mgr_api_url(const struct mgr_api *api);
 

@@ -448,6 +448,19 @@ const struct mgr_api_token *mgr_api_tokens_find(const struct mgr_api_tokens *t, 
     return hit;
 }
 
+const struct mgr_api_token *mgr_api_tokens_find_hash(const struct mgr_api_tokens *t,
+                                                     const unsigned char hash[32])
+{
+    const struct mgr_api_token *hit = NULL;
+
+    for (size_t i = 0; i < t->n; i++) {
+        int same = !CRYPTO_memcmp(t->v[i].hash, hash, 32);
+        if (same && !hit)
+            hit = &t->v[i];
+    }
+    return hit;
+}
+
 bool mgr_api_bearer(const char *hdr, const char **tok, size_t *len)
 {
     const char *p, *end;
@@ -533,19 +546,44 @@ out:
 
 /* --- requests ----------------------------------------------------------------------------- */
 
+/* The signature of path as lstat sees it now. */
+static struct mgr_api_file_sig auth_sig(const char *path)
+{
+    struct mgr_api_file_sig g = {0};
+    struct stat st;
+
+    if (lstat(path, &st) < 0) {
+        g.err = errno ? errno : EIO;
+        return g;
+    }
+    g.dev = (uint64_t)st.st_dev;
+    g.ino = (uint64_t)st.st_ino;
+    g.size = (uint64_t)st.st_size;
+    g.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    return g;
+}
+
 int mgr_api_auth_new(const char *path, struct mgr_api_auth **out, struct iof_diag *diag)
 {
     struct mgr_api_auth *a = calloc(1, sizeof(*a));
     int rc;
 
     *out = NULL;
-    if (!a)
+    if (!a || !(a->path = strdup(path))) {
+        free(a);
         return iof_diag_set(diag, -ENOMEM, "--http-tokens %s: out of memory", path);
+    }
+    a->sig = auth_sig(path);
     if ((rc = mgr_api_tokens_load(path, &a->tokens, diag))) {
+        free(a->path);
         free(a);
         return rc == -ENOMEM ? rc : -EINVAL; /* a wrong option's value */
     }
+    pthread_rwlock_init(&a->table_mu, NULL);
+    pthread_mutex_init(&a->reload_mu, NULL);
     pthread_mutex_init(&a->mu, NULL);
+    atomic_init(&a->hup, false);
+    a->checked = INT64_MIN;
     *out = a;
     return 0;
 }
@@ -557,7 +595,95 @@ void mgr_api_auth_free(struct mgr_api_auth *a)
     mgr_api_tokens_free(&a->tokens);
     OPENSSL_cleanse(&a->sessions, sizeof(a->sessions));
     pthread_mutex_destroy(&a->mu);
+    pthread_mutex_destroy(&a->reload_mu);
+    pthread_rwlock_destroy(&a->table_mu);
+    free(a->path);
     free(a);
+}
+
+void mgr_api_auth_hup(struct mgr_api_auth *a)
+{
+    atomic_store(&a->hup, true);
+}
+
+bool mgr_api_auth_closed(struct mgr_api_auth *a, char *why, size_t cap)
+{
+    bool closed;
+
+    pthread_rwlock_rdlock(&a->table_mu);
+    closed = a->closed;
+    if (why && cap)
+        snprintf(why, cap, "%s", closed ? a->why : "");
+    pthread_rwlock_unlock(&a->table_mu);
+    return closed;
+}
+
+/* Reads the file again (reload_mu held): a good one replaces the table and
+ * ends the sessions of tokens gone; a bad one closes the API. */
+static void auth_reload(struct mgr_api_auth *a)
+{
+    struct iof_diag d = {{0}};
+    struct mgr_api_tokens t, old;
+    size_t gone = 0, added = 0, rescoped = 0, ended;
+    bool was_closed, same;
+    int rc = mgr_api_tokens_load(a->path, &t, &d);
+
+    if (rc) {
+        pthread_rwlock_wrlock(&a->table_mu);
+        was_closed = a->closed;
+        same = was_closed && !strcmp(a->why, d.msg);
+        a->closed = true;
+        snprintf(a->why, sizeof(a->why), "%s", d.msg);
+        pthread_rwlock_unlock(&a->table_mu);
+        if (!same)
+            IOF_ERROR("--http: %s: every token and session is refused until the file is "
+                      "fixed (docs/api.md, Security)",
+                      d.msg);
+        return;
+    }
+    /* only this thread writes the table: reading a->tokens needs no lock */
+    for (size_t i = 0; i < a->tokens.n; i++) {
+        const struct mgr_api_token *e = mgr_api_tokens_find_hash(&t, a->tokens.v[i].hash);
+        gone += !e;
+        rescoped += e && e->scope != a->tokens.v[i].scope;
+    }
+    for (size_t i = 0; i < t.n; i++)
+        added += !mgr_api_tokens_find_hash(&a->tokens, t.v[i].hash);
+    pthread_rwlock_wrlock(&a->table_mu);
+    was_closed = a->closed;
+    old = a->tokens;
+    a->tokens = t;
+    a->closed = false;
+    a->why[0] = '\0';
+    pthread_mutex_lock(&a->mu);
+    ended = mgr_api_session_keep(&a->sessions, &a->tokens);
+    pthread_mutex_unlock(&a->mu);
+    pthread_rwlock_unlock(&a->table_mu);
+    mgr_api_tokens_free(&old);
+    IOF_WARN("--http-tokens %s read again%s: %zu token%s (%zu gone, %zu new, %zu with another "
+             "scope); %zu session%s ended",
+             a->path, was_closed ? " and good: the API is open again" : "", t.n,
+             t.n == 1 ? "" : "s", gone, added, rescoped, ended, ended == 1 ? "" : "s");
+}
+
+void mgr_api_auth_refresh(struct mgr_api_auth *a, int64_t now, bool force)
+{
+    struct mgr_api_file_sig g;
+
+    force = atomic_exchange(&a->hup, false) || force;
+    pthread_mutex_lock(&a->reload_mu);
+    if (!force && now == a->checked) {
+        pthread_mutex_unlock(&a->reload_mu);
+        return;
+    }
+    a->checked = now;
+    g = auth_sig(a->path);
+    if (force || g.dev != a->sig.dev || g.ino != a->sig.ino || g.size != a->sig.size ||
+        g.mtime_ns != a->sig.mtime_ns || g.err != a->sig.err) {
+        a->sig = g;
+        auth_reload(a);
+    }
+    pthread_mutex_unlock(&a->reload_mu);
 }
 
 /* The peer's key (IPv4 as ::ffff:a.b.c.d, IPv6 its /64) and its text. */
@@ -636,12 +762,12 @@ static struct mgr_api_session *session_slot(struct mgr_api_sessions *s, const ch
     if (!session_hash(id, h))
         return NULL;
     for (size_t i = 0; i < MGR_API_SESSIONS_MAX; i++)
-        if (!CRYPTO_memcmp(s->v[i].hash, h, sizeof(h)) && s->v[i].tok)
+        if (!CRYPTO_memcmp(s->v[i].hash, h, sizeof(h)) && s->v[i].used)
             found = &s->v[i];
     return found;
 }
 
-int mgr_api_session_new(struct mgr_api_sessions *s, const struct mgr_api_token *tok, int64_t now,
+int mgr_api_session_new(struct mgr_api_sessions *s, const unsigned char tok[32], int64_t now,
                         char id[MGR_API_SESSION_ID_LEN + 1])
 {
     struct mgr_api_session *slot = NULL;
@@ -655,30 +781,44 @@ int mgr_api_session_new(struct mgr_api_sessions *s, const struct mgr_api_token *
     OPENSSL_cleanse(raw, sizeof(raw));
     for (size_t i = 0; i < MGR_API_SESSIONS_MAX; i++) {
         struct mgr_api_session *e = &s->v[i];
-        if (e->tok && e->expires <= now)
-            e->tok = NULL; /* expired: free again */
-        if (!slot || (slot->tok && (!e->tok || e->born < slot->born)))
+        if (e->used && e->expires <= now)
+            memset(e, 0, sizeof(*e)); /* expired: free again */
+        if (!slot || (slot->used && (!e->used || e->born < slot->born)))
             slot = e; /* the first free slot, else the oldest session */
     }
     mgr_api_token_hash(id, MGR_API_SESSION_ID_LEN, slot->hash);
-    slot->tok = tok;
+    memcpy(slot->tok, tok, sizeof(slot->tok));
+    slot->used = true;
     slot->born = now;
     slot->expires = now + MGR_API_SESSION_S;
     return 0;
 }
 
-const struct mgr_api_token *mgr_api_session_find(struct mgr_api_sessions *s, const char *id,
-                                                 int64_t now)
+bool mgr_api_session_find(struct mgr_api_sessions *s, const char *id, int64_t now,
+                          unsigned char tok[32])
 {
     struct mgr_api_session *e = session_slot(s, id);
 
     if (!e)
-        return NULL;
+        return false;
     if (e->expires <= now) {
         memset(e, 0, sizeof(*e));
-        return NULL;
+        return false;
     }
-    return e->tok;
+    memcpy(tok, e->tok, 32);
+    return true;
+}
+
+size_t mgr_api_session_keep(struct mgr_api_sessions *s, const struct mgr_api_tokens *t)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < MGR_API_SESSIONS_MAX; i++)
+        if (s->v[i].used && (!t || !mgr_api_tokens_find_hash(t, s->v[i].tok))) {
+            OPENSSL_cleanse(&s->v[i], sizeof(s->v[i]));
+            n++;
+        }
+    return n;
 }
 
 bool mgr_api_session_end(struct mgr_api_sessions *s, const char *id)
@@ -694,7 +834,7 @@ size_t mgr_api_session_count(const struct mgr_api_sessions *s, int64_t now)
 {
     size_t n = 0;
     for (size_t i = 0; i < MGR_API_SESSIONS_MAX; i++)
-        n += s->v[i].tok && s->v[i].expires > now;
+        n += s->v[i].used && s->v[i].expires > now;
     return n;
 }
 
@@ -702,40 +842,58 @@ size_t mgr_api_session_count(const struct mgr_api_sessions *s, int64_t now)
 enum auth_cred { AUTH_NONE, AUTH_BEARER, AUTH_SESSION };
 
 /* mgr_api_auth_check() and mgr_api_auth_signin(): the throttle, the lookup
- * of the token (t, len) or the session (t), the scope, the log line. */
+ * of the token (t, len) or the session (t) in the table as the file is
+ * now, the scope, the log line. */
 static enum mgr_api_auth_result auth_check(struct mgr_api_auth *a, enum auth_cred cred,
                                            const char *t, size_t len, bool other_scheme, bool write,
                                            const struct sockaddr *peer, int64_t now,
                                            const char *method, const char *url,
-                                           const struct mgr_api_token **tok)
+                                           struct mgr_api_token *tok)
 {
-    unsigned char key[16];
+    unsigned char key[16], th[32];
     char who[64], m[16], u[128];
     const struct mgr_api_token *e = NULL;
     enum mgr_api_auth_result r;
     struct mgr_api_fail *f;
+    bool has_session = false, closed;
 
-    *tok = NULL;
+    memset(tok, 0, sizeof(*tok));
+    mgr_api_auth_refresh(a, now, false);
     auth_peer(peer, key, who, sizeof(who));
     pthread_mutex_lock(&a->mu);
     f = auth_slot(a, key, now, false);
     r = f && f->count >= MGR_API_FAIL_MAX ? MGR_API_AUTH_THROTTLED : MGR_API_AUTH_OK;
     if (r == MGR_API_AUTH_OK && cred == AUTH_SESSION)
-        e = mgr_api_session_find(&a->sessions, t, now);
+        has_session = mgr_api_session_find(&a->sessions, t, now, th);
     pthread_mutex_unlock(&a->mu);
     if (r == MGR_API_AUTH_THROTTLED)
         return r;
-    if (cred == AUTH_NONE)
-        r = MGR_API_AUTH_MISSING;
-    else if (cred == AUTH_BEARER && !(e = len ? mgr_api_tokens_find(&a->tokens, t, len) : NULL))
-        r = MGR_API_AUTH_WRONG;
-    else if (cred == AUTH_SESSION && !e)
-        r = MGR_API_AUTH_WRONG;
-    else if (write && e->scope != MGR_API_SCOPE_OPERATOR)
-        r = MGR_API_AUTH_SCOPE;
-    *tok = e;
+    pthread_rwlock_rdlock(&a->table_mu);
+    closed = a->closed;
+    if (!closed && cred == AUTH_BEARER && len)
+        e = mgr_api_tokens_find(&a->tokens, t, len);
+    else if (!closed && has_session)
+        e = mgr_api_tokens_find_hash(&a->tokens, th);
+    if (e)
+        *tok = *e; /* a copy: a reload may free the table */
+    pthread_rwlock_unlock(&a->table_mu);
     auth_printable(method, m, sizeof(m));
     auth_printable(url, u, sizeof(u));
+    if (closed) {
+        IOF_WARN("--http: %s %s from %s refused: the tokens file is unusable", m, u, who);
+        return MGR_API_AUTH_CLOSED;
+    }
+    if (cred == AUTH_NONE)
+        r = MGR_API_AUTH_MISSING;
+    else if (!e)
+        r = MGR_API_AUTH_WRONG;
+    else if (write && tok->scope != MGR_API_SCOPE_OPERATOR)
+        r = MGR_API_AUTH_SCOPE;
+    if (has_session && !e) { /* its token's line is gone (a reload ends these too) */
+        pthread_mutex_lock(&a->mu);
+        mgr_api_session_end(&a->sessions, t);
+        pthread_mutex_unlock(&a->mu);
+    }
     if (r == MGR_API_AUTH_MISSING || r == MGR_API_AUTH_WRONG) {
         unsigned n;
         pthread_mutex_lock(&a->mu);
@@ -750,7 +908,7 @@ static enum mgr_api_auth_result auth_check(struct mgr_api_auth *a, enum auth_cre
                                        : "no token",
                  n, MGR_API_FAIL_MAX, MGR_API_FAIL_WINDOW_S);
     } else if (r == MGR_API_AUTH_SCOPE) {
-        IOF_WARN("--http: %s %s from %s refused: token '%s' is a viewer's", m, u, who, e->name);
+        IOF_WARN("--http: %s %s from %s refused: token '%s' is a viewer's", m, u, who, tok->name);
     }
     return r;
 }
@@ -759,7 +917,7 @@ enum mgr_api_auth_result mgr_api_auth_check(struct mgr_api_auth *a, const char *
                                             const char *session, bool write,
                                             const struct sockaddr *peer, int64_t now,
                                             const char *method, const char *url,
-                                            const struct mgr_api_token **tok)
+                                            struct mgr_api_token *tok)
 {
     const char *t = NULL;
     size_t len = 0;
@@ -773,7 +931,7 @@ enum mgr_api_auth_result mgr_api_auth_check(struct mgr_api_auth *a, const char *
 
 enum mgr_api_auth_result mgr_api_auth_signin(struct mgr_api_auth *a, const char *token, size_t len,
                                              const struct sockaddr *peer, int64_t now,
-                                             const char *url, const struct mgr_api_token **tok,
+                                             const char *url, struct mgr_api_token *tok,
                                              char id[MGR_API_SESSION_ID_LEN + 1])
 {
     enum mgr_api_auth_result r =
@@ -784,24 +942,31 @@ enum mgr_api_auth_result mgr_api_auth_signin(struct mgr_api_auth *a, const char 
     if (r != MGR_API_AUTH_OK)
         return r;
     pthread_mutex_lock(&a->mu);
-    rc = mgr_api_session_new(&a->sessions, *tok, now, id);
+    rc = mgr_api_session_new(&a->sessions, tok->hash, now, id);
     pthread_mutex_unlock(&a->mu);
     if (rc) {
-        IOF_ERROR("--http: sign-in of token '%s': RAND_bytes failed, no session id", (*tok)->name);
+        IOF_ERROR("--http: sign-in of token '%s': RAND_bytes failed, no session id", tok->name);
         return MGR_API_AUTH_ERROR;
     }
-    IOF_INFO("--http: token '%s' (%s) signed in a browser session", (*tok)->name,
-             mgr_api_scope_name((*tok)->scope));
+    IOF_INFO("--http: token '%s' (%s) signed in a browser session", tok->name,
+             mgr_api_scope_name(tok->scope));
     return r;
 }
 
 bool mgr_api_auth_session_live(struct mgr_api_auth *a, const char *session, int64_t now)
 {
+    unsigned char th[32];
     bool live;
 
+    mgr_api_auth_refresh(a, now, false);
     pthread_mutex_lock(&a->mu);
-    live = mgr_api_session_find(&a->sessions, session, now) != NULL;
+    live = mgr_api_session_find(&a->sessions, session, now, th);
     pthread_mutex_unlock(&a->mu);
+    if (!live)
+        return false;
+    pthread_rwlock_rdlock(&a->table_mu);
+    live = !a->closed && mgr_api_tokens_find_hash(&a->tokens, th);
+    pthread_rwlock_unlock(&a->table_mu);
     return live;
 }
 

@@ -11,11 +11,21 @@
  * the token as 64 hex digits; blank lines and lines starting with '#' are
  * skipped. The file must be a regular file of the effective user (or root)
  * that no one else may read or write (mode 0600 or stricter).
+ *
+ * Revocation without a restart: serve reads the file again when it changes
+ * (its device, inode, size or mtime, looked at before a request at most
+ * once a second: an editor that renames a new file into place changes the
+ * inode) and on SIGHUP. A token whose line is gone is refused at once and
+ * the sessions signed in with it end; a session follows its token's scope
+ * as the file now says. A file that becomes unreadable, insecure or
+ * malformed closes the API: every token and session is refused (503) until
+ * the file is good again, the reason logged once per change.
  */
 #ifndef IOF_MANAGER_API_AUTH_H
 #define IOF_MANAGER_API_AUTH_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -91,6 +101,9 @@ void mgr_api_tokens_free(struct mgr_api_tokens *t);
  * constant time (CRYPTO_memcmp, no early exit); NULL when none. */
 const struct mgr_api_token *mgr_api_tokens_find(const struct mgr_api_tokens *t, const char *token,
                                                 size_t len);
+/* The same by the token's SHA-256 (a session's). */
+const struct mgr_api_token *mgr_api_tokens_find_hash(const struct mgr_api_tokens *t,
+                                                     const unsigned char hash[32]);
 
 /* The token of an Authorization header value: "Bearer TOKEN" (the scheme in
  * any case, spaces around TOKEN skipped). true with *tok, *len; false when
@@ -106,11 +119,14 @@ int mgr_api_token_new(const char *path, enum mgr_api_scope scope, const char *na
                       struct iof_diag *diag);
 
 /* The sessions of signed-in browsers. Not locked: struct mgr_api_auth's
- * mutex guards its table. Only the SHA-256 of an id is kept. */
+ * mutex guards its table. Only the SHA-256 of an id is kept, and of the
+ * token signed in with (looked up in the tokens file as it is now at each
+ * request, so that a session ends with its token's line). */
 struct mgr_api_session {
-    unsigned char hash[32];          /* of the id */
-    const struct mgr_api_token *tok; /* the token signed in with; NULL: a free slot */
-    int64_t born, expires;           /* monotonic seconds */
+    unsigned char hash[32]; /* of the id */
+    unsigned char tok[32];  /* of the token signed in with */
+    bool used;              /* false: a free slot */
+    int64_t born, expires;  /* monotonic seconds */
 };
 
 struct mgr_api_sessions {
@@ -121,22 +137,41 @@ struct mgr_api_sessions {
  * (MGR_API_SESSION_ID_LEN hex digits from RAND_bytes) written to id; when
  * the table is full the oldest session is dropped. 0, or IOF_EINTERNAL when
  * RAND_bytes fails. */
-int mgr_api_session_new(struct mgr_api_sessions *s, const struct mgr_api_token *tok, int64_t now,
+int mgr_api_session_new(struct mgr_api_sessions *s, const unsigned char tok[32], int64_t now,
                         char id[MGR_API_SESSION_ID_LEN + 1]);
-/* The token of the live session whose id is id (NULL-safe), every slot
- * compared in constant time; an expired session found is removed. NULL when
- * none. */
-const struct mgr_api_token *mgr_api_session_find(struct mgr_api_sessions *s, const char *id,
-                                                 int64_t now);
+/* Whether id (NULL-safe) is a live session's, every slot compared in
+ * constant time, then its token's hash in tok; an expired session found is
+ * removed. */
+bool mgr_api_session_find(struct mgr_api_sessions *s, const char *id, int64_t now,
+                          unsigned char tok[32]);
+/* Ends every session whose token is not in t (t NULL: every session).
+ * Returns how many ended. */
+size_t mgr_api_session_keep(struct mgr_api_sessions *s, const struct mgr_api_tokens *t);
 /* Removes the session whose id is id: true when there was one. */
 bool mgr_api_session_end(struct mgr_api_sessions *s, const char *id);
 /* Live sessions at now. */
 size_t mgr_api_session_count(const struct mgr_api_sessions *s, int64_t now);
 
+/* The tokens file as last looked at: stat's fields, or the errno of a
+ * stat that failed. */
+struct mgr_api_file_sig {
+    uint64_t dev, ino, size;
+    int64_t mtime_ns;
+    int err;
+};
+
 /* A request's authentication against a tokens file, with failures counted
- * per peer address. */
+ * per peer address. Lock order: reload_mu, then table_mu, then mu. */
 struct mgr_api_auth {
+    char *path;                /* the tokens file */
+    pthread_rwlock_t table_mu; /* guards tokens, closed and why (written by a reload) */
     struct mgr_api_tokens tokens;
+    bool closed;               /* the file is unusable: every token and session refused */
+    char why[512];             /* then why, naming the file (and the line) */
+    pthread_mutex_t reload_mu; /* one reload at a time; guards sig and checked */
+    struct mgr_api_file_sig sig;
+    int64_t checked;    /* the monotonic second of the last look */
+    atomic_bool hup;    /* a reload asked for (SIGHUP) */
     pthread_mutex_t mu; /* guards fails and sessions */
     struct mgr_api_sessions sessions;
     struct mgr_api_fail {
@@ -153,33 +188,46 @@ enum mgr_api_auth_result {
     MGR_API_AUTH_SCOPE,     /* a viewer's token on a POST: 403 */
     MGR_API_AUTH_THROTTLED, /* too many failures from the peer: 429 */
     MGR_API_AUTH_ERROR,     /* sign-in: no random session id (RAND_bytes failed): 500 */
+    MGR_API_AUTH_CLOSED,    /* the tokens file is unusable: everyone refused, 503 */
 };
 
 /* Loads the tokens file into a (new; mgr_api_auth_free). 0, or -EINVAL
  * (-ENOMEM) with diag as mgr_api_tokens_load() sets it. */
 int mgr_api_auth_new(const char *path, struct mgr_api_auth **out, struct iof_diag *diag);
 void mgr_api_auth_free(struct mgr_api_auth *a);
+/* Reads the tokens file again if it changed since the last look (its
+ * mgr_api_file_sig), looking at most once a monotonic second (now) unless
+ * force or a SIGHUP was noted (mgr_api_auth_hup). A good file replaces the
+ * table (sessions of tokens no longer there end); a bad one closes the API
+ * until a good one. Logs what changed. Any thread; every check below calls
+ * it first. */
+void mgr_api_auth_refresh(struct mgr_api_auth *a, int64_t now, bool force);
+/* Notes a reload asked for: the next refresh reads the file. Async-signal-safe. */
+void mgr_api_auth_hup(struct mgr_api_auth *a);
+/* Whether the API is closed by a bad tokens file; why (cap bytes) then says why. */
+bool mgr_api_auth_closed(struct mgr_api_auth *a, char *why, size_t cap);
 /* Checks a request: authz its Authorization header (or NULL), session its
  * MGR_API_SESSION_COOKIE cookie (or NULL; used when authz is not Bearer: an
  * unknown or expired one is MGR_API_AUTH_WRONG), write true for a method
  * beyond GET and HEAD, peer its address (may be NULL), now monotonic
- * seconds. *tok the token's entry when one matched. A failure is logged
- * (the peer, the method, the URL, never the token) and counted. Any
- * thread. */
+ * seconds. *tok a copy of the token's entry when one matched (zeroed
+ * otherwise). A failure is logged (the peer, the method, the URL, never
+ * the token) and counted; MGR_API_AUTH_CLOSED is neither. Any thread. */
 enum mgr_api_auth_result mgr_api_auth_check(struct mgr_api_auth *a, const char *authz,
                                             const char *session, bool write,
                                             const struct sockaddr *peer, int64_t now,
                                             const char *method, const char *url,
-                                            const struct mgr_api_token **tok);
+                                            struct mgr_api_token *tok);
 /* Sign-in: token (len bytes, from the request's body) checked as a Bearer
  * token is, failures throttled and counted the same; when it is known, a
  * new session for it with its id in id. MGR_API_AUTH_OK (then *tok), _WRONG
- * (also for an empty token), _THROTTLED or _ERROR. Any thread. */
+ * (also for an empty token), _THROTTLED, _CLOSED or _ERROR. Any thread. */
 enum mgr_api_auth_result mgr_api_auth_signin(struct mgr_api_auth *a, const char *token, size_t len,
                                              const struct sockaddr *peer, int64_t now,
-                                             const char *url, const struct mgr_api_token **tok,
+                                             const char *url, struct mgr_api_token *tok,
                                              char id[MGR_API_SESSION_ID_LEN + 1]);
-/* Whether session (NULL-safe) is a live session's id; nothing counted. */
+/* Whether session (NULL-safe) is a live session's id whose token the file
+ * still has; nothing counted. */
 bool mgr_api_auth_session_live(struct mgr_api_auth *a, const char *session, int64_t now);
 /* Sign-out: removes the session whose id is session. true when there was one. */
 bool mgr_api_auth_signout(struct mgr_api_auth *a, const char *session);

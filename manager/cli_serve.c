@@ -104,7 +104,8 @@ static const struct iof_cmd serve_cmd = {
              "/api/v1/plans/check (a plan checked as iofleet validate does), POST "
              "/api/v1/runs (a plan run on the connected agents and recorded in --db), GET "
              "/api/v1/runs/current and POST /api/v1/runs/current/stop. SIGINT or SIGTERM "
-             "stops it: a run under way is interrupted and recorded, every agent is told bye.",
+             "stops it: a run under way is interrupted and recorded, every agent is told bye. "
+             "SIGHUP reads the --http-tokens file again.",
     .opts = serve_opts,
     .nopts = sizeof(serve_opts) / sizeof(serve_opts[0]),
     .epilog = "exit codes: 0 stopped by SIGINT or SIGTERM, 1 out of memory, 2 usage error\n"
@@ -136,7 +137,8 @@ static const struct iof_cmd token_cmd = {
     .about = "Makes a random token (256 bits from OpenSSL's RAND_bytes), prints it once on "
              "standard output and appends its SHA-256 with the scope and name to the tokens "
              "file: the token itself is stored nowhere. A client sends it as Authorization: "
-             "Bearer TOKEN. Revoke a token by deleting its line and restarting serve.",
+             "Bearer TOKEN. Revoke a token by deleting its line: a running serve refuses it "
+             "within a second, no restart.",
     .opts = token_opts,
     .nopts = sizeof(token_opts) / sizeof(token_opts[0]),
     .epilog = "exit codes: 0 written, 1 out of memory or an I/O error, 2 usage error (a\n"

@@ -69,7 +69,7 @@ struct serve {
     int rc;               /* raised by failing agents; not the exit code */
     struct iof_listener *listener;
     struct iof_tls_ctx *tls_server;
-    uv_signal_t sigint, sigterm;
+    uv_signal_t sigint, sigterm, sighup;
     uv_timer_t tick;
     struct mgr_api *api;
     struct serve_seen *seen;
@@ -488,6 +488,7 @@ static void sv_stop(struct serve *sv)
     sv_close_handle((uv_handle_t *)&sv->tick);
     sv_close_handle((uv_handle_t *)&sv->sigint);
     sv_close_handle((uv_handle_t *)&sv->sigterm);
+    sv_close_handle((uv_handle_t *)&sv->sighup);
 }
 
 /* After a run (manager/serve_run.h): its agents were told bye and dial
@@ -543,6 +544,16 @@ static void sv_on_signal(uv_signal_t *h, int sig)
     }
     IOF_USER("iofleet serve: %s: stopping", sig == SIGINT ? "interrupted" : "terminated");
     sv_stop(sv);
+}
+
+/* SIGHUP: the API's tokens file read again (manager/api_auth.h). */
+static void sv_on_hup(uv_signal_t *h, int sig)
+{
+    struct serve *sv = h->data;
+
+    (void)sig;
+    IOF_USER("iofleet serve: SIGHUP: reading the tokens file again");
+    mgr_api_reload_tokens(sv->api);
 }
 
 static unsigned sv_console_last(void *arg, struct iof_buf *b, char *msg, size_t cap)
@@ -680,6 +691,9 @@ int mgr_serve(const struct mgr_serve_opts *o)
         sv->sigterm.data = sv;
         uv_signal_start(&sv->sigint, sv_on_signal, SIGINT);
         uv_signal_start(&sv->sigterm, sv_on_signal, SIGTERM);
+        uv_signal_init(sv->loop, &sv->sighup);
+        sv->sighup.data = sv;
+        uv_signal_start(&sv->sighup, sv_on_hup, SIGHUP);
     } else {
         sv_stop(sv);
     }

@@ -16,7 +16,10 @@
 # token is still answered. The console's sign-in: the sign-in page without
 # credentials, a wrong token 401, a good one a session cookie with its
 # flags (no Secure over loopback HTTP) acting with the token's scope, CSRF
-# rules still on, sign-out, a forged cookie 401.
+# rules still on, sign-out, a forged cookie 401. The tokens file read again
+# without a restart: a line removed refuses its token and its sessions
+# within 2 s, a scope changed applies, a broken file refuses everyone (503)
+# until fixed, SIGHUP reads it at once.
 source "$(dirname "$0")/lib/cluster.bash"
 command -v curl >/dev/null || skip "curl not installed"
 command -v jq >/dev/null || skip "jq not installed"
@@ -316,6 +319,112 @@ grep -Eiq '^Set-Cookie: iofleet_session=[0-9a-f]{64}; HttpOnly; SameSite=Strict;
     fail "loopback HTTP sign-in cookie (no Secure): $(grep -i '^Set-Cookie' "$T/head2")"
 cl_stop "$srv2"
 ok "loopback HTTP with --http-tokens: 401 without, 200 with a token; sign-in's cookie without Secure"
+
+# Revocation without a restart (docs/api.md, Security): serve reads the
+# tokens file again when it changes (looked at before a request, at most
+# once a second) and on SIGHUP. alice's line removed by an editor's rename:
+# her token and her session cookie 401 within 2 s; bob's token still 200.
+cp "$T/tokens" "$T/tokens.live"
+chmod 600 "$T/tokens.live"
+# put TEXT: the tokens file rewritten as an editor does (a new file renamed into place).
+put() { printf '%s' "$1" >"$T/tokens.live.new" && chmod "${2:-600}" "$T/tokens.live.new" && mv -f "$T/tokens.live.new" "$T/tokens.live"; }
+cl_spawn srv4 "$T/serve4.out" "$T/serve4.err" "$IOFLEET" "${serve_args[@]}" --http 127.0.0.1:0 \
+    --http-tokens "$T/tokens.live"
+cl_wait_log "$T/serve4.err" "iofleet serve: API on http://127.0.0.1:" 20
+api4=$(sed -n 's|.*API on \(http://[^ ]*\) .*|\1|p' "$T/serve4.err" | head -n1)
+# st4 WANT ARGS...: the status of curl ARGS against serve 4 (body in $T/body4) is WANT.
+st4() {
+    local want=$1 got
+    shift
+    got=$(curl -s -o "$T/body4" -w '%{http_code}' "$@") || true
+    [ "$got" = "$want" ] || fail "$* answered $got, want $want: $(cat "$T/body4"); serve: $(tail -n4 "$T/serve4.err")"
+}
+# until4 WANT MS ARGS...: polls until curl ARGS answers WANT, at most MS ms; prints the ms taken.
+until4() {
+    local want=$1 ms=$2 t0 got
+    shift 2
+    t0=$(cl_now_ms)
+    while :; do
+        got=$(curl -s -o "$T/body4" -w '%{http_code}' "$@") || true
+        [ "$got" = "$want" ] && break
+        [ $(($(cl_now_ms) - t0)) -lt "$ms" ] || fail "$* still $got after $ms ms, want $want: $(cat "$T/body4")"
+        sleep 0.1
+    done
+    echo $(($(cl_now_ms) - t0))
+}
+st4 200 -c "$T/jar4" -H 'Content-Type: application/json' --data-binary "{\"token\": \"$OP\"}" "${api4}session"
+st4 200 -b "$T/jar4" "${api4}version"
+st4 200 -H "Authorization: Bearer $OP" "${api4}version"
+line_op=$(grep '^operator alice ' "$T/tokens.live")
+line_view=$(grep '^viewer bob ' "$T/tokens.live")
+put "$line_view
+"
+took=$(until4 401 2000 -H "Authorization: Bearer $OP" "${api4}version")
+st4 401 -b "$T/jar4" "${api4}version"
+jq -e '.error.message | contains("session cookie is unknown or expired")' "$T/body4" >/dev/null ||
+    fail "revoked token's session: $(cat "$T/body4")"
+st4 200 -H "Authorization: Bearer $VIEW" "${api4}version"
+expect_in "$T/serve4.err" "--http-tokens $T/tokens.live read again: 1 token (1 gone, 0 new, 0 with another scope); 1 session ended"
+ok "alice's line removed (renamed into place): her token 401 in $took ms, her session 401; bob's token 200"
+
+# alice's line back: her token works, her ended session does not; bob made
+# an operator: his token may POST at once.
+put "$line_op
+${line_view/#viewer /operator }
+"
+until4 200 2000 -H "Authorization: Bearer $OP" "${api4}version" >/dev/null
+st4 401 -b "$T/jar4" "${api4}version"
+st4 200 -H "Authorization: Bearer $VIEW" -H 'Content-Type: application/json' --data-binary "$plan_json" "${api4}plans/check"
+ok "a line back: the token again, not its ended session; a scope changed: bob's token now POSTs"
+
+# A broken file closes the API (503 for every token and session, the
+# reason logged once with the file and the line); fixed, it is open again.
+st4 200 -c "$T/jar4v" -H 'Content-Type: application/json' --data-binary "{\"token\": \"$VIEW\"}" "${api4}session"
+put "$line_op
+viewer carol 1234
+"
+took=$(until4 503 2000 -H "Authorization: Bearer $OP" "${api4}version")
+jq -e '.error.message | contains("tokens file is unusable")' "$T/body4" >/dev/null ||
+    fail "closed API's answer: $(cat "$T/body4")"
+st4 503 -b "$T/jar4v" "${api4}version"
+st4 503 -H 'Content-Type: application/json' --data-binary "{\"token\": \"$OP\"}" "${api4}session"
+expect_in "$T/serve4.err" "--http: --http-tokens $T/tokens.live:2: the hash is 4 characters, not 64 hex digits (the token's SHA-256): every token and session is refused until the file is fixed"
+[ "$(grep -c 'every token and session is refused' "$T/serve4.err")" = 1 ] ||
+    fail "the reason not logged once: $(grep 'every token and session' "$T/serve4.err")"
+put "$line_op
+$line_view
+" 644
+t0=$(cl_now_ms) # the file is looked at before a request: ask until the new reason is logged
+until grep -qF "tokens.live: mode 0644 lets others than its owner read it" "$T/serve4.err"; do
+    [ $(($(cl_now_ms) - t0)) -lt 2000 ] || fail "mode 0644 not logged: $(cat "$T/serve4.err")"
+    st4 503 -H "Authorization: Bearer $OP" "${api4}version"
+    sleep 0.1
+done
+put "$line_op
+$line_view
+"
+until4 200 2000 -H "Authorization: Bearer $OP" "${api4}version" >/dev/null
+st4 200 -b "$T/jar4v" "${api4}version"
+expect_in "$T/serve4.err" "read again and good: the API is open again"
+ok "a malformed file, then one others may read: every token and session 503 (in $took ms), logged with the line; fixed: open again, bob's session back"
+
+# SIGHUP: bob's hash replaced in place by carol's, the size and mtime kept
+# (so the look once a second sees no change): only SIGHUP reads it.
+CAROL=iofleet_$(printf '%064d' 7)
+carol_hash=$(printf %s "$CAROL" | sha256sum | cut -d' ' -f1)
+cp -p "$T/tokens.live" "$T/tokens.ref"
+sed "s/^viewer bob .*/viewer bob $carol_hash/" "$T/tokens.ref" >"$T/tokens.live" # same inode
+touch -r "$T/tokens.ref" "$T/tokens.live"
+sleep 1.2
+st4 200 -H "Authorization: Bearer $VIEW" "${api4}version"
+st4 401 -H "Authorization: Bearer $CAROL" "${api4}version"
+kill -HUP "$srv4"
+cl_wait_log "$T/serve4.err" "iofleet serve: SIGHUP: reading the tokens file again" 5
+until4 200 2000 -H "Authorization: Bearer $CAROL" "${api4}version" >/dev/null
+st4 401 -H "Authorization: Bearer $VIEW" "${api4}version"
+cl_alive "$srv4" || fail "serve died of SIGHUP"
+cl_stop "$srv4"
+ok "SIGHUP reads the tokens file at once (a change the stat rule cannot see); serve keeps running"
 
 # Any address with HTTPS and tokens, in a network namespace of our own (its
 # loopback only): serve binds 0.0.0.0 and answers a client with a token.
