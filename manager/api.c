@@ -880,11 +880,31 @@ static enum MHD_Result api_signout(struct MHD_Connection *conn, struct mgr_api *
     return api_send_hdr(conn, 200, out, strlen(out), "Set-Cookie", cookie);
 }
 
+/* With --http-client-ca: whether the request's TLS session has a client
+ * certificate verified against it, then its subject CN in cn. One sent
+ * that fails the check is logged (the request goes on to its token). */
+static bool api_client_cert(struct mgr_api *api, struct MHD_Connection *conn, char *cn, size_t cap)
+{
+    const union MHD_ConnectionInfo *ti;
+    char why[256];
+
+    cn[0] = '\0';
+    if (!api->tls.client_ca ||
+        !(ti = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION)))
+        return false;
+    if (mgr_api_client_cert(ti->tls_session, cn, cap, why, sizeof(why)))
+        return true;
+    if (why[0])
+        IOF_WARN("--http: a client certificate not accepted: %s", why);
+    return false;
+}
+
 /* With tokens, every request needs one (manager/api_auth.h): 401 without
  * or with a wrong one, 403 for a viewer's beyond GET and HEAD, 429 after
  * too many failures from the peer. *refused as api_csrf(). */
 static enum MHD_Result api_authorize(struct mgr_api *api, struct MHD_Connection *conn,
-                                     const char *method, const char *url, bool write, bool *refused)
+                                     const char *method, const char *url, const char *cn,
+                                     bool write, bool *refused)
 {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
@@ -892,10 +912,17 @@ static enum MHD_Result api_authorize(struct mgr_api *api, struct MHD_Connection 
         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
     const char *sid = MHD_lookup_connection_value(conn, MHD_COOKIE_KIND, MGR_API_SESSION_COOKIE);
     struct mgr_api_token tok;
+    enum mgr_api_auth_result r = MGR_API_AUTH_MISSING;
 
     *refused = true;
-    switch (mgr_api_auth_check(api->auth, authz, sid, write, ci ? ci->client_addr : NULL, api_now(),
-                               method, url, &tok)) {
+    /* a client certificate a "cert" line names, else the token or session */
+    if (cn)
+        r = mgr_api_auth_check_cert(api->auth, cn, write, ci ? ci->client_addr : NULL, api_now(),
+                                    method, url, &tok);
+    if (r == MGR_API_AUTH_MISSING)
+        r = mgr_api_auth_check(api->auth, authz, sid, write, ci ? ci->client_addr : NULL, api_now(),
+                               method, url, &tok);
+    switch (r) {
     case MGR_API_AUTH_OK:
         *refused = false;
         return MHD_YES;
@@ -914,9 +941,10 @@ static enum MHD_Result api_authorize(struct mgr_api *api, struct MHD_Connection 
                                    "Security)");
     case MGR_API_AUTH_SCOPE:
         return api_error(conn, 403, NULL,
-                         "token '%s' is a viewer's: %.16s %.200s needs an operator's "
+                         "%s '%s' is a viewer's: %.16s %.200s needs an operator's "
                          "(docs/api.md, Security)",
-                         tok.name[0] ? tok.name : "?", method, url);
+                         tok.cert ? "certificate" : "token", tok.name[0] ? tok.name : "?", method,
+                         url);
     case MGR_API_AUTH_CLOSED:
         return api_closed(conn);
     default:
@@ -981,8 +1009,14 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
          * credentials; without any, GET / is the sign-in page. */
         bool refused, signin = !strcmp(url, "/api/v1/session"),
                       signout = !strcmp(url, "/api/v1/session/end");
+        char cn[128];
+        bool cert = api_client_cert(api, conn, cn, sizeof(cn));
         enum MHD_Result r;
+        struct mgr_api_token ct;
+        /* a certificate no "cert" line names: the sign-in page as without one */
         if (get &&
+            (!cert || mgr_api_auth_check_cert(api->auth, cn, false, NULL, api_now(), method, url,
+                                              &ct) == MGR_API_AUTH_MISSING) &&
             !MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION) &&
             (!strcmp(url, "/signin.js") || !strcmp(url, "/console.css") ||
              (!strcmp(url, "/") &&
@@ -996,9 +1030,9 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
             mgr_console_signin_get(url, &b, &type);
             return api_page_send(conn, &b, type);
         }
-        if (!signin &&
-            ((r = api_authorize(api, conn, method, url, !get && !signout, &refused)) != MHD_YES ||
-             refused))
+        if (!signin && ((r = api_authorize(api, conn, method, url, cert ? cn : NULL,
+                                           !get && !signout, &refused)) != MHD_YES ||
+                        refused))
             return r;
         if (signin || signout) {
             if (strcmp(method, "POST"))
@@ -1157,7 +1191,7 @@ void mgr_api_close(struct mgr_api *api)
 int mgr_api_open(const char *spec, const char *db, const struct mgr_api_auth_opts *auth,
                  struct mgr_api **out, struct iof_diag *diag)
 {
-    struct MHD_OptionItem tls_opts[4];
+    struct MHD_OptionItem tls_opts[5];
     unsigned tls_flag;
     struct mgr_api *api;
     uint16_t port, bound = 0;
@@ -1187,6 +1221,11 @@ int mgr_api_open(const char *spec, const char *db, const struct mgr_api_auth_opt
         return rc;
     }
     tls_flag = mgr_http_mhd_tls(api->tls.cert, api->tls.key, MGR_API_TLS_PRIORITIES, tls_opts);
+    if (api->tls.client_ca) { /* ask for a client certificate (not required): before the end */
+        tls_opts[4] = tls_opts[3];
+        tls_opts[3] =
+            (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_TRUST, 0, (void *)api->tls.client_ca};
+    }
     if ((rc = mgr_http_guard_new(&api->guard))) {
         mgr_api_close(api);
         return iof_diag_set(diag, rc, "--http %s: cannot start the HTTP server: %s", spec,

@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <openssl/bio.h>
 #include <openssl/crypto.h>
 #include <openssl/err.h>
@@ -25,6 +27,7 @@
 #include <openssl/pem.h>
 #include <openssl/rand.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 
 #include "common/log.h"
 
@@ -113,6 +116,9 @@ int mgr_api_tls_load(const struct mgr_api_auth_opts *o, struct mgr_api_tls *t,
     memset(t, 0, sizeof(*t));
     if (!o->tls_cert != !o->tls_key)
         return iof_diag_set(diag, -EINVAL, "HTTPS needs both --http-tls-cert and --http-tls-key");
+    if (o->client_ca && !o->tls_cert)
+        return iof_diag_set(diag, -EINVAL,
+                            "--http-client-ca needs HTTPS: add --http-tls-cert F --http-tls-key F");
     if (!o->tls_cert)
         return 0;
     if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
@@ -154,6 +160,32 @@ int mgr_api_tls_load(const struct mgr_api_auth_opts *o, struct mgr_api_tls *t,
                           o->tls_cert);
         goto fail;
     }
+    if (o->client_ca) {
+        X509_free(x);
+        x = NULL;
+        if (!o->tokens) {
+            rc = iof_diag_set(diag, -EINVAL,
+                              "--http-client-ca needs --http-tokens: its \"cert NAME SCOPE\" "
+                              "lines say which certificates may do what (docs/api.md, Security)");
+            goto fail;
+        }
+        if ((rc = auth_read("--http-client-ca", o->client_ca, &t->client_ca, &mode, diag)))
+            goto fail;
+        if (!(b = BIO_new_mem_buf(t->client_ca, -1)) ||
+            !(x = PEM_read_bio_X509(b, NULL, NULL, NULL))) {
+            BIO_free(b);
+            rc = iof_diag_set(diag, -EINVAL, "--http-client-ca %s: not a PEM certificate (%s)",
+                              o->client_ca, auth_ossl(why, sizeof(why)));
+            goto fail;
+        }
+        BIO_free(b);
+        if (X509_check_ca(x) < 1) {
+            rc = iof_diag_set(diag, -EINVAL,
+                              "--http-client-ca %s: not a CA certificate (give the pki's ca.pem)",
+                              o->client_ca);
+            goto fail;
+        }
+    }
     X509_free(x);
     EVP_PKEY_free(k);
     return 0;
@@ -170,7 +202,8 @@ void mgr_api_tls_free(struct mgr_api_tls *t)
         OPENSSL_cleanse(t->key, strlen(t->key));
     free(t->key);
     free(t->cert);
-    t->key = t->cert = NULL;
+    free(t->client_ca);
+    t->key = t->cert = t->client_ca = NULL;
 }
 
 int mgr_api_bind_check(const char *spec, const char *host, bool loopback, bool tls, bool tokens,
@@ -246,8 +279,21 @@ static const char *auth_line(char *line, struct mgr_api_token *e, char *why, siz
         else
             nf++;
     if (nf != 3) {
-        snprintf(why, cap, "%d fields, not 3 (SCOPE NAME SHA256-HEX)", nf);
+        snprintf(why, cap, "%d fields, not 3 (SCOPE NAME SHA256-HEX, or cert NAME SCOPE)", nf);
         return why;
+    }
+    if (!strcmp(f[0], "cert")) { /* a client certificate: cert NAME SCOPE */
+        e->cert = true;
+        if ((bad = auth_name_bad(f[1]))) {
+            snprintf(why, cap, "certificate name '%.70s' %s", f[1], bad);
+            return why;
+        }
+        snprintf(e->name, sizeof(e->name), "%s", f[1]);
+        if (!(e->scope = mgr_api_scope_parse(f[2]))) {
+            snprintf(why, cap, "scope '%.40s' is neither viewer nor operator", f[2]);
+            return why;
+        }
+        return NULL;
     }
     if (!(e->scope = mgr_api_scope_parse(f[0]))) {
         snprintf(why, cap, "scope '%.40s' is neither viewer nor operator", f[0]);
@@ -314,10 +360,12 @@ int mgr_api_tokens_parse(const char *path, const char *text, size_t len, struct 
             break;
         }
         for (size_t i = 0; i < out->n && !rc; i++) {
+            if (out->v[i].cert != e.cert)
+                continue; /* a token and a certificate may share a name */
             if (!strcmp(out->v[i].name, e.name))
-                rc = iof_diag_set(diag, -EINVAL, "%s:%zu: name '%s' is on line %u too", path,
-                                  lineno, e.name, out->v[i].line);
-            else if (!CRYPTO_memcmp(out->v[i].hash, e.hash, sizeof(e.hash)))
+                rc = iof_diag_set(diag, -EINVAL, "%s:%zu: %s '%s' is on line %u too", path, lineno,
+                                  e.cert ? "certificate name" : "name", e.name, out->v[i].line);
+            else if (!e.cert && !CRYPTO_memcmp(out->v[i].hash, e.hash, sizeof(e.hash)))
                 rc = iof_diag_set(diag, -EINVAL, "%s:%zu: the same hash as line %u ('%s')", path,
                                   lineno, out->v[i].line, out->v[i].name);
         }
@@ -435,17 +483,10 @@ void mgr_api_tokens_free(struct mgr_api_tokens *t)
 const struct mgr_api_token *mgr_api_tokens_find(const struct mgr_api_tokens *t, const char *token,
                                                 size_t len)
 {
-    const struct mgr_api_token *hit = NULL;
     unsigned char h[32];
 
     mgr_api_token_hash(token, len, h);
-    for (size_t i = 0; i < t->n; i++) {
-        /* every entry compared, whichever matches */
-        int same = !CRYPTO_memcmp(t->v[i].hash, h, sizeof(h));
-        if (same && !hit)
-            hit = &t->v[i];
-    }
-    return hit;
+    return mgr_api_tokens_find_hash(t, h);
 }
 
 const struct mgr_api_token *mgr_api_tokens_find_hash(const struct mgr_api_tokens *t,
@@ -454,11 +495,20 @@ const struct mgr_api_token *mgr_api_tokens_find_hash(const struct mgr_api_tokens
     const struct mgr_api_token *hit = NULL;
 
     for (size_t i = 0; i < t->n; i++) {
+        /* every entry compared, whichever matches */
         int same = !CRYPTO_memcmp(t->v[i].hash, hash, 32);
-        if (same && !hit)
+        if (same && !t->v[i].cert && !hit)
             hit = &t->v[i];
     }
     return hit;
+}
+
+const struct mgr_api_token *mgr_api_tokens_find_cert(const struct mgr_api_tokens *t, const char *cn)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (t->v[i].cert && !strcmp(t->v[i].name, cn))
+            return &t->v[i];
+    return NULL;
 }
 
 bool mgr_api_bearer(const char *hdr, const char **tok, size_t *len)
@@ -509,7 +559,7 @@ int mgr_api_token_new(const char *path, enum mgr_api_scope scope, const char *na
     if (rc)
         goto out;
     for (size_t i = 0; i < t.n; i++)
-        if (!strcmp(t.v[i].name, name)) {
+        if (!t.v[i].cert && !strcmp(t.v[i].name, name)) {
             rc = iof_diag_set(diag, -EEXIST,
                               "--name %s: %s already has a token of that name (line %u); "
                               "remove that line to replace it",
@@ -618,6 +668,13 @@ bool mgr_api_auth_closed(struct mgr_api_auth *a, char *why, size_t cap)
     return closed;
 }
 
+/* t's entry for the same token (its hash) or certificate (its name) as e. */
+static const struct mgr_api_token *auth_like(const struct mgr_api_tokens *t,
+                                             const struct mgr_api_token *e)
+{
+    return e->cert ? mgr_api_tokens_find_cert(t, e->name) : mgr_api_tokens_find_hash(t, e->hash);
+}
+
 /* Reads the file again (reload_mu held): a good one replaces the table and
  * ends the sessions of tokens gone; a bad one closes the API. */
 static void auth_reload(struct mgr_api_auth *a)
@@ -643,12 +700,12 @@ static void auth_reload(struct mgr_api_auth *a)
     }
     /* only this thread writes the table: reading a->tokens needs no lock */
     for (size_t i = 0; i < a->tokens.n; i++) {
-        const struct mgr_api_token *e = mgr_api_tokens_find_hash(&t, a->tokens.v[i].hash);
+        const struct mgr_api_token *o = &a->tokens.v[i], *e = auth_like(&t, o);
         gone += !e;
-        rescoped += e && e->scope != a->tokens.v[i].scope;
+        rescoped += e && e->scope != o->scope;
     }
     for (size_t i = 0; i < t.n; i++)
-        added += !mgr_api_tokens_find_hash(&a->tokens, t.v[i].hash);
+        added += !auth_like(&a->tokens, &t.v[i]);
     pthread_rwlock_wrlock(&a->table_mu);
     was_closed = a->closed;
     old = a->tokens;
@@ -660,7 +717,7 @@ static void auth_reload(struct mgr_api_auth *a)
     pthread_mutex_unlock(&a->mu);
     pthread_rwlock_unlock(&a->table_mu);
     mgr_api_tokens_free(&old);
-    IOF_WARN("--http-tokens %s read again%s: %zu token%s (%zu gone, %zu new, %zu with another "
+    IOF_WARN("--http-tokens %s read again%s: %zu line%s (%zu gone, %zu new, %zu with another "
              "scope); %zu session%s ended",
              a->path, was_closed ? " and good: the API is open again" : "", t.n,
              t.n == 1 ? "" : "s", gone, added, rescoped, ended, ended == 1 ? "" : "s");
@@ -978,4 +1035,81 @@ bool mgr_api_auth_signout(struct mgr_api_auth *a, const char *session)
     had = mgr_api_session_end(&a->sessions, session);
     pthread_mutex_unlock(&a->mu);
     return had;
+}
+
+enum mgr_api_auth_result mgr_api_auth_check_cert(struct mgr_api_auth *a, const char *cn, bool write,
+                                                 const struct sockaddr *peer, int64_t now,
+                                                 const char *method, const char *url,
+                                                 struct mgr_api_token *tok)
+{
+    const struct mgr_api_token *e = NULL;
+    unsigned char key[16];
+    char who[64], m[16], u[128];
+    bool closed;
+
+    memset(tok, 0, sizeof(*tok));
+    mgr_api_auth_refresh(a, now, false);
+    pthread_rwlock_rdlock(&a->table_mu);
+    closed = a->closed;
+    if (!closed && (e = mgr_api_tokens_find_cert(&a->tokens, cn)))
+        *tok = *e;
+    pthread_rwlock_unlock(&a->table_mu);
+    if (!closed && !e)
+        return MGR_API_AUTH_MISSING;
+    auth_peer(peer, key, who, sizeof(who));
+    auth_printable(method, m, sizeof(m));
+    auth_printable(url, u, sizeof(u));
+    if (closed) {
+        IOF_WARN("--http: %s %s from %s refused: the tokens file is unusable", m, u, who);
+        return MGR_API_AUTH_CLOSED;
+    }
+    if (write && tok->scope != MGR_API_SCOPE_OPERATOR) {
+        IOF_WARN("--http: %s %s from %s refused: certificate '%s' is a viewer's", m, u, who,
+                 tok->name);
+        return MGR_API_AUTH_SCOPE;
+    }
+    return MGR_API_AUTH_OK;
+}
+
+bool mgr_api_client_cert(void *tls_session, char *cn, size_t cap, char *why, size_t wcap)
+{
+    gnutls_session_t s = tls_session;
+    gnutls_typed_vdata_st purpose = {.type = GNUTLS_DT_KEY_PURPOSE_OID,
+                                     .data = (void *)GNUTLS_KP_TLS_WWW_CLIENT};
+    const gnutls_datum_t *peers;
+    gnutls_x509_crt_t crt;
+    unsigned n = 0, status = 0;
+    size_t len = cap;
+    int rc;
+
+    cn[0] = '\0';
+    snprintf(why, wcap, "%s", "");
+    if (!s || gnutls_certificate_type_get(s) != GNUTLS_CRT_X509 ||
+        !(peers = gnutls_certificate_get_peers(s, &n)) || !n)
+        return false; /* none sent */
+    if ((rc = gnutls_certificate_verify_peers(s, &purpose, 1, &status)) < 0) {
+        snprintf(why, wcap, "not verified: %s", gnutls_strerror(rc));
+        return false;
+    }
+    if (status) {
+        gnutls_datum_t txt = {0};
+        if (gnutls_certificate_verification_status_print(status, GNUTLS_CRT_X509, &txt, 0) >= 0)
+            snprintf(why, wcap, "%s", (const char *)txt.data);
+        else
+            snprintf(why, wcap, "not verified (status 0x%x)", status);
+        gnutls_free(txt.data);
+        return false;
+    }
+    if (gnutls_x509_crt_init(&crt) < 0)
+        return false;
+    rc = gnutls_x509_crt_import(crt, &peers[0], GNUTLS_X509_FMT_DER);
+    if (rc >= 0)
+        rc = gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, 0, cn, &len);
+    gnutls_x509_crt_deinit(crt);
+    if (rc < 0 || !cn[0] || strlen(cn) != len) {
+        cn[0] = '\0';
+        snprintf(why, wcap, "no usable subject CN");
+        return false;
+    }
+    return true;
 }

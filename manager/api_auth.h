@@ -9,7 +9,10 @@
  * SCOPE viewer (every GET and HEAD) or operator (POST too), NAME a node
  * name's characters (proto/name.h) unique in the file, HASH the SHA-256 of
  * the token as 64 hex digits; blank lines and lines starting with '#' are
- * skipped. The file must be a regular file of the effective user (or root)
+ * skipped. A line "cert NAME SCOPE" lets in, with SCOPE, a client certificate
+ * whose subject CN is NAME, verified against --http-client-ca (the pki's
+ * CA); names are unique among token lines and among cert lines. The file
+ * must be a regular file of the effective user (or root)
  * that no one else may read or write (mode 0600 or stricter).
  *
  * Revocation without a restart: serve reads the file again when it changes
@@ -56,9 +59,10 @@
 
 /* What `iofleet serve` was given for its API; each may be NULL. */
 struct mgr_api_auth_opts {
-    const char *tls_cert; /* PEM certificate (chain), with tls_key */
-    const char *tls_key;  /* PEM private key, unencrypted */
-    const char *tokens;   /* the tokens file: every request then needs one */
+    const char *tls_cert;  /* PEM certificate (chain), with tls_key */
+    const char *tls_key;   /* PEM private key, unencrypted */
+    const char *tokens;    /* the tokens file: every request then needs one */
+    const char *client_ca; /* PEM CA: client certificates it signed, mapped by "cert" lines */
 };
 
 enum mgr_api_scope {
@@ -69,9 +73,10 @@ enum mgr_api_scope {
 
 struct mgr_api_token {
     enum mgr_api_scope scope;
-    char name[65];
-    unsigned char hash[32]; /* SHA-256 of the token */
+    char name[65];          /* a certificate's: its subject CN */
+    unsigned char hash[32]; /* SHA-256 of the token; zeros for a certificate */
     unsigned line;          /* in the tokens file */
+    bool cert;              /* a "cert NAME SCOPE" line */
 };
 
 struct mgr_api_tokens {
@@ -101,9 +106,12 @@ void mgr_api_tokens_free(struct mgr_api_tokens *t);
  * constant time (CRYPTO_memcmp, no early exit); NULL when none. */
 const struct mgr_api_token *mgr_api_tokens_find(const struct mgr_api_tokens *t, const char *token,
                                                 size_t len);
-/* The same by the token's SHA-256 (a session's). */
+/* The same by the token's SHA-256 (a session's). Never a cert line. */
 const struct mgr_api_token *mgr_api_tokens_find_hash(const struct mgr_api_tokens *t,
                                                      const unsigned char hash[32]);
+/* The cert line of the certificate named cn, or NULL. */
+const struct mgr_api_token *mgr_api_tokens_find_cert(const struct mgr_api_tokens *t,
+                                                     const char *cn);
 
 /* The token of an Authorization header value: "Bearer TOKEN" (the scheme in
  * any case, spaces around TOKEN skipped). true with *tok, *len; false when
@@ -226,6 +234,22 @@ enum mgr_api_auth_result mgr_api_auth_signin(struct mgr_api_auth *a, const char 
                                              const struct sockaddr *peer, int64_t now,
                                              const char *url, struct mgr_api_token *tok,
                                              char id[MGR_API_SESSION_ID_LEN + 1]);
+/* A request that came with a client certificate verified against
+ * --http-client-ca, cn its subject CN: MGR_API_AUTH_OK (a copy of its line
+ * in *tok), _SCOPE, _CLOSED, or _MISSING when no "cert" line names it (the
+ * request then goes on to its token or session). Logged as the others. Any
+ * thread. */
+enum mgr_api_auth_result mgr_api_auth_check_cert(struct mgr_api_auth *a, const char *cn, bool write,
+                                                 const struct sockaddr *peer, int64_t now,
+                                                 const char *method, const char *url,
+                                                 struct mgr_api_token *tok);
+/* The client certificate of a TLS session (a gnutls_session_t): true, its
+ * subject CN in cn (cap bytes), when the peer sent one that GnuTLS verifies
+ * against the session's trusted CA (--http-client-ca), valid now and for
+ * TLS client authentication; false otherwise, why (wcap bytes) then says
+ * why ("" when none was sent). */
+bool mgr_api_client_cert(void *tls_session, char *cn, size_t cap, char *why, size_t wcap);
+
 /* Whether session (NULL-safe) is a live session's id whose token the file
  * still has; nothing counted. */
 bool mgr_api_auth_session_live(struct mgr_api_auth *a, const char *session, int64_t now);
@@ -235,10 +259,12 @@ bool mgr_api_auth_signout(struct mgr_api_auth *a, const char *session);
 /* The certificate and key of the API's HTTPS, as PEM text. */
 struct mgr_api_tls {
     char *cert, *key;
+    char *client_ca; /* --http-client-ca, or NULL */
 };
 
 /* Reads and checks tls_cert and tls_key (a certificate, a private key, the
- * one matching the other; a key others may read is warned about), and that
+ * one matching the other; a key others may read is warned about), and
+ * client_ca (a PEM certificate; it needs tls_cert and tokens), and that
  * libmicrohttpd was built with TLS. 0, or -EINVAL (-ENOMEM) with diag
  * naming the option, the file and the reason. */
 int mgr_api_tls_load(const struct mgr_api_auth_opts *o, struct mgr_api_tls *t,

@@ -27,6 +27,7 @@ enum serve_opt_id {
     SOPT_HTTP_TLS_CERT,
     SOPT_HTTP_TLS_KEY,
     SOPT_HTTP_TOKENS,
+    SOPT_HTTP_CLIENT_CA,
     SOPT_LISTEN,
     SOPT_DB,
     SOPT_TLS_CA,
@@ -57,6 +58,11 @@ static const struct iof_opt serve_opts[] = {
      "for GET, operator for POST; iofleet serve token new adds one. Only its owner may read it "
      "(mode 0600)",
      SOPT_HTTP_TOKENS},
+    {"http-client-ca", 0, IOF_OPT_REQUIRED, "F",
+     "ask API clients for a certificate signed by this CA (the ca.pem of iofleet pki init): one "
+     "whose name a 'cert NAME SCOPE' line of --http-tokens lists needs no token; with "
+     "--http-tls-cert and --http-tokens",
+     SOPT_HTTP_CLIENT_CA},
     {"listen", 0, IOF_OPT_OPTIONAL, "[ADDR][:PORT]",
      "accept dynamo agents started with --manager here (default all addresses, port 7066)",
      SOPT_LISTEN},
@@ -294,6 +300,9 @@ int mgr_cli_serve(int argc, char **argv)
             break;
         case SOPT_HTTP_TOKENS:
             o.http_auth.tokens = val;
+            break;
+        case SOPT_HTTP_CLIENT_CA:
+            o.http_auth.client_ca = val;
             break;
         case SOPT_LISTEN:
             o.listen = val ? val : "";

@@ -364,7 +364,7 @@ st4 401 -b "$T/jar4" "${api4}version"
 jq -e '.error.message | contains("session cookie is unknown or expired")' "$T/body4" >/dev/null ||
     fail "revoked token's session: $(cat "$T/body4")"
 st4 200 -H "Authorization: Bearer $VIEW" "${api4}version"
-expect_in "$T/serve4.err" "--http-tokens $T/tokens.live read again: 1 token (1 gone, 0 new, 0 with another scope); 1 session ended"
+expect_in "$T/serve4.err" "--http-tokens $T/tokens.live read again: 1 line (1 gone, 0 new, 0 with another scope); 1 session ended"
 ok "alice's line removed (renamed into place): her token 401 in $took ms, her session 401; bob's token 200"
 
 # alice's line back: her token works, her ended session does not; bob made

@@ -95,7 +95,13 @@ static void test_parse_refusals(void **state)
     expect_refused("# only\n\n", "F: no token in it");
     expect_refused("admin alice " ABC_HEX "\n",
                    "F:1: scope 'admin' is neither viewer nor operator");
-    expect_refused("\nviewer alice\n", "F:2: 2 fields, not 3 (SCOPE NAME SHA256-HEX)");
+    expect_refused("\nviewer alice\n",
+                   "F:2: 2 fields, not 3 (SCOPE NAME SHA256-HEX, or cert NAME SCOPE)");
+    expect_refused("cert alice admin\n", "F:1: scope 'admin' is neither viewer nor operator");
+    expect_refused("cert al/ice viewer\n",
+                   "F:1: certificate name 'al/ice' may hold only letters, digits");
+    expect_refused("cert alice viewer\ncert alice operator\n",
+                   "F:2: certificate name 'alice' is on line 1 too");
     expect_refused("viewer alice " ABC_HEX " x\n", "F:1: 4 fields, not 3");
     expect_refused("viewer al/ice " ABC_HEX "\n",
                    "F:1: name 'al/ice' may hold only letters, digits, '.', '_' and '-'");
@@ -111,6 +117,38 @@ static void test_parse_refusals(void **state)
                    "F:2: name 'alice' is on line 1 too");
     expect_refused("viewer alice " H1 "\n#\noperator bob " H1 "\n",
                    "F:3: the same hash as line 1 ('alice')");
+}
+
+/* "cert NAME SCOPE" lines: found by name only, never by a token (their
+ * hash is zeros), and a token may have a certificate's name. */
+static void test_parse_cert_lines(void **state)
+{
+    static const char text[] = "cert alice operator\n"
+                               "viewer alice " ABC_HEX "\n"
+                               "cert node1 viewer\n";
+    struct iof_diag d = {{0}};
+    struct mgr_api_tokens t;
+    const struct mgr_api_token *e;
+    unsigned char zero[32] = {0};
+
+    (void)state;
+    assert_int_equal(mgr_api_tokens_parse("F", text, strlen(text), &t, &d), 0);
+    assert_int_equal(t.n, 3);
+    e = mgr_api_tokens_find_cert(&t, "alice");
+    assert_non_null(e);
+    assert_true(e->cert);
+    assert_int_equal(e->scope, MGR_API_SCOPE_OPERATOR);
+    e = mgr_api_tokens_find_cert(&t, "node1");
+    assert_non_null(e);
+    assert_int_equal(e->scope, MGR_API_SCOPE_VIEWER);
+    assert_null(mgr_api_tokens_find_cert(&t, "bob"));
+    assert_null(mgr_api_tokens_find_cert(&t, "ALICE"));
+    e = mgr_api_tokens_find(&t, "abc", 3);
+    assert_non_null(e);
+    assert_false(e->cert);
+    assert_int_equal(e->scope, MGR_API_SCOPE_VIEWER);
+    assert_null(mgr_api_tokens_find_hash(&t, zero));
+    mgr_api_tokens_free(&t);
 }
 
 static void test_bearer(void **state)
@@ -502,10 +540,15 @@ static void test_bind_rule(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hash_vector),        cmocka_unit_test(test_parse_good),
-        cmocka_unit_test(test_parse_refusals),     cmocka_unit_test(test_bearer),
-        cmocka_unit_test(test_token_new_and_load), cmocka_unit_test(test_check_scopes_and_failures),
-        cmocka_unit_test(test_bind_rule),          cmocka_unit_test(test_reload),
+        cmocka_unit_test(test_hash_vector),
+        cmocka_unit_test(test_parse_good),
+        cmocka_unit_test(test_parse_refusals),
+        cmocka_unit_test(test_bearer),
+        cmocka_unit_test(test_parse_cert_lines),
+        cmocka_unit_test(test_token_new_and_load),
+        cmocka_unit_test(test_check_scopes_and_failures),
+        cmocka_unit_test(test_bind_rule),
+        cmocka_unit_test(test_reload),
         cmocka_unit_test(test_reload_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
