@@ -629,7 +629,14 @@ int mgr_api_auth_new(const char *path, struct mgr_api_auth **out, struct iof_dia
         free(a);
         return rc == -ENOMEM ? rc : -EINVAL; /* a wrong option's value */
     }
-    pthread_rwlock_init(&a->table_mu, NULL);
+    {
+        /* a reload is rare and short: readers must not keep it waiting */
+        pthread_rwlockattr_t at;
+        pthread_rwlockattr_init(&at);
+        pthread_rwlockattr_setkind_np(&at, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+        pthread_rwlock_init(&a->table_mu, &at);
+        pthread_rwlockattr_destroy(&at);
+    }
     pthread_mutex_init(&a->reload_mu, NULL);
     pthread_mutex_init(&a->mu, NULL);
     atomic_init(&a->hup, false);
