@@ -1015,15 +1015,15 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
         struct mgr_api_token ct;
         /* a certificate no "cert" line names: the sign-in page as without one */
         if (get &&
-            (!cert || mgr_api_auth_check_cert(api->auth, cn, false, NULL, api_now(), method, url,
-                                              &ct) == MGR_API_AUTH_MISSING) &&
             !MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION) &&
             (!strcmp(url, "/signin.js") || !strcmp(url, "/console.css") ||
              (!strcmp(url, "/") &&
               !mgr_api_auth_session_live(
                   api->auth,
                   MHD_lookup_connection_value(conn, MHD_COOKIE_KIND, MGR_API_SESSION_COOKIE),
-                  api_now())))) {
+                  api_now()))) &&
+            (!cert || mgr_api_auth_check_cert(api->auth, cn, false, NULL, api_now(), method, url,
+                                              &ct) == MGR_API_AUTH_MISSING)) {
             struct iof_buf b;
             const char *type = NULL;
             iof_buf_init(&b, API_MAX_BODY);
