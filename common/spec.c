@@ -24,6 +24,14 @@ void iof_plan_free(struct iof_plan *p)
             free(w->nodes[i]);
         free(w->nodes);
         free(w->specs);
+        for (size_t i = 0; i < w->ntargets && w->targets; i++) {
+            struct iof_target_cfg *t = &w->targets[i];
+            for (size_t k = 0; k < t->nnode_paths; k++) {
+                free(t->node_paths[k].node);
+                free(t->node_paths[k].path);
+            }
+            free(t->node_paths);
+        }
         free(w->targets);
     }
     free(p->workers);
@@ -31,6 +39,14 @@ void iof_plan_free(struct iof_plan *p)
         free(p->notes[i]);
     free(p->notes);
     memset(p, 0, sizeof(*p));
+}
+
+const char *iof_target_path(const struct iof_target_cfg *t, const char *node)
+{
+    for (size_t i = 0; node && i < t->nnode_paths; i++)
+        if (!strcmp(t->node_paths[i].node, node))
+            return t->node_paths[i].path;
+    return t->path;
 }
 
 /* The value of cycle step k (k < iof_plan_cycle_steps()). */

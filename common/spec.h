@@ -93,18 +93,36 @@ enum iof_pattern {
     IOF_PATTERN_RANDOM, /* fresh random data for every write (incompressible) */
 };
 
+/* One node's own path for a target whose plan `path` is a per-node map
+ * ({"node1": "/dev/sdb", "*": "/dev/sdc"}). */
+struct iof_target_node_path {
+    char *node; /* owned: an agent's name */
+    char *path; /* owned */
+};
+
 struct iof_target_cfg {
-    char path[IOF_PATH_MAX]; /* relative: test file in the workdir; absolute: file or device */
-    uint64_t size;           /* test-file size; on an existing file or device the part
-                              * used (Iometer's maximum disk size); 0 = all of it */
-    uint64_t range_offset;   /* start of the region used (Iometer's starting sector) */
-    uint64_t range_size;     /* size of the region; 0 = to the end */
+    /* relative: test file in the workdir; absolute: file or device. With a
+     * per-node map: its "*" entry, "" when the map has none (then only the
+     * nodes it names have a path: iof_target_path()). */
+    char path[IOF_PATH_MAX];
+    uint64_t size;         /* test-file size; on an existing file or device the part
+                            * used (Iometer's maximum disk size); 0 = all of it */
+    uint64_t range_offset; /* start of the region used (Iometer's starting sector) */
+    uint64_t range_size;   /* size of the region; 0 = to the end */
     /* When set, range_offset / range_size is a whole percentage (0..100) of
      * the target's size, resolved by iof_target_range() where that size is
      * known (on the agent, after opening the target). */
     bool range_offset_pct;
     bool range_size_pct;
+    /* The map's other entries, owned (iof_plan_free); none for a plain path.
+     * The manager resolves the map per agent: agents never receive one. */
+    struct iof_target_node_path *node_paths;
+    size_t nnode_paths;
 };
+
+/* The path target t has on node `node`: its map's entry for that node, else
+ * t->path ("" when the map has neither that node nor "*"). Borrowed. */
+const char *iof_target_path(const struct iof_target_cfg *t, const char *node);
 
 /* workers[].rate: a worker issues its I/Os on a schedule instead of as
  * fast as its slots free up (fio rate_iops / rate with rate_process). */

@@ -106,6 +106,11 @@ static bool exp_check(const struct iof_plan *p, struct iof_buf *msgs)
                               "workers[%zu].targets[%zu].range: Iometer takes sectors, not "
                               "percentages",
                               g, t);
+            if (tc->nnode_paths || !tc->path[0])
+                ok = exp_fail(msgs,
+                              "workers[%zu].targets[%zu].path: a per-node map has no Iometer "
+                              "form (one target name per worker): give each node a group",
+                              g, t);
             if (tc->range_offset % 512 || tc->range_size % 512)
                 ok = exp_fail(msgs, "workers[%zu].targets[%zu].range: not whole 512-byte sectors",
                               g, t);

@@ -24,6 +24,7 @@
 #ifndef IOF_PROTO_PLAN_H
 #define IOF_PROTO_PLAN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -100,6 +101,31 @@ char *proto_plan_wire_text(const char *canonical);
  * `--print-plan` shows of a quick plan, overrides applied. New text
  * (free()), NULL when out of memory or not JSON. */
 char *proto_plan_text_indented(const char *canonical);
+
+/* Per-node target maps (workers[].targets[].path given as an object of
+ * agent names, and "*" for any other node, to paths; proto/plan_tmap.c).
+ *
+ * proto_plan_map_check(): with `agents` (borrowed, the names of the nodes
+ * that run the plan; NULL when unknown, as in `iofleet validate`), every
+ * node a group runs on - its named nodes, or every agent for "*" - must have
+ * an entry or a "*" one: else IOF_EPLAN and diag holds
+ * "workers[0].targets[0].path: no path for node 'node3' and no "*" entry".
+ * A key naming no node the group runs on is a typo, passed to warn(arg,
+ * msg) (when not NULL) with the closest name ("did you mean ..."). A group
+ * of "*" is not checked without agents. `canonical` is the plan's text.
+ *
+ * proto_plan_node_text(): the plan text `text` (borrowed, canonical or wire
+ * text) as node `node` receives it: every map replaced by that node's path
+ * (its entry, else "*"; a group it does not run takes the first entry).
+ * New text (free()), or NULL with diag set (a group it runs with no path
+ * for it; out of memory).
+ *
+ * proto_plan_has_target_maps(): whether any target of p has a map. */
+int proto_plan_map_check(const char *canonical, const char *const *agents, size_t nagents,
+                         void (*warn)(void *arg, const char *msg), void *arg,
+                         struct iof_diag *diag);
+char *proto_plan_node_text(const char *text, const char *node, struct iof_diag *diag);
+bool proto_plan_has_target_maps(const struct iof_plan *p);
 
 /* Same as proto_plan_load() for plan text in memory: `text` (borrowed, `len`
  * bytes, need not be NUL-terminated); `name` (borrowed) is used in messages

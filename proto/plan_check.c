@@ -59,13 +59,46 @@ static void path_target_size(struct pctx *c, size_t g, size_t i)
 
 struct test_file {
     const struct iof_target_cfg *t;
-    size_t g, i; /* workers[g].targets[i] */
+    const char *path; /* t's path, or one of its per-node map's */
+    size_t g, i;      /* workers[g].targets[i] */
 };
+
+/* Calls fn(arg, path) for every path target t names: its plain path, or
+ * each entry of its per-node map. */
+static void target_paths(const struct iof_target_cfg *t, void (*fn)(void *, const char *),
+                         void *arg)
+{
+    if (t->path[0])
+        fn(arg, t->path);
+    for (size_t i = 0; i < t->nnode_paths; i++)
+        fn(arg, t->node_paths[i].path);
+}
+
+struct file_walk {
+    struct test_file *files;
+    size_t n;
+    const struct iof_target_cfg *t;
+    size_t g, i;
+};
+
+static void count_file(void *arg, const char *path)
+{
+    struct file_walk *fw = arg;
+    if (path[0] != '/')
+        fw->n++;
+}
+
+static void add_file(void *arg, const char *path)
+{
+    struct file_walk *fw = arg;
+    if (path[0] != '/')
+        fw->files[fw->n++] = (struct test_file){fw->t, path, fw->g, fw->i};
+}
 
 static int test_file_cmp(const void *a, const void *b)
 {
     const struct test_file *x = a, *y = b;
-    int r = strcmp(x->t->path, y->t->path);
+    int r = strcmp(x->path, y->path);
 
     if (r)
         return r;
@@ -80,8 +113,9 @@ static int test_file_cmp(const void *a, const void *b)
 int plan_cross_check(struct pctx *c, const struct iof_plan *p)
 {
     const struct iof_target_cfg *small = NULL;
-    size_t small_g = 0, small_i = 0, direct_g = SIZE_MAX, nfiles = 0, k = 0;
+    size_t small_g = 0, small_i = 0, direct_g = SIZE_MAX, nfiles = 0;
     uint64_t small_len = UINT64_MAX;
+    struct file_walk fw = {0};
     struct test_file *files;
     char a[32], b[32], q[96];
 
@@ -92,8 +126,7 @@ int plan_cross_check(struct pctx *c, const struct iof_plan *p)
         for (size_t i = 0; i < w->ntargets; i++) {
             const struct iof_target_cfg *t = &w->targets[i];
             uint64_t len;
-            if (t->path[0] != '/')
-                nfiles++;
+            target_paths(t, count_file, &fw);
             if (!t->size)
                 continue;
             if (t->range_offset_pct || t->range_size_pct) {
@@ -147,26 +180,39 @@ int plan_cross_check(struct pctx *c, const struct iof_plan *p)
                 path_line_size(c, s, l);
                 proto_plan_format_size(small_len, b, sizeof(b));
                 return fail(c, "%s does not fit workers[%zu].targets[%zu] (%s, %s usable)", a,
-                            small_g, small_i, plan_quote(q, sizeof(q), small->path), b);
+                            small_g, small_i,
+                            plan_quote(q, sizeof(q),
+                                       small->path[0] || !small->nnode_paths
+                                           ? small->path
+                                           : small->node_paths[0].path),
+                            b);
             }
         }
     }
 
     /* A relative path is one test file per agent: every mention must agree
-     * on its size. Sort (path, group, index) and compare neighbours. */
+     * on its size (every entry of a per-node map counts, on whichever node it
+     * is). Sort (path, group, index) and compare neighbours. */
+    nfiles = fw.n;
     if (!nfiles)
         return 0;
     files = malloc(nfiles * sizeof(*files));
     if (!files)
         return plan_nomem(c);
+    fw.files = files;
+    fw.n = 0;
     for (size_t g = 0; g < p->nworkers; g++)
-        for (size_t i = 0; i < p->workers[g].ntargets; i++)
-            if (p->workers[g].targets[i].path[0] != '/')
-                files[k++] = (struct test_file){&p->workers[g].targets[i], g, i};
+        for (size_t i = 0; i < p->workers[g].ntargets; i++) {
+            fw.t = &p->workers[g].targets[i];
+            fw.g = g;
+            fw.i = i;
+            target_paths(fw.t, add_file, &fw);
+        }
+
     qsort(files, nfiles, sizeof(*files), test_file_cmp);
     for (size_t i = 1; i < nfiles; i++) {
         const struct test_file *x = &files[i - 1], *y = &files[i];
-        if (strcmp(x->t->path, y->t->path) == 0 && x->t->size != y->t->size) {
+        if (strcmp(x->path, y->path) == 0 && x->t->size != y->t->size) {
             struct test_file first = *x, dup = *y;
             free(files);
             path_target_size(c, dup.g, dup.i);
@@ -175,7 +221,7 @@ int plan_cross_check(struct pctx *c, const struct iof_plan *p)
             return fail(c,
                         "test file %s is %s in workers[%zu].targets[%zu]; one file cannot have "
                         "two sizes, got %s",
-                        plan_quote(q, sizeof(q), dup.t->path), a, first.g, first.i, b);
+                        plan_quote(q, sizeof(q), dup.path), a, first.g, first.i, b);
         }
     }
     free(files);

@@ -23,6 +23,28 @@ static void print_quoted(FILE *f, const char *s)
     fputc('\'', f);
 }
 
+/* A target's path, quoted; a per-node map as {node 'path', ..., * 'path'}. */
+static void print_target_path(FILE *f, const struct iof_target_cfg *t)
+{
+    if (!t->nnode_paths) {
+        print_quoted(f, t->path);
+        return;
+    }
+    fputc('{', f);
+    for (size_t i = 0; i < t->nnode_paths; i++) {
+        if (i)
+            fprintf(f, ", ");
+        print_raw(f, t->node_paths[i].node);
+        fputc(' ', f);
+        print_quoted(f, t->node_paths[i].path);
+    }
+    if (t->path[0]) {
+        fprintf(f, ", * ");
+        print_quoted(f, t->path);
+    }
+    fputc('}', f);
+}
+
 static void print_nodes(FILE *f, const struct iof_worker_cfg *w)
 {
     for (size_t i = 0; i < w->nnodes && i < 8; i++) {
@@ -47,7 +69,7 @@ static void print_group(FILE *f, const struct iof_worker_cfg *w)
             w->queue_depth, w->ntargets, w->ntargets == 1 ? "" : "s");
     for (size_t i = 0; i < w->ntargets && i < 4; i++) {
         fputc(' ', f);
-        print_quoted(f, w->targets[i].path);
+        print_target_path(f, &w->targets[i]);
     }
     if (w->ntargets > 4)
         fprintf(f, " ...");
@@ -225,7 +247,7 @@ void proto_plan_print(const struct iof_plan *p, FILE *f)
         for (size_t i = 0; i < w->ntargets; i++) {
             const struct iof_target_cfg *t = &w->targets[i];
             fprintf(f, "  target ");
-            print_quoted(f, t->path);
+            print_target_path(f, t);
             if (t->size) {
                 proto_plan_format_size(t->size, a, sizeof(a));
                 fprintf(f, " size %s", a);

@@ -32,10 +32,14 @@ static int set_fail(struct iof_diag *diag, const char *arg, const char *fmt, ...
                         plan_sanitize(a, sizeof(a), arg), why);
 }
 
+/* A key name's characters: the schema's (letters, digits, '_'), and a node
+ * name's '-' for a key of a per-node map (workers[0].targets[0].path.node-1;
+ * "*" is a key of its own). */
 static bool is_ident(char ch, bool first)
 {
-    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_' ||
-           (!first && is_digit(ch));
+    (void)first;
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_' || ch == '-' ||
+           is_digit(ch);
 }
 
 /* KEY (klen bytes) into steps; canon gets the path as validation prints it. */
@@ -87,8 +91,11 @@ static int ov_parse_key(const char *key, size_t klen, struct ov_step *st, size_t
             st[n].index = (size_t)idx;
             co += (size_t)snprintf(canon + co, ccap - co, "[%zu]", (size_t)idx);
         } else {
-            while (i < klen && is_ident(key[i], i == start))
+            if (i < klen && key[i] == '*')
                 i++;
+            else
+                while (i < klen && is_ident(key[i], i == start))
+                    i++;
             if (i == start) {
                 *why = "expected a key name";
                 return -EINVAL;
@@ -161,6 +168,64 @@ static void ov_prefix(const struct ov_step *st, size_t n, char *buf, size_t cap)
     }
 }
 
+/* workers[G].targets[T].path.NODE (step k is "path" of target object cur):
+ * sets or removes (v NULL) one entry of the target's per-node map. A plain
+ * path there becomes the map's "*" entry; a map is made when there is none. */
+static int ov_map_entry(cJSON *cur, const char *arg, const struct ov_step *st, size_t k, size_t nst,
+                        cJSON *v, struct iof_diag *diag)
+{
+    cJSON *map;
+    const char *node = st[k + 1].name;
+    char pre[256];
+
+    ov_prefix(st, k + 1, pre, sizeof(pre));
+    if (k + 2 < nst) {
+        cJSON_Delete(v);
+        return set_fail(diag, arg, "'%s.%s' is a path, it has no keys", pre, node);
+    }
+    if (!cJSON_IsObject(cur)) {
+        cJSON_Delete(v);
+        ov_prefix(st, k, pre, sizeof(pre));
+        return set_fail(diag, arg, "'%s' must be an object, the plan has %s", pre, plan_jtype(cur));
+    }
+    map = cJSON_GetObjectItemCaseSensitive(cur, "path");
+    if (!v) { /* --unset: remove the entry, if there is a map */
+        if (cJSON_IsObject(map))
+            cJSON_DeleteItemFromObjectCaseSensitive(map, node);
+        return 0;
+    }
+    if (map && !cJSON_IsObject(map)) {
+        cJSON *obj = cJSON_CreateObject();
+        cJSON *old = cJSON_DetachItemFromObjectCaseSensitive(cur, "path");
+        if (!obj || !cJSON_AddItemToObject(cur, "path", obj)) {
+            cJSON_Delete(obj);
+            cJSON_Delete(old);
+            cJSON_Delete(v);
+            return iof_diag_set(diag, -ENOMEM, "--set: out of memory");
+        }
+        /* A plain path is every node's: it stays so as the "*" entry. */
+        if (!cJSON_AddItemToObject(obj, "*", old)) {
+            cJSON_Delete(old);
+            cJSON_Delete(v);
+            return iof_diag_set(diag, -ENOMEM, "--set: out of memory");
+        }
+        map = obj;
+    } else if (!map) {
+        map = cJSON_AddObjectToObject(cur, "path");
+        if (!map) {
+            cJSON_Delete(v);
+            return iof_diag_set(diag, -ENOMEM, "--set: out of memory");
+        }
+    }
+    if (cJSON_GetObjectItemCaseSensitive(map, node)
+            ? !cJSON_ReplaceItemInObjectCaseSensitive(map, node, v)
+            : !cJSON_AddItemToObject(map, node, v)) {
+        cJSON_Delete(v);
+        return iof_diag_set(diag, -ENOMEM, "--set: out of memory");
+    }
+    return 0;
+}
+
 int plan_ov_apply(cJSON *root, const char *arg, char *canon, size_t ccap, struct iof_diag *diag)
 {
     struct ov_step st[OV_MAX_STEPS];
@@ -187,6 +252,9 @@ int plan_ov_apply(cJSON *root, const char *arg, char *canon, size_t ccap, struct
         bool last = k + 1 == nst, ok;
         cJSON *child;
         ov_prefix(st, k, pre, sizeof(pre));
+        if (!st[k].is_index && def == &plan_target_def && k + 1 < nst && !st[k + 1].is_index &&
+            !strcmp(st[k].name, "path"))
+            return ov_map_entry(cur, arg, st, k, nst, v, diag);
         if (!st[k].is_index) {
             const struct field *f;
             if (shape == SH_ARRAY) {

@@ -182,41 +182,103 @@ static int parse_range(struct pctx *c, const cJSON *jt, struct iof_target_cfg *t
     return 0;
 }
 
-static int parse_target(struct pctx *c, const cJSON *jt, struct iof_target_cfg *t)
+/* The rules of one path (a plain `path`, or one value of a per-node map),
+ * failing at the member the caller has pushed. */
+static int path_rules(struct pctx *c, const char *path)
 {
-    const char *path = t->path;
-    char g[96];
-    int rc;
+    char q[96];
 
-    if ((rc = plan_check_object(c, jt)) || (rc = plan_check_keys(c, jt, &plan_target_def)) ||
-        (rc = plan_read(c, jt, &plan_target_def, "path", t)))
-        return rc;
     /* The agent enforces its own limits; refusing ".." here keeps a plan
      * from even asking (a relative path must stay inside the workdir, an
      * absolute one is compared with the --allow list as written). */
-    if (has_dotdot(path)) {
-        plan_path_key(c, "path");
+    if (has_dotdot(path))
         return fail(c, "must not contain a '..' component");
-    }
     /* The agent's own files in its workdir (ledger, verify state): a target
      * of that name would overwrite them and orphan the test files. */
-    if (iof_target_name_reserved(path)) {
-        char q[96];
-        plan_path_key(c, "path");
+    if (iof_target_name_reserved(path))
         return fail(c,
                     "%s: names starting with '" IOF_RESERVED_PREFIX
                     "' are reserved for the agent's own files (its test-file ledger and verify "
                     "state)",
                     plan_quote(q, sizeof(q), path));
-    }
     /* `iofleet import` writes an Iometer target it could not map this way. */
-    if (!strncmp(path, "iometer:", 8)) {
-        char q[96];
-        plan_path_key(c, "path");
+    if (!strncmp(path, "iometer:", 8))
         return fail(c,
                     "%s is an Iometer target placeholder: map it with iofleet import --map "
                     "'NAME=PATH' or --set",
                     plan_quote(q, sizeof(q), path));
+    return 0;
+}
+
+/* A per-node map {"NODE": "PATH", ..., "*": "PATH"} (the path pushed):
+ * keys node names or "*", each once; values paths under path_rules(); a
+ * group naming its nodes needs an entry (or "*") for each of them. */
+static int check_map(struct pctx *c, const cJSON *jp, const struct iof_worker_cfg *w)
+{
+    const cJSON *e, *e2;
+    size_t n = 0;
+    bool star = false;
+    char q[96];
+    int rc;
+
+    cJSON_ArrayForEach(e, jp)
+    {
+        struct iof_diag d;
+        const char *s;
+        size_t o;
+        if (++n > PROTO_PLAN_MAX_NODES + 1)
+            return fail(c, "a per-node map has more than %u entries", PROTO_PLAN_MAX_NODES + 1);
+        if (!strcmp(e->string, "*"))
+            star = true;
+        else if (proto_node_name_check("node name", e->string, &d))
+            return fail(c, "%s (a key of a per-node map is an agent's name or \"*\")", d.msg);
+        for (e2 = jp->child; e2 != e; e2 = e2->next)
+            if (!strcmp(e2->string, e->string))
+                return fail(c, "node %s is given twice", plan_quote(q, sizeof(q), e->string));
+        o = plan_path_key(c, e->string);
+        if ((rc = plan_json_string(c, e, IOF_PATH_MAX - 1, &s)) || (rc = path_rules(c, s)))
+            return rc;
+        plan_path_pop(c, o);
+    }
+    if (!n)
+        return fail(c, "an empty map names no path: give {\"NODE\": \"PATH\", ...}, with \"*\" "
+                       "for every other node");
+    for (size_t i = 0; i < w->nnodes; i++)
+        star |= !strcmp(w->nodes[i], "*"); /* every agent: checked once they are known */
+    for (size_t i = 0; !star && i < w->nnodes; i++)
+        if (!cJSON_GetObjectItemCaseSensitive(jp, w->nodes[i]))
+            return fail(c, "no path for node %s and no \"*\" entry",
+                        plan_quote(q, sizeof(q), w->nodes[i]));
+    return 0;
+}
+
+static int parse_target(struct pctx *c, const cJSON *jt, struct iof_target_cfg *t,
+                        const struct iof_worker_cfg *w)
+{
+    const char *path = t->path;
+    const cJSON *jp;
+    char g[96];
+    size_t o;
+    int rc;
+
+    if ((rc = plan_check_object(c, jt)) || (rc = plan_check_keys(c, jt, &plan_target_def)))
+        return rc;
+    jp = plan_member(jt, "path");
+    if (cJSON_IsObject(jp)) {
+        const cJSON *star = cJSON_GetObjectItemCaseSensitive(jp, "*");
+        o = plan_path_key(c, "path");
+        if ((rc = check_map(c, jp, w)))
+            return rc;
+        plan_path_pop(c, o);
+        /* The "*" entry (or nothing): the expansion fills the rest in. */
+        snprintf(t->path, sizeof(t->path), "%s", cJSON_IsString(star) ? star->valuestring : "");
+    } else {
+        if ((rc = plan_read(c, jt, &plan_target_def, "path", t)))
+            return rc;
+        o = plan_path_key(c, "path");
+        if ((rc = path_rules(c, path)))
+            return rc;
+        plan_path_pop(c, o);
     }
     if ((rc = plan_read(c, jt, &plan_target_def, "size", t)))
         return rc;
@@ -225,7 +287,22 @@ static int parse_target(struct pctx *c, const cJSON *jt, struct iof_target_cfg *
         return fail(c, "must be a multiple of 4096, got %s",
                     plan_got(g, sizeof(g), plan_member(jt, "size")));
     }
-    if (path[0] != '/' && t->size == 0) {
+    if (cJSON_IsObject(jp) && t->size == 0) {
+        const cJSON *e;
+        cJSON_ArrayForEach(e, jp)
+        {
+            char q[96], k[96];
+            if (e->valuestring[0] == '/')
+                continue;
+            plan_path_key(c, "size");
+            return fail(c,
+                        "%s is a test file to create (the path of %s): give it a size greater "
+                        "than 0",
+                        plan_quote(q, sizeof(q), e->valuestring),
+                        plan_quote(k, sizeof(k), e->string));
+        }
+    }
+    if (!cJSON_IsObject(jp) && path[0] != '/' && t->size == 0) {
         plan_path_key(c, "size");
         return fail(c, "a relative path is a test file to create: give it a size greater than 0");
     }
@@ -307,7 +384,8 @@ static size_t template_count(const char *path)
     return 1;
 }
 
-/* The path's template in *pt and *found, or a plan error at targets[i].path. */
+/* The path's template in *pt and *found, or a plan error at the member the
+ * caller has pushed (the path, or a map's entry). */
 static int path_template_find(struct pctx *c, const char *path, struct path_template *pt,
                               bool *found)
 {
@@ -317,7 +395,6 @@ static int path_template_find(struct pctx *c, const char *path, struct path_temp
     *found = template_scan(path, pt, &why);
     if (!*found || why == TPL_OK)
         return 0;
-    plan_path_key(c, "path");
     snprintf(raw, sizeof(raw), "%.*s", (int)pt->len, path + pt->at);
     plan_quote(r, sizeof(r), raw);
     switch (why) {
@@ -337,6 +414,23 @@ static int path_template_find(struct pctx *c, const char *path, struct path_temp
     }
 }
 
+/* Number v of template pt of path into out (the path itself when it has
+ * none); false when it does not fit. */
+static bool template_at(const char *path, const struct path_template *pt, bool found, uint64_t v,
+                        char *out, size_t cap)
+{
+    int n = found ? snprintf(out, cap, "%.*s%0*" PRIu64 "%s", (int)pt->at, path, pt->width, v,
+                             path + pt->at + pt->len)
+                  : snprintf(out, cap, "%s", path);
+    return n >= 0 && (size_t)n < cap;
+}
+
+static int template_too_long(struct pctx *c)
+{
+    return fail(c, "is too long once its range is expanded (the maximum is %d bytes)",
+                IOF_PATH_MAX - 1);
+}
+
 /* Writes the n targets of template pt into out[0..n), copies of *t with the
  * range replaced by each number. */
 static int path_template_expand(struct pctx *c, const struct iof_target_cfg *t,
@@ -344,17 +438,99 @@ static int path_template_expand(struct pctx *c, const struct iof_target_cfg *t,
 {
     for (uint64_t v = pt->from; v <= pt->to; v++) {
         struct iof_target_cfg *o = &out[v - pt->from];
-        int n;
         *o = *t;
-        n = snprintf(o->path, sizeof(o->path), "%.*s%0*" PRIu64 "%s", (int)pt->at, t->path,
-                     pt->width, v, t->path + pt->at + pt->len);
-        if (n < 0 || (size_t)n >= sizeof(o->path)) {
+        if (!template_at(t->path, pt, true, v, o->path, sizeof(o->path))) {
             plan_path_key(c, "path");
-            return fail(c, "is too long once its range is expanded (the maximum is %d bytes)",
-                        IOF_PATH_MAX - 1);
+            return template_too_long(c);
         }
     }
     return 0;
+}
+
+/* A per-node map's targets (checked by check_map; the path pushed): each
+ * entry's {A..B} range expanded, all entries naming the same number of
+ * targets; target j of the expansion takes every entry's j-th path. Appends
+ * to w->targets from index *k (room counted by the caller). */
+static int map_expand(struct pctx *c, const cJSON *jp, const struct iof_target_cfg *t,
+                      struct iof_worker_cfg *w, size_t *k, size_t room)
+{
+    size_t n = (size_t)cJSON_GetArraySize(jp), i = 0, count = 0, nnodes = 0;
+    struct path_template *pts = calloc(n, sizeof(*pts));
+    bool *found = calloc(n, sizeof(*found));
+    const cJSON *e, *first = NULL;
+    char q[96], r[96], *buf = malloc(IOF_PATH_MAX);
+    int rc = 0;
+
+    if (!pts || !found || !buf) {
+        rc = plan_nomem(c);
+        goto out;
+    }
+    cJSON_ArrayForEach(e, jp)
+    {
+        size_t o = plan_path_key(c, e->string), cnt;
+        if ((rc = path_template_find(c, e->valuestring, &pts[i], &found[i])))
+            goto out;
+        plan_path_pop(c, o);
+        cnt = found[i] ? (size_t)(pts[i].to - pts[i].from + 1) : 1;
+        if (!first) {
+            first = e;
+            count = cnt;
+        } else if (cnt != count) {
+            plan_quote(q, sizeof(q), first->string);
+            plan_quote(r, sizeof(r), e->string);
+            rc = fail(c,
+                      "the entry of %s names %zu target%s and the entry of %s %zu: every entry "
+                      "must name the same number of targets",
+                      q, count, count == 1 ? "" : "s", r, cnt);
+            goto out;
+        }
+        nnodes += strcmp(e->string, "*") != 0;
+        i++;
+    }
+    if (count > room) { /* the count of the first pass was the first entry's */
+        rc = fail(c, "names %zu targets, more than the group's maximum of %u", count,
+                  PROTO_PLAN_MAX_TARGETS);
+        goto out;
+    }
+    for (size_t j = 0; j < count; j++) {
+        struct iof_target_cfg *o = &w->targets[*k];
+        *o = *t;
+        o->node_paths = calloc(nnodes ? nnodes : 1, sizeof(*o->node_paths));
+        if (!o->node_paths) {
+            rc = plan_nomem(c);
+            goto out;
+        }
+        w->ntargets = ++*k; /* from here iof_plan_free() frees it */
+        i = 0;
+        cJSON_ArrayForEach(e, jp)
+        {
+            size_t o2 = plan_path_key(c, e->string);
+            bool star = !strcmp(e->string, "*");
+            if (!template_at(e->valuestring, &pts[i], found[i], pts[i].from + j,
+                             star ? o->path : buf, star ? sizeof(o->path) : IOF_PATH_MAX)) {
+                rc = template_too_long(c);
+                goto out;
+            }
+            plan_path_pop(c, o2);
+            if (!star) {
+                struct iof_target_node_path *np = &o->node_paths[o->nnode_paths];
+                np->node = strdup(e->string);
+                np->path = strdup(buf);
+                if (np->node || np->path)
+                    o->nnode_paths++;
+                if (!np->node || !np->path) {
+                    rc = plan_nomem(c);
+                    goto out;
+                }
+            }
+            i++;
+        }
+    }
+out:
+    free(pts);
+    free(found);
+    free(buf);
+    return rc;
 }
 
 /* "offset_increment": a size (a multiple of 512) or "N%" of the range. */
@@ -477,6 +653,17 @@ static int parse_verify(struct pctx *c, const cJSON *jw, struct iof_worker_cfg *
     return 0;
 }
 
+/* The first path a target entry names: its path, or its per-node map's
+ * first string value; NULL when it has neither. */
+static const char *entry_first_path(const cJSON *jt)
+{
+    const cJSON *jp = cJSON_IsObject(jt) ? cJSON_GetObjectItemCaseSensitive(jt, "path") : NULL;
+
+    if (cJSON_IsObject(jp))
+        jp = jp->child;
+    return cJSON_IsString(jp) ? jp->valuestring : NULL;
+}
+
 /* The n entries of "targets", each path template expanded in place (the
  * group's targets are the expansion, in order). */
 static int parse_targets(struct pctx *c, const cJSON *arr, size_t n, struct iof_worker_cfg *w)
@@ -487,8 +674,8 @@ static int parse_targets(struct pctx *c, const cJSON *arr, size_t n, struct iof_
 
     cJSON_ArrayForEach(jt, arr)
     {
-        jp = cJSON_IsObject(jt) ? cJSON_GetObjectItemCaseSensitive(jt, "path") : NULL;
-        total += cJSON_IsString(jp) ? template_count(jp->valuestring) : 1;
+        const char *first = entry_first_path(jt);
+        total += first ? template_count(first) : 1;
     }
     if (total > PROTO_PLAN_MAX_TARGETS)
         return fail(c,
@@ -500,19 +687,32 @@ static int parse_targets(struct pctx *c, const cJSON *arr, size_t n, struct iof_
         return plan_nomem(c);
     cJSON_ArrayForEach(jt, arr)
     {
-        size_t oi = plan_path_index(c, i);
+        size_t oi = plan_path_index(c, i), op;
+        struct iof_target_cfg t = {0};
         struct path_template pt;
         bool found;
-        if ((rc = parse_target(c, jt, &w->targets[k])) ||
-            (rc = path_template_find(c, w->targets[k].path, &pt, &found)))
+        if ((rc = parse_target(c, jt, &t, w)))
             return rc;
-        if (found) {
-            struct iof_target_cfg t = w->targets[k];
-            if ((rc = path_template_expand(c, &t, &pt, &w->targets[k])))
+        jp = plan_member(jt, "path");
+        op = plan_path_key(c, "path");
+        if (cJSON_IsObject(jp)) {
+            /* Room: what the first pass counted for the entries after this one. */
+            size_t after = 0;
+            for (const cJSON *x = jt->next; x; x = x->next)
+                after += entry_first_path(x) ? template_count(entry_first_path(x)) : 1;
+            if ((rc = map_expand(c, jp, &t, w, &k, total - k - after)))
                 return rc;
-            k += (size_t)(pt.to - pt.from + 1);
         } else {
-            k++;
+            if ((rc = path_template_find(c, t.path, &pt, &found)))
+                return rc;
+            plan_path_pop(c, op);
+            if (found) {
+                if ((rc = path_template_expand(c, &t, &pt, &w->targets[k])))
+                    return rc;
+                k += (size_t)(pt.to - pt.from + 1);
+            } else {
+                w->targets[k++] = t;
+            }
         }
         w->ntargets = k;
         plan_path_pop(c, oi);
