@@ -392,11 +392,11 @@ void mgr_agg_node_places(struct mgr_agg *g, struct mgr_agg_node *n, const struct
         if (t->group >= g->p->nworkers || t->target >= g->p->workers[t->group].ntargets)
             continue;
         /* A copy that fails leaves that name unknown (null), nothing else. */
-        n->places[n->nplaces++] =
-            (struct mgr_place){.path = g->p->workers[t->group].targets[t->target].path,
-                               .device = t->device ? strdup(t->device) : NULL,
-                               .fstype = t->fstype ? strdup(t->fstype) : NULL,
-                               .ram_backed = t->ram_backed};
+        n->places[n->nplaces++] = (struct mgr_place){
+            .path = iof_target_path(&g->p->workers[t->group].targets[t->target], n->name),
+            .device = t->device ? strdup(t->device) : NULL,
+            .fstype = t->fstype ? strdup(t->fstype) : NULL,
+            .ram_backed = t->ram_backed};
     }
 }
 
@@ -661,7 +661,8 @@ static uint64_t agg_node_rows(struct mgr_agg *g, struct mgr_agg_node *a, const s
         for (size_t t = 0; t < nt; t++, flat++) {
             const struct iof_stats *ts = agg_src_target(a, src, w, t, flat);
             const struct iof_target_cfg *tc = known && t < gc.ntargets ? &gc.targets[t] : NULL;
-            const char *path = tc ? tc->path : "?";
+            /* The node's own path: a per-node map's entry for it. */
+            const char *path = tc ? iof_target_path(tc, a->name) : "?";
             struct mgr_row row = {.type = MGR_ROW_TARGET,
                                   .node = a->name,
                                   .worker = wshort,

@@ -963,10 +963,18 @@ static void cli_validate_unchecked(const struct iof_plan *p)
              abs ? abs : "", abs ? "...)" : "");
 }
 
+/* A plan's warning line, as the run prints it. */
+static void cli_warn_line(void *arg, const char *msg)
+{
+    (void)arg;
+    IOF_USER("iofleet: warning: %s", msg);
+}
+
 static int cli_validate(int argc, char **argv)
 {
     struct cli_args a;
     struct iof_plan p;
+    char *canon = NULL;
     int rc = cli_parse(argc, argv, &cli_validate_cmd, &a);
 
     if (rc < 0) {
@@ -974,11 +982,21 @@ static int cli_validate(int argc, char **argv)
         return 0; /* --help */
     }
     if (rc == 0)
-        rc = cli_load(&a, &p, NULL);
+        rc = cli_load(&a, &p, &canon);
     if (rc < 0) { /* --print-plan */
         cli_args_free(&a);
         return 0;
     }
+    if (rc == 0) {
+        struct iof_diag d = {{0}};
+        /* Per-node target maps: the keys of groups that name their nodes
+         * (the agents of "*" are known at run time). */
+        if (proto_plan_map_check(canon, NULL, 0, cli_warn_line, NULL, &d)) {
+            IOF_USER("iofleet validate: %s", d.msg);
+            rc = 2;
+        }
+    }
+    free(canon);
     if (rc == 0) {
         proto_plan_print(&p, stdout);
         if (!a.nagents)

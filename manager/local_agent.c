@@ -62,11 +62,19 @@ int mgr_local_agent_spawn(uv_loop_t *loop, const struct mgr_run_opts *o, const s
     }
     /* Allowed: exactly the absolute paths the plan names. */
     for (size_t g = 0; g < p->nworkers; g++)
-        for (size_t t = 0; t < p->workers[g].ntargets && n + 3 < max; t++)
-            if (p->workers[g].targets[t].path[0] == '/') {
+        for (size_t t = 0; t < p->workers[g].ntargets && n + 3 < max; t++) {
+            const struct iof_target_cfg *tc = &p->workers[g].targets[t];
+            if (tc->path[0] == '/') {
                 argv[n++] = "--allow";
-                argv[n++] = p->workers[g].targets[t].path;
+                argv[n++] = (char *)tc->path;
             }
+            /* A per-node map: the entry of the local agent's name. */
+            if (n + 3 < max && iof_target_path(tc, "local") != tc->path &&
+                iof_target_path(tc, "local")[0] == '/') {
+                argv[n++] = "--allow";
+                argv[n++] = (char *)iof_target_path(tc, "local");
+            }
+        }
     argv[n] = NULL;
     stdio[0].flags = UV_IGNORE;
     stdio[1].flags = UV_INHERIT_FD;

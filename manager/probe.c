@@ -402,7 +402,7 @@ static size_t probe_check_targets(const struct iof_plan *p, const struct proto_h
         if (!probe_group_selects(&p->workers[i], h->name))
             continue;
         for (size_t k = 0; k < p->workers[i].ntargets; k++) {
-            const char *path = p->workers[i].targets[k].path;
+            const char *path = iof_target_path(&p->workers[i].targets[k], h->name);
             const struct proto_target_info *t;
             bool seen = false;
             char why[300];
@@ -412,7 +412,7 @@ static size_t probe_check_targets(const struct iof_plan *p, const struct proto_h
             for (size_t j = 0; j <= i && !seen; j++)
                 for (size_t m = 0; m < (j == i ? k : p->workers[j].ntargets) && !seen; m++)
                     seen = probe_group_selects(&p->workers[j], h->name) &&
-                           !strcmp(p->workers[j].targets[m].path, path);
+                           !strcmp(iof_target_path(&p->workers[j].targets[m], h->name), path);
             if (seen)
                 continue;
             checked++;

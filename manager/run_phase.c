@@ -14,6 +14,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "proto/link.h"
+#include "proto/plan.h"
 #include "proto/version.h"
 
 #include "manager/session.h"
@@ -196,6 +197,7 @@ void mgr_run_on_ready(void *run, struct mgr_agent *a, const struct proto_ready *
 static unsigned cl_send_plan(struct mgr_run *c)
 {
     struct proto_msg plan, prep;
+    bool maps = proto_plan_has_target_maps(c->p);
     unsigned n = 0;
 
     proto_msg_init(&plan, PROTO_MSG_PLAN);
@@ -212,7 +214,21 @@ static unsigned cl_send_plan(struct mgr_run *c)
             IOF_WARN("agent %s (%s) speaks protocol %u.%u: it keeps the test files it creates "
                      "(run.cleanup needs 1.2)",
                      a->name, a->endpoint, a->info.major, a->info.minor);
-        proto_link_send(a->link, &plan);
+        if (maps) {
+            /* Each agent receives the plan with its own paths. */
+            struct iof_diag d = {{0}};
+            char *own = proto_plan_node_text(c->wire_text, a->name, &d);
+            if (!own) {
+                mgr_agent_fail(a, MGR_SESSION_EV_FAIL, 2, "%s", d.msg);
+                continue;
+            }
+            plan.u.plan.text = own;
+            plan.u.plan.len = strlen(own);
+            proto_link_send(a->link, &plan);
+            free(own);
+        } else {
+            proto_link_send(a->link, &plan);
+        }
         proto_link_send(a->link, &prep);
         mgr_agent_fire(a, MGR_SESSION_EV_PLAN_SENT);
         n++;
@@ -293,6 +309,40 @@ void mgr_run_check_prepared(struct mgr_run *c)
     cl_next_test(c);
 }
 
+static void cl_warn_line(void *arg, const char *msg)
+{
+    (void)arg;
+    IOF_USER("iofleet: warning: %s", msg);
+}
+
+/* Per-node target maps: every node a group runs on has its path. */
+static int cl_check_maps(struct mgr_run *c)
+{
+    const char **names = calloc(c->f->nagents ? c->f->nagents : 1, sizeof(*names));
+    struct iof_diag d = {{0}};
+    size_t n = 0;
+    int r;
+
+    if (!proto_plan_has_target_maps(c->p)) {
+        free(names);
+        return 0;
+    }
+    if (!names) {
+        IOF_USER("iofleet: out of memory");
+        return 1;
+    }
+    for (size_t k = 0; k < c->f->nagents; k++)
+        if (mgr_session_is_up(mgr_agent_state(&c->f->agents[k])))
+            names[n++] = c->f->agents[k].name;
+    r = proto_plan_map_check(c->plan_text, names, n, cl_warn_line, NULL, &d);
+    free(names);
+    if (r) {
+        IOF_USER("iofleet: %s", d.msg);
+        return 2;
+    }
+    return 0;
+}
+
 /* Every plan node name must be one of the agents. */
 static int cl_check_nodes(struct mgr_run *c)
 {
@@ -315,7 +365,7 @@ static int cl_check_nodes(struct mgr_run *c)
             }
         }
     }
-    return 0;
+    return cl_check_maps(c);
 }
 
 void mgr_run_begin(struct mgr_run *c)

@@ -83,15 +83,7 @@ int proto_plan_map_check(const char *canonical, const char *const *agents, size_
                 t++;
                 continue;
             }
-            if (!cJSON_GetObjectItemCaseSensitive(jp, "*"))
-                for (size_t i = 0; i < nsel; i++)
-                    if (!cJSON_GetObjectItemCaseSensitive(jp, sel[i])) {
-                        rc = iof_diag_set(diag, IOF_EPLAN,
-                                          "workers[%zu].targets[%zu].path: no path for node %s "
-                                          "and no \"*\" entry",
-                                          g, t, plan_quote(q, sizeof(q), sel[i]));
-                        goto out;
-                    }
+            /* The typos first: one may be why a node has no path. */
             cJSON_ArrayForEach(e, jp)
             {
                 const char *near;
@@ -107,6 +99,15 @@ int proto_plan_map_check(const char *canonical, const char *const *agents, size_
                 if (warn)
                     warn(arg, msg);
             }
+            if (!cJSON_GetObjectItemCaseSensitive(jp, "*"))
+                for (size_t i = 0; i < nsel; i++)
+                    if (!cJSON_GetObjectItemCaseSensitive(jp, sel[i])) {
+                        rc = iof_diag_set(diag, IOF_EPLAN,
+                                          "workers[%zu].targets[%zu].path: no path for node %s "
+                                          "and no \"*\" entry",
+                                          g, t, plan_quote(q, sizeof(q), sel[i]));
+                        goto out;
+                    }
             t++;
         }
         g++;

@@ -228,6 +228,8 @@ static void test_map_check(void **state)
     assert_int_equal(proto_plan_map_check(canon, agents, 3, warn_fn, &w, &d), IOF_EPLAN);
     assert_string_equal(d.msg,
                         "workers[0].targets[0].path: no path for node 'node3' and no \"*\" entry");
+    assert_int_equal(w.n, 1); /* the typo is told before the error */
+    w.n = 0;
     assert_int_equal(proto_plan_map_check(canon, agents, 2, warn_fn, &w, &d), 0);
     assert_int_equal(w.n, 1);
     assert_string_equal(w.msg[0], "workers[0].targets[0].path: key 'node22' names no node the "
