@@ -963,17 +963,11 @@ static void cli_validate_unchecked(const struct iof_plan *p)
              abs ? abs : "", abs ? "...)" : "");
 }
 
-/* A plan's warning line, as the run prints it. */
-static void cli_warn_line(void *arg, const char *msg)
-{
-    (void)arg;
-    IOF_USER("iofleet: warning: %s", msg);
-}
-
 static int cli_validate(int argc, char **argv)
 {
     struct cli_args a;
     struct iof_plan p;
+    struct iof_diag d = {{0}};
     char *canon = NULL;
     int rc = cli_parse(argc, argv, &cli_validate_cmd, &a);
 
@@ -987,14 +981,10 @@ static int cli_validate(int argc, char **argv)
         cli_args_free(&a);
         return 0;
     }
-    if (rc == 0) {
-        struct iof_diag d = {{0}};
-        /* Per-node target maps: the keys of groups that name their nodes
-         * (the agents of "*" are known at run time). */
-        if (proto_plan_map_check(canon, NULL, 0, cli_warn_line, NULL, &d)) {
-            IOF_USER("iofleet validate: %s", d.msg);
-            rc = 2;
-        }
+    /* Per-node target maps: the keys of groups naming their nodes (a "*" group's at run). */
+    if (rc == 0 && proto_plan_map_check(canon, NULL, 0, mgr_run_warn_line, NULL, &d)) {
+        IOF_USER("iofleet validate: %s", d.msg);
+        rc = 2;
     }
     free(canon);
     if (rc == 0) {

@@ -91,4 +91,8 @@ void mgr_run_free(struct mgr_run *r);
  * far are printed). */
 int mgr_run_plan(const struct iof_plan *p, const char *plan_text, const struct mgr_run_opts *o);
 
+/* Prints a plan's warning (proto_plan_map_check's) as the run does:
+ * "iofleet: warning: MSG". arg is unused. */
+void mgr_run_warn_line(void *arg, const char *msg);
+
 #endif

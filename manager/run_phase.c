@@ -309,7 +309,7 @@ void mgr_run_check_prepared(struct mgr_run *c)
     cl_next_test(c);
 }
 
-static void cl_warn_line(void *arg, const char *msg)
+void mgr_run_warn_line(void *arg, const char *msg)
 {
     (void)arg;
     IOF_USER("iofleet: warning: %s", msg);
@@ -334,7 +334,7 @@ static int cl_check_maps(struct mgr_run *c)
     for (size_t k = 0; k < c->f->nagents; k++)
         if (mgr_session_is_up(mgr_agent_state(&c->f->agents[k])))
             names[n++] = c->f->agents[k].name;
-    r = proto_plan_map_check(c->plan_text, names, n, cl_warn_line, NULL, &d);
+    r = proto_plan_map_check(c->plan_text, names, n, mgr_run_warn_line, NULL, &d);
     free(names);
     if (r) {
         IOF_USER("iofleet: %s", d.msg);

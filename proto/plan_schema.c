@@ -74,7 +74,8 @@ static const struct field target_fields[] = {
     {"path", PK_STRING, AT(struct iof_target_cfg, path), .max = IOF_PATH_MAX - 1,
      .flags = PF_REQUIRED,
      .help = "absolute: a file or device; relative: a test file the agent creates in its "
-             "workdir; may hold one {A..B} range"},
+             "workdir; may hold one {A..B} range; or a per-node map of agent names (and \"*\") "
+             "to such paths"},
     {"size", PK_SIZE, AT(struct iof_target_cfg, size), .max = UINT64_MAX,
      .help = "test-file size, or the part of an existing file or device used (a multiple of "
              "4096); 0: all of it"},
