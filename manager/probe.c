@@ -16,6 +16,7 @@
 #include "common/net.h"
 #include "common/tls.h"
 #include "proto/link.h"
+#include "proto/plan.h"
 #include "proto/version.h"
 
 struct probe {
@@ -445,6 +446,41 @@ static size_t probe_check_targets(const struct iof_plan *p, const struct proto_h
     return bad;
 }
 
+/* For each group with a per-node map, its targets with node's own paths
+ * (what the agent will open; its budget counts one file per path); NULL
+ * entries for the others, NULL when the plan has no map (or out of memory:
+ * the estimate then uses the plan's "*" paths). */
+static struct iof_target_cfg **probe_own_targets(const struct iof_plan *p, const char *node)
+{
+    struct iof_target_cfg **own;
+
+    if (!proto_plan_has_target_maps(p) || !(own = calloc(p->nworkers, sizeof(*own))))
+        return NULL;
+    for (size_t i = 0; i < p->nworkers; i++) {
+        const struct iof_worker_cfg *w = &p->workers[i];
+        bool map = false;
+        for (size_t t = 0; t < w->ntargets; t++)
+            map |= w->targets[t].nnode_paths || !w->targets[t].path[0];
+        if (!map || !(own[i] = calloc(w->ntargets, sizeof(*own[i]))))
+            continue;
+        for (size_t t = 0; t < w->ntargets; t++) {
+            own[i][t] = w->targets[t];
+            snprintf(own[i][t].path, sizeof(own[i][t].path), "%s",
+                     iof_target_path(&w->targets[t], node));
+            own[i][t].node_paths = NULL;
+            own[i][t].nnode_paths = 0;
+        }
+    }
+    return own;
+}
+
+static void probe_own_free(const struct iof_plan *p, struct iof_target_cfg **own)
+{
+    for (size_t i = 0; own && i < p->nworkers; i++)
+        free(own[i]);
+    free(own);
+}
+
 int mgr_probe_budget(const struct iof_plan *p, const struct mgr_probe_opts *o, FILE *out)
 {
     struct proto_hello h;
@@ -453,6 +489,7 @@ int mgr_probe_budget(const struct iof_plan *p, const struct mgr_probe_opts *o, F
     struct iof_worker_cfg *g;
     const struct iof_spec **gs;
     struct iof_test *tests;
+    struct iof_target_cfg **own;
     size_t ntests, ng = 0;
     int r = mgr_probe_hello(o, &h, &d);
 
@@ -481,12 +518,15 @@ int mgr_probe_budget(const struct iof_plan *p, const struct mgr_probe_opts *o, F
         IOF_USER("iofleet: out of memory");
         return 2;
     }
+    own = probe_own_targets(p, h.name);
     for (size_t t = 0; t < ntests; t++) {
         ng = 0;
         for (size_t i = 0; i < p->nworkers; i++)
             if (probe_group_selects(&p->workers[i], h.name)) {
                 gs[ng] = iof_test_spec(p, &tests[t], i);
                 g[ng] = iof_test_worker(p, &tests[t], i);
+                if (own && own[i]) /* per-node maps: this agent's own paths */
+                    g[ng].targets = own[i];
                 /* A group without an engine runs the agent's own (no AIO events
                  * on Windows). */
                 if (!g[ng].engine_given)
@@ -498,6 +538,7 @@ int mgr_probe_budget(const struct iof_plan *p, const struct mgr_probe_opts *o, F
             }
         iof_budget_need_add(&need, gs, g, ng);
     }
+    probe_own_free(p, own);
     free(tests);
     free(g);
     free(gs);

@@ -69,4 +69,17 @@ expect_rc 0 "$IOFLEET" validate "$T/named.json"
 expect_in "$T/out" "  target {tm-1 '/dev/sdb', tm-3 '/dev/sdd', * '/dev/sdc'} (existing size)"
 expect_in "$T/err" "iofleet: warning: workers[0].targets[0].path: key 'tm-3' names no node the group runs on (did you mean 'tm-1'?)"
 ok "validate prints the map and warns of a key naming no node of the group"
+# validate --agent checks the agent's own path: tm-1's is a test file in its
+# workdir, the "*" device (outside its --allow list) is the other nodes'.
+plan own.json <<'P'
+{"name": "tmap-own", "run": {"duration": "1s"},
+ "specs": [{"name": "4k", "lines": [{"size": "4k"}]}],
+ "workers": [{"engine": "sync",
+              "targets": [{"path": {"tm-1": "own.dat", "*": "/dev/iofleet-no-such-disk"}, "size": "1m"}]}]}
+P
+expect_rc 0 "$IOFLEET" validate "$T/own.json" "${CL_AGENT_ARGS[@]:0:3}"
+if grep -q 'REFUSED' "$T/out"; then cl_fail "validate --agent checked another node's path: $(grep REFUSED "$T/out")"; fi
+expect_rc 1 "$IOFLEET" validate "$T/own.json" "${CL_AGENT_ARGS[@]:3:3}"
+expect_in "$T/out" "/dev/iofleet-no-such-disk: REFUSED unless it is another name of an allowed device or file"
+ok "validate --agent checks each agent's own path of a map"
 cl_done
