@@ -439,7 +439,7 @@ char *proto_plan_text_indented(const char *canonical)
 
 char *proto_plan_wire_text(const char *canonical)
 {
-    cJSON *root = cJSON_Parse(canonical), *run;
+    cJSON *root = cJSON_Parse(canonical), *run, *w, *t;
     char *text;
 
     if (!root)
@@ -451,6 +451,24 @@ char *proto_plan_wire_text(const char *canonical)
         cJSON_DeleteItemFromObjectCaseSensitive(run, "interval_histograms");
     }
     cJSON_DeleteItemFromObjectCaseSensitive(root, "notes"); /* the manager's */
+    /* A per-node map of "*" alone is a plain path: no agent needs to be sent
+     * one of its own (proto_plan_node_text), and every agent reads it. */
+    cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(root, "workers"))
+    {
+        cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(w, "targets"))
+        {
+            cJSON *path = cJSON_GetObjectItemCaseSensitive(t, "path"), *s;
+            if (!cJSON_IsObject(path) || !path->child || path->child->next ||
+                strcmp(path->child->string, "*") || !cJSON_IsString(path->child))
+                continue;
+            s = cJSON_CreateString(path->child->valuestring);
+            if (!s || !cJSON_ReplaceItemInObjectCaseSensitive(t, "path", s)) {
+                cJSON_Delete(s);
+                cJSON_Delete(root);
+                return NULL;
+            }
+        }
+    }
     text = proto_json_print_exact(root);
     cJSON_Delete(root);
     return text;

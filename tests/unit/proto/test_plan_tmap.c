@@ -68,6 +68,7 @@ static void test_good_map(void **state)
 {
     struct iof_plan p;
     const struct iof_target_cfg *t;
+    char *canon = NULL, *wire;
 
     (void)state;
     load(PLAN("", "{'path':{'node1':'/dev/sdb','node2':'/dev/nvme1n1','*':'/dev/sdc'}}"), NULL, 0,
@@ -95,10 +96,15 @@ static void test_good_map(void **state)
     assert_string_equal(iof_target_path(t, "n3"), "");
     iof_plan_free(&p);
 
-    /* "*" alone is a plain path. */
-    load(PLAN("", "{'path':{'*':'/dev/sdc'}}"), NULL, 0, &p, NULL);
+    /* "*" alone is a plain path, and goes to the agents as one. */
+    load(PLAN("", "{'path':{'*':'/dev/sdc'}}"), NULL, 0, &p, &canon);
     assert_string_equal(p.workers[0].targets[0].path, "/dev/sdc");
     assert_int_equal(p.workers[0].targets[0].nnode_paths, 0);
+    assert_false(proto_plan_has_target_maps(&p));
+    wire = proto_plan_wire_text(canon);
+    assert_non_null(strstr(wire, "\"targets\":[{\"path\":\"/dev/sdc\"}]"));
+    free(wire);
+    free(canon);
     iof_plan_free(&p);
 
     load(PLAN("", "{'path':'/dev/sdc'}"), NULL, 0, &p, NULL);
