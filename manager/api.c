@@ -32,6 +32,7 @@
 #include "common/log.h"
 #include "common/spec.h"
 #include "manager/api_auth.h"
+#include "manager/api_plans.h"
 #include "manager/api_runs.h"
 #include "manager/console_page.h"
 #include "manager/history/query.h"
@@ -47,7 +48,8 @@
 #define API_ENDPOINTS                                                                              \
     "/api/v1/version, /api/v1/agents, /api/v1/events, /api/v1/runs, /api/v1/runs/ID, "             \
     "/api/v1/runs/current, /api/v1/runs/last, /api/v1/runs/compare, /api/v1/runs/ID/report.html, " \
-    "POST /api/v1/plans/check, POST /api/v1/runs, POST /api/v1/runs/current/stop, "                \
+    "POST /api/v1/plans/check, POST /api/v1/plans/import, POST /api/v1/plans/export, "             \
+    "POST /api/v1/runs, POST /api/v1/runs/current/stop, "                                          \
     "POST /api/v1/runs/ID/tag, DELETE /api/v1/runs/ID, POST /api/v1/runs/prune, "                  \
     "POST /api/v1/session, POST /api/v1/session/end"
 
@@ -59,6 +61,8 @@ enum api_post_what {
     API_POST_PRUNE,
     API_POST_SIGNIN,
     API_POST_SIGNOUT,
+    API_POST_IMPORT,
+    API_POST_EXPORT,
 };
 
 /* A POST under way: its body, read up to API_MAX_REQUEST. */
@@ -694,6 +698,85 @@ static enum MHD_Result api_plan_check(struct MHD_Connection *conn, const char *b
     return api_send(conn, 200, out, olen, NULL);
 }
 
+/* The query of POST /api/v1/plans/import, one parameter at a time. */
+struct api_import_args {
+    struct mgr_api_import *q;
+    struct iof_diag d;
+    int rc;
+};
+
+static enum MHD_Result api_import_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                                      const char *value)
+{
+    struct api_import_args *a = cls;
+
+    (void)kind;
+    a->rc = mgr_api_import_param(a->q, key, value, &a->d);
+    return a->rc ? MHD_NO : MHD_YES;
+}
+
+/* POST /api/v1/plans/import and /export (manager/api_plans.c): changes
+ * nothing here. Import answers JSON; export the .icf file's text. */
+static enum MHD_Result api_plans_post(struct MHD_Connection *conn, const struct api_post *post)
+{
+    const char *body = post->body.p ? post->body.p : "";
+    struct api_import_args a = {0};
+    struct MHD_Response *r;
+    enum MHD_Result ret;
+    struct iof_buf b;
+    size_t len;
+    char *text;
+
+    iof_buf_init(&b, API_MAX_BODY);
+    if (post->what == API_POST_IMPORT) {
+        if (!(a.q = mgr_api_import_new()))
+            return api_error(conn, 500, NULL, "out of memory");
+        MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, api_import_arg, &a);
+        if (!a.rc)
+            a.rc = mgr_api_import_run(a.q, body, post->body.len, &b, &a.d);
+        mgr_api_import_free(a.q);
+        if (a.rc) {
+            iof_buf_free(&b);
+            return api_error(conn, a.rc == -ENOMEM ? 500 : 400, NULL, "%s", a.d.msg);
+        }
+        return api_send_buf(conn, 200, &b);
+    }
+    a.rc = mgr_api_plans_export(MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "format"),
+                                body, post->body.len, &b, &a.d);
+    if (a.rc) {
+        iof_buf_free(&b);
+        return api_error(conn, a.rc == -ENOMEM ? 500 : 400, NULL, "%s", a.d.msg);
+    }
+    if (!(text = iof_buf_take(&b, &len)))
+        return api_error(conn, 500, NULL, "out of memory");
+    if (!(r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE))) {
+        free(text);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+    MHD_add_response_header(r, "Content-Disposition", "attachment; filename=\"plan.icf\"");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(r, "Content-Security-Policy", "default-src 'none'");
+    if (mgr_http_mhd_is_tls(conn))
+        MHD_add_response_header(r, "Strict-Transport-Security", MGR_HTTP_HSTS);
+    ret = MHD_queue_response(conn, 200, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+/* The body of an import is the file itself: application/octet-stream,
+ * which a form on another site cannot send either. */
+static bool api_octet_stream(struct MHD_Connection *conn)
+{
+    const char *type =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+    size_t n = strlen("application/octet-stream");
+
+    return type && !strncasecmp(type, "application/octet-stream", n) &&
+           (!type[n] || type[n] == ';' || type[n] == ' ');
+}
+
 /* A state-changing request must come from a script or this server's own
  * page, never from a form on another site: Content-Type application/json
  * (which a cross-site form cannot send without a CORS preflight this server
@@ -962,7 +1045,8 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
     struct mgr_api *api = cls;
     struct mgr_http_conn *c = mgr_http_mhd_conn(conn);
     const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
-    bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD"), check, stop, runs, prune, tag;
+    bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD"), check, stop, runs, prune, tag,
+         imp, exp;
     struct api_post *post = *req_cls;
 
     (void)version;
@@ -991,6 +1075,9 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
             return api_signin(conn, api, post->body.p ? post->body.p : "", post->body.len);
         case API_POST_SIGNOUT:
             return api_signout(conn, api);
+        case API_POST_IMPORT:
+        case API_POST_EXPORT:
+            return api_plans_post(conn, post);
         default:
             return api_plan_check(conn, post->body.p ? post->body.p : "", post->body.len);
         }
@@ -1058,18 +1145,24 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
     runs = !strcmp(url, "/api/v1/runs");
     prune = !strcmp(url, "/api/v1/runs/prune");
     tag = !strncmp(url, "/api/v1/runs/", 13) && api_run_ref(url + 13, "/tag");
-    if (check || stop || prune || tag || (runs && !get)) {
+    imp = !strcmp(url, "/api/v1/plans/import");
+    exp = !strcmp(url, "/api/v1/plans/export");
+    if (check || stop || prune || tag || imp || exp || (runs && !get)) {
         bool refused;
         enum MHD_Result r;
         if (strcmp(method, "POST"))
             return runs ? api_error(conn, 405, "GET, HEAD, POST", "%s %s: only GET or POST", method,
                                     url)
                         : api_error(conn, 405, "POST", "%s %s: only POST", method, url);
-        if ((r = api_csrf(conn, host, true, api->tls.cert != NULL, &refused)) != MHD_YES || refused)
+        if ((r = api_csrf(conn, host, !(imp && api_octet_stream(conn)), api->tls.cert != NULL,
+                          &refused)) != MHD_YES ||
+            refused)
             return r;
         if (!(post = calloc(1, sizeof(*post))))
             return api_error(conn, 500, NULL, "out of memory");
         post->what = check   ? API_POST_CHECK
+                     : imp   ? API_POST_IMPORT
+                     : exp   ? API_POST_EXPORT
                      : runs  ? API_POST_RUN
                      : prune ? API_POST_PRUNE
                      : tag   ? API_POST_TAG

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "common/buf.h"
@@ -19,6 +18,7 @@
 #include "common/log.h"
 #include "common/outfile.h"
 #include "manager/cli.h"
+#include "manager/import_drive.h"
 #include "proto/export.h"
 #include "proto/import.h"
 #include "proto/plan.h"
@@ -33,9 +33,6 @@ enum import_opt_id {
     IOPT_SECTOR,
     IOPT_VAR,
 };
-
-#define IMPORT_MAX_MAPS 256
-#define IMPORT_MAX_VARS 256
 
 static const struct iof_opt import_opts[] = {
     {"help", 'h', IOF_OPT_NONE, NULL, "print this help and exit", IOPT_HELP},
@@ -93,25 +90,6 @@ void mgr_cli_import_help(FILE *f)
     iof_opt_help(&import_cmd, f);
 }
 
-/* "fio", "icf", "vdbench" or NULL when neither the name nor the content tells. */
-static const char *import_format(const char *path, const char *format, const struct iof_buf *text)
-{
-    const char *dot = strrchr(path, '.');
-    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-
-    if (format)
-        return format;
-    if (dot && (!strcmp(dot, ".fio") || !strcmp(dot, ".ini") || !strcmp(dot, ".job")))
-        return "fio";
-    if (dot && !strcasecmp(dot, ".icf"))
-        return "icf";
-    if ((dot && !strcasecmp(dot, ".vdb")) || !strncmp(base, "vdb-", 4))
-        return "vdbench";
-    if (text && proto_import_vdbench_detect(text->p ? text->p : "", text->len))
-        return "vdbench";
-    return NULL;
-}
-
 /* Reads at most IOF_IMPORT_MAX_TEXT + 1 bytes of path into b. */
 static int import_read(const char *path, struct iof_buf *b)
 {
@@ -156,26 +134,33 @@ static int import_write(const char *out, bool force, const struct iof_buf *json,
 int mgr_cli_import(int argc, char **argv)
 {
     struct iof_opt_parser p;
-    const char *in = NULL, *out = NULL, *format = NULL, *val, *name, *fmt;
-    const char *maps[IMPORT_MAX_MAPS], *vars[IMPORT_MAX_VARS];
-    size_t nmaps = 0, nvars = 0;
+    const char *in = NULL, *out = NULL, *val, *name, *fmt;
+    struct mgr_import_opts *o;
     struct iof_buf text = IOF_BUF_INIT, json = IOF_BUF_INIT, msgs = IOF_BUF_INIT;
     struct iof_diag diag = {{0}};
-    struct iof_plan plan = {0};
+    char note[sizeof(diag.msg)];
     bool force = false;
-    unsigned flags = 0, sector = 0;
     int id, rc = 0, ret = 2;
 
-    if (iof_opt_init(&p, &import_cmd, argc, argv))
+    if (!(o = calloc(1, sizeof(*o)))) {
+        IOF_USER("iofleet import: out of memory");
         return 1;
+    }
+    if (iof_opt_init(&p, &import_cmd, argc, argv)) {
+        free(o);
+        return 1;
+    }
     while ((id = iof_opt_next(&p, &val)) != IOF_OPT_END) {
         if (id == IOF_OPT_HELP || id == IOF_OPT_ERROR) {
             iof_opt_free(&p);
+            free(o);
             return id == IOF_OPT_HELP ? 0 : 2;
         }
+        rc = 0;
         if (id == IOF_OPT_POSITIONAL) {
             if (in) {
                 iof_opt_free(&p);
+                free(o);
                 return iof_opt_usage_error(&import_cmd, "one input file only ('%s' is a second)",
                                            val);
             }
@@ -185,51 +170,34 @@ int mgr_cli_import(int argc, char **argv)
         } else if (id == IOPT_FORCE) {
             force = true;
         } else if (id == IOPT_FORMAT) {
-            format = val;
+            o->format = val;
         } else if (id == IOPT_APPROX) {
-            flags |= IOF_IMPORT_APPROXIMATE;
+            o->flags |= IOF_IMPORT_APPROXIMATE;
         } else if (id == IOPT_SECTOR) {
-            if (strcmp(val, "512") && strcmp(val, "4096")) {
-                iof_opt_free(&p);
-                return iof_opt_usage_error(
-                    &import_cmd, "--sector-size takes 512 or 4096 (bytes), got '%s'", val);
-            }
-            sector = (unsigned)atoi(val);
+            rc = mgr_import_opt_add(o, MGR_IMPORT_OPT_SECTOR, val, "--", &diag);
         } else if (id == IOPT_MAP) {
-            if (!strchr(val, '=') || val[0] == '=' || nmaps >= IMPORT_MAX_MAPS) {
-                iof_opt_free(&p);
-                return iof_opt_usage_error(&import_cmd,
-                                           "--map takes NAME=PATH (at most %d), got '%s'",
-                                           IMPORT_MAX_MAPS, val);
-            }
-            maps[nmaps++] = val;
+            rc = mgr_import_opt_add(o, MGR_IMPORT_OPT_MAP, val, "--", &diag);
         } else if (id == IOPT_VAR) {
-            size_t n = strcspn(val, "=");
-            if (!proto_import_vdbench_var_ok(val) || nvars >= IMPORT_MAX_VARS) {
-                iof_opt_free(&p);
-                return iof_opt_usage_error(&import_cmd,
-                                           "--var takes NAME=VALUE, NAME letters, digits and '_' "
-                                           "(at most %d), got '%s'",
-                                           IMPORT_MAX_VARS, val);
-            }
-            for (size_t i = 0; i < nvars; i++)
-                if (!strncmp(vars[i], val, n + 1)) {
-                    iof_opt_free(&p);
-                    return iof_opt_usage_error(&import_cmd, "--var %.*s is given twice", (int)n,
-                                               val);
-                }
-            vars[nvars++] = val;
+            rc = mgr_import_opt_add(o, MGR_IMPORT_OPT_VAR, val, "--", &diag);
+        }
+        if (rc) {
+            iof_opt_free(&p);
+            free(o);
+            return iof_opt_usage_error(&import_cmd, "%s", diag.msg);
         }
     }
     iof_opt_free(&p);
-    if (!in)
+    if (!in) {
+        free(o);
         return iof_opt_usage_error(&import_cmd, "missing the file to import");
-    if (format && strcmp(format, "fio") && strcmp(format, "icf") && strcmp(format, "vdbench"))
-        return iof_opt_usage_error(&import_cmd,
-                                   "unknown --format '%s' (expected fio, icf or vdbench)", format);
+    }
+    if (mgr_import_format_check(o, "--", &diag)) {
+        free(o);
+        return iof_opt_usage_error(&import_cmd, "%s", diag.msg);
+    }
     name = strrchr(in, '/') ? strrchr(in, '/') + 1 : in;
     rc = import_read(in, &text);
-    fmt = import_format(in, format, rc ? NULL : &text);
+    fmt = mgr_import_format(o, in, rc ? NULL : text.p ? text.p : "", text.len);
     if (rc && fmt) {
         IOF_USER("iofleet import: %s: %s", in, strerror(-rc));
         ret = rc == -ENOMEM ? 1 : 2;
@@ -242,36 +210,19 @@ int mgr_cli_import(int argc, char **argv)
                                   in);
         goto out;
     }
-    if (nmaps && strcmp(fmt, "icf")) {
-        ret = iof_opt_usage_error(&import_cmd, "--map is for Iometer configuration files");
+    if (mgr_import_format_rules(o, fmt, "--", &diag)) {
+        ret = iof_opt_usage_error(&import_cmd, "%s", diag.msg);
         goto out;
     }
-    if (sector && strcmp(fmt, "icf")) {
-        ret = iof_opt_usage_error(&import_cmd, "--sector-size is for Iometer configuration files");
-        goto out;
-    }
-    if (nvars && strcmp(fmt, "vdbench")) {
-        ret = iof_opt_usage_error(&import_cmd, "--var is for vdbench parameter files");
-        goto out;
-    }
-    if (flags && !strcmp(fmt, "icf")) {
-        ret = iof_opt_usage_error(&import_cmd,
-                                  "--approximate is for fio job files and vdbench parameter files");
-        goto out;
-    }
-    if (!strcmp(fmt, "vdbench")) {
+    {
         char dir[4096];
         const char *slash = strrchr(in, '/');
         snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - in) : 1, slash ? in : ".");
         if (slash == in)
             snprintf(dir, sizeof(dir), "/");
-        rc = proto_import_vdbench(name, text.p ? text.p : "", text.len, flags, dir, vars, nvars,
-                                  &json, &msgs, &diag);
-    } else if (!strcmp(fmt, "fio"))
-        rc = proto_import_fio(name, text.p ? text.p : "", text.len, flags, &json, &msgs, &diag);
-    else
-        rc = proto_import_icf(name, text.p ? text.p : "", text.len, maps, nmaps, sector, &json,
-                              &msgs, &diag);
+        rc = mgr_import_text(o, fmt, name, text.p ? text.p : "", text.len, dir, &json, &msgs, note,
+                             sizeof(note), &diag);
+    }
     for (char *line = msgs.p, *nl; line && *line; line = nl + 1) {
         nl = strchr(line, '\n');
         if (!nl)
@@ -280,23 +231,12 @@ int mgr_cli_import(int argc, char **argv)
         IOF_USER("%s", line);
     }
     if (rc) {
-        IOF_USER("iofleet import: %s", diag.msg[0] ? diag.msg : iof_strerror(rc));
+        IOF_USER("iofleet import: %s", diag.msg);
         ret = rc == -ENOMEM ? 1 : 2;
         goto out;
     }
-    rc = proto_plan_parse(name, json.p, json.len, NULL, 0, &plan, &diag);
-    iof_plan_free(&plan);
-    if (rc && strstr(diag.msg, "Iometer target placeholder")) {
-        /* Written all the same: the user maps it with --set, or imports again. */
-        IOF_USER("iofleet import: note: %s", diag.msg);
-        rc = 0;
-    }
-    if (rc) {
-        IOF_USER("iofleet import: the imported plan is not valid: %s",
-                 diag.msg[0] ? diag.msg : iof_strerror(rc));
-        ret = 2;
-        goto out;
-    }
+    if (note[0]) /* written all the same: the user maps it with --set, or imports again */
+        IOF_USER("iofleet import: note: %s", note);
     rc = import_write(out, force, &json, &diag);
     if (rc) {
         IOF_USER("iofleet import: %s", diag.msg);
@@ -305,6 +245,7 @@ int mgr_cli_import(int argc, char **argv)
     }
     ret = 0;
 out:
+    free(o);
     iof_buf_free(&text);
     iof_buf_free(&json);
     iof_buf_free(&msgs);

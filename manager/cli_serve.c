@@ -108,6 +108,7 @@ static const struct iof_cmd serve_cmd = {
              "connected or seen in the last hour, with the inventory iofleet agents prints), "
              "GET /api/v1/runs and /api/v1/runs/ID (the run history of --db), POST "
              "/api/v1/plans/check (a plan checked as iofleet validate does), POST "
+             "/api/v1/plans/import and /api/v1/plans/export (as iofleet import and export), POST "
              "/api/v1/runs (a plan run on the connected agents and recorded in --db), GET "
              "/api/v1/runs/current and POST /api/v1/runs/current/stop. SIGINT or SIGTERM "
              "stops it: a run under way is interrupted and recorded, every agent is told bye. "
