@@ -49,6 +49,7 @@
     "/api/v1/version, /api/v1/agents, /api/v1/events, /api/v1/runs, /api/v1/runs/ID, "             \
     "/api/v1/runs/current, /api/v1/runs/last, /api/v1/runs/compare, /api/v1/runs/ID/report.html, " \
     "POST /api/v1/plans/check, POST /api/v1/plans/import, POST /api/v1/plans/export, "             \
+    "/api/v1/plans, /api/v1/plans/NAME (GET, PUT, DELETE), "                                       \
     "POST /api/v1/runs, POST /api/v1/runs/current/stop, "                                          \
     "POST /api/v1/runs/ID/tag, DELETE /api/v1/runs/ID, POST /api/v1/runs/prune, "                  \
     "POST /api/v1/session, POST /api/v1/session/end"
@@ -63,12 +64,14 @@ enum api_post_what {
     API_POST_SIGNOUT,
     API_POST_IMPORT,
     API_POST_EXPORT,
+    API_PUT_PLAN,
 };
 
 /* A POST under way: its body, read up to API_MAX_REQUEST. */
 struct api_post {
     enum api_post_what what;
-    int64_t id; /* API_POST_TAG: the run */
+    int64_t id;    /* API_POST_TAG: the run */
+    char name[72]; /* API_PUT_PLAN: the plan's name, checked */
     struct iof_buf body;
     bool too_big;
 };
@@ -88,6 +91,7 @@ struct mgr_api {
     const struct mgr_api_console_ops *console; /* events and the last run, NULL until set */
     struct mgr_api_tls tls;                    /* HTTPS when tls.cert is set */
     struct mgr_api_auth *auth;                 /* tokens required, or NULL */
+    struct mgr_api_plans_dirs *plans;          /* the plan library, NULL until set; then fixed */
 };
 
 static void api_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
@@ -765,6 +769,53 @@ static enum MHD_Result api_plans_post(struct MHD_Connection *conn, const struct 
     return ret;
 }
 
+static const struct mgr_api_plans_dirs *api_plans_dirs(struct mgr_api *api)
+{
+    const struct mgr_api_plans_dirs *d;
+
+    pthread_mutex_lock(&api->mu);
+    d = api->plans;
+    pthread_mutex_unlock(&api->mu);
+    return d;
+}
+
+/* The plan library (manager/api_plans.c): GET /api/v1/plans (name NULL),
+ * GET, PUT (body) or DELETE /api/v1/plans/NAME. */
+static enum MHD_Result api_library(struct MHD_Connection *conn, struct mgr_api *api,
+                                   const char *method, const char *name, const struct api_post *put)
+{
+    const struct mgr_api_plans_dirs *d = api_plans_dirs(api);
+    struct iof_diag diag = {{0}};
+    bool created = false;
+    struct iof_buf b;
+    int rc;
+
+    if (!d)
+        return api_error(conn, 503, NULL, "this server keeps no plan library");
+    iof_buf_init(&b, API_MAX_BODY);
+    if (put)
+        rc = mgr_api_plans_put(d, put->name, put->body.p ? put->body.p : "", put->body.len, &b,
+                               &created, &diag);
+    else if (!name)
+        rc = mgr_api_plans_list(d, &b, &diag);
+    else if (!strcmp(method, "DELETE"))
+        rc = mgr_api_plans_delete(d, name, &b, &diag);
+    else
+        rc = mgr_api_plans_get(
+            d, name, MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "source"), &b, &diag);
+    if (rc) {
+        iof_buf_free(&b);
+        return api_error(conn,
+                         rc == -EINVAL || rc == IOF_EPLAN ? 400
+                         : rc == -ENOENT                  ? 404
+                         : rc == -EPERM                   ? 403
+                         : rc == -ELOOP                   ? 409
+                                                          : 500,
+                         NULL, "%s", diag.msg);
+    }
+    return api_send_buf(conn, created ? 201 : 200, &b);
+}
+
 /* The body of an import is the file itself: application/octet-stream,
  * which a form on another site cannot send either. */
 static bool api_octet_stream(struct MHD_Connection *conn)
@@ -1078,6 +1129,8 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
         case API_POST_IMPORT:
         case API_POST_EXPORT:
             return api_plans_post(conn, post);
+        case API_PUT_PLAN:
+            return api_library(conn, api, method, NULL, post);
         default:
             return api_plan_check(conn, post->body.p ? post->body.p : "", post->body.len);
         }
@@ -1172,6 +1225,36 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
         *req_cls = post; /* the body follows; freed by api_completed */
         return MHD_YES;
     }
+    if (!strcmp(url, "/api/v1/plans"))
+        return get ? api_library(conn, api, method, NULL, NULL)
+                   : api_error(conn, 405, "GET, HEAD", "%s %s: only GET", method, url);
+    if (!strncmp(url, "/api/v1/plans/", 14)) {
+        bool refused;
+        enum MHD_Result r;
+        if (get)
+            return api_library(conn, api, method, url + 14, NULL);
+        if (strcmp(method, "PUT") && strcmp(method, "DELETE"))
+            return api_error(conn, 405, "GET, HEAD, PUT, DELETE", "%s %s: only GET, PUT or DELETE",
+                             method, url);
+        if ((r = api_csrf(conn, host, !strcmp(method, "PUT"), api->tls.cert != NULL, &refused)) !=
+                MHD_YES ||
+            refused)
+            return r;
+        if (!strcmp(method, "DELETE"))
+            return api_library(conn, api, method, url + 14, NULL);
+        {
+            struct iof_diag d = {{0}};
+            if (mgr_api_plans_name_check(url + 14, &d))
+                return api_error(conn, 400, NULL, "%s", d.msg);
+        }
+        if (!(post = calloc(1, sizeof(*post))))
+            return api_error(conn, 500, NULL, "out of memory");
+        post->what = API_PUT_PLAN;
+        snprintf(post->name, sizeof(post->name), "%s", url + 14);
+        iof_buf_init(&post->body, API_MAX_REQUEST);
+        *req_cls = post; /* the body follows; freed by api_completed */
+        return MHD_YES;
+    }
     if (!strcmp(url, "/api/v1/runs/current"))
         return get ? api_run_current(conn, api)
                    : api_error(conn, 405, "GET, HEAD", "%s %s: only GET", method, url);
@@ -1235,6 +1318,25 @@ void mgr_api_set_runs(struct mgr_api *api, const struct mgr_api_run_ops *ops)
     pthread_mutex_unlock(&api->mu);
 }
 
+int mgr_api_set_plans(struct mgr_api *api, const char *user, const char *shipped)
+{
+    struct mgr_api_plans_dirs *d = calloc(1, sizeof(*d));
+
+    if (!d)
+        return -ENOMEM;
+    snprintf(d->user, sizeof(d->user), "%s", user);
+    snprintf(d->shipped, sizeof(d->shipped), "%s", shipped ? shipped : "");
+    pthread_mutex_lock(&api->mu);
+    if (api->plans) { /* set once: a request may hold the first */
+        pthread_mutex_unlock(&api->mu);
+        free(d);
+        return -EEXIST;
+    }
+    api->plans = d;
+    pthread_mutex_unlock(&api->mu);
+    return 0;
+}
+
 void mgr_api_set_console(struct mgr_api *api, const struct mgr_api_console_ops *ops)
 {
     pthread_mutex_lock(&api->mu);
@@ -1278,6 +1380,7 @@ void mgr_api_close(struct mgr_api *api)
     mgr_api_auth_free(api->auth);
     pthread_mutex_destroy(&api->mu);
     free(api->agents);
+    free(api->plans);
     free(api);
 }
 

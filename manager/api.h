@@ -84,6 +84,12 @@ struct mgr_api_console_ops {
  * until then they answer 503. Any thread. */
 void mgr_api_set_console(struct mgr_api *api, const struct mgr_api_console_ops *ops);
 
+/* Sets the plan library's folders (manager/api_plans.h; copied): user, the
+ * user's plans (serve --plans, existing), shipped (NULL or "": none) the
+ * shipped configs. Until then /api/v1/plans answers 503. Once only: 0,
+ * -EEXIST or -ENOMEM. Any thread. */
+int mgr_api_set_plans(struct mgr_api *api, const char *user, const char *shipped);
+
 /* Makes the run endpoints call ops (borrowed until mgr_api_close); until
  * then they answer 503. Any thread. */
 void mgr_api_set_runs(struct mgr_api *api, const struct mgr_api_run_ops *ops);

@@ -1,16 +1,23 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* manager/api_plans.c - serve's plan endpoints (manager/api_plans.h,
  * docs/api.md, Plans): import and export through the code `iofleet import`
- * and `iofleet export` run. */
+ * and `iofleet export` run; the plan library's files. */
 #include "manager/api_plans.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "common/jsonw.h"
+#include "common/outfile.h"
 #include "manager/import_drive.h"
 #include "proto/export.h"
 #include "proto/import.h"
@@ -220,4 +227,280 @@ int mgr_api_plans_export(const char *format, const char *body, size_t len, struc
         rc = iof_diag_set(diag, -ENOMEM, "out of memory");
     iof_buf_free(&msgs);
     return rc;
+}
+
+/* --- the library ------------------------------------------------------------------------- */
+
+static bool plans_name_ok(const char *name)
+{
+    size_t n = strlen(name);
+
+    if (!n || n > 64 || name[0] == '.' || !strcmp(name, "check") || !strcmp(name, "import") ||
+        !strcmp(name, "export"))
+        return false;
+    return strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == n;
+}
+
+int mgr_api_plans_name_check(const char *name, struct iof_diag *diag)
+{
+    if (plans_name_ok(name))
+        return 0;
+    return iof_diag_set(diag, -EINVAL,
+                        "plan name '%.100s': 1 to 64 letters, digits, '.', '_' or '-', not "
+                        "starting with '.' (check, import and export are the API's own paths)",
+                        name);
+}
+
+/* DIR/NAME.json in path; false when it does not fit. */
+static bool plans_path(char *path, size_t cap, const char *dir, const char *name)
+{
+    int n = snprintf(path, cap, "%s/%s.json", dir, name);
+
+    return n > 0 && (size_t)n < cap;
+}
+
+/* The regular file at path (never through a link), at most
+ * PROTO_PLAN_MAX_FILE bytes, appended to out; mtime in *mtime. */
+static int plans_read(const char *path, struct iof_buf *out, time_t *mtime, struct iof_diag *diag)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK), rc = 0;
+    struct stat st;
+
+    if (fd < 0)
+        return iof_diag_set(diag, errno == ELOOP ? -ELOOP : -errno, "%s: %s", path,
+                            errno == ELOOP ? "is a symbolic link: not read" : strerror(errno));
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > (off_t)PROTO_PLAN_MAX_FILE) {
+        close(fd);
+        return iof_diag_set(diag, -ELOOP,
+                            "%s: not a plan file (a regular file of at most %u bytes)", path,
+                            PROTO_PLAN_MAX_FILE);
+    }
+    if (mtime)
+        *mtime = st.st_mtime;
+    for (;;) {
+        ssize_t n;
+        if (iof_buf_reserve(out, 65536)) {
+            rc = iof_diag_set(diag, -ENOMEM, "out of memory");
+            break;
+        }
+        n = read(fd, out->p + out->len, 65536);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            rc = iof_diag_set(diag, -errno, "%s: %s", path, strerror(errno));
+            break;
+        }
+        if (!n)
+            break;
+        iof_buf_commit(out, (size_t)n);
+    }
+    close(fd);
+    return rc;
+}
+
+/* The plan's test count (-1: the loader refuses it, why in err) and its own
+ * name (new, or NULL). */
+static long plans_tests(const char *name, const char *text, size_t len, char **title, char *err,
+                        size_t cap)
+{
+    struct iof_diag d = {{0}};
+    struct iof_plan p;
+    struct iof_test *t;
+    size_t n = 0;
+
+    *title = NULL;
+    if (proto_plan_parse(name, text, len, NULL, 0, &p, &d)) {
+        snprintf(err, cap, "%s", d.msg);
+        return -1;
+    }
+    if (p.name[0])
+        *title = strdup(p.name);
+    t = iof_plan_expand(&p, &n);
+    free(t);
+    iof_plan_free(&p);
+    return (long)n;
+}
+
+static int plans_filter(const struct dirent *e)
+{
+    size_t n = strlen(e->d_name);
+    char name[72];
+
+    if (n <= 5 || n - 5 >= sizeof(name) || strcmp(e->d_name + n - 5, ".json"))
+        return 0;
+    memcpy(name, e->d_name, n - 5);
+    name[n - 5] = '\0';
+    return plans_name_ok(name);
+}
+
+/* Every plan of dir appended to out as list entries of source. */
+static void plans_list_dir(const char *dir, const char *source, struct iof_buf *out)
+{
+    struct dirent **ents = NULL;
+    int n = scandir(dir, &ents, plans_filter, alphasort);
+
+    for (int i = 0; i < n; i++) {
+        struct iof_diag d = {{0}};
+        struct iof_buf text = IOF_BUF_INIT;
+        char path[4200], name[72], err[512] = "", when[32] = "", *title = NULL;
+        size_t len = strlen(ents[i]->d_name) - 5;
+        time_t mtime = 0;
+        struct tm tm;
+        long tests = -1;
+
+        memcpy(name, ents[i]->d_name, len);
+        name[len] = '\0';
+        free(ents[i]);
+        if (!plans_path(path, sizeof(path), dir, name) || plans_read(path, &text, &mtime, &d)) {
+            iof_buf_free(&text);
+            continue; /* a link or not a file: not a plan of the library */
+        }
+        tests = plans_tests(name, text.p ? text.p : "", text.len, &title, err, sizeof(err));
+        iof_buf_free(&text);
+        if (gmtime_r(&mtime, &tm))
+            strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+        iof_json_open(out, '{');
+        iof_json_key(out, "name");
+        iof_json_str(out, name);
+        iof_json_key(out, "source");
+        iof_json_str(out, source);
+        iof_json_key(out, "description");
+        iof_json_escape(out, title, IOF_JSON_TEXT);
+        iof_json_key(out, "tests");
+        if (tests >= 0)
+            iof_json_u64(out, (uint64_t)tests);
+        else
+            iof_json_null(out);
+        if (tests < 0) {
+            iof_json_key(out, "error");
+            iof_json_escape(out, err, IOF_JSON_TEXT);
+        }
+        iof_json_key(out, "modified");
+        iof_json_str(out, when);
+        iof_json_close(out, '}');
+        free(title);
+    }
+    free(ents);
+}
+
+int mgr_api_plans_list(const struct mgr_api_plans_dirs *d, struct iof_buf *out,
+                       struct iof_diag *diag)
+{
+    iof_json_open(out, '[');
+    if (d->shipped[0])
+        plans_list_dir(d->shipped, "shipped", out);
+    plans_list_dir(d->user, "user", out);
+    iof_json_close(out, ']');
+    iof_buf_addstr(out, "\n");
+    return out->err ? iof_diag_set(diag, -ENOMEM, "out of memory") : 0;
+}
+
+int mgr_api_plans_get(const struct mgr_api_plans_dirs *d, const char *name, const char *source,
+                      struct iof_buf *out, struct iof_diag *diag)
+{
+    char path[4200];
+    int rc;
+
+    if ((rc = mgr_api_plans_name_check(name, diag)))
+        return rc;
+    if (source && strcmp(source, "user") && strcmp(source, "shipped"))
+        return iof_diag_set(diag, -EINVAL, "source takes user or shipped, got '%.100s'", source);
+    if (!source || !strcmp(source, "user")) {
+        if (!plans_path(path, sizeof(path), d->user, name))
+            return iof_diag_set(diag, -ENAMETOOLONG, "%s: the name is too long", d->user);
+        rc = plans_read(path, out, NULL, diag);
+        if (rc != -ENOENT || source)
+            return rc == -ENOENT ? iof_diag_set(diag, rc, "no user plan named '%s'", name) : rc;
+    }
+    if (!d->shipped[0] || !plans_path(path, sizeof(path), d->shipped, name))
+        return iof_diag_set(diag, -ENOENT, "no plan named '%s'", name);
+    rc = plans_read(path, out, NULL, diag);
+    if (rc == -ENOENT)
+        return iof_diag_set(diag, rc, source ? "no shipped plan named '%s'" : "no plan named '%s'",
+                            name);
+    return rc;
+}
+
+int mgr_api_plans_put(const struct mgr_api_plans_dirs *d, const char *name, const char *body,
+                      size_t len, struct iof_buf *out, bool *created, struct iof_diag *diag)
+{
+    struct iof_test *t;
+    struct iof_plan p;
+    struct stat st;
+    char path[4200];
+    size_t n = 0;
+    int rc;
+
+    if ((rc = mgr_api_plans_name_check(name, diag)))
+        return rc;
+    /* The loader of plans/check, with its messages ("plan: KEY: why"). */
+    if ((rc = proto_plan_parse("plan", body, len, NULL, 0, &p, diag)))
+        return rc == -ENOMEM ? rc : IOF_EPLAN;
+    t = iof_plan_expand(&p, &n);
+    iof_plan_free(&p);
+    free(t);
+    if (!t)
+        return iof_diag_set(diag, -ENOMEM, "out of memory");
+    if (!plans_path(path, sizeof(path), d->user, name))
+        return iof_diag_set(diag, -ENAMETOOLONG, "%s: the name is too long", d->user);
+    /* Never written through a link: one planted here is refused, and the
+     * file goes in under a temporary name renamed over the name itself. */
+    *created = lstat(path, &st) != 0;
+    if (*created && errno != ENOENT)
+        return iof_diag_set(diag, -errno, "%s: %s", path, strerror(errno));
+    if (!*created && !S_ISREG(st.st_mode))
+        return iof_diag_set(diag, -ELOOP, "%s: is %s, not a plan file: not replaced", path,
+                            S_ISLNK(st.st_mode) ? "a symbolic link" : "not a regular file");
+    if ((rc = iof_outfile_write(path, 0600, IOF_OUTFILE_FORCE, body, len, diag)))
+        return rc;
+    iof_json_open(out, '{');
+    iof_json_key(out, "name");
+    iof_json_str(out, name);
+    iof_json_key(out, "source");
+    iof_json_str(out, "user");
+    iof_json_key(out, "tests");
+    iof_json_u64(out, n);
+    iof_json_key(out, "created");
+    iof_json_bool(out, *created);
+    iof_json_close(out, '}');
+    iof_buf_addstr(out, "\n");
+    return out->err ? iof_diag_set(diag, -ENOMEM, "out of memory") : 0;
+}
+
+int mgr_api_plans_delete(const struct mgr_api_plans_dirs *d, const char *name, struct iof_buf *out,
+                         struct iof_diag *diag)
+{
+    char path[4200];
+    struct stat st;
+    int rc;
+
+    if ((rc = mgr_api_plans_name_check(name, diag)))
+        return rc;
+    if (!plans_path(path, sizeof(path), d->user, name))
+        return iof_diag_set(diag, -ENAMETOOLONG, "%s: the name is too long", d->user);
+    if (lstat(path, &st)) {
+        char shipped[4200];
+        if (errno == ENOENT && d->shipped[0] &&
+            plans_path(shipped, sizeof(shipped), d->shipped, name) && !lstat(shipped, &st))
+            return iof_diag_set(diag, -EPERM,
+                                "'%s' is a shipped plan: shipped plans are read-only (PUT a "
+                                "copy under another name to change it)",
+                                name);
+        if (errno == ENOENT)
+            return iof_diag_set(diag, -ENOENT, "no user plan named '%s'", name);
+        return iof_diag_set(diag, -errno, "%s: %s", path, strerror(errno));
+    }
+    if (!S_ISREG(st.st_mode))
+        return iof_diag_set(diag, -ELOOP, "%s: is %s, not a plan file: not removed", path,
+                            S_ISLNK(st.st_mode) ? "a symbolic link" : "not a regular file");
+    if (unlink(path))
+        return iof_diag_set(diag, -errno, "%s: %s", path, strerror(errno));
+    iof_json_open(out, '{');
+    iof_json_key(out, "name");
+    iof_json_str(out, name);
+    iof_json_key(out, "deleted");
+    iof_json_bool(out, true);
+    iof_json_close(out, '}');
+    iof_buf_addstr(out, "\n");
+    return out->err ? iof_diag_set(diag, -ENOMEM, "out of memory") : 0;
 }

@@ -35,6 +35,7 @@ enum serve_opt_id {
     SOPT_TLS_KEY,
     SOPT_PKI,
     SOPT_INSECURE,
+    SOPT_PLANS,
     SOPT_HEARTBEAT_MS,
     SOPT_VERBOSE,
 };
@@ -71,6 +72,11 @@ static const struct iof_opt serve_opts[] = {
      "in (default $XDG_DATA_HOME/iofleet/runs.db, else "
      "~/.local/share/iofleet/runs.db, as iofleet run)",
      SOPT_DB},
+    {"plans", 0, IOF_OPT_REQUIRED, "DIR",
+     "the user's plan library (GET /api/v1/plans: NAME.json files, PUT and DELETE change them), "
+     "created mode 0700 (default: plans beside the --db file); the shipped plans are read from "
+     "$IOFLEET_CONFIGS, else the installed share/iofleet/configs",
+     SOPT_PLANS},
     {"tls-ca", 0, IOF_OPT_REQUIRED, "F",
      "the CA certificate (from iofleet pki init); with --tls-cert and --tls-key: TLS 1.3 with "
      "mutual authentication, each agent's name must be its certificate's",
@@ -108,7 +114,8 @@ static const struct iof_cmd serve_cmd = {
              "connected or seen in the last hour, with the inventory iofleet agents prints), "
              "GET /api/v1/runs and /api/v1/runs/ID (the run history of --db), POST "
              "/api/v1/plans/check (a plan checked as iofleet validate does), POST "
-             "/api/v1/plans/import and /api/v1/plans/export (as iofleet import and export), POST "
+             "/api/v1/plans/import and /api/v1/plans/export (as iofleet import and export), "
+             "/api/v1/plans and /api/v1/plans/NAME (the plan library of --plans), POST "
              "/api/v1/runs (a plan run on the connected agents and recorded in --db), GET "
              "/api/v1/runs/current and POST /api/v1/runs/current/stop. SIGINT or SIGTERM "
              "stops it: a run under way is interrupted and recorded, every agent is told bye. "
@@ -259,7 +266,7 @@ static int serve_pki(const char *pki, bool insecure, const char **set[3],
 int mgr_cli_serve(int argc, char **argv)
 {
     struct mgr_serve_opts o = {.http = "127.0.0.1:" SERVE_STR(MGR_SERVE_HTTP_PORT), .listen = ""};
-    char pki_path[3][IOF_PATH_MAX], db_path[IOF_PATH_MAX];
+    char pki_path[3][IOF_PATH_MAX], db_path[IOF_PATH_MAX], plans_path[IOF_PATH_MAX];
     const char **tls[3] = {&o.tls_ca, &o.tls_cert, &o.tls_key};
     const char *pki = NULL, *val;
     struct iof_opt_parser p;
@@ -310,6 +317,9 @@ int mgr_cli_serve(int argc, char **argv)
             break;
         case SOPT_DB:
             o.db = val;
+            break;
+        case SOPT_PLANS:
+            o.plans = val;
             break;
         case SOPT_TLS_CA:
             o.tls_ca = val;
@@ -367,5 +377,21 @@ int mgr_cli_serve(int argc, char **argv)
         }
         o.db = db_path;
     }
+    if (!o.plans) { /* beside the run history */
+        const char *slash = strrchr(o.db, '/');
+        int n = slash ? snprintf(plans_path, sizeof(plans_path), "%.*s/plans", (int)(slash - o.db),
+                                 o.db)
+                      : snprintf(plans_path, sizeof(plans_path), "plans");
+        if (n < 0 || (size_t)n >= sizeof(plans_path)) {
+            IOF_USER("iofleet serve: --db %s: the name is too long for a plans folder beside it "
+                     "(--plans DIR names one)",
+                     o.db);
+            return 2;
+        }
+        o.plans = plans_path;
+    }
+    o.configs = getenv("IOFLEET_CONFIGS");
+    if (!o.configs || !*o.configs)
+        o.configs = IOF_CONFIGS_DIR;
     return mgr_serve(&o);
 }

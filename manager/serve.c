@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <uv.h>
 
 #include "common/buf.h"
@@ -605,6 +606,17 @@ static int sv_start(struct serve *sv)
         }
         mgr_store_close(st);
     }
+    { /* the plan library's folder: made now, as --db is */
+        struct stat st;
+        if (mkdir(o->plans, 0700) && errno != EEXIST) {
+            IOF_USER("iofleet serve: --plans %s: %s", o->plans, strerror(errno));
+            return 2;
+        }
+        if (stat(o->plans, &st) || !S_ISDIR(st.st_mode)) {
+            IOF_USER("iofleet serve: --plans %s: not a directory", o->plans);
+            return 2;
+        }
+    }
     {
         struct mgr_serve_runs_cfg rc_cfg = {.loop = sv->loop,
                                             .fleet = &sv->f,
@@ -623,6 +635,10 @@ static int sv_start(struct serve *sv)
         return rc == -EINVAL || rc == -EACCES ? 2 : 3; /* a wrong value, or a taken port */
     }
     mgr_api_set_runs(sv->api, mgr_serve_runs_ops(sv->runs));
+    if (mgr_api_set_plans(sv->api, o->plans, o->configs)) {
+        IOF_USER("iofleet serve: out of memory");
+        return 1;
+    }
     { /* before the page can be asked for */
         char why[512];
         if (mgr_console_chartjs(sv->console, why, sizeof(why)))

@@ -23,6 +23,8 @@ struct mgr_serve_opts {
     struct mgr_api_auth_opts http_auth; /* its HTTPS (manager/api_auth.h) */
     const char *listen;                 /* "[ADDR][:PORT]" to accept agents on, never NULL */
     const char *db;                     /* the run history the API shows, never NULL */
+    const char *plans;   /* the user's plans (GET /api/v1/plans), never NULL; made 0700 */
+    const char *configs; /* the shipped plans, read-only; NULL: none */
     bool insecure;
     const char *tls_ca, *tls_cert, *tls_key; /* all three, or none */
     uint32_t heartbeat_ms;                   /* 0: default */

@@ -4,7 +4,12 @@
 # very bytes `iofleet import` writes and the notes it prints; a file the
 # importer refuses is a 400 naming its line, a bad parameter a 400 naming it;
 # POST /api/v1/plans/export answers the bytes of `iofleet export`, a bad plan
-# a 400 with the plan loader's message.
+# a 400 with the plan loader's message. The plan library: GET /api/v1/plans
+# lists the shipped configs and the user's plans (a folder beside --db, made
+# 0700); PUT writes a plan the loader accepts (0600), refuses a bad one with
+# its message, a bad name and a symbolic link planted in the folder; DELETE
+# removes a user's plan, never a shipped one; with tokens a viewer may read
+# the library and not change it.
 source "$(dirname "$0")/lib/cluster.bash"
 command -v curl >/dev/null || skip "curl not installed"
 command -v jq >/dev/null || skip "jq not installed"
@@ -14,8 +19,8 @@ ICF=$IOF_SRC/tests/data/iometer/two-workers.icf
 VDB=$IOF_SRC/tests/data/vdbench/curve.vdb
 HCI=$IOF_SRC/tests/data/vdbench/vdb-10vmdk-10ws-4k-70rdpct-50randompct-2threads
 
-cl_spawn srv "$T/serve.out" "$T/serve.err" "$IOFLEET" serve --http 127.0.0.1:0 \
-    --listen 127.0.0.1:0 --insecure --db "$T/runs.db"
+cl_spawn srv "$T/serve.out" "$T/serve.err" env IOFLEET_CONFIGS="$IOF_SRC/configs" \
+    "$IOFLEET" serve --http 127.0.0.1:0 --listen 127.0.0.1:0 --insecure --db "$T/runs.db"
 cl_wait_log "$T/serve.err" "iofleet serve: API on http://127.0.0.1:" 20
 api=$(sed -n 's/.*API on \(http:[^ ]*\) .*/\1/p' "$T/serve.err" | head -n1)
 [ -n "$api" ] || fail "no API URL in: $(cat "$T/serve.err")"
@@ -120,3 +125,112 @@ code=$(post "${api}plans/export?format=csv" "$T/icf.cli.json" "$T/csv.out")
 [ "$code" = 400 ] && jq -e '.error.message | contains("icf only")' "$T/csv.out" >/dev/null ||
     fail "export?format=csv: $code $(cat "$T/csv.out")"
 ok "plans/export: the bytes iofleet export writes; a bad plan 400: $(jq -r .error.message "$T/badplan.out")"
+
+# The library: the shipped configs, and a plans folder beside --db, 0700.
+[ "$(stat -c %a "$T/plans")" = 700 ] || fail "plans folder: $(ls -ld "$T/plans")"
+curl -sf "${api}plans" >"$T/list.json" || fail "GET plans failed"
+for f in "$IOF_SRC"/configs/*.json; do
+    n=$(basename "$f" .json)
+    want=$("$IOFLEET" validate "$f" 2>/dev/null | grep -c '^test [0-9]*/' || true)
+    jq -e --arg n "$n" --argjson t "$want" '[.[] | select(.name == $n and .source == "shipped" and
+        .tests == $t and (.modified | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z$")))] | length == 1' \
+        "$T/list.json" >/dev/null || fail "shipped $n ($want tests) not listed: $(cat "$T/list.json")"
+done
+[ "$(jq length "$T/list.json")" = "$(find "$IOF_SRC/configs" -maxdepth 1 -name '*.json' | wc -l)" ] ||
+    fail "list: $(jq -c '[.[].name]' "$T/list.json")"
+curl -sf "${api}plans/quickstart?source=shipped" -o "$T/qs.json" || fail "GET plans/quickstart"
+cmp "$T/qs.json" "$IOF_SRC/configs/quickstart.json" || fail "GET plans/quickstart is not the file"
+code=$(curl -s -o "$T/nope" -w '%{http_code}' "${api}plans/nowhere")
+[ "$code" = 404 ] || fail "GET plans/nowhere: $code $(cat "$T/nope")"
+ok "plans: $(jq length "$T/list.json") shipped configs listed with their test counts; a plan's text"
+
+# put NAME FILE OUT [CURL-ARGS...]: PUTs FILE as plan NAME; prints the status.
+put() {
+    local name=$1 file=$2 out=$3
+    shift 3
+    curl -s -o "$out" -w '%{http_code}' -X PUT -H "Content-Type: ${ctype:-application/json}" "$@" \
+        --data-binary "@$file" --path-as-is "${api}plans/$name"
+}
+code=$(put mine "$IOF_SRC/configs/quickstart.json" "$T/put1")
+[ "$code" = 201 ] && jq -e '.name == "mine" and .source == "user" and .tests == 2 and .created' "$T/put1" >/dev/null ||
+    fail "PUT mine: $code $(cat "$T/put1")"
+cmp "$T/plans/mine.json" "$IOF_SRC/configs/quickstart.json" || fail "plans/mine.json is not the body"
+[ "$(stat -c %a "$T/plans/mine.json")" = 600 ] || fail "mine.json: $(ls -l "$T/plans/mine.json")"
+code=$(put mine "$T/icf.cli.json" "$T/put2")
+[ "$code" = 200 ] && jq -e '.created == false' "$T/put2" >/dev/null || fail "PUT mine again: $code $(cat "$T/put2")"
+curl -sf "${api}plans/mine" -o "$T/mine.json" && cmp "$T/mine.json" "$T/icf.cli.json" || fail "GET plans/mine"
+curl -sf "${api}plans" | jq -e --arg d "$(jq -r .name "$T/icf.cli.json")" '[.[] | select(.source == "user")] ==
+    [{"name": "mine", "source": "user", "description": $d, "tests": 2, "modified": .[-1].modified}]' >/dev/null ||
+    fail "list after PUT: $(curl -s "${api}plans")"
+stray=$(find "$T/plans" -mindepth 1 ! -name mine.json)
+[ -z "$stray" ] || fail "left in the plans folder: $stray"
+ok "PUT plans/mine: 201 then 200, written 0600 as sent, listed as the user's"
+
+code=$(put bad "$T/badplan.json" "$T/put3")
+[ "$code" = 400 ] && jq -e --arg w "${why:0:40}" '.error.message | contains($w)' "$T/put3" >/dev/null ||
+    fail "PUT a bad plan: $code $(cat "$T/put3")"
+[ ! -e "$T/plans/bad.json" ] || fail "a bad plan was written"
+long=$(printf 'x%.0s' $(seq 65))
+for n in '..%2Fx' '%2E%2E%2Fx' '.x' "$long" 'a%20b' 'a:b'; do
+    code=$(put "$n" "$IOF_SRC/configs/quickstart.json" "$T/put4")
+    [ "$code" = 400 ] && jq -e '.error.message | contains("1 to 64 letters, digits")' "$T/put4" >/dev/null ||
+        fail "PUT plans/$n: $code $(cat "$T/put4")"
+done
+code=$(put import "$IOF_SRC/configs/quickstart.json" "$T/put4")
+[ "$code" = 405 ] || fail "PUT plans/import: $code $(cat "$T/put4")"
+[ ! -e "$T/x.json" ] && [ "$(ls "$T/plans")" = mine.json ] || fail "a bad name wrote: $(ls -a "$T" "$T/plans")"
+echo precious >"$T/target"
+ln -s "$T/target" "$T/plans/evil.json"
+code=$(put evil "$IOF_SRC/configs/quickstart.json" "$T/put5")
+[ "$code" = 409 ] && jq -e '.error.message | contains("is a symbolic link")' "$T/put5" >/dev/null ||
+    fail "PUT over a symbolic link: $code $(cat "$T/put5")"
+[ "$(cat "$T/target")" = precious ] && [ -L "$T/plans/evil.json" ] || fail "the link's target was written"
+code=$(curl -s -o "$T/get5" -w '%{http_code}' "${api}plans/evil")
+[ "$code" = 409 ] || fail "GET through a symbolic link: $code $(cat "$T/get5")"
+curl -sf "${api}plans" | jq -e 'all(.name != "evil")' >/dev/null || fail "a link listed as a plan"
+code=$(ctype=text/plain put form "$IOF_SRC/configs/quickstart.json" "$T/put6")
+[ "$code" = 415 ] || fail "PUT as text/plain: $code $(cat "$T/put6")"
+ok "PUT refused: a bad plan ($(jq -r .error.message "$T/put3" | cut -c1-60)...), bad names, a symbolic link, a form"
+
+# del NAME OUT [CURL-ARGS...]: DELETEs plan NAME; prints the status.
+del() {
+    local name=$1 out=$2
+    shift 2
+    curl -s -o "$out" -w '%{http_code}' -X DELETE "$@" "${api}plans/$name"
+}
+code=$(del quickstart "$T/del1")
+[ "$code" = 403 ] && jq -e '.error.message | contains("shipped plans are read-only")' "$T/del1" >/dev/null ||
+    fail "DELETE a shipped plan: $code $(cat "$T/del1")"
+code=$(del mine "$T/del2" -H 'Origin: http://evil.example')
+[ "$code" = 403 ] && [ -e "$T/plans/mine.json" ] || fail "DELETE from another Origin: $code $(cat "$T/del2")"
+code=$(del mine "$T/del3")
+[ "$code" = 200 ] && [ ! -e "$T/plans/mine.json" ] || fail "DELETE mine: $code $(cat "$T/del3")"
+code=$(del mine "$T/del4")
+[ "$code" = 404 ] || fail "DELETE mine again: $code $(cat "$T/del4")"
+ok "DELETE: a shipped plan 403, another Origin 403, the user's 200 then 404"
+
+# With tokens: a viewer reads the library, only an operator changes it.
+"$IOFLEET" serve token new --http-tokens "$T/tokens" --scope operator --name alice >"$T/op.tok" 2>/dev/null
+"$IOFLEET" serve token new --http-tokens "$T/tokens" --scope viewer --name bob >"$T/view.tok" 2>/dev/null
+OP=$(cat "$T/op.tok")
+VIEW=$(cat "$T/view.tok")
+cl_spawn srv2 "$T/serve2.out" "$T/serve2.err" env IOFLEET_CONFIGS="$IOF_SRC/configs" \
+    "$IOFLEET" serve --http 127.0.0.1:0 --listen 127.0.0.1:0 --insecure --db "$T/runs2.db" \
+    --plans "$T/lib2" --http-tokens "$T/tokens"
+cl_wait_log "$T/serve2.err" "iofleet serve: API on http://127.0.0.1:" 20
+api=$(sed -n 's/.*API on \(http:[^ ]*\) .*/\1/p' "$T/serve2.err" | head -n1)
+[ "$(stat -c %a "$T/lib2")" = 700 ] || fail "--plans folder: $(ls -ld "$T/lib2")"
+code=$(curl -s -o "$T/v1" -w '%{http_code}' -H "Authorization: Bearer $VIEW" "${api}plans")
+[ "$code" = 200 ] || fail "viewer GET plans: $code $(cat "$T/v1")"
+code=$(put v "$IOF_SRC/configs/quickstart.json" "$T/v2" -H "Authorization: Bearer $VIEW")
+[ "$code" = 403 ] && [ ! -e "$T/lib2/v.json" ] || fail "viewer PUT: $code $(cat "$T/v2")"
+code=$(put o "$IOF_SRC/configs/quickstart.json" "$T/v3" -H "Authorization: Bearer $OP")
+[ "$code" = 201 ] && [ -e "$T/lib2/o.json" ] || fail "operator PUT: $code $(cat "$T/v3")"
+code=$(del o "$T/v4" -H "Authorization: Bearer $VIEW")
+[ "$code" = 403 ] && [ -e "$T/lib2/o.json" ] || fail "viewer DELETE: $code $(cat "$T/v4")"
+code=$(curl -s -o "$T/v5" -w '%{http_code}' -H "Authorization: Bearer $VIEW" \
+    -H 'Content-Type: application/octet-stream' --data-binary "@$FIO" "${api}plans/import?name=a.fio")
+[ "$code" = 403 ] || fail "viewer import: $code $(cat "$T/v5")"
+code=$(del o "$T/v6" -H "Authorization: Bearer $OP")
+[ "$code" = 200 ] && [ ! -e "$T/lib2/o.json" ] || fail "operator DELETE: $code $(cat "$T/v6")"
+ok "tokens: a viewer lists the library, its PUT, DELETE and import 403; an operator's go through"
