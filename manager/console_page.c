@@ -28,6 +28,8 @@ extern const char mgr_console_console_js[], mgr_console_console_css[];
 extern const size_t mgr_console_console_js_len, mgr_console_console_css_len;
 extern const char mgr_console_signin_js[];
 extern const size_t mgr_console_signin_js_len;
+extern const char mgr_console_library_js[]; /* the plan library's controls */
+extern const size_t mgr_console_library_js_len;
 
 static const char page_head[] =
     "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
@@ -398,7 +400,8 @@ static void page_render(struct iof_buf *b, const struct mgr_serve_live *l, bool 
     iof_buf_addstr(b, "}</script>\n");
     if (l->chartjs)
         iof_buf_addstr(b, "<script src=\"/chart.js\"></script>\n");
-    iof_buf_addstr(b, "<script src=\"/console.js\"></script>\n</body></html>\n");
+    iof_buf_addstr(b, "<script src=\"/console.js\"></script>\n");
+    iof_buf_addstr(b, "<script src=\"/library.js\"></script>\n</body></html>\n");
 }
 
 unsigned mgr_console_page(struct mgr_serve_live *l, const char *db, bool signed_in,
@@ -451,6 +454,11 @@ unsigned mgr_console_get(struct mgr_serve_live *l, const char *url, struct iof_b
     if (!strcmp(url, "/console.js")) {
         *type = "text/javascript; charset=utf-8";
         iof_buf_add(b, mgr_console_console_js, mgr_console_console_js_len);
+        return 200;
+    }
+    if (!strcmp(url, "/library.js")) {
+        *type = "text/javascript; charset=utf-8";
+        iof_buf_add(b, mgr_console_library_js, mgr_console_library_js_len);
         return 200;
     }
     if (!strcmp(url, "/console.css")) {

@@ -12,7 +12,9 @@
 // tags it; a second short run of a changed plan compared with it shows the plan's changes
 // and the figures with B/A within 390 px; a delete dismissed keeps it, confirmed removes it.
 // The search box finds a run by its plan's name. Signed in to a serve with --http-tokens,
-// Sign out ends the session. Screenshots: idle, running, stopped, phone, history, compare.
+// Sign out ends the session. The plan library's Import file... fills the plan text with an
+// .icf imported as `iofleet import` writes it. Screenshots: idle, running, stopped, phone,
+// history, compare.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -114,6 +116,21 @@ test('console', async (h) => {
     check(idle.agents.length === 1 && idle.agents[0][0] === 'node1' && idle.points === 0,
         `the page before any run: agents ${JSON.stringify(idle.agents)}, ${idle.points} chart points`);
     ok(`idle: node1 listed, the stream live, an empty chart (${await h.shot(page, 'idle')})`);
+
+    // The plan library's Import file...: an Iometer .icf uploaded fills the plan text with
+    // the bytes `iofleet import` writes, and its notes are listed.
+    const icf = join(import.meta.dirname ?? '.', '../data/iometer/two-managers-2004.icf');
+    const imp = spawnSync(join(BIN, 'iofleet'), ['import', icf, '-o', '-'], { encoding: 'utf8' });
+    check(imp.status === 0 && imp.stdout, `iofleet import ${icf}: ${imp.status} ${imp.stderr}`);
+    await (await page.$('#import-file')).uploadFile(icf);
+    const imported = await until('the imported plan in #plan-text', async () => {
+        const t = await page.$eval('#plan-text', (e) => e.value);
+        return t ? t : null;
+    }, 10000);
+    const noteCount = await page.$$eval('#import-notes li', (l) => l.length);
+    check(imported === imp.stdout && noteCount > 0, `after Import file: ${noteCount} notes, ` +
+        `#plan-text ${imported === imp.stdout ? 'is' : 'is not'} iofleet import's plan`);
+    ok(`Import file: two-managers-2004.icf as iofleet import writes it, ${noteCount} notes listed`);
 
     // A bad plan: the loader's message, word for word what `iofleet validate` says.
     const badFile = h.file('bad.json', JSON.stringify(BAD));

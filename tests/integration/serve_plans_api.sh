@@ -126,6 +126,17 @@ code=$(post "${api}plans/export?format=csv" "$T/icf.cli.json" "$T/csv.out")
     fail "export?format=csv: $code $(cat "$T/csv.out")"
 ok "plans/export: the bytes iofleet export writes; a bad plan 400: $(jq -r .error.message "$T/badplan.out")"
 
+# The console's library controls: /library.js, the source's file, loaded by the page,
+# writing no HTML from data.
+root=${api%api/v1/}
+curl -sf -D "$T/lib.head" "${root}library.js" -o "$T/library.js" || fail "GET /library.js"
+cmp "$T/library.js" "$IOF_SRC/manager/console/library.js" || fail "/library.js is not the source's"
+grep -qi '^content-type: text/javascript' "$T/lib.head" || fail "/library.js: $(cat "$T/lib.head")"
+! grep -n 'innerHTML\|outerHTML\|insertAdjacentHTML\|document.write' "$T/library.js" ||
+    fail "library.js writes HTML"
+curl -sf "$root" | grep -qF '<script src="/library.js"></script>' || fail "the page loads no /library.js"
+ok "console: /library.js served and loaded by the page"
+
 # The library: the shipped configs, and a plans folder beside --db, 0700.
 [ "$(stat -c %a "$T/plans")" = 700 ] || fail "plans folder: $(ls -ld "$T/plans")"
 curl -sf "${api}plans" >"$T/list.json" || fail "GET plans failed"
