@@ -1097,7 +1097,7 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
     struct mgr_http_conn *c = mgr_http_mhd_conn(conn);
     const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
     bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD"), check, stop, runs, prune, tag,
-         imp, exp;
+         imp, out;
     struct api_post *post = *req_cls;
 
     (void)version;
@@ -1199,8 +1199,8 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
     prune = !strcmp(url, "/api/v1/runs/prune");
     tag = !strncmp(url, "/api/v1/runs/", 13) && api_run_ref(url + 13, "/tag");
     imp = !strcmp(url, "/api/v1/plans/import");
-    exp = !strcmp(url, "/api/v1/plans/export");
-    if (check || stop || prune || tag || imp || exp || (runs && !get)) {
+    out = !strcmp(url, "/api/v1/plans/export");
+    if (check || stop || prune || tag || imp || out || (runs && !get)) {
         bool refused;
         enum MHD_Result r;
         if (strcmp(method, "POST"))
@@ -1215,7 +1215,7 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
             return api_error(conn, 500, NULL, "out of memory");
         post->what = check   ? API_POST_CHECK
                      : imp   ? API_POST_IMPORT
-                     : exp   ? API_POST_EXPORT
+                     : out   ? API_POST_EXPORT
                      : runs  ? API_POST_RUN
                      : prune ? API_POST_PRUNE
                      : tag   ? API_POST_TAG
