@@ -389,13 +389,15 @@ static void iom_test_head(struct iom_writer *w, const struct mgr_test_end *te)
     fputs("'Results" IOM_EOL IOM_HEADER IOM_EOL, w->f);
 }
 
-static void iom_test_tail(struct mgr_sink *s)
+/* wall_ns: the test's end (mgr_test_end.end_wall_ns, so a run written
+ * again from the history has the same stamp); 0: now. */
+static void iom_test_tail(struct mgr_sink *s, uint64_t wall_ns)
 {
     struct iom_writer *w = s->priv;
 
     iom_write_recs(w);
     fputs("'Time Stamp" IOM_EOL, w->f);
-    iom_timestamp(w->f, iof_wall_ns());
+    iom_timestamp(w->f, wall_ns ? wall_ns : iof_wall_ns());
     mgr_sink_sync(s, w->f, true);
     w->in_test = false;
 }
@@ -408,7 +410,7 @@ static void iom_flush_orphans(struct mgr_sink *s)
     if (!w->nrecs && !w->nstatus)
         return;
     iom_test_head(w, NULL);
-    iom_test_tail(s);
+    iom_test_tail(s, 0);
 }
 
 static void iom_note_test(struct iom_writer *w, const struct mgr_test_info *ti)
@@ -576,7 +578,7 @@ static void iom_test_end(struct mgr_sink *s, const struct mgr_test_end *te)
             fputs(iof_buf_str(&b.t), w->f);
         iof_buf_free(&b.t);
     }
-    iom_test_tail(s);
+    iom_test_tail(s, te->end_wall_ns);
 }
 
 static void iom_run_end(struct mgr_sink *s, int exit_code)
