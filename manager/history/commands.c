@@ -14,6 +14,7 @@
 #include "common/outfile.h"
 #include "common/text.h"
 #include "manager/cli.h"
+#include "manager/history/export.h"
 #include "manager/history/query.h"
 #include "manager/history/report_html.h"
 #include "manager/history/store.h"
@@ -29,6 +30,10 @@ enum hist_opt_id {
     HOPT_OLDER_THAN,
     HOPT_KEEP,
     HOPT_DRY_RUN,
+    HOPT_CSV,
+    HOPT_IOMETER_CSV,
+    HOPT_TIMESERIES,
+    HOPT_JSON_FILE,
 };
 
 #define HOPT_HELP_ENTRY                                                                            \
@@ -72,11 +77,39 @@ static const struct iof_cmd runs_cmd = {
              "with the tag); 'prune' removes by --older-than and --keep; rm and prune then "
              "compact the file (VACUUM); 'tag ID NAME' sets a run's tag ('' removes it); "
              "'import RESULT.json' records a document written by "
-             "iofleet run --json. A run a killed manager left is listed as unfinished with the "
+             "iofleet run --json ('iofleet runs export' writes a recorded run's result files). "
+             "A run a killed manager left is listed as unfinished with the "
              "tests it finished.",
     .opts = runs_opts,
     .nopts = sizeof(runs_opts) / sizeof(runs_opts[0]),
     .epilog = "exit codes: 0 done, 1 database error or no such run, 2 usage error\n",
+};
+
+static const struct iof_opt export_opts[] = {
+    HOPT_HELP_ENTRY,
+    {"csv", 0, IOF_OPT_REQUIRED, "FILE", "the run's --csv file (- for stdout)", HOPT_CSV},
+    {"iometer-csv", 0, IOF_OPT_REQUIRED, "FILE", "the run's --iometer-csv file (- for stdout)",
+     HOPT_IOMETER_CSV},
+    {"timeseries", 0, IOF_OPT_REQUIRED, "FILE", "the run's --timeseries file (- for stdout)",
+     HOPT_TIMESERIES},
+    {"json", 0, IOF_OPT_REQUIRED, "FILE", "the run's --json document", HOPT_JSON_FILE},
+    HOPT_DB_ENTRY,
+    {"force", 'f', IOF_OPT_NONE, NULL, "replace existing files", HOPT_FORCE},
+};
+
+static const struct iof_cmd export_cmd = {
+    .prog = "iofleet runs export",
+    .synopsis = "RUN [--csv FILE] [--iometer-csv FILE] [--timeseries FILE] [--json FILE] "
+                "[OPTION]...",
+    .about = "Writes a recorded run's result files again, byte for byte as iofleet run wrote "
+             "them, from the history: RUN is a run id or a tag (its newest run). A run without "
+             "an exit code (still running, or its manager was killed) is refused, and so is an "
+             "existing file unless --force. A run recorded before this iofleet kept every "
+             "figure (schema 3) leaves the columns it lacks empty or 0, and says so.",
+    .opts = export_opts,
+    .nopts = sizeof(export_opts) / sizeof(export_opts[0]),
+    .epilog = "exit codes: 0 written, 1 no such run, unfinished run, database or write error, 2 "
+              "usage error\n",
 };
 
 static const struct iof_opt report_opts[] = {
@@ -316,6 +349,99 @@ static int runs_check_housekeeping(const char *sub, const char *const *args, siz
     return 0;
 }
 
+/* --- export ------------------------------------------------------------------------------ */
+
+/* `iofleet runs export RUN --csv F ...` (argv[0] is "export"). */
+static int runs_export(int argc, char **argv)
+{
+    static const char *const options[] = {"--csv", "--iometer-csv", "--timeseries", "--json"};
+    const char *paths[4] = {NULL, NULL, NULL, NULL}, *ref = NULL, *db = NULL, *val;
+    struct mgr_sink *sinks[4];
+    struct iof_opt_parser p;
+    struct mgr_store *st = NULL;
+    struct iof_diag d = {{0}};
+    size_t n = 0;
+    bool force = false, old = false;
+    int64_t run;
+    int id, rc = 0;
+
+    if (iof_opt_init(&p, &export_cmd, argc, argv)) {
+        IOF_USER("iofleet runs export: out of memory");
+        return 1;
+    }
+    while (rc == 0 && (id = iof_opt_next(&p, &val)) != IOF_OPT_END) {
+        switch (id) {
+        case IOF_OPT_ERROR:
+            rc = 2;
+            break;
+        case IOF_OPT_HELP:
+            rc = -1;
+            break;
+        case IOF_OPT_POSITIONAL:
+            if (ref)
+                rc = iof_opt_usage_error(&export_cmd, "exports one RUN, got '%s' too", val);
+            ref = val;
+            break;
+        case HOPT_CSV:
+        case HOPT_IOMETER_CSV:
+        case HOPT_TIMESERIES:
+        case HOPT_JSON_FILE:
+            paths[id - HOPT_CSV] = val;
+            break;
+        case HOPT_DB:
+            db = val;
+            break;
+        case HOPT_FORCE:
+            force = true;
+            break;
+        default:
+            rc = iof_opt_usage_error(&export_cmd, "option not handled");
+        }
+    }
+    iof_opt_free(&p);
+    if (!rc && !ref)
+        rc = iof_opt_usage_error(&export_cmd, "needs a RUN (a run id or a tag)");
+    if (!rc && !paths[0] && !paths[1] && !paths[2] && !paths[3])
+        rc = iof_opt_usage_error(&export_cmd,
+                                 "needs a file to write: --csv, --iometer-csv, --timeseries or "
+                                 "--json");
+    if (!rc)
+        rc = open_store("iofleet runs export", db, &st);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if (mgr_store_resolve(st, ref, &run, &d) || mgr_export_check(st, run, &d)) {
+        IOF_USER("iofleet runs export: %s", d.msg);
+        mgr_store_close(st);
+        return 1;
+    }
+    /* Every file is created (under a temporary name) before any is
+     * written: a refused name leaves nothing behind. */
+    for (size_t i = 0; i < 4; i++) {
+        if (!paths[i])
+            continue;
+        if (mgr_sink_open(mgr_sink_for_option(options[i]), paths[i], force ? IOF_OUTFILE_FORCE : 0,
+                          &sinks[n], &d)) {
+            IOF_USER("iofleet runs export: %s", d.msg);
+            for (size_t k = 0; k < n; k++)
+                mgr_sink_abort(sinks[k]);
+            mgr_store_close(st);
+            return 2;
+        }
+        n++;
+    }
+    if (mgr_export_write(st, run, sinks, n, &old, &d)) {
+        IOF_USER("iofleet runs export: %s", d.msg);
+        rc = 1;
+    } else if (old) {
+        IOF_WARN("run %" PRId64 " was recorded before the history kept every figure of the "
+                 "result files (schema 3): its CPU breakdown, error split, verify, rated and "
+                 "lateness columns, groups, places and per-CPU figures are written empty or 0",
+                 run);
+    }
+    mgr_store_close(st);
+    return rc;
+}
+
 int mgr_cli_runs(int argc, char **argv)
 {
     struct iof_opt_parser p;
@@ -329,6 +455,10 @@ int mgr_cli_runs(int argc, char **argv)
     long nkeep = -1;
     int id, rc = 0;
 
+    if (argc > 1 && !strcmp(argv[1], "export")) {
+        free(args);
+        return runs_export(argc - 1, argv + 1);
+    }
     if (!args || iof_opt_init(&p, &runs_cmd, argc, argv)) {
         free(args);
         IOF_USER("iofleet runs: out of memory");
@@ -371,10 +501,12 @@ int mgr_cli_runs(int argc, char **argv)
         }
     }
     iof_opt_free(&p);
+    if (!rc && sub && !strcmp(sub, "export"))
+        rc = iof_opt_usage_error(&runs_cmd, "export comes first: iofleet runs export RUN ...");
     if (!rc && sub && strcmp(sub, "rm") && strcmp(sub, "import") && strcmp(sub, "prune") &&
         strcmp(sub, "tag")) {
-        static const char *const subs[] = {"rm", "import", "prune", "tag"};
-        const char *best = iof_opt_suggest(sub, subs, 4);
+        static const char *const subs[] = {"rm", "import", "prune", "tag", "export"};
+        const char *best = iof_opt_suggest(sub, subs, 5);
         rc =
             iof_opt_usage_error(&runs_cmd, "unknown command '%s'%s%s%s", sub,
                                 best ? "; did you mean '" : "", best ? best : "", best ? "'?" : "");

@@ -38,14 +38,17 @@
 static const char *const db_sql[MGR_DBW_NSTMT] = {
     [MGR_DBW_STMT_INTERVAL] =
         "INSERT INTO intervals(test_id, seq, interval, time_s, node, reported, lost, "
-        "late" MGR_STORE_METRICS(COLNAME) ", latency) VALUES(?, ?, ?, ?, ?, ?, ?, "
-                                          "?" MGR_STORE_METRICS(COLPARAM) ", ?)",
+        "late" MGR_STORE_METRICS(COLNAME) ", latency" MGR_STORE_MORE(
+            COLNAME) ") VALUES(?, ?, ?, ?, ?, ?, ?, "
+                     "?" MGR_STORE_METRICS(COLPARAM) ", ?" MGR_STORE_MORE(COLPARAM) ")",
     [MGR_DBW_STMT_ROW] =
         "INSERT INTO rows(test_id, seq, row_type, node, worker, target, status, "
         "queue_depth, n_nodes, n_workers, n_targets, window_start_s, "
-        "window_end_s" MGR_STORE_METRICS(COLNAME) ", latency) VALUES(?, ?, ?, ?, ?, ?, "
-                                                  "?, ?, ?, ?, ?, ?, "
-                                                  "?" MGR_STORE_METRICS(COLPARAM) ", ?)",
+        "window_end_s" MGR_STORE_METRICS(COLNAME) ", latency" MGR_STORE_MORE(COLNAME)
+            MGR_STORE_ROW_MORE(COLNAME) ") VALUES(?, ?, ?, ?, ?, ?, "
+                                        "?, ?, ?, ?, ?, ?, "
+                                        "?" MGR_STORE_METRICS(COLPARAM) ", ?" MGR_STORE_MORE(
+                                            COLPARAM) MGR_STORE_ROW_MORE(COLPARAM) ")",
 };
 
 /* Remembers the writer's first failure; the run goes on (the other sinks
@@ -246,6 +249,46 @@ static void bind_latency(sqlite3_stmt *q, int i, const struct mgr_dbw_fig *f,
         sqlite3_bind_null(q, i);
 }
 
+/* Binds the MGR_STORE_MORE columns from index i on, in its order; returns
+ * the next index. */
+static int bind_more(sqlite3_stmt *q, int i, const struct mgr_dbw_fig *f)
+{
+    const struct mgr_metrics *m = &f->m;
+    const struct mgr_lateness *l = &m->lateness;
+    bool node = f->cpu_valid && f->cpu.node_valid;
+    double nv[PROTO_CPU_NODE_N];
+
+    bind_u64(q, i++, f->ns, true);
+    sqlite3_bind_int(q, i++, f->interrupted);
+    bind_u64(q, i++, f->rd_errors, f->known);
+    bind_u64(q, i++, f->wr_errors, f->known);
+    bind_u64(q, i++, f->verify_errors, f->known);
+    bind_u64(q, i++, f->verify_bad_reads, f->known);
+    bind_u64(q, i++, f->verify_overlaid, f->known);
+    sqlite3_bind_int(q, i++, f->first_error);
+    bind_u64(q, i++, f->first_error_offset, true);
+    bind_real(q, i++, f->cpu.user_pct, f->cpu_valid);
+    bind_real(q, i++, f->cpu.sys_pct, f->cpu_valid);
+    bind_real(q, i++, f->cpu.agent_pct, f->cpu_valid);
+    if (node)
+        proto_cpu_node_values(&f->cpu, nv);
+    for (size_t k = 0; k < PROTO_CPU_NODE_N; k++)
+        bind_real(q, i++, node ? nv[k] : 0, node);
+    bind_u64(q, i++, f->svc_ios, m->rated);
+    bind_real(q, i++, m->avg_svc_ms, m->rated);
+    bind_real(q, i++, m->max_svc_ms, m->rated);
+    bind_u64(q, i++, m->late_ios, m->rated);
+    bind_u64(q, i++, l->count, l->known);
+    bind_u64(q, i++, l->over_20us, l->known);
+    bind_real(q, i++, l->over_20us_pct, l->known);
+    bind_real(q, i++, l->avg_us, l->known);
+    bind_real(q, i++, l->p50_us, l->known);
+    bind_real(q, i++, l->p99_us, l->known);
+    bind_real(q, i++, l->p999_us, l->known);
+    bind_real(q, i++, l->max_us, l->known);
+    return i;
+}
+
 /* Binds the MGR_STORE_METRICS columns from index i on, then the latency
  * object; returns the next index. */
 static int bind_figures(sqlite3_stmt *q, int i, const struct mgr_dbw_fig *f,
@@ -281,7 +324,7 @@ static int bind_figures(sqlite3_stmt *q, int i, const struct mgr_dbw_fig *f,
     bind_real(q, i++, f->cpu_pct, f->cpu_valid);
     if (f->latency)
         bind_latency(q, i, f, tail);
-    return i + 1;
+    return bind_more(q, i + 1, f);
 }
 
 /* The agent as the JSON document has it (docs/results.md, agents[]), made
@@ -386,8 +429,8 @@ static void w_run(struct mgr_dbw *d, const struct mgr_dbw_rec *r)
 static void w_test(struct mgr_dbw *d, const struct mgr_dbw_rec *r)
 {
     static const char sql[] =
-        "INSERT INTO tests(run_id, idx, spec, cycle, cycle_param, cycle_value, start_unix_ns) "
-        "VALUES(?, ?, ?, ?, ?, ?, ?)";
+        "INSERT INTO tests(run_id, idx, spec, cycle, cycle_param, cycle_value, start_unix_ns, "
+        "rate_frac, rate_target) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)";
     sqlite3_stmt *q;
     bool cyc = r->u.test.cycle_param != NULL;
 
@@ -404,6 +447,8 @@ static void w_test(struct mgr_dbw *d, const struct mgr_dbw_rec *r)
     bind_text(q, 5, r->u.test.cycle_param);
     bind_u64(q, 6, r->u.test.cycle_value, cyc);
     bind_u64(q, 7, r->u.test.start_wall_ns, true);
+    sqlite3_bind_double(q, 8, r->u.test.rate_frac);
+    sqlite3_bind_double(q, 9, r->u.test.rate_target);
     if (db_step(d, q, "tests"))
         d->test_id = sqlite3_last_insert_rowid(d->st->db);
     sqlite3_finalize(q);
@@ -454,7 +499,17 @@ static void w_row(struct mgr_dbw *d, const struct mgr_dbw_rec *r)
     sqlite3_bind_int(q, i++, (int)w->targets);
     bind_real(q, i++, (double)w->window_start_ns / 1e9, !absent);
     bind_real(q, i++, (double)w->window_end_ns / 1e9, !absent);
-    bind_figures(q, i, &r->fig, r->tail);
+    i = bind_figures(q, i, &r->fig, r->tail);
+    bind_text(q, i++, w->group);
+    bind_u64(q, i++, w->range_offset, w->type == MGR_ROW_TARGET);
+    bind_u64(q, i++, w->range_size, w->type == MGR_ROW_TARGET);
+    bind_text(q, i++, w->device);
+    bind_text(q, i++, w->fstype);
+    if (w->ram_backed >= -1)
+        sqlite3_bind_int(q, i, w->ram_backed);
+    i++;
+    if (w->ncpus)
+        sqlite3_bind_blob(q, i, w->cpus, (int)(w->ncpus * MGR_STORE_CPU_BYTES), SQLITE_TRANSIENT);
     if (db_step(d, q, "rows"))
         d->written++;
 }

@@ -50,6 +50,14 @@ struct mgr_dbw_fig {
     bool latency; /* the latency object is stored (else NULL) */
     bool cpu_valid;
     double cpu_pct;
+    /* Schema 3 (MGR_STORE_MORE): the rest of what the result files print */
+    uint64_t ns; /* the row's or interval's window */
+    bool interrupted;
+    uint64_t rd_errors, wr_errors, verify_errors, verify_bad_reads, verify_overlaid;
+    int first_error;
+    uint64_t first_error_offset;
+    uint64_t svc_ios;     /* rated I/Os with a service latency */
+    struct proto_cpu cpu; /* valid false: unknown */
 };
 
 struct mgr_dbw_row {
@@ -58,6 +66,12 @@ struct mgr_dbw_row {
     const char *node, *worker, *target; /* in the tail, NULL where they do not apply */
     uint32_t queue_depth, nodes, workers, targets;
     uint64_t window_start_ns, window_end_ns;
+    /* Schema 3 (MGR_STORE_ROW_MORE), in the tail, NULL where they do not apply */
+    const char *group, *device, *fstype;
+    uint64_t range_offset, range_size;
+    int ram_backed;            /* 1, 0, -1 unknown, -2 no place */
+    const unsigned char *cpus; /* ncpus x MGR_STORE_CPU_BYTES */
+    size_t ncpus;
 };
 
 /* One event for the writer, allocated as one block with its tail (names,
@@ -78,6 +92,7 @@ struct mgr_dbw_rec {
             unsigned idx;
             const char *spec, *cycle, *cycle_param; /* cycle_param: static, NULL none */
             uint64_t cycle_value, start_wall_ns;
+            double rate_frac, rate_target; /* the test's (struct iof_test) */
         } test;
         struct {
             uint64_t k;

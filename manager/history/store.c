@@ -26,6 +26,9 @@
     "test_id INTEGER NOT NULL, seq INTEGER NOT NULL, interval INTEGER NOT NULL, time_s REAL, "     \
     "node TEXT, reported INTEGER, lost INTEGER, late INTEGER"
 
+#define ADD_ROW_COL(name, kind) "ALTER TABLE rows ADD COLUMN " #name " " #kind ";"
+#define ADD_IV_COL(name, kind) "ALTER TABLE intervals ADD COLUMN " #name " " #kind ";"
+
 /* Migration N brings the schema from version N-1 to N; each runs in one
  * transaction with the user_version update. Never edit a released step:
  * add one. */
@@ -50,6 +53,10 @@ static const char *const store_migrations[MGR_STORE_SCHEMA] = {
     /* 2: tags */
     "ALTER TABLE runs ADD COLUMN tag TEXT;"
     "CREATE INDEX runs_tag ON runs(tag, id);",
+    /* 3: every figure of the result files (iofleet runs export) */
+    MGR_STORE_MORE(ADD_ROW_COL) MGR_STORE_ROW_MORE(ADD_ROW_COL)
+        MGR_STORE_MORE(ADD_IV_COL) "ALTER TABLE tests ADD COLUMN rate_frac REAL;"
+                                   "ALTER TABLE tests ADD COLUMN rate_target REAL;",
 };
 
 static int store_err(struct mgr_store *st, struct iof_diag *diag, const char *what)

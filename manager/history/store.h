@@ -23,7 +23,7 @@
 #include "manager/sink.h"
 
 /* The schema version this build writes (PRAGMA user_version). */
-#define MGR_STORE_SCHEMA 2
+#define MGR_STORE_SCHEMA 3
 
 /* How long a writer waits for another one's transaction (ms). */
 #define MGR_STORE_BUSY_MS 15000
@@ -54,6 +54,56 @@
     X(bytes_written, INT)                                                                          \
     X(errors, INT)                                                                                 \
     X(cpu_pct, REAL)
+
+/* Schema 3: what a row or an interval holds beyond MGR_STORE_METRICS, so
+ * `iofleet runs export` writes the result files the run wrote
+ * (manager/history/export.c): X(name, kind), NULL where the files print an
+ * empty field or null (cpu figures unmeasured, no rated I/O, lateness
+ * unknown). */
+#define MGR_STORE_MORE(X)                                                                          \
+    X(window_ns, INTEGER)                                                                          \
+    X(interrupted, INTEGER)                                                                        \
+    X(read_errors, INTEGER)                                                                        \
+    X(write_errors, INTEGER)                                                                       \
+    X(verify_errors, INTEGER)                                                                      \
+    X(verify_bad_reads, INTEGER)                                                                   \
+    X(verify_overlaid, INTEGER)                                                                    \
+    X(first_error, INTEGER)                                                                        \
+    X(first_error_offset, INTEGER)                                                                 \
+    X(user_pct, REAL)                                                                              \
+    X(sys_pct, REAL)                                                                               \
+    X(agent_cpu_pct, REAL)                                                                         \
+    X(dpc_pct, REAL)                                                                               \
+    X(irq_pct, REAL)                                                                               \
+    X(intr_per_s, REAL)                                                                            \
+    X(packets_per_s, REAL)                                                                         \
+    X(packet_errors, REAL)                                                                         \
+    X(retrans_per_s, REAL)                                                                         \
+    X(svc_ios, INTEGER)                                                                            \
+    X(avg_svc_lat_ms, REAL)                                                                        \
+    X(max_svc_lat_ms, REAL)                                                                        \
+    X(late_ios, INTEGER)                                                                           \
+    X(lateness_count, INTEGER)                                                                     \
+    X(lateness_over_20us, INTEGER)                                                                 \
+    X(lateness_over_20us_pct, REAL)                                                                \
+    X(lateness_avg_us, REAL)                                                                       \
+    X(lateness_p50_us, REAL)                                                                       \
+    X(lateness_p99_us, REAL)                                                                       \
+    X(lateness_p999_us, REAL)                                                                      \
+    X(lateness_max_us, REAL)
+
+/* Schema 3, rows only: the worker group, a target's region and place, and
+ * a node's CPUs (MGR_STORE_CPU_BYTES each: id, then busy, user, sys, dpc,
+ * irq as IEEE doubles, little-endian). */
+#define MGR_STORE_ROW_MORE(X)                                                                      \
+    X(group_name, TEXT)                                                                            \
+    X(range_offset, INTEGER)                                                                       \
+    X(range_size, INTEGER)                                                                         \
+    X(device, TEXT)                                                                                \
+    X(fstype, TEXT)                                                                                \
+    X(ram_backed, INTEGER)                                                                         \
+    X(cpus, BLOB)
+#define MGR_STORE_CPU_BYTES (4 + 5 * 8)
 
 struct mgr_store {
     sqlite3 *db;

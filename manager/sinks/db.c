@@ -102,6 +102,17 @@ static void fig_take(struct mgr_dbw_fig *f, const struct iof_stats *st, const st
     f->latency = latency;
     f->cpu_valid = cpu && cpu->valid;
     f->cpu_pct = f->cpu_valid ? cpu->busy_pct : 0;
+    memset(&f->cpu, 0, sizeof(f->cpu));
+    if (f->cpu_valid)
+        f->cpu = *cpu;
+    f->rd_errors = st->rd.errors;
+    f->wr_errors = st->wr.errors;
+    f->verify_errors = st->verify_errors;
+    f->verify_bad_reads = st->verify_bad_reads;
+    f->verify_overlaid = st->verify_overlaid;
+    f->first_error = st->first_error;
+    f->first_error_offset = st->first_error_offset;
+    f->svc_ios = st->rated.svc.count;
     hist_take(&f->rd, &st->rd.lat, latency);
     hist_take(&f->wr, &st->wr.lat, latency);
 }
@@ -185,6 +196,32 @@ static void rec_push(struct db_sink *d, struct mgr_dbw_rec *r, unsigned flags)
         d->unflushed = true;
 }
 
+static unsigned char *le_u64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        *p++ = (unsigned char)(v >> (8 * i));
+    return p;
+}
+
+static unsigned char *le_dbl(unsigned char *p, double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof(u));
+    return le_u64(p, u);
+}
+
+/* One CPU of a node as the cpus column holds it (MGR_STORE_CPU_BYTES). */
+static void cpu_put(unsigned char *p, const struct proto_cpu_one *c)
+{
+    for (int i = 0; i < 4; i++)
+        *p++ = (unsigned char)(c->id >> (8 * i));
+    p = le_dbl(p, c->busy_pct);
+    p = le_dbl(p, c->user_pct);
+    p = le_dbl(p, c->sys_pct);
+    p = le_dbl(p, c->dpc_pct);
+    le_dbl(p, c->irq_pct);
+}
+
 /* A row's record: head bytes of the caller's own (aligned for pointers)
  * first in the tail, then the row's names and histograms. */
 static struct mgr_dbw_rec *rec_row(struct db_sink *d, enum mgr_dbw_kind kind,
@@ -196,13 +233,22 @@ static struct mgr_dbw_rec *rec_row(struct db_sink *d, enum mgr_dbw_kind kind,
     const char *worker =
         row->type == MGR_ROW_WORKER || row->type == MGR_ROW_TARGET ? row->worker : NULL;
     const char *target = row->type == MGR_ROW_TARGET ? row->target : NULL;
+    const char *group =
+        row->type == MGR_ROW_GROUP || row->type == MGR_ROW_WORKER || row->type == MGR_ROW_TARGET
+            ? row->group
+            : NULL;
+    const char *device = row->place ? row->place->device : NULL;
+    const char *fstype = row->place ? row->place->fstype : NULL;
+    size_t cpus = row->ncpus * MGR_STORE_CPU_BYTES;
     size_t used = head;
 
     /* CPU belongs to NODE and (as the nodes' mean) ALL rows only. */
     fig_take(&f, row->stats, row->m, true, row->type != MGR_ROW_TARGET || d->target_hists,
              row->type == MGR_ROW_NODE || row->type == MGR_ROW_ALL ? row->cpu : NULL);
-    r = rec_new(kind,
-                head + str_size(node) + str_size(worker) + str_size(target) + f.rd.len + f.wr.len);
+    f.ns = row->ns;
+    r = rec_new(kind, head + str_size(node) + str_size(worker) + str_size(target) +
+                          str_size(group) + str_size(device) + str_size(fstype) + cpus + f.rd.len +
+                          f.wr.len);
     if (!r)
         return NULL;
     r->fig = f;
@@ -217,6 +263,17 @@ static struct mgr_dbw_rec *rec_row(struct db_sink *d, enum mgr_dbw_kind kind,
     r->row.node = tail_str(r, &used, node);
     r->row.worker = tail_str(r, &used, worker);
     r->row.target = tail_str(r, &used, target);
+    r->row.group = tail_str(r, &used, group);
+    r->row.device = tail_str(r, &used, device);
+    r->row.fstype = tail_str(r, &used, fstype);
+    r->row.range_offset = row->range_offset;
+    r->row.range_size = row->range_size;
+    r->row.ram_backed = row->place ? row->place->ram_backed : -2;
+    r->row.cpus = r->tail + used;
+    r->row.ncpus = row->ncpus;
+    for (size_t i = 0; i < row->ncpus; i++)
+        cpu_put(r->tail + used + i * MGR_STORE_CPU_BYTES, &row->cpus[i]);
+    used += cpus;
     tail_fig(r, &used, row->stats);
     return r;
 }
@@ -329,6 +386,8 @@ static void db_test_begin(struct mgr_sink *s, const struct mgr_test_info *ti)
         r->u.test.cycle_param = cyc ? iof_cycle_param_name(ti->test->cycle_param) : NULL;
         r->u.test.cycle_value = cyc ? ti->test->cycle_value : 0;
         r->u.test.start_wall_ns = ti->start_wall_ns;
+        r->u.test.rate_frac = ti->test ? ti->test->rate_frac : 0;
+        r->u.test.rate_target = ti->test ? ti->test->rate_target : 0;
     }
     rec_push(d, r, REC_MUST);
 }
@@ -344,6 +403,8 @@ static void db_interval(struct mgr_sink *s, const struct mgr_interval *iv)
     if (!d->writing)
         return;
     fig_take(&f, iv->stats, iv->m, known, known && (!iv->node || d->node_iv_hists), iv->cpu);
+    f.ns = iv->ns;
+    f.interrupted = iv->interrupted;
     r = rec_new(MGR_DBW_INTERVAL, str_size(iv->node) + f.rd.len + f.wr.len);
     if (r) {
         r->fig = f;
@@ -364,9 +425,14 @@ static void db_row(struct mgr_sink *s, const struct mgr_test_info *ti, const str
 {
     struct db_sink *d = s->priv;
 
-    (void)ti;
-    if (d->writing)
-        rec_push(d, rec_row(d, MGR_DBW_ROW, r, 0), 0);
+    struct mgr_dbw_rec *rec;
+
+    if (!d->writing)
+        return;
+    rec = rec_row(d, MGR_DBW_ROW, r, 0);
+    if (rec)
+        rec->fig.interrupted = ti && ti->interrupted;
+    rec_push(d, rec, 0);
 }
 
 static void db_flush(struct mgr_sink *s)
@@ -391,6 +457,8 @@ static void db_test_end(struct mgr_sink *s, const struct mgr_test_end *te)
         head += str_size(te->absent[i]);
     if (te->all) {
         r = rec_row(d, MGR_DBW_END, te->all, head);
+        if (r)
+            r->fig.interrupted = te->test && te->test->interrupted;
     } else {
         r = rec_new(MGR_DBW_END, head);
     }

@@ -100,7 +100,9 @@ expect_words "pki plans" iofleet agents --pki ""
 expect_words "notes.txt" dynamo --allow no
 expect_words "unix:pki" iofleet run --agent unix:pk
 expect_words "pki plans" iofleet pki init ""
-expect_words "import prune rm tag" iofleet runs ""
+expect_words "export import prune rm tag" iofleet runs ""
+expect_words "--csv" iofleet runs export 1 --cs
+expect_words "notes.txt" iofleet runs export 1 --iometer-csv no
 expect_words "a.json b.json pki plans" iofleet runs import ""
 expect_words "a.json b.json pki plans" iofleet report ""
 expect_words "html json md" iofleet report a.json --format ""

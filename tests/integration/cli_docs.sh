@@ -48,7 +48,8 @@ check "iofleet validate" "iofleet validate " "$IOFLEET" validate
 check "iofleet agents" "iofleet agents " "$IOFLEET" agents
 check "iofleet clean" "iofleet clean " "$IOFLEET" clean
 check "iofleet pki init" "iofleet pki init " "$IOFLEET" pki init
-check "iofleet runs" "iofleet runs " "$IOFLEET" runs
+SYN_NOT="iofleet runs export " check "iofleet runs" "iofleet runs " "$IOFLEET" runs
+check "iofleet runs export" "iofleet runs export " "$IOFLEET" runs export
 check "iofleet report" "iofleet report " "$IOFLEET" report
 check "iofleet import" "iofleet import " "$IOFLEET" import
 check "iofleet export" "iofleet export " "$IOFLEET" export
@@ -57,7 +58,7 @@ check "iofleet serve token new" "iofleet serve token new " "$IOFLEET" serve toke
 check "dynamo" "dynamo " "$IOF_BIN/dynamo"
 
 # Every short option in a help is also in the README synopsis, as -x|--name.
-for cmd in run validate "pki init" runs report import export serve; do
+for cmd in run validate "pki init" runs "runs export" report import export serve; do
     # shellcheck disable=SC2086
     "$IOFLEET" $cmd --help >"$T/help"
     { grep -oE '^  -[a-zA-Z], --[a-z-]+' "$T/help" || true; } | { grep -v -- '--help' || true; } |

@@ -237,14 +237,14 @@ PY
 expect_rc 0 "$IOFLEET" runs --db "$odb" --json
 jq -e '.[0].plan == "from-v1" and .[0].iops == 4321.5 and .[0].p99_lat_ms == 0.25' "$T/out" >/dev/null ||
     fail "v1 database after migration: $(cat "$T/out")"
-[ "$(sql "$odb" 'PRAGMA user_version')" = 2 ] || fail "schema version $(sql "$odb" 'PRAGMA user_version') after migration"
+[ "$(sql "$odb" 'PRAGMA user_version')" = 3 ] || fail "schema version $(sql "$odb" 'PRAGMA user_version') after migration"
 expect_rc 0 run --db "$odb" --tag after-migration
 expect_rc 0 "$IOFLEET" report after-migration --db "$odb" --format md -o -
 expect_in "$T/out" "4k a"
-ok "a version 1 database is migrated to 2, keeps its run and takes new tagged runs"
+ok "a version 1 database is migrated to 3, keeps its run and takes new tagged runs"
 sql "$odb" 'PRAGMA user_version = 7' >/dev/null
 expect_rc 1 "$IOFLEET" runs --db "$odb"
-expect_in "$T/err" "schema version 7 is newer than this iofleet's (2)"
+expect_in "$T/err" "schema version 7 is newer than this iofleet's (3)"
 ok "a database from a newer iofleet is refused, naming both versions"
 
 # --- 6. a held database does not hold up the run ------------------------------------------

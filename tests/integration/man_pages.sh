@@ -70,6 +70,7 @@ while read -r cmd; do
     # shellcheck disable=SC2086
     check_opts "iofleet $cmd" "$MAN/iofleet.1" "iofleet $cmd" "$IOFLEET" $cmd
 done <"$T/commands"
+check_opts "iofleet runs export" "$MAN/iofleet.1" "iofleet runs export" "$IOFLEET" runs export
 check_opts "iofleet" "$MAN/iofleet.1" "OPTIONS" "$IOFLEET"
 check_opts "dynamo" "$MAN/dynamo.8" "OPTIONS" "$IOF_BIN/dynamo"
 
