@@ -48,6 +48,8 @@
 #define API_ENDPOINTS                                                                              \
     "/api/v1/version, /api/v1/agents, /api/v1/events, /api/v1/runs, /api/v1/runs/ID, "             \
     "/api/v1/runs/current, /api/v1/runs/last, /api/v1/runs/compare, /api/v1/runs/ID/report.html, " \
+    "/api/v1/runs/ID/results.csv, /api/v1/runs/ID/results.json, /api/v1/runs/ID/iometer.csv, "     \
+    "/api/v1/runs/ID/timeseries.csv, "                                                             \
     "POST /api/v1/plans/check, POST /api/v1/plans/import, POST /api/v1/plans/export, "             \
     "/api/v1/plans, /api/v1/plans/NAME (GET, PUT, DELETE), "                                       \
     "POST /api/v1/runs, POST /api/v1/runs/current/stop, "                                          \
@@ -370,6 +372,43 @@ static enum MHD_Result api_runs_report(struct MHD_Connection *conn, struct mgr_a
     MHD_add_response_header(r, "Content-Security-Policy",
                             "default-src 'none'; script-src 'unsafe-inline'; style-src "
                             "'unsafe-inline'; img-src data:");
+    if (mgr_http_mhd_is_tls(conn))
+        MHD_add_response_header(r, "Strict-Transport-Security", MGR_HTTP_HSTS);
+    ret = MHD_queue_response(conn, 200, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+/* GET /api/v1/runs/ID/results.csv (.json, iometer.csv, timeseries.csv): the
+ * file `iofleet runs export ID` writes, a download streamed from a file
+ * without a name. */
+static enum MHD_Result api_runs_result(struct MHD_Connection *conn, struct mgr_api *api, int64_t id,
+                                       const struct mgr_api_result_file *rf)
+{
+    struct iof_diag d = {{0}};
+    struct MHD_Response *r;
+    enum MHD_Result ret;
+    char disp[128];
+    uint64_t size;
+    int rc, fd;
+
+    if ((rc = mgr_api_runs_result(api->db, id, rf, &fd, &size, &d)))
+        return api_error(conn,
+                         rc == -ENOENT  ? 404
+                         : rc == -EBUSY ? 409
+                                        : 500,
+                         NULL, "GET /api/v1/runs/%lld%s: %s", (long long)id, rf->tail, d.msg);
+    if (!(r = MHD_create_response_from_fd(size, fd))) {
+        close(fd);
+        return MHD_NO;
+    }
+    snprintf(disp, sizeof(disp), "attachment; filename=\"iofleet-run-%lld%s\"", (long long)id,
+             rf->suffix);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, rf->content_type);
+    MHD_add_response_header(r, "Content-Disposition", disp);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(r, "Content-Security-Policy", "default-src 'none'");
     if (mgr_http_mhd_is_tls(conn))
         MHD_add_response_header(r, "Strict-Transport-Security", MGR_HTTP_HSTS);
     ret = MHD_queue_response(conn, 200, r);
@@ -1099,6 +1138,8 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
     bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD"), check, stop, runs, prune, tag,
          imp, out;
     struct api_post *post = *req_cls;
+    const struct mgr_api_result_file *rfile;
+    int64_t rid = 0;
 
     (void)version;
     if (post) { /* a POST's body, then its end */
@@ -1275,6 +1316,9 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
                    : api_error(conn, 405, "GET, HEAD", "%s %s: only GET", method, url);
     if (!strncmp(url, "/api/v1/runs/", 13) && api_run_ref(url + 13, "/report.html"))
         return get ? api_runs_report(conn, api, api_run_ref(url + 13, "/report.html"))
+                   : api_error(conn, 405, "GET, HEAD", "%s %s: only GET", method, url);
+    if (!strncmp(url, "/api/v1/runs/", 13) && (rfile = mgr_api_runs_result_of(url + 13, &rid)))
+        return get ? api_runs_result(conn, api, rid, rfile)
                    : api_error(conn, 405, "GET, HEAD", "%s %s: only GET", method, url);
     if (!strcmp(url, "/api/v1/runs/compare"))
         return get ? api_runs_compare(conn, api)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/jsonw.h"
+#include "manager/history/export.h"
 #include "manager/history/query.h"
 #include "manager/history/report_html.h"
 
@@ -310,6 +311,48 @@ int mgr_api_runs_report(const char *db, int64_t id, char **body, size_t *len, st
         *body = NULL;
         *len = 0;
     }
+    return rc;
+}
+
+/* --- GET /api/v1/runs/ID/results.csv, results.json, iometer.csv, timeseries.csv --------- */
+
+static const struct mgr_api_result_file result_files[] = {
+    {"/results.csv", "--csv", "text/csv; charset=utf-8", ".csv"},
+    {"/results.json", "--json", "application/json", ".json"},
+    {"/iometer.csv", "--iometer-csv", "text/csv; charset=utf-8", "-iometer.csv"},
+    {"/timeseries.csv", "--timeseries", "text/csv; charset=utf-8", "-timeseries.csv"},
+};
+
+const struct mgr_api_result_file *mgr_api_runs_result_of(const char *rest, int64_t *id)
+{
+    size_t n = strlen(rest);
+
+    for (size_t i = 0; i < sizeof(result_files) / sizeof(result_files[0]); i++) {
+        const struct mgr_api_result_file *rf = &result_files[i];
+        size_t t = strlen(rf->tail);
+        char buf[32];
+
+        if (n <= t || strcmp(rest + n - t, rf->tail) || n - t >= sizeof(buf))
+            continue;
+        memcpy(buf, rest, n - t);
+        buf[n - t] = '\0';
+        return mgr_query_id(buf, id) ? rf : NULL;
+    }
+    return NULL;
+}
+
+int mgr_api_runs_result(const char *db, int64_t id, const struct mgr_api_result_file *rf, int *fd,
+                        uint64_t *size, struct iof_diag *diag)
+{
+    struct mgr_store *st;
+    int rc;
+
+    *fd = -1;
+    *size = 0;
+    if ((rc = mgr_store_open(db, &st, diag)))
+        return rc;
+    rc = mgr_export_fd(st, id, rf->option, fd, size, diag);
+    mgr_store_close(st);
     return rc;
 }
 

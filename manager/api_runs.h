@@ -71,6 +71,27 @@ int mgr_api_runs_compare(const char *db, const struct mgr_api_runs_cmp *c, struc
 int mgr_api_runs_report(const char *db, int64_t id, char **body, size_t *len,
                         struct iof_diag *diag);
 
+/* A result file of a stored run (GET /api/v1/runs/ID/results.csv ...): the
+ * path's tail, the `iofleet run` option that writes it, its type and the
+ * tail of its download name (iofleet-run-ID.csv). */
+struct mgr_api_result_file {
+    const char *tail;   /* "/results.csv" */
+    const char *option; /* "--csv" */
+    const char *content_type;
+    const char *suffix; /* ".csv" */
+};
+
+/* The result file whose tail ends rest ("7/results.csv"), with the run's
+ * id in *id; NULL when rest names none. */
+const struct mgr_api_result_file *mgr_api_runs_result_of(const char *rest, int64_t *id);
+
+/* GET /api/v1/runs/ID/results.csv (and .json, iometer.csv,
+ * timeseries.csv): the file `iofleet runs export ID` writes with rf's
+ * option, byte for byte, as *fd (new, *size bytes, no name). -ENOENT with
+ * diag when there is no such run, -EBUSY when it is still being written. */
+int mgr_api_runs_result(const char *db, int64_t id, const struct mgr_api_result_file *rf, int *fd,
+                        uint64_t *size, struct iof_diag *diag);
+
 /* The body of POST /api/v1/runs/ID/tag, {"tag": "NAME"} ("" or null
  * removes it): the tag into tag (cap bytes; "" to remove). 0, or -EINVAL
  * with diag naming the member and why (as `iofleet runs tag` refuses it). */

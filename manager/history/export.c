@@ -12,6 +12,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <fcntl.h>
 
 #include "common/hist.h"
 #include "common/log.h"
@@ -766,5 +769,41 @@ int mgr_export_write(struct mgr_store *st, int64_t id, struct mgr_sink *const *s
 abort:
     for (size_t i = 0; i < n; i++)
         mgr_sink_abort(sinks[i]);
+    return r;
+}
+
+int mgr_export_fd(struct mgr_store *st, int64_t id, const char *option, int *fd, uint64_t *size,
+                  struct iof_diag *diag)
+{
+    const struct mgr_sink_ops *ops = mgr_sink_for_option(option);
+    const char *tmp = getenv("TMPDIR");
+    char dir[IOF_PATH_MAX], path[IOF_PATH_MAX + 16];
+    struct mgr_sink *s;
+    struct stat sb;
+    int r;
+
+    *fd = -1;
+    *size = 0;
+    if (!ops)
+        return iof_diag_set(diag, -EINVAL, "%s: no such result file", option);
+    if (snprintf(dir, sizeof(dir), "%s/iofleet-export.XXXXXX", tmp && *tmp == '/' ? tmp : "/tmp") >=
+            (int)sizeof(dir) ||
+        !mkdtemp(dir))
+        return iof_diag_set(diag, -errno ? -errno : -ENAMETOOLONG,
+                            "cannot make a directory for the export: %s", strerror(errno));
+    snprintf(path, sizeof(path), "%s/result", dir);
+    r = mgr_sink_open(ops, path, 0, &s, diag);
+    if (!r)
+        r = mgr_export_write(st, id, &s, 1, NULL, diag);
+    if (!r && ((*fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0 || fstat(*fd, &sb)))
+        r = iof_diag_set(diag, -errno, "%s: %s", path, strerror(errno));
+    if (!r)
+        *size = (uint64_t)sb.st_size;
+    unlink(path);
+    rmdir(dir);
+    if (r && *fd >= 0) {
+        close(*fd);
+        *fd = -1;
+    }
     return r;
 }

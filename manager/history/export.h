@@ -29,4 +29,12 @@ int mgr_export_check(struct mgr_store *st, int64_t id, struct iof_diag *diag);
 int mgr_export_write(struct mgr_store *st, int64_t id, struct mgr_sink *const *sinks, size_t n,
                      bool *old, struct iof_diag *diag);
 
+/* The file `iofleet run OPTION F` writes ("--csv", "--iometer-csv",
+ * "--timeseries", "--json") of run id, as mgr_export_write writes it, in a
+ * file of its own that no name points to: *fd (new, read from 0) and its
+ * *size. Written in a new directory under $TMPDIR (else /tmp), removed
+ * before this returns. 0, or mgr_export_write's errors. */
+int mgr_export_fd(struct mgr_store *st, int64_t id, const char *option, int *fd, uint64_t *size,
+                  struct iof_diag *diag);
+
 #endif

@@ -13,7 +13,9 @@
 # json` writes: the plan's changes, each run's figures and the B/A ratios;
 # a missing or bad id 400 naming the parameter, an unknown run 404. GET
 # /api/v1/runs/ID/report.html is the page `iofleet report ID` writes (both
-# under one SOURCE_DATE_EPOCH), as a download.
+# under one SOURCE_DATE_EPOCH), as a download, and runs/ID/results.csv,
+# results.json, iometer.csv and timeseries.csv the files `iofleet runs export
+# ID` writes (a viewer's token reads them on a serve with tokens).
 source "$(dirname "$0")/lib/cluster.bash"
 command -v curl >/dev/null || skip "curl not installed"
 command -v jq >/dev/null || skip "jq not installed"
@@ -203,6 +205,46 @@ if [ -r "${IOF_CHARTJS:-/usr/share/javascript/chart.js/chart.min.js}" ]; then
 else
     echo "note: no Chart.js: GET runs/ID/report.html not checked"
 fi
+
+# --- a stored run's result files ----------------------------------------------------------
+
+# PATH OPTION TYPE NAME: GET runs/3/PATH is the file `iofleet runs export 3 OPTION` writes.
+while read -r path opt type name; do
+    rm -f "$T/cli-$path"
+    expect_rc 0 "$IOFLEET" runs export 3 --db "$db" "$opt" "$T/cli-$path"
+    code=$(curl -s -D "$T/fh.txt" -o "$T/api-$path" -w '%{http_code}' "${api}runs/3/$path")
+    [ "$code" = 200 ] || fail "GET runs/3/$path: $code $(head -c 300 "$T/api-$path")"
+    cmp "$T/cli-$path" "$T/api-$path" || fail "runs/3/$path differs from iofleet runs export 3 $opt"
+    grep -qi "^content-disposition: attachment; filename=\"$name\"" "$T/fh.txt" ||
+        fail "runs/3/$path headers: $(cat "$T/fh.txt")"
+    grep -qi "^content-type: $type" "$T/fh.txt" || fail "runs/3/$path headers: $(cat "$T/fh.txt")"
+    code=$(curl -s -o "$T/e.json" -w '%{http_code}' "${api}runs/99/$path")
+    [ "$code" = 404 ] && expect_err 404 "no run 99" "$T/e.json"
+    code=$(curl -s -o "$T/e.json" -w '%{http_code}' -X DELETE "${api}runs/3/$path")
+    [ "$code" = 405 ] || fail "DELETE runs/3/$path: $code $(cat "$T/e.json")"
+done <<'FILES'
+results.csv --csv text/csv iofleet-run-3.csv
+results.json --json application/json iofleet-run-3.json
+iometer.csv --iometer-csv text/csv iofleet-run-3-iometer.csv
+timeseries.csv --timeseries text/csv iofleet-run-3-timeseries.csv
+FILES
+ok "runs/3/results.csv, results.json, iometer.csv, timeseries.csv: the bytes of iofleet runs export 3, attachments; unknown run 404"
+
+# With tokens (a plain HTTP serve on loopback): a viewer's token reads them, none is refused.
+"$IOFLEET" serve token new --http-tokens "$T/tokens" --scope viewer --name reader >"$T/view.tok" 2>"$T/tok.err" ||
+    fail "serve token new failed"
+cl_spawn srv2 "$T/serve2.out" "$T/serve2.err" "$IOFLEET" serve --http 127.0.0.1:0 \
+    --listen 127.0.0.1:0 --insecure --db "$db" --http-tokens "$T/tokens"
+cl_wait_log "$T/serve2.err" "iofleet serve: API on http://127.0.0.1:" 20
+api2=$(sed -n 's/.*API on \(http:[^ ]*\) .*/\1/p' "$T/serve2.err" | head -n1)
+code=$(curl -s -o "$T/e.json" -w '%{http_code}' "${api2}runs/3/results.csv")
+[ "$code" = 401 ] || fail "runs/3/results.csv without a token: $code $(cat "$T/e.json")"
+code=$(curl -s -o "$T/viewer.csv" -w '%{http_code}' -H "Authorization: Bearer $(cat "$T/view.tok")" \
+    "${api2}runs/3/results.csv")
+[ "$code" = 200 ] && cmp -s "$T/viewer.csv" "$T/cli-results.csv" ||
+    fail "runs/3/results.csv with a viewer's token: $code $(head -c 300 "$T/viewer.csv")"
+cl_stop "$srv2"
+ok "with tokens: a viewer's token reads runs/3/results.csv, no token 401"
 
 # --- tag, delete, prune ------------------------------------------------------------------
 

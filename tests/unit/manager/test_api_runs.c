@@ -259,6 +259,39 @@ static void test_compare_params(void **state)
     }
 }
 
+/* The result files' paths: RUN/NAME with a run id, nothing else. */
+static void test_result_paths(void **state)
+{
+    const struct mgr_api_result_file *rf;
+    int64_t id = 0;
+
+    (void)state;
+    rf = mgr_api_runs_result_of("3/results.csv", &id);
+    assert_non_null(rf);
+    assert_int_equal(id, 3);
+    assert_string_equal(rf->option, "--csv");
+    assert_string_equal(rf->suffix, ".csv");
+    rf = mgr_api_runs_result_of("12/results.json", &id);
+    assert_non_null(rf);
+    assert_int_equal(id, 12);
+    assert_string_equal(rf->option, "--json");
+    assert_string_equal(rf->content_type, "application/json");
+    rf = mgr_api_runs_result_of("7/iometer.csv", &id);
+    assert_non_null(rf);
+    assert_string_equal(rf->option, "--iometer-csv");
+    assert_string_equal(rf->suffix, "-iometer.csv");
+    rf = mgr_api_runs_result_of("7/timeseries.csv", &id);
+    assert_non_null(rf);
+    assert_string_equal(rf->option, "--timeseries");
+    assert_null(mgr_api_runs_result_of("x/results.csv", &id));
+    assert_null(mgr_api_runs_result_of("0/results.csv", &id));
+    assert_null(mgr_api_runs_result_of("/results.csv", &id));
+    assert_null(mgr_api_runs_result_of("results.csv", &id));
+    assert_null(mgr_api_runs_result_of("3/report.html", &id));
+    assert_null(mgr_api_runs_result_of("3/results.csv/x", &id));
+    assert_null(mgr_api_runs_result_of("3/4/results.csv", &id));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -269,6 +302,7 @@ int main(void)
         cmocka_unit_test(test_tag_body),
         cmocka_unit_test(test_prune_body),
         cmocka_unit_test(test_compare_params),
+        cmocka_unit_test(test_result_paths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
