@@ -261,6 +261,17 @@ static double page_jnum(const cJSON *o, const char *key)
     return cJSON_IsNumber(v) ? v->valuedouble : -1;
 }
 
+/* A run's downloads, as console.js DOWNLOADS lists them: the report and
+ * the result files (GET /api/v1/runs/ID/...). */
+static const struct {
+    const char *path, *suffix, *label;
+} page_downloads[] = {
+    {"report.html", ".html", "report"},
+    {"results.csv", ".csv", "csv"},
+    {"iometer.csv", "-iometer.csv", "iometer"},
+    {"results.json", ".json", "json"},
+};
+
 /* One run of the list as console.js historyRow() writes it. */
 static void page_history_row(struct iof_buf *b, const cJSON *r)
 {
@@ -286,8 +297,12 @@ static void page_history_row(struct iof_buf *b, const cJSON *r)
         iof_buf_printf(b, "/%.0f", planned);
     iof_buf_addstr(b, "</td><td class=\"l\"><button type=\"button\" class=\"tag\">tag</button>");
     iof_buf_addstr(b, "<button type=\"button\" class=\"delete\">delete</button>");
-    iof_buf_printf(b, "<a href=\"/api/v1/runs/%lld/report.html\" ", id);
-    iof_buf_printf(b, "download=\"iofleet-run-%lld.html\">report</a></td></tr>", id);
+    for (size_t i = 0; i < sizeof(page_downloads) / sizeof(page_downloads[0]); i++) {
+        iof_buf_printf(b, "<a href=\"/api/v1/runs/%lld/%s\" ", id, page_downloads[i].path);
+        iof_buf_printf(b, "download=\"iofleet-run-%lld%s\">%s</a>", id, page_downloads[i].suffix,
+                       page_downloads[i].label);
+    }
+    iof_buf_addstr(b, "</td></tr>");
 }
 
 static const char page_history_form[] =

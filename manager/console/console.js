@@ -243,6 +243,15 @@ function errText(r) {
   return (r.json && r.json.error && r.json.error.message) || 'HTTP ' + r.status;
 }
 
+// A run's downloads, as console_page.c page_downloads lists them: the report
+// and the result files `iofleet runs export` writes.
+const DOWNLOADS = [
+  ['report.html', '.html', 'report'],
+  ['results.csv', '.csv', 'csv'],
+  ['iometer.csv', '-iometer.csv', 'iometer'],
+  ['results.json', '.json', 'json'],
+];
+
 function historyRow(r) {
   const tr = document.createElement('tr');
   tr.dataset.id = String(r.id);
@@ -267,11 +276,13 @@ function historyRow(r) {
     b.textContent = text;
     act.appendChild(b);
   }
-  const a = document.createElement('a');
-  a.href = '/api/v1/runs/' + r.id + '/report.html';
-  a.download = 'iofleet-run-' + r.id + '.html';
-  a.textContent = 'report';
-  act.appendChild(a);
+  for (const [path, suffix, label] of DOWNLOADS) {
+    const a = document.createElement('a');
+    a.href = '/api/v1/runs/' + r.id + '/' + path;
+    a.download = 'iofleet-run-' + r.id + suffix;
+    a.textContent = label;
+    act.appendChild(a);
+  }
   return tr;
 }
 

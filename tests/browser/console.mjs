@@ -197,6 +197,13 @@ test('console', async (h) => {
         return tr && tr.cells[4].textContent === 'interrupted' ? tr.cells[2].textContent : null;
     }, runId), 10000);
     check(live === PLAN.name, `the history's row of run ${runId} names the plan '${live}'`);
+    // The row console.js drew links the report and the result files, as the first HTML's rows do.
+    const links = await page.evaluate((id) => [...document.querySelectorAll(`#history-body tr[data-id="${id}"] a`)]
+        .map((a) => `${a.getAttribute('href')} ${a.getAttribute('download')} ${a.textContent}`), runId);
+    const want = [['report.html', '.html', 'report'], ['results.csv', '.csv', 'csv'],
+        ['iometer.csv', '-iometer.csv', 'iometer'], ['results.json', '.json', 'json']]
+        .map(([p, s, l]) => `/api/v1/runs/${runId}/${p} iofleet-run-${runId}${s} ${l}`);
+    check(JSON.stringify(links) === JSON.stringify(want), `the history's links of run ${runId}: ${JSON.stringify(links)}`);
     const runs = await page.evaluate(() => fetch('/api/v1/runs').then((r) => r.json()));
     const rec = runs.runs?.find((r) => r.id === runId);
     check(runs.runs?.length === 1 && rec?.status === 'interrupted' && rec.plan === PLAN.name,

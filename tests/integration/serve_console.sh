@@ -213,12 +213,21 @@ history=$(tr -d '\n' <"$T/p1.html" | sed -n 's|.*id="history-body">\(.*\)</tbody
 grep -q "<td>$id1</td><td class=\"name\">console &lt;script&gt;alert(1)&lt;/script&gt;</td>" <<<"$history" &&
     grep -q "href=\"/api/v1/runs/$id1/report.html\"" <<<"$history" ||
     fail "run $id1's row in the first HTML's history (its plan escaped, its report): $history"
+# Its result files beside the report, each a download that answers 200.
+for dl in "results.csv iofleet-run-$id1.csv csv" "iometer.csv iofleet-run-$id1-iometer.csv iometer" \
+    "results.json iofleet-run-$id1.json json"; do
+    read -r path name label <<<"$dl"
+    grep -qF "<a href=\"/api/v1/runs/$id1/$path\" download=\"$name\">$label</a>" <<<"$history" ||
+        fail "run $id1's $label download in the first HTML's history: $history"
+    code=$(curl -s -o "$T/dl" -w '%{http_code}' "${api}runs/$id1/$path")
+    [ "$code" = 200 ] && [ -s "$T/dl" ] || fail "the history's $label link: $code $(head -c 300 "$T/dl")"
+done
 [ "$(inner "$T/p1.html" history-total)" = "runs 1-1 of 1" ] ||
     fail "history-total after run $id1: $(inner "$T/p1.html" history-total)"
 jq -e --argjson id "$id1" '.history.total == 1 and .history.runs[0].id == $id and
     .history.runs[0].plan == "console <script>alert(1)</script>"' "$T/state1.json" >/dev/null ||
     fail "the page's history after run $id1: $(jq -c .history "$T/state1.json")"
-ok "the page after run $id1: the history lists it in the first HTML (plan escaped, its report linked) and in its JSON"
+ok "the page after run $id1: the history lists it in the first HTML (plan escaped, its report, CSV, Iometer CSV and JSON linked) and in its JSON"
 
 # During a run the agents list follows an agent that leaves; a stop ends
 # the run as interrupted, on the stream too.
