@@ -42,9 +42,10 @@
 #include "manager/metrics.h"
 #include "manager/history/store.h"
 
-/* The records queued for the writer at most, in bytes: ~0.7 KB per row with
- * its histograms, so ~350,000 rows, twice the final rows of a test of
- * 10,000 agents of 8 workers and targets each (170,000). */
+/* The records queued for the writer at most, in bytes: ~0.95 KB per row with
+ * its histograms (a record's head is 808 bytes), so ~280,000 rows, 1.6 times
+ * the final rows of a test of 10,000 agents of 8 workers and targets each
+ * (170,000). */
 #define DB_QUEUE_MAX_BYTES (256u << 20)
 
 struct db_sink {
