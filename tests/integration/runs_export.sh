@@ -4,7 +4,8 @@
 # 1. A real run (the embedded local agent, two tests of three intervals, a
 #    paced group for the rated and lateness columns): --csv, --iometer-csv,
 #    --timeseries and --json exported by id and by tag, cmp each; - is stdout.
-# 2. A run stopped by SIGINT mid-test (exit 130, the test interrupted): same.
+# 2. A run stopped by SIGINT mid-test (exit 130, the test interrupted), and a
+#    run of two dynamo agents whose groups differ (one idles in test 2): same.
 # 3. Refusals with their messages: an unknown run, an existing file (and a
 #    symbolic link) without --force (no file of the export is left), a run
 #    without an exit code; --force replaces.
@@ -83,6 +84,30 @@ same 2 b
 grep -q '"interrupted":true' "$T/b-exp.json" || fail "the exported JSON does not say interrupted"
 ok "an interrupted run (exit 130) exported byte for byte"
 
+AGENTS=()
+for n in alpha beta; do
+    iof_start_agent "$n" --name "$n"
+    AGENTS+=(--insecure --agent "$AGENT_EP")
+done
+plan two.json <<'P'
+{"name": "two", "run": {"ramp": "300ms", "duration": "600ms", "interval": "200ms"},
+ "specs": [{"name": "a", "lines": [{"size": "4k", "read": 70, "random": 100}]},
+           {"name": "b", "lines": [{"size": "64k", "read": 100}]}],
+ "workers": [{"name": "many", "nodes": ["alpha"], "count": 2, "engine": "null", "queue_depth": 4,
+              "targets": [{"path": "a.dat", "size": "16m"}]},
+             {"name": "one", "nodes": ["beta"], "specs": ["a"], "engine": "null", "queue_depth": 2,
+              "targets": [{"path": "c.dat", "size": "8m"}]}]}
+P
+expect_rc 0 "$IOFLEET" run "$T/two.json" "${AGENTS[@]}" --quiet --db "$db" \
+    --csv "$T/c-run.csv" --iometer-csv "$T/c-run.iometer-csv" \
+    --timeseries "$T/c-run.timeseries" --json "$T/c-run.json"
+expect_rc 0 "$IOFLEET" runs export 3 --db "$db" --csv "$T/c-exp.csv" \
+    --iometer-csv "$T/c-exp.iometer-csv" --timeseries "$T/c-exp.timeseries" --json "$T/c-exp.json"
+same 3 c
+grep -q ',NODE,alpha,' "$T/c-run.csv" && grep -q ',NODE,beta,' "$T/c-run.csv" ||
+    fail "the two agents' NODE rows are not in the CSV"
+ok "a run of two agents, one idle in its second test, exported byte for byte"
+
 # --- 3. refusals ------------------------------------------------------------------------
 expect_rc 1 "$IOFLEET" runs export 99 --db "$db" --csv "$T/x.csv"
 expect_in "$T/err" "no run with id or tag '99'"
@@ -99,8 +124,8 @@ cmp "$T/a-exp.csv" "$T/a-run.csv" || fail "--force: the replaced CSV differs"
 expect_rc 2 "$IOFLEET" runs export 1 --db "$db"
 expect_in "$T/err" "needs a file to write"
 sql "$db" "INSERT INTO runs(start_unix_ns, plan_name, source) VALUES(1700000000000000000, 'busy', 'run')"
-expect_rc 1 "$IOFLEET" runs export 3 --db "$db" --csv "$T/busy.csv"
-expect_in "$T/err" "run 3 has no exit code: it is still being written"
+expect_rc 1 "$IOFLEET" runs export 4 --db "$db" --csv "$T/busy.csv"
+expect_in "$T/err" "run 4 has no exit code: it is still being written"
 [ ! -e "$T/busy.csv" ] || fail "an unfinished run left a file"
 ok "refused: an unknown run, an existing file or link (nothing left), a run still being written"
 
