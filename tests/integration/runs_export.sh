@@ -24,7 +24,7 @@ c.commit()' "$1" "$2"
 
 db=$T/runs.db
 plan p.json <<'P'
-{"name": "export", "run": {"ramp": "300ms", "duration": "600ms", "interval": "200ms"},
+{"name": "export", "run": {"ramp": "500ms", "duration": "600ms", "interval": "200ms"},
  "specs": [{"name": "4k 70/30", "lines": [{"size": "4k", "read": 70, "random": 100}]},
            {"name": "64k seq read", "lines": [{"size": "64k", "read": 100, "random": 0}]}],
  "workers": [{"name": "fast", "count": 2, "engine": "null", "queue_depth": 4,
@@ -60,7 +60,7 @@ ok "by tag, and --csv - to stdout"
 
 # --- 2. an interrupted run ---------------------------------------------------------------
 plan long.json <<'P'
-{"name": "long", "run": {"ramp": "0s", "duration": "60s", "interval": "200ms"},
+{"name": "long", "run": {"ramp": "500ms", "duration": "60s", "interval": "200ms"},
  "specs": [{"name": "first", "lines": [{"size": "4k"}]}, {"name": "never", "lines": [{"size": "4k"}]}],
  "workers": [{"engine": "null", "queue_depth": 8, "targets": [{"path": "n", "size": "1g"}]}]}
 P
@@ -90,7 +90,7 @@ for n in alpha beta; do
     AGENTS+=(--insecure --agent "$AGENT_EP")
 done
 plan two.json <<'P'
-{"name": "two", "run": {"ramp": "300ms", "duration": "600ms", "interval": "200ms"},
+{"name": "two", "run": {"ramp": "500ms", "duration": "600ms", "interval": "200ms"},
  "specs": [{"name": "a", "lines": [{"size": "4k", "read": 70, "random": 100}]},
            {"name": "b", "lines": [{"size": "64k", "read": 100}]}],
  "workers": [{"name": "many", "nodes": ["alpha"], "count": 2, "engine": "null", "queue_depth": 4,
