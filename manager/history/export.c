@@ -787,10 +787,11 @@ int mgr_export_fd(struct mgr_store *st, int64_t id, const char *option, int *fd,
     if (!ops)
         return iof_diag_set(diag, -EINVAL, "%s: no such result file", option);
     if (snprintf(dir, sizeof(dir), "%s/iofleet-export.XXXXXX", tmp && *tmp == '/' ? tmp : "/tmp") >=
-            (int)sizeof(dir) ||
-        !mkdtemp(dir))
-        return iof_diag_set(diag, -errno ? -errno : -ENAMETOOLONG,
-                            "cannot make a directory for the export: %s", strerror(errno));
+        (int)sizeof(dir))
+        return iof_diag_set(diag, -ENAMETOOLONG, "%s: TMPDIR too long for the export", tmp);
+    if (!mkdtemp(dir))
+        return iof_diag_set(diag, -errno, "%s: cannot make a directory for the export: %s", dir,
+                            strerror(errno));
     snprintf(path, sizeof(path), "%s/result", dir);
     r = mgr_sink_open(ops, path, 0, &s, diag);
     if (!r)
