@@ -30,6 +30,8 @@ extern const char mgr_console_signin_js[];
 extern const size_t mgr_console_signin_js_len;
 extern const char mgr_console_library_js[]; /* the plan library's controls */
 extern const size_t mgr_console_library_js_len;
+extern const char mgr_console_editor_js[];
+extern const size_t mgr_console_editor_js_len;
 
 static const char page_head[] =
     "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
@@ -237,10 +239,22 @@ static void page_run(struct iof_buf *b, const struct mgr_serve_live *l)
     iof_buf_addstr(b, "</tbody></table></div></section>\n");
 }
 
+/* The start form: the plan editor's containers (manager/console/editor.js fills them,
+ * and shows them instead of the textarea) above the plan's JSON, which works alone. */
 static const char page_form[] =
     "<section id=\"start\"><h2>Start a run</h2><form id=\"start-form\">"
     "<p><label>plan file <input type=\"file\" id=\"plan-file\" "
     "accept=\".json,application/json\"></label></p>"
+    "<p id=\"editor-tabs\" class=\"tabs\" hidden><button type=\"button\" "
+    "id=\"editor-form-tab\" aria-pressed=\"true\">Form</button><button type=\"button\" "
+    "id=\"editor-json-tab\" aria-pressed=\"false\">JSON</button></p>"
+    "<div id=\"editor\" hidden><p id=\"editor-note\" class=\"muted\" role=\"status\"></p>"
+    "<fieldset id=\"editor-fields\"><legend>Plan</legend><p id=\"editor-run\"></p>"
+    "<h3>Access specifications</h3><div id=\"editor-specs\"></div>"
+    "<p><button type=\"button\" id=\"spec-add\">Add spec</button></p>"
+    "<h3>Worker groups</h3><div id=\"editor-groups\"></div>"
+    "<p><button type=\"button\" id=\"group-add\">Add worker group</button></p>"
+    "</fieldset></div>"
     "<textarea id=\"plan-text\" spellcheck=\"false\" placeholder=\"a plan, as JSON "
     "(iofleet-plan(5)); checked as iofleet validate checks it\"></textarea>"
     "<p><button type=\"button\" id=\"check-button\">Check</button>"
@@ -415,8 +429,9 @@ static void page_render(struct iof_buf *b, const struct mgr_serve_live *l, bool 
     iof_buf_addstr(b, "}</script>\n");
     if (l->chartjs)
         iof_buf_addstr(b, "<script src=\"/chart.js\"></script>\n");
-    iof_buf_addstr(b, "<script src=\"/console.js\"></script>\n");
-    iof_buf_addstr(b, "<script src=\"/library.js\"></script>\n</body></html>\n");
+    iof_buf_addstr(b, "<script src=\"/console.js\"></script>\n"
+                      "<script src=\"/editor.js\"></script>\n"
+                      "<script src=\"/library.js\"></script>\n</body></html>\n");
 }
 
 unsigned mgr_console_page(struct mgr_serve_live *l, const char *db, bool signed_in,
@@ -474,6 +489,11 @@ unsigned mgr_console_get(struct mgr_serve_live *l, const char *url, struct iof_b
     if (!strcmp(url, "/library.js")) {
         *type = "text/javascript; charset=utf-8";
         iof_buf_add(b, mgr_console_library_js, mgr_console_library_js_len);
+        return 200;
+    }
+    if (!strcmp(url, "/editor.js")) {
+        *type = "text/javascript; charset=utf-8";
+        iof_buf_add(b, mgr_console_editor_js, mgr_console_editor_js_len);
         return 200;
     }
     if (!strcmp(url, "/console.css")) {

@@ -474,7 +474,11 @@ async function stop() {
 
 $('plan-file').addEventListener('change', async () => {
   const f = $('plan-file').files[0];
-  if (f) { $('plan-text').value = await f.text(); check(); }
+  if (f) {
+    $('plan-text').value = await f.text();
+    $('plan-text').dispatchEvent(new Event('input')); /* the editor re-reads it */
+    check();
+  }
 });
 $('check-button').addEventListener('click', check);
 $('start-form').addEventListener('submit', start);

@@ -93,7 +93,9 @@ for id in conn agents agents-body agents-count run run-id run-plan run-state run
     summary summary-body start-form plan-file plan-text check-button start-button plan-message state \
     history history-total history-form history-q history-tag history-search history-message \
     history-list history-body history-prev history-next compare-button compare compare-runs \
-    compare-changes compare-changes-body compare-none compare-tests compare-body; do
+    compare-changes compare-changes-body compare-none compare-tests compare-body \
+    editor-tabs editor-form-tab editor-json-tab editor editor-note editor-fields editor-run \
+    editor-specs spec-add editor-groups group-add; do
     grep -q "id=\"$id\"" "$T/p0.html" || fail "no element id=\"$id\" in the page"
     grep -q "\`#$id\`" "$IOF_SRC/docs/console.md" || fail "docs/console.md does not list #$id"
 done
@@ -111,12 +113,15 @@ grep -q 'onerror=alert(3)&gt;' "$T/p0.html" && ! grep -q '<img' "$T/p0.html" ||
     fail "srv-2's workdir not escaped in the page: $(grep -o '.\{40\}onerror.\{20\}' "$T/p0.html")"
 state "$T/p0.html" | grep -q 'w\\u003cscript\\u003e\\"\\u003e\\u003cimg src=x onerror=alert(3)\\u003e' ||
     fail "srv-2's workdir not escaped in the page's JSON: $(state "$T/p0.html" | grep -o '.\{40\}onerror.\{20\}')"
-for f in console.js console.css; do
+for f in console.js editor.js console.css; do
     code=$(curl -s -D "$T/$f.head" -o "$T/$f" -w '%{http_code}' "$base$f")
     [ "$code" = 200 ] && cmp -s "$T/$f" "$IOF_SRC/manager/console/$f" || fail "GET /$f: $code, not manager/console/$f"
 done
-grep -qi '^content-type: text/javascript' "$T/console.js.head" || fail "/console.js type: $(cat "$T/console.js.head")"
-! grep -n 'innerHTML\|outerHTML\|insertAdjacentHTML\|document.write' "$T/console.js" || fail "console.js writes HTML"
+for f in console.js editor.js; do
+    grep -qi '^content-type: text/javascript' "$T/$f.head" || fail "/$f type: $(cat "$T/$f.head")"
+    ! grep -n 'innerHTML\|outerHTML\|insertAdjacentHTML\|document.write' "$T/$f" || fail "$f writes HTML"
+done
+grep -q '<script src="/editor.js"></script>' "$T/p0.html" || fail "the page does not load /editor.js"
 if [ -r /usr/share/javascript/chart.js/chart.min.js ] && [ -z "${IOF_CHARTJS:-}" ]; then
     curl -sf "${base}chart.js" -o "$T/chart.js" && cmp -s "$T/chart.js" /usr/share/javascript/chart.js/chart.min.js ||
         fail "GET /chart.js is not Debian's chart.min.js"

@@ -1,0 +1,413 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* manager/console/editor.js - the start form's plan editor (docs/console.md, "The plan
+ * editor"): the plan of #plan-text as a form in Iometer's words (access specs and their
+ * lines, run settings, worker groups). The JSON is the one copy of the plan: the form
+ * edits it in place and rewrites the textarea; the textarea re-read fills the form when the
+ * form can show every field, else the form names what it cannot show and stays read-only.
+ * Checked as you type through POST /api/v1/plans/check. Loaded after console.js ($,
+ * post, say, state); names only ever set with textContent. */
+'use strict';
+
+const ED = {
+  plan: null, /* the plan the form shows (the parsed textarea) */
+  timer: 0, /* the debounced check */
+  seq: 0, /* the last check sent: older answers are dropped */
+  fields: new Map(), /* data-path -> input, to mark the field a message names */
+};
+const LINE_COLS = [
+  ['size', 'transfer size', '4k'], ['share', '% of access', '100'], ['read', '% read', '100'],
+  ['random', '% random', '100'], ['align', 'align', 'size'], ['burst', 'burst', '1'],
+  ['delay', 'delay', '0'],
+];
+const KEYS = {
+  plan: ['name', 'run', 'specs', 'workers'],
+  run: ['ramp', 'duration', 'interval'],
+  spec: ['name', 'lines'],
+  line: LINE_COLS.map((c) => c[0]),
+  group: ['name', 'count', 'queue_depth', 'engine', 'specs', 'nodes', 'targets'],
+  target: ['path', 'size'],
+};
+const ENGINES = ['', 'libaio', 'io_uring', 'sync', 'null', 'windows'];
+const CHECK_MS = 400;
+
+const isObj = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+const isScalar = (v) => typeof v === 'string' || typeof v === 'number';
+
+function el(tag, text, cls) {
+  const e = document.createElement(tag);
+  if (text !== undefined) e.textContent = text;
+  if (cls) e.className = cls;
+  return e;
+}
+
+function button(text, title, fn) {
+  const b = el('button', text);
+  b.type = 'button';
+  if (title) b.title = title;
+  b.setAttribute('aria-label', title || text);
+  b.addEventListener('click', fn);
+  return b;
+}
+
+/* --- what the form can show --- */
+
+/* The paths of obj's members outside keys, or whose value check() refuses. */
+function extra(obj, keys, at, out, check) {
+  for (const k of Object.keys(obj)) {
+    const p = at ? at + '.' + k : k;
+    if (!keys.includes(k) || (check && !check(k, obj[k]))) out.push(p);
+  }
+}
+
+/* Every field of plan the form cannot show, as JSON paths (empty: it shows it all). */
+function unshown(plan) {
+  const out = [];
+  if (!isObj(plan)) return ['the plan (not a JSON object)'];
+  extra(plan, KEYS.plan, '', out, (k, v) => (k === 'name' ? typeof v === 'string' :
+    k === 'run' ? isObj(v) : Array.isArray(v)));
+  if (isObj(plan.run)) extra(plan.run, KEYS.run, 'run', out, (k, v) => isScalar(v));
+  (Array.isArray(plan.specs) ? plan.specs : []).forEach((s, i) => {
+    const at = 'specs[' + i + ']';
+    if (!isObj(s)) { out.push(at); return; }
+    extra(s, KEYS.spec, at, out, (k, v) => (k === 'name' ? typeof v === 'string' :
+      Array.isArray(v) && v.every(isObj)));
+    if (Array.isArray(s.lines))
+      s.lines.forEach((l, j) => isObj(l) &&
+        extra(l, KEYS.line, at + '.lines[' + j + ']', out, (k, v) => isScalar(v)));
+  });
+  (Array.isArray(plan.workers) ? plan.workers : []).forEach((g, i) => {
+    const at = 'workers[' + i + ']';
+    if (!isObj(g)) { out.push(at); return; }
+    extra(g, KEYS.group, at, out, (k, v) => (
+      k === 'specs' || k === 'nodes' ? Array.isArray(v) && v.every((x) => typeof x === 'string') :
+      k === 'targets' ? Array.isArray(v) && v.every(isObj) : isScalar(v)));
+    if (Array.isArray(g.targets))
+      g.targets.forEach((t, j) => isObj(t) && extra(t, KEYS.target, at + '.targets[' + j + ']', out,
+        (k, v) => (k === 'path' ? typeof v === 'string' : isScalar(v))));
+  });
+  return out;
+}
+
+/* --- the JSON and the check --- */
+
+/* A field's text as the plan holds it: a number when it reads as one, else the text
+ * (the loader then names what is wrong with it); undefined when empty (the default). */
+function value(text, numeric) {
+  const t = text.trim();
+  if (t === '') return undefined;
+  return numeric && /^-?\d+(\.\d+)?$/.test(t) ? Number(t) : t;
+}
+
+/* Sets obj[key] (deletes it when v is undefined); a key added takes its place in order
+ * (the schema's order of keys), so a field emptied and typed again does not move. */
+function setKey(obj, key, v, order) {
+  if (v === undefined) { delete obj[key]; return; }
+  const added = !(key in obj);
+  obj[key] = v;
+  if (!added || !order) return;
+  const rank = (k) => (order.includes(k) ? order.indexOf(k) : order.length);
+  const all = Object.entries(obj).sort((a, b) => rank(a[0]) - rank(b[0]));
+  for (const [k] of all) delete obj[k];
+  for (const [k, x] of all) obj[k] = x;
+}
+
+/* The form changed ED.plan: the textarea follows, the check is due. */
+function edited(rerender) {
+  $('plan-text').value = JSON.stringify(ED.plan, null, 2);
+  if (rerender) render();
+  checkSoon();
+}
+
+function checkSoon() {
+  clearTimeout(ED.timer);
+  ED.timer = setTimeout(checkNow, CHECK_MS);
+}
+
+/* No check due, and the answer of one under way dropped (Check, Start: theirs is shown). */
+function cancelCheck() {
+  clearTimeout(ED.timer);
+  ED.seq++;
+}
+
+async function checkNow() {
+  const seq = ++ED.seq;
+  const r = await post('/api/v1/plans/check', $('plan-text').value);
+  if (seq !== ED.seq) return; /* a newer check is under way */
+  for (const e of ED.fields.values()) e.classList.remove('bad');
+  if (r.status === 200) {
+    say('valid: ' + r.json.tests + ' test' + (r.json.tests === 1 ? '' : 's'));
+    return;
+  }
+  const msg = (r.json && r.json.error && r.json.error.message) || 'HTTP ' + r.status;
+  say(msg, true);
+  /* The field the loader's message names ("plan: specs[0].lines[1].read: ..."). */
+  let best = '';
+  for (const p of ED.fields.keys())
+    if (p.length > best.length && (msg.includes(' ' + p + ':') || msg.startsWith(p + ':')))
+      best = p;
+  if (best) ED.fields.get(best).classList.add('bad');
+}
+
+/* The textarea changed: the form re-reads it when it can show it all. */
+function reread() {
+  const text = $('plan-text').value;
+  let plan;
+  if (text.trim()) checkSoon();
+  else cancelCheck();
+  if (!text.trim()) plan = {};
+  else {
+    try { plan = JSON.parse(text); } catch (e) {
+      readOnly('the JSON does not parse (' + e.message + '): edit as JSON');
+      return;
+    }
+  }
+  const miss = unshown(plan);
+  if (miss.length) {
+    ED.plan = isObj(plan) ? plan : null;
+    render();
+    readOnly('edit as JSON: ' + miss.join(', ') + (miss.length === 1 ? ' is' : ' are') +
+             ' not shown in the form');
+    return;
+  }
+  ED.plan = plan;
+  render();
+}
+
+function readOnly(why) {
+  $('editor-fields').disabled = true;
+  $('editor-note').textContent = why;
+  $('editor-note').className = 'bad';
+}
+
+/* --- the form --- */
+
+/* An input bound to obj[key]; path is its JSON path (data-path). */
+function input(obj, key, path, opts = {}) {
+  const i = el('input');
+  i.type = 'text';
+  i.dataset.path = path;
+  i.size = opts.size || 6;
+  if (opts.numeric) i.inputMode = 'decimal';
+  if (opts.placeholder) i.placeholder = opts.placeholder;
+  if (opts.label) i.setAttribute('aria-label', opts.label);
+  i.value = obj[key] === undefined ? '' : String(obj[key]);
+  i.addEventListener('input', () => {
+    if (opts.before) opts.before();
+    setKey(obj, key, value(i.value, opts.numeric), opts.order);
+    edited(false);
+  });
+  ED.fields.set(path, i);
+  return i;
+}
+
+function labelled(text, control) {
+  const l = el('label', text + ' ');
+  l.appendChild(control);
+  return l;
+}
+
+/* Moves list[i] by d (-1 up, +1 down) when it can. */
+function move(list, i, d) {
+  const j = i + d;
+  if (j < 0 || j >= list.length) return;
+  [list[i], list[j]] = [list[j], list[i]];
+  edited(true);
+}
+
+function rowTools(list, i, what) {
+  const span = el('span', undefined, 'tools');
+  span.append(button('\u2191', 'move ' + what + ' up', () => move(list, i, -1)),
+              button('\u2193', 'move ' + what + ' down', () => move(list, i, 1)),
+              button('\u2715', 'remove ' + what, () => { list.splice(i, 1); edited(true); }));
+  return span;
+}
+
+function renderRun(box) {
+  const p = ED.plan;
+  const run = isObj(p.run) ? p.run : {};
+  const bind = () => { if (!isObj(p.run)) p.run = run; };
+  box.append(labelled('plan name', input(p, 'name', 'name', {size: 16, order: KEYS.plan})));
+  for (const [key, label, ph] of [['duration', 'duration', '30s'], ['ramp', 'ramp', '0s'],
+                                  ['interval', 'interval', '1s']]) {
+    box.append(' ', labelled(label, input(run, key, 'run.' + key,
+                                          {placeholder: ph, numeric: true, before: bind, order: KEYS.run})));
+  }
+}
+
+function renderSpec(box, s, i) {
+  const at = 'specs[' + i + ']';
+  const f = el('fieldset', undefined, 'spec');
+  const legend = el('legend');
+  legend.append(labelled('spec ' + (i + 1), input(s, 'name', at + '.name', {size: 14, order: KEYS.spec})),
+                rowTools(ED.plan.specs, i, 'spec ' + (i + 1)));
+  f.appendChild(legend);
+  if (!Array.isArray(s.lines)) s.lines = [];
+  const table = el('table', undefined, 'lines');
+  const head = el('tr');
+  for (const [, label] of LINE_COLS) head.appendChild(el('th', label));
+  head.appendChild(el('th'));
+  table.appendChild(el('thead')).appendChild(head);
+  const body = table.appendChild(el('tbody'));
+  s.lines.forEach((l, j) => {
+    const tr = el('tr');
+    for (const [key, label, ph] of LINE_COLS) {
+      const td = tr.appendChild(el('td'));
+      td.appendChild(input(l, key, at + '.lines[' + j + '].' + key,
+                           {size: 5, numeric: true, placeholder: ph, label: label,
+                            order: KEYS.line}));
+    }
+    tr.appendChild(el('td')).appendChild(rowTools(s.lines, j, 'line ' + (j + 1)));
+    body.appendChild(tr);
+  });
+  const scroll = el('div', undefined, 'scroll');
+  scroll.appendChild(table);
+  f.append(scroll, button('Add line', 'add a line to spec ' + (i + 1), () => {
+    s.lines.push({size: '4k', read: 100, random: 100});
+    edited(true);
+  }));
+  box.appendChild(f);
+}
+
+function renderGroup(box, g, i) {
+  const at = 'workers[' + i + ']';
+  const f = el('fieldset', undefined, 'group');
+  const legend = el('legend');
+  legend.append(labelled('group ' + (i + 1), input(g, 'name', at + '.name',
+                                                   {size: 12, placeholder: at, order: KEYS.group})),
+                rowTools(ED.plan.workers, i, 'group ' + (i + 1)));
+  f.appendChild(legend);
+  const p = el('p');
+  p.append(labelled('workers', input(g, 'count', at + '.count', {numeric: true, size: 3,
+                                                                  placeholder: '1', order: KEYS.group})), ' ',
+           labelled('queue depth', input(g, 'queue_depth', at + '.queue_depth',
+                                         {numeric: true, size: 4, placeholder: '1',
+                                          order: KEYS.group})), ' ');
+  const eng = el('select');
+  eng.dataset.path = at + '.engine';
+  for (const e of ENGINES) {
+    const o = el('option', e || "each agent's default");
+    o.value = e;
+    eng.appendChild(o);
+  }
+  if (g.engine !== undefined && !ENGINES.includes(g.engine)) {
+    const o = el('option', String(g.engine));
+    o.value = String(g.engine);
+    eng.appendChild(o);
+  }
+  eng.value = g.engine === undefined ? '' : String(g.engine);
+  eng.addEventListener('change', () => { setKey(g, 'engine', eng.value || undefined, KEYS.group); edited(false); });
+  ED.fields.set(at + '.engine', eng);
+  p.append(labelled('engine', eng));
+  f.appendChild(p);
+  /* Specs used: none ticked runs the plan's specs in order. */
+  const used = el('p', 'specs: ');
+  used.dataset.path = at + '.specs';
+  ED.fields.set(at + '.specs', used);
+  const names = (ED.plan.specs || []).map((s) => s.name).filter((n) => typeof n === 'string');
+  for (const n of new Set(names.concat(g.specs || []))) {
+    const c = el('input');
+    c.type = 'checkbox';
+    c.checked = Array.isArray(g.specs) && g.specs.includes(n);
+    c.addEventListener('change', () => {
+      const list = (g.specs || []).filter((x) => x !== n);
+      if (c.checked) list.push(n);
+      setKey(g, 'specs', list.length ? list : undefined, KEYS.group);
+      edited(false);
+    });
+    used.append(labelled(n, c), ' ');
+  }
+  if (!names.length) used.append(el('span', 'the plan has no named spec', 'muted'));
+  else if (!g.specs) used.append(el('span', '(none ticked: every spec in order)', 'muted'));
+  f.appendChild(used);
+  renderTargets(f, g, at);
+  box.appendChild(f);
+}
+
+/* An input of a list of names, comma-separated, bound to obj[key] (absent when empty). */
+function listInput(obj, key, path, opts) {
+  const holder = {text: (obj[key] || []).join(', ')};
+  const i = input(holder, 'text', path, opts);
+  i.addEventListener('input', () => {
+    const list = i.value.split(',').map((x) => x.trim()).filter((x) => x);
+    setKey(obj, key, list.length ? list : undefined, opts.order);
+    edited(false);
+  });
+  return i;
+}
+
+/* The group's nodes and targets: path and size per target. */
+function renderTargets(f, g, at) {
+  const nodes = el('p');
+  nodes.append(labelled('nodes', listInput(g, 'nodes', at + '.nodes',
+                                           {size: 20, placeholder: '* (every agent)',
+                                            order: KEYS.group})));
+  f.appendChild(nodes);
+  if (!Array.isArray(g.targets)) g.targets = [];
+  const list = el('div', undefined, 'targets');
+  g.targets.forEach((t, j) => {
+    const p = el('p');
+    const tat = at + '.targets[' + j + ']';
+    p.append(labelled('target', input(t, 'path', tat + '.path',
+                                              {size: 18, placeholder: 'test.dat', order: KEYS.target})),
+             ' ', labelled('size', input(t, 'size', tat + '.size', {size: 5, numeric: true,
+                                                                    placeholder: '1g', order: KEYS.target})),
+             ' ', button('\u2715', 'remove target ' + (j + 1), () => {
+               g.targets.splice(j, 1);
+               edited(true);
+             }));
+    list.appendChild(p);
+  });
+  f.append(list, button('Add target', 'add a target', () => {
+    g.targets.push({path: 'iofleet.dat', size: '1g'});
+    edited(true);
+  }));
+}
+
+/* The form from ED.plan (a fresh plan when there is none). */
+function render() {
+  ED.fields.clear();
+  if (!isObj(ED.plan)) ED.plan = {};
+  const p = ED.plan;
+  const fields = $('editor-fields');
+  fields.disabled = false;
+  $('editor-note').textContent = '';
+  $('editor-note').className = 'muted';
+  for (const id of ['editor-run', 'editor-specs', 'editor-groups']) $(id).replaceChildren();
+  renderRun($('editor-run'));
+  (Array.isArray(p.specs) ? p.specs : []).forEach((s, i) => isObj(s) && renderSpec($('editor-specs'), s, i));
+  (Array.isArray(p.workers) ? p.workers : []).forEach((g, i) =>
+    isObj(g) && renderGroup($('editor-groups'), g, i));
+}
+
+function addSpec() {
+  const p = ED.plan;
+  if (!Array.isArray(p.specs)) p.specs = [];
+  p.specs.push({name: 'spec ' + (p.specs.length + 1), lines: [{size: '4k', read: 100, random: 100}]});
+  edited(true);
+}
+
+function addGroup() {
+  const p = ED.plan;
+  if (!Array.isArray(p.workers)) p.workers = [];
+  p.workers.push({name: 'group ' + (p.workers.length + 1), count: 1, queue_depth: 1,
+                  targets: [{path: 'iofleet.dat', size: '1g'}]});
+  edited(true);
+}
+
+function view(form) {
+  $('editor').hidden = !form;
+  $('plan-text').hidden = form;
+  $('editor-form-tab').setAttribute('aria-pressed', String(form));
+  $('editor-json-tab').setAttribute('aria-pressed', String(!form));
+}
+
+$('editor-tabs').hidden = false;
+$('editor-form-tab').addEventListener('click', () => view(true));
+$('editor-json-tab').addEventListener('click', () => view(false));
+$('spec-add').addEventListener('click', addSpec);
+$('group-add').addEventListener('click', addGroup);
+$('plan-text').addEventListener('input', reread);
+$('check-button').addEventListener('click', cancelCheck);
+$('start-form').addEventListener('submit', cancelCheck);
+reread();
+view(true);

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: Apache-2.0
+// tests/browser/editor.mjs - the console's plan editor (docs/console.md, "The plan editor")
+// in Debian's chromium, as a user drives it: serve with a dynamo agent dialled in; a plan
+// built in the form (a spec of two lines in Iometer's words, run settings, a worker group)
+// and the JSON following it; a line's % read broken (150) shows the plan loader's own
+// message, word for word what `iofleet validate` says, and marks the field; lines
+// reordered; the JSON edited by hand comes back into the form, and a field the form cannot
+// show makes it read-only, naming it, without losing it; the run started from the form.
+// A spec name holding <img onerror> markup shows as text, window.__pwned stays undefined;
+// at 390 px nothing scrolls sideways. Screenshot: editor.
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { BIN, check, ok, sleep, test, until } from './lib/harness.mjs';
+
+const IMG = '<img src=x onerror="window.__pwned=1">';
+
+test('editor', async (h) => {
+    const serve = h.start(join(BIN, 'iofleet'), ['serve', '--http', '127.0.0.1:0', '--listen',
+        '127.0.0.1:0', '--insecure', '--db', join(h.dir, 'runs.db')], 'iofleet serve');
+    const m = await h.waitFor(serve, /API on (http:\/\/127\.0\.0\.1:\d+)\/api\/v1\/.*agents on (127\.0\.0\.1:\d+)/);
+    const [origin, listen] = [m[1], m[2]];
+    h.start(join(BIN, 'dynamo'), ['--manager', listen, '--insecure', '--name', 'node1',
+        '--workdir', join(h.dir, 'work')], 'dynamo node1');
+    await until('node1 connected to serve', async () => {
+        const r = await fetch(`${origin}/api/v1/agents`).then((x) => x.json()).catch(() => null);
+        return r?.agents?.some((a) => a.name === 'node1' && a.status === 'connected');
+    });
+    const browser = await h.launch();
+    const page = await browser.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    await page.setViewport({ width: 1100, height: 900 });
+    await page.goto(`${origin}/`);
+    await until('the event stream live', () => page.$eval('#conn', (e) => e.textContent === 'live'), 20000);
+
+    const field = (path) => `#editor [data-path="${path}"]`;
+    // Types text into the field of the JSON path, as a user does (select all, type).
+    const fill = async (path, text) => {
+        await page.click(field(path), { clickCount: 3 });
+        await page.keyboard.press('Backspace');
+        if (text !== '')
+            await page.type(field(path), text);
+    };
+    const json = async () => JSON.parse(await page.$eval('#plan-text', (e) => e.value));
+    const message = () => page.$eval('#plan-message', (e) => ({ text: e.textContent, cls: e.className }));
+    const clickText = (scope, text) => page.evaluate((s, t) => {
+        const b = [...document.querySelectorAll(`${s} button`)].find((x) => x.textContent === t ||
+            x.getAttribute('aria-label') === t);
+        if (!b)
+            throw new Error(`no button '${t}' in ${s}`);
+        b.click();
+    }, scope, text);
+
+    // The form is shown instead of the textarea; an empty plan to start from.
+    const shown = await page.evaluate(() => ({ editor: !document.getElementById('editor').hidden,
+        text: !document.getElementById('plan-text').hidden }));
+    check(shown.editor && !shown.text, `the form at load: ${JSON.stringify(shown)}`);
+
+    // Build a plan in the form: run settings, a spec of two lines, a worker group.
+    await fill('name', 'editor plan');
+    await fill('run.duration', '2s');
+    await fill('run.ramp', '1s');
+    await fill('run.interval', '1s');
+    await page.click('#spec-add');
+    await fill('specs[0].name', `two lines ${IMG}`);
+    await clickText('#editor-specs', 'Add line');
+    const lines = [['4k', '70', '70', '100'], ['64k', '30', '100', '0']];
+    for (const [j, [size, share, read, random]] of lines.entries()) {
+        await fill(`specs[0].lines[${j}].size`, size);
+        await fill(`specs[0].lines[${j}].share`, share);
+        await fill(`specs[0].lines[${j}].read`, read);
+        await fill(`specs[0].lines[${j}].random`, random);
+    }
+    await page.click('#group-add');
+    await page.select(field('workers[0].engine'), 'null');
+    await fill('workers[0].queue_depth', '2');
+    await fill('workers[0].targets[0].path', 'ed.dat');
+    await fill('workers[0].targets[0].size', '1m');
+    const built = await json();
+    const want = [{ size: '4k', share: 70, read: 70, random: 100 },
+        { size: '64k', share: 30, read: 100, random: 0 }];
+    check(JSON.stringify(built.specs) === JSON.stringify([{ name: `two lines ${IMG}`, lines: want }]) &&
+        built.run.duration === '2s' && built.workers[0].engine === 'null' &&
+        built.workers[0].queue_depth === 2 && built.workers[0].targets[0].size === '1m',
+    `the JSON after building the plan in the form: ${JSON.stringify(built)}`);
+    const valid = await until('the form\'s plan checked as typed', async () => {
+        const s = await message();
+        return s.cls === 'ok' && s.text ? s : null;
+    }, 20000);
+    check(valid.text === 'valid: 1 test', `the check of the built plan: '${valid.text}'`);
+    ok(`a two-line spec built in the form, the JSON follows (${JSON.stringify(built.specs[0].lines)}); ` +
+        `checked as typed: '${valid.text}'`);
+
+    // A bad % read: the loader's own message, as iofleet validate says it; the field marked.
+    await fill('specs[0].lines[0].read', '150');
+    const badPlan = h.file('bad.json', await page.$eval('#plan-text', (e) => e.value));
+    const v = spawnSync(join(BIN, 'iofleet'), ['validate', badPlan], { encoding: 'utf8' });
+    const why = v.stderr.trim().replace(`${badPlan}: `, '');
+    check(v.status !== 0 && /read: must be 0\.\.100, got 150$/.test(why), `iofleet validate: ${v.stderr}`);
+    const bad = await until('the bad read\'s message', async () => {
+        const s = await message();
+        return s.cls === 'bad' ? s : null;
+    }, 20000);
+    const marked = await page.$eval(field('specs[0].lines[0].read'), (e) => e.classList.contains('bad'));
+    check((bad.text === why || bad.text.endsWith(`: ${why}`)) && marked,
+        `the bad read: message '${bad.text}' (iofleet validate: '${why}'), field marked ${marked}`);
+    await fill('specs[0].lines[0].read', '70');
+    await until('valid again', async () => (await message()).cls === 'ok', 20000);
+    ok(`% read 150: '${bad.text}' beside the form (as iofleet validate), the field marked`);
+
+    // Reorder: line 1 up, then back.
+    await clickText('#editor-specs', 'move line 2 up');
+    const moved = await json();
+    check(moved.specs[0].lines[0].size === '64k' && moved.specs[0].lines[1].size === '4k',
+        `after moving line 2 up: ${JSON.stringify(moved.specs[0].lines)}`);
+    const shownSize = await page.$eval(field('specs[0].lines[0].size'), (e) => e.value);
+    check(shownSize === '64k', `the form after moving line 2 up shows '${shownSize}' first`);
+    await clickText('#editor-specs', 'move line 1 down');
+    check(JSON.stringify((await json()).specs[0].lines) === JSON.stringify(want), 'moving back');
+    ok('lines reordered in the form, the JSON follows');
+
+    // The JSON edited by hand: the form re-reads it; a field it cannot show makes it
+    // read-only, naming the field, and the field stays in the JSON.
+    await page.click('#editor-json-tab');
+    const setText = (t) => page.$eval('#plan-text', (e, x) => {
+        e.value = x;
+        e.dispatchEvent(new Event('input'));
+    }, t);
+    const hand = await json();
+    hand.specs[0].lines[1].size = '128k';
+    await setText(JSON.stringify(hand, null, 2));
+    await page.click('#editor-form-tab');
+    const reread = await page.$eval(field('specs[0].lines[1].size'), (e) => e.value);
+    check(reread === '128k', `the form after the JSON's edit shows '${reread}'`);
+    hand.workers[0].pattern = 'repeat';
+    hand.cycle = { read: [100, 0] };
+    await setText(JSON.stringify(hand, null, 2));
+    const ro = await page.evaluate(() => ({ note: document.getElementById('editor-note').textContent,
+        disabled: document.getElementById('editor-fields').disabled }));
+    check(ro.disabled && ro.note.includes('workers[0].pattern') && ro.note.includes('cycle') &&
+        ro.note.startsWith('edit as JSON: '), `the form with fields it cannot show: ${JSON.stringify(ro)}`);
+    const kept = await json();
+    check(kept.workers[0].pattern === 'repeat' && kept.cycle.read.length === 2,
+        `the fields the form cannot show were lost: ${JSON.stringify(kept)}`);
+    delete hand.workers[0].pattern;
+    delete hand.cycle;
+    hand.specs[0].lines[1].size = '64k';
+    await setText(JSON.stringify(hand, null, 2));
+    const rw = await page.$eval('#editor-fields', (e) => e.disabled);
+    check(!rw, 'the form stayed read-only after the JSON came back to what it shows');
+    ok(`the JSON edited by hand: the form follows; with a field it cannot show: '${ro.note}', ` +
+        'read-only, the field kept');
+
+    // The names as text; a phone: nothing sideways.
+    const names = await page.evaluate(() => ({ pwned: typeof window.__pwned, imgs: document.images.length }));
+    check(names.pwned === 'undefined' && names.imgs === 0, `the spec's markup ran: ${JSON.stringify(names)}`);
+    await page.setViewport({ width: 390, height: 844 });
+    await sleep(300);
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    check(width <= 390, `the page with the editor is ${width} px wide at 390 px`);
+    await page.$eval('#start', (e) => e.scrollIntoView());
+    ok(`390 px: scrollWidth ${width}; the spec's markup shown as text (${await h.shot(page, 'editor')})`);
+    await page.setViewport({ width: 1100, height: 900 });
+
+    // Start from the form.
+    await until('valid before the start', async () => (await message()).cls === 'ok', 20000);
+    await page.click('#start-button');
+    const started = await until('the start\'s answer', async () => {
+        const s = await message();
+        return /^run \d+ started$/.test(s.text) ? s : null;
+    }, 20000);
+    const ended = await until('the run ended', () => page.$eval('#run-state',
+        (e) => (e.textContent === 'ok' ? e.textContent : null)), 30000);
+    check(errors.length === 0, `page errors: ${errors.join('; ')}`);
+    ok(`${started.text} from the form, ended ${ended}`);
+});
