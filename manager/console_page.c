@@ -257,6 +257,9 @@ static const char page_form[] =
     "</fieldset></div>"
     "<textarea id=\"plan-text\" spellcheck=\"false\" placeholder=\"a plan, as JSON "
     "(iofleet-plan(5)); checked as iofleet validate checks it\"></textarea>"
+    "<p id=\"destroy\" class=\"bad\" hidden><label><input type=\"checkbox\" "
+    "id=\"destroy-confirm\"> I know this plan writes to devices, destroying their data: "
+    "<span id=\"destroy-what\"></span></label></p>"
     "<p><button type=\"button\" id=\"check-button\">Check</button>"
     "<button type=\"submit\" id=\"start-button\">Start</button></p>"
     "<p id=\"plan-message\" role=\"status\"></p></form></section>\n";

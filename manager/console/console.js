@@ -70,6 +70,8 @@ function showAgents(list) {
   }
   $('agents-count').textContent =
       (list.agents || []).filter((a) => a.status === 'connected').length + ' connected';
+  state.agents = list;
+  document.dispatchEvent(new Event('iof-agents')); /* the editor's target pickers follow */
 }
 
 /* --- the run --- */

@@ -24,7 +24,7 @@ const KEYS = {
   run: ['ramp', 'duration', 'interval'],
   spec: ['name', 'lines'],
   line: LINE_COLS.map((c) => c[0]),
-  group: ['name', 'count', 'queue_depth', 'engine', 'specs', 'nodes', 'targets'],
+  group: ['name', 'nodes', 'count', 'queue_depth', 'engine', 'specs', 'targets'],
   target: ['path', 'size'],
 };
 const ENGINES = ['', 'libaio', 'io_uring', 'sync', 'null', 'windows'];
@@ -115,6 +115,7 @@ function setKey(obj, key, v, order) {
 function edited(rerender) {
   $('plan-text').value = JSON.stringify(ED.plan, null, 2);
   if (rerender) render();
+  else showDestroy();
   checkSoon();
 }
 
@@ -323,44 +324,194 @@ function renderGroup(box, g, i) {
   box.appendChild(f);
 }
 
-/* An input of a list of names, comma-separated, bound to obj[key] (absent when empty). */
-function listInput(obj, key, path, opts) {
-  const holder = {text: (obj[key] || []).join(', ')};
-  const i = input(holder, 'text', path, opts);
-  i.addEventListener('input', () => {
-    const list = i.value.split(',').map((x) => x.trim()).filter((x) => x);
-    setKey(obj, key, list.length ? list : undefined, opts.order);
-    edited(false);
-  });
-  return i;
+/* --- targets from the inventory --- */
+
+/* A device or an existing file: an absolute path (Linux, or Windows' C:\ and \\.\). */
+const isAbs = (path) => typeof path === 'string' && /^(\/|[A-Za-z]:[\\/]|\\\\)/.test(path);
+
+/* The agents of GET /api/v1/agents (console.js keeps state.agents), connected first. */
+function agents() {
+  const list = (state.agents && state.agents.agents) || [];
+  return list.filter((a) => a.status === 'connected').concat(list.filter((a) => a.status !== 'connected'));
 }
 
-/* The group's nodes and targets: path and size per target. */
+function inventory(name) {
+  const a = agents().find((x) => x.name === name);
+  return (a && a.hello && a.hello.inventory) || {};
+}
+
+const every = (g) => g.nodes === undefined || (g.nodes.length === 1 && g.nodes[0] === '*');
+
+/* The nodes a group's picks are made for: its names, or with every agent the connected ones
+ * ('*' alone when none is). */
+function pickedNodes(g) {
+  if (!every(g)) return g.nodes.slice();
+  const up = agents().filter((a) => a.status === 'connected').map((a) => a.name);
+  return up.length ? up : ['*'];
+}
+
+/* What each node of the group runs: {devices: [paths], files: bool}, the same for all (one
+ * group holds one target list). */
+function picks(g) {
+  const devices = g.targets.filter((t) => isAbs(t.path)).map((t) => t.path);
+  const files = g.targets.some((t) => !isAbs(t.path));
+  return new Map(pickedNodes(g).map((n) => [n, {devices: devices.slice(), files: files}]));
+}
+
+/* Writes the group back from each node's picks: nodes with the same targets share a group;
+ * when they differ, the group becomes one group per distinct set of targets (the plan's
+ * path is one string for all the nodes of a group). */
+function applyPicks(g, map, everyAgent) {
+  const byPath = new Map(g.targets.map((t) => [t.path, t]));
+  let files = g.targets.filter((t) => !isAbs(t.path));
+  if (!files.length) files = [{path: 'iofleet.dat', size: '1g'}];
+  const sets = new Map();
+  for (const [node, p] of map) {
+    const key = JSON.stringify(p);
+    if (!sets.has(key)) sets.set(key, {p: p, nodes: []});
+    sets.get(key).nodes.push(node);
+  }
+  const targetsOf = (p) => p.devices.map((d) => byPath.get(d) || {path: d})
+    .concat(p.files ? files.map((t) => Object.assign({}, t)) : []);
+  const list = [...sets.values()];
+  const groups = ED.plan.workers;
+  const at = groups.indexOf(g);
+  const base = JSON.parse(JSON.stringify(g));
+  list.forEach((set, k) => {
+    const x = k ? JSON.parse(JSON.stringify(base)) : g;
+    x.targets = targetsOf(set.p);
+    if (list.length > 1 || !everyAgent) setKey(x, 'nodes', set.nodes, KEYS.group);
+    if (k && typeof base.name === 'string') x.name = base.name + ' ' + set.nodes[0];
+    if (k) groups.splice(at + k, 0, x);
+  });
+  edited(true);
+}
+
+function checkbox(text, checked, fn, cls) {
+  const c = el('input');
+  c.type = 'checkbox';
+  c.checked = checked;
+  c.addEventListener('change', () => fn(c.checked));
+  const l = labelled('', c);
+  l.appendChild(el('span', text, cls));
+  return l;
+}
+
+/* The group's nodes (every agent, or those ticked) and per node its targets: the disks of
+ * its inventory (RAM-backed ones flagged), test files in its workdir; then the test files'
+ * paths and sizes. */
 function renderTargets(f, g, at) {
-  const nodes = el('p');
-  nodes.append(labelled('nodes', listInput(g, 'nodes', at + '.nodes',
-                                           {size: 20, placeholder: '* (every agent)',
-                                            order: KEYS.group})));
-  f.appendChild(nodes);
   if (!Array.isArray(g.targets)) g.targets = [];
+  const nodes = el('p', 'nodes: ', 'nodes');
+  nodes.dataset.path = at + '.nodes';
+  ED.fields.set(at + '.nodes', nodes);
+  const all = checkbox('every agent', every(g), (on) => {
+    if (on) setKey(g, 'nodes', undefined);
+    else g.nodes = agents().filter((a) => a.status === 'connected').map((a) => a.name).slice(0, 1);
+    edited(true);
+  });
+  all.dataset.node = '*';
+  nodes.append(all);
+  const names = agents().map((a) => a.name);
+  for (const n of every(g) ? [] : g.nodes) if (!names.includes(n)) names.push(n);
+  for (const n of names) {
+    const a = agents().find((x) => x.name === n);
+    const up = a && a.status === 'connected';
+    const c = checkbox(n + (up ? '' : ' (not connected)'), !every(g) && g.nodes.includes(n), (on) => {
+      const list = every(g) ? [] : g.nodes.filter((x) => x !== n);
+      if (on) list.push(n);
+      const map = picks(g);
+      g.nodes = list.length ? list : [];
+      /* A node added takes what the others run. */
+      const like = map.values().next().value || {devices: [], files: true};
+      applyPicks(g, new Map(list.map((x) => [x, map.get(x) || like])), false);
+    }, up ? '' : 'muted');
+    c.dataset.node = n;
+    nodes.append(' ', c);
+  }
+  f.appendChild(nodes);
+  const map = picks(g);
+  const table = el('div', undefined, 'picks');
+  for (const [node, p] of map) {
+    const row = el('p', (node === '*' ? 'every agent' : node) + ': ', 'pick');
+    row.dataset.node = node;
+    const inv = node === '*' ? {} : inventory(node);
+    const disks = (inv.targets || []).map((t) => t.path).filter((x) => typeof x === 'string');
+    for (const d of p.devices) if (!disks.includes(d)) disks.push(d);
+    const change = (fn) => (on) => {
+      fn(map.get(node), on);
+      applyPicks(g, map, every(g));
+    };
+    for (const d of disks) {
+      const t = (inv.targets || []).find((x) => x.path === d);
+      const what = t ? ' (' + [size(t.size), t.model, t.ram_backed === true ? 'RAM-backed' : '']
+        .filter((x) => x && x !== '-').join(', ') + ')' : node === '*' ? '' : ' (not in its inventory)';
+      const c = checkbox(d + what, p.devices.includes(d), change((q, on) => {
+        q.devices = on ? disks.filter((x) => x === d || q.devices.includes(x)) :
+          q.devices.filter((x) => x !== d);
+      }), t && t.ram_backed === true ? 'ram' : '');
+      c.dataset.disk = d;
+      row.append(c, ' ');
+    }
+    const wd = inv.workdir || {};
+    const file = checkbox('test files' + (wd.path ? ' in ' + wd.path + ' (' +
+      size(wd.free) + ' free' + (wd.ram_backed === true ? ', RAM-backed' : '') + ')' : ''),
+    p.files, change((q, on) => { q.files = on; }));
+    file.dataset.disk = 'files';
+    row.append(file);
+    table.appendChild(row);
+  }
+  f.appendChild(table);
+  /* The test files, shared by the nodes that run them: a path in the workdir and a size. */
   const list = el('div', undefined, 'targets');
   g.targets.forEach((t, j) => {
+    if (isAbs(t.path)) return;
     const p = el('p');
     const tat = at + '.targets[' + j + ']';
-    p.append(labelled('target', input(t, 'path', tat + '.path',
-                                              {size: 18, placeholder: 'test.dat', order: KEYS.target})),
+    p.append(labelled('test file', input(t, 'path', tat + '.path',
+                                         {size: 18, placeholder: 'test.dat', order: KEYS.target})),
              ' ', labelled('size', input(t, 'size', tat + '.size', {size: 5, numeric: true,
                                                                     placeholder: '1g', order: KEYS.target})),
-             ' ', button('\u2715', 'remove target ' + (j + 1), () => {
+             ' ', button('\u2715', 'remove test file ' + (t.path || ''), () => {
                g.targets.splice(j, 1);
                edited(true);
              }));
     list.appendChild(p);
   });
-  f.append(list, button('Add target', 'add a target', () => {
-    g.targets.push({path: 'iofleet.dat', size: '1g'});
-    edited(true);
-  }));
+  f.appendChild(list);
+  if (g.targets.some((t) => !isAbs(t.path)))
+    f.appendChild(button('Add test file', 'add a test file', () => {
+      g.targets.push({path: 'iofleet' + g.targets.length + '.dat', size: '1g'});
+      edited(true);
+    }));
+}
+
+/* --- writes to devices: a confirmation, as dynamo's --allow-destructive --- */
+
+/* The devices the plan writes: absolute targets of groups whose specs have a line with
+ * % read under 100 (as "node: path"). */
+function destroys() {
+  const p = ED.plan || {};
+  const specs = Array.isArray(p.specs) ? p.specs : [];
+  const writes = (s) => isObj(s) && Array.isArray(s.lines) &&
+    s.lines.some((l) => isObj(l) && l.read !== undefined && !(Number(l.read) >= 100));
+  const out = [];
+  for (const g of Array.isArray(p.workers) ? p.workers : []) {
+    if (!isObj(g) || !Array.isArray(g.targets)) continue;
+    const used = Array.isArray(g.specs) ? specs.filter((s) => g.specs.includes(s.name)) : specs;
+    if (!used.some(writes) && !(p.cycle && Array.isArray(p.cycle.read))) continue;
+    for (const t of g.targets)
+      if (isObj(t) && isAbs(t.path))
+        out.push((every(g) ? '*' : g.nodes.join(',')) + ': ' + t.path);
+  }
+  return out;
+}
+
+function showDestroy() {
+  const list = destroys();
+  $('destroy').hidden = !list.length;
+  $('destroy-what').textContent = list.join('; ');
+  if (!list.length) $('destroy-confirm').checked = false;
 }
 
 /* The form from ED.plan (a fresh plan when there is none). */
@@ -374,6 +525,7 @@ function render() {
   $('editor-note').className = 'muted';
   for (const id of ['editor-run', 'editor-specs', 'editor-groups']) $(id).replaceChildren();
   renderRun($('editor-run'));
+  showDestroy();
   (Array.isArray(p.specs) ? p.specs : []).forEach((s, i) => isObj(s) && renderSpec($('editor-specs'), s, i));
   (Array.isArray(p.workers) ? p.workers : []).forEach((g, i) =>
     isObj(g) && renderGroup($('editor-groups'), g, i));
@@ -391,6 +543,7 @@ function addGroup() {
   if (!Array.isArray(p.workers)) p.workers = [];
   p.workers.push({name: 'group ' + (p.workers.length + 1), count: 1, queue_depth: 1,
                   targets: [{path: 'iofleet.dat', size: '1g'}]});
+  /* Every agent to start with; untick it to pick nodes. */
   edited(true);
 }
 
@@ -409,5 +562,17 @@ $('group-add').addEventListener('click', addGroup);
 $('plan-text').addEventListener('input', reread);
 $('check-button').addEventListener('click', cancelCheck);
 $('start-form').addEventListener('submit', cancelCheck);
+/* Before console.js's Start: writes to devices need the box ticked. */
+document.addEventListener('submit', (ev) => {
+  if (ev.target.id !== 'start-form' || $('destroy').hidden || $('destroy-confirm').checked) return;
+  ev.preventDefault();
+  ev.stopPropagation();
+  say('this plan writes to devices (' + $('destroy-what').textContent + '), destroying their ' +
+      'data: tick the box above Start first', true);
+}, true);
+/* The fleet changed (console.js): the pickers follow, unless the user is typing in them. */
+document.addEventListener('iof-agents', () => {
+  if (!$('editor-fields').disabled && !$('editor').contains(document.activeElement)) render();
+});
 reread();
 view(true);

@@ -5,10 +5,13 @@
 // and the JSON following it; a line's % read broken (150) shows the plan loader's own
 // message, word for word what `iofleet validate` says, and marks the field; lines
 // reordered; the JSON edited by hand comes back into the form, and a field the form cannot
-// show makes it read-only, naming it, without losing it; the run started from the form.
+// show makes it read-only, naming it, without losing it; targets picked from the two
+// agents' inventories (a disk each: one group per node, as their paths differ), Start
+// refused until the devices' confirmation is ticked; the run started from the form.
 // A spec name holding <img onerror> markup shows as text, window.__pwned stays undefined;
 // at 390 px nothing scrolls sideways. Screenshot: editor.
 import { spawnSync } from 'node:child_process';
+import { rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BIN, check, ok, sleep, test, until } from './lib/harness.mjs';
 
@@ -19,11 +22,18 @@ test('editor', async (h) => {
         '127.0.0.1:0', '--insecure', '--db', join(h.dir, 'runs.db')], 'iofleet serve');
     const m = await h.waitFor(serve, /API on (http:\/\/127\.0\.0\.1:\d+)\/api\/v1\/.*agents on (127\.0\.0\.1:\d+)/);
     const [origin, listen] = [m[1], m[2]];
-    h.start(join(BIN, 'dynamo'), ['--manager', listen, '--insecure', '--name', 'node1',
-        '--workdir', join(h.dir, 'work')], 'dynamo node1');
-    await until('node1 connected to serve', async () => {
+    // Each node offers a disk of its own (--allow): a sparse file in /dev/shm, RAM-backed.
+    const disks = ['a', 'b'].map((x) => `/dev/shm/iof-editor-${process.pid}-${x}.img`);
+    h.onCleanup(() => disks.forEach((d) => rmSync(d, { force: true })));
+    for (const [i, d] of disks.entries()) {
+        writeFileSync(d, '');
+        truncateSync(d, 64 << 20);
+        h.start(join(BIN, 'dynamo'), ['--manager', listen, '--insecure', '--name', `node${i + 1}`,
+            '--workdir', join(h.dir, `work${i + 1}`), '--allow', d], `dynamo node${i + 1}`);
+    }
+    await until('node1 and node2 connected to serve', async () => {
         const r = await fetch(`${origin}/api/v1/agents`).then((x) => x.json()).catch(() => null);
-        return r?.agents?.some((a) => a.name === 'node1' && a.status === 'connected');
+        return r?.agents?.filter((a) => a.status === 'connected').length === 2;
     });
     const browser = await h.launch();
     const page = await browser.newPage();
@@ -150,6 +160,44 @@ test('editor', async (h) => {
     check(!rw, 'the form stayed read-only after the JSON came back to what it shows');
     ok(`the JSON edited by hand: the form follows; with a field it cannot show: '${ro.note}', ` +
         'read-only, the field kept');
+
+    // Targets from the inventory: node1's disk on node1, node2's on node2. Their paths
+    // differ: one group per node (the plan's path is one string for a group's nodes).
+    const tick = (group, node, disk) => page.$eval(`#editor-groups > fieldset.group:nth-of-type(${group}) ` +
+        `p.pick[data-node="${node}"] label[data-disk="${disk}"] input`, (e) => e.click());
+    const pickRows = await page.$$eval('#editor-groups p.pick', (ps) => ps.map((p) => p.textContent));
+    check(pickRows.length === 2 && pickRows[0].includes(disks[0]) && pickRows[1].includes(disks[1]) &&
+        pickRows.every((t) => t.includes('RAM-backed') && t.includes('test files in ')),
+    `the group's pickers for every agent: ${JSON.stringify(pickRows)}`);
+    await tick(1, 'node1', disks[0]);
+    await tick(2, 'node2', disks[1]);
+    const split = (await json()).workers;
+    const paths = (g) => g.targets.map((t) => t.path).join(' ');
+    check(split.length === 2 && JSON.stringify(split[0].nodes) === '["node1"]' &&
+        JSON.stringify(split[1].nodes) === '["node2"]' && paths(split[0]) === `${disks[0]} ed.dat` &&
+        paths(split[1]) === `${disks[1]} ed.dat` && split[1].name === 'group 1 node2' &&
+        split[1].engine === 'null' && split[0].targets[1].size === '1m',
+    `the groups after picking a disk per node: ${JSON.stringify(split)}`);
+    await until('the two groups checked', async () => (await message()).text === 'valid: 1 test', 20000);
+    // Writes to devices: Start refused until the confirmation is ticked.
+    const destroy = await page.$eval('#destroy', (e) => ({ hidden: e.hidden, text: e.textContent }));
+    check(!destroy.hidden && destroy.text.includes(`node1: ${disks[0]}`) &&
+        destroy.text.includes(`node2: ${disks[1]}`), `the devices' confirmation: ${JSON.stringify(destroy)}`);
+    await page.click('#start-button');
+    const refused = await message();
+    const noRun = await page.evaluate(() => fetch('/api/v1/runs').then((r) => r.json()));
+    check(refused.cls === 'bad' && refused.text.startsWith('this plan writes to devices') &&
+        noRun.total === 0, `Start without the confirmation: '${refused.text}', ${noRun.total} runs`);
+    ok(`targets picked per node from the inventory: ${split.map((g) => `${g.nodes}: ${paths(g)}`).join('; ')} ` +
+        `(one group per node); Start refused without the confirmation: '${refused.text}'`);
+    // Back to the test files on every agent.
+    await clickText('#editor-groups', 'remove group 2');
+    await tick(1, 'node1', disks[0]);
+    await page.$eval('#editor-groups p.nodes label[data-node="*"] input', (e) => e.click());
+    const files = (await json()).workers;
+    const gone = await page.$eval('#destroy', (e) => e.hidden);
+    check(files.length === 1 && files[0].nodes === undefined && paths(files[0]) === 'ed.dat' && gone,
+        `the group back on every agent's test file: ${JSON.stringify(files)}, confirmation hidden ${gone}`);
 
     // The names as text; a phone: nothing sideways.
     const names = await page.evaluate(() => ({ pwned: typeof window.__pwned, imgs: document.images.length }));
