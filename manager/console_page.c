@@ -254,6 +254,7 @@ static const char page_form[] =
     "<p><button type=\"button\" id=\"spec-add\">Add spec</button></p>"
     "<h3>Worker groups</h3><div id=\"editor-groups\"></div>"
     "<p><button type=\"button\" id=\"group-add\">Add worker group</button></p>"
+    "<h3>Cycling</h3><p id=\"editor-cycle\"></p>"
     "</fieldset></div>"
     "<textarea id=\"plan-text\" spellcheck=\"false\" placeholder=\"a plan, as JSON "
     "(iofleet-plan(5)); checked as iofleet validate checks it\"></textarea>"

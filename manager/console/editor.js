@@ -20,14 +20,17 @@ const LINE_COLS = [
   ['delay', 'delay', '0'],
 ];
 const KEYS = {
-  plan: ['name', 'run', 'specs', 'workers'],
+  plan: ['name', 'run', 'specs', 'workers', 'cycle'],
+  cycle: ['size', 'queue_depth'],
+  steps: ['from', 'to', 'step'],
   run: ['ramp', 'duration', 'interval'],
   spec: ['name', 'lines'],
   line: LINE_COLS.map((c) => c[0]),
-  group: ['name', 'nodes', 'count', 'queue_depth', 'engine', 'specs', 'targets'],
+  group: ['name', 'nodes', 'count', 'queue_depth', 'engine', 'specs', 'targets', 'rate'],
   target: ['path', 'size'],
 };
 const ENGINES = ['', 'libaio', 'io_uring', 'sync', 'null', 'windows'];
+const RATES = [['iops', 'IOPS'], ['mibps', 'MiB/s']]; /* a group's rate, per worker */
 const CHECK_MS = 400;
 
 const isObj = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -64,7 +67,13 @@ function unshown(plan) {
   const out = [];
   if (!isObj(plan)) return ['the plan (not a JSON object)'];
   extra(plan, KEYS.plan, '', out, (k, v) => (k === 'name' ? typeof v === 'string' :
-    k === 'run' ? isObj(v) : Array.isArray(v)));
+    k === 'run' || k === 'cycle' ? isObj(v) : Array.isArray(v)));
+  if (isObj(plan.cycle)) {
+    extra(plan.cycle, KEYS.cycle, 'cycle', out, (k, v) => (k === 'size' ? Array.isArray(v) &&
+      v.every(isScalar) : isObj(v)));
+    if (isObj(plan.cycle.queue_depth))
+      extra(plan.cycle.queue_depth, KEYS.steps, 'cycle.queue_depth', out, (k, v) => isScalar(v));
+  }
   if (isObj(plan.run)) extra(plan.run, KEYS.run, 'run', out, (k, v) => isScalar(v));
   (Array.isArray(plan.specs) ? plan.specs : []).forEach((s, i) => {
     const at = 'specs[' + i + ']';
@@ -80,7 +89,9 @@ function unshown(plan) {
     if (!isObj(g)) { out.push(at); return; }
     extra(g, KEYS.group, at, out, (k, v) => (
       k === 'specs' || k === 'nodes' ? Array.isArray(v) && v.every((x) => typeof x === 'string') :
-      k === 'targets' ? Array.isArray(v) && v.every(isObj) : isScalar(v)));
+      k === 'targets' ? Array.isArray(v) && v.every(isObj) :
+      k === 'rate' ? isObj(v) && Object.keys(v).length === 1 && RATES.some((r) => isScalar(v[r[0]])) :
+      isScalar(v)));
     if (Array.isArray(g.targets))
       g.targets.forEach((t, j) => isObj(t) && extra(t, KEYS.target, at + '.targets[' + j + ']', out,
         (k, v) => (k === 'path' ? typeof v === 'string' : isScalar(v))));
@@ -195,6 +206,7 @@ function input(obj, key, path, opts = {}) {
   i.addEventListener('input', () => {
     if (opts.before) opts.before();
     setKey(obj, key, value(i.value, opts.numeric), opts.order);
+    if (opts.after) opts.after();
     edited(false);
   });
   ED.fields.set(path, i);
@@ -298,7 +310,7 @@ function renderGroup(box, g, i) {
   eng.value = g.engine === undefined ? '' : String(g.engine);
   eng.addEventListener('change', () => { setKey(g, 'engine', eng.value || undefined, KEYS.group); edited(false); });
   ED.fields.set(at + '.engine', eng);
-  p.append(labelled('engine', eng));
+  p.append(labelled('engine', eng), ' ', rateInput(g, at));
   f.appendChild(p);
   /* Specs used: none ticked runs the plan's specs in order. */
   const used = el('p', 'specs: ');
@@ -322,6 +334,59 @@ function renderGroup(box, g, i) {
   f.appendChild(used);
   renderTargets(f, g, at);
   box.appendChild(f);
+}
+
+/* A group's rate per worker: none, IOPS or MiB/s, and the number. */
+function rateInput(g, at) {
+  const span = el('span', undefined, 'rate');
+  const kind = el('select');
+  kind.dataset.path = at + '.rate';
+  kind.setAttribute('aria-label', 'rate per worker');
+  for (const [v, text] of [['', 'no rate']].concat(RATES)) {
+    const o = el('option', v ? text + ' per worker' : text);
+    o.value = v;
+    kind.appendChild(o);
+  }
+  const cur = isObj(g.rate) ? RATES.find((r) => r[0] in g.rate) : null;
+  kind.value = cur ? cur[0] : '';
+  const holder = {n: cur ? g.rate[cur[0]] : undefined};
+  const n = input(holder, 'n', at + '.rate.' + (cur ? cur[0] : 'iops'),
+                  {numeric: true, size: 6, label: 'rate', placeholder: 'rate',
+                   after: () => { if (kind.value) setKey(g, 'rate', {[kind.value]: holder.n}, KEYS.group); }});
+  n.hidden = !cur;
+  kind.addEventListener('change', () => {
+    n.hidden = !kind.value;
+    setKey(g, 'rate', kind.value ? {[kind.value]: holder.n === undefined ? 100 : holder.n} : undefined,
+           KEYS.group);
+    edited(true);
+  });
+  ED.fields.set(at + '.rate', kind);
+  span.append(labelled('rate', kind), ' ', n);
+  return span;
+}
+
+/* The cycle (Iometer's test setup cycling, where simple): transfer sizes and queue depths. */
+function renderCycle(box) {
+  const p = ED.plan;
+  const cy = isObj(p.cycle) ? p.cycle : {};
+  const qd = isObj(cy.queue_depth) ? cy.queue_depth : {};
+  const bind = () => { if (!isObj(p.cycle)) setKey(p, 'cycle', cy, KEYS.plan); };
+  const tidy = () => {
+    if (Object.keys(qd).length) setKey(cy, 'queue_depth', qd, KEYS.cycle);
+    else delete cy.queue_depth;
+    if (!Object.keys(cy).length) delete p.cycle;
+  };
+  const sizes = {text: (cy.size || []).join(', ')};
+  box.append(labelled('transfer sizes', input(sizes, 'text', 'cycle.size', {size: 16,
+    placeholder: '4k, 64k', before: bind, after: () => {
+      const list = (sizes.text || '').split(',').map((x) => value(x, true)).filter((x) => x !== undefined);
+      setKey(cy, 'size', list.length ? list : undefined, KEYS.cycle);
+      tidy();
+    }})), ' queue depth ');
+  for (const [key, ph] of [['from', '1'], ['to', '32'], ['step', 'x2']])
+    box.append(labelled(key, input(qd, key, 'cycle.queue_depth.' + key,
+                                   {size: 3, numeric: true, placeholder: ph, order: KEYS.steps,
+                                    before: bind, after: tidy})), ' ');
 }
 
 /* --- targets from the inventory --- */
@@ -523,8 +588,10 @@ function render() {
   fields.disabled = false;
   $('editor-note').textContent = '';
   $('editor-note').className = 'muted';
-  for (const id of ['editor-run', 'editor-specs', 'editor-groups']) $(id).replaceChildren();
+  for (const id of ['editor-run', 'editor-specs', 'editor-groups', 'editor-cycle'])
+    $(id).replaceChildren();
   renderRun($('editor-run'));
+  renderCycle($('editor-cycle'));
   showDestroy();
   (Array.isArray(p.specs) ? p.specs : []).forEach((s, i) => isObj(s) && renderSpec($('editor-specs'), s, i));
   (Array.isArray(p.workers) ? p.workers : []).forEach((g, i) =>

@@ -7,7 +7,8 @@
 // reordered; the JSON edited by hand comes back into the form, and a field the form cannot
 // show makes it read-only, naming it, without losing it; targets picked from the two
 // agents' inventories (a disk each: one group per node, as their paths differ), Start
-// refused until the devices' confirmation is ticked; the run started from the form.
+// refused until the devices' confirmation is ticked; a queue depth cycle and a rate; the
+// run started from the form.
 // A spec name holding <img onerror> markup shows as text, window.__pwned stays undefined;
 // at 390 px nothing scrolls sideways. Screenshot: editor.
 import { spawnSync } from 'node:child_process';
@@ -198,6 +199,40 @@ test('editor', async (h) => {
     const gone = await page.$eval('#destroy', (e) => e.hidden);
     check(files.length === 1 && files[0].nodes === undefined && paths(files[0]) === 'ed.dat' && gone,
         `the group back on every agent's test file: ${JSON.stringify(files)}, confirmation hidden ${gone}`);
+
+    await until('every agent\'s test file checked', async () => (await message()).text === 'valid: 1 test', 20000);
+
+    // Cycling and rates: transfer sizes and queue depths cycled, a rate per worker.
+    await fill('cycle.size', '4k, 64k');
+    await fill('cycle.queue_depth.from', '1');
+    await fill('cycle.queue_depth.to', '4');
+    await fill('cycle.queue_depth.step', 'x2');
+    await page.select(field('workers[0].rate'), 'iops');
+    await fill('workers[0].rate.iops', '500');
+    const cycled = await json();
+    check(JSON.stringify(cycled.cycle) === '{"size":["4k","64k"],"queue_depth":{"from":1,"to":4,"step":"x2"}}' &&
+        JSON.stringify(cycled.workers[0].rate) === '{"iops":500}',
+    `the JSON after cycling and a rate: cycle ${JSON.stringify(cycled.cycle)}, rate ${JSON.stringify(cycled.workers[0].rate)}`);
+    // The spec has two lines: the loader refuses to cycle its size, in its own words.
+    const noSingle = await until('the size cycle refused', async () => {
+        const s = await message();
+        return s.cls === 'bad' ? s.text : null;
+    }, 20000);
+    check(/cycle: size: no spec has a single line to cycle/.test(noSingle), `the size cycle: '${noSingle}'`);
+    await fill('cycle.size', '');
+    const qd = await until('3 queue depths checked', async () => {
+        const s = await message();
+        return s.cls === 'ok' ? s.text : null;
+    }, 20000);
+    check(qd === 'valid: 3 tests', `the queue depth cycle 1..4 x2: '${qd}'`);
+    for (const k of ['from', 'to', 'step'])
+        await fill(`cycle.queue_depth.${k}`, '');
+    await page.select(field('workers[0].rate'), '');
+    const plain = await json();
+    check(plain.cycle === undefined && plain.workers[0].rate === undefined,
+        `cycle and rate emptied: ${JSON.stringify(plain)}`);
+    ok(`cycling: sizes 4k, 64k refused for a two-line spec ('${noSingle}'), queue depth 1..4 x2: ` +
+        `'${qd}'; rate 500 IOPS per worker; emptied, both leave the JSON`);
 
     // The names as text; a phone: nothing sideways.
     const names = await page.evaluate(() => ({ pwned: typeof window.__pwned, imgs: document.images.length }));

@@ -95,7 +95,8 @@ for id in conn agents agents-body agents-count run run-id run-plan run-state run
     history-list history-body history-prev history-next compare-button compare compare-runs \
     compare-changes compare-changes-body compare-none compare-tests compare-body \
     editor-tabs editor-form-tab editor-json-tab editor editor-note editor-fields editor-run \
-    editor-specs spec-add editor-groups group-add destroy destroy-what destroy-confirm; do
+    editor-specs spec-add editor-groups group-add destroy destroy-what destroy-confirm \
+    editor-cycle; do
     grep -q "id=\"$id\"" "$T/p0.html" || fail "no element id=\"$id\" in the page"
     grep -q "\`#$id\`" "$IOF_SRC/docs/console.md" || fail "docs/console.md does not list #$id"
 done
