@@ -236,7 +236,11 @@ static void page_run(struct iof_buf *b, const struct mgr_serve_live *l)
             iof_buf_printf(b, "<td class=\"l\">%s</td></tr>", mgr_row_status_name(r->status));
         }
     }
-    iof_buf_addstr(b, "</tbody></table></div></section>\n");
+    /* Iometer's bars per node: drawn by console.js from the state below. */
+    iof_buf_addstr(b, "</tbody></table></div>\n<h3>Bars <select id=\"bars-test\" "
+                      "aria-label=\"the test the bars show\"><option value=\"live\">last "
+                      "interval</option></select></h3>\n<div id=\"bars\" class=\"bars\"></div>"
+                      "</section>\n");
 }
 
 /* The start form: the plan editor's containers (manager/console/editor.js fills them,

@@ -122,6 +122,69 @@ function addTest(t) {
   for (const n of t.nodes) cell(figRow(body, n.name, n, 'node'), n.status, 'l');
 }
 
+/* --- Iometer's bars: per figure one bar per node and ALL, scaled to the largest --- */
+
+const BARS = [['iops', 'Total I/Os per second', 0], ['mibps', 'MiB/s', 2],
+              ['avg_ms', 'mean latency (ms)', 3], ['p99_ms', 'p99 latency (ms)', 3]];
+let barsPick = null; /* the user's pick in #bars-test; null: the newest */
+
+/* The rows the bars show: [name, figures] for ALL and each node, or null. */
+function barsRows(r) {
+  const pick = $('bars-test').value;
+  const t = pick !== 'live' && r && (r.finished || []).find((x) => String(x.index) === pick);
+  const iv = r && r.intervals && r.intervals.length ? r.intervals[r.intervals.length - 1] : null;
+  const src = t || (pick === 'live' ? iv : null);
+  return src ? [['ALL', src.all]].concat(src.nodes.map((n) => [n.name, n])) : null;
+}
+
+function showBars(r) {
+  const sel = $('bars-test');
+  const tests = (r && r.finished) || [];
+  const want = barsPick !== null ? barsPick : r && r.state !== 'running' && tests.length ?
+      String(tests[tests.length - 1].index) : 'live';
+  const opts = [['live', 'last interval']].concat(tests.map((t) => [String(t.index),
+      'test ' + t.index + ': ' + t.spec + (t.cycle ? ' [' + t.cycle + ']' : '')]));
+  sel.replaceChildren(...opts.map(([v, text]) => {
+    const o = document.createElement('option');
+    o.value = v;
+    o.textContent = text;
+    return o;
+  }));
+  sel.value = opts.some((o) => o[0] === want) ? want : 'live';
+  const box = $('bars');
+  const rows = barsRows(r);
+  box.replaceChildren();
+  if (!rows) return;
+  for (const [key, title, d] of BARS) {
+    const set = document.createElement('div');
+    set.className = 'barset';
+    const h = document.createElement('h4');
+    h.textContent = title;
+    set.appendChild(h);
+    const max = Math.max(0, ...rows.map(([, f]) => Number(f[key]) || 0));
+    for (const [name, f] of rows) {
+      const row = document.createElement('div');
+      row.className = 'bar-row' + (name === 'ALL' ? ' all' : '');
+      const label = document.createElement('span');
+      label.className = 'bar-name';
+      label.textContent = name;
+      const bar = document.createElement('span');
+      bar.className = 'bar';
+      const fill = document.createElement('span');
+      fill.className = 'bar-fill';
+      /* CSSOM, which the page's style-src 'self' allows (a style attribute it would not). */
+      fill.style.width = (max > 0 ? (Number(f[key]) || 0) / max * 100 : 0) + '%';
+      bar.appendChild(fill);
+      const v = document.createElement('span');
+      v.className = 'bar-value';
+      v.textContent = fmt(f[key], d);
+      row.append(label, bar, v);
+      set.appendChild(row);
+    }
+    box.appendChild(set);
+  }
+}
+
 /* --- charts --- */
 
 function chartData(r, fig) {
@@ -181,6 +244,7 @@ function showRun(r) {
   $('summary-body').replaceChildren();
   for (const t of (r && r.finished) || []) addTest(t);
   showInterval(r && r.intervals.length ? r.intervals[r.intervals.length - 1] : null);
+  showBars(r);
   makeCharts();
 }
 
@@ -205,6 +269,7 @@ function listen() {
   on('agents', showAgents);
   on('run', (r) => {
     state.run = Object.assign(r, {intervals: [], finished: [], test: null});
+    barsPick = null;
     showRun(state.run);
     loadHistory();
   });
@@ -214,17 +279,20 @@ function listen() {
     state.run.test = {index: iv.test, spec: iv.spec || '', cycle: iv.cycle || ''};
     showHead(state.run);
     showInterval(iv);
+    if ($('bars-test').value === 'live') showBars(state.run);
     chartInterval(iv);
   });
   on('test', (t) => {
     if (!state.run || t.id !== state.run.id) return;
     state.run.finished.push(t);
     addTest(t);
+    showBars(state.run);
   });
   on('end', (e) => {
     if (!state.run || e.id !== state.run.id) return;
     Object.assign(state.run, {state: 'done', status: e.status, exit_code: e.exit_code});
     showHead(state.run);
+    showBars(state.run);
     loadHistory();
   });
   es.addEventListener('resync', () => { reload(); });
@@ -486,6 +554,10 @@ $('check-button').addEventListener('click', check);
 $('start-form').addEventListener('submit', start);
 $('stop-button').addEventListener('click', stop);
 $('chart-dir').addEventListener('change', makeCharts);
+$('bars-test').addEventListener('change', () => {
+  barsPick = $('bars-test').value;
+  showBars(state.run);
+});
 /* Rendered only to a signed-in session (serve --http-tokens). */
 if ($('signout-button')) {
   $('signout-button').addEventListener('click', async () => {

@@ -8,9 +8,10 @@
 // show makes it read-only, naming it, without losing it; targets picked from the two
 // agents' inventories (a disk each: one group per node, as their paths differ), Start
 // refused until the devices' confirmation is ticked; a queue depth cycle and a rate; the
-// run started from the form.
+// run started from the form; its bars per node (ALL, node1, node2: IOPS, MiB/s, mean and
+// p99 latency) for the live interval and the ended test, no CSP violation, 390 px wide.
 // A spec name holding <img onerror> markup shows as text, window.__pwned stays undefined;
-// at 390 px nothing scrolls sideways. Screenshot: editor.
+// at 390 px nothing scrolls sideways. Screenshots: editor, bars.
 import { spawnSync } from 'node:child_process';
 import { rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -40,6 +41,11 @@ test('editor', async (h) => {
     const page = await browser.newPage();
     const errors = [];
     page.on('pageerror', (e) => errors.push(String(e)));
+    await page.evaluateOnNewDocument(() => {
+        window.__csp = [];
+        document.addEventListener('securitypolicyviolation',
+            (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI} ${e.sourceFile}:${e.lineNumber}`));
+    });
     await page.setViewport({ width: 1100, height: 900 });
     await page.goto(`${origin}/`);
     await until('the event stream live', () => page.$eval('#conn', (e) => e.textContent === 'live'), 20000);
@@ -245,8 +251,17 @@ test('editor', async (h) => {
     ok(`390 px: scrollWidth ${width}; the spec's markup shown as text (${await h.shot(page, 'editor')})`);
     await page.setViewport({ width: 1100, height: 900 });
 
-    // Start from the form.
+    // Start from the form; the bars of the live last interval recorded as they are drawn.
     await until('valid before the start', async () => (await message()).cls === 'ok', 20000);
+    await page.evaluate(() => {
+        window.__live = [];
+        new MutationObserver(() => {
+            const pick = document.getElementById('bars-test');
+            const rows = [...document.querySelectorAll('#bars .barset:first-child .bar-row')];
+            if (pick && pick.value === 'live' && rows.length)
+                window.__live.push(rows.map((r) => r.querySelector('.bar-name').textContent));
+        }).observe(document.getElementById('bars'), { childList: true, subtree: true });
+    });
     await page.click('#start-button');
     const started = await until('the start\'s answer', async () => {
         const s = await message();
@@ -254,6 +269,55 @@ test('editor', async (h) => {
     }, 20000);
     const ended = await until('the run ended', () => page.$eval('#run-state',
         (e) => (e.textContent === 'ok' ? e.textContent : null)), 30000);
-    check(errors.length === 0, `page errors: ${errors.join('; ')}`);
     ok(`${started.text} from the form, ended ${ended}`);
+
+    // Iometer's bars: per figure a bar for ALL and each node, scaled to the largest, the
+    // figure beside it; the ended test picked, the live interval's drawn while it ran.
+    const bars = await until('the bars of the ended test', () => page.evaluate(() => {
+        const sets = [...document.querySelectorAll('#bars .barset')].map((b) => ({
+            title: b.querySelector('h4').textContent,
+            rows: [...b.querySelectorAll('.bar-row')].map((r) => ({
+                name: r.querySelector('.bar-name').textContent,
+                value: r.querySelector('.bar-value').textContent,
+                width: parseFloat(r.querySelector('.bar-fill').style.width),
+            })),
+        }));
+        return sets.length === 4 && document.getElementById('bars-test').value === '1' ? sets : null;
+    }), 10000);
+    const rowNames = (set) => [set.rows[0].name].concat(set.rows.slice(1).map((r) => r.name).sort()).join(',');
+    check(bars.map((b) => b.title).join('|') === 'Total I/Os per second|MiB/s|mean latency (ms)|p99 latency (ms)' &&
+        bars.every((b) => rowNames(b) === 'ALL,node1,node2'), `the bars: ${JSON.stringify(bars)}`);
+    const iops = bars[0].rows;
+    check(iops.every((r) => Number(r.value) > 0) && iops[0].width === 100 &&
+        iops.slice(1).every((r) => r.width > 0 && r.width < 100) &&
+        Math.abs(Number(iops[0].value) - Number(iops[1].value) - Number(iops[2].value)) <= 2,
+    `the IOPS bars: ${JSON.stringify(iops)}`);
+    const live = await page.evaluate(() => window.__live);
+    check(live.length > 0 && live.every((l) => l[0] === 'ALL' && l.slice(1).sort().join(',') === 'node1,node2'),
+        `the live interval's bars while the run went on: ${JSON.stringify(live)}`);
+    const csp = await page.evaluate(() => window.__csp);
+    check(csp.length === 0, `CSP violations: ${csp.join('; ')}`);
+    await page.setViewport({ width: 390, height: 844 });
+    await sleep(300);
+    const narrow = await page.evaluate(() => document.documentElement.scrollWidth);
+    const wide = await page.evaluate(() => [...document.querySelectorAll('body *')]
+        .filter((e) => !e.closest('.scroll') && e.getBoundingClientRect().right > 390)
+        .slice(0, 5).map((e) => `${e.tagName}#${e.id}.${e.className} ${e.getBoundingClientRect().right}`)
+        .concat((() => {
+            const out = [];
+            const w = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+            for (let n = w.nextNode(); n; n = w.nextNode()) {
+                const r = document.createRange();
+                r.selectNodeContents(n);
+                if (!n.parentElement.closest('.scroll') && r.getBoundingClientRect().right > 390)
+                    out.push(`'${n.textContent.slice(0, 40)}' in ${n.parentElement.tagName}#${n.parentElement.id} ${r.getBoundingClientRect().right}`);
+            }
+            return out.slice(0, 5);
+        })()));
+    check(narrow <= 390, `the page with the bars is ${narrow} px wide at 390 px: ${wide.join('; ')}`);
+    await page.$eval('#bars', (e) => e.scrollIntoView());
+    check(errors.length === 0, `page errors: ${errors.join('; ')}`);
+    ok(`bars of test 1: IOPS ${iops.map((r) => `${r.name} ${r.value} (${r.width.toFixed(0)}%)`).join(', ')}; ` +
+        `drawn ${live.length} times for the live interval; no CSP violation; 390 px: scrollWidth ${narrow} ` +
+        `(${await h.shot(page, 'bars')})`);
 });

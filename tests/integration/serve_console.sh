@@ -96,7 +96,7 @@ for id in conn agents agents-body agents-count run run-id run-plan run-state run
     compare-changes compare-changes-body compare-none compare-tests compare-body \
     editor-tabs editor-form-tab editor-json-tab editor editor-note editor-fields editor-run \
     editor-specs spec-add editor-groups group-add destroy destroy-what destroy-confirm \
-    editor-cycle; do
+    editor-cycle bars bars-test; do
     grep -q "id=\"$id\"" "$T/p0.html" || fail "no element id=\"$id\" in the page"
     grep -q "\`#$id\`" "$IOF_SRC/docs/console.md" || fail "docs/console.md does not list #$id"
 done
@@ -199,7 +199,7 @@ page "$T/p1.html"
 [ "$(inner "$T/p1.html" run-state)" = ok ] || fail "run-state after run $id1: $(inner "$T/p1.html" run-state)"
 [ "$(inner "$T/p1.html" run-plan)" = "console &lt;script&gt;alert(1)&lt;/script&gt;" ] ||
     fail "run-plan after run $id1: $(inner "$T/p1.html" run-plan)"
-summary=$(tr -d '\n' <"$T/p1.html" | sed -n 's|.*id="summary-body">\(.*\)</tbody></table></div></section>.*<section id="start".*|\1|p')
+summary=$(tr -d '\n' <"$T/p1.html" | sed -n 's|.*id="summary-body">\(.*\)</tbody></table></div><h3>Bars .*<section id="start".*|\1|p')
 [ "$(grep -o '<tr class="all">' <<<"$summary" | wc -l)" = 2 ] && [ "$(grep -o '<tr class="node">' <<<"$summary" | wc -l)" = 4 ] ||
     fail "the first HTML's tests after run $id1 (2 ALL and 4 NODE rows): $summary"
 grep -q '<td class="name">2. 64k&quot;&gt;&lt;img src=x onerror=alert(2)&gt;</td>' <<<"$summary" ||
