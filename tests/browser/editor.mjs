@@ -11,9 +11,10 @@
 // run started from the form; its bars per node (ALL, node1, node2: IOPS, MiB/s, mean and
 // p99 latency) for the live interval and the ended test, no CSP violation, 390 px wide.
 // A spec name holding <img onerror> markup shows as text, window.__pwned stays undefined;
-// at 390 px nothing scrolls sideways. Screenshots: editor, bars.
+// at 390 px nothing scrolls sideways. Screenshots: editor, bars (whole page), form and
+// bars-only (the elements alone).
 import { spawnSync } from 'node:child_process';
-import { rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BIN, check, ok, sleep, test, until } from './lib/harness.mjs';
 
@@ -50,6 +51,13 @@ test('editor', async (h) => {
     await page.goto(`${origin}/`);
     await until('the event stream live', () => page.$eval('#conn', (e) => e.textContent === 'live'), 20000);
 
+    // A screenshot of one element (docs/images/console-*.png are made from these).
+    const part = async (sel, name) => {
+        mkdirSync(h.shots, { recursive: true });
+        const path = join(h.shots, `editor-${name}.png`);
+        await (await page.$(sel)).screenshot({ path });
+        return path;
+    };
     const field = (path) => `#editor [data-path="${path}"]`;
     // Types text into the field of the JSON path, as a user does (select all, type).
     const fill = async (path, text) => {
@@ -248,7 +256,8 @@ test('editor', async (h) => {
     const width = await page.evaluate(() => document.documentElement.scrollWidth);
     check(width <= 390, `the page with the editor is ${width} px wide at 390 px`);
     await page.$eval('#start', (e) => e.scrollIntoView());
-    ok(`390 px: scrollWidth ${width}; the spec's markup shown as text (${await h.shot(page, 'editor')})`);
+    ok(`390 px: scrollWidth ${width}; the spec's markup shown as text (${await h.shot(page, 'editor')}, ` +
+        `the form alone: ${await part('#start', 'form')})`);
     await page.setViewport({ width: 1100, height: 900 });
 
     // Start from the form; the bars of the live last interval recorded as they are drawn.
@@ -319,5 +328,5 @@ test('editor', async (h) => {
     check(errors.length === 0, `page errors: ${errors.join('; ')}`);
     ok(`bars of test 1: IOPS ${iops.map((r) => `${r.name} ${r.value} (${r.width.toFixed(0)}%)`).join(', ')}; ` +
         `drawn ${live.length} times for the live interval; no CSP violation; 390 px: scrollWidth ${narrow} ` +
-        `(${await h.shot(page, 'bars')})`);
+        `(${await h.shot(page, 'bars')}, the bars alone: ${await part('#bars', 'bars-only')})`);
 });
