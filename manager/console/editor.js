@@ -13,6 +13,7 @@ const ED = {
   timer: 0, /* the debounced check */
   seq: 0, /* the last check sent: older answers are dropped */
   fields: new Map(), /* data-path -> input, to mark the field a message names */
+  stale: false, /* the form is to be drawn again when the focus leaves it */
 };
 const LINE_COLS = [
   ['size', 'transfer size', '4k'], ['share', '% of access', '100'], ['read', '% read', '100'],
@@ -251,7 +252,11 @@ function renderSpec(box, s, i) {
   const at = 'specs[' + i + ']';
   const f = el('fieldset', undefined, 'spec');
   const legend = el('legend');
-  legend.append(labelled('spec ' + (i + 1), input(s, 'name', at + '.name', {size: 14, order: KEYS.spec})),
+  let was;
+  const name = input(s, 'name', at + '.name', {size: 14, order: KEYS.spec,
+                                               before: () => { was = s.name; },
+                                               after: () => { renameSpec(was, s.name); ED.stale = true; }});
+  legend.append(labelled('spec ' + (i + 1), name),
                 rowTools(ED.plan.specs, i, 'spec ' + (i + 1)));
   f.appendChild(legend);
   if (!Array.isArray(s.lines)) s.lines = [];
@@ -279,6 +284,15 @@ function renderSpec(box, s, i) {
     edited(true);
   }));
   box.appendChild(f);
+}
+
+/* A spec renamed: the groups that name it in their specs follow (an emptied name, while
+ * being retyped, as ""). */
+function renameSpec(from, to) {
+  for (const g of Array.isArray(ED.plan.workers) ? ED.plan.workers : []) {
+    if (isObj(g) && Array.isArray(g.specs))
+      g.specs = g.specs.map((x) => (x === (from === undefined ? '' : from) ? (to === undefined ? '' : to) : x));
+  }
 }
 
 function renderGroup(box, g, i) {
@@ -316,20 +330,25 @@ function renderGroup(box, g, i) {
   const used = el('p', 'specs: ');
   used.dataset.path = at + '.specs';
   ED.fields.set(at + '.specs', used);
-  const names = (ED.plan.specs || []).map((s) => s.name).filter((n) => typeof n === 'string');
-  for (const n of new Set(names.concat(g.specs || []))) {
+  const specs = Array.isArray(ED.plan.specs) ? ED.plan.specs : [];
+  const names = specs.map((s) => (isObj(s) ? s.name : undefined));
+  /* The plan's specs by position (a rename does not stale the box), then names it lacks. */
+  const boxes = names.map((n, k) => [n, k]).filter(([n]) => typeof n === 'string')
+    .concat((g.specs || []).filter((n) => !names.includes(n)).map((n) => [n, -1]));
+  for (const [n, k] of boxes) {
     const c = el('input');
     c.type = 'checkbox';
     c.checked = Array.isArray(g.specs) && g.specs.includes(n);
     c.addEventListener('change', () => {
-      const list = (g.specs || []).filter((x) => x !== n);
-      if (c.checked) list.push(n);
+      const now = k >= 0 ? specs[k].name : n;
+      const list = (g.specs || []).filter((x) => x !== now);
+      if (c.checked) list.push(now);
       setKey(g, 'specs', list.length ? list : undefined, KEYS.group);
       edited(false);
     });
     used.append(labelled(n, c), ' ');
   }
-  if (!names.length) used.append(el('span', 'the plan has no named spec', 'muted'));
+  if (!boxes.length) used.append(el('span', 'the plan has no named spec', 'muted'));
   else if (!g.specs) used.append(el('span', '(none ticked: every spec in order)', 'muted'));
   f.appendChild(used);
   renderTargets(f, g, at);
@@ -572,15 +591,17 @@ function destroys() {
   return out;
 }
 
+/* The confirmation, unticked again whenever the devices written change. */
 function showDestroy() {
-  const list = destroys();
-  $('destroy').hidden = !list.length;
-  $('destroy-what').textContent = list.join('; ');
-  if (!list.length) $('destroy-confirm').checked = false;
+  const list = destroys().join('; ');
+  $('destroy').hidden = !list;
+  if ($('destroy-what').textContent !== list) $('destroy-confirm').checked = false;
+  $('destroy-what').textContent = list;
 }
 
 /* The form from ED.plan (a fresh plan when there is none). */
 function render() {
+  ED.stale = false;
   ED.fields.clear();
   if (!isObj(ED.plan)) ED.plan = {};
   const p = ED.plan;
@@ -639,7 +660,14 @@ document.addEventListener('submit', (ev) => {
 }, true);
 /* The fleet changed (console.js): the pickers follow, unless the user is typing in them. */
 document.addEventListener('iof-agents', () => {
-  if (!$('editor-fields').disabled && !$('editor').contains(document.activeElement)) render();
+  if ($('editor-fields').disabled) return;
+  if ($('editor').contains(document.activeElement)) ED.stale = true;
+  else render();
+});
+/* A form out of date (the fleet changed, a spec renamed) is drawn again once the focus
+ * leaves it: never under the user's caret or click. */
+$('editor').addEventListener('focusout', (ev) => {
+  if (ED.stale && !$('editor-fields').disabled && !$('editor').contains(ev.relatedTarget)) render();
 });
 reread();
 view(true);

@@ -144,6 +144,17 @@ test('editor', async (h) => {
     check(JSON.stringify((await json()).specs[0].lines) === JSON.stringify(want), 'moving back');
     ok('lines reordered in the form, the JSON follows');
 
+    // The group runs the spec ticked; renamed, the group's list follows.
+    await page.$eval('#editor-groups p[data-path="workers[0].specs"] input', (e) => e.click());
+    const ticked = (await json()).workers[0].specs;
+    await fill('specs[0].name', `2 lines ${IMG}`);
+    const renamed = (await json()).workers[0].specs;
+    check(JSON.stringify(ticked) === JSON.stringify([`two lines ${IMG}`]) &&
+        JSON.stringify(renamed) === JSON.stringify([`2 lines ${IMG}`]),
+    `the group's specs: ticked ${JSON.stringify(ticked)}, after the spec's rename ${JSON.stringify(renamed)}`);
+    await until('the renamed spec checked', async () => (await message()).text === 'valid: 1 test', 20000);
+    ok(`the group's spec ticked, the spec renamed: the group's list follows (${JSON.stringify(renamed)})`);
+
     // The JSON edited by hand: the form re-reads it; a field it cannot show makes it
     // read-only, naming the field, and the field stays in the JSON.
     await page.click('#editor-json-tab');
