@@ -239,7 +239,7 @@ function rowTools(list, i, what) {
 function renderRun(box) {
   const p = ED.plan;
   const run = isObj(p.run) ? p.run : {};
-  const bind = () => { if (!isObj(p.run)) p.run = run; };
+  const bind = () => { if (!isObj(p.run)) setKey(p, 'run', run, KEYS.plan); };
   box.append(labelled('plan name', input(p, 'name', 'name', {size: 16, order: KEYS.plan})));
   for (const [key, label, ph] of [['duration', 'duration', '30s'], ['ramp', 'ramp', '0s'],
                                   ['interval', 'interval', '1s']]) {

@@ -83,9 +83,6 @@ test('editor', async (h) => {
 
     // Build a plan in the form: run settings, a spec of two lines, a worker group.
     await fill('name', 'editor plan');
-    await fill('run.duration', '2s');
-    await fill('run.ramp', '1s');
-    await fill('run.interval', '1s');
     await page.click('#spec-add');
     await fill('specs[0].name', `two lines ${IMG}`);
     await clickText('#editor-specs', 'Add line');
@@ -101,10 +98,15 @@ test('editor', async (h) => {
     await fill('workers[0].queue_depth', '2');
     await fill('workers[0].targets[0].path', 'ed.dat');
     await fill('workers[0].targets[0].size', '1m');
+    // The run settings last: "run" still takes its place after "name" in the JSON.
+    await fill('run.duration', '2s');
+    await fill('run.ramp', '1s');
+    await fill('run.interval', '1s');
     const built = await json();
     const want = [{ size: '4k', share: 70, read: 70, random: 100 },
         { size: '64k', share: 30, read: 100, random: 0 }];
     check(JSON.stringify(built.specs) === JSON.stringify([{ name: `two lines ${IMG}`, lines: want }]) &&
+        Object.keys(built).join(',') === 'name,run,specs,workers' &&
         built.run.duration === '2s' && built.workers[0].engine === 'null' &&
         built.workers[0].queue_depth === 2 && built.workers[0].targets[0].size === '1m',
     `the JSON after building the plan in the form: ${JSON.stringify(built)}`);
