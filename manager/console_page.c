@@ -156,6 +156,91 @@ static const char *page_status(const struct mgr_serve_live *l)
     return l->exit_code == 0 ? "ok" : l->exit_code == 130 ? "interrupted" : "failed";
 }
 
+/* One bar of page_bars(): a node's (or ALL's) figures. */
+struct page_bar {
+    const char *name;
+    const struct live_figs *f;
+};
+
+/* As console.js showBars(): per figure a bar per row (rows[0] ALL), its width a class
+ * w0..w100 of console.css (the page's policy allows no style attribute). */
+static void page_bars(struct iof_buf *b, const struct page_bar *rows, size_t n)
+{
+    static const struct {
+        int fig, prec;
+        const char *title;
+    } sets[] = {{LF_IOPS, 0, "Total I/Os per second"},
+                {LF_MIBPS, 2, "MiB/s"},
+                {LF_AVG_MS, 3, "mean latency (ms)"},
+                {LF_P99_MS, 3, "p99 latency (ms)"}};
+
+    for (size_t s = 0; s < sizeof(sets) / sizeof(sets[0]); s++) {
+        double max = 0;
+        for (size_t i = 0; i < n; i++) {
+            double v = rows[i].f->v[sets[s].fig];
+            if (isfinite(v) && v > max)
+                max = v;
+        }
+        iof_buf_printf(b, "<div class=\"barset\"><h4>%s</h4>", sets[s].title);
+        for (size_t i = 0; i < n; i++) {
+            double v = rows[i].f->v[sets[s].fig];
+            long w = max > 0 && isfinite(v) && v > 0 ? lround(v / max * 100) : 0;
+            iof_buf_printf(b, "<div class=\"bar-row%s\"><span class=\"bar-name\">",
+                           i ? "" : " all");
+            page_text(b, rows[i].name);
+            iof_buf_printf(b,
+                           "</span><span class=\"bar\"><span class=\"bar-fill w%ld\"></span>"
+                           "</span><span class=\"bar-value\">",
+                           w);
+            if (isfinite(v))
+                iof_buf_printf(b, "%.*f", sets[s].prec, v);
+            else
+                iof_buf_addc(b, '-');
+            iof_buf_addstr(b, "</span></div>");
+        }
+        iof_buf_addstr(b, "</div>");
+    }
+}
+
+/* Lock held: the bars' selector and bars of the newest ended test once the run is over,
+ * else of the last interval (all, its nodes pts[first, last)), as console.js draws them. */
+static void page_run_bars(struct iof_buf *b, const struct mgr_serve_live *l,
+                          const struct live_point *all, uint64_t first, uint64_t last)
+{
+    const struct live_test *t = l->id && !l->running && l->ndone ? &l->tests[l->ndone - 1] : NULL;
+    size_t n = t ? t->nrows : all ? (size_t)(last - first) : 0;
+    struct page_bar *rows = NULL;
+
+    iof_buf_addstr(b, "<h3>Bars <select id=\"bars-test\" aria-label=\"the test the bars "
+                      "show\"><option value=\"live\">last interval</option>");
+    for (size_t i = 0; l->id && i < l->ndone; i++) {
+        const struct live_test *x = &l->tests[i];
+        iof_buf_printf(b, "<option value=\"%zu\"%s>test %zu: ", x->index, x == t ? " selected" : "",
+                       x->index);
+        page_text(b, x->spec);
+        if (x->cycle[0]) {
+            iof_buf_addstr(b, " [");
+            page_text(b, x->cycle);
+            iof_buf_addc(b, ']');
+        }
+        iof_buf_addstr(b, "</option>");
+    }
+    iof_buf_addstr(b, "</select></h3>\n<div id=\"bars\" class=\"bars\">");
+    if ((t || all) && (rows = calloc(n + 1, sizeof(*rows)))) {
+        rows[0] = (struct page_bar){"ALL", t ? &t->all : &all->f};
+        for (size_t i = 0; i < n; i++) {
+            uint32_t node = t ? t->rows[i].node : l->pts[(first + i) % MGR_LIVE_POINTS].node;
+            rows[i + 1].name = node && node <= l->nnames ? l->names[node - 1] : "?";
+            rows[i + 1].f = t ? &t->rows[i].f : &l->pts[(first + i) % MGR_LIVE_POINTS].f;
+        }
+        page_bars(b, rows, n + 1);
+    } else if (t || all) {
+        b->err = -ENOMEM;
+    }
+    free(rows);
+    iof_buf_addstr(b, "</div></section>\n");
+}
+
 /* Lock held: the run section. */
 static void page_run(struct iof_buf *b, const struct mgr_serve_live *l)
 {
@@ -236,11 +321,8 @@ static void page_run(struct iof_buf *b, const struct mgr_serve_live *l)
             iof_buf_printf(b, "<td class=\"l\">%s</td></tr>", mgr_row_status_name(r->status));
         }
     }
-    /* Iometer's bars per node: drawn by console.js from the state below. */
-    iof_buf_addstr(b, "</tbody></table></div>\n<h3>Bars <select id=\"bars-test\" "
-                      "aria-label=\"the test the bars show\"><option value=\"live\">last "
-                      "interval</option></select></h3>\n<div id=\"bars\" class=\"bars\"></div>"
-                      "</section>\n");
+    iof_buf_addstr(b, "</tbody></table></div>\n");
+    page_run_bars(b, l, all, first, last);
 }
 
 /* The start form: the plan editor's containers (manager/console/editor.js fills them,

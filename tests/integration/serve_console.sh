@@ -212,7 +212,16 @@ grep -q 'console \\u003cscript\\u003ealert(1)\\u003c/script\\u003e' "$T/state1.j
 jq -e --argjson id "$id1" '.run.id == $id and .run.status == "ok" and (.run.finished | length) == 2 and
     .run.plan == "console <script>alert(1)</script>" and (.run.intervals | length) >= 4' "$T/state1.json" >/dev/null ||
     fail "the page's state after run $id1: $(head -c 1500 "$T/state1.json")"
-ok "the page after run $id1: its 2 tests (ALL and NODE rows) in the first HTML, plan and spec names escaped in HTML and JSON"
+# bars FILE: the bars' HTML of the page in FILE, one line.
+bars() { tr -d '\n' <"$1" | sed -n 's|.*<div id="bars" class="bars">\(.*\)</div></section><section id="start".*|\1|p'; }
+b1=$(bars "$T/p1.html")
+[ "$(grep -o '<div class="barset">' <<<"$b1" | wc -l)" = 4 ] && [ "$(grep -o '<div class="bar-row all">' <<<"$b1" | wc -l)" = 4 ] &&
+    [ "$(grep -o '<div class="bar-row">' <<<"$b1" | wc -l)" = 8 ] &&
+    grep -q '<h4>Total I/Os per second</h4><div class="bar-row all"><span class="bar-name">ALL</span><span class="bar"><span class="bar-fill w100"></span></span><span class="bar-value">[1-9][0-9]*</span>' <<<"$b1" ||
+    fail "the first HTML's bars after run $id1 (4 figures, ALL and 2 nodes each): $b1"
+grep -q '<option value="2" selected>test 2: 64k&quot;&gt;&lt;img src=x onerror=alert(2)&gt;</option>' "$T/p1.html" ||
+    fail "the bars' selector after run $id1 (test 2 picked, its name escaped): $(grep -o '<select id="bars-test".*</select>' "$T/p1.html")"
+ok "the page after run $id1: its 2 tests (ALL and NODE rows) in the first HTML, plan and spec names escaped in HTML and JSON; the bars of test 2 (ALL and 2 nodes, 4 figures)"
 history=$(tr -d '\n' <"$T/p1.html" | sed -n 's|.*id="history-body">\(.*\)</tbody></table></div>.*id="history-prev".*|\1|p')
 [ "$(grep -o '<tr data-id="[0-9]*">' <<<"$history")" = "<tr data-id=\"$id1\">" ] ||
     fail "the first HTML's history after run $id1: $history"
@@ -250,7 +259,11 @@ interval=$(tr -d '\n' <"$T/p2.html" | sed -n 's|.*id="interval-body">\(.*\)</tbo
 grep -q '<tr class="all"><td class="name">ALL</td><td>[0-9]' <<<"$interval" &&
     [ "$(grep -o '<tr class="node">' <<<"$interval" | wc -l)" = 2 ] || fail "run $id2's last interval in the first HTML: $interval"
 grep -q 'id="stop-button" type="button">' "$T/p2.html" || fail "Stop disabled during run $id2"
-ok "the page during run $id2: running, its last interval (ALL and 2 nodes) in the first HTML"
+b2=$(bars "$T/p2.html")
+[ "$(grep -o '<div class="bar-row all">' <<<"$b2" | wc -l)" = 4 ] && [ "$(grep -o '<div class="bar-row">' <<<"$b2" | wc -l)" = 8 ] &&
+    grep -q '<option value="live">last interval</option></select>' "$T/p2.html" ||
+    fail "run $id2's bars of the last interval in the first HTML: $b2"
+ok "the page during run $id2: running, its last interval (ALL and 2 nodes) in the first HTML, its bars too"
 kill -KILL "$a2"
 srv2_gone() {
     curl -sf "${api}agents" >"$T/agents2.json" &&
