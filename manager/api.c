@@ -347,13 +347,33 @@ static enum MHD_Result api_runs_compare(struct MHD_Connection *conn, struct mgr_
     return api_send_buf(conn, 200, &b);
 }
 
+/* Sends r (its reference taken) as a 200 download named filename: type, no caching, the
+ * policy csp (nothing loads when NULL). */
+static enum MHD_Result api_send_download(struct MHD_Connection *conn, struct MHD_Response *r,
+                                         const char *type, const char *filename, const char *csp)
+{
+    enum MHD_Result ret;
+    char disp[160];
+
+    snprintf(disp, sizeof(disp), "attachment; filename=\"%s\"", filename);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    MHD_add_response_header(r, "Content-Disposition", disp);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(r, "Content-Security-Policy", csp ? csp : "default-src 'none'");
+    if (mgr_http_mhd_is_tls(conn))
+        MHD_add_response_header(r, "Strict-Transport-Security", MGR_HTTP_HSTS);
+    ret = MHD_queue_response(conn, 200, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
 /* GET /api/v1/runs/ID/report.html: `iofleet report ID`'s page, a download. */
 static enum MHD_Result api_runs_report(struct MHD_Connection *conn, struct mgr_api *api, int64_t id)
 {
     struct iof_diag d = {{0}};
     struct MHD_Response *r;
-    enum MHD_Result ret;
-    char *body, disp[96];
+    char *body, name[64];
     size_t len;
     int rc;
 
@@ -364,19 +384,10 @@ static enum MHD_Result api_runs_report(struct MHD_Connection *conn, struct mgr_a
         free(body);
         return MHD_NO;
     }
-    snprintf(disp, sizeof(disp), "attachment; filename=\"iofleet-run-%lld.html\"", (long long)id);
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/html; charset=utf-8");
-    MHD_add_response_header(r, "Content-Disposition", disp);
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-    MHD_add_response_header(r, "Content-Security-Policy",
-                            "default-src 'none'; script-src 'unsafe-inline'; style-src "
-                            "'unsafe-inline'; img-src data:");
-    if (mgr_http_mhd_is_tls(conn))
-        MHD_add_response_header(r, "Strict-Transport-Security", MGR_HTTP_HSTS);
-    ret = MHD_queue_response(conn, 200, r);
-    MHD_destroy_response(r);
-    return ret;
+    snprintf(name, sizeof(name), "iofleet-run-%lld.html", (long long)id);
+    return api_send_download(conn, r, "text/html; charset=utf-8", name,
+                             "default-src 'none'; script-src 'unsafe-inline'; style-src "
+                             "'unsafe-inline'; img-src data:");
 }
 
 /* GET /api/v1/runs/ID/results.csv (.json, iometer.csv, timeseries.csv): the
@@ -387,8 +398,7 @@ static enum MHD_Result api_runs_result(struct MHD_Connection *conn, struct mgr_a
 {
     struct iof_diag d = {{0}};
     struct MHD_Response *r;
-    enum MHD_Result ret;
-    char disp[128];
+    char name[96];
     uint64_t size;
     int rc, fd;
 
@@ -402,18 +412,8 @@ static enum MHD_Result api_runs_result(struct MHD_Connection *conn, struct mgr_a
         close(fd);
         return MHD_NO;
     }
-    snprintf(disp, sizeof(disp), "attachment; filename=\"iofleet-run-%lld%s\"", (long long)id,
-             rf->suffix);
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, rf->content_type);
-    MHD_add_response_header(r, "Content-Disposition", disp);
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-    MHD_add_response_header(r, "Content-Security-Policy", "default-src 'none'");
-    if (mgr_http_mhd_is_tls(conn))
-        MHD_add_response_header(r, "Strict-Transport-Security", MGR_HTTP_HSTS);
-    ret = MHD_queue_response(conn, 200, r);
-    MHD_destroy_response(r);
-    return ret;
+    snprintf(name, sizeof(name), "iofleet-run-%lld%s", (long long)id, rf->suffix);
+    return api_send_download(conn, r, rf->content_type, name, NULL);
 }
 
 static const struct mgr_api_run_ops *api_runs_ops(struct mgr_api *api)
@@ -765,7 +765,6 @@ static enum MHD_Result api_plans_post(struct MHD_Connection *conn, const struct 
     const char *body = post->body.p ? post->body.p : "";
     struct api_import_args a = {0};
     struct MHD_Response *r;
-    enum MHD_Result ret;
     struct iof_buf b;
     size_t len;
     char *text;
@@ -796,16 +795,7 @@ static enum MHD_Result api_plans_post(struct MHD_Connection *conn, const struct 
         free(text);
         return MHD_NO;
     }
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
-    MHD_add_response_header(r, "Content-Disposition", "attachment; filename=\"plan.icf\"");
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-    MHD_add_response_header(r, "Content-Security-Policy", "default-src 'none'");
-    if (mgr_http_mhd_is_tls(conn))
-        MHD_add_response_header(r, "Strict-Transport-Security", MGR_HTTP_HSTS);
-    ret = MHD_queue_response(conn, 200, r);
-    MHD_destroy_response(r);
-    return ret;
+    return api_send_download(conn, r, "text/plain; charset=utf-8", "plan.icf", NULL);
 }
 
 static const struct mgr_api_plans_dirs *api_plans_dirs(struct mgr_api *api)
