@@ -297,13 +297,24 @@ ok "agent after $nbad bad connections and $nruns runs: VmRSS ${rss0} -> ${rss1} 
 if grep -q __asan_init "$IOF_BIN/dynamo" 2>/dev/null; then asan=1; else asan=0; fi
 [ "$asan" = 1 ] || cl_expect_fixed "agent VmRSS grows by less than 20 MiB through 2000 garbage connections (grew by $growth kB: ${rss0} -> ${rss1} kB; ${rss_held} kB while 1000 were held)" \
     test "$growth" -lt $((20 * 1024))
-# Whatever it keeps, it must not grow with every flood (a leak).
+# Whatever it keeps, it must not grow with every flood (a leak). One step
+# may: when a loaded machine leaves many connections open at once, the
+# allocator keeps the memory they freed for reuse; a leak grows again with
+# the next 1000.
 burst 4
 nbad=$((nbad + 1000))
 cl_wait_cmd 20 "one log line per bad connection ($nbad)" drops_at_least "$nbad"
 wait_fds "$fd0"
 rss2=$(rss_kb "$apid")
-[ "$asan" = 1 ] || [ $((rss2 - rss1)) -lt 4096 ] || gfail "agent VmRSS grew by $((rss2 - rss1)) kB with another 1000 connections (${rss1} -> ${rss2} kB): a leak"
+if [ "$asan" = 0 ] && [ $((rss2 - rss1)) -ge 4096 ]; then
+    burst 4
+    nbad=$((nbad + 1000))
+    cl_wait_cmd 20 "one log line per bad connection ($nbad)" drops_at_least "$nbad"
+    wait_fds "$fd0"
+    rss3=$(rss_kb "$apid")
+    [ $((rss3 - rss2)) -lt 4096 ] || gfail "agent VmRSS grew with each 1000 connections: ${rss1} -> ${rss2} -> ${rss3} kB: a leak"
+    ok "agent VmRSS grew once with another 1000 connections (${rss1} -> ${rss2} kB), not again (${rss3} kB)"
+fi
 ok "another 1000 connections: VmRSS ${rss1} -> ${rss2} kB, fds back to $(nfds "$apid")"
 cl_alive "$apid" || gfail "agent died"
 
