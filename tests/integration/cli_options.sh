@@ -7,7 +7,7 @@ source "$(dirname "$0")/lib/common.bash"
 DYNAMO=$IOF_BIN/dynamo
 
 plan p.json <<'P'
-{"name": "clip", "run": {"duration": "1s", "interval": "500ms"},
+{"name": "clip", "run": {"ramp": "1s", "duration": "1s", "interval": "500ms"},
  "specs": [{"name": "s", "lines": [{"size": "4k"}]}],
  "workers": [{"engine": "null", "targets": [{"path": "f.dat", "size": "1m"}]}]}
 P
