@@ -15,7 +15,7 @@ ids() { sql "$db" 'SELECT group_concat(id) FROM (SELECT id FROM runs ORDER BY id
 size() { stat -c %s "$db"; }
 
 plan p.json <<'P'
-{"name": "hk", "run": {"ramp": "0s", "duration": "3s", "interval": "100ms"},
+{"name": "hk", "run": {"ramp": "1s", "duration": "3s", "interval": "100ms"},
  "specs": [{"name": "a", "lines": [{"size": "4k", "burst": 8, "delay": "1ms"}]}],
  "workers": [{"engine": "null", "queue_depth": 2, "targets": [{"path": "n", "size": "1m"}]}]}
 P
