@@ -95,7 +95,8 @@ function unshown(plan) {
       isScalar(v)));
     if (Array.isArray(g.targets))
       g.targets.forEach((t, j) => isObj(t) && extra(t, KEYS.target, at + '.targets[' + j + ']', out,
-        (k, v) => (k === 'path' ? typeof v === 'string' : isScalar(v))));
+        (k, v) => (k === 'path' ? typeof v === 'string' || (isObj(v) && Object.keys(v).length > 0 &&
+          Object.values(v).every(isAbs)) : isScalar(v))));
   });
   return out;
 }
@@ -426,48 +427,61 @@ function inventory(name) {
 
 const every = (g) => g.nodes === undefined || (g.nodes.length === 1 && g.nodes[0] === '*');
 
+/* A target's path for a node: a plain path, or a per-node map's entry of the node (else its
+ * "*" entry); undefined when the map has neither. */
+const pathOf = (t, node) => (isObj(t.path) ? (t.path[node] !== undefined ? t.path[node] : t.path['*']) :
+  t.path);
+
 /* The nodes a group's picks are made for: its names, or with every agent the connected ones
- * ('*' alone when none is). */
+ * (else the names of its targets' maps, else '*' alone). */
 function pickedNodes(g) {
   if (!every(g)) return g.nodes.slice();
   const up = agents().filter((a) => a.status === 'connected').map((a) => a.name);
-  return up.length ? up : ['*'];
+  if (up.length) return up;
+  const keys = [];
+  for (const t of g.targets)
+    if (isObj(t.path)) for (const k of Object.keys(t.path)) if (k !== '*' && !keys.includes(k)) keys.push(k);
+  return keys.length ? keys : ['*'];
 }
 
-/* What each node of the group runs: {devices: [paths], files: bool}, the same for all (one
- * group holds one target list). */
+/* What each node of the group runs: {devices: [paths], files: bool}. The devices are the
+ * absolute targets, a per-node map's entry of the node; the test files (relative paths,
+ * with a size) are the group's, the same on every node. */
 function picks(g) {
-  const devices = g.targets.filter((t) => isAbs(t.path)).map((t) => t.path);
-  const files = g.targets.some((t) => !isAbs(t.path));
-  return new Map(pickedNodes(g).map((n) => [n, {devices: devices.slice(), files: files}]));
+  const files = g.targets.some((t) => typeof t.path === 'string' && !isAbs(t.path));
+  return new Map(pickedNodes(g).map((n) => [n, {
+    devices: g.targets.map((t) => pathOf(t, n)).filter(isAbs), files: files}]));
 }
 
-/* Writes the group back from each node's picks: nodes with the same targets share a group;
- * when they differ, the group becomes one group per distinct set of targets (the plan's
- * path is one string for all the nodes of a group). */
+/* Writes the group back from each node's picks, as one group: the j-th device target of
+ * the group is the j-th device each node picked, a plain path when every node picked the
+ * same one, else a per-node map (a node with no j-th device has no entry: the plan's
+ * check names it). A map's entries for other nodes and its "*", and the target's other
+ * keys (a size), are kept. */
 function applyPicks(g, map, everyAgent) {
-  const byPath = new Map(g.targets.map((t) => [t.path, t]));
-  let files = g.targets.filter((t) => !isAbs(t.path));
+  if (!map.size) { edited(true); return; }
+  const olds = g.targets.filter((t) => isObj(t.path) || isAbs(t.path));
+  let files = g.targets.filter((t) => typeof t.path === 'string' && !isAbs(t.path));
   if (!files.length) files = [{path: 'iofleet.dat', size: '1g'}];
-  const sets = new Map();
-  for (const [node, p] of map) {
-    const key = JSON.stringify(p);
-    if (!sets.has(key)) sets.set(key, {p: p, nodes: []});
-    sets.get(key).nodes.push(node);
+  const nodes = [...map.keys()];
+  const n = Math.max(...[...map.values()].map((p) => p.devices.length));
+  const devices = [];
+  for (let j = 0; j < n; j++) {
+    const old = olds[j] && isObj(olds[j].path) ? olds[j].path : {};
+    const m = {};
+    for (const k of Object.keys(old)) if (!nodes.includes(k)) m[k] = old[k];
+    for (const node of nodes) {
+      const d = map.get(node).devices[j];
+      if (d !== undefined && (node === '*' || d !== m['*'])) m[node] = d;
+    }
+    const keys = Object.keys(m);
+    const same = keys.length && keys.every((k) => m[k] === m[keys[0]]) &&
+      keys.every((k) => k === '*' || nodes.includes(k)) && nodes.every((x) => keys.includes(x) || '*' in m);
+    devices.push(Object.assign({}, olds[j], {path: same ? m[keys[0]] : m}));
   }
-  const targetsOf = (p) => p.devices.map((d) => byPath.get(d) || {path: d})
-    .concat(p.files ? files.map((t) => Object.assign({}, t)) : []);
-  const list = [...sets.values()];
-  const groups = ED.plan.workers;
-  const at = groups.indexOf(g);
-  const base = JSON.parse(JSON.stringify(g));
-  list.forEach((set, k) => {
-    const x = k ? JSON.parse(JSON.stringify(base)) : g;
-    x.targets = targetsOf(set.p);
-    if (list.length > 1 || !everyAgent) setKey(x, 'nodes', set.nodes, KEYS.group);
-    if (k && typeof base.name === 'string') x.name = base.name + ' ' + set.nodes[0];
-    if (k) groups.splice(at + k, 0, x);
-  });
+  const withFiles = [...map.values()].some((p) => p.files);
+  g.targets = devices.concat(withFiles ? files.map((t) => Object.assign({}, t)) : []);
+  if (!everyAgent) setKey(g, 'nodes', nodes, KEYS.group);
   edited(true);
 }
 
@@ -540,7 +554,7 @@ function renderTargets(f, g, at) {
     const wd = inv.workdir || {};
     const file = checkbox('test files' + (wd.path ? ' in ' + wd.path + ' (' +
       size(wd.free) + ' free' + (wd.ram_backed === true ? ', RAM-backed' : '') + ')' : ''),
-    p.files, change((q, on) => { q.files = on; }));
+    p.files, change((q, on) => { for (const x of map.values()) x.files = on; }));
     file.dataset.disk = 'files';
     row.append(file);
     table.appendChild(row);
@@ -549,7 +563,7 @@ function renderTargets(f, g, at) {
   /* The test files, shared by the nodes that run them: a path in the workdir and a size. */
   const list = el('div', undefined, 'targets');
   g.targets.forEach((t, j) => {
-    if (isAbs(t.path)) return;
+    if (typeof t.path !== 'string' || isAbs(t.path)) return;
     const p = el('p');
     const tat = at + '.targets[' + j + ']';
     p.append(labelled('test file', input(t, 'path', tat + '.path',
@@ -563,7 +577,7 @@ function renderTargets(f, g, at) {
     list.appendChild(p);
   });
   f.appendChild(list);
-  if (g.targets.some((t) => !isAbs(t.path)))
+  if (g.targets.some((t) => typeof t.path === 'string' && !isAbs(t.path)))
     f.appendChild(button('Add test file', 'add a test file', () => {
       g.targets.push({path: 'iofleet' + g.targets.length + '.dat', size: '1g'});
       edited(true);
@@ -587,6 +601,8 @@ function destroys() {
     for (const t of g.targets)
       if (isObj(t) && isAbs(t.path))
         out.push((every(g) ? '*' : g.nodes.join(',')) + ': ' + t.path);
+      else if (isObj(t) && isObj(t.path))
+        for (const [node, path] of Object.entries(t.path)) if (isAbs(path)) out.push(node + ': ' + path);
   }
   return out;
 }

@@ -6,8 +6,8 @@
 // message, word for word what `iofleet validate` says, and marks the field; lines
 // reordered; the JSON edited by hand comes back into the form, and a field the form cannot
 // show makes it read-only, naming it, without losing it; targets picked from the two
-// agents' inventories (a disk each: one group per node, as their paths differ), Start
-// refused until the devices' confirmation is ticked; a queue depth cycle and a rate; the
+// agents' inventories (a disk each: one group whose target is a per-node map, read back
+// into the form as each node's pick), Start refused until the devices' confirmation is ticked; a queue depth cycle and a rate; the
 // run started from the form; its bars per node (ALL, node1, node2: IOPS, MiB/s, mean and
 // p99 latency) for the live interval and the ended test, no CSP violation, 390 px wide.
 // A spec name holding <img onerror> markup shows as text, window.__pwned stays undefined;
@@ -190,23 +190,37 @@ test('editor', async (h) => {
         'read-only, the field kept');
 
     // Targets from the inventory: node1's disk on node1, node2's on node2. Their paths
-    // differ: one group per node (the plan's path is one string for a group's nodes).
+    // differ: one group whose device target is a per-node map.
     const tick = (group, node, disk) => page.$eval(`#editor-groups > fieldset.group:nth-of-type(${group}) ` +
         `p.pick[data-node="${node}"] label[data-disk="${disk}"] input`, (e) => e.click());
+    const pickedNow = () => page.$$eval('#editor-groups p.pick', (ps) => ps.map((p) => [p.dataset.node,
+        [...p.querySelectorAll('label[data-disk] input')].filter((i) => i.checked)
+            .map((i) => i.closest('label').dataset.disk).join(' ')].join(': ')).join('; '));
     const pickRows = await page.$$eval('#editor-groups p.pick', (ps) => ps.map((p) => p.textContent));
     check(pickRows.length === 2 && pickRows[0].includes(disks[0]) && pickRows[1].includes(disks[1]) &&
         pickRows.every((t) => t.includes('RAM-backed') && t.includes('test files in ')),
     `the group's pickers for every agent: ${JSON.stringify(pickRows)}`);
     await tick(1, 'node1', disks[0]);
-    await tick(2, 'node2', disks[1]);
-    const split = (await json()).workers;
-    const paths = (g) => g.targets.map((t) => t.path).join(' ');
-    check(split.length === 2 && JSON.stringify(split[0].nodes) === '["node1"]' &&
-        JSON.stringify(split[1].nodes) === '["node2"]' && paths(split[0]) === `${disks[0]} ed.dat` &&
-        paths(split[1]) === `${disks[1]} ed.dat` && split[1].name === 'group 1 node2' &&
-        split[1].engine === 'null' && split[0].targets[1].size === '1m',
-    `the groups after picking a disk per node: ${JSON.stringify(split)}`);
-    await until('the two groups checked', async () => (await message()).text === 'valid: 1 test', 20000);
+    await tick(1, 'node2', disks[1]);
+    const mapped = (await json()).workers;
+    const paths = (g) => g.targets.map((t) => JSON.stringify(t.path)).join(' ');
+    check(mapped.length === 1 && mapped[0].nodes === undefined &&
+        paths(mapped[0]) === `${JSON.stringify({ node1: disks[0], node2: disks[1] })} "ed.dat"` &&
+        mapped[0].targets[0].size === undefined && mapped[0].targets[1].size === '1m' &&
+        mapped[0].engine === 'null',
+    `the group after picking a disk per node: ${JSON.stringify(mapped)}`);
+    await until('the group with a map checked', async () => (await message()).text === 'valid: 1 test', 20000);
+    // Read back: the map's entries are each node's pick; the JSON as written by hand, with
+    // the entries in the other order, draws the same ticks and is kept.
+    const hand2 = await json();
+    hand2.workers[0].targets[0].path = { node2: disks[1], node1: disks[0] };
+    hand2.workers[0].targets[0].size = '1m'; // the null engine's region on each disk
+    await setText(JSON.stringify(hand2, null, 2));
+    const back = await pickedNow();
+    check(back === `node1: ${disks[0]} files; node2: ${disks[1]} files` &&
+        JSON.stringify((await json()).workers[0].targets[0]) === JSON.stringify(hand2.workers[0].targets[0]) &&
+        !(await page.$eval('#editor-fields', (e) => e.disabled)),
+    `the form from a plan with a map: ${back}`);
     // Writes to devices: Start refused until the confirmation is ticked.
     const destroy = await page.$eval('#destroy', (e) => ({ hidden: e.hidden, text: e.textContent }));
     check(!destroy.hidden && destroy.text.includes(`node1: ${disks[0]}`) &&
@@ -216,18 +230,11 @@ test('editor', async (h) => {
     const noRun = await page.evaluate(() => fetch('/api/v1/runs').then((r) => r.json()));
     check(refused.cls === 'bad' && refused.text.startsWith('this plan writes to devices') &&
         noRun.total === 0, `Start without the confirmation: '${refused.text}', ${noRun.total} runs`);
-    ok(`targets picked per node from the inventory: ${split.map((g) => `${g.nodes}: ${paths(g)}`).join('; ')} ` +
-        `(one group per node); Start refused without the confirmation: '${refused.text}'`);
-    // Back to the test files on every agent.
-    await clickText('#editor-groups', 'remove group 2');
-    await tick(1, 'node1', disks[0]);
-    await page.$eval('#editor-groups p.nodes label[data-node="*"] input', (e) => e.click());
-    const files = (await json()).workers;
-    const gone = await page.$eval('#destroy', (e) => e.hidden);
-    check(files.length === 1 && files[0].nodes === undefined && paths(files[0]) === 'ed.dat' && gone,
-        `the group back on every agent's test file: ${JSON.stringify(files)}, confirmation hidden ${gone}`);
+    ok(`targets picked per node from the inventory: ${paths(mapped[0])} (one group, a per-node map; ` +
+        `read back as ${back}); Start refused without the confirmation: '${refused.text}'`);
+    await page.$eval('#destroy-confirm', (e) => e.click());
 
-    await until('every agent\'s test file checked', async () => (await message()).text === 'valid: 1 test', 20000);
+    await until('the map checked', async () => (await message()).text === 'valid: 1 test', 20000);
 
     // Cycling and rates: transfer sizes and queue depths cycled, a rate per worker.
     await fill('cycle.size', '4k, 64k');
