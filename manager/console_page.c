@@ -98,7 +98,21 @@ static void page_fig_row(struct iof_buf *b, const char *name, const struct live_
     page_fig(b, f->v[LF_WRITE_P99_MS], 3, NULL);
 }
 
+/* A wall clock time in ns as the API writes it: RFC 3339 UTC to the second. */
+static void page_time(struct iof_buf *b, uint64_t ns)
+{
+    time_t t = (time_t)(ns / 1000000000u);
+    struct tm tm;
+    char text[32];
+
+    if (!ns || !gmtime_r(&t, &tm) || !strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &tm))
+        iof_buf_addstr(b, "-");
+    else
+        iof_buf_addstr(b, text);
+}
+
 void mgr_console_agent_row(struct iof_buf *b, const char *name, const char *status, bool up,
+                           const char *certificate, uint64_t connected_ns, uint64_t left_ns,
                            uint32_t cpus, uint64_t memory, const char *disks, const char *software,
                            const char *where)
 {
@@ -106,6 +120,15 @@ void mgr_console_agent_row(struct iof_buf *b, const char *name, const char *stat
     page_text(b, name);
     iof_buf_printf(b, "</td><td class=\"%s\">", up ? "ok" : "bad");
     page_text(b, status);
+    iof_buf_addstr(b, "</td><td class=\"wrap cert\">");
+    page_text(b, certificate ? certificate : "none (plain TCP)");
+    iof_buf_addstr(b, "</td><td class=\"seen\">");
+    if (up) {
+        iof_buf_addstr(b, "now, since ");
+        page_time(b, connected_ns);
+    } else {
+        page_time(b, left_ns);
+    }
     if (cpus)
         iof_buf_printf(b, "</td><td>%u</td><td class=\"wide\">", cpus);
     else
@@ -481,7 +504,8 @@ static void page_render(struct iof_buf *b, const struct mgr_serve_live *l, bool 
     iof_buf_printf(b,
                    "<section id=\"fleet\"><h2>Fleet <span id=\"agents-count\" class=\"muted\">"
                    "%u connected</span></h2>\n<div class=\"scroll\"><table id=\"agents\"><thead>"
-                   "<tr><th class=\"l\">agent</th><th class=\"l\">status</th><th>CPUs</th><th "
+                   "<tr><th class=\"l\">agent</th><th class=\"l\">status</th><th class=\"l\">"
+                   "certificate</th><th class=\"l\">last seen</th><th>CPUs</th><th "
                    "class=\"wide\">memory</th><th class=\"l\">disks</th><th class=\"wide l\">"
                    "dynamo</th><th class=\"wide l\">endpoint / reason</th></tr></thead><tbody "
                    "id=\"agents-body\">",

@@ -45,8 +45,11 @@ unsigned mgr_console_page(struct mgr_serve_live *l, const char *db, bool signed_
 unsigned mgr_console_signin_get(const char *url, struct iof_buf *b, const char **type);
 
 /* One row of the fleet table, escaped, appended to b: what the page's
- * script writes from the agents list (console.js showAgents). */
+ * script writes from the agents list (console.js showAgents): its
+ * certificate name (NULL: plain TCP) and when it was last seen (connected:
+ * now, since connected_ns; else left_ns, wall clock ns). */
 void mgr_console_agent_row(struct iof_buf *b, const char *name, const char *status, bool up,
+                           const char *certificate, uint64_t connected_ns, uint64_t left_ns,
                            uint32_t cpus, uint64_t memory, const char *disks, const char *software,
                            const char *where);
 /* The disks an agent offers, as one line (console.js disks()). */

@@ -169,7 +169,8 @@ static void serve_publish(struct serve *sv)
     for (size_t i = 0; i < sv->nseen; i++) {
         const struct serve_seen *s = order[i];
         bool up = s->status == SERVE_CONNECTED;
-        mgr_console_agent_row(&html, s->name, up ? "connected" : "disconnected", up, s->cpus,
+        mgr_console_agent_row(&html, s->name, up ? "connected" : "disconnected", up,
+                              s->tls ? s->name : NULL, s->connected_ns, s->left_ns, s->cpus,
                               s->memory, s->disks, s->software, up ? s->endpoint : s->why);
     }
     free(order);

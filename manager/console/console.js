@@ -61,6 +61,9 @@ function showAgents(list) {
     const tr = document.createElement('tr');
     cell(tr, a.name, 'name');
     cell(tr, a.status, a.status === 'connected' ? 'ok' : 'bad');
+    cell(tr, a.certificate || 'none (plain TCP)', 'wrap cert');
+    cell(tr, a.status === 'connected' ? 'now, since ' + (a.connected_at || '-') : (a.disconnected_at || '-'),
+         'seen');
     cell(tr, inv.cpus !== undefined ? String(inv.cpus) : '-');
     cell(tr, size(inv.memory_bytes), 'wide');
     cell(tr, disks(inv), 'wrap');

@@ -92,6 +92,10 @@ test('console', async (h) => {
     const first = await bare.evaluate(read);
     check(first.agents.length === 1 && first.agents[0][0] === 'node1' &&
         first.agents[0][1] === 'connected', `the first HTML's fleet: ${JSON.stringify(first.agents)}`);
+    // Its certificate name (none over plain TCP) and last seen: now, since it connected.
+    const seen = /^now, since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
+    check(first.agents[0][2] === 'none (plain TCP)' && seen.test(first.agents[0][3]),
+        `the first HTML's certificate and last seen: ${JSON.stringify(first.agents[0])}`);
     check(first.agents[0].join(' ').includes(workdir), `the first HTML's fleet does not show ` +
         `the workdir '${workdir}' as text: ${JSON.stringify(first.agents[0])}`);
     check(first.plan === 'no run yet' && !first.stop, `the first HTML before any run: plan ` +
@@ -115,6 +119,9 @@ test('console', async (h) => {
     const idle = await page.evaluate(read);
     check(idle.agents.length === 1 && idle.agents[0][0] === 'node1' && idle.points === 0,
         `the page before any run: agents ${JSON.stringify(idle.agents)}, ${idle.points} chart points`);
+    check(JSON.stringify(idle.agents[0]) === JSON.stringify(first.agents[0]),
+        `the script's fleet row differs from the first HTML's: ${JSON.stringify(idle.agents[0])} ` +
+        `vs ${JSON.stringify(first.agents[0])}`);
     ok(`idle: node1 listed, the stream live, an empty chart (${await h.shot(page, 'idle')})`);
 
     // The plan library's Import file...: an Iometer .icf uploaded fills the plan text with

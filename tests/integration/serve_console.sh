@@ -100,9 +100,14 @@ for id in conn agents agents-body agents-count run run-id run-plan run-state run
     grep -q "id=\"$id\"" "$T/p0.html" || fail "no element id=\"$id\" in the page"
     grep -q "\`#$id\`" "$IOF_SRC/docs/console.md" || fail "docs/console.md does not list #$id"
 done
+curl -sf "${api}agents" >"$T/agents0.json" || fail "GET agents"
+grep -q '<th class="l">agent</th><th class="l">status</th><th class="l">certificate</th><th class="l">last seen</th>' "$T/p0.html" ||
+    fail "the fleet table has no certificate and last seen columns: $(tr -d '\n' <"$T/p0.html" | grep -o '<table id="agents">.\{300\}')"
 for n in srv-1 srv-2; do
-    grep -q "<tr><td class=\"name\">$n</td><td class=\"ok\">connected</td>" "$T/p0.html" ||
-        fail "$n not in the first HTML's fleet: $(inner "$T/p0.html" agents-body)"
+    since=$(jq -r --arg n "$n" '.agents[] | select(.name == $n) | .connected_at' "$T/agents0.json")
+    [[ "$since" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$ ]] || fail "$n's connected_at: $since"
+    grep -q "<tr><td class=\"name\">$n</td><td class=\"ok\">connected</td><td class=\"wrap cert\">none (plain TCP)</td><td class=\"seen\">now, since $since</td>" "$T/p0.html" ||
+        fail "$n not in the first HTML's fleet with its certificate and last seen ($since): $(inner "$T/p0.html" agents-body)"
 done
 [ "$(inner "$T/p0.html" run-plan)" = "no run yet" ] || fail "run-plan before any run: $(inner "$T/p0.html" run-plan)"
 [ "$(inner "$T/p0.html" history-total)" = "no run recorded" ] && state "$T/p0.html" |
@@ -274,7 +279,11 @@ curl -sf "${api}runs/current" | jq -e --argjson id "$id2" '.id == $id and .state
     fail "run $id2 not under way any more when srv-2 left"
 srv2_event() { events "$T/events.txt" agents | tail -n1 | jq -e '.agents[] | select(.name == "srv-2") | .status == "disconnected"' >/dev/null; }
 cl_wait_cmd 5 "an agents event with srv-2 gone" srv2_event
-ok "during run $id2: srv-2 killed is listed disconnected ($(jq -r '.agents[] | select(.name == "srv-2") | .reason' "$T/agents2.json"))"
+gone_at=$(jq -r '.agents[] | select(.name == "srv-2") | .disconnected_at' "$T/agents2.json")
+page "$T/p3.html"
+grep -q "<tr><td class=\"name\">srv-2</td><td class=\"bad\">disconnected</td><td class=\"wrap cert\">none (plain TCP)</td><td class=\"seen\">$gone_at</td>" "$T/p3.html" ||
+    fail "srv-2 gone not in the first HTML's fleet as last seen $gone_at: $(tr -d '\n' <"$T/p3.html" | grep -o '<td class="name">srv-2</td>.\{200\}')"
+ok "during run $id2: srv-2 killed is listed disconnected ($(jq -r '.agents[] | select(.name == "srv-2") | .reason' "$T/agents2.json")), last seen $gone_at in the first HTML"
 echo '{}' >"$T/empty.json"
 code=$(post "${api}runs/current/stop" "$T/empty.json" "$T/stop.json")
 [ "$code" = 202 ] || fail "stop: $code $(cat "$T/stop.json")"
