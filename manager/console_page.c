@@ -438,6 +438,14 @@ static const char page_history_form[] =
     "aria-label=\"tag\" size=\"10\"> <button type=\"submit\" id=\"history-search\">Search"
     "</button></form>\n";
 
+/* POST /api/v1/runs/prune's two rules (console.js prune()). */
+static const char page_prune_form[] =
+    "<form id=\"prune-form\">Prune: keep the newest <input id=\"prune-keep\" type=\"number\" "
+    "min=\"0\" step=\"1\" size=\"4\" aria-label=\"keep the newest N runs\"> runs, remove runs "
+    "older than <input id=\"prune-days\" type=\"number\" min=\"1\" step=\"1\" size=\"4\" "
+    "aria-label=\"remove runs older than D days\"> days <button type=\"submit\" "
+    "id=\"prune-button\">Prune</button></form>\n";
+
 static const char page_history_head[] =
     "<div class=\"scroll\"><table id=\"history-list\"><thead><tr><th></th><th>id</th><th "
     "class=\"l\">plan</th><th class=\"l\">started</th><th class=\"l\">status</th><th "
@@ -485,6 +493,7 @@ static void page_history(struct iof_buf *b, const cJSON *list, const char *err)
                           : "<button type=\"button\" id=\"history-next\" disabled>Older</button>");
     iof_buf_addstr(b, "<button type=\"button\" id=\"compare-button\" disabled>Compare the two "
                       "picked</button></p>\n");
+    iof_buf_addstr(b, page_prune_form);
     iof_buf_addstr(b, page_compare);
     iof_buf_addstr(b, "</section>\n");
 }

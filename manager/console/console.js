@@ -502,6 +502,44 @@ $('history-prev').addEventListener('click', () => { /* newer */
   hist.last = hist.offset + PAGE >= hist.total;
   loadHistory();
 });
+/* Prune (POST /api/v1/runs/prune): keep the newest N and/or remove runs older than D days;
+ * a dry run first, to confirm with how many runs would go. */
+async function prune(ev) {
+  ev.preventDefault();
+  const keep = $('prune-keep').value.trim();
+  const days = $('prune-days').value.trim();
+  const rule = {};
+  const words = [];
+  if (keep !== '') {
+    if (!/^\d+$/.test(keep)) { historyMsg('prune: keep the newest: a whole number, 0 or more, got ' + keep, true); return; }
+    rule.keep = Number(keep);
+    words.push('all but the newest ' + keep);
+  }
+  if (days !== '') {
+    if (!/^[1-9]\d*$/.test(days)) { historyMsg('prune: older than: a whole number of days, 1 or more, got ' + days, true); return; }
+    rule.older_than = days + 'd';
+    words.push('started more than ' + days + ' day' + (days === '1' ? '' : 's') + ' ago');
+  }
+  if (!words.length) {
+    historyMsg('prune: give the number of newest runs to keep, or an age in days, or both', true);
+    return;
+  }
+  const what = 'runs ' + words.join(' and ');
+  const dry = await post('/api/v1/runs/prune', JSON.stringify(Object.assign({dry_run: true}, rule)));
+  if (dry.status !== 200) { historyMsg(errText(dry), true); return; }
+  const ids = dry.json.runs || [];
+  if (!ids.length) { historyMsg('prune: no ' + what + ': nothing to remove'); return; }
+  const n = ids.length + ' run' + (ids.length === 1 ? '' : 's');
+  if (!window.confirm('Remove ' + n + ' (' + what + ': ' + ids.map((x) => '#' + x).join(', ') +
+                      ') from the history?')) return;
+  const r = await post('/api/v1/runs/prune', JSON.stringify(rule));
+  if (r.status !== 200) historyMsg(errText(r), true);
+  else historyMsg('pruned ' + r.json.removed + ' run' + (r.json.removed === 1 ? '' : 's') + ': ' +
+                  (r.json.runs || []).map((x) => '#' + x).join(', '));
+  loadHistory();
+}
+
+$('prune-form').addEventListener('submit', prune);
 $('history-body').addEventListener('change', picked);
 $('history-body').addEventListener('click', historyAction);
 $('compare-button').addEventListener('click', compare);

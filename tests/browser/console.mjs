@@ -150,9 +150,10 @@ test('console', async (h) => {
         await page.click('#check-button');
     };
     await paste(JSON.stringify(BAD, null, 2));
+    // (The imported plan's own check may answer first: wait for the pasted plan's.)
     const bad = await until('the bad plan\'s message', async () => {
         const s = await page.evaluate(read);
-        return s.messageClass === 'bad' && s.message ? s : null;
+        return s.messageClass === 'bad' && s.message.endsWith(why) ? s : null;
     }, 20000);
     check(bad.message === why || bad.message.endsWith(`: ${why}`), `the bad plan's message ` +
         `'${bad.message}' is not iofleet validate's '${why}'`);
@@ -354,6 +355,46 @@ test('console', async (h) => {
     ok(`delete: dismissed kept run ${second.id}; confirmed removed it (GET /api/v1/runs: ` +
         `total ${after.total})`);
 
+    // Prune: a rule no run matches removes nothing and asks nothing; keep the newest 0
+    // asks, naming how many runs go (a dry run first); dismissed, nothing goes; confirmed,
+    // the list reloads empty.
+    const dialogs = [];
+    page.on('dialog', (d) => dialogs.push(d.message()));
+    const pruneWith = async (keep, days) => {
+        await page.$eval('#prune-keep', (e, v) => { e.value = v; }, keep);
+        await page.$eval('#prune-days', (e, v) => { e.value = v; }, days);
+        await page.click('#prune-button');
+    };
+    const historyMessage = () => page.$eval('#history-message', (e) => ({ text: e.textContent, cls: e.className }));
+    await pruneWith('', '1');
+    const none = await until('the prune of runs older than a day answered', async () => {
+        const m = await historyMessage();
+        return m.text.startsWith('prune:') ? m : null;
+    }, 10000);
+    check(none.text === 'prune: no runs started more than 1 day ago: nothing to remove' && none.cls === 'ok' &&
+        dialogs.length === 0 && (await history()).length === 1, `prune older than 1 day: ${JSON.stringify(none)}, ` +
+        `dialogs ${JSON.stringify(dialogs)}`);
+    await pruneWith('', '');
+    const noRule = await historyMessage();
+    check(noRule.cls === 'bad' && noRule.text === 'prune: give the number of newest runs to keep, or an age in days, or both',
+        `prune without a rule: ${JSON.stringify(noRule)}`);
+    answer = false;
+    await pruneWith('0', '');
+    await until('the prune confirmation', () => dialogs.length === 1, 10000);
+    await sleep(300);
+    check(dialogs[0] === `Remove 1 run (runs all but the newest 0: #${runId}) from the history?` &&
+        (await history()).length === 1, `prune dismissed: '${dialogs[0]}'`);
+    answer = undefined;
+    await pruneWith('0', '');
+    const pruned = await until('the history pruned', async () =>
+        ((await page.$eval('#history-total', (e) => e.textContent)) === 'no run recorded' ? historyMessage() : null),
+    10000);
+    const afterPrune = await page.evaluate(() => fetch('/api/v1/runs').then((r) => r.json()));
+    check(pruned.text === `pruned 1 run: #${runId}` && afterPrune.total === 0 && (await history()).length === 0,
+        `after the prune: ${JSON.stringify(pruned)}, GET /api/v1/runs total ${afterPrune.total}`);
+    ok(`prune: older than 1 day '${none.text}'; keep 0 asked '${dialogs[0]}', dismissed kept it; ` +
+        `confirmed '${pruned.text}', the list empty`);
+
     // Signed in to a serve with --http-tokens: Sign out ends the session, back to the sign-in.
     const tokens = join(h.dir, 'tokens');
     const made = spawnSync(join(BIN, 'iofleet'), ['serve', 'token', 'new', '--http-tokens', tokens,
@@ -368,6 +409,12 @@ test('console', async (h) => {
     await signed.type('#token', made.stdout.trim());
     await Promise.all([signed.waitForNavigation(), signed.click('#signin button[type="submit"]')]);
     await signed.waitForSelector('#signout-button', { timeout: 10000 });
+    // A viewer's prune: refused by the API, as its delete, the answer shown.
+    await signed.$eval('#prune-keep', (e) => { e.value = '0'; });
+    await signed.click('#prune-button');
+    const viewerPrune = await until('the viewer\'s prune answered', () => signed.$eval('#history-message',
+        (e) => (e.className === 'bad' ? e.textContent : null)), 10000);
+    ok(`a viewer's prune: '${viewerPrune}'`);
     await Promise.all([signed.waitForNavigation(), signed.click('#signout-button')]);
     await signed.waitForSelector('#signin', { timeout: 10000 });
     const version = await signed.evaluate(() => fetch('/api/v1/version').then((r) => r.status));
