@@ -116,6 +116,21 @@ test('console', async (h) => {
     await page.setViewport({ width: 1100, height: 800 });
     await page.goto(url);
     await until('the event stream live', () => page.$eval('#conn', (e) => e.textContent === 'live'), 20000);
+    // A screenshot of the elements of sels alone, from the first's top to the last's bottom
+    // (docs/images/console-fleet-run.png, -history.png and -compare.png are copies).
+    const part = async (sels, name) => {
+        mkdirSync(h.shots, { recursive: true });
+        const path = join(h.shots, `console-${name}.png`);
+        const clip = await page.evaluate((list) => {
+            const r = list.map((x) => document.querySelector(x).getBoundingClientRect());
+            const top = Math.min(...r.map((x) => x.top)) + window.scrollY;
+            const left = Math.min(...r.map((x) => x.left)) + window.scrollX;
+            return { x: left, y: top, width: Math.max(...r.map((x) => x.right)) + window.scrollX - left,
+                height: Math.max(...r.map((x) => x.bottom)) + window.scrollY - top };
+        }, sels);
+        await page.screenshot({ path, clip, captureBeyondViewport: true });
+        return path;
+    };
     const idle = await page.evaluate(read);
     check(idle.agents.length === 1 && idle.agents[0][0] === 'node1' && idle.points === 0,
         `the page before any run: agents ${JSON.stringify(idle.agents)}, ${idle.points} chart points`);
@@ -217,7 +232,8 @@ test('console', async (h) => {
     check(runs.runs?.length === 1 && rec?.status === 'interrupted' && rec.plan === PLAN.name,
         `GET /api/v1/runs after Stop: ${JSON.stringify(runs)}`);
     ok(`Stop: ${stopped.state}, ${stopped.done.length} ended tests kept, ${stopped.points} ` +
-        `points; GET /api/v1/runs and the history list run ${runId} ${rec.status} (${await h.shot(page, 'stopped')})`);
+        `points; GET /api/v1/runs and the history list run ${runId} ${rec.status} (${await h.shot(page, 'stopped')}, the fleet and the run alone: ` +
+        `${await part(['#fleet', '#run'], 'fleet-run')})`);
 
     // The names as text, nothing of them run or loaded; no CSP violation by the page.
     for (const name of [PLAN.name, PLAN.specs[0].name])
@@ -278,7 +294,8 @@ test('console', async (h) => {
     check(viaApi.total === 1 && viaApi.runs[0].id === runId, `GET /api/v1/runs?tag= after tagging: ` +
         `${JSON.stringify(viaApi)}`);
     ok(`history: run ${runId} listed (${listed[0].cells.slice(1, 7).join(' | ')}), tagged ` +
-        `'${tagged[0].cells[5]}' from the page (${await h.shot(page, 'history')})`);
+        `'${tagged[0].cells[5]}' from the page (${await h.shot(page, 'history')}, the history alone: ` +
+        `${await part(['#history'], 'history-only')})`);
 
     // A second, short run of a changed plan; the two compared; then one deleted.
     const SHORT = { ...PLAN, name: 'console short', run: { ramp: '1s', duration: '1s', interval: '1s' },
@@ -320,7 +337,8 @@ test('console', async (h) => {
         `the compare view at 390 px: scrollWidth ${cmp.width}, __pwned ${cmp.pwned}, ${cmp.imgs} <img>`);
     ok(`compare: ${cmp.runs}: ${cmp.changes.length} plan changes (duration ${dur[1]} -> ${dur[2]}), ` +
         `${PLAN.specs[0].name} IOPS ${iops.slice(1).join(' / ')}, read/write split; fits 390 px ` +
-        `(scrollWidth ${cmp.width}) (${await h.shot(page, 'compare')})`);
+        `(scrollWidth ${cmp.width}) (${await h.shot(page, 'compare')}, the comparison alone: ` +
+        `${await part(['#compare'], 'compare-only')})`);
 
     // The search box: the short run by a word of its plan's name, then every run again.
     const search = async (q, n) => {
