@@ -105,15 +105,7 @@ test('console', async (h) => {
     ok(`the first HTML, JavaScript off: node1 connected, its workdir as text, no run yet`);
 
     // The page itself: every CSP violation and page error recorded from the start.
-    const page = await browser.newPage();
-    const errors = [];
-    page.on('pageerror', (e) => errors.push(String(e)));
-    await page.evaluateOnNewDocument(() => {
-        window.__csp = [];
-        document.addEventListener('securitypolicyviolation',
-            (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI} ${e.sourceFile}:${e.lineNumber}`));
-    });
-    await page.setViewport({ width: 1100, height: 800 });
+    const { page, errors } = await h.watchedPage(1100, 800);
     await page.goto(url);
     await until('the event stream live', () => page.$eval('#conn', (e) => e.textContent === 'live'), 20000);
     // A screenshot of the elements of sels alone, from the first's top to the last's bottom

@@ -39,15 +39,7 @@ test('editor', async (h) => {
         return r?.agents?.filter((a) => a.status === 'connected').length === 2;
     });
     const browser = await h.launch();
-    const page = await browser.newPage();
-    const errors = [];
-    page.on('pageerror', (e) => errors.push(String(e)));
-    await page.evaluateOnNewDocument(() => {
-        window.__csp = [];
-        document.addEventListener('securitypolicyviolation',
-            (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI} ${e.sourceFile}:${e.lineNumber}`));
-    });
-    await page.setViewport({ width: 1100, height: 900 });
+    const { page, errors } = await h.watchedPage(1100, 900);
     await page.goto(`${origin}/`);
     await until('the event stream live', () => page.$eval('#conn', (e) => e.textContent === 'live'), 20000);
 

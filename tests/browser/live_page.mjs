@@ -81,15 +81,7 @@ test('live_page', async (h) => {
     await bare.close();
 
     // The page as it runs: every CSP violation and page error recorded from the start.
-    const page = await browser.newPage();
-    const errors = [];
-    page.on('pageerror', (e) => errors.push(String(e)));
-    await page.evaluateOnNewDocument(() => {
-        window.__csp = [];
-        document.addEventListener('securitypolicyviolation',
-            (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
-    });
-    await page.setViewport({ width: 1000, height: 700 });
+    const { page, errors } = await h.watchedPage(1000, 700);
     await page.goto(url);
 
     // The figures change as intervals arrive: the ALL row over three intervals.

@@ -149,6 +149,21 @@ export class Harness {
         return this.browser;
     }
 
+    // A new page of the launched browser, width x height, that records from its first
+    // script on every page error (in errors) and CSP violation (in window.__csp).
+    async watchedPage(width, height) {
+        const page = await this.browser.newPage();
+        const errors = [];
+        page.on('pageerror', (e) => errors.push(String(e)));
+        await page.evaluateOnNewDocument(() => {
+            window.__csp = [];
+            document.addEventListener('securitypolicyviolation',
+                (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI} ${e.sourceFile}:${e.lineNumber}`));
+        });
+        await page.setViewport({ width, height });
+        return { page, errors };
+    }
+
     // A full-page screenshot as screenshots/TEST-NAME.png.
     async shot(page, name) {
         mkdirSync(this.shots, { recursive: true });
