@@ -620,13 +620,51 @@ static enum MHD_Result api_run_delete(struct MHD_Connection *conn, struct mgr_ap
                               &b, &d);
 }
 
+static int64_t api_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec;
+}
+
+/* The credential a request was let in with (tokens on): its line, and the
+ * session id when a session cookie was what counted. */
+struct api_cred {
+    bool on;
+    struct mgr_api_token tok;
+    char sid[MGR_API_SESSION_ID_LEN + 1];
+};
+
+struct api_gate {
+    struct mgr_api *api;
+    struct api_cred cred;
+};
+
+/* An open event stream goes on while its credential holds: a token or
+ * certificate line removed, a session ended or the tokens file closed ends it. */
+static bool api_gate_allowed(void *arg)
+{
+    struct api_gate *g = arg;
+    return mgr_api_auth_still(g->api->auth, &g->cred.tok, g->cred.sid[0] ? g->cred.sid : NULL,
+                              api_now());
+}
+
+static void api_gate_free(void *arg)
+{
+    if (arg)
+        OPENSSL_cleanse(arg, sizeof(struct api_gate));
+    free(arg);
+}
+
 /* GET /api/v1/events: Server-Sent Events, in one of the guard's stream
- * slots (503 over its caps). */
-static enum MHD_Result api_events(struct MHD_Connection *conn, struct mgr_api *api)
+ * slots (503 over its caps), ended when cred (tokens on) no longer holds. */
+static enum MHD_Result api_events(struct MHD_Connection *conn, struct mgr_api *api,
+                                  const struct api_cred *cred)
 {
     const struct mgr_api_console_ops *ops = api_console_ops(api);
     const char *after = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Last-Event-ID");
     struct mgr_http_conn *slot = mgr_http_mhd_conn(conn);
+    struct mgr_api_gate gate;
     struct MHD_Response *r;
     enum MHD_Result ret;
 
@@ -638,7 +676,14 @@ static enum MHD_Result api_events(struct MHD_Connection *conn, struct mgr_api *a
                          MGR_HTTP_MAX_SSE, MGR_HTTP_MAX_SSE_PER_NET);
     if (!after)
         after = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "after");
-    if (!(r = ops->events(ops->arg, after)))
+    if (cred->on) {
+        struct api_gate *g = malloc(sizeof(*g));
+        if (!g)
+            return api_error(conn, 500, NULL, "out of memory");
+        *g = (struct api_gate){.api = api, .cred = *cred};
+        gate = (struct mgr_api_gate){.allowed = api_gate_allowed, .free = api_gate_free, .arg = g};
+    }
+    if (!(r = ops->events(ops->arg, after, cred->on ? &gate : NULL)))
         return api_error(conn, 500, NULL, "out of memory");
     MHD_add_response_header(r, "Content-Security-Policy", "default-src 'none'");
     ret = MHD_queue_response(conn, 200, r);
@@ -939,13 +984,6 @@ static bool api_host_ok(const struct mgr_api *api, const char *host)
     return false;
 }
 
-static int64_t api_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec;
-}
-
 /* The session cookie's attributes: HttpOnly, Secure over HTTPS (plain HTTP
  * is only ever loopback: mgr_api_bind_check()), SameSite=Strict, Path=/. */
 static void api_cookie(char *out, size_t cap, bool https, const char *id, int max_age)
@@ -1067,7 +1105,7 @@ static bool api_client_cert(struct mgr_api *api, struct MHD_Connection *conn, ch
  * too many failures from the peer. *refused as api_csrf(). */
 static enum MHD_Result api_authorize(struct mgr_api *api, struct MHD_Connection *conn,
                                      const char *method, const char *url, const char *cn,
-                                     bool write, bool *refused)
+                                     bool write, bool *refused, struct api_cred *who)
 {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
@@ -1088,6 +1126,11 @@ static enum MHD_Result api_authorize(struct mgr_api *api, struct MHD_Connection 
     switch (r) {
     case MGR_API_AUTH_OK:
         *refused = false;
+        who->on = true;
+        who->tok = tok;
+        /* a session counted when neither a certificate nor a Bearer token did */
+        if (!tok.cert && sid && (!authz || strncasecmp(authz, "Bearer", 6)))
+            snprintf(who->sid, sizeof(who->sid), "%s", sid);
         return MHD_YES;
     case MGR_API_AUTH_MISSING:
         return api_error_hdr(conn, 401, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
@@ -1129,6 +1172,7 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
          imp, out;
     struct api_post *post = *req_cls;
     const struct mgr_api_result_file *rfile;
+    struct api_cred cred = {0};
     int64_t rid = 0;
 
     (void)version;
@@ -1202,7 +1246,7 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
             return api_page_send(conn, &b, type);
         }
         if (!signin && ((r = api_authorize(api, conn, method, url, cert ? cn : NULL,
-                                           !get && !signout, &refused)) != MHD_YES ||
+                                           !get && !signout, &refused, &cred)) != MHD_YES ||
                         refused))
             return r;
         if (signin || signout) {
@@ -1293,7 +1337,7 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
         return get ? api_run_last(conn, api)
                    : api_error(conn, 405, "GET, HEAD", "%s %s: only GET", method, url);
     if (!strcmp(url, "/api/v1/events"))
-        return get ? api_events(conn, api)
+        return get ? api_events(conn, api, &cred)
                    : api_error(conn, 405, "GET, HEAD", "%s %s: only GET", method, url);
     if (!strcmp(url, "/api/v1/version"))
         return get ? api_version(conn)

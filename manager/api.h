@@ -65,6 +65,15 @@ struct mgr_api_run_ops {
     void *arg;
 };
 
+/* What lets an open event stream go on: allowed(arg), asked before each event
+ * and keep-alive and at least once a second, ends it when false (a revoked
+ * token or session); free(arg) once the stream is gone. */
+struct mgr_api_gate {
+    bool (*allowed)(void *arg);
+    void (*free)(void *arg);
+    void *arg;
+};
+
 /* What the console's endpoints ask (manager/serve_live.h), from HTTP
  * threads. */
 struct MHD_Response;
@@ -72,8 +81,10 @@ struct mgr_api_console_ops {
     /* GET /api/v1/runs/last: 200 with the JSON appended to b, or 404. */
     unsigned (*last)(void *arg, struct iof_buf *b, char *msg, size_t cap);
     /* GET /api/v1/events: a new event stream sending the events after
-     * `after` (NULL: from now), or NULL without memory. */
-    struct MHD_Response *(*events)(void *arg, const char *after);
+     * `after` (NULL: from now), or NULL without memory; gate (may be NULL;
+     * copied, its free called once the stream ends, also on failure) ends
+     * the stream once it no longer allows it. */
+    struct MHD_Response *(*events)(void *arg, const char *after, const struct mgr_api_gate *gate);
     /* GET of any path outside /api/ (the console page and its files): 200
      * with the body appended to b and its Content-Type in *type, or 404. */
     unsigned (*get)(void *arg, const char *url, struct iof_buf *b, const char **type);

@@ -1034,6 +1034,21 @@ bool mgr_api_auth_session_live(struct mgr_api_auth *a, const char *session, int6
     return live;
 }
 
+bool mgr_api_auth_still(struct mgr_api_auth *a, const struct mgr_api_token *tok,
+                        const char *session, int64_t now)
+{
+    bool still;
+
+    if (session && *session && !mgr_api_auth_session_live(a, session, now))
+        return false;
+    mgr_api_auth_refresh(a, now, false);
+    pthread_rwlock_rdlock(&a->table_mu);
+    still = !a->closed && (tok->cert ? mgr_api_tokens_find_cert(&a->tokens, tok->name) != NULL
+                                     : mgr_api_tokens_find_hash(&a->tokens, tok->hash) != NULL);
+    pthread_rwlock_unlock(&a->table_mu);
+    return still;
+}
+
 bool mgr_api_auth_signout(struct mgr_api_auth *a, const char *session)
 {
     bool had;

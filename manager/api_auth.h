@@ -253,6 +253,13 @@ bool mgr_api_client_cert(void *tls_session, char *cn, size_t cap, char *why, siz
 /* Whether session (NULL-safe) is a live session's id whose token the file
  * still has; nothing counted. */
 bool mgr_api_auth_session_live(struct mgr_api_auth *a, const char *session, int64_t now);
+/* Whether a credential accepted earlier still holds (an open event stream
+ * asks): the tokens file usable, tok's line (a certificate's name, else its
+ * token's hash) still in it, and session (NULL-safe: when the request came
+ * with one) still live. Reads the file again first if it changed; nothing
+ * counted or logged. Any thread. */
+bool mgr_api_auth_still(struct mgr_api_auth *a, const struct mgr_api_token *tok,
+                        const char *session, int64_t now);
 /* Sign-out: removes the session whose id is session. true when there was one. */
 bool mgr_api_auth_signout(struct mgr_api_auth *a, const char *session);
 

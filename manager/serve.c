@@ -563,9 +563,10 @@ static unsigned sv_console_last(void *arg, struct iof_buf *b, char *msg, size_t 
     return mgr_serve_live_last(arg, b, msg, cap);
 }
 
-static struct MHD_Response *sv_console_events(void *arg, const char *after)
+static struct MHD_Response *sv_console_events(void *arg, const char *after,
+                                              const struct mgr_api_gate *gate)
 {
-    return mgr_serve_live_events(arg, after);
+    return mgr_serve_live_events(arg, after, gate);
 }
 
 static unsigned sv_console_get(void *arg, const char *url, struct iof_buf *b, const char **type)

@@ -527,7 +527,8 @@ static bool live_json_event(struct iof_buf *b, const struct mgr_serve_live *l,
 
 struct mgr_serve_live_stream {
     struct mgr_serve_live *l;
-    uint64_t next; /* the next event's seq */
+    struct mgr_api_gate gate; /* allowed NULL: always */
+    uint64_t next;            /* the next event's seq */
     bool greeted;
     struct iof_buf out; /* the event being written, bounded */
     size_t off;
@@ -580,15 +581,27 @@ ssize_t mgr_serve_live_stream_read(struct mgr_serve_live_stream *c, char *buf, s
     struct mgr_serve_live *l = c->l;
 
     if (c->off >= c->out.len) {
-        struct timespec until;
-        int rc = 0;
+        struct timespec until, step;
         bool have;
 
         clock_gettime(CLOCK_MONOTONIC, &until);
         until.tv_sec += LIVE_KEEPALIVE_S;
-        pthread_mutex_lock(&l->mu);
-        while (!(have = live_next(c)) && !l->closed && rc == 0)
-            rc = pthread_cond_timedwait(&l->cv, &l->mu, &until);
+        for (;;) { /* a second at a time, the gate asked before each */
+            int rc = 0;
+            if (c->gate.allowed && !c->gate.allowed(c->gate.arg))
+                return MHD_CONTENT_READER_END_OF_STREAM;
+            clock_gettime(CLOCK_MONOTONIC, &step);
+            step.tv_sec += 1;
+            if (step.tv_sec > until.tv_sec ||
+                (step.tv_sec == until.tv_sec && step.tv_nsec > until.tv_nsec))
+                step = until;
+            pthread_mutex_lock(&l->mu);
+            while (!(have = live_next(c)) && !l->closed && rc == 0)
+                rc = pthread_cond_timedwait(&l->cv, &l->mu, &step);
+            if (have || l->closed || (step.tv_sec == until.tv_sec && step.tv_nsec == until.tv_nsec))
+                break; /* the lock held */
+            pthread_mutex_unlock(&l->mu);
+        }
         if (!have && l->closed) {
             pthread_mutex_unlock(&l->mu);
             return MHD_CONTENT_READER_END_OF_STREAM;
@@ -610,6 +623,8 @@ void mgr_serve_live_stream_free(struct mgr_serve_live_stream *c)
     if (!c)
         return;
     iof_buf_free(&c->out);
+    if (c->gate.free)
+        c->gate.free(c->gate.arg);
     free(c);
 }
 
@@ -624,13 +639,19 @@ static void live_stream_free(void *cls)
     mgr_serve_live_stream_free(cls);
 }
 
-struct mgr_serve_live_stream *mgr_serve_live_stream_new(struct mgr_serve_live *l, const char *after)
+struct mgr_serve_live_stream *mgr_serve_live_stream_new(struct mgr_serve_live *l, const char *after,
+                                                        const struct mgr_api_gate *gate)
 {
     struct mgr_serve_live_stream *c = calloc(1, sizeof(*c));
 
-    if (!c)
+    if (!c) {
+        if (gate && gate->free)
+            gate->free(gate->arg);
         return NULL;
+    }
     c->l = l;
+    if (gate)
+        c->gate = *gate;
     iof_buf_init(&c->out, LIVE_MAX_EVENT);
     pthread_mutex_lock(&l->mu);
     c->next = l->seq + 1;
@@ -646,9 +667,10 @@ struct mgr_serve_live_stream *mgr_serve_live_stream_new(struct mgr_serve_live *l
     return c;
 }
 
-struct MHD_Response *mgr_serve_live_events(struct mgr_serve_live *l, const char *after)
+struct MHD_Response *mgr_serve_live_events(struct mgr_serve_live *l, const char *after,
+                                           const struct mgr_api_gate *gate)
 {
-    struct mgr_serve_live_stream *c = mgr_serve_live_stream_new(l, after);
+    struct mgr_serve_live_stream *c = mgr_serve_live_stream_new(l, after, gate);
     struct MHD_Response *r;
 
     if (!c)

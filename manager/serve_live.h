@@ -18,6 +18,7 @@
 #include <sys/types.h>
 
 #include "common/buf.h"
+#include "manager/api.h"
 
 #define MGR_LIVE_EVENTS 1024  /* events a stream may lag behind */
 #define MGR_LIVE_POINTS 16384 /* ALL and node intervals kept for the charts (~7 MB of JSON) */
@@ -53,16 +54,19 @@ void mgr_serve_live_snapshot(struct mgr_serve_live *l, struct iof_buf *run, stru
 /* GET /api/v1/events: a new stream response sending the events after
  * `after` (a Last-Event-ID or ?after=; NULL or not a number: from now), or
  * NULL without memory. */
-struct MHD_Response *mgr_serve_live_events(struct mgr_serve_live *l, const char *after);
+struct MHD_Response *mgr_serve_live_events(struct mgr_serve_live *l, const char *after,
+                                           const struct mgr_api_gate *gate);
 
 /* One event stream's reader, as the response of mgr_serve_live_events
- * calls it (and the unit test): new (NULL without memory), then read
- * (waits up to 10 s for an event, else sends a keep-alive comment): bytes
- * > 0, or libmicrohttpd's MHD_CONTENT_READER_END_OF_STREAM once l is
- * closed, MHD_CONTENT_READER_END_WITH_ERROR without memory. */
+ * calls it (and the unit test): new (NULL without memory; gate as
+ * mgr_api_console_ops.events takes it, may be NULL), then read (waits up to
+ * 10 s for an event, else sends a keep-alive comment): bytes > 0, or
+ * libmicrohttpd's MHD_CONTENT_READER_END_OF_STREAM once l is closed or the
+ * gate says no (asked before each event and at least once a second),
+ * MHD_CONTENT_READER_END_WITH_ERROR without memory. */
 struct mgr_serve_live_stream;
-struct mgr_serve_live_stream *mgr_serve_live_stream_new(struct mgr_serve_live *l,
-                                                        const char *after);
+struct mgr_serve_live_stream *mgr_serve_live_stream_new(struct mgr_serve_live *l, const char *after,
+                                                        const struct mgr_api_gate *gate);
 ssize_t mgr_serve_live_stream_read(struct mgr_serve_live_stream *c, char *buf, size_t max);
 void mgr_serve_live_stream_free(struct mgr_serve_live_stream *c);
 

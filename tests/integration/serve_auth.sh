@@ -130,7 +130,7 @@ code() {
     got=$(tcurl -o "$T/body" -D "$T/head" -w '%{http_code}' "$@") || true
     [ "$got" = "$want" ] || fail "$* answered $got, want $want: $(cat "$T/body")"
 }
-plan_json='{"name": "p", "run": {"duration": "1s"}, "specs": [{"name": "4k", "lines": [{"size": "4k"}]}],
+plan_json='{"name": "p", "run": {"ramp": "1s", "duration": "1s"}, "specs": [{"name": "4k", "lines": [{"size": "4k"}]}],
   "workers": [{"engine": "null", "targets": [{"path": "f", "size": "1m"}]}]}'
 post() { code "$1" -H 'Content-Type: application/json' --data-binary "$plan_json" "${@:2}"; }
 
@@ -355,17 +355,29 @@ until4() {
 st4 200 -c "$T/jar4" -H 'Content-Type: application/json' --data-binary "{\"token\": \"$OP\"}" "${api4}session"
 st4 200 -b "$T/jar4" "${api4}version"
 st4 200 -H "Authorization: Bearer $OP" "${api4}version"
+# Event streams open before the change: alice's (by session and by token) end
+# with her line, bob's goes on.
+cl_spawn ev_sess "$T/ev_sess.out" "$T/ev_sess.err" curl -sN -b "$T/jar4" "${api4}events"
+cl_spawn ev_tok "$T/ev_tok.out" "$T/ev_tok.err" curl -sN -H "Authorization: Bearer $OP" "${api4}events"
+cl_spawn ev_bob "$T/ev_bob.out" "$T/ev_bob.err" curl -sN -H "Authorization: Bearer $VIEW" "${api4}events"
+for f in ev_sess ev_tok ev_bob; do
+    cl_wait_cmd 10 "the $f event stream's opening" grep -q '^retry: ' "$T/$f.out"
+done
 line_op=$(grep '^operator alice ' "$T/tokens.live")
 line_view=$(grep '^viewer bob ' "$T/tokens.live")
 put "$line_view
 "
 took=$(until4 401 2000 -H "Authorization: Bearer $OP" "${api4}version")
+cl_wait_exit "$ev_sess" 3 rc
+cl_wait_exit "$ev_tok" 3 rc
+cl_alive "$ev_bob" || fail "bob's event stream ended with alice's line: $(cat "$T/ev_bob.err")"
+cl_stop "$ev_bob"
 st4 401 -b "$T/jar4" "${api4}version"
 jq -e '.error.message | contains("session cookie is unknown or expired")' "$T/body4" >/dev/null ||
     fail "revoked token's session: $(cat "$T/body4")"
 st4 200 -H "Authorization: Bearer $VIEW" "${api4}version"
 expect_in "$T/serve4.err" "--http-tokens $T/tokens.live read again: 1 line (1 gone, 0 new, 0 with another scope); 1 session ended"
-ok "alice's line removed (renamed into place): her token 401 in $took ms, her session 401; bob's token 200"
+ok "alice's line removed (renamed into place): her token 401 in $took ms, her session 401, her open event streams ended; bob's token 200, his stream open"
 
 # alice's line back: her token works, her ended session does not; bob made
 # an operator: his token may POST at once.

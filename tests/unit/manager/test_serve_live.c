@@ -43,7 +43,7 @@ static void test_resume_after(void **state)
     assert_int_equal(mgr_serve_live_new(&l), 0);
     for (unsigned i = 1; i <= 3; i++)
         agents(l, i);
-    assert_non_null(s = mgr_serve_live_stream_new(l, "1"));
+    assert_non_null(s = mgr_serve_live_stream_new(l, "1", NULL));
     assert_string_equal(next_chunk(s, buf, sizeof(buf)), "retry: 2000\n\n");
     assert_string_equal(next_chunk(s, buf, sizeof(buf)),
                         "id: 2\nevent: agents\ndata:{\"agents\":[{\"name\":\"a3\"}]}\n\n");
@@ -67,7 +67,7 @@ static void test_slow_stream_skips(void **state)
     (void)state;
     assert_int_equal(mgr_serve_live_new(&l), 0);
     agents(l, 0);
-    assert_non_null(s = mgr_serve_live_stream_new(l, NULL)); /* from now: after event 1 */
+    assert_non_null(s = mgr_serve_live_stream_new(l, NULL, NULL)); /* from now: after event 1 */
     assert_string_equal(next_chunk(s, buf, sizeof(buf)), "retry: 2000\n\n");
     /* The loop goes on recording while the stream reads nothing. */
     for (unsigned i = 1; i <= total; i++)
