@@ -25,7 +25,7 @@ ep=$AGENT_EP
 
 # 1. A symlink under an allowed directory that leads outside it.
 plan escape.json <<P
-{"name": "escape", "run": {"duration": "1s"},
+{"name": "escape", "run": {"ramp": "1s", "duration": "1s"},
  "specs": [{"name": "w", "lines": [{"size": "4k", "read": 0}]}],
  "workers": [{"engine": "sync", "targets": [{"path": "$T/allowed/link.dat"}]}]}
 P
@@ -36,7 +36,7 @@ ok "symlink escape from --allow refused"
 
 # 2. A path never allowed at all.
 plan other.json <<P
-{"name": "other", "run": {"duration": "1s"},
+{"name": "other", "run": {"ramp": "1s", "duration": "1s"},
  "specs": [{"name": "r", "lines": [{"size": "4k"}]}],
  "workers": [{"engine": "sync", "targets": [{"path": "$T/outside.dat"}]}]}
 P
@@ -49,7 +49,7 @@ ok "path outside --allow refused"
 start_agent guard3
 ln -s "$T/outside.dat" "$T/guard3-work/evil.dat"
 plan evil.json <<'P'
-{"name": "evil", "run": {"duration": "1s"},
+{"name": "evil", "run": {"ramp": "1s", "duration": "1s"},
  "specs": [{"name": "w", "lines": [{"size": "4k", "read": 0}]}],
  "workers": [{"engine": "sync", "targets": [{"path": "evil.dat", "size": "1m"}]}]}
 P
@@ -60,7 +60,7 @@ ok "symlinked test file refused"
 
 # 4. '..' never reaches an agent: the plan is refused first.
 plan dotdot.json <<'P'
-{"name": "dotdot", "run": {"duration": "1s"},
+{"name": "dotdot", "run": {"ramp": "1s", "duration": "1s"},
  "specs": [{"name": "w", "lines": [{"size": "4k"}]}],
  "workers": [{"engine": "sync", "targets": [{"path": "../outside.dat", "size": "1m"}]}]}
 P
@@ -82,7 +82,7 @@ mkfs.ext4 -q -E lazy_itable_init=0,lazy_journal_init=0 "$loop"
 sync
 sum_fs=$(md5sum <"$shm/fs.img")
 plan fswrite.json <<P
-{"name": "fswrite", "run": {"duration": "1s"},
+{"name": "fswrite", "run": {"ramp": "1s", "duration": "1s"},
  "specs": [{"name": "w", "lines": [{"size": "4k", "read": 0}]}],
  "workers": [{"engine": "libaio", "targets": [{"path": "$loop"}]}]}
 P

@@ -13,7 +13,7 @@ mkfs.ext4 -q -E lazy_itable_init=0,lazy_journal_init=0 "$loop"
 sync
 sum_fs=$(md5sum <"$shm/fs.img")
 plan w.json <<P
-{"name": "localw", "run": {"duration": "1s"},
+{"name": "localw", "run": {"ramp": "1s", "duration": "1s"},
  "specs": [{"name": "w", "lines": [{"size": "4k", "read": 0}]}],
  "workers": [{"engine": "libaio", "targets": [{"path": "$loop"}]}]}
 P

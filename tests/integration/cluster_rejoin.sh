@@ -10,7 +10,7 @@
 source "$(dirname "$0")/lib/cluster.bash"
 
 plan p.json <<'P'
-{"name": "rejoin", "run": {"duration": "3s", "interval": "500ms"},
+{"name": "rejoin", "run": {"ramp": "1s", "duration": "3s", "interval": "500ms"},
  "specs": [{"name": "one", "lines": [{"size": "4k", "burst": 32, "delay": "1ms"}]},
            {"name": "two", "duration": "8s", "lines": [{"size": "4k", "burst": 32, "delay": "1ms"}]},
            {"name": "three", "lines": [{"size": "4k", "burst": 32, "delay": "1ms"}]}],

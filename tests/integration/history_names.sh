@@ -20,7 +20,7 @@ PY
 }
 
 plan good.json <<'P'
-{"name": "names", "run": {"duration": "200ms", "interval": "100ms"},
+{"name": "names", "run": {"ramp": "1s", "duration": "200ms", "interval": "100ms"},
  "specs": [{"name": "4k", "lines": [{"size": "4k", "burst": 4, "delay": "1ms"}]}],
  "workers": [{"engine": "null", "targets": [{"path": "n", "size": "1m"}]}]}
 P

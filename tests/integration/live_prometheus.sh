@@ -99,7 +99,7 @@ ok "docs/monitoring: prometheus.yml passes promtool check config; the dashboard'
 
 # An interrupted run is over: no time is left, whatever was planned.
 plan q.json <<'P'
-{"name": "prom-int", "run": {"duration": "60s", "interval": "500ms"},
+{"name": "prom-int", "run": {"ramp": "1s", "duration": "60s", "interval": "500ms"},
  "specs": [{"name": "a", "lines": [{"size": "4k", "read": 100, "burst": 8, "delay": "1ms"}]}],
  "workers": [{"count": 1, "engine": "null", "queue_depth": 2, "targets": [{"path": "t.dat", "size": "1m"}]}]}
 P

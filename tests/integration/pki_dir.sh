@@ -10,7 +10,7 @@ PKI=$T/pki
 iof_start_agent node1 --tls-ca "$PKI/ca.pem" --tls-cert "$PKI/node1.pem" --tls-key "$PKI/node1-key.pem"
 EP=$AGENT_EP
 plan p.json <<'P'
-{"name": "pki", "run": {"duration": "400ms", "interval": "200ms"},
+{"name": "pki", "run": {"ramp": "1s", "duration": "400ms", "interval": "200ms"},
  "specs": [{"name": "r", "lines": [{"size": "4k"}]}],
  "workers": [{"engine": "null", "targets": [{"path": "t.dat", "size": "1m"}]}]}
 P

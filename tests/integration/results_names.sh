@@ -8,7 +8,7 @@
 source "$(dirname "$0")/lib/common.bash"
 
 plan p.json <<'P'
-{"name": "names", "run": {"duration": "1s", "interval": "1s"},
+{"name": "names", "run": {"ramp": "1s", "duration": "1s", "interval": "1s"},
  "specs": [{"name": "r", "lines": [{"size": "4k", "read": 100, "random": 100}]}],
  "workers": [{"nodes": ["*"], "count": 1, "engine": "null", "queue_depth": 1,
               "targets": [{"path": "n.dat", "size": "1m"}]}]}

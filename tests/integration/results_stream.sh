@@ -30,7 +30,7 @@ targets = [{"path": "t%02d.dat" % i, "size": "1m"} for i in range(64)]
 specs = [{"name": "s%02d" % i,
           "lines": [{"size": "4k", "read": 70, "random": 100, "burst": 1, "delay": "5ms"}]}
          for i in range(ntests)]
-plan = {"name": "stream", "run": {"duration": duration, "interval": duration},
+plan = {"name": "stream", "run": {"ramp": "1s", "duration": duration, "interval": duration},
         "specs": specs,
         "workers": [{"count": 8, "engine": "null", "queue_depth": 1, "targets": targets}]}
 json.dump(plan, open(path, "w"))

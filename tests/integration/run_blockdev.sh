@@ -24,7 +24,7 @@ ok "libaio on $loop and $loop4k: $(row_field "$T/out" ALL 3) IOPS"
 
 # 512-byte I/O on a 4k-sector device cannot be done with O_DIRECT: clear error.
 plan misfit.json <<P
-{"name": "misfit", "run": {"duration": "1s"},
+{"name": "misfit", "run": {"ramp": "1s", "duration": "1s"},
  "specs": [{"name": "512b", "lines": [{"size": 512}]}],
  "workers": [{"engine": "libaio", "targets": [{"path": "$loop4k"}]}]}
 P
@@ -34,7 +34,7 @@ ok "O_DIRECT misfit refused with the block size named"
 
 # A size on a device limits the part used; more than the device has is refused.
 plan sized.json <<P
-{"name": "sized", "run": {"duration": "1s"},
+{"name": "sized", "run": {"ramp": "1s", "duration": "1s"},
  "specs": [{"name": "r", "lines": [{"size": "4k"}]}],
  "workers": [{"engine": "libaio", "targets": [{"path": "$loop", "size": "200m"}]}]}
 P
@@ -55,7 +55,7 @@ mount "$loopm" "$T/mnt"
 iof_on_exit "umount '$T/mnt'; losetup -d $loopm"
 before=$(md5sum "$shm/m.img" | cut -d' ' -f1)
 plan mounted.json <<P
-{"name": "mounted", "run": {"duration": "1s"},
+{"name": "mounted", "run": {"ramp": "1s", "duration": "1s"},
  "specs": [{"name": "write", "lines": [{"size": "4k", "read": 0}]}],
  "workers": [{"engine": "libaio", "targets": [{"path": "$loopm"}]}]}
 P

@@ -37,7 +37,7 @@ wait_cleanups() {
 
 plan p.json <<'EOF'
 {"name": "cleanup",
- "run": {"duration": "1s", "interval": "1s"},
+ "run": {"ramp": "1s", "duration": "1s", "interval": "1s"},
  "specs": [{"name": "w", "lines": [{"size": "4k", "read": 50, "random": 100}]}],
  "workers": [{"nodes": ["*"], "count": 1, "engine": "sync", "queue_depth": 1,
               "verify": "crc32c",
@@ -87,7 +87,7 @@ ok "run.cleanup: the files made by the run go, a reused one stays"
 # An interrupted run cleans up too.
 plan long.json <<'EOF'
 {"name": "long",
- "run": {"duration": "60s", "interval": "1s"},
+ "run": {"ramp": "1s", "duration": "60s", "interval": "1s"},
  "specs": [{"name": "r", "lines": [{"size": "4k", "read": 100, "random": 100}]}],
  "workers": [{"nodes": ["*"], "count": 1, "engine": "sync", "queue_depth": 1,
               "targets": [{"path": "long.dat", "size": "1m"}]}]}

@@ -55,7 +55,7 @@ mapfile -t ALICE < <(cert "$P" alice)
 mapfile -t BOB < <(cert "$P" bob)
 mapfile -t NODE1 < <(cert "$P" node1)
 mapfile -t ALICE2 < <(cert "$T/other" alice)
-plan_json='{"name": "p", "run": {"duration": "1s"}, "specs": [{"name": "4k", "lines": [{"size": "4k"}]}],
+plan_json='{"name": "p", "run": {"ramp": "1s", "duration": "1s"}, "specs": [{"name": "4k", "lines": [{"size": "4k"}]}],
   "workers": [{"engine": "null", "targets": [{"path": "f", "size": "1m"}]}]}'
 post() { code "$1" -H 'Content-Type: application/json' --data-binary "$plan_json" "${@:2}"; }
 

@@ -20,12 +20,12 @@ command -v curl >/dev/null || skip "curl not installed"
 command -v jq >/dev/null || skip "jq not installed"
 
 plan quick.json <<'P'
-{"name": "console <script>alert(1)</script>", "run": {"duration": "3s", "interval": "1s"},
+{"name": "console <script>alert(1)</script>", "run": {"ramp": "1s", "duration": "3s", "interval": "1s"},
  "specs": [{"name": "4k", "lines": [{"size": "4k", "read": 70}]}, {"name": "64k\"><img src=x onerror=alert(2)>", "lines": [{"size": "64k", "read": 0}]}],
  "workers": [{"engine": "null", "targets": [{"path": "f", "size": "1m"}]}]}
 P
 plan long.json <<'P'
-{"name": "console long", "run": {"duration": "120s", "interval": "1s"},
+{"name": "console long", "run": {"ramp": "1s", "duration": "120s", "interval": "1s"},
  "specs": [{"name": "4k", "lines": [{"size": "4k"}]}],
  "workers": [{"engine": "null", "targets": [{"path": "f", "size": "1m"}]}]}
 P

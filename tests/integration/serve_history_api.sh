@@ -29,7 +29,7 @@ hist_run() {
     local name=$1 tag=${2:-} size=${3:-4k}
     plan "$name.json" <<JSON
 {"name": "$name", "specs": [{"name": "4k", "lines": [{"size": "$size", "read": 70}]}],
- "run": {"duration": "1s"},
+ "run": {"ramp": "1s", "duration": "1s"},
  "workers": [{"engine": "null", "targets": [{"path": "q.dat", "size": "4m"}]}]}
 JSON
     expect_rc 0 "$IOFLEET" run "$T/$name.json" --workdir "$T/w" --db "$db" -q ${tag:+--tag "$tag"}
@@ -352,7 +352,7 @@ connected() {
 }
 cl_wait_cmd 20 "hist-1 connected" connected
 plan long.json <<'P'
-{"name": "long", "run": {"duration": "120s", "interval": "1s"},
+{"name": "long", "run": {"ramp": "1s", "duration": "120s", "interval": "1s"},
  "specs": [{"name": "4k", "lines": [{"size": "4k"}]}],
  "workers": [{"engine": "null", "targets": [{"path": "f", "size": "1m"}]}]}
 P

@@ -10,7 +10,7 @@ command -v curl >/dev/null || skip "curl not installed"
 command -v jq >/dev/null || skip "jq not installed"
 
 plan good.json <<'P'
-{"name": "check", "run": {"duration": "1s"},
+{"name": "check", "run": {"ramp": "1s", "duration": "1s"},
  "specs": [{"name": "4k", "lines": [{"size": "4k"}]}, {"name": "64k", "lines": [{"size": "64k", "read": 0}]}],
  "workers": [{"engine": "null", "targets": [{"path": "f", "size": "1m"}]}]}
 P

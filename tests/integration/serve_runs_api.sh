@@ -14,12 +14,12 @@ command -v curl >/dev/null || skip "curl not installed"
 command -v jq >/dev/null || skip "jq not installed"
 
 plan quick.json <<'P'
-{"name": "api quick", "run": {"duration": "3s", "interval": "1s"},
+{"name": "api quick", "run": {"ramp": "1s", "duration": "3s", "interval": "1s"},
  "specs": [{"name": "4k", "lines": [{"size": "4k"}]}, {"name": "64k", "lines": [{"size": "64k", "read": 0}]}],
  "workers": [{"engine": "null", "targets": [{"path": "f", "size": "1m"}]}]}
 P
 plan long.json <<'P'
-{"name": "api long", "run": {"duration": "120s", "interval": "1s"},
+{"name": "api long", "run": {"ramp": "1s", "duration": "120s", "interval": "1s"},
  "specs": [{"name": "4k", "lines": [{"size": "4k"}]}],
  "workers": [{"engine": "null", "targets": [{"path": "f", "size": "1m"}]}]}
 P

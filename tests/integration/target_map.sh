@@ -10,7 +10,7 @@ source "$(dirname "$0")/lib/cluster.bash"
 cl_start_agents 2 tm
 
 plan map.json <<'P'
-{"name": "tmap", "run": {"duration": "1s", "interval": "500ms"},
+{"name": "tmap", "run": {"ramp": "1s", "duration": "1s", "interval": "500ms"},
  "specs": [{"name": "4k rand", "lines": [{"size": "4k", "read": 50, "random": 100}]}],
  "workers": [{"engine": "sync", "queue_depth": 1,
               "targets": [{"path": {"tm-1": "one.dat", "tm-2": "two.dat"}, "size": "2m"}]}]}
@@ -43,7 +43,7 @@ ok "each node ran its own path (tm-1 one.dat, tm-2 two.dat), both with I/O"
 
 # A node the map leaves out (no "*"): refused before anything runs.
 plan missing.json <<'P'
-{"name": "tmap-missing", "run": {"duration": "1s"},
+{"name": "tmap-missing", "run": {"ramp": "1s", "duration": "1s"},
  "specs": [{"name": "4k", "lines": [{"size": "4k"}]}],
  "workers": [{"engine": "sync",
               "targets": [{"path": {"tm-1": "miss1.dat", "tm-22": "miss2.dat"}, "size": "1m"}]}]}
@@ -60,7 +60,7 @@ ok "a node missing from the map is refused before any I/O, naming it"
 # validate prints the map per node and warns of a key naming none of the
 # group's nodes.
 plan named.json <<'P'
-{"name": "tmap-named", "run": {"duration": "1s"},
+{"name": "tmap-named", "run": {"ramp": "1s", "duration": "1s"},
  "specs": [{"name": "4k", "lines": [{"size": "4k"}]}],
  "workers": [{"nodes": ["tm-1", "tm-2"], "engine": "sync",
               "targets": [{"path": {"tm-1": "/dev/sdb", "tm-3": "/dev/sdd", "*": "/dev/sdc"}}]}]}
@@ -72,7 +72,7 @@ ok "validate prints the map and warns of a key naming no node of the group"
 # validate --agent checks the agent's own path: tm-1's is a test file in its
 # workdir, the "*" device (outside its --allow list) is the other nodes'.
 plan own.json <<'P'
-{"name": "tmap-own", "run": {"duration": "1s"},
+{"name": "tmap-own", "run": {"ramp": "1s", "duration": "1s"},
  "specs": [{"name": "4k", "lines": [{"size": "4k"}]}],
  "workers": [{"engine": "sync",
               "targets": [{"path": {"tm-1": "own.dat", "*": "/dev/iofleet-no-such-disk"}, "size": "1m"}]}]}

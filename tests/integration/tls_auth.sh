@@ -19,7 +19,7 @@ start_agent() {
 }
 
 plan p.json <<'P'
-{"name": "tls", "run": {"duration": "1s", "interval": "500ms"},
+{"name": "tls", "run": {"ramp": "1s", "duration": "1s", "interval": "500ms"},
  "specs": [{"name": "r", "lines": [{"size": "4k", "burst": 32, "delay": "1ms"}]}],
  "workers": [{"engine": "null", "targets": [{"path": "t.dat", "size": "1m"}]}]}
 P

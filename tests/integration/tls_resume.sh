@@ -21,14 +21,14 @@ tls_node1=(--tls-ca "$PKI/ca.pem" --tls-cert "$PKI/node1.pem" --tls-key "$PKI/no
 tls_node2=(--tls-ca "$PKI/ca.pem" --tls-cert "$PKI/node2.pem" --tls-key "$PKI/node2-key.pem")
 
 plan p.json <<'P'
-{"name": "resume", "run": {"duration": "2s", "interval": "500ms"},
+{"name": "resume", "run": {"ramp": "1s", "duration": "2s", "interval": "500ms"},
  "specs": [{"name": "one", "lines": [{"size": "4k", "burst": 16, "delay": "1ms"}]},
            {"name": "two", "duration": "8s", "lines": [{"size": "4k", "burst": 16, "delay": "1ms"}]},
            {"name": "three", "lines": [{"size": "4k", "burst": 16, "delay": "1ms"}]}],
  "workers": [{"engine": "null", "targets": [{"path": "t.dat", "size": "1m"}]}]}
 P
 plan q.json <<'P'
-{"name": "again", "run": {"duration": "1s", "interval": "500ms"},
+{"name": "again", "run": {"ramp": "1s", "duration": "1s", "interval": "500ms"},
  "specs": [{"name": "one", "lines": [{"size": "4k", "burst": 16, "delay": "1ms"}]}],
  "workers": [{"engine": "null", "targets": [{"path": "t.dat", "size": "1m"}]}]}
 P
