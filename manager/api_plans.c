@@ -134,7 +134,7 @@ static int import_refused(int rc, const struct iof_buf *msgs, struct iof_diag *d
         return iof_diag_set(diag, rc, "out of memory");
     if (at)
         return iof_diag_set(diag, -EINVAL, "%s", why);
-    return iof_diag_set(diag, -EINVAL, "%.*s", (int)sizeof(why) - 1, diag->msg);
+    return -EINVAL; /* diag already holds the importer's message */
 }
 
 int mgr_api_import_run(struct mgr_api_import *q, const char *body, size_t len, struct iof_buf *out,

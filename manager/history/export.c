@@ -755,10 +755,9 @@ int mgr_export_write(struct mgr_store *st, int64_t id, struct mgr_sink *const *s
             mgr_sink_abort(sinks[i]);
             continue;
         }
+        /* the first error's message is kept */
         if ((e = mgr_sink_close(sinks[i])) && !r)
             r = iof_diag_set(diag, e, "%s: not written: %s", sinks[i]->path, strerror(-e));
-        else if (e)
-            iof_diag_set(diag, e, "%s", diag->msg);
     }
     free(tests);
     agents_free(&ag);
