@@ -635,27 +635,6 @@ struct api_cred {
     char sid[MGR_API_SESSION_ID_LEN + 1];
 };
 
-struct api_gate {
-    struct mgr_api *api;
-    struct api_cred cred;
-};
-
-/* An open event stream goes on while its credential holds: a token or
- * certificate line removed, a session ended or the tokens file closed ends it. */
-static bool api_gate_allowed(void *arg)
-{
-    struct api_gate *g = arg;
-    return mgr_api_auth_still(g->api->auth, &g->cred.tok, g->cred.sid[0] ? g->cred.sid : NULL,
-                              api_now());
-}
-
-static void api_gate_free(void *arg)
-{
-    if (arg)
-        OPENSSL_cleanse(arg, sizeof(struct api_gate));
-    free(arg);
-}
-
 /* GET /api/v1/events: Server-Sent Events, in one of the guard's stream
  * slots (503 over its caps), ended when cred (tokens on) no longer holds. */
 static enum MHD_Result api_events(struct MHD_Connection *conn, struct mgr_api *api,
@@ -676,13 +655,8 @@ static enum MHD_Result api_events(struct MHD_Connection *conn, struct mgr_api *a
                          MGR_HTTP_MAX_SSE, MGR_HTTP_MAX_SSE_PER_NET);
     if (!after)
         after = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "after");
-    if (cred->on) {
-        struct api_gate *g = malloc(sizeof(*g));
-        if (!g)
-            return api_error(conn, 500, NULL, "out of memory");
-        *g = (struct api_gate){.api = api, .cred = *cred};
-        gate = (struct mgr_api_gate){.allowed = api_gate_allowed, .free = api_gate_free, .arg = g};
-    }
+    if (cred->on && mgr_api_auth_gate(api->auth, &cred->tok, cred->sid, &gate))
+        return api_error(conn, 500, NULL, "out of memory");
     if (!(r = ops->events(ops->arg, after, cred->on ? &gate : NULL)))
         return api_error(conn, 500, NULL, "out of memory");
     MHD_add_response_header(r, "Content-Security-Policy", "default-src 'none'");
@@ -1081,25 +1055,6 @@ static enum MHD_Result api_signout(struct MHD_Connection *conn, struct mgr_api *
     return api_send_hdr(conn, 200, out, strlen(out), "Set-Cookie", cookie);
 }
 
-/* With --http-client-ca: whether the request's TLS session has a client
- * certificate verified against it, then its subject CN in cn. One sent
- * that fails the check is logged (the request goes on to its token). */
-static bool api_client_cert(struct mgr_api *api, struct MHD_Connection *conn, char *cn, size_t cap)
-{
-    const union MHD_ConnectionInfo *ti;
-    char why[256];
-
-    cn[0] = '\0';
-    if (!api->tls.client_ca ||
-        !(ti = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION)))
-        return false;
-    if (mgr_api_client_cert(ti->tls_session, cn, cap, why, sizeof(why)))
-        return true;
-    if (why[0])
-        IOF_WARN("--http: a client certificate not accepted: %s", why);
-    return false;
-}
-
 /* With tokens, every request needs one (manager/api_auth.h): 401 without
  * or with a wrong one, 403 for a viewer's beyond GET and HEAD, 429 after
  * too many failures from the peer. *refused as api_csrf(). */
@@ -1225,7 +1180,7 @@ static enum MHD_Result api_request(void *cls, struct MHD_Connection *conn, const
         bool refused, signin = !strcmp(url, "/api/v1/session"),
                       signout = !strcmp(url, "/api/v1/session/end");
         char cn[128];
-        bool cert = api_client_cert(api, conn, cn, sizeof(cn));
+        bool cert = api->tls.client_ca && mgr_api_request_cert(conn, cn, sizeof(cn));
         enum MHD_Result r;
         struct mgr_api_token ct;
         /* a certificate no "cert" line names: the sign-in page as without one */

@@ -65,15 +65,6 @@ struct mgr_api_run_ops {
     void *arg;
 };
 
-/* What lets an open event stream go on: allowed(arg), asked before each event
- * and keep-alive and at least once a second, ends it when false (a revoked
- * token or session); free(arg) once the stream is gone. */
-struct mgr_api_gate {
-    bool (*allowed)(void *arg);
-    void (*free)(void *arg);
-    void *arg;
-};
-
 /* What the console's endpoints ask (manager/serve_live.h), from HTTP
  * threads. */
 struct MHD_Response;

@@ -12,10 +12,12 @@
 #include <fcntl.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <gnutls/gnutls.h>
@@ -1049,6 +1051,42 @@ bool mgr_api_auth_still(struct mgr_api_auth *a, const struct mgr_api_token *tok,
     return still;
 }
 
+struct auth_gate {
+    struct mgr_api_auth *a;
+    struct mgr_api_token tok;
+    char sid[MGR_API_SESSION_ID_LEN + 1];
+};
+
+static bool auth_gate_allowed(void *arg)
+{
+    struct auth_gate *g = arg;
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return mgr_api_auth_still(g->a, &g->tok, g->sid[0] ? g->sid : NULL, (int64_t)ts.tv_sec);
+}
+
+static void auth_gate_free(void *arg)
+{
+    if (arg)
+        OPENSSL_cleanse(arg, sizeof(struct auth_gate));
+    free(arg);
+}
+
+int mgr_api_auth_gate(struct mgr_api_auth *a, const struct mgr_api_token *tok, const char *session,
+                      struct mgr_api_gate *out)
+{
+    struct auth_gate *g = calloc(1, sizeof(*g));
+
+    if (!g)
+        return -ENOMEM;
+    g->a = a;
+    g->tok = *tok;
+    snprintf(g->sid, sizeof(g->sid), "%s", session ? session : "");
+    *out = (struct mgr_api_gate){.allowed = auth_gate_allowed, .free = auth_gate_free, .arg = g};
+    return 0;
+}
+
 bool mgr_api_auth_signout(struct mgr_api_auth *a, const char *session)
 {
     bool had;
@@ -1134,4 +1172,25 @@ bool mgr_api_client_cert(void *tls_session, char *cn, size_t cap, char *why, siz
         return false;
     }
     return true;
+}
+
+bool mgr_api_request_cert(void *conn, char *cn, size_t cap)
+{
+    static _Atomic int64_t last = INT64_MIN / 2;
+    const union MHD_ConnectionInfo *ti;
+    struct timespec ts;
+    int64_t prev = atomic_load(&last);
+    char why[256];
+
+    cn[0] = '\0';
+    if (!(ti = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION)))
+        return false;
+    if (mgr_api_client_cert(ti->tls_session, cn, cap, why, sizeof(why)))
+        return true;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    if (why[0] && (int64_t)ts.tv_sec - prev >= 10 &&
+        atomic_compare_exchange_strong(&last, &prev, (int64_t)ts.tv_sec))
+        IOF_WARN("--http: a client certificate not accepted (this line at most every 10 s): %s",
+                 why);
+    return false;
 }

@@ -249,6 +249,10 @@ enum mgr_api_auth_result mgr_api_auth_check_cert(struct mgr_api_auth *a, const c
  * TLS client authentication; false otherwise, why (wcap bytes) then says
  * why ("" when none was sent). */
 bool mgr_api_client_cert(void *tls_session, char *cn, size_t cap, char *why, size_t wcap);
+/* The same for a request of libmicrohttpd (conn a struct MHD_Connection *;
+ * with --http-client-ca): one sent that fails the check is logged, at most
+ * one line every 10 s (a client could send one per request). */
+bool mgr_api_request_cert(void *conn, char *cn, size_t cap);
 
 /* Whether session (NULL-safe) is a live session's id whose token the file
  * still has; nothing counted. */
@@ -260,6 +264,18 @@ bool mgr_api_auth_session_live(struct mgr_api_auth *a, const char *session, int6
  * counted or logged. Any thread. */
 bool mgr_api_auth_still(struct mgr_api_auth *a, const struct mgr_api_token *tok,
                         const char *session, int64_t now);
+/* What lets an open event stream go on: allowed(arg), asked before each event
+ * and keep-alive and at least once a second, ends it when false (a revoked
+ * token or session); free(arg) once the stream is gone. */
+struct mgr_api_gate {
+    bool (*allowed)(void *arg);
+    void (*free)(void *arg);
+    void *arg;
+};
+/* A gate in *out that allows while mgr_api_auth_still(a, tok, session) does
+ * (its own copies). 0, or -ENOMEM. */
+int mgr_api_auth_gate(struct mgr_api_auth *a, const struct mgr_api_token *tok, const char *session,
+                      struct mgr_api_gate *out);
 /* Sign-out: removes the session whose id is session. true when there was one. */
 bool mgr_api_auth_signout(struct mgr_api_auth *a, const char *session);
 
