@@ -54,10 +54,13 @@ for t, pct in ((2, 20), (3, 5), (4, 10)):
         ratio = float(r["iops"]) / w_want
         print(f"    worker {r['worker']}: unthrottled {base_w[r['worker']]:.0f}, "
               f"target {w_want:.0f}, achieved {float(r['iops']):.0f} ({ratio:.4f})")
-        # Never more than asked. Less only when the worker says it fell
-        # behind (late_ios: a busy host took its CPU), never silently.
+        # Never more than asked, but for I/Os due before the window that a
+        # busy host let the worker issue only in it (each counted late).
+        # Less only when the worker says it fell behind (late_ios: a busy
+        # host took its CPU), never silently.
         late = int(r["late_ios"] or 0)
-        assert ratio < 1.05, ("worker over its share by more than 5 %", r["worker"], ratio)
+        excess = (float(r["iops"]) - w_want) * float(r["duration_s"])
+        assert ratio < 1.05 or excess <= late, ("worker over its share by more than 5 % and more than its late I/Os", r["worker"], ratio, excess, late)
         assert ratio > 0.95 or late > 0, ("worker short of its share with no late I/O", r["worker"], ratio)
 assert doc["tests"][0]["rate_pct"] is None and doc["tests"][0]["rate_target_iops"] is None
 assert "find_max" not in doc["run"]
