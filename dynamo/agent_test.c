@@ -282,11 +282,22 @@ static void session_poll(uv_timer_t *t)
         }
         if (ready < nw || (gone == nw && nw))
             break;
-        if (!s->stop_ns && nw) {
-            /* Every worker ended on its io_limit: the window ends with the
-             * last one, and this interval may be cut there. */
+        if (nw) {
             uint64_t e = dyn_test_ended_ns(dt);
-            if (e && e < s->end) {
+            if (s->stop_requested && !s->ended_early) {
+                /* Stopped: the window ends where the last worker stopped
+                 * counting, not when the stop arrived. A worker that read
+                 * the clock just before an interval's end and saw the stop
+                 * after it cuts that interval and never begins the next
+                 * one; one that crossed an end before seeing the stop has
+                 * counted past the stop's time. So no interval goes out
+                 * after a stop until every worker has ended. */
+                if (!e)
+                    break;
+                s->stop_ns = e;
+            } else if (!s->stop_ns && e && e < s->end) {
+                /* Every worker ended on its io_limit: the window ends with
+                 * the last one, and this interval may be cut there. */
                 s->stop_ns = e;
                 s->ended_early = true;
             }
