@@ -600,6 +600,7 @@ static enum MHD_Result api_history_post(struct MHD_Connection *conn, struct mgr_
         rc = mgr_api_runs_prune_parse(body, post->body.len, (int64_t)iof_wall_ns(), &p, &d);
         if (!rc)
             rc = mgr_api_runs_prune(api->db, &p, api_running_id(api), &b, &d);
+        mgr_api_runs_prune_release(&p);
     }
     return api_history_answer(conn, rc, &b, &d);
 }

@@ -480,14 +480,55 @@ int mgr_api_runs_delete(const char *db, int64_t id, int64_t running, struct iof_
     return b->err;
 }
 
-enum { PRUNE_OLDER, PRUNE_KEEP, PRUNE_TAG, PRUNE_DRY, PRUNE_N };
-static const char *const prune_members[PRUNE_N] = {"older_than", "keep", "tag", "dry_run"};
+enum { PRUNE_OLDER, PRUNE_KEEP, PRUNE_TAG, PRUNE_DRY, PRUNE_RUNS, PRUNE_N };
+static const char *const prune_members[PRUNE_N] = {"older_than", "keep", "tag", "dry_run", "runs"};
 
 struct runs_prune_body {
     struct mgr_api_prune *p;
     int64_t now_ns;
     unsigned seen;
 };
+
+static int prune_id_cmp(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* "runs": [ids], as a dry run's answer lists them; json is the array as
+ * JSON text. Sorted into p->only for the search in mgr_api_runs_prune. */
+static int runs_prune_ids(struct mgr_api_prune *p, const char *json, struct iof_diag *diag)
+{
+    size_t cap = 1;
+    const char *c = json + 1;
+
+    for (const char *q = c; *q; q++)
+        cap += *q == ',';
+    if (!(p->only = malloc(cap * sizeof(*p->only))))
+        return iof_diag_set(diag, -ENOMEM, "runs: out of memory");
+    for (;;) {
+        char *end;
+        long long v;
+        while (*c == ' ' || *c == '\t' || *c == '\n' || *c == '\r')
+            c++;
+        if (*c == ']' && !p->nonly)
+            break;
+        errno = 0;
+        v = *c >= '1' && *c <= '9' ? strtoll(c, &end, 10) : 0;
+        if (v < 1 || errno || (*end != ',' && *end != ']' && *end != ' '))
+            return iof_diag_set(diag, -EINVAL,
+                                "runs: must be an array of run ids (whole numbers from 1, as a "
+                                "dry run lists them), got %.64s",
+                                json);
+        p->only[p->nonly++] = v;
+        for (c = end; *c == ' '; c++)
+            ;
+        if (*c++ == ']')
+            break;
+    }
+    qsort(p->only, p->nonly, sizeof(*p->only), prune_id_cmp);
+    return 0;
+}
 
 static int runs_prune_member(void *arg, const char *key, const char *type, const char *text,
                              struct iof_diag *diag)
@@ -503,8 +544,8 @@ static int runs_prune_member(void *arg, const char *key, const char *type, const
         ;
     if (m == PRUNE_N)
         return iof_diag_set(diag, -EINVAL,
-                            "unknown member '%.64s' (a prune takes older_than, keep, tag and "
-                            "dry_run)",
+                            "unknown member '%.64s' (a prune takes older_than, keep, tag, "
+                            "dry_run and runs)",
                             key);
     if (pb->seen & (1u << m))
         return iof_diag_set(diag, -EINVAL, "%s: given twice", key);
@@ -534,11 +575,18 @@ static int runs_prune_member(void *arg, const char *key, const char *type, const
             p->sel.tag = p->tag;
         }
         break;
-    default:
+    case PRUNE_DRY:
         if (strcmp(type, "true") && strcmp(type, "false"))
             return iof_diag_set(diag, -EINVAL, "dry_run: must be true or false, got %s", type);
         p->dry_run = !strcmp(type, "true");
         break;
+    default:
+        if (strcmp(type, "array"))
+            return iof_diag_set(diag, -EINVAL,
+                                "runs: must be an array of run ids (as a dry run lists them), "
+                                "got %s",
+                                type);
+        return runs_prune_ids(p, text, diag);
     }
     if (rc)
         return iof_diag_set(diag, rc, "%s: %s", key, d.msg);
@@ -562,6 +610,13 @@ int mgr_api_runs_prune_parse(const char *body, size_t len, int64_t now_ns, struc
     return 0;
 }
 
+void mgr_api_runs_prune_release(struct mgr_api_prune *p)
+{
+    free(p->only);
+    p->only = NULL;
+    p->nonly = 0;
+}
+
 int mgr_api_runs_prune(const char *db, const struct mgr_api_prune *p, int64_t running,
                        struct iof_buf *b, struct iof_diag *diag)
 {
@@ -575,11 +630,16 @@ int mgr_api_runs_prune(const char *db, const struct mgr_api_prune *p, int64_t ru
     if ((rc = mgr_store_open(db, &st, diag)))
         return rc;
     if (!(rc = mgr_store_select(st, &p->sel, &ids, &n, diag))) {
-        for (size_t i = 0; i < n; i++) /* the run under way stays */
-            if (ids[i] != running)
+        for (size_t i = 0; i < n; i++) {
+            /* Only runs the caller saw listed go: a rule evaluated again
+             * may pick runs recorded since (keep) or newly old enough. */
+            if (p->only && !bsearch(&ids[i], p->only, p->nonly, sizeof(*p->only), prune_id_cmp))
+                continue;
+            if (ids[i] != running) /* the run under way stays */
                 ids[k++] = ids[i];
             else
                 skipped = true;
+        }
         rc = mgr_store_remove(st, ids, p->dry_run ? 0 : k, &out, diag);
     }
     mgr_store_close(st);

@@ -112,22 +112,28 @@ int mgr_api_runs_delete(const char *db, int64_t id, int64_t running, struct iof_
                         struct iof_diag *diag);
 
 /* The body of POST /api/v1/runs/prune: {"older_than": "30d", "keep": N,
- * "tag": "NAME", "dry_run": false}, the options of `iofleet runs prune`
- * with their rules (older_than or keep needed). */
+ * "tag": "NAME", "dry_run": false, "runs": [ids]}, the options of `iofleet
+ * runs prune` with their rules (older_than or keep needed). runs, the ids a
+ * dry run listed, bounds what goes to those of them the rules still pick
+ * (runs started or recorded since the dry run are never removed). */
 struct mgr_api_prune {
     struct mgr_store_sel sel; /* sel.tag points into tag */
     char tag[256];
     bool dry_run;
+    int64_t *only; /* runs: malloc'd, ascending; NULL when not given */
+    size_t nonly;
 };
 
 /* Parses a prune body into p; older_than counts back from now_ns. 0, or
- * -EINVAL with diag naming the member and why. */
+ * -EINVAL with diag naming the member and why, -ENOMEM. Release p with
+ * mgr_api_runs_prune_release either way. */
 int mgr_api_runs_prune_parse(const char *body, size_t len, int64_t now_ns, struct mgr_api_prune *p,
                              struct iof_diag *diag);
+void mgr_api_runs_prune_release(struct mgr_api_prune *p);
 
 /* POST /api/v1/runs/prune: removes (or with dry_run lists) the runs p
- * picks, except running (the run under way, 0: none), as `iofleet runs
- * prune` does; appends {"dry_run", "runs": [ids], "skipped_running",
+ * picks (and p->only holds), except running (the run under way, 0: none),
+ * as `iofleet runs prune` does; appends {"dry_run", "runs": [ids], "skipped_running",
  * "removed", "compacted", "bytes_before", "bytes_after"} to b. */
 int mgr_api_runs_prune(const char *db, const struct mgr_api_prune *p, int64_t running,
                        struct iof_buf *b, struct iof_diag *diag);

@@ -532,7 +532,8 @@ async function prune(ev) {
   const n = ids.length + ' run' + (ids.length === 1 ? '' : 's');
   if (!window.confirm('Remove ' + n + ' (' + what + ': ' + ids.map((x) => '#' + x).join(', ') +
                       ') from the history?')) return;
-  const r = await post('/api/v1/runs/prune', JSON.stringify(rule));
+  /* Only the runs listed here go, even if the rule would pick others by now. */
+  const r = await post('/api/v1/runs/prune', JSON.stringify(Object.assign({runs: ids}, rule)));
   if (r.status !== 200) historyMsg(errText(r), true);
   else historyMsg('pruned ' + r.json.removed + ' run' + (r.json.removed === 1 ? '' : 's') + ': ' +
                   (r.json.runs || []).map((x) => '#' + x).join(', '));

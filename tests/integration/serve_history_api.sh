@@ -366,6 +366,18 @@ code=$(send DELETE "runs/$rid" "" "$T/e.json")
 code=$(send POST runs/prune '{"keep": 0, "dry_run": true}' "$T/p.json")
 [ "$code" = 200 ] && jq -e --argjson r "$rid" '.skipped_running == $r and .runs == [2, 4]' "$T/p.json" >/dev/null ||
     fail "prune keep 0 during run $rid: $code $(cat "$T/p.json")"
+# The console confirms a dry run's list with "runs": only those of them the
+# rules still pick go, never a run recorded since (here the one under way).
+code=$(send POST runs/prune '{"keep": 0, "dry_run": true, "runs": [4, 99]}' "$T/p.json")
+[ "$code" = 200 ] && jq -e '.skipped_running == null and .runs == [4]' "$T/p.json" >/dev/null ||
+    fail "prune keep 0 of runs [4, 99]: $code $(cat "$T/p.json")"
+code=$(send POST runs/prune '{"keep": 0, "runs": []}' "$T/p.json")
+[ "$code" = 200 ] && jq -e '.runs == [] and .removed == 0' "$T/p.json" >/dev/null ||
+    fail "prune keep 0 of runs []: $code $(cat "$T/p.json")"
+for bad in '"4"' '[0]' '[1.5]' '[1, "2"]' '[[1]]' '[-3]'; do
+    code=$(send POST runs/prune "{\"keep\": 0, \"runs\": $bad}" "$T/e.json")
+    [ "$code" = 400 ] && expect_err 400 "runs: must be an array of run ids" "$T/e.json"
+done
 code=$(send POST runs/current/stop '{}' "$T/s.json")
 [ "$code" = 202 ] || fail "stop run $rid: $code $(cat "$T/s.json")"
 idle() { [ "$(curl -s -o /dev/null -w '%{http_code}' "${api}runs/current")" = 404 ]; }

@@ -183,6 +183,11 @@ static void test_prune_body(void **state)
         {"{\"keep\": 1, \"keep\": 2}", "keep: given twice"},
         {"{\"keep\": 1, \"force\": true}", "unknown member 'force'"},
         {"keep=1", "not a JSON object"},
+        {"{\"keep\": 1, \"runs\": 3}", "runs: must be an array of run ids"},
+        {"{\"keep\": 1, \"runs\": [0]}", "runs: must be an array of run ids"},
+        {"{\"keep\": 1, \"runs\": [2, 1e3]}", "got [2,1e3]"},
+        {"{\"keep\": 1, \"runs\": [99999999999999999999]}", "whole numbers from 1"},
+        {"{\"keep\": 1, \"runs\": [1], \"runs\": [2]}", "runs: given twice"},
     };
     struct mgr_api_prune p;
     struct iof_diag d = {{0}};
@@ -206,11 +211,26 @@ static void test_prune_body(void **state)
         const char *b = "{\"older_than\": \"2w\"}";
         assert_int_equal(mgr_api_runs_prune_parse(b, strlen(b), NOW_NS, &p, &d), 0);
         assert_int_equal(p.sel.keep, -1); /* no keep: any */
+        assert_null(p.only);
+    }
+    {
+        const char *b = "{\"keep\": 0, \"runs\": [12, 3, 7]}";
+        assert_int_equal(mgr_api_runs_prune_parse(b, strlen(b), NOW_NS, &p, &d), 0);
+        assert_int_equal(p.nonly, 3); /* sorted for the search */
+        assert_true(p.only[0] == 3 && p.only[1] == 7 && p.only[2] == 12);
+        mgr_api_runs_prune_release(&p);
+        assert_null(p.only);
+        b = "{\"keep\": 0, \"runs\": []}";
+        assert_int_equal(mgr_api_runs_prune_parse(b, strlen(b), NOW_NS, &p, &d), 0);
+        assert_non_null(p.only); /* given and empty: nothing goes */
+        assert_int_equal(p.nonly, 0);
+        mgr_api_runs_prune_release(&p);
     }
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         int rc = mgr_api_runs_prune_parse(bad[i].body, strlen(bad[i].body), NOW_NS, &p, &d);
         if (rc != -EINVAL || !strstr(d.msg, bad[i].words))
             fail_msg("%s: rc %d '%s', want '%s'", bad[i].body, rc, d.msg, bad[i].words);
+        mgr_api_runs_prune_release(&p);
     }
 }
 
