@@ -368,6 +368,20 @@ static enum MHD_Result api_send_download(struct MHD_Connection *conn, struct MHD
     return ret;
 }
 
+/* A download of run id that could not be prepared: 404, 409 (still being
+ * written), 503 (enough are being prepared: Retry-After) or 500. */
+static enum MHD_Result api_runs_fail(struct MHD_Connection *conn, int rc, int64_t id,
+                                     const char *tail, const char *msg)
+{
+    return api_error_hdr(conn,
+                         rc == -ENOENT   ? 404
+                         : rc == -EBUSY  ? 409
+                         : rc == -EAGAIN ? 503
+                                         : 500,
+                         MHD_HTTP_HEADER_RETRY_AFTER, rc == -EAGAIN ? "1" : NULL,
+                         "GET /api/v1/runs/%lld%s: %s", (long long)id, tail, msg);
+}
+
 /* GET /api/v1/runs/ID/report.html: `iofleet report ID`'s page, a download. */
 static enum MHD_Result api_runs_report(struct MHD_Connection *conn, struct mgr_api *api, int64_t id)
 {
@@ -378,8 +392,7 @@ static enum MHD_Result api_runs_report(struct MHD_Connection *conn, struct mgr_a
     int rc;
 
     if ((rc = mgr_api_runs_report(api->db, id, &body, &len, &d)))
-        return api_error(conn, rc == -ENOENT ? 404 : 500, NULL,
-                         "GET /api/v1/runs/%lld/report.html: %s", (long long)id, d.msg);
+        return api_runs_fail(conn, rc, id, "/report.html", d.msg);
     if (!(r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE))) {
         free(body);
         return MHD_NO;
@@ -403,11 +416,7 @@ static enum MHD_Result api_runs_result(struct MHD_Connection *conn, struct mgr_a
     int rc, fd;
 
     if ((rc = mgr_api_runs_result(api->db, id, rf, &fd, &size, &d)))
-        return api_error(conn,
-                         rc == -ENOENT  ? 404
-                         : rc == -EBUSY ? 409
-                                        : 500,
-                         NULL, "GET /api/v1/runs/%lld%s: %s", (long long)id, rf->tail, d.msg);
+        return api_runs_fail(conn, rc, id, rf->tail, d.msg);
     if (!(r = MHD_create_response_from_fd(size, fd))) {
         close(fd);
         return MHD_NO;

@@ -7,6 +7,7 @@
 #include "manager/api_runs.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -289,6 +290,26 @@ int mgr_api_runs_compare(const char *db, const struct mgr_api_runs_cmp *c, struc
 
 /* --- GET /api/v1/runs/ID/report.html ---------------------------------------------------- */
 
+/* Downloads export a stored run on the request's thread, reading the whole
+ * run from the database: at most MGR_API_EXPORTS_MAX at once, so a burst of
+ * them cannot take every core and the disk from a run being recorded. */
+static atomic_uint runs_exports;
+
+int mgr_api_runs_export_enter(struct iof_diag *diag)
+{
+    if (atomic_fetch_add(&runs_exports, 1) < MGR_API_EXPORTS_MAX)
+        return 0;
+    atomic_fetch_sub(&runs_exports, 1);
+    return iof_diag_set(diag, -EAGAIN,
+                        "%u downloads are being prepared already: try again in a moment",
+                        MGR_API_EXPORTS_MAX);
+}
+
+void mgr_api_runs_export_leave(void)
+{
+    atomic_fetch_sub(&runs_exports, 1);
+}
+
 int mgr_api_runs_report(const char *db, int64_t id, char **body, size_t *len, struct iof_diag *diag)
 {
     char ref[32];
@@ -301,9 +322,14 @@ int mgr_api_runs_report(const char *db, int64_t id, char **body, size_t *len, st
     *body = NULL;
     *len = 0;
     snprintf(ref, sizeof(ref), "%lld", (long long)id);
-    if (!(f = open_memstream(body, len)))
+    if ((rc = mgr_api_runs_export_enter(diag)))
+        return rc;
+    if (!(f = open_memstream(body, len))) {
+        mgr_api_runs_export_leave();
         return iof_diag_set(diag, -ENOMEM, "out of memory");
+    }
     rc = mgr_report_emit(&o, f, diag);
+    mgr_api_runs_export_leave();
     if ((fclose(f) || !*body) && !rc)
         rc = iof_diag_set(diag, -ENOMEM, "out of memory");
     if (rc) {
@@ -349,10 +375,13 @@ int mgr_api_runs_result(const char *db, int64_t id, const struct mgr_api_result_
 
     *fd = -1;
     *size = 0;
-    if ((rc = mgr_store_open(db, &st, diag)))
+    if ((rc = mgr_api_runs_export_enter(diag)))
         return rc;
-    rc = mgr_export_fd(st, id, rf->option, fd, size, diag);
-    mgr_store_close(st);
+    if (!(rc = mgr_store_open(db, &st, diag))) {
+        rc = mgr_export_fd(st, id, rf->option, fd, size, diag);
+        mgr_store_close(st);
+    }
+    mgr_api_runs_export_leave();
     return rc;
 }
 

@@ -64,10 +64,19 @@ int mgr_api_runs_cmp_check(const struct mgr_api_runs_cmp *c, struct iof_diag *di
 int mgr_api_runs_compare(const char *db, const struct mgr_api_runs_cmp *c, struct iof_buf *b,
                          struct iof_diag *diag);
 
+/* Report and result downloads being prepared at once; one more is
+ * -EAGAIN (503 with Retry-After). */
+#define MGR_API_EXPORTS_MAX 2u
+
+/* Takes one of the MGR_API_EXPORTS_MAX places (0), or -EAGAIN with diag
+ * when all are taken; leave gives it back. Any thread. */
+int mgr_api_runs_export_enter(struct iof_diag *diag);
+void mgr_api_runs_export_leave(void);
+
 /* GET /api/v1/runs/ID/report.html: the page `iofleet report ID` writes
  * for the stored run id, byte for byte, into *body (new, *len bytes).
  * -ENOENT with diag when there is no such run, -EIO when Chart.js cannot
- * be read. */
+ * be read, -EAGAIN when MGR_API_EXPORTS_MAX are being prepared. */
 int mgr_api_runs_report(const char *db, int64_t id, char **body, size_t *len,
                         struct iof_diag *diag);
 
@@ -88,7 +97,8 @@ const struct mgr_api_result_file *mgr_api_runs_result_of(const char *rest, int64
 /* GET /api/v1/runs/ID/results.csv (and .json, iometer.csv,
  * timeseries.csv): the file `iofleet runs export ID` writes with rf's
  * option, byte for byte, as *fd (new, *size bytes, no name). -ENOENT with
- * diag when there is no such run, -EBUSY when it is still being written. */
+ * diag when there is no such run, -EBUSY when it is still being written,
+ * -EAGAIN when MGR_API_EXPORTS_MAX downloads are being prepared. */
 int mgr_api_runs_result(const char *db, int64_t id, const struct mgr_api_result_file *rf, int *fd,
                         uint64_t *size, struct iof_diag *diag);
 

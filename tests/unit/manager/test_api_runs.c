@@ -312,6 +312,41 @@ static void test_result_paths(void **state)
     assert_null(mgr_api_runs_result_of("3/4/results.csv", &id));
 }
 
+/* Downloads being prepared at once: MGR_API_EXPORTS_MAX, then -EAGAIN
+ * before the database is touched; every way out gives its place back. */
+static void test_export_gate(void **state)
+{
+    const struct mgr_api_result_file *rf;
+    struct iof_diag d = {{0}};
+    uint64_t size = 1;
+    char *body = (char *)"x";
+    size_t len = 1;
+    int64_t id;
+    int fd = 0;
+
+    (void)state;
+    rf = mgr_api_runs_result_of("3/results.csv", &id);
+    for (unsigned i = 0; i < MGR_API_EXPORTS_MAX; i++)
+        assert_int_equal(mgr_api_runs_export_enter(&d), 0);
+    assert_int_equal(mgr_api_runs_export_enter(&d), -EAGAIN);
+    assert_non_null(strstr(d.msg, "2 downloads are being prepared already"));
+    assert_int_equal(mgr_api_runs_result("/nonexistent/runs.db", 3, rf, &fd, &size, &d), -EAGAIN);
+    assert_int_equal(fd, -1);
+    assert_true(size == 0);
+    assert_int_equal(mgr_api_runs_report("/nonexistent/runs.db", 3, &body, &len, &d), -EAGAIN);
+    assert_null(body);
+    mgr_api_runs_export_leave();
+    /* A download that fails gives its place back too. */
+    for (int i = 0; i < 3; i++) {
+        int rc = mgr_api_runs_result("/nonexistent/runs.db", 3, rf, &fd, &size, &d);
+        assert_true(rc != 0 && rc != -EAGAIN);
+    }
+    assert_int_equal(mgr_api_runs_export_enter(&d), 0);
+    assert_int_equal(mgr_api_runs_export_enter(&d), -EAGAIN);
+    for (unsigned i = 0; i < MGR_API_EXPORTS_MAX; i++)
+        mgr_api_runs_export_leave();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -323,6 +358,7 @@ int main(void)
         cmocka_unit_test(test_prune_body),
         cmocka_unit_test(test_compare_params),
         cmocka_unit_test(test_result_paths),
+        cmocka_unit_test(test_export_gate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
