@@ -3,6 +3,7 @@
  * checked against the plan schema and applied to the JSON tree before
  * validation (missing parents created, an index may append). */
 #include "proto/plan_internal.h"
+#include "proto/name.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -14,7 +15,7 @@
 struct ov_step {
     bool is_index;
     size_t index;
-    char name[64];
+    char name[PROTO_NODE_NAME_MAX + 1]; /* a key, or a node name */
 };
 
 static int set_fail(struct iof_diag *diag, const char *arg, const char *fmt, ...)
@@ -34,7 +35,7 @@ static int set_fail(struct iof_diag *diag, const char *arg, const char *fmt, ...
 
 /* A key name's characters: the schema's (letters, digits, '_'), and a node
  * name's '-' for a key of a per-node map (workers[0].targets[0].path.node-1;
- * "*" is a key of its own). */
+ * "*" is a key of its own; a node name's '.' is taken after "path" only). */
 static bool is_ident(char ch, bool first)
 {
     (void)first;
@@ -91,10 +92,13 @@ static int ov_parse_key(const char *key, size_t klen, struct ov_step *st, size_t
             st[n].index = (size_t)idx;
             co += (size_t)snprintf(canon + co, ccap - co, "[%zu]", (size_t)idx);
         } else {
+            bool node = n && !st[n - 1].is_index && !strcmp(st[n - 1].name, "path");
             if (i < klen && key[i] == '*')
                 i++;
             else
-                while (i < klen && is_ident(key[i], i == start))
+                /* A node name (path.NODE) may hold '.': it is the rest of
+                 * the key (path.esx01.lab), as a path has no deeper keys. */
+                while (i < klen && (is_ident(key[i], i == start) || (node && key[i] == '.')))
                     i++;
             if (i == start) {
                 *why = "expected a key name";
@@ -182,6 +186,13 @@ static int ov_map_entry(cJSON *cur, const char *arg, const struct ov_step *st, s
     if (k + 2 < nst) {
         cJSON_Delete(v);
         return set_fail(diag, arg, "'%s.%s' is a path, it has no keys", pre, node);
+    }
+    if (strcmp(node, "*")) {
+        struct iof_diag nd = {{0}};
+        if (proto_node_name_check("node name", node, &nd)) {
+            cJSON_Delete(v);
+            return set_fail(diag, arg, "%s", nd.msg);
+        }
     }
     if (!cJSON_IsObject(cur)) {
         cJSON_Delete(v);

@@ -177,7 +177,13 @@ static void test_set(void **state)
                         "workers[0].targets[0].path.node-2=/dev/sdd"};
     const char *obj[] = {"workers[0].targets[0].path={\"n1\":\"/dev/sdb\",\"*\":\"/dev/sdc\"}"};
     const char *un[] = {"workers[0].targets[0].path.n1=/dev/sdb", "workers[0].targets[0].path.n1"};
-    const char *deep[] = {"workers[0].targets[0].path.n1.x=/dev/sdb"};
+    const char *deep[] = {"workers[0].targets[0].path.n1[0]=/dev/sdb"};
+    /* Node names as hosts are named: dots, and up to PROTO_NODE_NAME_MAX. */
+    const char *dotted[] = {
+        "workers[0].targets[0].path.esx01.lab.example=/dev/sdb",
+        "workers[0].targets[0].path.n1234567890123456789012345678901234567890123456789012345"
+        "678901.x=/dev/sdd"};
+    const char *badname[] = {"workers[0].targets[0].path..esx01=/dev/sdb"};
 
     (void)state;
     /* A plain path becomes the map's "*" entry. */
@@ -200,8 +206,21 @@ static void test_set(void **state)
     iof_plan_free(&p);
 
     expect_msg(PLAN("", "{'path':'/dev/sdc'}"), deep, 1,
-               "--set workers[0].targets[0].path.n1.x=/dev/sdb: 'workers[0].targets[0].path.n1' "
+               "--set workers[0].targets[0].path.n1[0]=/dev/sdb: 'workers[0].targets[0].path.n1' "
                "is a path, it has no keys");
+
+    load(PLAN("", "{'path':'/dev/sdc'}"), dotted, 2, &p, NULL);
+    assert_string_equal(iof_target_path(&p.workers[0].targets[0], "esx01.lab.example"), "/dev/sdb");
+    assert_string_equal(iof_target_path(&p.workers[0].targets[0],
+                                        "n123456789012345678901234567890123456789012345678901234"
+                                        "5678901.x"),
+                        "/dev/sdd");
+    assert_string_equal(iof_target_path(&p.workers[0].targets[0], "esx01"), "/dev/sdc");
+    iof_plan_free(&p);
+    expect_msg(
+        PLAN("", "{'path':'/dev/sdc'}"), badname, 1,
+        "--set workers[0].targets[0].path..esx01=/dev/sdb: node name '.esx01': must not start "
+        "with '.'");
 }
 
 struct warns {
