@@ -267,10 +267,26 @@ static int auth_hex(char c)
                                   : -1;
 }
 
+/* A field of a tokens-file line as a message quotes it: never a token
+ * pasted in by mistake, nor more than 40 bytes of anything (it may be a
+ * secret in the wrong place), which the log would then keep. */
+static const char *auth_quote(const char *f, char *q, size_t cap)
+{
+    if (!strncmp(f, MGR_API_TOKEN_PREFIX, sizeof(MGR_API_TOKEN_PREFIX) - 1))
+        snprintf(q, cap,
+                 "(a token itself, not shown: the file holds the SHA-256 of each token, "
+                 "as iofleet serve token new writes it)");
+    else if (strlen(f) > 40)
+        snprintf(q, cap, "(%zu characters, not shown)", strlen(f));
+    else
+        snprintf(q, cap, "'%s'", f);
+    return q;
+}
+
 /* One line's "SCOPE NAME HASH" into e; NULL or why not. */
 static const char *auth_line(char *line, struct mgr_api_token *e, char *why, size_t cap)
 {
-    char *f[4] = {0}, *save = NULL, *w;
+    char *f[4] = {0}, *save = NULL, *w, q[160];
     const char *bad;
     int nf = 0;
     bool zero = true;
@@ -287,22 +303,24 @@ static const char *auth_line(char *line, struct mgr_api_token *e, char *why, siz
     if (!strcmp(f[0], "cert")) { /* a client certificate: cert NAME SCOPE */
         e->cert = true;
         if ((bad = auth_name_bad(f[1]))) {
-            snprintf(why, cap, "certificate name '%.70s' %s", f[1], bad);
+            snprintf(why, cap, "certificate name %s %s", auth_quote(f[1], q, sizeof(q)), bad);
             return why;
         }
         snprintf(e->name, sizeof(e->name), "%s", f[1]);
         if (!(e->scope = mgr_api_scope_parse(f[2]))) {
-            snprintf(why, cap, "scope '%.40s' is neither viewer nor operator", f[2]);
+            snprintf(why, cap, "scope %s is neither viewer nor operator",
+                     auth_quote(f[2], q, sizeof(q)));
             return why;
         }
         return NULL;
     }
     if (!(e->scope = mgr_api_scope_parse(f[0]))) {
-        snprintf(why, cap, "scope '%.40s' is neither viewer nor operator", f[0]);
+        snprintf(why, cap, "scope %s is neither viewer nor operator",
+                 auth_quote(f[0], q, sizeof(q)));
         return why;
     }
     if ((bad = auth_name_bad(f[1]))) {
-        snprintf(why, cap, "name '%.70s' %s", f[1], bad);
+        snprintf(why, cap, "name %s %s", auth_quote(f[1], q, sizeof(q)), bad);
         return why;
     }
     snprintf(e->name, sizeof(e->name), "%s", f[1]);
