@@ -238,10 +238,14 @@ static void conn_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 
 static void conn_tls_on_read(struct iof_conn *c, ssize_t n);
 
+/* Reads this thread's loop has taken (iof_net_coalesce_start). */
+static _Thread_local uint64_t net_reads;
+
 static void conn_on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 {
     struct iof_conn *c = (struct iof_conn *)s;
     (void)buf;
+    net_reads++;
     if (c->tls_ctx) {
         conn_tls_on_read(c, n);
         return;
@@ -948,4 +952,37 @@ bool iof_addr_is_unix(const char *s, const char **path)
 bool iof_conn_is_unix(const struct iof_conn *c)
 {
     return c->unix_sock;
+}
+
+/* --- wake-up coalescing ------------------------------------------------------------------ */
+
+static void coalesce_prepare(uv_prepare_t *h)
+{
+    struct iof_net_coalesce *co = h->data;
+
+    if (net_reads == co->seen)
+        return;
+    co->seen = net_reads;
+    uv_sleep(co->ms);
+}
+
+void iof_net_coalesce_start(uv_loop_t *loop, struct iof_net_coalesce *co, unsigned ms)
+{
+    co->ms = ms;
+    co->seen = net_reads;
+    co->on = co->ms > 0;
+    if (!co->on)
+        return;
+    uv_prepare_init(loop, &co->prep);
+    co->prep.data = co;
+    uv_prepare_start(&co->prep, coalesce_prepare);
+    uv_unref((uv_handle_t *)&co->prep);
+}
+
+void iof_net_coalesce_stop(struct iof_net_coalesce *co)
+{
+    if (!co->on)
+        return;
+    co->on = false;
+    uv_close((uv_handle_t *)&co->prep, NULL);
 }

@@ -632,9 +632,14 @@ int mgr_run_plan(const struct iof_plan *p, const char *plan_text, const struct m
     struct mgr_run *r;
     int err = mgr_run_start(p, plan_text, o, &env, &r);
 
+    struct iof_net_coalesce co;
+
     if (err)
         return err;
+    iof_net_coalesce_start(env.loop, &co, MGR_COALESCE_MS);
     uv_run(env.loop, UV_RUN_DEFAULT);
+    iof_net_coalesce_stop(&co);
+    uv_run(env.loop, UV_RUN_NOWAIT);
     uv_loop_close(env.loop);
     mgr_run_free(r);
     return rc;

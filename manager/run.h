@@ -26,6 +26,11 @@
 #include "common/spec.h"
 #include "manager/sink.h"
 
+/* A manager's loop sleeps this long before it polls again after an
+ * iteration that read anything (iof_net_coalesce_start): reports that come
+ * in meanwhile are read in one wake-up, not a few at a time. */
+#define MGR_COALESCE_MS 1
+
 struct mgr_fleet;
 struct mgr_run;
 

@@ -30,6 +30,7 @@
 #include "manager/api.h"
 #include "manager/console.h"
 #include "manager/history/store.h"
+#include "manager/run.h"
 #include "manager/console_page.h"
 #include "manager/serve_live.h"
 #include "manager/serve_run.h"
@@ -669,6 +670,7 @@ static int sv_start(struct serve *sv)
 int mgr_serve(const struct mgr_serve_opts *o)
 {
     struct serve *sv = calloc(1, sizeof(*sv));
+    struct iof_net_coalesce co;
     int rc;
 
     if (!sv || !(sv->seen = calloc(MGR_SERVE_MAX_SEEN, sizeof(*sv->seen))) ||
@@ -715,7 +717,10 @@ int mgr_serve(const struct mgr_serve_opts *o)
     } else {
         sv_stop(sv);
     }
+    iof_net_coalesce_start(sv->loop, &co, MGR_COALESCE_MS);
     uv_run(sv->loop, UV_RUN_DEFAULT);
+    iof_net_coalesce_stop(&co);
+    uv_run(sv->loop, UV_RUN_NOWAIT);
     uv_loop_close(sv->loop);
     if (rc == 0)
         IOF_USER("iofleet serve: stopped; %u agent%s told bye", sv->told_bye,
