@@ -956,6 +956,14 @@ bool iof_conn_is_unix(const struct iof_conn *c)
 
 /* --- wake-up coalescing ------------------------------------------------------------------ */
 
+/* iof_net_coalesce_pause: this thread's loop polls at once for now. */
+static _Thread_local bool net_coalesce_paused;
+
+void iof_net_coalesce_pause(bool paused)
+{
+    net_coalesce_paused = paused;
+}
+
 static void coalesce_prepare(uv_prepare_t *h)
 {
     struct iof_net_coalesce *co = h->data;
@@ -963,6 +971,8 @@ static void coalesce_prepare(uv_prepare_t *h)
     if (net_reads == co->seen)
         return;
     co->seen = net_reads;
+    if (net_coalesce_paused)
+        return;
     uv_sleep(co->ms);
 }
 

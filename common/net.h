@@ -268,6 +268,10 @@ struct iof_net_coalesce {
 };
 void iof_net_coalesce_start(uv_loop_t *loop, struct iof_net_coalesce *co, unsigned ms);
 void iof_net_coalesce_stop(struct iof_net_coalesce *co);
+/* Pauses (or resumes) the sleep for loops on this thread: while a reply's
+ * arrival time is measured (a clock probe's round trip), the loop must
+ * read it as soon as it comes, not up to ms later. */
+void iof_net_coalesce_pause(bool paused);
 
 /* Raises the soft limit of open descriptors to the hard one (systemd's and a
  * login shell's default soft limit, 1024, is about 1,000 connections): the

@@ -35,6 +35,10 @@ static void cl_close_handle(struct mgr_run *c, uv_handle_t *h);
 void mgr_run_set_phase(struct mgr_run *c, enum mgr_run_phase ph)
 {
     c->phase = ph;
+    /* Fewer wake-ups only while the reports stream: in the clock phase a
+     * probe's round trip, read up to MGR_COALESCE_MS late, would put half
+     * of that into the agent's clock offset. */
+    iof_net_coalesce_pause(ph != MGR_PH_RUN);
     c->f->stage = ph == MGR_PH_CONNECT ? MGR_FLEET_CONNECT
                   : ph == MGR_PH_DONE  ? MGR_FLEET_OVER
                                        : MGR_FLEET_STARTED;

@@ -28,7 +28,8 @@
 
 /* A manager's loop sleeps this long before it polls again after an
  * iteration that read anything (iof_net_coalesce_start): reports that come
- * in meanwhile are read in one wake-up, not a few at a time. */
+ * in meanwhile are read in one wake-up, not a few at a time. Only while a
+ * test runs (mgr_run_set_phase): never while clocks are probed. */
 #define MGR_COALESCE_MS 1
 
 struct mgr_fleet;

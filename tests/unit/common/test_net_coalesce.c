@@ -2,9 +2,9 @@
 /* tests/unit/common/test_net_coalesce.c - wake-up coalescing
  * (iof_net_coalesce_start): after an iteration that read anything, the loop
  * sleeps before it polls again, so what came meanwhile is read in one
- * wake-up; an iteration that read nothing does not sleep; the handle does
- * not keep the loop alive, and stop closes it. Only lower bounds of time are
- * checked, and one generous upper bound, so a loaded host cannot fail it. */
+ * wake-up; an iteration that read nothing does not sleep, nor one while
+ * paused; the handle does not keep the loop alive, and stop closes it. Only lower bounds of time
+ * are checked, and one generous upper bound, so a loaded host cannot fail it. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -82,6 +82,35 @@ static void test_sleeps_after_a_read(void **state)
     close(r.peer);
 }
 
+/* Paused (a clock probe's round trip is measured): reads follow each other
+ * at once; four of them take far less than one sleep of 2 s. */
+static void test_paused(void **state)
+{
+    static const struct iof_conn_cbs cbs = {.on_data = on_data, .on_close = on_close};
+    struct iof_net_coalesce co;
+    struct reader r = {0};
+    struct iof_conn *c;
+    uv_loop_t loop;
+    int sv[2];
+
+    (void)state;
+    assert_int_equal(uv_loop_init(&loop), 0);
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    r.peer = sv[1];
+    assert_int_equal(iof_conn_open_fd(&loop, sv[0], "pair", &cbs, &r, &c), 0);
+    iof_net_coalesce_start(&loop, &co, 2000);
+    iof_net_coalesce_pause(true);
+    assert_int_equal(send(r.peer, "x", 1, 0), 1);
+    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    iof_net_coalesce_pause(false);
+    assert_int_equal(r.reads, 4);
+    assert_true(r.at[3] - r.at[0] < 1500 * IOF_NS_PER_MS);
+    iof_net_coalesce_stop(&co);
+    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    close(r.peer);
+}
+
 static void on_tick(uv_timer_t *t)
 {
     int *left = t->data;
@@ -120,6 +149,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sleeps_after_a_read),
         cmocka_unit_test(test_no_sleep_without_reads),
+        cmocka_unit_test(test_paused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
