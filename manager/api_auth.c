@@ -273,9 +273,7 @@ static int auth_hex(char c)
 static const char *auth_quote(const char *f, char *q, size_t cap)
 {
     if (!strncmp(f, MGR_API_TOKEN_PREFIX, sizeof(MGR_API_TOKEN_PREFIX) - 1))
-        snprintf(q, cap,
-                 "(a token itself, not shown: the file holds the SHA-256 of each token, "
-                 "as iofleet serve token new writes it)");
+        snprintf(q, cap, "(a token itself, not shown: the file holds tokens' SHA-256)");
     else if (strlen(f) > 40)
         snprintf(q, cap, "(%zu characters, not shown)", strlen(f));
     else
@@ -286,7 +284,7 @@ static const char *auth_quote(const char *f, char *q, size_t cap)
 /* One line's "SCOPE NAME HASH" into e; NULL or why not. */
 static const char *auth_line(char *line, struct mgr_api_token *e, char *why, size_t cap)
 {
-    char *f[4] = {0}, *save = NULL, *w, q[160];
+    char *f[4] = {0}, *save = NULL, *w, q[96];
     const char *bad;
     int nf = 0;
     bool zero = true;

@@ -108,7 +108,7 @@ static void test_parse_refusals(void **state)
     expect_refused("viewer alice abc\n", "F:1: the hash is 3 characters, not 64 hex digits");
     /* A token pasted in, or any long field, is never quoted into the log. */
     expect_refused("iofleet_" H1 " alice " H1 "\n",
-                   "F:1: scope (a token itself, not shown: the file holds the SHA-256");
+                   "F:1: scope (a token itself, not shown: the file holds tokens' SHA-256)");
     expect_refused("cert alice iofleet_" H1 "\n", "F:1: scope (a token itself, not shown");
     expect_refused("viewer iofleet_" H1 " " H1 "\n", "F:1: name (a token itself, not shown");
     expect_refused("viewer al/ice" H1 " " H1 "\n",
