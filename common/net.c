@@ -996,3 +996,13 @@ void iof_net_coalesce_stop(struct iof_net_coalesce *co)
     co->on = false;
     uv_close((uv_handle_t *)&co->prep, NULL);
 }
+
+void iof_net_run_coalesced(uv_loop_t *loop, unsigned ms)
+{
+    struct iof_net_coalesce co;
+
+    iof_net_coalesce_start(loop, &co, ms);
+    uv_run(loop, UV_RUN_DEFAULT);
+    iof_net_coalesce_stop(&co);
+    uv_run(loop, UV_RUN_NOWAIT); /* the handle's close */
+}

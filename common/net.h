@@ -272,6 +272,9 @@ void iof_net_coalesce_stop(struct iof_net_coalesce *co);
  * arrival time is measured (a clock probe's round trip), the loop must
  * read it as soon as it comes, not up to ms later. */
 void iof_net_coalesce_pause(bool paused);
+/* uv_run(loop, UV_RUN_DEFAULT) with coalescing of ms, its handle closed
+ * before it returns (the loop can then be closed). */
+void iof_net_run_coalesced(uv_loop_t *loop, unsigned ms);
 
 /* Raises the soft limit of open descriptors to the hard one (systemd's and a
  * login shell's default soft limit, 1024, is about 1,000 connections): the

@@ -636,14 +636,9 @@ int mgr_run_plan(const struct iof_plan *p, const char *plan_text, const struct m
     struct mgr_run *r;
     int err = mgr_run_start(p, plan_text, o, &env, &r);
 
-    struct iof_net_coalesce co;
-
     if (err)
         return err;
-    iof_net_coalesce_start(env.loop, &co, MGR_COALESCE_MS);
-    uv_run(env.loop, UV_RUN_DEFAULT);
-    iof_net_coalesce_stop(&co);
-    uv_run(env.loop, UV_RUN_NOWAIT);
+    iof_net_run_coalesced(env.loop, MGR_COALESCE_MS);
     uv_loop_close(env.loop);
     mgr_run_free(r);
     return rc;

@@ -670,7 +670,6 @@ static int sv_start(struct serve *sv)
 int mgr_serve(const struct mgr_serve_opts *o)
 {
     struct serve *sv = calloc(1, sizeof(*sv));
-    struct iof_net_coalesce co;
     int rc;
 
     if (!sv || !(sv->seen = calloc(MGR_SERVE_MAX_SEEN, sizeof(*sv->seen))) ||
@@ -717,10 +716,7 @@ int mgr_serve(const struct mgr_serve_opts *o)
     } else {
         sv_stop(sv);
     }
-    iof_net_coalesce_start(sv->loop, &co, MGR_COALESCE_MS);
-    uv_run(sv->loop, UV_RUN_DEFAULT);
-    iof_net_coalesce_stop(&co);
-    uv_run(sv->loop, UV_RUN_NOWAIT);
+    iof_net_run_coalesced(sv->loop, MGR_COALESCE_MS);
     uv_loop_close(sv->loop);
     if (rc == 0)
         IOF_USER("iofleet serve: stopped; %u agent%s told bye", sv->told_bye,

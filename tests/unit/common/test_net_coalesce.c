@@ -51,64 +51,56 @@ static void on_close(struct iof_conn *c, int err, void *arg)
     (void)arg;
 }
 
-static void test_sleeps_after_a_read(void **state)
+/* Four reads over a socket pair, each next message sent from the read
+ * before, on a loop coalescing ms (paused or not) into r. The loop returns
+ * once the connection is closed: the coalescing handle alone does not keep
+ * it running; once stopped, the loop closes. */
+static void converse(unsigned ms, bool paused, struct reader *r)
 {
     static const struct iof_conn_cbs cbs = {.on_data = on_data, .on_close = on_close};
     struct iof_net_coalesce co;
-    struct reader r = {0};
     struct iof_conn *c;
     uv_loop_t loop;
     int sv[2];
 
-    (void)state;
     assert_int_equal(uv_loop_init(&loop), 0);
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-    r.peer = sv[1];
-    assert_int_equal(iof_conn_open_fd(&loop, sv[0], "pair", &cbs, &r, &c), 0);
-    iof_net_coalesce_start(&loop, &co, SLEEP_MS);
-    assert_int_equal(send(r.peer, "x", 1, 0), 1);
-    /* Returns once the connection is closed: the coalescing handle alone
-     * does not keep the loop running. */
+    r->peer = sv[1];
+    assert_int_equal(iof_conn_open_fd(&loop, sv[0], "pair", &cbs, r, &c), 0);
+    iof_net_coalesce_start(&loop, &co, ms);
+    iof_net_coalesce_pause(paused);
+    assert_int_equal(send(r->peer, "x", 1, 0), 1);
     assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
-    assert_int_equal(r.reads, 4);
+    iof_net_coalesce_pause(false);
+    assert_int_equal(r->reads, 4);
+    iof_net_coalesce_stop(&co);
+    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    close(r->peer);
+}
+
+static void test_sleeps_after_a_read(void **state)
+{
+    struct reader r = {0};
+
+    (void)state;
+    converse(SLEEP_MS, false, &r);
     for (int i = 1; i < 4; i++) {
         uint64_t gap = r.at[i] - r.at[i - 1];
         print_message("read %d came %.1f ms after the one before\n", i + 1, (double)gap / 1e6);
         assert_true(gap >= SLEEP_MS * IOF_NS_PER_MS);
     }
-    iof_net_coalesce_stop(&co);
-    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
-    assert_int_equal(uv_loop_close(&loop), 0);
-    close(r.peer);
 }
 
 /* Paused (a clock probe's round trip is measured): reads follow each other
  * at once; four of them take far less than one sleep of 2 s. */
 static void test_paused(void **state)
 {
-    static const struct iof_conn_cbs cbs = {.on_data = on_data, .on_close = on_close};
-    struct iof_net_coalesce co;
     struct reader r = {0};
-    struct iof_conn *c;
-    uv_loop_t loop;
-    int sv[2];
 
     (void)state;
-    assert_int_equal(uv_loop_init(&loop), 0);
-    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-    r.peer = sv[1];
-    assert_int_equal(iof_conn_open_fd(&loop, sv[0], "pair", &cbs, &r, &c), 0);
-    iof_net_coalesce_start(&loop, &co, 2000);
-    iof_net_coalesce_pause(true);
-    assert_int_equal(send(r.peer, "x", 1, 0), 1);
-    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
-    iof_net_coalesce_pause(false);
-    assert_int_equal(r.reads, 4);
+    converse(2000, true, &r);
     assert_true(r.at[3] - r.at[0] < 1500 * IOF_NS_PER_MS);
-    iof_net_coalesce_stop(&co);
-    assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
-    assert_int_equal(uv_loop_close(&loop), 0);
-    close(r.peer);
 }
 
 static void on_tick(uv_timer_t *t)
