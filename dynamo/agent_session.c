@@ -226,24 +226,24 @@ static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void
              * to this one). The welcome tells the manager the period agreed. */
             uint32_t mine = a->o->heartbeat_ms ? a->o->heartbeat_ms : PROTO_HEARTBEAT_MS_DEFAULT;
             uint32_t max = mine > AGENT_HEARTBEAT_MAX_MS ? mine : AGENT_HEARTBEAT_MAX_MS;
-            uint32_t theirs =
-                m->u.hello.heartbeat_offer_ms && proto_heartbeat_offer_ok(m->u.hello.minor)
-                    ? m->u.hello.heartbeat_offer_ms
-                    : m->u.hello.heartbeat_ms;
-            uint32_t hb = theirs > mine ? theirs : mine;
+            uint32_t limit, asked;
+            uint32_t hb = proto_link_heartbeat_agree(&m->u.hello, mine, max, &limit, &asked);
             struct proto_msg w;
-            if (hb > max) {
+            if (asked)
                 IOF_WARN("manager '%s' asked for a heartbeat every %u ms: capped at this agent's "
                          "maximum, %u ms",
-                         s->manager, hb, max);
-                hb = max;
-            }
+                         s->manager, asked, max);
             proto_msg_init(&w, PROTO_MSG_WELCOME);
             w.u.welcome.heartbeat_ms = hb;
+            w.u.welcome.heartbeat_limit_ms = limit;
             proto_link_send(l, &w);
-            proto_link_set_established(l, hb);
-            IOF_INFO("session with manager '%s' (%s), heartbeat %u ms", s->manager,
-                     proto_link_peer(l), hb);
+            proto_link_set_established(l, hb, limit);
+            if (limit)
+                IOF_INFO("session with manager '%s' (%s), heartbeat %u ms, limit %u ms", s->manager,
+                         proto_link_peer(l), hb, limit);
+            else
+                IOF_INFO("session with manager '%s' (%s), heartbeat %u ms", s->manager,
+                         proto_link_peer(l), hb);
         }
         s->probe_tokens = AGENT_PROBE_BURST;
         s->probe_refill_ns = iof_now_ns();

@@ -164,9 +164,11 @@ static void sess_on_msg(struct proto_link *l, const struct proto_msg *m, void *a
             mgr_session_set_member(&a->s);
             proto_link_set_deadline(a->link, 0, NULL);
             /* The period the agent decided (proto/link.h). */
-            proto_link_set_established(a->link, proto_link_heartbeat_ms(f->heartbeat_ms,
-                                                                        a->info.heartbeat_ms,
-                                                                        m->u.welcome.heartbeat_ms));
+            proto_link_set_established(
+                a->link,
+                proto_link_heartbeat_ms(f->heartbeat_ms, a->info.heartbeat_ms,
+                                        m->u.welcome.heartbeat_ms),
+                m->u.welcome.heartbeat_ms ? m->u.welcome.heartbeat_limit_ms : 0);
             /* An agent's stats and results are as large as the plan allows. */
             proto_link_set_recv_limit(a->link, PROTO_STATS_FRAME_MAX);
             f->ops->on_welcome(f->run, a, back);
@@ -337,6 +339,11 @@ void mgr_agent_attach(struct mgr_agent *a, struct iof_conn *conn)
         m.u.hello.heartbeat_ms = a->f->heartbeat_ms;
     else if (proto_version_minor() >= PROTO_MINOR_HEARTBEAT_OFFER)
         m.u.hello.heartbeat_offer_ms = PROTO_HEARTBEAT_MS_OFFER;
+    /* And, from 1.8, the sparse one, which an agent of 1.8 takes instead. */
+    if (!a->f->heartbeat_ms && proto_version_minor() >= PROTO_MINOR_HEARTBEAT_LIMIT) {
+        m.u.hello.heartbeat_sparse_ms = PROTO_HEARTBEAT_MS_SPARSE;
+        m.u.hello.heartbeat_limit_ms = PROTO_HEARTBEAT_LIMIT_MS_SPARSE;
+    }
     proto_link_send(a->link, &m);
 }
 

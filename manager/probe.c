@@ -104,8 +104,9 @@ static void clean_on_msg(struct probe *p, struct proto_link *l, const struct pro
     if (p->stage == 1 && m->type == PROTO_MSG_WELCOME) {
         struct proto_msg c;
         proto_link_set_deadline(l, 0, NULL);
-        proto_link_set_established(l, m->u.welcome.heartbeat_ms ? m->u.welcome.heartbeat_ms
-                                                                : PROTO_HEARTBEAT_MS_DEFAULT);
+        proto_link_set_established(
+            l, m->u.welcome.heartbeat_ms ? m->u.welcome.heartbeat_ms : PROTO_HEARTBEAT_MS_DEFAULT,
+            m->u.welcome.heartbeat_limit_ms);
         proto_msg_init(&c, PROTO_MSG_CLEAN);
         proto_link_send(l, &c);
         p->stage = 2;

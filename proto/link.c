@@ -24,6 +24,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "proto/version.h"
 
 /* A link's place in a circular list with a sentinel (its heartbeat slot's,
  * its loop's links with deferred messages); linked to itself when in none. */
@@ -70,6 +71,9 @@ struct proto_link {
     uv_timer_t silence_timer;  /* the silence verdict due before the next tick */
     char deadline_what[64];
     uint32_t hb_ms;
+    uint64_t limit_ns; /* silent this long: the peer is lost */
+    bool sparse;       /* a limit under 3 periods: a heartbeat unless a frame went out
+                          in the last half period */
     uint64_t hb_seq;
     uint64_t last_rx_ns;
     uint64_t last_tx_ns; /* when a frame other than a tick's heartbeat was last written */
@@ -623,8 +627,15 @@ static void link_silence_arm(struct proto_link *l, uint64_t now);
 
 static void link_lost(struct proto_link *l, uint64_t now)
 {
-    link_fail(l, IOF_ELOST, "no message or heartbeat for %.1f s (%d heartbeats missed)",
-              (double)(now - l->last_rx_ns) / 1e9, PROTO_HEARTBEAT_MISSES);
+    if (l->sparse)
+        link_fail(l, IOF_ELOST,
+                  "no message or heartbeat for %.1f s (the limit, %.1f s, at a heartbeat every "
+                  "%.1f s)",
+                  (double)(now - l->last_rx_ns) / 1e9, (double)l->limit_ns / 1e9,
+                  (double)l->hb_ms / 1e3);
+    else
+        link_fail(l, IOF_ELOST, "no message or heartbeat for %.1f s (%d heartbeats missed)",
+                  (double)(now - l->last_rx_ns) / 1e9, PROTO_HEARTBEAT_MISSES);
 }
 
 /* The silence limit, reached between two ticks (link_silence_arm). */
@@ -632,7 +643,7 @@ static void link_on_silence(uv_timer_t *t)
 {
     struct proto_link *l = t->data;
     uint64_t now = iof_now_ns(), period = (uint64_t)l->hb_ms * IOF_NS_PER_MS;
-    uint64_t limit = PROTO_HEARTBEAT_MISSES * period;
+    uint64_t limit = l->limit_ns;
 
     if (l->closing || !l->established)
         return;
@@ -655,7 +666,7 @@ static void link_on_silence(uv_timer_t *t)
 static void link_silence_arm(struct proto_link *l, uint64_t now)
 {
     uint64_t period = (uint64_t)l->hb_ms * IOF_NS_PER_MS;
-    uint64_t due = l->last_rx_ns + PROTO_HEARTBEAT_MISSES * period;
+    uint64_t due = l->last_rx_ns + l->limit_ns;
 
     if (now >= due || due - now >= period)
         return;
@@ -673,6 +684,13 @@ static void link_hb_tick(struct proto_link *l, uint64_t now)
      * least every two periods, within its limit of three. */
     bool quiet = l->last_tx_ns <= l->last_hb_ns;
 
+    /* On a limit under 3 periods, two periods between frames would come
+     * too close to it: a frame in the last half period stands for this
+     * tick's heartbeat, an older one does not (the peer hears from this
+     * end at least every 1.5 periods). */
+    if (l->sparse)
+        quiet = now - l->last_tx_ns >= (uint64_t)l->hb_ms * IOF_NS_PER_MS / 2;
+
     l->last_hb_ns = now;
     /* A tick that comes two periods late means this loop itself stalled (a
      * storm of handshakes, a swap-in): the peer's messages of that time may
@@ -681,8 +699,7 @@ static void link_hb_tick(struct proto_link *l, uint64_t now)
      * loop late at every tick still reads between them. */
     if (gap > 2ull * l->hb_ms * IOF_NS_PER_MS && !l->hb_deferred) {
         l->hb_deferred = true;
-    } else if ((l->hb_deferred = false),
-               now - l->last_rx_ns > (uint64_t)PROTO_HEARTBEAT_MISSES * l->hb_ms * IOF_NS_PER_MS) {
+    } else if ((l->hb_deferred = false), now - l->last_rx_ns > l->limit_ns) {
         link_lost(l, now);
         return;
     }
@@ -745,6 +762,29 @@ struct proto_link *proto_link_new(uv_loop_t *loop, struct iof_conn *conn,
     return l;
 }
 
+uint32_t proto_link_heartbeat_agree(const struct proto_hello *h, uint32_t mine, uint32_t max,
+                                    uint32_t *limit_ms, uint32_t *asked)
+{
+    bool sparse =
+        h->heartbeat_sparse_ms && h->heartbeat_limit_ms && proto_heartbeat_limit_ok(h->minor);
+    uint32_t theirs = sparse ? h->heartbeat_sparse_ms
+                      : h->heartbeat_offer_ms && proto_heartbeat_offer_ok(h->minor)
+                          ? h->heartbeat_offer_ms
+                          : h->heartbeat_ms;
+    uint32_t hb;
+
+    if (!mine)
+        mine = PROTO_HEARTBEAT_MS_DEFAULT;
+    hb = theirs > mine ? theirs : mine;
+    *asked = hb > max ? hb : 0;
+    if (hb > max)
+        hb = max;
+    /* The sparse limit goes with the sparse period only: a longer period
+     * of the agent's own, or a cap, keeps 3 periods. */
+    *limit_ms = sparse && hb == theirs ? h->heartbeat_limit_ms : 0;
+    return hb;
+}
+
 uint32_t proto_link_heartbeat_ms(uint32_t mine, uint32_t theirs, uint32_t agreed)
 {
     if (!mine)
@@ -754,12 +794,20 @@ uint32_t proto_link_heartbeat_ms(uint32_t mine, uint32_t theirs, uint32_t agreed
     return theirs > mine ? theirs : mine;
 }
 
-void proto_link_set_established(struct proto_link *l, uint32_t heartbeat_ms)
+void proto_link_set_established(struct proto_link *l, uint32_t heartbeat_ms, uint32_t limit_ms)
 {
+    uint64_t three;
+
     if (l->closing)
         return;
     l->established = true;
     l->hb_ms = heartbeat_ms ? heartbeat_ms : PROTO_HEARTBEAT_MS_DEFAULT;
+    three = (uint64_t)PROTO_HEARTBEAT_MISSES * l->hb_ms * IOF_NS_PER_MS;
+    /* Between 2 periods and 3 (the messages' decoders refuse others). */
+    l->limit_ns = (uint64_t)limit_ms * IOF_NS_PER_MS;
+    if (l->limit_ns < 2ull * l->hb_ms * IOF_NS_PER_MS || l->limit_ns > three)
+        l->limit_ns = three;
+    l->sparse = l->limit_ns < three;
     proto_decoder_set_limit(&l->dec, PROTO_FRAME_MAX_DEFAULT);
     l->last_rx_ns = iof_now_ns();
     l->last_hb_ns = l->last_rx_ns;

@@ -2,7 +2,8 @@
 /* proto/link.h - a framed, heartbeated message link over a connection
  * (common/net.h): decodes frames into messages, sends messages, sends a
  * heartbeat in every period in which it sent nothing else, and declares the
- * peer lost after PROTO_HEARTBEAT_MISSES silent periods. Used by both the manager and the
+ * peer lost after PROTO_HEARTBEAT_MISSES silent periods (or the limit the
+ * session agreed, 1.8). Used by both the manager and the
  * agent. Loop thread only.
  *
  * Ownership: proto_link_new() takes the connection. The link is freed after
@@ -34,8 +35,21 @@ struct proto_link *proto_link_new(uv_loop_t *loop, struct iof_conn *conn,
 
 /* The hello exchange is done: raises the frame limit to
  * PROTO_FRAME_MAX_DEFAULT and starts heartbeats every heartbeat_ms (the
- * larger of both peers' periods). */
-void proto_link_set_established(struct proto_link *l, uint32_t heartbeat_ms);
+ * larger of both peers' periods). The peer is lost after limit_ms of
+ * silence: 0 (or anything outside 2 to 3 periods) is PROTO_HEARTBEAT_MISSES
+ * periods; a limit under that (1.8's sparse heartbeat) also makes this end
+ * write a heartbeat at every tick unless it wrote a frame in the last half
+ * period, so the peer hears from it at least every 1.5 periods. */
+void proto_link_set_established(struct proto_link *l, uint32_t heartbeat_ms, uint32_t limit_ms);
+
+/* What an agent agrees to with the manager whose hello is h (the manager's
+ * protocol minor in it): the period, the larger of h's (its 1.8 sparse
+ * offer, else its 1.5 offer, else its heartbeat_ms) and `mine` (0:
+ * PROTO_HEARTBEAT_MS_DEFAULT), capped at `max` (*asked is then the period before the cap, else 0);
+ * and in *limit_ms the dead-man limit when it is the sparse offer's, else 0 (3 periods). For the
+ * welcome and proto_link_set_established(). */
+uint32_t proto_link_heartbeat_agree(const struct proto_hello *h, uint32_t mine, uint32_t max,
+                                    uint32_t *limit_ms, uint32_t *asked);
 
 /* The heartbeat period of an established link: the one the agent decided
  * (`agreed`, its welcome; 0 from an agent that sends none, and on the

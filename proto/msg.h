@@ -102,6 +102,15 @@ enum proto_role {
  * of every second, and the agent's dead-man limit 3 of them, 9 s, so a
  * silent manager still stops every agent's I/O within 10 s. */
 #define PROTO_HEARTBEAT_MS_OFFER 3000
+/* The sparse offer of a manager with no --heartbeat-ms to an agent of 1.8
+ * or later (hello.heartbeat_sparse_ms and heartbeat_limit_ms): its
+ * heartbeat every 4 s with an explicit dead-man limit of 9 s in place of 3
+ * periods, a quarter fewer heartbeats than the 3 s offer for the same
+ * limit. A side on a limit under 3 periods writes its heartbeat at a tick
+ * unless it wrote a frame in the last half period, so its peer hears from it
+ * at least every 1.5 periods (6 s), 3 s within the limit. */
+#define PROTO_HEARTBEAT_MS_SPARSE 4000
+#define PROTO_HEARTBEAT_LIMIT_MS_SPARSE 9000
 
 /* Static strings for a type: "hello", a one-line description. Out-of-range
  * values give "?" and "". */
@@ -193,6 +202,10 @@ struct proto_hello {
     uint32_t heartbeat_ms;            /* the sender's heartbeat period */
     uint32_t heartbeat_offer_ms;      /* 1.5, optional (0: none): the period offered a peer
                                          of 1.5 or later in place of heartbeat_ms */
+    uint32_t heartbeat_sparse_ms;     /* 1.8, optional, with heartbeat_limit_ms (0: none): */
+    uint32_t heartbeat_limit_ms;      /* the period and dead-man limit offered a peer of 1.8
+                                         or later in place of heartbeat_offer_ms and 3
+                                         periods; 2 to 3 periods */
     struct proto_inventory inventory; /* agent only; ignored for a manager */
 };
 
@@ -424,6 +437,8 @@ struct proto_stop {
  * absent (an older agent: the larger of both hellos'). */
 struct proto_welcome {
     uint32_t heartbeat_ms;
+    uint32_t heartbeat_limit_ms; /* 1.8, optional (0: 3 periods): the dead-man limit both
+                                    sides use, 2 to 3 periods */
 };
 
 /* One message; clean has no fields. */

@@ -14,6 +14,22 @@
 
 /* ---- hello ------------------------------------------------------------- */
 
+/* 1.8: a dead-man limit must lie between 2 and 3 periods (its sender
+ * writes at least every 1.5 periods: proto/link.c), and needs a period. */
+static int heartbeat_limit_check(struct ctx *c, const char *what, uint32_t period_ms,
+                                 uint32_t limit_ms)
+{
+    if (!period_ms || !limit_ms)
+        return msgj_ctx_fail(c, "%s: heartbeat_limit_ms needs %s and the other way round", what,
+                             !strcmp(what, "hello") ? "heartbeat_sparse_ms" : "heartbeat_ms");
+    if (limit_ms < 2 * (uint64_t)period_ms || limit_ms > 3 * (uint64_t)period_ms)
+        return msgj_ctx_fail(c,
+                             "%s.heartbeat_limit_ms: %u ms, must be 2 to 3 heartbeat periods "
+                             "(%u to %u ms)",
+                             what, limit_ms, 2 * period_ms, 3 * period_ms);
+    return 0;
+}
+
 int msg_hello_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
 {
     const struct proto_hello *h = &msg->u.hello;
@@ -42,6 +58,14 @@ int msg_hello_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
     if (h->heartbeat_offer_ms)
         msgj_put_uint(c, root, "hello", "heartbeat_offer_ms", h->heartbeat_offer_ms,
                       PROTO_HEARTBEAT_MS_MIN, PROTO_HEARTBEAT_MS_MAX);
+    if (!c->err && (h->heartbeat_sparse_ms || h->heartbeat_limit_ms)) {
+        if (heartbeat_limit_check(c, "hello", h->heartbeat_sparse_ms, h->heartbeat_limit_ms))
+            return c->err;
+        msgj_put_uint(c, root, "hello", "heartbeat_sparse_ms", h->heartbeat_sparse_ms,
+                      PROTO_HEARTBEAT_MS_MIN, PROTO_HEARTBEAT_MS_MAX);
+        msgj_put_uint(c, root, "hello", "heartbeat_limit_ms", h->heartbeat_limit_ms,
+                      2 * PROTO_HEARTBEAT_MS_MIN, 3 * PROTO_HEARTBEAT_MS_MAX);
+    }
     if (c->err || h->role != PROTO_ROLE_AGENT)
         return c->err;
 
@@ -276,6 +300,22 @@ int msg_hello_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
         msgj_get_uint(c, root, "hello", "heartbeat_offer_ms", PROTO_HEARTBEAT_MS_MIN,
                       PROTO_HEARTBEAT_MS_MAX, &hb);
     h->heartbeat_offer_ms = (uint32_t)hb;
+    /* 1.8: optional, both or neither. */
+    if (!c->err &&
+        (msgj_field(root, "heartbeat_sparse_ms") || msgj_field(root, "heartbeat_limit_ms"))) {
+        uint64_t lim = 0;
+        hb = 0;
+        if (msgj_field(root, "heartbeat_sparse_ms"))
+            msgj_get_uint(c, root, "hello", "heartbeat_sparse_ms", PROTO_HEARTBEAT_MS_MIN,
+                          PROTO_HEARTBEAT_MS_MAX, &hb);
+        if (!c->err && msgj_field(root, "heartbeat_limit_ms"))
+            msgj_get_uint(c, root, "hello", "heartbeat_limit_ms", 2 * PROTO_HEARTBEAT_MS_MIN,
+                          3 * PROTO_HEARTBEAT_MS_MAX, &lim);
+        if (!c->err && !heartbeat_limit_check(c, "hello", (uint32_t)hb, (uint32_t)lim)) {
+            h->heartbeat_sparse_ms = (uint32_t)hb;
+            h->heartbeat_limit_ms = (uint32_t)lim;
+        }
+    }
     /* A manager's hello has no inventory; one sent anyway is ignored like
      * any unknown field. */
     if (!c->err && h->role == PROTO_ROLE_AGENT)
@@ -287,9 +327,15 @@ int msg_hello_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
 
 int msg_welcome_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
 {
-    if (msg->u.welcome.heartbeat_ms)
-        msgj_put_uint(c, root, "welcome", "heartbeat_ms", msg->u.welcome.heartbeat_ms,
-                      PROTO_HEARTBEAT_MS_MIN, PROTO_HEARTBEAT_MS_MAX);
+    const struct proto_welcome *w = &msg->u.welcome;
+
+    if (w->heartbeat_ms)
+        msgj_put_uint(c, root, "welcome", "heartbeat_ms", w->heartbeat_ms, PROTO_HEARTBEAT_MS_MIN,
+                      PROTO_HEARTBEAT_MS_MAX);
+    if (!c->err && w->heartbeat_limit_ms &&
+        !heartbeat_limit_check(c, "welcome", w->heartbeat_ms, w->heartbeat_limit_ms))
+        msgj_put_uint(c, root, "welcome", "heartbeat_limit_ms", w->heartbeat_limit_ms,
+                      2 * PROTO_HEARTBEAT_MS_MIN, 3 * PROTO_HEARTBEAT_MS_MAX);
     return c->err;
 }
 
@@ -300,6 +346,14 @@ int msg_welcome_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
         msgj_get_uint(c, root, "welcome", "heartbeat_ms", PROTO_HEARTBEAT_MS_MIN,
                       PROTO_HEARTBEAT_MS_MAX, &hb);
     msg->u.welcome.heartbeat_ms = (uint32_t)hb;
+    /* 1.8: optional; needs heartbeat_ms. */
+    if (!c->err && msgj_field(root, "heartbeat_limit_ms")) {
+        uint64_t lim = 0;
+        msgj_get_uint(c, root, "welcome", "heartbeat_limit_ms", 2 * PROTO_HEARTBEAT_MS_MIN,
+                      3 * PROTO_HEARTBEAT_MS_MAX, &lim);
+        if (!c->err && !heartbeat_limit_check(c, "welcome", (uint32_t)hb, (uint32_t)lim))
+            msg->u.welcome.heartbeat_limit_ms = (uint32_t)lim;
+    }
     return c->err;
 }
 
@@ -433,6 +487,8 @@ int proto_hello_copy(struct proto_hello *dst, const struct proto_hello *src)
     dst->minor = src->minor;
     dst->heartbeat_ms = src->heartbeat_ms;
     dst->heartbeat_offer_ms = src->heartbeat_offer_ms;
+    dst->heartbeat_sparse_ms = src->heartbeat_sparse_ms;
+    dst->heartbeat_limit_ms = src->heartbeat_limit_ms;
     di->cpus = si->cpus;
     di->memory_bytes = si->memory_bytes;
     di->has_budget = si->has_budget;

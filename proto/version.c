@@ -59,6 +59,12 @@ bool proto_heartbeat_offer_ok(unsigned peer_minor)
            peer_minor >= PROTO_MINOR_HEARTBEAT_OFFER;
 }
 
+bool proto_heartbeat_limit_ok(unsigned peer_minor)
+{
+    return proto_version_minor() >= PROTO_MINOR_HEARTBEAT_LIMIT &&
+           peer_minor >= PROTO_MINOR_HEARTBEAT_LIMIT;
+}
+
 bool proto_lateness_ok(unsigned peer_minor)
 {
     return proto_version_minor() >= PROTO_MINOR_LATENESS && peer_minor >= PROTO_MINOR_LATENESS;

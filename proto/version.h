@@ -8,7 +8,7 @@
 #include <stdbool.h>
 
 #define PROTO_VERSION_MAJOR 1
-#define PROTO_VERSION_MINOR 7
+#define PROTO_VERSION_MINOR 8
 
 /* The minor that introduced the binary stats body (proto/statsbin.h). */
 #define PROTO_MINOR_STATS_BINARY 1
@@ -47,6 +47,10 @@
  * test's window (Iometer's PROCESSOR row per CPU); an agent sends them only
  * to a manager of this minor or later. */
 #define PROTO_MINOR_CPUS 7
+/* The minor that introduced the sparse heartbeat: hello.heartbeat_sparse_ms
+ * and heartbeat_limit_ms, and welcome.heartbeat_limit_ms, a dead-man limit
+ * of its own in place of 3 periods (PROTO_HEARTBEAT_MS_SPARSE, proto/msg.h). */
+#define PROTO_MINOR_HEARTBEAT_LIMIT 8
 
 /* "1.7" */
 const char *proto_version_string(void);
@@ -85,6 +89,10 @@ bool proto_setup_ok(unsigned peer_minor);
  * announced `peer_minor`: both sides at PROTO_MINOR_HEARTBEAT_OFFER or
  * later (an agent of 1.4 reads only heartbeat_ms). */
 bool proto_heartbeat_offer_ok(unsigned peer_minor);
+/* Whether a hello's sparse offer and a welcome's limit count on a session
+ * whose peer announced `peer_minor`: both sides at
+ * PROTO_MINOR_HEARTBEAT_LIMIT or later. */
+bool proto_heartbeat_limit_ok(unsigned peer_minor);
 
 /* Whether a result carries its lateness (the agent sends it) on a session
  * whose peer announced `peer_minor`: both sides at PROTO_MINOR_LATENESS or

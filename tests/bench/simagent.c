@@ -814,20 +814,19 @@ static void sim_on_msg(struct proto_link *l, const struct proto_msg *m, void *ar
                 IOF_INFO("all %u redialled sessions welcomed again", s->redials);
         }
         proto_link_set_deadline(l, 0, NULL);
-        /* As dynamo: the larger of both periods, the manager's offer (1.5)
-         * standing for its heartbeat_ms, and the welcome says which. */
+        /* As dynamo: the larger of both periods, the manager's offer (the
+         * sparse one of 1.8, else 1.5's) standing for its heartbeat_ms, and
+         * the welcome says which, with the sparse offer's limit. */
         {
-            uint32_t theirs =
-                m->u.hello.heartbeat_offer_ms && proto_heartbeat_offer_ok(m->u.hello.minor)
-                    ? m->u.hello.heartbeat_offer_ms
-                    : m->u.hello.heartbeat_ms;
-            if (theirs > hb)
-                hb = theirs;
+            uint32_t limit, asked;
+            hb =
+                proto_link_heartbeat_agree(&m->u.hello, hb, PROTO_HEARTBEAT_MS_MAX, &limit, &asked);
+            proto_msg_init(&r, PROTO_MSG_WELCOME);
+            r.u.welcome.heartbeat_ms = hb;
+            r.u.welcome.heartbeat_limit_ms = limit;
+            proto_link_send(l, &r);
+            proto_link_set_established(l, hb, limit);
         }
-        proto_msg_init(&r, PROTO_MSG_WELCOME);
-        r.u.welcome.heartbeat_ms = hb;
-        proto_link_send(l, &r);
-        proto_link_set_established(l, hb);
         if (++s->welcomed == s->count) {
             s->t_all_welcomed = iof_now_ns();
             IOF_INFO("all %u sessions welcomed %.3f s after the first dial", s->count,

@@ -5,12 +5,13 @@
 # - The agent reports every interval, so it writes no heartbeat while it
 #   does (any frame counts as one for the manager's silence rule).
 # - The manager sends nothing else during a test, so its heartbeats keep
-#   coming, one per heartbeat period of the session: 3 s when both sides
-#   speak protocol 1.5 and the manager has no --heartbeat-ms (its offer),
-#   1 s when either is older (IOF_PROTO_MINOR=4) or the manager sets 1000.
-# - The dead-man rule at the 3 s period: SIGSTOP the manager mid-test and
-#   every agent (a 1.5 one at 3 s, a 1.4 one at 1 s) stops its I/O within
-#   10 s: 3 periods after the manager's last frame.
+#   coming, one per heartbeat period of the session: 4 s with a 9 s limit
+#   when both sides speak protocol 1.8 and the manager has no --heartbeat-ms
+#   (its sparse offer), 3 s when either is of 1.5-1.7 (its 1.5 offer), 1 s
+#   when either is older (IOF_PROTO_MINOR=4) or the manager sets 1000.
+# - The dead-man rule: SIGSTOP the manager mid-test and every agent (a 1.8
+#   one at 4 s with its 9 s limit, a 1.7 one at 3 s, a 1.4 one at 1 s) stops
+#   its I/O within 10 s: at the limit after the manager's last frame.
 source "$(dirname "$0")/lib/cluster.bash"
 
 command -v python3 >/dev/null || skip "python3 runs the frame-counting relay"
@@ -46,15 +47,16 @@ count() {
 }
 
 # hb_of LOG: the period of the agent's last session, from its log.
-hb_of() { sed -n "s/.*session with manager 'iofleet' (.*), heartbeat \([0-9]*\) ms$/\1/p" "$1" | tail -n1; }
+hb_of() { sed -n "s/.*session with manager 'iofleet' (.*), heartbeat \([0-9]*\) ms\(, limit \([0-9]*\) ms\)\{0,1\}$/\1\3/p" "$1" | tail -n1; }
 
-# check NAME PERIOD_MS AGENT_LOG: the session NAME agreed PERIOD_MS (the
-# agent's log), the agent wrote no heartbeat while it reported, the
-# manager about one per period.
+# check NAME PERIOD_MS AGENT_LOG [LIMIT_MS]: the session NAME agreed
+# PERIOD_MS and LIMIT_MS (none: 3 periods; the agent's log), the agent wrote
+# no heartbeat while it reported, the manager about one per period.
 check() {
-    local name=$1 period=$2 log=$3 nstats secs back out got lo hi
+    local name=$1 period=$2 log=$3 limit=${4:-} nstats secs back out got lo hi
     got=$(hb_of "$log")
-    [ "$got" = "$period" ] || cl_fail "$name: the session's heartbeat period is '$got' ms, expected $period"
+    [ "$got" = "$period$limit" ] ||
+        cl_fail "$name: the session agreed '$got' (period, limit), expected $period ms${limit:+, limit $limit ms}"
     read -r nstats secs back out < <(count "$name")
     if [ "$nstats" -lt 10 ] || ! awk -v s="$secs" 'BEGIN { exit !(s >= 5) }'; then
         cl_fail "$name: the relay saw $nstats stats over $secs s: too few to judge ($(awk '{print $2, $3}' "$T/$name.frames" | sort | uniq -c | tr '\n' ';'))"
@@ -72,10 +74,17 @@ check() {
 
 cl_start_agent node-new
 IOF_PROTO_MINOR=4 cl_start_agent node-old
+IOF_PROTO_MINOR=7 cl_start_agent node-mid
 
-# --- 1.5 on both sides: the manager's offer, 3 s -----------------------------------------
+# --- 1.8 on both sides: the manager's sparse offer, 4 s with a 9 s limit -----------------
 session new 0
-check new 3000 "${CL_LOGS[0]}"
+check new 4000 "${CL_LOGS[0]}" 9000
+# --- an agent of 1.7 takes the 1.5 offer, 3 s ----------------------------------------------
+session mid-agent 2
+check mid-agent 3000 "${CL_LOGS[2]}"
+# --- a manager of 1.7 makes no sparse offer: 3 s -------------------------------------------
+IOF_PROTO_MINOR=7 session mid-manager 0
+check mid-manager 3000 "${CL_LOGS[0]}"
 # --- an agent of 1.4 keeps 1 s ------------------------------------------------------------
 session old-agent 1
 check old-agent 1000 "${CL_LOGS[1]}"
@@ -106,37 +115,44 @@ busy_pct() {
 lost="manager 'iofleet' lost (no message or heartbeat for "
 cl_spawn mgr "$T/silent.out" "$T/silent.err" "$IOFLEET" run "$T/long.json" "${CL_AGENT_ARGS[@]}" --wait 10
 cl_wait_log_count "$T/silent.err" "[run] test 1/1" 3 10
-for i in 0 1; do
+for i in 0 1 2; do
     b=$(busy_pct "${CL_PIDS[$i]}" 0.3)
     [ "$b" -ge 5 ] || cl_fail "${CL_NAMES[$i]} used only $b% CPU while running: the check below would prove nothing"
 done
 kill -STOP "$mgr"
 t0=$(cl_now_ms)
-# Both logs polled together: each agent's own time.
-dt=("" "")
-while [ -z "${dt[0]}" ] || [ -z "${dt[1]}" ]; do
-    for i in 0 1; do
+# All logs polled together: each agent's own time.
+dt=("" "" "")
+while [ -z "${dt[0]}" ] || [ -z "${dt[1]}" ] || [ -z "${dt[2]}" ]; do
+    for i in 0 1 2; do
         if [ -z "${dt[i]}" ] && grep -qF "$lost" "${CL_LOGS[$i]}"; then dt[i]=$(($(cl_now_ms) - t0)); fi
     done
     [ $(($(cl_now_ms) - t0)) -lt $((30000 * CL_WAIT_SCALE)) ] ||
         cl_fail "not every agent noticed its silent manager within $((30 * CL_WAIT_SCALE)) s (${dt[*]} ms)"
     sleep 0.02
 done
-for i in 0 1; do
-    grep -F "$lost" "${CL_LOGS[$i]}" | tail -n1 | grep -qF "(3 heartbeats missed)): stopping all I/O" ||
+# The reason each gives: the 1.8 session's own limit, 3 periods on the others.
+why=("(the limit, 9.0 s, at a heartbeat every 4.0 s)): stopping all I/O"
+    "(3 heartbeats missed)): stopping all I/O" "(3 heartbeats missed)): stopping all I/O")
+for i in 0 1 2; do
+    grep -F "$lost" "${CL_LOGS[$i]}" | tail -n1 | grep -qF "${why[i]}" ||
         cl_fail "${CL_NAMES[$i]}: $(grep -F "$lost" "${CL_LOGS[$i]}" | tail -n1)"
 done
-# node-new: 3 periods of 3 s after the manager's last heartbeat, which came
-# at most a period before the signal (the agent allows 9 s): never past 10 s, and more than a 1 s period would allow.
-[ "${dt[0]}" -le 10000 ] || cl_fail "node-new stopped ${dt[0]} ms after the manager went silent, over 10 s"
-[ "${dt[0]}" -ge 4000 ] || cl_fail "node-new stopped ${dt[0]} ms after the manager went silent: not a 3 s period"
-[ "${dt[1]}" -le 10000 ] || cl_fail "node-old stopped ${dt[1]} ms after the manager went silent, over 10 s"
-for i in 0 1; do
+# node-new: its 9 s limit after the manager's last heartbeat, which came at
+# most 4 s before the signal (the limit alone says at least 5 s); node-mid:
+# 3 periods of 3 s, the last heartbeat at most 3 s before (at least 6 s):
+# never past 10 s, and more than a 1 s period would allow.
+for i in 0 1 2; do
+    [ "${dt[i]}" -le 10000 ] || cl_fail "${CL_NAMES[$i]} stopped ${dt[i]} ms after the manager went silent, over 10 s"
+done
+[ "${dt[0]}" -ge 4500 ] || cl_fail "node-new stopped ${dt[0]} ms after the manager went silent: not a 9 s limit"
+[ "${dt[2]}" -ge 5500 ] || cl_fail "node-mid stopped ${dt[2]} ms after the manager went silent: not a 3 s period"
+for i in 0 1 2; do
     b=$(busy_pct "${CL_PIDS[$i]}" 1)
     [ "$b" -lt 5 ] || cl_fail "${CL_NAMES[$i]} still uses $b% CPU after its manager went silent"
 done
 kill -KILL "$mgr"
 cl_wait_exit "$mgr" 5 rc
-ok "a silent manager: node-new (3 s period) stopped its I/O after ${dt[0]} ms, node-old (1 s) after ${dt[1]} ms"
+ok "a silent manager: node-new (4 s period, 9 s limit) stopped its I/O after ${dt[0]} ms, node-mid (3 s) after ${dt[2]} ms, node-old (1 s) after ${dt[1]} ms"
 
 cl_done

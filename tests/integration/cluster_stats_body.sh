@@ -2,12 +2,12 @@
 # The stats body across protocol minors (docs/protocol.md, "Binary stats
 # body"), with the real binaries; IOF_PROTO_MINOR=N makes a process announce
 # protocol 1.N, as an older build does:
-# - a 1.7 manager with a 1.7 agent, a 1.2 agent and a 1.0 agent in one run:
+# - a 1.8 manager with a 1.8 agent, a 1.2 agent and a 1.0 agent in one run:
 #   the first sends the binary body with a histogram per node (layout 3, from
 #   1.3) and is set up by setup/ready (1.4) before its start, the others on it;
 #   the second sends a histogram per target (layout 2), the third JSON; all
 #   are counted, every interval of each arrives and the tables add up;
-# - a 1.0 manager (which refuses the binary body) with a 1.7 agent: the
+# - a 1.0 manager (which refuses the binary body) with a 1.8 agent: the
 #   agent sends JSON, the run succeeds.
 source "$(dirname "$0")/lib/cluster.bash"
 
@@ -23,11 +23,11 @@ cl_start_agent node-new
 IOF_PROTO_MINOR=0 cl_start_agent node-old
 IOF_PROTO_MINOR=2 cl_start_agent node-mid
 
-# --- 1.7 manager: a binary agent per layout, one JSON agent ----------------------------
+# --- 1.8 manager: a binary agent per layout, one JSON agent ----------------------------
 expect_rc 0 "$IOFLEET" run "$T/p.json" "${CL_AGENT_ARGS[@]}" --wait 10 --verbose \
     --rows worker --timeseries "$T/ts.csv"
 out=$T/out err=$T/err
-expect_in "$err" "agent node-new (127.0.0.1:${CL_PORTS[0]}): protocol 1.7, stats body binary, a histogram per node"
+expect_in "$err" "agent node-new (127.0.0.1:${CL_PORTS[0]}): protocol 1.8, stats body binary, a histogram per node"
 expect_in "$err" "agent node-old (127.0.0.1:${CL_PORTS[1]}): protocol 1.0, stats body JSON"
 expect_in "$err" "agent node-mid (127.0.0.1:${CL_PORTS[2]}): protocol 1.2, stats body binary"
 if grep -q "node-mid .*histogram per node" "$err"; then
@@ -44,16 +44,16 @@ for n in node-new node-old node-mid; do
     [ "$k" -ge 3 ] || cl_fail "$k time-series rows for $n, expected 3: $(cat "$T/ts.csv")"
 done
 sums=$(cl_check_sums "$out") || { echo "$sums"; cl_fail "sums do not add up"; }
-ok "1.7 manager: node-new binary per node, node-mid binary per target, node-old JSON, $sums"
+ok "1.8 manager: node-new binary per node, node-mid binary per target, node-old JSON, $sums"
 
-# --- 1.0 manager: the 1.7 agent falls back to JSON -------------------------------------
+# --- 1.0 manager: the 1.8 agent falls back to JSON -------------------------------------
 IOF_PROTO_MINOR=0 expect_rc 0 "$IOFLEET" run "$T/p.json" --insecure \
     --agent "127.0.0.1:${CL_PORTS[0]}" --wait 10 --verbose
-expect_in "$T/err" "agent node-new (127.0.0.1:${CL_PORTS[0]}): protocol 1.7, stats body JSON"
+expect_in "$T/err" "agent node-new (127.0.0.1:${CL_PORTS[0]}): protocol 1.8, stats body JSON"
 if grep -q "lost\|did not negotiate\|bad message" "$T/err"; then
     cl_fail "a stats message was refused: $(grep "lost\|negotiate\|bad message" "$T/err")"
 fi
 awk '$1=="NODE" && $2=="node-new" && $3 > 0 {f=1} END{exit !f}' "$T/out" ||
     cl_fail "no I/O from node-new under a 1.0 manager"
-ok "1.0 manager: the 1.7 agent sent JSON"
+ok "1.0 manager: the 1.8 agent sent JSON"
 cl_done

@@ -24,19 +24,19 @@ cl_start_listen_manager mgr port "$T/m1.out" "$T/m1.err" "$T/p.json" --expect 1 
 t0=$(cl_now_ms)
 CL_SEND="cl_frame '{\"type\":\"hello\",\"v\":[2,0],\"role\":\"agent\",\"name\":\"future\",\"software\":\"9.9\",\"heartbeat_ms\":1000,$inv}'"
 cl_raw_session "$port" "$T/r1" 4
-cl_wait_log "$T/m1.err" "protocol 2.0 is not compatible with this build's 1.7" 3
+cl_wait_log "$T/m1.err" "protocol 2.0 is not compatible with this build's 1.8" 3
 t1=$(cl_now_ms)
 cl_wait_exit "$mgr" 20 rc
 [ "$rc" = 3 ] || cl_fail "manager exited $rc after a 2.0 agent, expected 3"
 msg=$(grep "protocol 2.0" "$T/m1.err")
 case "$msg" in
-"iofleet: agent "*" (127.0.0.1:"*"): protocol 2.0 is not compatible with this build's 1.7 (the peer is newer: upgrade this side)") ;;
+"iofleet: agent "*" (127.0.0.1:"*"): protocol 2.0 is not compatible with this build's 1.8 (the peer is newer: upgrade this side)") ;;
 *) cl_fail "refusal message: $msg" ;;
 esac
 expect_in "$T/m1.err" "iofleet: 0 of 1 expected agents connected within 15.0 s"
 if grep -q '^== test' "$T/m1.out"; then cl_fail "a test ran"; fi
 # Our fake agent got the manager's hello (so it could see the version too).
-expect_in "$T/r1" '{"type":"hello","v":[1,7],"role":"manager","name":"iofleet"'
+expect_in "$T/r1" '{"type":"hello","v":[1,8],"role":"manager","name":"iofleet"'
 ok "2.0 agent refused within $((t1 - t0)) ms, exit 3: $msg"
 # docs/protocol.md: "the peer's role and name are kept when readable so it
 # can be named", and "A refusal is an error (IOF_EVERSION ...) followed by
@@ -44,7 +44,7 @@ ok "2.0 agent refused within $((t1 - t0)) ms, exit 3: $msg"
 cl_expect_fixed "manager names the refused 2.0 agent 'future' (got: $msg)" \
     grep -qF "agent future (" "$T/m1.err"
 cl_expect_fixed "manager sends error IOF_EVERSION + bye to a 2.0 agent (got: $(cat "$T/r1"))" \
-    grep -q '"type":"error","code":"IOF_EVERSION".*2\.0.*1\.7.*"type":"bye"' "$T/r1"
+    grep -q '"type":"error","code":"IOF_EVERSION".*2\.0.*1\.8.*"type":"bye"' "$T/r1"
 
 # --- a 1.9 agent with unknown fields is compatible --------------------------------------
 port=''
@@ -91,10 +91,10 @@ garbage flags "printf 'IF\\x01\\x80\\x00\\x00\\x00\\x02{}'" \
 garbage notjson "cl_frame 'not json at all'" \
     " dropped before its session started: bad message: "
 garbage mgr2 "cl_frame '{\"type\":\"hello\",\"v\":[2,0],\"role\":\"manager\",\"name\":\"future-mgr\",\"software\":\"9.9\",\"heartbeat_ms\":1000}'" \
-    " dropped before its session started: protocol 2.0 is not compatible with this build's 1.7"
+    " dropped before its session started: protocol 2.0 is not compatible with this build's 1.8"
 ok "agent logged and dropped $n bad peers"
-cl_expect_fixed "agent answers a 2.0 manager with error IOF_EVERSION naming 2.0 and 1.7, then bye (got: $(cat "$T/g.mgr2"))" \
-    grep -q '"type":"error","code":"IOF_EVERSION".*2\.0.*1\.7.*"type":"bye"' "$T/g.mgr2"
+cl_expect_fixed "agent answers a 2.0 manager with error IOF_EVERSION naming 2.0 and 1.8, then bye (got: $(cat "$T/g.mgr2"))" \
+    grep -q '"type":"error","code":"IOF_EVERSION".*2\.0.*1\.8.*"type":"bye"' "$T/g.mgr2"
 
 expect_rc 0 "$IOFLEET" run "$T/p.json" "${CL_AGENT_ARGS[@]}" --wait 10
 [ "$(cl_rows "$T/out" NODE)" = 1 ] || cl_fail "no NODE row after the garbage"

@@ -56,7 +56,7 @@ run_manager --tls-ca "$PKI/ca.pem" --tls-cert "$PKI/manager.pem" --tls-key "$PKI
 [ "$rc" = 0 ] || { cat "$T/out" "$T/err"; fail "TLS run exited $rc"; }
 for k in 1 2 3; do
     grep -q "^NODE    node$k " "$T/out" || fail "no NODE row for node$k"
-    expect_in "$T/dynamo$k.log" "(protocol 1.7, TLS)"
+    expect_in "$T/dynamo$k.log" "(protocol 1.8, TLS)"
 done
 awk '$1 == "ALL" { all = $3 } $1 == "NODE" { sum += $3 }
      END { d = all - sum; if (d < 0) d = -d; exit !(all > 0 && d < 0.5) }' "$T/out" ||

@@ -28,7 +28,7 @@ mgr_tls=(--tls-ca "$PKI/ca.pem" --tls-cert "$PKI/manager.pem" --tls-key "$PKI/ma
 start_agent node1 "$PKI/node1"
 expect_rc 0 "$IOFLEET" run "$T/p.json" --agent "$EP" "${mgr_tls[@]}" --quiet
 grep -q '^NODE    node1 ' "$T/out" || fail "no NODE row for node1"
-expect_in "$T/node1.log" "(protocol 1.7, TLS)"
+expect_in "$T/node1.log" "(protocol 1.8, TLS)"
 ok "TLS run: manager and node1 authenticated each other"
 
 # A manager certificate from another CA: the agent refuses it.

@@ -464,7 +464,7 @@ static void test_not_negotiated(void **state)
 static void test_version_rules(void **state)
 {
     (void)state;
-    /* This build announces 1.7 (IOF_PROTO_MINOR is not set under ctest). */
+    /* This build announces 1.8 (IOF_PROTO_MINOR is not set under ctest). */
     if (getenv("IOF_PROTO_MINOR"))
         skip();
     assert_int_equal(proto_version_minor(), PROTO_VERSION_MINOR);
@@ -472,7 +472,7 @@ static void test_version_rules(void **state)
     assert_false(proto_stats_binary_ok(0));
     assert_true(proto_stats_binary_ok(1));
     assert_true(proto_stats_binary_ok(9));
-    assert_string_equal(proto_version_string(), "1.7");
+    assert_string_equal(proto_version_string(), "1.8");
     /* The heartbeat offer (1.5) counts only with a peer of 1.5 or later. */
     assert_false(proto_heartbeat_offer_ok(4));
     assert_true(proto_heartbeat_offer_ok(5));
@@ -485,6 +485,9 @@ static void test_version_rules(void **state)
     /* Each CPU's figures (1.7) only to a peer of 1.7 or later. */
     assert_false(proto_cpus_ok(6));
     assert_true(proto_cpus_ok(7));
+    /* The sparse heartbeat's limit (1.8) only with a peer of 1.8 or later. */
+    assert_false(proto_heartbeat_limit_ok(7));
+    assert_true(proto_heartbeat_limit_ok(8));
     {
         struct proto_msg h;
         proto_msg_init_hello(&h, PROTO_ROLE_AGENT, "a");

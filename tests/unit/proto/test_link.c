@@ -82,7 +82,8 @@ struct run {
     bool closed;
     uv_timer_t stall, stop, send;
     uv_check_t check;
-    unsigned send_ms; /* the application sends a message this often; 0: never */
+    unsigned send_ms;  /* the application sends a message this often; 0: never */
+    unsigned limit_ms; /* the session's dead-man limit (0: 3 periods) */
 };
 
 static void on_msg(struct proto_link *l, const struct proto_msg *msg, void *arg)
@@ -154,7 +155,7 @@ static void run_link_with(bool stall, struct run *r, struct peer *p)
     assert_int_equal(iof_conn_open_fd(&loop, sv[0], "peer", NULL, NULL, &c), 0);
     r->link = proto_link_new(&loop, c, &cbs, r);
     assert_non_null(r->link);
-    proto_link_set_established(r->link, HB_MS);
+    proto_link_set_established(r->link, HB_MS, r->limit_ms);
     uv_timer_init(&loop, &r->stall);
     uv_timer_init(&loop, &r->stop);
     uv_timer_init(&loop, &r->send);
@@ -183,7 +184,7 @@ static void run_link(bool silent, struct run *r)
 
 /* Heartbeats the link sent in 1.5 s while the application sent a message
  * every send_ms (0: none); *gap the longest wait for a frame, ms. */
-static unsigned heartbeats_sent(unsigned send_ms, double *gap)
+static unsigned heartbeats_sent_limit(unsigned send_ms, unsigned limit_ms, double *gap)
 {
     static char got[1 << 20];
     struct peer p = {.got = got, .got_cap = sizeof(got)};
@@ -192,6 +193,7 @@ static unsigned heartbeats_sent(unsigned send_ms, double *gap)
 
     memset(&r, 0, sizeof(r));
     r.send_ms = send_ms;
+    r.limit_ms = limit_ms;
     run_link_with(false, &r, &p);
     assert_int_equal(r.close_err, 0);
     assert_true(p.got_len < sizeof(got));
@@ -200,6 +202,11 @@ static unsigned heartbeats_sent(unsigned send_ms, double *gap)
         n++;
     *gap = (double)p.max_gap_ns / 1e6;
     return n;
+}
+
+static unsigned heartbeats_sent(unsigned send_ms, double *gap)
+{
+    return heartbeats_sent_limit(send_ms, 0, gap);
 }
 
 /* Silent application: a heartbeat every period. Messages more often than
@@ -224,6 +231,58 @@ static void test_heartbeat_only_when_quiet(void **state)
     /* Two periods, with room for a late tick on a loaded machine; without
      * the heartbeats the wait would be 4.5 periods. */
     assert_true(gap < 3.5 * HB_MS);
+}
+
+/* A limit under 3 periods (1.8's sparse heartbeat): a message in the last
+ * half period stands for a tick's heartbeat, an older one does not. With a
+ * message every 0.7 periods, a tick finds the last one older than half a
+ * period about 2 times in 7 (none is sent on 3 periods' rule, as every
+ * period had a message); with one every 0.4 periods, never. */
+static void test_sparse_heartbeat_half_period(void **state)
+{
+    double gap;
+    unsigned n, classic;
+    (void)state;
+
+    n = heartbeats_sent_limit(HB_MS * 4 / 10, HB_MS * 9 / 4, &gap);
+    print_message("sparse, a message every %d ms: %u heartbeats\n", HB_MS * 4 / 10, n);
+    assert_true(n <= 2);
+    n = heartbeats_sent_limit(HB_MS * 7 / 10, HB_MS * 9 / 4, &gap);
+    classic = heartbeats_sent(HB_MS * 7 / 10, &gap);
+    print_message("a message every %d ms: %u heartbeats sparse, %u on 3 periods\n", HB_MS * 7 / 10,
+                  n, classic);
+    assert_true(n >= 2);
+    assert_true(classic <= 2);
+    assert_true(n > classic);
+}
+
+/* What an agent agrees to: the sparse offer with its limit from a 1.8
+ * manager; the 1.5 offer and 3 periods from a 1.7 one; its own longer
+ * period, or a cap, with 3 periods. */
+static void test_heartbeat_agree(void **state)
+{
+    struct proto_hello h = {.minor = 8,
+                            .heartbeat_ms = 1000,
+                            .heartbeat_offer_ms = PROTO_HEARTBEAT_MS_OFFER,
+                            .heartbeat_sparse_ms = PROTO_HEARTBEAT_MS_SPARSE,
+                            .heartbeat_limit_ms = PROTO_HEARTBEAT_LIMIT_MS_SPARSE};
+    uint32_t limit, asked;
+    (void)state;
+
+    assert_int_equal(proto_link_heartbeat_agree(&h, 0, 5000, &limit, &asked), 4000);
+    assert_int_equal(limit, 9000);
+    assert_int_equal(asked, 0);
+    assert_int_equal(proto_link_heartbeat_agree(&h, 4500, 5000, &limit, &asked), 4500);
+    assert_int_equal(limit, 0);
+    assert_int_equal(proto_link_heartbeat_agree(&h, 1000, 3500, &limit, &asked), 3500);
+    assert_int_equal(limit, 0);
+    assert_int_equal(asked, 4000);
+    h.minor = 7;
+    assert_int_equal(proto_link_heartbeat_agree(&h, 0, 5000, &limit, &asked), 3000);
+    assert_int_equal(limit, 0);
+    h.minor = 4;
+    assert_int_equal(proto_link_heartbeat_agree(&h, 0, 5000, &limit, &asked), 1000);
+    assert_int_equal(limit, 0);
 }
 
 static void test_own_stall_is_not_a_lost_peer(void **state)
@@ -286,40 +345,66 @@ static void on_close_hush(struct proto_link *l, int err, const char *why, void *
     snprintf(h->why, sizeof(h->why), "%s", why);
 }
 
+/* The link with limit_ms (0: 3 periods) of LIMIT_HB_MS, its peer silent
+ * after one frame: ms from that frame to the verdict, and why. */
+static double lost_after(unsigned limit_ms, struct hush *h);
+
 static void test_lost_at_the_limit(void **state)
 {
-    static const struct proto_link_cbs cbs = {.on_msg = on_msg, .on_close = on_close_hush};
     struct hush h = {0};
-    struct iof_conn *c = NULL;
-    struct proto_link *l;
-    uv_loop_t loop;
-    pthread_t th;
     double after_ms;
-    int sv[2];
     (void)state;
 
-    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    h.fd = sv[1];
-    assert_int_equal(uv_loop_init(&loop), 0);
-    assert_int_equal(iof_conn_open_fd(&loop, sv[0], "peer", NULL, NULL, &c), 0);
-    l = proto_link_new(&loop, c, &cbs, &h);
-    assert_non_null(l);
-    proto_link_set_established(l, LIMIT_HB_MS);
-    assert_int_equal(pthread_create(&th, NULL, hush_main, &h), 0);
-    uv_run(&loop, UV_RUN_DEFAULT);
-    atomic_store(&h.stop, true);
-    pthread_join(th, NULL);
-    close(sv[1]);
-    assert_int_equal(uv_loop_close(&loop), 0);
-    assert_int_equal(h.close_err, IOF_ELOST);
-    assert_true(atomic_load(&h.last_tx_ns) != 0);
-    after_ms = (double)(h.closed_ns - atomic_load(&h.last_tx_ns)) / 1e6;
+    after_ms = lost_after(0, &h);
     print_message("lost %.0f ms after the peer's last frame (limit %d ms): %s\n", after_ms,
                   PROTO_HEARTBEAT_MISSES * LIMIT_HB_MS, h.why);
     /* At the limit, with room for a late timer on a loaded machine; the
      * tick after the limit comes a period later, less the peer's 50 ms. */
     assert_true(after_ms >= PROTO_HEARTBEAT_MISSES * LIMIT_HB_MS - 1);
     assert_true(after_ms < PROTO_HEARTBEAT_MISSES * LIMIT_HB_MS + LIMIT_HB_MS / 2);
+    assert_non_null(strstr(h.why, "(3 heartbeats missed)"));
+}
+
+/* 1.8's sparse limit, 2.25 periods: the verdict at it, and said so. */
+static void test_lost_at_the_sparse_limit(void **state)
+{
+    struct hush h = {0};
+    double after_ms;
+    (void)state;
+
+    after_ms = lost_after(LIMIT_HB_MS * 9 / 4, &h);
+    print_message("lost %.0f ms after the peer's last frame (limit %d ms): %s\n", after_ms,
+                  LIMIT_HB_MS * 9 / 4, h.why);
+    assert_true(after_ms >= LIMIT_HB_MS * 9 / 4 - 1);
+    assert_true(after_ms < LIMIT_HB_MS * 9 / 4 + LIMIT_HB_MS / 2);
+    assert_non_null(strstr(h.why, "(the limit, 0.9 s, at a heartbeat every 0.4 s)"));
+}
+
+static double lost_after(unsigned limit_ms, struct hush *h)
+{
+    static const struct proto_link_cbs cbs = {.on_msg = on_msg, .on_close = on_close_hush};
+    struct iof_conn *c = NULL;
+    struct proto_link *l;
+    uv_loop_t loop;
+    pthread_t th;
+    int sv[2];
+
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    h->fd = sv[1];
+    assert_int_equal(uv_loop_init(&loop), 0);
+    assert_int_equal(iof_conn_open_fd(&loop, sv[0], "peer", NULL, NULL, &c), 0);
+    l = proto_link_new(&loop, c, &cbs, h);
+    assert_non_null(l);
+    proto_link_set_established(l, LIMIT_HB_MS, limit_ms);
+    assert_int_equal(pthread_create(&th, NULL, hush_main, h), 0);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    atomic_store(&h->stop, true);
+    pthread_join(th, NULL);
+    close(sv[1]);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    assert_int_equal(h->close_err, IOF_ELOST);
+    assert_true(atomic_load(&h->last_tx_ns) != 0);
+    return (double)(h->closed_ns - atomic_load(&h->last_tx_ns)) / 1e6;
 }
 
 /* --- a burst of slow messages on one link --------------------------------------------- */
@@ -402,8 +487,8 @@ static void on_early(uv_timer_t *t)
 static void on_establish(uv_timer_t *t)
 {
     struct burst *bu = t->data;
-    proto_link_set_established(bu->a, HB_MS);
-    proto_link_set_established(bu->b, HB_MS);
+    proto_link_set_established(bu->a, HB_MS, 0);
+    proto_link_set_established(bu->b, HB_MS, 0);
 }
 
 static void on_burst_stop(uv_timer_t *t)
@@ -693,6 +778,9 @@ int main(void)
         cmocka_unit_test(test_own_stall_is_not_a_lost_peer),
         cmocka_unit_test(test_silent_peer_is_lost),
         cmocka_unit_test(test_lost_at_the_limit),
+        cmocka_unit_test(test_lost_at_the_sparse_limit),
+        cmocka_unit_test(test_heartbeat_agree),
+        cmocka_unit_test(test_sparse_heartbeat_half_period),
         cmocka_unit_test(test_heartbeat_only_when_quiet),
         cmocka_unit_test(test_busy_loop_still_heartbeats),
         cmocka_unit_test(test_results_after_reads),

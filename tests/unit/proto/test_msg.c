@@ -258,6 +258,64 @@ static void test_hello_heartbeat_offer(void **state)
                    IOF_EPROTO, "hello.heartbeat_offer_ms: must be an integer in 100..60000");
 }
 
+/* 1.8: hello.heartbeat_sparse_ms and heartbeat_limit_ms come together,
+ * the limit 2 to 3 periods; welcome.heartbeat_limit_ms needs its
+ * heartbeat_ms and the same range. */
+#define HELLO_18                                                                                   \
+    "{\"type\":\"hello\",\"v\":[1,8],\"role\":\"manager\",\"name\":\"m\",\"software\":\"x\","      \
+    "\"heartbeat_ms\":1000"
+static void test_heartbeat_limit_fields(void **state)
+{
+    (void)state;
+    struct proto_msg in, out;
+    char *text;
+
+    proto_msg_init_hello(&in, PROTO_ROLE_MANAGER, "m");
+    text = encode_text(&in);
+    assert_null(strstr(text, "heartbeat_limit_ms"));
+    free(text);
+    in.u.hello.heartbeat_sparse_ms = PROTO_HEARTBEAT_MS_SPARSE;
+    in.u.hello.heartbeat_limit_ms = PROTO_HEARTBEAT_LIMIT_MS_SPARSE;
+    text = encode_text(&in);
+    assert_non_null(strstr(text, "\"heartbeat_sparse_ms\":4000,\"heartbeat_limit_ms\":9000"));
+    free(text);
+    round_trip(&in, &out);
+    assert_int_equal(out.u.hello.heartbeat_sparse_ms, 4000);
+    assert_int_equal(out.u.hello.heartbeat_limit_ms, 9000);
+    proto_msg_clear(&out);
+
+    expect_refused(HELLO_18 ",\"heartbeat_sparse_ms\":4000}", IOF_EPROTO,
+                   "hello: heartbeat_limit_ms needs heartbeat_sparse_ms and the other way round");
+    expect_refused(HELLO_18 ",\"heartbeat_limit_ms\":9000}", IOF_EPROTO,
+                   "hello: heartbeat_limit_ms needs heartbeat_sparse_ms and the other way round");
+    expect_refused(HELLO_18 ",\"heartbeat_sparse_ms\":4000,\"heartbeat_limit_ms\":13000}",
+                   IOF_EPROTO,
+                   "hello.heartbeat_limit_ms: 13000 ms, must be 2 to 3 heartbeat periods (8000 "
+                   "to 12000 ms)");
+    expect_refused(HELLO_18 ",\"heartbeat_sparse_ms\":4000,\"heartbeat_limit_ms\":7999}",
+                   IOF_EPROTO,
+                   "hello.heartbeat_limit_ms: 7999 ms, must be 2 to 3 heartbeat periods (8000 "
+                   "to 12000 ms)");
+
+    proto_msg_init(&in, PROTO_MSG_WELCOME);
+    in.u.welcome.heartbeat_ms = 4000;
+    in.u.welcome.heartbeat_limit_ms = 9000;
+    round_trip(&in, &out);
+    assert_int_equal(out.u.welcome.heartbeat_ms, 4000);
+    assert_int_equal(out.u.welcome.heartbeat_limit_ms, 9000);
+    proto_msg_clear(&out);
+    in.u.welcome.heartbeat_limit_ms = 0;
+    text = encode_text(&in);
+    assert_null(strstr(text, "heartbeat_limit_ms"));
+    free(text);
+    expect_refused("{\"type\":\"welcome\",\"heartbeat_limit_ms\":9000}", IOF_EPROTO,
+                   "welcome: heartbeat_limit_ms needs heartbeat_ms and the other way round");
+    expect_refused("{\"type\":\"welcome\",\"heartbeat_ms\":1000,\"heartbeat_limit_ms\":9000}",
+                   IOF_EPROTO,
+                   "welcome.heartbeat_limit_ms: 9000 ms, must be 2 to 3 heartbeat periods (2000 "
+                   "to 3000 ms)");
+}
+
 static void test_hello_manager_round_trip(void **state)
 {
     (void)state;
@@ -1053,7 +1111,7 @@ static void test_hello_version_negotiation(void **state)
                                 "\"name\":\"node-9\",\"caps\":{\"hb\":1}}",
                                 &m, &d),
                      IOF_EVERSION);
-    assert_non_null(strstr(d.msg, "protocol 2.3 is not compatible with this build's 1.7"));
+    assert_non_null(strstr(d.msg, "protocol 2.3 is not compatible with this build's 1.8"));
     assert_int_equal(m.type, PROTO_MSG_HELLO);
     assert_int_equal(m.u.hello.major, 2);
     assert_int_equal(m.u.hello.minor, 3);
@@ -1064,7 +1122,7 @@ static void test_hello_version_negotiation(void **state)
     /* ...and when even those are unreadable, the version error still wins. */
     assert_int_equal(decode_str("{\"type\":\"hello\",\"v\":[0,1],\"name\":\"bad name\"}", &m, &d),
                      IOF_EVERSION);
-    assert_non_null(strstr(d.msg, "protocol 0.1 is not compatible with this build's 1.7"));
+    assert_non_null(strstr(d.msg, "protocol 0.1 is not compatible with this build's 1.8"));
     assert_null(m.u.hello.name);
     assert_int_equal(m.u.hello.role, 0);
     proto_msg_clear(&m);
@@ -1349,6 +1407,7 @@ int main(void)
         cmocka_unit_test(test_type_table),
         cmocka_unit_test(test_hello_manager_round_trip),
         cmocka_unit_test(test_hello_heartbeat_offer),
+        cmocka_unit_test(test_heartbeat_limit_fields),
         cmocka_unit_test(test_hello_agent_round_trip),
         cmocka_unit_test(test_hello_inventory_details),
         cmocka_unit_test(test_small_messages_round_trip),
