@@ -238,12 +238,13 @@ static void session_on_msg(struct proto_link *l, const struct proto_msg *m, void
             w.u.welcome.heartbeat_limit_ms = limit;
             proto_link_send(l, &w);
             proto_link_set_established(l, hb, limit);
-            if (limit)
-                IOF_INFO("session with manager '%s' (%s), heartbeat %u ms, limit %u ms", s->manager,
-                         proto_link_peer(l), hb, limit);
-            else
-                IOF_INFO("session with manager '%s' (%s), heartbeat %u ms", s->manager,
-                         proto_link_peer(l), hb);
+            {
+                char lim[32] = "";
+                if (limit)
+                    snprintf(lim, sizeof(lim), ", limit %u ms", limit);
+                IOF_INFO("session with manager '%s' (%s), heartbeat %u ms%s", s->manager,
+                         proto_link_peer(l), hb, lim);
+            }
         }
         s->probe_tokens = AGENT_PROBE_BURST;
         s->probe_refill_ns = iof_now_ns();

@@ -168,7 +168,7 @@ static void sess_on_msg(struct proto_link *l, const struct proto_msg *m, void *a
                 a->link,
                 proto_link_heartbeat_ms(f->heartbeat_ms, a->info.heartbeat_ms,
                                         m->u.welcome.heartbeat_ms),
-                m->u.welcome.heartbeat_ms ? m->u.welcome.heartbeat_limit_ms : 0);
+                m->u.welcome.heartbeat_limit_ms); /* decoded only with heartbeat_ms */
             /* An agent's stats and results are as large as the plan allows. */
             proto_link_set_recv_limit(a->link, PROTO_STATS_FRAME_MAX);
             f->ops->on_welcome(f->run, a, back);

@@ -71,9 +71,7 @@ struct proto_link {
     uv_timer_t silence_timer;  /* the silence verdict due before the next tick */
     char deadline_what[64];
     uint32_t hb_ms;
-    uint64_t limit_ns; /* silent this long: the peer is lost */
-    bool sparse;       /* a limit under 3 periods: a heartbeat unless a frame went out
-                          in the last half period */
+    uint64_t limit_ns; /* silent this long: the peer is lost (link_sparse) */
     uint64_t hb_seq;
     uint64_t last_rx_ns;
     uint64_t last_tx_ns; /* when a frame other than a tick's heartbeat was last written */
@@ -625,9 +623,16 @@ static void link_send_heartbeat(struct proto_link *l, uint64_t now)
 
 static void link_silence_arm(struct proto_link *l, uint64_t now);
 
+/* A limit under 3 periods (1.8's sparse heartbeat): the tick's rule and
+ * the lost message differ (link_hb_tick, link_lost). */
+static bool link_sparse(const struct proto_link *l)
+{
+    return l->limit_ns < (uint64_t)PROTO_HEARTBEAT_MISSES * l->hb_ms * IOF_NS_PER_MS;
+}
+
 static void link_lost(struct proto_link *l, uint64_t now)
 {
-    if (l->sparse)
+    if (link_sparse(l))
         link_fail(l, IOF_ELOST,
                   "no message or heartbeat for %.1f s (the limit, %.1f s, at a heartbeat every "
                   "%.1f s)",
@@ -688,7 +693,7 @@ static void link_hb_tick(struct proto_link *l, uint64_t now)
      * too close to it: a frame in the last half period stands for this
      * tick's heartbeat, an older one does not (the peer hears from this
      * end at least every 1.5 periods). */
-    if (l->sparse)
+    if (link_sparse(l))
         quiet = now - l->last_tx_ns >= (uint64_t)l->hb_ms * IOF_NS_PER_MS / 2;
 
     l->last_hb_ns = now;
@@ -807,7 +812,6 @@ void proto_link_set_established(struct proto_link *l, uint32_t heartbeat_ms, uin
     l->limit_ns = (uint64_t)limit_ms * IOF_NS_PER_MS;
     if (l->limit_ns < 2ull * l->hb_ms * IOF_NS_PER_MS || l->limit_ns > three)
         l->limit_ns = three;
-    l->sparse = l->limit_ns < three;
     proto_decoder_set_limit(&l->dec, PROTO_FRAME_MAX_DEFAULT);
     l->last_rx_ns = iof_now_ns();
     l->last_hb_ns = l->last_rx_ns;

@@ -16,12 +16,12 @@
 
 /* 1.8: a dead-man limit must lie between 2 and 3 periods (its sender
  * writes at least every 1.5 periods: proto/link.c), and needs a period. */
-static int heartbeat_limit_check(struct ctx *c, const char *what, uint32_t period_ms,
-                                 uint32_t limit_ms)
+static int heartbeat_limit_check(struct ctx *c, const char *what, const char *period_field,
+                                 uint32_t period_ms, uint32_t limit_ms)
 {
     if (!period_ms || !limit_ms)
         return msgj_ctx_fail(c, "%s: heartbeat_limit_ms needs %s and the other way round", what,
-                             !strcmp(what, "hello") ? "heartbeat_sparse_ms" : "heartbeat_ms");
+                             period_field);
     if (limit_ms < 2 * (uint64_t)period_ms || limit_ms > 3 * (uint64_t)period_ms)
         return msgj_ctx_fail(c,
                              "%s.heartbeat_limit_ms: %u ms, must be 2 to 3 heartbeat periods "
@@ -59,7 +59,8 @@ int msg_hello_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
         msgj_put_uint(c, root, "hello", "heartbeat_offer_ms", h->heartbeat_offer_ms,
                       PROTO_HEARTBEAT_MS_MIN, PROTO_HEARTBEAT_MS_MAX);
     if (!c->err && (h->heartbeat_sparse_ms || h->heartbeat_limit_ms)) {
-        if (heartbeat_limit_check(c, "hello", h->heartbeat_sparse_ms, h->heartbeat_limit_ms))
+        if (heartbeat_limit_check(c, "hello", "heartbeat_sparse_ms", h->heartbeat_sparse_ms,
+                                  h->heartbeat_limit_ms))
             return c->err;
         msgj_put_uint(c, root, "hello", "heartbeat_sparse_ms", h->heartbeat_sparse_ms,
                       PROTO_HEARTBEAT_MS_MIN, PROTO_HEARTBEAT_MS_MAX);
@@ -311,7 +312,8 @@ int msg_hello_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
         if (!c->err && msgj_field(root, "heartbeat_limit_ms"))
             msgj_get_uint(c, root, "hello", "heartbeat_limit_ms", 2 * PROTO_HEARTBEAT_MS_MIN,
                           3 * PROTO_HEARTBEAT_MS_MAX, &lim);
-        if (!c->err && !heartbeat_limit_check(c, "hello", (uint32_t)hb, (uint32_t)lim)) {
+        if (!c->err && !heartbeat_limit_check(c, "hello", "heartbeat_sparse_ms", (uint32_t)hb,
+                                              (uint32_t)lim)) {
             h->heartbeat_sparse_ms = (uint32_t)hb;
             h->heartbeat_limit_ms = (uint32_t)lim;
         }
@@ -333,7 +335,8 @@ int msg_welcome_encode(struct ctx *c, cJSON *root, const struct proto_msg *msg)
         msgj_put_uint(c, root, "welcome", "heartbeat_ms", w->heartbeat_ms, PROTO_HEARTBEAT_MS_MIN,
                       PROTO_HEARTBEAT_MS_MAX);
     if (!c->err && w->heartbeat_limit_ms &&
-        !heartbeat_limit_check(c, "welcome", w->heartbeat_ms, w->heartbeat_limit_ms))
+        !heartbeat_limit_check(c, "welcome", "heartbeat_ms", w->heartbeat_ms,
+                               w->heartbeat_limit_ms))
         msgj_put_uint(c, root, "welcome", "heartbeat_limit_ms", w->heartbeat_limit_ms,
                       2 * PROTO_HEARTBEAT_MS_MIN, 3 * PROTO_HEARTBEAT_MS_MAX);
     return c->err;
@@ -351,7 +354,8 @@ int msg_welcome_decode(struct ctx *c, const cJSON *root, struct proto_msg *msg)
         uint64_t lim = 0;
         msgj_get_uint(c, root, "welcome", "heartbeat_limit_ms", 2 * PROTO_HEARTBEAT_MS_MIN,
                       3 * PROTO_HEARTBEAT_MS_MAX, &lim);
-        if (!c->err && !heartbeat_limit_check(c, "welcome", (uint32_t)hb, (uint32_t)lim))
+        if (!c->err &&
+            !heartbeat_limit_check(c, "welcome", "heartbeat_ms", (uint32_t)hb, (uint32_t)lim))
             msg->u.welcome.heartbeat_limit_ms = (uint32_t)lim;
     }
     return c->err;
