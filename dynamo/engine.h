@@ -43,6 +43,61 @@ struct dyn_io {
  * URING_EAGER_INFLIGHT). docs/performance.md, "Submission batches". */
 #define DYN_BATCH_INFLIGHT 8u
 
+/* Submission batching that adapts to the CPU. A worker samples its thread's
+ * scheduler account (time run, time waited runnable: dyn_os_thread_sched)
+ * every DYN_BATCH_WINDOW_NS. When it was running or runnable nearly all the
+ * time (CPU-bound), or waited for a CPU a good part of it (the host's CPUs
+ * are busy), a system call saved is CPU given back to the I/O, so a refill
+ * goes in one call once anything is in flight. Otherwise the worker waits on
+ * the device (latency-bound) and a refill goes in the engine's small steps
+ * until DYN_BATCH_INFLIGHT are in flight, so the first I/O reaches a nearly
+ * idle device before the block layer's plug. The switch back needs clearly
+ * lower figures, so a stretch near a threshold does not flip the policy at
+ * every window. Measured beside a CPU hog and on a quiet host in
+ * docs/performance.md, "Submission batches". */
+#define DYN_BATCH_WINDOW_NS 50000000ull /* 50 ms */
+#define DYN_BATCH_BUSY_ON 90u           /* % of the window run or runnable */
+#define DYN_BATCH_BUSY_OFF 75u
+#define DYN_BATCH_WAIT_ON 8u /* % of the window runnable, not run */
+#define DYN_BATCH_WAIT_OFF 3u
+
+struct dyn_batch_policy {
+    uint64_t at_ns, run_ns, wait_ns; /* the last sample */
+    bool sampled;                    /* at_ns, run_ns and wait_ns hold one */
+    bool batched;                    /* one call per refill */
+};
+
+/* Takes the thread's account (run_ns, wait_ns: totals so far) at now; from
+ * the second sample on, at least DYN_BATCH_WINDOW_NS after the one before,
+ * decides the policy for the next window. */
+static inline void dyn_batch_sample(struct dyn_batch_policy *p, uint64_t now, uint64_t run_ns,
+                                    uint64_t wait_ns)
+{
+    if (p->sampled) {
+        uint64_t wall = now - p->at_ns, run, wait;
+        if (now < p->at_ns || wall < DYN_BATCH_WINDOW_NS)
+            return;
+        run = run_ns >= p->run_ns ? run_ns - p->run_ns : 0;
+        wait = wait_ns >= p->wait_ns ? wait_ns - p->wait_ns : 0;
+        if ((run + wait) * 100 >= wall * DYN_BATCH_BUSY_ON ||
+            wait * 100 >= wall * DYN_BATCH_WAIT_ON)
+            p->batched = true;
+        else if ((run + wait) * 100 < wall * DYN_BATCH_BUSY_OFF &&
+                 wait * 100 < wall * DYN_BATCH_WAIT_OFF)
+            p->batched = false;
+    }
+    p->at_ns = now;
+    p->run_ns = run_ns;
+    p->wait_ns = wait_ns;
+    p->sampled = true;
+}
+
+/* I/Os in flight from which the rest of a refill goes in one call. */
+static inline unsigned dyn_batch_from(const struct dyn_batch_policy *p)
+{
+    return p->batched ? 1u : DYN_BATCH_INFLIGHT;
+}
+
 struct dyn_engine; /* an engine instance, private to each engine */
 
 /* What a worker fixes for its whole test, handed to open. Engines ignore what

@@ -450,16 +450,17 @@ static void worker_fail(struct run_worker *w, int err, const char *what)
 /* Issues the batch: every I/O in it gets one issue time, `issued`, taken when
  * the free slots were handed their requests (an I/O the engine refused
  * earlier is issued again now), then the engine is given its submit batch
- * (common/engine_facts.h) at a time until DYN_BATCH_INFLIGHT are in
- * flight, the rest in one call. Time spent waiting behind earlier chunks is
- * part of the I/O's
- * latency: the slot is busy from the application's side. A rated I/O keeps
+ * (common/engine_facts.h) at a time until the batching policy's count is in
+ * flight (dyn_batch_from: DYN_BATCH_INFLIGHT, or 1 when the worker is
+ * CPU-bound), the rest in one call. Time spent waiting behind earlier chunks
+ * is part of the I/O's latency: the slot is busy from the application's
+ * side. A rated I/O keeps
  * its scheduled time as the start of its latency; `issued` starts its
  * service latency. Returns how many were accepted, or a negative error. */
 static int worker_submit(struct run_worker *w, uint64_t issued, unsigned inflight,
                          unsigned *npending)
 {
-    unsigned off = 0, n = *npending;
+    unsigned off = 0, n = *npending, from = dyn_batch_from(&w->bpol);
     int r = 0;
 
     if (w->rated) {
@@ -473,7 +474,7 @@ static int worker_submit(struct run_worker *w, uint64_t issued, unsigned infligh
         for (unsigned i = 0; i < n; i++)
             w->batch[i]->submit_ns = issued;
     while (off < n) {
-        unsigned chunk = inflight + off >= DYN_BATCH_INFLIGHT ? n : w->submit_batch;
+        unsigned chunk = inflight + off >= from ? n : w->submit_batch;
         unsigned c = n - off < chunk ? n - off : chunk;
         r = w->eng->submit(w->ctx, w->batch + off, c);
         if (r < 0)
@@ -607,6 +608,21 @@ static void run_spin_update(struct run_worker *w, uint64_t target, uint64_t now)
     w->spin_ns = est + RUN_SPIN_PAD_NS;
 }
 
+/* Samples the thread's scheduler account for the batching policy
+ * (dyn_batch_sample); where the platform keeps none, the policy stays at
+ * small steps and the worker stops asking. */
+static void run_batch_sample(struct run_worker *w, uint64_t now)
+{
+    uint64_t run, wait;
+
+    if (dyn_os_thread_sched(&run, &wait) < 0) {
+        w->bpol_next = UINT64_MAX;
+        return;
+    }
+    dyn_batch_sample(&w->bpol, now, run, wait);
+    w->bpol_next = now + DYN_BATCH_WINDOW_NS;
+}
+
 static void *worker_main(void *arg)
 {
     struct run_worker *w = arg;
@@ -657,10 +673,13 @@ static void *worker_main(void *arg)
         return NULL;
     }
 
+    run_batch_sample(w, now);
     for (;;) {
         int r;
 
         worker_advance(w, now, &c);
+        if (now >= w->bpol_next)
+            run_batch_sample(w, now);
         if (now >= end || atomic_load_explicit(&t->stop, memory_order_relaxed))
             break;
         if (!w->io_left && !inflight && !npending) {

@@ -66,7 +66,9 @@ struct run_worker {
     uint32_t in_group; /* index among the group's workers on this node */
     const struct dyn_engine_ops *eng;
     struct dyn_engine *ctx;
-    unsigned submit_batch; /* most I/Os handed to the engine in one submit call */
+    unsigned submit_batch;        /* most I/Os handed to the engine in one submit call */
+    struct dyn_batch_policy bpol; /* small steps or one call per refill (dynamo/engine.h) */
+    uint64_t bpol_next;           /* when the policy samples the thread's account next */
     uint32_t qd;
     size_t ntargets;
     struct dyn_target **targets; /* borrowed from the test */

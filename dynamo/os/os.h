@@ -106,6 +106,12 @@ void dyn_os_thread_name(const char *name);
  * request is not taken (older kernels, a real-time thread, Windows). */
 int dyn_os_thread_short_slice(uint64_t slice_ns);
 
+/* The calling thread's scheduler account so far: nanoseconds it ran on a CPU
+ * and nanoseconds it waited runnable for one (Linux: /proc/thread-self/
+ * schedstat). 0, or -errno where the platform does not keep it (Windows, a
+ * kernel without CONFIG_SCHED_INFO). */
+int dyn_os_thread_sched(uint64_t *run_ns, uint64_t *wait_ns);
+
 /* The process's soft descriptor limit (Windows: the CRT's), UINT64_MAX when
  * unlimited or unknown. */
 uint64_t dyn_os_fd_limit(void);

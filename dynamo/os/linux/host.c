@@ -11,6 +11,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
@@ -240,6 +241,27 @@ int dyn_os_thread_short_slice(uint64_t slice_ns)
     (void)slice_ns;
     return -ENOSYS;
 #endif
+}
+
+int dyn_os_thread_sched(uint64_t *run_ns, uint64_t *wait_ns)
+{
+    char b[96];
+    unsigned long long run, wait;
+    ssize_t n;
+    int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0)
+        return -errno;
+    n = read(fd, b, sizeof(b) - 1);
+    close(fd);
+    if (n <= 0)
+        return n < 0 ? -errno : -EIO;
+    b[n] = '\0';
+    if (sscanf(b, "%llu %llu", &run, &wait) != 2)
+        return -EIO;
+    *run_ns = run;
+    *wait_ns = wait;
+    return 0;
 }
 
 void dyn_os_trim_memory(void)

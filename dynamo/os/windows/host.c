@@ -106,6 +106,13 @@ int dyn_os_thread_short_slice(uint64_t slice_ns)
     return -ENOSYS;
 }
 
+int dyn_os_thread_sched(uint64_t *run_ns, uint64_t *wait_ns)
+{
+    (void)run_ns; /* Windows keeps no time waited runnable per thread */
+    (void)wait_ns;
+    return -ENOSYS;
+}
+
 void dyn_os_trim_memory(void)
 {
     HeapCompact(GetProcessHeap(), 0);
