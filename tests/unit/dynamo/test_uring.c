@@ -340,6 +340,51 @@ static void test_submit_deep_batched(void **state)
     submit_eagerly(true);
 }
 
+/* A submit of one SQE to an idle ring (a worker at QD 1) hands it to the
+ * kernel at once, not in the enter that waits: SqHead 1 after it. A second
+ * lone SQE while the first is in flight (not yet reaped) waits for the
+ * reap's enter: SqHead stays 1 until then. */
+static void test_submit_lone_now(void **state)
+{
+    enum { N = 2 };
+    struct dyn_io slots[N], *ios[N], *done[N];
+    struct dyn_engine *e = NULL;
+    struct iof_diag diag = {{0}};
+    uint8_t *buf = NULL;
+    unsigned got = 0;
+    int fd;
+
+    (void)state;
+    REQUIRE_URING();
+    fd = temp_direct("lone.dat", N * BS, 0);
+    assert_int_equal(posix_memalign((void **)&buf, BS, N * BS), 0);
+    memset(slots, 0, sizeof(slots));
+    for (unsigned i = 0; i < N; i++) {
+        slots[i].fd = fd;
+        slots[i].offset = (uint64_t)i * BS;
+        slots[i].buf = buf + (size_t)i * BS;
+        slots[i].len = BS;
+        slots[i].result = -1;
+        ios[i] = &slots[i];
+    }
+    assert_int_equal(g_eng->open(&e, slots, N, NULL, &diag), 0);
+    assert_int_equal(g_eng->submit(e, ios, 1), 1);
+    assert_int_equal(ring_registered("SqHead"), 1);
+    assert_int_equal(g_eng->submit(e, ios + 1, 1), 1);
+    assert_int_equal(ring_registered("SqHead"), 1);
+    while (got < N) {
+        int r = g_eng->reap(e, 1, N, 5 * IOF_NS_PER_S, done + got);
+        assert_true(r > 0);
+        got += (unsigned)r;
+    }
+    assert_int_equal(ring_registered("SqHead"), 2);
+    for (unsigned i = 0; i < N; i++)
+        assert_int_equal(slots[i].result, BS);
+    g_eng->close(e);
+    close(fd);
+    free(buf);
+}
+
 /* Per-I/O errors come back in result, the engine keeps working: a read from
  * a directory (-EISDIR), a write to a read-only fd (-EBADF), a read past the
  * end (0 bytes: a short transfer), then a good read. */
@@ -662,6 +707,7 @@ int main(void)
         cmocka_unit_test(test_errors_per_io),
         cmocka_unit_test(test_submit_first_alone),
         cmocka_unit_test(test_submit_deep_batched),
+        cmocka_unit_test(test_submit_lone_now),
         cmocka_unit_test(test_run_stats),
         cmocka_unit_test(test_run_misaligned),
         cmocka_unit_test(test_run_counts_errors),
