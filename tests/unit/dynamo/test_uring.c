@@ -277,6 +277,19 @@ static void test_roundtrip_mixed(void **state)
     roundtrip(true, true);
 }
 
+/* Slots 0..n-1 read block i of fd into block i of buf; ios[i] is slot i. */
+static void read_slots(struct dyn_io *slots, struct dyn_io **ios, unsigned n, int fd, uint8_t *buf)
+{
+    for (unsigned i = 0; i < n; i++) {
+        slots[i].fd = fd;
+        slots[i].offset = (uint64_t)i * BS;
+        slots[i].buf = buf + (size_t)i * BS;
+        slots[i].len = BS;
+        slots[i].result = -1;
+        ios[i] = &slots[i];
+    }
+}
+
 /* A submit call hands its SQEs to the kernel before it returns, not with
  * the reap's enter that then waits for them: after one submit of 8 into an
  * idle ring the kernel has consumed all 8 (the fdinfo's SqHead), in a worker
@@ -297,14 +310,7 @@ static void submit_eagerly(bool deep)
     memset(slots, 0, sizeof(slots));
     for (unsigned i = 0; i < DEEP; i++)
         slots[i].fd = fd;
-    for (unsigned i = 0; i < N; i++) {
-        slots[i].fd = fd;
-        slots[i].offset = (uint64_t)i * BS;
-        slots[i].buf = buf + (size_t)i * BS;
-        slots[i].len = BS;
-        slots[i].result = -1;
-        ios[i] = &slots[i];
-    }
+    read_slots(slots, ios, N, fd, buf);
     assert_int_equal(g_eng->open(&e, slots, deep ? DEEP : N, NULL, &diag), 0);
     assert_int_equal(g_eng->submit(e, ios, N), N);
     assert_int_equal(ring_registered("SqHead"), N);
@@ -354,14 +360,7 @@ static void test_submit_lone_now(void **state)
     fd = temp_direct("lone.dat", N * BS, 0);
     assert_int_equal(posix_memalign((void **)&buf, BS, N * BS), 0);
     memset(slots, 0, sizeof(slots));
-    for (unsigned i = 0; i < N; i++) {
-        slots[i].fd = fd;
-        slots[i].offset = (uint64_t)i * BS;
-        slots[i].buf = buf + (size_t)i * BS;
-        slots[i].len = BS;
-        slots[i].result = -1;
-        ios[i] = &slots[i];
-    }
+    read_slots(slots, ios, N, fd, buf);
     assert_int_equal(g_eng->open(&e, slots, N, NULL, &diag), 0);
     assert_int_equal(g_eng->submit(e, ios, 1), 1);
     assert_int_equal(ring_registered("SqHead"), 1);
