@@ -74,9 +74,10 @@ static inline void dyn_batch_sample(struct dyn_batch_policy *p, uint64_t now, ui
                                     uint64_t wait_ns)
 {
     if (p->sampled) {
-        uint64_t wall = now - p->at_ns, run, wait;
-        if (now < p->at_ns || wall < DYN_BATCH_WINDOW_NS)
+        uint64_t wall, run, wait;
+        if (now < p->at_ns || now - p->at_ns < DYN_BATCH_WINDOW_NS)
             return;
+        wall = now - p->at_ns;
         run = run_ns >= p->run_ns ? run_ns - p->run_ns : 0;
         wait = wait_ns >= p->wait_ns ? wait_ns - p->wait_ns : 0;
         if ((run + wait) * 100 >= wall * DYN_BATCH_BUSY_ON ||

@@ -454,9 +454,9 @@ static void worker_fail(struct run_worker *w, int err, const char *what)
  * flight (dyn_batch_from: DYN_BATCH_INFLIGHT, or 1 when the worker is
  * CPU-bound), the rest in one call. Time spent waiting behind earlier chunks
  * is part of the I/O's latency: the slot is busy from the application's
- * side. A rated I/O keeps
- * its scheduled time as the start of its latency; `issued` starts its
- * service latency. Returns how many were accepted, or a negative error. */
+ * side. A rated I/O keeps its scheduled time as the start of its latency;
+ * `issued` starts its service latency. Returns how many were accepted, or a
+ * negative error. */
 static int worker_submit(struct run_worker *w, uint64_t issued, unsigned inflight,
                          unsigned *npending)
 {

@@ -248,14 +248,15 @@ int dyn_os_thread_sched(uint64_t *run_ns, uint64_t *wait_ns)
     char b[96];
     unsigned long long run, wait;
     ssize_t n;
-    int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+    int err, fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
 
     if (fd < 0)
         return -errno;
     n = read(fd, b, sizeof(b) - 1);
+    err = n < 0 ? -errno : -EIO; /* before close can change errno */
     close(fd);
     if (n <= 0)
-        return n < 0 ? -errno : -EIO;
+        return err;
     b[n] = '\0';
     if (sscanf(b, "%llu %llu", &run, &wait) != 2)
         return -EIO;
