@@ -361,6 +361,12 @@ struct proto_cpu {
     double retrans_per_s;    /* TCP segments retransmitted per second */
 };
 
+/* The largest of the four counts and rates above, in either form: far above
+ * any a window can have, and low enough that its hundredths (< 2^50) come
+ * back exactly from a double, so a decoded message encodes to the same
+ * bytes. An agent sends a larger figure as this one. */
+#define PROTO_CPU_NODE_MAX 1e13
+
 /* The node figures of struct proto_cpu in one order (dpc, irq, interrupts,
  * packets, packet errors, retransmits), and their names in the result files. */
 #define PROTO_CPU_NODE_N 6

@@ -216,7 +216,6 @@ static int rated_decode(struct ctx *c, const cJSON *obj, const char *prefix, str
  * two are percentages, the others counts or rates. */
 static const char *const cpu_node_keys[] = {"dpc",       "irq",           "intr_s",
                                             "packets_s", "packet_errors", "retrans_s"};
-#define CPU_NODE_MAX 1e15 /* far above any rate or count a window can have */
 
 const char *const proto_cpu_node_names[PROTO_CPU_NODE_N] = {
     "dpc_pct", "irq_pct", "intr_per_s", "packets_per_s", "packet_errors", "retrans_per_s"};
@@ -257,7 +256,7 @@ static int cpu_encode(struct ctx *c, cJSON *root, const struct proto_cpu *cpu)
         double *nv[6];
         cpu_node_ptrs(&copy, nv);
         for (size_t i = 0; j && i < 6; i++) {
-            double max = i < 2 ? 100 : CPU_NODE_MAX, x = *nv[i];
+            double max = i < 2 ? 100 : PROTO_CPU_NODE_MAX, x = *nv[i];
             double r = !(x > 0) ? 0 : x > max ? max : (double)(int64_t)(x * 100 + 0.5) / 100;
             msgj_put_item(c, j, cpu_node_keys[i], cJSON_CreateNumber(r));
         }
@@ -297,7 +296,7 @@ static int cpu_decode(struct ctx *c, const cJSON *root, const char *name, struct
         for (size_t i = 0; i < 6; i++) {
             char path[PATH_BUF];
             const cJSON *it;
-            double max = i < 2 ? 100 : CPU_NODE_MAX;
+            double max = i < 2 ? 100 : PROTO_CPU_NODE_MAX;
             msgj_mkpath(path, prefix, cpu_node_keys[i]);
             it = msgj_get_item(c, j, path, cpu_node_keys[i], 0);
             if (c->err)

@@ -111,7 +111,9 @@ static uint16_t cpu_hundredths(double v)
 /* A node rate or count in hundredths, as the JSON form rounds it. */
 static uint64_t node_hundredths(double v)
 {
-    return !(v > 0) ? 0 : v >= 1e15 ? PROTO_STATSBIN_NODE_MAX : (uint64_t)(v * 100 + 0.5);
+    return !(v > 0)                  ? 0
+           : v >= PROTO_CPU_NODE_MAX ? PROTO_STATSBIN_NODE_MAX
+                                     : (uint64_t)(v * 100 + 0.5);
 }
 
 /* Checks what the JSON encoder checks, and sizes the body. */

@@ -742,6 +742,56 @@ static void test_cpu_node(void **state)
     free(s.t);
 }
 
+/* Node counts and rates travel as hundredths; up to the largest allowed,
+ * one decoded from the wire encodes to the same hundredths (the fuzzer's
+ * fixed point: 0x1d01 << 40 | 0xbd came back as ...be and then ...c0 when
+ * 10^17 was allowed), and one more than it is refused. */
+static void test_cpu_node_exact(void **state)
+{
+    struct proto_msg in = {.type = PROTO_MSG_STATS}, out;
+    const uint8_t *p;
+    uint8_t *frame, buf[PROTO_STATSBIN_HEADER + PROTO_STATSBIN_NODE_BYTES];
+    size_t len, off = PROTO_STATSBIN_HEADER + 4 + 8 * 3; /* retrans_s */
+    uint64_t x = 0x9e3779b97f4a7c15ull, v;
+    (void)state;
+
+    in.u.stats.cpu = (struct proto_cpu){.valid = true, .busy_pct = 1, .node_valid = true};
+    frame = bin_frame(&in, &p, &len);
+    assert_int_equal(len, sizeof(buf));
+    memcpy(buf, p, len);
+    free(frame);
+    for (int i = 0; i <= 4000; i++) {
+        const uint8_t *q;
+        size_t qlen;
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        /* The bound, the values just below it, then any size at all. */
+        v = i == 0   ? PROTO_STATSBIN_NODE_MAX
+            : i < 64 ? PROTO_STATSBIN_NODE_MAX - (uint64_t)i
+                     : (x >> (x % 14)) % (PROTO_STATSBIN_NODE_MAX + 1);
+        for (unsigned b = 0; b < 8; b++)
+            buf[off + b] = (uint8_t)(v >> (8 * b));
+        decode_ok(buf, len, 0, &out);
+        frame = bin_frame(&out, &q, &qlen);
+        if (qlen != len || memcmp(q, buf, len))
+            fail_msg("%" PRIu64 " hundredths did not come back the same", v);
+        free(frame);
+        proto_msg_clear(&out);
+    }
+    v = PROTO_STATSBIN_NODE_MAX + 1;
+    for (unsigned b = 0; b < 8; b++)
+        buf[off + b] = (uint8_t)(v >> (8 * b));
+    expect_bad(buf, len, 0, NULL, 0, len, "stats.cpu.retrans_s: 1000000000000001 hundredths");
+    /* A figure past the bound goes as the bound, in both forms. */
+    in.u.stats.cpu.intr_per_s = 5e13;
+    for (int bin = 0; bin < 2; bin++) {
+        frame = bin ? bin_frame(&in, &p, &len) : json_frame(&in, &p, &len);
+        decode_ok(p, len, 0, &out);
+        assert_true(out.u.stats.cpu.intr_per_s == PROTO_CPU_NODE_MAX);
+        proto_msg_clear(&out);
+        free(frame);
+    }
+}
+
 /* ---- refusals ----------------------------------------------------------- */
 
 /* A copy of the valid body `p` with `n` bytes at `off` replaced. */
@@ -1647,6 +1697,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_cpu_node),
+        cmocka_unit_test(test_cpu_node_exact),
         cmocka_unit_test(test_same_as_json),
         cmocka_unit_test(test_layout_sparse),
         cmocka_unit_test(test_layout_node),
