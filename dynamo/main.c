@@ -294,6 +294,8 @@ static int agent_run(int argc, char **argv, bool check_only)
     rc = dyn_parse(argc, argv, &o, allow, &level);
     if (rc)
         return rc < 0 ? 0 : rc;
+    if (o.use_manager_fd && !check_only)
+        dyn_os_own_job();
     if (o.name && proto_node_name_check("--name", o.name, &d)) {
         IOF_USER("dynamo: %s", d.msg);
         return 2;

@@ -17,11 +17,14 @@
 
 /* Starts the embedded agent connected to us by a socketpair (its end is
  * its descriptor 3): no port for another local user to reach, and each end
- * knows the other's user from the kernel. The agent runs in a session of its
- * own (UV_PROCESS_DETACHED: setsid before exec) so a terminal's Ctrl-C, sent
- * to the whole foreground process group, reaches only the manager, which
- * stops the test and collects its results; the agent still ends with the
- * manager, as the socketpair's end is its --once session. */
+ * knows the other's user from the kernel. The agent stays in our session,
+ * so the scheduler gives its workers the share of the command the user ran
+ * (autogroup: a group per session), not a session's share of their own;
+ * first thing, it takes a process group of its own (dyn_os_own_job), so a
+ * terminal's Ctrl-C, sent to the whole foreground process group, reaches
+ * only the manager, which stops the test and collects its results. The
+ * agent still ends with the manager, as the socketpair's end is its --once
+ * session. */
 int mgr_local_agent_spawn(uv_loop_t *loop, const struct mgr_run_opts *o, const struct iof_plan *p,
                           uv_process_t *child, uv_exit_cb on_exit, bool *running,
                           struct iof_conn **conn)
@@ -88,7 +91,6 @@ int mgr_local_agent_spawn(uv_loop_t *loop, const struct mgr_run_opts *o, const s
     po.exit_cb = on_exit;
     po.stdio = stdio;
     po.stdio_count = 4;
-    po.flags = UV_PROCESS_DETACHED;
     r = uv_spawn(loop, child, &po);
     free(argv);
     close(sv[1]); /* the child's end: it has its own copy now */

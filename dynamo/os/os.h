@@ -120,6 +120,16 @@ uint64_t dyn_os_fd_limit(void);
  * closes is an error to handle, not a signal that kills (SIGPIPE ignored). */
 void dyn_os_process_init(void);
 
+/* The local agent of `iofleet run` (--manager-fd), as soon as its options
+ * are read: a process group of its own in the manager's session, so a
+ * terminal's Ctrl-C (sent to the foreground group) reaches the manager
+ * alone, which stops the test and collects its results. The session stays
+ * the one the user ran iofleet in, so the scheduler treats the agent's
+ * workers as that command's (autogroup: one group per session), as it would
+ * fio started from the same shell. Writing to that terminal from a
+ * background group must not stop it (SIGTTOU ignored). Nothing on Windows. */
+void dyn_os_own_job(void);
+
 /* After dyn_agent_main() has returned (every test's I/O ended, every
  * connection closed): a stop the system asked for is logged with the time
  * it took (Windows: Ctrl-C, Ctrl-Break, the console's close, the service's

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Ctrl-C in a terminal signals the whole foreground process group. A local
-# run (no --agent, no --listen) starts its own agent: that agent must not
-# take the terminal's SIGINT as its own, or the run reports it lost with an
+# run (no --agent, no --listen) starts its own agent, in a process group of
+# its own within the run's session: that agent must not take the terminal's
+# SIGINT as its own, or the run reports it lost with an
 # ALL row that is not its only NODE row and no percentiles. The run stops
 # cleanly (exit 130), every figure consistent; Ctrl-Z stops the agent with
 # the manager; and the local agent still ends when the manager is killed
@@ -31,6 +32,12 @@ sleep 1
 agent=$(pgrep -P "$pid" dynamo || true)
 [ -n "$agent" ] || { cat "$T/err"; fail "no local agent under iofleet $pid"; }
 state() { awk '{ print $3 }' "/proc/$1/stat"; }
+# The agent: a process group of its own (the terminal's Ctrl-C is not its),
+# in the session the run was started in (scheduled as that command's).
+read -r apgid asid < <(ps -o pgid=,sid= -p "$agent")
+[ "$apgid" = "$agent" ] || fail "the local agent's process group is $apgid, expected its own ($agent)"
+[ "$asid" = "$pid" ] || fail "the local agent's session is $asid, expected iofleet's ($pid)"
+ok "the local agent is a process group of its own in iofleet's session"
 kill -TSTP -- "-$pid"
 for _ in $(seq 50); do
     [ "$(state "$pid")$(state "$agent")" = TT ] && break

@@ -289,6 +289,15 @@ void dyn_os_process_init(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
+void dyn_os_own_job(void)
+{
+    signal(SIGTTOU, SIG_IGN);
+    /* EPERM: already a session leader (started by something else than
+     * iofleet run): its own group already. */
+    if (setpgid(0, 0) < 0 && errno != EPERM)
+        IOF_WARN("dynamo: cannot leave the terminal's process group: %s", strerror(errno));
+}
+
 void dyn_os_agent_stopped(void) {}
 
 /* systemd runs the agent on Linux (packaging/systemd): no service command. */

@@ -123,6 +123,10 @@ uint64_t dyn_os_fd_limit(void)
     return OS_WIN_CRT_FDS;
 }
 
+/* No process groups to leave: Ctrl-C reaches a console's processes through
+ * dynamo/os/windows/stop.c. */
+void dyn_os_own_job(void) {}
+
 /* Nothing to raise: the C runtime's table is fixed. */
 void dyn_os_raise_fd_limit(void) {}
 
