@@ -364,8 +364,11 @@ struct proto_cpu {
 /* The largest of the four counts and rates above, in either form: far above
  * any a window can have, and low enough that its hundredths (< 2^50) come
  * back exactly from a double, so a decoded message encodes to the same
- * bytes. An agent sends a larger figure as this one. */
+ * bytes. An agent sends a larger figure as this one; a decoder reads one up
+ * to PROTO_CPU_NODE_READ_MAX (what agents of the same protocol built with
+ * the earlier bound may send) as this one too, and refuses more. */
 #define PROTO_CPU_NODE_MAX 1e13
+#define PROTO_CPU_NODE_READ_MAX 1e15
 
 /* The node figures of struct proto_cpu in one order (dpc, irq, interrupts,
  * packets, packet errors, retransmits), and their names in the result files. */

@@ -696,9 +696,11 @@ int proto_statsbin_decode(const uint8_t *p, size_t len, struct proto_stats *st, 
         for (unsigned i = 0; i < 4; i++) {
             static const char *const vn[] = {"intr_s", "packets_s", "packet_errors", "retrans_s"};
             v[i] = get_le(q + 4 + 8 * i, 8);
-            if (v[i] > PROTO_STATSBIN_NODE_MAX)
+            if (v[i] > PROTO_STATSBIN_NODE_READ_MAX)
                 return bad(&r, "stats.cpu.%s: %" PRIu64 " hundredths, at most %llu", vn[i], v[i],
-                           PROTO_STATSBIN_NODE_MAX);
+                           PROTO_STATSBIN_NODE_READ_MAX);
+            if (v[i] > PROTO_STATSBIN_NODE_MAX)
+                v[i] = PROTO_STATSBIN_NODE_MAX;
         }
         st->cpu.node_valid = true;
         st->cpu.dpc_pct = (double)cpu[0] / 100;

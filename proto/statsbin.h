@@ -47,12 +47,14 @@
  * node figures follow the header, PROTO_STATSBIN_NODE_BYTES: % DPC and %
  * interrupt as u16 hundredths (0..10000), then interrupts/s, packets/s,
  * packet errors and retransmitted segments/s as u64 hundredths, at most
- * PROTO_STATSBIN_NODE_MAX. */
+ * PROTO_STATSBIN_NODE_MAX (read up to PROTO_STATSBIN_NODE_READ_MAX, as the
+ * bound). */
 #define PROTO_STATSBIN_LOST 0x0001u
 #define PROTO_STATSBIN_CPU 0x0002u
 #define PROTO_STATSBIN_NODE 0x0004u
 #define PROTO_STATSBIN_NODE_BYTES 36
-#define PROTO_STATSBIN_NODE_MAX 1000000000000000ull /* hundredths of PROTO_CPU_NODE_MAX */
+#define PROTO_STATSBIN_NODE_MAX 1000000000000000ull        /* hundredths of PROTO_CPU_NODE_MAX */
+#define PROTO_STATSBIN_NODE_READ_MAX 100000000000000000ull /* of PROTO_CPU_NODE_READ_MAX */
 
 /* Target record flags (its first byte). */
 #define PROTO_STATSBIN_T_READ 0x01u

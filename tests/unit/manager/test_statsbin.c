@@ -742,10 +742,11 @@ static void test_cpu_node(void **state)
     free(s.t);
 }
 
-/* Node counts and rates travel as hundredths; up to the largest allowed,
- * one decoded from the wire encodes to the same hundredths (the fuzzer's
- * fixed point: 0x1d01 << 40 | 0xbd came back as ...be and then ...c0 when
- * 10^17 was allowed), and one more than it is refused. */
+/* Node counts and rates travel as hundredths; up to the largest sent, one
+ * decoded from the wire encodes to the same hundredths (the fuzzer's fixed
+ * point: 0x1d01 << 40 | 0xbd came back as ...be and then ...c0 when 10^17
+ * was sent). Above it, up to the bound of earlier builds, a figure is read
+ * as the largest; more is refused. */
 static void test_cpu_node_exact(void **state)
 {
     struct proto_msg in = {.type = PROTO_MSG_STATS}, out;
@@ -767,7 +768,7 @@ static void test_cpu_node_exact(void **state)
         /* The bound, the values just below it, then any size at all. */
         v = i == 0   ? PROTO_STATSBIN_NODE_MAX
             : i < 64 ? PROTO_STATSBIN_NODE_MAX - (uint64_t)i
-                     : (x >> (x % 14)) % (PROTO_STATSBIN_NODE_MAX + 1);
+                     : (x >> (x % 64)) % (PROTO_STATSBIN_NODE_MAX + 1);
         for (unsigned b = 0; b < 8; b++)
             buf[off + b] = (uint8_t)(v >> (8 * b));
         decode_ok(buf, len, 0, &out);
@@ -777,10 +778,55 @@ static void test_cpu_node_exact(void **state)
         free(frame);
         proto_msg_clear(&out);
     }
-    v = PROTO_STATSBIN_NODE_MAX + 1;
+    /* Above it, up to the earlier bound: read as the bound; then refused. */
+    for (int i = 0; i < 2; i++) {
+        v = i ? PROTO_STATSBIN_NODE_READ_MAX : PROTO_STATSBIN_NODE_MAX + 1;
+        for (unsigned b = 0; b < 8; b++)
+            buf[off + b] = (uint8_t)(v >> (8 * b));
+        decode_ok(buf, len, 0, &out);
+        assert_true(out.u.stats.cpu.retrans_per_s == PROTO_CPU_NODE_MAX);
+        proto_msg_clear(&out);
+    }
+    v = PROTO_STATSBIN_NODE_READ_MAX + 1;
     for (unsigned b = 0; b < 8; b++)
         buf[off + b] = (uint8_t)(v >> (8 * b));
-    expect_bad(buf, len, 0, NULL, 0, len, "stats.cpu.retrans_s: 1000000000000001 hundredths");
+    expect_bad(buf, len, 0, NULL, 0, len, "stats.cpu.retrans_s: 100000000000000001 hundredths");
+    /* The JSON form: the largest two-decimal figure comes back the same; one
+     * up to the earlier bound is read as the bound. */
+    in.u.stats.cpu.packets_per_s = 9999999999999.99;
+    frame = json_frame(&in, &p, &len);
+    decode_ok(p, len, 0, &out);
+    assert_true(out.u.stats.cpu.packets_per_s == 9999999999999.99);
+    proto_msg_clear(&out);
+    free(frame);
+    in.u.stats.cpu.packets_per_s = 123.25;
+    frame = json_frame(&in, &p, &len);
+    {
+        static const char key[] = "\"packets_s\":123.25";
+        char *text = calloc(1, len + 64), *at;
+        assert_non_null(text);
+        memcpy(text, p, len);
+        at = strstr(text, key);
+        assert_non_null(at);
+        for (int i = 0; i < 2; i++) {
+            char *q = calloc(1, len + 64);
+            int n;
+            assert_non_null(q);
+            n = snprintf(q, len + 64, "%.*s\"packets_s\":%s%s", (int)(at - text), text,
+                         i ? "1000000000000001" : "500000000000000", at + strlen(key));
+            if (i) {
+                expect_bad((const uint8_t *)q, (size_t)n, 0, NULL, 0, (size_t)n,
+                           "stats.cpu.packets_s: must be a number 0..1e+15");
+            } else {
+                decode_ok((const uint8_t *)q, (size_t)n, 0, &out);
+                assert_true(out.u.stats.cpu.packets_per_s == PROTO_CPU_NODE_MAX);
+                proto_msg_clear(&out);
+            }
+            free(q);
+        }
+        free(text);
+    }
+    free(frame);
     /* A figure past the bound goes as the bound, in both forms. */
     in.u.stats.cpu.intr_per_s = 5e13;
     for (int bin = 0; bin < 2; bin++) {
