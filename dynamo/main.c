@@ -295,7 +295,7 @@ static int agent_run(int argc, char **argv, bool check_only)
     if (rc)
         return rc < 0 ? 0 : rc;
     if (o.use_manager_fd && !check_only)
-        dyn_os_own_job();
+        dyn_os_own_job(); /* --manager-fd given later than first (main()) */
     if (o.name && proto_node_name_check("--name", o.name, &d)) {
         IOF_USER("dynamo: %s", d.msg);
         return 2;
@@ -310,6 +310,12 @@ int main(int argc, char **argv)
     /* A manager that closes while we write is an EPIPE to handle, not a
      * death by SIGPIPE: before anything can write to a socket. */
     dyn_os_process_init();
+    /* iofleet run starts its local agent as `dynamo --manager-fd 3 ...`: out
+     * of the terminal's foreground group before anything else, so that a
+     * Ctrl-C can reach it only between the fork and here (the exec and the
+     * loader), not while its options are read. */
+    if (argc > 1 && !strcmp(argv[1], "--manager-fd"))
+        dyn_os_own_job();
     rc = dyn_os_service(argc, argv, agent_run);
     return rc >= 0 ? rc : agent_run(argc, argv, false);
 }

@@ -265,8 +265,8 @@ void mgr_run_interrupt(struct mgr_run *c, bool force)
         cl_interrupt(c, true);
 }
 
-/* Ctrl-Z in a run with the embedded agent: that agent is in a session of
- * its own (cl_spawn_local), out of the terminal's reach, so it is
+/* Ctrl-Z in a run with the embedded agent: that agent is in a process group
+ * of its own (dyn_os_own_job), out of the terminal's reach, so it is
  * stopped with the manager and continued with it, as when both were in the
  * terminal's process group. */
 static void cl_on_stop(uv_signal_t *h, int sig)

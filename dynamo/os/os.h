@@ -127,7 +127,10 @@ void dyn_os_process_init(void);
  * the one the user ran iofleet in, so the scheduler treats the agent's
  * workers as that command's (autogroup: one group per session), as it would
  * fio started from the same shell. Writing to that terminal from a
- * background group must not stop it (SIGTTOU ignored). Nothing on Windows. */
+ * background group must not stop it (SIGTTOU ignored). Called again, it
+ * changes nothing. Between the fork and this call (the exec, the loader) a
+ * Ctrl-C still reaches the agent, which then ends: the run reports it lost.
+ * Nothing on Windows. */
 void dyn_os_own_job(void);
 
 /* After dyn_agent_main() has returned (every test's I/O ended, every

@@ -34,7 +34,9 @@ agent=$(pgrep -P "$pid" dynamo || true)
 state() { awk '{ print $3 }' "/proc/$1/stat"; }
 # The agent: a process group of its own (the terminal's Ctrl-C is not its),
 # in the session the run was started in (scheduled as that command's).
-read -r apgid asid < <(ps -o pgid=,sid= -p "$agent")
+# Fields 5 and 6 of /proc/PID/stat (the name, field 2, is "(dynamo)").
+read -r apgid asid < <(awk '{ print $5, $6 }' "/proc/$agent/stat" 2>/dev/null) ||
+    fail "the local agent $agent is gone"
 [ "$apgid" = "$agent" ] || fail "the local agent's process group is $apgid, expected its own ($agent)"
 [ "$asid" = "$pid" ] || fail "the local agent's session is $asid, expected iofleet's ($pid)"
 ok "the local agent is a process group of its own in iofleet's session"
