@@ -296,15 +296,16 @@ static int cpu_decode(struct ctx *c, const cJSON *root, const char *name, struct
         for (size_t i = 0; i < 6; i++) {
             char path[PATH_BUF];
             const cJSON *it;
+            /* Counts up to the earlier builds' bound are read as today's. */
             double max = i < 2 ? 100 : PROTO_CPU_NODE_READ_MAX;
+            double keep = i < 2 ? 100 : PROTO_CPU_NODE_MAX;
             msgj_mkpath(path, prefix, cpu_node_keys[i]);
             it = msgj_get_item(c, j, path, cpu_node_keys[i], 0);
             if (c->err)
                 return c->err;
             if (!cJSON_IsNumber(it) || !(it->valuedouble >= 0 && it->valuedouble <= max))
                 return msgj_ctx_fail(c, "%s: must be a number 0..%g", path, max);
-            *nv[i] = i >= 2 && it->valuedouble > PROTO_CPU_NODE_MAX ? PROTO_CPU_NODE_MAX
-                                                                    : it->valuedouble;
+            *nv[i] = it->valuedouble > keep ? keep : it->valuedouble;
         }
         cpu->node_valid = true;
     }
