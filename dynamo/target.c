@@ -216,6 +216,8 @@ int dyn_target_prepare_noted(const struct iof_target_cfg *cfg, struct dyn_scope 
     free(buf);
     if (!r) {
         int e = fsync(fd) < 0 ? errno : 0;
+        if (!e)
+            dyn_os_drop_cache(fd); /* the fill's pages, now clean: not kept for the test */
         if (close(fd) < 0 && !e)
             e = errno;
         fd = -1;

@@ -81,6 +81,15 @@ struct iof_diag;
  * nobody (uid 65534), not by the agent's (root, uid 0)". */
 int dyn_os_file_check(int fd, const char *what, const char *name, struct iof_diag *diag);
 
+/* Drops the clean cached pages of the file or block device open as `fd`,
+ * after the agent read or wrote it through the page cache (a test file's
+ * fill, the device guard's and the inventory's probes). Left there, a test
+ * file's fill holds memory the size of the file, and a block device keeps
+ * them until its last close: every O_DIRECT read of the test then flushes
+ * the range first and every write invalidates it. Linux: posix_fadvise
+ * DONTNEED; Windows: nothing (no call drops one file's cached pages). */
+void dyn_os_drop_cache(int fd);
+
 /* Fills buf with len bytes from the OS's random source. 0, or a negative errno. */
 int dyn_os_random(void *buf, size_t len);
 

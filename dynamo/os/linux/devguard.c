@@ -3,6 +3,7 @@
  * before a write test without --allow-destructive, and the marker a write
  * test leaves behind (the rules and the marker layout: dynamo/devguard.h). */
 #include "dynamo/devguard.h"
+#include "dynamo/os/os.h"
 
 #include <blkid.h>
 #include <errno.h>
@@ -72,11 +73,13 @@ int dyn_devguard_ends(int fd, uint64_t size, struct dyn_dev_ends *ends, struct i
         return iof_diag_set(diag, -ENOMEM, "out of memory");
     }
     /* What the workers wrote with O_DIRECT is on the device; drop whatever
-     * this descriptor's page cache still holds from before. */
-    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+     * this descriptor's page cache still holds from before, and what these
+     * reads put there (see dyn_os_drop_cache). */
+    dyn_os_drop_cache(fd);
     r = read_full(fd, head, n, 0);
     if (!r)
         r = read_full(fd, tail, n, size - n);
+    dyn_os_drop_cache(fd);
     if (r) {
         free(head);
         free(tail);
@@ -131,7 +134,7 @@ static int check_done(blkid_probe pr, uint8_t *area, int r)
     return r;
 }
 
-int dyn_devguard_check(int fd, const char *path, uint64_t size, bool destructive,
+static int guard_check(int fd, const char *path, uint64_t size, bool destructive,
                        struct dyn_dev_ends *ends, struct iof_diag *diag)
 {
     blkid_probe pr;
@@ -219,6 +222,15 @@ int dyn_devguard_check(int fd, const char *path, uint64_t size, bool destructive
     return check_done(pr, area, r);
 }
 
+int dyn_devguard_check(int fd, const char *path, uint64_t size, bool destructive,
+                       struct dyn_dev_ends *ends, struct iof_diag *diag)
+{
+    int r = guard_check(fd, path, size, destructive, ends, diag);
+
+    dyn_os_drop_cache(fd);
+    return r;
+}
+
 int dyn_devguard_mark(int fd, uint64_t size)
 {
     uint8_t m[DYN_MARK_SIZE] = {0};
@@ -236,5 +248,6 @@ int dyn_devguard_mark(int fd, uint64_t size)
     if (pwrite(fd, m, sizeof(m), 0) != (ssize_t)sizeof(m) ||
         pwrite(fd, m, sizeof(m), (off_t)(size - sizeof(m))) != (ssize_t)sizeof(m) || fsync(fd))
         return -errno;
+    dyn_os_drop_cache(fd);
     return 0;
 }

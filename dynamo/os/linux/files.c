@@ -86,3 +86,8 @@ int dyn_os_file_check(int fd, const char *what, const char *name, struct iof_dia
     }
     return 0;
 }
+
+void dyn_os_drop_cache(int fd)
+{
+    (void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+}

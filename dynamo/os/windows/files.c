@@ -71,3 +71,8 @@ int dyn_os_file_check(int fd, const char *what, const char *name, struct iof_dia
     return dyn_win_file_handle_check((HANDLE)h, what, name, diag);
 }
 #endif
+
+void dyn_os_drop_cache(int fd)
+{
+    (void)fd;
+}
