@@ -134,18 +134,21 @@ int dyn_target_prepare_noted(const struct iof_target_cfg *cfg, struct dyn_scope 
     if (fd >= 0) {
         /* Judged on the opened file before it is reused or replaced: a
          * regular file of the agent's user with one name (dynamo/os/os.h). */
+        bool reuse;
         r = dyn_os_file_check(fd, "target", cfg->path, diag);
         if (!r && fstat(fd, &st) < 0)
             r = iof_diag_set(diag, -errno, "target '%s': %s", cfg->path, strerror(errno));
+        /* Reuse only a file that holds real blocks: a sparse one would read
+         * zeros fast. What read it through the page cache since it was
+         * filled (a copy, a backup) is not kept for the test either. */
+        reuse =
+            !r && (uint64_t)st.st_size == cfg->size && (uint64_t)st.st_blocks * 512 >= cfg->size;
+        if (reuse)
+            dyn_os_drop_cache(fd);
         close(fd);
-        if (r) {
+        if (r || reuse) {
             close(dirfd);
             return r;
-        }
-        /* Reuse only a file that holds real blocks: a sparse one would read zeros fast. */
-        if ((uint64_t)st.st_size == cfg->size && (uint64_t)st.st_blocks * 512 >= cfg->size) {
-            close(dirfd);
-            return 0;
         }
         have = (uint64_t)st.st_blocks * 512;
     }

@@ -64,4 +64,11 @@ P
 expect_rc 0 "$IOFLEET" run "$T/file.json" --workdir "$T/w" --quiet
 n=$(cached "$T/w/t.dat")
 [ "$n" = 0 ] || fail "$n pages of the filled test file t.dat stayed cached"
-ok "the filled test file t.dat left no page cached"
+# Read through the cache by something else, then reused as it is.
+cat "$T/w/t.dat" >/dev/null
+n=$(cached "$T/w/t.dat")
+[ "$n" -gt 0 ] || fail "reading t.dat through the page cache left no page there to drop"
+expect_rc 0 "$IOFLEET" run "$T/file.json" --workdir "$T/w" --quiet
+n=$(cached "$T/w/t.dat")
+[ "$n" = 0 ] || fail "$n pages of the reused test file t.dat stayed cached"
+ok "the filled test file t.dat left no page cached, nor did it when reused"
