@@ -18,8 +18,10 @@ expect_rc 0 "$IOFLEET" run "$T/dev.json" --workdir "$T/w" --quiet --rows target
 for t in "local/w0:$loop" "local/w0:$loop4k" "local/w1:$loop" "local/w1:$loop4k"; do
     grep -qF "TARGET  $t" "$T/out" || fail "no TARGET row for $t"
 done
-awk '$1=="TARGET" && ($3 <= 0 || $12 != 0) { bad=1 } END { exit bad }' "$T/out" ||
-    fail "a target did no I/O or had errors"
+bad=$(awk '$1=="TARGET" && ($3 <= 0 || $12 != 0)' "$T/out")
+[ -z "$bad" ] || fail "a target did no I/O or had errors:
+$bad
+$(cat "$T/out" "$T/err")"
 ok "libaio on $loop and $loop4k: $(row_field "$T/out" ALL 3) IOPS"
 
 # 512-byte I/O on a 4k-sector device cannot be done with O_DIRECT: clear error.

@@ -70,9 +70,9 @@ int dyn_os_file_check(int fd, const char *what, const char *name, struct iof_dia
         return iof_diag_set(diag, -EBADF, "%s '%s': %s", what, name, strerror(EBADF));
     return dyn_win_file_handle_check((HANDLE)h, what, name, diag);
 }
-#endif
 
 void dyn_os_drop_cache(int fd)
 {
     (void)fd;
 }
+#endif
