@@ -83,7 +83,8 @@ int dyn_os_file_check(int fd, const char *what, const char *name, struct iof_dia
 
 /* Drops the clean cached pages of the file or block device open as `fd`,
  * after the agent read or wrote it through the page cache (a test file's
- * fill, the device guard's and the inventory's probes). Left there, a test
+ * fill, the device guard's and the inventory's probes, the marker), and of a
+ * test file reused as it is (what others read of it). Left there, a test
  * file's fill holds memory the size of the file, and a block device keeps
  * them until its last close: every O_DIRECT read of the test then flushes
  * the range first and every write invalidates it. Linux: posix_fadvise
