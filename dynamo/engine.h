@@ -99,6 +99,25 @@ static inline unsigned dyn_batch_from(const struct dyn_batch_policy *p)
     return p->batched ? 1u : DYN_BATCH_INFLIGHT;
 }
 
+/* How many I/Os of a refill of n go to the engine in its next call, when
+ * `sent` of them went in the calls before and `inflight` were in flight
+ * before the refill; `step` is the engine's small step (its submit batch).
+ * The rest goes in one call once dyn_batch_from() are in flight, or when
+ * the engine takes it in one step anyway (io_uring). Below that, a refill of at most
+ * DYN_BATCH_INFLIGHT goes in at most two calls: the first I/O alone when nothing is in flight, so
+ * it reaches an idle device at once, then the rest, whose plug is a few microseconds. A larger
+ * refill goes in steps until DYN_BATCH_INFLIGHT are in flight, so the device has work while the
+ * plug of the rest is set up. Measured in docs/performance.md, "Submission batches". */
+static inline unsigned dyn_batch_chunk(const struct dyn_batch_policy *p, unsigned inflight,
+                                       unsigned sent, unsigned n, unsigned step)
+{
+    unsigned busy = inflight + sent, left = n - sent;
+
+    if (step >= left || busy >= dyn_batch_from(p) || (n <= DYN_BATCH_INFLIGHT && busy > 0))
+        return left;
+    return n <= DYN_BATCH_INFLIGHT ? 1 : step;
+}
+
 struct dyn_engine; /* an engine instance, private to each engine */
 
 /* What a worker fixes for its whole test, handed to open. Engines ignore what

@@ -449,10 +449,10 @@ static void worker_fail(struct run_worker *w, int err, const char *what)
 
 /* Issues the batch: every I/O in it gets one issue time, `issued`, taken when
  * the free slots were handed their requests (an I/O the engine refused
- * earlier is issued again now), then the engine is given its submit batch
- * (common/engine_facts.h) at a time until the batching policy's count is in
- * flight (dyn_batch_from: DYN_BATCH_INFLIGHT, or 1 when the worker is
- * CPU-bound), the rest in one call. Time spent waiting behind earlier chunks
+ * earlier is issued again now), then the engine is given it in the calls
+ * the batching policy chooses (dyn_batch_chunk: small steps until
+ * DYN_BATCH_INFLIGHT are in flight, or 1 when the worker is CPU-bound, then
+ * the rest in one call; a small refill in at most two). Time spent waiting behind earlier chunks
  * is part of the I/O's latency: the slot is busy from the application's
  * side. A rated I/O keeps its scheduled time as the start of its latency;
  * `issued` starts its service latency. Returns how many were accepted, or a
@@ -460,7 +460,7 @@ static void worker_fail(struct run_worker *w, int err, const char *what)
 static int worker_submit(struct run_worker *w, uint64_t issued, unsigned inflight,
                          unsigned *npending)
 {
-    unsigned off = 0, n = *npending, from = dyn_batch_from(&w->bpol);
+    unsigned off = 0, n = *npending;
     int r = 0;
 
     if (w->rated) {
@@ -474,8 +474,7 @@ static int worker_submit(struct run_worker *w, uint64_t issued, unsigned infligh
         for (unsigned i = 0; i < n; i++)
             w->batch[i]->submit_ns = issued;
     while (off < n) {
-        unsigned chunk = inflight + off >= from ? n : w->submit_batch;
-        unsigned c = n - off < chunk ? n - off : chunk;
+        unsigned c = dyn_batch_chunk(&w->bpol, inflight, off, n, w->submit_batch);
         r = w->eng->submit(w->ctx, w->batch + off, c);
         if (r < 0)
             return r;

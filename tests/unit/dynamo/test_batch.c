@@ -2,7 +2,8 @@
 /* tests/unit/dynamo/test_batch.c - the worker's submission batching policy
  * (dynamo/engine.h, dyn_batch_sample): small steps while the worker waits on
  * the device, one call per refill while it is CPU-bound or waits for a CPU,
- * with a gap between the two switch points; and the thread's scheduler
+ * with a gap between the two switch points; the calls a refill goes in
+ * (dyn_batch_chunk); and the thread's scheduler
  * account it reads (dynamo/os/os.h, dyn_os_thread_sched). */
 #include <stdarg.h>
 #include <stddef.h>
@@ -117,6 +118,79 @@ static void test_short_or_backward_windows(void **state)
     assert_false(p.batched);
 }
 
+/* The calls a refill of n goes in (dyn_batch_chunk), written into calls[]
+ * as the worker makes them when the engine accepts each whole; returns how
+ * many. */
+static unsigned split(const struct dyn_batch_policy *p, unsigned inflight, unsigned n,
+                      unsigned step, unsigned *calls)
+{
+    unsigned sent = 0, k = 0;
+
+    while (sent < n) {
+        unsigned c = dyn_batch_chunk(p, inflight, sent, n, step);
+        assert_true(c >= 1 && c <= n - sent);
+        calls[k++] = c;
+        sent += c;
+    }
+    return k;
+}
+
+#define EXPECT_CALLS(p, inflight, n, step, ...)                                                    \
+    do {                                                                                           \
+        const unsigned want_[] = {__VA_ARGS__};                                                    \
+        unsigned got_[64];                                                                         \
+        unsigned k_ = split(p, inflight, n, step, got_);                                           \
+        assert_int_equal(k_, sizeof(want_) / sizeof(want_[0]));                                    \
+        for (unsigned i_ = 0; i_ < k_; i_++)                                                       \
+            assert_int_equal(got_[i_], want_[i_]);                                                 \
+    } while (0)
+
+/* While the worker waits on the device: a refill of at most
+ * DYN_BATCH_INFLIGHT in at most two calls (the first I/O alone to an idle
+ * device); a larger one in steps until DYN_BATCH_INFLIGHT are in flight,
+ * then the rest at once. */
+static void test_chunks_latency_bound(void **state)
+{
+    struct dyn_batch_policy p = {0};
+
+    (void)state;
+    EXPECT_CALLS(&p, 0, 1, 2, 1);
+    EXPECT_CALLS(&p, 0, 2, 2, 2);
+    EXPECT_CALLS(&p, 0, 8, 2, 1, 7);
+    EXPECT_CALLS(&p, 3, 5, 2, 5);
+    EXPECT_CALLS(&p, 7, 1, 2, 1);
+    EXPECT_CALLS(&p, 0, 9, 2, 2, 2, 2, 2, 1);
+    EXPECT_CALLS(&p, 0, 32, 2, 2, 2, 2, 2, 24);
+    EXPECT_CALLS(&p, 5, 27, 2, 2, 2, 23);
+    EXPECT_CALLS(&p, 8, 24, 2, 24);
+    EXPECT_CALLS(&p, 100, 28, 2, 28);
+}
+
+/* A CPU-bound worker sends the rest in one call once anything is in flight. */
+static void test_chunks_batched(void **state)
+{
+    struct dyn_batch_policy p = {.batched = true};
+
+    (void)state;
+    EXPECT_CALLS(&p, 0, 8, 2, 1, 7);
+    EXPECT_CALLS(&p, 0, 32, 2, 2, 30);
+    EXPECT_CALLS(&p, 1, 31, 2, 31);
+    EXPECT_CALLS(&p, 0, 2, 2, 2);
+}
+
+/* An engine that takes a whole refill in one step (io_uring) always gets it
+ * in one call; it orders its own submission. */
+static void test_chunks_whole_refill_engine(void **state)
+{
+    struct dyn_batch_policy quiet = {0}, busy = {.batched = true};
+
+    (void)state;
+    EXPECT_CALLS(&quiet, 0, 1, 4096, 1);
+    EXPECT_CALLS(&quiet, 0, 8, 4096, 8);
+    EXPECT_CALLS(&quiet, 0, 128, 4096, 128);
+    EXPECT_CALLS(&busy, 0, 64, 4096, 64);
+}
+
 /* The account the worker samples: where the platform keeps one it grows with
  * the thread's own CPU time; elsewhere it says so with -ENOSYS or the
  * reason, and the policy is never asked. */
@@ -151,6 +225,9 @@ int main(void)
         cmocka_unit_test(test_cpu_bound_batches),
         cmocka_unit_test(test_gap_between_switch_points),
         cmocka_unit_test(test_short_or_backward_windows),
+        cmocka_unit_test(test_chunks_latency_bound),
+        cmocka_unit_test(test_chunks_batched),
+        cmocka_unit_test(test_chunks_whole_refill_engine),
         cmocka_unit_test(test_thread_account),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
