@@ -101,6 +101,9 @@ void mgr_run_start_test(struct mgr_run *c)
             max_rtt = c->f->agents[i].best_rtt;
     c->run = iof_test_run(c->p, &c->tests[c->cur]);
     c->ended_early = false;
+    /* What the sinks wrote of the tests before goes to disk now, not in
+     * this test's window (the run history: manager/sinks/db.c). */
+    MGR_RUN_SINKS(c, if (s_->ops->quiesce) s_->ops->quiesce(s_));
     c->start_at = iof_now_ns() + CL_START_LEAD_MS * IOF_NS_PER_MS + max_rtt;
     c->measure_start = c->start_at + c->run.ramp_ns;
     c->end = c->measure_start + c->run.duration_ns;

@@ -197,6 +197,12 @@ struct mgr_sink_ops {
      * writes handed over since the last call. Called on the run's 50 ms
      * tick, so a batch spans at most a few loop turns. */
     void (*flush)(struct mgr_sink *s);
+    /* Optional (NULL: the sink writes nothing while a test is measured, or
+     * is meant to be read as the run goes): called before a test's start
+     * time is fixed; returns once what the sink has written is on disk, so
+     * no write of it, nor the kernel's write-back, falls in the test's
+     * measured window. May wait (the loop with it). */
+    void (*quiesce)(struct mgr_sink *s);
     /* Flushes, fsyncs and closes the file and frees the writer state (priv);
      * mgr_sink_close() frees the sink itself. */
     void (*close)(struct mgr_sink *s);

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <time.h>
 
 int mgr_dbq_init(struct mgr_dbq *q, size_t max_bytes)
 {
@@ -17,7 +18,15 @@ int mgr_dbq_init(struct mgr_dbq *q, size_t max_bytes)
     r = pthread_mutex_init(&q->mu, NULL);
     if (r)
         return -r;
-    r = pthread_cond_init(&q->cv, NULL);
+    pthread_condattr_t ca;
+    r = pthread_condattr_init(&ca);
+    if (!r) {
+        /* mgr_dbq_drain_for's bound is on the monotonic clock. */
+        r = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        if (!r)
+            r = pthread_cond_init(&q->cv, &ca);
+        pthread_condattr_destroy(&ca);
+    }
     if (r) {
         pthread_mutex_destroy(&q->mu);
         return -r;
@@ -68,7 +77,8 @@ int mgr_dbq_push(struct mgr_dbq *q, struct mgr_dbq_item *it, unsigned flags)
             q->peak_bytes = q->bytes;
         q->pushed++;
         q->queued++;
-        if (q->waiting && ((flags & MGR_DBQ_WAKE) || q->queued >= MGR_DBQ_WAKE_COUNT)) {
+        if (q->waiting && (q->held ? q->bytes >= q->hold_max
+                                   : (flags & MGR_DBQ_WAKE) || q->queued >= MGR_DBQ_WAKE_COUNT)) {
             q->waiting = false;
             pthread_cond_broadcast(&q->cv);
         }
@@ -83,12 +93,15 @@ struct mgr_dbq_item *mgr_dbq_take(struct mgr_dbq *q)
     struct mgr_dbq_item *list;
 
     pthread_mutex_lock(&q->mu);
-    /* An awake consumer takes whatever is queued; a waiting one is woken
-     * by a push that asks for it, enough records, a drain or the close. */
-    while (!q->head && !q->closed) {
+    /* An awake consumer takes whatever is queued, unless held; a waiting
+     * one is woken by a push that asks for it, enough records, the end of a
+     * hold, a drain or the close. */
+    while (!q->closed && (!q->head || (q->held && q->bytes < q->hold_max))) {
         q->waiting = true;
         pthread_cond_wait(&q->cv, &q->mu);
     }
+    if (q->held && q->head)
+        q->spilled++;
     q->waiting = false;
     list = q->head;
     q->head = q->tail = NULL;
@@ -120,23 +133,61 @@ void mgr_dbq_release(struct mgr_dbq *q, struct mgr_dbq_item *done)
     pthread_mutex_unlock(&q->mu);
 }
 
-void mgr_dbq_drain(struct mgr_dbq *q)
+void mgr_dbq_hold(struct mgr_dbq *q, bool on, size_t max_bytes)
 {
     pthread_mutex_lock(&q->mu);
+    q->held = on;
+    q->hold_max = max_bytes;
+    if (!on && q->waiting && q->head) {
+        q->waiting = false;
+        pthread_cond_broadcast(&q->cv);
+    }
+    pthread_mutex_unlock(&q->mu);
+}
+
+int mgr_dbq_drain_for(struct mgr_dbq *q, uint64_t timeout_ns)
+{
+    struct timespec until;
+    int r = 0;
+
+    if (timeout_ns) {
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += (time_t)(timeout_ns / 1000000000u);
+        until.tv_nsec += (long)(timeout_ns % 1000000000u);
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+    }
+    pthread_mutex_lock(&q->mu);
     uint64_t want = q->pushed;
+    q->held = false;
     if (q->waiting) {
         q->waiting = false;
         pthread_cond_broadcast(&q->cv);
     }
-    while (q->done < want)
-        pthread_cond_wait(&q->cv, &q->mu);
+    while (q->done < want) {
+        if (!timeout_ns) {
+            pthread_cond_wait(&q->cv, &q->mu);
+        } else if (pthread_cond_timedwait(&q->cv, &q->mu, &until) == ETIMEDOUT) {
+            r = q->done < want ? -ETIMEDOUT : 0;
+            break;
+        }
+    }
     pthread_mutex_unlock(&q->mu);
+    return r;
+}
+
+void mgr_dbq_drain(struct mgr_dbq *q)
+{
+    (void)mgr_dbq_drain_for(q, 0);
 }
 
 void mgr_dbq_close(struct mgr_dbq *q)
 {
     pthread_mutex_lock(&q->mu);
     q->closed = true;
+    q->held = false;
     pthread_cond_broadcast(&q->cv);
     pthread_mutex_unlock(&q->mu);
 }

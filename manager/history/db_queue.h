@@ -16,6 +16,10 @@
  * MGR_DBQ_WAKE_COUNT records wait, not by every push: at 10,000 agents a
  * wake-up per row was a futex call and a context switch per row on the
  * loop's side.
+ *
+ * A hold (mgr_dbq_hold) keeps the consumer waiting whatever is pushed, until
+ * it is lifted, a drain or the close, or the records held pass its bound:
+ * the run history writes nothing while a test is measured.
  */
 #ifndef IOF_MANAGER_HISTORY_DB_QUEUE_H
 #define IOF_MANAGER_HISTORY_DB_QUEUE_H
@@ -55,6 +59,9 @@ struct mgr_dbq {
     uint64_t done;     /* records the consumer finished (mgr_dbq_release) */
     uint64_t refused;  /* pushes refused over the bound */
     bool closed;
+    bool held;        /* mgr_dbq_hold: the consumer is not woken */
+    size_t hold_max;  /* bytes from which a hold gives way */
+    uint64_t spilled; /* takes a hold gave way to, past hold_max */
 };
 
 /* 0, or -errno when the mutex or condition variable cannot be made. */
@@ -80,9 +87,18 @@ struct mgr_dbq_item *mgr_dbq_take(struct mgr_dbq *q);
  * (the next push frees them). */
 void mgr_dbq_release(struct mgr_dbq *q, struct mgr_dbq_item *done);
 
-/* Wakes the consumer and waits until it has finished every record pushed
- * before the call (a barrier for tests and for the end of a run). */
+/* Lifts a hold, wakes the consumer and waits until it has finished every
+ * record pushed before the call (a barrier for tests, before a test's
+ * start and at the end of a run). */
 void mgr_dbq_drain(struct mgr_dbq *q);
+/* mgr_dbq_drain waiting at most timeout_ns (0: no bound): 0, or -ETIMEDOUT
+ * when the consumer had not finished by then (it goes on, unheld). */
+int mgr_dbq_drain_for(struct mgr_dbq *q, uint64_t timeout_ns);
+
+/* on: from now the consumer takes nothing until the hold is lifted (on
+ * false), mgr_dbq_drain or mgr_dbq_close, unless max_bytes or more are
+ * queued (counted in spilled); off: a waiting consumer takes what was held. */
+void mgr_dbq_hold(struct mgr_dbq *q, bool on, size_t max_bytes);
 
 /* No more pushes; mgr_dbq_take returns what is left, then NULL. */
 void mgr_dbq_close(struct mgr_dbq *q);

@@ -5,11 +5,13 @@
  * the first of them until the interval's ALL row, the run's 50 ms tick
  * (a flush record) or DB_BATCH_ROWS rows, whichever comes first; a run's
  * row and agents, a test's begin, its end with the ALL row, and the run's
- * end are transactions of their own.
+ * end are transactions of their own. Once it has written all it was handed
+ * and no batch is open, it syncs the database's files (db_sync).
  */
 #include "manager/history/db_writer.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -601,6 +603,37 @@ static void w_apply(struct mgr_dbw *d, const struct mgr_dbw_rec *r)
     }
 }
 
+/* Puts the database's files on disk: the WAL, the shared-memory index
+ * (written through a mapping, so the kernel's write-back would otherwise
+ * take it, and the journal commit of its times, whenever it chose) and the
+ * database. Called once the writer has written all it was handed and before
+ * it hands the last of it back, when no batch is open, so a drain after a
+ * flush record (db_quiesce, before a test's start) returns with nothing of
+ * the history left for the kernel to write during the measured window. A file that is not there is
+ * skipped; a failure to sync is reported like a failed write. */
+static void db_sync(struct mgr_dbw *d)
+{
+    static const char *const suffix[] = {"-wal", "-shm", ""};
+    const char *db = sqlite3_db_filename(d->st->db, "main");
+    char path[4096];
+
+    if (!db || !*db)
+        return;
+    for (size_t i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
+        if (snprintf(path, sizeof(path), "%s%s", db, suffix[i]) >= (int)sizeof(path))
+            continue;
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        if (fsync(fd) != 0 && errno != EINVAL && !d->error) {
+            d->error = -errno;
+            snprintf(d->first_error, sizeof(d->first_error), "fsync %.200s: %s", path,
+                     strerror(errno));
+        }
+        close(fd);
+    }
+}
+
 /* The writer: owns the connection from run_begin until close joins it. */
 void *mgr_dbw_main(void *arg)
 {
@@ -623,6 +656,12 @@ void *mgr_dbw_main(void *arg)
             struct mgr_dbq_item *it = list;
             list = list->next;
             w_apply(d, (struct mgr_dbw_rec *)it);
+            /* All it was handed is committed (no batch waits for its ALL
+             * row or a flush): on disk before it is handed back. */
+            if (!list && !d->batch && sqlite3_total_changes64(d->st->db) != d->synced_changes) {
+                db_sync(d);
+                d->synced_changes = sqlite3_total_changes64(d->st->db);
+            }
             /* Handed back in steps, not a locked call per record; the loop
              * frees them. */
             if (++n == DB_RELEASE_STEP || !list) {

@@ -132,8 +132,9 @@ struct mgr_dbw {
     unsigned batch; /* intervals and rows in the open transaction; 0: none open */
     int error;      /* the first failure (-EIO), first_error says what */
     char first_error[256];
-    uint64_t written; /* intervals and rows inserted */
-    uint64_t cpu_ns;  /* the writer thread's CPU time */
+    uint64_t written;       /* intervals and rows inserted */
+    int64_t synced_changes; /* sqlite3_total_changes at the last db_sync */
+    uint64_t cpu_ns;        /* the writer thread's CPU time */
 };
 
 /* Prepares the statements kept for the whole run on st. 0, or -EIO with

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* manager/sinks/db.c - the run history sink: records a run into the SQLite
- * store (manager/history/store.h) as it goes, from a writer thread of its own so the
- * database never holds up the manager's loop.
+ * store (manager/history/store.h) from a writer thread of its own so the
+ * database never holds up the manager's loop, a test at a time: a test's
+ * records wait in the queue while it is measured (mgr_dbq_hold), and before
+ * the next test's start the writer has written and synced them (db_quiesce),
+ * so nothing of the history reaches a disk during a measured window.
  *
  * The loop only copies each event's figures into a record (a row's metrics,
  * its names, its histograms in their compact run form: a few hundred bytes)
@@ -15,7 +18,8 @@
  * milliseconds unless the database is held by another writer.
  *
  * Back-pressure: the queue holds at most DB_QUEUE_MAX_BYTES of records. The
- * loop never waits for the writer: an interval or row that would pass the
+ * loop never waits for the writer (but before a test's start, at most
+ * DB_QUIESCE_MAX_NS): an interval or row that would pass the
  * bound is not recorded, counted, and close reports the count as a write
  * error (the run's exit code is then 1). A test's begin and end, and the
  * run's end, always go in.
@@ -48,6 +52,16 @@
  * (170,000). */
 #define DB_QUEUE_MAX_BYTES (256u << 20)
 
+/* The records a test may hold back while it is measured, in bytes: a test
+ * of 1,000 agents' 1 s intervals for 10 minutes (~20 MiB); past it the
+ * writer writes them during the window rather than let the queue's bound
+ * refuse them, and close says so. */
+#define DB_HOLD_MAX_BYTES (64u << 20)
+
+/* How long a test's start waits for the writer at most (db_quiesce): a
+ * database held by another process must not hold up the run. */
+#define DB_QUIESCE_MAX_NS 2000000000ull
+
 struct db_sink {
     struct mgr_store *st;
     char *tag;
@@ -65,9 +79,10 @@ struct db_sink {
     const struct iof_plan *plan; /* from run_begin, valid until run_end */
     const struct mgr_agent_info *agents;
     size_t nagents;
-    bool unflushed;   /* intervals or rows queued since the last flush record */
-    uint64_t dropped; /* intervals and rows refused by the full queue */
-    int loop_error;   /* a failure on the loop's side (before the writer ran) */
+    bool unflushed;       /* intervals or rows queued since the last flush record */
+    unsigned busy_starts; /* tests started while the writer was still busy */
+    uint64_t dropped;     /* intervals and rows refused by the full queue */
+    int loop_error;       /* a failure on the loop's side (before the writer ran) */
     char loop_msg[1024];
     struct mgr_dbw w; /* the writer's (the loop reads it only after the join) */
 };
@@ -379,6 +394,9 @@ static void db_test_begin(struct mgr_sink *s, const struct mgr_test_info *ti)
     d->target_hists = mgr_target_hists(d->plan, d->agents, d->nagents, ti->test);
     if (!d->writing)
         return;
+    /* Nothing of the test goes to disk until it ends, its start included:
+     * the history's writes stay out of its measured window. */
+    mgr_dbq_hold(&d->queue, true, DB_HOLD_MAX_BYTES);
     r = rec_new(MGR_DBW_TEST, str_size(spec) + str_size(cycle));
     if (r) {
         r->u.test.idx = d->test_idx;
@@ -476,6 +494,25 @@ static void db_test_end(struct mgr_sink *s, const struct mgr_test_end *te)
             r->u.end.absent[i] = tail_str(r, &used, te->absent[i]);
     }
     rec_push(d, r, REC_MUST);
+    /* The writer takes the whole test now; db_quiesce waits for it before
+     * the next test's start. */
+    mgr_dbq_hold(&d->queue, false, 0);
+}
+
+/* Before a test's start time is fixed: returns once everything queued is
+ * committed and synced (manager/history/db_writer.c), so neither the
+ * writer nor the kernel's write-back of its files touches a disk while the
+ * test is measured, whatever disk the history is on. */
+static void db_quiesce(struct mgr_sink *s)
+{
+    struct db_sink *d = s->priv;
+
+    if (!d->writing)
+        return;
+    d->unflushed = false; /* the flush record commits an open batch */
+    rec_push(d, rec_new(MGR_DBW_FLUSH, 0), REC_MUST);
+    if (mgr_dbq_drain_for(&d->queue, DB_QUIESCE_MAX_NS) == -ETIMEDOUT)
+        d->busy_starts++;
 }
 
 static void db_run_end(struct mgr_sink *s, int exit_code)
@@ -510,6 +547,15 @@ static void db_close(struct mgr_sink *s)
                      s->path, d->w.written, (double)d->w.cpu_ns / 1e9,
                      d->w.written ? (double)d->w.cpu_ns / 1e3 / (double)d->w.written : 0.0,
                      (double)d->queue.peak_bytes / (1 << 20));
+        if (d->busy_starts)
+            IOF_WARN("%s: run history: %u tests started while its writer was still busy (a "
+                     "database held by another process, or a slow disk): its writes may have "
+                     "fallen in their measured windows",
+                     s->path, d->busy_starts);
+        if (d->queue.spilled)
+            IOF_WARN("%s: run history: a test's records passed %u MiB and were written while it "
+                     "was measured (%" PRIu64 " times)",
+                     s->path, DB_HOLD_MAX_BYTES >> 20, d->queue.spilled);
     }
 
     /* A reserved id whose run never began (refused before it started):
@@ -549,6 +595,7 @@ static const struct mgr_sink_ops mgr_sink_db = {
     .test_end = db_test_end,
     .run_end = db_run_end,
     .flush = db_flush,
+    .quiesce = db_quiesce,
     .close = db_close,
 };
 

@@ -8,8 +8,9 @@
  * released records are freed by the next push; drain waits
  * for a consumer thread to finish everything pushed (waking it); a waiting
  * consumer is woken by a push that asks for it or by MGR_DBQ_WAKE_COUNT
- * queued records, not by every push; after close, pushes
- * are refused and take returns what is left, then NULL. */
+ * queued records, not by every push; a hold keeps it from taking anything
+ * until lifted, its bound, a drain (bounded or not) or the close; after
+ * close, pushes are refused and take returns what is left, then NULL. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -186,12 +187,106 @@ static void test_drain_waits_for_consumer(void **state)
     mgr_dbq_destroy(&q);
 }
 
+/* Waits up to 5 s for the consumer to wait in mgr_dbq_take. */
+static void wait_waiting(struct mgr_dbq *q)
+{
+    for (int i = 0; i < 5000; i++) {
+        pthread_mutex_lock(&q->mu);
+        bool w = q->waiting;
+        pthread_mutex_unlock(&q->mu);
+        if (w)
+            return;
+        usleep(1000);
+    }
+    fail_msg("the consumer never waited");
+}
+
+/* While held, nothing is taken, however the pushes ask (a test being
+ * measured); lifting the hold hands it all over in one take; a hold gives
+ * way at its bound (counted in spilled), to a drain and to the close. */
+static void test_hold(void **state)
+{
+    struct mgr_dbq q;
+    pthread_t t;
+    (void)state;
+
+    g_sum = g_takes = 0;
+    assert_int_equal(mgr_dbq_init(&q, 1 << 20), 0);
+    assert_int_equal(pthread_create(&t, NULL, consumer, &q), 0);
+    wait_waiting(&q);
+    mgr_dbq_hold(&q, true, 1000);
+    for (int i = 1; i <= 10; i++)
+        assert_int_equal(mgr_dbq_push(&q, &rec(i, 64)->q, i % 2 ? MGR_DBQ_WAKE : MGR_DBQ_MUST), 0);
+    assert_int_equal(mgr_dbq_push(&q, &rec(0, 64)->q, MGR_DBQ_MUST | MGR_DBQ_WAKE), 0);
+    for (int i = 0; i < MGR_DBQ_WAKE_COUNT; i++) /* more than would wake an unheld one */
+        assert_int_equal(mgr_dbq_push(&q, &rec(0, 0)->q, 0), 0);
+    usleep(100 * 1000);
+    assert_int_equal(done_of(&q), 0);
+    assert_int_equal(__atomic_load_n(&g_takes, __ATOMIC_SEQ_CST), 0);
+    mgr_dbq_hold(&q, false, 0);
+    wait_done(&q, 11 + MGR_DBQ_WAKE_COUNT);
+    assert_int_equal(__atomic_load_n(&g_takes, __ATOMIC_SEQ_CST), 1);
+    assert_int_equal(__atomic_load_n(&g_sum, __ATOMIC_SEQ_CST), 55);
+    assert_int_equal(q.spilled, 0);
+
+    /* At its bound (1000 bytes: the 16th record of 64) the hold gives way. */
+    wait_waiting(&q);
+    mgr_dbq_hold(&q, true, 1000);
+    for (int i = 0; i < 15; i++)
+        assert_int_equal(mgr_dbq_push(&q, &rec(1, 64)->q, MGR_DBQ_WAKE), 0);
+    usleep(50 * 1000);
+    assert_int_equal(done_of(&q), 11 + MGR_DBQ_WAKE_COUNT);
+    assert_int_equal(mgr_dbq_push(&q, &rec(1, 64)->q, 0), 0);
+    wait_done(&q, 27 + MGR_DBQ_WAKE_COUNT);
+    assert_int_equal(q.spilled, 1);
+
+    /* A drain lifts it and waits for everything. */
+    wait_waiting(&q);
+    mgr_dbq_hold(&q, true, 1000);
+    assert_int_equal(mgr_dbq_push(&q, &rec(100, 64)->q, MGR_DBQ_WAKE), 0);
+    assert_int_equal(mgr_dbq_drain_for(&q, 5000000000ull), 0);
+    assert_int_equal(__atomic_load_n(&g_sum, __ATOMIC_SEQ_CST), 55 + 16 + 100);
+
+    /* So does the close: the consumer takes what is left and ends. */
+    wait_waiting(&q);
+    mgr_dbq_hold(&q, true, 1000);
+    assert_int_equal(mgr_dbq_push(&q, &rec(7, 64)->q, MGR_DBQ_WAKE), 0);
+    mgr_dbq_close(&q);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_int_equal(__atomic_load_n(&g_sum, __ATOMIC_SEQ_CST), 55 + 16 + 100 + 7);
+    assert_int_equal(q.bytes, 0);
+    mgr_dbq_destroy(&q);
+}
+
+/* A drain with a bound returns -ETIMEDOUT when the consumer has not
+ * finished by then (here there is none), 0 once it has. */
+static void test_drain_for_bound(void **state)
+{
+    struct mgr_dbq q;
+    struct mgr_dbq_item *list;
+    (void)state;
+
+    assert_int_equal(mgr_dbq_init(&q, 1 << 20), 0);
+    assert_int_equal(mgr_dbq_drain_for(&q, 1000000ull), 0); /* nothing pushed */
+    mgr_dbq_hold(&q, true, 1000);
+    assert_int_equal(mgr_dbq_push(&q, &rec(1, 64)->q, MGR_DBQ_WAKE), 0);
+    assert_int_equal(mgr_dbq_drain_for(&q, 50000000ull), -ETIMEDOUT);
+    assert_false(q.held); /* lifted even so */
+    list = mgr_dbq_take(&q);
+    assert_non_null(list);
+    mgr_dbq_release(&q, list);
+    assert_int_equal(mgr_dbq_drain_for(&q, 50000000ull), 0);
+    mgr_dbq_destroy(&q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fifo_and_bound),
         cmocka_unit_test(test_drain_waits_for_consumer),
         cmocka_unit_test(test_wakes_when_asked_or_full),
+        cmocka_unit_test(test_hold),
+        cmocka_unit_test(test_drain_for_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
