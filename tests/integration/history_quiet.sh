@@ -12,12 +12,6 @@ command -v jq >/dev/null || skip "jq not installed"
 command -v strace >/dev/null || skip "strace not installed"
 command -v python3 >/dev/null || skip "python3 not installed"
 
-# sql DB QUERY: the first column of each result row (python's sqlite3 module).
-sql() {
-    python3 -c 'import sqlite3, sys
-c = sqlite3.connect(sys.argv[1])
-for r in c.execute(sys.argv[2]): print(r[0])' "$1" "$2"
-}
 
 plan quiet.json <<'P'
 {"name": "quiet", "run": {"ramp": "0s", "duration": "1500ms", "interval": "250ms"},

@@ -14,13 +14,6 @@
 source "$(dirname "$0")/lib/common.bash"
 command -v python3 >/dev/null || skip "python3 not installed"
 
-# sql DB STATEMENT: runs one statement (python's sqlite3 module).
-sql() {
-    python3 -c 'import sqlite3, sys
-c = sqlite3.connect(sys.argv[1])
-c.execute(sys.argv[2])
-c.commit()' "$1" "$2"
-}
 
 db=$T/runs.db
 plan p.json <<'P'

@@ -5,12 +5,6 @@
 source "$(dirname "$0")/lib/common.bash"
 command -v python3 >/dev/null || skip "python3 not installed"
 
-sql() {
-    python3 -c 'import sqlite3, sys
-c = sqlite3.connect(sys.argv[1])
-for r in c.execute(sys.argv[2]): print(r[0])
-c.commit()' "$1" "$2"
-}
 ids() { sql "$db" 'SELECT group_concat(id) FROM (SELECT id FROM runs ORDER BY id)'; }
 size() { stat -c %s "$db"; }
 

@@ -47,6 +47,15 @@ row_field() { awk -v r="$2" -v f="$3" '$1==r{print $f; exit}' "$1"; }
 # Writes a plan to $T/$1 from a here-doc on stdin.
 plan() { cat >"$T/$1"; }
 
+# sql DB STATEMENT: runs one SQL statement on an SQLite file (python's sqlite3
+# module) and prints the first column of each result row.
+sql() {
+    python3 -c 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+for r in c.execute(sys.argv[2]): print(r[0])
+c.commit()' "$1" "$2"
+}
+
 # iof_shm NAME: sets shm to a new directory in /dev/shm (RAM: files there back
 # fast loop devices), removed at exit.
 iof_shm() {

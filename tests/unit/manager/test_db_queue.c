@@ -120,6 +120,20 @@ static void wait_done(struct mgr_dbq *q, uint64_t want)
     assert_int_equal(done_of(q), want);
 }
 
+/* Waits up to 5 s for the consumer to wait in mgr_dbq_take. */
+static void wait_waiting(struct mgr_dbq *q)
+{
+    for (int i = 0; i < 5000; i++) {
+        pthread_mutex_lock(&q->mu);
+        bool w = q->waiting;
+        pthread_mutex_unlock(&q->mu);
+        if (w)
+            return;
+        usleep(1000);
+    }
+    fail_msg("the consumer never waited");
+}
+
 /* A waiting consumer is not woken per push: records pushed without
  * MGR_DBQ_WAKE wait until one asks for it (and go together), or until
  * MGR_DBQ_WAKE_COUNT of them are queued. */
@@ -133,14 +147,7 @@ static void test_wakes_when_asked_or_full(void **state)
     assert_int_equal(mgr_dbq_init(&q, 1 << 20), 0);
     assert_int_equal(pthread_create(&t, NULL, consumer, &q), 0);
     /* The consumer is waiting once it has nothing. */
-    for (int i = 0; i < 5000; i++) {
-        pthread_mutex_lock(&q.mu);
-        bool w = q.waiting;
-        pthread_mutex_unlock(&q.mu);
-        if (w)
-            break;
-        usleep(1000);
-    }
+    wait_waiting(&q);
     for (int i = 1; i <= 10; i++)
         assert_int_equal(mgr_dbq_push(&q, &rec(i, 64)->q, 0), 0);
     usleep(100 * 1000);
@@ -185,20 +192,6 @@ static void test_drain_waits_for_consumer(void **state)
     assert_int_equal(q.bytes, 0);
     assert_int_equal(q.done, q.pushed);
     mgr_dbq_destroy(&q);
-}
-
-/* Waits up to 5 s for the consumer to wait in mgr_dbq_take. */
-static void wait_waiting(struct mgr_dbq *q)
-{
-    for (int i = 0; i < 5000; i++) {
-        pthread_mutex_lock(&q->mu);
-        bool w = q->waiting;
-        pthread_mutex_unlock(&q->mu);
-        if (w)
-            return;
-        usleep(1000);
-    }
-    fail_msg("the consumer never waited");
 }
 
 /* While held, nothing is taken, however the pushes ask (a test being
