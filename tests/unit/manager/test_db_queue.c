@@ -134,6 +134,16 @@ static void wait_waiting(struct mgr_dbq *q)
     fail_msg("the consumer never waited");
 }
 
+/* A fresh queue with a consumer thread that has come to wait on it (it is
+ * waiting once it has nothing). */
+static void start_consumer(struct mgr_dbq *q, pthread_t *t)
+{
+    g_sum = g_takes = 0;
+    assert_int_equal(mgr_dbq_init(q, 1 << 20), 0);
+    assert_int_equal(pthread_create(t, NULL, consumer, q), 0);
+    wait_waiting(q);
+}
+
 /* A waiting consumer is not woken per push: records pushed without
  * MGR_DBQ_WAKE wait until one asks for it (and go together), or until
  * MGR_DBQ_WAKE_COUNT of them are queued. */
@@ -143,11 +153,7 @@ static void test_wakes_when_asked_or_full(void **state)
     pthread_t t;
     (void)state;
 
-    g_sum = g_takes = 0;
-    assert_int_equal(mgr_dbq_init(&q, 1 << 20), 0);
-    assert_int_equal(pthread_create(&t, NULL, consumer, &q), 0);
-    /* The consumer is waiting once it has nothing. */
-    wait_waiting(&q);
+    start_consumer(&q, &t);
     for (int i = 1; i <= 10; i++)
         assert_int_equal(mgr_dbq_push(&q, &rec(i, 64)->q, 0), 0);
     usleep(100 * 1000);
@@ -203,10 +209,7 @@ static void test_hold(void **state)
     pthread_t t;
     (void)state;
 
-    g_sum = g_takes = 0;
-    assert_int_equal(mgr_dbq_init(&q, 1 << 20), 0);
-    assert_int_equal(pthread_create(&t, NULL, consumer, &q), 0);
-    wait_waiting(&q);
+    start_consumer(&q, &t);
     mgr_dbq_hold(&q, true, 1000);
     for (int i = 1; i <= 10; i++)
         assert_int_equal(mgr_dbq_push(&q, &rec(i, 64)->q, i % 2 ? MGR_DBQ_WAKE : MGR_DBQ_MUST), 0);
