@@ -52,10 +52,12 @@
  * (170,000). */
 #define DB_QUEUE_MAX_BYTES (256u << 20)
 
-/* The records a test may hold back while it is measured, in bytes: a test
- * of 1,000 agents' 1 s intervals for 10 minutes (~20 MiB); past it the
- * writer writes them during the window rather than let the queue's bound
- * refuse them, and close says so. */
+/* The records a test may hold back while it is measured, in bytes. A node
+ * interval's record is about 1 KB, so this is hours of a one-node run at
+ * 1 s intervals, about 11 minutes at 100 agents, a minute at 1,000. Past
+ * it the writer writes them during the window rather than let the queue's
+ * bound refuse them; with --verbose close says so. A fleet's history is
+ * rarely on a disk under test; a local run's is held whole. */
 #define DB_HOLD_MAX_BYTES (64u << 20)
 
 /* How long a test's start waits for the writer at most (db_quiesce): a
@@ -547,13 +549,13 @@ static void db_close(struct mgr_sink *s)
                      s->path, d->w.written, (double)d->w.cpu_ns / 1e9,
                      d->w.written ? (double)d->w.cpu_ns / 1e3 / (double)d->w.written : 0.0,
                      (double)d->queue.peak_bytes / (1 << 20));
-        if (d->busy_starts)
-            IOF_WARN("%s: run history: %u tests started while its writer was still busy (a "
+        if (d->verbose && d->busy_starts)
+            IOF_INFO("%s: run history: %u tests started while its writer was still busy (a "
                      "database held by another process, or a slow disk): its writes may have "
                      "fallen in their measured windows",
                      s->path, d->busy_starts);
-        if (d->queue.spilled)
-            IOF_WARN("%s: run history: a test's records passed %u MiB and were written while it "
+        if (d->verbose && d->queue.spilled)
+            IOF_INFO("%s: run history: a test's records passed %u MiB and were written while it "
                      "was measured (%" PRIu64 " times)",
                      s->path, DB_HOLD_MAX_BYTES >> 20, d->queue.spilled);
     }
